@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// SignalContext returns a context that is cancelled when the process
+// receives SIGINT or SIGTERM; context.Cause then names the signal. After the
+// first signal the default handling is restored, so a second ^C kills a tool
+// whose cleanup hangs. The CancelFunc must be called to release the signal
+// handler.
+func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// Main runs a tool and returns its exit status; a main is
+//
+//	func main() { os.Exit(cli.Main("kvtrace", os.Args[1:], os.Stdout, os.Stderr, run)) }
+//
+// Main calls run under SignalContext. A non-nil error other than
+// pflag.ErrHelp is printed on stderr as "tool: message", every line of a
+// multi-line message prefixed alike; an interrupted run's message is
+// followed by the signal, as in "kvreplay: replay: context canceled
+// (interrupt signal received)". The status is ExitCode of the error.
+func Main(tool string, args []string, stdout, stderr io.Writer,
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) int {
+	ctx, stop := SignalContext(context.Background())
+	defer stop()
+	err := run(ctx, args, stdout, stderr)
+	if err != nil && !errors.Is(err, pflag.ErrHelp) {
+		msg := err.Error()
+		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) &&
+			cause != context.Canceled && !strings.Contains(msg, cause.Error()) {
+			msg += " (" + cause.Error() + ")"
+		}
+		printError(stderr, tool, msg)
+	}
+	return ExitCode(err)
+}
+
+// printError writes msg on w with every line prefixed by "tool: ".
+func printError(w io.Writer, tool, msg string) {
+	var b strings.Builder
+	for line := range strings.Lines(strings.TrimRight(msg, "\n")) {
+		b.WriteString(tool)
+		b.WriteString(": ")
+		b.WriteString(strings.TrimSuffix(line, "\n"))
+		b.WriteByte('\n')
+	}
+	if b.Len() == 0 {
+		b.WriteString(tool + ": error\n")
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+// NewFlagSet returns an empty flag set for tool that returns errors instead
+// of exiting, keeps flags in the order they are defined, and writes to
+// stderr. Its Usage prints usage, a preformatted block with the Usage and
+// Examples sections, then "Options:" and the flags' defaults.
+func NewFlagSet(tool, usage string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(tool, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		var b strings.Builder
+		b.WriteString(usage)
+		if usage != "" && !strings.HasSuffix(usage, "\n") {
+			b.WriteByte('\n')
+		}
+		if usage != "" {
+			b.WriteByte('\n')
+		}
+		b.WriteString("Options:\n")
+		b.WriteString(fs.FlagUsages())
+		_, _ = io.WriteString(stderr, b.String())
+	}
+	return fs
+}
+
+// AddStandard defines the flags every tool has: -h/--help and --version.
+// ParseFlags handles --help; the caller prints Version when *version is set.
+func AddStandard(fs *pflag.FlagSet) (help, version *bool) {
+	help = fs.BoolP("help", "h", false, "show this help and exit")
+	version = fs.Bool("version", false, "print the version and exit")
+	return help, version
+}
+
+// ParseFlags parses args with fs and returns the positional arguments. A
+// malformed flag or value is a usage error naming the flag and the value,
+// such as "--block-size 12q: not a byte size (...)". When --help is given
+// (or -h, defined by AddStandard or not), ParseFlags prints fs.Usage and
+// returns pflag.ErrHelp, which Main and ExitCode treat as success.
+func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, err // pflag printed the usage
+		}
+		return nil, &UsageError{Err: flagError(err)}
+	}
+	if f := fs.Lookup("help"); f != nil && f.Value.Type() == "bool" && f.Value.String() == "true" {
+		if fs.Usage != nil {
+			fs.Usage()
+		}
+		return nil, pflag.ErrHelp
+	}
+	return fs.Args(), nil
+}
+
+// flagError rewrites pflag's invalid-value error, `invalid argument "12q"
+// for "--block-size" flag: ...`, as "--block-size 12q: ...". Other pflag
+// errors ("unknown flag: --x", "flag needs an argument: --x") read well as
+// they are.
+func flagError(err error) error {
+	ive, ok := errors.AsType[*pflag.InvalidValueError](err)
+	if !ok || ive.GetFlag() == nil {
+		return err
+	}
+	f := ive.GetFlag()
+	cause := ive.Unwrap()
+	reason := ""
+	if ve, ok := errors.AsType[*valueError](cause); ok {
+		reason = ve.reason
+	} else if ne, ok := errors.AsType[*strconv.NumError](cause); ok {
+		// pflag's own numeric and bool flags.
+		if ne.Err == strconv.ErrRange {
+			reason = "out of range for " + f.Value.Type()
+		} else {
+			reason = "not a valid " + f.Value.Type()
+		}
+	} else if cause != nil {
+		reason = cause.Error()
+	}
+	return fmt.Errorf("--%s %s: %s", f.Name, quoteIfNeeded(ive.GetValue()), reason)
+}

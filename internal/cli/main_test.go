@@ -1,0 +1,195 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/spf13/pflag"
+)
+
+func TestMainPrints(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name       string
+		err        error
+		wantCode   int
+		wantStderr string
+	}{
+		{"ok", nil, cli.ExitOK, ""},
+		{"help", pflag.ErrHelp, cli.ExitOK, ""},
+		{"failure", boom, cli.ExitFailure, "kvtrace: boom\n"},
+		{"usage", cli.Usagef("--users 0: must be at least 1"), cli.ExitUsage, "kvtrace: --users 0: must be at least 1\n"},
+		{"multi-line", cli.Usagef("--users 0: must be at least 1\n--duration -1: must not be negative\n"), cli.ExitUsage,
+			"kvtrace: --users 0: must be at least 1\nkvtrace: --duration -1: must not be negative\n"},
+		{"case kept", errors.New("Tier-0: no GPU"), cli.ExitFailure, "kvtrace: Tier-0: no GPU\n"},
+		{"canceled", context.Canceled, cli.ExitFailure, "kvtrace: context canceled\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			var gotArgs []string
+			code := cli.Main("kvtrace", []string{"a", "b"}, &stdout, &stderr,
+				func(ctx context.Context, args []string, so, se io.Writer) error {
+					if ctx == nil || so != &stdout || se != &stderr {
+						t.Error("run got the wrong context or writers")
+					}
+					gotArgs = args
+					return tt.err
+				})
+			if code != tt.wantCode {
+				t.Errorf("code = %d, want %d", code, tt.wantCode)
+			}
+			if stderr.String() != tt.wantStderr {
+				t.Errorf("stderr = %q, want %q", stderr.String(), tt.wantStderr)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", stdout.String())
+			}
+			if strings.Join(gotArgs, " ") != "a b" {
+				t.Errorf("args = %q", gotArgs)
+			}
+		})
+	}
+}
+
+// A SIGINT cancels the run's context, and Main names the signal.
+func TestMainSignal(t *testing.T) {
+	var stderr bytes.Buffer
+	code := cli.Main("kvreplay", nil, io.Discard, &stderr, func(ctx context.Context, _ []string, _, _ io.Writer) error {
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Second):
+			return errors.New("no cancellation")
+		}
+	})
+	if code != cli.ExitFailure {
+		t.Errorf("code = %d, want %d", code, cli.ExitFailure)
+	}
+	if got, want := stderr.String(), "kvreplay: context canceled (interrupt signal received)\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
+
+func TestSignalContextParent(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	ctx, stop := cli.SignalContext(parent)
+	defer stop()
+	cancel()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelling the parent did not cancel the context")
+	}
+}
+
+const usage = `Usage: kvtrace [options]
+
+Examples:
+  kvtrace --users 10 -o run.csv.zst
+`
+
+func newFlags(stderr io.Writer) (*pflag.FlagSet, *int, *bool, *bool) {
+	fs := cli.NewFlagSet("kvtrace", usage, stderr)
+	users := fs.Int("users", 1, "number of users")
+	fs.String("alpha", "", "sorts before users")
+	help, version := cli.AddStandard(fs)
+	return fs, users, help, version
+}
+
+func TestParseFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	fs, users, help, version := newFlags(&stderr)
+	rest, err := cli.ParseFlags(fs, []string{"--users", "3", "--version", "x.csv", "--", "--y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *users != 3 || *help || !*version || strings.Join(rest, " ") != "x.csv --y" {
+		t.Fatalf("users %d help %v version %v rest %q", *users, *help, *version, rest)
+	}
+	if stderr.Len() != 0 {
+		t.Fatalf("stderr = %q", stderr.String())
+	}
+}
+
+func TestParseFlagsHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		var stderr bytes.Buffer
+		fs, _, _, _ := newFlags(&stderr)
+		_, err := cli.ParseFlags(fs, []string{arg})
+		if !errors.Is(err, pflag.ErrHelp) || cli.ExitCode(err) != cli.ExitOK {
+			t.Fatalf("%s: err = %v, want pflag.ErrHelp", arg, err)
+		}
+		out := stderr.String()
+		if !strings.HasPrefix(out, usage+"\nOptions:\n") {
+			t.Fatalf("%s: usage text %q", arg, out)
+		}
+		// Flags keep their definition order.
+		if i, j := strings.Index(out, "--users"), strings.Index(out, "--alpha"); i < 0 || j < 0 || i > j {
+			t.Fatalf("%s: flags sorted or missing:\n%s", arg, out)
+		}
+	}
+
+	// Without AddStandard, pflag's own --help handling gives the same result.
+	var stderr bytes.Buffer
+	fs := cli.NewFlagSet("kvreport", "Usage: kvreport FILE...", &stderr)
+	_, err := cli.ParseFlags(fs, []string{"--help"})
+	if !errors.Is(err, pflag.ErrHelp) || !strings.HasPrefix(stderr.String(), "Usage: kvreport FILE...\n\nOptions:\n") {
+		t.Fatalf("err %v, usage %q", err, stderr.String())
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--nope"}, "unknown flag: --nope"},
+		{[]string{"--users"}, "flag needs an argument: --users"},
+		{[]string{"--users", "x"}, "--users x: not a valid int"},
+		{[]string{"--users=99999999999999999999"}, "--users 99999999999999999999: out of range for int"},
+		{[]string{"--block-size", "12q"}, "--block-size 12q: not a byte size (want a number with an optional unit such as 4k, 1MiB, 2GB)"},
+		{[]string{"--block-size="}, `--block-size "": not a byte size`},
+		{[]string{"--block-size", "1 q"}, `--block-size "1 q": not a byte size`},
+		{[]string{"--duration", "-5"}, "--duration -5: duration must not be negative"},
+		{[]string{"--speed", "0"}, "--speed 0: speed must be positive"},
+		{[]string{"--tier-map", "Tier-0"}, `--tier-map Tier-0: "Tier-0" has no '='`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			fs, _, _, _ := newFlags(&stderr)
+			var bs cli.ByteSize
+			var d cli.Seconds
+			var sp cli.Speed
+			var kv cli.KeyValues
+			fs.Var(&bs, "block-size", "")
+			fs.Var(&d, "duration", "")
+			fs.Var(&sp, "speed", "")
+			fs.Var(&kv, "tier-map", "")
+			_, err := cli.ParseFlags(fs, tt.args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.HasPrefix(err.Error(), tt.msg) {
+				t.Fatalf("error %q, want it to start with %q", err, tt.msg)
+			}
+			if cli.ExitCode(err) != cli.ExitUsage {
+				t.Fatalf("exit code %d, want %d", cli.ExitCode(err), cli.ExitUsage)
+			}
+			if stderr.Len() != 0 {
+				t.Fatalf("ParseFlags wrote %q; errors are Main's to print", stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// valueError is a malformed flag value. Its message names the value;
+// ParseFlags replaces the quoted value by the flag and the value as typed.
+type valueError struct {
+	value  string
+	reason string // what is wrong and what was expected
+}
+
+func (e *valueError) Error() string {
+	return strconv.Quote(e.value) + ": " + e.reason
+}
+
+func badValue(value, reason string) error {
+	return &valueError{value: value, reason: reason}
+}
+
+// quoteIfNeeded returns s as typed when it reads unambiguously in a message,
+// and quoted otherwise (empty, spaces, quotes or non-printable runes).
+func quoteIfNeeded(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if strings.IndexFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '"' || r == '\'' || r == '`'
+	}) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// isDecimal reports whether s is digits with an optional fraction: "12",
+// "0.5". Signs, exponents, underscores and bare dots are not decimals.
+func isDecimal(s string) bool {
+	intPart, frac, hasDot := strings.Cut(s, ".")
+	if !allDigits(intPart) {
+		return false
+	}
+	return !hasDot || allDigits(frac)
+}
+
+// allDigits reports whether s is a non-empty run of ASCII digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

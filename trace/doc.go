@@ -1,0 +1,65 @@
+// Package trace owns the kvbench trace format: a streaming Reader and Writer
+// for CSV traces (plain or zstd), the metadata sidecar, and trace summaries.
+// This comment is the format's specification (contract v1).
+//
+// # Format
+//
+// A trace is CSV, UTF-8, comma-separated, with one header row. Writers end
+// lines with LF; readers accept LF and CRLF (the reference writes CRLF) and
+// skip empty lines. Fields are never quoted: no value of the format needs
+// quoting, and a field containing a double quote is rejected. Any input whose
+// first four bytes are the zstd frame magic (28 b5 2f fd) is a zstd stream;
+// the Reader detects this by content, never by file name. A zstd stream must
+// end with a complete frame: a truncated stream is an error (ErrTruncated),
+// not a short trace.
+//
+// Readers find columns by header name and ignore columns they do not know.
+// The columns, in the order kvbench writes them:
+//
+//	Timestamp          seconds, written with 6 decimals; required
+//	Operation          Read | Write | Delete; required
+//	Object_Size_Bytes  non-negative integer; required
+//	Tier               Tier-0 (GPU) | Tier-1 (CPU RAM) | Tier-2 (NVMe); required
+//	Key                object name: no commas, no whitespace; required
+//	Phase              Prefill | Decode | Evict; required
+//	Request            non-negative integer, empty or 0 for none; optional
+//	QoS                interactive | responsive | batch, or empty; optional
+//
+// The first six columns, their order and values are exactly those of the
+// reference (kv-cache.py --io-trace-log). Delete, Request and QoS are kvbench
+// extensions. An Evict Read on tier X followed by an Evict Write of the same
+// key on tier Y is one demotion X -> Y.
+//
+// # Dialects
+//
+// The Writer writes two dialects. DialectKvbench writes all eight columns
+// with virtual time from 0. DialectMLPerf writes exactly the reference's six
+// columns with Unix-epoch timestamps counted from a base the caller gives
+// (so the output stays deterministic) and drops Delete rows, which the
+// reference format cannot express; the Writer counts what it dropped.
+//
+// # Timestamps
+//
+// Timestamps are non-negative decimals (digits, optionally a point and up to
+// nine more digits); signs and exponents are rejected. When the first row's
+// timestamp is at least EpochThreshold seconds the trace is an epoch trace
+// (the reference's): every row's Time is normalised to the first row and the
+// original epoch is kept (Reader.Epoch). Otherwise timestamps are virtual
+// time and are used as they are. Rows out of time order are accepted and
+// counted (Reader.OutOfOrder): the reference's writer takes its clock before
+// its lock.
+//
+// # Metadata sidecar
+//
+// Provenance travels beside a trace file as <trace>.meta.json (Meta): tool
+// and version, command line, seed, model and bytes per token, tier
+// capacities, tensor parallelism, counts, and where the measured window
+// starts. A trace on a pipe has no sidecar and is complete without it.
+//
+// # Errors
+//
+// Every malformed input is reported as a *ParseError carrying the file name,
+// line, column and offending value, and wrapping one of the sentinel errors
+// below, so callers can test the class with errors.Is. A Reader's error is
+// sticky: after the first error every Read returns it again.
+package trace

@@ -1,0 +1,104 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// The classes of malformed input. A *ParseError wraps exactly one of them.
+var (
+	// ErrBadHeader: the header row is missing, names a column twice, or
+	// lacks required columns (the message names them).
+	ErrBadHeader = errors.New("bad header")
+	// ErrFieldCount: a row has more or fewer fields than the header.
+	ErrFieldCount = errors.New("wrong number of fields")
+	// ErrBadNumber: a Timestamp, Object_Size_Bytes or Request field is not
+	// a decimal number the format allows, or overflows.
+	ErrBadNumber = errors.New("not a valid number")
+	// ErrBadEnum: an Operation, Tier, Phase or QoS field is not one of the
+	// format's values.
+	ErrBadEnum = errors.New("not a valid value")
+	// ErrNegativeSize: Object_Size_Bytes is negative.
+	ErrNegativeSize = errors.New("negative size")
+	// ErrBadKey: a Key is empty or holds whitespace, control characters,
+	// quotes or invalid UTF-8.
+	ErrBadKey = errors.New("bad key")
+	// ErrQuoted: a field holds a double quote; the format never quotes.
+	ErrQuoted = errors.New("quoted field")
+	// ErrLineTooLong: a line is longer than MaxLineBytes.
+	ErrLineTooLong = errors.New("line too long")
+	// ErrTruncated: the zstd stream ends inside a frame.
+	ErrTruncated = errors.New("truncated zstd stream")
+	// ErrCorrupt: the zstd stream is not valid zstd.
+	ErrCorrupt = errors.New("corrupt zstd stream")
+)
+
+// MaxLineBytes bounds the length of one line, so that no input can make a
+// Reader buffer without limit.
+const MaxLineBytes = 64 << 10
+
+// ParseError is a malformed input: where it is and what was wrong. It
+// unwraps to one of the sentinel errors of this package.
+type ParseError struct {
+	File   string // the input's name; "-" for stdin, "" if unnamed
+	Line   int    // 1-based line number; the header is line 1
+	Column int    // 1-based field number; 0 when the error is not about a field
+	Name   string // the column's header name, when known
+	Value  string // the offending text, shortened to at most 64 bytes
+	Err    error  // the sentinel error
+	Detail string // what was expected, for the message
+}
+
+// Error renders e on one line, for example
+// `trace: run.csv.zst:1042: column 3 (Object_Size_Bytes): "12a": not a valid number: want a non-negative integer`.
+func (e *ParseError) Error() string {
+	b := make([]byte, 0, 128)
+	b = append(b, "trace: "...)
+	if e.File != "" {
+		b = append(b, e.File...)
+		b = append(b, ':')
+	}
+	b = strconv.AppendInt(b, int64(e.Line), 10)
+	if e.Column > 0 {
+		b = append(b, ": column "...)
+		b = strconv.AppendInt(b, int64(e.Column), 10)
+		if e.Name != "" {
+			b = append(b, " ("...)
+			b = append(b, e.Name...)
+			b = append(b, ')')
+		}
+	}
+	if e.Value != "" || e.Column > 0 {
+		b = append(b, ": "...)
+		b = strconv.AppendQuote(b, e.Value)
+	}
+	b = append(b, ": "...)
+	b = append(b, e.Err.Error()...)
+	if e.Detail != "" {
+		b = append(b, ": "...)
+		b = append(b, e.Detail...)
+	}
+	return string(b)
+}
+
+// Unwrap returns the sentinel error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+const maxErrValue = 64
+
+func shorten(b []byte) string {
+	if len(b) > maxErrValue {
+		return string(b[:maxErrValue]) + "..."
+	}
+	return string(b)
+}
+
+// wrapIO wraps a failure of the underlying reader, which is not malformed
+// input and so not a *ParseError.
+func wrapIO(file string, line int, err error) error {
+	if file == "" {
+		return fmt.Errorf("trace: line %d: read: %w", line, err)
+	}
+	return fmt.Errorf("trace: %s:%d: read: %w", file, line, err)
+}

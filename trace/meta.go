@@ -1,0 +1,129 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// MetaSuffix is appended to a trace's file name to name its sidecar.
+const MetaSuffix = ".meta.json"
+
+// FormatVersion is the trace format version this package writes and the
+// newest it reads.
+const FormatVersion = 1
+
+// Meta is the provenance of a trace, stored beside it as <trace>.meta.json.
+// Every field is optional for a reader: a trace is complete without its
+// sidecar. Unknown fields are ignored when reading.
+type Meta struct {
+	// FormatVersion is the trace format version (FormatVersion).
+	FormatVersion int `json:"format_version"`
+	// Dialect is "kvbench" or "mlperf".
+	Dialect string `json:"dialect"`
+	// Tool and ToolVersion name the program that wrote the trace.
+	Tool        string `json:"tool"`
+	ToolVersion string `json:"tool_version"`
+	// CommandLine is the writer's argument vector, program name first.
+	CommandLine []string `json:"command_line,omitempty"`
+	// Seed is the simulation's random seed.
+	Seed int64 `json:"seed"`
+	// Model and BytesPerToken describe the KV cache (bytes per token for the
+	// whole model, before tensor-parallel division).
+	Model         string `json:"model,omitempty"`
+	BytesPerToken int64  `json:"bytes_per_token,omitempty"`
+	// TensorParallel is the TP degree the object sizes are divided by.
+	TensorParallel int `json:"tensor_parallel,omitempty"`
+	// TierCapacityBytes is each tier's capacity by its trace name
+	// ("Tier-0", ...); 0 means unlimited.
+	TierCapacityBytes map[string]int64 `json:"tier_capacity_bytes,omitempty"`
+	// PeakLiveBytes is the most bytes live on each tier at once, by tier
+	// name; replay sizes its arenas from it.
+	PeakLiveBytes map[string]int64 `json:"peak_live_bytes,omitempty"`
+	// EpochBase is the Unix time, in seconds, of Time 0 in an mlperf-dialect
+	// trace.
+	EpochBase float64 `json:"epoch_base,omitempty"`
+	// MeasuredFrom is the time, in seconds from the trace's start, where the
+	// measured window starts (after preconditioning and pre-population).
+	MeasuredFrom float64 `json:"measured_from_s"`
+	// Counts summarises the trace.
+	Counts MetaCounts `json:"counts"`
+	// Config is the writer's full configuration, as it chose to encode it.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// MetaCounts are the totals of a trace.
+type MetaCounts struct {
+	Rows           int64 `json:"rows"`
+	Objects        int64 `json:"objects"`
+	Requests       int64 `json:"requests"`
+	ReadBytes      int64 `json:"read_bytes"`
+	WriteBytes     int64 `json:"write_bytes"`
+	DroppedDeletes int64 `json:"dropped_deletes,omitempty"`
+}
+
+// MetaPath returns the sidecar's path for the trace at tracePath.
+func MetaPath(tracePath string) string { return tracePath + MetaSuffix }
+
+// WriteMeta writes m beside the trace at tracePath, atomically (a temporary
+// file renamed into place). There is no sidecar for "-".
+func WriteMeta(tracePath string, m *Meta) error {
+	if tracePath == "-" {
+		return nil
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("trace: meta: %w", err)
+	}
+	b = append(b, '\n')
+	path := MetaPath(tracePath)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("trace: meta: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("trace: meta: %w", err)
+	}
+	return nil
+}
+
+// ReadMeta reads the sidecar of the trace at tracePath. When there is none
+// (or tracePath is "-") the error wraps os.ErrNotExist; test for it with
+// errors.Is. A sidecar of a newer format version is refused.
+func ReadMeta(tracePath string) (*Meta, error) {
+	if tracePath == "-" {
+		return nil, fmt.Errorf("trace: meta: stdin has no sidecar: %w", os.ErrNotExist)
+	}
+	path := MetaPath(tracePath)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: meta: %w", err)
+	}
+	var m Meta
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&m); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("trace: meta: %s: offset %d: %w", path, se.Offset, err)
+		}
+		return nil, fmt.Errorf("trace: meta: %s: %w", path, err)
+	}
+	if m.FormatVersion > FormatVersion {
+		return nil, fmt.Errorf("trace: meta: %s: format version %d: this kvbench reads up to %d", path, m.FormatVersion, FormatVersion)
+	}
+	return &m, nil
+}

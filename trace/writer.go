@@ -1,0 +1,347 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Dialect selects what a Writer writes.
+type Dialect uint8
+
+const (
+	// DialectKvbench writes the eight columns of contract v1 with virtual
+	// time from 0, Delete rows included.
+	DialectKvbench Dialect = iota
+	// DialectMLPerf writes exactly the reference's six columns with epoch
+	// timestamps from WriterOptions.Base, and drops Delete rows.
+	DialectMLPerf
+)
+
+// String returns "kvbench" or "mlperf".
+func (d Dialect) String() string {
+	switch d {
+	case DialectKvbench:
+		return "kvbench"
+	case DialectMLPerf:
+		return "mlperf"
+	}
+	return fmt.Sprintf("Dialect(%d)", uint8(d))
+}
+
+// ParseDialect parses "kvbench" or "mlperf".
+func ParseDialect(s string) (Dialect, error) {
+	switch s {
+	case "kvbench":
+		return DialectKvbench, nil
+	case "mlperf":
+		return DialectMLPerf, nil
+	}
+	return 0, fmt.Errorf("trace: dialect %q: want kvbench or mlperf", s)
+}
+
+// Compression selects whether a Writer compresses.
+type Compression uint8
+
+const (
+	// CompressAuto compresses with zstd when Create's path ends in ".zst";
+	// NewWriter and stdout do not compress.
+	CompressAuto Compression = iota
+	// CompressNone writes plain CSV.
+	CompressNone
+	// CompressZstd writes one zstd stream.
+	CompressZstd
+)
+
+// DefaultLevel is the zstd level the reference uses.
+const DefaultLevel = 3
+
+// WriterOptions configures a Writer. The zero value writes the kvbench
+// dialect, plain, or zstd at level 3 when Create's name ends in ".zst".
+type WriterOptions struct {
+	Dialect Dialect
+	// Base is the epoch of Time 0 in DialectMLPerf, at or after
+	// EpochThreshold; it makes the output deterministic. Unused otherwise.
+	Base        time.Time
+	Compression Compression
+	// Level is the zstd level, 1 (fastest) to 22 (smallest); 0 means
+	// DefaultLevel.
+	Level int
+}
+
+// Validate reports every problem of o at once.
+func (o *WriterOptions) Validate() error {
+	var errs []error
+	if o.Dialect > DialectMLPerf {
+		errs = append(errs, fmt.Errorf("trace: dialect %d: want kvbench or mlperf", o.Dialect))
+	}
+	if o.Dialect == DialectMLPerf && o.Base.Unix() < EpochThreshold {
+		errs = append(errs, fmt.Errorf("trace: mlperf dialect: base %s: want an epoch at or after %s",
+			o.Base.UTC().Format(time.RFC3339), time.Unix(EpochThreshold, 0).UTC().Format(time.RFC3339)))
+	}
+	if o.Level < 0 || o.Level > 22 {
+		errs = append(errs, fmt.Errorf("trace: zstd level %d: must be between 1 and 22", o.Level))
+	}
+	if o.Compression > CompressZstd {
+		errs = append(errs, fmt.Errorf("trace: compression %d: unknown", o.Compression))
+	}
+	return errors.Join(errs...)
+}
+
+// Writer writes a trace one Record at a time. It validates every record so
+// that whatever it writes, a Reader reads back. Close must be called; until
+// then the output is incomplete. A Writer is not safe for concurrent use.
+type Writer struct {
+	opt     WriterOptions
+	bw      *bufio.Writer
+	zenc    *zstd.Encoder
+	file    *os.File // the temporary file of Create, renamed on Close
+	path    string
+	err     error
+	rows    int64
+	dropped int64
+	baseUS  int64
+	closed  bool
+	buf     []byte // the row being formatted
+}
+
+// NewWriter returns a Writer to w and writes the header row. CompressAuto
+// means no compression here.
+func NewWriter(w io.Writer, opt WriterOptions) (*Writer, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	tw := &Writer{opt: opt, baseUS: opt.Base.UnixMicro()}
+	if opt.Compression == CompressZstd {
+		level := opt.Level
+		if level == 0 {
+			level = DefaultLevel
+		}
+		// A 1 MiB window (the reference's streams use 2 MiB) compresses
+		// traces as well and encodes faster (BenchmarkWriter).
+		enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)), zstd.WithWindowSize(1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("trace: zstd: %w", err)
+		}
+		tw.zenc = enc
+		w = enc
+	}
+	tw.bw = bufio.NewWriterSize(w, 64<<10)
+	if opt.Dialect == DialectMLPerf {
+		tw.bw.WriteString(ColTimestamp + "," + ColOperation + "," + ColSize + "," + ColTier + "," + ColKey + "," + ColPhase + "\n")
+	} else {
+		tw.bw.WriteString(strings.Join(roleNames[:], ",") + "\n")
+	}
+	return tw, nil
+}
+
+// Create creates the trace file at path, or writes to stdout when path is
+// "-". A file is written under a temporary name in the same directory and
+// renamed into place by a successful Close, so a trace file is never seen
+// half-written.
+func Create(path string, opt WriterOptions) (*Writer, error) {
+	if opt.Compression == CompressAuto && path != "-" && strings.HasSuffix(path, ".zst") {
+		opt.Compression = CompressZstd
+	}
+	if path == "-" {
+		return NewWriter(os.Stdout, opt)
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	w, err := NewWriter(f, opt)
+	if err == nil {
+		err = f.Chmod(0o644) // CreateTemp makes 0600; a trace is for sharing
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	w.file, w.path = f, path
+	return w, nil
+}
+
+// Rows returns the number of rows written, the header excluded.
+func (w *Writer) Rows() int64 { return w.rows }
+
+// Dropped returns the number of Delete rows the mlperf dialect dropped.
+func (w *Writer) Dropped() int64 { return w.dropped }
+
+// Write writes rec as one row. It refuses a record the format cannot carry
+// (an invalid enum, a negative size or time, a bad key); such an error is not
+// sticky. Errors of the underlying writer are sticky.
+func (w *Writer) Write(rec *schema.Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("trace: write after close")
+	}
+	if err := w.check(rec); err != nil {
+		return err
+	}
+	if rec.Op == schema.OpDelete && w.opt.Dialect == DialectMLPerf {
+		w.dropped++
+		return nil
+	}
+	us := (int64(rec.Time) + 500) / 1000
+	if w.opt.Dialect == DialectMLPerf {
+		us += w.baseUS
+	}
+	b := w.buf[:0]
+	b = strconv.AppendInt(b, us/1_000_000, 10)
+	frac := us % 1_000_000
+	b = append(b, '.',
+		byte('0'+frac/100000), byte('0'+frac/10000%10), byte('0'+frac/1000%10),
+		byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10), ',')
+	b = append(b, rec.Op.String()...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, rec.Size, 10)
+	b = append(b, ',')
+	b = append(b, rec.Tier.String()...)
+	b = append(b, ',')
+	b = append(b, rec.Key...)
+	b = append(b, ',')
+	b = append(b, rec.Phase.String()...)
+	if w.opt.Dialect == DialectKvbench {
+		b = append(b, ',')
+		if rec.Request != 0 {
+			b = strconv.AppendUint(b, rec.Request, 10)
+		}
+		b = append(b, ',')
+		b = append(b, rec.QoS.String()...)
+	}
+	b = append(b, '\n')
+	w.buf = b
+	if _, err := w.bw.Write(b); err != nil {
+		w.err = fmt.Errorf("trace: write: %w", err)
+		return w.err
+	}
+	w.rows++
+	return nil
+}
+
+// maxVirtual is the longest virtual time the kvbench dialect can carry: at
+// EpochThreshold a Reader would take the trace for an epoch trace.
+const maxVirtual = EpochThreshold * time.Second
+
+// maxEpochMicros bounds the mlperf dialect's timestamps, in microseconds: a
+// Reader reads timestamps up to 1<<63-1 ns.
+const maxEpochMicros = (1<<63 - 1) / 1000
+
+func (w *Writer) check(rec *schema.Record) error {
+	switch {
+	case !rec.Op.Valid():
+		return fmt.Errorf("trace: record %q: operation %s: %w", rec.Key, rec.Op, ErrBadEnum)
+	case !rec.Tier.Valid():
+		return fmt.Errorf("trace: record %q: tier %s: %w", rec.Key, rec.Tier, ErrBadEnum)
+	case !rec.Phase.Valid():
+		return fmt.Errorf("trace: record %q: phase %s: %w", rec.Key, rec.Phase, ErrBadEnum)
+	case !rec.QoS.Valid():
+		return fmt.Errorf("trace: record %q: qos %s: %w", rec.Key, rec.QoS, ErrBadEnum)
+	case rec.Size < 0:
+		return fmt.Errorf("trace: record %q: size %d: %w", rec.Key, rec.Size, ErrNegativeSize)
+	case !validKey(rec.Key):
+		return fmt.Errorf("trace: key %q: %w: want a non-empty name without whitespace, commas, quotes or control characters", rec.Key, ErrBadKey)
+	case rec.Time < 0:
+		return fmt.Errorf("trace: record %q: time %v: %w: must not be negative", rec.Key, rec.Time, ErrBadNumber)
+	case w.opt.Dialect == DialectKvbench && rec.Time >= maxVirtual-500:
+		// Times are rounded to the microsecond: from maxVirtual-500ns the
+		// row would be written as EpochThreshold.
+		return fmt.Errorf("trace: record %q: time %v: %w: virtual time must stay below %d s", rec.Key, rec.Time, ErrBadNumber, EpochThreshold)
+	case w.opt.Dialect == DialectMLPerf && int64(rec.Time)/1000 >= maxEpochMicros-w.baseUS:
+		// Base + Time, rounded up, must be a timestamp a Reader can read
+		// (at most MaxInt64 ns), and must not overflow here.
+		return fmt.Errorf("trace: record %q: time %v: %w: base + time must stay below %d s", rec.Key, rec.Time, ErrBadNumber, maxEpochMicros/1_000_000)
+	}
+	return nil
+}
+
+// Flush writes buffered rows to the underlying writer (and, for zstd, ends
+// the current block), so a reader on a pipe sees them.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("trace: write: %w", err)
+		return w.err
+	}
+	if w.zenc != nil {
+		if err := w.zenc.Flush(); err != nil {
+			w.err = fmt.Errorf("trace: zstd: %w", err)
+			return w.err
+		}
+	}
+	return nil
+}
+
+// Close flushes, ends the zstd stream, and for Create closes the file and
+// renames it into place; on any error the temporary file is removed. It does
+// not close an io.Writer given to NewWriter.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	err := w.err
+	if err == nil {
+		if e := w.bw.Flush(); e != nil {
+			err = fmt.Errorf("trace: write: %w", e)
+		}
+	}
+	if w.zenc != nil {
+		if e := w.zenc.Close(); e != nil && err == nil {
+			err = fmt.Errorf("trace: zstd: %w", e)
+		}
+	}
+	if w.file != nil {
+		if e := w.file.Close(); e != nil && err == nil {
+			err = fmt.Errorf("trace: %w", e)
+		}
+		if err == nil {
+			if e := os.Rename(w.file.Name(), w.path); e != nil {
+				err = fmt.Errorf("trace: %w", e)
+			}
+		}
+		if err != nil {
+			os.Remove(w.file.Name())
+		}
+	}
+	w.err = err
+	return err
+}
+
+// Abort ends a Writer without completing its output: Create's temporary file
+// is removed and nothing is renamed into place.
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if w.zenc != nil {
+		w.zenc.Close()
+	}
+	if w.file != nil {
+		w.file.Close()
+		os.Remove(w.file.Name())
+	}
+	if w.err == nil {
+		w.err = errors.New("trace: writer aborted")
+	}
+}
