@@ -5,12 +5,4 @@
 // virtual time. It emits schema.Record values to a sink the caller wires in
 // (a trace.Writer, in kvtrace); it never imports trace, replay or report,
 // never reads the wall clock and never uses a global random source.
-//
-// The engine is not built yet (issue 3): Run reports ErrNotImplemented.
 package sim
-
-import "errors"
-
-// ErrNotImplemented is returned by the parts of the engine that do not
-// exist yet, so that callers say so instead of pretending.
-var ErrNotImplemented = errors.New("sim: the simulation engine is not implemented yet")

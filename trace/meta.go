@@ -38,7 +38,7 @@ type Meta struct {
 	// TensorParallel is the TP degree the object sizes are divided by.
 	TensorParallel int `json:"tensor_parallel,omitempty"`
 	// TierCapacityBytes is each tier's capacity by its trace name
-	// ("Tier-0", ...); 0 means unlimited.
+	// ("Tier-0", ...); 0 means the tier is disabled, -1 unlimited.
 	TierCapacityBytes map[string]int64 `json:"tier_capacity_bytes,omitempty"`
 	// PeakLiveBytes is the most bytes live on each tier at once, by tier
 	// name; replay sizes its arenas from it.

@@ -335,7 +335,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		p(", measured from %.6f s\n", m.MeasuredFrom)
 		for _, k := range sortedKeys(m.TierCapacityBytes) {
 			c := "unlimited"
-			if v := m.TierCapacityBytes[k]; v > 0 {
+			if v := m.TierCapacityBytes[k]; v >= 0 {
 				c = human(v)
 			}
 			p("  capacity %s\t%s\n", k, c)

@@ -10,24 +10,7 @@ import (
 	"os"
 
 	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/sim"
 )
-
-const usage = `kvtrace: simulate an LLM serving system's KV cache and write its I/O trace.
-
-Usage:
-  kvtrace [options] -o TRACE          simulate and write a trace (not built yet)
-  kvtrace inspect [--json] TRACE...   summarise traces; "-" reads stdin
-
-Commands:
-  inspect   rows, time span, objects, bytes and rows by operation x tier x
-            phase, object sizes, cold reads, Evict pairs, sidecar metadata
-
-Examples:
-  kvtrace inspect run.csv.zst
-  kvtrace inspect --json kv-cache-trace.csv | jq '.by_op_tier_phase'
-  zstd -dc run.csv.zst | kvtrace inspect -
-`
 
 func main() { os.Exit(cli.Main("kvtrace", os.Args[1:], os.Stdout, os.Stderr, run)) }
 
@@ -36,24 +19,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case "inspect":
 			return runInspect(ctx, args[1:], stdout, stderr)
+		case "models":
+			return runModels(ctx, args[1:], stdout, stderr)
 		}
 	}
 	return runSimulate(ctx, args, stdout, stderr)
 }
 
-func runSimulate(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("kvtrace", usage, stderr)
-	_, version := cli.AddStandard(fs)
-	rest, err := cli.ParseFlags(fs, args)
+func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	opt, err := parseSimFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	if *version {
+	if opt.Version {
 		_, err := fmt.Fprintln(stdout, "kvtrace", cli.Version())
 		return err
 	}
-	if len(rest) > 0 {
-		return cli.Usagef("unknown command %q (want inspect, or options for a simulation)", rest[0])
+	if len(opt.Args) > 0 {
+		return cli.Usagef("unknown command %q (want inspect or models, or options for a simulation)", opt.Args[0])
 	}
-	return cli.Input(sim.ErrNotImplemented)
+	for _, w := range opt.Warnings {
+		fmt.Fprintf(stderr, "kvtrace: warning: %s\n", w)
+	}
+	return simulate(ctx, opt, args, stdout, stderr)
 }

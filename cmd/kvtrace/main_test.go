@@ -100,7 +100,7 @@ func TestExitStatuses(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, 0, "Usage:"},
 		{"inspect help", []string{"inspect", "--help"}, 0, "stable keys"},
-		{"simulation not built", nil, 2, "kvtrace: sim: the simulation engine is not implemented yet\n"},
+		{"invalid simulation", []string{"--num-users", "0"}, 2, "kvtrace: --num-users 0: must be between 1 and 100000\n"},
 		{"unknown flag", []string{"--bogus"}, 2, "unknown flag: --bogus"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"no files", []string{"inspect"}, 2, "no trace given"},
@@ -125,4 +125,9 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(stdout, "kvtrace ") {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
+}
+
+// runMain runs kvtrace as main does, with the given streams.
+func runMain(args []string, stdout, stderr *bytes.Buffer) int {
+	return cli.Main("kvtrace", args, stdout, stderr, run)
 }

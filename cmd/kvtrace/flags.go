@@ -1,0 +1,350 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/sim"
+	"github.com/spf13/pflag"
+)
+
+// simUsage is the help of a simulation (kvtrace [options]); NewFlagSet
+// appends the Options section.
+const simUsage = `kvtrace: simulate an LLM serving system's KV cache and write its I/O trace.
+
+Usage:
+  kvtrace [options] [-o TRACE]              simulate; the trace goes to TRACE or stdout
+  kvtrace inspect [--json] TRACE...         summarise traces, kvbench's or kv-cache.py's
+  kvtrace models [--json] [--config FILE]   list the models and their KV bytes per token
+
+kvtrace takes every option of the reference, MLPerf Storage's kv-cache.py,
+with the same name, meaning and default: a kv-cache.py command line runs with
+only the program name replaced. It simulates in virtual time, so --duration
+600 takes about a second, and the same options give the same trace, byte for
+byte. Where it differs:
+
+  --seed            defaults to 0; kv-cache.py draws a random seed when none
+                    is given and never repeats a trace.
+  -o, --io-trace-log
+                    is where the trace goes, always ("-" is stdout); a name
+                    ending in .zst is compressed with zstd (--zstd-level).
+  --output          writes the statistics JSON only when given.
+  --format          kvbench (default) adds Delete rows and the Request and
+                    QoS columns; mlperf writes exactly kv-cache.py's dialect.
+  --config          reads kv-cache.py's config.yaml (strict: unknown keys are
+                    errors); options on the command line override it.
+  real-I/O options  --cache-dir, --max-concurrent-allocs, --performance-profile,
+                    --enable-autoscaling, --autoscaler-mode, --target-saturation,
+                    --precondition-threads, --validation-trace, --xlsx-output,
+                    --enable-latency-tracing and --log-level are checked as
+                    kv-cache.py checks them and have no effect on a trace; the
+                    run records which were given.
+
+Prefix caching works as in kv-cache.py: its kv_system_* objects are never
+written, so it adds no rows to the trace; it only shortens request contexts
+and counts hits in the statistics.
+
+Examples:
+  # The MLPerf Storage 8B workload: 150 users for 10 minutes, compressed.
+  kvtrace --model llama3.1-8b --num-users 150 --duration 600 --generation-mode none --gpu-mem-gb 0 --cpu-mem-gb 4 -o run.csv.zst
+
+  # A kv-cache.py command line with only the program name replaced.
+  kvtrace --config config.yaml --model llama3.1-70b-instruct --num-users 70 --duration 300 --gpu-mem-gb 0 --cpu-mem-gb 0 --generation-mode none --seed 42 --io-trace-log llama70b.csv.zst --output results.json
+
+  # kv-cache.py's own trace dialect, for tools that read it.
+  kvtrace --format mlperf --model deepseek-v3 --num-users 50 --duration 30 -o ds.csv
+
+  # Simulate, replay on NVMe and report in one pipeline.
+  kvtrace --model llama3.1-8b --num-users 50 --duration 60 --generation-mode none | kvreplay --dir /mnt/nvme - | kvreport -
+`
+
+// simOptions is a parsed and validated simulation command line.
+type simOptions struct {
+	// Config is sim.DefaultConfig with --config's file and then the options
+	// given applied; it has passed Validate. Config.NoEffect lists what was
+	// given and has no effect on a trace.
+	Config sim.Config
+	// TracePath is where the trace goes (--io-trace-log, -o): "-" is stdout.
+	TracePath string
+	// OutputPath is where the statistics JSON goes (--output); "" for none.
+	OutputPath string
+	// Format is the trace dialect: kvbench or mlperf.
+	Format string
+	// Level is the zstd level (--zstd-level) of a compressed trace.
+	Level int
+	// ConfigPath is --config's file, "" when none was given.
+	ConfigPath string
+	// Accepted for kv-cache.py compatibility, no effect on a trace.
+	LogLevel        string
+	ValidationTrace string
+	XLSXOutput      string
+	// Warnings are Config.Warnings(), for the caller to print on stderr.
+	Warnings []string
+	// Args are the positional arguments, for the caller to reject.
+	Args []string
+	// Help and Version say that --help or --version was given: with Help
+	// the usage has been printed and the error is pflag.ErrHelp; with
+	// Version nothing else was checked.
+	Help, Version bool
+}
+
+// Defaults of kvtrace's own options.
+const (
+	defaultFormat    = "kvbench"
+	defaultZstdLevel = 3
+)
+
+// realIOOnly returns the options that only shape kv-cache.py's real I/O,
+// with why they have no effect on a trace; given ones are recorded in
+// Config.NoEffect, in this order.
+func realIOOnly() []struct{ flag, why string } {
+	return []struct{ flag, why string }{
+		{"log-level", "no effect on a trace (kvtrace prints no log)"},
+		{"cache-dir", "no effect on a trace (real-I/O only in the reference)"},
+		{"performance-profile", "no effect on a trace (real-I/O only in the reference)"},
+		{"enable-autoscaling", "no effect on a trace (real-I/O only in the reference)"},
+		{"autoscaler-mode", "no effect on a trace (real-I/O only in the reference)"},
+		{"target-saturation", "no effect on a trace (real-I/O only in the reference)"},
+		{"validation-trace", "no effect on a trace (real-I/O only in the reference)"},
+		{"max-concurrent-allocs", "no effect on a trace (real-I/O only in the reference)"},
+		{"xlsx-output", "no effect on a trace (real-I/O only in the reference)"},
+		{"precondition-threads", "no effect on a trace (real-I/O only in the reference)"},
+		{"enable-latency-tracing", "no effect on a trace (real-I/O only in the reference)"},
+	}
+}
+
+// parseSimFlags parses a simulation command line: every option of
+// kv-cache.py (reference section 4) and kvtrace's own. It starts from
+// sim.DefaultConfig, applies --config's file, then the options given on the
+// command line (so they override the file), and validates the result. All
+// problems are reported at once, one per line, in an error marked with
+// cli.Input. Usage errors in the syntax (an unknown option, a malformed
+// value) stop at the first, as pflag does.
+func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
+	def := sim.DefaultConfig()
+	fs := cli.NewFlagSet("kvtrace", simUsage, stderr)
+	_, version := cli.AddStandard(fs)
+
+	var (
+		o        simOptions
+		fv       = def // the options' values; applied where given
+		duration = cli.Seconds(def.Duration)
+		keyStyle string
+		epoch    int64
+	)
+	// kv-cache.py's options, in its order.
+	fs.StringVar(&o.LogLevel, "log-level", "INFO", "kv-cache.py's log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (no effect)")
+	fs.StringVar(&fv.Model, "model", def.Model, "model key (see kvtrace models; --config can add models)")
+	fs.IntVar(&fv.NumUsers, "num-users", def.NumUsers, "simulated users, 1 to 100000")
+	fs.Var(&duration, "duration", "simulated time: seconds (600) or a duration (10m), 1 s to 24 h")
+	fs.Float64Var(&fv.GPUMemGB, "gpu-mem-gb", def.GPUMemGB, "GPU tier GiB per GPU (the tier is --num-gpus times this); 0 disables it")
+	fs.IntVar(&fv.NumGPUs, "num-gpus", def.NumGPUs, "GPUs in the tensor-parallel group; multiplies the GPU tier")
+	fs.IntVar(&fv.TensorParallel, "tensor-parallel", def.TensorParallel, "tensor-parallel degree, 1 to --num-gpus: object sizes are divided by it")
+	fs.Float64Var(&fv.CPUMemGB, "cpu-mem-gb", def.CPUMemGB, "CPU RAM tier GiB; 0 disables it")
+	fs.StringVar(&fv.CacheDir, "cache-dir", "", "kv-cache.py's NVMe directory (checked, no effect)")
+	fs.StringVar(&fv.GenerationMode, "generation-mode", def.GenerationMode, "time per generated token: none (0), fast (2 ms) or realistic (30 ms)")
+	fs.StringVar(&fv.PerformanceProfile, "performance-profile", def.PerformanceProfile, "kv-cache.py's pass/fail criteria: latency or throughput (no effect)")
+	fs.BoolVar(&fv.DisableMultiTurn, "disable-multi-turn", false, "no multi-turn conversations (no reads of earlier turns)")
+	fs.BoolVar(&fv.DisablePrefixCaching, "disable-prefix-caching", false, "no system-prompt prefix caching")
+	fs.BoolVar(&fv.EnableRAG, "enable-rag", false, "add the RAG workload: document chunks written once and read by queries")
+	fs.IntVar(&fv.RAGNumDocs, "rag-num-docs", def.RAGNumDocs, "RAG documents to ingest")
+	fs.BoolVar(&fv.EnableAutoscaling, "enable-autoscaling", false, "kv-cache.py's autoscaler (no effect: it never changes the load)")
+	fs.StringVar(&fv.AutoscalerMode, "autoscaler-mode", def.AutoscalerMode, "autoscaler strategy: qos or capacity (no effect)")
+	fs.Float64Var(&fv.TargetSaturation, "target-saturation", def.TargetSaturation, "autoscaler's target storage saturation, 0 to 1 (no effect)")
+	fs.BoolVar(&fv.UseBurstTrace, "use-burst-trace", false, "replay BurstGPT request arrivals and token counts from --burst-trace-path")
+	fs.StringVar(&fv.BurstTracePath, "burst-trace-path", def.BurstTracePath, "BurstGPT CSV: a file, a directory of *.csv or a glob")
+	fs.StringVar(&o.ValidationTrace, "validation-trace", "", "kv-cache.py's real-trace validation JSON (no effect)")
+	fs.StringVar(&fv.DatasetPath, "dataset-path", "", "ShareGPT JSON to replay (takes precedence over --use-burst-trace)")
+	fs.IntVar(&fv.MaxConversations, "max-conversations", def.MaxConversations, "ShareGPT conversations to load")
+	fs.StringVar(&o.OutputPath, "output", "", "write the statistics JSON to this file (kv-cache.py's default name has the time in it; kvtrace writes none unless given)")
+	fs.Int64Var(&fv.Seed, "seed", def.Seed, "random seed; the same seed gives the same trace (kv-cache.py's default is a random seed)")
+	fs.IntVar(&fv.MaxConcurrentAllocs, "max-concurrent-allocs", 0, "kv-cache.py's limit on concurrent writes, 0 unlimited (no effect)")
+	fs.Float64Var(&fv.RequestRate, "request-rate", 0, "ShareGPT requests per second, 0 unlimited (ShareGPT replay only, as in kv-cache.py)")
+	fs.IntVar(&fv.MaxRequests, "max-requests", 0, "stop after this many completed requests; 0 runs for --duration")
+	fs.StringVar(&o.XLSXOutput, "xlsx-output", "", "kv-cache.py's Excel summary (no effect)")
+	fs.StringVar(&o.ConfigPath, "config", "", "kv-cache.py config.yaml to apply before these options")
+	fs.Float64Var(&fv.StorageCapacityGB, "storage-capacity-gb", def.StorageCapacityGB, "NVMe tier GiB; 0 unlimited (as in kv-cache.py's trace mode)")
+	fs.BoolVar(&fv.Precondition, "precondition", false, "fill the NVMe tier with 2048-token objects before the run")
+	fs.Float64Var(&fv.PreconditionSizeGB, "precondition-size-gb", def.PreconditionSizeGB, "GiB to precondition; 0 is twice --storage-capacity-gb")
+	fs.IntVar(&fv.PreconditionThreads, "precondition-threads", 0, "kv-cache.py's preconditioning threads (no effect: the simulation is sequential)")
+	fs.Float64Var(&fv.TraceSpeedup, "trace-speedup", def.TraceSpeedup, "BurstGPT time scale: 2 replays twice as fast, 0 without gaps")
+	fs.IntVar(&fv.ReplayCycles, "replay-cycles", def.ReplayCycles, "passes over a BurstGPT or ShareGPT trace; 0 loops until --duration")
+	fs.BoolVar(&fv.PrefillOnly, "prefill-only", false, "a disaggregated prefill node: writes, no decode reads")
+	fs.BoolVar(&fv.DecodeOnly, "decode-only", false, "a disaggregated decode node: reads of pre-populated objects")
+	fs.StringVarP(&o.TracePath, "io-trace-log", "o", "-", "write the trace to this file, - for stdout; a .zst name is compressed")
+	fs.Bool("enable-latency-tracing", false, "kv-cache.py's bpftrace device latency tracing (no effect)")
+
+	// kvtrace's own.
+	fs.StringVar(&o.Format, "format", defaultFormat, "trace dialect: kvbench, or mlperf for exactly kv-cache.py's")
+	fs.IntVar(&o.Level, "zstd-level", defaultZstdLevel, "zstd compression level of a .zst trace, 1 to 22")
+	fs.StringVar(&keyStyle, "key-style", "", "object keys: kvbench, or mlperf for kv-cache.py's conv_<user>_<epoch ms> (default: follows --format)")
+	fs.Int64Var(&epoch, "epoch-base", def.EpochBase.Unix(), "Unix seconds at virtual time 0, for mlperf timestamps and keys")
+	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users)")
+	fs.StringVar(&fv.RequestTraceFormat, "request-trace-format", "", "--request-trace's format: mooncake, azure, burstgpt or sharegpt (default: detected)")
+
+	rest, err := cli.ParseFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return &simOptions{Help: true}, err
+		}
+		return nil, err
+	}
+	if *version {
+		return &simOptions{Version: true, Args: rest}, nil
+	}
+
+	// The file first, then the options given, so that they override it.
+	cfg := sim.DefaultConfig()
+	if o.ConfigPath != "" {
+		if err := loadConfigFile(o.ConfigPath, &cfg); err != nil {
+			return nil, err
+		}
+	}
+	fv.Duration = duration.Duration()
+	applyChanged(fs, &cfg, &fv)
+	switch {
+	case fs.Changed("key-style"):
+		cfg.KeyStyle = keyStyle
+	case o.Format == "mlperf":
+		cfg.KeyStyle = "mlperf"
+	}
+	if fs.Changed("epoch-base") {
+		cfg.EpochBase = time.Unix(epoch, 0).UTC()
+	}
+	for _, f := range realIOOnly() {
+		if fs.Changed(f.flag) {
+			cfg.NoEffect = append(cfg.NoEffect, "--"+f.flag+": "+f.why)
+		}
+	}
+
+	problems := []error{cfg.Validate()}
+	problems = append(problems, o.check(&cfg)...)
+	if err := errors.Join(problems...); err != nil {
+		return nil, cli.Input(err)
+	}
+	o.Config = cfg
+	o.Warnings = cfg.Warnings()
+	o.Args = rest
+	return &o, nil
+}
+
+// applyChanged copies into cfg the fields of v whose options were given.
+func applyChanged(fs *pflag.FlagSet, cfg, v *sim.Config) {
+	for _, f := range [...]struct {
+		flag  string
+		apply func()
+	}{
+		{"model", func() { cfg.Model = v.Model }},
+		{"num-users", func() { cfg.NumUsers = v.NumUsers }},
+		{"duration", func() { cfg.Duration = v.Duration }},
+		{"gpu-mem-gb", func() { cfg.GPUMemGB = v.GPUMemGB }},
+		{"num-gpus", func() { cfg.NumGPUs = v.NumGPUs }},
+		{"tensor-parallel", func() { cfg.TensorParallel = v.TensorParallel }},
+		{"cpu-mem-gb", func() { cfg.CPUMemGB = v.CPUMemGB }},
+		{"cache-dir", func() { cfg.CacheDir = v.CacheDir }},
+		{"generation-mode", func() { cfg.GenerationMode = v.GenerationMode }},
+		{"performance-profile", func() { cfg.PerformanceProfile = v.PerformanceProfile }},
+		{"disable-multi-turn", func() { cfg.DisableMultiTurn = v.DisableMultiTurn }},
+		{"disable-prefix-caching", func() { cfg.DisablePrefixCaching = v.DisablePrefixCaching }},
+		{"enable-rag", func() { cfg.EnableRAG = v.EnableRAG }},
+		{"rag-num-docs", func() { cfg.RAGNumDocs = v.RAGNumDocs }},
+		{"enable-autoscaling", func() { cfg.EnableAutoscaling = v.EnableAutoscaling }},
+		{"autoscaler-mode", func() { cfg.AutoscalerMode = v.AutoscalerMode }},
+		{"target-saturation", func() { cfg.TargetSaturation = v.TargetSaturation }},
+		{"use-burst-trace", func() { cfg.UseBurstTrace = v.UseBurstTrace }},
+		{"burst-trace-path", func() { cfg.BurstTracePath = v.BurstTracePath }},
+		{"dataset-path", func() { cfg.DatasetPath = v.DatasetPath }},
+		{"max-conversations", func() { cfg.MaxConversations = v.MaxConversations }},
+		{"seed", func() { cfg.Seed = v.Seed }},
+		{"max-concurrent-allocs", func() { cfg.MaxConcurrentAllocs = v.MaxConcurrentAllocs }},
+		{"request-rate", func() { cfg.RequestRate = v.RequestRate }},
+		{"max-requests", func() { cfg.MaxRequests = v.MaxRequests }},
+		{"storage-capacity-gb", func() { cfg.StorageCapacityGB = v.StorageCapacityGB }},
+		{"precondition", func() { cfg.Precondition = v.Precondition }},
+		{"precondition-size-gb", func() { cfg.PreconditionSizeGB = v.PreconditionSizeGB }},
+		{"precondition-threads", func() { cfg.PreconditionThreads = v.PreconditionThreads }},
+		{"trace-speedup", func() { cfg.TraceSpeedup = v.TraceSpeedup }},
+		{"replay-cycles", func() { cfg.ReplayCycles = v.ReplayCycles }},
+		{"prefill-only", func() { cfg.PrefillOnly = v.PrefillOnly }},
+		{"decode-only", func() { cfg.DecodeOnly = v.DecodeOnly }},
+		{"request-trace", func() { cfg.RequestTrace = v.RequestTrace }},
+		{"request-trace-format", func() { cfg.RequestTraceFormat = v.RequestTraceFormat }},
+	} {
+		if fs.Changed(f.flag) {
+			f.apply()
+		}
+	}
+}
+
+// loadConfigFile applies the config file at path ("-" is stdin) to cfg.
+func loadConfigFile(path string, cfg *sim.Config) error {
+	var r io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return cli.Usagef("--config %s: %w", path, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	return cli.Input(sim.LoadYAML(r, path, cfg))
+}
+
+// check reports the problems of kvtrace's own options and the rules of
+// kv-cache.py that need the machine (cfg has the options applied).
+func (o *simOptions) check(cfg *sim.Config) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch o.LogLevel {
+	case "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL":
+	default:
+		bad("--log-level %s: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL", quoteArg(o.LogLevel))
+	}
+	if o.Format != "kvbench" && o.Format != "mlperf" {
+		bad("--format %s: must be one of kvbench, mlperf", quoteArg(o.Format))
+	}
+	if o.Level < 1 || o.Level > 22 {
+		bad("--zstd-level %d: must be between 1 and 22", o.Level)
+	}
+	if o.TracePath == "" {
+		bad(`--io-trace-log "": empty file name (want a file, or - for stdout)`)
+	}
+	if o.OutputPath == "-" && o.TracePath == "-" {
+		bad("--output -: stdout already carries the trace (give --io-trace-log FILE, or --output FILE)")
+	}
+	// kv-cache.py also refuses a cache directory whose existing parent it
+	// cannot write to.
+	if cfg.CacheDir != "" {
+		if abs, err := filepath.Abs(cfg.CacheDir); err == nil {
+			parent := filepath.Dir(abs)
+			const wOK = 2 // W_OK of access(2)
+			if fi, err := os.Stat(parent); err == nil && fi.IsDir() && syscall.Access(parent, wOK) != nil {
+				bad("--cache-dir %s: its parent %s is not writable", quoteArg(cfg.CacheDir), parent)
+			}
+		}
+	}
+	return errs
+}
+
+// quoteArg returns s as typed, or quoted when it is empty or holds spaces,
+// quotes or unprintable runes.
+func quoteArg(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool {
+		return r <= ' ' || r == '"' || r == '\'' || r == '`' || !strconv.IsPrint(r)
+	}) {
+		return strconv.Quote(s)
+	}
+	return s
+}

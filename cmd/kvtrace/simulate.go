@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// simulate runs the simulation of opt and writes its trace, sidecar and
+// statistics.
+func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stderr io.Writer) error {
+	cfg := &opt.Config
+	if opt.TracePath == "-" && isTerminal(stdout) {
+		return cli.Usagef("refusing to write a trace to a terminal: give --io-trace-log FILE (-o FILE) or pipe stdout")
+	}
+	dialect, err := trace.ParseDialect(opt.Format)
+	if err != nil {
+		return cli.Input(fmt.Errorf("--format %s: want kvbench or mlperf", opt.Format))
+	}
+	wopt := trace.WriterOptions{Dialect: dialect, Base: cfg.EpochBase, Level: opt.Level}
+	var w *trace.Writer
+	if opt.TracePath == "-" {
+		w, err = trace.NewWriter(stdout, wopt)
+	} else {
+		w, err = trace.Create(opt.TracePath, wopt)
+	}
+	if err != nil {
+		return cli.Input(err)
+	}
+	var counts countingSink
+	sink := func(rec *schema.Record) error {
+		counts.add(rec)
+		return w.Write(rec)
+	}
+	began := time.Now()
+	res, err := sim.Run(ctx, cfg, sink)
+	if err != nil {
+		w.Abort()
+		return fmt.Errorf("simulation: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	wall := time.Since(began)
+	if opt.TracePath != "-" {
+		if err := trace.WriteMeta(opt.TracePath, sidecar(cfg, opt, res, w, &counts, args)); err != nil {
+			return err
+		}
+	}
+	if opt.OutputPath != "" {
+		err := cli.WriteFileAtomic(opt.OutputPath, func(f io.Writer) error {
+			enc := json.NewEncoder(f)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		})
+		if err != nil {
+			return fmt.Errorf("--output %s: %w", opt.OutputPath, err)
+		}
+	}
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "kvtrace: %d rows, %d requests, %.1f s of virtual time in %.2f s -> %s\n",
+			w.Rows(), res.RequestsCompleted, res.Kvbench.EndS, wall.Seconds(), opt.TracePath)
+	}
+	for _, n := range cfg.NoEffect {
+		fmt.Fprintf(stderr, "kvtrace: note: %s\n", n)
+	}
+	return nil
+}
+
+// countingSink counts what a trace holds, for its sidecar.
+type countingSink struct {
+	readBytes, writeBytes int64
+	requests              map[uint64]struct{}
+	last                  uint64
+}
+
+func (c *countingSink) add(rec *schema.Record) {
+	switch rec.Op {
+	case schema.OpRead:
+		c.readBytes += rec.Size
+	case schema.OpWrite:
+		c.writeBytes += rec.Size
+	}
+	if rec.Request != 0 && rec.Request != c.last {
+		c.last = rec.Request
+		if c.requests == nil {
+			c.requests = map[uint64]struct{}{}
+		}
+		c.requests[rec.Request] = struct{}{}
+	}
+}
+
+// sidecar describes the trace for its .meta.json.
+func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer, c *countingSink, args []string) *trace.Meta {
+	model := cfg.Models[cfg.Model]
+	shown := *cfg
+	shown.Models = map[string]sim.Model{cfg.Model: model}
+	conf, _ := json.Marshal(shown)
+	m := &trace.Meta{
+		FormatVersion:     trace.FormatVersion,
+		Dialect:           opt.Format,
+		Tool:              "kvtrace",
+		ToolVersion:       cli.Version(),
+		CommandLine:       append([]string{"kvtrace"}, args...),
+		Seed:              cfg.Seed,
+		Model:             cfg.Model,
+		BytesPerToken:     model.BytesPerToken(),
+		TensorParallel:    cfg.TensorParallel,
+		TierCapacityBytes: res.Kvbench.TierCapacityBytes,
+		PeakLiveBytes:     res.Kvbench.PeakLiveBytes,
+		MeasuredFrom:      res.Kvbench.MeasuredFromS,
+		Counts: trace.MetaCounts{
+			Rows:           w.Rows(),
+			Objects:        res.Kvbench.Objects,
+			Requests:       int64(len(c.requests)),
+			ReadBytes:      c.readBytes,
+			WriteBytes:     c.writeBytes,
+			DroppedDeletes: w.Dropped(),
+		},
+		Config: conf,
+	}
+	if opt.Format == "mlperf" {
+		m.EpochBase = float64(cfg.EpochBase.UnixMicro()) / 1e6
+	}
+	return m
+}

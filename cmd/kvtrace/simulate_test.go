@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// mlperf8B is the MLPerf 8B submission workload of design section 8.
+var mlperf8B = []string{"--model", "llama3.1-8b", "--num-users", "150", "--duration", "600",
+	"--generation-mode", "none", "--gpu-mem-gb", "0", "--cpu-mem-gb", "4"}
+
+func simulateTo(t testing.TB, dir, name string, args ...string) []byte {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	var out, errb bytes.Buffer
+	all := append(append([]string{}, args...), "-o", path, "--output", path+".stats.json")
+	if code := runMain(all, &out, &errb); code != 0 {
+		t.Fatalf("kvtrace %s: exit %d: %s", strings.Join(all, " "), code, errb.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDeterministic runs the MLPerf 8B workload (600 simulated seconds,
+// 150 users) twice with one seed and once with another: the same seed
+// gives the same bytes, trace and statistics; another seed differs.
+func TestDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three 600-second simulations; skipped with -short")
+	}
+	dir := t.TempDir()
+	a := simulateTo(t, dir, "a.csv.zst", append(mlperf8B, "--seed", "42")...)
+	b := simulateTo(t, dir, "b.csv.zst", append(mlperf8B, "--seed", "42")...)
+	c := simulateTo(t, dir, "c.csv.zst", append(mlperf8B, "--seed", "43")...)
+	if !bytes.Equal(a, b) {
+		t.Errorf("same seed, different traces (%d and %d bytes)", len(a), len(b))
+	}
+	if bytes.Equal(a, c) {
+		t.Error("different seeds, identical traces")
+	}
+	sa, _ := os.ReadFile(filepath.Join(dir, "a.csv.zst.stats.json"))
+	sb, _ := os.ReadFile(filepath.Join(dir, "b.csv.zst.stats.json"))
+	if len(sa) == 0 || !bytes.Equal(sa, sb) {
+		t.Error("same seed, different statistics")
+	}
+	r, err := trace.Open(filepath.Join(dir, "a.csv.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s, err := trace.Summarize(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res sim.Result
+	if err := json.Unmarshal(sa, &res); err != nil {
+		t.Fatal(err)
+	}
+	m, err := trace.ReadMeta(filepath.Join(dir, "a.csv.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Rows < 1_000_000 || s.Rows != m.Counts.Rows || s.Rows != res.Kvbench.Rows {
+		t.Errorf("rows: trace %d, sidecar %d, statistics %d", s.Rows, m.Counts.Rows, res.Kvbench.Rows)
+	}
+	if s.Totals.ReadBytes != m.Counts.ReadBytes || s.Totals.WriteBytes != m.Counts.WriteBytes || s.Requests != m.Counts.Requests {
+		t.Errorf("sidecar counts %+v disagree with the trace's %+v, %d requests", m.Counts, s.Totals, s.Requests)
+	}
+	if s.SpanS > 600 || s.EndS > 600 {
+		t.Errorf("trace ends at %.3f s, after the 600 s duration", s.EndS)
+	}
+	if m.Seed != 42 || m.Model != "llama3.1-8b" || m.BytesPerToken != 131072 || m.TierCapacityBytes["Tier-1"] != 4<<30 {
+		t.Errorf("sidecar %+v", m)
+	}
+}
+
+// BenchmarkKvtraceMLPerf8B times the whole command on the MLPerf 8B
+// workload: simulation, zstd trace, sidecar and statistics (design section
+// 8: <= 2 s wall).
+func BenchmarkKvtraceMLPerf8B(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		simulateTo(b, dir, "run.csv.zst", mlperf8B...)
+	}
+}

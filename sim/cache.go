@@ -1,0 +1,334 @@
+package sim
+
+import (
+	"container/heap"
+	"math"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// object is one KV cache entry: a key's bytes on one tier.
+type object struct {
+	key      string
+	keyBytes []byte
+	size     int64
+	tokens   int
+	tier     schema.Tier
+	lastUse  uint64 // the LRU clock at creation or last hit
+	heapIdx  int
+}
+
+// lruHeap orders a tier's objects by lastUse, least recent first. The
+// reference sorts a snapshot of the tier by (last_access, access_count) on
+// every eviction call (O(n log n)); a heap indexed by the objects keeps the
+// same order in O(log n) per operation.
+type lruHeap []*object
+
+func (h lruHeap) Len() int           { return len(h) }
+func (h lruHeap) Less(i, j int) bool { return h[i].lastUse < h[j].lastUse }
+func (h lruHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx = i
+	h[j].heapIdx = j
+}
+func (h *lruHeap) Push(x any) {
+	o := x.(*object)
+	o.heapIdx = len(*h)
+	*h = append(*h, o)
+}
+func (h *lruHeap) Pop() any {
+	old := *h
+	n := len(old)
+	o := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	o.heapIdx = -1
+	return o
+}
+
+// tierState is one tier's capacity, usage and LRU order.
+type tierState struct {
+	limit float64 // bytes; +Inf for an unbounded NVMe tier
+	usage int64   // reserved bytes, as the reference tracks them
+	bytes int64   // bytes of the objects on the tier
+	lru   lruHeap
+	peak  int64
+}
+
+// cacheStats are the reference's MultiTierCache counters (reference section
+// 5, cache_stats), plus kvbench's own.
+type cacheStats struct {
+	hits, misses                 int64
+	evictions                    int64
+	offloadsCPU, offloadsStorage int64
+	prefillWrites, decodeReads   int64
+	tierWritten, tierRead        [schema.NumTiers]int64
+	systemPromptHits, commonHits int64
+	userHits, multiTurnHits      int64
+	readBytes, writeBytes        int64
+	readOps, writeOps            int64
+	storageTokens                float64
+	deletes                      int64
+	forcedWrites                 int64
+}
+
+// cacheType labels an access for the hit statistics, as the reference does.
+type cacheType uint8
+
+const (
+	cacheUser cacheType = iota
+	cacheSystem
+	cacheCommon
+	cacheMultiTurn
+)
+
+// cache is the reference's MultiTierCache in virtual time: the GPU, CPU and
+// NVMe tiers with waterfall LRU eviction (reference sections 1.3-1.4). It
+// emits one trace row per object operation through emit.
+type cache struct {
+	tiers   [schema.NumTiers]tierState
+	objects map[string]*object
+	clock   uint64
+	ev      Eviction
+	bpt     int64 // bytes per token of the whole model
+	tp      int64
+	stats   cacheStats
+	emit    func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
+}
+
+func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier, schema.Phase) error) *cache {
+	c := &cache{
+		objects: make(map[string]*object),
+		ev:      cfg.Eviction,
+		bpt:     bpt,
+		tp:      int64(max(1, cfg.TensorParallel)),
+		emit:    emit,
+	}
+	c.tiers[schema.TierGPU].limit = cfg.GPUMemGB * float64(max(1, cfg.NumGPUs)) * GiB
+	c.tiers[schema.TierCPU].limit = cfg.CPUMemGB * GiB
+	c.tiers[schema.TierNVMe].limit = math.Inf(1)
+	if cfg.StorageCapacityGB > 0 {
+		c.tiers[schema.TierNVMe].limit = cfg.StorageCapacityGB * GiB
+	}
+	return c
+}
+
+func (c *cache) tick() uint64 {
+	c.clock++
+	return c.clock
+}
+
+// sizeOf is the per-rank object size of tokens: bpt x tokens / TP, floored.
+func (c *cache) sizeOf(tokens int) int64 { return c.bpt * int64(tokens) / c.tp }
+
+func (c *cache) reserve(t schema.Tier, n int64) {
+	ts := &c.tiers[t]
+	ts.usage = max(0, ts.usage+n)
+}
+
+// place puts o on tier t's LRU order and byte count.
+func (c *cache) place(o *object, t schema.Tier) {
+	o.tier = t
+	ts := &c.tiers[t]
+	heap.Push(&ts.lru, o)
+	ts.bytes += o.size
+	ts.peak = max(ts.peak, ts.bytes)
+}
+
+// unplace takes o off its tier.
+func (c *cache) unplace(o *object) {
+	ts := &c.tiers[o.tier]
+	heap.Remove(&ts.lru, o.heapIdx)
+	ts.bytes -= o.size
+}
+
+// allocate writes a new object of tokens under key to the fastest tier with
+// room, demoting older objects as needed; an existing key is left as it is
+// and writes no row (the reference's allocate_cache).
+func (c *cache) allocate(key string, tokens int, phase schema.Phase) (*object, error) {
+	if o, ok := c.objects[key]; ok {
+		return o, nil
+	}
+	size := c.sizeOf(tokens)
+	if phase == schema.PhasePrefill {
+		c.stats.prefillWrites++
+	}
+	c.stats.writeOps++
+	c.stats.writeBytes += size
+	tier, placed := schema.TierGPU, false
+	for t := range schema.Tier(schema.NumTiers) {
+		ok, err := c.ensureSpace(t, size, 0)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			tier, placed = t, true
+			break
+		}
+	}
+	if !placed {
+		// "All tiers full": the reference forces the write to NVMe.
+		tier = schema.TierNVMe
+		c.reserve(tier, size)
+		c.stats.forcedWrites++
+	}
+	o := &object{key: key, keyBytes: []byte(key), size: size, tokens: tokens, lastUse: c.tick()}
+	c.objects[key] = o
+	c.place(o, tier)
+	if err := c.emit(schema.OpWrite, o, tier, phase); err != nil {
+		return nil, err
+	}
+	c.stats.tierWritten[tier] += size
+	switch tier {
+	case schema.TierCPU:
+		c.stats.offloadsCPU++
+	case schema.TierNVMe:
+		c.stats.offloadsStorage++
+		c.stats.storageTokens += float64(tokens)
+	}
+	return o, nil
+}
+
+// access reads a whole object if it is cached, refreshing its recency (it
+// is never promoted); a miss writes no row.
+func (c *cache) access(key string, phase schema.Phase, ct cacheType) (*object, error) {
+	o, ok := c.objects[key]
+	if !ok {
+		c.stats.misses++
+		return nil, nil
+	}
+	o.lastUse = c.tick()
+	heap.Fix(&c.tiers[o.tier].lru, o.heapIdx)
+	c.stats.hits++
+	switch ct {
+	case cacheSystem:
+		c.stats.systemPromptHits++
+	case cacheCommon:
+		c.stats.commonHits++
+	case cacheMultiTurn:
+		c.stats.multiTurnHits++
+	default:
+		c.stats.userHits++
+	}
+	c.stats.tierRead[o.tier] += o.size
+	if phase == schema.PhaseDecode {
+		c.stats.decodeReads++
+	}
+	c.stats.readOps++
+	c.stats.readBytes += o.size
+	if err := c.emit(schema.OpRead, o, o.tier, phase); err != nil {
+		return nil, err
+	}
+	if o.tier == schema.TierNVMe && c.bpt > 0 {
+		c.stats.storageTokens += float64(o.size) / float64(c.bpt)
+	}
+	return o, nil
+}
+
+// ensureSpace is the reference's _ensure_space_in_tier: it makes room for
+// required bytes on tier t by evicting least-recently-used objects
+// (demoting them one tier down, deepest first, or deleting them from a
+// bounded last tier) and reserves the room. It reports false when t cannot
+// take the object.
+func (c *cache) ensureSpace(t schema.Tier, required int64, depth int) (bool, error) {
+	ts := &c.tiers[t]
+	last := t == schema.TierNVMe
+	if last && math.IsInf(ts.limit, 1) {
+		c.reserve(t, required)
+		return true, nil
+	}
+	if depth > c.ev.MaxRecursionDepth {
+		return false, nil
+	}
+	limit := ts.limit
+	target := limit * c.ev.TargetUsageRatio
+	if !last && float64(required) > limit*c.ev.LargeEntryLimitRatio {
+		return false, nil
+	}
+	effective := target
+	if last {
+		effective = limit
+	}
+	maxEvictions := min(c.ev.MaxEvictionsHardCap, max(c.ev.MaxEvictionsMin, ts.lru.Len()+100))
+	for n := 0; n < maxEvictions; n++ {
+		if float64(ts.usage+required) <= effective || float64(ts.usage) < limit*0.05 {
+			c.reserve(t, required)
+			return true, nil
+		}
+		if ts.lru.Len() == 0 {
+			// The reference recounts usage from its entries, then decides.
+			ts.usage = ts.bytes
+			if float64(ts.usage+required) <= effective || last {
+				c.reserve(t, required)
+				return true, nil
+			}
+			return false, nil
+		}
+		if n == 0 && !last && float64(ts.bytes) < limit*0.2 && float64(required) > target*0.5 {
+			return false, nil // little to evict for a large object: try the next tier
+		}
+		victim := ts.lru[0]
+		if last {
+			if err := c.remove(victim); err != nil {
+				return false, err
+			}
+			continue
+		}
+		next := t + 1
+		ok, err := c.ensureSpace(next, victim.size, depth+1)
+		if err != nil || !ok {
+			return false, err // "could not make space in <next> for demotion"
+		}
+		if err := c.demote(victim, next); err != nil {
+			return false, err
+		}
+	}
+	if last {
+		c.reserve(t, required)
+		return true, nil
+	}
+	return false, nil
+}
+
+// demote moves o one tier down: an Evict Read on its tier, then an Evict
+// Write on the next. Its recency is kept.
+func (c *cache) demote(o *object, to schema.Tier) error {
+	from := o.tier
+	if err := c.emit(schema.OpRead, o, from, schema.PhaseEvict); err != nil {
+		return err
+	}
+	if err := c.emit(schema.OpWrite, o, to, schema.PhaseEvict); err != nil {
+		return err
+	}
+	c.unplace(o)
+	c.reserve(from, -o.size)
+	c.place(o, to)
+	c.stats.evictions++
+	switch to {
+	case schema.TierCPU:
+		c.stats.offloadsCPU++
+	case schema.TierNVMe:
+		c.stats.offloadsStorage++
+		if perRank := c.bpt / c.tp; perRank > 0 {
+			c.stats.storageTokens += float64(o.size / perRank)
+		}
+	}
+	return nil
+}
+
+// remove deletes o from the last tier for capacity: a Delete row, which
+// the reference leaves out of its traces.
+func (c *cache) remove(o *object) error {
+	if err := c.emit(schema.OpDelete, o, o.tier, schema.PhaseEvict); err != nil {
+		return err
+	}
+	c.unplace(o)
+	c.reserve(o.tier, -o.size)
+	delete(c.objects, o.key)
+	c.stats.evictions++
+	c.stats.deletes++
+	return nil
+}
+
+// entries returns the number of objects on tier t.
+func (c *cache) entries(t schema.Tier) int { return c.tiers[t].lru.Len() }

@@ -1,0 +1,216 @@
+package sim
+
+import "time"
+
+// GiB is the reference's gigabyte: the --*-gb flags count 1024^3 bytes.
+const GiB = 1 << 30
+
+// Generation modes: the virtual time a worker spends per generated token
+// after a request's I/O (reference section 3.5).
+var generationSecondsPerToken = map[string]float64{"none": 0, "fast": 0.002, "realistic": 0.030}
+
+// Config is everything that shapes a simulation. Its zero value is not
+// useful: start from DefaultConfig, which holds the reference's defaults
+// (kv-cache.py's flags, config.yaml's values), and call Validate.
+//
+// Fields marked "no effect" are accepted for command-line compatibility
+// with kv-cache.py and only matter for its real-I/O mode; NoEffect lists
+// those that were set.
+type Config struct {
+	// Model is the key of the model in Models.
+	Model  string
+	Models map[string]Model
+
+	NumUsers int
+	Duration time.Duration
+	// GPUMemGB is per GPU; the GPU tier is NumGPUs x GPUMemGB GiB.
+	GPUMemGB       float64
+	NumGPUs        int
+	TensorParallel int
+	CPUMemGB       float64
+	// StorageCapacityGB bounds the NVMe tier; 0 means unlimited, as in the
+	// reference's trace mode.
+	StorageCapacityGB float64
+
+	GenerationMode       string // none, fast or realistic
+	DisableMultiTurn     bool
+	DisablePrefixCaching bool
+	EnableRAG            bool
+	RAGNumDocs           int
+
+	UseBurstTrace    bool
+	BurstTracePath   string
+	DatasetPath      string // ShareGPT JSON
+	MaxConversations int
+	TraceSpeedup     float64
+	ReplayCycles     int
+	RequestRate      float64
+	MaxRequests      int
+
+	// RequestTrace is a kvbench extension: a public request trace turned
+	// into KV I/O (mooncake, azure, burstgpt, sharegpt).
+	RequestTrace       string
+	RequestTraceFormat string // "" detects from content
+
+	PrefillOnly         bool
+	DecodeOnly          bool
+	Precondition        bool
+	PreconditionSizeGB  float64
+	PreconditionThreads int // no effect: the simulation is sequential
+
+	Seed int64
+
+	// KeyStyle selects how object keys are named: "kvbench" (no wall-clock
+	// time in keys) or "mlperf" (the reference's conv_<user>_<epoch ms>
+	// keys, from EpochBase).
+	KeyStyle  string
+	EpochBase time.Time
+
+	// No effect on a trace (real-I/O options of the reference).
+	CacheDir            string
+	MaxConcurrentAllocs int
+	PerformanceProfile  string
+	EnableAutoscaling   bool
+	AutoscalerMode      string
+	TargetSaturation    float64
+	NoEffect            []string
+
+	// From config.yaml (the reference's defaults otherwise).
+	Eviction        Eviction
+	QoS             [numQoSLevels]QoSProfile
+	QoSDistribution QoSDistribution
+	UserTemplates   []UserTemplate
+	RAG             RAGConfig
+	DecodeBatchSize int
+	MaxTurns        int
+	// EndConversationProbability is the chance a conversation ends before
+	// a user's next request; the reference hard-codes 0.2.
+	EndConversationProbability float64
+	// SystemPromptHitProbability is the chance a request "detects" a system
+	// prompt (prefix caching).
+	SystemPromptHitProbability float64
+
+	// dynamicsSalt, when set, reseeds the random stream after the user
+	// population is drawn: tests average several samples of a run.
+	dynamicsSalt uint64
+}
+
+// Eviction holds the waterfall eviction's watermarks (config.yaml
+// eviction, reference section 1.4).
+type Eviction struct {
+	TargetUsageRatio     float64 // non-terminal tiers evict down to this share
+	LargeEntryLimitRatio float64 // objects over this share of a tier skip it
+	MaxRecursionDepth    int
+	MaxEvictionsHardCap  int
+	MaxEvictionsMin      int
+}
+
+// The QoS levels, as indexes of Config.QoS.
+const (
+	QoSInteractive = iota
+	QoSResponsive
+	QoSBatch
+	numQoSLevels
+)
+
+// QoSProfile is a QoS level's priority and latency targets (reference
+// section 3.6).
+type QoSProfile struct {
+	Name        string
+	Priority    int
+	TargetP95   time.Duration
+	TargetP99   time.Duration
+	TargetP999  time.Duration
+	TargetP9999 time.Duration
+}
+
+// QoSDistribution draws a QoS level: r < Interactive is interactive,
+// r < Responsive responsive, else batch.
+type QoSDistribution struct {
+	InteractiveProbability float64
+	ResponsiveThreshold    float64
+}
+
+// UserTemplate is a synthetic user profile (reference section 3.1): ranges
+// are inclusive; think times in seconds.
+type UserTemplate struct {
+	Name          string
+	ContextMin    int
+	ContextMax    int
+	GenerationMin int
+	GenerationMax int
+	ThinkMin      float64
+	ThinkMax      float64
+}
+
+// RAGConfig holds the RAG workload's parameters (reference section 3.4).
+type RAGConfig struct {
+	ChunkSizeTokens    int
+	TopKChunks         int
+	MaxChunkBytes      int64
+	RequestProbability float64
+	Distribution       string // zipfian, uniform or random
+	SmallDocTokensMin  int
+	SmallDocTokensMax  int
+	LargeDocTokensMin  int
+	LargeDocTokensMax  int
+	MaxDocuments       int // 0: unlimited
+}
+
+// DefaultConfig returns the reference's defaults: kv-cache.py's flag
+// defaults and config.yaml's values.
+func DefaultConfig() Config {
+	return Config{
+		Model:              DefaultModel,
+		Models:             BuiltinModels(),
+		NumUsers:           100,
+		Duration:           60 * time.Second,
+		GPUMemGB:           16,
+		NumGPUs:            1,
+		TensorParallel:     1,
+		CPUMemGB:           32,
+		GenerationMode:     "realistic",
+		RAGNumDocs:         10,
+		BurstTracePath:     "BurstGPT/data/BurstGPT_1.csv",
+		MaxConversations:   500,
+		TraceSpeedup:       1,
+		KeyStyle:           "kvbench",
+		EpochBase:          time.Unix(1767225600, 0).UTC(), // 2026-01-01T00:00:00Z
+		PerformanceProfile: "latency",
+		AutoscalerMode:     "qos",
+		TargetSaturation:   0.8,
+		Eviction: Eviction{
+			TargetUsageRatio:     0.8,
+			LargeEntryLimitRatio: 0.95,
+			MaxRecursionDepth:    10,
+			MaxEvictionsHardCap:  5000,
+			MaxEvictionsMin:      1000,
+		},
+		QoS: [numQoSLevels]QoSProfile{
+			{Name: "interactive", Priority: 3, TargetP95: 50 * time.Millisecond, TargetP99: 100 * time.Millisecond, TargetP999: 150 * time.Millisecond, TargetP9999: 200 * time.Millisecond},
+			{Name: "responsive", Priority: 2, TargetP95: 100 * time.Millisecond, TargetP99: 200 * time.Millisecond, TargetP999: 350 * time.Millisecond, TargetP9999: 500 * time.Millisecond},
+			{Name: "batch", Priority: 1, TargetP95: 1000 * time.Millisecond, TargetP99: 5000 * time.Millisecond, TargetP999: 7500 * time.Millisecond, TargetP9999: 10000 * time.Millisecond},
+		},
+		QoSDistribution: QoSDistribution{InteractiveProbability: 0.15, ResponsiveThreshold: 0.50},
+		UserTemplates: []UserTemplate{
+			{Name: "chatbot", ContextMin: 512, ContextMax: 4096, GenerationMin: 50, GenerationMax: 200, ThinkMin: 0.1, ThinkMax: 0.5},
+			{Name: "coding", ContextMin: 4096, ContextMax: 25000, GenerationMin: 100, GenerationMax: 500, ThinkMin: 0.2, ThinkMax: 1.0},
+			{Name: "document", ContextMin: 4096, ContextMax: 16384, GenerationMin: 200, GenerationMax: 800, ThinkMin: 0.3, ThinkMax: 1.5},
+		},
+		RAG: RAGConfig{
+			ChunkSizeTokens:    512,
+			TopKChunks:         5,
+			MaxChunkBytes:      256 << 20,
+			RequestProbability: 0.1,
+			Distribution:       "zipfian",
+			SmallDocTokensMin:  4000,
+			SmallDocTokensMax:  12000,
+			LargeDocTokensMin:  1024,
+			LargeDocTokensMax:  4096,
+		},
+		DecodeBatchSize:            32,
+		MaxTurns:                   50,
+		EndConversationProbability: 0.2,
+		SystemPromptHitProbability: 0.2,
+	}
+}

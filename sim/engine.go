@@ -1,0 +1,669 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Sink receives every trace row the simulation emits, in order. It must not
+// keep rec or rec.Key after it returns. A one-method sink is a func, so a
+// trace.Writer's Write method is a Sink.
+type Sink func(rec *schema.Record) error
+
+// The request phases of the reference (InferencePhase).
+type phase uint8
+
+const (
+	phasePrefill       phase = iota // context >= 10,000 tokens: no decode reads
+	phasePrefillDecode              // the usual request
+	phaseDecode                     // RAG requests: read the context, write it on a miss
+)
+
+// prefillOnlyTokens is the reference's threshold: requests with at least
+// this many context tokens are prefill-only (no decode reads).
+const prefillOnlyTokens = 10000
+
+// systemPromptWords are the token counts of the reference's three system
+// prompts ("You are a helpful assistant." etc.).
+var systemPromptWords = [3]int{5, 9, 6}
+
+// request is one inference request.
+type request struct {
+	id       uint64 // the trace's Request value (the reference's counter + 1)
+	seq      uint64 // queue order within a priority
+	userID   string
+	context  int
+	gen      int
+	priority int
+	qos      int
+	phase    phase
+	key      string
+	conv     *conversation
+	turn     int
+	hashIDs  []int64
+	submit   time.Duration
+}
+
+// conversation is a multi-turn conversation's state.
+type conversation struct {
+	id   string
+	keys []string // the object key of each turn, turn 1 first
+}
+
+// user is a synthetic user (reference section 3.1).
+type user struct {
+	id       string
+	template int
+	context  int
+	gen      int
+	think    float64
+	qos      int
+	conv     *conversation
+	convSeq  int
+}
+
+// event kinds.
+const (
+	evUser = iota
+	evDone
+	evArrival
+)
+
+type event struct {
+	at   time.Duration
+	seq  uint64
+	kind uint8
+	user *user
+	req  *request
+}
+
+type eventHeap []event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// queue is the reference's PriorityQueue: highest priority first, FIFO
+// within a priority.
+type queue []*request
+
+func (q queue) Len() int { return len(q) }
+func (q queue) Less(i, j int) bool {
+	if q[i].priority != q[j].priority {
+		return q[i].priority > q[j].priority
+	}
+	return q[i].seq < q[j].seq
+}
+func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *queue) Push(x any)   { *q = append(*q, x.(*request)) }
+func (q *queue) Pop() any {
+	old := *q
+	r := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return r
+}
+
+// engine is one simulation run.
+type engine struct {
+	ctx   context.Context
+	cfg   *Config
+	model Model
+	bpt   int64
+	rng   *pyRand
+	sink  Sink
+	cache *cache
+	rec   schema.Record
+
+	now      time.Duration
+	start    time.Duration // where the measured window starts
+	end      time.Duration
+	events   eventHeap
+	eventSeq uint64
+	queue    queue
+	queueSeq uint64
+	idle     int
+	workers  int
+	stopped  bool
+
+	spt        float64 // generation seconds per token
+	reqCounter uint64  // the reference's request_counter
+	cur        *request
+
+	users     []*user
+	rag       *ragManager
+	prepop    []string
+	gen       generator
+	genZero   bool // the generator has no pacing of its own: bound the queue
+	genBlock  bool // a zero-spacing generator waits for queue room
+	genIndex  int
+	pending   *request
+	pendingAt time.Duration
+	// stopAfterDispatch ends the run once the current time's requests are
+	// dispatched (a trace's last replay cycle is done).
+	stopAfterDispatch bool
+
+	tierOps [schema.NumTiers][schema.NumOps]int64 // bytes by tier and operation, every row
+	notes   []string
+
+	res   *Result
+	rows  int64
+	stats runStats
+}
+
+// runStats are the request-level results.
+type runStats struct {
+	completed       int64
+	tokens          int64
+	e2e             []float64 // seconds
+	generation      []float64
+	byQoS           [numQoSLevels][]float64
+	multiTurnHits   int64
+	multiTurnMisses int64
+	prefixHits      int64
+	prefixMisses    int64
+	systemPrompt    int64
+	bytesSaved      int64
+	ragRetrievals   int64
+	ragChunks       int64
+	blockHits       int64
+	blockMisses     int64
+}
+
+// Run simulates cfg in virtual time and sends every trace row to sink, in
+// time order. It returns the simulation's statistics. cfg must have passed
+// Validate. Run is deterministic: the same cfg gives the same rows and
+// statistics.
+func Run(ctx context.Context, cfg *Config, sink Sink) (*Result, error) {
+	model, err := lookupModel(cfg.Models, cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{
+		ctx:   ctx,
+		cfg:   cfg,
+		model: model,
+		bpt:   model.BytesPerToken(),
+		rng:   newPyRand(cfg.Seed),
+		sink:  sink,
+		spt:   generationSecondsPerToken[cfg.GenerationMode],
+	}
+	e.cache = newCache(cfg, e.bpt, e.emit)
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	return e.result(), nil
+}
+
+// emit sends one row at the current virtual time.
+func (e *engine) emit(op schema.Op, o *object, tier schema.Tier, ph schema.Phase) error {
+	r := &e.rec
+	r.Time, r.Op, r.Size, r.Tier, r.Key, r.Phase = e.now, op, o.size, tier, o.keyBytes, ph
+	e.tierOps[tier][op] += o.size
+	r.Request, r.QoS = 0, schema.QoSNone
+	if e.cur != nil {
+		r.Request = e.cur.id
+		r.QoS = schema.QoS(e.cur.qos + 1)
+	}
+	e.rows++
+	if e.rows&0xfff == 0 {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return e.sink(r)
+}
+
+func (e *engine) push(ev event) {
+	e.eventSeq++
+	ev.seq = e.eventSeq
+	heap.Push(&e.events, ev)
+}
+
+func (e *engine) randint(lo, hi int) int { return e.rng.randint(lo, hi) }
+
+func (e *engine) uniform(lo, hi float64) float64 { return e.rng.uniform(lo, hi) }
+
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// drawQoS draws a QoS level as the reference does for trace-driven requests.
+func (e *engine) drawQoS() int {
+	r := e.rng.Float64()
+	switch {
+	case r < e.cfg.QoSDistribution.InteractiveProbability:
+		return QoSInteractive
+	case r < e.cfg.QoSDistribution.ResponsiveThreshold:
+		return QoSResponsive
+	}
+	return QoSBatch
+}
+
+func phaseOf(contextTokens int) phase {
+	if contextTokens >= prefillOnlyTokens {
+		return phasePrefill
+	}
+	return phasePrefillDecode
+}
+
+func (e *engine) run() error {
+	cfg := e.cfg
+	// Pre-run phases take one microsecond of virtual time per object, so
+	// a replay can tell them from the measured window.
+	if cfg.Precondition {
+		if err := e.precondition(); err != nil {
+			return err
+		}
+	}
+	if cfg.DecodeOnly {
+		if err := e.prepopulate(); err != nil {
+			return err
+		}
+	}
+	if e.now > 0 {
+		e.now = (e.now/time.Millisecond + 1) * time.Millisecond
+	}
+	e.start = e.now
+	e.end = e.start + cfg.Duration
+	e.workers = min(cfg.NumUsers, 500)
+	e.idle = e.workers
+
+	gen, err := e.newGenerator()
+	if err != nil {
+		return err
+	}
+	e.gen = gen
+	if gen == nil {
+		// The reference draws its users first, then starts RAG ingestion.
+		e.makeUsers()
+		if cfg.EnableRAG {
+			e.rag = newRAGManager(e)
+			if err := e.rag.ingest(); err != nil {
+				return err
+			}
+		}
+	} else {
+		e.push(event{at: e.now, kind: evArrival})
+	}
+	if cfg.dynamicsSalt != 0 {
+		// Tests draw several samples of a run's dynamics for one user
+		// population (the reference's threads make its own dynamics noisy).
+		e.rng = newPyRand(cfg.Seed ^ int64(cfg.dynamicsSalt)<<32)
+	}
+
+	for len(e.events) > 0 && !e.stopped {
+		ev := heap.Pop(&e.events).(event)
+		if ev.at > e.end {
+			break
+		}
+		e.now = ev.at
+		switch ev.kind {
+		case evUser:
+			if err := e.userWake(ev.user); err != nil {
+				return err
+			}
+		case evDone:
+			e.complete(ev.req)
+		case evArrival:
+			if err := e.arrival(); err != nil {
+				return err
+			}
+		}
+		if err := e.dispatch(); err != nil {
+			return err
+		}
+		if e.stopAfterDispatch {
+			e.stopped = true
+		}
+	}
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	e.drain()
+	return nil
+}
+
+// drain completes the requests still generating when the run stops: their
+// rows are in the trace, and the reference's workers finish them while it
+// joins its threads, so they count as completed. Virtual time stays at the
+// end of the run.
+func (e *engine) drain() {
+	at := e.now
+	for len(e.events) > 0 {
+		ev := heap.Pop(&e.events).(event)
+		if ev.kind == evDone {
+			e.now = ev.at
+			e.complete(ev.req)
+		}
+	}
+	e.now = at
+}
+
+// dispatch hands queued requests to idle workers.
+func (e *engine) dispatch() error {
+	for e.idle > 0 && len(e.queue) > 0 && !e.stopped {
+		r := heap.Pop(&e.queue).(*request)
+		e.idle--
+		if err := e.process(r); err != nil {
+			return err
+		}
+		genTime := seconds(float64(r.gen) * e.spt)
+		if genTime == 0 {
+			e.complete(r)
+			continue
+		}
+		e.push(event{at: e.now + genTime, kind: evDone, req: r})
+	}
+	if e.genBlock && len(e.queue) < e.queueCap() && !e.stopped {
+		e.genBlock = false
+		e.push(event{at: e.now, kind: evArrival})
+	}
+	return nil
+}
+
+// queueCap bounds the queue of a generator that has no pacing of its own.
+func (e *engine) queueCap() int { return 2 * e.workers }
+
+func (e *engine) enqueue(r *request) {
+	r.submit = e.now
+	e.queueSeq++
+	r.seq = e.queueSeq
+	heap.Push(&e.queue, r)
+}
+
+func (e *engine) nextRequestID() uint64 {
+	id := e.reqCounter
+	e.reqCounter++
+	return id
+}
+
+// complete records a finished request.
+func (e *engine) complete(r *request) {
+	e.idle++
+	s := &e.stats
+	s.completed++
+	s.tokens += int64(r.gen)
+	lat := (e.now - r.submit).Seconds()
+	s.e2e = append(s.e2e, lat)
+	s.generation = append(s.generation, float64(r.gen)*e.spt)
+	s.byQoS[r.qos] = append(s.byQoS[r.qos], lat)
+	if e.cfg.MaxRequests > 0 && s.completed >= int64(e.cfg.MaxRequests) {
+		e.stopped = true
+	}
+}
+
+// process does a request's I/O, as the reference's process_requests does
+// (reference section 1.6).
+func (e *engine) process(r *request) error {
+	cfg := e.cfg
+	e.cur = r
+	defer func() { e.cur = nil }()
+	if r.hashIDs != nil {
+		return e.processBlocks(r)
+	}
+	ct := cacheUser
+	// 1. Prefix caching: the reference "detects" a system prompt and reads
+	// its object, which it never writes: always a miss, no row.
+	if !cfg.DisablePrefixCaching {
+		if e.rng.Float64() < cfg.SystemPromptHitProbability {
+			words := systemPromptWords[e.rng.IntN(len(systemPromptWords))]
+			e.cache.stats.misses++
+			e.stats.prefixHits++
+			e.stats.systemPrompt++
+			e.stats.bytesSaved += int64(words) * e.bpt
+			r.context = max(0, r.context-words)
+			ct = cacheSystem
+		} else {
+			e.stats.prefixMisses++
+		}
+	}
+	if !cfg.DecodeOnly {
+		// 2. Multi-turn: reload every earlier turn's object.
+		if r.conv != nil && r.turn > 1 {
+			for _, key := range r.conv.keys[:min(r.turn-1, len(r.conv.keys))] {
+				o, err := e.cache.access(key, schema.PhaseDecode, cacheMultiTurn)
+				if err != nil {
+					return err
+				}
+				if o != nil {
+					e.stats.multiTurnHits++
+				} else {
+					e.stats.multiTurnMisses++
+				}
+			}
+		}
+		// 3. Prefill: write the request's context.
+		if r.phase == phasePrefill || r.phase == phasePrefillDecode {
+			if _, err := e.cache.allocate(r.key, r.context, schema.PhasePrefill); err != nil {
+				return err
+			}
+		}
+	}
+	// 4. RAG retrieval.
+	if e.rag != nil && e.rng.Float64() < cfg.RAG.RequestProbability && len(e.rag.docs) > 0 {
+		doc := e.rag.docs[e.rng.IntN(len(e.rag.docs))]
+		for _, ch := range e.rag.retrieve(doc) {
+			if _, err := e.cache.access(ch.key, schema.PhaseDecode, cacheUser); err != nil {
+				return err
+			}
+		}
+	}
+	// 5. Decode: read the context once, then once per batch of generated
+	// tokens; a miss writes it.
+	if !cfg.PrefillOnly && (r.phase == phaseDecode || r.phase == phasePrefillDecode) {
+		key := r.key
+		if cfg.DecodeOnly && len(e.prepop) > 0 {
+			key = e.prepop[e.rng.IntN(len(e.prepop))]
+		}
+		o, err := e.cache.access(key, schema.PhaseDecode, ct)
+		if err != nil {
+			return err
+		}
+		if o == nil {
+			if !cfg.DecodeOnly {
+				if _, err := e.cache.allocate(r.key, r.context, schema.PhasePrefill); err != nil {
+					return err
+				}
+			}
+		} else {
+			for range e.decodeBatches(r.gen) {
+				if _, err := e.cache.access(key, schema.PhaseDecode, ct); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// decodeBatches is the number of decode reads after the first:
+// max(1, ceil(gen / batch size)).
+func (e *engine) decodeBatches(gen int) int {
+	b := max(1, e.cfg.DecodeBatchSize)
+	return max(1, (gen+b-1)/b)
+}
+
+// blockTokens is the token count of a Mooncake KV block.
+const blockTokens = 512
+
+// processBlocks does a block-level request (Mooncake): the cached blocks
+// of its prefix are read, up to the first that is not cached, and the rest
+// are written, as a prefix-caching inference engine does; decode then reads
+// the request's whole context once per batch, as the reference's decode
+// does with its one object.
+func (e *engine) processBlocks(r *request) error {
+	keys := make([]string, len(r.hashIDs))
+	hit := true
+	for i, id := range r.hashIDs {
+		keys[i] = "block_" + strconv.FormatInt(id, 10)
+		if hit {
+			o, err := e.cache.access(keys[i], schema.PhasePrefill, cacheUser)
+			if err != nil {
+				return err
+			}
+			if o != nil {
+				e.stats.blockHits++
+				continue
+			}
+			hit = false
+		}
+		e.stats.blockMisses++
+		if _, err := e.cache.allocate(keys[i], blockTokens, schema.PhasePrefill); err != nil {
+			return err
+		}
+	}
+	if e.cfg.PrefillOnly || r.phase == phasePrefill {
+		return nil
+	}
+	for range 1 + e.decodeBatches(r.gen) {
+		for _, k := range keys {
+			if _, err := e.cache.access(k, schema.PhaseDecode, cacheUser); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// precondition fills the cache with 2,048-token objects before the run
+// (reference section 3.11).
+func (e *engine) precondition() error {
+	var target float64
+	switch {
+	case e.cfg.PreconditionSizeGB > 0:
+		target = e.cfg.PreconditionSizeGB * GiB
+	case e.cfg.StorageCapacityGB > 0:
+		target = 2 * e.cfg.StorageCapacityGB * GiB
+	default:
+		e.notes = append(e.notes, "precondition skipped: NVMe capacity unknown and --precondition-size-gb not set (as in the reference)")
+		return nil
+	}
+	var written int64
+	for n := 0; float64(written) < target; n++ {
+		o, err := e.cache.allocate("precond_"+strconv.Itoa(n), 2048, schema.PhasePrefill)
+		if err != nil {
+			return err
+		}
+		written += o.size
+		if o.size == 0 {
+			break
+		}
+		e.now += time.Microsecond
+	}
+	return nil
+}
+
+// prepopulate writes num-users x 10 objects of 2,048 tokens for decode-only
+// runs (the reference's _prepopulate_cache_for_decode).
+func (e *engine) prepopulate() error {
+	n := e.cfg.NumUsers * 10
+	e.prepop = make([]string, 0, n)
+	for i := range n {
+		key := "prepop_" + strconv.Itoa(i)
+		if _, err := e.cache.allocate(key, 2048, schema.PhasePrefill); err != nil {
+			return err
+		}
+		e.prepop = append(e.prepop, key)
+		e.now += time.Microsecond
+	}
+	return nil
+}
+
+// makeUsers creates the synthetic users and their first wake-ups.
+func (e *engine) makeUsers() {
+	cfg := e.cfg
+	e.users = make([]*user, cfg.NumUsers)
+	for i := range e.users {
+		// The reference's draw order (UserSimulator.generate_mixed_users):
+		// type, QoS, context, generation, think time.
+		t := e.rng.IntN(len(cfg.UserTemplates))
+		tp := cfg.UserTemplates[t]
+		u := &user{id: fmt.Sprintf("user_%04d", i), template: t}
+		r := e.rng.Float64()
+		switch {
+		case r < cfg.QoSDistribution.InteractiveProbability:
+			u.qos = QoSInteractive
+		case r < cfg.QoSDistribution.ResponsiveThreshold:
+			u.qos = QoSResponsive
+		default:
+			u.qos = QoSBatch
+		}
+		u.context = e.randint(tp.ContextMin, tp.ContextMax)
+		u.gen = e.randint(tp.GenerationMin, tp.GenerationMax)
+		u.think = e.uniform(tp.ThinkMin, tp.ThinkMax)
+		e.users[i] = u
+	}
+	for _, u := range e.users {
+		e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
+	}
+}
+
+// userWake is one iteration of the reference's user_worker: bookkeeping
+// for multi-turn conversations, one request, maybe one RAG request, and the
+// next think time.
+func (e *engine) userWake(u *user) error {
+	cfg := e.cfg
+	if !cfg.DisableMultiTurn {
+		if u.conv != nil && (e.rng.Float64() >= 1-cfg.EndConversationProbability || len(u.conv.keys) >= cfg.MaxTurns) {
+			u.conv = nil
+		}
+		if u.conv == nil {
+			u.conv = &conversation{id: e.conversationID(u)}
+			u.convSeq++
+		}
+	}
+	ctx := e.randint(max(1, u.context/4), u.context)
+	gen := e.randint(max(1, u.gen/4), u.gen)
+	id := e.nextRequestID()
+	r := &request{id: id + 1, userID: u.id, context: ctx, gen: gen, priority: cfg.QoS[u.qos].Priority,
+		qos: u.qos, phase: phaseOf(ctx), turn: 1}
+	if u.conv != nil {
+		r.conv = u.conv
+		r.turn = len(u.conv.keys) + 1
+		r.key = u.conv.id + "_turn_" + strconv.Itoa(r.turn)
+		u.conv.keys = append(u.conv.keys, r.key)
+	} else {
+		r.key = fmt.Sprintf("%s_req_%06d", u.id, id)
+	}
+	e.enqueue(r)
+	if e.rag != nil && e.rng.Float64() < cfg.RAG.RequestProbability && len(e.rag.docs) > 0 {
+		doc := e.rag.docs[e.rng.IntN(len(e.rag.docs))]
+		tokens := 0
+		for _, ch := range e.rag.retrieve(doc) {
+			tokens += ch.tokens
+		}
+		rid := e.nextRequestID()
+		e.enqueue(&request{id: rid + 1, userID: u.id, context: tokens, gen: e.randint(50, 200),
+			priority: cfg.QoS[u.qos].Priority, qos: u.qos, phase: phaseDecode, key: "rag_" + doc.id})
+	}
+	e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
+	return nil
+}
+
+// conversationID names a user's next conversation. The reference embeds
+// the wall clock in milliseconds; the kvbench key style numbers a user's
+// conversations instead, so keys do not depend on time.
+func (e *engine) conversationID(u *user) string {
+	if e.cfg.KeyStyle == "mlperf" {
+		ms := e.cfg.EpochBase.UnixMilli() + int64(e.now/time.Millisecond)
+		return "conv_" + u.id + "_" + strconv.FormatInt(ms, 10)
+	}
+	return fmt.Sprintf("conv_%s_%04d", u.id, u.convSeq)
+}

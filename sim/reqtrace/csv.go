@@ -1,0 +1,229 @@
+package reqtrace
+
+import (
+	"encoding/csv"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// errBudget is what budget returns when a record runs past MaxLineBytes.
+var errBudget = errors.New("record too long")
+
+// budget limits how much csv.Reader can read for one record: encoding/csv
+// buffers a whole record, whatever its length, so the reader under it runs
+// dry after MaxLineBytes until reset, which csvTable does before each
+// record. csv.Reader's own buffer reads ahead by at most 4 KiB, so the
+// bound is MaxLineBytes give or take that.
+type budget struct {
+	r io.Reader
+	n int
+}
+
+func (b *budget) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, errBudget
+	}
+	if len(p) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n -= n
+	return n, err
+}
+
+// csvTable is a CSV input read one record at a time, with columns found by
+// header name.
+type csvTable struct {
+	*base
+	cr      *csv.Reader
+	bud     *budget
+	header  []string
+	columns map[string]int // header name -> field index; the last wins, as in Python's csv.DictReader
+	line    int            // line of the last record read
+}
+
+func newCSVTable(b *base, r io.Reader, lazyQuotes bool) *csvTable {
+	bud := &budget{r: r}
+	cr := csv.NewReader(bud)
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = lazyQuotes
+	cr.ReuseRecord = true
+	return &csvTable{base: b, cr: cr, bud: bud}
+}
+
+// read returns the next record. Errors other than a *csv.ParseError (a row
+// that is not CSV, returned as a *ParseError with ErrBadCSV, after which
+// reading may go on) are final: io.EOF, a too-long row, an I/O error.
+func (t *csvTable) read() ([]string, error) {
+	t.bud.n = MaxLineBytes
+	rec, err := t.cr.Read()
+	if err != nil {
+		var ce *csv.ParseError
+		switch {
+		case err == io.EOF:
+			return nil, io.EOF
+		case err == errBudget:
+			return nil, &ParseError{File: t.name, Line: t.line + 1, Err: ErrTooLong, Detail: "a row is limited to " + strconv.Itoa(MaxLineBytes) + " bytes"}
+		case t.isIO(err):
+			return nil, ioError(t.name, t.line+1, err)
+		case errors.As(err, &ce):
+			t.line = ce.Line
+			return nil, &ParseError{File: t.name, Line: ce.StartLine, Err: ErrBadCSV, Detail: ce.Err.Error()}
+		}
+		return nil, ioError(t.name, t.line+1, err)
+	}
+	t.line, _ = t.cr.FieldPos(0)
+	return rec, nil
+}
+
+// readHeader reads the header row and indexes its names, trimmed of spaces.
+func (t *csvTable) readHeader() error {
+	rec, err := t.read()
+	if err != nil {
+		if err == io.EOF {
+			return &ParseError{File: t.name, Line: 1, Err: ErrBadHeader, Detail: "empty input, want a header row"}
+		}
+		return err
+	}
+	t.header = make([]string, len(rec))
+	t.columns = make(map[string]int, len(rec))
+	for i, name := range rec {
+		name = strings.TrimSpace(name)
+		t.header[i] = name
+		t.columns[name] = i
+	}
+	return nil
+}
+
+// column returns the index of the column named name, or -1.
+func (t *csvTable) column(name string) int {
+	if i, ok := t.columns[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// missing returns the ErrBadHeader error for required columns absent from
+// the header.
+func (t *csvTable) missing(names []string, want string) error {
+	return &ParseError{
+		File:   t.name,
+		Line:   t.line,
+		Column: strings.Join(names, ", "),
+		Value:  shorten(strings.Join(t.header, ",")),
+		Err:    ErrBadHeader,
+		Detail: "missing column, want " + want,
+	}
+}
+
+// bad returns a *ParseError about field i of the record on the current
+// line.
+func (t *csvTable) bad(i int, value string, err error, detail string) *ParseError {
+	line := t.line
+	if strings.TrimSpace(value) == "" {
+		detail = "empty field, " + detail
+	}
+	if i < len(t.header) && i >= 0 {
+		return &ParseError{File: t.name, Line: line, Column: t.header[i], Value: shorten(value), Err: err, Detail: detail}
+	}
+	return &ParseError{File: t.name, Line: line, Value: shorten(value), Err: err, Detail: detail}
+}
+
+// parseCount parses a token count: a non-negative decimal integer, spaces
+// around it allowed (Python's int() allows them).
+func parseCount(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	n, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// maxSeconds bounds a timestamp in seconds, so that the difference of two
+// is a time.Duration: 4.5e9 s is 142 years, and Unix epoch seconds fit.
+const maxSeconds = 4.5e9
+
+// parseSeconds parses a decimal number of seconds into nanoseconds, as
+// Python's float() reads finite decimal text: spaces around it, a sign, a
+// fraction and an exponent are allowed; inf, nan, hex and underscores are
+// not. Plain decimals ("1700000000.123456") are converted exactly, rounded
+// to the nanosecond; only those with an exponent go through a float64.
+func parseSeconds(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	neg := false
+	switch s[0] {
+	case '+', '-':
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	intPart, frac, dot := strings.Cut(s, ".")
+	if intPart == "" && frac == "" || !allDigits(intPart) || !allDigits(frac) {
+		if dot || strings.ContainsAny(s, "eE") {
+			return parseSecondsFloat(s, neg)
+		}
+		return 0, false
+	}
+	if len(intPart) > 10 {
+		intPart = strings.TrimLeft(intPart, "0")
+		if len(intPart) > 10 {
+			return 0, false
+		}
+	}
+	sec := int64(0)
+	for i := 0; i < len(intPart); i++ {
+		sec = sec*10 + int64(intPart[i]-'0')
+	}
+	if sec > maxSeconds {
+		return 0, false
+	}
+	ns := int64(0)
+	for i := 0; i < 9; i++ {
+		ns *= 10
+		if i < len(frac) {
+			ns += int64(frac[i] - '0')
+		}
+	}
+	if len(frac) > 9 && frac[9] >= '5' {
+		ns++ // round half up at the nanosecond
+	}
+	v := sec*1e9 + ns
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// parseSecondsFloat parses s, unsigned, with an exponent.
+func parseSecondsFloat(s string, neg bool) (int64, bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+		default:
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || v > maxSeconds || s[0] == '+' || s[0] == '-' {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return int64(math.Round(v * 1e9)), true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,226 @@
+package reqtrace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"time"
+)
+
+// The Mooncake trace's field names (kvcache-ai/Mooncake FAST25-release).
+const (
+	mooncakeTimestamp = "timestamp"
+	mooncakeInput     = "input_length"
+	mooncakeOutput    = "output_length"
+	mooncakeHashIDs   = "hash_ids"
+)
+
+// mooncake reads a Mooncake JSONL trace: one object a line with timestamp
+// (milliseconds), input_length, output_length and hash_ids, of which there
+// must be one per MooncakeBlockTokens tokens of input, rounded up. Other
+// fields are ignored, blank lines skipped.
+type mooncake struct {
+	base
+	br   *bufio.Reader
+	buf  []byte
+	line int
+	t0   int64 // first request's timestamp, ns
+}
+
+var _ Reader = (*mooncake)(nil)
+
+func newMooncake(b base, br *bufio.Reader) *mooncake { return &mooncake{base: b, br: br} }
+
+func (m *mooncake) format() Format { return FormatMooncake }
+
+// mooncakeLine is one line, its fields kept raw so that each can be checked
+// and named in an error.
+type mooncakeLine struct {
+	Timestamp    json.RawMessage `json:"timestamp"`
+	InputLength  json.RawMessage `json:"input_length"`
+	OutputLength json.RawMessage `json:"output_length"`
+	HashIDs      json.RawMessage `json:"hash_ids"`
+}
+
+// Next implements Reader.
+func (m *mooncake) Next(req *Request) error {
+	if m.err != nil {
+		return m.err
+	}
+	for {
+		line, err := m.readLine()
+		if err != nil {
+			return m.fail(err)
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		return m.parse(line, req)
+	}
+}
+
+// readLine returns the next line, without its end, valid until the next
+// call.
+func (m *mooncake) readLine() ([]byte, error) {
+	m.line++
+	m.buf = m.buf[:0]
+	for {
+		frag, err := m.br.ReadSlice('\n')
+		if len(m.buf)+len(frag) > MaxLineBytes+2 { // +2 for CRLF
+			return nil, &ParseError{File: m.name, Line: m.line, Err: ErrTooLong, Detail: "a line is limited to " + strconv.Itoa(MaxLineBytes) + " bytes"}
+		}
+		switch {
+		case err == nil && len(m.buf) == 0:
+			return frag, nil
+		case err == nil:
+			return append(m.buf, frag...), nil
+		case err == bufio.ErrBufferFull:
+			m.buf = append(m.buf, frag...)
+		case err == io.EOF:
+			m.buf = append(m.buf, frag...)
+			if len(m.buf) == 0 {
+				return nil, io.EOF
+			}
+			return m.buf, nil
+		default:
+			return nil, ioError(m.name, m.line, err)
+		}
+	}
+}
+
+func (m *mooncake) parse(line []byte, req *Request) error {
+	var v mooncakeLine
+	if err := json.Unmarshal(line, &v); err != nil {
+		return m.fail(m.jsonError(line, err))
+	}
+	ts, err := m.timestamp(v.Timestamp)
+	if err != nil {
+		return m.fail(err)
+	}
+	in, err := m.length(mooncakeInput, v.InputLength)
+	if err != nil {
+		return m.fail(err)
+	}
+	out, err := m.length(mooncakeOutput, v.OutputLength)
+	if err != nil {
+		return m.fail(err)
+	}
+	if v.HashIDs == nil {
+		return m.fail(m.missing(mooncakeHashIDs))
+	}
+	ids, ok := parseIDs(v.HashIDs, req.HashIDs[:0])
+	if !ok {
+		return m.fail(&ParseError{File: m.name, Line: m.line, Column: mooncakeHashIDs, Value: shorten(string(v.HashIDs)), Err: ErrBadNumber, Detail: "want an array of integers"})
+	}
+	need := in / MooncakeBlockTokens
+	if in%MooncakeBlockTokens != 0 {
+		need++
+	}
+	if len(ids) != need {
+		return m.fail(&ParseError{
+			File:   m.name,
+			Line:   m.line,
+			Column: mooncakeHashIDs,
+			Value:  strconv.Itoa(len(ids)) + " ids",
+			Err:    ErrInconsistent,
+			Detail: "input_length " + strconv.Itoa(in) + " needs " + strconv.Itoa(need) + " blocks of " + strconv.Itoa(MooncakeBlockTokens) + " tokens",
+		})
+	}
+	if !m.haveFirst {
+		m.haveFirst = true
+		m.t0 = ts
+	}
+	*req = Request{Arrival: m.arrival(time.Duration(ts - m.t0)), InputTokens: in, OutputTokens: out, HashIDs: ids}
+	return nil
+}
+
+func (m *mooncake) missing(field string) error {
+	return &ParseError{File: m.name, Line: m.line, Column: field, Err: ErrMissingField, Detail: "want timestamp, input_length, output_length and hash_ids"}
+}
+
+func (m *mooncake) jsonError(line []byte, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		// The only typed target is the line's object itself.
+		return &ParseError{File: m.name, Line: m.line, Value: shorten(string(line)), Err: ErrBadJSON, Detail: "want an object, got " + te.Value}
+	}
+	return &ParseError{File: m.name, Line: m.line, Value: shorten(string(line)), Err: ErrBadJSON, Detail: err.Error()}
+}
+
+// maxMillis bounds a timestamp so that the difference of two fits a
+// time.Duration (146 years each way).
+const maxMillis = math.MaxInt64 / 2 / int64(time.Millisecond)
+
+// timestamp parses milliseconds, an integer or a finite decimal, into ns.
+func (m *mooncake) timestamp(raw json.RawMessage) (int64, error) {
+	if raw == nil {
+		return 0, m.missing(mooncakeTimestamp)
+	}
+	bad := func() error {
+		return &ParseError{File: m.name, Line: m.line, Column: mooncakeTimestamp, Value: shorten(string(raw)), Err: ErrBadNumber, Detail: "want milliseconds, a number"}
+	}
+	s := string(raw)
+	if !isJSONNumber(raw) {
+		return 0, bad()
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if ms > maxMillis || ms < -maxMillis {
+			return 0, bad()
+		}
+		return ms * int64(time.Millisecond), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.Abs(f) > float64(maxMillis) {
+		return 0, bad()
+	}
+	return int64(math.Round(f * float64(time.Millisecond))), nil
+}
+
+// length parses a non-negative integer token count.
+func (m *mooncake) length(field string, raw json.RawMessage) (int, error) {
+	if raw == nil {
+		return 0, m.missing(field)
+	}
+	n, err := strconv.ParseInt(string(raw), 10, strconv.IntSize)
+	if err != nil || n < 0 {
+		return 0, &ParseError{File: m.name, Line: m.line, Column: field, Value: shorten(string(raw)), Err: ErrBadNumber, Detail: "want a non-negative integer"}
+	}
+	return int(n), nil
+}
+
+// isJSONNumber reports whether raw, a valid JSON value, is a number.
+func isJSONNumber(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// parseIDs parses raw, a valid JSON value, as an array of int64, appending
+// to ids. Splitting at commas is exact here: a piece parses as an integer
+// only if it holds no string, array or object.
+func parseIDs(raw []byte, ids []int64) ([]int64, bool) {
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return ids, false
+	}
+	body := bytes.TrimSpace(raw[1 : len(raw)-1])
+	if len(body) == 0 {
+		return ids, true
+	}
+	for len(body) > 0 {
+		piece := body
+		if i := bytes.IndexByte(body, ','); i >= 0 {
+			piece, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(piece)), 10, 64)
+		if err != nil {
+			return ids, false
+		}
+		ids = append(ids, n)
+	}
+	return ids, true
+}

@@ -1,0 +1,160 @@
+package reqtrace
+
+import (
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMooncakeSample(t *testing.T) {
+	got := readAll(t, newReader(t, string(fixture(t, "mooncake_head200.jsonl")), FormatMooncake, Options{}))
+	if len(got) != 200 {
+		t.Fatalf("%d requests, want 200", len(got))
+	}
+	seq := func(first int64, from, to int64) []int64 {
+		ids := []int64{first}
+		for i := from; i <= to; i++ {
+			ids = append(ids, i)
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		i    int
+		want Request
+	}{
+		{0, Request{InputTokens: 6758, OutputTokens: 500, HashIDs: seq(0, 1, 13)}},
+		{1, Request{InputTokens: 7322, OutputTokens: 490, HashIDs: seq(0, 14, 27)}},
+		{2, Request{InputTokens: 7236, OutputTokens: 794, HashIDs: seq(0, 28, 41)}},
+		{3, Request{InputTokens: 2290, OutputTokens: 316, HashIDs: seq(0, 42, 45)}},
+		{10, Request{Arrival: 3 * time.Second, InputTokens: 13544, OutputTokens: 71, HashIDs: seq(0, 219, 244)}},
+	} {
+		if !reflect.DeepEqual(got[tc.i], tc.want) {
+			t.Errorf("request %d = %+v, want %+v", tc.i, got[tc.i], tc.want)
+		}
+	}
+	if last := got[199].Arrival; last != 72*time.Second {
+		t.Errorf("last arrival %v, want 72s", last)
+	}
+}
+
+func TestMooncakeLines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []Request
+	}{
+		{
+			"crlf, blank lines, no final newline, extra fields",
+			"\r\n{\"timestamp\": 1000, \"input_length\": 512, \"output_length\": 3, \"hash_ids\": [5], \"extra\": \"x\"}\r\n\r\n   \n" +
+				`{"hash_ids": [5, 6], "output_length": 0, "input_length": 513, "timestamp": 1250}`,
+			[]Request{
+				{InputTokens: 512, OutputTokens: 3, HashIDs: []int64{5}},
+				{Arrival: 250 * time.Millisecond, InputTokens: 513, HashIDs: []int64{5, 6}},
+			},
+		},
+		{
+			"zero input, fractional and out-of-order milliseconds, big ids",
+			`{"timestamp": 10, "input_length": 0, "output_length": 1, "hash_ids": []}` + "\n" +
+				`{"timestamp": 11.5, "input_length": 1, "output_length": 1, "hash_ids": [ -1 ]}` + "\n" +
+				`{"timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [9223372036854775807]}` + "\n",
+			[]Request{
+				{InputTokens: 0, OutputTokens: 1},
+				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{-1}},
+				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{9223372036854775807}},
+			},
+		},
+		{"empty input", "", nil},
+		{"blank lines only", "\n\n \r\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := readAll(t, newReader(t, tc.in, FormatMooncake, Options{}))
+			if len(got) != len(tc.want) {
+				t.Fatalf("%d requests %+v, want %d", len(got), got, len(tc.want))
+			}
+			for i := range tc.want {
+				if !reflect.DeepEqual(got[i], tc.want[i]) {
+					t.Errorf("request %d = %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestMooncakeErrors(t *testing.T) {
+	const good = `{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [1, 2]}`
+	for _, tc := range []struct {
+		name   string
+		line   string
+		column string
+		want   error
+	}{
+		{"not json", `{"timestamp": 0,`, "", ErrBadJSON},
+		{"garbage", `hello`, "", ErrBadJSON},
+		{"an array", `[1, 2]`, "", ErrBadJSON},
+		{"a number", `17`, "", ErrBadJSON},
+		{"two objects", good + good, "", ErrBadJSON},
+		{"null", `null`, "timestamp", ErrMissingField},
+		{"no timestamp", `{"input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrMissingField},
+		{"no input_length", `{"timestamp": 1, "output_length": 1, "hash_ids": [1]}`, "input_length", ErrMissingField},
+		{"no output_length", `{"timestamp": 1, "input_length": 1, "hash_ids": [1]}`, "output_length", ErrMissingField},
+		{"no hash_ids", `{"timestamp": 1, "input_length": 1, "output_length": 1}`, "hash_ids", ErrMissingField},
+		{"timestamp a string", `{"timestamp": "5", "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
+		{"timestamp null", `{"timestamp": null, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
+		{"timestamp huge", `{"timestamp": 1e300, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
+		{"timestamp beyond a duration", `{"timestamp": 9223372036854775, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
+		{"input_length a float", `{"timestamp": 1, "input_length": 1.0, "output_length": 1, "hash_ids": [1]}`, "input_length", ErrBadNumber},
+		{"output_length negative", `{"timestamp": 1, "input_length": 1, "output_length": -1, "hash_ids": [1]}`, "output_length", ErrBadNumber},
+		{"hash_ids an object", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": {"0": 1}}`, "hash_ids", ErrBadNumber},
+		{"hash_ids with a string", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": ["1"]}`, "hash_ids", ErrBadNumber},
+		{"hash_ids with a float", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1.5]}`, "hash_ids", ErrBadNumber},
+		{"hash_ids nested", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [[1]]}`, "hash_ids", ErrBadNumber},
+		{"hash_ids overflow", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [9223372036854775808]}`, "hash_ids", ErrBadNumber},
+		{"too few hash ids", `{"timestamp": 1, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2]}`, "hash_ids", ErrInconsistent},
+		{"too many hash ids", `{"timestamp": 1, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2, 3]}`, "hash_ids", ErrInconsistent},
+		{"hash ids for no input", `{"timestamp": 1, "input_length": 0, "output_length": 1, "hash_ids": [1]}`, "hash_ids", ErrInconsistent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := good + "\r\n\n" + tc.line + "\n" + good + "\n"
+			r := newReader(t, in, FormatMooncake, Options{Name: "m.jsonl"})
+			got, err := readAllErr(r)
+			if len(got) != 1 {
+				t.Errorf("%d requests before the error, want 1", len(got))
+			}
+			pe := wantParseError(t, err, 3, tc.column, tc.want)
+			if !strings.HasPrefix(pe.Error(), "reqtrace: m.jsonl:3: ") {
+				t.Errorf("message %q", pe.Error())
+			}
+			if err2 := r.Next(&Request{}); err2 != err {
+				t.Errorf("error not sticky: then %v", err2)
+			}
+		})
+	}
+	_, err := readAllErr(newReader(t, `{"timestamp": 1, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2]}`, FormatMooncake, Options{Name: "m.jsonl"}))
+	if want := `reqtrace: m.jsonl:1: hash_ids: "2 ids": inconsistent record: input_length 1025 needs 3 blocks of 512 tokens`; err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}
+
+// TestMooncakeHashIDsBuffer checks the documented buffer rule: Next
+// decodes into the caller's HashIDs array.
+func TestMooncakeHashIDsBuffer(t *testing.T) {
+	in := `{"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2]}` + "\n" +
+		`{"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [3]}` + "\n"
+	r := newReader(t, in, FormatMooncake, Options{})
+	req := Request{HashIDs: make([]int64, 0, 8)}
+	buf := req.HashIDs[:1]
+	if err := r.Next(&req); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Next(&req); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(req.HashIDs, []int64{3}) || buf[0] != 3 {
+		t.Errorf("HashIDs %v, buffer %v: want [3] decoded into the caller's array", req.HashIDs, buf)
+	}
+	if err := r.Next(&req); err != io.EOF {
+		t.Errorf("at the end: %v", err)
+	}
+}

@@ -1,0 +1,439 @@
+package reqtrace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Request is one LLM request of a trace.
+type Request struct {
+	// Arrival is the time from the trace's first request, which arrives at
+	// 0. It never decreases from one request to the next (see the package
+	// doc); ShareGPT requests all arrive at 0.
+	Arrival time.Duration
+	// InputTokens is the prompt, or context, length in tokens (>= 0).
+	InputTokens int
+	// OutputTokens is the number of generated tokens (>= 0).
+	OutputTokens int
+	// HashIDs are a Mooncake request's prefix-block ids, one for each
+	// MooncakeBlockTokens tokens of input; equal ids are the same reusable
+	// KV block. Nil for the other formats.
+	HashIDs []int64
+	// Conversation is a ShareGPT request's conversation id: the element's
+	// "id", or "conv_<index>" (0-based position in the file) when it has
+	// none. "" for the other formats.
+	Conversation string
+	// Turn is a ShareGPT request's 1-based turn number in its conversation,
+	// counting skipped pairs; 0 for the other formats.
+	Turn int
+}
+
+// Format is a request-trace format.
+type Format uint8
+
+// The formats. FormatAuto, the zero value, asks NewReader and Open to
+// Detect the format.
+const (
+	FormatAuto Format = iota
+	FormatBurstGPT
+	FormatShareGPT
+	FormatMooncake
+	FormatAzure
+)
+
+// String returns the format's name as ParseFormat takes it.
+func (f Format) String() string {
+	switch f {
+	case FormatAuto:
+		return "auto"
+	case FormatBurstGPT:
+		return "burstgpt"
+	case FormatShareGPT:
+		return "sharegpt"
+	case FormatMooncake:
+		return "mooncake"
+	case FormatAzure:
+		return "azure"
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// ParseFormat returns the format named s: "auto", "burstgpt", "sharegpt",
+// "mooncake" or "azure", in any case. An unknown name is an error that
+// wraps ErrUnknownFormat.
+func ParseFormat(s string) (Format, error) {
+	for f := FormatAuto; f <= FormatAzure; f++ {
+		if strings.EqualFold(s, f.String()) {
+			return f, nil
+		}
+	}
+	return FormatAuto, fmt.Errorf("reqtrace: format %q: %w: want auto, burstgpt, sharegpt, mooncake or azure", s, ErrUnknownFormat)
+}
+
+// MarshalText implements encoding.TextMarshaler with the format's name.
+func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseFormat, so a
+// Format can be a flag or a configuration field.
+func (f *Format) UnmarshalText(b []byte) error {
+	g, err := ParseFormat(string(b))
+	if err != nil {
+		return err
+	}
+	*f = g
+	return nil
+}
+
+// Constants of the formats, as the reference and the data's authors use
+// them.
+const (
+	// DefaultMaxConversations is the reference's --max-conversations: how
+	// many ShareGPT conversations kv-cache.py reads by default.
+	DefaultMaxConversations = 500
+	// ShareGPTMaxInputTokens caps a ShareGPT request's InputTokens, as the
+	// reference does.
+	ShareGPTMaxInputTokens = 16384
+	// ShareGPTMaxOutputTokens caps a ShareGPT request's OutputTokens.
+	ShareGPTMaxOutputTokens = 2048
+	// MooncakeBlockTokens is the number of tokens a Mooncake hash id stands
+	// for.
+	MooncakeBlockTokens = 512
+)
+
+// Reader reads a request trace one Request at a time.
+type Reader interface {
+	// Next overwrites *req with the next request. It returns io.EOF after
+	// the last one, a *ParseError for malformed input, and another error
+	// (wrapping the cause) when the underlying reader fails; errors are
+	// sticky. A Mooncake Reader decodes HashIDs into the array behind the
+	// req.HashIDs it is given, so a caller that keeps a Request's HashIDs
+	// past the next call passes a Request with nil HashIDs or copies them.
+	Next(req *Request) error
+}
+
+// Skipper is implemented by Readers that drop records the way the
+// reference does, instead of failing: a BurstGPT Reader drops the rows
+// kv-cache.py drops (a token count or timestamp that does not parse), and a
+// ShareGPT Reader the turn pairs that are not a human turn followed by a gpt
+// turn. Find it with a type assertion.
+type Skipper interface {
+	// Skipped returns how many records were dropped so far.
+	Skipped() int64
+	// SkipErrors returns a *ParseError for each of the first MaxSkipErrors
+	// records dropped, saying where and why.
+	SkipErrors() []error
+}
+
+// MaxSkipErrors is how many dropped records a Skipper describes.
+const MaxSkipErrors = 10
+
+// Options configure a Reader.
+type Options struct {
+	// Name names the input in errors: a file name, or "-" for standard
+	// input. Open sets it to the path when it is empty.
+	Name string
+	// MaxConversations makes a ShareGPT Reader stop after the first
+	// MaxConversations elements of the array, as the reference's
+	// --max-conversations does (its default is DefaultMaxConversations);
+	// 0 reads them all. The rest of the file is not read.
+	MaxConversations int
+}
+
+// Validate reports whether o is usable.
+func (o Options) Validate() error {
+	if o.MaxConversations < 0 {
+		return fmt.Errorf("reqtrace: max conversations %d: must be >= 0 (0 reads all)", o.MaxConversations)
+	}
+	return nil
+}
+
+const (
+	readBufferSize = 64 << 10
+	// detectBytes is how much of the input NewReader gives Detect.
+	detectBytes = 4 << 10
+)
+
+// utf8BOM is the UTF-8 byte order mark, which Excel and PowerShell put
+// before CSV headers.
+const utf8BOM = "\xef\xbb\xbf"
+
+// NewReader returns a Reader of the trace r in format f, detecting the
+// format from the first bytes when f is FormatAuto. A UTF-8 byte order mark
+// is skipped. For the CSV formats it reads the header, and for ShareGPT the
+// opening bracket, before returning, so a wrong format or a bad header is
+// reported here (a *ParseError). NewReader does not decompress: Open does.
+func NewReader(r io.Reader, f Format, opt Options) (Reader, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	tr := &errTracker{r: r}
+	br := bufio.NewReaderSize(tr, readBufferSize)
+	// A read error after some bytes stays in br, and the Reader returns it
+	// after those bytes.
+	head, err := br.Peek(detectBytes)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && len(head) == 0 {
+		return nil, ioError(opt.Name, 1, err)
+	}
+	if f == FormatAuto {
+		f, err = Detect(head)
+		if err != nil {
+			var pe *ParseError
+			if errors.As(err, &pe) {
+				pe.File = opt.Name
+			}
+			return nil, err
+		}
+	}
+	if bytes.HasPrefix(head, []byte(utf8BOM)) {
+		br.Discard(len(utf8BOM)) // cannot fail: the bytes are buffered
+	}
+	b := base{name: opt.Name, tr: tr}
+	switch f {
+	case FormatBurstGPT:
+		return newBurstGPT(b, br)
+	case FormatShareGPT:
+		return newShareGPT(b, br, opt.MaxConversations)
+	case FormatMooncake:
+		return newMooncake(b, br), nil
+	case FormatAzure:
+		return newAzure(b, br)
+	}
+	return nil, fmt.Errorf("reqtrace: %w: %v", ErrUnknownFormat, f)
+}
+
+// Detect returns the format of a trace from its first bytes (a KiB or so,
+// at least the first line): a JSON array is ShareGPT; JSON object lines
+// naming hash_ids or input_length are Mooncake; a CSV header with
+// TIMESTAMP, ContextTokens and GeneratedTokens is Azure, and one with
+// "Request tokens" is BurstGPT. Anything else is a *ParseError wrapping
+// ErrUnknownFormat that quotes the first line.
+func Detect(head []byte) (Format, error) {
+	head = bytes.TrimPrefix(head, []byte(utf8BOM))
+	start := 0
+	for start < len(head) && isSpace(head[start]) {
+		start++
+	}
+	line := 1 + bytes.Count(head[:start], []byte{'\n'})
+	if start == len(head) {
+		return FormatAuto, &ParseError{Line: line, Err: ErrUnknownFormat, Detail: "empty input"}
+	}
+	first := head[start:]
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	first = bytes.TrimRight(first, "\r")
+	switch first[0] {
+	case '[':
+		return FormatShareGPT, nil
+	case '{':
+		if bytes.Contains(first, []byte(`"hash_ids"`)) || bytes.Contains(first, []byte(`"input_length"`)) {
+			return FormatMooncake, nil
+		}
+	default:
+		var ts, ctx, gen, req bool
+		for f := range bytes.SplitSeq(first, []byte{','}) {
+			switch string(bytes.Trim(f, " \t\"")) {
+			case azureTimestamp:
+				ts = true
+			case azureContext:
+				ctx = true
+			case azureGenerated:
+				gen = true
+			case burstRequest:
+				req = true
+			}
+		}
+		switch {
+		case ts && ctx && gen:
+			return FormatAzure, nil
+		case req:
+			return FormatBurstGPT, nil
+		}
+	}
+	return FormatAuto, &ParseError{
+		Line:   line,
+		Value:  shorten(string(first)),
+		Err:    ErrUnknownFormat,
+		Detail: "want a BurstGPT or Azure CSV header, a ShareGPT JSON array or Mooncake JSON lines",
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// File is a Reader of a trace file, or of standard input, opened by Open.
+// Close must be called.
+type File struct {
+	r      Reader
+	format Format
+	close  []func() error
+}
+
+var (
+	_ Reader  = (*File)(nil)
+	_ Skipper = (*File)(nil)
+)
+
+// Magic numbers of the compressed streams Open reads (RFC 1952 section
+// 2.3.1, RFC 8878 section 3.1.1).
+const (
+	gzipMagic = "\x1f\x8b"
+	zstdMagic = "\x28\xb5\x2f\xfd"
+)
+
+// Open opens the trace at path, or standard input when path is "-", and
+// returns a Reader of it in format f (FormatAuto detects it). A gzip or
+// zstd stream, found by its magic number, is decompressed. opt.Name
+// defaults to path. Close must be called; it does not close standard input.
+func Open(path string, f Format, opt Options) (*File, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Name == "" {
+		opt.Name = path
+	}
+	file := &File{}
+	var src io.Reader
+	if path == "-" {
+		src = os.Stdin
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("reqtrace: %w", err)
+		}
+		src = fh
+		file.close = append(file.close, fh.Close)
+	}
+	br := bufio.NewReaderSize(src, readBufferSize)
+	magic, err := br.Peek(len(zstdMagic))
+	if err != nil && err != io.EOF {
+		file.Close()
+		return nil, ioError(opt.Name, 1, err)
+	}
+	var in io.Reader = br
+	switch {
+	case bytes.HasPrefix(magic, []byte(gzipMagic)):
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			file.Close()
+			return nil, ioError(opt.Name, 1, fmt.Errorf("gzip: %w", err))
+		}
+		file.close = append(file.close, gz.Close)
+		in = gz
+	case string(magic) == zstdMagic:
+		// One goroutine: the trace is read in order.
+		zd, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			file.Close()
+			return nil, ioError(opt.Name, 1, fmt.Errorf("zstd: %w", err))
+		}
+		file.close = append(file.close, func() error { zd.Close(); return nil })
+		in = zd
+	}
+	r, err := NewReader(in, f, opt)
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	file.r = r
+	file.format = r.(interface{ format() Format }).format()
+	return file, nil
+}
+
+// Next reads the next request (see Reader).
+func (f *File) Next(req *Request) error { return f.r.Next(req) }
+
+// Format returns the file's format, as given to Open or detected.
+func (f *File) Format() Format { return f.format }
+
+// Skipped returns how many records the Reader dropped (see Skipper); 0 for
+// formats that drop none.
+func (f *File) Skipped() int64 {
+	if s, ok := f.r.(Skipper); ok {
+		return s.Skipped()
+	}
+	return 0
+}
+
+// SkipErrors describes the first records dropped (see Skipper).
+func (f *File) SkipErrors() []error {
+	if s, ok := f.r.(Skipper); ok {
+		return s.SkipErrors()
+	}
+	return nil
+}
+
+// Close releases the decompressor and closes the file. Calling it again
+// does nothing.
+func (f *File) Close() error {
+	var errs []error
+	for i := len(f.close) - 1; i >= 0; i-- {
+		if err := f.close[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	f.close = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("reqtrace: close: %w", err)
+	}
+	return nil
+}
+
+// base is what every format's Reader has: its name, the tracker that tells
+// I/O errors from malformed input, the sticky error, and the arrival clock.
+type base struct {
+	name string
+	tr   *errTracker
+	err  error
+
+	haveFirst bool
+	prev      time.Duration
+}
+
+// fail makes err sticky and returns it.
+func (b *base) fail(err error) error {
+	b.err = err
+	return err
+}
+
+// isIO reports whether err is the underlying reader's own error.
+func (b *base) isIO(err error) bool { return b.tr.err != nil && err == b.tr.err }
+
+// arrival turns an offset from the first request into an Arrival that never
+// decreases.
+func (b *base) arrival(d time.Duration) time.Duration {
+	if d < b.prev {
+		d = b.prev
+	}
+	b.prev = d
+	return d
+}
+
+// skipList counts dropped records and keeps the first few reasons.
+type skipList struct {
+	n    int64
+	errs []error
+}
+
+func (s *skipList) add(err error) {
+	s.n++
+	if len(s.errs) < MaxSkipErrors {
+		s.errs = append(s.errs, err)
+	}
+}
+
+// Skipped implements Skipper.
+func (s *skipList) Skipped() int64 { return s.n }
+
+// SkipErrors implements Skipper.
+func (s *skipList) SkipErrors() []error { return s.errs }
+
+func isEOF(err error) bool { return err == io.EOF }

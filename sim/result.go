@@ -1,0 +1,357 @@
+package sim
+
+import (
+	"math"
+	"slices"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Result is the simulation's statistics, written by kvtrace --output. Its
+// keys are the reference's (kv-cache.py --output, reference section 5)
+// where they mean the same; the "kvbench" block holds what the reference
+// does not report. Times are virtual: the latencies are queueing and
+// generation time, since a trace's I/O takes no time until it is replayed.
+type Result struct {
+	RequestsCompleted      int64   `json:"requests_completed"`
+	TotalTokensGenerated   int64   `json:"total_tokens_generated"`
+	TotalStorageIOLatency  float64 `json:"total_storage_io_latency"`
+	TotalGenerationLatency float64 `json:"total_generation_latency"`
+	MultiTurnCacheHits     int64   `json:"multi_turn_cache_hits"`
+	MultiTurnCacheMisses   int64   `json:"multi_turn_cache_misses"`
+	Seed                   int64   `json:"seed"`
+	Summary                Summary `json:"summary"`
+	Kvbench                Extra   `json:"kvbench"`
+}
+
+// Summary is the reference's summary block.
+type Summary struct {
+	TotalRequests       int64                `json:"total_requests"`
+	TotalTokens         int64                `json:"total_tokens"`
+	ElapsedTime         float64              `json:"elapsed_time"`
+	AvgThroughput       float64              `json:"avg_throughput_tokens_per_sec"`
+	TotalStorageIOTime  float64              `json:"total_storage_io_time"`
+	StorageThroughput   float64              `json:"storage_throughput_tokens_per_sec"`
+	RequestsPerSecond   float64              `json:"requests_per_second"`
+	EndToEndLatencyMS   Percentiles          `json:"end_to_end_latency_ms"`
+	StorageIOLatencyMS  Percentiles          `json:"storage_io_latency_ms"`
+	GenerationLatencyMS Percentiles          `json:"generation_latency_ms"`
+	CacheStats          CacheStats           `json:"cache_stats"`
+	QoSMetrics          map[string]QoSMetric `json:"qos_metrics"`
+	PrefixCacheStats    *PrefixStats         `json:"prefix_cache_stats"`
+	MultiTurnStats      MultiTurnStats       `json:"multi_turn_stats"`
+}
+
+// Percentiles of a latency distribution in milliseconds (numpy's linear
+// interpolation, as the reference).
+type Percentiles struct {
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	P9999 float64 `json:"p9999"`
+}
+
+// CacheStats is the reference's cache_stats block.
+type CacheStats struct {
+	CacheHitRate           float64       `json:"cache_hit_rate"`
+	CacheHits              int64         `json:"cache_hits"`
+	CacheMisses            int64         `json:"cache_misses"`
+	GPUEntries             int           `json:"gpu_entries"`
+	CPUEntries             int           `json:"cpu_entries"`
+	StorageEntries         int           `json:"storage_entries"`
+	GPUMemoryUsedGB        float64       `json:"gpu_memory_used_gb"`
+	CPUMemoryUsedGB        float64       `json:"cpu_memory_used_gb"`
+	OffloadsCPU            int64         `json:"offloads_cpu"`
+	OffloadsStorage        int64         `json:"offloads_storage"`
+	StorageHealth          StorageHealth `json:"storage_health"`
+	PrefillWrites          int64         `json:"prefill_writes"`
+	DecodeReads            int64         `json:"decode_reads"`
+	GPUWrittenGB           float64       `json:"tier_gpu_kv_bytes_written_gb"`
+	CPUWrittenGB           float64       `json:"tier_cpu_kv_bytes_written_gb"`
+	StorageWrittenGB       float64       `json:"tier_storage_kv_bytes_written_gb"`
+	GPUReadGB              float64       `json:"tier_gpu_kv_bytes_read_gb"`
+	CPUReadGB              float64       `json:"tier_cpu_kv_bytes_read_gb"`
+	StorageReadGB          float64       `json:"tier_storage_kv_bytes_read_gb"`
+	GPUReadBandwidth       float64       `json:"tier_gpu_read_bandwidth_gbps"`
+	GPUWriteBandwidth      float64       `json:"tier_gpu_write_bandwidth_gbps"`
+	CPUReadBandwidth       float64       `json:"tier_cpu_read_bandwidth_gbps"`
+	CPUWriteBandwidth      float64       `json:"tier_cpu_write_bandwidth_gbps"`
+	StorageReadBandwidth   float64       `json:"tier_storage_read_bandwidth_gbps"`
+	StorageWriteBandwidth  float64       `json:"tier_storage_write_bandwidth_gbps"`
+	SystemPromptHits       int64         `json:"system_prompt_hits"`
+	CommonPhraseHits       int64         `json:"common_phrase_hits"`
+	UserCacheHits          int64         `json:"user_cache_hits"`
+	MultiTurnHits          int64         `json:"multi_turn_hits"`
+	TotalReadBytes         int64         `json:"total_read_bytes"`
+	TotalWriteBytes        int64         `json:"total_write_bytes"`
+	TotalReadGB            float64       `json:"total_read_gb"`
+	TotalWriteGB           float64       `json:"total_write_gb"`
+	ReadWriteRatio         float64       `json:"read_write_ratio"`
+	ReadIOPS               int64         `json:"read_iops"`
+	WriteIOPS              int64         `json:"write_iops"`
+	StorageTokensProcessed float64       `json:"storage_tokens_processed"`
+}
+
+// StorageHealth is the reference's storage_health block. A trace has no
+// latencies, so only the cache hit rate criterion is evaluated here; the
+// latency criteria are kvreplay's to measure.
+type StorageHealth struct {
+	OverallStatus string      `json:"overall_status"`
+	Criteria      []Criterion `json:"criteria"`
+	PassedCount   int         `json:"passed_count"`
+	TotalCount    int         `json:"total_count"`
+	Note          string      `json:"note"`
+}
+
+// Criterion is one storage_health check.
+type Criterion struct {
+	Name   string  `json:"name"`
+	Target float64 `json:"target"`
+	Actual float64 `json:"actual"`
+	Unit   string  `json:"unit"`
+	Passed bool    `json:"passed"`
+}
+
+// QoSMetric is one QoS level's requests and SLA compliance; NoData is set
+// when the level completed no request.
+type QoSMetric struct {
+	NoData        bool        `json:"no_data,omitempty"`
+	TotalRequests int64       `json:"total_requests,omitempty"`
+	LatencyMS     *QoSLatency `json:"latency_ms,omitempty"`
+	SLA           *SLA        `json:"sla,omitempty"`
+}
+
+// QoSLatency is a QoS level's end-to-end latency in milliseconds.
+type QoSLatency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// SLA is a QoS level's compliance with its p95 target: the share of
+// requests within the target, met when at least 95 %.
+type SLA struct {
+	TargetP95MS float64 `json:"target_p95_ms"`
+	ActualP95MS float64 `json:"actual_p95_ms"`
+	Compliance  float64 `json:"compliance"`
+	Met         bool    `json:"met"`
+}
+
+// PrefixStats is the reference's prefix_cache_stats block.
+type PrefixStats struct {
+	PrefixHits        int64 `json:"prefix_hits"`
+	PrefixMisses      int64 `json:"prefix_misses"`
+	SystemPromptReuse int64 `json:"system_prompt_reuse"`
+	CommonPhraseReuse int64 `json:"common_phrase_reuse"`
+	BytesSaved        int64 `json:"bytes_saved"`
+}
+
+// MultiTurnStats is the reference's multi_turn_stats block.
+type MultiTurnStats struct {
+	CacheHits   int64   `json:"cache_hits"`
+	CacheMisses int64   `json:"cache_misses"`
+	HitRate     float64 `json:"hit_rate"`
+}
+
+// Extra is what kvbench reports beyond the reference.
+type Extra struct {
+	Model             string           `json:"model"`
+	BytesPerToken     int64            `json:"bytes_per_token"`
+	Rows              int64            `json:"rows"`
+	Objects           int64            `json:"objects"`
+	RequestsGenerated uint64           `json:"requests_generated"`
+	RequestsQueued    int              `json:"requests_queued_at_end"`
+	MeasuredFromS     float64          `json:"measured_from_s"`
+	EndS              float64          `json:"end_s"`
+	TierCapacityBytes map[string]int64 `json:"tier_capacity_bytes"`
+	PeakLiveBytes     map[string]int64 `json:"peak_live_bytes"`
+	TierBytesWritten  map[string]int64 `json:"tier_bytes_written"`
+	TierBytesRead     map[string]int64 `json:"tier_bytes_read"`
+	Deletes           int64            `json:"deletes"`
+	ForcedWrites      int64            `json:"forced_nvme_writes"`
+	Evictions         int64            `json:"evictions"`
+	RequestsByQoS     map[string]int64 `json:"requests_by_qos"`
+	RAGRetrievals     int64            `json:"rag_retrievals,omitempty"`
+	RAGChunksRead     int64            `json:"rag_chunks_retrieved,omitempty"`
+	BlockHits         int64            `json:"block_hits,omitempty"`
+	BlockMisses       int64            `json:"block_misses,omitempty"`
+	NoEffect          []string         `json:"no_effect,omitempty"`
+	Notes             []string         `json:"notes,omitempty"`
+}
+
+// percentile is numpy's default (linear) percentile of sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	pos := p / 100 * float64(n-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, n-1)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
+}
+
+func percentilesMS(v []float64) Percentiles {
+	if len(v) == 0 {
+		return Percentiles{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += x
+	}
+	return Percentiles{
+		Mean: sum / float64(len(s)) * 1000, P50: percentile(s, 50) * 1000, P95: percentile(s, 95) * 1000,
+		P99: percentile(s, 99) * 1000, P999: percentile(s, 99.9) * 1000, P9999: percentile(s, 99.99) * 1000,
+	}
+}
+
+const gib = float64(GiB)
+
+func (e *engine) result() *Result {
+	cfg, st, cs := e.cfg, &e.stats, &e.cache.stats
+	elapsed := (min(e.now, e.end) - e.start).Seconds()
+	if e.stopped || len(e.events) == 0 {
+		elapsed = (e.now - e.start).Seconds()
+	}
+	if elapsed <= 0 {
+		elapsed = cfg.Duration.Seconds()
+	}
+	r := &Result{
+		RequestsCompleted:      st.completed,
+		TotalTokensGenerated:   st.tokens,
+		TotalGenerationLatency: sum(st.generation),
+		MultiTurnCacheHits:     st.multiTurnHits,
+		MultiTurnCacheMisses:   st.multiTurnMisses,
+		Seed:                   cfg.Seed,
+	}
+	s := &r.Summary
+	s.TotalRequests = st.completed
+	s.TotalTokens = st.tokens
+	s.ElapsedTime = elapsed
+	s.AvgThroughput = float64(st.tokens) / elapsed
+	s.RequestsPerSecond = float64(st.completed) / elapsed
+	s.EndToEndLatencyMS = percentilesMS(st.e2e)
+	s.StorageIOLatencyMS = percentilesMS(make([]float64, len(st.e2e)))
+	s.GenerationLatencyMS = percentilesMS(st.generation)
+
+	c := &s.CacheStats
+	c.CacheHits, c.CacheMisses = cs.hits, cs.misses
+	if n := cs.hits + cs.misses; n > 0 {
+		c.CacheHitRate = float64(cs.hits) / float64(n)
+	}
+	c.GPUEntries = e.cache.entries(schema.TierGPU)
+	c.CPUEntries = e.cache.entries(schema.TierCPU)
+	c.StorageEntries = e.cache.entries(schema.TierNVMe)
+	c.GPUMemoryUsedGB = float64(e.cache.tiers[schema.TierGPU].usage) / gib
+	c.CPUMemoryUsedGB = float64(e.cache.tiers[schema.TierCPU].usage) / gib
+	c.OffloadsCPU, c.OffloadsStorage = cs.offloadsCPU, cs.offloadsStorage
+	c.PrefillWrites, c.DecodeReads = cs.prefillWrites, cs.decodeReads
+	w, rd := cs.tierWritten, cs.tierRead
+	c.GPUWrittenGB, c.CPUWrittenGB, c.StorageWrittenGB = float64(w[0])/gib, float64(w[1])/gib, float64(w[2])/gib
+	c.GPUReadGB, c.CPUReadGB, c.StorageReadGB = float64(rd[0])/gib, float64(rd[1])/gib, float64(rd[2])/gib
+	c.GPUReadBandwidth, c.GPUWriteBandwidth = c.GPUReadGB/elapsed, c.GPUWrittenGB/elapsed
+	c.CPUReadBandwidth, c.CPUWriteBandwidth = c.CPUReadGB/elapsed, c.CPUWrittenGB/elapsed
+	c.StorageReadBandwidth, c.StorageWriteBandwidth = c.StorageReadGB/elapsed, c.StorageWrittenGB/elapsed
+	c.SystemPromptHits, c.CommonPhraseHits = cs.systemPromptHits, cs.commonHits
+	c.UserCacheHits, c.MultiTurnHits = cs.userHits, cs.multiTurnHits
+	c.TotalReadBytes, c.TotalWriteBytes = cs.readBytes, cs.writeBytes
+	c.TotalReadGB, c.TotalWriteGB = float64(cs.readBytes)/gib, float64(cs.writeBytes)/gib
+	c.ReadWriteRatio = float64(cs.readBytes) / float64(max(cs.writeBytes, 1))
+	c.ReadIOPS, c.WriteIOPS = cs.readOps, cs.writeOps
+	c.StorageTokensProcessed = cs.storageTokens
+	c.StorageHealth = StorageHealth{OverallStatus: "PASS",
+		Note: "a trace has no latencies: the reference's latency criteria are measured by kvreplay"}
+	if n := cs.hits + cs.misses; n > 0 {
+		ok := c.CacheHitRate > 0.3
+		c.StorageHealth.Criteria = append(c.StorageHealth.Criteria,
+			Criterion{Name: "Cache Hit Rate > 30%", Target: 0.3, Actual: c.CacheHitRate, Unit: "ratio", Passed: ok})
+		if !ok {
+			c.StorageHealth.OverallStatus = "FAIL"
+		} else {
+			c.StorageHealth.PassedCount = 1
+		}
+		c.StorageHealth.TotalCount = 1
+	}
+
+	s.QoSMetrics = map[string]QoSMetric{}
+	for lvl := range numQoSLevels {
+		name := cfg.QoS[lvl].Name
+		lat := st.byQoS[lvl]
+		if len(lat) == 0 {
+			s.QoSMetrics[name] = QoSMetric{NoData: true}
+			continue
+		}
+		sorted := slices.Clone(lat)
+		slices.Sort(sorted)
+		target := cfg.QoS[lvl].TargetP95.Seconds()
+		violations := 0
+		for _, x := range sorted {
+			if x > target {
+				violations++
+			}
+		}
+		compliance := 1 - float64(violations)/float64(len(sorted))
+		s.QoSMetrics[name] = QoSMetric{
+			TotalRequests: int64(len(sorted)),
+			LatencyMS: &QoSLatency{Mean: sum(sorted) / float64(len(sorted)) * 1000, P50: percentile(sorted, 50) * 1000,
+				P95: percentile(sorted, 95) * 1000, P99: percentile(sorted, 99) * 1000, Max: sorted[len(sorted)-1] * 1000},
+			SLA: &SLA{TargetP95MS: target * 1000, ActualP95MS: percentile(sorted, 95) * 1000, Compliance: compliance, Met: compliance >= 0.95},
+		}
+	}
+	if !cfg.DisablePrefixCaching {
+		s.PrefixCacheStats = &PrefixStats{PrefixHits: st.prefixHits, PrefixMisses: st.prefixMisses,
+			SystemPromptReuse: st.systemPrompt, BytesSaved: st.bytesSaved}
+	}
+	s.MultiTurnStats = MultiTurnStats{CacheHits: st.multiTurnHits, CacheMisses: st.multiTurnMisses}
+	if n := st.multiTurnHits + st.multiTurnMisses; n > 0 {
+		s.MultiTurnStats.HitRate = float64(st.multiTurnHits) / float64(n)
+	}
+
+	x := &r.Kvbench
+	x.Model, x.BytesPerToken = e.model.Key, e.bpt
+	x.Rows = e.rows
+	x.Objects = int64(len(e.cache.objects)) + cs.deletes
+	x.RequestsGenerated = e.reqCounter
+	x.RequestsQueued = len(e.queue)
+	x.MeasuredFromS = e.start.Seconds()
+	x.EndS = e.now.Seconds()
+	x.TierCapacityBytes = map[string]int64{}
+	x.PeakLiveBytes = map[string]int64{}
+	x.TierBytesWritten = map[string]int64{}
+	x.TierBytesRead = map[string]int64{}
+	for t := range schema.Tier(schema.NumTiers) {
+		ts := &e.cache.tiers[t]
+		capacity := int64(-1) // unlimited
+		if !math.IsInf(ts.limit, 1) {
+			capacity = int64(ts.limit)
+		}
+		x.TierCapacityBytes[t.String()] = capacity
+		x.PeakLiveBytes[t.String()] = ts.peak
+		x.TierBytesWritten[t.String()] = e.tierOps[t][schema.OpWrite]
+		x.TierBytesRead[t.String()] = e.tierOps[t][schema.OpRead]
+	}
+	x.Deletes, x.ForcedWrites, x.Evictions = cs.deletes, cs.forcedWrites, cs.evictions
+	x.RequestsByQoS = map[string]int64{}
+	for lvl := range numQoSLevels {
+		x.RequestsByQoS[cfg.QoS[lvl].Name] = int64(len(st.byQoS[lvl]))
+	}
+	x.RAGRetrievals, x.RAGChunksRead = st.ragRetrievals, st.ragChunks
+	x.BlockHits, x.BlockMisses = st.blockHits, st.blockMisses
+	x.NoEffect = cfg.NoEffect
+	x.Notes = e.notes
+	return r
+}
+
+func sum(v []float64) float64 {
+	t := 0.0
+	for _, x := range v {
+		t += x
+	}
+	return t
+}

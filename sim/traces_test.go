@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/sim/reqtrace"
+)
+
+// mooncakeReuse is the Mooncake trace's own block reuse: the share of
+// block references to a block seen before.
+func mooncakeReuse(tb testing.TB, path string) (refs, distinct int64) {
+	tb.Helper()
+	f, err := reqtrace.Open(path, reqtrace.FormatMooncake, reqtrace.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[int64]bool{}
+	var r reqtrace.Request
+	for {
+		err := f.Next(&r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, id := range r.HashIDs {
+			refs++
+			if !seen[id] {
+				seen[id] = true
+				distinct++
+			}
+		}
+	}
+	return refs, distinct
+}
+
+// TestMooncakeBlockReuse turns the Mooncake conversation trace into KV I/O
+// with tiers large enough to keep every block: the share of block
+// references served from the cache equals the trace's own reuse (about
+// 37 % on the whole trace).
+func TestMooncakeBlockReuse(t *testing.T) {
+	paths := []string{filepath.Join("reqtrace", "testdata", "mooncake_head200.jsonl")}
+	full := filepath.Join("..", "..", "shared", "data", "mooncake", "conversation_trace.jsonl")
+	if _, err := os.Stat(full); err == nil {
+		paths = append(paths, full)
+	} else {
+		t.Logf("skipping the full Mooncake trace: %v (it lives in ../shared/data)", err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			refs, distinct := mooncakeReuse(t, path)
+			want := 1 - float64(distinct)/float64(refs)
+			cfg := DefaultConfig()
+			cfg.RequestTrace, cfg.RequestTraceFormat = path, "mooncake"
+			cfg.Duration, cfg.GenerationMode, cfg.ReplayCycles = 2*time.Hour, "none", 1
+			var reads, writes int64
+			res, err := Run(context.Background(), &cfg, func(r *schema.Record) error {
+				if r.Phase == schema.PhasePrefill {
+					if r.Op == schema.OpRead {
+						reads++
+					} else {
+						writes++
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := res.Kvbench
+			got := float64(x.BlockHits) / float64(x.BlockHits+x.BlockMisses)
+			t.Logf("%d block references, %d distinct: trace reuse %.2f %%, simulated hits %.2f %%", refs, distinct, 100*want, 100*got)
+			if x.BlockHits+x.BlockMisses != refs {
+				t.Errorf("%d block references simulated, the trace has %d", x.BlockHits+x.BlockMisses, refs)
+			}
+			if math.Abs(got-want) > 0.005 {
+				t.Errorf("block hit rate %.4f, trace reuse %.4f", got, want)
+			}
+			if reads != x.BlockHits || writes != distinct {
+				t.Errorf("rows: %d prefix reads, %d block writes; want %d and %d", reads, writes, x.BlockHits, distinct)
+			}
+			if filepath.Base(path) == "conversation_trace.jsonl" && (want < 0.35 || want > 0.39) {
+				t.Errorf("the full trace's reuse is %.3f, the data README says about 37 %%", want)
+			}
+		})
+	}
+}
