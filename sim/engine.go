@@ -124,14 +124,15 @@ func (q *queue) Pop() any {
 
 // engine is one simulation run.
 type engine struct {
-	ctx   context.Context
-	cfg   *Config
-	model Model
-	bpt   int64
-	rng   *pyRand
-	sink  Sink
-	cache *cache
-	rec   schema.Record
+	ctx      context.Context
+	cfg      *Config
+	model    Model
+	bpt      int64
+	rng      *pyRand
+	sink     Sink
+	progress Progress
+	cache    *cache
+	rec      schema.Record
 
 	now      time.Duration
 	start    time.Duration // where the measured window starts
@@ -193,18 +194,29 @@ type runStats struct {
 // Validate. Run is deterministic: the same cfg gives the same rows and
 // statistics.
 func Run(ctx context.Context, cfg *Config, sink Sink) (*Result, error) {
+	return RunWithProgress(ctx, cfg, sink, nil)
+}
+
+// Progress is told, every 64Ki rows, how far a run has come: the virtual
+// time reached, the time it ends at, and the rows emitted.
+type Progress func(now, end time.Duration, rows int64)
+
+// RunWithProgress is Run reporting its progress to progress (which may be
+// nil). progress runs on Run's goroutine and must be quick.
+func RunWithProgress(ctx context.Context, cfg *Config, sink Sink, progress Progress) (*Result, error) {
 	model, err := lookupModel(cfg.Models, cfg.Model)
 	if err != nil {
 		return nil, err
 	}
 	e := &engine{
-		ctx:   ctx,
-		cfg:   cfg,
-		model: model,
-		bpt:   model.BytesPerToken(),
-		rng:   newPyRand(cfg.Seed),
-		sink:  sink,
-		spt:   generationSecondsPerToken[cfg.GenerationMode],
+		ctx:      ctx,
+		cfg:      cfg,
+		model:    model,
+		bpt:      model.BytesPerToken(),
+		rng:      newPyRand(cfg.Seed),
+		sink:     sink,
+		progress: progress,
+		spt:      generationSecondsPerToken[cfg.GenerationMode],
 	}
 	e.cache = newCache(cfg, e.bpt, e.emit)
 	if err := e.run(); err != nil {
@@ -227,6 +239,9 @@ func (e *engine) emit(op schema.Op, o *object, tier schema.Tier, ph schema.Phase
 	if e.rows&0xfff == 0 {
 		if err := e.ctx.Err(); err != nil {
 			return err
+		}
+		if e.progress != nil && e.rows&0xffff == 0 {
+			e.progress(e.now, e.end, e.rows)
 		}
 	}
 	return e.sink(r)

@@ -51,7 +51,21 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		return w.Write(rec)
 	}
 	began := time.Now()
-	res, err := sim.Run(ctx, cfg, sink)
+	var progress sim.Progress
+	if isTerminal(stderr) {
+		last := time.Now()
+		progress = func(now, end time.Duration, rows int64) {
+			if time.Since(last) < 250*time.Millisecond {
+				return
+			}
+			last = time.Now()
+			fmt.Fprintf(stderr, "\rkvtrace: %5.1f%%  %.0f of %.0f s simulated, %d rows", 100*now.Seconds()/max(end.Seconds(), 1e-9), now.Seconds(), end.Seconds(), rows)
+		}
+	}
+	res, err := sim.RunWithProgress(ctx, cfg, sink, progress)
+	if progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
 	if err != nil {
 		w.Abort()
 		return fmt.Errorf("simulation: %w", err)

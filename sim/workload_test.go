@@ -1,0 +1,144 @@
+package sim
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+type collected struct {
+	rows  []schema.Record
+	keys  map[string]bool
+	cells map[string]int
+}
+
+func collect(t *testing.T, cfg *Config) (*collected, *Result) {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	c := &collected{keys: map[string]bool{}, cells: map[string]int{}}
+	var last time.Duration
+	res, err := Run(context.Background(), cfg, func(r *schema.Record) error {
+		if r.Time < last {
+			t.Fatalf("row %d at %v after %v: out of order", len(c.rows), r.Time, last)
+		}
+		last = r.Time
+		cp := *r
+		cp.Key = append([]byte(nil), r.Key...)
+		c.rows = append(c.rows, cp)
+		c.keys[string(r.Key)] = true
+		c.cells[r.Op.String()+" "+r.Phase.String()]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, res
+}
+
+func allKeysMatch(t *testing.T, c *collected, re string) {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	for k := range c.keys {
+		if !rx.MatchString(k) {
+			t.Errorf("key %q does not match %s", k, re)
+			return
+		}
+	}
+}
+
+// TestTraceDrivenWorkloads runs each trace-driven mode on the real samples
+// in reqtrace/testdata and checks what the reference's mode implies.
+func TestTraceDrivenWorkloads(t *testing.T) {
+	td := filepath.Join("reqtrace", "testdata")
+	t.Run("burstgpt", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.UseBurstTrace, cfg.BurstTracePath = true, filepath.Join(td, "burstgpt_1_head30.csv")
+		cfg.GenerationMode, cfg.TraceSpeedup, cfg.ReplayCycles, cfg.Duration = "none", 100, 2, time.Hour
+		c, res := collect(t, &cfg)
+		if res.RequestsCompleted != 60 {
+			t.Errorf("%d requests, want 2 cycles x 30 rows", res.RequestsCompleted)
+		}
+		allKeysMatch(t, c, `^trace_user_\d+_req_\d{4}$`)
+		if res.MultiTurnCacheHits+res.MultiTurnCacheMisses != 0 {
+			t.Error("BurstGPT requests read multi-turn history")
+		}
+	})
+	t.Run("sharegpt", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.DatasetPath, cfg.RequestRate, cfg.ReplayCycles = filepath.Join(td, "sharegpt_sample50.json"), 20, 2
+		cfg.GenerationMode, cfg.Duration = "none", time.Hour
+		c, res := collect(t, &cfg)
+		allKeysMatch(t, c, `_turn_\d+$`)
+		if res.RequestsCompleted != 100 {
+			t.Errorf("%d requests, want 2 cycles x 50 conversations", res.RequestsCompleted)
+		}
+		// Keys repeat on the second pass: only read then.
+		if w := c.cells["Write Prefill"]; w != len(c.keys) {
+			t.Errorf("%d prefill writes for %d keys", w, len(c.keys))
+		}
+		if span := c.rows[len(c.rows)-1].Time - c.rows[0].Time; span < 4*time.Second || span > 6*time.Second {
+			t.Errorf("100 requests at 20/s span %v", span)
+		}
+	})
+	t.Run("azure", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.RequestTrace = filepath.Join(td, "azure_code_head200.csv")
+		cfg.GenerationMode, cfg.ReplayCycles, cfg.Duration = "none", 1, time.Hour
+		c, res := collect(t, &cfg)
+		if res.RequestsCompleted != 200 {
+			t.Errorf("%d requests, want 200", res.RequestsCompleted)
+		}
+		allKeysMatch(t, c, `^trace_user_\d+_req_\d{4}$`)
+	})
+}
+
+// TestMLPerfKeyStyle checks the reference's conversation keys, which embed
+// an epoch in milliseconds, and kvbench's, which do not.
+func TestMLPerfKeyStyle(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NumUsers, cfg.Duration, cfg.GenerationMode, cfg.Seed = 5, 10*time.Second, "none", 42
+	c, _ := collect(t, &cfg)
+	allKeysMatch(t, c, `^conv_user_\d{4}_\d{4}_turn_\d+$`)
+	cfg.KeyStyle = "mlperf"
+	c2, _ := collect(t, &cfg)
+	allKeysMatch(t, c2, `^conv_user_\d{4}_17672256\d{5}_turn_\d+$`)
+	if len(c.rows) != len(c2.rows) {
+		t.Errorf("key style changed the workload: %d and %d rows", len(c.rows), len(c2.rows))
+	}
+}
+
+// TestDecodeOnlyAndPrecondition checks the pre-run phases: their rows come
+// first, a microsecond apart, and the measured window starts after them.
+func TestDecodeOnlyAndPrecondition(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NumUsers, cfg.Duration, cfg.GPUMemGB, cfg.CPUMemGB, cfg.DecodeOnly = 5, 10*time.Second, 0, 4, true
+	c, res := collect(t, &cfg)
+	for i := range 50 {
+		if !c.keys["prepop_"+strconv.Itoa(i)] {
+			t.Fatalf("prepop_%d not written", i)
+		}
+	}
+	if res.Kvbench.MeasuredFromS <= 0 {
+		t.Errorf("measured window starts at %v", res.Kvbench.MeasuredFromS)
+	}
+	for _, r := range c.rows {
+		if r.Op == schema.OpWrite && r.Phase == schema.PhasePrefill && !strings.HasPrefix(string(r.Key), "prepop_") {
+			t.Fatalf("decode-only wrote %s", r.Key)
+		}
+	}
+	cfg = DefaultConfig()
+	cfg.NumUsers, cfg.Duration, cfg.GPUMemGB, cfg.CPUMemGB = 5, 5*time.Second, 0, 4
+	cfg.Precondition, cfg.PreconditionSizeGB, cfg.StorageCapacityGB = true, 2, 1
+	c, res = collect(t, &cfg)
+	if !c.keys["precond_0"] || c.cells["Delete Evict"] == 0 {
+		t.Errorf("preconditioning 2 GiB into a 1 GiB NVMe tier: %v", c.cells)
+	}
+}
