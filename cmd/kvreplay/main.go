@@ -1,40 +1,405 @@
-// Command kvreplay executes KV-cache I/O traces against real tiers (GPU
-// memory, RAM, NVMe) and measures latency and bandwidth per tier.
+// Command kvreplay executes KV-cache I/O traces against real tiers (RAM and
+// NVMe, GPU memory where there is one) and measures latency and bandwidth
+// per tier.
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/null"
+	"github.com/kvbench/kvbench/replay/nvme"
+	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace"
 )
 
-const usage = `kvreplay: replay KV-cache I/O traces against real GPU memory, RAM and NVMe.
+const usage = `kvreplay: replay KV-cache I/O traces against real RAM and NVMe and measure them.
 
 Usage:
-  kvreplay [options] TRACE...     TRACE is kvbench's or kv-cache.py's; "-" reads stdin
+  kvreplay [options] TRACE...     TRACE is kvtrace's or kv-cache.py's, plain or zstd; "-" reads stdin
 
-The replay engine is not built yet: kvreplay says so and exits with status 2.
+Every Write materialises its object with unique, incompressible bytes,
+every Read reads it whole, an Evict Read+Write pair moves it between tiers
+and a Delete frees it. Objects are split into --block-size I/Os issued in
+parallel (O_DIRECT on NVMe). Rows of one key keep their order, rows of one
+request run in sequence, everything else runs concurrently. Latency is
+measured from submission and from each row's scheduled time (coordinated
+omission safe).
 
-Examples (once built):
-  kvreplay --dir /mnt/nvme run.csv.zst -o sysA.json
-  kvtrace ... -o - | kvreplay --dir /mnt/nvme - | kvreport -
+The result document (JSON) goes to -o FILE, or to stdout when stdout is not
+a terminal; on a terminal a summary is printed instead.
+
+Tiers: Tier-0 is GPU memory, Tier-1 CPU RAM, Tier-2 NVMe. --tier-map says
+which backend holds each: ram (one anonymous mmap arena), nvme (a directory,
+one file per object) or null (no data: tests the engine). There is no GPU
+backend yet: replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
+
+Examples:
+  # simulate and replay in one pipeline, on a temp directory and RAM
+  kvtrace --num-users 20 --duration 30 --generation-mode none | kvreplay --speed max -
+
+  # a real NVMe drive, full size, at the trace's own pace
+  kvreplay --dir /mnt/nvme0/kv run.csv.zst -o sysA.json
+
+  # a kv-cache.py trace of terabytes, smoke-tested at 1/1024 of its size
+  kvreplay --tier-map Tier-0=ram,Tier-1=ram,Tier-2=nvme --size-scale 1/1024 --speed max kv_trace.csv.zst
+
+  # everything on NVMe, to stress storage
+  kvreplay --tier-map Tier-0=nvme,Tier-1=nvme,Tier-2=nvme --dir /mnt/nvme0/kv run.csv.zst -o stress.json
 `
 
 func main() { os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run)) }
 
-func run(_ context.Context, args []string, stdout, stderr io.Writer) error {
+// options are kvreplay's command line.
+type options struct {
+	cfg       replay.Config
+	output    string
+	dir       string
+	keep      bool
+	buffered  bool
+	ramBudget int64
+	label     string
+	system    string
+	trial     int
+	quiet     bool
+	traces    []string
+}
+
+// parseScale parses --size-scale: a number or a fraction such as 1/1024.
+func parseScale(s string) (float64, error) {
+	if a, b, ok := strings.Cut(s, "/"); ok {
+		n, err1 := strconv.ParseFloat(a, 64)
+		d, err2 := strconv.ParseFloat(b, 64)
+		if err1 != nil || err2 != nil || d == 0 {
+			return 0, fmt.Errorf("--size-scale %s: want a number or a fraction such as 1/1024", s)
+		}
+		return n / d, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--size-scale %s: want a number or a fraction such as 1/1024", s)
+	}
+	return v, nil
+}
+
+func parse(args []string, stderr io.Writer) (*options, *bool, error) {
+	o := &options{cfg: replay.DefaultConfig()}
 	fs := cli.NewFlagSet("kvreplay", usage, stderr)
 	_, version := cli.AddStandard(fs)
-	if _, err := cli.ParseFlags(fs, args); err != nil {
+	fs.StringVarP(&o.output, "output", "o", "", "write the result document to `FILE` (\"-\": stdout)")
+	fs.StringVar(&o.dir, "dir", "", "NVMe tier directory (default: a fresh directory under the system temp dir, removed afterwards)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the objects and directory kvreplay created")
+	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
+	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null (default Tier-1=ram,Tier-2=nvme)")
+	var ramBudget, blockSize, capacity cli.ByteSize
+	blockSize = cli.ByteSize(o.cfg.BlockSize)
+	fs.Var(&ramBudget, "ram-budget", "RAM arena size (default: the trace's peak live RAM-tier bytes)")
+	fs.Var(&blockSize, "block-size", "largest I/O an object is split into")
+	fs.IntVar(&o.cfg.QueueDepth, "queue-depth", o.cfg.QueueDepth, "I/Os in flight at most")
+	fs.IntVar(&o.cfg.Workers, "workers", o.cfg.Workers, "object operations in flight at most")
+	speed := cli.Speed(1)
+	fs.Var(&speed, "speed", "1: the trace's pace; N: N times faster; max: as fast as possible")
+	scale := fs.String("size-scale", "1", "scale every object's size, e.g. 1/1024 (a smoke test, reported as such)")
+	fs.Var(&capacity, "capacity", "bound Tier-2 bytes, evicting LRU objects (for traces without Delete rows)")
+	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
+	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine: psync")
+	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
+	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily)")
+	fs.BoolVar(&o.buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
+	fs.StringVar(&o.label, "label", "", "label of the run in reports")
+	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
+	fs.IntVar(&o.trial, "trial", 0, "trial number in reports")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line or summary on a terminal")
+	rest, err := cli.ParseFlags(fs, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if *version {
+		return o, version, nil
+	}
+	o.traces = rest
+	o.cfg.BlockSize = int64(blockSize)
+	o.cfg.Capacity = int64(capacity)
+	o.cfg.Prescan = !*noPrescan
+	o.ramBudget = int64(ramBudget)
+	o.cfg.Speed = float64(speed)
+	var errs []error
+	if o.cfg.SizeScale, err = parseScale(*scale); err != nil {
+		errs = append(errs, err)
+	}
+	o.cfg.TierMap = [schema.NumTiers]string{}
+	for _, kv := range tierMap.Pairs() {
+		t, err := schema.ParseTier(kv.Key)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want Tier-0, Tier-1 or Tier-2)", kv.Key, kv.Value, kv.Key))
+			continue
+		}
+		switch kv.Value {
+		case "ram", "nvme", "null":
+			o.cfg.TierMap[t] = kv.Value
+		case "gpu":
+			errs = append(errs, fmt.Errorf("--tier-map %s=gpu: no GPU backend in this build: map the tier to ram", kv.Key))
+		default:
+			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme or null", kv.Key, kv.Value))
+		}
+	}
+	if len(o.traces) == 0 {
+		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
+	}
+	if o.dir != "" {
+		if err := cli.CheckPath("--dir", o.dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := o.cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, nil, cli.Input(errors.Join(errs...))
+	}
+	return o, version, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, version, err := parse(args, stderr)
+	if err != nil {
 		return err
 	}
 	if *version {
 		_, err := fmt.Fprintln(stdout, "kvreplay", cli.Version())
 		return err
 	}
-	return cli.Input(replay.ErrNotImplemented)
+	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
+	interactive := isTerminal(stderr) && !o.quiet
+
+	srcs, err := sources(o.traces)
+	if err != nil {
+		return cli.Input(err)
+	}
+	plan, err := replay.Prepare(ctx, &o.cfg, srcs)
+	if err != nil {
+		var pe *trace.ParseError
+		if errors.As(err, &pe) {
+			return cli.Input(err)
+		}
+		return err
+	}
+	for t := range schema.Tier(schema.NumTiers) {
+		if plan.Used[t] && o.cfg.TierMap[t] == "" {
+			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (there is no GPU backend here)",
+				plan.UsedRows[t], t, t, t))
+		}
+	}
+	backends, paths, cleanup, err := makeBackends(o, plan, stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	hooks := replay.Hooks{}
+	if interactive {
+		hooks.Progress = func(p replay.Progress) {
+			mbps := float64(p.Bytes) / 1e6 / max(p.Elapsed.Seconds(), 1e-9)
+			fmt.Fprintf(stderr, "\r\033[Kkvreplay: %d of %d rows done, %.0f MB/s, lag %v", p.RowsDone, p.Rows, mbps, p.Lag.Round(time.Microsecond))
+		}
+	}
+	res, runErr := replay.Run(ctx, &o.cfg, plan, srcs, backends, hooks)
+	if interactive {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if res == nil {
+		if errors.Is(runErr, replay.ErrUnmappedTier) {
+			return cli.Input(runErr)
+		}
+		return runErr
+	}
+	res.Tool, res.ToolVersion = "kvreplay", cli.Version()
+	res.CommandLine = append([]string{"kvreplay"}, args...)
+	res.Label, res.System, res.Trial = o.label, o.system, o.trial
+	res.Host = host.Facts()
+	res.Host.TierPaths = paths
+	res.Config = configJSON(o)
+	for i := range res.Traces {
+		if i < len(srcs) && srcs[i].Meta != nil {
+			res.Traces[i].Meta, _ = json.Marshal(srcs[i].Meta)
+		}
+	}
+	if err := writeResult(o, res, toStdout, stdout); err != nil {
+		return err
+	}
+	if isTerminal(stdout) && !o.quiet {
+		writeSummary(stdout, res)
+	}
+	if runErr != nil {
+		return fmt.Errorf("run incomplete: %w", runErr)
+	}
+	return nil
+}
+
+// sources opens the traces' descriptions; files can be read twice (the
+// prescan), stdin once.
+func sources(names []string) ([]replay.Source, error) {
+	var srcs []replay.Source
+	stdin := 0
+	for _, name := range names {
+		name := name
+		s := replay.Source{Name: name, Open: func() (*trace.Reader, error) { return trace.Open(name) }}
+		if name == "-" {
+			stdin++
+			if stdin > 1 {
+				return nil, errors.New("stdin (-) given twice")
+			}
+		} else {
+			if _, err := os.Stat(name); err != nil {
+				return nil, fmt.Errorf("trace: %w", err)
+			}
+			s.Rescan = true
+			if m, err := trace.ReadMeta(name); err == nil {
+				s.Meta = m
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
+		srcs = append(srcs, s)
+	}
+	return srcs, nil
+}
+
+// makeBackends builds the backends the tier map names.
+func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]replay.Backend, []schema.PathInfo, func(), error) {
+	backends := map[string]replay.Backend{}
+	var paths []schema.PathInfo
+	var closers []replay.Backend
+	cleanup := func() {
+		for _, b := range closers {
+			b.Close()
+		}
+	}
+	need := map[string]bool{}
+	for _, b := range o.cfg.TierMap {
+		need[b] = b != ""
+	}
+	if need["null"] {
+		b := null.New()
+		backends["null"] = b
+		closers = append(closers, b)
+	}
+	if need["ram"] {
+		peak := plan.Peak["ram"]
+		size := o.ramBudget
+		if size == 0 {
+			size = peak + plan.MaxObject + peak/10
+			if size == 0 {
+				size = 1 << 30 // no plan: a trace on a pipe without a sidecar
+			}
+			size = max(size, 64<<20)
+		} else if plan.Scanned && peak > size {
+			cleanup()
+			return nil, nil, nil, cli.Input(fmt.Errorf("the trace keeps %s live on the RAM tier at its peak and --ram-budget is %s: raise --ram-budget to at least %s, map fewer tiers to ram, or use --size-scale",
+				cli.FormatBytes(peak), cli.FormatBytes(size), cli.FormatBytes(peak+plan.MaxObject)))
+		}
+		if mem := host.Facts().MemoryB; mem > 0 && size > mem*8/10 {
+			cleanup()
+			return nil, nil, nil, cli.Input(fmt.Errorf("the RAM tier needs %s and this machine has %s of memory: use --size-scale (e.g. %s), map a tier to nvme, or set --ram-budget",
+				cli.FormatBytes(size), cli.FormatBytes(mem), suggestScale(size, mem)))
+		}
+		b, err := ram.New(size, ram.Populate())
+		if err != nil {
+			cleanup()
+			return nil, nil, nil, err
+		}
+		backends["ram"] = b
+		closers = append(closers, b)
+		paths = append(paths, schema.PathInfo{Backend: "ram", Path: "anonymous mmap " + cli.FormatBytes(size)})
+	}
+	if need["nvme"] {
+		dir, create := o.dir, false
+		if dir == "" {
+			d, err := os.MkdirTemp("", "kvreplay-*")
+			if err != nil {
+				cleanup()
+				return nil, nil, nil, err
+			}
+			dir, create = d, true
+		} else if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			create = true
+		}
+		b, err := nvme.New(dir, nvme.Options{Direct: !o.buffered, Keep: o.keep, Create: create})
+		if err != nil {
+			if create && o.dir == "" {
+				os.Remove(dir)
+			}
+			cleanup()
+			return nil, nil, nil, err
+		}
+		backends["nvme"] = b
+		closers = append(closers, b)
+		pi := host.PathFacts("nvme", dir)
+		pi.Direct = b.Caps().Direct
+		paths = append(paths, pi)
+		if create && o.dir == "" && !o.keep {
+			prev := cleanup
+			cleanup = func() { prev(); os.RemoveAll(dir) }
+		}
+		for _, w := range b.Caps().Warnings {
+			fmt.Fprintf(stderr, "kvreplay: warning: %s\n", w)
+		}
+	}
+	return backends, paths, cleanup, nil
+}
+
+func suggestScale(need, mem int64) string {
+	d := math.Pow(2, math.Ceil(math.Log2(float64(need)/float64(mem/4))))
+	return "1/" + strconv.FormatFloat(d, 'f', 0, 64)
+}
+
+func configJSON(o *options) json.RawMessage {
+	c := struct {
+		replay.Config
+		Dir       string `json:"dir"`
+		Keep      bool   `json:"keep"`
+		Buffered  bool   `json:"buffered"`
+		RAMBudget int64  `json:"ram_budget"`
+	}{o.cfg, o.dir, o.keep, o.buffered, o.ramBudget}
+	b, _ := json.Marshal(c)
+	return b
+}
+
+func writeResult(o *options, res *schema.Result, toStdout bool, stdout io.Writer) error {
+	enc := func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(res)
+	}
+	if toStdout {
+		return enc(stdout)
+	}
+	if o.output == "" {
+		return nil
+	}
+	if err := cli.WriteFileAtomic(o.output, enc); err != nil {
+		return fmt.Errorf("-o %s: %w", o.output, err)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// writeSummary prints a result for people: tiers, bandwidth, latency
+// percentiles, requests, health and warnings.
+func writeSummary(w io.Writer, r *schema.Result) {
+	status := "complete"
+	if !r.Complete {
+		status = "INCOMPLETE: " + r.IncompleteReason
+	}
+	fmt.Fprintf(w, "kvreplay: %d rows in %.2f s (%s)\n", r.Replay.RowsDone, r.WallS, status)
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "tier\tbackend\top\tphase\tops\tbytes\tMB/s\tp50 ms\tp99 ms\tp99 sched ms\tmax ms\t")
+	for _, c := range r.Cells {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
+			cli.FormatBytes(c.LogicalBytes), c.BandwidthBps/1e6, c.Latency.P50US/1000, c.Latency.P99US/1000,
+			c.FromSchedule.P99US/1000, c.Latency.MaxUS/1000)
+	}
+	tw.Flush()
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "tier\tread MB/s\twrite MB/s\tread\twritten\t")
+	for _, t := range r.Tiers {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t\n", t.Tier, t.ReadBandwidthBps/1e6, t.WriteBandwidthBps/1e6,
+			cli.FormatBytes(t.ReadBytes), cli.FormatBytes(t.WriteBytes))
+	}
+	tw.Flush()
+	if r.Requests.Count > 0 {
+		l := r.Requests.Latency
+		fmt.Fprintf(w, "requests %d: storage latency p50 %.3f ms, p95 %.3f ms, p99 %.3f ms\n", r.Requests.Count, l.P50US/1000, l.P95US/1000, l.P99US/1000)
+		for _, q := range r.Requests.ByQoS {
+			met := "met"
+			if !q.Met {
+				met = "NOT met"
+			}
+			fmt.Fprintf(w, "  %-11s %6d requests, p95 %.3f ms vs %.0f ms target: %.1f%% within, SLA %s\n",
+				q.QoS, q.Count, q.Latency.P95US/1000, q.TargetP95MS, 100*q.Compliance, met)
+		}
+	}
+	fmt.Fprintf(w, "lag behind schedule: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", r.Lag.P50US/1000, r.Lag.P99US/1000, r.Lag.MaxUS/1000)
+	h := r.Summary.StorageHealth
+	fmt.Fprintf(w, "storage_health: %s (%d of %d criteria)\n", h.OverallStatus, h.PassedCount, h.TotalCount)
+	for _, c := range h.Criteria {
+		mark := "pass"
+		if !c.Passed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s: %.3f %s (%s)\n", c.Name, c.Actual, c.Unit, mark)
+	}
+	if r.Errors.Count > 0 {
+		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, r.Errors.First[0])
+	}
+}

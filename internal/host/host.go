@@ -1,0 +1,110 @@
+// Package host owns the facts about the machine a result was measured on:
+// the host (name, kernel, CPU, memory, Go version) and the storage behind
+// each tier's path (file system type, device, device model), as the result
+// document records them (design section 6).
+//
+// Facts are best effort: nothing here fails, and a fact that cannot be
+// found is left empty. On Linux they come from uname, /proc/cpuinfo,
+// /proc/meminfo, /proc/self/mountinfo, statfs and /sys/dev/block; on other
+// systems only what the Go runtime knows is filled.
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Facts returns the facts of this machine. It never fails; a fact it
+// cannot find is left empty (zero). TierPaths is left for the caller to
+// fill with PathFacts.
+func Facts() schema.Host {
+	h := schema.Host{
+		OS:        runtime.GOOS,
+		Arch:      runtime.GOARCH,
+		CPUs:      runtime.NumCPU(),
+		GoVersion: runtime.Version(),
+	}
+	h.Hostname, _ = os.Hostname()
+	h.Kernel = kernelRelease()
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		h.CPUModel = cpuModel(f)
+		f.Close()
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		h.MemoryB = memTotal(f)
+		f.Close()
+	}
+	if h.MemoryB == 0 {
+		h.MemoryB = sysinfoMemory()
+	}
+	return h
+}
+
+// PathFacts describes the storage behind path, which backend uses: the
+// type of the file system holding it, its device (the mount's source when
+// that is a device node such as /dev/nvme0n1p2, else the device number
+// major:minor) and the device's model (the whole disk's, for a partition
+// or a device-mapper volume; the vendor and driver when the disk reports
+// no model, as virtio disks do). A path that does not exist yet is
+// described by its nearest existing parent. Direct is left false for the
+// caller to set. PathFacts never fails; what it cannot find is left empty.
+func PathFacts(backend, path string) schema.PathInfo {
+	info := schema.PathInfo{Backend: backend, Path: path}
+	resolved := resolve(path)
+	if resolved == "" {
+		return info
+	}
+	var m mount
+	found := false
+	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
+		if ms, err := parseMountinfo(f); err == nil {
+			m, found = findMount(ms, resolved)
+		}
+		f.Close()
+	}
+	devNum := ""
+	if found {
+		info.FileSystem = m.fsType
+		info.Device, devNum = m.majMin, m.majMin
+		if strings.HasPrefix(m.source, "/dev/") {
+			info.Device = m.source
+			// The node's own number names its sysfs entry; mountinfo's can
+			// be an anonymous 0:n (btrfs).
+			if n := blockDeviceNumber(m.source); n != "" {
+				devNum = n
+			}
+		}
+	} else {
+		info.FileSystem = statfsType(resolved)
+		info.Device = deviceNumber(resolved)
+		devNum = info.Device
+	}
+	if devNum != "" {
+		info.Model = deviceModel("/sys", devNum)
+	}
+	return info
+}
+
+// resolve makes path absolute and resolves its symbolic links; for a path
+// that does not exist it resolves the nearest existing parent and appends
+// the rest. It returns "" when nothing can be resolved.
+func resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return ""
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}

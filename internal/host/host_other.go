@@ -1,0 +1,9 @@
+//go:build !linux
+
+package host
+
+func kernelRelease() string           { return "" }
+func sysinfoMemory() int64            { return 0 }
+func statfsType(string) string        { return "" }
+func deviceNumber(string) string      { return "" }
+func blockDeviceNumber(string) string { return "" }

@@ -1,0 +1,73 @@
+package replay
+
+import (
+	"errors"
+	"io"
+)
+
+// Backend stores the objects of the tiers mapped to it: RAM, an NVMe
+// directory, GPU memory, or a test double. The engine splits every object
+// operation into I/Os of at most the block size, aligned to Caps().Align,
+// and issues them concurrently, so a Backend and its Objects must be safe
+// for concurrent use.
+//
+// Implementations live in packages under replay/ (replay/ram, replay/nvme,
+// replay/null, replay/fault); this package never imports them: the main
+// picks them. replay/replaytest holds the conformance suite every Backend
+// passes.
+type Backend interface {
+	// Caps declares what the backend needs and offers.
+	Caps() Caps
+	// Open returns the object named key, of size bytes. With create it is
+	// made (replacing any object of that name) and its space reserved;
+	// without, it must exist (ErrNotFound otherwise). size is the physical
+	// size, a multiple of Caps().Align.
+	Open(key string, size int64, create bool) (Object, error)
+	// Close releases the backend and, unless it was told to keep them,
+	// everything it created.
+	Close() error
+}
+
+// Object is one open object of a Backend. ReadAt and WriteAt move whole
+// aligned blocks: p's address, length and off are multiples of
+// Caps().Align. They may be called concurrently on different ranges.
+type Object interface {
+	io.ReaderAt
+	io.WriterAt
+	// Close ends this use of the object; the data stays.
+	Close() error
+	// Remove deletes the object and frees its space; the Object is closed.
+	Remove() error
+}
+
+// Caps are a backend's declared capabilities, so the engine adapts instead
+// of finding out by trial and error (as fio's engines declare theirs).
+type Caps struct {
+	// Name is the backend's kind: "ram", "nvme", "null", "gpu", ...
+	Name string
+	// Align is the alignment of buffers, offsets and lengths, in bytes (a
+	// power of two; 1 when anything goes).
+	Align int
+	// Capacity is the most bytes the backend can hold; 0 when unbounded.
+	Capacity int64
+	// Direct reports that I/O bypasses the page cache (O_DIRECT).
+	Direct bool
+	// Device reports that the backend's memory is not host memory (GPU).
+	Device bool
+	// Warnings are conditions a result must report, such as a fallback to
+	// buffered I/O on a file system without O_DIRECT.
+	Warnings []string
+}
+
+// Errors a Backend returns; test them with errors.Is.
+var (
+	// ErrNotFound: Open without create of an object that does not exist.
+	ErrNotFound = errors.New("object not found")
+	// ErrNoSpace: the backend is full (its arena, or the disk: ENOSPC).
+	ErrNoSpace = errors.New("no space left")
+	// ErrMisaligned: a buffer, offset or length is not aligned as Caps
+	// requires.
+	ErrMisaligned = errors.New("misaligned I/O")
+	// ErrClosed: the backend or object was used after Close.
+	ErrClosed = errors.New("closed")
+)

@@ -1,0 +1,102 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Config is what shapes a replay. Start from DefaultConfig and call
+// Validate.
+type Config struct {
+	// TierMap names the backend that holds each trace tier, indexed by
+	// schema.Tier; "" leaves the tier unmapped (its rows are an error).
+	TierMap [schema.NumTiers]string
+	// BlockSize is the largest I/O an object operation is split into.
+	BlockSize int64
+	// QueueDepth bounds the I/Os in flight across all backends.
+	QueueDepth int
+	// Workers bounds the object operations in flight.
+	Workers int
+	// Speed scales the trace's clock: 1 issues rows at their timestamps, N
+	// N times faster, 0 as fast as ordering and concurrency allow (max).
+	Speed float64
+	// SizeScale multiplies every object's size (a smoke test of a trace
+	// that moves terabytes); 1 replays it as it is.
+	SizeScale float64
+	// Capacity bounds the bytes on Tier-2; when a write would pass it, the
+	// least recently used objects are deleted first (reference traces have
+	// no Delete rows). 0 is unbounded.
+	Capacity int64
+	// Seed keys the data generator: the bytes of every object derive from
+	// (Seed, key, version, offset).
+	Seed uint64
+	// Engine is the I/O engine: "psync" (a pool of pread/pwrite workers).
+	Engine string
+	// Verify checks every byte read against what was written.
+	Verify bool
+	// Prescan reads file traces once before the run, to prepare cold reads
+	// untimed and size the RAM arena. Traces on pipes are never prescanned.
+	Prescan bool
+}
+
+// DefaultConfig returns the defaults of kvreplay's options.
+func DefaultConfig() Config {
+	return Config{
+		TierMap:    [schema.NumTiers]string{"", "ram", "nvme"},
+		BlockSize:  1 << 20,
+		QueueDepth: 32,
+		Workers:    64,
+		Speed:      1,
+		SizeScale:  1,
+		Seed:       1,
+		Engine:     "psync",
+		Prescan:    true,
+	}
+}
+
+// Validate reports every problem of c at once, one per line.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.BlockSize < 4096 || c.BlockSize > 1<<30 || c.BlockSize&(c.BlockSize-1) != 0 {
+		bad("--block-size %d: must be a power of two between 4KiB and 1GiB", c.BlockSize)
+	}
+	if c.QueueDepth < 1 || c.QueueDepth > 4096 {
+		bad("--queue-depth %d: must be between 1 and 4096", c.QueueDepth)
+	}
+	if c.Workers < 1 || c.Workers > 65536 {
+		bad("--workers %d: must be between 1 and 65536", c.Workers)
+	}
+	if c.Speed < 0 || math.IsNaN(c.Speed) || math.IsInf(c.Speed, 0) {
+		bad("--speed %v: must be max or a positive number", c.Speed)
+	}
+	if !(c.SizeScale > 0 && c.SizeScale <= 1) {
+		bad("--size-scale %v: must be greater than 0 and at most 1", c.SizeScale)
+	}
+	if c.Capacity < 0 {
+		bad("--capacity %d: must not be negative", c.Capacity)
+	}
+	if c.Engine != "psync" {
+		bad("--engine %s: want psync", c.Engine)
+	}
+	mapped := false
+	for _, b := range c.TierMap {
+		mapped = mapped || b != ""
+	}
+	if !mapped {
+		bad("--tier-map: maps no tier to a backend")
+	}
+	return errors.Join(errs...)
+}
+
+// speedDuration converts a trace interval to a replay interval.
+func (c *Config) speedDuration(d time.Duration) time.Duration {
+	if c.Speed <= 0 {
+		return 0
+	}
+	return time.Duration(float64(d) / c.Speed)
+}

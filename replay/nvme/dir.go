@@ -1,0 +1,133 @@
+package nvme
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// systemDirs are the directories a replay never writes into, nor under
+// (design section 7).
+func systemDirs() []string {
+	return []string{"/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev"}
+}
+
+// checkDir refuses (with ErrSystemDir) the absolute, clean path dir when it is a system
+// directory or lies under one. /dev/shm, the usual tmpfs, is allowed.
+func checkDir(dir string) error {
+	if dir == "/dev/shm" || strings.HasPrefix(dir, "/dev/shm/") {
+		return nil
+	}
+	for _, sys := range systemDirs() {
+		if dir == sys {
+			return fmt.Errorf("%s is a system directory: %w", dir, ErrSystemDir)
+		}
+		if sys != "/" && strings.HasPrefix(dir, sys+"/") {
+			return fmt.Errorf("%s is under the system directory %s: %w", dir, sys, ErrSystemDir)
+		}
+	}
+	return nil
+}
+
+// resolve returns dir with the symbolic links of its deepest existing
+// ancestor resolved, so that a link into /etc is seen as /etc.
+func resolve(dir string) (string, error) {
+	rest := ""
+	for p := dir; ; {
+		resolved, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(resolved, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("nvme: %s: %w", dir, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return dir, nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// makeDirs makes dir and its missing parents, and returns those it made,
+// deepest first.
+func makeDirs(dir string) ([]string, error) {
+	var missing []string
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("nvme: %s: not a directory", p)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("nvme: %w", err)
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			removeDirs(made)
+			return nil, fmt.Errorf("nvme: %w", err)
+		}
+		made = append([]string{missing[i]}, made...)
+	}
+	return made, nil
+}
+
+// removeDirs removes the directories dirs, deepest first, that are empty.
+func removeDirs(dirs []string) {
+	for _, d := range dirs {
+		if os.Remove(d) != nil {
+			return // not empty: its parents are not either
+		}
+	}
+}
+
+// fsType names the file system that holds dir, for messages.
+func fsType(dir string) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return "unknown file system"
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC:
+		return "ext4"
+	case unix.XFS_SUPER_MAGIC:
+		return "xfs"
+	case unix.BTRFS_SUPER_MAGIC:
+		return "btrfs"
+	case unix.F2FS_SUPER_MAGIC:
+		return "f2fs"
+	case unix.TMPFS_MAGIC:
+		return "tmpfs"
+	case unix.RAMFS_MAGIC:
+		return "ramfs"
+	case unix.OVERLAYFS_SUPER_MAGIC:
+		return "overlayfs"
+	case unix.NFS_SUPER_MAGIC:
+		return "nfs"
+	case unix.FUSE_SUPER_MAGIC:
+		return "fuse"
+	case unix.V9FS_MAGIC:
+		return "9p"
+	case 0x2fc12fc1:
+		return "zfs"
+	case 0x47504653:
+		return "gpfs"
+	case 0x0bd00bd0:
+		return "lustre"
+	}
+	return fmt.Sprintf("file system 0x%x", uint32(st.Type))
+}

@@ -1,0 +1,527 @@
+// Package nvme owns the Tier-2 (NVMe) replay backend in its directory
+// layout: one file per object in a directory, the reference's layout
+// (design section 5), read and written with pread/pwrite, through O_DIRECT
+// where the file system allows it.
+//
+// New probes the directory once: it creates a file with O_DIRECT and
+// writes one aligned block to it. Where the file system refuses (EINVAL, as
+// tmpfs does), the backend falls back to buffered I/O and says so in
+// Caps().Warnings, never silently; on tmpfs and ramfs, whose files are the
+// page cache, it does so without trying. Alignment is 4096 bytes, or the larger
+// direct-I/O alignment that statx(STATX_DIOALIGN) reports for the
+// directory's file system; it is enforced in buffered mode too, so the
+// engine issues the same I/Os either way. A misaligned buffer, offset or
+// length fails with replay.ErrMisaligned before any system call.
+//
+// Files are named by FileName. Directories under /, /etc, /usr, /bin,
+// /sbin, /lib*, /boot, /proc, /sys and /dev (but /dev/shm) are refused.
+package nvme
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/replay"
+)
+
+// ErrSystemDir: New was given a system directory, or one under it.
+var ErrSystemDir = errors.New("refused: use a directory on the drive under test")
+
+// DefaultAlign is the alignment used where the file system reports none.
+const DefaultAlign = 4096
+
+// Options configure New. The zero Options mean buffered I/O in an existing
+// directory whose created files are removed on Close: set Direct for a
+// measurement.
+type Options struct {
+	// Direct opens files with O_DIRECT, bypassing the page cache. Where
+	// the file system refuses it, I/O is buffered and Caps().Warnings says
+	// so. Without Direct, I/O is buffered and Caps().Warnings says that too.
+	Direct bool
+	// Keep leaves the files (and the directory) in place on Close.
+	Keep bool
+	// Create makes the directory, and its missing parents, if need be,
+	// and gives it to the backend: unless Keep, Close removes it, and the
+	// parents New made, once the backend's files are gone, when nothing
+	// else is left in them. Without Create the directory must exist, and
+	// Close removes only the files the backend created.
+	Create bool
+
+	// refuseDirect makes New act as if the file system refused O_DIRECT
+	// (tests of the fallback where every file system accepts it).
+	refuseDirect bool
+}
+
+// Backend is the NVMe directory backend. It is safe for concurrent use;
+// so are its Objects, but operations on one key that run at once (a create
+// and a Remove of it, say) happen in no defined order: the caller orders
+// them, as the engine does. Close must be called.
+type Backend struct {
+	dir      string
+	opt      Options
+	direct   bool
+	align    int
+	warnings []string
+	made     []string // directories New made, deepest first
+
+	mu      sync.Mutex
+	closed  bool
+	created map[string]uint64 // file name -> generation of its create
+	gen     uint64
+	open    map[*Object]struct{}
+}
+
+var _ replay.Backend = (*Backend)(nil)
+
+// New opens the directory dir as a backend, making it with opt.Create,
+// and probes it for O_DIRECT when opt.Direct is set.
+func New(dir string, opt Options) (*Backend, error) {
+	if dir == "" {
+		return nil, errors.New("nvme: empty directory name")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("nvme: %s: %w", dir, err)
+	}
+	if err := checkDir(abs); err != nil {
+		return nil, fmt.Errorf("nvme: %w", err)
+	}
+	resolved, err := resolve(abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDir(resolved); err != nil {
+		return nil, fmt.Errorf("nvme: %s links to %s: %w", abs, resolved, err)
+	}
+	b := &Backend{dir: abs, opt: opt, align: DefaultAlign, created: map[string]uint64{}, open: map[*Object]struct{}{}}
+	if opt.Create {
+		if b.made, err = makeDirs(abs); err != nil {
+			return nil, err
+		}
+	} else {
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("nvme: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("nvme: %s: not a directory", abs)
+		}
+	}
+	if err := b.probe(); err != nil {
+		removeDirs(b.made)
+		return nil, err
+	}
+	return b, nil
+}
+
+// probe finds the alignment and whether O_DIRECT works, with a dot-file
+// (a name FileName never returns).
+func (b *Backend) probe() error {
+	f, err := os.CreateTemp(b.dir, ".kvbench-probe-*")
+	if err != nil {
+		return fmt.Errorf("nvme: probe %s: %w", b.dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	defer os.Remove(name)
+
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, name, 0, unix.STATX_DIOALIGN, &stx) == nil && stx.Mask&unix.STATX_DIOALIGN != 0 {
+		for _, a := range []uint32{stx.Dio_mem_align, stx.Dio_offset_align} {
+			if a > 0 && a&(a-1) == 0 && int(a) > b.align {
+				b.align = int(a)
+			}
+		}
+	}
+	fstype := fsType(b.dir)
+	if !b.opt.Direct {
+		b.warnings = append(b.warnings, fmt.Sprintf("nvme: %s (%s): buffered I/O requested: page cache in the numbers", b.dir, fstype))
+		return nil
+	}
+	if fstype == "tmpfs" || fstype == "ramfs" {
+		// tmpfs takes O_DIRECT since Linux 6.6, but its files live in the
+		// page cache whatever the flag: nothing would bypass it.
+		b.warnings = append(b.warnings, fmt.Sprintf("nvme: %s (%s): memory file system, no device behind O_DIRECT: buffered I/O, page cache in the numbers", b.dir, fstype))
+		return nil
+	}
+	refused := b.opt.refuseDirect
+	if !refused {
+		refused, err = probeDirect(name, b.align)
+		if err != nil {
+			return fmt.Errorf("nvme: probe %s: %w", b.dir, err)
+		}
+	}
+	if refused {
+		b.warnings = append(b.warnings, fmt.Sprintf("nvme: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", b.dir, fstype))
+		return nil
+	}
+	b.direct = true
+	return nil
+}
+
+// probeDirect opens name with O_DIRECT and writes one aligned block: it
+// reports whether the file system refused either (EINVAL).
+func probeDirect(name string, align int) (refused bool, err error) {
+	f, err := os.OpenFile(name, os.O_RDWR|unix.O_DIRECT, 0)
+	if errors.Is(err, syscall.EINVAL) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 2*align)
+	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & uintptr(align-1))
+	_, err = f.WriteAt(buf[skip:skip+align], 0)
+	if errors.Is(err, syscall.EINVAL) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Dir returns the backend's directory, absolute.
+func (b *Backend) Dir() string { return b.dir }
+
+// Caps reports Name "nvme", the alignment, whether I/O is direct, and the
+// fallback warning if any. Capacity is 0: the file system's free space is
+// not the backend's to promise (the engine's --capacity bounds the tier).
+func (b *Backend) Caps() replay.Caps {
+	return replay.Caps{
+		Name:     "nvme",
+		Align:    b.align,
+		Direct:   b.direct,
+		Warnings: append([]string(nil), b.warnings...),
+	}
+}
+
+// Open opens the file of key. With create it is created or truncated and
+// size bytes are allocated (fallocate; where the file system cannot, the
+// file is only extended), so that writes do not allocate; ENOSPC there
+// fails the create, leaving no file, with an error that matches both
+// replay.ErrNoSpace and syscall.ENOSPC. size must be a multiple of
+// Caps().Align (ErrMisaligned). Without create, the file must exist
+// (ErrNotFound) and hold size bytes.
+func (b *Backend) Open(key string, size int64, create bool) (replay.Object, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("nvme: open %q: negative size %d", key, size)
+	}
+	if create && size%int64(b.align) != 0 {
+		return nil, fmt.Errorf("nvme: create %q: size %d is not a multiple of %d: %w", key, size, b.align, replay.ErrMisaligned)
+	}
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("nvme: open %q: %w", key, replay.ErrClosed)
+	}
+	name := FileName(key)
+	path := filepath.Join(b.dir, name)
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE | os.O_TRUNC
+	}
+	if b.direct {
+		flags |= unix.O_DIRECT
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		if !create && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("nvme: open %q (%s): %w", key, path, replay.ErrNotFound)
+		}
+		return nil, fmt.Errorf("nvme: open %q: %w", key, sysErr(err))
+	}
+	if create {
+		if err := allocate(f, size); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("nvme: allocate %d bytes for %q (%s): %w", size, key, path, err)
+		}
+	} else {
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("nvme: open %q: %w", key, sysErr(err))
+		}
+		if !fi.Mode().IsRegular() || fi.Size() != size {
+			f.Close()
+			return nil, fmt.Errorf("nvme: open %q of %d bytes: %s is a %s of %d bytes", key, size, path, fileKind(fi), fi.Size())
+		}
+	}
+	o := &Object{b: b, key: key, name: name, path: path, f: f, size: size}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		// Close ran meanwhile and did not see this file.
+		f.Close()
+		if create && !b.opt.Keep {
+			os.Remove(path)
+		}
+		return nil, fmt.Errorf("nvme: open %q: %w", key, replay.ErrClosed)
+	}
+	if create {
+		b.gen++
+		b.created[name] = b.gen
+	}
+	o.gen = b.created[name]
+	b.open[o] = struct{}{}
+	return o, nil
+}
+
+func fileKind(fi fs.FileInfo) string {
+	if fi.Mode().IsRegular() {
+		return "file"
+	}
+	return "non-regular file (" + fi.Mode().Type().String() + ")"
+}
+
+// allocate reserves size bytes for f: fallocate, or where the file system
+// does not offer it, ftruncate.
+func allocate(f *os.File, size int64) error {
+	if size == 0 {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			ferr = unix.Fallocate(int(fd), 0, 0, size)
+			if ferr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	switch {
+	case ferr == nil:
+		return nil
+	case errors.Is(ferr, unix.EOPNOTSUPP) || errors.Is(ferr, unix.ENOSYS):
+		return sysErr(f.Truncate(size))
+	default:
+		return sysErr(ferr)
+	}
+}
+
+// Close closes the backend's open Objects and, unless Keep, removes the
+// files it created and, with Create, its directory.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return fmt.Errorf("nvme: close %s: %w", b.dir, replay.ErrClosed)
+	}
+	b.closed = true
+	open, created := b.open, b.created
+	b.open, b.created = nil, nil
+	b.mu.Unlock()
+
+	for o := range open {
+		o.closed.Store(true)
+		o.f.Close()
+	}
+	if b.opt.Keep {
+		return nil
+	}
+	var failed int
+	var first error
+	for name := range created {
+		if err := os.Remove(filepath.Join(b.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if failed++; first == nil {
+				first = err
+			}
+		}
+	}
+	if b.opt.Create {
+		if len(b.made) == 0 {
+			removeDirs([]string{b.dir})
+		} else {
+			removeDirs(b.made) // b.dir first
+		}
+	}
+	if first != nil {
+		return fmt.Errorf("nvme: close %s: %d files left behind, the first: %w", b.dir, failed, first)
+	}
+	return nil
+}
+
+// Object is one open file of a Backend. Its methods are safe for
+// concurrent use on different ranges.
+//
+// Besides replay.Object it offers Fd, an optional capability for engines
+// that issue I/O themselves (io_uring): an engine finds it by type
+// assertion, obj.(interface{ Fd() uintptr }), so that decorators, which
+// hide it, keep their meaning.
+type Object struct {
+	b      *Backend
+	key    string
+	name   string
+	path   string
+	f      *os.File
+	size   int64
+	gen    uint64 // the create this Object saw; 0 for a file found there
+	closed atomic.Bool
+}
+
+var _ replay.Object = (*Object)(nil)
+
+// Fd returns the file descriptor, open O_RDWR (and O_DIRECT when
+// Caps().Direct). It stays valid until the Object or its Backend is
+// closed; the caller must not close it. I/O through it must follow the
+// same alignment rules.
+func (o *Object) Fd() uintptr { return o.f.Fd() }
+
+// check validates an I/O of len(p) bytes at off and returns how many of
+// them lie inside the object.
+func (o *Object) check(op string, p []byte, off int64) (int, error) {
+	if o.closed.Load() {
+		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, replay.ErrClosed)
+	}
+	mask := o.b.align - 1
+	if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
+		return 0, fmt.Errorf("nvme: %s %s: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.path, len(p), off, unsafe.SliceData(p), o.b.align, replay.ErrMisaligned)
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("nvme: %s %s: negative offset %d", op, o.path, off)
+	}
+	if off >= o.size {
+		return 0, nil
+	}
+	return int(min(int64(len(p)), o.size-off)), nil
+}
+
+// ioErr wraps an error of pread or pwrite with the file and offset.
+func (o *Object) ioErr(op string, off int64, err error) error {
+	if errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("nvme: %s %s: %w", op, o.path, replay.ErrClosed)
+	}
+	return fmt.Errorf("nvme: %s %s at offset %d: %w", op, o.path, off, sysErr(err))
+}
+
+// ReadAt reads len(p) bytes at off with pread (repeated on short reads and
+// EINTR); io.EOF past the object's end.
+func (o *Object) ReadAt(p []byte, off int64) (int, error) {
+	n, err := o.check("read", p, off)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		m, err := o.f.ReadAt(p[:n], off)
+		if err == io.EOF {
+			return m, io.EOF // the file is shorter than it was
+		}
+		if err != nil {
+			return m, o.ioErr("read", off+int64(m), err)
+		}
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt writes p at off with pwrite (repeated on short writes and
+// EINTR). It writes nothing and fails if p passes the object's end. ENOSPC
+// matches both replay.ErrNoSpace and syscall.ENOSPC.
+func (o *Object) WriteAt(p []byte, off int64) (int, error) {
+	n, err := o.check("write", p, off)
+	if err != nil {
+		return 0, err
+	}
+	if n < len(p) {
+		return 0, fmt.Errorf("nvme: write %s: %d bytes at offset %d pass the end of the object (%d bytes)", o.path, len(p), off, o.size)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	m, err := o.f.WriteAt(p, off)
+	if err != nil {
+		return m, o.ioErr("write", off+int64(m), err)
+	}
+	return m, nil
+}
+
+// Close closes the file.
+func (o *Object) Close() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("nvme: close %s: %w", o.path, replay.ErrClosed)
+	}
+	b := o.b
+	b.mu.Lock()
+	delete(b.open, o)
+	b.mu.Unlock()
+	if err := o.f.Close(); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return fmt.Errorf("nvme: close %s: %w", o.path, replay.ErrClosed)
+		}
+		return fmt.Errorf("nvme: close %s: %w", o.path, sysErr(err))
+	}
+	return nil
+}
+
+// Remove closes and deletes the file, unless a create has replaced it
+// since this Object was opened (then it only closes).
+func (o *Object) Remove() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("nvme: remove %s: %w", o.path, replay.ErrClosed)
+	}
+	b := o.b
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return fmt.Errorf("nvme: remove %s: %w", o.path, replay.ErrClosed)
+	}
+	delete(b.open, o)
+	cur, ours := b.created[o.name]
+	unlink := ours && cur == o.gen || !ours && o.gen == 0 // else replaced, or removed through another Object
+	if ours && unlink {
+		delete(b.created, o.name)
+	}
+	b.mu.Unlock()
+	o.f.Close()
+	if !unlink {
+		return nil
+	}
+	// Unlinking a big file frees its extents, which takes a while: outside
+	// the lock.
+	if err := os.Remove(o.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("nvme: remove %s: %w", o.path, sysErr(err))
+	}
+	return nil
+}
+
+// sysErr strips the *PathError of err (the callers name the file
+// themselves) and marks ENOSPC and EDQUOT as replay.ErrNoSpace.
+func sysErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return noSpaceError{err}
+	}
+	return err
+}
+
+// noSpaceError is a full file system: it reads as the errno, and matches
+// both it and replay.ErrNoSpace.
+type noSpaceError struct{ errno error }
+
+func (e noSpaceError) Error() string        { return e.errno.Error() }
+func (e noSpaceError) Unwrap() error        { return e.errno }
+func (e noSpaceError) Is(target error) bool { return target == replay.ErrNoSpace }

@@ -1,0 +1,347 @@
+// Package ram owns the Tier-1 (CPU RAM) replay backend: one anonymous
+// mmap arena of a fixed capacity, an extent allocator inside it, and
+// memcpy in and out (design section 5).
+//
+// Objects are extents of the arena, placed first fit by address and
+// coalesced on release (see allocator). Every extent starts on a page, and
+// Caps().Align is 4096, the same as the NVMe tier's: the engine then splits
+// objects into the same I/Os on both tiers, a physical size is exactly the
+// bytes an object takes in the arena (so the engine's capacity accounting
+// is exact), and every copy runs between page-aligned addresses. RAM needs
+// no alignment for correctness; it is a declared constraint, enforced so
+// that a test against RAM catches what O_DIRECT would refuse.
+//
+// Freed extents keep their pages: once the arena has been written through,
+// later writes take no page faults. The first write to a page does (the
+// kernel zeroes it), unless New was given Populate.
+package ram
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/replay"
+)
+
+// Align is the alignment the RAM backend declares and enforces: a page.
+const Align = 4096
+
+// Backend is the RAM tier. It is safe for concurrent use; so are its
+// Objects. Close must be called: it unmaps the arena.
+type Backend struct {
+	capacity int64
+
+	// life guards arena: every copy holds it for reading, Close for
+	// writing, so the arena is never unmapped under a copy.
+	life  sync.RWMutex
+	arena []byte // nil once closed
+
+	// mu guards objs and alloc. The bytes are copied outside it.
+	mu     sync.RWMutex
+	objs   map[string]*extent
+	alloc  allocator
+	closed atomic.Bool
+}
+
+// extent is one object's place in the arena.
+type extent struct {
+	off, size int64
+	// gone is set when the object is removed or replaced, so that a
+	// stale Object cannot write into space given to another.
+	gone atomic.Bool
+}
+
+var _ replay.Backend = (*Backend)(nil)
+
+// config is what the options set.
+type config struct {
+	populate  bool
+	noReserve bool
+	hugePages bool
+}
+
+// Option configures New.
+type Option func(*config)
+
+// Populate prefaults the whole arena at New (MAP_POPULATE), so that no
+// first-touch page fault lands in a measured write; the arena's memory is
+// then committed at once, and New takes about as long as writing it.
+func Populate() Option { return func(c *config) { c.populate = true } }
+
+// NoReserve maps the arena with MAP_NORESERVE: no swap is reserved for it,
+// so an arena bigger than the memory the kernel would promise maps, and
+// running out of memory later means the OOM killer rather than an error
+// from New. Without it, an arena the kernel cannot promise fails at New.
+func NoReserve() Option { return func(c *config) { c.noReserve = true } }
+
+// HugePages asks for transparent huge pages on the arena
+// (madvise(MADV_HUGEPAGE)): fewer page faults and TLB misses. Where THP is
+// disabled it does nothing.
+func HugePages() Option { return func(c *config) { c.hugePages = true } }
+
+// New maps an arena of capacity bytes, rounded up to a multiple of Align.
+func New(capacity int64, opts ...Option) (*Backend, error) {
+	if capacity <= 0 {
+		return nil, fmt.Errorf("ram: capacity %d: must be positive", capacity)
+	}
+	size := (capacity + Align - 1) / Align * Align
+	if size <= 0 || int64(int(size)) != size {
+		return nil, fmt.Errorf("ram: capacity %d: too big for this platform", capacity)
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS
+	if c.populate {
+		flags |= unix.MAP_POPULATE
+	}
+	if c.noReserve {
+		flags |= unix.MAP_NORESERVE
+	}
+	arena, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, flags)
+	if err != nil {
+		return nil, fmt.Errorf("ram: mmap an arena of %d bytes: %w", size, err)
+	}
+	if c.hugePages {
+		// EINVAL where THP is not built in: a hint, nothing to report.
+		_ = unix.Madvise(arena, unix.MADV_HUGEPAGE)
+	}
+	return &Backend{
+		capacity: size,
+		arena:    arena,
+		objs:     map[string]*extent{},
+		alloc:    newAllocator(size),
+	}, nil
+}
+
+// Caps reports Name "ram", Align 4096 and the arena's size as Capacity.
+func (b *Backend) Caps() replay.Caps {
+	return replay.Caps{Name: "ram", Align: Align, Capacity: b.capacity}
+}
+
+// Stats are a RAM backend's occupancy.
+type Stats struct {
+	Capacity    int64 // the arena's size
+	Used        int64 // bytes held by objects
+	Free        int64 // Capacity - Used
+	LargestFree int64 // the largest object that fits now
+	FreeExtents int   // free extents: 1 when unfragmented (0 when full)
+	Objects     int
+}
+
+// Stats returns the backend's occupancy now.
+func (b *Backend) Stats() Stats {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return Stats{
+		Capacity:    b.capacity,
+		Used:        b.capacity - b.alloc.free,
+		Free:        b.alloc.free,
+		LargestFree: b.alloc.largest(),
+		FreeExtents: b.alloc.count,
+		Objects:     len(b.objs),
+	}
+}
+
+// Open returns the object named key. With create it allocates size bytes
+// (a multiple of Align, else ErrMisaligned), first releasing any object of
+// that name, so a failed replacement leaves no object; ErrNoSpace, with
+// the free bytes and the largest free extent, when no free extent holds
+// size. The new object's bytes are whatever the arena held. Without
+// create, the object must exist (ErrNotFound) and have size bytes.
+func (b *Backend) Open(key string, size int64, create bool) (replay.Object, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("ram: open %q: negative size %d", key, size)
+	}
+	if !create {
+		b.mu.RLock()
+		defer b.mu.RUnlock()
+		if b.objs == nil {
+			return nil, fmt.Errorf("ram: open %q: %w", key, replay.ErrClosed)
+		}
+		e := b.objs[key]
+		if e == nil {
+			return nil, fmt.Errorf("ram: open %q: %w", key, replay.ErrNotFound)
+		}
+		if e.size != size {
+			return nil, fmt.Errorf("ram: open %q of %d bytes: the object has %d", key, size, e.size)
+		}
+		return &object{b: b, key: key, e: e}, nil
+	}
+	if size%Align != 0 {
+		return nil, fmt.Errorf("ram: create %q: size %d is not a multiple of %d: %w", key, size, Align, replay.ErrMisaligned)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.objs == nil {
+		return nil, fmt.Errorf("ram: create %q: %w", key, replay.ErrClosed)
+	}
+	if old := b.objs[key]; old != nil {
+		delete(b.objs, key)
+		if err := b.releaseLocked(old); err != nil {
+			return nil, err
+		}
+	}
+	e := &extent{size: size}
+	if size > 0 {
+		off, ok := b.alloc.alloc(size)
+		if !ok {
+			return nil, fmt.Errorf("ram: create %q of %d bytes: %d bytes free, largest free extent %d bytes (arena %d bytes): %w",
+				key, size, b.alloc.free, b.alloc.largest(), b.capacity, replay.ErrNoSpace)
+		}
+		e.off = off
+	}
+	b.objs[key] = e
+	return &object{b: b, key: key, e: e}, nil
+}
+
+// releaseLocked gives e's space back; b.mu is held.
+func (b *Backend) releaseLocked(e *extent) error {
+	e.gone.Store(true)
+	return b.alloc.release(e.off, e.size)
+}
+
+// Close unmaps the arena, after any copy in flight; the backend and its
+// Objects then fail with ErrClosed.
+func (b *Backend) Close() error {
+	b.life.Lock()
+	defer b.life.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.arena == nil {
+		return fmt.Errorf("ram: close: %w", replay.ErrClosed)
+	}
+	b.closed.Store(true)
+	for _, e := range b.objs {
+		e.gone.Store(true)
+	}
+	b.objs = nil
+	b.alloc = allocator{}
+	err := unix.Munmap(b.arena)
+	b.arena = nil
+	if err != nil {
+		return fmt.Errorf("ram: munmap the arena: %w", err)
+	}
+	return nil
+}
+
+// object is one open object of a RAM Backend.
+type object struct {
+	b      *Backend
+	key    string
+	e      *extent
+	closed atomic.Bool
+}
+
+// errStale is the cause of ErrClosed for an Object whose object
+// was removed or replaced since it was opened.
+var errStale = errors.New("removed or replaced since this Object was opened")
+
+// check validates an I/O of len(p) bytes at off and returns how many of
+// them lie inside the object.
+func (o *object) check(op string, p []byte, off int64) (int, error) {
+	if o.closed.Load() || o.b.closed.Load() {
+		return 0, fmt.Errorf("ram: %s %q: %w", op, o.key, replay.ErrClosed)
+	}
+	const mask = Align - 1
+	if off&mask != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&mask != 0 {
+		return 0, fmt.Errorf("ram: %s %q: %d bytes at offset %d, buffer %p: %w", op, o.key, len(p), off, unsafe.SliceData(p), replay.ErrMisaligned)
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("ram: %s %q: negative offset %d", op, o.key, off)
+	}
+	if off >= o.e.size {
+		return 0, nil
+	}
+	return int(min(int64(len(p)), o.e.size-off)), nil
+}
+
+// copyAt copies between p and the object's bytes at off, under the arena's
+// read lock.
+func (o *object) copyAt(op string, p []byte, off int64, write bool) error {
+	b := o.b
+	b.life.RLock()
+	defer b.life.RUnlock()
+	if b.arena == nil {
+		return fmt.Errorf("ram: %s %q: %w", op, o.key, replay.ErrClosed)
+	}
+	if o.e.gone.Load() {
+		return fmt.Errorf("ram: %s %q: %w: %w", op, o.key, errStale, replay.ErrClosed)
+	}
+	mem := b.arena[o.e.off+off : o.e.off+o.e.size]
+	if write {
+		copy(mem, p)
+	} else {
+		copy(p, mem)
+	}
+	return nil
+}
+
+// ReadAt copies the object's bytes at off into p; io.EOF past its end.
+func (o *object) ReadAt(p []byte, off int64) (int, error) {
+	n, err := o.check("read", p, off)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		if err := o.copyAt("read", p[:n], off, false); err != nil {
+			return 0, err
+		}
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt copies p into the object at off; it writes nothing and fails if
+// p passes the object's end.
+func (o *object) WriteAt(p []byte, off int64) (int, error) {
+	n, err := o.check("write", p, off)
+	if err != nil {
+		return 0, err
+	}
+	if n < len(p) {
+		return 0, fmt.Errorf("ram: write %q: %d bytes at offset %d pass the end of the object (%d bytes)", o.key, len(p), off, o.e.size)
+	}
+	if n > 0 {
+		if err := o.copyAt("write", p, off, true); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// Close ends this use of the object.
+func (o *object) Close() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("ram: close %q: %w", o.key, replay.ErrClosed)
+	}
+	return nil
+}
+
+// Remove frees the object's extent (unless a create has replaced the
+// object since this Object was opened) and closes the Object.
+func (o *object) Remove() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("ram: remove %q: %w", o.key, replay.ErrClosed)
+	}
+	b := o.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.objs == nil {
+		return fmt.Errorf("ram: remove %q: %w", o.key, replay.ErrClosed)
+	}
+	if b.objs[o.key] != o.e {
+		return nil // already removed or replaced through another Object
+	}
+	delete(b.objs, o.key)
+	return b.releaseLocked(o.e)
+}

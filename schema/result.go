@@ -1,0 +1,260 @@
+package schema
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The result document's identity. A reader refuses other formats and newer
+// versions.
+const (
+	ResultFormat        = "kvbench-result"
+	ResultFormatVersion = 1
+)
+
+// Result is the document kvreplay writes for one run (or one rank of a
+// run) and kvreport reads, merges and renders (design section 6). Latency
+// histograms are carried encoded, so merges across trials and ranks are
+// exact. Durations are in seconds unless a name says otherwise (_us:
+// microseconds, _ms: milliseconds).
+type Result struct {
+	Format        string   `json:"format"`
+	FormatVersion int      `json:"format_version"`
+	Tool          string   `json:"tool"`
+	ToolVersion   string   `json:"tool_version"`
+	CommandLine   []string `json:"command_line"`
+	// Label, System and Trial name the run for comparisons (kvreplay
+	// --label, --system, --trial); empty when not given.
+	Label  string `json:"label,omitempty"`
+	System string `json:"system,omitempty"`
+	Trial  int    `json:"trial,omitempty"`
+	// Rank and Ranks place the document in a multi-host run (0 of 1 alone).
+	Rank  int `json:"rank"`
+	Ranks int `json:"ranks"`
+	// Started is when the measured window began; WallS its length.
+	Started time.Time `json:"started"`
+	WallS   float64   `json:"wall_s"`
+	// Complete is false for a run stopped early (a signal, a full disk, an
+	// I/O error); IncompleteReason then says why.
+	Complete         bool   `json:"complete"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+
+	Host   Host            `json:"host"`
+	Traces []TraceInfo     `json:"traces"`
+	Config json.RawMessage `json:"config"`
+	// SizeScale is --size-scale; 1 for a full-size run. A scaled run says
+	// so in Warnings too.
+	SizeScale float64  `json:"size_scale"`
+	Warnings  []string `json:"warnings,omitempty"`
+
+	// Cells has one entry per tier x operation x phase that occurred.
+	Cells []Cell `json:"cells"`
+	// Tiers totals the cells of each tier.
+	Tiers    []TierTotals `json:"tiers"`
+	Requests RequestStats `json:"requests"`
+	// Lag is how late rows were issued behind their scheduled time.
+	Lag      Latency     `json:"lag"`
+	Timeline []Second    `json:"timeline"`
+	Replay   ReplayStats `json:"replay"`
+	Errors   ErrorStats  `json:"errors"`
+	Summary  Summary     `json:"summary"`
+}
+
+// Host describes the machine a result was measured on.
+type Host struct {
+	Hostname  string     `json:"hostname"`
+	OS        string     `json:"os"`
+	Kernel    string     `json:"kernel"`
+	Arch      string     `json:"arch"`
+	CPUModel  string     `json:"cpu_model"`
+	CPUs      int        `json:"cpus"`
+	MemoryB   int64      `json:"memory_bytes"`
+	GoVersion string     `json:"go_version"`
+	TierPaths []PathInfo `json:"tier_paths,omitempty"`
+}
+
+// PathInfo describes the storage behind a backend's path.
+type PathInfo struct {
+	Backend    string `json:"backend"`
+	Path       string `json:"path"`
+	FileSystem string `json:"filesystem"`
+	Device     string `json:"device"`
+	Model      string `json:"device_model,omitempty"`
+	Direct     bool   `json:"direct_io"`
+}
+
+// TraceInfo is the provenance of a replayed trace.
+type TraceInfo struct {
+	File       string          `json:"file"`
+	Rows       int64           `json:"rows"`
+	Compressed bool            `json:"compressed"`
+	TimeBase   string          `json:"time_base"`
+	EpochStart float64         `json:"epoch_start,omitempty"`
+	OutOfOrder int64           `json:"out_of_order"`
+	Meta       json.RawMessage `json:"meta,omitempty"`
+}
+
+// Cell is what one tier x operation x phase did.
+type Cell struct {
+	Tier    string `json:"tier"`
+	Op      string `json:"op"`
+	Phase   string `json:"phase"`
+	Backend string `json:"backend"`
+	Ops     int64  `json:"ops"`
+	// LogicalBytes are the trace's bytes times the size scale; PhysicalBytes
+	// what moved after alignment.
+	LogicalBytes  int64 `json:"logical_bytes"`
+	PhysicalBytes int64 `json:"physical_bytes"`
+	// BusyS is the time at least one operation of the cell was in flight.
+	BusyS float64 `json:"busy_s"`
+	// BandwidthBps is LogicalBytes over the run's wall time; BusyBandwidth
+	// over BusyS.
+	BandwidthBps     float64 `json:"bandwidth_bytes_per_s"`
+	BusyBandwidthBps float64 `json:"busy_bandwidth_bytes_per_s"`
+	// Latency is measured from submission (the operation's start);
+	// FromSchedule from its scheduled time, which includes waiting for
+	// earlier operations and workers (coordinated-omission safe).
+	Latency      Latency `json:"latency"`
+	FromSchedule Latency `json:"latency_from_schedule"`
+}
+
+// TierTotals totals a tier's cells.
+type TierTotals struct {
+	Tier               string  `json:"tier"`
+	Backend            string  `json:"backend"`
+	ReadOps            int64   `json:"read_ops"`
+	WriteOps           int64   `json:"write_ops"`
+	DeleteOps          int64   `json:"delete_ops"`
+	ReadBytes          int64   `json:"read_bytes"`
+	WriteBytes         int64   `json:"write_bytes"`
+	PhysicalReadBytes  int64   `json:"physical_read_bytes"`
+	PhysicalWriteBytes int64   `json:"physical_write_bytes"`
+	ReadBandwidthBps   float64 `json:"read_bandwidth_bytes_per_s"`
+	WriteBandwidthBps  float64 `json:"write_bandwidth_bytes_per_s"`
+	BusyS              float64 `json:"busy_s"`
+}
+
+// Latency is a latency distribution: percentiles in microseconds and the
+// whole HdrHistogram, encoded (HdrHistogram V2 compressed, base64), so that
+// merges are exact.
+type Latency struct {
+	Count     int64   `json:"count"`
+	MinUS     float64 `json:"min_us"`
+	MeanUS    float64 `json:"mean_us"`
+	P50US     float64 `json:"p50_us"`
+	P90US     float64 `json:"p90_us"`
+	P95US     float64 `json:"p95_us"`
+	P99US     float64 `json:"p99_us"`
+	P999US    float64 `json:"p99_9_us"`
+	P9999US   float64 `json:"p99_99_us"`
+	MaxUS     float64 `json:"max_us"`
+	Histogram string  `json:"histogram,omitempty"`
+}
+
+// RequestStats are per-request storage latencies (a request's rows, from
+// its first row's scheduled time to its last row's completion) overall and
+// by QoS class, with the reference's SLA targets.
+type RequestStats struct {
+	Count   int64      `json:"count"`
+	Latency Latency    `json:"latency"`
+	ByQoS   []QoSStats `json:"by_qos"`
+}
+
+// QoSStats is one QoS class's requests and compliance with its p95 target:
+// the share of requests within it, met at 95 % or more.
+type QoSStats struct {
+	QoS         string  `json:"qos"`
+	Count       int64   `json:"count"`
+	TargetP95MS float64 `json:"target_p95_ms"`
+	Compliance  float64 `json:"compliance"`
+	Met         bool    `json:"met"`
+	Latency     Latency `json:"latency"`
+}
+
+// Second is one second of the run: bytes and operations completed per
+// tier, indexed by Tier.
+type Second struct {
+	T          int             `json:"t"`
+	ReadBytes  [NumTiers]int64 `json:"read_bytes"`
+	WriteBytes [NumTiers]int64 `json:"write_bytes"`
+	Ops        [NumTiers]int64 `json:"ops"`
+	LagP99US   float64         `json:"lag_p99_us"`
+}
+
+// ReplayStats counts what the replay did besides the trace's rows.
+type ReplayStats struct {
+	Rows              int64 `json:"rows"`
+	RowsDone          int64 `json:"rows_done"`
+	Objects           int64 `json:"objects"`
+	ColdPrepared      int64 `json:"cold_prepared"`
+	ColdPreparedBytes int64 `json:"cold_prepared_bytes"`
+	// CapacityEvictions are objects kvreplay deleted itself to keep Tier-2
+	// under --capacity; Rematerialised are reads of such objects, written
+	// again untimed first.
+	CapacityEvictions int64   `json:"capacity_evictions"`
+	Rematerialised    int64   `json:"rematerialised"`
+	Workers           int     `json:"workers"`
+	QueueDepth        int     `json:"queue_depth"`
+	BlockSize         int64   `json:"block_size"`
+	Speed             float64 `json:"speed"`
+	Engine            string  `json:"engine"`
+}
+
+// ErrorStats counts failed operations and keeps the first messages.
+type ErrorStats struct {
+	Count int64    `json:"count"`
+	First []string `json:"first,omitempty"`
+}
+
+// Summary carries the reference's metric names (kv-cache.py --output
+// summary and cache_stats) where the meaning is the same, so MLPerf users'
+// tooling reads kvreplay's results.
+type Summary struct {
+	ElapsedTime                   float64       `json:"elapsed_time"`
+	TotalRequests                 int64         `json:"total_requests"`
+	RequestsPerSecond             float64       `json:"requests_per_second"`
+	StorageThroughputTokensPerSec float64       `json:"storage_throughput_tokens_per_sec"`
+	TierGPUReadBandwidthGBps      float64       `json:"tier_gpu_read_bandwidth_gbps"`
+	TierGPUWriteBandwidthGBps     float64       `json:"tier_gpu_write_bandwidth_gbps"`
+	TierCPUReadBandwidthGBps      float64       `json:"tier_cpu_read_bandwidth_gbps"`
+	TierCPUWriteBandwidthGBps     float64       `json:"tier_cpu_write_bandwidth_gbps"`
+	TierStorageReadBandwidthGBps  float64       `json:"tier_storage_read_bandwidth_gbps"`
+	TierStorageWriteBandwidthGBps float64       `json:"tier_storage_write_bandwidth_gbps"`
+	TierStorageKVBytesReadGB      float64       `json:"tier_storage_kv_bytes_read_gb"`
+	TierStorageKVBytesWrittenGB   float64       `json:"tier_storage_kv_bytes_written_gb"`
+	DecodeBytesReadGB             float64       `json:"decode_bytes_read_gb"`
+	StorageReadP95MS              float64       `json:"storage_read_p95_ms"`
+	StorageWriteP95MS             float64       `json:"storage_write_p95_ms"`
+	CPUP95MS                      float64       `json:"cpu_p95_ms"`
+	StorageIOLatencyMS            Percentiles   `json:"storage_io_latency_ms"`
+	StorageHealth                 StorageHealth `json:"storage_health"`
+}
+
+// Percentiles in milliseconds, the reference's {mean, p50, p95, p99,
+// p999, p9999}.
+type Percentiles struct {
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	P9999 float64 `json:"p9999"`
+}
+
+// StorageHealth is the reference's PASS/FAIL verdict with its criteria
+// (reference section 5).
+type StorageHealth struct {
+	OverallStatus string      `json:"overall_status"`
+	Criteria      []Criterion `json:"criteria"`
+	PassedCount   int         `json:"passed_count"`
+	TotalCount    int         `json:"total_count"`
+}
+
+// Criterion is one storage_health check.
+type Criterion struct {
+	Name   string  `json:"name"`
+	Target float64 `json:"target"`
+	Actual float64 `json:"actual"`
+	Unit   string  `json:"unit"`
+	Passed bool    `json:"passed"`
+}
