@@ -181,9 +181,9 @@ func fromCounts(counts []int64) *Histogram {
 // header (cookie, payload length, normalizing index offset, significant
 // digits: int32; lowest, highest: int64; integer to double ratio: float64)
 // and the payload: the counts in index order as ZigZag LEB128 varints, a
-// negative number -n standing for n zero counts. The low 4 bits of the
-// second byte of a cookie hold a word size V2 does not use; readers mask
-// them off. The normalizing index offset describes the writer's memory
+// negative number -n standing for n zero counts. Bits 4 to 7 of a
+// cookie (the 1 of 0x1c849314) hold a word size V2 does not use; readers
+// mask them off. The normalizing index offset describes the writer's memory
 // layout, not the payload (which is in logical index order), so readers
 // ignore it, as the Java and Go readers do.
 const (
@@ -191,9 +191,10 @@ const (
 	payloadCookie    = 0x1c849303
 	cookieMask       = ^uint32(0xf0)
 	headerSize       = 40
-	// countsLen is the number of counters of this package's geometry:
-	// 2048 sub-buckets of width 1, then 22 buckets of 1024 doubling
-	// sub-buckets, reaching past HighestUS.
+	// countsLen is the number of counters of this package's geometry: a
+	// first bucket of 2048 counters of width 1, then 21 buckets of 1024
+	// counters, each bucket's twice as wide as the last's, reaching 2^32
+	// µs, past HighestUS.
 	countsLen = 23 * 1024
 	// maxPayload bounds the payload: at most one varint of at most 9
 	// bytes per counter.
@@ -273,7 +274,7 @@ func (d *decoder) add(counts []int64, total int64, l schema.Latency) (int64, err
 	// (io.ReadFull will not do: it reports a stream cut short, which flate
 	// signals with io.ErrUnexpectedEOF, like a short read.)
 	d.payload = slices.Grow(d.payload[:0], int(n)+1)[:n+1]
-	got := 0
+	got, err := 0, error(nil)
 	for err == nil && got < len(d.payload) {
 		var k int
 		k, err = d.z.Read(d.payload[got:])

@@ -73,7 +73,7 @@ func blockDeviceNumber(path string) string {
 // majMin splits a Linux dev_t as glibc's gnu_dev_major and gnu_dev_minor
 // do.
 func majMin(dev uint64) string {
-	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
-	minor := dev&0xff | (dev>>12)&^0xff
+	major := (dev>>8)&0xfff | (dev>>32)&0xfffff000
+	minor := dev&0xff | (dev>>12)&0xffffff00
 	return fmt.Sprintf("%d:%d", major, minor)
 }

@@ -229,4 +229,6 @@ var fsMagic = map[int64]string{
 	0x4D44:     "vfat",
 	0x5346544E: "ntfs",
 	0x2011BAB0: "exfat",
+	0x9FA0:     "proc",
+	0x62656572: "sysfs",
 }

@@ -1,0 +1,258 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/replay/nvme"
+	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// memTrace writes records as a kvbench trace in memory and returns a
+// Source reading it.
+func memTrace(t *testing.T, recs []schema.Record) replay.Source {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	return replay.Source{Name: "mem", Rescan: true, Open: func() (*trace.Reader, error) {
+		return trace.NewReader(bytes.NewReader(data)), nil
+	}}
+}
+
+func rec(at time.Duration, op schema.Op, size int64, tier schema.Tier, key string, ph schema.Phase, req uint64) schema.Record {
+	return schema.Record{Time: at, Op: op, Size: size, Tier: tier, Key: []byte(key), Phase: ph, Request: req, QoS: schema.QoSBatch}
+}
+
+func runReplay(t *testing.T, cfg replay.Config, src replay.Source, backends map[string]replay.Backend) (*schema.Result, error) {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replay.Run(context.Background(), &cfg, plan, []replay.Source{src}, backends, replay.Hooks{})
+}
+
+func newRAM(t *testing.T, size int64) replay.Backend {
+	t.Helper()
+	b, err := ram.New(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// TestOrdering proves with a recording backend that a read never starts
+// before the write of its key has completed, and that the rows of one
+// request never overlap, while unrelated work runs concurrently.
+func TestOrdering(t *testing.T) {
+	var recs []schema.Record
+	const requests = 40
+	for r := uint64(1); r <= requests; r++ {
+		a, b := fmt.Sprintf("a%d", r), fmt.Sprintf("b%d", r)
+		recs = append(recs,
+			rec(0, schema.OpWrite, 256<<10, schema.TierCPU, a, schema.PhasePrefill, r),
+			rec(0, schema.OpRead, 256<<10, schema.TierCPU, a, schema.PhaseDecode, r),
+			rec(0, schema.OpRead, 256<<10, schema.TierCPU, a, schema.PhaseDecode, r),
+			rec(0, schema.OpWrite, 128<<10, schema.TierCPU, b, schema.PhasePrefill, r),
+			rec(0, schema.OpRead, 128<<10, schema.TierCPU, b, schema.PhaseDecode, r),
+		)
+	}
+	rb := fault.Record(fault.Delay(newRAM(t, 64<<20), 200*time.Microsecond))
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	cfg.Speed, cfg.BlockSize, cfg.Workers, cfg.QueueDepth = 0, 64<<10, 16, 16
+	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": rb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replay.RowsDone != int64(len(recs)) || res.Requests.Count != requests {
+		t.Fatalf("%d rows, %d requests done", res.Replay.RowsDone, res.Requests.Count)
+	}
+	type span struct{ first, last time.Time }
+	writes, reads, all := map[string]span{}, map[string]span{}, map[string]span{}
+	grow := func(m map[string]span, k string, c fault.Call) {
+		s, ok := m[k]
+		if !ok || c.Start.Before(s.first) {
+			s.first = c.Start
+		}
+		if c.End.After(s.last) {
+			s.last = c.End
+		}
+		m[k] = s
+	}
+	concurrent := 0
+	log := rb.Log()
+	for i, c := range log {
+		key := c.Key[strings.IndexByte(c.Key, '_')+1:]
+		switch c.Op {
+		case fault.OpWrite:
+			grow(writes, key, c)
+		case fault.OpRead:
+			grow(reads, key, c)
+		}
+		grow(all, key, c)
+		if i > 0 && c.Start.Before(log[i-1].End) && c.Key != log[i-1].Key {
+			concurrent++
+		}
+	}
+	for k, w := range writes {
+		if r, ok := reads[k]; !ok || r.first.Before(w.last) {
+			t.Errorf("%s: a read started at %v, before its write ended at %v", k, r.first, w.last)
+		}
+	}
+	for r := 1; r <= requests; r++ {
+		a, b := all[fmt.Sprintf("a%d", r)], all[fmt.Sprintf("b%d", r)]
+		if b.first.Before(a.last) {
+			t.Errorf("request %d: its b rows started at %v, before its a rows ended at %v", r, b.first, a.last)
+		}
+	}
+	if concurrent == 0 {
+		t.Error("nothing ran concurrently: the test proves nothing")
+	}
+}
+
+// TestCoordinatedOmission slows the backend: latency measured from the
+// scheduled time then exceeds latency from submission, because rows wait
+// for the single worker behind slow earlier rows.
+func TestCoordinatedOmission(t *testing.T) {
+	var recs []schema.Record
+	for i := range 40 {
+		recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+	}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
+	slow := fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond)
+	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": slow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cells[0]
+	if c.Latency.P50US < 10_000 {
+		t.Errorf("latency p50 %.0f us below the 10 ms delay", c.Latency.P50US)
+	}
+	if c.FromSchedule.P50US < 5*c.Latency.P50US || c.FromSchedule.MaxUS < 20*c.Latency.P50US {
+		t.Errorf("from schedule p50 %.0f us max %.0f us vs from submission p50 %.0f us: waiting is hidden",
+			c.FromSchedule.P50US, c.FromSchedule.MaxUS, c.Latency.P50US)
+	}
+	if res.Lag.P99US < 100_000 {
+		t.Errorf("lag p99 %.0f us: the backlog is not reported", res.Lag.P99US)
+	}
+}
+
+// TestFaultsStopCleanly injects a full disk and an I/O error: the run stops,
+// its partial result is marked incomplete with the reason, and closing the
+// backend leaves no file behind.
+func TestFaultsStopCleanly(t *testing.T) {
+	var recs []schema.Record
+	for i := range 200 {
+		k := fmt.Sprint("k", i)
+		recs = append(recs, rec(0, schema.OpWrite, 1<<20, schema.TierNVMe, k, schema.PhasePrefill, 0),
+			rec(0, schema.OpRead, 1<<20, schema.TierNVMe, k, schema.PhaseDecode, 0))
+	}
+	tests := []struct {
+		name string
+		rule fault.Rule
+		want error
+	}{
+		{"enospc", func() fault.Rule { r := fault.NoSpace(fault.OpWrite); r.AfterCalls = 50; return r }(), syscall.ENOSPC},
+		{"eio", func() fault.Rule { r := fault.IOError(fault.OpRead); r.AfterCalls = 30; return r }(), syscall.EIO},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "nvme")
+			nb, err := nvme.New(dir, nvme.Options{Direct: true, Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := replay.DefaultConfig()
+			cfg.TierMap = [schema.NumTiers]string{"", "", "nvme"}
+			cfg.Speed, cfg.BlockSize = 0, 256<<10
+			res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"nvme": fault.Fail(nb, tt.rule)})
+			if !errors.Is(err, tt.want) {
+				t.Errorf("run error %v, want %v", err, tt.want)
+			}
+			if res == nil || res.Complete || !strings.Contains(res.IncompleteReason, tt.want.Error()) {
+				t.Fatalf("result %+v", res)
+			}
+			if res.Errors.Count == 0 || res.Replay.RowsDone == 0 || res.Replay.RowsDone >= int64(len(recs)) {
+				t.Errorf("errors %d, rows done %d of %d", res.Errors.Count, res.Replay.RowsDone, len(recs))
+			}
+			if err := nb.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				entries, _ := os.ReadDir(dir)
+				t.Errorf("left behind: %v %v", err, entries)
+			}
+		})
+	}
+}
+
+// TestCapacityEviction replays a reference-style trace (no Delete rows) on
+// a bounded Tier-2: kvreplay evicts least-recently-used objects itself,
+// counts them, and rewrites untimed any that is read again.
+func TestCapacityEviction(t *testing.T) {
+	var recs []schema.Record
+	for i := range 20 {
+		recs = append(recs, rec(0, schema.OpWrite, 1<<20, schema.TierNVMe, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+	}
+	recs = append(recs, rec(0, schema.OpRead, 1<<20, schema.TierNVMe, "k0", schema.PhaseDecode, 0))
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
+	cfg.Speed, cfg.Capacity, cfg.Workers = 0, 8<<20, 1
+	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": newRAM(t, 64<<20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20 objects of 1 MiB in 8 MiB: 12 evicted; rewriting k0 for its read
+	// evicts one more.
+	if res.Replay.CapacityEvictions != 13 || res.Replay.Rematerialised != 1 {
+		t.Errorf("evictions %d, rematerialised %d; want 13 and 1", res.Replay.CapacityEvictions, res.Replay.Rematerialised)
+	}
+}
+
+// TestUnmappedTier stops before any I/O when the trace has rows on a tier
+// the map leaves out, naming the flag that fixes it.
+func TestUnmappedTier(t *testing.T) {
+	recs := []schema.Record{rec(0, schema.OpWrite, 4096, schema.TierGPU, "g", schema.PhasePrefill, 0)}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	src := memTrace(t, recs)
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src}, map[string]replay.Backend{"ram": newRAM(t, 1<<20)}, replay.Hooks{})
+	if res != nil || !errors.Is(err, replay.ErrUnmappedTier) || !strings.Contains(err.Error(), "--tier-map Tier-0=ram") {
+		t.Errorf("result %v, error %v", res, err)
+	}
+}
