@@ -82,6 +82,7 @@ type task struct {
 // blockOp is one I/O of an object operation.
 type blockOp struct {
 	obj     Object
+	tier    schema.Tier
 	write   bool
 	off, n  int64
 	name    string
@@ -131,6 +132,7 @@ type engine struct {
 	haveT0    bool
 	rows      atomic.Int64
 	rowsDone  atomic.Int64
+	verified  atomic.Int64
 	bytesDone atomic.Int64
 	failed    atomic.Bool
 
@@ -160,6 +162,9 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		}
 		b, ok := backends[name]
 		if !ok {
+			if plan != nil && plan.Scanned && !plan.Used[t] {
+				continue // the trace has no row there: no backend needed
+			}
 			return nil, fmt.Errorf("replay: --tier-map %s=%s: no such backend", t, name)
 		}
 		e.backends[t] = b
@@ -504,9 +509,7 @@ func (e *engine) ioWorker() {
 		} else {
 			_, err = op.obj.ReadAt(p, op.off)
 			if err == nil && e.cfg.Verify {
-				if bad, ok := e.gen.Verify(p, op.name, op.version, op.off); !ok {
-					err = fmt.Errorf("verify: %s: byte %d differs from what was written (version %d)", op.name, bad, op.version)
-				}
+				err = e.verify(p, op)
 			}
 		}
 		if err != nil {
@@ -516,6 +519,45 @@ func (e *engine) ioWorker() {
 	}
 }
 
+// ErrVerify is wrapped by a VerifyError: bytes read differ from what was
+// written.
+var ErrVerify = errors.New("verify: data differs from what was written")
+
+// VerifyError reports the first differing byte of a read with --verify.
+type VerifyError struct {
+	Key     string
+	Tier    schema.Tier
+	Version uint64
+	Offset  int64  // the object offset of the first differing byte
+	Got     []byte // up to 16 bytes read from Offset
+	Want    []byte // the bytes written there
+}
+
+func (v *VerifyError) Error() string {
+	return fmt.Sprintf("verify: key %s on %s: byte %d differs (version %d): read %x, written %x",
+		v.Key, v.Tier, v.Offset, v.Version, v.Got, v.Want)
+}
+
+// Unwrap returns ErrVerify.
+func (v *VerifyError) Unwrap() error { return ErrVerify }
+
+// verify checks a block read against the bytes of its key and version.
+func (e *engine) verify(p []byte, op *blockOp) error {
+	bad, ok := e.gen.Verify(p, op.name, op.version, op.off)
+	if ok {
+		e.verified.Add(int64(len(p)))
+		return nil
+	}
+	start := bad &^ 15 // the generator fills 16-byte-aligned ranges
+	end := min(start+16, op.off+int64(len(p)))
+	want := make([]byte, 16)
+	e.gen.Fill(want, op.name, op.version, start)
+	i := bad - start
+	return &VerifyError{Key: op.name, Tier: op.tier, Version: op.version, Offset: bad,
+		Got:  append([]byte(nil), p[bad-op.off:end-op.off]...),
+		Want: want[i : end-start]}
+}
+
 // objectName names an object on a tier: tiers mapped to one backend keep
 // separate copies while a demotion moves one.
 func objectName(t schema.Tier, key string) string {
@@ -523,13 +565,13 @@ func objectName(t schema.Tier, key string) string {
 }
 
 // io moves a whole object through the I/O workers.
-func (e *engine) io(obj Object, write bool, name string, version uint64, phys int64) error {
+func (e *engine) io(obj Object, tier schema.Tier, write bool, name string, version uint64, phys int64) error {
 	grp := &opGroup{}
 	bs := e.cfg.BlockSize
 	for off := int64(0); off < phys; off += bs {
 		n := min(bs, phys-off)
 		grp.wg.Add(1)
-		e.ioq <- &blockOp{obj: obj, write: write, off: off, n: n, name: name, version: version, grp: grp}
+		e.ioq <- &blockOp{obj: obj, tier: tier, write: write, off: off, n: n, name: name, version: version, grp: grp}
 	}
 	grp.wg.Wait()
 	return grp.err
@@ -541,7 +583,7 @@ func (e *engine) writeObject(ks *keyState, t schema.Tier) error {
 	if err != nil {
 		return err
 	}
-	err = e.io(obj, true, ks.name, ks.version, ks.phys)
+	err = e.io(obj, t, true, ks.name, ks.version, ks.phys)
 	if cerr := obj.Close(); err == nil {
 		err = cerr
 	}
@@ -554,7 +596,7 @@ func (e *engine) readObject(ks *keyState, t schema.Tier) error {
 	if err != nil {
 		return err
 	}
-	err = e.io(obj, false, ks.name, ks.version, ks.phys)
+	err = e.io(obj, t, false, ks.name, ks.version, ks.phys)
 	if cerr := obj.Close(); err == nil {
 		err = cerr
 	}

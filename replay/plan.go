@@ -41,8 +41,10 @@ type Plan struct {
 	// Peak is the most physical bytes live at once on each backend, by
 	// name (the tiers mapped to it together).
 	Peak map[string]int64
-	// MaxObject is the largest physical object size.
-	MaxObject int64
+	// MaxObject is the largest physical object size; MaxObjectOf the
+	// largest on each backend, by name.
+	MaxObject   int64
+	MaxObjectOf map[string]int64
 	// Used reports which trace tiers have rows.
 	Used [schema.NumTiers]bool
 	// UsedRows counts the rows of each trace tier.
@@ -79,7 +81,7 @@ func sourceKey(src int, nsrc int, key []byte) string {
 // largest object; otherwise it plans from the sidecars. Malformed traces
 // stop here, before any I/O.
 func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
-	p := &Plan{Peak: map[string]int64{}}
+	p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
 	scan := cfg.Prescan
 	for _, s := range srcs {
 		scan = scan && s.Rescan
@@ -150,6 +152,9 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			key := sourceKey(i, len(srcs), rec.Key)
 			logical, phys := sizes(rec.Size, cfg.SizeScale, planAlign)
 			p.MaxObject = max(p.MaxObject, phys)
+			if b := cfg.TierMap[rec.Tier]; b != "" {
+				p.MaxObjectOf[b] = max(p.MaxObjectOf[b], phys)
+			}
 			o := objects[key]
 			if o == nil {
 				o = &live{}
@@ -181,7 +186,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	}
 	if cfg.Capacity > 0 {
 		if b := cfg.TierMap[schema.TierNVMe]; b != "" {
-			p.Peak[b] = min(p.Peak[b], cfg.Capacity+p.MaxObject)
+			p.Peak[b] = min(p.Peak[b], cfg.Capacity+p.MaxObjectOf[b])
 		}
 	}
 	return p, nil

@@ -120,6 +120,7 @@ func (e *engine) result(wall time.Duration) *schema.Result {
 		Rows: e.rows.Load(), RowsDone: e.rowsDone.Load(), Objects: int64(len(e.keys)),
 		ColdPrepared: e.counted.cold.Load(), ColdPreparedBytes: e.counted.coldBytes.Load(),
 		CapacityEvictions: e.counted.evictions.Load(), Rematerialised: e.counted.remat.Load(),
+		Verify: e.cfg.Verify, VerifiedBytes: e.verified.Load(),
 		Workers: e.cfg.Workers, QueueDepth: e.cfg.QueueDepth, BlockSize: e.cfg.BlockSize,
 		Speed: e.cfg.Speed, Engine: e.cfg.Engine,
 	}

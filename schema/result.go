@@ -191,13 +191,17 @@ type ReplayStats struct {
 	// CapacityEvictions are objects kvreplay deleted itself to keep Tier-2
 	// under --capacity; Rematerialised are reads of such objects, written
 	// again untimed first.
-	CapacityEvictions int64   `json:"capacity_evictions"`
-	Rematerialised    int64   `json:"rematerialised"`
-	Workers           int     `json:"workers"`
-	QueueDepth        int     `json:"queue_depth"`
-	BlockSize         int64   `json:"block_size"`
-	Speed             float64 `json:"speed"`
-	Engine            string  `json:"engine"`
+	CapacityEvictions int64 `json:"capacity_evictions"`
+	Rematerialised    int64 `json:"rematerialised"`
+	// Verify reports --verify; VerifiedBytes are the bytes read and
+	// checked (every byte read, in a complete verified run).
+	Verify        bool    `json:"verify"`
+	VerifiedBytes int64   `json:"verified_bytes"`
+	Workers       int     `json:"workers"`
+	QueueDepth    int     `json:"queue_depth"`
+	BlockSize     int64   `json:"block_size"`
+	Speed         float64 `json:"speed"`
+	Engine        string  `json:"engine"`
 }
 
 // ErrorStats counts failed operations and keeps the first messages.

@@ -287,9 +287,13 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 			b.Close()
 		}
 	}
+	// The backends of tiers the trace uses (all mapped ones when the trace
+	// was not prescanned).
 	need := map[string]bool{}
-	for _, b := range o.cfg.TierMap {
-		need[b] = b != ""
+	for t, b := range o.cfg.TierMap {
+		if b != "" && (!plan.Scanned || plan.Used[t]) {
+			need[b] = true
+		}
 	}
 	if need["null"] {
 		b := null.New()
@@ -300,7 +304,7 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 		peak := plan.Peak["ram"]
 		size := o.ramBudget
 		if size == 0 {
-			size = peak + plan.MaxObject + peak/10
+			size = peak + plan.MaxObjectOf["ram"] + peak/10
 			if size == 0 {
 				size = 1 << 30 // no plan: a trace on a pipe without a sidecar
 			}
@@ -308,7 +312,7 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 		} else if plan.Scanned && peak > size {
 			cleanup()
 			return nil, nil, nil, cli.Input(fmt.Errorf("the trace keeps %s live on the RAM tier at its peak and --ram-budget is %s: raise --ram-budget to at least %s, map fewer tiers to ram, or use --size-scale",
-				cli.FormatBytes(peak), cli.FormatBytes(size), cli.FormatBytes(peak+plan.MaxObject)))
+				cli.FormatBytes(peak), cli.FormatBytes(size), cli.FormatBytes(peak+plan.MaxObjectOf["ram"])))
 		}
 		if mem := host.Facts().MemoryB; mem > 0 && size > mem*8/10 {
 			cleanup()
