@@ -34,7 +34,10 @@ type Config struct {
 	// Seed keys the data generator: the bytes of every object derive from
 	// (Seed, key, version, offset).
 	Seed uint64
-	// Engine is the I/O engine: "psync" (a pool of pread/pwrite workers).
+	// Engine is the I/O engine of objects in files and devices: "uring"
+	// (io_uring, batched, registered buffers; psync with a recorded reason
+	// where the kernel refuses it) or "psync" (a pool of pread/pwrite
+	// workers). RAM objects are always copied by the psync workers.
 	Engine string
 	// Verify checks every byte read against what was written.
 	Verify bool
@@ -53,7 +56,7 @@ func DefaultConfig() Config {
 		Speed:      1,
 		SizeScale:  1,
 		Seed:       1,
-		Engine:     "psync",
+		Engine:     "uring",
 		Prescan:    true,
 	}
 }
@@ -80,8 +83,8 @@ func (c *Config) Validate() error {
 	if c.Capacity < 0 {
 		bad("--capacity %d: must not be negative", c.Capacity)
 	}
-	if c.Engine != "psync" {
-		bad("--engine %s: want psync", c.Engine)
+	if c.Engine != "psync" && c.Engine != "uring" {
+		bad("--engine %s: want uring or psync", c.Engine)
 	}
 	mapped := false
 	for _, b := range c.TierMap {

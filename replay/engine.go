@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/kvbench/kvbench/internal/datagen"
+	"github.com/kvbench/kvbench/internal/uring"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -123,7 +124,9 @@ type engine struct {
 
 	ready  chan *task
 	window chan struct{}
-	ioq    chan *blockOp
+	ioq    chan *blockOp // the psync workers
+	uq     chan *blockOp // the io_uring ring, for objects with a descriptor
+	engine string        // the I/O engine in use
 	stop   context.CancelCauseFunc
 	runCtx context.Context
 
@@ -136,9 +139,10 @@ type engine struct {
 	bytesDone atomic.Int64
 	failed    atomic.Bool
 
-	m       *metrics
-	infos   []schema.TraceInfo
-	counted struct {
+	m        *metrics
+	infos    []schema.TraceInfo
+	warnings []string
+	counted  struct {
 		cold, coldBytes, evictions, remat, mismatch atomic.Int64
 	}
 }
@@ -174,10 +178,6 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	e.runCtx, e.stop = context.WithCancelCause(ctx)
 	defer e.stop(nil)
 
-	if err := e.prepareCold(); err != nil {
-		return nil, err
-	}
-
 	e.window = make(chan struct{}, 4*cfg.Workers)
 	e.ready = make(chan *task, 4*cfg.Workers)
 	e.ioq = make(chan *blockOp, cfg.QueueDepth)
@@ -186,9 +186,34 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		ioWG.Add(1)
 		go func() { defer ioWG.Done(); e.ioWorker() }()
 	}
+	e.engine = "psync"
+	if cfg.Engine == "uring" {
+		if err := uring.Probe(); err != nil {
+			e.warnings = append(e.warnings, fmt.Sprintf("io_uring is not available here (%v): the psync engine ran instead", err))
+		} else if u, err := newUring(e); err != nil {
+			e.warnings = append(e.warnings, fmt.Sprintf("io_uring setup failed (%v): the psync engine ran instead", err))
+		} else {
+			e.engine = "uring"
+			e.uq = make(chan *blockOp, cfg.QueueDepth)
+			ioWG.Add(1)
+			go func() { defer ioWG.Done(); u.run(e.uq) }()
+		}
+	}
 	for range cfg.Workers {
 		workWG.Add(1)
 		go func() { defer workWG.Done(); e.worker() }()
+	}
+	// Cold objects are written, untimed, once the I/O workers run and
+	// before the clock starts.
+	if err := e.prepareCold(); err != nil {
+		close(e.ready)
+		workWG.Wait()
+		close(e.ioq)
+		if e.uq != nil {
+			close(e.uq)
+		}
+		ioWG.Wait()
+		return nil, err
 	}
 	stopProgress := e.progressLoop()
 
@@ -202,6 +227,9 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	close(e.ready)
 	workWG.Wait()
 	close(e.ioq)
+	if e.uq != nil {
+		close(e.uq)
+	}
 	ioWG.Wait()
 	wall := time.Since(e.start)
 	stopProgress()
@@ -499,8 +527,11 @@ func (e *engine) worker() {
 }
 
 func (e *engine) ioWorker() {
-	buf := alignedBuffer(int(e.cfg.BlockSize), 4096)
+	var buf []byte // allocated on first use: with the uring engine an NVMe-only run never needs it
 	for op := range e.ioq {
+		if buf == nil {
+			buf = alignedBuffer(int(e.cfg.BlockSize), 4096)
+		}
 		p := buf[:op.n]
 		var err error
 		if op.write {
@@ -568,10 +599,14 @@ func objectName(t schema.Tier, key string) string {
 func (e *engine) io(obj Object, tier schema.Tier, write bool, name string, version uint64, phys int64) error {
 	grp := &opGroup{}
 	bs := e.cfg.BlockSize
+	q := e.ioq
+	if _, ok := obj.(fdObject); ok && e.uq != nil {
+		q = e.uq
+	}
 	for off := int64(0); off < phys; off += bs {
 		n := min(bs, phys-off)
 		grp.wg.Add(1)
-		e.ioq <- &blockOp{obj: obj, tier: tier, write: write, off: off, n: n, name: name, version: version, grp: grp}
+		q <- &blockOp{obj: obj, tier: tier, write: write, off: off, n: n, name: name, version: version, grp: grp}
 	}
 	grp.wg.Wait()
 	return grp.err

@@ -324,3 +324,40 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 		}
 	})
 }
+
+// TestColdReads prepares objects read before any write untimed, before the
+// clock starts, once each, and rewrites lazily one read again after its
+// Delete; a trace on a pipe (no prescan) prepares them lazily.
+func TestColdReads(t *testing.T) {
+	recs := []schema.Record{
+		rec(0, schema.OpRead, 64<<10, schema.TierNVMe, "cold", schema.PhaseDecode, 0),
+		rec(0, schema.OpRead, 64<<10, schema.TierNVMe, "cold", schema.PhaseDecode, 0),
+		rec(0, schema.OpDelete, 64<<10, schema.TierNVMe, "cold", schema.PhaseEvict, 0),
+		rec(0, schema.OpRead, 64<<10, schema.TierNVMe, "cold", schema.PhaseDecode, 0),
+	}
+	for _, prescan := range []bool{true, false} {
+		t.Run(fmt.Sprint("prescan=", prescan), func(t *testing.T) {
+			cfg := replay.DefaultConfig()
+			cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
+			cfg.Speed, cfg.Prescan = 0, prescan
+			done := make(chan struct{})
+			var res *schema.Result
+			var err error
+			go func() {
+				defer close(done)
+				res, err = runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": newRAM(t, 16<<20)})
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the run hangs")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Replay.ColdPrepared != 2 || res.Replay.RowsDone != 4 {
+				t.Errorf("cold prepared %d, rows done %d; want 2 and 4", res.Replay.ColdPrepared, res.Replay.RowsDone)
+			}
+		})
+	}
+}

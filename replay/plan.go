@@ -156,14 +156,20 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 				p.MaxObjectOf[b] = max(p.MaxObjectOf[b], phys)
 			}
 			o := objects[key]
-			if o == nil {
+			first := o == nil
+			if first {
 				o = &live{}
 				objects[key] = o
 			}
 			switch {
 			case rec.Op == schema.OpRead:
 				if !o.exists {
-					p.Cold = append(p.Cold, ColdObject{Key: key, Tier: rec.Tier, Logical: logical})
+					// A key read before any row wrote it is prepared before
+					// the run; one read again after its Delete is written
+					// again lazily, when the read comes.
+					if first {
+						p.Cold = append(p.Cold, ColdObject{Key: key, Tier: rec.Tier, Logical: logical})
+					}
 					o.tier, o.phys, o.exists = rec.Tier, phys, true
 					account(rec.Tier, phys)
 				}

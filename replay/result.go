@@ -34,6 +34,7 @@ func (e *engine) result(wall time.Duration) *schema.Result {
 			"SCALED RUN: every object is %g of its trace size (--size-scale); logical bytes are the trace's times the scale: not a full-size measurement",
 			e.cfg.SizeScale))
 	}
+	res.Warnings = append(res.Warnings, e.warnings...)
 	seen := map[Backend]bool{}
 	for t := range schema.Tier(schema.NumTiers) {
 		b := e.backends[t]
@@ -122,7 +123,7 @@ func (e *engine) result(wall time.Duration) *schema.Result {
 		CapacityEvictions: e.counted.evictions.Load(), Rematerialised: e.counted.remat.Load(),
 		Verify: e.cfg.Verify, VerifiedBytes: e.verified.Load(),
 		Workers: e.cfg.Workers, QueueDepth: e.cfg.QueueDepth, BlockSize: e.cfg.BlockSize,
-		Speed: e.cfg.Speed, Engine: e.cfg.Engine,
+		Speed: e.cfg.Speed, Engine: e.engine,
 	}
 	res.Summary = e.summary(res, secs)
 	return res

@@ -195,13 +195,15 @@ type ReplayStats struct {
 	Rematerialised    int64 `json:"rematerialised"`
 	// Verify reports --verify; VerifiedBytes are the bytes read and
 	// checked (every byte read, in a complete verified run).
-	Verify        bool    `json:"verify"`
-	VerifiedBytes int64   `json:"verified_bytes"`
-	Workers       int     `json:"workers"`
-	QueueDepth    int     `json:"queue_depth"`
-	BlockSize     int64   `json:"block_size"`
-	Speed         float64 `json:"speed"`
-	Engine        string  `json:"engine"`
+	Verify        bool  `json:"verify"`
+	VerifiedBytes int64 `json:"verified_bytes"`
+	// PeakRSSBytes is kvreplay's peak resident memory (0 when unknown).
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	Workers      int     `json:"workers"`
+	QueueDepth   int     `json:"queue_depth"`
+	BlockSize    int64   `json:"block_size"`
+	Speed        float64 `json:"speed"`
+	Engine       string  `json:"engine"`
 }
 
 // ErrorStats counts failed operations and keeps the first messages.

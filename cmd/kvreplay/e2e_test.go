@@ -71,12 +71,40 @@ func TestReplayReferenceTraces(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no reference traces")
 	}
+	type combo struct{ engine, layout string }
+	all := []combo{{"uring", "dir"}, {"psync", "dir"}, {"uring", "extent"}, {"psync", "extent"}}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
+		combos := all[:1]
+		if strings.Contains(f, "u10_d30") || strings.Contains(f, "decodeonly") {
+			combos = all // both engines on both layouts, for the smaller traces
+		}
+		for _, c := range combos {
+			t.Run(filepath.Base(f)+"/"+c.engine+"/"+c.layout, func(t *testing.T) {
+				checkReplay(t, f, c.engine, c.layout)
+			})
+		}
+	}
+}
+
+// checkReplay replays f with an engine and layout and checks its bytes.
+func checkReplay(t *testing.T, f, engine, layout string) {
+	{
+		{
 			read, write, rows := implied(t, f)
 			dir := t.TempDir()
 			res, _ := replayDoc(t, "--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2=nvme", "--dir", filepath.Join(dir, "nvme"),
-				"--size-scale", "1/4096", "--speed", "max", "--block-size", "256KiB", f)
+				"--size-scale", "1/4096", "--speed", "max", "--block-size", "256KiB", "--verify",
+				"--engine", engine, "--layout", layout, f)
+			if res.Replay.Engine != engine {
+				t.Errorf("engine %s ran, asked for %s (warnings %v)", res.Replay.Engine, engine, res.Warnings)
+			}
+			var readPhys int64
+			for _, tt := range res.Tiers {
+				readPhys += tt.PhysicalReadBytes
+			}
+			if res.Replay.VerifiedBytes != readPhys {
+				t.Errorf("verified %d of %d bytes read", res.Replay.VerifiedBytes, readPhys)
+			}
 			if !res.Complete || res.Replay.RowsDone != rows || res.Errors.Count != 0 {
 				t.Fatalf("complete %v, %d of %d rows, errors %+v", res.Complete, res.Replay.RowsDone, rows, res.Errors)
 			}
@@ -96,6 +124,6 @@ func TestReplayReferenceTraces(t *testing.T) {
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 				t.Errorf("left behind: %v", entries)
 			}
-		})
+		}
 	}
 }

@@ -11,13 +11,17 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/nvme"
 	"github.com/kvbench/kvbench/replay/ram"
@@ -70,6 +74,9 @@ type options struct {
 	keep      bool
 	buffered  bool
 	ramBudget int64
+	layout    string
+	device    string
+	allowDev  bool
 	label     string
 	system    string
 	trial     int
@@ -101,6 +108,9 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVarP(&o.output, "output", "o", "", "write the result document to `FILE` (\"-\": stdout)")
 	fs.StringVar(&o.dir, "dir", "", "NVMe tier directory (default: a fresh directory under the system temp dir, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the objects and directory kvreplay created")
+	fs.StringVar(&o.layout, "layout", "dir", "NVMe tier layout: dir (one file per object) or extent (all objects in one preallocated file or device)")
+	fs.StringVar(&o.device, "device", "", "extent layout: the file or raw block device to use (default: kvbench.extent in --dir)")
+	fs.BoolVar(&o.allowDev, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
 	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null (default Tier-1=ram,Tier-2=nvme)")
 	var ramBudget, blockSize, capacity cli.ByteSize
@@ -114,7 +124,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	scale := fs.String("size-scale", "1", "scale every object's size, e.g. 1/1024 (a smoke test, reported as such)")
 	fs.Var(&capacity, "capacity", "bound Tier-2 bytes, evicting LRU objects (for traces without Delete rows)")
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
-	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine: psync")
+	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for NVMe: uring (falls back to psync, recorded, where the kernel refuses it) or psync")
 	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
 	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily)")
 	fs.BoolVar(&o.buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
@@ -163,6 +173,15 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 			errs = append(errs, err)
 		}
 	}
+	switch o.layout {
+	case "dir":
+		if o.device != "" {
+			errs = append(errs, fmt.Errorf("--device %s: only with --layout extent", o.device))
+		}
+	case "extent":
+	default:
+		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.layout))
+	}
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -180,6 +199,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *version {
 		_, err := fmt.Fprintln(stdout, "kvreplay", cli.Version())
 		return err
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The design's bound is 64 MiB + queue depth x block size of RSS: a
+		// soft limit makes the collector keep the heap there when the CPU
+		// is busy with I/O (the RAM arena is mmap'd, outside it).
+		debug.SetMemoryLimit(56<<20 + int64(o.cfg.QueueDepth)*o.cfg.BlockSize)
 	}
 	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
 	interactive := isTerminal(stderr) && !o.quiet
@@ -229,6 +254,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res.CommandLine = append([]string{"kvreplay"}, args...)
 	res.Label, res.System, res.Trial = o.label, o.system, o.trial
 	res.Host = host.Facts()
+	res.Replay.PeakRSSBytes = host.PeakRSS()
 	res.Host.TierPaths = paths
 	res.Config = configJSON(o)
 	for i := range res.Traces {
@@ -282,9 +308,13 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 	backends := map[string]replay.Backend{}
 	var paths []schema.PathInfo
 	var closers []replay.Backend
+	var madeDir string // an extent layout's directory kvreplay made
 	cleanup := func() {
 		for _, b := range closers {
 			b.Close()
+		}
+		if madeDir != "" {
+			os.Remove(madeDir)
 		}
 	}
 	// The backends of tiers the trace uses (all mapped ones when the trace
@@ -340,7 +370,33 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 		} else if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 			create = true
 		}
-		b, err := nvme.New(dir, nvme.Options{Direct: !o.buffered, Keep: o.keep, Create: create})
+		peak := plan.Peak["nvme"] + plan.MaxObjectOf["nvme"]
+		if free := freeBytes(dir); plan.Scanned && free > 0 && peak > free {
+			cleanup()
+			if create {
+				os.RemoveAll(dir)
+			}
+			return nil, nil, nil, cli.Input(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free: use --capacity (kvreplay then evicts LRU objects) or --size-scale",
+				cli.FormatBytes(peak), dir, cli.FormatBytes(free)))
+		}
+		var b replay.Backend
+		var err error
+		if o.layout == "extent" {
+			path := o.device
+			if path == "" {
+				path = filepath.Join(dir, "kvbench.extent")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					cleanup()
+					return nil, nil, nil, err
+				}
+				if create && !o.keep {
+					madeDir = dir
+				}
+			}
+			b, err = extent.New(path, extent.Options{Size: extentSize(plan), Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev})
+		} else {
+			b, err = nvme.New(dir, nvme.Options{Direct: !o.buffered, Keep: o.keep, Create: create})
+		}
 		if err != nil {
 			if create && o.dir == "" {
 				os.Remove(dir)
@@ -351,6 +407,9 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 		backends["nvme"] = b
 		closers = append(closers, b)
 		pi := host.PathFacts("nvme", dir)
+		if o.layout == "extent" && o.device != "" {
+			pi = host.PathFacts("nvme", o.device)
+		}
 		pi.Direct = b.Caps().Direct
 		paths = append(paths, pi)
 		if create && o.dir == "" && !o.keep {
@@ -364,6 +423,16 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 	return backends, paths, cleanup, nil
 }
 
+// freeBytes is the space available to an unprivileged writer under path, 0
+// when unknown.
+func freeBytes(path string) int64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
 func suggestScale(need, mem int64) string {
 	d := math.Pow(2, math.Ceil(math.Log2(float64(need)/float64(mem/4))))
 	return "1/" + strconv.FormatFloat(d, 'f', 0, 64)
@@ -373,10 +442,12 @@ func configJSON(o *options) json.RawMessage {
 	c := struct {
 		replay.Config
 		Dir       string `json:"dir"`
+		Layout    string `json:"layout"`
+		Device    string `json:"device,omitempty"`
 		Keep      bool   `json:"keep"`
 		Buffered  bool   `json:"buffered"`
 		RAMBudget int64  `json:"ram_budget"`
-	}{o.cfg, o.dir, o.keep, o.buffered, o.ramBudget}
+	}{o.cfg, o.dir, o.layout, o.device, o.keep, o.buffered, o.ramBudget}
 	b, _ := json.Marshal(c)
 	return b
 }
@@ -406,4 +477,13 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// extentSize sizes the extent layout's file from the plan: the peak live
+// bytes with room for first-fit fragmentation (measured by internal/extent's
+// churn tests: the highest address used stays under 1.5x the live bytes for
+// KV-shaped workloads) and a few of the largest objects.
+func extentSize(plan *replay.Plan) int64 {
+	peak, big := plan.Peak["nvme"], plan.MaxObjectOf["nvme"]
+	return peak + peak/4 + 8*big + 1<<20
 }

@@ -24,6 +24,7 @@ Usage:
   kvtrace [options] [-o TRACE]              simulate; the trace goes to TRACE or stdout
   kvtrace inspect [--json] TRACE...         summarise traces, kvbench's or kv-cache.py's
   kvtrace models [--json] [--config FILE]   list the models and their KV bytes per token
+  kvtrace export --to fio|sai3 -o DIR TRACE   fio iolog v3 + job file, or a sai3-bench op-log
 
 kvtrace takes every option of the reference, MLPerf Storage's kv-cache.py,
 with the same name, meaning and default: a kv-cache.py command line runs with

@@ -21,6 +21,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runInspect(ctx, args[1:], stdout, stderr)
 		case "models":
 			return runModels(ctx, args[1:], stdout, stderr)
+		case "export":
+			return runExport(ctx, args[1:], stdout, stderr)
 		}
 	}
 	return runSimulate(ctx, args, stdout, stderr)
@@ -36,7 +38,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if len(opt.Args) > 0 {
-		return cli.Usagef("unknown command %q (want inspect or models, or options for a simulation)", opt.Args[0])
+		return cli.Usagef("unknown command %q (want inspect, models or export, or options for a simulation)", opt.Args[0])
 	}
 	for _, w := range opt.Warnings {
 		fmt.Fprintf(stderr, "kvtrace: warning: %s\n", w)

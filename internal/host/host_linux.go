@@ -5,6 +5,8 @@ package host
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -76,4 +78,27 @@ func majMin(dev uint64) string {
 	major := (dev>>8)&0xfff | (dev>>32)&0xfffff000
 	minor := dev&0xff | (dev>>12)&0xffffff00
 	return fmt.Sprintf("%d:%d", major, minor)
+}
+
+// PeakRSS returns the process's peak resident set size in bytes (VmHWM of
+// /proc/self/status), or 0 when unknown. Unlike getrusage's ru_maxrss it
+// does not count the memory of the process that forked this one before it
+// exec'd.
+func PeakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil {
+					return n << 10
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -7,3 +7,6 @@ func sysinfoMemory() int64            { return 0 }
 func statfsType(string) string        { return "" }
 func deviceNumber(string) string      { return "" }
 func blockDeviceNumber(string) string { return "" }
+
+// PeakRSS is unknown off Linux.
+func PeakRSS() int64 { return 0 }

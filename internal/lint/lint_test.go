@@ -197,8 +197,11 @@ func importRules() []importRule {
 		// schema is the leaf every package may import.
 		{exactly("schema"), nonStandard},
 		{tree("schema"), moduleOutside(tree("schema"))},
-		// trace is the codec: within the module it sees only schema.
-		{tree("trace"), moduleOutside(tree("schema"), tree("trace"))},
+		// trace is the codec: within the module it sees only schema, and its
+		// fio exporter places objects with the extent layout's allocator.
+		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"))},
+		// The extent allocator is a leaf: standard library only.
+		{exactly("internal/extent"), nonStandard},
 		// sim emits to a sink; the main wires a trace.Writer in.
 		{tree("sim"), anyOf(tree("trace"), tree("replay"), tree("report"), tree("cmd"), tree("internal/cli"))},
 		// replay never imports its own backends: the main picks them.

@@ -3,13 +3,14 @@
 // memcpy in and out (design section 5).
 //
 // Objects are extents of the arena, placed first fit by address and
-// coalesced on release (see allocator). Every extent starts on a page, and
-// Caps().Align is 4096, the same as the NVMe tier's: the engine then splits
-// objects into the same I/Os on both tiers, a physical size is exactly the
-// bytes an object takes in the arena (so the engine's capacity accounting
-// is exact), and every copy runs between page-aligned addresses. RAM needs
-// no alignment for correctness; it is a declared constraint, enforced so
-// that a test against RAM catches what O_DIRECT would refuse.
+// coalesced on release by an internal/extent Allocator. Every extent starts
+// on a page, and Caps().Align is 4096, the same as the NVMe tier's: the
+// engine then splits objects into the same I/Os on both tiers, a physical
+// size is exactly the bytes an object takes in the arena (so the engine's
+// capacity accounting is exact), and every copy runs between page-aligned
+// addresses. RAM needs no alignment for correctness; it is a declared
+// constraint, enforced so that a test against RAM catches what O_DIRECT
+// would refuse.
 //
 // Freed extents keep their pages: once the arena has been written through,
 // later writes take no page faults. The first write to a page does (the
@@ -26,6 +27,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kvbench/kvbench/internal/extent"
 	"github.com/kvbench/kvbench/replay"
 )
 
@@ -44,13 +46,13 @@ type Backend struct {
 
 	// mu guards objs and alloc. The bytes are copied outside it.
 	mu     sync.RWMutex
-	objs   map[string]*extent
-	alloc  allocator
+	objs   map[string]*place
+	alloc  *extent.Allocator
 	closed atomic.Bool
 }
 
-// extent is one object's place in the arena.
-type extent struct {
+// place is one object's extent of the arena.
+type place struct {
 	off, size int64
 	// gone is set when the object is removed or replaced, so that a
 	// stale Object cannot write into space given to another.
@@ -116,8 +118,8 @@ func New(capacity int64, opts ...Option) (*Backend, error) {
 	return &Backend{
 		capacity: size,
 		arena:    arena,
-		objs:     map[string]*extent{},
-		alloc:    newAllocator(size),
+		objs:     map[string]*place{},
+		alloc:    extent.New(size, Align),
 	}, nil
 }
 
@@ -142,10 +144,10 @@ func (b *Backend) Stats() Stats {
 	defer b.mu.RUnlock()
 	return Stats{
 		Capacity:    b.capacity,
-		Used:        b.capacity - b.alloc.free,
-		Free:        b.alloc.free,
-		LargestFree: b.alloc.largest(),
-		FreeExtents: b.alloc.count,
+		Used:        b.capacity - b.alloc.FreeBytes(),
+		Free:        b.alloc.FreeBytes(),
+		LargestFree: b.alloc.LargestFree(),
+		FreeExtents: b.alloc.Extents(),
 		Objects:     len(b.objs),
 	}
 }
@@ -189,12 +191,15 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 			return nil, err
 		}
 	}
-	e := &extent{size: size}
+	e := &place{size: size}
 	if size > 0 {
-		off, ok := b.alloc.alloc(size)
-		if !ok {
+		off, err := b.alloc.Alloc(size)
+		if errors.Is(err, extent.ErrNoSpace) {
 			return nil, fmt.Errorf("ram: create %q of %d bytes: %d bytes free, largest free extent %d bytes (arena %d bytes): %w",
-				key, size, b.alloc.free, b.alloc.largest(), b.capacity, replay.ErrNoSpace)
+				key, size, b.alloc.FreeBytes(), b.alloc.LargestFree(), b.capacity, replay.ErrNoSpace)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ram: create %q of %d bytes: %w", key, size, err)
 		}
 		e.off = off
 	}
@@ -203,9 +208,12 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 }
 
 // releaseLocked gives e's space back; b.mu is held.
-func (b *Backend) releaseLocked(e *extent) error {
+func (b *Backend) releaseLocked(e *place) error {
 	e.gone.Store(true)
-	return b.alloc.release(e.off, e.size)
+	if err := b.alloc.Free(e.off, e.size); err != nil {
+		return fmt.Errorf("ram: %w", err)
+	}
+	return nil
 }
 
 // Close unmaps the arena, after any copy in flight; the backend and its
@@ -223,7 +231,7 @@ func (b *Backend) Close() error {
 		e.gone.Store(true)
 	}
 	b.objs = nil
-	b.alloc = allocator{}
+	b.alloc = &extent.Allocator{}
 	err := unix.Munmap(b.arena)
 	b.arena = nil
 	if err != nil {
@@ -236,7 +244,7 @@ func (b *Backend) Close() error {
 type object struct {
 	b      *Backend
 	key    string
-	e      *extent
+	e      *place
 	closed atomic.Bool
 }
 

@@ -1,0 +1,678 @@
+// Package extent owns the Tier-2 (NVMe) replay backend in its extent
+// layout (--layout extent, design section 5): every object lives in one
+// preallocated file, or one raw block device, at an extent that an
+// internal/extent Allocator places first fit by address. Opening, creating
+// and removing an object touch only that map in memory: no file system
+// metadata on the hot path, and an io_uring engine can reach every object
+// through one file descriptor.
+//
+// I/O is pread/pwrite at the extent's offset plus the object's, through
+// O_DIRECT where the file system allows it. Where it refuses (EINVAL, as
+// tmpfs does before Linux 6.6), New falls back to buffered I/O and says so
+// in Caps().Warnings, never silently; on tmpfs and ramfs, whose files are
+// the page cache, it does so without trying. Alignment is 4096 bytes, or
+// the larger direct-I/O alignment of the file system (statx
+// STATX_DIOALIGN) or logical block size of the device (BLKSSZGET); it is
+// enforced in buffered mode too, and a misaligned buffer, offset or length
+// fails with replay.ErrMisaligned before any system call.
+//
+// Files under /, /etc, /usr, /bin, /sbin, /lib*, /boot, /proc, /sys and
+// /dev (but /dev/shm) are refused, as the directory layout refuses them. A
+// block device is refused unless Options.AllowDevice is set: its data is
+// overwritten. With it, a block device under /dev is the one /dev path
+// allowed; the device is opened exclusively (O_EXCL), so a mounted one, or
+// one another program holds, fails with EBUSY.
+//
+// Placement is not persisted: a file kept with Options.Keep and opened
+// again holds no objects, only preallocated space.
+package extent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	alloc "github.com/kvbench/kvbench/internal/extent"
+	"github.com/kvbench/kvbench/replay"
+)
+
+// Errors of New; test them with errors.Is.
+var (
+	// ErrSystemPath: New was given a path in a system directory.
+	ErrSystemPath = errors.New("refused: use a file on the drive under test")
+	// ErrDevice: New was given a block device without AllowDevice.
+	ErrDevice = errors.New("a raw block device: its data will be overwritten: pass --allow-device")
+)
+
+// DefaultAlign is the smallest alignment the backend declares.
+const DefaultAlign = 4096
+
+// Options configure New.
+type Options struct {
+	// Size is the bytes of the file: New creates it with Size bytes
+	// preallocated (fallocate), rounded up to the alignment. For an
+	// existing file, 0 means its size (rounded down to the alignment) and
+	// a bigger Size extends it. For a block device, 0 means the whole
+	// device (BLKGETSIZE64) and a smaller Size uses only its first Size
+	// bytes.
+	Size int64
+	// Direct opens the file or device with O_DIRECT, bypassing the page
+	// cache. Where the file system refuses it, I/O is buffered and
+	// Caps().Warnings says so. Without Direct, I/O is buffered and
+	// Caps().Warnings says that too.
+	Direct bool
+	// Keep leaves the file New created in place on Close. A file that
+	// existed, and a device, are never removed.
+	Keep bool
+	// AllowDevice lets the path be a raw block device, whose data the
+	// replay overwrites.
+	AllowDevice bool
+
+	// refuseDirect makes New act as if the file system refused O_DIRECT
+	// (tests of the fallback where every file system accepts it).
+	refuseDirect bool
+}
+
+// Backend is the extent layout of the NVMe tier. It is safe for
+// concurrent use; so are its Objects, but operations on one key that run
+// at once (a create and a Remove of it, say) happen in no defined order:
+// the caller orders them, as the engine does. Close must be called.
+//
+// Besides replay.Backend it offers Fd, and its Objects Fd and Offset:
+// optional capabilities for engines that issue I/O themselves (io_uring),
+// found by type assertion, obj.(interface{ Fd() uintptr; Offset() int64 }),
+// so that decorators, which hide them, keep their meaning.
+type Backend struct {
+	path     string // absolute, as given
+	file     string // path for messages: with what it resolves to, when different
+	f        *os.File
+	fd       uintptr
+	device   bool
+	created  bool // New created the file: Close removes it unless keep
+	keep     bool
+	capacity int64
+	align    int
+	direct   bool
+	warnings []string
+
+	closed atomic.Bool
+	// mu guards objs and alloc. I/O runs outside it.
+	mu    sync.Mutex
+	objs  map[string]*place
+	alloc *alloc.Allocator
+}
+
+// place is one object's extent of the file.
+type place struct {
+	off, size int64
+	// io is held for reading by every I/O into the extent and for writing
+	// when the object is removed or replaced, so that no I/O of a stale
+	// Object lands in space given to another. gone is guarded by io.
+	io   sync.RWMutex
+	gone bool
+}
+
+var _ replay.Backend = (*Backend)(nil)
+
+// New opens the file or block device at path as a backend, creating the
+// file when it does not exist; see Options.
+func New(path string, opt Options) (*Backend, error) {
+	if path == "" {
+		return nil, errors.New("extent: empty path")
+	}
+	if opt.Size < 0 {
+		return nil, fmt.Errorf("extent: %s: size %d: must not be negative", path, opt.Size)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("extent: %s: %w", path, err)
+	}
+	resolved, err := resolve(abs)
+	if err != nil {
+		return nil, err
+	}
+	name := abs
+	if resolved != abs {
+		name = fmt.Sprintf("%s (%s)", abs, resolved)
+	}
+	b := &Backend{path: abs, file: name, keep: opt.Keep, align: DefaultAlign, objs: map[string]*place{}}
+	fi, statErr := os.Stat(resolved)
+	exists := statErr == nil
+	if exists && fi.Mode().Type() == fs.ModeDevice {
+		if !opt.AllowDevice {
+			return nil, fmt.Errorf("extent: %s: %w", name, ErrDevice)
+		}
+		// A device under /dev is the one path there that is allowed.
+		if dir := filepath.Dir(resolved); dir != "/dev" && !strings.HasPrefix(dir, "/dev/") {
+			if err := checkDir(dir); err != nil {
+				return nil, fmt.Errorf("extent: %s: %w", name, err)
+			}
+		}
+		b.device = true
+	} else {
+		for _, p := range []string{abs, resolved} {
+			if err := checkDir(filepath.Dir(p)); err != nil {
+				return nil, fmt.Errorf("extent: %s: %w", name, err)
+			}
+		}
+	}
+	switch {
+	case exists && fi.IsDir():
+		return nil, fmt.Errorf("extent: %s: a directory: the extent layout needs a file or a block device", name)
+	case exists && !b.device && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("extent: %s: a %s, not a regular file nor a block device", name, kind(fi.Mode()))
+	case !exists && !errors.Is(statErr, fs.ErrNotExist):
+		return nil, fmt.Errorf("extent: %w", statErr)
+	case !exists && opt.Size == 0:
+		return nil, fmt.Errorf("extent: %s: a new file needs a size", name)
+	}
+	if err := b.open(opt, exists); err != nil {
+		if b.f != nil {
+			b.f.Close()
+		}
+		if b.created {
+			os.Remove(b.path)
+		}
+		return nil, err
+	}
+	b.alloc = alloc.New(b.capacity, int64(b.align))
+	return b, nil
+}
+
+// kind names a file's type for messages.
+func kind(m fs.FileMode) string {
+	switch m.Type() {
+	case fs.ModeNamedPipe:
+		return "named pipe"
+	case fs.ModeSocket:
+		return "socket"
+	case fs.ModeDevice | fs.ModeCharDevice:
+		return "character device"
+	case fs.ModeIrregular:
+		return "irregular file"
+	}
+	return "file of mode " + m.String()
+}
+
+// open opens (or creates) the file or device, sizes it, finds the
+// alignment and sets up O_DIRECT.
+func (b *Backend) open(opt Options, exists bool) error {
+	var err error
+	switch {
+	case b.device:
+		b.f, err = os.OpenFile(b.path, os.O_RDWR|os.O_EXCL, 0)
+		if errors.Is(err, syscall.EBUSY) {
+			return fmt.Errorf("extent: %s: in use (mounted, or held by another program): %w", b.file, err)
+		}
+	case exists:
+		b.f, err = os.OpenFile(b.path, os.O_RDWR, 0)
+	default:
+		b.f, err = os.OpenFile(b.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		b.created = err == nil
+	}
+	if err != nil {
+		return fmt.Errorf("extent: %w", err)
+	}
+	rc, err := b.f.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("extent: %s: %w", b.file, err)
+	}
+	if err := rc.Control(func(fd uintptr) { b.fd = fd }); err != nil {
+		return fmt.Errorf("extent: %s: %w", b.file, err)
+	}
+	fd := int(b.fd)
+
+	var stx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_DIOALIGN, &stx) == nil && stx.Mask&unix.STATX_DIOALIGN != 0 {
+		for _, a := range []uint32{stx.Dio_mem_align, stx.Dio_offset_align} {
+			if a > 0 && a&(a-1) == 0 && int(a) > b.align {
+				b.align = int(a)
+			}
+		}
+	}
+	fstype := "block device"
+	if b.device {
+		if err := b.sizeDevice(opt.Size); err != nil {
+			return err
+		}
+	} else {
+		fstype = fsType(b.path)
+		if err := b.sizeFile(opt.Size, fstype); err != nil {
+			return err
+		}
+	}
+	if b.capacity <= 0 {
+		return fmt.Errorf("extent: %s: %d bytes: no room for one block of %d", b.file, b.capacity, b.align)
+	}
+	return b.setDirect(opt, fstype)
+}
+
+// sizeDevice finds the device's size and logical block size.
+func (b *Backend) sizeDevice(want int64) error {
+	var size uint64
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, b.fd, unix.BLKGETSIZE64, uintptr(unsafe.Pointer(&size))); errno != 0 {
+		return fmt.Errorf("extent: %s: the device's size (BLKGETSIZE64): %w", b.file, errno)
+	}
+	if lbs, err := unix.IoctlGetInt(int(b.fd), unix.BLKSSZGET); err == nil && lbs > b.align && lbs&(lbs-1) == 0 {
+		b.align = lbs
+	}
+	b.capacity = int64(size)
+	if want > b.capacity {
+		return fmt.Errorf("extent: %s: size %d: the device has %d bytes", b.file, want, size)
+	}
+	if want > 0 {
+		b.capacity = want
+	}
+	b.capacity = b.capacity / int64(b.align) * int64(b.align)
+	return nil
+}
+
+// sizeFile preallocates the file: want bytes rounded up to the alignment,
+// or when want is 0 its present size rounded down.
+func (b *Backend) sizeFile(want int64, fstype string) error {
+	fi, err := b.f.Stat()
+	if err != nil {
+		return fmt.Errorf("extent: %s: %w", b.file, err)
+	}
+	if !fi.Mode().IsRegular() {
+		// Replaced since New looked at it.
+		return fmt.Errorf("extent: %s: a %s, not a regular file nor a block device", b.file, kind(fi.Mode()))
+	}
+	a := int64(b.align)
+	if want > 0 {
+		b.capacity = (want + a - 1) / a * a
+	} else {
+		b.capacity = fi.Size() / a * a
+	}
+	if b.capacity <= 0 {
+		return fmt.Errorf("extent: %s: an empty file: give a size", b.file)
+	}
+	// Mode 0 allocates the blocks of any hole and extends the file when
+	// it is shorter, so that writes allocate nothing.
+	for {
+		err = unix.Fallocate(int(b.fd), 0, 0, b.capacity)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS):
+		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s (%s): no fallocate: a sparse file, whose first writes allocate blocks", b.file, fstype))
+		if fi.Size() < b.capacity {
+			if err := b.f.Truncate(b.capacity); err != nil {
+				return fmt.Errorf("extent: extend %s to %d bytes: %w", b.file, b.capacity, sysErr(err))
+			}
+		}
+		return nil
+	default:
+		avail := ""
+		var st unix.Statfs_t
+		if unix.Fstatfs(int(b.fd), &st) == nil {
+			avail = fmt.Sprintf(" (the file system has %d bytes available)", int64(st.Bavail)*st.Bsize)
+		}
+		return fmt.Errorf("extent: preallocate %d bytes for %s%s: %w", b.capacity, b.file, avail, sysErr(err))
+	}
+}
+
+// setDirect turns O_DIRECT on (fcntl F_SETFL) where asked and allowed, and
+// probes it with a read of one block, which writes nothing.
+func (b *Backend) setDirect(opt Options, fstype string) error {
+	if !opt.Direct {
+		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s (%s): buffered I/O requested: page cache in the numbers", b.file, fstype))
+		return nil
+	}
+	if fstype == "tmpfs" || fstype == "ramfs" {
+		// tmpfs takes O_DIRECT since Linux 6.6, but its files live in the
+		// page cache whatever the flag: nothing would bypass it.
+		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s (%s): memory file system, no device behind O_DIRECT: buffered I/O, page cache in the numbers", b.file, fstype))
+		return nil
+	}
+	fd := int(b.fd)
+	fl, err := unix.FcntlInt(b.fd, unix.F_GETFL, 0)
+	if err != nil {
+		return fmt.Errorf("extent: %s: %w", b.file, err)
+	}
+	refused := opt.refuseDirect
+	if !refused {
+		_, err = unix.FcntlInt(b.fd, unix.F_SETFL, fl|unix.O_DIRECT)
+		if err == nil {
+			buf := alignedBuffer(b.align)
+			for {
+				_, err = unix.Pread(fd, buf, 0)
+				if err != unix.EINTR {
+					break
+				}
+			}
+		}
+		switch {
+		case errors.Is(err, unix.EINVAL):
+			refused = true
+			if _, err := unix.FcntlInt(b.fd, unix.F_SETFL, fl); err != nil {
+				return fmt.Errorf("extent: %s: %w", b.file, err)
+			}
+		case err != nil:
+			return fmt.Errorf("extent: probe O_DIRECT on %s: %w", b.file, err)
+		}
+	}
+	if refused {
+		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", b.file, fstype))
+		return nil
+	}
+	b.direct = true
+	return nil
+}
+
+// alignedBuffer returns a buffer of align bytes at an address aligned to
+// align (a power of two), for an O_DIRECT probe.
+func alignedBuffer(align int) []byte {
+	buf := make([]byte, 2*align)
+	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & uintptr(align-1))
+	return buf[skip : skip+align]
+}
+
+// Path returns the file or device, absolute, as New was given it.
+func (b *Backend) Path() string { return b.path }
+
+// Fd returns the file descriptor of the file or device, open O_RDWR (and
+// O_DIRECT when Caps().Direct), through which every object is read and
+// written at its Offset. It stays valid until Close; the caller must not
+// close it, and I/O through it must follow Caps().Align and stay within
+// the extents of live objects.
+func (b *Backend) Fd() uintptr { return b.fd }
+
+// Caps reports Name "extent", the alignment, the size of the file or
+// device as Capacity, whether I/O is direct, and the warnings if any.
+func (b *Backend) Caps() replay.Caps {
+	return replay.Caps{
+		Name:     "extent",
+		Align:    b.align,
+		Capacity: b.capacity,
+		Direct:   b.direct,
+		Warnings: append([]string(nil), b.warnings...),
+	}
+}
+
+// Stats are an extent backend's occupancy.
+type Stats struct {
+	Capacity    int64 // the file's or device's size
+	Used        int64 // bytes held by objects
+	Free        int64 // Capacity - Used
+	LargestFree int64 // the largest object that fits now
+	FreeExtents int   // free extents: 1 when unfragmented (0 when full)
+	Objects     int
+}
+
+// Stats returns the backend's occupancy now.
+func (b *Backend) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{
+		Capacity:    b.capacity,
+		Used:        b.alloc.Used(),
+		Free:        b.alloc.FreeBytes(),
+		LargestFree: b.alloc.LargestFree(),
+		FreeExtents: b.alloc.Extents(),
+		Objects:     len(b.objs),
+	}
+}
+
+// Open returns the object named key. With create it allocates size bytes
+// (a multiple of Caps().Align, else replay.ErrMisaligned) of the file,
+// first releasing any object of that name, so a failed replacement leaves
+// no object; replay.ErrNoSpace, with the free bytes and the largest free
+// extent, when no free extent holds size: fragmentation can refuse an
+// object smaller than the free bytes. The new object's bytes are whatever
+// the file held. Without create, the object must exist (ErrNotFound) and
+// have size bytes.
+func (b *Backend) Open(key string, size int64, create bool) (replay.Object, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("extent: open %q: negative size %d", key, size)
+	}
+	if create && size%int64(b.align) != 0 {
+		return nil, fmt.Errorf("extent: create %q: size %d is not a multiple of %d: %w", key, size, b.align, replay.ErrMisaligned)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Load() {
+		return nil, fmt.Errorf("extent: open %q: %w", key, replay.ErrClosed)
+	}
+	if !create {
+		p := b.objs[key]
+		if p == nil {
+			return nil, fmt.Errorf("extent: open %q: %w", key, replay.ErrNotFound)
+		}
+		if p.size != size {
+			return nil, fmt.Errorf("extent: open %q of %d bytes: the object has %d", key, size, p.size)
+		}
+		return &Object{b: b, key: key, p: p}, nil
+	}
+	if old := b.objs[key]; old != nil {
+		delete(b.objs, key)
+		if err := b.releaseLocked(old); err != nil {
+			return nil, err
+		}
+	}
+	off, err := b.alloc.Alloc(size)
+	if errors.Is(err, alloc.ErrNoSpace) {
+		return nil, fmt.Errorf("extent: create %q of %d bytes: %d bytes free, largest free extent %d bytes (%s, %d bytes): %w",
+			key, size, b.alloc.FreeBytes(), b.alloc.LargestFree(), b.file, b.capacity, replay.ErrNoSpace)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("extent: create %q: %w", key, err)
+	}
+	p := &place{off: off, size: size}
+	b.objs[key] = p
+	return &Object{b: b, key: key, p: p}, nil
+}
+
+// releaseLocked retires p, after any I/O into it, and frees its extent;
+// b.mu is held.
+func (b *Backend) releaseLocked(p *place) error {
+	p.io.Lock()
+	p.gone = true
+	p.io.Unlock()
+	if err := b.alloc.Free(p.off, p.size); err != nil {
+		return fmt.Errorf("extent: %w", err)
+	}
+	return nil
+}
+
+// Close closes the file or device and, unless Keep, removes the file New
+// created. I/O in flight finishes first; the backend and its Objects then
+// fail with replay.ErrClosed.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("extent: close %s: %w", b.file, replay.ErrClosed)
+	}
+	b.objs = nil
+	err := b.f.Close()
+	if err != nil {
+		err = fmt.Errorf("extent: close %s: %w", b.file, sysErr(err))
+	}
+	if b.created && !b.keep {
+		if rerr := os.Remove(b.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+			err = fmt.Errorf("extent: remove %s: %w", b.file, sysErr(rerr))
+		}
+	}
+	return err
+}
+
+// Object is one open object of a Backend. Its methods are safe for
+// concurrent use on different ranges.
+//
+// Besides replay.Object it offers Fd and Offset, optional capabilities for
+// engines that issue I/O themselves (io_uring): byte off of the object is
+// byte Offset()+off of Fd().
+type Object struct {
+	b      *Backend
+	key    string
+	p      *place
+	closed atomic.Bool
+}
+
+var _ replay.Object = (*Object)(nil)
+
+// Fd returns the backend's file descriptor (see Backend.Fd).
+func (o *Object) Fd() uintptr { return o.b.fd }
+
+// Offset returns where the object's extent starts in the file or device,
+// a multiple of Caps().Align. I/O through Fd must stay within [Offset(),
+// Offset()+size), and end before the object is removed or replaced: its
+// extent may then be given to another object.
+func (o *Object) Offset() int64 { return o.p.off }
+
+// check validates an I/O of len(p) bytes at off and returns how many of
+// them lie inside the object.
+func (o *Object) check(op string, p []byte, off int64) (int, error) {
+	if o.closed.Load() || o.b.closed.Load() {
+		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, replay.ErrClosed)
+	}
+	mask := o.b.align - 1
+	if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
+		return 0, fmt.Errorf("extent: %s %q: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.key, len(p), off, unsafe.SliceData(p), o.b.align, replay.ErrMisaligned)
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("extent: %s %q: negative offset %d", op, o.key, off)
+	}
+	if off >= o.p.size {
+		return 0, nil
+	}
+	return int(min(int64(len(p)), o.p.size-off)), nil
+}
+
+// errStale is the cause of ErrClosed for an Object whose object was
+// removed or replaced since it was opened.
+var errStale = errors.New("removed or replaced since this Object was opened")
+
+// rw runs pread or pwrite of p at the object's offset off, holding the
+// extent against release.
+func (o *Object) rw(op string, p []byte, off int64, write bool) (int, error) {
+	o.p.io.RLock()
+	defer o.p.io.RUnlock()
+	if o.p.gone {
+		return 0, fmt.Errorf("extent: %s %q: %w: %w", op, o.key, errStale, replay.ErrClosed)
+	}
+	at := o.p.off + off
+	var n int
+	var err error
+	if write {
+		n, err = o.b.f.WriteAt(p, at)
+	} else {
+		n, err = o.b.f.ReadAt(p, at)
+	}
+	if err != nil {
+		return n, o.ioErr(op, off+int64(n), at+int64(n), err)
+	}
+	return n, nil
+}
+
+// ioErr wraps an error of pread or pwrite with the object, its offset and
+// the file's.
+func (o *Object) ioErr(op string, off, at int64, err error) error {
+	switch {
+	case errors.Is(err, os.ErrClosed):
+		return fmt.Errorf("extent: %s %q: %w", op, o.key, replay.ErrClosed)
+	case errors.Is(err, io.EOF):
+		// The file is shorter than it was when New sized it.
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("extent: %s %q at offset %d (%s at %d): %w", op, o.key, off, o.b.file, at, sysErr(err))
+}
+
+// ReadAt reads len(p) bytes at off with pread (repeated on short reads and
+// EINTR); io.EOF past the object's end.
+func (o *Object) ReadAt(p []byte, off int64) (int, error) {
+	n, err := o.check("read", p, off)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		if m, err := o.rw("read", p[:n], off, false); err != nil {
+			return m, err
+		}
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt writes p at off with pwrite (repeated on short writes and
+// EINTR). It writes nothing and fails if p passes the object's end. ENOSPC
+// (a sparse file on a full file system) matches both replay.ErrNoSpace and
+// syscall.ENOSPC.
+func (o *Object) WriteAt(p []byte, off int64) (int, error) {
+	n, err := o.check("write", p, off)
+	if err != nil {
+		return 0, err
+	}
+	if n < len(p) {
+		return 0, fmt.Errorf("extent: write %q: %d bytes at offset %d pass the end of the object (%d bytes)", o.key, len(p), off, o.p.size)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return o.rw("write", p, off, true)
+}
+
+// Close ends this use of the object.
+func (o *Object) Close() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("extent: close %q: %w", o.key, replay.ErrClosed)
+	}
+	return nil
+}
+
+// Remove frees the object's extent (unless a create has replaced the
+// object since this Object was opened) and closes the Object.
+func (o *Object) Remove() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("extent: remove %q: %w", o.key, replay.ErrClosed)
+	}
+	b := o.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Load() {
+		return fmt.Errorf("extent: remove %q: %w", o.key, replay.ErrClosed)
+	}
+	if b.objs[o.key] != o.p {
+		return nil // already removed or replaced through another Object
+	}
+	delete(b.objs, o.key)
+	return b.releaseLocked(o.p)
+}
+
+// sysErr strips the *PathError of err (the callers name the file
+// themselves) and marks ENOSPC and EDQUOT as replay.ErrNoSpace.
+func sysErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return noSpaceError{err}
+	}
+	return err
+}
+
+// noSpaceError is a full file system: it reads as the errno, and matches
+// both it and replay.ErrNoSpace.
+type noSpaceError struct{ errno error }
+
+func (e noSpaceError) Error() string        { return e.errno.Error() }
+func (e noSpaceError) Unwrap() error        { return e.errno }
+func (e noSpaceError) Is(target error) bool { return target == replay.ErrNoSpace }

@@ -1,0 +1,927 @@
+package export
+
+import (
+	"bufio"
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/extent"
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// The layouts of FioOptions.Layout.
+const (
+	LayoutExtent = "extent" // one file per tier, objects placed as extents
+	LayoutDir    = "dir"    // one file per object
+)
+
+// The speeds of FioOptions.Speed.
+const (
+	SpeedASAP  = "asap"  // replay_no_stall=1: as fast as iodepth allows, in log order
+	SpeedTimed = "timed" // fio waits for each line's timestamp
+)
+
+// Align is the alignment of every object size, offset and I/O length the
+// fio exporter writes: the 4096 bytes of O_DIRECT on NVMe file systems, as
+// kvreplay aligns.
+const Align = 4096
+
+// maxPath is the longest file name fio's iolog parser reads (its sscanf
+// "%256s"); a longer name is split into garbage.
+const maxPath = 256
+
+// maxOpenFiles bounds the files a dir-layout iolog keeps open at once, far
+// below the usual limit of 1024 descriptors: the least recently used file is
+// closed before another is opened.
+const maxOpenFiles = 128
+
+// extentCapacity is the space the extent layout's allocators place objects
+// in: far more than any drive, so that placement never fails and the file
+// is as long as the trace's peak (its high-water mark), not a set capacity.
+const extentCapacity = 1 << 60
+
+// LogKind names one of a tier's iologs.
+type LogKind uint8
+
+// The iologs of a tier.
+const (
+	// ReplayLog is the trace's I/O on the tier.
+	ReplayLog LogKind = iota
+	// PrepLog writes every object file in full before the replay (dir
+	// layout only; the extent layout's prep job needs no log).
+	PrepLog
+)
+
+// LogName returns the conventional name of a tier's iolog for a trace
+// whose name, without extensions, is base: base+".tier2.iolog" for the
+// replay log of Tier-2, base+".tier2.prep.iolog" for its prep log.
+func LogName(base string, tier schema.Tier, kind LogKind) string {
+	s := base + ".tier" + strconv.Itoa(int(tier))
+	if kind == PrepLog {
+		s += ".prep"
+	}
+	return s + ".iolog"
+}
+
+// ExtentFileName returns the name, in FioOptions.Dir, of the file that
+// holds tier's objects in the extent layout: for Tier-2 "kvbench.extent",
+// the file kvreplay --layout extent uses in its --dir; for the other tiers
+// "kvbench.tier<N>.extent".
+func ExtentFileName(tier schema.Tier) string {
+	if tier == schema.TierNVMe {
+		return "kvbench.extent"
+	}
+	return "kvbench.tier" + strconv.Itoa(int(tier)) + ".extent"
+}
+
+// FioOptions shape Fio's output. The zero value of a field means its
+// default (DefaultFioOptions), except Dir, which has none.
+type FioOptions struct {
+	// BlockSize is the largest I/O an object operation is split into: a
+	// power of two between 4 KiB and 1 GiB, as kvreplay's --block-size.
+	BlockSize int64
+	// Tiers are the tiers that get an iolog and replay job. The rows of
+	// the other tiers do no I/O but still move objects: a write there
+	// drops the object's copy on an exported tier.
+	Tiers []schema.Tier
+	// Layout is LayoutExtent or LayoutDir.
+	Layout string
+	// SizeScale multiplies every object's size, as kvreplay's
+	// --size-scale: greater than 0 and at most 1.
+	SizeScale float64
+	// Dir is the directory fio's data files live in, on the drive under
+	// test, as the job file and iologs name it: fio opens relative names
+	// from its working directory. It must not hold whitespace, ':' (fio's
+	// file name separator) or '$' (fio's variable expansion).
+	Dir string
+	// Speed is SpeedASAP or SpeedTimed.
+	Speed string
+	// IODepth is the I/Os each fio job keeps in flight: 1 to 4096.
+	IODepth int
+	// Engine is fio's ioengine, such as io_uring, libaio or psync.
+	Engine string
+	// Buffered writes direct=0 instead of direct=1, for file systems
+	// without O_DIRECT such as tmpfs.
+	Buffered bool
+	// LogPath returns the name the job file gives a tier's iolog
+	// (read_iolog=), which fio opens from its working directory; the
+	// default is LogName("kvbench", tier, kind). It must name the file the
+	// logs callback of Fio writes.
+	LogPath func(tier schema.Tier, kind LogKind) string
+	// Source names the trace in the job file's header comment.
+	Source string
+	// Cold are objects to place, in order, before the first row, as
+	// kvreplay writes the cold objects its prescan of a trace file finds
+	// before its clock starts (ColdObjects gives them). Without them a
+	// cold object is placed at its first read, as kvreplay does with a
+	// trace on a pipe. Either way the extents of the objects are those
+	// kvreplay's extent layout gives when it applies the rows in order.
+	Cold []ColdObject
+
+	// chunkAbove overrides chunkedOps (tests).
+	chunkAbove int64
+}
+
+// chunkedOps is the number of I/O lines above which a replay job reads its
+// iolog in chunks (read_iolog_chunked=1): fio otherwise holds the whole log
+// in memory, about 100 bytes a line.
+const chunkedOps = 1 << 20
+
+// DefaultFioOptions returns the defaults: 1 MiB blocks, Tier-2 only, the
+// extent layout, no scaling, asap, iodepth 32 on io_uring, direct I/O. Dir
+// must still be set.
+func DefaultFioOptions() FioOptions {
+	return FioOptions{
+		BlockSize: 1 << 20,
+		Tiers:     []schema.Tier{schema.TierNVMe},
+		Layout:    LayoutExtent,
+		SizeScale: 1,
+		Speed:     SpeedASAP,
+		IODepth:   32,
+		Engine:    "io_uring",
+		LogPath:   func(t schema.Tier, k LogKind) string { return LogName("kvbench", t, k) },
+	}
+}
+
+// withDefaults returns o with its zero fields set to their defaults.
+func (o FioOptions) withDefaults() FioOptions {
+	d := DefaultFioOptions()
+	if o.BlockSize == 0 {
+		o.BlockSize = d.BlockSize
+	}
+	if len(o.Tiers) == 0 {
+		o.Tiers = d.Tiers
+	}
+	if o.Layout == "" {
+		o.Layout = d.Layout
+	}
+	if o.SizeScale == 0 {
+		o.SizeScale = d.SizeScale
+	}
+	if o.Speed == "" {
+		o.Speed = d.Speed
+	}
+	if o.IODepth == 0 {
+		o.IODepth = d.IODepth
+	}
+	if o.Engine == "" {
+		o.Engine = d.Engine
+	}
+	if o.LogPath == nil {
+		o.LogPath = d.LogPath
+	}
+	return o
+}
+
+// Validate reports every problem of o at once, one per line, naming the
+// flag of kvtrace export that sets the field. Zero fields take their
+// defaults first.
+func (o FioOptions) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.BlockSize < 4096 || o.BlockSize > 1<<30 || o.BlockSize&(o.BlockSize-1) != 0 {
+		bad("--block-size %d: must be a power of two between 4KiB and 1GiB", o.BlockSize)
+	}
+	if err := checkTiers(o.Tiers); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Layout != LayoutExtent && o.Layout != LayoutDir {
+		bad("--layout %s: want extent or dir", o.Layout)
+	}
+	if !(o.SizeScale > 0 && o.SizeScale <= 1) {
+		bad("--size-scale %v: must be greater than 0 and at most 1", o.SizeScale)
+	}
+	switch {
+	case o.Dir == "":
+		bad("--dir: required (the directory fio's files live in, on the drive under test)")
+	default:
+		if err := fioName("--dir", o.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.Speed != SpeedASAP && o.Speed != SpeedTimed {
+		bad("--speed %s: want asap or timed", o.Speed)
+	}
+	if o.IODepth < 1 || o.IODepth > 4096 {
+		bad("--iodepth %d: must be between 1 and 4096", o.IODepth)
+	}
+	for _, c := range o.Cold {
+		if !c.Tier.Valid() || c.Size < 0 || c.Key == "" {
+			bad("cold object %q on %s of %d bytes: want a key, a tier and a size of 0 or more", c.Key, c.Tier, c.Size)
+			break
+		}
+	}
+	if !isWord(o.Engine) {
+		bad("--engine %q: want the name of a fio ioengine, such as io_uring, libaio or psync", o.Engine)
+	}
+	return errors.Join(errs...)
+}
+
+// checkTiers reports a tier list with an unknown or repeated tier.
+func checkTiers(tiers []schema.Tier) error {
+	var seen [schema.NumTiers]bool
+	for _, t := range tiers {
+		if !t.Valid() {
+			return fmt.Errorf("--tiers: %s: want Tier-0, Tier-1 or Tier-2", t)
+		}
+		if seen[t] {
+			return fmt.Errorf("--tiers: %s given twice", t)
+		}
+		seen[t] = true
+	}
+	return nil
+}
+
+// fioName reports a file name that fio's job file or iolog parser would
+// misread: empty, longer than it reads, with whitespace or control
+// characters (the iolog splits on them), ':' (the job file's list
+// separator) or '$' (its variable expansion).
+func fioName(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%s: empty file name", what)
+	case len(name) > maxPath:
+		return fmt.Errorf("%s %q: %d bytes, but fio reads file names of at most %d bytes (shorten the directory)", what, name, len(name), maxPath)
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c <= ' ' || c == 0x7f:
+			return fmt.Errorf("%s %q: holds whitespace or a control character, which fio's iolog cannot name", what, name)
+		case c == ':' || c == '$':
+			return fmt.Errorf("%s %q: holds %q, which fio's job file reads as a separator or a variable", what, name, c)
+		}
+	}
+	return nil
+}
+
+// isWord reports whether s is a non-empty run of [a-z0-9_].
+func isWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// FioStats is what Fio wrote: per tier, the I/O its replay log moves, so
+// that a test can hold fio's reported bytes against it.
+type FioStats struct {
+	// Rows counts the trace rows read, of all tiers.
+	Rows int64
+	// Clamped counts rows earlier than the row before them, written with
+	// that row's timestamp.
+	Clamped int64
+	// ColdReads counts the cold objects: those read when on no tier
+	// (never written, or deleted), which kvreplay writes untimed before
+	// reading them, and which the prep job writes here. All tiers count.
+	ColdReads int64
+	// Mismatched counts reads of an object on another tier than the row
+	// names (an inconsistent trace): the read goes where the object is,
+	// as kvreplay reads it.
+	Mismatched int64
+	// Tier holds the figures of each tier, indexed by schema.Tier.
+	Tier [schema.NumTiers]FioTierStats
+}
+
+// FioTierStats is what Fio wrote for one tier. Byte counts are physical:
+// scaled and aligned, as fio moves them.
+type FioTierStats struct {
+	// Exported reports that the tier has an iolog.
+	Exported bool
+	// Rows counts the tier's rows: reads, writes and deletes.
+	Rows int64
+	// ReadOps and WriteOps count the I/O lines of the replay log; Ops is
+	// their sum.
+	Ops, ReadOps, WriteOps int64
+	// ReadBytes and WriteBytes are the bytes of those lines: what fio's
+	// replay job reports as read.io_bytes and write.io_bytes.
+	ReadBytes, WriteBytes int64
+	// ColdReads counts the cold objects placed on the tier.
+	ColdReads int64
+	// Files counts the data files: 1 in the extent layout, the object
+	// files in the dir layout.
+	Files int64
+	// HighWater is the extent layout's peak: the end of the highest
+	// extent ever placed.
+	HighWater int64
+	// FileSize is the data on disk after the prep job: the tier file
+	// (HighWater rounded up to the block size) or all object files.
+	FileSize int64
+	// PrepBytes is what the prep job writes (FileSize).
+	PrepBytes int64
+}
+
+// Fio streams the trace once and writes, for every tier of opt.Tiers, an
+// iolog through logs (called once per tier with ReplayLog, and with PrepLog
+// in the dir layout, before the first row is read), then the job file to
+// job. It returns what it wrote, and with an error the figures so far. A
+// tier without I/O gets an iolog but no job section. Writers that are
+// io.Closers are not closed.
+func Fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKind) (io.Writer, error), job io.Writer) (FioStats, error) {
+	opt = opt.withDefaults()
+	var st FioStats
+	if err := opt.Validate(); err != nil {
+		return st, fmt.Errorf("export: %w", err)
+	}
+	x := &fioExport{opt: opt, st: &st, keys: map[string]keyState{}}
+	for _, t := range opt.Tiers {
+		ft, err := x.openTier(t, logs)
+		if err != nil {
+			return st, err
+		}
+		x.tiers[t] = ft
+		st.Tier[t].Exported = true
+	}
+	for _, c := range opt.Cold {
+		if _, live := x.keys[c.Key]; !live {
+			if err := x.cold([]byte(c.Key), c.Tier, x.physical(c.Size)); err != nil {
+				return st, err
+			}
+		}
+	}
+	if err := x.run(r); err != nil {
+		return st, err
+	}
+	for _, ft := range x.tiers {
+		if ft == nil {
+			continue
+		}
+		ft.finish()
+		if err := ft.flush(); err != nil {
+			return st, err
+		}
+	}
+	bw := bufio.NewWriter(job)
+	x.writeJob(bw)
+	if err := bw.Flush(); err != nil {
+		return st, fmt.Errorf("export: fio job: %w", err)
+	}
+	return st, nil
+}
+
+// fioExport is the state of one Fio call.
+type fioExport struct {
+	opt   FioOptions
+	st    *FioStats
+	tiers [schema.NumTiers]*fioTier
+	// keys holds every key live on some tier, exported or not.
+	keys map[string]keyState
+	buf  []byte
+}
+
+// keyState is where a key lives, as kvreplay's engine tracks it: on one
+// tier at a time.
+type keyState struct {
+	tier schema.Tier
+	size int64 // physical bytes
+}
+
+// fioTier is one exported tier: its logs, its objects, and, in the extent
+// layout, its allocator.
+type fioTier struct {
+	x     *fioExport
+	tier  schema.Tier
+	st    *FioTierStats
+	log   *bufio.Writer
+	prep  *bufio.Writer // dir layout
+	file  string        // extent layout: the tier file
+	alloc *extent.Allocator
+	dir   string // dir layout: where the object files are
+	objs  map[string]*object
+	// dir layout: the open files of the replay log, least recently used
+	// first, and the closes not yet written.
+	open     list.List
+	closes   []*object
+	prepOpen *object // the file the prep log has open
+}
+
+// object is one object of a tier.
+type object struct {
+	size int64 // physical bytes
+	off  int64 // extent layout: where it starts
+	live bool  // on the tier: written (or read cold) and not deleted or moved
+	// dir layout
+	path      string
+	added     bool // the replay log has its add line
+	elem      *list.Element
+	closing   bool // a close is queued
+	prepAdded bool
+	prepped   int64 // bytes the prep log writes
+}
+
+func (x *fioExport) openTier(t schema.Tier, logs func(schema.Tier, LogKind) (io.Writer, error)) (*fioTier, error) {
+	ft := &fioTier{x: x, tier: t, st: &x.st.Tier[t], objs: map[string]*object{}}
+	for _, kind := range []LogKind{ReplayLog, PrepLog} {
+		if kind == PrepLog && x.opt.Layout != LayoutDir {
+			break
+		}
+		name := x.opt.LogPath(t, kind)
+		if err := fioName("export: fio: iolog", name); err != nil {
+			return nil, err
+		}
+		w, err := logs(t, kind)
+		if err != nil {
+			return nil, fmt.Errorf("export: fio: %s iolog: %w", t, err)
+		}
+		bw := bufio.NewWriterSize(w, 64<<10)
+		bw.WriteString("fio version 3 iolog\n")
+		if kind == ReplayLog {
+			ft.log = bw
+		} else {
+			ft.prep = bw
+		}
+	}
+	switch x.opt.Layout {
+	case LayoutExtent:
+		ft.file = path.Join(x.opt.Dir, ExtentFileName(t))
+		if err := fioName("export: fio: file", ft.file); err != nil {
+			return nil, err
+		}
+		ft.alloc = extent.New(extentCapacity, Align)
+		ft.st.Files = 1
+		ft.line(ft.log, 0, ft.file, "add")
+		ft.line(ft.log, 0, ft.file, "open")
+	case LayoutDir:
+		ft.dir = tierDir(x.opt.Dir, t)
+	}
+	return ft, nil
+}
+
+// tierDir is where the dir layout puts tier's object files: Dir itself for
+// Tier-2, as kvreplay's NVMe directory backend does, Dir/tier<N> for the
+// others.
+func tierDir(dir string, t schema.Tier) string {
+	if t == schema.TierNVMe {
+		return dir
+	}
+	return path.Join(dir, "tier"+strconv.Itoa(int(t)))
+}
+
+// physical returns the bytes an object of size occupies: scaled as kvreplay
+// scales (truncated), then aligned up.
+func (x *fioExport) physical(size int64) int64 {
+	return alignUp(scaled(size, x.opt.SizeScale), Align)
+}
+
+// scaled returns size times scale, truncated to whole bytes, as kvreplay's
+// replay.sizes does.
+func scaled(size int64, scale float64) int64 {
+	if scale == 1 {
+		return size
+	}
+	return int64(float64(size) * scale)
+}
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
+
+func (x *fioExport) run(r *trace.Reader) error {
+	var (
+		rec        schema.Record
+		base, prev time.Duration
+		first      = true
+	)
+	for {
+		err := r.Read(&rec)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		x.st.Rows++
+		if first {
+			base, first = rec.Time, false
+		}
+		t := rec.Time - base
+		if t < prev {
+			t = prev
+			x.st.Clamped++
+		}
+		prev = t
+		if err := x.row(t.Microseconds(), &rec); err != nil {
+			return err
+		}
+	}
+}
+
+// row applies one row at us microseconds, as kvreplay's engine executes it
+// (replay/engine.go, execute): a key lives on one tier at a time.
+func (x *fioExport) row(us int64, rec *schema.Record) error {
+	if ft := x.tiers[rec.Tier]; ft != nil {
+		ft.st.Rows++
+	}
+	key := rec.Key
+	ks, live := x.keys[string(key)]
+	size := x.physical(rec.Size)
+	switch rec.Op {
+	case schema.OpRead:
+		if !live {
+			// A cold read: kvreplay writes the object, untimed, first.
+			if err := x.cold(key, rec.Tier, size); err != nil {
+				return err
+			}
+			ks = x.keys[string(key)]
+		}
+		if ks.tier != rec.Tier {
+			x.st.Mismatched++
+		}
+		// kvreplay reads the object where it is, as big as it is.
+		if ft := x.tiers[ks.tier]; ft != nil {
+			ft.transfer(us, ft.objs[string(key)], false)
+		}
+	case schema.OpWrite:
+		// A rewrite in place frees the old extent first (kvreplay's Open
+		// with create); a write elsewhere (a demotion) drops the copy it
+		// leaves once the new one is written.
+		if live && ks.tier == rec.Tier {
+			if err := x.removeFrom(ks.tier, key); err != nil {
+				return err
+			}
+		}
+		if err := x.placeOn(rec.Tier, key, size); err != nil {
+			return err
+		}
+		if ft := x.tiers[rec.Tier]; ft != nil {
+			ft.transfer(us, ft.objs[string(key)], true)
+		}
+		if live && ks.tier != rec.Tier {
+			if err := x.removeFrom(ks.tier, key); err != nil {
+				return err
+			}
+		}
+		x.keys[string(key)] = keyState{tier: rec.Tier, size: size}
+	case schema.OpDelete:
+		if live {
+			delete(x.keys, string(key))
+			return x.removeFrom(ks.tier, key)
+		}
+	default:
+		return fmt.Errorf("export: row %s: unknown operation", rec)
+	}
+	return nil
+}
+
+// cold makes key live on tier before its first read, as kvreplay
+// materialises a cold object.
+func (x *fioExport) cold(key []byte, tier schema.Tier, size int64) error {
+	x.st.ColdReads++
+	if ft := x.tiers[tier]; ft != nil {
+		ft.st.ColdReads++
+	}
+	x.keys[string(key)] = keyState{tier: tier, size: size}
+	return x.placeOn(tier, key, size)
+}
+
+// placeOn places key on tier when the tier is exported.
+func (x *fioExport) placeOn(tier schema.Tier, key []byte, size int64) error {
+	if ft := x.tiers[tier]; ft != nil {
+		return ft.place(key, size)
+	}
+	return nil
+}
+
+// removeFrom takes key off tier when the tier is exported.
+func (x *fioExport) removeFrom(tier schema.Tier, key []byte) error {
+	if ft := x.tiers[tier]; ft != nil {
+		return ft.remove(key)
+	}
+	return nil
+}
+
+// transfer writes the I/O lines of a whole-object read or write of o.
+func (ft *fioTier) transfer(us int64, o *object, write bool) {
+	if o == nil || o.size == 0 {
+		return
+	}
+	act := "read"
+	if write {
+		act = "write"
+	}
+	name := ft.file
+	if ft.alloc == nil {
+		ft.openFile(us, o)
+		name = o.path
+	}
+	bs := ft.x.opt.BlockSize
+	for off := int64(0); off < o.size; off += bs {
+		n := min(bs, o.size-off)
+		ft.io(ft.log, us, name, act, o.off+off, n)
+		ft.st.Ops++
+		if write {
+			ft.st.WriteOps++
+			ft.st.WriteBytes += n
+		} else {
+			ft.st.ReadOps++
+			ft.st.ReadBytes += n
+		}
+	}
+}
+
+// place makes the object of key live on the tier with size physical
+// bytes: an extent of the tier file, or an object file the prep log
+// writes.
+func (ft *fioTier) place(key []byte, size int64) error {
+	o := ft.objs[string(key)]
+	if o == nil {
+		o = &object{}
+		if ft.alloc == nil {
+			o.path = path.Join(ft.dir, fileName(string(key)))
+			if err := fioName("export: fio: object file", o.path); err != nil {
+				return err
+			}
+		}
+		ft.objs[string(key)] = o
+	}
+	if ft.alloc != nil {
+		off, err := ft.alloc.Alloc(size)
+		if err != nil {
+			return fmt.Errorf("export: fio: %s: place %q: %w", ft.tier, key, err)
+		}
+		o.off = off
+		ft.st.HighWater = max(ft.st.HighWater, off+size)
+	} else if size > o.prepped {
+		ft.prepare(o, size)
+	}
+	o.size, o.live = size, true
+	return nil
+}
+
+// remove takes the object of key off the tier: its extent is freed, its
+// file closed.
+func (ft *fioTier) remove(key []byte) error {
+	o := ft.objs[string(key)]
+	if o == nil || !o.live {
+		return nil
+	}
+	o.live = false
+	if ft.alloc != nil {
+		delete(ft.objs, string(key))
+		if err := ft.alloc.Free(o.off, o.size); err != nil {
+			return fmt.Errorf("export: fio: %s: free %q: %w", ft.tier, key, err)
+		}
+		return nil
+	}
+	if o.elem != nil {
+		ft.open.Remove(o.elem)
+		o.elem = nil
+		o.closing = true
+		ft.closes = append(ft.closes, o)
+	}
+	return nil
+}
+
+// openFile makes the replay log open o's file (dir layout), adding it the
+// first time and closing the least recently used file when too many are
+// open.
+func (ft *fioTier) openFile(us int64, o *object) {
+	if o.closing {
+		// Its close is not written yet: cancel it; the file stays open.
+		o.closing = false
+		o.elem = ft.open.PushBack(o)
+		return
+	}
+	if o.elem != nil {
+		ft.open.MoveToBack(o.elem)
+		return
+	}
+	if ft.open.Len() >= maxOpenFiles {
+		lru := ft.open.Remove(ft.open.Front()).(*object)
+		lru.elem = nil
+		ft.line(ft.log, us, lru.path, "close")
+	}
+	if !o.added {
+		ft.line(ft.log, us, o.path, "add")
+		o.added = true
+	}
+	ft.line(ft.log, us, o.path, "open")
+	o.elem = ft.open.PushBack(o)
+}
+
+// prepare makes the prep log write o's file up to size bytes (dir layout).
+// The prep log closes a file only when it opens the next, so that it never
+// ends with a close.
+func (ft *fioTier) prepare(o *object, size int64) {
+	if ft.prepOpen != o {
+		if p := ft.prepOpen; p != nil {
+			ft.line(ft.prep, 0, p.path, "close")
+		}
+		if !o.prepAdded {
+			ft.line(ft.prep, 0, o.path, "add")
+			o.prepAdded = true
+			ft.st.Files++
+		}
+		ft.line(ft.prep, 0, o.path, "open")
+		ft.prepOpen = o
+	}
+	bs := ft.x.opt.BlockSize
+	for off := o.prepped; off < size; off += bs {
+		n := min(bs, size-off)
+		ft.io(ft.prep, 0, o.path, "write", off, n)
+	}
+	ft.st.PrepBytes += size - o.prepped
+	ft.st.FileSize += size - o.prepped
+	o.prepped = size
+}
+
+// finish completes the figures of the tier once the trace is read.
+func (ft *fioTier) finish() {
+	if ft.alloc != nil {
+		ft.st.FileSize = alignUp(ft.st.HighWater, ft.x.opt.BlockSize)
+		ft.st.PrepBytes = ft.st.FileSize
+	}
+}
+
+func (ft *fioTier) flush() error {
+	for _, w := range []*bufio.Writer{ft.log, ft.prep} {
+		if w == nil {
+			continue
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("export: fio: %s iolog: %w", ft.tier, err)
+		}
+	}
+	return nil
+}
+
+// flushCloses writes the closes queued by deletes, just before another line
+// of the replay log.
+func (ft *fioTier) flushCloses(us int64) {
+	for _, o := range ft.closes {
+		if o.closing {
+			o.closing = false
+			ft.writeLine(ft.log, us, o.path, "close", -1, 0)
+		}
+	}
+	ft.closes = ft.closes[:0]
+}
+
+// line writes a file action line.
+func (ft *fioTier) line(w *bufio.Writer, us int64, name, act string) {
+	ft.writeLine(w, us, name, act, -1, 0)
+}
+
+// io writes an I/O line.
+func (ft *fioTier) io(w *bufio.Writer, us int64, name, act string, off, n int64) {
+	ft.writeLine(w, us, name, act, off, n)
+}
+
+func (ft *fioTier) writeLine(w *bufio.Writer, us int64, name, act string, off, n int64) {
+	if w == ft.log && len(ft.closes) > 0 {
+		ft.flushCloses(us)
+	}
+	b := ft.x.buf[:0]
+	b = strconv.AppendInt(b, us, 10)
+	b = append(b, ' ')
+	b = append(b, name...)
+	b = append(b, ' ')
+	b = append(b, act...)
+	if off >= 0 {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, off, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	b = append(b, '\n')
+	w.Write(b) // a write error is sticky: flush reports it
+	ft.x.buf = b
+}
+
+// writeJob writes the job file.
+func (x *fioExport) writeJob(w *bufio.Writer) {
+	o := x.opt
+	src := o.Source
+	if src == "" {
+		src = "a trace"
+	}
+	fmt.Fprintf(w, "; fio job file written by kvtrace export from %s (%d rows).\n", src, x.st.Rows)
+	w.WriteString("; It needs fio 3.31 or later (iolog version 3). Run it as\n")
+	w.WriteString(";   fio --output-format=json THIS_FILE\n")
+	if o.Layout == LayoutDir {
+		w.WriteString("; The mkdir jobs create the directories, the prep jobs write every object\n")
+		w.WriteString("; file in full, then the replay jobs replay the iologs (stonewall).\n")
+	} else {
+		w.WriteString("; The prep jobs write the tier files in full, then the replay jobs replay\n")
+		w.WriteString("; the iologs (stonewall).\n")
+	}
+	w.WriteString("; Each replay job's io_size is the bytes its iolog moves, so that fio counts\n")
+	w.WriteString("; every I/O of it; its read and write io_bytes are the figures below.\n;\n")
+	var jobs []*fioTier
+	for _, t := range o.Tiers {
+		ft := x.tiers[t]
+		s := ft.st
+		fmt.Fprintf(w, "; %s (%d rows): %d reads of %d bytes, %d writes of %d bytes; cold reads: %d\n",
+			t, s.Rows, s.ReadOps, s.ReadBytes, s.WriteOps, s.WriteBytes, s.ColdReads)
+		if ft.alloc != nil {
+			fmt.Fprintf(w, ";   data file %s: %d bytes (high-water mark %d)\n", ft.file, s.FileSize, s.HighWater)
+		} else {
+			fmt.Fprintf(w, ";   object files in %s: %d, %d bytes\n", ft.dir, s.Files, s.FileSize)
+		}
+		if s.Ops == 0 {
+			w.WriteString(";   no I/O: no job\n")
+			continue
+		}
+		jobs = append(jobs, ft)
+	}
+	w.WriteString("\n[global]\n")
+	fmt.Fprintf(w, "ioengine=%s\n", o.Engine)
+	if o.Buffered {
+		w.WriteString("direct=0\n")
+	} else {
+		w.WriteString("direct=1\n")
+	}
+	fmt.Fprintf(w, "iodepth=%d\n", o.IODepth)
+
+	stonewall := func(i int) {
+		if i == 0 {
+			w.WriteString("stonewall\n")
+		}
+	}
+	if o.Layout == LayoutDir {
+		for _, ft := range jobs {
+			fmt.Fprintf(w, "\n[mkdir-tier%d]\n", ft.tier)
+			fmt.Fprintf(w, "filename=%s\n", path.Join(ft.dir, ".kvbench-mkdir"))
+			w.WriteString("size=4096\nrw=write\ncreate_only=1\nunlink=1\n")
+		}
+		for i, ft := range jobs {
+			fmt.Fprintf(w, "\n[prep-tier%d]\n", ft.tier)
+			stonewall(i)
+			fmt.Fprintf(w, "read_iolog=%s\n", o.LogPath(ft.tier, PrepLog))
+			fmt.Fprintf(w, "io_size=%d\n", ft.st.PrepBytes)
+			w.WriteString("replay_no_stall=1\n")
+		}
+	} else {
+		for _, ft := range jobs {
+			fmt.Fprintf(w, "\n[prep-tier%d]\n", ft.tier)
+			fmt.Fprintf(w, "filename=%s\n", ft.file)
+			fmt.Fprintf(w, "size=%d\n", ft.st.FileSize)
+			fmt.Fprintf(w, "rw=write\nbs=%d\n", o.BlockSize)
+		}
+	}
+	for i, ft := range jobs {
+		fmt.Fprintf(w, "\n[replay-tier%d]\n", ft.tier)
+		stonewall(i)
+		fmt.Fprintf(w, "read_iolog=%s\n", o.LogPath(ft.tier, ReplayLog))
+		fmt.Fprintf(w, "io_size=%d\n", ft.st.ReadBytes+ft.st.WriteBytes)
+		if o.Speed == SpeedASAP {
+			w.WriteString("replay_no_stall=1\n")
+		}
+		limit := int64(chunkedOps)
+		if o.chunkAbove > 0 {
+			limit = o.chunkAbove
+		}
+		if ft.st.Ops > limit {
+			w.WriteString("read_iolog_chunked=1\n")
+		}
+	}
+}
+
+// ColdObject is an object a trace reads before any row puts it on a tier.
+type ColdObject struct {
+	Key  string
+	Tier schema.Tier // the tier of its first read
+	Size int64       // bytes, as the trace gives them
+}
+
+// ColdObjects reads a trace once and returns its cold objects in the order
+// of their first reads, by kvreplay's rule (replay.Prepare): a read of a
+// key that is on no tier (never written, or deleted) is cold, and puts the
+// key on the read's tier.
+func ColdObjects(r *trace.Reader) ([]ColdObject, error) {
+	var (
+		cold []ColdObject
+		rec  schema.Record
+	)
+	live := map[string]bool{}
+	for {
+		err := r.Read(&rec)
+		if err == io.EOF {
+			return cold, nil
+		}
+		if err != nil {
+			return cold, fmt.Errorf("export: %w", err)
+		}
+		switch rec.Op {
+		case schema.OpRead:
+			if !live[string(rec.Key)] {
+				cold = append(cold, ColdObject{Key: string(rec.Key), Tier: rec.Tier, Size: rec.Size})
+				live[string(rec.Key)] = true
+			}
+		case schema.OpWrite:
+			live[string(rec.Key)] = true
+		case schema.OpDelete:
+			delete(live, string(rec.Key))
+		}
+	}
+}
