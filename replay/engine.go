@@ -47,10 +47,17 @@ type keyState struct {
 	logical int64
 	phys    int64
 	version uint64
-	last    *task         // the key's last dispatched task until it completes
-	lru     *list.Element // on the Tier-2 capacity LRU
-	lruPhys int64         // the bytes it counts for there
-	evicted bool          // deleted by capacity eviction
+	// Ordering: reads wait for the last write-like task (Write, Delete,
+	// or a read that must create the object); write-like tasks wait for
+	// that and for every read registered since. Reads of one key run
+	// concurrently, as they do not conflict.
+	lastW     *task
+	reads     []*task
+	pending   int           // tasks of the key not yet complete
+	willExist bool          // the object will exist once the registered tasks ran
+	lru       *list.Element // on the Tier-2 capacity LRU
+	lruPhys   int64         // the bytes it counts for there
+	evicted   bool          // deleted by capacity eviction
 }
 
 // reqState tracks one request's rows.
@@ -75,8 +82,7 @@ type task struct {
 	req   *reqState
 	sched time.Time
 	deps  int
-	succ  [2]*task
-	nsucc int
+	succ  []*task
 	done  bool
 }
 
@@ -283,7 +289,7 @@ func (e *engine) prepareCold() error {
 	}
 	for _, c := range e.plan.Cold {
 		ks := e.keyState(c.Key)
-		ks.tier = c.Tier
+		ks.tier, ks.willExist = c.Tier, true
 		if err := e.materialise(ks, c.Tier, c.Logical); err != nil {
 			return fmt.Errorf("replay: preparing cold object %s: %w", c.Key, err)
 		}
@@ -435,12 +441,36 @@ func (e *engine) submit(src *source) error {
 	e.mu.Lock()
 	ks := e.keyState(key)
 	t.key = ks
-	if p := ks.last; p != nil && !p.done {
-		p.succ[p.nsucc] = t
-		p.nsucc++
-		t.deps++
+	ks.pending++
+	after := func(p *task) {
+		if p != nil && !p.done {
+			p.succ = append(p.succ, t)
+			t.deps++
+		}
 	}
-	ks.last = t
+	// A read of an object that will exist runs beside other reads; with a
+	// Tier-2 capacity bound (objects may vanish under a read) or when the
+	// read must create its object, it is exclusive like a write.
+	shared := rec.Op == schema.OpRead && ks.willExist && e.cfg.Capacity == 0
+	after(ks.lastW)
+	if shared {
+		n := 0
+		for _, r := range ks.reads {
+			if !r.done {
+				ks.reads[n] = r
+				n++
+			}
+		}
+		clear(ks.reads[n:])
+		ks.reads = append(ks.reads[:n], t)
+	} else {
+		for _, r := range ks.reads {
+			after(r)
+		}
+		ks.reads = nil
+		ks.lastW = t
+		ks.willExist = rec.Op != schema.OpDelete
+	}
 	if rec.Request != 0 {
 		id := reqID{src.idx, rec.Request}
 		if prev := e.lastReq[src.idx]; prev != 0 && prev != rec.Request {
@@ -454,11 +484,7 @@ func (e *engine) submit(src *source) error {
 		}
 		rs.pending++
 		t.req = rs
-		if p := rs.last; p != nil && !p.done {
-			p.succ[p.nsucc] = t
-			p.nsucc++
-			t.deps++
-		}
+		after(rs.last)
 		rs.last = t
 	}
 	ready := t.deps == 0
@@ -487,17 +513,21 @@ func (e *engine) complete(t *task) {
 	now := time.Now()
 	e.mu.Lock()
 	t.done = true
-	var ready [2]*task
-	n := 0
-	for _, s := range t.succ[:t.nsucc] {
+	var ready []*task
+	for _, s := range t.succ {
 		s.deps--
 		if s.deps == 0 {
-			ready[n] = s
-			n++
+			ready = append(ready, s)
 		}
 	}
-	if t.key.last == t {
-		t.key.last = nil
+	t.succ = nil
+	ks := t.key
+	ks.pending--
+	if ks.lastW == t {
+		ks.lastW = nil
+	}
+	if ks.pending == 0 {
+		ks.reads = nil // drop the done tasks it holds
 	}
 	if rs := t.req; rs != nil {
 		rs.pending--
@@ -510,7 +540,7 @@ func (e *engine) complete(t *task) {
 		}
 	}
 	e.mu.Unlock()
-	for _, s := range ready[:n] {
+	for _, s := range ready {
 		e.ready <- s
 	}
 	e.rowsDone.Add(1)
@@ -677,7 +707,7 @@ func (e *engine) makeRoom(ks *keyState, t schema.Tier) error {
 		var victim *keyState
 		for el := e.nvmeLRU.Front(); el != nil; el = el.Next() {
 			v := el.Value.(*keyState)
-			if v.last == nil && v != ks {
+			if v.pending == 0 && v != ks {
 				victim = v
 				break
 			}
