@@ -198,10 +198,12 @@ func importRules() []importRule {
 		{exactly("schema"), nonStandard},
 		{tree("schema"), moduleOutside(tree("schema"))},
 		// trace is the codec: within the module it sees only schema, and its
-		// fio exporter places objects with the extent layout's allocator.
-		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"))},
-		// The extent allocator is a leaf: standard library only.
+		// fio exporter places and names objects as kvreplay's layouts do.
+		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"), exactly("internal/objname"))},
+		// The extent allocator and the object names are leaves: standard
+		// library only.
 		{exactly("internal/extent"), nonStandard},
+		{exactly("internal/objname"), nonStandard},
 		// sim emits to a sink; the main wires a trace.Writer in.
 		{tree("sim"), anyOf(tree("trace"), tree("replay"), tree("report"), tree("cmd"), tree("internal/cli"))},
 		// replay never imports its own backends: the main picks them.
