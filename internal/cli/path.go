@@ -3,6 +3,8 @@ package cli
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/syspath"
 )
 
 // CheckPath refuses a path given to flag (such as "--dir"; a name without
@@ -44,38 +46,28 @@ func CheckPath(flag, path string) error {
 	return nil
 }
 
-// systemDir says why the clean absolute path p is refused, or "" if it is not.
+// systemDir says why the clean absolute path p is refused, or "" if it is
+// not (internal/syspath decides).
 func systemDir(p string) string {
-	if p == string(filepath.Separator) {
+	sys, exact := syspath.System(p)
+	switch {
+	case sys == "":
+		return ""
+	case sys == "/":
 		return "refusing the root directory /"
+	case exact:
+		return "refusing the system directory " + sys
 	}
-	// The directories that no kvbench tool writes to or replays on, nor
-	// anything under them (design section 7).
-	for _, d := range [...]string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/proc", "/sys", "/dev"} {
-		if p == d {
-			return "refusing the system directory " + d
-		}
-		if strings.HasPrefix(p, d+"/") {
-			return "refusing a path under the system directory " + d
-		}
-	}
-	return ""
+	return "refusing a path under the system directory " + sys
 }
 
 // resolve evaluates the symbolic links of the longest existing prefix of the
 // clean absolute path p and appends the rest. It returns p when nothing can
 // be resolved.
 func resolve(p string) string {
-	rest := ""
-	for dir := p; ; {
-		if resolved, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(resolved, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
+	r, err := syspath.Resolve(p)
+	if err != nil {
+		return p
 	}
+	return r
 }

@@ -204,6 +204,7 @@ func importRules() []importRule {
 		// library only.
 		{exactly("internal/extent"), nonStandard},
 		{exactly("internal/objname"), nonStandard},
+		{exactly("internal/syspath"), nonStandard},
 		// sim emits to a sink; the main wires a trace.Writer in.
 		{tree("sim"), anyOf(tree("trace"), tree("replay"), tree("report"), tree("cmd"), tree("internal/cli"))},
 		// replay never imports its own backends: the main picks them.

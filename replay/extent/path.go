@@ -1,63 +1,39 @@
 package extent
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/internal/syspath"
 )
 
 // The helpers below follow replay/nvme's (design section 7): the two
 // layouts of the NVMe tier refuse the same paths and name file systems the
 // same way.
 
-// systemDirs are the directories a replay never writes into, nor under
-// (design section 7).
-func systemDirs() []string {
-	return []string{"/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev"}
-}
-
 // checkDir refuses (with ErrSystemPath) the absolute, clean directory dir
-// when it is a system directory or lies under one. /dev/shm, the usual
-// tmpfs, is allowed.
+// when it is a system directory or lies under one (internal/syspath).
 func checkDir(dir string) error {
-	if dir == "/dev/shm" || strings.HasPrefix(dir, "/dev/shm/") {
+	switch sys, exact := syspath.System(dir); {
+	case sys == "":
 		return nil
+	case exact:
+		return fmt.Errorf("%s is a system directory: %w", dir, ErrSystemPath)
+	default:
+		return fmt.Errorf("%s is under the system directory %s: %w", dir, sys, ErrSystemPath)
 	}
-	for _, sys := range systemDirs() {
-		if dir == sys {
-			return fmt.Errorf("%s is a system directory: %w", dir, ErrSystemPath)
-		}
-		if sys != "/" && strings.HasPrefix(dir, sys+"/") {
-			return fmt.Errorf("%s is under the system directory %s: %w", dir, sys, ErrSystemPath)
-		}
-	}
-	return nil
 }
 
 // resolve returns path with the symbolic links of its deepest existing
 // ancestor (itself included) resolved, so that a link into /etc is seen as
 // /etc, and a /dev/disk/by-id link as the device.
 func resolve(path string) (string, error) {
-	rest := ""
-	for p := path; ; {
-		resolved, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(resolved, rest), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("extent: %s: %w", path, err)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return path, nil
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
+	r, err := syspath.Resolve(path)
+	if err != nil {
+		return "", fmt.Errorf("extent: %s: %w", path, err)
 	}
+	return r, nil
 }
 
 // fsType names the file system that holds path, for messages.

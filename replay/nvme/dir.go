@@ -6,53 +6,33 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/internal/syspath"
 )
 
-// systemDirs are the directories a replay never writes into, nor under
-// (design section 7).
-func systemDirs() []string {
-	return []string{"/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev"}
-}
-
-// checkDir refuses (with ErrSystemDir) the absolute, clean path dir when it is a system
-// directory or lies under one. /dev/shm, the usual tmpfs, is allowed.
+// checkDir refuses (with ErrSystemDir) the absolute, clean path dir when it
+// is a system directory or lies under one (internal/syspath).
 func checkDir(dir string) error {
-	if dir == "/dev/shm" || strings.HasPrefix(dir, "/dev/shm/") {
+	switch sys, exact := syspath.System(dir); {
+	case sys == "":
 		return nil
+	case exact:
+		return fmt.Errorf("%s is a system directory: %w", dir, ErrSystemDir)
+	default:
+		return fmt.Errorf("%s is under the system directory %s: %w", dir, sys, ErrSystemDir)
 	}
-	for _, sys := range systemDirs() {
-		if dir == sys {
-			return fmt.Errorf("%s is a system directory: %w", dir, ErrSystemDir)
-		}
-		if sys != "/" && strings.HasPrefix(dir, sys+"/") {
-			return fmt.Errorf("%s is under the system directory %s: %w", dir, sys, ErrSystemDir)
-		}
-	}
-	return nil
 }
 
 // resolve returns dir with the symbolic links of its deepest existing
 // ancestor resolved, so that a link into /etc is seen as /etc.
 func resolve(dir string) (string, error) {
-	rest := ""
-	for p := dir; ; {
-		resolved, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(resolved, rest), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("nvme: %s: %w", dir, err)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return dir, nil
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
+	r, err := syspath.Resolve(dir)
+	if err != nil {
+		return "", fmt.Errorf("nvme: %s: %w", dir, err)
 	}
+	return r, nil
 }
 
 // makeDirs makes dir and its missing parents, and returns those it made,

@@ -1,0 +1,61 @@
+// Package syspath owns which paths kvbench refuses to write to: the system
+// directories of design section 7 and everything under them. The command
+// line (internal/cli) and the NVMe backends (replay/nvme, replay/extent)
+// ask it, so they refuse the same paths. It uses the standard library only.
+package syspath
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+)
+
+// dirs are the directories no kvbench tool writes into, nor under. /dev
+// holds raw block devices, which a tool accepts only behind its own
+// explicit flag.
+var dirs = [...]string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev"}
+
+// System reports the system directory the clean absolute path p is
+// (exact) or lies under; dir is "" when p is allowed. The root directory
+// is refused itself (but not what lies under it); /dev/shm, the usual tmpfs,
+// is allowed.
+func System(p string) (dir string, exact bool) {
+	if p == "/" {
+		return "/", true
+	}
+	if p == "/dev/shm" || strings.HasPrefix(p, "/dev/shm/") {
+		return "", false
+	}
+	for _, d := range dirs {
+		if p == d {
+			return d, true
+		}
+		if strings.HasPrefix(p, d+"/") {
+			return d, false
+		}
+	}
+	return "", false
+}
+
+// Resolve returns the clean absolute path p with the symbolic links of its
+// deepest existing ancestor (itself included) resolved, so that a link into
+// /etc is seen as /etc. Errors other than a missing path are returned.
+func Resolve(p string) (string, error) {
+	rest := ""
+	for dir := p; ; {
+		resolved, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			return filepath.Join(resolved, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
