@@ -1,13 +1,29 @@
-// Package report owns kvreport's engine: it merges kvreplay result
-// documents (trials, MPI ranks, systems) exactly, computes statistics across
-// trials and ratios across systems, and renders them as text, Markdown, CSV,
-// JSON, XLSX, Go benchmark lines and HTML. It never links replay backends.
+// Package report owns kvreport's engine: it loads kvreplay result
+// documents and the reference's kv-cache.py --output documents, merges the
+// ranks of a run exactly (counts and bytes add, HdrHistograms merge,
+// bandwidth is recomputed over the common wall-clock window), computes
+// statistics across trials and ratios across systems, and renders them as
+// text, Markdown, CSV, JSON, Go benchmark lines, XLSX and HTML. It never
+// links replay backends.
 //
-// The engine is not built yet (issue 6): Run reports ErrNotImplemented.
+// The flow is Load (documents with labels), Build (groups of trials, each
+// trial's ranks merged with MergeRanks, per-metric statistics, Compare
+// against a baseline) and Render.
 package report
 
 import "errors"
 
-// ErrNotImplemented is returned by the parts of the engine that do not
-// exist yet, so that callers say so instead of pretending.
-var ErrNotImplemented = errors.New("report: the report engine is not implemented yet")
+// Errors of the report engine, tested with errors.Is.
+var (
+	// ErrFormat is wrapped by the errors of documents that are neither a
+	// kvreplay result nor a kv-cache.py --output document, or of a newer
+	// format version.
+	ErrFormat = errors.New("unknown document format")
+	// ErrIncompatible is wrapped by the errors of documents that cannot be
+	// merged or grouped together (a different size scale, a rank given
+	// twice).
+	ErrIncompatible = errors.New("incompatible documents")
+	// ErrNotBuilt is wrapped by the error of a format whose renderer is not
+	// in this build.
+	ErrNotBuilt = errors.New("not built yet")
+)

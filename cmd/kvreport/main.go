@@ -4,37 +4,120 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/report"
+	"github.com/kvbench/kvbench/schema"
 )
 
 const usage = `kvreport: merge, compare and render kvreplay results.
 
 Usage:
-  kvreport [options] RESULT...    RESULT is a kvreplay document; "-" reads stdin
+  kvreport [options] RESULT...         report on results, grouped by label
+  kvreport merge [-o FILE] RESULT...   merge the ranks of one run exactly
 
-The report engine is not built yet: kvreport says so and exits with status 2.
+RESULT is a kvreplay result document, a kv-cache.py --output document, a
+glob, or "-" for a stream of documents on stdin. Documents are grouped by
+their label (kvreplay --label, else --system, else the file name) unless
+--label or --group-by say otherwise; the ranks of a trial are merged
+exactly, and each metric gets n, median, mean, min, max, stddev, CV and P95
+over trials, a ratio to the baseline group's median and a win rate over
+matched trials.
 
-Examples (once built):
-  kvreport sysA.json sysB.json
+Examples:
+  kvreport fast-*.json slow-*.json
+  kvreport --baseline slow --format md fast-*.json slow-*.json > report.md
+  kvreport --group-by system,config --format csv results/*.json > table.csv
+  kvreport --format bench a.json > a.txt; kvreport --format bench b.json > b.txt; benchstat a.txt b.txt
+  kvreport kvcache_ref.json kvreplay.json
+  kvreplay -o - --label sysA trace.csv.zst | kvreport -
   kvreport merge rank*.json -o all.json
 `
 
-func main() { os.Exit(cli.Main("kvreport", os.Args[1:], os.Stdout, os.Stderr, run)) }
+func main() {
+	os.Exit(cli.Main("kvreport", os.Args[1:], os.Stdout, os.Stderr, runWith(os.Stdin)))
+}
 
-func run(_ context.Context, args []string, stdout, stderr io.Writer) error {
+// runWith returns the tool's run function reading "-" from stdin.
+func runWith(stdin io.Reader) func(context.Context, []string, io.Writer, io.Writer) error {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return run(ctx, args, stdin, stdout, stderr)
+	}
+}
+
+func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	merge := len(args) > 0 && args[0] == "merge"
+	if merge {
+		args = args[1:]
+	}
 	fs := cli.NewFlagSet("kvreport", usage, stderr)
 	_, version := cli.AddStandard(fs)
-	if _, err := cli.ParseFlags(fs, args); err != nil {
+	format := fs.StringP("format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	baseline := fs.String("baseline", "", "label of the group the others are compared with (default: the first group)")
+	label := fs.String("label", "", "label every document with this label (one group)")
+	groupBy := fs.StringSlice("group-by", nil, "label documents by these keys: system, label, config, file")
+	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
+	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
+	paths, err := cli.ParseFlags(fs, args)
+	if err != nil {
 		return err
 	}
 	if *version {
 		_, err := fmt.Fprintln(stdout, "kvreport", cli.Version())
 		return err
 	}
-	return cli.Input(report.ErrNotImplemented)
+	opt := report.LoadOptions{Label: *label, GroupBy: *groupBy}
+	var problems []error
+	if len(paths) == 0 {
+		problems = append(problems, errors.New("no RESULT given (see --help)"))
+	}
+	if !merge && !slices.Contains(report.Formats(), *format) {
+		problems = append(problems, fmt.Errorf("--format %s: must be one of %s", *format, strings.Join(report.Formats(), ", ")))
+	}
+	if err := opt.Validate(); err != nil {
+		problems = append(problems, err)
+	}
+	if err := errors.Join(problems...); err != nil {
+		return cli.Input(err)
+	}
+	docs, err := report.Load(paths, stdin, opt)
+	if err != nil {
+		return cli.Input(err)
+	}
+	write := func(fn func(io.Writer) error) error {
+		if *output == "-" {
+			return fn(stdout)
+		}
+		return cli.WriteFileAtomic(*output, fn)
+	}
+	if merge {
+		results := make([]*schema.Result, len(docs))
+		for i, d := range docs {
+			if d.Kind != report.KindKVReplay {
+				return cli.Input(fmt.Errorf("merge: %s: a %s document, only kvreplay results merge", d.Path, d.Kind))
+			}
+			results[i] = d.Result
+		}
+		merged, err := report.MergeRanks(results)
+		if err != nil {
+			return cli.Input(err)
+		}
+		return write(func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(merged)
+		})
+	}
+	rep, err := report.Build(docs, report.BuildOptions{Baseline: *baseline, Metrics: *metrics})
+	if err != nil {
+		return cli.Input(err)
+	}
+	return write(func(w io.Writer) error { return report.Render(w, rep, *format) })
 }

@@ -1,0 +1,360 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Kinds of input documents (Doc.Kind).
+const (
+	KindKVReplay  = "kvreplay"
+	KindReference = "kv-cache.py"
+)
+
+// LoadOptions say how loaded documents are labelled.
+type LoadOptions struct {
+	// Label, when set, labels every document (one group).
+	Label string
+	// GroupBy, when set, labels each document by these keys joined with
+	// "/": "system", "label", "config" (the trace's name without
+	// extensions, or the reference document's file name) and "file".
+	GroupBy []string
+}
+
+// GroupKeys are the keys LoadOptions.GroupBy accepts.
+var groupKeys = []string{"system", "label", "config", "file"}
+
+// Validate reports every problem of o, one per line.
+func (o LoadOptions) Validate() error {
+	var errs []error
+	for _, k := range o.GroupBy {
+		if !slices.Contains(groupKeys, k) {
+			errs = append(errs, fmt.Errorf("--group-by %s: must be one of %s", k, strings.Join(groupKeys, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Load reads the documents named by paths: files, globs, and "-" for a
+// stream of concatenated JSON documents read from stdin. Each is a kvreplay
+// result document or a kv-cache.py --output document; anything else, or a
+// newer format version, is refused with an error naming the file and why.
+// Documents are labelled as opt says, else by their own Label, System, or
+// file name; Trial and Rank come from the document.
+func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	var docs []*Doc
+	for _, p := range paths {
+		if p == "-" {
+			if stdin == nil {
+				return nil, errors.New("report: -: no standard input")
+			}
+			ds, err := decodeStream("-", stdin)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, ds...)
+			continue
+		}
+		names := []string{p}
+		if strings.ContainsAny(p, "*?[") {
+			m, err := filepath.Glob(p)
+			if err != nil {
+				return nil, fmt.Errorf("report: %s: %w", p, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("report: %s: no file matches", p)
+			}
+			names = m
+		}
+		for _, name := range names {
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, fmt.Errorf("report: %w", err)
+			}
+			ds, err := decodeStream(name, f)
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, ds...)
+		}
+	}
+	for _, d := range docs {
+		d.Label = labelOf(d, opt)
+	}
+	return docs, nil
+}
+
+// decodeStream decodes the concatenated JSON documents of r.
+func decodeStream(name string, r io.Reader) ([]*Doc, error) {
+	dec := json.NewDecoder(r)
+	var docs []*Doc
+	for i := 0; ; i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			if i == 0 {
+				return nil, fmt.Errorf("report: %s: %w: empty input", name, ErrFormat)
+			}
+			return docs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("report: %s: document %d: %w", name, i+1, err)
+		}
+		path := name
+		if name == "-" || i > 0 {
+			path = fmt.Sprintf("%s#%d", name, i+1)
+		}
+		d, err := Decode(path, raw)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+}
+
+// Decode decodes one document read from path: a kvreplay result or a
+// kv-cache.py --output document. The Doc's Label is the document's own.
+func Decode(path string, raw []byte) (*Doc, error) {
+	var probe struct {
+		Format            *string         `json:"format"`
+		FormatVersion     int             `json:"format_version"`
+		Summary           json.RawMessage `json:"summary"`
+		RequestsCompleted json.RawMessage `json:"requests_completed"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, fmt.Errorf("report: %s: %w: not a JSON object: %w", path, ErrFormat, err)
+	}
+	switch {
+	case probe.Format != nil && *probe.Format == schema.ResultFormat:
+		if probe.FormatVersion > schema.ResultFormatVersion || probe.FormatVersion < 1 {
+			return nil, fmt.Errorf("report: %s: %w: format_version %d, this kvreport reads 1 to %d",
+				path, ErrFormat, probe.FormatVersion, schema.ResultFormatVersion)
+		}
+		var r schema.Result
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", path, err)
+		}
+		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: configOf(&r, path),
+			Trial: r.Trial, Rank: r.Rank, Result: &r}, nil
+	case probe.Format != nil:
+		return nil, fmt.Errorf("report: %s: %w: format %q, want %q or a kv-cache.py --output document",
+			path, ErrFormat, *probe.Format, schema.ResultFormat)
+	case probe.Summary != nil && probe.RequestsCompleted != nil:
+		return decodeReference(path, raw)
+	}
+	return nil, fmt.Errorf("report: %s: %w: neither a kvreplay result (no \"format\": %q) nor a kv-cache.py --output document (no \"summary\" and \"requests_completed\")",
+		path, ErrFormat, schema.ResultFormat)
+}
+
+// configOf names a kvreplay run's configuration: its traces' names without
+// directories and extensions, so a kvreplay run and the reference's run of
+// the same configuration share it.
+func configOf(r *schema.Result, path string) string {
+	var names []string
+	for _, t := range r.Traces {
+		names = append(names, baseName(t.File))
+	}
+	if len(names) == 0 {
+		return baseName(path)
+	}
+	return strings.Join(names, "+")
+}
+
+// baseName is a path's file name without its extensions (.json, .csv,
+// .zst).
+func baseName(p string) string {
+	b := filepath.Base(p)
+	if i := strings.IndexByte(b, '#'); i > 0 {
+		b = b[:i]
+	}
+	for _, ext := range []string{".zst", ".csv", ".json"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	return b
+}
+
+func labelOf(d *Doc, opt LoadOptions) string {
+	if opt.Label != "" {
+		return opt.Label
+	}
+	if len(opt.GroupBy) > 0 {
+		parts := make([]string, 0, len(opt.GroupBy))
+		for _, k := range opt.GroupBy {
+			var v string
+			switch k {
+			case "system":
+				v = d.System
+			case "label":
+				v = d.Label
+			case "config":
+				v = d.Config
+			case "file":
+				v = baseName(d.Path)
+			}
+			if v == "" {
+				v = "-"
+			}
+			parts = append(parts, v)
+		}
+		return strings.Join(parts, "/")
+	}
+	switch {
+	case d.Label != "":
+		return d.Label
+	case d.System != "":
+		return d.System
+	}
+	return baseName(d.Path)
+}
+
+// reference is the part of a kv-cache.py --output document kvreport reads
+// (reference section 5).
+type reference struct {
+	RequestsCompleted     int64   `json:"requests_completed"`
+	TotalStorageIOLatency float64 `json:"total_storage_io_latency"`
+	Summary               struct {
+		TotalRequests                 int64               `json:"total_requests"`
+		ElapsedTime                   *float64            `json:"elapsed_time"`
+		TotalStorageIOTime            float64             `json:"total_storage_io_time"`
+		StorageThroughputTokensPerSec *float64            `json:"storage_throughput_tokens_per_sec"`
+		RequestsPerSecond             *float64            `json:"requests_per_second"`
+		StorageIOLatencyMS            *schema.Percentiles `json:"storage_io_latency_ms"`
+		CacheStats                    map[string]any      `json:"cache_stats"`
+		QoS                           map[string]refQoS   `json:"qos_metrics"`
+	} `json:"summary"`
+}
+
+type refQoS struct {
+	NoData        bool  `json:"no_data"`
+	TotalRequests int64 `json:"total_requests"`
+	LatencyMS     struct {
+		Mean, P50, P95, P99, Max float64
+	} `json:"latency_ms"`
+	SLA struct {
+		TargetP95MS float64 `json:"target_p95_ms"`
+		Compliance  float64 `json:"compliance"`
+		Met         bool    `json:"met"`
+	} `json:"sla"`
+}
+
+const gib = 1 << 30
+
+// decodeReference maps a kv-cache.py --output document onto the result
+// fields and metrics that mean the same. Its latencies are kept only when
+// the run measured storage time (in trace mode the reference times
+// nothing and reports zeros, which are unknowns, not measurements).
+func decodeReference(path string, raw []byte) (*Doc, error) {
+	var ref reference
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		return nil, fmt.Errorf("report: %s: kv-cache.py document: %w", path, err)
+	}
+	var all map[string]any
+	_ = json.Unmarshal(raw, &all)
+	s := ref.Summary
+	cs := s.CacheStats
+	num := func(k string) (float64, bool) {
+		v, ok := cs[k].(float64)
+		return v, ok
+	}
+	r := &schema.Result{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: KindReference,
+		Ranks: 1, Complete: true, SizeScale: 1}
+	values := map[string]float64{}
+	if s.ElapsedTime != nil {
+		r.WallS = *s.ElapsedTime
+		r.Summary.ElapsedTime = *s.ElapsedTime
+		values[MetricElapsed] = *s.ElapsedTime
+	}
+	r.Requests.Count = ref.RequestsCompleted
+	r.Summary.TotalRequests = s.TotalRequests
+	if s.RequestsPerSecond != nil {
+		r.Summary.RequestsPerSecond = *s.RequestsPerSecond
+		values[MetricRequestsPerS] = *s.RequestsPerSecond
+	}
+	measured := s.TotalStorageIOTime > 0 || ref.TotalStorageIOLatency > 0
+	if measured && s.StorageThroughputTokensPerSec != nil {
+		r.Summary.StorageThroughputTokensPerSec = *s.StorageThroughputTokensPerSec
+		values[MetricStorageTokens] = *s.StorageThroughputTokensPerSec
+	}
+	if measured && s.StorageIOLatencyMS != nil {
+		r.Summary.StorageIOLatencyMS = *s.StorageIOLatencyMS
+		values[MetricRequestP95] = s.StorageIOLatencyMS.P95
+	}
+	tiers := [...]struct{ ref, name string }{{"gpu", "Tier-0"}, {"cpu", "Tier-1"}, {"storage", "Tier-2"}}
+	bw := [...]*float64{&r.Summary.TierGPUReadBandwidthGBps, &r.Summary.TierGPUWriteBandwidthGBps,
+		&r.Summary.TierCPUReadBandwidthGBps, &r.Summary.TierCPUWriteBandwidthGBps,
+		&r.Summary.TierStorageReadBandwidthGBps, &r.Summary.TierStorageWriteBandwidthGBps}
+	for i, t := range tiers {
+		tt := schema.TierTotals{Tier: t.name}
+		has := false
+		if v, ok := num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
+			*bw[2*i] = v
+			tt.ReadBandwidthBps = v * gib
+			values[tierMetric(i, "read_bw")] = v * gib / 1e6
+			has = true
+		}
+		if v, ok := num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
+			*bw[2*i+1] = v
+			tt.WriteBandwidthBps = v * gib
+			values[tierMetric(i, "write_bw")] = v * gib / 1e6
+			has = true
+		}
+		if v, ok := num("tier_" + t.ref + "_kv_bytes_read_gb"); ok {
+			tt.ReadBytes = int64(v * gib)
+		}
+		if v, ok := num("tier_" + t.ref + "_kv_bytes_written_gb"); ok {
+			tt.WriteBytes = int64(v * gib)
+		}
+		if has {
+			r.Tiers = append(r.Tiers, tt)
+		}
+	}
+	r.Summary.TierStorageKVBytesReadGB, _ = num("tier_storage_kv_bytes_read_gb")
+	r.Summary.TierStorageKVBytesWrittenGB, _ = num("tier_storage_kv_bytes_written_gb")
+	if measured {
+		for _, op := range []string{"read", "write"} {
+			for _, p := range []string{"p50", "p95", "p99"} {
+				if v, ok := num("storage_" + op + "_" + p + "_ms"); ok {
+					values["tier2_"+op+"_"+p] = v
+				}
+			}
+		}
+		r.Summary.StorageReadP95MS, _ = num("storage_read_p95_ms")
+		r.Summary.StorageWriteP95MS, _ = num("storage_write_p95_ms")
+		r.Summary.CPUP95MS, _ = num("cpu_read_p95_ms")
+	}
+	if h, ok := cs["storage_health"]; ok {
+		b, _ := json.Marshal(h)
+		if err := json.Unmarshal(b, &r.Summary.StorageHealth); err != nil {
+			return nil, fmt.Errorf("report: %s: kv-cache.py document: summary.cache_stats.storage_health: %w", path, err)
+		}
+		switch r.Summary.StorageHealth.OverallStatus {
+		case "PASS":
+			values[MetricHealth] = 1
+		case "FAIL":
+			values[MetricHealth] = 0
+		}
+	}
+	for _, q := range []string{"interactive", "responsive", "batch"} {
+		m, ok := s.QoS[q]
+		if !ok || m.NoData {
+			continue
+		}
+		r.Requests.ByQoS = append(r.Requests.ByQoS, schema.QoSStats{QoS: q, Count: m.TotalRequests,
+			TargetP95MS: m.SLA.TargetP95MS, Compliance: m.SLA.Compliance, Met: m.SLA.Met,
+			Latency: schema.Latency{Count: m.TotalRequests, MeanUS: m.LatencyMS.Mean * 1000, P50US: m.LatencyMS.P50 * 1000,
+				P95US: m.LatencyMS.P95 * 1000, P99US: m.LatencyMS.P99 * 1000, MaxUS: m.LatencyMS.Max * 1000}})
+	}
+	r.Started = time.Time{}
+	return &Doc{Path: path, Kind: KindReference, Config: baseName(path), Result: r, Reference: all, Values: values}, nil
+}

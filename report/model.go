@@ -1,0 +1,88 @@
+package report
+
+import "github.com/kvbench/kvbench/schema"
+
+// Doc is one input document with its labels.
+type Doc struct {
+	// Path is where it was read from ("-" for stdin, with an index).
+	Path string
+	// Kind is "kvreplay" for a kvreplay result, "kv-cache.py" for the
+	// reference's --output JSON.
+	Kind string
+	// Label names the group the document belongs to (a system and
+	// configuration); Trial and Rank place it within the group.
+	Label  string
+	System string
+	Config string
+	Trial  int
+	Rank   int
+	// Result is the document (a reference document is mapped onto the
+	// fields that mean the same; see Metrics for what is missing).
+	Result *schema.Result
+	// Reference holds a kv-cache.py document as it was read.
+	Reference map[string]any
+	// Values are the metrics a kv-cache.py document has (metric name ->
+	// value); nil for kvreplay documents, whose metrics come from their
+	// merged trial.
+	Values map[string]float64
+}
+
+// Metric is a figure reports compare: its name, unit, and which way is
+// better.
+type Metric struct {
+	Name   string
+	Unit   string
+	Better string // "higher" or "lower"
+}
+
+// Stats summarise a metric across the trials of a group.
+type Stats struct {
+	N      int
+	Median float64
+	Mean   float64
+	Min    float64
+	Max    float64
+	StdDev float64
+	CV     float64 // StdDev / Mean
+	P95    float64
+}
+
+// Group is the documents of one label: the ranks of each trial merged
+// exactly, and each metric's value per trial with its statistics. A metric
+// a document does not have is absent from Values, never zero.
+type Group struct {
+	Label  string
+	Docs   []*Doc
+	Trials []*schema.Result // one merged document per trial
+	// TrialIDs are the trial numbers of Trials; TrialValues the metrics of
+	// each (metric name -> value, missing metrics absent), index for index.
+	TrialIDs    []int
+	TrialValues []map[string]float64
+	Values      map[string][]float64 // metric name -> value per trial that has it
+	Stats       map[string]Stats     // metric name -> statistics over trials
+	Health      []string             // storage_health overall status per trial
+}
+
+// Comparison is the ratio of each metric of every group to the baseline
+// group's, with the win rate over matched trials.
+type Comparison struct {
+	Baseline string
+	Rows     []ComparisonRow
+}
+
+// ComparisonRow is one metric compared across groups.
+type ComparisonRow struct {
+	Metric   Metric
+	Baseline float64            // the baseline's median; NaN when missing
+	Medians  map[string]float64 // group label -> median; missing groups absent
+	Ratios   map[string]float64 // group label -> median / baseline median
+	WinRate  map[string]float64 // group label -> share of matched trials better than the baseline
+}
+
+// Report is what the renderers render.
+type Report struct {
+	Metrics    []Metric
+	Groups     []*Group
+	Comparison *Comparison
+	Warnings   []string
+}

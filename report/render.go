@@ -1,0 +1,382 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gocarina/gocsv"
+)
+
+// Formats lists the formats Render knows, in the order --help shows them.
+var formats = []string{"text", "md", "csv", "json", "bench", "html", "xlsx"}
+
+// Formats returns the formats Render knows.
+func Formats() []string { return append([]string(nil), formats...) }
+
+// renderers holds the renderers of the formats defined in other files of
+// this package (html.go and xlsx.go register renderHTML and renderXLSX in
+// their init functions); it is written only by init functions.
+var renderers = map[string]func(io.Writer, *Report) error{}
+
+// Render writes r to w in format: "text" (aligned tables, the default when
+// format is empty), "md" (Markdown), "csv", "json", "bench" (Go benchmark
+// lines for benchstat), "html" or "xlsx". A missing value is shown as "-"
+// (an empty field in CSV, null in JSON), never as 0.
+func Render(w io.Writer, r *Report, format string) error {
+	switch format {
+	case "", "text":
+		return renderText(w, r, false)
+	case "md":
+		return renderText(w, r, true)
+	case "csv":
+		return renderCSV(w, r)
+	case "json":
+		return renderJSON(w, r)
+	case "bench":
+		return renderBench(w, r)
+	}
+	if f, ok := renderers[format]; ok {
+		return f(w, r)
+	}
+	for _, f := range formats {
+		if f == format {
+			return fmt.Errorf("report: format %s: %w", format, ErrNotBuilt)
+		}
+	}
+	return fmt.Errorf("report: format %q: unknown (want one of %s)", format, strings.Join(formats, ", "))
+}
+
+// num renders a value for people: "-" when missing, 4 significant digits,
+// whole numbers from 1000 up.
+func num(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+func ratio(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "x"
+}
+
+func percent(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(100*v, 'f', 0, 64) + "%"
+}
+
+func lookup(m map[string]float64, k string) float64 {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// table is a titled table that renders aligned or as Markdown.
+type table struct {
+	title  string
+	header []string
+	rows   [][]string
+}
+
+func (t *table) write(w io.Writer, md bool) error {
+	if md {
+		fmt.Fprintf(w, "## %s\n\n", t.title)
+		fmt.Fprintf(w, "| %s |\n", strings.Join(t.header, " | "))
+		seps := make([]string, len(t.header))
+		for i := range seps {
+			seps[i] = "---"
+			if i > 0 {
+				seps[i] = "---:"
+			}
+		}
+		fmt.Fprintf(w, "|%s|\n", strings.Join(seps, "|"))
+		for _, row := range t.rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+		}
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	fmt.Fprintf(w, "%s\n", t.title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(t.header, "\t"))
+	for _, row := range t.rows {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// tables are the views every tabular format shows: statistics per group,
+// the comparison, and storage_health per run.
+func tables(r *Report) []*table {
+	var ts []*table
+	for _, g := range r.Groups {
+		t := &table{title: fmt.Sprintf("%s: %d trials", g.Label, len(g.Trials)),
+			header: []string{"metric", "unit", "n", "median", "mean", "min", "max", "stddev", "cv", "p95"}}
+		for _, m := range r.Metrics {
+			st, ok := g.Stats[m.Name]
+			if !ok {
+				t.rows = append(t.rows, []string{m.Name, m.Unit, "0", "-", "-", "-", "-", "-", "-", "-"})
+				continue
+			}
+			t.rows = append(t.rows, []string{m.Name, m.Unit, strconv.Itoa(st.N), num(st.Median), num(st.Mean),
+				num(st.Min), num(st.Max), num(st.StdDev), strconv.FormatFloat(st.CV, 'f', 3, 64), num(st.P95)})
+		}
+		ts = append(ts, t)
+	}
+	if c := r.Comparison; c != nil && len(r.Groups) > 1 {
+		t := &table{title: "comparison (median over trials; ratio to " + c.Baseline + "; win rate over matched trials)",
+			header: []string{"metric", "unit", "better"}}
+		for _, g := range r.Groups {
+			t.header = append(t.header, g.Label)
+			if g.Label != c.Baseline {
+				t.header = append(t.header, "ratio", "wins")
+			}
+		}
+		for _, row := range c.Rows {
+			cells := []string{row.Metric.Name, row.Metric.Unit, row.Metric.Better}
+			for _, g := range r.Groups {
+				cells = append(cells, num(lookup(row.Medians, g.Label)))
+				if g.Label != c.Baseline {
+					rt, ok := row.Ratios[g.Label]
+					wr, wok := row.WinRate[g.Label]
+					cells = append(cells, ratio(rt, ok), percent(wr, wok))
+				}
+			}
+			t.rows = append(t.rows, cells)
+		}
+		ts = append(ts, t)
+	}
+	t := &table{title: "storage_health (MLPerf) per run", header: []string{"group", "trial", "status", "criteria passed"}}
+	for _, g := range r.Groups {
+		for i, id := range g.TrialIDs {
+			h := g.Trials[i].Summary.StorageHealth
+			passed := "-"
+			if h.TotalCount > 0 {
+				passed = fmt.Sprintf("%d/%d", h.PassedCount, h.TotalCount)
+			}
+			t.rows = append(t.rows, []string{g.Label, strconv.Itoa(id), g.Health[i], passed})
+		}
+	}
+	return append(ts, t)
+}
+
+func renderText(w io.Writer, r *Report, md bool) error {
+	if md {
+		fmt.Fprint(w, "# kvreport\n\n")
+	}
+	for _, t := range tables(r) {
+		if err := t.write(w, md); err != nil {
+			return err
+		}
+	}
+	for _, s := range r.Warnings {
+		if md {
+			s = "- " + s
+		} else {
+			s = "warning: " + s
+		}
+		if _, err := fmt.Fprintln(w, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// csvRow is one group's metric in the CSV view; a missing value is an
+// empty field.
+type csvRow struct {
+	Group    string `csv:"group"`
+	Metric   string `csv:"metric"`
+	Unit     string `csv:"unit"`
+	Better   string `csv:"better"`
+	N        int    `csv:"n"`
+	Median   string `csv:"median"`
+	Mean     string `csv:"mean"`
+	Min      string `csv:"min"`
+	Max      string `csv:"max"`
+	StdDev   string `csv:"stddev"`
+	CV       string `csv:"cv"`
+	P95      string `csv:"p95"`
+	Baseline string `csv:"baseline"`
+	Ratio    string `csv:"ratio"`
+	WinRate  string `csv:"win_rate"`
+}
+
+func csvNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+func csvOpt(m map[string]float64, k string) string {
+	if v, ok := m[k]; ok {
+		return csvNum(v)
+	}
+	return ""
+}
+
+func renderCSV(w io.Writer, r *Report) error {
+	var rows []*csvRow
+	for _, g := range r.Groups {
+		for i, m := range r.Metrics {
+			row := &csvRow{Group: g.Label, Metric: m.Name, Unit: m.Unit, Better: m.Better}
+			if st, ok := g.Stats[m.Name]; ok {
+				row.N = st.N
+				row.Median, row.Mean, row.Min, row.Max = csvNum(st.Median), csvNum(st.Mean), csvNum(st.Min), csvNum(st.Max)
+				row.StdDev, row.CV, row.P95 = csvNum(st.StdDev), csvNum(st.CV), csvNum(st.P95)
+			}
+			if c := r.Comparison; c != nil && i < len(c.Rows) {
+				cr := c.Rows[i]
+				row.Baseline = c.Baseline
+				row.Ratio = csvOpt(cr.Ratios, g.Label)
+				row.WinRate = csvOpt(cr.WinRate, g.Label)
+			}
+			rows = append(rows, row)
+		}
+	}
+	if err := gocsv.Marshal(rows, w); err != nil {
+		return fmt.Errorf("report: csv: %w", err)
+	}
+	return nil
+}
+
+// The JSON view: every float that may be missing is a pointer (null).
+type (
+	jsonReport struct {
+		Metrics    []Metric        `json:"metrics"`
+		Groups     []jsonGroup     `json:"groups"`
+		Comparison *jsonComparison `json:"comparison,omitempty"`
+		Warnings   []string        `json:"warnings"`
+	}
+	jsonGroup struct {
+		Label  string               `json:"label"`
+		Trials []jsonTrial          `json:"trials"`
+		Stats  map[string]jsonStats `json:"stats"`
+	}
+	jsonTrial struct {
+		Trial   int                `json:"trial"`
+		Ranks   int                `json:"ranks"`
+		Health  string             `json:"storage_health"`
+		Metrics map[string]float64 `json:"metrics"`
+	}
+	jsonStats struct {
+		N      int     `json:"n"`
+		Median float64 `json:"median"`
+		Mean   float64 `json:"mean"`
+		Min    float64 `json:"min"`
+		Max    float64 `json:"max"`
+		StdDev float64 `json:"stddev"`
+		CV     float64 `json:"cv"`
+		P95    float64 `json:"p95"`
+	}
+	jsonComparison struct {
+		Baseline string            `json:"baseline"`
+		Rows     []jsonComparison1 `json:"rows"`
+	}
+	jsonComparison1 struct {
+		Metric   string             `json:"metric"`
+		Unit     string             `json:"unit"`
+		Better   string             `json:"better"`
+		Baseline *float64           `json:"baseline_median"`
+		Medians  map[string]float64 `json:"medians"`
+		Ratios   map[string]float64 `json:"ratios"`
+		WinRate  map[string]float64 `json:"win_rate"`
+	}
+)
+
+func renderJSON(w io.Writer, r *Report) error {
+	out := jsonReport{Metrics: r.Metrics, Warnings: r.Warnings}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	keep := map[string]bool{}
+	for _, m := range r.Metrics {
+		keep[m.Name] = true
+	}
+	for _, g := range r.Groups {
+		jg := jsonGroup{Label: g.Label, Stats: map[string]jsonStats{}}
+		for i, id := range g.TrialIDs {
+			ms := map[string]float64{}
+			for k, v := range g.TrialValues[i] {
+				if keep[k] {
+					ms[k] = v
+				}
+			}
+			jg.Trials = append(jg.Trials, jsonTrial{Trial: id, Ranks: g.Trials[i].Ranks, Health: g.Health[i], Metrics: ms})
+		}
+		for k, st := range g.Stats {
+			if keep[k] {
+				jg.Stats[k] = jsonStats(st)
+			}
+		}
+		out.Groups = append(out.Groups, jg)
+	}
+	if c := r.Comparison; c != nil {
+		jc := &jsonComparison{Baseline: c.Baseline, Rows: []jsonComparison1{}}
+		for _, row := range c.Rows {
+			jr := jsonComparison1{Metric: row.Metric.Name, Unit: row.Metric.Unit, Better: row.Metric.Better,
+				Medians: row.Medians, Ratios: row.Ratios, WinRate: row.WinRate}
+			if !math.IsNaN(row.Baseline) {
+				b := row.Baseline
+				jr.Baseline = &b
+			}
+			jc.Rows = append(jc.Rows, jr)
+		}
+		out.Comparison = jc
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("report: json: %w", err)
+	}
+	return nil
+}
+
+// renderBench writes one Go benchmark line per trial and metric, so that
+// benchstat compares groups: BenchmarkKV/<group>/<metric> 1 <value> <unit>.
+func renderBench(w io.Writer, r *Report) error {
+	for _, g := range r.Groups {
+		label := benchName(g.Label)
+		for i := range g.TrialIDs {
+			for _, m := range r.Metrics {
+				v, ok := g.TrialValues[i][m.Name]
+				if !ok {
+					continue
+				}
+				if _, err := fmt.Fprintf(w, "BenchmarkKV/%s/%s 1 %s %s\n", label, m.Name,
+					strconv.FormatFloat(v, 'g', -1, 64), strings.ReplaceAll(m.Unit, " ", "_")); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// benchName makes a label a benchmark name element: no spaces or slashes.
+func benchName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '/' {
+			return '_'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,291 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// The sheets renderXLSX writes, in order.
+const (
+	xlsxSummary    = "Summary"
+	xlsxStats      = "Stats"
+	xlsxTrials     = "Trials"
+	xlsxComparison = "Comparison"
+	xlsxHealth     = "Health"
+	xlsxCells      = "Cells"
+	xlsxWarnings   = "Warnings"
+)
+
+func init() { renderers["xlsx"] = renderXLSX }
+
+// renderXLSX writes r as an Excel workbook with one sheet per view, a
+// header row on each, numbers as numbers and missing figures as empty
+// cells, the way the reference's json_to_xlsx.py users expect:
+//
+//   - Summary: one row per group, each metric's median over its trials;
+//   - Stats: one row per group and metric: n, median, mean, min, max,
+//     standard deviation, CV, p95;
+//   - Trials: one row per trial: its run facts and each metric's value;
+//   - Comparison: per metric, the baseline's median and each group's
+//     median, ratio and win rate;
+//   - Health: one row per trial and storage_health criterion;
+//   - Cells: one row per trial, tier, operation and phase: operations,
+//     bytes, bandwidth and latency percentiles in microseconds;
+//   - Warnings: the report's and the trials' warnings.
+//
+// A Group's Values hold only the trials that have a metric; the Trials
+// sheet places value i on trial i, which is exact when every trial has it.
+func renderXLSX(w io.Writer, r *Report) error {
+	f := excelize.NewFile()
+	defer f.Close()
+	x := &xlsxWriter{f: f}
+	header, err := f.NewStyle(&excelize.Style{
+		Font: &excelize.Font{Bold: true},
+		Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"EEF3F8"}},
+	})
+	if err != nil {
+		return fmt.Errorf("report: xlsx: %w", err)
+	}
+	x.header = header
+	// The new workbook's one sheet becomes the first view.
+	if err := f.SetSheetName(f.GetSheetName(0), xlsxSummary); err != nil {
+		return fmt.Errorf("report: xlsx: %w", err)
+	}
+	xlsxWriteSummary(x, r)
+	xlsxWriteStats(x, r)
+	xlsxWriteTrials(x, r)
+	xlsxWriteComparison(x, r)
+	xlsxWriteHealth(x, r)
+	xlsxWriteCells(x, r)
+	xlsxWriteWarnings(x, r)
+	if x.err != nil {
+		return fmt.Errorf("report: xlsx: %w", x.err)
+	}
+	f.SetActiveSheet(0)
+	if _, err := f.WriteTo(w); err != nil {
+		return fmt.Errorf("report: xlsx: %w", err)
+	}
+	return nil
+}
+
+// xlsxWriter writes rows to sheets, keeping the first error.
+type xlsxWriter struct {
+	f      *excelize.File
+	header int
+	sheet  string
+	row    int
+	err    error
+}
+
+// start begins sheet name (creating it unless it exists) with a header
+// row, frozen, and columns wide enough for it.
+func (x *xlsxWriter) start(name string, header ...any) {
+	if x.err != nil {
+		return
+	}
+	if idx, _ := x.f.GetSheetIndex(name); idx < 0 {
+		if _, err := x.f.NewSheet(name); err != nil {
+			x.err = err
+			return
+		}
+	}
+	x.sheet, x.row = name, 0
+	x.add(header...)
+	if x.err != nil {
+		return
+	}
+	last, err := excelize.ColumnNumberToName(max(len(header), 1))
+	if err == nil {
+		err = x.f.SetCellStyle(name, "A1", last+"1", x.header)
+	}
+	if err == nil {
+		err = x.f.SetColWidth(name, "A", last, 14)
+	}
+	if err == nil {
+		err = x.f.SetPanes(name, &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
+	}
+	x.err = err
+}
+
+// add writes the next row of the current sheet.
+func (x *xlsxWriter) add(cells ...any) {
+	if x.err != nil {
+		return
+	}
+	x.row++
+	cell, err := excelize.CoordinatesToCellName(1, x.row)
+	if err == nil {
+		err = x.f.SetSheetRow(x.sheet, cell, &cells)
+	}
+	x.err = err
+}
+
+// xlsxNum is v as a cell value: nil (an empty cell) for NaN and infinities,
+// which a spreadsheet cannot hold.
+func xlsxNum(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
+}
+
+func xlsxMetricName(m Metric) string {
+	if m.Unit == "" {
+		return m.Name
+	}
+	return m.Name + " (" + m.Unit + ")"
+}
+
+func xlsxWriteSummary(x *xlsxWriter, r *Report) {
+	header := []any{"group", "trials"}
+	for _, m := range r.Metrics {
+		header = append(header, xlsxMetricName(m))
+	}
+	x.start(xlsxSummary, header...)
+	for _, g := range r.Groups {
+		row := []any{g.Label, len(g.Trials)}
+		for _, m := range r.Metrics {
+			if st, ok := g.Stats[m.Name]; ok && st.N > 0 {
+				row = append(row, xlsxNum(st.Median))
+			} else {
+				row = append(row, nil)
+			}
+		}
+		x.add(row...)
+	}
+}
+
+func xlsxWriteStats(x *xlsxWriter, r *Report) {
+	x.start(xlsxStats, "group", "metric", "unit", "better", "n", "median", "mean", "min", "max", "stddev", "cv", "p95")
+	for _, g := range r.Groups {
+		for _, m := range r.Metrics {
+			st, ok := g.Stats[m.Name]
+			if !ok {
+				continue
+			}
+			x.add(g.Label, m.Name, m.Unit, m.Better, st.N, xlsxNum(st.Median), xlsxNum(st.Mean),
+				xlsxNum(st.Min), xlsxNum(st.Max), xlsxNum(st.StdDev), xlsxNum(st.CV), xlsxNum(st.P95))
+		}
+	}
+}
+
+func xlsxWriteTrials(x *xlsxWriter, r *Report) {
+	header := []any{"group", "trial", "system", "ranks", "wall_s", "complete", "incomplete_reason", "size_scale", "errors", "rows_done", "storage_health"}
+	for _, m := range r.Metrics {
+		header = append(header, xlsxMetricName(m))
+	}
+	x.start(xlsxTrials, header...)
+	for _, g := range r.Groups {
+		for i, t := range g.Trials {
+			row := []any{g.Label, i + 1}
+			if t != nil {
+				row = append(row, t.System, t.Ranks, xlsxNum(t.WallS), t.Complete, t.IncompleteReason,
+					xlsxNum(t.SizeScale), t.Errors.Count, t.Replay.RowsDone, t.Summary.StorageHealth.OverallStatus)
+			} else {
+				row = append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+			}
+			if t == nil || t.Summary.StorageHealth.OverallStatus == "" {
+				if i < len(g.Health) {
+					row[len(row)-1] = g.Health[i]
+				}
+			}
+			for _, m := range r.Metrics {
+				if vals := g.Values[m.Name]; i < len(vals) {
+					row = append(row, xlsxNum(vals[i]))
+				} else {
+					row = append(row, nil)
+				}
+			}
+			x.add(row...)
+		}
+	}
+}
+
+func xlsxWriteComparison(x *xlsxWriter, r *Report) {
+	c := r.Comparison
+	if c == nil {
+		x.start(xlsxComparison, "metric", "unit", "better", "baseline")
+		return
+	}
+	var others []string
+	for _, g := range r.Groups {
+		if g.Label != c.Baseline {
+			others = append(others, g.Label)
+		}
+	}
+	header := []any{"metric", "unit", "better", c.Baseline + " median (baseline)"}
+	for _, label := range others {
+		header = append(header, label+" median", label+" ratio", label+" win rate")
+	}
+	x.start(xlsxComparison, header...)
+	for _, row := range c.Rows {
+		cells := []any{row.Metric.Name, row.Metric.Unit, row.Metric.Better, xlsxNum(row.Baseline)}
+		for _, label := range others {
+			for _, m := range []map[string]float64{row.Medians, row.Ratios, row.WinRate} {
+				if v, ok := m[label]; ok {
+					cells = append(cells, xlsxNum(v))
+				} else {
+					cells = append(cells, nil)
+				}
+			}
+		}
+		x.add(cells...)
+	}
+}
+
+func xlsxWriteHealth(x *xlsxWriter, r *Report) {
+	x.start(xlsxHealth, "group", "trial", "overall_status", "passed_count", "total_count", "criterion", "target", "actual", "unit", "passed")
+	for _, g := range r.Groups {
+		for i, t := range g.Trials {
+			var sh schema.StorageHealth
+			if t != nil {
+				sh = t.Summary.StorageHealth
+			}
+			status := sh.OverallStatus
+			if status == "" && i < len(g.Health) {
+				status = g.Health[i]
+			}
+			if len(sh.Criteria) == 0 {
+				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount)
+				continue
+			}
+			for _, c := range sh.Criteria {
+				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, c.Name, xlsxNum(c.Target), xlsxNum(c.Actual), c.Unit, c.Passed)
+			}
+		}
+	}
+}
+
+func xlsxWriteCells(x *xlsxWriter, r *Report) {
+	x.start(xlsxCells, "group", "trial", "tier", "backend", "op", "phase", "ops",
+		"logical_bytes", "physical_bytes", "busy_s", "bandwidth_MBps", "busy_bandwidth_MBps",
+		"count", "min_us", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
+		"from_schedule_p50_us", "from_schedule_p99_us", "from_schedule_max_us")
+	for _, g := range r.Groups {
+		for i, t := range g.Trials {
+			if t == nil {
+				continue
+			}
+			for _, c := range t.Cells {
+				l, s := c.Latency, c.FromSchedule
+				x.add(g.Label, i+1, c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
+					c.LogicalBytes, c.PhysicalBytes, xlsxNum(c.BusyS), xlsxNum(c.BandwidthBps/1e6), xlsxNum(c.BusyBandwidthBps/1e6),
+					l.Count, xlsxNum(l.MinUS), xlsxNum(l.MeanUS), xlsxNum(l.P50US), xlsxNum(l.P90US), xlsxNum(l.P95US),
+					xlsxNum(l.P99US), xlsxNum(l.P999US), xlsxNum(l.P9999US), xlsxNum(l.MaxUS),
+					xlsxNum(s.P50US), xlsxNum(s.P99US), xlsxNum(s.MaxUS))
+			}
+		}
+	}
+}
+
+func xlsxWriteWarnings(x *xlsxWriter, r *Report) {
+	x.start(xlsxWarnings, "warning")
+	for _, w := range htmlWarnings(r) {
+		x.add(w)
+	}
+}

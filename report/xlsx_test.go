@@ -1,0 +1,177 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+func renderXLSXFile(tb testing.TB, r *Report) *excelize.File {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := renderXLSX(&buf, r); err != nil {
+		tb.Fatal(err)
+	}
+	// Keep a copy where a person can open it after a failure.
+	path := filepath.Join(tb.TempDir(), "report.xlsx")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		tb.Fatalf("re-opening the workbook: %v", err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f
+}
+
+func xlsxCell(tb testing.TB, f *excelize.File, sheet, cell string) string {
+	tb.Helper()
+	v, err := f.GetCellValue(sheet, cell)
+	if err != nil {
+		tb.Fatalf("%s!%s: %v", sheet, cell, err)
+	}
+	return v
+}
+
+func xlsxFloat(tb testing.TB, f *excelize.File, sheet, cell string) float64 {
+	tb.Helper()
+	s := xlsxCell(tb, f, sheet, cell)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		tb.Fatalf("%s!%s = %q: not a number", sheet, cell, s)
+	}
+	return v
+}
+
+func TestXLSX(t *testing.T) {
+	r := testReport(t)
+	f := renderXLSXFile(t, r)
+
+	want := []string{"Summary", "Stats", "Trials", "Comparison", "Health", "Cells", "Warnings"}
+	if got := f.GetSheetList(); !slices.Equal(got, want) {
+		t.Fatalf("sheets %v, want %v", got, want)
+	}
+	near := func(sheet, cell string, want float64) {
+		t.Helper()
+		if got := xlsxFloat(t, f, sheet, cell); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s!%s = %v, want %v", sheet, cell, got, want)
+		}
+	}
+	a, b := r.Groups[0], r.Groups[1]
+
+	// Summary: groups down, metric medians across.
+	for cell, want := range map[string]string{"A1": "group", "C1": "storage_read_p95 (ms)", "A2": a.Label, "B2": "2", "A3": b.Label} {
+		if got := xlsxCell(t, f, "Summary", cell); got != want {
+			t.Errorf("Summary!%s = %q, want %q", cell, got, want)
+		}
+	}
+	near("Summary", "C2", a.Stats["storage_read_p95"].Median)
+	near("Summary", "F3", b.Stats["lag_p99"].Median)
+
+	// Trials: one row per trial, metrics after the run facts.
+	rows, err := f.GetRows("Trials")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+3 {
+		t.Errorf("Trials has %d rows, want a header and 3 trials", len(rows))
+	}
+	near("Trials", "L3", a.Values["storage_read_p95"][1])
+	if got := xlsxCell(t, f, "Trials", "K2"); got != "PASS" {
+		t.Errorf("Trials!K2 (storage_health) = %q, want PASS", got)
+	}
+
+	// Comparison: the ratio and win rate of the second group.
+	if got := xlsxCell(t, f, "Comparison", "F1"); got != b.Label+" ratio" {
+		t.Errorf("Comparison!F1 = %q", got)
+	}
+	near("Comparison", "D2", r.Comparison.Rows[0].Baseline)
+	near("Comparison", "F2", r.Comparison.Rows[0].Ratios[b.Label])
+	near("Comparison", "G2", r.Comparison.Rows[0].WinRate[b.Label])
+
+	// Health: one row per trial and criterion.
+	rows, err = f.GetRows("Health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var criteria int
+	for _, g := range r.Groups {
+		for _, tr := range g.Trials {
+			criteria += len(tr.Summary.StorageHealth.Criteria)
+		}
+	}
+	if len(rows) != 1+criteria {
+		t.Errorf("Health has %d rows, want %d", len(rows), 1+criteria)
+	}
+	if got := xlsxCell(t, f, "Health", "C2"); got != "PASS" {
+		t.Errorf("Health!C2 = %q, want PASS", got)
+	}
+
+	// Cells: every trial's tier x op x phase with its percentiles.
+	rows, err = f.GetRows("Cells")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells int
+	for _, g := range r.Groups {
+		for _, tr := range g.Trials {
+			cells += len(tr.Cells)
+		}
+	}
+	if len(rows) != 1+cells {
+		t.Errorf("Cells has %d rows, want %d", len(rows), 1+cells)
+	}
+	c0 := a.Trials[0].Cells[0]
+	for cell, want := range map[string]string{"C2": c0.Tier, "E2": c0.Op, "F2": c0.Phase, "S1": "p99_us"} {
+		if got := xlsxCell(t, f, "Cells", cell); got != want {
+			t.Errorf("Cells!%s = %q, want %q", cell, got, want)
+		}
+	}
+	near("Cells", "S2", c0.Latency.P99US)
+
+	if got := xlsxCell(t, f, "Warnings", "A2"); len(got) < 10 || got[:10] != "SCALED RUN" {
+		t.Errorf("Warnings!A2 = %q, want the SCALED RUN warning", got)
+	}
+}
+
+func TestXLSXMissingFigures(t *testing.T) {
+	r := testReport(t)
+	r.Comparison = nil
+	r.Groups[1].Stats = map[string]Stats{}
+	r.Groups[1].Values["storage_read_p95"] = []float64{math.NaN()}
+	f := renderXLSXFile(t, r)
+	for _, cell := range []string{"C3", "D3"} {
+		if got := xlsxCell(t, f, "Summary", cell); got != "" {
+			t.Errorf("Summary!%s = %q, want empty for a missing median", cell, got)
+		}
+	}
+	if got := xlsxCell(t, f, "Trials", "L4"); got != "" {
+		t.Errorf("Trials!L4 = %q, want empty for NaN", got)
+	}
+	if rows, err := f.GetRows("Comparison"); err != nil || len(rows) != 1 {
+		t.Errorf("Comparison without a comparison: %d rows (%v), want the header alone", len(rows), err)
+	}
+}
+
+func TestRenderWriteError(t *testing.T) {
+	boom := errors.New("boom")
+	if err := renderXLSX(errWriter{boom}, testReport(t)); !errors.Is(err, boom) {
+		t.Errorf("renderXLSX to a failing writer: %v, want %v", err, boom)
+	}
+	if err := renderHTML(errWriter{boom}, testReport(t)); !errors.Is(err, boom) {
+		t.Errorf("renderHTML to a failing writer: %v, want %v", err, boom)
+	}
+}
+
+// errWriter fails every write with its error.
+type errWriter struct{ err error }
+
+func (w errWriter) Write([]byte) (int, error) { return 0, w.err }
