@@ -189,31 +189,7 @@ func (e *engine) summary(res *schema.Result, secs float64) schema.Summary {
 	s.StorageIOLatencyMS = schema.Percentiles{Mean: rl.MeanUS / 1000, P50: rl.P50US / 1000, P95: rl.P95US / 1000,
 		P99: rl.P99US / 1000, P999: rl.P999US / 1000, P9999: rl.P9999US / 1000}
 
-	// storage_health with the reference's latency profile thresholds.
-	h := schema.StorageHealth{OverallStatus: "PASS"}
-	add := func(name string, target, actual float64, unit string) {
-		ok := actual < target
-		h.Criteria = append(h.Criteria, schema.Criterion{Name: name, Target: target, Actual: actual, Unit: unit, Passed: ok})
-		h.TotalCount++
-		if ok {
-			h.PassedCount++
-		} else {
-			h.OverallStatus = "FAIL"
-		}
-	}
-	if len(nvmeWrite) > 0 {
-		add("Storage Tier Write Total P95 < 500ms", 500, s.StorageWriteP95MS, "ms")
-	}
-	if len(nvmeRead) > 0 {
-		add("Storage Tier Read Total P95 < 200ms", 200, s.StorageReadP95MS, "ms")
-	}
-	if cpuLat.Count > 0 {
-		add("CPU RAM P95 < 150ms", 150, s.CPUP95MS, "ms")
-	}
-	if res.Errors.Count > 0 {
-		h.OverallStatus = "FAIL"
-	}
-	s.StorageHealth = h
+	s.StorageHealth = schema.EvaluateHealth(&s, len(nvmeWrite) > 0, len(nvmeRead) > 0, cpuLat.Count > 0, res.Errors.Count)
 	return s
 }
 

@@ -334,30 +334,7 @@ func summarise(r *schema.Result, tokens float64) (schema.Summary, error) {
 	s.StorageIOLatencyMS = schema.Percentiles{Mean: q.MeanUS / 1000, P50: q.P50US / 1000, P95: q.P95US / 1000,
 		P99: q.P99US / 1000, P999: q.P999US / 1000, P9999: q.P9999US / 1000}
 
-	h := schema.StorageHealth{OverallStatus: "PASS"}
-	add := func(name string, target, actual float64, unit string) {
-		ok := actual < target
-		h.Criteria = append(h.Criteria, schema.Criterion{Name: name, Target: target, Actual: actual, Unit: unit, Passed: ok})
-		h.TotalCount++
-		if ok {
-			h.PassedCount++
-		} else {
-			h.OverallStatus = "FAIL"
-		}
-	}
-	if len(nvmeWrite) > 0 {
-		add("Storage Tier Write Total P95 < 500ms", 500, s.StorageWriteP95MS, "ms")
-	}
-	if len(nvmeRead) > 0 {
-		add("Storage Tier Read Total P95 < 200ms", 200, s.StorageReadP95MS, "ms")
-	}
-	if cl.Count > 0 {
-		add("CPU RAM P95 < 150ms", 150, s.CPUP95MS, "ms")
-	}
-	if r.Errors.Count > 0 {
-		h.OverallStatus = "FAIL"
-	}
-	s.StorageHealth = h
+	s.StorageHealth = schema.EvaluateHealth(&s, len(nvmeWrite) > 0, len(nvmeRead) > 0, cl.Count > 0, r.Errors.Count)
 	return s, nil
 }
 

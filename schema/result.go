@@ -264,3 +264,35 @@ type Criterion struct {
 	Unit   string  `json:"unit"`
 	Passed bool    `json:"passed"`
 }
+
+// EvaluateHealth is the reference's storage_health with its latency
+// profile (reference section 5): Tier-2 write P95 < 500 ms when there were
+// Tier-2 writes, Tier-2 read P95 < 200 ms when there were reads, CPU RAM
+// P95 < 150 ms when Tier-1 was used; a run with failed operations fails.
+// kvreplay writes it and kvreport recomputes it after merging.
+func EvaluateHealth(s *Summary, storageWrites, storageReads, cpu bool, errors int64) StorageHealth {
+	h := StorageHealth{OverallStatus: "PASS"}
+	add := func(name string, target, actual float64) {
+		ok := actual < target
+		h.Criteria = append(h.Criteria, Criterion{Name: name, Target: target, Actual: actual, Unit: "ms", Passed: ok})
+		h.TotalCount++
+		if ok {
+			h.PassedCount++
+		} else {
+			h.OverallStatus = "FAIL"
+		}
+	}
+	if storageWrites {
+		add("Storage Tier Write Total P95 < 500ms", 500, s.StorageWriteP95MS)
+	}
+	if storageReads {
+		add("Storage Tier Read Total P95 < 200ms", 200, s.StorageReadP95MS)
+	}
+	if cpu {
+		add("CPU RAM P95 < 150ms", 150, s.CPUP95MS)
+	}
+	if errors > 0 {
+		h.OverallStatus = "FAIL"
+	}
+	return h
+}

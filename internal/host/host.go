@@ -108,3 +108,12 @@ func resolve(path string) string {
 		rest = filepath.Join(filepath.Base(p), rest)
 	}
 }
+
+// FSType names the file system that holds path ("ext4", "xfs", "tmpfs",
+// ...), for messages; "unknown file system" when statfs fails.
+func FSType(path string) string {
+	if t := statfsType(path); t != "" {
+		return t
+	}
+	return "unknown file system"
+}

@@ -7,8 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/internal/syspath"
 )
 
@@ -76,38 +75,4 @@ func removeDirs(dirs []string) {
 }
 
 // fsType names the file system that holds dir, for messages.
-func fsType(dir string) string {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return "unknown file system"
-	}
-	switch uint32(st.Type) {
-	case unix.EXT4_SUPER_MAGIC:
-		return "ext4"
-	case unix.XFS_SUPER_MAGIC:
-		return "xfs"
-	case unix.BTRFS_SUPER_MAGIC:
-		return "btrfs"
-	case unix.F2FS_SUPER_MAGIC:
-		return "f2fs"
-	case unix.TMPFS_MAGIC:
-		return "tmpfs"
-	case unix.RAMFS_MAGIC:
-		return "ramfs"
-	case unix.OVERLAYFS_SUPER_MAGIC:
-		return "overlayfs"
-	case unix.NFS_SUPER_MAGIC:
-		return "nfs"
-	case unix.FUSE_SUPER_MAGIC:
-		return "fuse"
-	case unix.V9FS_MAGIC:
-		return "9p"
-	case 0x2fc12fc1:
-		return "zfs"
-	case 0x47504653:
-		return "gpfs"
-	case 0x0bd00bd0:
-		return "lustre"
-	}
-	return fmt.Sprintf("file system 0x%x", uint32(st.Type))
-}
+func fsType(dir string) string { return host.FSType(dir) }
