@@ -208,6 +208,9 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 			}
 		}
 	}
+	// One high-variance warning per group, naming its metrics.
+	varies := map[*Group][]string{}
+	trials := map[*Group]int{}
 	for _, m := range catalogue {
 		if !present[m.Name] || (len(opt.Metrics) > 0 && !slices.Contains(opt.Metrics, m.Name)) {
 			continue
@@ -221,9 +224,15 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 			st := ComputeStats(vals)
 			g.Stats[m.Name] = st
 			if st.CV > highCV && st.N < 3 {
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %s varies (CV %.2f over %d trials): run at least 3 trials",
-					g.Label, m.Name, st.CV, st.N))
+				varies[g] = append(varies[g], fmt.Sprintf("%s %.2f", m.Name, st.CV))
+				trials[g] = st.N
 			}
+		}
+	}
+	for _, g := range rep.Groups {
+		if v := varies[g]; len(v) > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %d metrics vary by more than %.0f%% (CV) over %d trials (%s): run at least 3 trials",
+				g.Label, len(v), 100*highCV, trials[g], strings.Join(v, ", ")))
 		}
 	}
 	baseline := opt.Baseline
