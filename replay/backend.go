@@ -3,6 +3,8 @@ package replay
 import (
 	"errors"
 	"io"
+	"io/fs"
+	"syscall"
 )
 
 // Backend stores the objects of the tiers mapped to it: RAM, an NVMe
@@ -71,3 +73,28 @@ var (
 	// ErrClosed: the backend or object was used after Close.
 	ErrClosed = errors.New("closed")
 )
+
+// FileError is for backends on files and devices: it strips err's
+// *fs.PathError (callers name the file themselves) and makes ENOSPC and
+// EDQUOT match ErrNoSpace as well as the errno. nil stays nil.
+func FileError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return noSpaceError{err}
+	}
+	return err
+}
+
+// noSpaceError is a full file system: it reads as the errno, and matches
+// both it and ErrNoSpace.
+type noSpaceError struct{ errno error }
+
+func (e noSpaceError) Error() string        { return e.errno.Error() }
+func (e noSpaceError) Unwrap() error        { return e.errno }
+func (e noSpaceError) Is(target error) bool { return target == ErrNoSpace }

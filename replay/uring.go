@@ -130,7 +130,7 @@ func (u *uringEngine) run(in <-chan *blockOp) {
 				pendingCPU++
 				u.fill <- s
 			} else {
-				u.prep(s)
+				u.submit(s)
 			}
 		}
 		// Collect what the CPU workers finished.
@@ -138,7 +138,7 @@ func (u *uringEngine) run(in <-chan *blockOp) {
 			select {
 			case s := <-u.filled:
 				pendingCPU--
-				u.prep(s)
+				u.submit(s)
 			case s := <-u.checked:
 				pendingCPU--
 				u.finish(s)
@@ -151,7 +151,7 @@ func (u *uringEngine) run(in <-chan *blockOp) {
 				select {
 				case s := <-u.filled:
 					pendingCPU--
-					u.prep(s)
+					u.submit(s)
 				case s := <-u.checked:
 					pendingCPU--
 					u.finish(s)
@@ -200,11 +200,7 @@ func (u *uringEngine) slot(op *blockOp) *uringSlot {
 	return s
 }
 
-// prep queues s's (remaining) I/O on the ring.
-func (u *uringEngine) prep(s *uringSlot) {
-	u.submit(s)
-}
-
+// submit queues s's (remaining) I/O on the ring.
 func (u *uringEngine) submit(s *uringSlot) {
 	p := u.bufs[s.buf][s.done:s.op.n]
 	off := uint64(s.off + s.done)

@@ -6,8 +6,3 @@ import "github.com/kvbench/kvbench/internal/objname"
 // directory: objname.FileName, which kvtrace's fio exporter uses too.
 // Distinct keys get distinct names, and no name is a path.
 func FileName(key string) string { return objname.FileName(key) }
-
-// maxName and safeByte are objname's, for this package's tests.
-const maxName = objname.MaxName
-
-func safeByte(c byte) bool { return objname.SafeByte(c) }

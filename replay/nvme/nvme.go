@@ -502,26 +502,5 @@ func (o *Object) Remove() error {
 	return nil
 }
 
-// sysErr strips the *PathError of err (the callers name the file
-// themselves) and marks ENOSPC and EDQUOT as replay.ErrNoSpace.
-func sysErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return noSpaceError{err}
-	}
-	return err
-}
-
-// noSpaceError is a full file system: it reads as the errno, and matches
-// both it and replay.ErrNoSpace.
-type noSpaceError struct{ errno error }
-
-func (e noSpaceError) Error() string        { return e.errno.Error() }
-func (e noSpaceError) Unwrap() error        { return e.errno }
-func (e noSpaceError) Is(target error) bool { return target == replay.ErrNoSpace }
+// sysErr is replay.FileError: ENOSPC and EDQUOT match replay.ErrNoSpace.
+func sysErr(err error) error { return replay.FileError(err) }
