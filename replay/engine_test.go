@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
 	"github.com/kvbench/kvbench/replay/nvme"
 	"github.com/kvbench/kvbench/replay/ram"
@@ -47,7 +48,7 @@ func rec(at time.Duration, op schema.Op, size int64, tier schema.Tier, key strin
 	return schema.Record{Time: at, Op: op, Size: size, Tier: tier, Key: []byte(key), Phase: ph, Request: req, QoS: schema.QoSBatch}
 }
 
-func runReplay(t *testing.T, cfg replay.Config, src replay.Source, backends map[string]replay.Backend) (*schema.Result, error) {
+func runReplay(t *testing.T, cfg replay.Config, src replay.Source, backends map[string]backend.Backend) (*schema.Result, error) {
 	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func runReplay(t *testing.T, cfg replay.Config, src replay.Source, backends map[
 	return replay.Run(context.Background(), &cfg, plan, []replay.Source{src}, backends, replay.Hooks{})
 }
 
-func newRAM(t *testing.T, size int64) replay.Backend {
+func newRAM(t *testing.T, size int64) backend.Backend {
 	t.Helper()
 	b, err := ram.New(size)
 	if err != nil {
@@ -89,7 +90,7 @@ func TestOrdering(t *testing.T) {
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 	cfg.Speed, cfg.BlockSize, cfg.Workers, cfg.QueueDepth = 0, 64<<10, 16, 16
-	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": rb})
+	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 	cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
 	slow := fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond)
-	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": slow})
+	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": slow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestFaultsStopCleanly(t *testing.T) {
 			cfg := replay.DefaultConfig()
 			cfg.TierMap = [schema.NumTiers]string{"", "", "nvme"}
 			cfg.Speed, cfg.BlockSize = 0, 256<<10
-			res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"nvme": fault.Fail(nb, tt.rule)})
+			res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"nvme": fault.Fail(nb, tt.rule)})
 			if !errors.Is(err, tt.want) {
 				t.Errorf("run error %v, want %v", err, tt.want)
 			}
@@ -229,7 +230,7 @@ func TestCapacityEviction(t *testing.T) {
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
 	cfg.Speed, cfg.Capacity, cfg.Workers = 0, 8<<20, 1
-	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": newRAM(t, 64<<20)})
+	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": newRAM(t, 64<<20)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestUnmappedTier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src}, map[string]replay.Backend{"ram": newRAM(t, 1<<20)}, replay.Hooks{})
+	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src}, map[string]backend.Backend{"ram": newRAM(t, 1<<20)}, replay.Hooks{})
 	if res != nil || !errors.Is(err, replay.ErrUnmappedTier) || !strings.Contains(err.Error(), "--tier-map Tier-0=ram") {
 		t.Errorf("result %v, error %v", res, err)
 	}
@@ -293,7 +294,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "", "nvme"}
 		cfg.Verify, cfg.BlockSize = true, 128<<10
-		return runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"nvme": nb})
+		return runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"nvme": nb})
 	}
 	t.Run("clean", func(t *testing.T) {
 		res, err := run(t, false)
@@ -345,7 +346,7 @@ func TestColdReads(t *testing.T) {
 			var err error
 			go func() {
 				defer close(done)
-				res, err = runReplay(t, cfg, memTrace(t, recs), map[string]replay.Backend{"ram": newRAM(t, 16<<20)})
+				res, err = runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": newRAM(t, 16<<20)})
 			}()
 			select {
 			case <-done:

@@ -1,60 +1,47 @@
 package replay
 
 import (
-	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/hist"
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
 // maxErrors is how many error messages a result keeps.
 const maxErrors = 10
 
-// cellMetrics accumulates one tier x operation x phase.
+// cellMetrics is one tier x operation x phase: the shared aggregate, and
+// the operations in flight for its busy time.
 type cellMetrics struct {
-	ops, logical, physical int64
-	lat, sched             *hist.Histogram
-	inflight               int
-	busySince              time.Time
-	busy                   time.Duration
+	*results.Cell
+	inflight  int
+	busySince time.Time
 }
 
-// metrics are a run's measurements. Object operations are coarse (whole
-// objects, at least one block), so one mutex serves them all.
+// metrics are a run's measurements, owned by the scheduler's loop. The
+// aggregates are internal/results', the ones kvreport merges.
 type metrics struct {
-	mu       sync.Mutex
 	start    time.Time
 	cells    [schema.NumTiers][schema.NumOps][schema.NumPhases]*cellMetrics
-	lag      *hist.Histogram
-	lagLast  time.Duration
-	reqAll   *hist.Histogram
-	reqQoS   [schema.NumQoS]*hist.Histogram
-	reqMet   [schema.NumQoS]int64
-	reqCount int64
+	lag      *results.Latency
+	lagLast  atomic.Int64 // for the progress line, from another goroutine
+	reqs     *results.Requests
 	timeline []schema.Second
-	secLag   []*hist.Histogram
+	secLag   []*results.Latency
 	errCount int64
 	errFirst []string
 }
 
-// qosTargets are the reference's p95 targets (reference section 3.6), by
-// schema.QoS; QoSNone has none.
-var qosTargets = [schema.NumQoS]time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond, 1000 * time.Millisecond}
-
-func newMetrics(cfg *Config, backends [schema.NumTiers]Backend) *metrics {
-	m := &metrics{lag: hist.New(), reqAll: hist.New()}
-	for q := range m.reqQoS {
-		m.reqQoS[q] = hist.New()
-	}
-	return m
+func newMetrics() *metrics {
+	return &metrics{lag: results.NewLatency(), reqs: results.NewRequests()}
 }
 
-func (m *metrics) cell(r *schema.Record) *cellMetrics {
-	c := m.cells[r.Tier][r.Op][r.Phase]
+func (m *metrics) cell(t *task) *cellMetrics {
+	c := m.cells[t.tier][t.op][t.phase]
 	if c == nil {
-		c = &cellMetrics{lat: hist.New(), sched: hist.New()}
-		m.cells[r.Tier][r.Op][r.Phase] = c
+		c = &cellMetrics{Cell: results.NewCell()}
+		m.cells[t.tier][t.op][t.phase] = c
 	}
 	return c
 }
@@ -73,16 +60,14 @@ func (m *metrics) second(t time.Time) int {
 // cell's busy time.
 func (m *metrics) begin(t *task, start time.Time) {
 	lag := max(0, start.Sub(t.sched))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.lag.Record(lag)
-	m.lagLast = lag
+	m.lag.Add(lag)
+	m.lagLast.Store(int64(lag))
 	s := m.second(start)
 	if m.secLag[s] == nil {
-		m.secLag[s] = hist.New()
+		m.secLag[s] = results.NewLatency()
 	}
-	m.secLag[s].Record(lag)
-	c := m.cell(&t.row)
+	m.secLag[s].Add(lag)
+	c := m.cell(t)
 	if c.inflight == 0 {
 		c.busySince = start
 	}
@@ -90,57 +75,35 @@ func (m *metrics) begin(t *task, start time.Time) {
 }
 
 // end records an operation's completion.
-func (m *metrics) end(r *schema.Record, t *task, start, end time.Time, logical, physical int64, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := m.cell(r)
+func (m *metrics) end(t *task, start, end time.Time, ok bool) {
+	c := m.cell(t)
 	c.inflight--
 	if c.inflight == 0 {
-		c.busy += end.Sub(c.busySince)
+		c.Busy += end.Sub(c.busySince)
 	}
 	if !ok {
 		return
 	}
-	c.ops++
-	c.logical += logical
-	c.physical += physical
-	c.lat.Record(end.Sub(start))
-	c.sched.Record(end.Sub(t.sched))
+	c.Add(end.Sub(start), end.Sub(t.sched), t.logical, t.phys)
 	s := &m.timeline[m.second(end)]
-	switch r.Op {
+	switch t.op {
 	case schema.OpRead:
-		s.ReadBytes[r.Tier] += logical
+		s.ReadBytes[t.tier] += t.logical
 	case schema.OpWrite:
-		s.WriteBytes[r.Tier] += logical
+		s.WriteBytes[t.tier] += t.logical
 	}
-	s.Ops[r.Tier]++
+	s.Ops[t.tier]++
 }
 
 // request records a finished request's storage latency: from its first
 // row's scheduled time to its last row's completion.
-func (m *metrics) request(rs *reqState, end time.Time) {
-	d := end.Sub(rs.first)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reqCount++
-	m.reqAll.Record(d)
-	m.reqQoS[rs.qos].Record(d)
-	if target := qosTargets[rs.qos]; target > 0 && d <= target {
-		m.reqMet[rs.qos]++
-	}
-}
+func (m *metrics) request(rs *reqState, end time.Time) { m.reqs.Add(rs.qos, end.Sub(rs.first)) }
 
 func (m *metrics) failure(err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.errCount++
 	if len(m.errFirst) < maxErrors {
 		m.errFirst = append(m.errFirst, err.Error())
 	}
 }
 
-func (m *metrics) lagNow() time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.lagLast
-}
+func (m *metrics) lagNow() time.Duration { return time.Duration(m.lagLast.Load()) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/kvbench/kvbench/schema"
@@ -32,14 +33,17 @@ const planAlign = 4096
 // starts.
 type Plan struct {
 	// Scanned reports that the traces were read; otherwise the plan only
-	// holds what the sidecars said.
-	Scanned bool
-	Rows    int64
+	// holds what the sidecars said (FromMeta), or nothing.
+	Scanned  bool
+	FromMeta bool
+	Rows     int64
 	// Cold are the objects read before any write in the trace: the run
 	// writes them untimed before its clock starts.
 	Cold []ColdObject
 	// Peak is the most physical bytes live at once on each backend, by
-	// name (the tiers mapped to it together).
+	// name (the tiers mapped to it together), in the trace's order, with
+	// the cold objects live from the start: a backend of Peak bytes holds
+	// the trace without eviction.
 	Peak map[string]int64
 	// MaxObject is the largest physical object size; MaxObjectOf the
 	// largest on each backend, by name.
@@ -76,10 +80,29 @@ func sourceKey(src int, nsrc int, key []byte) string {
 	return strconv.Itoa(src) + ":" + string(key)
 }
 
+// backendIndex numbers the distinct backends of cfg.TierMap in tier
+// order: tierB maps a tier to its backend's index (-1 when unmapped).
+func backendIndex(cfg *Config) (tierB [schema.NumTiers]int8, names []string) {
+	for t, name := range cfg.TierMap {
+		tierB[t] = -1
+		if name == "" {
+			continue
+		}
+		i := slices.Index(names, name)
+		if i < 0 {
+			i = len(names)
+			names = append(names, name)
+		}
+		tierB[t] = int8(i)
+	}
+	return tierB, names
+}
+
 // Prepare reads the traces once (when they can be read twice and
 // cfg.Prescan is set) to find cold objects, per-backend peak bytes and the
-// largest object; otherwise it plans from the sidecars. Malformed traces
-// stop here, before any I/O.
+// largest object, by running the trace through the same model of live
+// bytes the run uses, with unbounded backends; otherwise it plans from the
+// sidecars. Malformed traces stop here, before any I/O.
 func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
 	scan := cfg.Prescan
@@ -91,6 +114,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			if s.Meta == nil {
 				continue
 			}
+			p.FromMeta = true
 			for t := range schema.Tier(schema.NumTiers) {
 				if b := cfg.TierMap[t]; b != "" {
 					_, phys := sizes(s.Meta.PeakLiveBytes[t.String()], cfg.SizeScale, planAlign)
@@ -101,31 +125,17 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 		return p, nil
 	}
 	p.Scanned = true
-	type live struct {
-		tier   schema.Tier
-		phys   int64
-		exists bool
+	tierB, names := backendIndex(cfg)
+	align, limit := make([]int64, len(names)), make([]int64, len(names))
+	for i := range names {
+		align[i], limit[i] = planAlign, unbounded
 	}
-	objects := map[string]*live{}
-	var cur [schema.NumTiers]int64
-	account := func(t schema.Tier, d int64) {
-		cur[t] += d
-		if d <= 0 {
-			return
-		}
-		b := cfg.TierMap[t]
-		if b == "" {
-			return
-		}
-		var sum int64
-		for u := range schema.Tier(schema.NumTiers) {
-			if cfg.TierMap[u] == b {
-				sum += cur[u]
-			}
-		}
-		p.Peak[b] = max(p.Peak[b], sum)
-	}
+	// Traces replay side by side, merged by time: each is modelled on its
+	// own and their peaks add up (a bound: their peaks may not coincide).
+	peak := make([]int64, len(names))
 	for i, s := range srcs {
+		m := newModel(tierB, align, limit)
+		keys := map[string]*keyState{}
 		r, err := s.Open()
 		if err != nil {
 			return nil, err
@@ -149,50 +159,43 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			p.Rows++
 			p.Used[rec.Tier] = true
 			p.UsedRows[rec.Tier]++
-			key := sourceKey(i, len(srcs), rec.Key)
+			b := tierB[rec.Tier]
+			if b < 0 {
+				continue // Run stops on it, naming the flag
+			}
 			logical, phys := sizes(rec.Size, cfg.SizeScale, planAlign)
 			p.MaxObject = max(p.MaxObject, phys)
-			if b := cfg.TierMap[rec.Tier]; b != "" {
-				p.MaxObjectOf[b] = max(p.MaxObjectOf[b], phys)
-			}
-			o := objects[key]
-			first := o == nil
-			if first {
-				o = &live{}
-				objects[key] = o
-			}
-			switch {
-			case rec.Op == schema.OpRead:
-				if !o.exists {
+			p.MaxObjectOf[names[b]] = max(p.MaxObjectOf[names[b]], phys)
+			ks := keys[string(rec.Key)]
+			if ks == nil {
+				ks = &keyState{name: sourceKey(i, len(srcs), rec.Key)}
+				keys[string(rec.Key)] = ks
+				if rec.Op == schema.OpRead {
 					// A key read before any row wrote it is prepared before
 					// the run; one read again after its Delete is written
 					// again lazily, when the read comes.
-					if first {
-						p.Cold = append(p.Cold, ColdObject{Key: key, Tier: rec.Tier, Logical: logical})
-					}
-					o.tier, o.phys, o.exists = rec.Tier, phys, true
-					account(rec.Tier, phys)
+					p.Cold = append(p.Cold, ColdObject{Key: ks.name, Tier: rec.Tier, Logical: logical})
+					m.seenCold(b, phys)
 				}
-			case rec.Op == schema.OpWrite:
-				account(rec.Tier, phys)
-				if o.exists {
-					account(o.tier, -o.phys)
-				}
-				o.tier, o.phys, o.exists = rec.Tier, phys, true
-			case rec.Op == schema.OpDelete:
-				if o.exists {
-					account(o.tier, -o.phys)
-					o.exists = false
-				}
+			}
+			if _, err := m.apply(ks, rec.Op, rec.Tier, phys); err != nil {
+				r.Close()
+				return nil, err
 			}
 		}
 		if err := r.Close(); err != nil {
 			return nil, fmt.Errorf("replay: %s: %w", s.Name, err)
 		}
+		for b := range names {
+			peak[b] += max(m.peak[b], m.coldPeak[b]+m.coldSeen[b])
+		}
+	}
+	for b, name := range names {
+		p.Peak[name] = peak[b]
 	}
 	if cfg.Capacity > 0 {
 		if b := cfg.TierMap[schema.TierNVMe]; b != "" {
-			p.Peak[b] = min(p.Peak[b], cfg.Capacity+p.MaxObjectOf[b])
+			p.Peak[b] = min(p.Peak[b], cfg.Capacity)
 		}
 	}
 	return p, nil

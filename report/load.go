@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -248,8 +249,6 @@ type refQoS struct {
 	} `json:"sla"`
 }
 
-const gib = 1 << 30
-
 // decodeReference maps a kv-cache.py --output document onto the result
 // fields and metrics that mean the same. Its latencies are kept only when
 // the run measured storage time (in trace mode the reference times
@@ -299,21 +298,21 @@ func decodeReference(path string, raw []byte) (*Doc, error) {
 		has := false
 		if v, ok := num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
 			*bw[2*i] = v
-			tt.ReadBandwidthBps = v * gib
-			values[tierMetric(i, "read_bw")] = v * gib / 1e6
+			tt.ReadBandwidthBps = v * results.GiB
+			values[tierMetric(i, "read_bw")] = v * results.GiB / 1e6
 			has = true
 		}
 		if v, ok := num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
 			*bw[2*i+1] = v
-			tt.WriteBandwidthBps = v * gib
-			values[tierMetric(i, "write_bw")] = v * gib / 1e6
+			tt.WriteBandwidthBps = v * results.GiB
+			values[tierMetric(i, "write_bw")] = v * results.GiB / 1e6
 			has = true
 		}
 		if v, ok := num("tier_" + t.ref + "_kv_bytes_read_gb"); ok {
-			tt.ReadBytes = int64(v * gib)
+			tt.ReadBytes = int64(v * results.GiB)
 		}
 		if v, ok := num("tier_" + t.ref + "_kv_bytes_written_gb"); ok {
-			tt.WriteBytes = int64(v * gib)
+			tt.WriteBytes = int64(v * results.GiB)
 		}
 		if has {
 			r.Tiers = append(r.Tiers, tt)

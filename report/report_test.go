@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/hist"
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -96,7 +98,7 @@ func TestReferenceSideBySide(t *testing.T) {
 			t.Errorf("reference has %s, which it does not measure", name)
 		}
 	}
-	if v := ref.Values["tier2_read_bw"]; len(v) != 1 || math.Abs(v[0]-178.89764260717024*gib/1e6) > 1e-6 {
+	if v := ref.Values["tier2_read_bw"]; len(v) != 1 || math.Abs(v[0]-178.89764260717024*results.GiB/1e6) > 1e-6 {
 		t.Errorf("tier2_read_bw %v, want the reference's tier_storage_read_bandwidth_gbps in MB/s", v)
 	}
 	if ref.Health[0] != "PASS" {
@@ -268,6 +270,10 @@ func synth(tb testing.TB, rng *rand.Rand, ranks int) (parts []*schema.Result, wh
 		if q.Count() > 0 {
 			d.Requests.ByQoS = []schema.QoSStats{{QoS: "interactive", Count: q.Count(), TargetP95MS: 50,
 				Compliance: float64(met) / float64(q.Count()), Latency: q.Latency()}}
+			if r%2 == 0 {
+				// Odd ranks' documents are older: no within_target.
+				d.Requests.ByQoS[0].WithinTarget = met
+			}
 		}
 		for range 1 + rng.IntN(100) {
 			v := time.Duration(rng.IntN(10000)) * time.Microsecond
@@ -280,7 +286,7 @@ func synth(tb testing.TB, rng *rand.Rand, ranks int) (parts []*schema.Result, wh
 			sec.ReadBytes[2] = int64(rng.IntN(1000))
 			d.Timeline = append(d.Timeline, sec)
 		}
-		d.Tiers = tierTotals(d.Cells, d.WallS)
+		d.Tiers = results.TierTotals(d.Cells, seconds(d.WallS))
 		parts = append(parts, d)
 	}
 	whole = &schema.Result{}
@@ -292,8 +298,9 @@ func synth(tb testing.TB, rng *rand.Rand, ranks int) (parts []*schema.Result, wh
 	}
 	whole.Requests = schema.RequestStats{Count: wholeReq.Count(), Latency: wholeReq.Latency()}
 	if wholeQ.Count() > 0 {
-		whole.Requests.ByQoS = []schema.QoSStats{{QoS: "interactive", Count: wholeQ.Count(),
-			Compliance: float64(wholeMet) / float64(wholeQ.Count()), Latency: wholeQ.Latency()}}
+		share, met := results.Compliance(wholeMet, wholeQ.Count())
+		whole.Requests.ByQoS = []schema.QoSStats{{QoS: "interactive", Count: wholeQ.Count(), TargetP95MS: 50,
+			WithinTarget: wholeMet, Compliance: share, Met: met, Latency: wholeQ.Latency()}}
 	}
 	whole.Lag = wholeLag.Latency()
 	return parts, whole
@@ -346,13 +353,7 @@ func TestMergeProperty(t *testing.T) {
 			}
 		}
 		if !reflect.DeepEqual(m.Requests, whole.Requests) {
-			// TargetP95MS and Met are not set on whole; compare what is.
-			if m.Requests.Count != whole.Requests.Count || m.Requests.Latency != whole.Requests.Latency ||
-				len(m.Requests.ByQoS) != len(whole.Requests.ByQoS) ||
-				(len(m.Requests.ByQoS) > 0 && (m.Requests.ByQoS[0].Compliance != whole.Requests.ByQoS[0].Compliance ||
-					m.Requests.ByQoS[0].Latency != whole.Requests.ByQoS[0].Latency)) {
-				t.Errorf("iter %d: requests %+v, want %+v", iter, m.Requests, whole.Requests)
-			}
+			t.Errorf("iter %d: requests %+v, want %+v", iter, m.Requests, whole.Requests)
 		}
 		if m.Lag != whole.Lag {
 			t.Errorf("iter %d: lag differs", iter)
@@ -379,6 +380,54 @@ func sameMerge(a, b *schema.Result) bool {
 		reflect.DeepEqual(a.Timeline, b.Timeline) && a.Host.Hostname == b.Host.Hostname &&
 		a.Summary.StorageHealth.OverallStatus == b.Summary.StorageHealth.OverallStatus &&
 		a.Summary.DecodeBytesReadGB == b.Summary.DecodeBytesReadGB
+}
+
+// TestMergeNamesTheDocument: a merge refused for one document's damaged
+// or contradictory figures names that document.
+func TestMergeNamesTheDocument(t *testing.T) {
+	parts, _ := synth(t, rand.New(rand.NewPCG(1, 2)), 4)
+	for _, tt := range []struct {
+		name  string
+		spoil func(*schema.Result) bool
+		want  error
+	}{
+		{"cell histogram", func(d *schema.Result) bool {
+			if len(d.Cells) == 0 {
+				return false
+			}
+			d.Cells[len(d.Cells)-1].FromSchedule.Histogram = "!!"
+			return true
+		}, hist.ErrCorrupt},
+		{"within target", func(d *schema.Result) bool {
+			if len(d.Requests.ByQoS) == 0 {
+				return false
+			}
+			d.Requests.ByQoS[0].WithinTarget = d.Requests.ByQoS[0].Count + 1
+			return true
+		}, results.ErrInconsistent},
+		{"lag", func(d *schema.Result) bool { d.Lag.Histogram = ""; return true }, hist.ErrNoHistogram},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			docs := make([]*schema.Result, len(parts))
+			spoilt := -1
+			for i := len(parts) - 1; i >= 0; i-- {
+				d := *parts[i]
+				d.Cells = slices.Clone(d.Cells)
+				d.Requests.ByQoS = slices.Clone(d.Requests.ByQoS)
+				if spoilt < 0 && i > 0 && tt.spoil(&d) {
+					spoilt = i
+				}
+				docs[i] = &d
+			}
+			if spoilt < 0 {
+				t.Fatal("test setup: nothing to spoil")
+			}
+			_, err := MergeRanks(docs)
+			if want := fmt.Sprintf("document %d (rank %d)", spoilt+1, docs[spoilt].Rank); !errors.Is(err, tt.want) || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v, want %v naming %s", err, tt.want, want)
+			}
+		})
+	}
 }
 
 func TestMergeRefusesScales(t *testing.T) {

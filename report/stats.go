@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/internal/hist"
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -73,26 +73,16 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 			tier2Bytes = tt.ReadBytes + tt.WriteBytes
 		}
 	}
-	for _, op := range []string{"Read", "Write"} {
-		var sub, sched []schema.Latency
-		for _, c := range r.Cells {
-			if c.Tier == schema.TierNVMe.String() && c.Op == op {
-				sub = append(sub, c.Latency)
-				sched = append(sched, c.FromSchedule)
-			}
-		}
-		for _, l := range []struct {
-			from string
-			ls   []schema.Latency
-		}{{"", sub}, {"sched_", sched}} {
-			m, err := hist.MergeLatencies(l.ls...)
+	for _, op := range []schema.Op{schema.OpRead, schema.OpWrite} {
+		for _, from := range []string{"", "sched_"} {
+			m, err := results.TierOpLatency(r.Cells, schema.TierNVMe, op, from != "")
 			if err != nil {
-				return nil, fmt.Errorf("report: Tier-2 %s latency: %w", op, err)
+				return nil, fmt.Errorf("report: %w", err)
 			}
 			if m.Count == 0 {
 				continue
 			}
-			pre := "tier2_" + strings.ToLower(op) + "_" + l.from
+			pre := "tier2_" + strings.ToLower(op.String()) + "_" + from
 			v[pre+"p50"], v[pre+"p95"], v[pre+"p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 		}
 	}

@@ -161,14 +161,20 @@ type RequestStats struct {
 }
 
 // QoSStats is one QoS class's requests and compliance with its p95 target:
-// the share of requests within it, met at 95 % or more.
+// the share of requests within it, met at 95 % or more (the definitions
+// are internal/results').
 type QoSStats struct {
 	QoS         string  `json:"qos"`
 	Count       int64   `json:"count"`
 	TargetP95MS float64 `json:"target_p95_ms"`
-	Compliance  float64 `json:"compliance"`
-	Met         bool    `json:"met"`
-	Latency     Latency `json:"latency"`
+	// WithinTarget counts the requests within TargetP95MS, so that merges
+	// add counts rather than ratios. Documents written before it existed
+	// lack it (it reads as 0 while Compliance is above 0); readers then
+	// recover it from Compliance and Count.
+	WithinTarget int64   `json:"within_target"`
+	Compliance   float64 `json:"compliance"`
+	Met          bool    `json:"met"`
+	Latency      Latency `json:"latency"`
 }
 
 // Second is one second of the run: bytes and operations completed per
@@ -214,7 +220,8 @@ type ErrorStats struct {
 
 // Summary carries the reference's metric names (kv-cache.py --output
 // summary and cache_stats) where the meaning is the same, so MLPerf users'
-// tooling reads kvreplay's results.
+// tooling reads kvreplay's results. internal/results.Summarize computes
+// it, for kvreplay and for kvreport's merges.
 type Summary struct {
 	ElapsedTime                   float64       `json:"elapsed_time"`
 	TotalRequests                 int64         `json:"total_requests"`
@@ -248,7 +255,7 @@ type Percentiles struct {
 }
 
 // StorageHealth is the reference's PASS/FAIL verdict with its criteria
-// (reference section 5).
+// (reference section 5), as internal/results.EvaluateHealth decides it.
 type StorageHealth struct {
 	OverallStatus string      `json:"overall_status"`
 	Criteria      []Criterion `json:"criteria"`
@@ -263,36 +270,4 @@ type Criterion struct {
 	Actual float64 `json:"actual"`
 	Unit   string  `json:"unit"`
 	Passed bool    `json:"passed"`
-}
-
-// EvaluateHealth is the reference's storage_health with its latency
-// profile (reference section 5): Tier-2 write P95 < 500 ms when there were
-// Tier-2 writes, Tier-2 read P95 < 200 ms when there were reads, CPU RAM
-// P95 < 150 ms when Tier-1 was used; a run with failed operations fails.
-// kvreplay writes it and kvreport recomputes it after merging.
-func EvaluateHealth(s *Summary, storageWrites, storageReads, cpu bool, errors int64) StorageHealth {
-	h := StorageHealth{OverallStatus: "PASS"}
-	add := func(name string, target, actual float64) {
-		ok := actual < target
-		h.Criteria = append(h.Criteria, Criterion{Name: name, Target: target, Actual: actual, Unit: "ms", Passed: ok})
-		h.TotalCount++
-		if ok {
-			h.PassedCount++
-		} else {
-			h.OverallStatus = "FAIL"
-		}
-	}
-	if storageWrites {
-		add("Storage Tier Write Total P95 < 500ms", 500, s.StorageWriteP95MS)
-	}
-	if storageReads {
-		add("Storage Tier Read Total P95 < 200ms", 200, s.StorageReadP95MS)
-	}
-	if cpu {
-		add("CPU RAM P95 < 150ms", 150, s.CPUP95MS)
-	}
-	if errors > 0 {
-		h.OverallStatus = "FAIL"
-	}
-	return h
 }

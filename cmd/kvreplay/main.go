@@ -21,6 +21,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/nvme"
@@ -304,10 +305,10 @@ func sources(names []string) ([]replay.Source, error) {
 }
 
 // makeBackends builds the backends the tier map names.
-func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]replay.Backend, []schema.PathInfo, func(), error) {
-	backends := map[string]replay.Backend{}
+func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]backend.Backend, []schema.PathInfo, func(), error) {
+	backends := map[string]backend.Backend{}
 	var paths []schema.PathInfo
-	var closers []replay.Backend
+	var closers []backend.Backend
 	var madeDir string // an extent layout's directory kvreplay made
 	cleanup := func() {
 		for _, b := range closers {
@@ -331,25 +332,17 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 		closers = append(closers, b)
 	}
 	if need["ram"] {
-		peak := plan.Peak["ram"]
-		size := o.ramBudget
-		if size == 0 {
-			size = peak + plan.MaxObjectOf["ram"] + peak/10
-			if size == 0 {
-				size = 1 << 30 // no plan: a trace on a pipe without a sidecar
-			}
-			size = max(size, 64<<20)
-		} else if plan.Scanned && peak > size {
-			cleanup()
-			return nil, nil, nil, cli.Input(fmt.Errorf("the trace keeps %s live on the RAM tier at its peak and --ram-budget is %s: raise --ram-budget to at least %s, map fewer tiers to ram, or use --size-scale",
-				cli.FormatBytes(peak), cli.FormatBytes(size), cli.FormatBytes(peak+plan.MaxObjectOf["ram"])))
-		}
+		size, populate := ramSize(o, plan)
 		if mem := host.Facts().MemoryB; mem > 0 && size > mem*8/10 {
 			cleanup()
-			return nil, nil, nil, cli.Input(fmt.Errorf("the RAM tier needs %s and this machine has %s of memory: use --size-scale (e.g. %s), map a tier to nvme, or set --ram-budget",
+			return nil, nil, nil, cli.Input(fmt.Errorf("the RAM tier needs %s and this machine has %s of memory: use --size-scale (e.g. %s), map a tier to nvme, or set --ram-budget (kvreplay then evicts LRU objects)",
 				cli.FormatBytes(size), cli.FormatBytes(mem), suggestScale(size, mem)))
 		}
-		b, err := ram.New(size, ram.Populate())
+		opts := []ram.Option{ram.Populate()}
+		if !populate {
+			opts = []ram.Option{ram.NoReserve()}
+		}
+		b, err := ram.New(size, opts...)
 		if err != nil {
 			cleanup()
 			return nil, nil, nil, err
@@ -379,7 +372,7 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 			return nil, nil, nil, cli.Input(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free: use --capacity (kvreplay then evicts LRU objects) or --size-scale",
 				cli.FormatBytes(peak), dir, cli.FormatBytes(free)))
 		}
-		var b replay.Backend
+		var b backend.Backend
 		var err error
 		if o.layout == "extent" {
 			path := o.device
@@ -421,6 +414,29 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]r
 		}
 	}
 	return backends, paths, cleanup, nil
+}
+
+// defaultRAM bounds the RAM arena of a trace nothing sized (a pipe with
+// no sidecar): the replay waits for frees and evicts LRU objects within it,
+// as within any bounded tier.
+const defaultRAM = 1 << 30
+
+// ramSize is the RAM arena's size: --ram-budget, else the plan's peak live
+// bytes on the RAM tier (the engine waits for frees in trace order and the
+// arena cannot fragment, so the peak is enough), else a bounded default.
+// populate says whether to prefault it: not an arena sized by guess, of
+// which a small pipeline touches only what it uses.
+func ramSize(o *options, plan *replay.Plan) (size int64, populate bool) {
+	switch {
+	case o.ramBudget > 0:
+		return o.ramBudget, true
+	case plan.Scanned || plan.FromMeta:
+		return max(plan.Peak["ram"], 1<<20), true
+	}
+	if mem := host.Facts().MemoryB; mem > 0 {
+		return min(defaultRAM, mem/8), false
+	}
+	return defaultRAM, false
 }
 
 // freeBytes is the space available to an unprivileged writer under path, 0

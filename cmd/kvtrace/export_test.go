@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/nvme"
@@ -316,12 +317,12 @@ func directOK(t *testing.T, dir string) bool {
 // placements records where kvreplay's extent backend puts every object it
 // creates.
 type placements struct {
-	replay.Backend
+	backend.Backend
 	mu      sync.Mutex
 	creates []string // "offset+size"
 }
 
-func (p *placements) Open(key string, size int64, create bool) (replay.Object, error) {
+func (p *placements) Open(key string, size int64, create bool) (backend.Object, error) {
 	o, err := p.Backend.Open(key, size, create)
 	if err == nil && create && size > 0 {
 		p.mu.Lock()
@@ -375,7 +376,7 @@ func TestExportExtentsMatchKvreplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := replay.Run(context.Background(), &cfg, plan, srcs, map[string]replay.Backend{"null": null.New(), "ext": rec}, replay.Hooks{}); err != nil {
+			if _, err := replay.Run(context.Background(), &cfg, plan, srcs, map[string]backend.Backend{"null": null.New(), "ext": rec}, replay.Hooks{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := eb.Close(); err != nil {

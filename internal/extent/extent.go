@@ -131,6 +131,40 @@ func (a *Allocator) Alloc(size int64) (off int64, err error) {
 	return off, nil
 }
 
+// Piece is one extent of a scattered allocation: Len bytes at Off.
+type Piece struct{ Off, Len int64 }
+
+// AllocPieces allocates size bytes (rounded up to a multiple of the
+// alignment) as one extent when a free extent holds them, first fit as
+// Alloc does, and otherwise as several: the largest free extents, each
+// taken whole, then the rest first fit. It appends the pieces to dst, in
+// the object's order, and fails (wrapping ErrNoSpace, changing nothing)
+// only when fewer than size bytes are free: a space whose objects may be
+// scattered cannot fail from fragmentation. Taking the largest extents
+// first keeps the pieces few. Each piece is freed with Free.
+func (a *Allocator) AllocPieces(size int64, dst []Piece) ([]Piece, error) {
+	if size <= 0 || size > a.capacity || a.roundUp(size) <= maxLen(a.root) {
+		off, err := a.Alloc(size)
+		if err != nil || size == 0 {
+			return dst, err
+		}
+		return append(dst, Piece{off, a.roundUp(size)}), nil
+	}
+	n := a.roundUp(size)
+	if n > a.free {
+		return dst, fmt.Errorf("extent: alloc of %d bytes in pieces: %d bytes free: %w", size, a.free, ErrNoSpace)
+	}
+	for n > 0 {
+		take := min(maxLen(a.root), n)
+		var off int64
+		a.root, off = a.allocIn(a.root, take)
+		a.free -= take
+		dst = append(dst, Piece{off, take})
+		n -= take
+	}
+	return dst, nil
+}
+
 // allocIn allocates n bytes from the subtree t, whose max is at least n,
 // and returns the subtree's new root.
 func (a *Allocator) allocIn(t *node, n int64) (*node, int64) {

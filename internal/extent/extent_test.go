@@ -703,3 +703,61 @@ func BenchmarkAllocFree(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(a.Extents()), "free-extents")
 }
+
+// TestAllocPiecesNeverFragments fills a space with objects of mixed sizes,
+// frees every other one (the worst case for first fit), and checks that
+// any size up to the free bytes is still allocated, in pieces that tile
+// exactly the free space they took.
+func TestAllocPiecesNeverFragments(t *testing.T) {
+	const align = 4096
+	a := New(1<<24, align)
+	type obj struct{ p []Piece }
+	var objs []obj
+	for i := 0; ; i++ {
+		size := int64(1+i%7) * 3 * align
+		p, err := a.AllocPieces(size, nil)
+		if err != nil {
+			break
+		}
+		objs = append(objs, obj{p})
+	}
+	for i := 0; i < len(objs); i += 2 {
+		for _, p := range objs[i].p {
+			if err := a.Free(p.Off, p.Len); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	free, largest := a.FreeBytes(), a.LargestFree()
+	if largest >= free {
+		t.Fatalf("the space is not fragmented (largest %d of %d free): the test proves nothing", largest, free)
+	}
+	if _, err := a.Alloc(free); err == nil {
+		t.Fatalf("Alloc(%d) succeeded with the largest free extent %d", free, largest)
+	}
+	p, err := a.AllocPieces(free-align+1, nil)
+	if err != nil {
+		t.Fatalf("AllocPieces of all the free bytes: %v", err)
+	}
+	var sum int64
+	for _, q := range p {
+		sum += q.Len
+		if q.Off%align != 0 || q.Len%align != 0 {
+			t.Fatalf("piece %+v not aligned", q)
+		}
+	}
+	if sum != free || a.FreeBytes() != 0 {
+		t.Fatalf("pieces hold %d bytes, want %d; %d left free", sum, free, a.FreeBytes())
+	}
+	if _, err := a.AllocPieces(align, nil); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("AllocPieces in a full space: %v, want ErrNoSpace", err)
+	}
+	for _, q := range p {
+		if err := a.Free(q.Off, q.Len); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := a.FreeBytes(); got != free {
+		t.Fatalf("after freeing the pieces %d bytes free, want %d", got, free)
+	}
+}

@@ -181,7 +181,31 @@ func not(s pkgSet) pkgSet {
 	return pkgSet{"packages outside " + s.desc, func(r pkgRef) bool { return r.rel != "" && !s.has(r) }}
 }
 
+// replayBackends are the packages under replay/ other than the contract
+// (replay/backend) and the I/O engines (replay/ioengine): the backends,
+// their decorators and their conformance suite.
+var replayBackends = pkgSet{"replay's backends", func(r pkgRef) bool {
+	return strings.HasPrefix(r.rel, "replay/") && !inTree(r.rel, "replay/backend") && !inTree(r.rel, "replay/ioengine")
+}}
+
 var nonStandard = pkgSet{"packages outside the standard library", func(r pkgRef) bool { return !r.std }}
+
+// thirdPartyExcept is every package outside the standard library and the
+// main module other than those of the given modules (import path
+// prefixes).
+func thirdPartyExcept(modules ...string) pkgSet {
+	return pkgSet{"third-party packages other than " + strings.Join(modules, ", "), func(r pkgRef) bool {
+		if r.std || r.rel != "" {
+			return false
+		}
+		for _, m := range modules {
+			if r.path == m || strings.HasPrefix(r.path, m+"/") {
+				return false
+			}
+		}
+		return true
+	}}
+}
 
 // importRule forbids the packages in pkgs to depend, directly or not, on
 // any package in forbid.
@@ -207,11 +231,26 @@ func importRules() []importRule {
 		{exactly("internal/syspath"), nonStandard},
 		// sim emits to a sink; the main wires a trace.Writer in.
 		{tree("sim"), anyOf(tree("trace"), tree("replay"), tree("report"), tree("cmd"), tree("internal/cli"))},
-		// replay never imports its own backends: the main picks them.
-		{exactly("replay"), anyOf(below("replay"), tree("sim"), tree("report"), tree("cmd"))},
+		// replay never imports its own backends: the main picks them. It
+		// sees them through the contract, replay/backend, and moves their
+		// bytes through replay/ioengine's engines.
+		{exactly("replay"), anyOf(replayBackends, tree("sim"), tree("report"), tree("cmd"))},
 		{below("replay"), anyOf(tree("sim"), tree("report"), tree("cmd"))},
+		// The contract is a leaf: standard library only. A backend sees the
+		// contract and nothing of the scheduler, the codec, the I/O engines
+		// or the data generator.
+		{exactly("replay/backend"), nonStandard},
+		{replayBackends, anyOf(exactly("replay"), exactly("replay/ioengine"), tree("trace"), exactly("internal/uring"),
+			exactly("internal/datagen"), thirdPartyExcept("golang.org/x/sys"))},
+		// An I/O engine knows nothing of the scheduler or the trace.
+		{exactly("replay/ioengine"), anyOf(exactly("replay"), replayBackends, tree("trace"), exactly("internal/datagen"))},
 		// report never links replay backends.
 		{tree("report"), anyOf(below("replay"), tree("sim"), tree("cmd"))},
+		// results is the one definition of every metric and threshold, for
+		// kvreplay and kvreport alike: it sees schema, internal/hist and the
+		// HdrHistogram module under it, never an engine, the codec or a main.
+		{exactly("internal/results"), moduleOutside(tree("schema"), exactly("internal/hist"))},
+		{exactly("internal/results"), thirdPartyExcept("github.com/HdrHistogram/hdrhistogram-go")},
 		// internal is plumbing below the engines.
 		{tree("internal"), anyOf(tree("cmd"), tree("sim"), tree("replay"), tree("report"))},
 		// Mains are leaves: nothing imports them.
@@ -376,7 +415,7 @@ func TestCheckImportsReports(t *testing.T) {
 	got := checkImports(pkgs)
 	want := []string{
 		". -> cmd/kvtrace: packages outside cmd/... must not depend on cmd/...",
-		"replay -> replay/uring: replay must not depend on replay/<sub>, sim/..., report/..., cmd/...",
+		"replay -> replay/uring: replay must not depend on replay's backends, sim/..., report/..., cmd/...",
 		"schema -> github.com/klauspost/compress/zstd: schema must not depend on packages outside the standard library",
 		"sim -> internal/x -> trace: sim/... must not depend on trace/..., replay/..., report/..., cmd/..., internal/cli/...",
 	}
@@ -393,6 +432,50 @@ func TestCheckImportsReports(t *testing.T) {
 	}
 	if v := checkImports(clean); len(v) != 0 {
 		t.Errorf("clean packages reported: %q", v)
+	}
+}
+
+// TestCheckImportsResults: internal/results may depend on schema,
+// internal/hist and HdrHistogram, and on nothing else of the module or
+// outside the standard library.
+func TestCheckImportsResults(t *testing.T) {
+	const mod = "github.com/kvbench/kvbench"
+	const hdr = "github.com/HdrHistogram/hdrhistogram-go"
+	main := `,"Module":{"Path":"` + mod + `","Main":true}`
+	base := `
+{"ImportPath":"fmt","Standard":true}
+{"ImportPath":"` + hdr + `","Module":{"Path":"` + hdr + `"}}
+{"ImportPath":"github.com/klauspost/compress/zstd","Module":{"Path":"github.com/klauspost/compress"}}
+{"ImportPath":"` + mod + `/schema","Imports":["fmt"],"Deps":["fmt"]` + main + `}
+{"ImportPath":"` + mod + `/internal/hist","Imports":["` + mod + `/schema","` + hdr + `"],"Deps":["fmt","` + hdr + `","` + mod + `/schema"]` + main + `}
+{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema"],"Deps":["fmt","` + mod + `/schema"]` + main + `}
+{"ImportPath":"` + mod + `/report","Imports":["` + mod + `/internal/results"],"Deps":["fmt","` + hdr + `","` + mod + `/internal/hist","` + mod + `/internal/results","` + mod + `/schema"]` + main + `}
+`
+	for _, tt := range []struct {
+		name, imports string
+		want          []string
+	}{
+		{"allowed", `"fmt","` + mod + `/schema","` + mod + `/internal/hist"`, nil},
+		{"the codec", `"` + mod + `/internal/hist","` + mod + `/trace"`, []string{
+			"internal/results -> trace: internal/results must not depend on module packages other than schema/..., internal/hist"}},
+		{"zstd", `"` + mod + `/internal/hist","github.com/klauspost/compress/zstd"`, []string{
+			"internal/results -> github.com/klauspost/compress/zstd: internal/results must not depend on third-party packages other than " + hdr}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// The imports and their dependencies, as go list -deps gives
+			// them.
+			deps := append(strings.Split(tt.imports, ","), `"fmt"`, `"`+hdr+`"`, `"`+mod+`/schema"`)
+			slices.Sort(deps)
+			deps = slices.Compact(deps)
+			list := base + `{"ImportPath":"` + mod + `/internal/results","Imports":[` + tt.imports + `],"Deps":[` + strings.Join(deps, ",") + `]` + main + "}\n"
+			pkgs, err := decodeList(strings.NewReader(list))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := checkImports(pkgs); !slices.Equal(got, tt.want) {
+				t.Errorf("checkImports =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
 	}
 }
 

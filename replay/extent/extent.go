@@ -14,7 +14,7 @@
 // the larger direct-I/O alignment of the file system (statx
 // STATX_DIOALIGN) or logical block size of the device (BLKSSZGET); it is
 // enforced in buffered mode too, and a misaligned buffer, offset or length
-// fails with replay.ErrMisaligned before any system call.
+// fails with backend.ErrMisaligned before any system call.
 //
 // Files under /, /etc, /usr, /bin, /sbin, /lib*, /boot, /proc, /sys and
 // /dev (but /dev/shm) are refused, as the directory layout refuses them. A
@@ -43,7 +43,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	alloc "github.com/kvbench/kvbench/internal/extent"
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // Errors of New; test them with errors.Is.
@@ -88,7 +88,7 @@ type Options struct {
 // at once (a create and a Remove of it, say) happen in no defined order:
 // the caller orders them, as the engine does. Close must be called.
 //
-// Besides replay.Backend it offers Fd, and its Objects Fd and Offset:
+// Besides backend.Backend it offers Fd, and its Objects Fd and Offset:
 // optional capabilities for engines that issue I/O themselves (io_uring),
 // found by type assertion, obj.(interface{ Fd() uintptr; Offset() int64 }),
 // so that decorators, which hide them, keep their meaning.
@@ -122,7 +122,7 @@ type place struct {
 	gone bool
 }
 
-var _ replay.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // New opens the file or block device at path as a backend, creating the
 // file when it does not exist; see Options.
@@ -394,12 +394,13 @@ func (b *Backend) Fd() uintptr { return b.fd }
 
 // Caps reports Name "extent", the alignment, the size of the file or
 // device as Capacity, whether I/O is direct, and the warnings if any.
-func (b *Backend) Caps() replay.Caps {
-	return replay.Caps{
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{
 		Name:     "extent",
 		Align:    b.align,
 		Capacity: b.capacity,
 		Direct:   b.direct,
+		FastMeta: true,
 		Warnings: append([]string(nil), b.warnings...),
 	}
 }
@@ -429,29 +430,29 @@ func (b *Backend) Stats() Stats {
 }
 
 // Open returns the object named key. With create it allocates size bytes
-// (a multiple of Caps().Align, else replay.ErrMisaligned) of the file,
+// (a multiple of Caps().Align, else backend.ErrMisaligned) of the file,
 // first releasing any object of that name, so a failed replacement leaves
-// no object; replay.ErrNoSpace, with the free bytes and the largest free
+// no object; backend.ErrNoSpace, with the free bytes and the largest free
 // extent, when no free extent holds size: fragmentation can refuse an
 // object smaller than the free bytes. The new object's bytes are whatever
 // the file held. Without create, the object must exist (ErrNotFound) and
 // have size bytes.
-func (b *Backend) Open(key string, size int64, create bool) (replay.Object, error) {
+func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("extent: open %q: negative size %d", key, size)
 	}
 	if create && size%int64(b.align) != 0 {
-		return nil, fmt.Errorf("extent: create %q: size %d is not a multiple of %d: %w", key, size, b.align, replay.ErrMisaligned)
+		return nil, fmt.Errorf("extent: create %q: size %d is not a multiple of %d: %w", key, size, b.align, backend.ErrMisaligned)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed.Load() {
-		return nil, fmt.Errorf("extent: open %q: %w", key, replay.ErrClosed)
+		return nil, fmt.Errorf("extent: open %q: %w", key, backend.ErrClosed)
 	}
 	if !create {
 		p := b.objs[key]
 		if p == nil {
-			return nil, fmt.Errorf("extent: open %q: %w", key, replay.ErrNotFound)
+			return nil, fmt.Errorf("extent: open %q: %w", key, backend.ErrNotFound)
 		}
 		if p.size != size {
 			return nil, fmt.Errorf("extent: open %q of %d bytes: the object has %d", key, size, p.size)
@@ -467,7 +468,7 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 	off, err := b.alloc.Alloc(size)
 	if errors.Is(err, alloc.ErrNoSpace) {
 		return nil, fmt.Errorf("extent: create %q of %d bytes: %d bytes free, largest free extent %d bytes (%s, %d bytes): %w",
-			key, size, b.alloc.FreeBytes(), b.alloc.LargestFree(), b.file, b.capacity, replay.ErrNoSpace)
+			key, size, b.alloc.FreeBytes(), b.alloc.LargestFree(), b.file, b.capacity, backend.ErrNoSpace)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("extent: create %q: %w", key, err)
@@ -491,12 +492,12 @@ func (b *Backend) releaseLocked(p *place) error {
 
 // Close closes the file or device and, unless Keep, removes the file New
 // created. I/O in flight finishes first; the backend and its Objects then
-// fail with replay.ErrClosed.
+// fail with backend.ErrClosed.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("extent: close %s: %w", b.file, replay.ErrClosed)
+		return fmt.Errorf("extent: close %s: %w", b.file, backend.ErrClosed)
 	}
 	b.objs = nil
 	err := b.f.Close()
@@ -514,7 +515,7 @@ func (b *Backend) Close() error {
 // Object is one open object of a Backend. Its methods are safe for
 // concurrent use on different ranges.
 //
-// Besides replay.Object it offers Fd and Offset, optional capabilities for
+// Besides backend.Object it offers Fd and Offset, optional capabilities for
 // engines that issue I/O themselves (io_uring): byte off of the object is
 // byte Offset()+off of Fd().
 type Object struct {
@@ -524,7 +525,7 @@ type Object struct {
 	closed atomic.Bool
 }
 
-var _ replay.Object = (*Object)(nil)
+var _ backend.FdObject = (*Object)(nil)
 
 // Fd returns the backend's file descriptor (see Backend.Fd).
 func (o *Object) Fd() uintptr { return o.b.fd }
@@ -539,11 +540,11 @@ func (o *Object) Offset() int64 { return o.p.off }
 // them lie inside the object.
 func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
-		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, replay.ErrClosed)
+		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
 	mask := o.b.align - 1
 	if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
-		return 0, fmt.Errorf("extent: %s %q: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.key, len(p), off, unsafe.SliceData(p), o.b.align, replay.ErrMisaligned)
+		return 0, fmt.Errorf("extent: %s %q: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.key, len(p), off, unsafe.SliceData(p), o.b.align, backend.ErrMisaligned)
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("extent: %s %q: negative offset %d", op, o.key, off)
@@ -564,7 +565,7 @@ func (o *Object) rw(op string, p []byte, off int64, write bool) (int, error) {
 	o.p.io.RLock()
 	defer o.p.io.RUnlock()
 	if o.p.gone {
-		return 0, fmt.Errorf("extent: %s %q: %w: %w", op, o.key, errStale, replay.ErrClosed)
+		return 0, fmt.Errorf("extent: %s %q: %w: %w", op, o.key, errStale, backend.ErrClosed)
 	}
 	at := o.p.off + off
 	var n int
@@ -585,7 +586,7 @@ func (o *Object) rw(op string, p []byte, off int64, write bool) (int, error) {
 func (o *Object) ioErr(op string, off, at int64, err error) error {
 	switch {
 	case errors.Is(err, os.ErrClosed):
-		return fmt.Errorf("extent: %s %q: %w", op, o.key, replay.ErrClosed)
+		return fmt.Errorf("extent: %s %q: %w", op, o.key, backend.ErrClosed)
 	case errors.Is(err, io.EOF):
 		// The file is shorter than it was when New sized it.
 		err = io.ErrUnexpectedEOF
@@ -613,7 +614,7 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 
 // WriteAt writes p at off with pwrite (repeated on short writes and
 // EINTR). It writes nothing and fails if p passes the object's end. ENOSPC
-// (a sparse file on a full file system) matches both replay.ErrNoSpace and
+// (a sparse file on a full file system) matches both backend.ErrNoSpace and
 // syscall.ENOSPC.
 func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	n, err := o.check("write", p, off)
@@ -632,7 +633,7 @@ func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 // Close ends this use of the object.
 func (o *Object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("extent: close %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("extent: close %q: %w", o.key, backend.ErrClosed)
 	}
 	return nil
 }
@@ -641,13 +642,13 @@ func (o *Object) Close() error {
 // object since this Object was opened) and closes the Object.
 func (o *Object) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("extent: remove %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("extent: remove %q: %w", o.key, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed.Load() {
-		return fmt.Errorf("extent: remove %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("extent: remove %q: %w", o.key, backend.ErrClosed)
 	}
 	if b.objs[o.key] != o.p {
 		return nil // already removed or replaced through another Object
@@ -656,5 +657,5 @@ func (o *Object) Remove() error {
 	return b.releaseLocked(o.p)
 }
 
-// sysErr is replay.FileError: ENOSPC and EDQUOT match replay.ErrNoSpace.
-func sysErr(err error) error { return replay.FileError(err) }
+// sysErr is backend.FileError: ENOSPC and EDQUOT match backend.ErrNoSpace.
+func sysErr(err error) error { return backend.FileError(err) }

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
@@ -47,7 +47,7 @@ func image(t *testing.T) string {
 }
 
 func TestConformance(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		path := image(t)
 		t.Cleanup(func() {
 			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
@@ -59,13 +59,13 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConformanceFallback(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return newExtent(t, image(t), Options{Size: 16 << 20, Direct: true, refuseDirect: true})
 	})
 }
 
 func TestConformanceBuffered(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return newExtent(t, image(t), Options{Size: 16 << 20})
 	})
 }
@@ -74,7 +74,7 @@ func TestConformanceBuffered(t *testing.T) {
 // may make one.
 func TestConformanceDevice(t *testing.T) {
 	dev := loopDevice(t, 16<<20)
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return newExtent(t, dev, Options{Direct: true, AllowDevice: true})
 	})
 }
@@ -411,7 +411,7 @@ func TestKeep(t *testing.T) {
 	if c := b.Caps().Capacity; c != 1<<20 {
 		t.Errorf("an existing file of 1 MiB: Capacity %d", c)
 	}
-	if _, err := b.Open("k", 4096, false); !errors.Is(err, replay.ErrNotFound) {
+	if _, err := b.Open("k", 4096, false); !errors.Is(err, backend.ErrNotFound) {
 		t.Errorf("Open of an object of a previous backend: %v, want ErrNotFound", err)
 	}
 	b.Close()
@@ -434,7 +434,7 @@ func TestNeighbours(t *testing.T) {
 	defer b.Close()
 	blk := b.Caps().Align
 	type obj struct {
-		o    replay.Object
+		o    backend.Object
 		size int64
 		seed uint64
 	}
@@ -528,10 +528,10 @@ func TestStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := replaytest.AlignedBuffer(blk, blk)
-	if _, err := old.WriteAt(q, 0); !errors.Is(err, replay.ErrClosed) {
+	if _, err := old.WriteAt(q, 0); !errors.Is(err, backend.ErrClosed) {
 		t.Errorf("WriteAt through a replaced Object: %v, want ErrClosed", err)
 	}
-	if _, err := old.ReadAt(q, 0); !errors.Is(err, replay.ErrClosed) {
+	if _, err := old.ReadAt(q, 0); !errors.Is(err, backend.ErrClosed) {
 		t.Errorf("ReadAt through a replaced Object: %v, want ErrClosed", err)
 	}
 	if err := old.Remove(); err != nil {
@@ -572,7 +572,7 @@ func TestRemoveDuringIO(t *testing.T) {
 				mu.Lock()
 				o := cur
 				mu.Unlock()
-				if _, err := o.WriteAt(p, 0); err != nil && !errors.Is(err, replay.ErrClosed) {
+				if _, err := o.WriteAt(p, 0); err != nil && !errors.Is(err, backend.ErrClosed) {
 					t.Error(err)
 					return
 				}
@@ -666,7 +666,7 @@ func TestChurn(t *testing.T) {
 		creates++
 		if !fits {
 			refused++
-			if !errors.Is(err, replay.ErrNoSpace) {
+			if !errors.Is(err, backend.ErrNoSpace) {
 				t.Fatalf("create of %d bytes with %+v: %v, want ErrNoSpace", size, b.Stats(), err)
 			}
 			continue
@@ -710,7 +710,7 @@ func TestNoSpaceMessage(t *testing.T) {
 	if blk != 4096 {
 		t.Skipf("alignment %d: the message below assumes 4096", blk)
 	}
-	objs := make([]replay.Object, 8)
+	objs := make([]backend.Object, 8)
 	for i := range objs {
 		o, err := b.Open(fmt.Sprint(i), blk, true)
 		if err != nil {
@@ -725,7 +725,7 @@ func TestNoSpaceMessage(t *testing.T) {
 	}
 	_, err := b.Open("big", 2*blk, true)
 	want := `extent: create "big" of 8192 bytes: 12288 bytes free, largest free extent 4096 bytes (` + path + `, 32768 bytes): no space left`
-	if !errors.Is(err, replay.ErrNoSpace) || err.Error() != want {
+	if !errors.Is(err, backend.ErrNoSpace) || err.Error() != want {
 		t.Errorf("error\n%v\nwant\n%s", err, want)
 	}
 	if st := b.Stats(); st != (Stats{Capacity: 8 * blk, Used: 5 * blk, Free: 3 * blk, LargestFree: blk, FreeExtents: 3, Objects: 5}) {
@@ -782,14 +782,14 @@ func TestMisalignedBeforeSyscall(t *testing.T) {
 	}
 	buf := replaytest.AlignedBuffer(2*a, a)
 	for _, p := range [][]byte{buf[1 : 1+a], buf[512 : 512+a]} {
-		if n, err := o.WriteAt(p, 0); n != 0 || !errors.Is(err, replay.ErrMisaligned) || errors.Is(err, syscall.EINVAL) {
+		if n, err := o.WriteAt(p, 0); n != 0 || !errors.Is(err, backend.ErrMisaligned) || errors.Is(err, syscall.EINVAL) {
 			t.Errorf("WriteAt(misaligned buffer) = %d, %v; want 0, ErrMisaligned", n, err)
 		}
-		if n, err := o.ReadAt(p, 0); n != 0 || !errors.Is(err, replay.ErrMisaligned) {
+		if n, err := o.ReadAt(p, 0); n != 0 || !errors.Is(err, backend.ErrMisaligned) {
 			t.Errorf("ReadAt(misaligned buffer) = %d, %v; want 0, ErrMisaligned", n, err)
 		}
 	}
-	if _, err := b.Open("odd", int64(a)+512, true); !errors.Is(err, replay.ErrMisaligned) {
+	if _, err := b.Open("odd", int64(a)+512, true); !errors.Is(err, backend.ErrMisaligned) {
 		t.Errorf("create of a misaligned size: %v, want ErrMisaligned", err)
 	}
 }
@@ -803,11 +803,11 @@ func TestErrors(t *testing.T) {
 		isNot []error
 		msg   string
 	}{
-		{&os.PathError{Op: "write", Path: "/d/kv.img", Err: syscall.ENOSPC}, []error{replay.ErrNoSpace, syscall.ENOSPC}, nil, `write "k" at offset 8192 (/d/kv.img at 1056768): no space left on device`},
-		{syscall.EDQUOT, []error{replay.ErrNoSpace, syscall.EDQUOT}, nil, `write "k" at offset 8192 (/d/kv.img at 1056768): disk quota exceeded`},
-		{&os.PathError{Op: "write", Path: "/d/kv.img", Err: syscall.EIO}, []error{syscall.EIO}, []error{replay.ErrNoSpace}, `write "k" at offset 8192 (/d/kv.img at 1056768): input/output error`},
+		{&os.PathError{Op: "write", Path: "/d/kv.img", Err: syscall.ENOSPC}, []error{backend.ErrNoSpace, syscall.ENOSPC}, nil, `write "k" at offset 8192 (/d/kv.img at 1056768): no space left on device`},
+		{syscall.EDQUOT, []error{backend.ErrNoSpace, syscall.EDQUOT}, nil, `write "k" at offset 8192 (/d/kv.img at 1056768): disk quota exceeded`},
+		{&os.PathError{Op: "write", Path: "/d/kv.img", Err: syscall.EIO}, []error{syscall.EIO}, []error{backend.ErrNoSpace}, `write "k" at offset 8192 (/d/kv.img at 1056768): input/output error`},
 		{io.EOF, []error{io.ErrUnexpectedEOF}, []error{io.EOF}, `write "k" at offset 8192 (/d/kv.img at 1056768): unexpected EOF`},
-		{os.ErrClosed, []error{replay.ErrClosed}, nil, `write "k": closed`},
+		{os.ErrClosed, []error{backend.ErrClosed}, nil, `write "k": closed`},
 	} {
 		err := o.ioErr("write", 8192, 1056768, tc.in)
 		for _, target := range tc.is {
@@ -831,7 +831,7 @@ func TestErrors(t *testing.T) {
 func TestPreallocateNoSpace(t *testing.T) {
 	path := image(t)
 	_, err := New(path, Options{Size: 1 << 60})
-	if !errors.Is(err, replay.ErrNoSpace) && !errors.Is(err, syscall.EFBIG) {
+	if !errors.Is(err, backend.ErrNoSpace) && !errors.Is(err, syscall.EFBIG) {
 		t.Errorf("New of 1 EiB = %v, want ErrNoSpace (or EFBIG)", err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {

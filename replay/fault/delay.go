@@ -3,7 +3,7 @@ package fault
 import (
 	"time"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // Delay returns b with every ReadAt and WriteAt sleeping d before it runs:
@@ -11,8 +11,8 @@ import (
 // added latency does not limit concurrency. Sleeps are as precise as the
 // Go runtime's timers (tens of microseconds). Its Caps name is b's with
 // "+delay".
-func Delay(b replay.Backend, d time.Duration) replay.Backend {
-	return &backend{inner: b, suffix: "delay", around: func(c *Call, next func() error) error {
+func Delay(b backend.Backend, d time.Duration) backend.Backend {
+	return &decorated{inner: b, suffix: "delay", around: func(c *Call, next func() error) error {
 		if c.Op&(OpRead|OpWrite) != 0 && d > 0 {
 			time.Sleep(d)
 		}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // Rule says which calls a Fail decorator fails, from when, and with what.
@@ -35,7 +35,7 @@ type Rule struct {
 }
 
 // NoSpace returns a Rule failing the op calls with ENOSPC: the error
-// matches replay.ErrNoSpace, syscall.ENOSPC and ErrInjected. Set its
+// matches backend.ErrNoSpace, syscall.ENOSPC and ErrInjected. Set its
 // limits to choose when the disk fills.
 func NoSpace(op Op) Rule {
 	return Rule{Op: op, Err: noSpaceError{syscall.ENOSPC}}
@@ -47,19 +47,19 @@ func IOError(op Op) Rule {
 	return Rule{Op: op, Err: syscall.EIO}
 }
 
-// noSpaceError is ENOSPC that matches replay.ErrNoSpace too, as a real
+// noSpaceError is ENOSPC that matches backend.ErrNoSpace too, as a real
 // backend's does.
 type noSpaceError struct{ errno error }
 
 func (e noSpaceError) Error() string        { return e.errno.Error() }
 func (e noSpaceError) Unwrap() error        { return e.errno }
-func (e noSpaceError) Is(target error) bool { return target == replay.ErrNoSpace }
+func (e noSpaceError) Is(target error) bool { return target == backend.ErrNoSpace }
 
 // Fail returns b with the calls r matches failing as r says. It is safe
 // for concurrent use. Its Caps name is b's with "+fail".
-func Fail(b replay.Backend, r Rule) replay.Backend {
+func Fail(b backend.Backend, r Rule) backend.Backend {
 	f := &failer{rule: r}
-	return &backend{inner: b, suffix: "fail", around: f.around}
+	return &decorated{inner: b, suffix: "fail", around: f.around}
 }
 
 // failer is the state of one Fail decorator.

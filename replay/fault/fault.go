@@ -4,7 +4,7 @@
 // error) by a Rule, and Record logs every call with its timing, for tests
 // of the engine's ordering.
 //
-// A decorator wraps any replay.Backend and is one: its Caps are the inner
+// A decorator wraps any backend.Backend and is one: its Caps are the inner
 // backend's, with the decorator's name appended ("ram+delay"), and its
 // Objects wrap the inner Objects. Optional capabilities of the inner
 // Objects (such as nvme's Fd) are hidden on purpose: an engine that found
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // ErrInjected marks every error a Fail decorator makes up, beside the
@@ -72,24 +72,27 @@ type Call struct {
 // call on the inner backend, and returns the call's error.
 type around func(c *Call, next func() error) error
 
-// backend wraps a Backend; every call goes through its around.
-type backend struct {
-	inner  replay.Backend
+// decorated wraps a Backend; every call goes through its around.
+type decorated struct {
+	inner  backend.Backend
 	suffix string
 	around around
 }
 
-var _ replay.Backend = (*backend)(nil)
+var _ backend.Backend = (*decorated)(nil)
 
-func (b *backend) Caps() replay.Caps {
+func (b *decorated) Caps() backend.Caps {
 	c := b.inner.Caps()
 	c.Name += "+" + b.suffix
+	// A decorator's calls may sleep or record under a lock: the engine
+	// must not make them on its scheduling goroutine.
+	c.FastMeta = false
 	c.Warnings = append([]string(nil), c.Warnings...)
 	return c
 }
 
-func (b *backend) Open(key string, size int64, create bool) (replay.Object, error) {
-	var o replay.Object
+func (b *decorated) Open(key string, size int64, create bool) (backend.Object, error) {
+	var o backend.Object
 	c := Call{Op: OpOpen, Key: key, Len: size, Create: create}
 	err := b.around(&c, func() error {
 		var err error
@@ -105,11 +108,11 @@ func (b *backend) Open(key string, size int64, create bool) (replay.Object, erro
 	return &object{inner: o, key: key, around: b.around}, nil
 }
 
-func (b *backend) Close() error { return b.inner.Close() }
+func (b *decorated) Close() error { return b.inner.Close() }
 
 // object wraps an Object.
 type object struct {
-	inner  replay.Object
+	inner  backend.Object
 	key    string
 	around around
 }

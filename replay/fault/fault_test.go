@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/nvme"
@@ -27,11 +27,11 @@ func newRAM(t testing.TB) *ram.Backend {
 }
 
 func TestConformanceDelayRAM(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend { return fault.Delay(newRAM(t), 20*time.Microsecond) })
+	replaytest.Run(t, func(t *testing.T) backend.Backend { return fault.Delay(newRAM(t), 20*time.Microsecond) })
 }
 
 func TestConformanceRecordNVMe(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		b, err := nvme.New(t.TempDir(), nvme.Options{Direct: true})
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func TestConformanceRecordNVMe(t *testing.T) {
 // TestConformanceFailNever checks that a Fail whose limit is not reached
 // changes nothing, and that "null+..." still skips the data checks.
 func TestConformanceFailNever(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return fault.Fail(null.New(null.WithAlign(4096)), fault.Rule{Op: fault.OpAny, AfterCalls: 1 << 40, Err: syscall.EIO})
 	})
 }
@@ -112,14 +112,14 @@ func TestFailNoSpaceAfterBytes(t *testing.T) {
 		}
 	}
 	n, err := o.WriteAt(p, 3*4096)
-	if n != 0 || !errors.Is(err, replay.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, fault.ErrInjected) {
+	if n != 0 || !errors.Is(err, backend.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, fault.ErrInjected) {
 		t.Fatalf("write past the limit = %d, %v; want ErrNoSpace, ENOSPC, ErrInjected", n, err)
 	}
 	if want := `fault: write "k" at offset 12288: injected fault: no space left on device`; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
 	// The disk stays full; reads do not match the rule.
-	if _, err := o.WriteAt(p[:0], 0); !errors.Is(err, replay.ErrNoSpace) {
+	if _, err := o.WriteAt(p[:0], 0); !errors.Is(err, backend.ErrNoSpace) {
 		t.Errorf("a later write: %v, want ErrNoSpace", err)
 	}
 	if _, err := o.ReadAt(p, 0); err != nil {
@@ -140,7 +140,7 @@ func TestFailIOErrorTransient(t *testing.T) {
 	var got []bool
 	for range 5 {
 		_, err := o.ReadAt(p, 0)
-		if err != nil && (!errors.Is(err, syscall.EIO) || !errors.Is(err, fault.ErrInjected) || errors.Is(err, replay.ErrNoSpace)) {
+		if err != nil && (!errors.Is(err, syscall.EIO) || !errors.Is(err, fault.ErrInjected) || errors.Is(err, backend.ErrNoSpace)) {
 			t.Fatalf("injected error %v: want EIO and ErrInjected only", err)
 		}
 		got = append(got, err == nil)
@@ -166,10 +166,10 @@ func TestFailOpenCreatesNothing(t *testing.T) {
 	inner := newRAM(t)
 	b := fault.Fail(inner, fault.NoSpace(fault.OpOpen))
 	defer b.Close()
-	if o, err := b.Open("k", 4096, true); o != nil || !errors.Is(err, replay.ErrNoSpace) {
+	if o, err := b.Open("k", 4096, true); o != nil || !errors.Is(err, backend.ErrNoSpace) {
 		t.Fatalf("Open = %v, %v; want nil, ErrNoSpace", o, err)
 	}
-	if _, err := inner.Open("k", 4096, false); !errors.Is(err, replay.ErrNotFound) {
+	if _, err := inner.Open("k", 4096, false); !errors.Is(err, backend.ErrNotFound) {
 		t.Errorf("the failed create reached the backend: %v", err)
 	}
 	if st := inner.Stats(); st.Used != 0 {
@@ -257,7 +257,7 @@ func TestRecorder(t *testing.T) {
 		{Op: fault.OpRead, Key: "k", Off: 4096, Len: 4096, N: 4096},
 		{Op: fault.OpRead, Key: "k", Off: 8192, Len: 4096, Err: io.EOF},
 		{Op: fault.OpClose, Key: "k"},
-		{Op: fault.OpOpen, Key: "missing", Len: 4096, Err: replay.ErrNotFound},
+		{Op: fault.OpOpen, Key: "missing", Len: 4096, Err: backend.ErrNotFound},
 		{Op: fault.OpOpen, Key: "k", Len: 8192},
 		{Op: fault.OpRemove, Key: "k"},
 	}

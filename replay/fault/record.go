@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // Recorder is a Backend that logs every call to the backend it wraps
@@ -14,17 +14,17 @@ import (
 // that must follow a write starts after the write's End. It is safe for
 // concurrent use. Its Caps name is the inner one's with "+record".
 type Recorder struct {
-	backend
+	decorated
 	mu  sync.Mutex
 	log []Call
 }
 
-var _ replay.Backend = (*Recorder)(nil)
+var _ backend.Backend = (*Recorder)(nil)
 
 // Record returns a Recorder of b, with an empty log.
-func Record(b replay.Backend) *Recorder {
+func Record(b backend.Backend) *Recorder {
 	r := &Recorder{}
-	r.backend = backend{inner: b, suffix: "record", around: r.around}
+	r.decorated = decorated{inner: b, suffix: "record", around: r.around}
 	return r
 }
 

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // Backend is the null backend. It is safe for concurrent use; so are its
@@ -38,7 +38,7 @@ type entry struct {
 	gone atomic.Bool
 }
 
-var _ replay.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // Option configures New.
 type Option func(*Backend)
@@ -73,27 +73,27 @@ func New(opts ...Option) *Backend {
 }
 
 // Caps reports Name "null", the alignment and capacity New was given.
-func (b *Backend) Caps() replay.Caps {
-	return replay.Caps{Name: "null", Align: b.align, Capacity: b.capacity}
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{Name: "null", Align: b.align, Capacity: b.capacity, NoData: true, FastMeta: true}
 }
 
 // Open returns the object named key. With create it records an object of
 // size bytes, replacing any of that name (ErrNoSpace when the capacity
 // would be exceeded; ErrMisaligned when size is not a multiple of Align);
 // without, the object must exist with that size.
-func (b *Backend) Open(key string, size int64, create bool) (replay.Object, error) {
+func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("null: open %q: negative size %d", key, size)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return nil, fmt.Errorf("null: open %q: %w", key, replay.ErrClosed)
+		return nil, fmt.Errorf("null: open %q: %w", key, backend.ErrClosed)
 	}
 	e := b.objs[key]
 	if !create {
 		if e == nil {
-			return nil, fmt.Errorf("null: open %q: %w", key, replay.ErrNotFound)
+			return nil, fmt.Errorf("null: open %q: %w", key, backend.ErrNotFound)
 		}
 		if e.size != size {
 			return nil, fmt.Errorf("null: open %q of %d bytes: the object has %d", key, size, e.size)
@@ -101,7 +101,7 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 		return &object{b: b, key: key, e: e}, nil
 	}
 	if size%int64(b.align) != 0 {
-		return nil, fmt.Errorf("null: create %q: size %d is not a multiple of %d: %w", key, size, b.align, replay.ErrMisaligned)
+		return nil, fmt.Errorf("null: create %q: size %d is not a multiple of %d: %w", key, size, b.align, backend.ErrMisaligned)
 	}
 	if e != nil {
 		// Replacing: the old object's space is given back first.
@@ -110,7 +110,7 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 		b.used -= e.size
 	}
 	if b.capacity > 0 && b.used+size > b.capacity {
-		return nil, fmt.Errorf("null: create %q of %d bytes: %d of %d bytes free: %w", key, size, b.capacity-b.used, b.capacity, replay.ErrNoSpace)
+		return nil, fmt.Errorf("null: create %q of %d bytes: %d of %d bytes free: %w", key, size, b.capacity-b.used, b.capacity, backend.ErrNoSpace)
 	}
 	e = &entry{size: size}
 	b.objs[key] = e
@@ -124,7 +124,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return fmt.Errorf("null: close: %w", replay.ErrClosed)
+		return fmt.Errorf("null: close: %w", backend.ErrClosed)
 	}
 	for _, e := range b.objs {
 		e.gone.Store(true)
@@ -146,15 +146,15 @@ type object struct {
 // that lie inside the object.
 func (o *object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
-		return 0, fmt.Errorf("null: %s %q: %w", op, o.key, replay.ErrClosed)
+		return 0, fmt.Errorf("null: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
 	if o.e.gone.Load() {
-		return 0, fmt.Errorf("null: %s %q: removed or replaced since this Object was opened: %w", op, o.key, replay.ErrClosed)
+		return 0, fmt.Errorf("null: %s %q: removed or replaced since this Object was opened: %w", op, o.key, backend.ErrClosed)
 	}
 	if a := o.b.align; a > 1 {
 		mask := a - 1
 		if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
-			return 0, fmt.Errorf("null: %s %q: %d bytes at offset %d: %w", op, o.key, len(p), off, replay.ErrMisaligned)
+			return 0, fmt.Errorf("null: %s %q: %d bytes at offset %d: %w", op, o.key, len(p), off, backend.ErrMisaligned)
 		}
 	}
 	if off < 0 {
@@ -193,7 +193,7 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 // Close ends this use of the object.
 func (o *object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("null: close %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("null: close %q: %w", o.key, backend.ErrClosed)
 	}
 	return nil
 }
@@ -202,13 +202,13 @@ func (o *object) Close() error {
 // Object was opened) and closes the Object.
 func (o *object) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("null: remove %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("null: remove %q: %w", o.key, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return fmt.Errorf("null: remove %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("null: remove %q: %w", o.key, backend.ErrClosed)
 	}
 	if b.objs[o.key] == o.e {
 		o.e.gone.Store(true)

@@ -4,17 +4,17 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
 func TestConformance(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend { return null.New() })
+	replaytest.Run(t, func(t *testing.T) backend.Backend { return null.New() })
 }
 
 func TestConformanceAlignedBounded(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return null.New(null.WithAlign(4096), null.WithCapacity(8<<20))
 	})
 }
@@ -82,7 +82,7 @@ func TestStaleObject(t *testing.T) {
 	if _, err := b.Open("k", 16, true); err != nil {
 		t.Fatalf("replacing create in a full backend: %v", err)
 	}
-	if _, err := old.ReadAt(make([]byte, 8), 0); !errors.Is(err, replay.ErrClosed) {
+	if _, err := old.ReadAt(make([]byte, 8), 0); !errors.Is(err, backend.ErrClosed) {
 		t.Errorf("ReadAt of a replaced object: %v, want ErrClosed", err)
 	}
 	if err := old.Remove(); err != nil {

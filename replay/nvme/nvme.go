@@ -11,7 +11,7 @@
 // direct-I/O alignment that statx(STATX_DIOALIGN) reports for the
 // directory's file system; it is enforced in buffered mode too, so the
 // engine issues the same I/Os either way. A misaligned buffer, offset or
-// length fails with replay.ErrMisaligned before any system call.
+// length fails with backend.ErrMisaligned before any system call.
 //
 // Files are named by FileName. Directories under /, /etc, /usr, /bin,
 // /sbin, /lib*, /boot, /proc, /sys and /dev (but /dev/shm) are refused.
@@ -31,7 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // ErrSystemDir: New was given a system directory, or one under it.
@@ -81,7 +81,7 @@ type Backend struct {
 	open    map[*Object]struct{}
 }
 
-var _ replay.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // New opens the directory dir as a backend, making it with opt.Create,
 // and probes it for O_DIRECT when opt.Direct is set.
@@ -195,8 +195,8 @@ func (b *Backend) Dir() string { return b.dir }
 // Caps reports Name "nvme", the alignment, whether I/O is direct, and the
 // fallback warning if any. Capacity is 0: the file system's free space is
 // not the backend's to promise (the engine's --capacity bounds the tier).
-func (b *Backend) Caps() replay.Caps {
-	return replay.Caps{
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{
 		Name:     "nvme",
 		Align:    b.align,
 		Direct:   b.direct,
@@ -208,21 +208,21 @@ func (b *Backend) Caps() replay.Caps {
 // size bytes are allocated (fallocate; where the file system cannot, the
 // file is only extended), so that writes do not allocate; ENOSPC there
 // fails the create, leaving no file, with an error that matches both
-// replay.ErrNoSpace and syscall.ENOSPC. size must be a multiple of
+// backend.ErrNoSpace and syscall.ENOSPC. size must be a multiple of
 // Caps().Align (ErrMisaligned). Without create, the file must exist
 // (ErrNotFound) and hold size bytes.
-func (b *Backend) Open(key string, size int64, create bool) (replay.Object, error) {
+func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("nvme: open %q: negative size %d", key, size)
 	}
 	if create && size%int64(b.align) != 0 {
-		return nil, fmt.Errorf("nvme: create %q: size %d is not a multiple of %d: %w", key, size, b.align, replay.ErrMisaligned)
+		return nil, fmt.Errorf("nvme: create %q: size %d is not a multiple of %d: %w", key, size, b.align, backend.ErrMisaligned)
 	}
 	b.mu.Lock()
 	closed := b.closed
 	b.mu.Unlock()
 	if closed {
-		return nil, fmt.Errorf("nvme: open %q: %w", key, replay.ErrClosed)
+		return nil, fmt.Errorf("nvme: open %q: %w", key, backend.ErrClosed)
 	}
 	name := FileName(key)
 	path := filepath.Join(b.dir, name)
@@ -236,7 +236,7 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		if !create && errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("nvme: open %q (%s): %w", key, path, replay.ErrNotFound)
+			return nil, fmt.Errorf("nvme: open %q (%s): %w", key, path, backend.ErrNotFound)
 		}
 		return nil, fmt.Errorf("nvme: open %q: %w", key, sysErr(err))
 	}
@@ -266,7 +266,7 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 		if create && !b.opt.Keep {
 			os.Remove(path)
 		}
-		return nil, fmt.Errorf("nvme: open %q: %w", key, replay.ErrClosed)
+		return nil, fmt.Errorf("nvme: open %q: %w", key, backend.ErrClosed)
 	}
 	if create {
 		b.gen++
@@ -321,7 +321,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return fmt.Errorf("nvme: close %s: %w", b.dir, replay.ErrClosed)
+		return fmt.Errorf("nvme: close %s: %w", b.dir, backend.ErrClosed)
 	}
 	b.closed = true
 	open, created := b.open, b.created
@@ -360,10 +360,9 @@ func (b *Backend) Close() error {
 // Object is one open file of a Backend. Its methods are safe for
 // concurrent use on different ranges.
 //
-// Besides replay.Object it offers Fd, an optional capability for engines
-// that issue I/O themselves (io_uring): an engine finds it by type
-// assertion, obj.(interface{ Fd() uintptr }), so that decorators, which
-// hide it, keep their meaning.
+// Besides backend.Object it is a backend.FdObject, for engines that issue
+// I/O themselves (io_uring): an engine finds it by type assertion, so that
+// decorators, which hide it, keep their meaning.
 type Object struct {
 	b      *Backend
 	key    string
@@ -375,7 +374,7 @@ type Object struct {
 	closed atomic.Bool
 }
 
-var _ replay.Object = (*Object)(nil)
+var _ backend.FdObject = (*Object)(nil)
 
 // Fd returns the file descriptor, open O_RDWR (and O_DIRECT when
 // Caps().Direct). It stays valid until the Object or its Backend is
@@ -383,15 +382,18 @@ var _ replay.Object = (*Object)(nil)
 // same alignment rules.
 func (o *Object) Fd() uintptr { return o.f.Fd() }
 
+// Offset is 0: the object is the whole file.
+func (o *Object) Offset() int64 { return 0 }
+
 // check validates an I/O of len(p) bytes at off and returns how many of
 // them lie inside the object.
 func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() {
-		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, replay.ErrClosed)
+		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, backend.ErrClosed)
 	}
 	mask := o.b.align - 1
 	if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
-		return 0, fmt.Errorf("nvme: %s %s: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.path, len(p), off, unsafe.SliceData(p), o.b.align, replay.ErrMisaligned)
+		return 0, fmt.Errorf("nvme: %s %s: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.path, len(p), off, unsafe.SliceData(p), o.b.align, backend.ErrMisaligned)
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("nvme: %s %s: negative offset %d", op, o.path, off)
@@ -405,7 +407,7 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 // ioErr wraps an error of pread or pwrite with the file and offset.
 func (o *Object) ioErr(op string, off int64, err error) error {
 	if errors.Is(err, os.ErrClosed) {
-		return fmt.Errorf("nvme: %s %s: %w", op, o.path, replay.ErrClosed)
+		return fmt.Errorf("nvme: %s %s: %w", op, o.path, backend.ErrClosed)
 	}
 	return fmt.Errorf("nvme: %s %s at offset %d: %w", op, o.path, off, sysErr(err))
 }
@@ -434,7 +436,7 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 
 // WriteAt writes p at off with pwrite (repeated on short writes and
 // EINTR). It writes nothing and fails if p passes the object's end. ENOSPC
-// matches both replay.ErrNoSpace and syscall.ENOSPC.
+// matches both backend.ErrNoSpace and syscall.ENOSPC.
 func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	n, err := o.check("write", p, off)
 	if err != nil {
@@ -456,7 +458,7 @@ func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 // Close closes the file.
 func (o *Object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("nvme: close %s: %w", o.path, replay.ErrClosed)
+		return fmt.Errorf("nvme: close %s: %w", o.path, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
@@ -464,7 +466,7 @@ func (o *Object) Close() error {
 	b.mu.Unlock()
 	if err := o.f.Close(); err != nil {
 		if errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("nvme: close %s: %w", o.path, replay.ErrClosed)
+			return fmt.Errorf("nvme: close %s: %w", o.path, backend.ErrClosed)
 		}
 		return fmt.Errorf("nvme: close %s: %w", o.path, sysErr(err))
 	}
@@ -475,13 +477,13 @@ func (o *Object) Close() error {
 // since this Object was opened (then it only closes).
 func (o *Object) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("nvme: remove %s: %w", o.path, replay.ErrClosed)
+		return fmt.Errorf("nvme: remove %s: %w", o.path, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return fmt.Errorf("nvme: remove %s: %w", o.path, replay.ErrClosed)
+		return fmt.Errorf("nvme: remove %s: %w", o.path, backend.ErrClosed)
 	}
 	delete(b.open, o)
 	cur, ours := b.created[o.name]
@@ -502,5 +504,5 @@ func (o *Object) Remove() error {
 	return nil
 }
 
-// sysErr is replay.FileError: ENOSPC and EDQUOT match replay.ErrNoSpace.
-func sysErr(err error) error { return replay.FileError(err) }
+// sysErr is backend.FileError: ENOSPC and EDQUOT match backend.ErrNoSpace.
+func sysErr(err error) error { return backend.FileError(err) }

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
@@ -35,13 +35,13 @@ func directFS(t testing.TB, dir string) {
 }
 
 func TestConformance(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return newNVMe(t, t.TempDir(), Options{Direct: true})
 	})
 }
 
 func TestConformanceCreate(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		dir := filepath.Join(t.TempDir(), "a", "b")
 		t.Cleanup(func() {
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -53,7 +53,7 @@ func TestConformanceCreate(t *testing.T) {
 }
 
 func TestConformanceFallback(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return newNVMe(t, t.TempDir(), Options{Direct: true, refuseDirect: true})
 	})
 }
@@ -174,15 +174,15 @@ func TestMisalignedBeforeSyscall(t *testing.T) {
 	// with 512-byte sectors would take, but the declared Align refuses).
 	for _, p := range [][]byte{buf[1 : 1+a], buf[512 : 512+a]} {
 		n, err := o.WriteAt(p, 0)
-		if n != 0 || !errors.Is(err, replay.ErrMisaligned) || errors.Is(err, syscall.EINVAL) {
+		if n != 0 || !errors.Is(err, backend.ErrMisaligned) || errors.Is(err, syscall.EINVAL) {
 			t.Errorf("WriteAt(misaligned buffer) = %d, %v; want 0, ErrMisaligned from the check, not EINVAL from the kernel", n, err)
 		}
 		n, err = o.ReadAt(p, 0)
-		if n != 0 || !errors.Is(err, replay.ErrMisaligned) || errors.Is(err, syscall.EINVAL) {
+		if n != 0 || !errors.Is(err, backend.ErrMisaligned) || errors.Is(err, syscall.EINVAL) {
 			t.Errorf("ReadAt(misaligned buffer) = %d, %v; want 0, ErrMisaligned", n, err)
 		}
 	}
-	if n, err := o.WriteAt(buf[:a], int64(a/2)); n != 0 || !errors.Is(err, replay.ErrMisaligned) {
+	if n, err := o.WriteAt(buf[:a], int64(a/2)); n != 0 || !errors.Is(err, backend.ErrMisaligned) {
 		t.Errorf("WriteAt(misaligned offset) = %d, %v; want 0, ErrMisaligned", n, err)
 	}
 }
@@ -511,10 +511,10 @@ func TestErrors(t *testing.T) {
 		isNot     []error
 		msgSuffix string
 	}{
-		{&os.PathError{Op: "write", Path: "/d/k", Err: syscall.ENOSPC}, []error{replay.ErrNoSpace, syscall.ENOSPC}, nil, "write /d/k at offset 8192: no space left on device"},
-		{syscall.EDQUOT, []error{replay.ErrNoSpace, syscall.EDQUOT}, nil, "write /d/k at offset 8192: disk quota exceeded"},
-		{&os.PathError{Op: "write", Path: "/d/k", Err: syscall.EIO}, []error{syscall.EIO}, []error{replay.ErrNoSpace}, "write /d/k at offset 8192: input/output error"},
-		{os.ErrClosed, []error{replay.ErrClosed}, nil, "write /d/k: closed"},
+		{&os.PathError{Op: "write", Path: "/d/k", Err: syscall.ENOSPC}, []error{backend.ErrNoSpace, syscall.ENOSPC}, nil, "write /d/k at offset 8192: no space left on device"},
+		{syscall.EDQUOT, []error{backend.ErrNoSpace, syscall.EDQUOT}, nil, "write /d/k at offset 8192: disk quota exceeded"},
+		{&os.PathError{Op: "write", Path: "/d/k", Err: syscall.EIO}, []error{syscall.EIO}, []error{backend.ErrNoSpace}, "write /d/k at offset 8192: input/output error"},
+		{os.ErrClosed, []error{backend.ErrClosed}, nil, "write /d/k: closed"},
 	} {
 		err := o.ioErr("write", 8192, tc.in)
 		for _, target := range tc.is {

@@ -2,15 +2,17 @@
 // mmap arena of a fixed capacity, an extent allocator inside it, and
 // memcpy in and out (design section 5).
 //
-// Objects are extents of the arena, placed first fit by address and
-// coalesced on release by an internal/extent Allocator. Every extent starts
-// on a page, and Caps().Align is 4096, the same as the NVMe tier's: the
-// engine then splits objects into the same I/Os on both tiers, a physical
-// size is exactly the bytes an object takes in the arena (so the engine's
-// capacity accounting is exact), and every copy runs between page-aligned
-// addresses. RAM needs no alignment for correctness; it is a declared
-// constraint, enforced so that a test against RAM catches what O_DIRECT
-// would refuse.
+// An object is one extent of the arena when a free extent holds it, placed
+// first fit by address, and otherwise several (internal/extent's
+// AllocPieces): the arena cannot fail from fragmentation, so an object
+// fits whenever the arena's free bytes hold it, and the engine's capacity
+// accounting (bytes, not extents) is exact. Every extent starts on a page,
+// and Caps().Align is 4096, the same as the NVMe tier's: the engine then
+// splits objects into the same I/Os on both tiers, a physical size is
+// exactly the bytes an object takes in the arena, and every copy runs
+// between page-aligned addresses. RAM needs no alignment for correctness;
+// it is a declared constraint, enforced so that a test against RAM catches
+// what O_DIRECT would refuse.
 //
 // Freed extents keep their pages: once the arena has been written through,
 // later writes take no page faults. The first write to a page does (the
@@ -28,7 +30,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/extent"
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // Align is the alignment the RAM backend declares and enforces: a page.
@@ -51,15 +53,16 @@ type Backend struct {
 	closed atomic.Bool
 }
 
-// place is one object's extent of the arena.
+// place is one object's extents of the arena, in the object's order.
 type place struct {
-	off, size int64
+	pieces []extent.Piece
+	size   int64
 	// gone is set when the object is removed or replaced, so that a
 	// stale Object cannot write into space given to another.
 	gone atomic.Bool
 }
 
-var _ replay.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // config is what the options set.
 type config struct {
@@ -124,8 +127,8 @@ func New(capacity int64, opts ...Option) (*Backend, error) {
 }
 
 // Caps reports Name "ram", Align 4096 and the arena's size as Capacity.
-func (b *Backend) Caps() replay.Caps {
-	return replay.Caps{Name: "ram", Align: Align, Capacity: b.capacity}
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{Name: "ram", Align: Align, Capacity: b.capacity, FastMeta: true}
 }
 
 // Stats are a RAM backend's occupancy.
@@ -133,7 +136,7 @@ type Stats struct {
 	Capacity    int64 // the arena's size
 	Used        int64 // bytes held by objects
 	Free        int64 // Capacity - Used
-	LargestFree int64 // the largest object that fits now
+	LargestFree int64 // the largest free extent (an object of up to Free bytes fits, in pieces)
 	FreeExtents int   // free extents: 1 when unfragmented (0 when full)
 	Objects     int
 }
@@ -158,7 +161,7 @@ func (b *Backend) Stats() Stats {
 // the free bytes and the largest free extent, when no free extent holds
 // size. The new object's bytes are whatever the arena held. Without
 // create, the object must exist (ErrNotFound) and have size bytes.
-func (b *Backend) Open(key string, size int64, create bool) (replay.Object, error) {
+func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("ram: open %q: negative size %d", key, size)
 	}
@@ -166,11 +169,11 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 		b.mu.RLock()
 		defer b.mu.RUnlock()
 		if b.objs == nil {
-			return nil, fmt.Errorf("ram: open %q: %w", key, replay.ErrClosed)
+			return nil, fmt.Errorf("ram: open %q: %w", key, backend.ErrClosed)
 		}
 		e := b.objs[key]
 		if e == nil {
-			return nil, fmt.Errorf("ram: open %q: %w", key, replay.ErrNotFound)
+			return nil, fmt.Errorf("ram: open %q: %w", key, backend.ErrNotFound)
 		}
 		if e.size != size {
 			return nil, fmt.Errorf("ram: open %q of %d bytes: the object has %d", key, size, e.size)
@@ -178,12 +181,12 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 		return &object{b: b, key: key, e: e}, nil
 	}
 	if size%Align != 0 {
-		return nil, fmt.Errorf("ram: create %q: size %d is not a multiple of %d: %w", key, size, Align, replay.ErrMisaligned)
+		return nil, fmt.Errorf("ram: create %q: size %d is not a multiple of %d: %w", key, size, Align, backend.ErrMisaligned)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return nil, fmt.Errorf("ram: create %q: %w", key, replay.ErrClosed)
+		return nil, fmt.Errorf("ram: create %q: %w", key, backend.ErrClosed)
 	}
 	if old := b.objs[key]; old != nil {
 		delete(b.objs, key)
@@ -193,15 +196,15 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 	}
 	e := &place{size: size}
 	if size > 0 {
-		off, err := b.alloc.Alloc(size)
+		pieces, err := b.alloc.AllocPieces(size, nil)
 		if errors.Is(err, extent.ErrNoSpace) {
-			return nil, fmt.Errorf("ram: create %q of %d bytes: %d bytes free, largest free extent %d bytes (arena %d bytes): %w",
-				key, size, b.alloc.FreeBytes(), b.alloc.LargestFree(), b.capacity, replay.ErrNoSpace)
+			return nil, fmt.Errorf("ram: create %q of %d bytes: %d bytes free (arena %d bytes): %w",
+				key, size, b.alloc.FreeBytes(), b.capacity, backend.ErrNoSpace)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("ram: create %q of %d bytes: %w", key, size, err)
 		}
-		e.off = off
+		e.pieces = pieces
 	}
 	b.objs[key] = e
 	return &object{b: b, key: key, e: e}, nil
@@ -210,8 +213,10 @@ func (b *Backend) Open(key string, size int64, create bool) (replay.Object, erro
 // releaseLocked gives e's space back; b.mu is held.
 func (b *Backend) releaseLocked(e *place) error {
 	e.gone.Store(true)
-	if err := b.alloc.Free(e.off, e.size); err != nil {
-		return fmt.Errorf("ram: %w", err)
+	for _, p := range e.pieces {
+		if err := b.alloc.Free(p.Off, p.Len); err != nil {
+			return fmt.Errorf("ram: %w", err)
+		}
 	}
 	return nil
 }
@@ -224,7 +229,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.arena == nil {
-		return fmt.Errorf("ram: close: %w", replay.ErrClosed)
+		return fmt.Errorf("ram: close: %w", backend.ErrClosed)
 	}
 	b.closed.Store(true)
 	for _, e := range b.objs {
@@ -256,11 +261,11 @@ var errStale = errors.New("removed or replaced since this Object was opened")
 // them lie inside the object.
 func (o *object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
-		return 0, fmt.Errorf("ram: %s %q: %w", op, o.key, replay.ErrClosed)
+		return 0, fmt.Errorf("ram: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
 	const mask = Align - 1
 	if off&mask != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&mask != 0 {
-		return 0, fmt.Errorf("ram: %s %q: %d bytes at offset %d, buffer %p: %w", op, o.key, len(p), off, unsafe.SliceData(p), replay.ErrMisaligned)
+		return 0, fmt.Errorf("ram: %s %q: %d bytes at offset %d, buffer %p: %w", op, o.key, len(p), off, unsafe.SliceData(p), backend.ErrMisaligned)
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("ram: %s %q: negative offset %d", op, o.key, off)
@@ -278,16 +283,28 @@ func (o *object) copyAt(op string, p []byte, off int64, write bool) error {
 	b.life.RLock()
 	defer b.life.RUnlock()
 	if b.arena == nil {
-		return fmt.Errorf("ram: %s %q: %w", op, o.key, replay.ErrClosed)
+		return fmt.Errorf("ram: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
 	if o.e.gone.Load() {
-		return fmt.Errorf("ram: %s %q: %w: %w", op, o.key, errStale, replay.ErrClosed)
+		return fmt.Errorf("ram: %s %q: %w: %w", op, o.key, errStale, backend.ErrClosed)
 	}
-	mem := b.arena[o.e.off+off : o.e.off+o.e.size]
-	if write {
-		copy(mem, p)
-	} else {
-		copy(p, mem)
+	// Skip the pieces before off, then copy piece by piece.
+	for _, pc := range o.e.pieces {
+		if len(p) == 0 {
+			break
+		}
+		if off >= pc.Len {
+			off -= pc.Len
+			continue
+		}
+		mem := b.arena[pc.Off+off : pc.Off+pc.Len]
+		var n int
+		if write {
+			n = copy(mem, p)
+		} else {
+			n = copy(p, mem)
+		}
+		p, off = p[n:], 0
 	}
 	return nil
 }
@@ -330,7 +347,7 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 // Close ends this use of the object.
 func (o *object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("ram: close %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("ram: close %q: %w", o.key, backend.ErrClosed)
 	}
 	return nil
 }
@@ -339,13 +356,13 @@ func (o *object) Close() error {
 // object since this Object was opened) and closes the Object.
 func (o *object) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("ram: remove %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("ram: remove %q: %w", o.key, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return fmt.Errorf("ram: remove %q: %w", o.key, replay.ErrClosed)
+		return fmt.Errorf("ram: remove %q: %w", o.key, backend.ErrClosed)
 	}
 	if b.objs[o.key] != o.e {
 		return nil // already removed or replaced through another Object

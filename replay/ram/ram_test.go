@@ -1,6 +1,7 @@
 package ram_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ram"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
@@ -23,11 +24,11 @@ func newRAM(t testing.TB, capacity int64, opts ...ram.Option) *ram.Backend {
 }
 
 func TestConformance(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend { return newRAM(t, 16<<20) })
+	replaytest.Run(t, func(t *testing.T) backend.Backend { return newRAM(t, 16<<20) })
 }
 
 func TestConformanceOptions(t *testing.T) {
-	replaytest.Run(t, func(t *testing.T) replay.Backend {
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
 		return newRAM(t, 16<<20, ram.Populate(), ram.NoReserve(), ram.HugePages())
 	})
 }
@@ -45,11 +46,16 @@ func TestNew(t *testing.T) {
 	}
 }
 
-func TestNoSpaceMessage(t *testing.T) {
+// TestFragmentedArenaFits checks that the arena cannot fail from
+// fragmentation: with three one-page holes and no two together, a
+// three-page object fits (scattered over the holes) and reads back what
+// was written, byte for byte, across the pieces; one page more than is
+// free fails with ErrNoSpace and a message that says how much is free.
+func TestFragmentedArenaFits(t *testing.T) {
 	const P = 4096
 	b := newRAM(t, 8*P)
 	defer b.Close()
-	objs := make([]replay.Object, 8)
+	objs := make([]backend.Object, 8)
 	for i := range objs {
 		o, err := b.Open(fmt.Sprint(i), P, true)
 		if err != nil {
@@ -63,30 +69,52 @@ func TestNoSpaceMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := b.Open("big", 2*P, true)
-	if !errors.Is(err, replay.ErrNoSpace) {
-		t.Fatalf("Open of 2 pages with 1-page holes: %v, want ErrNoSpace", err)
-	}
-	want := `ram: create "big" of 8192 bytes: 12288 bytes free, largest free extent 4096 bytes (arena 32768 bytes): no space left`
-	if err.Error() != want {
-		t.Errorf("error\n%s\nwant\n%s", err, want)
-	}
 	st := b.Stats()
 	if st != (ram.Stats{Capacity: 8 * P, Used: 5 * P, Free: 3 * P, LargestFree: P, FreeExtents: 3, Objects: 5}) {
 		t.Errorf("Stats() = %+v", st)
 	}
-	// Removing page 2 coalesces 1-3; the object fits at page 1.
-	if err := objs[2].Remove(); err != nil {
+	_, err := b.Open("big", 4*P, true)
+	if !errors.Is(err, backend.ErrNoSpace) {
+		t.Fatalf("Open of 4 pages with 3 free: %v, want ErrNoSpace", err)
+	}
+	want := `ram: create "big" of 16384 bytes: 12288 bytes free (arena 32768 bytes): no space left`
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+	big, err := b.Open("big", 3*P, true)
+	if err != nil {
+		t.Fatalf("Open of 3 pages into three 1-page holes: %v", err)
+	}
+	if st := b.Stats(); st.Free != 0 || st.Objects != 6 {
+		t.Errorf("Stats() = %+v, want a full arena of 6 objects", st)
+	}
+	// Two pages written at offset P span two pieces.
+	w := replaytest.AlignedBuffer(2*P, P)
+	for i := range w {
+		w[i] = byte(i*7 + i>>12)
+	}
+	if _, err := big.WriteAt(w, P); err != nil {
 		t.Fatal(err)
 	}
-	if st := b.Stats(); st.FreeExtents != 2 || st.LargestFree != 3*P {
-		t.Errorf("after coalescing: Stats() = %+v, want 2 free extents, largest %d", st, 3*P)
+	r := replaytest.AlignedBuffer(3*P, P)
+	if _, err := big.ReadAt(r, 0); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := b.Open("big", 3*P, true); err != nil {
-		t.Fatalf("Open of 3 pages into the coalesced hole: %v", err)
+	if !bytes.Equal(r[P:], w) {
+		t.Fatal("bytes read across pieces differ from those written")
 	}
-	if st := b.Stats(); st.FreeExtents != 1 || st.Free != P {
-		t.Errorf("Stats() = %+v, want the one page at 6 free", st)
+	// The neighbours were not touched.
+	for _, i := range []int{0, 2, 4, 5, 7} {
+		p := replaytest.AlignedBuffer(P, P)
+		if _, err := objs[i].ReadAt(p, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := big.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.Free != 3*P {
+		t.Errorf("after Remove: Stats() = %+v, want 3 pages free", st)
 	}
 }
 
@@ -105,7 +133,7 @@ func TestReplaceFrees(t *testing.T) {
 		t.Fatalf("replacing create in a full arena: %v", err)
 	}
 	p := replaytest.AlignedBuffer(4096, 4096)
-	if _, err := old.WriteAt(p, 0); !errors.Is(err, replay.ErrClosed) {
+	if _, err := old.WriteAt(p, 0); !errors.Is(err, backend.ErrClosed) {
 		t.Errorf("WriteAt through a replaced Object: %v, want ErrClosed", err)
 	}
 	if err := old.Remove(); err != nil {
@@ -128,7 +156,7 @@ func TestManyObjects(t *testing.T) {
 	const n = 100000
 	b := newRAM(t, 2*n*4096, ram.NoReserve())
 	defer b.Close()
-	objs := make([]replay.Object, n)
+	objs := make([]backend.Object, n)
 	for i := range objs {
 		o, err := b.Open(fmt.Sprint(i), int64(1+i%2)*4096, true)
 		if err != nil {
@@ -224,7 +252,7 @@ func TestCloseDuringIO(t *testing.T) {
 					_, err = o.ReadAt(p, int64(i%16)*(64<<10))
 				}
 				if err != nil {
-					if !errors.Is(err, replay.ErrClosed) {
+					if !errors.Is(err, backend.ErrClosed) {
 						t.Errorf("I/O during Close: %v, want ErrClosed", err)
 					}
 					return

@@ -1,4 +1,4 @@
-// Package replaytest holds the conformance suite that every replay.Backend
+// Package replaytest holds the conformance suite that every backend.Backend
 // passes (replay/null, replay/ram, replay/nvme, the replay/fault decorators
 // and whatever comes next), and helpers shared by backends' and the
 // engine's tests.
@@ -6,7 +6,7 @@
 // A backend's test calls Run with a constructor:
 //
 //	func TestConformance(t *testing.T) {
-//		replaytest.Run(t, func(t *testing.T) replay.Backend {
+//		replaytest.Run(t, func(t *testing.T) backend.Backend {
 //			b, err := ram.New(16 << 20)
 //			if err != nil {
 //				t.Fatal(err)
@@ -19,24 +19,24 @@
 // the constructor must not close it (it may register clean-ups of its own,
 // such as removing a directory).
 //
-// What the suite requires of a Backend, beyond what replay.Backend's doc
+// What the suite requires of a Backend, beyond what backend.Backend's doc
 // states:
 //
 //   - Caps: Name non-empty, Align a power of two, Capacity >= 0.
 //   - Open with create of a size that is not a multiple of Align, and
 //     ReadAt/WriteAt with a buffer address, length or offset that is not,
-//     fail with replay.ErrMisaligned (when Align > 1) and move nothing.
+//     fail with backend.ErrMisaligned (when Align > 1) and move nothing.
 //   - An object has the size it was created with: ReadAt past the end
 //     returns the bytes up to the end and io.EOF; WriteAt past the end fails
 //     and writes nothing.
 //   - After Object.Close or Object.Remove, the object's methods fail with
-//     replay.ErrClosed (a second Close too); after Backend.Close, the
+//     backend.ErrClosed (a second Close too); after Backend.Close, the
 //     backend's Open and Close and every method of its objects do.
 //   - Keys are arbitrary strings, the empty one included: slashes, dots,
 //     "..", 300-byte keys, invalid UTF-8 and control bytes are stored
 //     distinctly and safely.
 //   - With Capacity > 0: a create that does not fit fails with
-//     replay.ErrNoSpace, and Remove gives the space back (after removing
+//     backend.ErrNoSpace, and Remove gives the space back (after removing
 //     everything, one object of the whole capacity, rounded down to the
 //     suite's block, fits). The suite needs a capacity of at least 4 MiB
 //     (more when Align is above 4096: 1024 of its blocks).
@@ -58,7 +58,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // AlignedBuffer returns a zeroed buffer of n bytes whose address is a
@@ -118,7 +118,7 @@ func Fill(p []byte, seed uint64, off int64) {
 // Run runs the conformance suite against the backends newBackend returns,
 // one fresh backend per subtest, which Run closes. See the package doc for
 // what it checks.
-func Run(t *testing.T, newBackend func(t *testing.T) replay.Backend) {
+func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	t.Helper()
 	tests := []struct {
 		name string
@@ -149,8 +149,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) replay.Backend) {
 // suite is one subtest's backend and what the suite derived from its Caps.
 type suite struct {
 	t      *testing.T
-	b      replay.Backend
-	caps   replay.Caps
+	b      backend.Backend
+	caps   backend.Caps
 	align  int   // Caps().Align, at least 1
 	block  int   // the suite's block: max(align, 4096)
 	null   bool  // skip data checks
@@ -158,7 +158,7 @@ type suite struct {
 	usable int64 // Capacity rounded down to block; 0 when unbounded
 }
 
-func newSuite(t *testing.T, b replay.Backend) *suite {
+func newSuite(t *testing.T, b backend.Backend) *suite {
 	t.Helper()
 	if b == nil {
 		t.Fatal("newBackend returned nil")
@@ -194,7 +194,7 @@ func (s *suite) needCapacity(blocks int) {
 func (s *suite) buf(n int) []byte { return AlignedBuffer(n, s.align) }
 
 // create opens key with create, failing the test on an error.
-func (s *suite) create(key string, size int64) replay.Object {
+func (s *suite) create(key string, size int64) backend.Object {
 	s.t.Helper()
 	o, err := s.b.Open(key, size, true)
 	if err != nil {
@@ -207,7 +207,7 @@ func (s *suite) create(key string, size int64) replay.Object {
 }
 
 // open opens the existing key, failing the test on an error.
-func (s *suite) open(key string, size int64) replay.Object {
+func (s *suite) open(key string, size int64) backend.Object {
 	s.t.Helper()
 	o, err := s.b.Open(key, size, false)
 	if err != nil {
@@ -221,7 +221,7 @@ func (s *suite) open(key string, size int64) replay.Object {
 
 // writeAll writes the pattern of seed over the whole object, chunk bytes
 // per WriteAt.
-func (s *suite) writeAll(o replay.Object, size int64, seed uint64, chunk int) {
+func (s *suite) writeAll(o backend.Object, size int64, seed uint64, chunk int) {
 	s.t.Helper()
 	p := s.buf(chunk)
 	for off := int64(0); off < size; off += int64(chunk) {
@@ -236,7 +236,7 @@ func (s *suite) writeAll(o replay.Object, size int64, seed uint64, chunk int) {
 
 // checkAll reads the whole object, chunk bytes per ReadAt, and compares it
 // with the pattern of seed (unless the backend stores no data).
-func (s *suite) checkAll(o replay.Object, size int64, seed uint64, chunk int) {
+func (s *suite) checkAll(o backend.Object, size int64, seed uint64, chunk int) {
 	s.t.Helper()
 	p := s.buf(chunk)
 	want := make([]byte, chunk)
@@ -274,14 +274,14 @@ func (s *suite) wantErr(what string, err, target error) {
 	}
 }
 
-func (s *suite) closeObject(o replay.Object) {
+func (s *suite) closeObject(o backend.Object) {
 	s.t.Helper()
 	if err := o.Close(); err != nil {
 		s.t.Fatalf("Object.Close: %v", err)
 	}
 }
 
-func (s *suite) remove(o replay.Object) {
+func (s *suite) remove(o backend.Object) {
 	s.t.Helper()
 	if err := o.Remove(); err != nil {
 		s.t.Fatalf("Object.Remove: %v", err)
@@ -358,7 +358,7 @@ func testWriteReadBack(s *suite) {
 
 func testOpenMissing(s *suite) {
 	o, err := s.b.Open("missing", int64(s.block), false)
-	s.wantErr(`Open("missing") without create`, err, replay.ErrNotFound)
+	s.wantErr(`Open("missing") without create`, err, backend.ErrNotFound)
 	if o != nil {
 		s.t.Error(`Open("missing") without create returned an Object with its error`)
 	}
@@ -366,7 +366,7 @@ func testOpenMissing(s *suite) {
 	// existing one is another key.
 	s.closeObject(s.create("present", int64(s.block)))
 	_, err = s.b.Open("pres", int64(s.block), false)
-	s.wantErr(`Open("pres") beside "present"`, err, replay.ErrNotFound)
+	s.wantErr(`Open("pres") beside "present"`, err, backend.ErrNotFound)
 }
 
 func testCreateReplaces(s *suite) {
@@ -397,7 +397,7 @@ func testCreateReplaces(s *suite) {
 	// There is one object: removing it leaves none.
 	s.remove(o)
 	_, err := s.b.Open("k", blk, false)
-	s.wantErr("Open after Remove of the replacement", err, replay.ErrNotFound)
+	s.wantErr("Open after Remove of the replacement", err, backend.ErrNotFound)
 }
 
 func testRemove(s *suite) {
@@ -407,7 +407,7 @@ func testRemove(s *suite) {
 	s.writeAll(o, 2*blk, 1, s.block)
 	s.remove(o)
 	_, err := s.b.Open("gone", 2*blk, false)
-	s.wantErr("Open after Remove", err, replay.ErrNotFound)
+	s.wantErr("Open after Remove", err, backend.ErrNotFound)
 	// The key can be created again.
 	o = s.create("gone", blk)
 	s.writeAll(o, blk, 2, s.block)
@@ -435,7 +435,7 @@ func testRemove(s *suite) {
 		o := s.open(key, size(i))
 		s.checkAll(o, size(i), uint64(i), s.block)
 		s.remove(o)
-		if _, err := s.b.Open(key, size(i), false); !errors.Is(err, replay.ErrNotFound) {
+		if _, err := s.b.Open(key, size(i), false); !errors.Is(err, backend.ErrNotFound) {
 			s.t.Fatalf("Open(%q) after Remove: err = %v, want ErrNotFound", key, err)
 		}
 		if k == n/2 {
@@ -495,11 +495,11 @@ func testNoSpace(s *suite) {
 	blk := int64(s.block)
 	tooBig := (s.caps.Capacity/blk + 1) * blk
 	o, err := s.b.Open("huge", tooBig, true)
-	s.wantErr(fmt.Sprintf("Open of %d bytes in a capacity of %d", tooBig, s.caps.Capacity), err, replay.ErrNoSpace)
+	s.wantErr(fmt.Sprintf("Open of %d bytes in a capacity of %d", tooBig, s.caps.Capacity), err, backend.ErrNoSpace)
 	if o != nil {
 		s.t.Error("a failed Open returned an Object")
 	}
-	if _, err := s.b.Open("huge", tooBig, false); !errors.Is(err, replay.ErrNotFound) {
+	if _, err := s.b.Open("huge", tooBig, false); !errors.Is(err, backend.ErrNotFound) {
 		s.t.Errorf("a failed create left an object behind: Open = %v, want ErrNotFound", err)
 	}
 	// Two objects of more than half the capacity do not fit together; they
@@ -507,7 +507,7 @@ func testNoSpace(s *suite) {
 	half := s.usable/2/blk*blk + blk
 	a := s.create("a", half)
 	_, err = s.b.Open("b", half, true)
-	s.wantErr("Open of a second object of more than half the capacity", err, replay.ErrNoSpace)
+	s.wantErr("Open of a second object of more than half the capacity", err, backend.ErrNoSpace)
 	s.remove(a)
 	bo := s.create("b", half)
 	s.remove(bo)
@@ -582,7 +582,7 @@ func testConcurrentManyObjects(s *suite) {
 			p := s.buf(blk)
 			want := make([]byte, blk)
 			fail := func(err error) { errs <- fmt.Errorf("worker %d: %w", w, err) }
-			var objs []replay.Object
+			var objs []backend.Object
 			for k := range perWorker {
 				seed := uint64(w*perWorker + k)
 				o, err := s.b.Open(fmt.Sprintf("w%d/o%d", w, k), size, true)
@@ -640,7 +640,7 @@ func testConcurrentManyObjects(s *suite) {
 			key := fmt.Sprintf("w%d/o%d", w, k)
 			o, err := s.b.Open(key, size, false)
 			if k%2 == 0 {
-				s.wantErr(fmt.Sprintf("Open(%q) after Remove", key), err, replay.ErrNotFound)
+				s.wantErr(fmt.Sprintf("Open(%q) after Remove", key), err, backend.ErrNotFound)
 				continue
 			}
 			if err != nil {
@@ -658,8 +658,8 @@ func testMisaligned(s *suite) {
 		s.t.Skip("Caps().Align is 1: anything goes")
 	}
 	_, err := s.b.Open("odd-size", int64(a)+1, true)
-	s.wantErr(fmt.Sprintf("Open(create) of %d bytes", a+1), err, replay.ErrMisaligned)
-	if _, err := s.b.Open("odd-size", int64(a)+1, false); !errors.Is(err, replay.ErrNotFound) {
+	s.wantErr(fmt.Sprintf("Open(create) of %d bytes", a+1), err, backend.ErrMisaligned)
+	if _, err := s.b.Open("odd-size", int64(a)+1, false); !errors.Is(err, backend.ErrNotFound) {
 		s.t.Errorf("a misaligned create left an object behind: Open = %v, want ErrNotFound", err)
 	}
 
@@ -686,12 +686,12 @@ func testMisaligned(s *suite) {
 			c.p[i] = 0xAA
 		}
 		n, err := o.WriteAt(c.p, c.off)
-		s.wantErr("WriteAt with "+c.name, err, replay.ErrMisaligned)
+		s.wantErr("WriteAt with "+c.name, err, backend.ErrMisaligned)
 		if n != 0 {
 			s.t.Errorf("WriteAt with %s wrote %d bytes", c.name, n)
 		}
 		n, err = o.ReadAt(c.p, c.off)
-		s.wantErr("ReadAt with "+c.name, err, replay.ErrMisaligned)
+		s.wantErr("ReadAt with "+c.name, err, backend.ErrMisaligned)
 		if n != 0 {
 			s.t.Errorf("ReadAt with %s read %d bytes", c.name, n)
 		}
@@ -703,14 +703,14 @@ func testMisaligned(s *suite) {
 func testObjectClosed(s *suite) {
 	blk := int64(s.block)
 	p := s.buf(s.block)
-	check := func(what string, o replay.Object) {
+	check := func(what string, o backend.Object) {
 		s.t.Helper()
 		_, err := o.ReadAt(p, 0)
-		s.wantErr(what+": ReadAt", err, replay.ErrClosed)
+		s.wantErr(what+": ReadAt", err, backend.ErrClosed)
 		_, err = o.WriteAt(p, 0)
-		s.wantErr(what+": WriteAt", err, replay.ErrClosed)
-		s.wantErr(what+": Close", o.Close(), replay.ErrClosed)
-		s.wantErr(what+": Remove", o.Remove(), replay.ErrClosed)
+		s.wantErr(what+": WriteAt", err, backend.ErrClosed)
+		s.wantErr(what+": Close", o.Close(), backend.ErrClosed)
+		s.wantErr(what+": Remove", o.Remove(), backend.ErrClosed)
 	}
 	o := s.create("k", blk)
 	s.writeAll(o, blk, 1, s.block)
@@ -733,16 +733,16 @@ func testBackendClosed(s *suite) {
 	}
 	s.closed = true
 	_, err := s.b.Open("k", blk, false)
-	s.wantErr("Open after Close", err, replay.ErrClosed)
+	s.wantErr("Open after Close", err, backend.ErrClosed)
 	_, err = s.b.Open("new", blk, true)
-	s.wantErr("Open(create) after Close", err, replay.ErrClosed)
+	s.wantErr("Open(create) after Close", err, backend.ErrClosed)
 	p := s.buf(s.block)
 	_, err = o.ReadAt(p, 0)
-	s.wantErr("ReadAt of an Object of a closed backend", err, replay.ErrClosed)
+	s.wantErr("ReadAt of an Object of a closed backend", err, backend.ErrClosed)
 	_, err = o.WriteAt(p, 0)
-	s.wantErr("WriteAt of an Object of a closed backend", err, replay.ErrClosed)
-	s.wantErr("Remove of an Object of a closed backend", o.Remove(), replay.ErrClosed)
-	s.wantErr("Close again", s.b.Close(), replay.ErrClosed)
+	s.wantErr("WriteAt of an Object of a closed backend", err, backend.ErrClosed)
+	s.wantErr("Remove of an Object of a closed backend", o.Remove(), backend.ErrClosed)
+	s.wantErr("Close again", s.b.Close(), backend.ErrClosed)
 }
 
 // oddKeys are keys a file-backed store could confuse with each other or
@@ -803,7 +803,7 @@ func testOddKeys(s *suite) {
 	for i, key := range keys {
 		o := s.open(key, size(i))
 		s.remove(o)
-		if _, err := s.b.Open(key, size(i), false); !errors.Is(err, replay.ErrNotFound) {
+		if _, err := s.b.Open(key, size(i), false); !errors.Is(err, backend.ErrNotFound) {
 			s.t.Fatalf("Open(%q) after Remove: err = %v, want ErrNotFound", key, err)
 		}
 		for j := i + 1; j < len(keys); j++ {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // mem is a reference Backend in a map, with switchable defects (bugs),
@@ -44,8 +44,8 @@ func newMem(bug string) *mem {
 	return &mem{align: 4096, capacity: 16 << 20, bug: bug, objs: map[string]*memData{}}
 }
 
-func (b *mem) Caps() replay.Caps {
-	return replay.Caps{Name: "mem", Align: b.align, Capacity: b.capacity}
+func (b *mem) Caps() backend.Caps {
+	return backend.Caps{Name: "mem", Align: b.align, Capacity: b.capacity}
 }
 
 func (b *mem) key(k string) string {
@@ -55,9 +55,9 @@ func (b *mem) key(k string) string {
 	return k
 }
 
-func (b *mem) Open(key string, size int64, create bool) (replay.Object, error) {
+func (b *mem) Open(key string, size int64, create bool) (backend.Object, error) {
 	if b.closed.Load() {
-		return nil, replay.ErrClosed
+		return nil, backend.ErrClosed
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -68,19 +68,19 @@ func (b *mem) Open(key string, size int64, create bool) (replay.Object, error) {
 			if b.bug == "notfound" {
 				return nil, io.ErrUnexpectedEOF
 			}
-			return nil, replay.ErrNotFound
+			return nil, backend.ErrNotFound
 		}
 		return &memObj{b: b, key: k, d: d}, nil
 	}
 	if size%int64(b.align) != 0 {
-		return nil, replay.ErrMisaligned
+		return nil, backend.ErrMisaligned
 	}
 	if d != nil {
 		b.used -= int64(len(d.data))
 	}
 	if b.used+size > b.capacity {
 		delete(b.objs, k)
-		return nil, replay.ErrNoSpace
+		return nil, backend.ErrNoSpace
 	}
 	b.used += size
 	d = &memData{data: make([]byte, size)}
@@ -90,18 +90,18 @@ func (b *mem) Open(key string, size int64, create bool) (replay.Object, error) {
 
 func (b *mem) Close() error {
 	if !b.closed.CompareAndSwap(false, true) {
-		return replay.ErrClosed
+		return backend.ErrClosed
 	}
 	return nil
 }
 
 func (o *memObj) check(p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
-		return 0, replay.ErrClosed
+		return 0, backend.ErrClosed
 	}
 	a := o.b.align
 	if o.b.bug != "align" && (off%int64(a) != 0 || len(p)%a != 0 || len(p) > 0 && uintptr(unsafe.Pointer(&p[0]))%uintptr(a) != 0) {
-		return 0, replay.ErrMisaligned
+		return 0, backend.ErrMisaligned
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("negative offset")
@@ -145,17 +145,17 @@ func (o *memObj) WriteAt(p []byte, off int64) (int, error) {
 
 func (o *memObj) Close() error {
 	if !o.closed.CompareAndSwap(false, true) && o.b.bug != "close" {
-		return replay.ErrClosed
+		return backend.ErrClosed
 	}
 	return nil
 }
 
 func (o *memObj) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return replay.ErrClosed
+		return backend.ErrClosed
 	}
 	if o.b.closed.Load() {
-		return replay.ErrClosed
+		return backend.ErrClosed
 	}
 	b := o.b
 	b.mu.Lock()
@@ -170,7 +170,7 @@ func (o *memObj) Remove() error {
 }
 
 func TestReference(t *testing.T) {
-	Run(t, func(t *testing.T) replay.Backend { return newMem("") })
+	Run(t, func(t *testing.T) backend.Backend { return newMem("") })
 }
 
 // TestCatches runs the suite on each defective backend in a child process
@@ -208,7 +208,7 @@ func TestDefective(t *testing.T) {
 	if bug == "" {
 		t.Skip("run by TestCatches")
 	}
-	Run(t, func(t *testing.T) replay.Backend { return newMem(bug) })
+	Run(t, func(t *testing.T) backend.Backend { return newMem(bug) })
 }
 
 func TestAlignedBuffer(t *testing.T) {

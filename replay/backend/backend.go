@@ -1,4 +1,13 @@
-package replay
+// Package backend is the contract between kvreplay's engine and its tier
+// backends: Backend, Object, their declared Caps and the errors they
+// return. It imports only the standard library, so a backend's dependency
+// list shows nothing of the scheduler, the trace codec or the I/O engines
+// (as pebble's vfs.FS is to its file systems).
+//
+// Implementations live in packages under replay/ (ram, nvme, extent, null,
+// fault); replay/replaytest holds the conformance suite every Backend
+// passes.
+package backend
 
 import (
 	"errors"
@@ -13,10 +22,7 @@ import (
 // and issues them concurrently, so a Backend and its Objects must be safe
 // for concurrent use.
 //
-// Implementations live in packages under replay/ (replay/ram, replay/nvme,
-// replay/null, replay/fault); this package never imports them: the main
-// picks them. replay/replaytest holds the conformance suite every Backend
-// passes.
+// The engine never imports an implementation: the main picks them.
 type Backend interface {
 	// Caps declares what the backend needs and offers.
 	Caps() Caps
@@ -56,9 +62,30 @@ type Caps struct {
 	Direct bool
 	// Device reports that the backend's memory is not host memory (GPU).
 	Device bool
+	// NoData reports that the backend keeps no bytes (the null backend):
+	// the engine then does no data work for it at all (no generation, no
+	// copy, no I/O), so a replay on it measures the engine alone.
+	NoData bool
+	// FastMeta reports that Open and Remove are in-memory bookkeeping that
+	// never blocks (RAM, null, the extent layout's allocator): the engine
+	// calls them on its scheduling goroutine. Otherwise (a file per
+	// object) they run on a pool of goroutines beside it.
+	FastMeta bool
 	// Warnings are conditions a result must report, such as a fallback to
 	// buffered I/O on a file system without O_DIRECT.
 	Warnings []string
+}
+
+// FdObject is the optional capability of an Object stored in a file or a
+// block device: an I/O engine that submits I/O itself (io_uring) reads and
+// writes the object's bytes at Offset()+off of the descriptor Fd(). The
+// descriptor stays valid until the Object is closed.
+type FdObject interface {
+	Object
+	Fd() uintptr
+	// Offset is where the object starts in the file (0 for a file per
+	// object).
+	Offset() int64
 }
 
 // Errors a Backend returns; test them with errors.Is.

@@ -1,0 +1,223 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Cell aggregates what one tier x operation x phase did: completed
+// operations, their bytes and busy time, and two latency histograms, from
+// submission and from the scheduled time. The zero value is an empty
+// Cell, ready to use.
+type Cell struct {
+	// Ops counts completed operations; Logical and Physical their bytes
+	// (the trace's times the size scale, and what moved after alignment).
+	Ops, Logical, Physical int64
+	// Busy is the time at least one operation of the cell was in flight.
+	// Add leaves it alone: the caller, which sees operations start and end,
+	// adds to it. Merge keeps the longest of the documents' (ranks run side
+	// by side, so the union of their busy intervals is unknown): a merged
+	// Busy is a lower bound, not exact.
+	Busy time.Duration
+
+	lat, sched Latency
+}
+
+// NewCell returns an empty Cell. Its two histograms, of about 190 KB
+// each, are allocated on the first Add or Merge.
+func NewCell() *Cell { return &Cell{} }
+
+// Add records one completed operation: its latency from submission, its
+// latency from its scheduled time (which includes waiting for earlier
+// operations and workers: coordinated-omission safe) and its bytes.
+func (c *Cell) Add(lat, fromSched time.Duration, logical, physical int64) {
+	c.Ops++
+	c.Logical += logical
+	c.Physical += physical
+	c.lat.Add(lat)
+	c.sched.Add(fromSched)
+}
+
+// Merge adds a document's cell: operations and bytes add, both histograms
+// are decoded and added exactly, and Busy becomes the longer of the two
+// (see Busy). Tier, operation, phase and backend are the caller's to
+// match. It fails, leaving c unchanged, on a damaged histogram, on a cell
+// whose operations differ from its histograms' counts or that counts
+// something negative (ErrInconsistent), or on overflow.
+func (c *Cell) Merge(d schema.Cell) error {
+	if _, err := c.mergeAll([]schema.Cell{d}); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// MergeAll is Merge of every cell of ds at once, and much faster than
+// Merge in a loop (see Latency.MergeAll). It fails, leaving c unchanged,
+// as Merge does; an error about one of ds is an *IndexError naming it.
+func (c *Cell) MergeAll(ds []schema.Cell) error {
+	if i, err := c.mergeAll(ds); err != nil {
+		return wrapIndex(i, err)
+	}
+	return nil
+}
+
+func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
+	ops, logical, physical, busy := c.Ops, c.Logical, c.Physical, c.Busy
+	lats := make([]schema.Latency, len(ds))
+	scheds := make([]schema.Latency, len(ds))
+	for i, d := range ds {
+		if d.Ops < 0 || d.LogicalBytes < 0 || d.PhysicalBytes < 0 || d.BusyS < 0 {
+			return i, fmt.Errorf("cell %s %s %s: %w: ops %d, bytes %d logical %d physical, busy %gs",
+				d.Tier, d.Op, d.Phase, ErrInconsistent, d.Ops, d.LogicalBytes, d.PhysicalBytes, d.BusyS)
+		}
+		if d.Latency.Count != d.Ops || d.FromSchedule.Count != d.Ops {
+			return i, fmt.Errorf("cell %s %s %s: %w: %d ops, latency of %d and from schedule of %d",
+				d.Tier, d.Op, d.Phase, ErrInconsistent, d.Ops, d.Latency.Count, d.FromSchedule.Count)
+		}
+		var err error
+		if ops, err = addCount(ops, d.Ops); err == nil {
+			if logical, err = addCount(logical, d.LogicalBytes); err == nil {
+				physical, err = addCount(physical, d.PhysicalBytes)
+			}
+		}
+		if err != nil {
+			return i, fmt.Errorf("cell %s %s %s: %w", d.Tier, d.Op, d.Phase, err)
+		}
+		busy = max(busy, fromSeconds(d.BusyS))
+		lats[i], scheds[i] = d.Latency, d.FromSchedule
+	}
+	lat, i, err := decodeAll(lats)
+	if err != nil {
+		return i, fmt.Errorf("cell %s: latency: %w", cellName(ds, i), err)
+	}
+	sched, i, err := decodeAll(scheds)
+	if err != nil {
+		return i, fmt.Errorf("cell %s: latency from schedule: %w", cellName(ds, i), err)
+	}
+	if err := c.lat.fits(lat); err != nil {
+		return -1, fmt.Errorf("cell %s: latency: %w", cellName(ds, 0), err)
+	}
+	if err := c.sched.fits(sched); err != nil {
+		return -1, fmt.Errorf("cell %s: latency from schedule: %w", cellName(ds, 0), err)
+	}
+	// Nothing below fails: the histograms share one geometry and their
+	// totals fit.
+	if err := c.lat.merge(lat); err != nil {
+		return -1, err
+	}
+	if err := c.sched.merge(sched); err != nil {
+		return -1, err
+	}
+	c.Ops, c.Logical, c.Physical, c.Busy = ops, logical, physical, busy
+	return -1, nil
+}
+
+// cellName names ds[i] (ds[0] when i is not an index) for messages.
+func cellName(ds []schema.Cell, i int) string {
+	if i < 0 || i >= len(ds) {
+		i = 0
+	}
+	if len(ds) == 0 {
+		return "-"
+	}
+	return ds[i].Tier + " " + ds[i].Op + " " + ds[i].Phase
+}
+
+// Finalize renders the cell of the given names over a run of wall time
+// wall: BandwidthBps is Logical over wall, BusyBandwidthBps Logical over
+// Busy (each 0 when its time is not positive). c stays usable.
+func (c *Cell) Finalize(tier, op, phase, backend string, wall time.Duration) schema.Cell {
+	s := schema.Cell{
+		Tier: tier, Op: op, Phase: phase, Backend: backend,
+		Ops: c.Ops, LogicalBytes: c.Logical, PhysicalBytes: c.Physical, BusyS: c.Busy.Seconds(),
+		Latency: c.lat.Finalize(), FromSchedule: c.sched.Finalize(),
+	}
+	if wall > 0 {
+		s.BandwidthBps = float64(c.Logical) / wall.Seconds()
+	}
+	if c.Busy > 0 {
+		s.BusyBandwidthBps = float64(c.Logical) / c.Busy.Seconds()
+	}
+	return s
+}
+
+// TierTotals totals cells per tier, over a run of wall time wall: read,
+// write and delete operations, logical and physical bytes, read and write
+// bandwidth (logical bytes over wall; 0 when wall is not positive), the
+// longest busy time of the tier's cells, and the tier's backends (sorted,
+// comma-separated). Tiers come in schema.Tier order, unknown names after
+// in order of appearance; a tier whose cells completed no operation is
+// left out. Cells of operations other than Read, Write and Delete count
+// toward nothing but busy time and backends.
+func TierTotals(cells []schema.Cell, wall time.Duration) []schema.TierTotals {
+	var out []schema.TierTotals
+	index := map[string]int{}
+	for _, c := range cells {
+		i, ok := index[c.Tier]
+		if !ok {
+			i = len(out)
+			index[c.Tier] = i
+			out = append(out, schema.TierTotals{Tier: c.Tier})
+		}
+		t := &out[i]
+		t.Backend = JoinUnique(t.Backend, c.Backend, ",")
+		switch c.Op {
+		case schema.OpRead.String():
+			t.ReadOps += c.Ops
+			t.ReadBytes += c.LogicalBytes
+			t.PhysicalReadBytes += c.PhysicalBytes
+		case schema.OpWrite.String():
+			t.WriteOps += c.Ops
+			t.WriteBytes += c.LogicalBytes
+			t.PhysicalWriteBytes += c.PhysicalBytes
+		case schema.OpDelete.String():
+			t.DeleteOps += c.Ops
+		}
+		t.BusyS = max(t.BusyS, c.BusyS)
+	}
+	out = slices.DeleteFunc(out, func(t schema.TierTotals) bool { return t.ReadOps+t.WriteOps+t.DeleteOps == 0 })
+	slices.SortStableFunc(out, func(a, b schema.TierTotals) int { return cmp.Compare(tierOrder(a.Tier), tierOrder(b.Tier)) })
+	if secs := wall.Seconds(); wall > 0 {
+		for i := range out {
+			out[i].ReadBandwidthBps = float64(out[i].ReadBytes) / secs
+			out[i].WriteBandwidthBps = float64(out[i].WriteBytes) / secs
+		}
+	}
+	return out
+}
+
+// tierOrder is a tier name's index; unknown names sort after the known.
+func tierOrder(s string) int {
+	t, err := schema.ParseTier(s)
+	if err != nil {
+		return int(schema.NumTiers)
+	}
+	return int(t)
+}
+
+// JoinUnique adds the sep-separated names of b to the sep-separated set a,
+// keeping the set sorted, so that a merged name ("nvme,ram": a tier's
+// backends, a merged run's engines or hosts) does not depend on the order
+// of merges. It is how TierTotals names a tier's backends; kvreport's
+// merges name the rest the same way.
+func JoinUnique(a, b, sep string) string {
+	if b == "" {
+		return a
+	}
+	if a == "" {
+		return b
+	}
+	parts := strings.Split(a, sep)
+	for _, p := range strings.Split(b, sep) {
+		if p != "" && !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, sep)
+}

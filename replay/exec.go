@@ -1,0 +1,447 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/datagen"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/ioengine"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Execution turns a task into calls on its backend: Open, the object's
+// blocks through an I/O engine, Close, and Remove. A task is a small state
+// machine the loop advances; nothing blocks the loop. Metadata calls run
+// on the loop when the backend declares them fast (in-memory) and on a
+// pool of goroutines otherwise (a file per object). A backend that keeps
+// no data (Caps.NoData) gets its metadata calls and no data work at all.
+
+// Stages of a task.
+const (
+	stStart     uint8 = iota
+	stMatOpen         // an object read before it exists is written first, untimed
+	stMatIO           //
+	stMatClose        //
+	stBegin           // the timed operation starts
+	stOpen            // the object on ioTier
+	stIO              // its blocks
+	stClose           // a write's object now exists
+	stRemoveOld       // a move removes its source copy
+	stRemove          // a Delete or an eviction
+	stFinish
+)
+
+// Metadata calls.
+const (
+	metaOpen uint8 = iota + 1
+	metaClose
+	metaRemove
+)
+
+// metaWorkers is the pool that makes metadata calls off the loop: file
+// creation and removal block in the kernel, and a queue depth's worth of
+// them may be in flight.
+func (s *sched) metaWorkers() int { return max(4, min(s.cfg.QueueDepth, 64)) }
+
+// engineSlot is an I/O engine with the blocks the loop keeps for it.
+type engineSlot struct {
+	e        ioengine.Engine
+	depth    int
+	inflight int
+	waiting  []*task // tasks with blocks not yet submitted, in order
+}
+
+// objectName names an object on a tier: tiers mapped to one backend keep
+// separate copies while a demotion moves one.
+func objectName(t schema.Tier, key string) string {
+	return string(rune('0'+t)) + "_" + key
+}
+
+// objectName returns ks's name on tier t, made once.
+func (ks *keyState) objectName(t schema.Tier) string {
+	if ks.names[t] == "" {
+		ks.names[t] = objectName(t, ks.name)
+	}
+	return ks.names[t]
+}
+
+// begin starts a ready task.
+func (s *sched) begin(t *task) {
+	if s.err != nil {
+		t.skip = true
+	}
+	t.stage, t.started = stStart, true
+	if t.relB >= 0 && t.rel > 0 {
+		s.backends[t.relB].releasing++
+	}
+	s.advance(t)
+}
+
+// advance runs t's stages until one waits for the backend or an engine.
+func (s *sched) advance(t *task) {
+	for {
+		if t.skip {
+			s.finish(t)
+			return
+		}
+		if t.err != nil && t.stage != stFinish {
+			if t.parked = errors.Is(t.err, backend.ErrNoSpace) && t.meta == metaOpen && t.metaCreate && s.canWaitForSpace(t); t.parked {
+				// Space the model counted is there but fragmented: wait for
+				// the next release and try again.
+				t.err = nil
+				t.stage--
+				return
+			}
+			t.stage = stFinish
+		}
+		ks := t.ks
+		switch t.stage {
+		case stStart:
+			switch {
+			case t.kind == kindEvict:
+				t.stage = stRemove
+			case t.op == schema.OpRead && !ks.exists:
+				t.stage = stMatOpen
+			default:
+				t.stage = stBegin
+			}
+		case stMatOpen:
+			ks.version++
+			ks.logical, ks.phys = t.logical, t.phys
+			t.stage = stMatIO
+			if !s.callMeta(t, s.tiers[t.tier], metaOpen, ks.objectName(t.tier), t.phys, true) {
+				return
+			}
+		case stMatIO:
+			t.stage = stMatClose
+			if !s.blocks(t, true, t.tier) {
+				return
+			}
+		case stMatClose:
+			ks.tier, ks.exists = t.tier, true
+			switch {
+			case t.cold:
+				s.counted.cold++
+				s.counted.coldBytes += t.logical
+			case t.remat:
+				s.counted.remat++
+			}
+			t.stage = stBegin
+			if t.kind == kindCold {
+				t.stage = stFinish
+			}
+			if !s.callMeta(t, nil, metaClose, "", 0, false) {
+				return
+			}
+		case stBegin:
+			t.start = time.Now()
+			s.metrics.begin(t, t.start)
+			t.stage = stOpen
+			switch t.op {
+			case schema.OpWrite:
+				t.moving = ks.exists && ks.tier != t.tier
+				t.moveFrom, t.movePhys = ks.tier, ks.phys
+				if t.phase != schema.PhaseEvict || !ks.exists {
+					ks.version++ // new contents; a demotion moves the same bytes
+				}
+				ks.logical, ks.phys = t.logical, t.phys
+				t.ioTier = t.tier
+			case schema.OpRead:
+				if ks.tier != t.tier {
+					s.counted.mismatch++ // read where the object is
+				}
+				t.ioTier = ks.tier
+			case schema.OpDelete:
+				t.stage = stRemove
+			}
+		case stOpen:
+			t.stage = stIO
+			write := t.op == schema.OpWrite
+			if !s.callMeta(t, s.tiers[t.ioTier], metaOpen, ks.objectName(t.ioTier), ks.phys, write) {
+				return
+			}
+		case stIO:
+			t.stage = stClose
+			if !s.blocks(t, t.op == schema.OpWrite, t.ioTier) {
+				return
+			}
+		case stClose:
+			t.stage = stFinish
+			if t.op == schema.OpWrite {
+				ks.tier, ks.exists = t.tier, true
+				if t.moving {
+					t.stage = stRemoveOld
+				}
+			}
+			if !s.callMeta(t, nil, metaClose, "", 0, false) {
+				return
+			}
+		case stRemoveOld:
+			t.stage = stFinish
+			if !s.callMeta(t, s.tiers[t.moveFrom], metaRemove, ks.objectName(t.moveFrom), t.movePhys, false) {
+				return
+			}
+		case stRemove:
+			t.stage = stFinish
+			if ks.exists {
+				ks.exists = false
+				if !s.callMeta(t, s.tiers[ks.tier], metaRemove, ks.objectName(ks.tier), ks.phys, false) {
+					return
+				}
+			}
+		case stFinish:
+			s.finish(t)
+			return
+		}
+	}
+}
+
+// canWaitForSpace reports whether a task whose create its backend refused
+// for space may wait for a release there (it then parks t): another task
+// is running that will release space on that backend.
+func (s *sched) canWaitForSpace(t *task) bool {
+	b := t.b
+	if b == nil {
+		return false
+	}
+	releasing := b.releasing
+	for _, p := range b.parked {
+		if p.relB == b.idx && p.rel > 0 {
+			releasing--
+		}
+	}
+	if t.relB == b.idx && t.rel > 0 {
+		releasing--
+	}
+	if releasing <= 0 {
+		return false // no release will come
+	}
+	b.parked = append(b.parked, t)
+	return true
+}
+
+// callMeta makes a metadata call for t: on the loop when the backend's
+// calls are fast (it returns true: the stage is done), else on the pool
+// (it returns false; metaFinished advances t later). Close is for t.obj,
+// and is made the same way as the object's backend's Open.
+func (s *sched) callMeta(t *task, b *tierBackend, kind uint8, name string, size int64, create bool) bool {
+	if b == nil {
+		b = t.b
+	} else {
+		t.b = b
+	}
+	t.meta, t.metaB, t.metaName, t.metaSize, t.metaCreate = kind, b.b, name, size, create
+	if b.caps.FastMeta {
+		t.doMeta()
+		return true
+	}
+	s.metaBusy++
+	s.metaq <- t
+	return false
+}
+
+// doMeta makes t's metadata call. It touches only t's fields, so it may
+// run on a pool goroutine.
+func (t *task) doMeta() {
+	switch t.meta {
+	case metaOpen:
+		t.obj, t.err = t.metaB.Open(t.metaName, t.metaSize, t.metaCreate)
+	case metaClose:
+		if t.obj != nil {
+			t.err = t.obj.Close()
+			t.obj = nil
+		}
+	case metaRemove:
+		var o backend.Object
+		if o, t.err = t.metaB.Open(t.metaName, t.metaSize, false); t.err == nil {
+			t.err = o.Remove()
+		}
+	}
+}
+
+// metaFinished continues a task whose metadata call ran on the pool.
+func (s *sched) metaFinished(t *task) { s.advance(t) }
+
+// metaPool runs metadata calls until metaq is closed.
+func (s *sched) metaPool(wg *sync.WaitGroup) {
+	defer wg.Done()
+	for t := range s.metaq {
+		t.doMeta()
+		s.metaDone <- t
+	}
+}
+
+// blocks starts the transfer of t's object (t.obj, of ks.phys bytes, the
+// copy on tier) in blocks; it returns true when there is nothing to
+// transfer.
+func (s *sched) blocks(t *task, write bool, tier schema.Tier) bool {
+	if t.b.caps.NoData || t.ks.phys == 0 {
+		return true
+	}
+	t.write, t.ioTier, t.nextOff, t.inflight = write, tier, 0, 0
+	t.eng = nil
+	for _, e := range s.engines {
+		if e.e.Serves(t.obj) {
+			t.eng = e
+			break
+		}
+	}
+	if t.eng == nil {
+		t.err = fmt.Errorf("no I/O engine serves %s objects", t.b.caps.Name)
+		return true
+	}
+	if len(t.eng.waiting) == 0 {
+		s.submit(t)
+	}
+	if t.nextOff < t.ks.phys {
+		t.eng.waiting = append(t.eng.waiting, t)
+	}
+	return false
+}
+
+// submit hands t's next blocks to its engine while it has room.
+func (s *sched) submit(t *task) {
+	e, bs, size := t.eng, s.cfg.BlockSize, t.ks.phys
+	for t.nextOff < size && e.inflight < e.depth {
+		var op *ioengine.Op
+		if n := len(s.freeOps); n > 0 {
+			op = s.freeOps[n-1]
+			s.freeOps = s.freeOps[:n-1]
+		} else {
+			op = &ioengine.Op{}
+		}
+		*op = ioengine.Op{Obj: t.obj, Write: t.write, Off: t.nextOff, N: min(bs, size-t.nextOff),
+			Key: t.ks.name, Version: t.ks.version, Tier: t.ioTier, User: t}
+		t.nextOff += op.N
+		t.inflight++
+		e.inflight++
+		e.e.Submit(op)
+	}
+}
+
+// blockDone takes a completed block back.
+func (s *sched) blockDone(op *ioengine.Op) {
+	t := op.User.(*task)
+	e := t.eng
+	e.inflight--
+	t.inflight--
+	if op.Err != nil && t.err == nil {
+		t.err = op.Err
+	}
+	*op = ioengine.Op{}
+	s.freeOps = append(s.freeOps, op)
+	// The engine has room: the oldest waiting transfers go first.
+	for len(e.waiting) > 0 && e.inflight < e.depth {
+		w := e.waiting[0]
+		s.submit(w)
+		if w.nextOff < w.ks.phys {
+			break
+		}
+		e.waiting[0] = nil
+		e.waiting = e.waiting[1:]
+	}
+	if t.inflight == 0 && (t.nextOff >= t.ks.phys || t.err != nil) {
+		if t.err != nil {
+			e.drop(t)
+		}
+		s.advance(t)
+	}
+}
+
+// drop removes t from e's waiting transfers (it failed).
+func (e *engineSlot) drop(t *task) {
+	for i, w := range e.waiting {
+		if w == t {
+			e.waiting = append(e.waiting[:i], e.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// finish records a task's end and completes it.
+func (s *sched) finish(t *task) {
+	if t.obj != nil {
+		// A failed transfer leaves its object open.
+		t.obj.Close()
+		t.obj = nil
+	}
+	end := time.Now()
+	if t.kind == kindRow && !t.skip && !t.start.IsZero() {
+		s.metrics.end(t, t.start, end, t.err == nil)
+		if t.err == nil {
+			s.bytesDone.Add(t.logical)
+		}
+	}
+	if t.kind == kindEvict && t.err == nil && !t.skip {
+		s.counted.evictions++
+	}
+	if t.err != nil {
+		err := fmt.Errorf("%s %s %s: %w", t.op, t.tier, t.phase, t.err)
+		if t.kind == kindEvict {
+			err = fmt.Errorf("capacity eviction of %s: %w", t.ks.name, t.err)
+		}
+		if t.kind == kindCold {
+			err = fmt.Errorf("preparing cold object %s: %w", t.ks.name, t.err)
+		}
+		s.metrics.failure(err)
+		s.fail(fmt.Errorf("replay: %w", err))
+	}
+	s.complete(t, end)
+}
+
+// blockData makes and checks the bytes of blocks for the engines: each
+// object's bytes derive from (seed, key, version, offset).
+type blockData struct {
+	gen      *datagen.Generator
+	verify   bool
+	verified atomic.Int64
+}
+
+var _ ioengine.Data = (*blockData)(nil)
+
+func (d *blockData) Fill(p []byte, op *ioengine.Op) { d.gen.Fill(p, op.Key, op.Version, op.Off) }
+
+func (d *blockData) Check(p []byte, op *ioengine.Op) error {
+	if !d.verify {
+		return nil
+	}
+	bad, ok := d.gen.Verify(p, op.Key, op.Version, op.Off)
+	if ok {
+		d.verified.Add(int64(len(p)))
+		return nil
+	}
+	start := bad &^ 15 // the generator fills 16-byte-aligned ranges
+	end := min(start+16, op.Off+int64(len(p)))
+	want := make([]byte, 16)
+	d.gen.Fill(want, op.Key, op.Version, start)
+	i := bad - start
+	return &VerifyError{Key: op.Key, Tier: op.Tier, Version: op.Version, Offset: bad,
+		Got:  append([]byte(nil), p[bad-op.Off:end-op.Off]...),
+		Want: want[i : end-start]}
+}
+
+// ErrVerify is wrapped by a VerifyError: bytes read differ from what was
+// written.
+var ErrVerify = errors.New("verify: data differs from what was written")
+
+// VerifyError reports the first differing byte of a read with --verify.
+type VerifyError struct {
+	Key     string
+	Tier    schema.Tier
+	Version uint64
+	Offset  int64  // the object offset of the first differing byte
+	Got     []byte // up to 16 bytes read from Offset
+	Want    []byte // the bytes written there
+}
+
+func (v *VerifyError) Error() string {
+	return fmt.Sprintf("verify: key %s on %s: byte %d differs (version %d): read %x, written %x",
+		v.Key, v.Tier, v.Offset, v.Version, v.Got, v.Want)
+}
+
+// Unwrap returns ErrVerify.
+func (v *VerifyError) Unwrap() error { return ErrVerify }

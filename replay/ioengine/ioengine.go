@@ -1,0 +1,108 @@
+// Package ioengine owns kvreplay's I/O engines: the layer that moves the
+// bytes of one block of an object, as fio's ioengines do for its jobs. The
+// scheduler (package replay) splits object operations into Ops and submits
+// them; an engine runs them and hands each back, completed, on its Done
+// channel. An engine knows nothing of traces, keys' order or requests, and
+// holds no pointer into the scheduler: adding one (a GPU copy engine, say)
+// touches no scheduler code.
+//
+// Engines: "psync" (a pool of goroutines calling ReadAt/WriteAt, for any
+// Object) and "uring" (io_uring through raw system calls: batched
+// submission and completion, O_DIRECT, registered buffers; for
+// backend.FdObject objects only).
+package ioengine
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Op is one block I/O of an object. The submitter owns it until the engine
+// sends it back on Params.Done; the engine sets Err and touches nothing
+// else.
+type Op struct {
+	Obj   backend.Object
+	Write bool
+	// Off and N are the block's offset in the object and its length,
+	// multiples of the backend's alignment.
+	Off, N int64
+	// Key, Version and Tier identify the data: a block's bytes derive from
+	// (Key, Version, Off) through Params.Data.
+	Key     string
+	Version uint64
+	Tier    schema.Tier
+	// Err is the block's error, set by the engine.
+	Err error
+	// User is the submitter's; engines never look at it.
+	User any
+}
+
+// Data makes and checks a block's bytes. Engines call it on their CPU
+// goroutines, concurrently.
+type Data interface {
+	// Fill writes the bytes of op's block into p (len(p) == op.N).
+	Fill(p []byte, op *Op)
+	// Check verifies the bytes read into p; nil when they are right or
+	// when nothing is checked.
+	Check(p []byte, op *Op) error
+}
+
+// Engine moves blocks. Submit and Close are called from one goroutine.
+type Engine interface {
+	// Name is the engine's name in results ("psync", "uring").
+	Name() string
+	// Serves reports whether the engine can move obj's bytes.
+	Serves(obj backend.Object) bool
+	// Submit starts op. It does not block while the caller keeps at most
+	// Params.Depth ops of this engine in flight.
+	Submit(op *Op)
+	// Close waits for the ops in flight (they are still sent on Done) and
+	// releases the engine.
+	Close() error
+}
+
+// Params configure an engine.
+type Params struct {
+	// Depth is the most ops in flight.
+	Depth int
+	// BlockSize is the largest Op.N.
+	BlockSize int64
+	// Data fills and checks blocks.
+	Data Data
+	// Done receives every submitted op once it completed. Its buffer must
+	// hold Depth ops, so an engine never waits on the submitter.
+	Done chan<- *Op
+}
+
+// ErrUnavailable is wrapped by New when the kernel or the machine does not
+// offer the engine (io_uring disabled, say); the caller may fall back.
+var ErrUnavailable = errors.New("engine unavailable")
+
+// New returns the engine named name.
+func New(name string, p Params) (Engine, error) {
+	if p.Depth < 1 || p.BlockSize < 1 || p.Data == nil || p.Done == nil || cap(p.Done) < p.Depth {
+		return nil, fmt.Errorf("ioengine: %s: bad parameters (depth %d, block size %d, done buffer %d)", name, p.Depth, p.BlockSize, cap(p.Done))
+	}
+	switch name {
+	case "psync":
+		return newPsync(p), nil
+	case "uring":
+		return newUring(p)
+	}
+	return nil, fmt.Errorf("ioengine: %q: no such engine (want psync or uring)", name)
+}
+
+// AlignedBuffer returns n bytes whose address is a multiple of align (a
+// power of two), as O_DIRECT needs.
+func AlignedBuffer(n, align int) []byte {
+	b := make([]byte, n+align)
+	off := int(uintptr(unsafe.Pointer(&b[0])) & uintptr(align-1))
+	if off != 0 {
+		off = align - off
+	}
+	return b[off : off+n : off+n]
+}

@@ -1,0 +1,53 @@
+package ioengine
+
+import (
+	"sync"
+
+	"github.com/kvbench/kvbench/replay/backend"
+)
+
+// psync is a pool of Depth goroutines, each with its own aligned buffer,
+// calling the Object's ReadAt and WriteAt: the engine of RAM objects, and
+// of files where io_uring is refused or not wanted.
+type psync struct {
+	p  Params
+	in chan *Op
+	wg sync.WaitGroup
+}
+
+func newPsync(p Params) *psync {
+	e := &psync{p: p, in: make(chan *Op, p.Depth)}
+	for range p.Depth {
+		e.wg.Add(1)
+		go e.worker()
+	}
+	return e
+}
+
+func (e *psync) Name() string               { return "psync" }
+func (e *psync) Serves(backend.Object) bool { return true }
+func (e *psync) Submit(op *Op)              { e.in <- op }
+
+func (e *psync) Close() error {
+	close(e.in)
+	e.wg.Wait()
+	return nil
+}
+
+func (e *psync) worker() {
+	defer e.wg.Done()
+	var buf []byte // on first use: a pool that serves no op allocates nothing
+	for op := range e.in {
+		if buf == nil {
+			buf = AlignedBuffer(int(e.p.BlockSize), 4096)
+		}
+		p := buf[:op.N]
+		if op.Write {
+			e.p.Data.Fill(p, op)
+			_, op.Err = op.Obj.WriteAt(p, op.Off)
+		} else if _, op.Err = op.Obj.ReadAt(p, op.Off); op.Err == nil {
+			op.Err = e.p.Data.Check(p, op)
+		}
+		e.p.Done <- op
+	}
+}

@@ -1,0 +1,428 @@
+package ioengine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/internal/uring"
+	"github.com/kvbench/kvbench/replay/backend"
+)
+
+// inlineMax is the largest block whose bytes the ring's goroutine fills
+// and checks itself. Handing a block to a CPU goroutine and back costs
+// two channel operations and, mostly, two goroutine wakeups, more than
+// filling or checking a small block (datagen does 4 KiB in about 0.6 us).
+// BenchmarkUringInline on 2 cores: checking reads inline was 1.3 to 1.7x
+// faster from 4 to 64 KiB, even at 128 KiB and 0.8x at 256 KiB; O_DIRECT
+// writes were no slower inline up to 256 KiB. The smaller bound is kept:
+// the CPU goroutines scale with the cores, the ring does not.
+const inlineMax = 64 << 10
+
+// wakeToken is the user data of the eventfd read that wakes the ring; the
+// other requests' user data are buffer indexes.
+const wakeToken = 1<<64 - 1
+
+// uringEngine issues the blocks of backend.FdObject objects through one
+// io_uring ring owned by one goroutine (run): O_DIRECT, Depth registered
+// buffers of BlockSize, every request prepared since the last system call
+// submitted by one io_uring_enter that also waits for the next
+// completions, all completions ready consumed at once. Blocks up to
+// inlineMax are filled and checked on the ring's goroutine; bigger ones on
+// a pool of CPU goroutines beside it, so the ring never waits for the CPU.
+//
+// The ring sleeps in io_uring_enter while requests are in flight. Work
+// that arrives meanwhile (an op from Submit, a block a CPU goroutine
+// finished) would wait for the next completion, which with a device
+// that completes a whole queue at once is the next batch: the effective
+// queue depth would halve. So the ring keeps a read of an eventfd in
+// flight, and whoever hands it work while it sleeps writes the eventfd,
+// once per sleep (sleeping is the flag both sides test).
+type uringEngine struct {
+	p    Params
+	in   chan *Op
+	ring *uring.Ring
+	efd  int // the eventfd that wakes the ring
+
+	// sleeping is set by run before it waits in the kernel, and cleared
+	// by run after or by the one who writes efd to wake it.
+	sleeping atomic.Bool
+
+	// Owned by run.
+	inOpen  bool
+	bufs    [][]byte
+	fixed   bool   // bufs are registered: fixed reads and writes
+	slots   []slot // one per buffer, by buffer index (the user data)
+	free    []int  // buffer indexes not in use
+	cpuOps  int    // slots with the CPU goroutines
+	armed   bool   // the eventfd read is in the ring
+	wakeBuf [8]byte
+	broken  error // the ring failed: every op fails with this
+	inline  bool  // data made and checked on run's goroutine
+	reap    func(uring.CQE)
+
+	// The CPU goroutines' queues, each with room for every slot, so no
+	// send blocks; nil when inline.
+	cpu, back chan *slot
+	workers   sync.WaitGroup
+
+	exited chan struct{} // closed when run returns
+	err    error         // the ring's close error, set before exited
+}
+
+// slot is one op in the engine with its buffer.
+type slot struct {
+	op   *Op
+	buf  []byte // the op's part of its buffer, op.N bytes
+	idx  int    // buffer index
+	fd   int
+	off  int64 // the block's offset in the file
+	done int64 // bytes moved so far: a short transfer is resubmitted
+	cpu  bool  // with the CPU goroutines, not the kernel
+}
+
+func newUring(p Params) (Engine, error) {
+	return newUringEngine(p, p.BlockSize <= inlineMax)
+}
+
+// newUringEngine sets up the engine; inline says where data is made and
+// checked (benchmarks choose, to measure inlineMax).
+func newUringEngine(p Params, inline bool) (*uringEngine, error) {
+	if err := uring.Probe(); err != nil {
+		return nil, fmt.Errorf("ioengine: uring: %w: %w", ErrUnavailable, err)
+	}
+	const maxDepth = 1<<15 - 1 // the ring's entries, with the eventfd read
+	if p.Depth > maxDepth {
+		return nil, fmt.Errorf("ioengine: uring: depth %d: must be at most %d", p.Depth, maxDepth)
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("ioengine: uring: %w: eventfd: %w", ErrUnavailable, err)
+	}
+	ring, err := uring.New(uring.Params{Entries: uint32(p.Depth + 1)})
+	if err != nil {
+		unix.Close(efd)
+		return nil, fmt.Errorf("ioengine: uring: %w: %w", ErrUnavailable, err)
+	}
+	e := &uringEngine{
+		p:      p,
+		in:     make(chan *Op, p.Depth),
+		ring:   ring,
+		efd:    efd,
+		inOpen: true,
+		slots:  make([]slot, p.Depth),
+		inline: inline,
+		exited: make(chan struct{}),
+	}
+	e.reap = e.complete // one func value, not one per Reap
+	for i := range p.Depth {
+		e.bufs = append(e.bufs, AlignedBuffer(int(p.BlockSize), 4096))
+		e.free = append(e.free, i)
+		e.slots[i].idx = i
+	}
+	// Registered buffers spare the kernel pinning pages per request. Old
+	// kernels count them against RLIMIT_MEMLOCK: without, plain requests.
+	e.fixed = p.Depth <= 1<<14 && ring.RegisterBuffers(e.bufs) == nil
+	if !inline {
+		e.cpu = make(chan *slot, p.Depth)
+		e.back = make(chan *slot, p.Depth)
+		for range max(1, runtime.GOMAXPROCS(0)) {
+			e.workers.Add(1)
+			go e.cpuWorker()
+		}
+	}
+	go e.run()
+	return e, nil
+}
+
+func (e *uringEngine) Name() string { return "uring" }
+
+// Serves reports whether obj lives in a file the ring can address.
+func (e *uringEngine) Serves(obj backend.Object) bool {
+	_, ok := obj.(backend.FdObject)
+	return ok
+}
+
+func (e *uringEngine) Submit(op *Op) {
+	e.in <- op
+	e.wake()
+}
+
+func (e *uringEngine) Close() error {
+	close(e.in)
+	<-e.exited
+	return e.err
+}
+
+// wake wakes the ring if it sleeps in the kernel. Its caller has just
+// sent the ring work: either run sees that work after setting sleeping,
+// or wake sees sleeping set (both are sequentially consistent).
+func (e *uringEngine) wake() {
+	if e.sleeping.Load() && e.sleeping.CompareAndSwap(true, false) {
+		one := [8]byte{1}
+		unix.Write(e.efd, one[:]) // cannot fail short of a counter at 2^64-1
+	}
+}
+
+// cpuWorker fills write buffers before submission and checks read buffers
+// after completion, for blocks above inlineMax.
+func (e *uringEngine) cpuWorker() {
+	defer e.workers.Done()
+	for s := range e.cpu {
+		if s.op.Write {
+			e.p.Data.Fill(s.buf, s.op)
+		} else {
+			s.op.Err = e.p.Data.Check(s.buf, s.op)
+		}
+		e.back <- s
+		e.wake()
+	}
+}
+
+// run is the ring's goroutine. It takes ops from in until in is closed
+// and every op is done. It sleeps in io_uring_enter while requests are
+// in flight, on the channels while none are.
+func (e *uringEngine) run() {
+	// Completions of a request run as task work of the thread that
+	// submitted it: staying on one thread saves a cross-thread wakeup
+	// per completion batch.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(e.exited)
+	for {
+		e.poll()
+		if e.broken == nil && e.ring.InFlight() > e.wakeReads() {
+			if !e.armed {
+				e.arm()
+			}
+			e.sleeping.Store(true)
+			e.poll() // what came before the store, whose sender saw no sleeper
+			e.enter()
+			e.sleeping.Store(false)
+			continue
+		}
+		// Nothing in the kernel: sleep until an op or a CPU result comes.
+		if !e.inOpen && e.cpuOps == 0 {
+			break
+		}
+		var in <-chan *Op
+		if e.inOpen && e.canTake() {
+			in = e.in
+		}
+		select {
+		case op, ok := <-in:
+			if !ok {
+				e.inOpen = false
+				continue
+			}
+			e.start(op)
+		case s := <-e.back: // nil, blocking forever, when inline
+			e.fromCPU(s)
+		}
+	}
+	if e.cpu != nil {
+		close(e.cpu)
+		e.workers.Wait()
+	}
+	if e.armed {
+		// Complete the eventfd read, which no kernel before 5.19 cancels.
+		one := [8]byte{1}
+		unix.Write(e.efd, one[:])
+	}
+	if err := e.ring.Close(); err != nil {
+		e.err = fmt.Errorf("ioengine: uring: %w", err)
+	}
+	unix.Close(e.efd)
+}
+
+// poll takes what is ready, without waiting: new ops while buffers are
+// free, and the blocks the CPU goroutines finished.
+func (e *uringEngine) poll() {
+take:
+	for e.inOpen && e.canTake() {
+		select {
+		case op, ok := <-e.in:
+			if !ok {
+				e.inOpen = false
+				break take
+			}
+			e.start(op)
+		default:
+			break take
+		}
+	}
+back:
+	for e.cpuOps > 0 {
+		select {
+		case s := <-e.back:
+			e.fromCPU(s)
+		default:
+			break back
+		}
+	}
+}
+
+// canTake reports whether run can start another op now.
+func (e *uringEngine) canTake() bool { return len(e.free) > 0 || e.broken != nil }
+
+// wakeReads is the number of eventfd reads in the ring, 0 or 1.
+func (e *uringEngine) wakeReads() int {
+	if e.armed {
+		return 1
+	}
+	return 0
+}
+
+// arm prepares the eventfd read that wake completes. The ring has room
+// for it (Depth+1 entries); without it the ring still works, woken by
+// completions only.
+func (e *uringEngine) arm() {
+	e.armed = e.ring.PrepRead(e.efd, e.wakeBuf[:], 0, wakeToken) == nil
+}
+
+// enter submits what was prepared, waits for at least one completion and
+// consumes every completion ready.
+func (e *uringEngine) enter() {
+	_, err := e.ring.SubmitAndWait(1)
+	// EBUSY (completions backlogged) and EAGAIN (the kernel short of
+	// memory for requests) clear as completions are consumed: reap and
+	// enter again. EINTR is retried by the ring.
+	if err != nil && !errors.Is(err, uring.ErrBusy) && !errors.Is(err, uring.ErrAgain) {
+		e.fail(fmt.Errorf("ioengine: uring: %w", err))
+		return
+	}
+	e.ring.Reap(e.reap)
+}
+
+// start takes op into a free slot and prepares its request, or hands its
+// buffer to a CPU goroutine to fill first.
+func (e *uringEngine) start(op *Op) {
+	fo, ok := op.Obj.(backend.FdObject)
+	if !ok || e.broken != nil {
+		op.Err = e.broken
+		if !ok {
+			op.Err = fmt.Errorf("ioengine: uring: object %q of type %T has no file descriptor", op.Key, op.Obj)
+		}
+		e.p.Done <- op
+		return
+	}
+	idx := e.free[len(e.free)-1]
+	e.free = e.free[:len(e.free)-1]
+	s := &e.slots[idx]
+	s.op, s.buf, s.fd, s.off, s.done = op, e.bufs[idx][:op.N], int(fo.Fd()), fo.Offset()+op.Off, 0
+	if op.Write {
+		if !e.inline {
+			e.toCPU(s)
+			return
+		}
+		e.p.Data.Fill(s.buf, op)
+	}
+	e.prep(s)
+}
+
+// toCPU hands s to the CPU goroutines to fill or check.
+func (e *uringEngine) toCPU(s *slot) {
+	e.cpuOps++
+	s.cpu = true
+	e.cpu <- s
+}
+
+// fromCPU takes back a slot a CPU goroutine filled or checked.
+func (e *uringEngine) fromCPU(s *slot) {
+	e.cpuOps--
+	s.cpu = false
+	if s.op.Write && s.op.Err == nil {
+		e.prep(s)
+		return
+	}
+	e.finish(s)
+}
+
+// prep prepares the request for the rest of s's block.
+func (e *uringEngine) prep(s *slot) {
+	if e.broken != nil {
+		s.op.Err = e.broken
+		e.finish(s)
+		return
+	}
+	p, off, ud := s.buf[s.done:], uint64(s.off+s.done), uint64(s.idx)
+	var err error
+	switch {
+	case s.op.Write && e.fixed:
+		err = e.ring.PrepWriteFixed(s.fd, p, off, uint16(s.idx), ud)
+	case s.op.Write:
+		err = e.ring.PrepWrite(s.fd, p, off, ud)
+	case e.fixed:
+		err = e.ring.PrepReadFixed(s.fd, p, off, uint16(s.idx), ud)
+	default:
+		err = e.ring.PrepRead(s.fd, p, off, ud)
+	}
+	if err != nil {
+		// The ring has room for Depth requests by construction; an error
+		// here is a bad descriptor or length, and this op's alone.
+		s.op.Err = fmt.Errorf("ioengine: uring: %w", err)
+		e.finish(s)
+	}
+}
+
+// complete handles one completion: the block is done, failed, or moved in
+// part and resubmitted.
+func (e *uringEngine) complete(c uring.CQE) {
+	if c.UserData == wakeToken {
+		e.armed = false
+		return
+	}
+	s := &e.slots[c.UserData]
+	op := s.op
+	switch {
+	case c.Res < 0:
+		op.Err = backend.FileError(uring.Errno(c.Res))
+	case c.Res == 0 && op.Write:
+		op.Err = io.ErrShortWrite // no progress: retrying would spin
+	case c.Res == 0:
+		op.Err = io.ErrUnexpectedEOF // the file ends inside the block
+	default:
+		s.done += int64(c.Res)
+		if s.done < op.N {
+			e.prep(s) // a short transfer: the rest
+			return
+		}
+		if !op.Write {
+			if !e.inline {
+				e.toCPU(s)
+				return
+			}
+			op.Err = e.p.Data.Check(s.buf, op)
+		}
+	}
+	e.finish(s)
+}
+
+// finish hands s's op back and frees its buffer.
+func (e *uringEngine) finish(s *slot) {
+	op := s.op
+	s.op, s.buf = nil, nil
+	e.free = append(e.free, s.idx)
+	e.p.Done <- op
+}
+
+// fail is the ring failing as a whole (io_uring_enter refused): which
+// requests the kernel still holds is unknown, so every op, now and later,
+// fails with err, and the buffers of those in the kernel are never reused
+// (Ring.Close waits for their requests).
+func (e *uringEngine) fail(err error) {
+	e.broken = err
+	for i := range e.slots {
+		if s := &e.slots[i]; s.op != nil && !s.cpu {
+			op := s.op
+			op.Err = err
+			s.op, s.buf = nil, nil
+			e.p.Done <- op
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package replay
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"io"
+
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// The rows of the traces reach the scheduler in batches from one reader
+// goroutine, which merges the traces by time: decoding runs beside the
+// scheduler, and the scheduler never blocks on a pipe while I/O completes.
+
+// batchRows is the rows of one batch: enough to make a channel operation
+// per batch negligible, few enough to keep the pipeline short.
+const batchRows = 256
+
+// batch is a run of rows. Each record's Key points into keys.
+type batch struct {
+	recs []schema.Record
+	src  []int32
+	keys []byte
+	kend []int32 // where each record's key ends in keys
+	// ended is the source whose last row this batch holds, -1 for none.
+	ended int32
+	// err stops the run after the rows of the batch.
+	err error
+}
+
+// rowReader is the reader goroutine's side.
+type rowReader struct {
+	srcs  []Source
+	out   chan *batch
+	free  chan *batch
+	infos []schema.TraceInfo // written by the reader; read after out is closed
+}
+
+func newRowReader(srcs []Source) *rowReader {
+	r := &rowReader{srcs: srcs, out: make(chan *batch, 4), free: make(chan *batch, 8),
+		infos: make([]schema.TraceInfo, len(srcs))}
+	for i, s := range srcs {
+		r.infos[i] = schema.TraceInfo{File: s.Name}
+	}
+	return r
+}
+
+// source is one trace being read, for the time-ordered merge.
+type source struct {
+	idx int
+	r   *trace.Reader
+	rec schema.Record
+}
+
+type sourceHeap []*source
+
+func (h sourceHeap) Len() int { return len(h) }
+func (h sourceHeap) Less(i, j int) bool {
+	if h[i].rec.Time != h[j].rec.Time {
+		return h[i].rec.Time < h[j].rec.Time
+	}
+	return h[i].idx < h[j].idx
+}
+func (h sourceHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *sourceHeap) Push(x any)   { *h = append(*h, x.(*source)) }
+func (h *sourceHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return s
+}
+
+// run reads the traces in time order into batches until they end, an
+// error, or ctx is done; it closes out when it returns.
+func (rr *rowReader) run(ctx context.Context) {
+	defer close(rr.out)
+	var h sourceHeap
+	defer func() {
+		for _, s := range h {
+			s.r.Close()
+		}
+	}()
+	b := rr.newBatch()
+	send := func() bool {
+		b.seal()
+		select {
+		case rr.out <- b:
+		case <-ctx.Done():
+			return false
+		}
+		b = rr.newBatch()
+		return true
+	}
+	fail := func(err error) {
+		b.err = err
+		send()
+	}
+	for i, s := range rr.srcs {
+		r, err := s.Open()
+		if err != nil {
+			fail(err)
+			return
+		}
+		src := &source{idx: i, r: r}
+		if err := r.Read(&src.rec); err != nil {
+			rr.closeSource(src)
+			if !errors.Is(err, io.EOF) {
+				fail(err)
+				return
+			}
+			b.ended = int32(i)
+			if !send() {
+				return
+			}
+			continue
+		}
+		heap.Push(&h, src)
+	}
+	for len(h) > 0 {
+		src := h[0]
+		rr.add(b, src)
+		err := src.r.Read(&src.rec)
+		if err == nil {
+			heap.Fix(&h, 0)
+			if len(b.recs) == batchRows && !send() {
+				return
+			}
+			continue
+		}
+		heap.Pop(&h)
+		rr.closeSource(src)
+		if !errors.Is(err, io.EOF) {
+			fail(err)
+			return
+		}
+		b.ended = int32(src.idx)
+		if !send() {
+			return
+		}
+	}
+	if len(b.recs) > 0 {
+		send()
+	}
+}
+
+func (rr *rowReader) newBatch() *batch {
+	select {
+	case b := <-rr.free:
+		b.recs, b.src, b.keys, b.kend, b.ended, b.err = b.recs[:0], b.src[:0], b.keys[:0], b.kend[:0], -1, nil
+		return b
+	default:
+		return &batch{recs: make([]schema.Record, 0, batchRows), src: make([]int32, 0, batchRows),
+			kend: make([]int32, 0, batchRows), ended: -1}
+	}
+}
+
+// add copies src's current row into b. Its Key is set by seal, once
+// the batch's key bytes no longer move.
+func (rr *rowReader) add(b *batch, src *source) {
+	b.keys = append(b.keys, src.rec.Key...)
+	r := src.rec
+	r.Key = nil
+	b.recs = append(b.recs, r)
+	b.src = append(b.src, int32(src.idx))
+	b.kend = append(b.kend, int32(len(b.keys)))
+}
+
+// seal points every record's Key at its bytes.
+func (b *batch) seal() {
+	off := int32(0)
+	for i := range b.recs {
+		end := b.kend[i]
+		b.recs[i].Key = b.keys[off:end:end]
+		off = end
+	}
+}
+
+// recycle gives a consumed batch back.
+func (rr *rowReader) recycle(b *batch) {
+	select {
+	case rr.free <- b:
+	default:
+	}
+}
+
+func (rr *rowReader) closeSource(src *source) {
+	r := src.r
+	info := schema.TraceInfo{File: rr.srcs[src.idx].Name, Rows: r.Rows(), Compressed: r.Compressed(),
+		TimeBase: "virtual", OutOfOrder: r.OutOfOrder()}
+	if t, ok := r.Epoch(); ok {
+		info.TimeBase = "epoch"
+		info.EpochStart = float64(t.UnixMicro()) / 1e6
+	}
+	rr.infos[src.idx] = info
+	r.Close()
+}

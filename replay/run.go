@@ -1,0 +1,207 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/datagen"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/ioengine"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Run replays srcs onto the backends (by name, as cfg.TierMap names them)
+// and returns the result document. A run stopped early (ctx cancelled, an
+// I/O error, a full disk) still returns its partial result, marked
+// incomplete, together with the error that stopped it. Setup failures
+// return a nil result.
+func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends map[string]backend.Backend, hooks Hooks) (*schema.Result, error) {
+	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
+		keys: map[string]*keyState{}, reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
+		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics()}
+	if err := s.setBackends(backends); err != nil {
+		return nil, err
+	}
+	if err := s.startEngines(); err != nil {
+		return nil, err
+	}
+	var metaWG sync.WaitGroup
+	s.metaq, s.metaDone = make(chan *task, s.metaWorkers()), make(chan *task, s.metaWorkers())
+	for range s.metaWorkers() {
+		metaWG.Add(1)
+		go s.metaPool(&metaWG)
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.ctx = runCtx
+	stopAll := func() {
+		for _, e := range s.engines {
+			e.e.Close()
+		}
+		close(s.metaq)
+		metaWG.Wait()
+	}
+
+	// Cold objects are written, untimed, before the clock starts.
+	if plan != nil {
+		for _, c := range plan.Cold {
+			if s.tiers[c.Tier] == nil {
+				continue
+			}
+			s.dispatchCold(c)
+		}
+		s.loop(nil)
+		if s.err != nil {
+			stopAll()
+			return nil, s.err
+		}
+	}
+
+	rr := newRowReader(srcs)
+	readCtx, stopReading := context.WithCancel(runCtx)
+	go rr.run(readCtx)
+	stopProgress := s.progressLoop()
+	s.start = time.Now()
+	s.metrics.start = s.start
+	s.loop(rr)
+	wall := time.Since(s.start)
+	stopReading()
+	for b := range rr.out {
+		rr.recycle(b)
+	}
+	stopProgress()
+	stopAll()
+	s.infos = rr.infos
+
+	for id, rs := range s.reqs {
+		if rs.pending == 0 {
+			s.metrics.request(rs, rs.first)
+		}
+		delete(s.reqs, id)
+	}
+	if errors.Is(s.err, ErrUnmappedTier) && s.rowsDone.Load() == 0 {
+		return nil, s.err // nothing ran: a usage error, not a result
+	}
+	res := s.result(wall)
+	if s.err != nil {
+		res.Complete = false
+		res.IncompleteReason = s.err.Error()
+		return res, s.err
+	}
+	return res, nil
+}
+
+// setBackends numbers the run's backends and gives each its space: the
+// backend's own capacity, and --capacity for Tier-2's.
+func (s *sched) setBackends(backends map[string]backend.Backend) error {
+	tierB, names := backendIndex(s.cfg)
+	aligns, limits := make([]int64, len(names)), make([]int64, len(names))
+	for i, name := range names {
+		b, ok := backends[name]
+		if !ok {
+			used := false
+			for t := range schema.Tier(schema.NumTiers) {
+				if tierB[t] == int8(i) && (s.plan == nil || !s.plan.Scanned || s.plan.Used[t]) {
+					used = true
+				}
+			}
+			if used {
+				return fmt.Errorf("replay: --tier-map %s: no such backend", name)
+			}
+			b = nil
+		}
+		tb := &tierBackend{idx: int8(i), name: name, b: b, align: planAlign, limit: unbounded}
+		if b != nil {
+			tb.caps = b.Caps()
+			tb.align = max(planAlign, int64(tb.caps.Align))
+			if tb.caps.Capacity > 0 {
+				tb.limit = tb.caps.Capacity
+			}
+		}
+		if s.cfg.Capacity > 0 && s.cfg.TierMap[schema.TierNVMe] == name {
+			tb.limit = min(tb.limit, s.cfg.Capacity)
+		}
+		aligns[i], limits[i] = tb.align, tb.limit
+		s.backends = append(s.backends, tb)
+	}
+	for t := range schema.Tier(schema.NumTiers) {
+		i := tierB[t]
+		if i < 0 || s.backends[i].b == nil {
+			tierB[t] = -1
+			if s.plan != nil && s.plan.Used[t] {
+				return unmapped(t, s.plan.UsedRows[t])
+			}
+			continue
+		}
+		s.tiers[t] = s.backends[i]
+	}
+	s.model = newModel(tierB, aligns, limits)
+	return nil
+}
+
+// startEngines starts the I/O engines: io_uring first, for objects in
+// files, when asked for and the kernel allows it; psync for the rest.
+func (s *sched) startEngines() error {
+	names := []string{"psync"}
+	if s.cfg.Engine == "uring" {
+		names = []string{"uring", "psync"}
+	}
+	data := false
+	for _, b := range s.backends {
+		data = data || (b.b != nil && !b.caps.NoData)
+	}
+	if !data {
+		names = nil // no backend keeps bytes: no engine is needed
+	}
+	s.done = make(chan *ioengine.Op, len(names)*s.cfg.QueueDepth)
+	for _, name := range names {
+		e, err := ioengine.New(name, ioengine.Params{Depth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize, Data: s.data, Done: s.done})
+		if errors.Is(err, ioengine.ErrUnavailable) {
+			s.warnings = append(s.warnings, fmt.Sprintf("io_uring is not available here (%v): the psync engine ran instead", err))
+			continue
+		}
+		if err != nil {
+			for _, e := range s.engines {
+				e.e.Close()
+			}
+			return err
+		}
+		s.engines = append(s.engines, &engineSlot{e: e, depth: s.cfg.QueueDepth})
+	}
+	return nil
+}
+
+// engineName is what the result reports: the engine of files.
+func (s *sched) engineName() string {
+	if len(s.engines) == 0 {
+		return "none"
+	}
+	return s.engines[0].e.Name()
+}
+
+func (s *sched) progressLoop() func() {
+	if s.hooks.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				s.hooks.Progress(Progress{Elapsed: time.Since(s.start), Rows: s.rows.Load(),
+					RowsDone: s.rowsDone.Load(), Bytes: s.bytesDone.Load(), Lag: s.metrics.lagNow()})
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
