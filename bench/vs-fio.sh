@@ -9,61 +9,130 @@
 #   seq-read    read them back
 #   trace       replay the same trace's Tier-2 rows, exported to a fio iolog
 #               by kvtrace export and replayed by kvreplay itself
-# and prints each pair's bandwidth, the ratio kvreplay/fio, and the medians
+#   small       N 4 KiB objects written, then read back in a shuffled order
+#               (one trace, --block-size 4KiB), beside fio's randwrite and
+#               randread at 4k on a file of the same size: IOPS, not MB/s
+# and prints each pair's figure, the ratio kvreplay/fio, and the medians
 # over the rounds. Uses only public tools: bash, fio, python3, go.
+#
+# Everything goes to a fresh directory made inside --dir (default $TMPDIR,
+# else /var/tmp: /tmp is often a tmpfs), removed at the end; nothing else
+# in --dir is touched.
 #
 # Usage: bench/vs-fio.sh [--dir DIR] [--block-size 1MiB] [--queue-depth 32]
 #                        [--rounds 5] [--total-gib 4] [--trace FILE] [--scale 1/256]
+#                        [--small-objects 500000] [--cases seq,trace,small]
+#                        [--kvreplay BIN] [--kvtrace BIN]
+#   --cases       which cases to run (seq is seq-write and seq-read)
+#   --kvreplay, --kvtrace  use these binaries instead of building ./cmd/...
 set -euo pipefail
 
-dir=${TMPDIR:-/var/tmp}/kvbench-vs-fio
+base=${TMPDIR:-/var/tmp}
 bs=1MiB
 qd=32
 rounds=5
 total_gib=4
 trace=
 scale=1/256
+small_n=500000
+cases=seq,trace,small
+kvreplay_bin=
+kvtrace_bin=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--dir) dir=$2; shift 2 ;;
+	--dir) base=$2; shift 2 ;;
 	--block-size) bs=$2; shift 2 ;;
 	--queue-depth) qd=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--total-gib) total_gib=$2; shift 2 ;;
 	--trace) trace=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
-	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+	--small-objects) small_n=$2; shift 2 ;;
+	--cases) cases=$2; shift 2 ;;
+	--kvreplay) kvreplay_bin=$2; shift 2 ;;
+	--kvtrace) kvtrace_bin=$2; shift 2 ;;
+	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 	*) echo "vs-fio: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+has() { case ",$cases," in *",$1,"*) return 0 ;; esac; return 1; }
+for c in ${cases//,/ }; do
+	case $c in seq|trace|small) ;; *) echo "vs-fio: --cases $cases: unknown case $c (want seq, trace, small)" >&2; exit 2 ;; esac
+done
+[ -d "$base" ] || { echo "vs-fio: --dir $base: no such directory" >&2; exit 2; }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get install fio)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "vs-fio: python3 is needed to read JSON" >&2; exit 2; }
-command -v zstd >/dev/null || { echo "vs-fio: zstd is needed to read compressed traces (apt-get install zstd)" >&2; exit 2; }
+if has seq || has trace; then
+	command -v zstd >/dev/null || { echo "vs-fio: zstd is needed to read compressed traces (apt-get install zstd)" >&2; exit 2; }
+fi
+
+# work holds binaries, traces and results; dir the files under test. Both
+# are made here and are all the trap removes.
 work=$(mktemp -d)
-trap 'rm -rf "$work" "$dir"' EXIT
-mkdir -p "$dir"
+dir=
+trap 'rm -rf "$work" ${dir:+"$dir"}' EXIT
+dir=$(mktemp -d "$base/kvbench-vs-fio.XXXXXX")
 bin=$work/bin
-(cd "$top" && CGO_ENABLED=0 go build -o "$bin/" ./cmd/kvtrace ./cmd/kvreplay)
+mkdir -p "$bin"
+if [ -z "$kvreplay_bin" ] || { [ -z "$kvtrace_bin" ] && has trace; }; then
+	(cd "$top" && CGO_ENABLED=0 go build -o "$bin/" ./cmd/kvtrace ./cmd/kvreplay)
+fi
+kvreplay=${kvreplay_bin:-$bin/kvreplay}
+kvtrace=${kvtrace_bin:-$bin/kvtrace}
 bsb=$(python3 -c "import sys;u={'k':1<<10,'KiB':1<<10,'m':1<<20,'MiB':1<<20,'g':1<<30,'GiB':1<<30};s=sys.argv[1]
 for k in sorted(u,key=len,reverse=True):
   if s.endswith(k): print(int(float(s[:-len(k)])*u[k])); break
 else: print(int(s))" "$bs")
 file=$dir/kvbench.extent
 
-# The real trace: the reference's 50-user run by default (Tier-2 heavy).
-if [ -z "$trace" ]; then
-	for t in "$top/../shared/data/reference-traces/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst" \
-		"$top/testdata/reference/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst"; do
-		[ -f "$t" ] && { trace=$t; break; }
-	done
-fi
-[ -f "$trace" ] || { echo "vs-fio: no trace (give --trace FILE)" >&2; exit 2; }
+fio_bw() { # job-file job-name -> bytes/s of that job (read+write)
+	fio --output-format=json "$1" 2>/dev/null | python3 -c "
+import sys, json
+d = sys.stdin.read(); d = json.loads(d[d.index('{'):])
+j = [j for j in d['jobs'] if j['jobname'] == sys.argv[1]][0]
+b = j['read']['io_bytes'] + j['write']['io_bytes']
+t = max(j['read']['runtime'], j['write']['runtime'], j['job_runtime']) / 1000
+print(b / t if t else 0)" "$2"
+}
+fio_iops() { # job-file job-name -> I/Os per second of that job (read+write)
+	fio --output-format=json "$1" 2>/dev/null | python3 -c "
+import sys, json
+d = sys.stdin.read(); d = json.loads(d[d.index('{'):])
+j = [j for j in d['jobs'] if j['jobname'] == sys.argv[1]][0]
+print(j['read']['iops'] + j['write']['iops'])" "$2"
+}
+kv_bw() { # result.json -> Tier-2 bytes/s over the run's wall time
+	python3 -c "
+import sys, json
+d = json.load(open(sys.argv[1]))
+b = sum(t['read_bytes'] + t['write_bytes'] for t in d['tiers'] if t['tier'] == 'Tier-2')
+print(b / d['wall_s'])" "$1"
+}
+kv_iops() { # result.json op phase -> Tier-2 ops per second of that cell while it was busy
+	python3 -c "
+import sys, json
+d = json.load(open(sys.argv[1]))
+c = [c for c in d['cells'] if (c['tier'], c['op'], c['phase']) == ('Tier-2', sys.argv[2], sys.argv[3])]
+ops, busy = sum(x['ops'] for x in c), sum(x['busy_s'] for x in c)
+print(ops / busy if busy else 0)" "$1" "$2" "$3"
+}
+if ! has seq && ! has trace; then
+	:
+else
+	# The real trace: the reference's 50-user run by default (Tier-2 heavy).
+	if [ -z "$trace" ]; then
+		for t in "$top/../shared/data/reference-traces/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst" \
+			"$top/testdata/reference/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst"; do
+			[ -f "$t" ] && { trace=$t; break; }
+		done
+	fi
+	[ -f "$trace" ] || { echo "vs-fio: no trace (give --trace FILE, or --cases small)" >&2; exit 2; }
 
-# Sequential objects: the trace's object sizes (aligned to the block size),
-# in trace order, until they add up to --total-gib.
-python3 - "$trace" "$bsb" "$total_gib" "$work" <<'EOF'
+	# Sequential objects: the trace's object sizes (aligned to the block
+	# size), in trace order, until they add up to --total-gib.
+	python3 - "$trace" "$bsb" "$total_gib" "$work" <<'EOF'
 import sys, subprocess, json
 trace, bs, total = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) * (1 << 30)
 out = sys.argv[4]
@@ -89,24 +158,8 @@ with open(f"{out}/total", "w") as t:
     t.write(str(sum(sizes)))
 print(f"vs-fio: {len(sizes)} objects of the trace's sizes, {sum(sizes)/(1<<30):.2f} GiB", file=sys.stderr)
 EOF
-total=$(cat "$work/total")
-
-fio_bw() { # job-file job-name -> bytes/s of that job (read+write)
-	fio --output-format=json "$1" 2>/dev/null | python3 -c "
-import sys, json
-d = sys.stdin.read(); d = json.loads(d[d.index('{'):])
-j = [j for j in d['jobs'] if j['jobname'] == sys.argv[1]][0]
-b = j['read']['io_bytes'] + j['write']['io_bytes']
-t = max(j['read']['runtime'], j['write']['runtime'], j['job_runtime']) / 1000
-print(b / t if t else 0)" "$2"
-}
-kv_bw() { # result.json -> Tier-2 bytes/s over the run's wall time
-	python3 -c "
-import sys, json
-d = json.load(open(sys.argv[1]))
-b = sum(t['read_bytes'] + t['write_bytes'] for t in d['tiers'] if t['tier'] == 'Tier-2')
-print(b / d['wall_s'])" "$1"
-}
+	total=$(cat "$work/total")
+fi
 
 seqjob() { # rw -> job file
 	cat >"$work/$1.fio" <<EOF
@@ -129,48 +182,122 @@ EOF
 kvr() { # trace result [extra flags]
 	local t=$1 r=$2
 	shift 2
-	"$bin/kvreplay" --engine uring --layout extent --device "$file" --dir "$dir" --keep \
+	"$kvreplay" --engine uring --layout extent --device "$file" --dir "$dir" --keep \
 		--block-size "$bs" --queue-depth "$qd" --speed max -q -o "$r" "$@" "$t" >/dev/null
 }
 
-# The exported trace: Tier-2 rows, the extent layout on the same file.
-"$bin/kvtrace" export --to fio --tiers Tier-2 --layout extent --dir "$dir" --size-scale "$scale" \
-	--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export" "$trace" >/dev/null 2>&1
-job=$(ls "$work"/export/*.fio)
-# fio at its best, with what kvreplay does too: registered buffers, and
-# submissions and completions batched up to the queue depth.
-sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$job"
-replay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$job" | head -1 | tr -d '[]')
+if has trace; then
+	# The exported trace: Tier-2 rows, the extent layout on the same file.
+	"$kvtrace" export --to fio --tiers Tier-2 --layout extent --dir "$dir" --size-scale "$scale" \
+		--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export" "$trace" >/dev/null 2>&1
+	job=$(ls "$work"/export/*.fio)
+	# fio at its best, with what kvreplay does too: registered buffers, and
+	# submissions and completions batched up to the queue depth.
+	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$job"
+	replay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$job" | head -1 | tr -d '[]')
+fi
 
-# Lay the file out once, full size, so no test pays for allocation.
-fio --name=prep --ioengine=io_uring --direct=1 --bs="$bsb" --iodepth="$qd" --rw=write \
-	--filename="$file" --size="$total" >/dev/null
+if has seq || has trace; then
+	# Lay the file out once, full size, so no test pays for allocation.
+	fio --name=prep --ioengine=io_uring --direct=1 --bs="$bsb" --iodepth="$qd" --rw=write \
+		--filename="$file" --size="$total" >/dev/null
+fi
+
+# The small-object case: N keys of 4 KiB written in order, then read in a
+# shuffled order, 1 us apart; its own file of exactly N x 4 KiB, laid out
+# once by fio, which the extent layout then fills from offset 0.
+small_bytes=$((small_n * 4096))
+sfile=$dir/small.extent
+if has small; then
+	python3 - "$small_n" "$work/small.csv" <<'EOF'
+import random, sys
+n, out = int(sys.argv[1]), sys.argv[2]
+reads = list(range(n))
+random.Random(42).shuffle(reads)
+with open(out, "w") as f:
+    f.write("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+    for i in range(n):
+        f.write(f"{i / 1e6:.6f},Write,4096,Tier-2,k{i},Prefill\n")
+    for j, i in enumerate(reads):
+        f.write(f"{(n + j) / 1e6:.6f},Read,4096,Tier-2,k{i},Decode\n")
+EOF
+	fio --name=prep --ioengine=io_uring --direct=1 --bs=1M --iodepth="$qd" --rw=write \
+		--filename="$sfile" --size="$small_bytes" >/dev/null
+	echo "vs-fio: small objects: $small_n x 4 KiB written then read, $(awk -v b="$small_bytes" 'BEGIN { printf "%.2f", b / 2^30 }') GiB" >&2
+fi
+smalljob() { # rw -> job file: 4k, the small file, as much I/O as kvreplay's half does
+	cat >"$work/small-$1.fio" <<EOF
+[global]
+ioengine=io_uring
+fixedbufs=1
+registerfiles=1
+iodepth_batch_submit=$qd
+iodepth_batch_complete_max=$qd
+direct=1
+bs=4k
+iodepth=$qd
+filename=$sfile
+size=$small_bytes
+[$1]
+rw=$1
+EOF
+	echo "$work/small-$1.fio"
+}
+kvsmall() { # result
+	"$kvreplay" --engine uring --layout extent --device "$sfile" --dir "$dir" --keep \
+		--tier-map Tier-2=nvme --block-size 4KiB --queue-depth "$qd" --speed max -q -o "$1" \
+		"$work/small.csv" >/dev/null
+}
 
 mb() { awk -v x="$1" 'BEGIN { printf "%7.0f", x / 1e6 }'; }
+kio() { awk -v x="$1" 'BEGIN { printf "%6.1f", x / 1e3 }'; }
 
 declare -A F K
 for r in $(seq 1 "$rounds"); do
-	F[w$r]=$(fio_bw "$(seqjob write)" write)
-	kvr "$work/write.csv" "$work/kw.json"; K[w$r]=$(kv_bw "$work/kw.json")
-	F[r$r]=$(fio_bw "$(seqjob read)" read)
-	kvr "$work/read.csv" "$work/kr.json"; K[r$r]=$(kv_bw "$work/kr.json")
-	F[t$r]=$(fio_bw "$job" "$replay_job")
-	kvr "$trace" "$work/kt.json" --tier-map Tier-0=null,Tier-1=null,Tier-2=nvme --size-scale "$scale"
-	K[t$r]=$(kv_bw "$work/kt.json")
-	printf 'round %d: seq-write fio %s kvreplay %s MB/s | seq-read fio %s kvreplay %s MB/s | trace fio %s kvreplay %s MB/s\n' \
-		"$r" "$(mb "${F[w$r]}")" "$(mb "${K[w$r]}")" "$(mb "${F[r$r]}")" "$(mb "${K[r$r]}")" "$(mb "${F[t$r]}")" "$(mb "${K[t$r]}")"
+	line="round $r:"
+	if has seq; then
+		F[w$r]=$(fio_bw "$(seqjob write)" write)
+		kvr "$work/write.csv" "$work/kw.json"; K[w$r]=$(kv_bw "$work/kw.json")
+		F[r$r]=$(fio_bw "$(seqjob read)" read)
+		kvr "$work/read.csv" "$work/kr.json"; K[r$r]=$(kv_bw "$work/kr.json")
+		line+=$(printf ' seq-write fio %s kvreplay %s MB/s | seq-read fio %s kvreplay %s MB/s |' \
+			"$(mb "${F[w$r]}")" "$(mb "${K[w$r]}")" "$(mb "${F[r$r]}")" "$(mb "${K[r$r]}")")
+	fi
+	if has trace; then
+		F[t$r]=$(fio_bw "$job" "$replay_job")
+		kvr "$trace" "$work/kt.json" --tier-map Tier-0=null,Tier-1=null,Tier-2=nvme --size-scale "$scale"
+		K[t$r]=$(kv_bw "$work/kt.json")
+		line+=$(printf ' trace fio %s kvreplay %s MB/s |' "$(mb "${F[t$r]}")" "$(mb "${K[t$r]}")")
+	fi
+	if has small; then
+		F[sw$r]=$(fio_iops "$(smalljob randwrite)" randwrite)
+		F[sr$r]=$(fio_iops "$(smalljob randread)" randread)
+		kvsmall "$work/ks.json"
+		K[sw$r]=$(kv_iops "$work/ks.json" Write Prefill)
+		K[sr$r]=$(kv_iops "$work/ks.json" Read Decode)
+		line+=$(printf ' small-write fio %s kvreplay %s kIOPS | small-read fio %s kvreplay %s kIOPS |' \
+			"$(kio "${F[sw$r]}")" "$(kio "${K[sw$r]}")" "$(kio "${F[sr$r]}")" "$(kio "${K[sr$r]}")")
+	fi
+	echo "${line% |}"
 done
 
-python3 - "$rounds" "$bs" "$qd" <<EOF
+python3 - "$rounds" "$bs" "$qd" "$cases" <<EOF
 import statistics, sys
-rounds, bs, qd = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+rounds, bs, qd, cases = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4].split(",")
 F = {$(for k in "${!F[@]}"; do printf '"%s": %s, ' "$k" "${F[$k]}"; done)}
 K = {$(for k in "${!K[@]}"; do printf '"%s": %s, ' "$k" "${K[$k]}"; done)}
-print(f"\nmedians over {rounds} rounds, block size {bs}, queue depth {qd}, io_uring, O_DIRECT, one file")
-print(f"{'test':<10} {'fio MB/s':>10} {'kvreplay MB/s':>14} {'ratio':>7}   per-round ratios")
-for name, p in (("seq-write", "w"), ("seq-read", "r"), ("trace", "t")):
+print(f"\nmedians over {rounds} rounds, queue depth {qd}, io_uring, O_DIRECT, one file")
+print(f"{'test':<12} {'block':>6} {'unit':>6} {'fio':>10} {'kvreplay':>10} {'ratio':>7}   per-round ratios")
+rows = []
+if "seq" in cases:
+    rows += [("seq-write", "w", bs, "MB/s", 1e6), ("seq-read", "r", bs, "MB/s", 1e6)]
+if "trace" in cases:
+    rows += [("trace", "t", bs, "MB/s", 1e6)]
+if "small" in cases:
+    rows += [("small-write", "sw", "4KiB", "IOPS", 1), ("small-read", "sr", "4KiB", "IOPS", 1)]
+for name, p, block, unit, div in rows:
     f = statistics.median(F[f"{p}{i}"] for i in range(1, rounds + 1))
     k = statistics.median(K[f"{p}{i}"] for i in range(1, rounds + 1))
-    per = " ".join(f"{K[f'{p}{i}'] / F[f'{p}{i}']:.3f}" for i in range(1, rounds + 1))
-    print(f"{name:<10} {f/1e6:>10.0f} {k/1e6:>14.0f} {k/f:>7.3f}   {per}")
+    per = " ".join(f"{K[f'{p}{i}'] / F[f'{p}{i}']:.3f}" if F[f'{p}{i}'] else "-" for i in range(1, rounds + 1))
+    print(f"{name:<12} {block:>6} {unit:>6} {f/div:>10.0f} {k/div:>10.0f} {k/f if f else 0:>7.3f}   {per}")
 EOF

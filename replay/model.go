@@ -76,7 +76,7 @@ func (m *model) physSize(size int64, scale float64, b int8) (logical, phys int64
 
 // ErrTooBig stops a run whose trace has an object larger than a bounded
 // backend's capacity: no eviction can make room for it.
-var ErrTooBig = fmt.Errorf("object larger than the tier's capacity")
+var ErrTooBig = fmt.Errorf("object larger than the tier's capacity (raise --ram-budget or --capacity, or lower --size-scale)")
 
 // apply runs one row through the model. ks is the row's key, phys its
 // physical size on the row's tier's backend. The returned effect's victims

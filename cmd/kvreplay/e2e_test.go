@@ -18,8 +18,13 @@ import (
 const scale = 1.0 / 4096
 
 // implied sums the logical bytes a trace implies per tier and operation at
-// a size scale: every row moves its whole object.
+// a size scale of 1/4096: every row moves its whole object.
 func implied(t *testing.T, path string) (read, write [schema.NumTiers]int64, rows int64) {
+	return impliedAt(t, path, scale)
+}
+
+// impliedAt is implied at any scale.
+func impliedAt(t *testing.T, path string, scale float64) (read, write [schema.NumTiers]int64, rows int64) {
 	t.Helper()
 	r, err := trace.Open(path)
 	if err != nil {
@@ -60,17 +65,91 @@ func replayDoc(t *testing.T, args ...string) (*schema.Result, string) {
 	return &res, errb.String()
 }
 
+// referenceTraces are the kv-cache.py traces of testdata/ and, where it is
+// beside the checkout, ../shared/data/reference-traces/, each once.
+func referenceTraces(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "reference", "*.csv*"))
+	shared, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "reference-traces", "*.csv*"))
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range append(shared, files...) {
+		if b := filepath.Base(f); !seen[b] {
+			seen[b] = true
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no reference traces")
+	}
+	return out
+}
+
+// TestReferenceTracesAtScale replays every kv-cache.py trace at the scales
+// users run (1/16 to 1/1024), at queue depth 1 and 256, with real RAM tiers
+// sized as kvreplay sizes them: each must complete, with the logical bytes
+// of every tier equal to the scaled trace's. Tier-2 is a real directory
+// where its scaled bytes are small, the null backend otherwise. The arena
+// is exactly the trace's peak, so a write that ran before the frees that
+// precede it in the trace, or a fragmented arena, fails here.
+//
+// The 1/16 and 1/64 replays of the larger traces move hundreds of
+// gigabytes through RAM: under the race detector (CI's go test -race) they
+// are skipped, and CI runs this test again without it.
+func TestReferenceTracesAtScale(t *testing.T) {
+	for _, f := range referenceTraces(t) {
+		for _, sc := range []string{"1/16", "1/64", "1/256", "1/1024"} {
+			for _, qd := range []string{"1", "256"} {
+				t.Run(filepath.Base(f)+"/"+sc+"/qd"+qd, func(t *testing.T) {
+					v, err := parseScale(sc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					read, write, rows := impliedAt(t, f, v)
+					var moved int64
+					for tier := range read {
+						moved += read[tier] + write[tier]
+					}
+					if raceEnabled && moved > 8<<30 {
+						t.Skipf("moves %d GiB: too slow under the race detector (CI runs it without)", moved>>30)
+					}
+					if testing.Short() && moved > 64<<30 {
+						t.Skipf("moves %d GiB: skipped in -short mode", moved>>30)
+					}
+					nvme := "null"
+					dir := t.TempDir()
+					if read[schema.TierNVMe]+write[schema.TierNVMe] <= 2<<30 {
+						nvme = "nvme"
+					}
+					res, _ := replayDoc(t, "--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2="+nvme, "--dir", filepath.Join(dir, "nvme"),
+						"--size-scale", sc, "--speed", "max", "--queue-depth", qd, "-o", "-", f)
+					if !res.Complete || res.Replay.RowsDone != rows || res.Errors.Count != 0 {
+						t.Fatalf("complete %v (%s), %d of %d rows, errors %+v", res.Complete, res.IncompleteReason, res.Replay.RowsDone, rows, res.Errors)
+					}
+					if res.Replay.CapacityEvictions != 0 {
+						t.Errorf("%d capacity evictions in a RAM tier sized to the trace's peak", res.Replay.CapacityEvictions)
+					}
+					got := map[string][2]int64{}
+					for _, tt := range res.Tiers {
+						got[tt.Tier] = [2]int64{tt.ReadBytes, tt.WriteBytes}
+					}
+					for tier := range schema.Tier(schema.NumTiers) {
+						g := got[tier.String()]
+						if g[0] != read[tier] || g[1] != write[tier] {
+							t.Errorf("%s: read %d written %d, the trace implies %d and %d", tier, g[0], g[1], read[tier], write[tier])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestReplayReferenceTraces replays every reference trace at 1/4096 of its
 // size, as fast as possible, into a temporary directory (Tier-0 in RAM),
 // and checks the logical bytes read and written per tier equal the trace's.
 func TestReplayReferenceTraces(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "reference", "*.csv*"))
-	if shared, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "reference-traces", "*.csv*")); len(shared) > 0 {
-		files = shared
-	}
-	if len(files) == 0 {
-		t.Fatal("no reference traces")
-	}
+	files := referenceTraces(t)
 	type combo struct{ engine, layout string }
 	all := []combo{{"uring", "dir"}, {"psync", "dir"}, {"uring", "extent"}, {"psync", "extent"}}
 	for _, f := range files {

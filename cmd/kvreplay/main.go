@@ -116,7 +116,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null (default Tier-1=ram,Tier-2=nvme)")
 	var ramBudget, blockSize, capacity cli.ByteSize
 	blockSize = cli.ByteSize(o.cfg.BlockSize)
-	fs.Var(&ramBudget, "ram-budget", "RAM arena size (default: the trace's peak live RAM-tier bytes)")
+	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the peak; 1GiB or 1/8 of memory for an unsized pipe)")
 	fs.Var(&blockSize, "block-size", "largest I/O an object is split into")
 	fs.IntVar(&o.cfg.QueueDepth, "queue-depth", o.cfg.QueueDepth, "I/Os in flight at most")
 	fs.IntVar(&o.cfg.Workers, "workers", o.cfg.Workers, "object operations in flight at most")

@@ -174,3 +174,59 @@ func TestMemoryBoundLargeObjects(t *testing.T) {
 		t.Errorf("peak RSS %d > %d", maxRSS, bound)
 	}
 }
+
+// TestPipeSmallRAM pipes a small kvtrace workload (10 users, 8 GB of RAM)
+// into kvreplay
+// with real RAM and NVMe tiers at 1/256 (no sidecar, no prescan): the RAM
+// arena is the bounded, unprefaulted default, so the run's peak RSS follows
+// what the trace keeps live, not the arena's size. Then again with a
+// --ram-budget below what the trace keeps live: the replay completes and
+// counts the LRU objects it evicted.
+func TestPipeSmallRAM(t *testing.T) {
+	kvtrace, kvreplay := buildTools(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name  string
+		extra []string
+		evict bool
+	}{{"default", nil, false}, {"budget", []string{"--ram-budget", "16MiB"}, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			res := filepath.Join(dir, c.name+".json")
+			gen := exec.Command(kvtrace, "--num-users", "10", "--duration", "30", "--generation-mode", "none",
+				"--gpu-mem-gb", "0", "--cpu-mem-gb", "8")
+			args := append([]string{"--speed", "max", "--size-scale", "1/256", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
+			rep := exec.Command(kvreplay, append(args, "-")...)
+			pipe, err := gen.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep.Stdin = pipe
+			var stderr strings.Builder
+			rep.Stderr = &stderr
+			if err := gen.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.Run(); err != nil {
+				t.Fatalf("kvreplay: %v\n%s", err, stderr.String())
+			}
+			if err := gen.Wait(); err != nil {
+				t.Fatalf("kvtrace: %v", err)
+			}
+			r := readResult(t, res)
+			if !r.Complete || r.Errors.Count != 0 || r.Replay.RowsDone == 0 {
+				t.Fatalf("complete %v (%s), %d rows, errors %+v", r.Complete, r.IncompleteReason, r.Replay.RowsDone, r.Errors)
+			}
+			t.Logf("%d rows, %d evictions, %d rematerialised, peak RSS %.1f MiB", r.Replay.RowsDone,
+				r.Replay.CapacityEvictions, r.Replay.Rematerialised, float64(r.Replay.PeakRSSBytes)/(1<<20))
+			if got := r.Replay.CapacityEvictions > 0; got != c.evict {
+				t.Errorf("%d capacity evictions, want evictions %v", r.Replay.CapacityEvictions, c.evict)
+			}
+			if c.evict && !strings.Contains(strings.Join(r.Warnings, "\n"), "evicted") {
+				t.Errorf("evictions not among the warnings: %q", r.Warnings)
+			}
+			if r.Replay.PeakRSSBytes > 512<<20 {
+				t.Errorf("peak RSS %.1f MiB: the default arena was touched whole", float64(r.Replay.PeakRSSBytes)/(1<<20))
+			}
+		})
+	}
+}

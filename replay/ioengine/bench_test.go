@@ -29,6 +29,8 @@ var (
 	benchBuffered    = flag.Bool("ioengine.buffered", false, "benchmarks: no O_DIRECT (a cached file measures the engine's own cost)")
 	benchVerify      = flag.Bool("ioengine.verify", false, "benchmarks: check every byte read (the fresh file only)")
 	benchInlineWrite = flag.Bool("ioengine.inline-write", true, "BenchmarkUringInline: writes (false: reads)")
+	benchFill        = flag.String("ioengine.fill", "datagen", "benchmarks: how writes are filled: datagen (the replay's bytes) or none (the buffer as it is, as fio does)")
+	flushFlag        = flag.Int("flush", 0, "")
 	benchDepth       = flag.Int("ioengine.depth", 32, "benchmarks: ops in flight")
 )
 
@@ -100,16 +102,28 @@ type genData struct {
 	verify bool
 }
 
-func (d genData) Fill(p []byte, op *Op) { d.g.Fill(p, op.Key, op.Version, op.Off) }
+func (d genData) Fill(p []byte, op *Op) {
+	if d.g != nil {
+		d.g.Fill(p, op.Key, op.Version, op.Off)
+	}
+}
 
 func (d genData) Check(p []byte, op *Op) error {
-	if !d.verify {
+	if !d.verify || d.g == nil {
 		return nil
 	}
 	if bad, ok := d.g.Verify(p, op.Key, op.Version, op.Off); !ok {
 		return fmt.Errorf("%w: %s at %d", errMismatch, op.Key, bad)
 	}
 	return nil
+}
+
+// benchData is the benchmarks' Data, as the flags say.
+func benchData() Data {
+	if *benchFill == "none" {
+		return genData{}
+	}
+	return genData{datagen.New(1), *benchVerify}
 }
 
 // benchEngine runs b.N ops of bs bytes through engine name, Depth in
@@ -119,8 +133,9 @@ func (d genData) Check(p []byte, op *Op) error {
 func benchEngine(b *testing.B, name string, bs int64, write bool) {
 	b.Helper()
 	depth := *benchDepth
+	FlushEvery = *flushFlag
 	done := make(chan *Op, depth)
-	e, err := New(name, Params{Depth: depth, BlockSize: bs, Data: genData{datagen.New(1), *benchVerify}, Done: done})
+	e, err := New(name, Params{Depth: depth, BlockSize: bs, Data: benchData(), Done: done})
 	if err != nil {
 		b.Skip(err)
 	}
@@ -215,7 +230,7 @@ func BenchmarkUringInline(b *testing.B) {
 			b.Run(fmt.Sprintf("%dKiB/%s", bs>>10, where), func(b *testing.B) {
 				depth := *benchDepth
 				done := make(chan *Op, depth)
-				e, err := newUringEngine(Params{Depth: depth, BlockSize: bs, Data: genData{datagen.New(1), *benchVerify}, Done: done}, inline)
+				e, err := newUringEngine(Params{Depth: depth, BlockSize: bs, Data: benchData(), Done: done}, inline)
 				if err != nil {
 					b.Skip(err)
 				}
