@@ -37,6 +37,8 @@ type Plan struct {
 	Scanned  bool
 	FromMeta bool
 	Rows     int64
+	// Objects counts the distinct keys of the traces.
+	Objects int64
 	// Cold are the objects read before any write in the trace: the run
 	// writes them untimed before its clock starts.
 	Cold []ColdObject
@@ -189,6 +191,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 		for b := range names {
 			peak[b] += max(m.peak[b], m.coldPeak[b]+m.coldSeen[b])
 		}
+		p.Objects += int64(len(keys))
 	}
 	for b, name := range names {
 		p.Peak[name] = peak[b]

@@ -162,7 +162,7 @@ func checkSpace(t *testing.T, seed uint64, budget float64, workers, qd int) {
 
 // TestSpaceProperty: random traces under tight budgets.
 func TestSpaceProperty(t *testing.T) {
-	n := uint64(60)
+	n := uint64(20)
 	if testing.Short() {
 		n = 10
 	}

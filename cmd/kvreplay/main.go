@@ -201,12 +201,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err := fmt.Fprintln(stdout, "kvreplay", cli.Version())
 		return err
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// The design's bound is 64 MiB + queue depth x block size of RSS: a
-		// soft limit makes the collector keep the heap there when the CPU
-		// is busy with I/O (the RAM arena is mmap'd, outside it).
-		debug.SetMemoryLimit(56<<20 + int64(o.cfg.QueueDepth)*o.cfg.BlockSize)
-	}
 	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
 	interactive := isTerminal(stderr) && !o.quiet
 
@@ -227,6 +221,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (there is no GPU backend here)",
 				plan.UsedRows[t], t, t, t))
 		}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The design's bound is 64 MiB + queue depth x block size of RSS,
+		// plus the state of the objects the trace keeps (a few hundred
+		// bytes each, which a trace of many small objects makes large): a
+		// soft limit makes the collector keep the heap there when the CPU
+		// is busy with I/O (the RAM arena is mmap'd, outside it). A limit
+		// below the live heap would have the collector run without end.
+		debug.SetMemoryLimit(56<<20 + int64(o.cfg.QueueDepth)*o.cfg.BlockSize + 1024*max(plan.Objects, 256<<10))
 	}
 	backends, paths, cleanup, err := makeBackends(o, plan, stderr)
 	if err != nil {
