@@ -23,7 +23,7 @@ import (
 
 // memTrace writes records as a kvbench trace in memory and returns a
 // Source reading it.
-func memTrace(t *testing.T, recs []schema.Record) replay.Source {
+func memTrace(t testing.TB, recs []schema.Record) replay.Source {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := trace.NewWriter(&buf, trace.WriterOptions{})

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,7 +12,6 @@ import (
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/ram"
 	"github.com/kvbench/kvbench/schema"
-	"github.com/kvbench/kvbench/trace"
 )
 
 // randomTrace is a trace of rows random in kind and interleaving: writes of
@@ -93,27 +91,6 @@ func randomTrace(seed uint64, n int) []schema.Record {
 	return recs
 }
 
-func encodeTrace(tb testing.TB, recs []schema.Record) replay.Source {
-	tb.Helper()
-	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	data := buf.Bytes()
-	return replay.Source{Name: "random", Rescan: true, Open: func() (*trace.Reader, error) {
-		return trace.NewReader(bytes.NewReader(data)), nil
-	}}
-}
-
 // checkSpace replays a random trace with every tier on a RAM arena of
 // budget times the trace's peak (kvreplay's sizing when budget is 1), with
 // --verify: no run may fail for space, and no read may see bytes other
@@ -122,7 +99,7 @@ func encodeTrace(tb testing.TB, recs []schema.Record) replay.Source {
 // the peak the replay evicts, and says how many.
 func checkSpace(t *testing.T, seed uint64, budget float64, workers, qd int) {
 	recs := randomTrace(seed, 400)
-	src := encodeTrace(t, recs)
+	src := memTrace(t, recs)
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"ram", "ram", "small"}
 	cfg.Speed, cfg.Verify, cfg.Workers, cfg.QueueDepth, cfg.BlockSize = 0, true, workers, qd, 16<<10

@@ -65,6 +65,22 @@ func replayDoc(t *testing.T, args ...string) (*schema.Result, string) {
 	return &res, errb.String()
 }
 
+// checkTierBytes checks a result's logical bytes read and written per tier
+// against what the trace implies.
+func checkTierBytes(t *testing.T, res *schema.Result, read, write [schema.NumTiers]int64) {
+	t.Helper()
+	got := map[string][2]int64{}
+	for _, tt := range res.Tiers {
+		got[tt.Tier] = [2]int64{tt.ReadBytes, tt.WriteBytes}
+	}
+	for tier := range schema.Tier(schema.NumTiers) {
+		g := got[tier.String()]
+		if g[0] != read[tier] || g[1] != write[tier] {
+			t.Errorf("%s: read %d written %d, the trace implies %d and %d", tier, g[0], g[1], read[tier], write[tier])
+		}
+	}
+}
+
 // referenceTraces are the kv-cache.py traces of testdata/ and, where it is
 // beside the checkout, ../shared/data/reference-traces/, each once.
 func referenceTraces(t *testing.T) []string {
@@ -129,16 +145,7 @@ func TestReferenceTracesAtScale(t *testing.T) {
 					if res.Replay.CapacityEvictions != 0 {
 						t.Errorf("%d capacity evictions in a RAM tier sized to the trace's peak", res.Replay.CapacityEvictions)
 					}
-					got := map[string][2]int64{}
-					for _, tt := range res.Tiers {
-						got[tt.Tier] = [2]int64{tt.ReadBytes, tt.WriteBytes}
-					}
-					for tier := range schema.Tier(schema.NumTiers) {
-						g := got[tier.String()]
-						if g[0] != read[tier] || g[1] != write[tier] {
-							t.Errorf("%s: read %d written %d, the trace implies %d and %d", tier, g[0], g[1], read[tier], write[tier])
-						}
-					}
+					checkTierBytes(t, res, read, write)
 				})
 			}
 		}
@@ -187,16 +194,7 @@ func checkReplay(t *testing.T, f, engine, layout string) {
 			if !res.Complete || res.Replay.RowsDone != rows || res.Errors.Count != 0 {
 				t.Fatalf("complete %v, %d of %d rows, errors %+v", res.Complete, res.Replay.RowsDone, rows, res.Errors)
 			}
-			got := map[string][2]int64{}
-			for _, tt := range res.Tiers {
-				got[tt.Tier] = [2]int64{tt.ReadBytes, tt.WriteBytes}
-			}
-			for tier := range schema.Tier(schema.NumTiers) {
-				g := got[tier.String()]
-				if g[0] != read[tier] || g[1] != write[tier] {
-					t.Errorf("%s: read %d written %d, the trace implies %d and %d", tier, g[0], g[1], read[tier], write[tier])
-				}
-			}
+			checkTierBytes(t, res, read, write)
 			if !strings.Contains(strings.Join(res.Warnings, "\n"), "SCALED RUN") {
 				t.Error("a scaled run does not say so")
 			}

@@ -90,6 +90,27 @@ func TestSIGINTWritesPartialResult(t *testing.T) {
 	}
 }
 
+// pipeline runs gen | rep and fails t if either fails.
+func pipeline(t *testing.T, gen, rep *exec.Cmd) {
+	t.Helper()
+	pipe, err := gen.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Stdin = pipe
+	var stderr strings.Builder
+	rep.Stderr = &stderr
+	if err := gen.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Run(); err != nil {
+		t.Fatalf("kvreplay: %v\n%s", err, stderr.String())
+	}
+	if err := gen.Wait(); err != nil {
+		t.Fatalf("kvtrace: %v", err)
+	}
+}
+
 // TestPipelineBoundedMemory streams the MLPerf 8B workload's 2.6 M-row
 // trace from kvtrace through a pipe into kvreplay (null backends, so the
 // test measures the engine, not the disk) and checks kvreplay's peak RSS
@@ -101,25 +122,7 @@ func TestPipelineBoundedMemory(t *testing.T) {
 	gen := exec.Command(kvtrace, "--model", "llama3.1-8b", "--num-users", "150", "--duration", "600",
 		"--generation-mode", "none", "--gpu-mem-gb", "0", "--cpu-mem-gb", "4")
 	rep := exec.Command(kvreplay, "--tier-map", "Tier-1=null,Tier-2=null", "--speed", "max", "--size-scale", "1/65536", "-", "-o", res)
-	pipe, err := gen.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep.Stdin = pipe
-	var stderr strings.Builder
-	rep.Stderr = &stderr
-	if err := gen.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.Wait(); err != nil {
-		t.Fatalf("kvreplay: %v\n%s", err, stderr.String())
-	}
-	if err := gen.Wait(); err != nil {
-		t.Fatalf("kvtrace: %v", err)
-	}
+	pipeline(t, gen, rep)
 	r := readResult(t, res)
 	// The process's own VmHWM: getrusage's maxrss would count the test
 	// binary's memory, forked before the exec.
@@ -196,22 +199,7 @@ func TestPipeSmallRAM(t *testing.T) {
 				"--gpu-mem-gb", "0", "--cpu-mem-gb", "8")
 			args := append([]string{"--speed", "max", "--size-scale", "1/256", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
 			rep := exec.Command(kvreplay, append(args, "-")...)
-			pipe, err := gen.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep.Stdin = pipe
-			var stderr strings.Builder
-			rep.Stderr = &stderr
-			if err := gen.Start(); err != nil {
-				t.Fatal(err)
-			}
-			if err := rep.Run(); err != nil {
-				t.Fatalf("kvreplay: %v\n%s", err, stderr.String())
-			}
-			if err := gen.Wait(); err != nil {
-				t.Fatalf("kvtrace: %v", err)
-			}
+			pipeline(t, gen, rep)
 			r := readResult(t, res)
 			if !r.Complete || r.Errors.Count != 0 || r.Replay.RowsDone == 0 {
 				t.Fatalf("complete %v (%s), %d rows, errors %+v", r.Complete, r.IncompleteReason, r.Replay.RowsDone, r.Errors)
