@@ -362,3 +362,34 @@ func TestColdReads(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowMetadataManyWorkers runs many object operations at once on a
+// backend whose metadata calls are slow and made off the loop (a decorator
+// clears FastMeta), with more workers than metadata goroutines: the loop
+// must never wait on its own pool.
+func TestSlowMetadataManyWorkers(t *testing.T) {
+	var recs []schema.Record
+	for i := range 300 {
+		k := fmt.Sprint("k", i)
+		recs = append(recs, rec(0, schema.OpWrite, 4096, schema.TierNVMe, k, schema.PhasePrefill, 0),
+			rec(0, schema.OpRead, 4096, schema.TierNVMe, k, schema.PhaseDecode, 0))
+	}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "", "slow"}
+	cfg.Speed, cfg.QueueDepth, cfg.Workers = 0, 1, 256
+	done := make(chan struct{})
+	var res *schema.Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"slow": fault.Delay(newRAM(t, 8<<20), 200*time.Microsecond)})
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the replay did not finish in 60 s")
+	}
+	if err != nil || res.Replay.RowsDone != int64(len(recs)) {
+		t.Fatalf("%v; %d of %d rows", err, res.Replay.RowsDone, len(recs))
+	}
+}

@@ -29,7 +29,10 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		return nil, err
 	}
 	var metaWG sync.WaitGroup
-	s.metaq, s.metaDone = make(chan *task, s.metaWorkers()), make(chan *task, s.metaWorkers())
+	// A running task has at most one metadata call in flight: buffers of
+	// Workers calls never block the loop, nor a pool goroutine on its way
+	// back to it.
+	s.metaq, s.metaDone = make(chan *task, cfg.Workers), make(chan *task, cfg.Workers)
 	for range s.metaWorkers() {
 		metaWG.Add(1)
 		go s.metaPool(&metaWG)
