@@ -17,20 +17,20 @@ import (
 // The benchmarks drive an engine as the scheduler does, on one file laid
 // out in full beforehand (so no write pays for allocation and no read
 // hits a hole), with random block-aligned offsets, and report IOPS. To
-// compare with fio side by side, lay a file out once and give it to both:
+// compare with fio side by side, lay a file out once and give it to both
+// (random offsets differ from run to run in both):
 //
 //	fio --name=prep --filename=/var/tmp/F --size=1G --rw=write --bs=1M --direct=1
 //	go test -run - -bench Uring4K -benchtime 10s ./replay/ioengine/ -ioengine.file /var/tmp/F
 //	fio --name=x --filename=/var/tmp/F --size=1G --rw=randwrite --bs=4k --iodepth=32 \
-//		--ioengine=io_uring --direct=1 --time_based --runtime=10
+//		--ioengine=io_uring --direct=1 --time_based --runtime=10 --randrepeat=0
 var (
-	benchFileFlag    = flag.String("ioengine.file", "", "benchmarks: an existing file to use (default: a fresh one under /var/tmp)")
+	benchFileFlag    = flag.String("ioengine.file", "", "benchmarks: an existing file to use, overwritten by the write benchmarks (default: a fresh one under /var/tmp)")
 	benchSizeFlag    = flag.Int64("ioengine.size", 1<<30, "benchmarks: the size of the fresh file, in bytes")
 	benchBuffered    = flag.Bool("ioengine.buffered", false, "benchmarks: no O_DIRECT (a cached file measures the engine's own cost)")
 	benchVerify      = flag.Bool("ioengine.verify", false, "benchmarks: check every byte read (the fresh file only)")
 	benchInlineWrite = flag.Bool("ioengine.inline-write", true, "BenchmarkUringInline: writes (false: reads)")
 	benchFill        = flag.String("ioengine.fill", "datagen", "benchmarks: how writes are filled: datagen (the replay's bytes) or none (the buffer as it is, as fio does)")
-	flushFlag        = flag.Int("flush", 0, "")
 	benchDepth       = flag.Int("ioengine.depth", 32, "benchmarks: ops in flight")
 )
 
@@ -133,7 +133,6 @@ func benchData() Data {
 func benchEngine(b *testing.B, name string, bs int64, write bool) {
 	b.Helper()
 	depth := *benchDepth
-	FlushEvery = *flushFlag
 	done := make(chan *Op, depth)
 	e, err := New(name, Params{Depth: depth, BlockSize: bs, Data: benchData(), Done: done})
 	if err != nil {

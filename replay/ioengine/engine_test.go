@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -292,5 +293,38 @@ func TestNewUnknown(t *testing.T) {
 	done := make(chan *Op, 1)
 	if _, err := New("libaio", Params{Depth: 1, BlockSize: 4096, Data: &hashData{}, Done: done}); err == nil {
 		t.Fatal("New of an unknown engine: no error")
+	}
+}
+
+// TestBufferRegion: the ring's buffer memory is as long as asked,
+// page-aligned (huge-page-aligned from 2 MiB on), writable, and unmapped
+// without error.
+func TestBufferRegion(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		align uintptr
+	}{
+		{4096, 4096},
+		{32 * 4096, 4096},
+		{2 << 20, hugePage},
+		{32 << 20, hugePage},
+		{3<<20 + 4096, hugePage},
+	} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			r, err := bufferRegion(tc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r) != tc.n || cap(r) != tc.n {
+				t.Errorf("len %d cap %d, want %d", len(r), cap(r), tc.n)
+			}
+			if addr := uintptr(unsafe.Pointer(unsafe.SliceData(r))); addr%tc.align != 0 {
+				t.Errorf("address %#x not a multiple of %d", addr, tc.align)
+			}
+			r[0], r[len(r)-1] = 1, 2
+			if err := freeRegion(r); err != nil {
+				t.Fatalf("unmap: %v", err)
+			}
+		})
 	}
 }
