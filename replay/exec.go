@@ -226,7 +226,7 @@ func (s *sched) canWaitForSpace(t *task) bool {
 
 // callMeta makes a metadata call for t: on the loop when the backend's
 // calls are fast (it returns true: the stage is done), else on the pool
-// (it returns false; metaFinished advances t later). Close is for t.obj,
+// (it returns false; the loop advances t when the call is back). Close is for t.obj,
 // and is made the same way as the object's backend's Open.
 func (s *sched) callMeta(t *task, b *tierBackend, kind uint8, name string, size int64, create bool) bool {
 	if b == nil {
@@ -262,9 +262,6 @@ func (t *task) doMeta() {
 		}
 	}
 }
-
-// metaFinished continues a task whose metadata call ran on the pool.
-func (s *sched) metaFinished(t *task) { s.advance(t) }
 
 // metaPool runs metadata calls until metaq is closed.
 func (s *sched) metaPool(wg *sync.WaitGroup) {

@@ -69,11 +69,6 @@ func newModel(tierB [schema.NumTiers]int8, align, limit []int64) *model {
 		coldSeen: make([]int64, n), coldPeak: make([]int64, n)}
 }
 
-// physSize is the bytes an object of size trace bytes takes on backend b.
-func (m *model) physSize(size int64, scale float64, b int8) (logical, phys int64) {
-	return sizes(size, scale, m.align[b])
-}
-
 // ErrTooBig stops a run whose trace has an object larger than a bounded
 // backend's capacity: no eviction can make room for it.
 var ErrTooBig = fmt.Errorf("object larger than the tier's capacity (raise --ram-budget or --capacity, or lower --size-scale)")

@@ -487,7 +487,7 @@ func (s *sched) loop(rows *rowReader) {
 			}
 		case t := <-s.metaDone:
 			s.metaBusy--
-			s.metaFinished(t)
+			s.advance(t) // its metadata call is back from the pool
 		case b, ok := <-wantRows:
 			if !ok {
 				rowsCh = nil
