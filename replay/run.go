@@ -159,9 +159,12 @@ func (s *sched) startEngines() error {
 	if !data {
 		names = nil // no backend keeps bytes: no engine is needed
 	}
-	s.done = make(chan *ioengine.Op, len(names)*s.cfg.QueueDepth)
+	// Each engine holds a queue's depth of blocks in flight and as many
+	// again waiting to start: the device never waits on the loop.
+	queue := 2 * s.cfg.QueueDepth
+	s.done = make(chan *ioengine.Op, len(names)*queue)
 	for _, name := range names {
-		e, err := ioengine.New(name, ioengine.Params{Depth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize, Data: s.data, Done: s.done})
+		e, err := ioengine.New(name, ioengine.Params{Depth: s.cfg.QueueDepth, Queue: queue, BlockSize: s.cfg.BlockSize, Data: s.data, Done: s.done})
 		if errors.Is(err, ioengine.ErrUnavailable) {
 			s.warnings = append(s.warnings, fmt.Sprintf("io_uring is not available here (%v): the psync engine ran instead", err))
 			continue
@@ -172,7 +175,7 @@ func (s *sched) startEngines() error {
 			}
 			return err
 		}
-		s.engines = append(s.engines, &engineSlot{e: e, depth: s.cfg.QueueDepth})
+		s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ func TestConformance(t *testing.T) {
 			t.Run("BadDescriptor", func(t *testing.T) { testBadDescriptor(t, name) })
 			t.Run("CloseWithOpsInFlight", func(t *testing.T) { testCloseInFlight(t, name) })
 			t.Run("FullDepth", func(t *testing.T) { testFullDepth(t, name) })
+			t.Run("Queue", func(t *testing.T) { testQueue(t, name) })
 			t.Run("Serves", func(t *testing.T) { testServes(t, name) })
 		})
 	}
@@ -265,6 +266,48 @@ func testFullDepth(t *testing.T, name string) {
 			case <-time.After(10 * time.Second):
 				t.Fatalf("round %d: ops never came back", round)
 			}
+		}
+	}
+}
+
+// testQueue submits a queue's worth of reads, three times the depth, from
+// a pipe that has no data yet: Submit must not block while none can
+// complete, and once the data comes every op comes back, whole.
+func testQueue(t *testing.T, name string) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	const depth, queue, n = 2, 6, 4096
+	e, _, done := newQueuedEngine(t, name, depth, queue, n)
+	submitted := make(chan struct{})
+	go func() {
+		for range queue {
+			e.Submit(&Op{Obj: &pipeObj{fd: p[0]}, N: n, Key: "piped", Version: 7})
+		}
+		close(submitted)
+	}()
+	select {
+	case <-submitted:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Submit of %d ops at depth %d blocked while none could complete", queue, depth)
+	}
+	block := make([]byte, n)
+	fillHash(block, "piped", 7, 0)
+	go func() {
+		for range queue {
+			unix.Write(p[1], block)
+		}
+	}()
+	for i := range queue {
+		select {
+		case op := <-done:
+			if op.Err != nil {
+				t.Fatalf("op %d: %v", i, op.Err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d ops came back", i, queue)
 		}
 	}
 }

@@ -166,9 +166,15 @@ func openFile(tb testing.TB, path string, size int64) (fd int, direct bool) {
 // kernel does not offer skips tb.
 func newEngine(tb testing.TB, name string, depth int, bs int64) (Engine, *hashData, chan *Op) {
 	tb.Helper()
+	return newQueuedEngine(tb, name, depth, depth, bs)
+}
+
+// newQueuedEngine is newEngine with queue ops outstanding.
+func newQueuedEngine(tb testing.TB, name string, depth, queue int, bs int64) (Engine, *hashData, chan *Op) {
+	tb.Helper()
 	data := &hashData{}
-	done := make(chan *Op, depth)
-	e, err := New(name, Params{Depth: depth, BlockSize: bs, Data: data, Done: done})
+	done := make(chan *Op, queue)
+	e, err := New(name, Params{Depth: depth, Queue: queue, BlockSize: bs, Data: data, Done: done})
 	if errors.Is(err, ErrUnavailable) {
 		tb.Skipf("%s: %v", name, err)
 	}

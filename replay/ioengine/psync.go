@@ -16,7 +16,7 @@ type psync struct {
 }
 
 func newPsync(p Params) *psync {
-	e := &psync{p: p, in: make(chan *Op, p.Depth)}
+	e := &psync{p: p, in: make(chan *Op, p.queue())}
 	for range p.Depth {
 		e.wg.Add(1)
 		go e.worker()

@@ -125,7 +125,7 @@ func newUringEngine(p Params, inline bool) (*uringEngine, error) {
 	}
 	e := &uringEngine{
 		p:      p,
-		in:     make(chan *Op, p.Depth),
+		in:     make(chan *Op, p.queue()),
 		ring:   ring,
 		efd:    efd,
 		inOpen: true,
@@ -228,8 +228,12 @@ func (e *uringEngine) run() {
 			if !e.armed {
 				e.arm()
 			}
-			e.sleeping.Store(true)
-			e.poll() // what came before the store, whose sender saw no sleeper
+			if e.canTake() || e.cpuOps > 0 {
+				// Wake-ups are wanted only for work the ring can take:
+				// with every buffer in the kernel, a completion wakes it.
+				e.sleeping.Store(true)
+				e.poll() // what came before the store, whose sender saw no sleeper
+			}
 			e.enter()
 			continue
 		}
