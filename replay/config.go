@@ -41,6 +41,10 @@ type Config struct {
 	Engine string
 	// Verify checks every byte read against what was written.
 	Verify bool
+	// Fsync makes every object write durable before it completes
+	// (backend.Syncer: fdatasync), as kv-cache.py fsyncs each object it
+	// saves; the sync is part of the write's latency.
+	Fsync bool
 	// Prescan reads file traces once before the run, to prepare cold reads
 	// untimed and size the RAM arena. Traces on pipes are never prescanned.
 	Prescan bool

@@ -393,3 +393,70 @@ func TestSlowMetadataManyWorkers(t *testing.T) {
 		t.Fatalf("%v; %d of %d rows", err, res.Replay.RowsDone, len(recs))
 	}
 }
+
+// TestFsync: with Fsync every NVMe object write is synced once, after its
+// last block and before the write completes (a read of the object starts
+// after the sync ended); writes to RAM, reads and an unsynced run make no
+// sync.
+func TestFsync(t *testing.T) {
+	recs := []schema.Record{
+		rec(0, schema.OpWrite, 1<<20, schema.TierNVMe, "a", schema.PhasePrefill, 1),
+		rec(0, schema.OpWrite, 256<<10, schema.TierCPU, "b", schema.PhasePrefill, 1),
+		rec(0, schema.OpRead, 1<<20, schema.TierNVMe, "a", schema.PhaseDecode, 1),
+		rec(0, schema.OpWrite, 512<<10, schema.TierNVMe, "c", schema.PhasePrefill, 2),
+		rec(0, schema.OpRead, 256<<10, schema.TierCPU, "b", schema.PhaseDecode, 2),
+	}
+	for _, fsync := range []bool{false, true} {
+		t.Run(fmt.Sprint(fsync), func(t *testing.T) {
+			nb, err := nvme.New(filepath.Join(t.TempDir(), "nvme"), nvme.Options{Direct: true, Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nb.Close()
+			rb := fault.Record(nb)
+			cfg := replay.DefaultConfig()
+			cfg.Speed, cfg.BlockSize, cfg.Fsync = 0, 128<<10, fsync
+			res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"nvme": rb, "ram": newRAM(t, 4<<20)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			syncs := map[string]fault.Call{}
+			lastWrite, firstRead := map[string]time.Time{}, map[string]time.Time{}
+			for _, c := range rb.Log() {
+				switch c.Op {
+				case fault.OpSync:
+					if _, dup := syncs[c.Key]; dup {
+						t.Errorf("%s synced twice", c.Key)
+					}
+					syncs[c.Key] = c
+				case fault.OpWrite:
+					if c.End.After(lastWrite[c.Key]) {
+						lastWrite[c.Key] = c.End
+					}
+				case fault.OpRead:
+					if f, ok := firstRead[c.Key]; !ok || c.Start.Before(f) {
+						firstRead[c.Key] = c.Start
+					}
+				}
+			}
+			want := 0
+			if fsync {
+				want = 2
+			}
+			if len(syncs) != want || res.Replay.Syncs != int64(want) || res.Replay.Fsync != fsync {
+				t.Fatalf("%d objects synced, result says %d syncs (fsync %t), want %d", len(syncs), res.Replay.Syncs, res.Replay.Fsync, want)
+			}
+			for key, s := range syncs {
+				if key != "2_a" && key != "2_c" {
+					t.Errorf("synced %s, which is no NVMe write", key)
+				}
+				if s.Start.Before(lastWrite[key]) {
+					t.Errorf("%s: sync started at %v, before the last block ended at %v", key, s.Start, lastWrite[key])
+				}
+				if r, ok := firstRead[key]; ok && r.Before(s.End) {
+					t.Errorf("%s: read at %v before the write's sync ended at %v", key, r, s.End)
+				}
+			}
+		})
+	}
+}

@@ -29,6 +29,7 @@ const (
 	stBegin           // the timed operation starts
 	stOpen            // the object on ioTier
 	stIO              // its blocks
+	stSync            // a write made durable (--fsync)
 	stClose           // a write's object now exists
 	stRemoveOld       // a move removes its source copy
 	stRemove          // a Delete or an eviction
@@ -40,6 +41,7 @@ const (
 	metaOpen uint8 = iota + 1
 	metaClose
 	metaRemove
+	metaSync
 )
 
 // metaWorkers is the pool that makes metadata calls off the loop: file
@@ -165,9 +167,17 @@ func (s *sched) advance(t *task) {
 				return
 			}
 		case stIO:
-			t.stage = stClose
+			t.stage = stSync
 			if !s.blocks(t, t.op == schema.OpWrite, t.ioTier) {
 				return
+			}
+		case stSync:
+			t.stage = stClose
+			if _, ok := t.obj.(backend.Syncer); ok && s.cfg.Fsync && t.op == schema.OpWrite {
+				s.counted.syncs++
+				if !s.callMeta(t, nil, metaSync, "", 0, false) {
+					return
+				}
 			}
 		case stClose:
 			t.stage = stFinish
@@ -235,7 +245,7 @@ func (s *sched) callMeta(t *task, b *tierBackend, kind uint8, name string, size 
 		t.b = b
 	}
 	t.meta, t.metaB, t.metaName, t.metaSize, t.metaCreate = kind, b.b, name, size, create
-	if b.caps.FastMeta {
+	if b.caps.FastMeta && kind != metaSync {
 		t.doMeta()
 		return true
 	}
@@ -250,6 +260,8 @@ func (t *task) doMeta() {
 	switch t.meta {
 	case metaOpen:
 		t.obj, t.err = t.metaB.Open(t.metaName, t.metaSize, t.metaCreate)
+	case metaSync:
+		t.err = t.obj.(backend.Syncer).Sync()
 	case metaClose:
 		if t.obj != nil {
 			t.err = t.obj.Close()

@@ -70,6 +70,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		ColdPrepared: s.counted.cold, ColdPreparedBytes: s.counted.coldBytes,
 		CapacityEvictions: s.counted.evictions, Rematerialised: s.counted.remat,
 		Verify: s.cfg.Verify, VerifiedBytes: s.data.verified.Load(),
+		Fsync: s.cfg.Fsync, Syncs: s.counted.syncs,
 		Workers: s.cfg.Workers, QueueDepth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize,
 		Speed: s.cfg.Speed, Engine: s.engineName(),
 	}

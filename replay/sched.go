@@ -171,7 +171,7 @@ type sched struct {
 
 	rows, rowsDone, bytesDone atomic.Int64
 	lag                       atomic.Int64
-	counted                   struct{ cold, coldBytes, evictions, remat, mismatch int64 }
+	counted                   struct{ cold, coldBytes, evictions, remat, mismatch, syncs int64 }
 	warnings                  []string
 	infos                     []schema.TraceInfo
 }

@@ -203,6 +203,10 @@ type ReplayStats struct {
 	// checked (every byte read, in a complete verified run).
 	Verify        bool  `json:"verify"`
 	VerifiedBytes int64 `json:"verified_bytes"`
+	// Fsync reports --fsync: every object write was made durable
+	// (fdatasync) before it completed; Syncs counts the syncs.
+	Fsync bool  `json:"fsync"`
+	Syncs int64 `json:"syncs"`
 	// PeakRSSBytes is kvreplay's peak resident memory (0 when unknown).
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	Workers      int     `json:"workers"`

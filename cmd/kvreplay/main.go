@@ -127,6 +127,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
 	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for NVMe: uring (falls back to psync, recorded, where the kernel refuses it) or psync")
 	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
+	fs.BoolVar(&o.cfg.Fsync, "fsync", false, "make each NVMe object write durable (fdatasync) before it completes, as kv-cache.py does")
 	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily)")
 	fs.BoolVar(&o.buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
 	fs.StringVar(&o.label, "label", "", "label of the run in reports")

@@ -88,6 +88,17 @@ type FdObject interface {
 	Offset() int64
 }
 
+// Syncer is an Object whose written bytes can be made durable: Sync
+// returns once they are on stable storage (fdatasync of the object's file,
+// or of the file or device that holds it, which flushes the device's
+// volatile cache). It is an optional capability, found by type assertion:
+// kvreplay --fsync calls it after each object write, as kv-cache.py
+// fsyncs each object it saves; an Object without it (RAM, null) has
+// nothing to make durable.
+type Syncer interface {
+	Sync() error
+}
+
 // Errors a Backend returns; test them with errors.Is.
 var (
 	// ErrNotFound: Open without create of an object that does not exist.

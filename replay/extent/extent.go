@@ -630,6 +630,27 @@ func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	return o.rw("write", p, off, true)
 }
 
+var _ backend.Syncer = (*Object)(nil)
+
+// Sync makes the written data of the whole file or device durable
+// (fdatasync): the extent layout has one descriptor, so a sync flushes
+// every object's writes, not only this one's.
+func (o *Object) Sync() error {
+	if o.closed.Load() || o.b.closed.Load() {
+		return fmt.Errorf("extent: sync %q: %w", o.key, backend.ErrClosed)
+	}
+	for {
+		err := unix.Fdatasync(int(o.b.fd))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return fmt.Errorf("extent: sync %q (%s): %w", o.key, o.b.file, sysErr(err))
+		}
+		return nil
+	}
+}
+
 // Close ends this use of the object.
 func (o *Object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {

@@ -8,7 +8,8 @@
 // backend's, with the decorator's name appended ("ram+delay"), and its
 // Objects wrap the inner Objects. Optional capabilities of the inner
 // Objects (such as nvme's Fd) are hidden on purpose: an engine that found
-// them would bypass the decorator.
+// them would bypass the decorator. Sync (backend.Syncer) is kept, as a
+// call through the decorator.
 package fault
 
 import (
@@ -34,6 +35,7 @@ const (
 	OpOpen                  // Backend.Open
 	OpRemove                // Object.Remove
 	OpClose                 // Object.Close
+	OpSync                  // Object.Sync (backend.Syncer)
 	// OpAny is every call a Rule usually means: reads, writes, opens and
 	// removes (not Close).
 	OpAny = OpRead | OpWrite | OpOpen | OpRemove
@@ -42,7 +44,7 @@ const (
 // String names op: "read", "write", "open", "remove", "close", or several
 // joined by '|'.
 func (op Op) String() string {
-	names := []string{"read", "write", "open", "remove", "close"}
+	names := []string{"read", "write", "open", "remove", "close", "sync"}
 	var parts []string
 	for i, n := range names {
 		if op&(1<<i) != 0 {
@@ -105,7 +107,11 @@ func (b *decorated) Open(key string, size int64, create bool) (backend.Object, e
 		}
 		return nil, err
 	}
-	return &object{inner: o, key: key, around: b.around}, nil
+	w := &object{inner: o, key: key, around: b.around}
+	if _, ok := o.(backend.Syncer); ok {
+		return &syncObject{w}, nil
+	}
+	return w, nil
 }
 
 func (b *decorated) Close() error { return b.inner.Close() }
@@ -147,4 +153,14 @@ func (o *object) Close() error {
 
 func (o *object) Remove() error {
 	return o.around(&Call{Op: OpRemove, Key: o.key}, o.inner.Remove)
+}
+
+// syncObject wraps an Object that is a backend.Syncer: Sync goes through
+// the decorator like every other call, so it is not hidden.
+type syncObject struct{ *object }
+
+var _ backend.Syncer = syncObject{}
+
+func (o syncObject) Sync() error {
+	return o.around(&Call{Op: OpSync, Key: o.key}, o.inner.(backend.Syncer).Sync)
 }

@@ -455,6 +455,25 @@ func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	return m, nil
 }
 
+var _ backend.Syncer = (*Object)(nil)
+
+// Sync makes the file's data durable (fdatasync).
+func (o *Object) Sync() error {
+	if o.closed.Load() {
+		return fmt.Errorf("nvme: sync %s: %w", o.path, backend.ErrClosed)
+	}
+	for {
+		err := unix.Fdatasync(int(o.f.Fd()))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return o.ioErr("sync", 0, err)
+		}
+		return nil
+	}
+}
+
 // Close closes the file.
 func (o *Object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {

@@ -137,6 +137,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"ObjectClosed", testObjectClosed},
 		{"BackendClosed", testBackendClosed},
 		{"OddKeys", testOddKeys},
+		{"Sync", testSync},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -711,6 +712,9 @@ func testObjectClosed(s *suite) {
 		s.wantErr(what+": WriteAt", err, backend.ErrClosed)
 		s.wantErr(what+": Close", o.Close(), backend.ErrClosed)
 		s.wantErr(what+": Remove", o.Remove(), backend.ErrClosed)
+		if so, ok := o.(backend.Syncer); ok {
+			s.wantErr(what+": Sync", so.Sync(), backend.ErrClosed)
+		}
 	}
 	o := s.create("k", blk)
 	s.writeAll(o, blk, 1, s.block)
@@ -722,6 +726,24 @@ func testObjectClosed(s *suite) {
 	s.checkAll(o2, blk, 1, s.block)
 	s.remove(o2)
 	check("after Remove", o2)
+}
+
+// testSync: an Object that is a backend.Syncer syncs what was written,
+// which stays readable; a backend without it has nothing to check.
+func testSync(s *suite) {
+	blk := int64(s.block)
+	o := s.create("k", 2*blk)
+	so, ok := o.(backend.Syncer)
+	if !ok {
+		s.closeObject(o)
+		s.t.Skipf("%s objects are not backend.Syncer", s.caps.Name)
+	}
+	s.writeAll(o, 2*blk, 3, s.block)
+	if err := so.Sync(); err != nil {
+		s.t.Fatalf("Sync: %v", err)
+	}
+	s.checkAll(o, 2*blk, 3, s.block)
+	s.closeObject(o)
 }
 
 func testBackendClosed(s *suite) {
