@@ -182,7 +182,7 @@ EOF
 kvr() { # trace result [extra flags]
 	local t=$1 r=$2
 	shift 2
-	"$kvreplay" --engine uring --layout extent --device "$file" --dir "$dir" --keep \
+	"$kvreplay" --engine uring --layout extent --device "$file" --device-overwrite \
 		--block-size "$bs" --queue-depth "$qd" --speed max -q -o "$r" "$@" "$t" >/dev/null
 }
 
@@ -244,7 +244,7 @@ EOF
 	echo "$work/small-$1.fio"
 }
 kvsmall() { # result
-	"$kvreplay" --engine uring --layout extent --device "$sfile" --dir "$dir" --keep \
+	"$kvreplay" --engine uring --layout extent --device "$sfile" --device-overwrite \
 		--tier-map Tier-2=nvme --block-size 4KiB --queue-depth "$qd" --speed max -q -o "$1" \
 		"$work/small.csv" >/dev/null
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -64,6 +65,34 @@ type ColdObject struct {
 	Logical int64
 }
 
+// MaxObjectBytes bounds an object's size after SizeScale: sizes are
+// rounded up to blocks and added up in int64 (a size near 2^63 overflowed
+// to a negative one), and no tier holds more. A trace row above it is a
+// *trace.ParseError (trace.ErrSizeTooLarge) at its line and column.
+const MaxObjectBytes = 1 << 50
+
+// bounded returns srcs with their readers bounded to the Object_Size_Bytes
+// that scale to at most MaxObjectBytes.
+func bounded(cfg *Config, srcs []Source) []Source {
+	limit := int64(math.MaxInt64)
+	if m := MaxObjectBytes / cfg.SizeScale; m < math.MaxInt64/2 {
+		limit = int64(m)
+	}
+	out := make([]Source, len(srcs))
+	for i, s := range srcs {
+		open := s.Open
+		s.Open = func() (*trace.Reader, error) {
+			r, err := open()
+			if r != nil {
+				r.MaxSize = limit
+			}
+			return r, err
+		}
+		out[i] = s
+	}
+	return out
+}
+
 // sizes returns an object's logical (scaled) and physical (aligned) size.
 func sizes(size int64, scale float64, align int64) (logical, physical int64) {
 	logical = size
@@ -107,6 +136,7 @@ func backendIndex(cfg *Config) (tierB [schema.NumTiers]int8, names []string) {
 // sidecars. Malformed traces stop here, before any I/O.
 func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
+	srcs = bounded(cfg, srcs)
 	scan := cfg.Prescan
 	for _, s := range srcs {
 		scan = scan && s.Rescan

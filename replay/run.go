@@ -19,6 +19,7 @@ import (
 // incomplete, together with the error that stopped it. Setup failures
 // return a nil result.
 func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends map[string]backend.Backend, hooks Hooks) (*schema.Result, error) {
+	srcs = bounded(cfg, srcs)
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
 		keys: map[string]*keyState{}, reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
 		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics()}

@@ -169,7 +169,14 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 				if e.cfg.ReplayCycles > 0 && g.cycle >= e.cfg.ReplayCycles {
 					return 0, false, nil
 				}
-				g.fileIdx, g.rowsCycle, g.cycleStart = 0, 0, g.last
+				start := g.last
+				if start == g.cycleStart {
+					// A pass that spans no time (one request, or all at
+					// one timestamp) would repeat at that instant without
+					// end: the next starts a request's spacing later.
+					start += minSpacing
+				}
+				g.fileIdx, g.rowsCycle, g.cycleStart = 0, 0, start
 			}
 			f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations})
 			if err != nil {

@@ -95,3 +95,35 @@ func TestMooncakeBlockReuse(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestTraceNoSpan replays a request trace whose pass spans no time
+// (one row) until --duration: each pass comes a request's spacing after
+// the one before, so the run ends (it used to repeat the pass at one
+// instant without end).
+func TestRequestTraceNoSpan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.csv")
+	if err := os.WriteFile(path, []byte("Timestamp,Request tokens,Response tokens\n1,200,30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.RequestTrace, cfg.RequestTraceFormat = path, "burstgpt"
+	cfg.Duration, cfg.GenerationMode, cfg.NumUsers = 200*time.Millisecond, "none", 2
+	done := make(chan error, 1)
+	var res *Result
+	go func() {
+		var err error
+		res, err = Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("a one-row request trace replayed without end")
+	}
+	if res.RequestsCompleted < 2 {
+		t.Errorf("%d requests completed, want the row replayed again and again", res.RequestsCompleted)
+	}
+}

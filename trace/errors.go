@@ -21,6 +21,8 @@ var (
 	ErrBadEnum = errors.New("not a valid value")
 	// ErrNegativeSize: Object_Size_Bytes is negative.
 	ErrNegativeSize = errors.New("negative size")
+	// ErrSizeTooLarge: Object_Size_Bytes is above the Reader's MaxSize.
+	ErrSizeTooLarge = errors.New("size too large")
 	// ErrBadKey: a Key is empty or holds whitespace, control characters,
 	// quotes or invalid UTF-8.
 	ErrBadKey = errors.New("bad key")

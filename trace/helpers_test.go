@@ -22,7 +22,7 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 // sentinels are every error class of the package.
 var sentinels = []error{
 	trace.ErrBadHeader, trace.ErrFieldCount, trace.ErrBadNumber, trace.ErrBadEnum,
-	trace.ErrNegativeSize, trace.ErrBadKey, trace.ErrQuoted, trace.ErrLineTooLong,
+	trace.ErrNegativeSize, trace.ErrSizeTooLarge, trace.ErrBadKey, trace.ErrQuoted, trace.ErrLineTooLong,
 	trace.ErrTruncated, trace.ErrCorrupt,
 }
 

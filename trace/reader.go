@@ -65,6 +65,11 @@ type Reader struct {
 	// Name names the input in errors (a file name, or "-" for stdin). Set
 	// it before the first Read.
 	Name string
+	// MaxSize, when positive, bounds Object_Size_Bytes: a larger size is
+	// a *ParseError (ErrSizeTooLarge) at its line and column, for a
+	// consumer that cannot represent it (the replay rounds sizes up to
+	// blocks and adds them up). Set it before the first Read.
+	MaxSize int64
 
 	src    *errTracker
 	br     *bufio.Reader
@@ -374,6 +379,9 @@ func (r *Reader) parse(line []byte, rec *schema.Record) error {
 			}
 		}
 		return r.fieldErr(ix[roleSize], b, ErrBadNumber, "want a non-negative integer")
+	}
+	if r.MaxSize > 0 && size > uint64(r.MaxSize) {
+		return r.fieldErr(ix[roleSize], b, ErrSizeTooLarge, fmt.Sprintf("want at most %d bytes here", r.MaxSize))
 	}
 	rec.Size = int64(size)
 	b = f[ix[roleTier]]

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"slices"
@@ -210,6 +211,41 @@ func TestValidKeys(t *testing.T) {
 		got, _ := mustReadAll(t, strings.NewReader(lf(h6, row6(5, key))))
 		if len(got) != 1 || string(got[0].Key) != key {
 			t.Errorf("key %q read as %v", key, got)
+		}
+	}
+}
+
+// TestMaxSize bounds Object_Size_Bytes: a size above MaxSize is a
+// *ParseError at its line and column; MaxSize itself and anything when
+// MaxSize is 0 read as usual.
+func TestMaxSize(t *testing.T) {
+	const hdr = "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n"
+	for _, tt := range []struct {
+		max  int64
+		size string
+		ok   bool
+	}{
+		{0, "9223372036854775807", true},
+		{4096, "4096", true},
+		{4096, "4097", false},
+		{1 << 50, "9223372036854775807", false},
+	} {
+		r := trace.NewReader(strings.NewReader(hdr + "0.0,Write,1,Tier-2,a,Prefill\n0.1,Write," + tt.size + ",Tier-2,b,Prefill\n"))
+		r.Name = "big.csv"
+		r.MaxSize = tt.max
+		recs, err := readRecords(t, r)
+		if tt.ok {
+			if err != io.EOF || len(recs) != 2 {
+				t.Errorf("MaxSize %d, size %s: %d records, %v", tt.max, tt.size, len(recs), err)
+			}
+			continue
+		}
+		pe := asParseError(t, err)
+		if !errors.Is(err, trace.ErrSizeTooLarge) || pe.Line != 3 || pe.Column != 3 || pe.Name != "Object_Size_Bytes" || pe.Value != tt.size {
+			t.Errorf("MaxSize %d, size %s: %v", tt.max, tt.size, err)
+		}
+		if want := `trace: big.csv:3: column 3 (Object_Size_Bytes): "` + tt.size + `": size too large`; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("message %q, want it to start %q", err, want)
 		}
 	}
 }

@@ -11,20 +11,16 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
-	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/null"
-	"github.com/kvbench/kvbench/replay/nvme"
 	"github.com/kvbench/kvbench/replay/ram"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -83,6 +79,10 @@ type options struct {
 	trial     int
 	quiet     bool
 	traces    []string
+
+	deviceOverwrite bool            // --device may be an existing file with data
+	out             *cli.AtomicFile // -o's file, created before the replay
+	warnings        []string        // for the result: leftovers found in --dir
 }
 
 // parseScale parses --size-scale: a number or a fraction such as 1/1024.
@@ -107,11 +107,12 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs := cli.NewFlagSet("kvreplay", usage, stderr)
 	_, version := cli.AddStandard(fs)
 	fs.StringVarP(&o.output, "output", "o", "", "write the result document to `FILE` (\"-\": stdout)")
-	fs.StringVar(&o.dir, "dir", "", "NVMe tier directory (default: a fresh directory under the system temp dir, removed afterwards)")
+	fs.StringVar(&o.dir, "dir", "", "where the NVMe tier lives: kvreplay makes its own directory in `DIR` (kvreplay-PID-RANDOM) and removes only that; files already in DIR are never touched (default: the system temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the objects and directory kvreplay created")
 	fs.StringVar(&o.layout, "layout", "dir", "NVMe tier layout: dir (one file per object) or extent (all objects in one preallocated file or device)")
-	fs.StringVar(&o.device, "device", "", "extent layout: the file or raw block device to use (default: kvbench.extent in --dir)")
+	fs.StringVar(&o.device, "device", "", "extent layout: the file or raw block device to use (default: a new kvbench.extent in kvreplay's directory in --dir); never the trace or -o, an existing file with data only with --device-overwrite")
 	fs.BoolVar(&o.allowDev, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
+	fs.BoolVar(&o.deviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
 	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null (default Tier-1=ram,Tier-2=nvme)")
 	var ramBudget, blockSize, capacity cli.ByteSize
@@ -187,6 +188,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, checkPaths(o)...)
 	if len(errs) > 0 {
 		return nil, nil, cli.Input(errors.Join(errs...))
 	}
@@ -204,6 +206,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
 	interactive := isTerminal(stderr) && !o.quiet
+	if err := openOutput(o); err != nil {
+		return err
+	}
+	if o.out != nil {
+		defer o.out.Abort()
+	}
 
 	srcs, err := sources(o.traces)
 	if err != nil {
@@ -250,7 +258,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if res == nil {
-		if errors.Is(runErr, replay.ErrUnmappedTier) {
+		if inputError(runErr) {
 			return cli.Input(runErr)
 		}
 		return runErr
@@ -262,6 +270,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res.Replay.PeakRSSBytes = host.PeakRSS()
 	res.Host.TierPaths = paths
 	res.Config = configJSON(o)
+	res.Warnings = append(res.Warnings, o.warnings...)
 	for i := range res.Traces {
 		if i < len(srcs) && srcs[i].Meta != nil {
 			res.Traces[i].Meta, _ = json.Marshal(srcs[i].Meta)
@@ -274,6 +283,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		writeSummary(stdout, res)
 	}
 	if runErr != nil {
+		if inputError(runErr) {
+			return cli.Input(fmt.Errorf("run incomplete: %w", runErr))
+		}
 		return fmt.Errorf("run incomplete: %w", runErr)
 	}
 	return nil
@@ -313,13 +325,9 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]b
 	backends := map[string]backend.Backend{}
 	var paths []schema.PathInfo
 	var closers []backend.Backend
-	var madeDir string // an extent layout's directory kvreplay made
 	cleanup := func() {
 		for _, b := range closers {
 			b.Close()
-		}
-		if madeDir != "" {
-			os.Remove(madeDir)
 		}
 	}
 	// The backends of tiers the trace uses (all mapped ones when the trace
@@ -356,66 +364,15 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]b
 		paths = append(paths, schema.PathInfo{Backend: "ram", Path: "anonymous mmap " + cli.FormatBytes(size)})
 	}
 	if need["nvme"] {
-		dir, create := o.dir, false
-		if dir == "" {
-			d, err := os.MkdirTemp("", "kvreplay-*")
-			if err != nil {
-				cleanup()
-				return nil, nil, nil, err
-			}
-			dir, create = d, true
-		} else if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			create = true
-		}
-		peak := plan.Peak["nvme"] + plan.MaxObjectOf["nvme"]
-		if free := freeBytes(dir); plan.Scanned && free > 0 && peak > free {
-			cleanup()
-			if create {
-				os.RemoveAll(dir)
-			}
-			return nil, nil, nil, cli.Input(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free: use --capacity (kvreplay then evicts LRU objects) or --size-scale",
-				cli.FormatBytes(peak), dir, cli.FormatBytes(free)))
-		}
-		var b backend.Backend
-		var err error
-		if o.layout == "extent" {
-			path := o.device
-			if path == "" {
-				path = filepath.Join(dir, "kvbench.extent")
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					cleanup()
-					return nil, nil, nil, err
-				}
-				if create && !o.keep {
-					madeDir = dir
-				}
-			}
-			b, err = extent.New(path, extent.Options{Size: extentSize(plan), Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev})
-		} else {
-			b, err = nvme.New(dir, nvme.Options{Direct: !o.buffered, Keep: o.keep, Create: create})
-		}
+		b, pi, done, err := makeNVMe(o, plan, stderr)
 		if err != nil {
-			if create && o.dir == "" {
-				os.Remove(dir)
-			}
 			cleanup()
 			return nil, nil, nil, err
 		}
 		backends["nvme"] = b
-		closers = append(closers, b)
-		pi := host.PathFacts("nvme", dir)
-		if o.layout == "extent" && o.device != "" {
-			pi = host.PathFacts("nvme", o.device)
-		}
-		pi.Direct = b.Caps().Direct
 		paths = append(paths, pi)
-		if create && o.dir == "" && !o.keep {
-			prev := cleanup
-			cleanup = func() { prev(); os.RemoveAll(dir) }
-		}
-		for _, w := range b.Caps().Warnings {
-			fmt.Fprintf(stderr, "kvreplay: warning: %s\n", w)
-		}
+		prev := cleanup
+		cleanup = func() { prev(); done() }
 	}
 	return backends, paths, cleanup, nil
 }
@@ -441,16 +398,6 @@ func ramSize(o *options, plan *replay.Plan) (size int64, populate bool) {
 		return min(defaultRAM, mem/8), false
 	}
 	return defaultRAM, false
-}
-
-// freeBytes is the space available to an unprivileged writer under path, 0
-// when unknown.
-func freeBytes(path string) int64 {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(path, &st); err != nil {
-		return 0
-	}
-	return int64(st.Bavail) * st.Bsize
 }
 
 func suggestScale(need, mem int64) string {
@@ -481,10 +428,14 @@ func writeResult(o *options, res *schema.Result, toStdout bool, stdout io.Writer
 	if toStdout {
 		return enc(stdout)
 	}
-	if o.output == "" {
+	if o.out == nil {
 		return nil
 	}
-	if err := cli.WriteFileAtomic(o.output, enc); err != nil {
+	err := enc(o.out)
+	if err == nil {
+		err = o.out.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("-o %s: %w", o.output, err)
 	}
 	return nil

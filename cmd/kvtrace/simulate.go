@@ -35,6 +35,9 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	if err != nil {
 		return cli.Input(fmt.Errorf("--format %s: want kvbench or mlperf", opt.Format))
 	}
+	if err := checkSimFiles(opt); err != nil {
+		return err
+	}
 	wopt := trace.WriterOptions{Dialect: dialect, Base: cfg.EpochBase, Level: opt.Level}
 	var w *trace.Writer
 	if opt.TracePath == "-" {
@@ -68,7 +71,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	}
 	if err != nil {
 		w.Abort()
-		return fmt.Errorf("simulation: %w", err)
+		return simError(cfg, err)
 	}
 	if err := w.Close(); err != nil {
 		return err

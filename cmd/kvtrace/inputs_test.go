@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInputFileErrors: a request trace, ShareGPT dataset or BurstGPT path
+// that is missing, a directory or malformed, and an --output that cannot
+// be written, end in exit 2 before the simulation runs, with a message
+// that names the flag and the file and no internal prefix.
+func TestInputFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := filepath.Join(dir, "missing.csv")
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	badJSONL := write("bad.jsonl", `{"timestamp": 1, "input_length": 5, "output_length": 3, "hash_ids": [1]}`+"\n"+`{"timestamp": 2, "input_length": "x"`+"\n")
+	badHeader := write("header.csv", "Foo,Bar\n1,2\n")
+	badShareGPT := write("share.json", `[{"id": 1, "conversations": 5}]`)
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"missing --request-trace", []string{"--request-trace", missing}, "--request-trace " + missing + ": no such file"},
+		{"--request-trace a directory", []string{"--request-trace", dir}, "--request-trace " + dir + ": a directory"},
+		{"malformed --request-trace", []string{"--request-trace", badJSONL}, "--request-trace " + badJSONL + ":2: "},
+		{"unknown --request-trace", []string{"--request-trace", badHeader}, "--request-trace " + badHeader + ":1: "},
+		{"missing --dataset-path", []string{"--dataset-path", missing}, "--dataset-path " + missing + ": no such file"},
+		{"malformed --dataset-path", []string{"--dataset-path", badShareGPT}, "--dataset-path " + badShareGPT + ":1: conversations"},
+		{"missing BurstGPT file", []string{"--use-burst-trace", "--burst-trace-path", missing}, "--burst-trace-path " + missing + ": no such file"},
+		{"BurstGPT glob matching nothing", []string{"--use-burst-trace", "--burst-trace-path", filepath.Join(dir, "*.nope")}, "--burst-trace-path " + filepath.Join(dir, "*.nope") + ": no file matches"},
+		{"BurstGPT directory without CSV", []string{"--use-burst-trace", "--burst-trace-path", empty}, "--burst-trace-path " + empty + ": a directory with no *.csv file"},
+		{"BurstGPT bad header", []string{"--use-burst-trace", "--burst-trace-path", badHeader}, "--burst-trace-path " + badHeader + ":1: "},
+		{"unwritable --output", []string{"--output", filepath.Join(dir, "no", "stats.json")}, "--output " + filepath.Join(dir, "no", "stats.json") + ": no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "t.csv")
+			args := append([]string{"--num-users", "2", "--duration", "5", "-o", out}, tt.args...)
+			_, stderr, code := runKvtrace(t, args...)
+			if code != 2 || !strings.HasPrefix(stderr, "kvtrace: "+tt.stderr) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tt.stderr)
+			}
+			for _, internal := range []string{"simulation:", "reqtrace:", ".tmp"} {
+				if strings.Contains(stderr, internal) {
+					t.Errorf("stderr %q names %q", stderr, internal)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a failed simulation left its trace")
+			}
+		})
+	}
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// RunDir is the directory of one run, made inside a directory the user
+// names (such as kvreplay's --dir), so that a tool that writes and then
+// removes files never touches one it did not create: it works in
+// PARENT/TOOL-PID-RANDOM and removes only that, and the parents it made.
+//
+// While the run holds it, the directory is locked (a shared flock on it),
+// so that a run directory no process holds (one left by a killed run, or
+// kept on purpose) can be told from one in use: see LeftoverRunDirs. The
+// directory gets its final name only once locked, so a run starting beside
+// others never mistakes theirs for leftovers. A RunDir is not safe for
+// concurrent use; Remove or Keep must be called.
+type RunDir struct {
+	path string
+	made []string // parents MakeRunDir made, deepest first
+	lock *os.File
+}
+
+// MakeRunDir makes parent, and its missing parents, if need be, and a new,
+// empty directory PARENT/TOOL-PID-RANDOM in it, locked. A parent that is
+// not a directory is an input error naming flag (such as "--dir").
+func MakeRunDir(flag, parent, tool string) (*RunDir, error) {
+	made, err := mkdirs(flag, parent)
+	if err != nil {
+		return nil, err
+	}
+	d := &RunDir{made: made}
+	fail := func(err error) (*RunDir, error) {
+		removeEmpty(d.made)
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, ".new-"+tool+"-*")
+	if err != nil {
+		return fail(Input(fmt.Errorf("%s %s: %w", flag, parent, unwrapPath(err))))
+	}
+	if d.lock, err = os.Open(tmp); err == nil {
+		// A shared lock: an exclusive one needs a writable descriptor
+		// where flock is emulated with fcntl (NFS). Without a lock the run
+		// goes on; others then report nothing of it either way.
+		if unix.Flock(int(d.lock.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+			d.lock.Close()
+			d.lock = nil
+		}
+	}
+	random := strings.TrimPrefix(filepath.Base(tmp), ".new-"+tool+"-")
+	d.path = filepath.Join(parent, tool+"-"+strconv.Itoa(os.Getpid())+"-"+random)
+	if err := renameNoReplace(tmp, d.path); err != nil {
+		d.release()
+		os.Remove(tmp)
+		return fail(fmt.Errorf("%s %s: %w", flag, parent, err))
+	}
+	return d, nil
+}
+
+// Path returns the run directory.
+func (d *RunDir) Path() string { return d.path }
+
+// Remove removes the run directory, which must be empty by now (the run
+// removed what it created in it: Remove deletes no file), and then the
+// parents MakeRunDir made, those that are empty. A directory that is not
+// empty stays, and Remove says so.
+func (d *RunDir) Remove() error {
+	defer d.release() // after the removal: a run directory seen unlocked is a leftover
+	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: left in place: %w", d.path, unwrapPath(err))
+	}
+	removeEmpty(d.made)
+	return nil
+}
+
+// Keep leaves the run directory and everything in it in place, unlocked:
+// later runs report it as a leftover until someone removes it.
+func (d *RunDir) Keep() { d.release() }
+
+func (d *RunDir) release() {
+	if d.lock != nil {
+		d.lock.Close()
+		d.lock = nil
+	}
+}
+
+// LeftoverRunDirs returns the run directories of tool in parent that no
+// process holds: left by a run that was killed, or kept on purpose. It
+// never removes or changes them. Where locks cannot be told (a file system
+// that refuses them), it reports none.
+func LeftoverRunDirs(parent, tool string) []string {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() || !isRunDirName(e.Name(), tool) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			out = append(out, p) // nobody holds it
+		}
+		f.Close()
+	}
+	return out
+}
+
+// isRunDirName reports whether name is TOOL-PID-RANDOM.
+func isRunDirName(name, tool string) bool {
+	rest, ok := strings.CutPrefix(name, tool+"-")
+	if !ok {
+		return false
+	}
+	pid, random, ok := strings.Cut(rest, "-")
+	if !ok || random == "" {
+		return false
+	}
+	_, err := strconv.ParseUint(pid, 10, 32)
+	return err == nil
+}
+
+// mkdirs makes dir and its missing parents and returns those it made,
+// deepest first.
+func mkdirs(flag, dir string) ([]string, error) {
+	var missing []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, Usagef("%s %s: %s is not a directory", flag, dir, p)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, Input(fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err)))
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			removeEmpty(made)
+			return nil, Input(fmt.Errorf("%s %s: %w", flag, dir, err))
+		}
+		made = append([]string{missing[i]}, made...)
+	}
+	return made, nil
+}
+
+// removeEmpty removes the directories dirs, deepest first, while they are
+// empty.
+func removeEmpty(dirs []string) {
+	for _, d := range dirs {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
+}
+
+// renameNoReplace renames old to new, failing if new exists.
+func renameNoReplace(old, new string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, old, unix.AT_FDCWD, new, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// A file system without RENAME_NOREPLACE: the name's random part
+		// makes a clash unlikely; check it all the same.
+		if _, err := os.Lstat(new); err == nil {
+			return &fs.PathError{Op: "rename", Path: new, Err: fs.ErrExist}
+		}
+		err = os.Rename(old, new)
+	}
+	return err
+}
+
+// unwrapPath returns the error inside a *fs.PathError, whose path the
+// caller's message already names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// DeepestExisting returns path, made absolute, or its deepest ancestor that
+// exists: where a directory not made yet will live (for statfs).
+func DeepestExisting(path string) string {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		p = filepath.Clean(path)
+	}
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		p = parent
+	}
+}
