@@ -29,7 +29,8 @@ const maxErrorMessages = 10
 // summary are recomputed as kvreplay computes them. Three figures cannot
 // be exact and say so here: a cell's BusyS is the longest of the ranks', a
 // second's LagP99US the highest of the ranks', and storage tokens per
-// second the ranks' tokens over the common window. The documents must
+// second the ranks' tokens over the common window (unknown when a rank's
+// are). The documents must
 // share their size scale; a document whose figures contradict each other,
 // that names an unknown QoS class or whose QoS targets differ from this
 // build's is refused, and the error names it. The inputs are not modified.
@@ -76,6 +77,7 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	lags := make([]schema.Latency, len(docs))
 	var hosts []string
 	var tokens float64
+	tokensKnown := true
 	timeline := map[int]*schema.Second{}
 	for n, d := range docs {
 		if !d.Complete {
@@ -127,7 +129,11 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 				out.Errors.First = append(out.Errors.First, e)
 			}
 		}
-		tokens += d.Summary.StorageThroughputTokensPerSec * d.WallS
+		if t := d.Summary.StorageKVTokensPerSec; t != nil {
+			tokens += *t * d.WallS
+		} else {
+			tokensKnown = false
+		}
 	}
 	slices.Sort(hosts)
 	out.Host.Hostname = strings.Join(hosts, ",")
@@ -175,8 +181,12 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	for _, t := range ts {
 		out.Timeline = append(out.Timeline, *timeline[t])
 	}
+	var kvTokens *float64
+	if tokensKnown {
+		kvTokens = &tokens
+	}
 	var err error
-	if out.Summary, err = results.Summarize(out, tokens); err != nil {
+	if out.Summary, err = results.Summarize(out, kvTokens); err != nil {
 		return nil, fmt.Errorf("report: merge: %w", err)
 	}
 	return out, nil
