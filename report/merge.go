@@ -94,7 +94,7 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 			hosts = appendUnique(hosts, h)
 		}
 		for _, t := range d.Traces {
-			if !slices.ContainsFunc(out.Traces, func(u schema.TraceInfo) bool { return u.File == t.File && u.Rows == t.Rows }) {
+			if !slices.ContainsFunc(out.Traces, func(u schema.TraceInfo) bool { return sameTrace(u, t) }) {
 				out.Traces = append(out.Traces, t)
 			}
 		}
@@ -249,6 +249,15 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 // start and wall time.
 func sameRun(a, b *schema.Result) bool {
 	return a.Host.Hostname == b.Host.Hostname && a.Started.Equal(b.Started) && a.WallS == b.WallS
+}
+
+// sameTrace reports whether two traces are one: by digest when both have
+// one, else by file name and rows.
+func sameTrace(x, y schema.TraceInfo) bool {
+	if x.SHA256 != "" && y.SHA256 != "" {
+		return x.SHA256 == y.SHA256
+	}
+	return x.File == y.File && x.Rows == y.Rows
 }
 
 // SameTraces reports whether two results replayed the same traces, in the

@@ -52,15 +52,21 @@ func TestIncompleteNeverPass(t *testing.T) {
 			t.Errorf("text report of an incomplete run says PASS:\n%s", b.String())
 		}
 	}
-	// Merged with a complete rank, the run is still incomplete.
+	// Merged with a complete rank, the run is still incomplete. The rank
+	// that read the trace from a pipe replayed the same trace: one entry.
 	other := *loadOne(t, goldenInputs[1], "sysA").Result
 	other.Rank, other.Ranks = 1, 2
+	d.Result.Traces[0].SHA256 = "aa"
+	other.Traces = []schema.TraceInfo{{File: "-", Rows: d.Result.Traces[0].Rows, SHA256: "aa"}}
 	m, err := MergeRanks([]*schema.Result{d.Result, &other})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Complete || m.Summary.StorageHealth.OverallStatus != results.HealthIncomplete {
 		t.Errorf("merge: complete %v, health %q", m.Complete, m.Summary.StorageHealth.OverallStatus)
+	}
+	if len(m.Traces) != 1 {
+		t.Errorf("merge: traces %+v, want the one trace", m.Traces)
 	}
 }
 
