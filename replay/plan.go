@@ -24,6 +24,10 @@ type Source struct {
 	Rescan bool
 	// Meta is the trace's sidecar, nil when it has none.
 	Meta *trace.Meta
+	// Stored, when set, opens the trace's bytes as stored (a file, or
+	// stdin), and is used instead of Open: the bytes are hashed as they
+	// are read, for the result's trace identity (schema.TraceInfo.SHA256).
+	Stored func() (io.ReadCloser, error)
 }
 
 // planAlign is the alignment sizes are planned with: the largest any
@@ -56,6 +60,11 @@ type Plan struct {
 	Used [schema.NumTiers]bool
 	// UsedRows counts the rows of each trace tier.
 	UsedRows [schema.NumTiers]int64
+	// Traces are each trace's provenance and identity as the prescan
+	// read it (its rows, its digest when Source.Stored is set), so that
+	// a run stopped early still says what it replayed; nil when the
+	// traces were not scanned.
+	Traces []schema.TraceInfo
 }
 
 // ColdObject is an object read before it is written.
@@ -168,7 +177,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	for i, s := range srcs {
 		m := newModel(tierB, align, limit)
 		keys := map[string]*keyState{}
-		r, err := s.Open()
+		r, dig, closeTrace, err := openSource(s)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +185,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 		for {
 			if p.Rows&0xffff == 0 {
 				if err := ctx.Err(); err != nil {
-					r.Close()
+					closeTrace()
 					return nil, err
 				}
 			}
@@ -185,7 +194,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 				break
 			}
 			if err != nil {
-				r.Close()
+				closeTrace()
 				return nil, err
 			}
 			p.Rows++
@@ -211,11 +220,12 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 				}
 			}
 			if _, err := m.apply(ks, rec.Op, rec.Tier, phys); err != nil {
-				r.Close()
+				closeTrace()
 				return nil, err
 			}
 		}
-		if err := r.Close(); err != nil {
+		p.Traces = append(p.Traces, readInfo(s.Name, r, dig))
+		if err := closeTrace(); err != nil {
 			return nil, fmt.Errorf("replay: %s: %w", s.Name, err)
 		}
 		for b := range names {

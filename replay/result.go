@@ -2,14 +2,15 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
-// result builds the run's document; the caller adds the host, command line
-// and configuration.
+// result builds the run's document, incomplete when s.err stopped the run;
+// the caller adds the host, command line and configuration.
 func (s *sched) result(wall time.Duration) *schema.Result {
 	m := s.metrics
 	res := &schema.Result{
@@ -18,16 +19,22 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		Ranks:         1,
 		Started:       s.start.UTC(),
 		WallS:         wall.Seconds(),
-		Complete:      true,
+		Complete:      s.err == nil,
 		SizeScale:     s.cfg.SizeScale,
-		Traces:        s.infos,
+		Traces:        s.traceInfos(),
 		Lag:           m.lag.Finalize(),
 		Errors:        schema.ErrorStats{Count: m.errCount, First: m.errFirst},
+	}
+	if s.err != nil {
+		res.IncompleteReason = s.err.Error()
 	}
 	if s.cfg.SizeScale != 1 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"SCALED RUN: every object is %g of its trace size (--size-scale); logical bytes are the trace's times the scale: not a full-size measurement",
 			s.cfg.SizeScale))
+	}
+	if s.err == nil && s.rowsDone.Load() == 0 {
+		res.Warnings = append(res.Warnings, "NOTHING MEASURED: the trace has no rows, so the result has no figures and storage_health is NO_DATA")
 	}
 	res.Warnings = append(res.Warnings, s.warnings...)
 	for _, b := range s.backends {
@@ -75,17 +82,36 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		Speed: s.cfg.Speed, Engine: s.engineName(),
 	}
 	// Storage tokens: KV tokens moved through Tier-2, from the trace's
-	// bytes per token and tensor parallelism.
+	// bytes per token and tensor parallelism (all the traces' must be
+	// known, and the same).
 	var bpt int64
 	tp := 1
-	for _, src := range s.srcs {
-		if src.Meta != nil && src.Meta.BytesPerToken > 0 {
-			bpt, tp = src.Meta.BytesPerToken, src.Meta.TensorParallel
+	known := len(s.srcs) > 0
+	for i, src := range s.srcs {
+		if src.Meta == nil || src.Meta.BytesPerToken <= 0 ||
+			(i > 0 && (src.Meta.BytesPerToken != bpt || src.Meta.TensorParallel != tp)) {
+			known = false
+			break
 		}
+		bpt, tp = src.Meta.BytesPerToken, src.Meta.TensorParallel
+	}
+	var tokens *float64
+	if n, ok := results.StorageTokens(res.Cells, bpt, tp); ok && known {
+		tokens = &n
 	}
 	var err error
-	if res.Summary, err = results.Summarize(res, results.StorageTokens(res.Cells, s.cfg.SizeScale, bpt, tp)); err != nil {
+	if res.Summary, err = results.Summarize(res, tokens); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("summary: %v", err))
 	}
 	return res
+}
+
+// traceInfos is the identity and provenance of the traces: the prescan's,
+// which read every trace whole before the run (so a run stopped early
+// still says what it replayed), else what the replay's reader found.
+func (s *sched) traceInfos() []schema.TraceInfo {
+	if s.plan != nil && s.plan.Scanned && len(s.plan.Traces) == len(s.infos) {
+		return slices.Clone(s.plan.Traces)
+	}
+	return s.infos
 }

@@ -42,16 +42,18 @@ func newRowReader(srcs []Source) *rowReader {
 	r := &rowReader{srcs: srcs, out: make(chan *batch, 4), free: make(chan *batch, 8),
 		infos: make([]schema.TraceInfo, len(srcs))}
 	for i, s := range srcs {
-		r.infos[i] = schema.TraceInfo{File: s.Name}
+		r.infos[i] = schema.TraceInfo{File: s.Name, ReadInPart: true}
 	}
 	return r
 }
 
 // source is one trace being read, for the time-ordered merge.
 type source struct {
-	idx int
-	r   *trace.Reader
-	rec schema.Record
+	idx   int
+	r     *trace.Reader
+	dig   *digester
+	close func() error
+	rec   schema.Record
 }
 
 type sourceHeap []*source
@@ -79,7 +81,7 @@ func (rr *rowReader) run(ctx context.Context) {
 	var h sourceHeap
 	defer func() {
 		for _, s := range h {
-			s.r.Close()
+			s.close()
 		}
 	}()
 	b := rr.newBatch()
@@ -98,14 +100,14 @@ func (rr *rowReader) run(ctx context.Context) {
 		send()
 	}
 	for i, s := range rr.srcs {
-		r, err := s.Open()
+		r, dig, closeTrace, err := openSource(s)
 		if err != nil {
 			fail(err)
 			return
 		}
-		src := &source{idx: i, r: r}
+		src := &source{idx: i, r: r, dig: dig, close: closeTrace}
 		if err := r.Read(&src.rec); err != nil {
-			rr.closeSource(src)
+			rr.closeSource(src, errors.Is(err, io.EOF))
 			if !errors.Is(err, io.EOF) {
 				fail(err)
 				return
@@ -130,7 +132,7 @@ func (rr *rowReader) run(ctx context.Context) {
 			continue
 		}
 		heap.Pop(&h)
-		rr.closeSource(src)
+		rr.closeSource(src, errors.Is(err, io.EOF))
 		if !errors.Is(err, io.EOF) {
 			fail(err)
 			return
@@ -185,14 +187,29 @@ func (rr *rowReader) recycle(b *batch) {
 	}
 }
 
-func (rr *rowReader) closeSource(src *source) {
-	r := src.r
-	info := schema.TraceInfo{File: rr.srcs[src.idx].Name, Rows: r.Rows(), Compressed: r.Compressed(),
+// closeSource records what was read of src, which was read to its end
+// when whole is set, and closes it.
+func (rr *rowReader) closeSource(src *source, whole bool) {
+	info := readInfo(rr.srcs[src.idx].Name, src.r, src.dig)
+	info.ReadInPart = !whole
+	rr.infos[src.idx] = info
+	src.close()
+}
+
+// readInfo is the provenance of a trace read by r, with its digest when
+// d hashed it to its end.
+func readInfo(name string, r *trace.Reader, d *digester) schema.TraceInfo {
+	info := schema.TraceInfo{File: name, Rows: r.Rows(), Compressed: r.Compressed(),
 		TimeBase: "virtual", OutOfOrder: r.OutOfOrder()}
 	if t, ok := r.Epoch(); ok {
 		info.TimeBase = "epoch"
 		info.EpochStart = float64(t.UnixMicro()) / 1e6
 	}
-	rr.infos[src.idx] = info
-	r.Close()
+	if d != nil && d.compressed {
+		info.Compressed = true
+	}
+	if sum, n, ok := d.sum(); ok {
+		info.SHA256, info.SizeBytes = sum, n
+	}
+	return info
 }

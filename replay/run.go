@@ -90,12 +90,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		return nil, s.err // nothing ran: a usage error, not a result
 	}
 	res := s.result(wall)
-	if s.err != nil {
-		res.Complete = false
-		res.IncompleteReason = s.err.Error()
-		return res, s.err
-	}
-	return res, nil
+	return res, s.err
 }
 
 // setBackends numbers the run's backends and gives each its space: the

@@ -133,42 +133,8 @@ func buildHTMLPage(r *Report) *htmlPage {
 	return p
 }
 
-// htmlWarnings gathers the report's warnings, each trial's and the
-// incomplete runs, once each, in order.
-func htmlWarnings(r *Report) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	for _, w := range r.Warnings {
-		add(w)
-	}
-	for _, g := range r.Groups {
-		for i, t := range g.Trials {
-			if t == nil {
-				continue
-			}
-			for _, w := range t.Warnings {
-				add(w)
-			}
-			if !t.Complete {
-				reason := t.IncompleteReason
-				if reason == "" {
-					reason = "no reason given"
-				}
-				add(fmt.Sprintf("INCOMPLETE RUN: %s trial %d stopped early: %s", g.Label, i+1, reason))
-			}
-			if t.Errors.Count > 0 {
-				add(fmt.Sprintf("ERRORS: %s trial %d: %d operations failed", g.Label, i+1, t.Errors.Count))
-			}
-		}
-	}
-	return out
-}
+// htmlWarnings are the report's warnings (allWarnings).
+func htmlWarnings(r *Report) []string { return allWarnings(r) }
 
 func buildHTMLComparison(r *Report) *htmlComparison {
 	c := r.Comparison
@@ -228,7 +194,7 @@ func buildHTMLHealth(r *Report) []htmlHealthRow {
 			status := ""
 			if t != nil {
 				sh := t.Summary.StorageHealth
-				status = sh.OverallStatus
+				status = healthStatus(t)
 				for _, c := range sh.Criteria {
 					row.Criteria = append(row.Criteria, htmlCriterion{
 						Name:   c.Name,

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -28,11 +31,15 @@ const maxErrorMessages = 10
 // from the requests within target of each rank; tier totals and the
 // summary are recomputed as kvreplay computes them. Three figures cannot
 // be exact and say so here: a cell's BusyS is the longest of the ranks', a
-// second's LagP99US the highest of the ranks', and storage tokens per
-// second the ranks' tokens over the common window. The documents must
-// share their size scale; a document whose figures contradict each other,
-// that names an unknown QoS class or whose QoS targets differ from this
-// build's is refused, and the error names it. The inputs are not modified.
+// second's LagP99US the highest of the ranks', and storage KV tokens per
+// second the ranks' tokens over the common window (unknown when a rank's
+// are). The documents must share their size scale; a document whose
+// figures contradict each other, that names an unknown QoS class or whose
+// QoS targets differ from this build's is refused, and the error names it.
+// The merged document's MergedRanks are the ranks it holds. MergeRanks
+// does not check that the documents are distinct ranks of one run:
+// CheckRanks does, and callers call it first unless told not to. The
+// inputs are not modified.
 func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("report: merge: no documents")
@@ -76,6 +83,7 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	lags := make([]schema.Latency, len(docs))
 	var hosts []string
 	var tokens float64
+	tokensKnown := true
 	timeline := map[int]*schema.Second{}
 	for n, d := range docs {
 		if !d.Complete {
@@ -86,7 +94,7 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 			hosts = appendUnique(hosts, h)
 		}
 		for _, t := range d.Traces {
-			if !slices.ContainsFunc(out.Traces, func(u schema.TraceInfo) bool { return u.File == t.File && u.Rows == t.Rows }) {
+			if !slices.ContainsFunc(out.Traces, func(u schema.TraceInfo) bool { return sameTrace(u, t) }) {
 				out.Traces = append(out.Traces, t)
 			}
 		}
@@ -127,8 +135,14 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 				out.Errors.First = append(out.Errors.First, e)
 			}
 		}
-		tokens += d.Summary.StorageThroughputTokensPerSec * d.WallS
+		if t := d.Summary.StorageKVTokensPerSec; t != nil {
+			tokens += *t * d.WallS
+		} else {
+			tokensKnown = false
+		}
+		out.MergedRanks = append(out.MergedRanks, ranksOf(d)...)
 	}
+	slices.Sort(out.MergedRanks)
 	slices.Sort(hosts)
 	out.Host.Hostname = strings.Join(hosts, ",")
 
@@ -175,11 +189,119 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	for _, t := range ts {
 		out.Timeline = append(out.Timeline, *timeline[t])
 	}
+	var kvTokens *float64
+	if tokensKnown {
+		kvTokens = &tokens
+	}
 	var err error
-	if out.Summary, err = results.Summarize(out, tokens); err != nil {
+	if out.Summary, err = results.Summarize(out, kvTokens); err != nil {
 		return nil, fmt.Errorf("report: merge: %w", err)
 	}
 	return out, nil
+}
+
+// ranksOf returns the ranks a document holds: a merged document's
+// MergedRanks, else its Rank.
+func ranksOf(d *schema.Result) []int {
+	if len(d.MergedRanks) > 0 {
+		return d.MergedRanks
+	}
+	return []int{d.Rank}
+}
+
+// CheckRanks reports, wrapping ErrIncompatible, why docs are not distinct
+// ranks of one run, which MergeRanks would merge into a document that
+// reads as one run: a rank held by two documents (the same document given
+// twice, or two runs that were not launched as one), or documents that
+// replayed different traces (SameTraces). names name the documents in the
+// error (file names; the documents' positions when nil).
+func CheckRanks(docs []*schema.Result, names []string) error {
+	name := func(i int) string {
+		if i < len(names) {
+			return names[i]
+		}
+		return fmt.Sprintf("document %d", i+1)
+	}
+	holder := map[int]int{}
+	for i, d := range docs {
+		for _, r := range ranksOf(d) {
+			if j, ok := holder[r]; ok {
+				what := "both hold rank " + strconv.Itoa(r)
+				if docs[j] == d || sameRun(docs[j], d) {
+					what = "are the same run (rank " + strconv.Itoa(r) + ")"
+				}
+				return fmt.Errorf("%s and %s: %w: they %s: merging them would count the rank twice",
+					name(j), name(i), ErrIncompatible, what)
+			}
+			holder[r] = i
+		}
+		if i > 0 {
+			if ok, why := SameTraces(docs[0].Traces, d.Traces); !ok {
+				return fmt.Errorf("%s and %s: %w: they replayed different traces, %s: the ranks of one run replay one trace",
+					name(0), name(i), ErrIncompatible, why)
+			}
+		}
+	}
+	return nil
+}
+
+// sameRun reports whether two documents are one run's: the same host,
+// start and wall time.
+func sameRun(a, b *schema.Result) bool {
+	return a.Host.Hostname == b.Host.Hostname && a.Started.Equal(b.Started) && a.WallS == b.WallS
+}
+
+// sameTrace reports whether two traces are one: by digest when both have
+// one, else by file name and rows.
+func sameTrace(x, y schema.TraceInfo) bool {
+	if x.SHA256 != "" && y.SHA256 != "" {
+		return x.SHA256 == y.SHA256
+	}
+	return x.File == y.File && x.Rows == y.Rows
+}
+
+// SameTraces reports whether two results replayed the same traces, in the
+// same order, and if not, why. Traces are the same when their SHA-256
+// digests are equal; a trace without one (a document of an older kvreplay,
+// or a pipe read in part) is compared by file name and, when both are
+// known, rows.
+func SameTraces(a, b []schema.TraceInfo) (same bool, why string) {
+	if len(a) != len(b) {
+		return false, fmt.Sprintf("%d traces and %d", len(a), len(b))
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		switch {
+		case x.SHA256 != "" && y.SHA256 != "":
+			if x.SHA256 != y.SHA256 {
+				return false, TraceName(x) + " and " + TraceName(y)
+			}
+		case filepath.Base(x.File) != filepath.Base(y.File):
+			return false, TraceName(x) + " and " + TraceName(y)
+		case !x.ReadInPart && !y.ReadInPart && x.Rows > 0 && y.Rows > 0 && x.Rows != y.Rows:
+			return false, TraceName(x) + " and " + TraceName(y)
+		}
+	}
+	return true, ""
+}
+
+// TraceName names a trace for people: its file, rows and digest prefix.
+func TraceName(t schema.TraceInfo) string {
+	s := t.File
+	if s == "" {
+		s = "(unnamed)"
+	}
+	var parts []string
+	if t.Rows > 0 && !t.ReadInPart {
+		parts = append(parts, cli.FormatCount(t.Rows)+" rows")
+	}
+	if len(t.SHA256) >= 12 {
+		parts = append(parts, "sha256 "+t.SHA256[:12])
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -61,6 +61,10 @@ type Group struct {
 	Values      map[string][]float64 // metric name -> value per trial that has it
 	Stats       map[string]Stats     // metric name -> statistics over trials
 	Health      []string             // storage_health overall status per trial
+	// Warnings are what the group's results warn of (a scaled run,
+	// buffered I/O, a trial stopped early, other traces than the
+	// baseline's); the Report's Warnings carry each too, naming the group.
+	Warnings []string
 }
 
 // Comparison is the ratio of each metric of every group to the baseline
@@ -79,7 +83,8 @@ type ComparisonRow struct {
 	WinRate  map[string]float64 // group label -> share of matched trials better than the baseline
 }
 
-// Report is what the renderers render.
+// Report is what the renderers render. Warnings are every warning of the
+// report, each naming the group it belongs to; every renderer shows them.
 type Report struct {
 	Metrics    []Metric
 	Groups     []*Group

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -177,22 +178,32 @@ func tables(r *Report) []*table {
 	return append(ts, t)
 }
 
+// renderText writes the warnings first, where they cannot be missed, then
+// the tables.
 func renderText(w io.Writer, r *Report, md bool) error {
 	if md {
 		fmt.Fprint(w, "# kvreport\n\n")
 	}
-	for _, t := range tables(r) {
-		if err := t.write(w, md); err != nil {
+	if ws := allWarnings(r); len(ws) > 0 {
+		if md {
+			fmt.Fprint(w, "## Warnings\n\n")
+		}
+		for _, s := range ws {
+			if md {
+				s = "- **" + s + "**"
+			} else {
+				s = "WARNING: " + s
+			}
+			if _, err := fmt.Fprintln(w, s); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintln(w); err != nil {
 			return err
 		}
 	}
-	for _, s := range r.Warnings {
-		if md {
-			s = "- " + s
-		} else {
-			s = "warning: " + s
-		}
-		if _, err := fmt.Fprintln(w, s); err != nil {
+	for _, t := range tables(r) {
+		if err := t.write(w, md); err != nil {
 			return err
 		}
 	}
@@ -200,7 +211,8 @@ func renderText(w io.Writer, r *Report, md bool) error {
 }
 
 // csvRow is one group's metric in the CSV view; a missing value is an
-// empty field.
+// empty field. Warnings are the group's (and the report's that name no
+// group), joined with " | ", on every row of the group.
 type csvRow struct {
 	Group    string `csv:"group"`
 	Metric   string `csv:"metric"`
@@ -217,6 +229,7 @@ type csvRow struct {
 	Baseline string `csv:"baseline"`
 	Ratio    string `csv:"ratio"`
 	WinRate  string `csv:"win_rate"`
+	Warnings string `csv:"warnings"`
 }
 
 func csvNum(v float64) string {
@@ -235,9 +248,11 @@ func csvOpt(m map[string]float64, k string) string {
 
 func renderCSV(w io.Writer, r *Report) error {
 	var rows []*csvRow
+	all := allWarnings(r)
 	for _, g := range r.Groups {
+		warns := strings.Join(groupWarnings(all, g.Label, r.Groups), " | ")
 		for i, m := range r.Metrics {
-			row := &csvRow{Group: g.Label, Metric: m.Name, Unit: m.Unit, Better: m.Better}
+			row := &csvRow{Group: g.Label, Metric: m.Name, Unit: m.Unit, Better: m.Better, Warnings: warns}
 			if st, ok := g.Stats[m.Name]; ok {
 				row.N = st.N
 				row.Median, row.Mean, row.Min, row.Max = csvNum(st.Median), csvNum(st.Mean), csvNum(st.Min), csvNum(st.Max)
@@ -267,9 +282,10 @@ type (
 		Warnings   []string        `json:"warnings"`
 	}
 	jsonGroup struct {
-		Label  string               `json:"label"`
-		Trials []jsonTrial          `json:"trials"`
-		Stats  map[string]jsonStats `json:"stats"`
+		Label    string               `json:"label"`
+		Trials   []jsonTrial          `json:"trials"`
+		Stats    map[string]jsonStats `json:"stats"`
+		Warnings []string             `json:"warnings"`
 	}
 	jsonTrial struct {
 		Trial   int                `json:"trial"`
@@ -303,7 +319,8 @@ type (
 )
 
 func renderJSON(w io.Writer, r *Report) error {
-	out := jsonReport{Metrics: r.Metrics, Warnings: r.Warnings}
+	all := allWarnings(r)
+	out := jsonReport{Metrics: r.Metrics, Warnings: all}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
@@ -312,7 +329,7 @@ func renderJSON(w io.Writer, r *Report) error {
 		keep[m.Name] = true
 	}
 	for _, g := range r.Groups {
-		jg := jsonGroup{Label: g.Label, Stats: map[string]jsonStats{}}
+		jg := jsonGroup{Label: g.Label, Stats: map[string]jsonStats{}, Warnings: groupWarnings(all, g.Label, r.Groups)}
 		for i, id := range g.TrialIDs {
 			ms := map[string]float64{}
 			for k, v := range g.TrialValues[i] {
@@ -352,7 +369,14 @@ func renderJSON(w io.Writer, r *Report) error {
 
 // renderBench writes one Go benchmark line per trial and metric, so that
 // benchstat compares groups: BenchmarkKV/<group>/<metric> 1 <value> <unit>.
+// The warnings come first, as "# WARNING: ..." lines, which benchstat
+// ignores and people read.
 func renderBench(w io.Writer, r *Report) error {
+	for _, s := range allWarnings(r) {
+		if _, err := fmt.Fprintf(w, "# WARNING: %s\n", s); err != nil {
+			return err
+		}
+	}
 	for _, g := range r.Groups {
 		label := benchName(g.Label)
 		for i := range g.TrialIDs {
@@ -369,6 +393,22 @@ func renderBench(w io.Writer, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// groupWarnings are the warnings of all that name the group label, without
+// it, and those that name no group of groups.
+func groupWarnings(all []string, label string, groups []*Group) []string {
+	out := []string{}
+	for _, w := range all {
+		if rest, ok := strings.CutPrefix(w, label+": "); ok {
+			out = append(out, rest)
+			continue
+		}
+		if !slices.ContainsFunc(groups, func(g *Group) bool { return strings.HasPrefix(w, g.Label+": ") }) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // benchName makes a label a benchmark name element: no spaces or slashes.

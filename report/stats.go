@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -27,7 +28,8 @@ func tierMetric(tier int, what string) string { return fmt.Sprintf("tier%d_%s", 
 // Metrics returns the catalogue of metrics kvreport computes, in the
 // order reports show them. Bandwidths are in MB/s (10^6 bytes) over the
 // run's wall time, latencies in milliseconds, decode bytes in GiB;
-// storage_health_pass is 1 for PASS and 0 for FAIL.
+// storage_health_pass is 1 for PASS and 0 for FAIL (absent for a run
+// that is neither: INCOMPLETE, NO_DATA).
 func Metrics() []Metric {
 	var ms []Metric
 	for t := range schema.NumTiers {
@@ -54,14 +56,16 @@ func Metrics() []Metric {
 
 // MetricsOf computes the metrics of one (merged) kvreplay result. A metric
 // the result cannot give (no Tier-2 reads, no requests, tokens per second
-// without the trace's bytes per token) is absent, never zero.
+// without the trace's bytes per token, storage_health_pass of a run that
+// is neither PASS nor FAIL) is absent, never zero. storage_tokens_per_s
+// is the summary's storage_kv_tokens_per_sec: KV tokens whose bytes moved
+// through Tier-2 per second.
 func MetricsOf(r *schema.Result) (map[string]float64, error) {
 	v := map[string]float64{MetricElapsed: r.WallS, MetricDecodeBytesRead: r.Summary.DecodeBytesReadGB}
 	for t := range schema.NumTiers {
 		v[tierMetric(int(t), "read_bw")] = 0
 		v[tierMetric(int(t), "write_bw")] = 0
 	}
-	var tier2Bytes int64
 	for _, tt := range r.Tiers {
 		t, err := schema.ParseTier(tt.Tier)
 		if err != nil {
@@ -69,9 +73,6 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 		}
 		v[tierMetric(int(t), "read_bw")] = tt.ReadBandwidthBps / 1e6
 		v[tierMetric(int(t), "write_bw")] = tt.WriteBandwidthBps / 1e6
-		if t == schema.TierNVMe {
-			tier2Bytes = tt.ReadBytes + tt.WriteBytes
-		}
 	}
 	for _, op := range []schema.Op{schema.OpRead, schema.OpWrite} {
 		for _, from := range []string{"", "sched_"} {
@@ -86,8 +87,8 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 			v[pre+"p50"], v[pre+"p95"], v[pre+"p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 		}
 	}
-	if s := r.Summary.StorageThroughputTokensPerSec; s > 0 || tier2Bytes == 0 {
-		v[MetricStorageTokens] = s
+	if s := r.Summary.StorageKVTokensPerSec; s != nil {
+		v[MetricStorageTokens] = *s
 	}
 	if r.Requests.Count > 0 {
 		if r.WallS > 0 {
@@ -98,10 +99,10 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 	if r.Lag.Count > 0 {
 		v[MetricLagP99] = r.Lag.P99US / 1000
 	}
-	switch r.Summary.StorageHealth.OverallStatus {
-	case "PASS":
+	switch healthStatus(r) {
+	case results.HealthPass:
 		v[MetricHealth] = 1
-	case "FAIL":
+	case results.HealthFail:
 		v[MetricHealth] = 0
 	}
 	return v, nil
@@ -155,6 +156,9 @@ type BuildOptions struct {
 	Baseline string
 	// Metrics, when set, restricts the report to these metric names.
 	Metrics []string
+	// Force merges the ranks of a trial that CheckRanks refuses (the same
+	// rank twice, different traces), with a warning.
+	Force bool
 }
 
 // highCV is the coefficient of variation above which fewer than 3 trials
@@ -189,7 +193,7 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 	}
 	present := map[string]bool{}
 	for _, g := range rep.Groups {
-		if err := buildGroup(g, rep); err != nil {
+		if err := buildGroup(g, rep, opt.Force); err != nil {
 			return nil, err
 		}
 		for _, tv := range g.TrialValues {
@@ -236,11 +240,64 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 		return nil, fmt.Errorf("report: --baseline %s: no such group (groups: %s)", baseline, strings.Join(labels, ", "))
 	}
 	rep.Comparison = compare(rep.Groups, baseline, rep.Metrics)
+	warnTraces(rep, byLabel[baseline])
 	return rep, nil
 }
 
-// buildGroup merges g's trials and computes their metrics.
-func buildGroup(g *Group, rep *Report) error {
+// warnTraces warns, in the report and in the group concerned, of a group
+// whose trials replayed other traces than the baseline's first trial, or
+// than its own first trial: its ratios would compare different workloads.
+// Reference documents replayed no trace and are not checked.
+func warnTraces(rep *Report, base *Group) {
+	first := func(g *Group) *schema.Result {
+		for _, t := range g.Trials {
+			if t != nil && len(t.Traces) > 0 {
+				return t
+			}
+		}
+		return nil
+	}
+	var b *schema.Result
+	if base != nil {
+		b = first(base)
+	}
+	for _, g := range rep.Groups {
+		f := first(g)
+		if f == nil {
+			continue
+		}
+		for i, t := range g.Trials {
+			if t == nil || len(t.Traces) == 0 {
+				continue
+			}
+			if ok, why := SameTraces(f.Traces, t.Traces); !ok {
+				g.warn(rep, fmt.Sprintf("DIFFERENT TRACES: trials %d and %d replayed different traces, %s respectively: the statistics over trials mix different workloads",
+					g.TrialIDs[0], g.TrialIDs[i], why))
+			}
+		}
+		if b != nil && g != base {
+			if ok, why := SameTraces(b.Traces, f.Traces); !ok {
+				g.warn(rep, fmt.Sprintf("DIFFERENT TRACES: the baseline %s and %s replayed different traces, %s respectively: the ratios between them compare different workloads",
+					base.Label, g.Label, why))
+			}
+		}
+	}
+}
+
+// warn adds a warning about g, once, to g and (naming g) to the report.
+func (g *Group) warn(rep *Report, s string) {
+	if slices.Contains(g.Warnings, s) {
+		return
+	}
+	g.Warnings = append(g.Warnings, s)
+	rep.Warnings = append(rep.Warnings, g.Label+": "+s)
+}
+
+// buildGroup merges g's trials and computes their metrics. The ranks of a
+// trial must pass CheckRanks unless force is set. The trials' own
+// warnings (a scaled run, buffered I/O), and their being incomplete or
+// having failed operations, become warnings of g.
+func buildGroup(g *Group, rep *Report, force bool) error {
 	byTrial := map[int][]*Doc{}
 	for _, d := range g.Docs {
 		if _, ok := byTrial[d.Trial]; !ok {
@@ -249,13 +306,7 @@ func buildGroup(g *Group, rep *Report) error {
 		byTrial[d.Trial] = append(byTrial[d.Trial], d)
 	}
 	slices.Sort(g.TrialIDs)
-	seen := map[string]bool{}
-	warn := func(s string) {
-		if !seen[s] {
-			seen[s] = true
-			rep.Warnings = append(rep.Warnings, g.Label+": "+s)
-		}
-	}
+	warn := func(s string) { g.warn(rep, s) }
 	for _, id := range g.TrialIDs {
 		ds := byTrial[id]
 		var r *schema.Result
@@ -266,19 +317,22 @@ func buildGroup(g *Group, rep *Report) error {
 			}
 			r, vals = ds[0].Result, ds[0].Values
 		} else {
-			ranks := map[int]string{}
 			results := make([]*schema.Result, 0, len(ds))
+			names := make([]string, 0, len(ds))
 			for _, d := range ds {
 				if d.Kind != KindKVReplay {
 					return fmt.Errorf("report: %s and %s: %w: a kv-cache.py document and a kvreplay result in trial %d of %s",
 						ds[0].Path, d.Path, ErrIncompatible, id, g.Label)
 				}
-				if p, ok := ranks[d.Rank]; ok {
-					return fmt.Errorf("report: %s and %s: %w: rank %d of trial %d of %s given twice (label the runs apart with --label or --group-by)",
-						p, d.Path, ErrIncompatible, d.Rank, id, g.Label)
-				}
-				ranks[d.Rank] = d.Path
 				results = append(results, d.Result)
+				names = append(names, d.Path)
+			}
+			if err := CheckRanks(results, names); err != nil {
+				if !force {
+					return fmt.Errorf("report: %w (trial %d of %s; label the runs apart with --label or --group-by, or merge them anyway with --force)",
+						err, id, g.Label)
+				}
+				warn(fmt.Sprintf("trial %d: MERGED ANYWAY (--force): %v", id, err))
 			}
 			if want := ds[0].Result.Ranks; want > len(ds) {
 				warn(fmt.Sprintf("trial %d: %d of %d ranks", id, len(ds), want))
@@ -295,11 +349,8 @@ func buildGroup(g *Group, rep *Report) error {
 				return fmt.Errorf("report: %s: %w", ds[0].Path, err)
 			}
 		}
-		if !r.Complete {
-			warn(fmt.Sprintf("trial %d: incomplete: %s", id, r.IncompleteReason))
-		}
-		if r.SizeScale != 1 && r.SizeScale != 0 {
-			warn(fmt.Sprintf("scaled run (--size-scale %g): not a full-size measurement", r.SizeScale))
+		for _, w := range trialWarnings(id, r) {
+			warn(w)
 		}
 		g.Trials = append(g.Trials, r)
 		g.TrialValues = append(g.TrialValues, vals)
@@ -311,9 +362,78 @@ func buildGroup(g *Group, rep *Report) error {
 	return nil
 }
 
-func healthOf(r *schema.Result) string {
-	if s := r.Summary.StorageHealth.OverallStatus; s != "" {
-		return s
+// trialWarnings are what a trial's result warns of: its being incomplete
+// or having failed operations, and its own warnings (a scaled run,
+// buffered I/O).
+func trialWarnings(id int, r *schema.Result) []string {
+	var out []string
+	if !r.Complete {
+		out = append(out, fmt.Sprintf("INCOMPLETE RUN: trial %d stopped early: %s", id, cmp.Or(r.IncompleteReason, "no reason given")))
 	}
-	return "-"
+	if r.Errors.Count > 0 {
+		out = append(out, fmt.Sprintf("ERRORS: trial %d: %d operations failed", id, r.Errors.Count))
+	}
+	scaled := false
+	for _, w := range r.Warnings {
+		out = append(out, w)
+		scaled = scaled || strings.Contains(w, "--size-scale")
+	}
+	if r.SizeScale != 1 && r.SizeScale != 0 && !scaled {
+		out = append(out, fmt.Sprintf("SCALED RUN (--size-scale %g): not a full-size measurement", r.SizeScale))
+	}
+	return out
+}
+
+// allWarnings returns every warning of r once, in order, each naming its
+// group: r.Warnings and, for a report not made by Build, its groups'
+// Warnings and its trials'. Every renderer shows them.
+func allWarnings(r *Report) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, w := range r.Warnings {
+		add(w)
+	}
+	for _, g := range r.Groups {
+		for _, w := range g.Warnings {
+			add(g.Label + ": " + w)
+		}
+		for i, t := range g.Trials {
+			if t == nil {
+				continue
+			}
+			id := i + 1
+			if i < len(g.TrialIDs) {
+				id = g.TrialIDs[i]
+			}
+			for _, w := range trialWarnings(id, t) {
+				add(g.Label + ": " + w)
+			}
+		}
+	}
+	return out
+}
+
+func healthOf(r *schema.Result) string { return cmp.Or(healthStatus(r), "-") }
+
+// healthStatus is a result's storage_health overall status, never PASS
+// for a run that did not complete (INCOMPLETE) or that judged nothing
+// (NO_DATA), whatever an older kvreplay wrote; "" when it has none.
+func healthStatus(r *schema.Result) string {
+	h := r.Summary.StorageHealth
+	if h.OverallStatus != results.HealthPass {
+		return h.OverallStatus
+	}
+	switch {
+	case !r.Complete:
+		return results.HealthIncomplete
+	case h.TotalCount == 0:
+		return results.HealthNoData
+	}
+	return h.OverallStatus
 }

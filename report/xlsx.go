@@ -185,11 +185,11 @@ func xlsxWriteTrials(x *xlsxWriter, r *Report) {
 			row := []any{g.Label, i + 1}
 			if t != nil {
 				row = append(row, t.System, t.Ranks, xlsxNum(t.WallS), t.Complete, t.IncompleteReason,
-					xlsxNum(t.SizeScale), t.Errors.Count, t.Replay.RowsDone, t.Summary.StorageHealth.OverallStatus)
+					xlsxNum(t.SizeScale), t.Errors.Count, t.Replay.RowsDone, healthStatus(t))
 			} else {
 				row = append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil)
 			}
-			if t == nil || t.Summary.StorageHealth.OverallStatus == "" {
+			if t == nil || healthStatus(t) == "" {
 				if i < len(g.Health) {
 					row[len(row)-1] = g.Health[i]
 				}
@@ -243,10 +243,10 @@ func xlsxWriteHealth(x *xlsxWriter, r *Report) {
 	for _, g := range r.Groups {
 		for i, t := range g.Trials {
 			var sh schema.StorageHealth
+			status := ""
 			if t != nil {
-				sh = t.Summary.StorageHealth
+				sh, status = t.Summary.StorageHealth, healthStatus(t)
 			}
-			status := sh.OverallStatus
 			if status == "" && i < len(g.Health) {
 				status = g.Health[i]
 			}

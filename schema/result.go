@@ -31,6 +31,9 @@ type Result struct {
 	// Rank and Ranks place the document in a multi-host run (0 of 1 alone).
 	Rank  int `json:"rank"`
 	Ranks int `json:"ranks"`
+	// MergedRanks are the ranks a merged document holds (kvreport merge),
+	// so that a rank is never merged twice; empty for one rank's document.
+	MergedRanks []int `json:"merged_ranks,omitempty"`
 	// Started is when the measured window began; WallS its length.
 	Started time.Time `json:"started"`
 	WallS   float64   `json:"wall_s"`
@@ -83,10 +86,23 @@ type PathInfo struct {
 	Direct     bool   `json:"direct_io"`
 }
 
-// TraceInfo is the provenance of a replayed trace.
+// TraceInfo is the provenance of a replayed trace, and its identity:
+// SHA256 (with SizeBytes and Rows) tells whether two results replayed the
+// same trace.
 type TraceInfo struct {
-	File       string          `json:"file"`
-	Rows       int64           `json:"rows"`
+	File string `json:"file"`
+	// Rows are the trace's rows, all of them, known before the run when the
+	// prescan read the trace; a trace read only once (a pipe) by a run
+	// stopped early has only the rows read before the stop, and ReadInPart
+	// set.
+	Rows       int64 `json:"rows"`
+	ReadInPart bool  `json:"read_in_part,omitempty"`
+	// SHA256 is the hex SHA-256 of the trace's content, its CSV text
+	// (decompressed when the trace is compressed, so the same trace has
+	// the same digest on a pipe and in a .zst file), and SizeBytes that
+	// text's length; empty when the trace was not read to its end.
+	SHA256     string          `json:"sha256,omitempty"`
+	SizeBytes  int64           `json:"size_bytes,omitempty"`
 	Compressed bool            `json:"compressed"`
 	TimeBase   string          `json:"time_base"`
 	EpochStart float64         `json:"epoch_start,omitempty"`
@@ -245,6 +261,14 @@ type Summary struct {
 	CPUP95MS                      float64       `json:"cpu_p95_ms"`
 	StorageIOLatencyMS            Percentiles   `json:"storage_io_latency_ms"`
 	StorageHealth                 StorageHealth `json:"storage_health"`
+	// StorageKVTokensPerSec is kvbench's, not the reference's: the KV
+	// tokens whose bytes moved through Tier-2 (reads and writes, the bytes
+	// the run moved) per second of wall time; absent when the trace's
+	// bytes per token are unknown.
+	StorageKVTokensPerSec *float64 `json:"storage_kv_tokens_per_sec,omitempty"`
+	// NotMeasured names each figure of the document that the run could
+	// not measure (a zero there is no measurement) and says why.
+	NotMeasured map[string]string `json:"not_measured,omitempty"`
 }
 
 // Percentiles in milliseconds, the reference's {mean, p50, p95, p99,
@@ -259,7 +283,9 @@ type Percentiles struct {
 }
 
 // StorageHealth is the reference's PASS/FAIL verdict with its criteria
-// (reference section 5), as internal/results.EvaluateHealth decides it.
+// (reference section 5), as internal/results.EvaluateHealth decides it;
+// kvbench adds INCOMPLETE (a run stopped early) and NO_DATA (nothing the
+// criteria measure), which are never a PASS.
 type StorageHealth struct {
 	OverallStatus string      `json:"overall_status"`
 	Criteria      []Criterion `json:"criteria"`

@@ -298,7 +298,8 @@ func sources(names []string) ([]replay.Source, error) {
 	stdin := 0
 	for _, name := range names {
 		name := name
-		s := replay.Source{Name: name, Open: func() (*trace.Reader, error) { return trace.Open(name) }}
+		s := replay.Source{Name: name, Open: func() (*trace.Reader, error) { return trace.Open(name) },
+			Stored: func() (io.ReadCloser, error) { return openStored(name) }}
 		if name == "-" {
 			stdin++
 			if stdin > 1 {
@@ -318,6 +319,18 @@ func sources(names []string) ([]replay.Source, error) {
 		srcs = append(srcs, s)
 	}
 	return srcs, nil
+}
+
+// openStored opens a trace's bytes as stored: the file, or stdin for "-".
+func openStored(name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return f, nil
 }
 
 // makeBackends builds the backends the tier map names.

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -16,7 +17,7 @@ func writeSummary(w io.Writer, r *schema.Result) {
 	if !r.Complete {
 		status = "INCOMPLETE: " + r.IncompleteReason
 	}
-	fmt.Fprintf(w, "kvreplay: %d rows in %.2f s (%s)\n", r.Replay.RowsDone, r.WallS, status)
+	fmt.Fprintf(w, "kvreplay: %s in %.2f s (%s)\n", rowsDone(r), r.WallS, status)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
@@ -40,16 +41,27 @@ func writeSummary(w io.Writer, r *schema.Result) {
 		fmt.Fprintf(w, "requests %d: storage latency p50 %.3f ms, p95 %.3f ms, p99 %.3f ms\n", r.Requests.Count, l.P50US/1000, l.P95US/1000, l.P99US/1000)
 		for _, q := range r.Requests.ByQoS {
 			met := "met"
-			if !q.Met {
+			switch {
+			case r.Summary.NotMeasured[results.NotMeasuredSLA] != "":
+				met = "not measured"
+			case !q.Met:
 				met = "NOT met"
 			}
 			fmt.Fprintf(w, "  %-11s %6d requests, p95 %.3f ms vs %.0f ms target: %.1f%% within, SLA %s\n",
 				q.QoS, q.Count, q.Latency.P95US/1000, q.TargetP95MS, 100*q.Compliance, met)
 		}
+		if why := r.Summary.NotMeasured[results.NotMeasuredSLA]; why != "" && len(r.Requests.ByQoS) > 0 {
+			fmt.Fprintf(w, "  SLA not measured: %s\n", why)
+		}
+	}
+	if t := r.Summary.StorageKVTokensPerSec; t != nil {
+		fmt.Fprintf(w, "storage KV tokens (Tier-2 bytes moved / bytes per token): %.0f per s\n", *t)
+	} else if why := r.Summary.NotMeasured[results.NotMeasuredKVTokens]; why != "" {
+		fmt.Fprintf(w, "storage KV tokens per s: not measured: %s\n", why)
 	}
 	fmt.Fprintf(w, "lag behind schedule: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", r.Lag.P50US/1000, r.Lag.P99US/1000, r.Lag.MaxUS/1000)
 	h := r.Summary.StorageHealth
-	fmt.Fprintf(w, "storage_health: %s (%d of %d criteria)\n", h.OverallStatus, h.PassedCount, h.TotalCount)
+	fmt.Fprintf(w, "storage_health: %s (%d of %d criteria passed)%s\n", h.OverallStatus, h.PassedCount, h.TotalCount, healthNote(r))
 	for _, c := range h.Criteria {
 		mark := "pass"
 		if !c.Passed {
@@ -60,4 +72,31 @@ func writeSummary(w io.Writer, r *schema.Result) {
 	if r.Errors.Count > 0 {
 		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, r.Errors.First[0])
 	}
+}
+
+// rowsDone says how many rows ran, of how many: "193 of 2,890 rows", or,
+// for a trace read in part from a pipe, of an unknown total.
+func rowsDone(r *schema.Result) string {
+	var total int64
+	for _, t := range r.Traces {
+		if t.ReadInPart {
+			return fmt.Sprintf("%s rows of a trace read in part (its total is unknown)", cli.FormatCount(r.Replay.RowsDone))
+		}
+		total += t.Rows
+	}
+	if len(r.Traces) == 0 {
+		return cli.FormatCount(r.Replay.RowsDone) + " rows"
+	}
+	return fmt.Sprintf("%s of %s rows", cli.FormatCount(r.Replay.RowsDone), cli.FormatCount(total))
+}
+
+// healthNote says why storage_health is neither PASS nor FAIL.
+func healthNote(r *schema.Result) string {
+	switch r.Summary.StorageHealth.OverallStatus {
+	case results.HealthIncomplete:
+		return ": the run stopped early, so it did not judge the whole trace"
+	case results.HealthNoData:
+		return ": nothing to measure (no Tier-1 or Tier-2 operation ran)"
+	}
+	return ""
 }

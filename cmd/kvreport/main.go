@@ -65,6 +65,7 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	groupBy := fs.StringSlice("group-by", nil, "label documents by these keys: system, label, config, file")
 	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
 	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
+	force := fs.Bool("force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces), with a warning")
 	paths, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err
@@ -99,15 +100,25 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	}
 	if merge {
 		results := make([]*schema.Result, len(docs))
+		names := make([]string, len(docs))
 		for i, d := range docs {
 			if d.Kind != report.KindKVReplay {
 				return cli.Input(fmt.Errorf("merge: %s: a %s document, only kvreplay results merge", d.Path, d.Kind))
 			}
-			results[i] = d.Result
+			results[i], names[i] = d.Result, d.Path
+		}
+		if err := report.CheckRanks(results, names); err != nil {
+			if !*force {
+				return cli.Input(fmt.Errorf("merge: %w (--force merges them anyway)", err))
+			}
+			fmt.Fprintf(stderr, "kvreport: warning: merging anyway (--force): %v\n", err)
 		}
 		merged, err := report.MergeRanks(results)
 		if err != nil {
 			return cli.Input(err)
+		}
+		if err := report.CheckRanks(results, names); err != nil {
+			merged.Warnings = append(merged.Warnings, "MERGED ANYWAY (--force): "+err.Error())
 		}
 		return write(func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -115,7 +126,7 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 			return enc.Encode(merged)
 		})
 	}
-	rep, err := report.Build(docs, report.BuildOptions{Baseline: *baseline, Metrics: *metrics})
+	rep, err := report.Build(docs, report.BuildOptions{Baseline: *baseline, Metrics: *metrics, Force: *force})
 	if err != nil {
 		return cli.Input(err)
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,11 +88,36 @@ func TestStdinStream(t *testing.T) {
 	}
 }
 
-// TestMerge writes a merged document that kvreport reads back.
+// rankOf writes a copy of the document at path as rank of ranks, in dir.
+func rankOf(t *testing.T, dir, path string, rank, ranks int) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["rank"], doc["ranks"] = rank, ranks
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, fmt.Sprintf("%s.rank%d.json", strings.TrimSuffix(filepath.Base(path), ".json"), rank))
+	if err := os.WriteFile(name, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestMerge writes a merged document of two ranks that kvreport reads
+// back.
 func TestMerge(t *testing.T) {
 	dir := t.TempDir()
 	all := filepath.Join(dir, "all.json")
-	if code, _, errs := kvreport(t, "", "merge", docA, docB, "-o", all); code != 0 {
+	r0, r1 := rankOf(t, dir, docA, 0, 2), rankOf(t, dir, docB, 1, 2)
+	if code, _, errs := kvreport(t, "", "merge", r0, r1, "-o", all); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	raw, err := os.ReadFile(all)
@@ -101,10 +128,84 @@ func TestMerge(t *testing.T) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Format != schema.ResultFormat || r.Ranks != 2 || len(r.Cells) == 0 {
-		t.Errorf("merged document: format %q ranks %d cells %d", r.Format, r.Ranks, len(r.Cells))
+	if r.Format != schema.ResultFormat || r.Ranks != 2 || len(r.Cells) == 0 || !slices.Equal(r.MergedRanks, []int{0, 1}) {
+		t.Errorf("merged document: format %q ranks %d %v cells %d", r.Format, r.Ranks, r.MergedRanks, len(r.Cells))
 	}
 	if code, _, errs := kvreport(t, "", all); code != 0 {
 		t.Errorf("reading the merged document back: exit %d: %s", code, errs)
+	}
+	// The merged document holds ranks 0 and 1: merging rank 1 into it
+	// again is refused.
+	if code, _, errs := kvreport(t, "", "merge", all, r1, "-o", filepath.Join(dir, "again.json")); code != 2 || !strings.Contains(errs, "rank 1") {
+		t.Errorf("merging rank 1 twice: exit %d: %s", code, errs)
+	}
+}
+
+// TestMergeRefuses: merge refuses, with exit 2, documents that are not
+// distinct ranks of one run, unless --force, which merges them with a
+// warning in the merged document.
+func TestMergeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	other := rankOf(t, dir, "../../report/testdata/u50_t1.json", 1, 2)
+	for _, tt := range []struct {
+		name string
+		docs []string
+		want string
+	}{
+		{"the same document twice", []string{docA, docA}, "are the same run (rank 0)"},
+		{"two rank 0s", []string{docA, docB}, "both hold rank 0"},
+		{"different traces", []string{docA, other}, "replayed different traces"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, "m.json")
+			os.Remove(out)
+			code, _, errs := kvreport(t, "", append([]string{"merge", "-o", out}, tt.docs...)...)
+			if code != 2 || !strings.Contains(errs, tt.want) || !strings.Contains(errs, "--force") {
+				t.Errorf("exit %d, stderr %q: want 2 and %q", code, errs, tt.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a refused merge wrote its output")
+			}
+			code, _, errs = kvreport(t, "", append([]string{"merge", "--force", "-o", out}, tt.docs...)...)
+			if code != 0 || !strings.Contains(errs, "warning") {
+				t.Fatalf("--force: exit %d, stderr %q", code, errs)
+			}
+			raw, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r schema.Result
+			if err := json.Unmarshal(raw, &r); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "MERGED ANYWAY") }) {
+				t.Errorf("--force: the merged document does not say so: %q", r.Warnings)
+			}
+		})
+	}
+}
+
+// TestCompareDifferentTraces: comparing groups that replayed different
+// traces warns in every format; two ranks of one trial that replayed
+// different traces are refused unless --force.
+func TestCompareDifferentTraces(t *testing.T) {
+	u50 := "../../report/testdata/u50_t1.json"
+	for _, f := range []string{"text", "md", "csv", "json", "bench", "html"} {
+		code, out, errs := kvreport(t, "", "--format", f, docA, u50)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", f, code, errs)
+		}
+		if !strings.Contains(out, "DIFFERENT TRACES") {
+			t.Errorf("%s: no DIFFERENT TRACES warning:\n%.2000s", f, out)
+		}
+	}
+	dir := t.TempDir()
+	other := rankOf(t, dir, u50, 1, 2)
+	if code, _, errs := kvreport(t, "", "--label", "one", docA, other); code != 2 || !strings.Contains(errs, "replayed different traces") {
+		t.Errorf("ranks of different traces in one trial: exit %d: %s", code, errs)
+	}
+	code, out, errs := kvreport(t, "", "--label", "one", "--force", docA, other)
+	if code != 0 || !strings.Contains(out, "MERGED ANYWAY") {
+		t.Errorf("--force: exit %d: %s\n%s", code, errs, out)
 	}
 }

@@ -198,11 +198,13 @@ func TestSummarize(t *testing.T) {
 		reqs.Add(schema.QoSInteractive, time.Duration(i+1)*ms)
 	}
 	const wall = 4 * time.Second
-	full := &schema.Result{WallS: wall.Seconds(), Cells: cells, Tiers: TierTotals(cells, wall), Requests: reqs.Finalize()}
+	full := &schema.Result{WallS: wall.Seconds(), Complete: true, Cells: cells, Tiers: TierTotals(cells, wall), Requests: reqs.Finalize(),
+		Replay: schema.ReplayStats{Speed: 1}}
 	p95 := func(ds ...time.Duration) float64 { return lat(ds...).P95US / 1000 }
 	rl := full.Requests.Latency
 	wantFull := schema.Summary{
-		ElapsedTime: 4, TotalRequests: 20, RequestsPerSecond: 5, StorageThroughputTokensPerSec: 250,
+		ElapsedTime: 4, TotalRequests: 20, RequestsPerSecond: 5, StorageKVTokensPerSec: ptr(250.0),
+		NotMeasured:              map[string]string{NotMeasuredRefTokens: refTokens},
 		TierGPUReadBandwidthGBps: 0.25, TierCPUReadBandwidthGBps: 0.5, TierCPUWriteBandwidthGBps: 0.25,
 		TierStorageReadBandwidthGBps: 1, TierStorageWriteBandwidthGBps: 0.125,
 		TierStorageKVBytesReadGB: 4, TierStorageKVBytesWrittenGB: 0.5, DecodeBytesReadGB: 3,
@@ -226,19 +228,42 @@ func TestSummarize(t *testing.T) {
 	failed.Errors.Count = 1
 	wantFailed := wantFull
 	wantFailed.StorageHealth.OverallStatus = "FAIL"
+	// A run stopped early is never a PASS, whatever its criteria; a failed
+	// criterion or operation still fails it.
+	stopped := *full
+	stopped.Complete = false
+	wantStopped := wantFull
+	wantStopped.StorageHealth.OverallStatus = HealthIncomplete
+	stoppedFailed := failed
+	stoppedFailed.Complete = false
+	// Under --speed max the SLA is not measured; without bytes per token
+	// the KV tokens are not.
+	maxSpeed := *full
+	maxSpeed.Replay.Speed = 0
+	wantMax := wantFull
+	wantMax.StorageKVTokensPerSec = nil
+	wantMax.NotMeasured = map[string]string{NotMeasuredRefTokens: refTokens, NotMeasuredSLA: slaMax, NotMeasuredKVTokens: noBPT}
 
 	tests := []struct {
 		name   string
 		r      *schema.Result
-		tokens float64
+		tokens *float64
 		want   schema.Summary
 	}{
-		{"empty", &schema.Result{}, 100, schema.Summary{StorageHealth: schema.StorageHealth{OverallStatus: "PASS"}}},
-		{"full", full, 1000, wantFull},
-		{"errors fail the run", &failed, 1000, wantFailed},
-		{"slow Tier-2 writes, no reads, no Tier-1", &schema.Result{WallS: 1, Cells: slowWrites, Tiers: TierTotals(slowWrites, time.Second)}, 0,
+		{"empty: nothing to measure", &schema.Result{Complete: true, WallS: 1}, ptr(0.0), schema.Summary{ElapsedTime: 1,
+			StorageKVTokensPerSec: ptr(0.0), NotMeasured: map[string]string{NotMeasuredRefTokens: refTokens},
+			StorageHealth: schema.StorageHealth{OverallStatus: HealthNoData}}},
+		{"empty and stopped", &schema.Result{Replay: schema.ReplayStats{Speed: 1}}, ptr(100.0), schema.Summary{
+			NotMeasured:   map[string]string{NotMeasuredRefTokens: refTokens, NotMeasuredKVTokens: "the run measured no time"},
+			StorageHealth: schema.StorageHealth{OverallStatus: HealthIncomplete}}},
+		{"full", full, ptr(1000.0), wantFull},
+		{"errors fail the run", &failed, ptr(1000.0), wantFailed},
+		{"stopped early", &stopped, ptr(1000.0), wantStopped},
+		{"stopped early with errors", &stoppedFailed, ptr(1000.0), wantFailed},
+		{"speed max, no bytes per token", &maxSpeed, nil, wantMax},
+		{"slow Tier-2 writes, no reads, no Tier-1", &schema.Result{WallS: 1, Complete: true, Cells: slowWrites, Tiers: TierTotals(slowWrites, time.Second)}, ptr(0.0),
 			schema.Summary{ElapsedTime: 1, TierStorageWriteBandwidthGBps: 1.0 / 1024, TierStorageKVBytesWrittenGB: 1.0 / 1024,
-				StorageWriteP95MS: p95(600 * ms),
+				StorageWriteP95MS: p95(600 * ms), StorageKVTokensPerSec: ptr(0.0), NotMeasured: map[string]string{NotMeasuredRefTokens: refTokens},
 				StorageHealth: schema.StorageHealth{OverallStatus: "FAIL", TotalCount: 1, Criteria: []schema.Criterion{
 					{Name: "Storage Tier Write Total P95 < 500ms", Target: 500, Actual: p95(600 * ms), Unit: "ms"}}}}},
 	}
@@ -257,7 +282,7 @@ func TestSummarize(t *testing.T) {
 	bad := *full
 	bad.Cells = append([]schema.Cell(nil), full.Cells...)
 	bad.Cells[5].Latency.Histogram = "!!!"
-	if _, err := Summarize(&bad, 0); !errors.Is(err, hist.ErrCorrupt) || !strings.Contains(err.Error(), "Tier-2 read") {
+	if _, err := Summarize(&bad, nil); !errors.Is(err, hist.ErrCorrupt) || !strings.Contains(err.Error(), "Tier-2 read") {
 		t.Errorf("damaged Tier-2 read histogram: error %v", err)
 	}
 }
@@ -271,16 +296,21 @@ func TestEvaluateHealthBoundary(t *testing.T) {
 		passed               int
 		hasW, hasR, hasCPU   bool
 		wantCriteria, failed int
+		stopped              bool
 	}{
 		{name: "just below", write: 499.999, read: 199.999, cpu: 149.999, status: "PASS", hasW: true, hasR: true, hasCPU: true, wantCriteria: 3},
 		{name: "at the limits", write: 500, read: 200, cpu: 150, status: "FAIL", hasW: true, hasR: true, hasCPU: true, wantCriteria: 3, failed: 3},
 		{name: "only a slow read", write: 900, read: 250, cpu: 900, status: "FAIL", hasR: true, wantCriteria: 1, failed: 1},
-		{name: "nothing measured", status: "PASS"},
+		{name: "nothing measured", status: HealthNoData},
 		{name: "errors", errors: 3, status: "FAIL"},
+		{name: "incomplete", write: 1, read: 1, cpu: 1, status: HealthIncomplete, hasW: true, hasR: true, hasCPU: true, wantCriteria: 3, stopped: true},
+		{name: "incomplete, nothing measured", status: HealthIncomplete, stopped: true},
+		{name: "incomplete and slow", write: 900, status: "FAIL", hasW: true, wantCriteria: 1, failed: 1, stopped: true},
+		{name: "incomplete with errors", errors: 1, status: "FAIL", stopped: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := schema.Summary{StorageWriteP95MS: tt.write, StorageReadP95MS: tt.read, CPUP95MS: tt.cpu}
-			h := EvaluateHealth(&s, tt.hasW, tt.hasR, tt.hasCPU, tt.errors)
+			h := EvaluateHealth(&s, tt.hasW, tt.hasR, tt.hasCPU, tt.errors, !tt.stopped)
 			if h.OverallStatus != tt.status || h.TotalCount != tt.wantCriteria || len(h.Criteria) != tt.wantCriteria ||
 				h.PassedCount != tt.wantCriteria-tt.failed {
 				t.Errorf("%+v", h)
@@ -297,26 +327,35 @@ func TestStorageTokens(t *testing.T) {
 		{Tier: "Tier-1", Op: "Read", Phase: "Decode", LogicalBytes: 9000},
 	}
 	for _, tt := range []struct {
-		name  string
-		scale float64
-		bpt   int64
-		tp    int
-		want  float64
+		name string
+		bpt  int64
+		tp   int
+		want float64
+		ok   bool
 	}{
-		{"full size", 1, 10, 1, 150},
-		{"scaled", 0.5, 10, 1, 300},
-		{"tensor parallel", 1, 20, 2, 150},
-		{"tensor parallel 0 is 1", 1, 10, 0, 150},
-		{"whole bytes per rank", 1, 21, 2, 150},
-		{"no bytes per token", 1, 0, 1, 0},
-		{"fewer bytes than ranks", 1, 1, 2, 0},
-		{"no scale", 0, 10, 1, 0},
+		// The bytes the run moved, whatever the size scale made them: a
+		// scaled run's tokens are not the trace's.
+		{"bytes moved", 10, 1, 150, true},
+		{"tensor parallel", 20, 2, 150, true},
+		{"tensor parallel 0 is 1", 10, 0, 150, true},
+		{"whole bytes per rank", 21, 2, 150, true},
+		{"no bytes per token", 0, 1, 0, false},
+		{"fewer bytes than ranks", 1, 2, 0, false},
 	} {
-		if got := StorageTokens(cells, tt.scale, tt.bpt, tt.tp); got != tt.want {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		if got, ok := StorageTokens(cells, tt.bpt, tt.tp); got != tt.want || ok != tt.ok {
+			t.Errorf("%s: %v %v, want %v %v", tt.name, got, ok, tt.want, tt.ok)
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
+
+// The reasons Summarize gives for what it could not measure.
+const (
+	refTokens = "the reference's figure is its total tokens generated over its total storage I/O time, and a trace does not carry the tokens generated (see storage_kv_tokens_per_sec)"
+	noBPT     = "the trace's bytes per token are unknown: kvreplay reads them from the trace's .meta.json sidecar, which a trace on a pipe and a kv-cache.py trace lack"
+	slaMax    = "under --speed max rows are released as fast as workers take them, not at their arrival times: requests wait behind the trace's backlog, so their latency and SLA compliance measure that queue, not the reference's served workload (replay at --speed 1 for the SLA)"
+)
 
 func TestTierOpLatency(t *testing.T) {
 	cells := []schema.Cell{

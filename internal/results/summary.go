@@ -16,24 +16,69 @@ const (
 	CPUP95Limit          = 150 * time.Millisecond // Tier-1 reads and writes
 )
 
+// The overall statuses of storage_health. PASS and FAIL are the
+// reference's; INCOMPLETE and NO_DATA are kvbench's, for what the
+// reference would have called a PASS without grounds: a run stopped early,
+// and a run with nothing the criteria measure (a trace with no rows, or
+// with rows on no judged tier).
+const (
+	HealthPass       = "PASS"
+	HealthFail       = "FAIL"
+	HealthIncomplete = "INCOMPLETE"
+	HealthNoData     = "NO_DATA"
+)
+
+// The keys of schema.Summary.NotMeasured: the document's figures that a
+// run may be unable to measure.
+const (
+	NotMeasuredRefTokens = "summary.storage_throughput_tokens_per_sec"
+	NotMeasuredKVTokens  = "summary.storage_kv_tokens_per_sec"
+	NotMeasuredSLA       = "requests.by_qos"
+)
+
 // Summarize computes the reference-named summary block of a result whose
-// Cells, Tiers, Requests, Errors and WallS are final (reference section
-// 5); it is what kvreplay writes and what kvreport recomputes after a
-// merge. storageTokens is the total of KV tokens moved through Tier-2 in
-// the run (StorageTokens; for a merge, the sum of the documents'); the
-// summary's rate divides it by WallS. Bandwidths and byte counts are in
-// GiB, the reference's "GB"; tier bandwidths come from r.Tiers; the
-// storage read and write P95 merge the Tier-2 Read and Write cells of all
-// phases, the CPU P95 the Tier-1 cells other than Delete, and decode bytes
-// are the Tier-2 Read Decode cells' logical bytes; storage_io_latency_ms
-// is the request latency. storage_health is EvaluateHealth's, with a
-// criterion for each of Tier-2 writes, Tier-2 reads and Tier-1 that has a
-// cell. It fails only on a damaged cell histogram.
-func Summarize(r *schema.Result, storageTokens float64) (schema.Summary, error) {
-	s := schema.Summary{ElapsedTime: r.WallS, TotalRequests: r.Requests.Count}
+// Cells, Tiers, Requests, Errors, WallS, Complete and Replay are final
+// (reference section 5); it is what kvreplay writes and what kvreport
+// recomputes after a merge. kvTokens is the total of KV tokens whose bytes
+// the run moved through Tier-2 (StorageTokens; for a merge, the sum of the
+// documents'), nil when unknown; storage_kv_tokens_per_sec divides it by
+// WallS. Bandwidths and byte counts are in GiB, the reference's "GB"; tier
+// bandwidths come from r.Tiers; the storage read and write P95 merge the
+// Tier-2 Read and Write cells of all phases, the CPU P95 the Tier-1 cells
+// other than Delete, and decode bytes are the Tier-2 Read Decode cells'
+// logical bytes; storage_io_latency_ms is the request latency.
+// storage_health is EvaluateHealth's, with a criterion for each of Tier-2
+// writes, Tier-2 reads and Tier-1 that has a cell.
+//
+// What the run could not measure is named in NotMeasured, never left as a
+// silent zero: the reference's storage_throughput_tokens_per_sec (its
+// total tokens generated over its total storage I/O time: a trace does not
+// carry the tokens generated, so it is always 0 here, as in the
+// reference's own trace mode), storage_kv_tokens_per_sec without kvTokens,
+// and the QoS classes' SLA under --speed max (Replay.Speed 0), where rows
+// are not released at their arrival times. It fails only on a damaged
+// cell histogram.
+func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
+	s := schema.Summary{ElapsedTime: r.WallS, TotalRequests: r.Requests.Count,
+		NotMeasured: map[string]string{NotMeasuredRefTokens: "the reference's figure is its total tokens generated over " +
+			"its total storage I/O time, and a trace does not carry the tokens generated (see storage_kv_tokens_per_sec)"}}
 	if r.WallS > 0 {
 		s.RequestsPerSecond = float64(r.Requests.Count) / r.WallS
-		s.StorageThroughputTokensPerSec = storageTokens / r.WallS
+	}
+	switch {
+	case kvTokens == nil:
+		s.NotMeasured[NotMeasuredKVTokens] = "the trace's bytes per token are unknown: kvreplay reads them from " +
+			"the trace's .meta.json sidecar, which a trace on a pipe and a kv-cache.py trace lack"
+	case r.WallS > 0:
+		v := *kvTokens / r.WallS
+		s.StorageKVTokensPerSec = &v
+	default:
+		s.NotMeasured[NotMeasuredKVTokens] = "the run measured no time"
+	}
+	if r.Replay.Speed == 0 && r.Requests.Count > 0 {
+		s.NotMeasured[NotMeasuredSLA] = "under --speed max rows are released as fast as workers take them, not at " +
+			"their arrival times: requests wait behind the trace's backlog, so their latency and SLA compliance " +
+			"measure that queue, not the reference's served workload (replay at --speed 1 for the SLA)"
 	}
 	for _, t := range r.Tiers {
 		rd, wr := t.ReadBandwidthBps/GiB, t.WriteBandwidthBps/GiB
@@ -71,7 +116,7 @@ func Summarize(r *schema.Result, storageTokens float64) (schema.Summary, error) 
 	q := r.Requests.Latency
 	s.StorageIOLatencyMS = schema.Percentiles{Mean: q.MeanUS / 1000, P50: q.P50US / 1000, P95: q.P95US / 1000,
 		P99: q.P99US / 1000, P999: q.P999US / 1000, P9999: q.P9999US / 1000}
-	s.StorageHealth = EvaluateHealth(&s, writes > 0, reads > 0, cl.Count > 0, r.Errors.Count)
+	s.StorageHealth = EvaluateHealth(&s, writes > 0, reads > 0, cl.Count > 0, r.Errors.Count, r.Complete)
 	return s, nil
 }
 
@@ -79,10 +124,15 @@ func Summarize(r *schema.Result, storageTokens float64) (schema.Summary, error) 
 // profile (reference section 5): Tier-2 write P95 below
 // StorageWriteP95Limit when there were Tier-2 writes, Tier-2 read P95
 // below StorageReadP95Limit when there were reads, CPU RAM P95 below
-// CPUP95Limit when Tier-1 was used, each a criterion; a run with failed
-// operations fails whatever its criteria. Summarize calls it.
-func EvaluateHealth(s *schema.Summary, storageWrites, storageReads, cpu bool, errors int64) schema.StorageHealth {
-	h := schema.StorageHealth{OverallStatus: "PASS"}
+// CPUP95Limit when Tier-1 was used, each a criterion. The overall status
+// is HealthFail when a criterion fails or an operation failed; else
+// HealthIncomplete when the run did not complete (its criteria judge only
+// what ran before it stopped); else HealthNoData when there is no
+// criterion (the reference's vacuous PASS); else HealthPass. Summarize
+// calls it.
+func EvaluateHealth(s *schema.Summary, storageWrites, storageReads, cpu bool, errors int64, complete bool) schema.StorageHealth {
+	h := schema.StorageHealth{OverallStatus: HealthPass}
+	failed := errors > 0
 	add := func(what string, limit time.Duration, actual float64) {
 		ms := limit.Milliseconds()
 		ok := actual < float64(ms)
@@ -92,7 +142,7 @@ func EvaluateHealth(s *schema.Summary, storageWrites, storageReads, cpu bool, er
 		if ok {
 			h.PassedCount++
 		} else {
-			h.OverallStatus = "FAIL"
+			failed = true
 		}
 	}
 	if storageWrites {
@@ -104,30 +154,36 @@ func EvaluateHealth(s *schema.Summary, storageWrites, storageReads, cpu bool, er
 	if cpu {
 		add("CPU RAM", CPUP95Limit, s.CPUP95MS)
 	}
-	if errors > 0 {
-		h.OverallStatus = "FAIL"
+	switch {
+	case failed:
+		h.OverallStatus = HealthFail
+	case !complete:
+		h.OverallStatus = HealthIncomplete
+	case h.TotalCount == 0:
+		h.OverallStatus = HealthNoData
 	}
 	return h
 }
 
-// StorageTokens returns the KV tokens that cells moved through Tier-2
-// (Read and Write cells of every phase): their logical bytes over the size
-// scale, over the bytes per token of one tensor-parallel rank
-// (bytesPerToken / tensorParallel in whole bytes; a tensorParallel below 1
-// counts as 1). It is 0 when the trace gives no bytes per token or the
-// scale is not positive. Summarize takes it as its storageTokens.
-func StorageTokens(cells []schema.Cell, sizeScale float64, bytesPerToken int64, tensorParallel int) float64 {
+// StorageTokens returns the KV tokens whose bytes cells moved through
+// Tier-2 (Read and Write cells of every phase): their logical bytes, the
+// bytes the run moved (a scaled run's are the trace's times the scale),
+// over the bytes per token of one tensor-parallel rank (bytesPerToken /
+// tensorParallel in whole bytes; a tensorParallel below 1 counts as 1). It
+// reports false when the trace gives no bytes per token. Summarize takes
+// it as its kvTokens.
+func StorageTokens(cells []schema.Cell, bytesPerToken int64, tensorParallel int) (float64, bool) {
 	perRank := bytesPerToken / int64(max(1, tensorParallel))
-	if perRank <= 0 || sizeScale <= 0 {
-		return 0
+	if perRank <= 0 {
+		return 0, false
 	}
-	var tokens float64
+	var bytes int64
 	for _, c := range cells {
 		if c.Tier == schema.TierNVMe.String() && (c.Op == schema.OpRead.String() || c.Op == schema.OpWrite.String()) {
-			tokens += float64(c.LogicalBytes) / sizeScale / float64(perRank)
+			bytes += c.LogicalBytes
 		}
 	}
-	return tokens
+	return float64(bytes) / float64(perRank), true
 }
 
 // TierOpLatency merges, exactly, the latencies of the cells of one tier

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// loadOne loads a stored kvreplay document as a Doc labelled label.
+func loadOne(t *testing.T, path, label string) *Doc {
+	t.Helper()
+	docs, err := Load([]string{path}, nil, LoadOptions{Label: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs[0]
+}
+
+// TestIncompleteNeverPass: a run stopped early is never a storage_health
+// PASS in a report, even from a document an older kvreplay wrote with
+// PASS, nor in a merge of it; its storage_health_pass is absent.
+func TestIncompleteNeverPass(t *testing.T) {
+	d := loadOne(t, goldenInputs[0], "sysA")
+	if d.Result.Summary.StorageHealth.OverallStatus != results.HealthPass {
+		t.Fatalf("test setup: %q", d.Result.Summary.StorageHealth.OverallStatus)
+	}
+	d.Result.Complete, d.Result.IncompleteReason = false, "interrupt signal received"
+	rep, err := Build([]*Doc{d}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := rep.Groups[0]
+	if g.Health[0] != results.HealthIncomplete {
+		t.Errorf("health %q, want %s", g.Health[0], results.HealthIncomplete)
+	}
+	if _, ok := g.TrialValues[0][MetricHealth]; ok {
+		t.Errorf("%s = %v for an incomplete run", MetricHealth, g.TrialValues[0][MetricHealth])
+	}
+	for _, f := range []string{"text", "md", "csv", "json", "html"} {
+		var b bytes.Buffer
+		if err := Render(&b, rep, f); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "INCOMPLETE") {
+			t.Errorf("%s: no INCOMPLETE", f)
+		}
+		if f == "text" && strings.Contains(b.String(), "PASS") {
+			t.Errorf("text report of an incomplete run says PASS:\n%s", b.String())
+		}
+	}
+	// Merged with a complete rank, the run is still incomplete. The rank
+	// that read the trace from a pipe replayed the same trace: one entry.
+	other := *loadOne(t, goldenInputs[1], "sysA").Result
+	other.Rank, other.Ranks = 1, 2
+	d.Result.Traces[0].SHA256 = "aa"
+	other.Traces = []schema.TraceInfo{{File: "-", Rows: d.Result.Traces[0].Rows, SHA256: "aa"}}
+	m, err := MergeRanks([]*schema.Result{d.Result, &other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Complete || m.Summary.StorageHealth.OverallStatus != results.HealthIncomplete {
+		t.Errorf("merge: complete %v, health %q", m.Complete, m.Summary.StorageHealth.OverallStatus)
+	}
+	if len(m.Traces) != 1 {
+		t.Errorf("merge: traces %+v, want the one trace", m.Traces)
+	}
+}
+
+// TestRunWarningsInEveryFormat: a trial's own warnings (buffered I/O, a
+// scaled run) reach every renderer, naming the group they belong to.
+func TestRunWarningsInEveryFormat(t *testing.T) {
+	a := loadOne(t, goldenInputs[2], "sysA")
+	b := loadOne(t, goldenInputs[3], "sysB")
+	b.Trial = 1
+	const buffered = "BUFFERED I/O: the NVMe tier ran through the page cache"
+	b.Result.Warnings = append(b.Result.Warnings, buffered)
+	rep, err := Build([]*Doc{a, b}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"text", "md", "csv", "json", "bench", "html"} {
+		var out bytes.Buffer
+		if err := Render(&out, rep, f); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		want := "sysB: " + buffered
+		if f == "csv" || f == "json" {
+			want = buffered // in the group's row or object
+		}
+		if !strings.Contains(s, want) || !strings.Contains(s, "SCALED RUN") {
+			t.Errorf("%s: lacks %q or the scaled run warning:\n%.1500s", f, want, s)
+		}
+		if strings.Contains(s, "sysA: "+buffered) {
+			t.Errorf("%s: the warning is given to the wrong group", f)
+		}
+	}
+}
+
+// TestCheckRanks: the same document twice, a rank twice and ranks that
+// replayed different traces are refused; ranks of one trace, told apart
+// by digest even under different names, merge.
+func TestCheckRanks(t *testing.T) {
+	tr := func(file, sum string, rows int64) []schema.TraceInfo {
+		return []schema.TraceInfo{{File: file, SHA256: sum, Rows: rows}}
+	}
+	doc := func(rank int, traces []schema.TraceInfo) *schema.Result {
+		return &schema.Result{Rank: rank, Ranks: 2, Traces: traces}
+	}
+	a := doc(0, tr("run.csv.zst", "aa", 10))
+	for _, tt := range []struct {
+		name string
+		docs []*schema.Result
+		want string // "" for none
+	}{
+		{"two ranks", []*schema.Result{a, doc(1, tr("-", "aa", 10))}, ""},
+		{"the same document", []*schema.Result{a, a}, "same run"},
+		{"a rank twice", []*schema.Result{a, {Rank: 0, WallS: 1, Traces: tr("run.csv.zst", "aa", 10)}}, "both hold rank 0"},
+		{"other digest", []*schema.Result{a, doc(1, tr("run.csv.zst", "bb", 10))}, "different traces"},
+		{"older documents, other rows", []*schema.Result{doc(0, tr("run.csv", "", 10)), doc(1, tr("run.csv", "", 11))}, "different traces"},
+		{"older documents, other names", []*schema.Result{doc(0, tr("a.csv", "", 10)), doc(1, tr("b.csv", "", 10))}, "different traces"},
+		{"a merged document and a rank it holds", []*schema.Result{{MergedRanks: []int{0, 1}, Traces: tr("x", "aa", 1)}, doc(1, tr("x", "aa", 1))}, "rank 1"},
+	} {
+		err := CheckRanks(tt.docs, nil)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.want != "" && (!errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
