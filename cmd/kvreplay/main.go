@@ -113,7 +113,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.device, "device", "", "extent layout: the file or raw block device to use (default: kvbench.extent in --dir)")
 	fs.BoolVar(&o.allowDev, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
-	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null (default Tier-1=ram,Tier-2=nvme)")
+	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null; a tier given overrides its default and keeps the others'")
 	var ramBudget, blockSize, capacity cli.ByteSize
 	blockSize = cli.ByteSize(o.cfg.BlockSize)
 	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the peak; 1GiB or 1/8 of memory for an unsized pipe)")

@@ -41,6 +41,21 @@ Examples:
   kvreport merge rank*.json -o all.json
 `
 
+const mergeUsage = `kvreport merge: merge the result documents of the ranks of one run exactly.
+
+Usage:
+  kvreport merge [-o FILE] RESULT...
+
+RESULT is a kvreplay result document (one per MPI rank of one run), a glob,
+or "-" for a stream of documents on stdin. Their counters add up and their
+latency histograms merge exactly (not averaged percentiles); the merged
+document, which kvreport reads like any other, goes to -o FILE or stdout.
+
+Examples:
+  kvreport merge rank*.json -o all.json
+  kvreport merge rank*.json | kvreport -
+`
+
 func main() {
 	os.Exit(cli.Main("kvreport", os.Args[1:], os.Stdout, os.Stderr, runWith(os.Stdin)))
 }
@@ -53,11 +68,24 @@ func runWith(stdin io.Reader) func(context.Context, []string, io.Writer, io.Writ
 }
 
 func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "help" {
+		// kvreport help [merge]: the command's --help.
+		switch {
+		case len(args) == 1:
+			args = []string{"--help"}
+		case len(args) == 2 && args[1] == "merge":
+			args = []string{"merge", "--help"}
+		default:
+			return cli.Usagef("help %s: no such command (want kvreport help [merge])", strings.Join(args[1:], " "))
+		}
+	}
 	merge := len(args) > 0 && args[0] == "merge"
+	help := usage
 	if merge {
 		args = args[1:]
+		help = mergeUsage
 	}
-	fs := cli.NewFlagSet("kvreport", usage, stderr)
+	fs := cli.NewFlagSet("kvreport", help, stderr)
 	_, version := cli.AddStandard(fs)
 	format := fs.StringP("format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
 	baseline := fs.String("baseline", "", "label of the group the others are compared with (default: the first group)")
@@ -65,6 +93,11 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	groupBy := fs.StringSlice("group-by", nil, "label documents by these keys: system, label, config, file")
 	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
 	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
+	if merge {
+		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics"} {
+			_ = fs.MarkHidden(name) // report options, not merge's
+		}
+	}
 	paths, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err

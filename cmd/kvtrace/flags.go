@@ -25,6 +25,7 @@ Usage:
   kvtrace inspect [--json] TRACE...         summarise traces, kvbench's or kv-cache.py's
   kvtrace models [--json] [--config FILE]   list the models and their KV bytes per token
   kvtrace export --to fio|sai3 -o DIR TRACE   fio iolog v3 + job file, or a sai3-bench op-log
+  kvtrace help [COMMAND]                    this help, or a command's (kvtrace COMMAND --help)
 
 kvtrace takes every option of the reference, MLPerf Storage's kv-cache.py,
 with the same name, meaning and default: a kv-cache.py command line runs with
