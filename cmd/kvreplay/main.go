@@ -263,7 +263,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res.Config = configJSON(o)
 	for i := range res.Traces {
 		if i < len(srcs) && srcs[i].Meta != nil {
-			res.Traces[i].Meta, _ = json.Marshal(srcs[i].Meta)
+			meta, _ := json.Marshal(srcs[i].Meta)
+			res.Traces[i].Meta = schema.SnakeCaseKeys(meta)
 		}
 	}
 	if err := writeResult(o, res, toStdout, stdout); err != nil {
@@ -468,7 +469,7 @@ func configJSON(o *options) json.RawMessage {
 		RAMBudget int64  `json:"ram_budget"`
 	}{o.cfg, o.dir, o.layout, o.device, o.keep, o.buffered, o.ramBudget}
 	b, _ := json.Marshal(c)
-	return b
+	return schema.SnakeCaseKeys(b) // replay.Config's Go field names
 }
 
 func writeResult(o *options, res *schema.Result, toStdout bool, stdout io.Writer) error {

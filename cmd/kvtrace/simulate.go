@@ -128,6 +128,7 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 	shown := *cfg
 	shown.Models = map[string]sim.Model{cfg.Model: model}
 	conf, _ := json.Marshal(shown)
+	conf = schema.SnakeCaseKeys(conf) // the key convention of result documents, which carry it
 	m := &trace.Meta{
 		FormatVersion:     trace.FormatVersion,
 		Dialect:           opt.Format,

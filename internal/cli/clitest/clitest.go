@@ -1,8 +1,9 @@
-// Package clitest holds checks of the tools' command lines shared by their
-// tests.
+// Package clitest holds checks of the tools' command lines and documents
+// shared by their tests.
 package clitest
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -22,4 +23,51 @@ func CheckDefaultsOnce(t testing.TB, help string) {
 			t.Errorf("a default shown twice: %s", strings.TrimSpace(line))
 		}
 	}
+}
+
+// dataKeyed are the objects of kvbench's documents whose keys are data
+// (tier names, model names, group labels), not field names.
+var dataKeyed = map[string]bool{"models": true, "tier_capacity_bytes": true, "peak_live_bytes": true,
+	"moves": true, "medians": true, "ratios": true, "win_rate": true}
+
+// NonSnakeKeys returns the paths of the object keys of the JSON document raw
+// that are not lower_snake_case, the convention of every document kvbench
+// writes; the keys of objects that map data to values are not checked.
+func NonSnakeKeys(t testing.TB, raw []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	var bad []string
+	var walk func(path, name string, v any)
+	walk = func(path, name string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if !dataKeyed[name] && !isSnake(k) {
+					bad = append(bad, path+"/"+k)
+				}
+				walk(path+"/"+k, k, e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(path+"[]", name, e)
+			}
+		}
+	}
+	walk("", "", v)
+	return bad
+}
+
+func isSnake(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
