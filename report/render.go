@@ -15,6 +15,10 @@ import (
 // Formats lists the formats Render knows, in the order --help shows them.
 var formats = []string{"text", "md", "csv", "json", "bench", "html", "xlsx"}
 
+// Binary reports whether format writes bytes that are not text (xlsx),
+// which a tool must not write to a terminal.
+func Binary(format string) bool { return format == "xlsx" }
+
 // Formats returns the formats Render knows.
 func Formats() []string { return append([]string(nil), formats...) }
 

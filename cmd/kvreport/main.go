@@ -124,12 +124,10 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	if err != nil {
 		return cli.Input(err)
 	}
-	write := func(fn func(io.Writer) error) error {
-		if *output == "-" {
-			return fn(stdout)
-		}
-		return cli.WriteFileAtomic(*output, fn)
+	if !merge && *output == "-" && report.Binary(*format) && cli.IsTerminal(stdout) {
+		return cli.Usagef("--format %s: refusing to write a binary file to a terminal: give -o FILE or redirect stdout", *format)
 	}
+	write := func(fn func(io.Writer) error) error { return cli.WriteOutput(*output, stdout, fn) }
 	if merge {
 		results := make([]*schema.Result, len(docs))
 		for i, d := range docs {

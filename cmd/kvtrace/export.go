@@ -97,8 +97,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	default:
 		bad("export: %d traces given (want one)", len(rest))
 	}
-	if *out == "" {
+	switch *out {
+	case "":
 		bad("--output: required (the directory to write into)")
+	case "-":
+		bad("--output -: export writes several files: give a directory, not stdout")
 	}
 	tierList, err := parseTiers(*tiers)
 	if err != nil {

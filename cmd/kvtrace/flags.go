@@ -166,7 +166,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&o.ValidationTrace, "validation-trace", "", "kv-cache.py's real-trace validation JSON (no effect)")
 	fs.StringVar(&fv.DatasetPath, "dataset-path", "", "ShareGPT JSON to replay (takes precedence over --use-burst-trace)")
 	fs.IntVar(&fv.MaxConversations, "max-conversations", def.MaxConversations, "ShareGPT conversations to load")
-	fs.StringVar(&o.OutputPath, "output", "", "write the statistics JSON to this file (kv-cache.py's default name has the time in it; kvtrace writes none unless given)")
+	fs.StringVar(&o.OutputPath, "output", "", "write the statistics JSON to this file, - for stdout (kv-cache.py's default name has the time in it; kvtrace writes none unless given)")
 	fs.Int64Var(&fv.Seed, "seed", def.Seed, "random seed; the same seed gives the same trace (kv-cache.py's default is a random seed)")
 	fs.IntVar(&fv.MaxConcurrentAllocs, "max-concurrent-allocs", 0, "kv-cache.py's limit on concurrent writes, 0 unlimited (no effect)")
 	fs.Float64Var(&fv.RequestRate, "request-rate", 0, "ShareGPT requests per second, 0 unlimited (ShareGPT replay only, as in kv-cache.py)")

@@ -80,7 +80,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		}
 	}
 	if opt.OutputPath != "" {
-		err := cli.WriteFileAtomic(opt.OutputPath, func(f io.Writer) error {
+		err := cli.WriteOutput(opt.OutputPath, stdout, func(f io.Writer) error {
 			enc := json.NewEncoder(f)
 			enc.SetIndent("", "  ")
 			return enc.Encode(res)
