@@ -35,7 +35,7 @@ Examples:
   kvreport fast-*.json slow-*.json
   kvreport --baseline slow --format md fast-*.json slow-*.json > report.md
   kvreport --group-by system,config --format csv results/*.json > table.csv
-  kvreport --format bench a.json > a.txt; kvreport --format bench b.json > b.txt; benchstat a.txt b.txt
+  kvreport --format bench fast-*.json slow-*.json > all.txt; benchstat -col group all.txt
   kvreport kvcache_ref.json kvreplay.json
   kvreplay -o - --label sysA trace.csv.zst | kvreport -
   kvreport merge rank*.json -o all.json
