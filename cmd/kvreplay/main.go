@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
@@ -240,8 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooks := replay.Hooks{}
 	if interactive {
 		hooks.Progress = func(p replay.Progress) {
-			mbps := float64(p.Bytes) / 1e6 / max(p.Elapsed.Seconds(), 1e-9)
-			fmt.Fprintf(stderr, "\r\033[Kkvreplay: %d of %d rows done, %.0f MB/s, lag %v", p.RowsDone, p.Rows, mbps, p.Lag.Round(time.Microsecond))
+			fmt.Fprint(stderr, "\r\033[K"+progressLine(p, plan.Rows))
 		}
 	}
 	res, runErr := replay.Run(ctx, &o.cfg, plan, srcs, backends, hooks)
