@@ -51,8 +51,8 @@ one file per object) or null (no data: tests the engine). There is no GPU
 backend yet: replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
 
 Examples:
-  # simulate and replay in one pipeline, on a temp directory and RAM
-  kvtrace --num-users 20 --duration 30 --generation-mode none | kvreplay --speed max -
+  # simulate (no GPU tier) and replay in one pipeline, on a temp directory and RAM
+  kvtrace --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb 0 | kvreplay --speed max -
 
   # a real NVMe drive, full size, at the trace's own pace
   kvreplay --dir /mnt/nvme0/kv run.csv.zst -o sysA.json
@@ -217,7 +217,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for t := range schema.Tier(schema.NumTiers) {
 		if plan.Used[t] && o.cfg.TierMap[t] == "" {
-			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (there is no GPU backend here)",
+			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (there is no GPU backend here), or simulate with kvtrace --gpu-mem-gb 0",
 				plan.UsedRows[t], t, t, t))
 		}
 	}
