@@ -81,7 +81,7 @@ func openSource(s Source) (r *trace.Reader, d *digester, close func() error, err
 		d.r, d.compressed = dec, true
 	}
 	r = trace.NewReader(d)
-	r.Name = s.Name
+	r.Name, r.MaxSize = s.Name, s.maxSize
 	return r, d, func() error {
 		err := r.Close()
 		if dec != nil {

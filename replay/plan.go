@@ -28,6 +28,10 @@ type Source struct {
 	// stdin), and is used instead of Open: the bytes are hashed as they
 	// are read, for the result's trace identity (schema.TraceInfo.SHA256).
 	Stored func() (io.ReadCloser, error)
+
+	// maxSize bounds the Object_Size_Bytes of the readers Stored opens
+	// (bounded sets it; Open is wrapped instead).
+	maxSize int64
 }
 
 // planAlign is the alignment sizes are planned with: the largest any
@@ -97,6 +101,7 @@ func bounded(cfg *Config, srcs []Source) []Source {
 			}
 			return r, err
 		}
+		s.maxSize = limit
 		out[i] = s
 	}
 	return out

@@ -146,6 +146,13 @@ func Decode(path string, raw []byte) (*Doc, error) {
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
+		if probe.FormatVersion == 1 {
+			// Version 1 had Go field names in config and traces' meta.
+			r.Config = schema.SnakeCaseKeys(r.Config)
+			for i := range r.Traces {
+				r.Traces[i].Meta = schema.SnakeCaseKeys(r.Traces[i].Meta)
+			}
+		}
 		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: configOf(&r, path),
 			Trial: r.Trial, Rank: r.Rank, Result: &r}, nil
 	case probe.Format != nil:

@@ -30,9 +30,9 @@ type Doc struct {
 // Metric is a figure reports compare: its name, unit, and which way is
 // better.
 type Metric struct {
-	Name   string
-	Unit   string
-	Better string // "higher" or "lower"
+	Name   string `json:"name"`
+	Unit   string `json:"unit"`
+	Better string `json:"better"` // "higher" or "lower"
 }
 
 // Stats summarise a metric across the trials of a group.

@@ -16,6 +16,10 @@ import (
 // Formats lists the formats Render knows, in the order --help shows them.
 var formats = []string{"text", "md", "csv", "json", "bench", "html", "xlsx"}
 
+// Binary reports whether format writes bytes that are not text (xlsx),
+// which a tool must not write to a terminal.
+func Binary(format string) bool { return format == "xlsx" }
+
 // Formats returns the formats Render knows.
 func Formats() []string { return append([]string(nil), formats...) }
 
@@ -367,25 +371,35 @@ func renderJSON(w io.Writer, r *Report) error {
 	return nil
 }
 
-// renderBench writes one Go benchmark line per trial and metric, so that
-// benchstat compares groups: BenchmarkKV/<group>/<metric> 1 <value> <unit>.
-// The warnings come first, as "# WARNING: ..." lines, which benchstat
-// ignores and people read.
+// renderBench writes the Go benchmark format (golang.org/design/14313) for
+// benchstat: the warnings first, as "# WARNING: ..." lines, which benchstat
+// ignores and people read; then per group a configuration line "group:
+// <label>", then one line per trial and metric, BenchmarkKV/<metric> 1
+// <value> <unit>. The group is a configuration value, not part of the
+// name, so the same metric of two systems has the same name and benchstat
+// compares them: benchstat -col group all.txt, or benchstat -col group
+// a.txt b.txt for two files.
 func renderBench(w io.Writer, r *Report) error {
 	for _, s := range allWarnings(r) {
 		if _, err := fmt.Fprintf(w, "# WARNING: %s\n", s); err != nil {
 			return err
 		}
 	}
-	for _, g := range r.Groups {
-		label := benchName(g.Label)
+	for i, g := range r.Groups {
+		sep := ""
+		if i > 0 {
+			sep = "\n"
+		}
+		if _, err := fmt.Fprintf(w, "%sgroup: %s\n", sep, benchValue(g.Label)); err != nil {
+			return err
+		}
 		for i := range g.TrialIDs {
 			for _, m := range r.Metrics {
 				v, ok := g.TrialValues[i][m.Name]
 				if !ok {
 					continue
 				}
-				if _, err := fmt.Fprintf(w, "BenchmarkKV/%s/%s 1 %s %s\n", label, m.Name,
+				if _, err := fmt.Fprintf(w, "BenchmarkKV/%s 1 %s %s\n", benchName(m.Name),
 					strconv.FormatFloat(v, 'g', -1, 64), strings.ReplaceAll(m.Unit, " ", "_")); err != nil {
 					return err
 				}
@@ -411,7 +425,22 @@ func groupWarnings(all []string, label string, groups []*Group) []string {
 	return out
 }
 
-// benchName makes a label a benchmark name element: no spaces or slashes.
+// benchValue makes a label a configuration value: one line.
+func benchValue(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+	if s = strings.TrimSpace(s); s == "" {
+		return "-"
+	}
+	return s
+}
+
+// benchName makes a metric name a benchmark name element: no spaces or
+// slashes.
 func benchName(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == ' ' || r == '\t' || r == '/' {

@@ -127,7 +127,7 @@ func TestReferenceSideBySide(t *testing.T) {
 func TestLoadRefuses(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range []struct{ name, body, want string }{
-		{"newer.json", `{"format":"kvbench-result","format_version":2}`, "format_version 2"},
+		{"newer.json", `{"format":"kvbench-result","format_version":3}`, "format_version 3"},
 		{"other.json", `{"format":"something"}`, `format "something"`},
 		{"neither.json", `{"a":1}`, "neither a kvreplay result"},
 		{"garbage.json", `{"format":`, "unexpected EOF"},

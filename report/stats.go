@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -233,6 +234,11 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 	if baseline == "" {
 		baseline = rep.Groups[0].Label
 	} else if byLabel[baseline] == nil {
+		if g := groupNamed(rep.Groups, baseline); g != nil {
+			baseline = g.Label
+		}
+	}
+	if byLabel[baseline] == nil {
 		labels := make([]string, len(rep.Groups))
 		for i, g := range rep.Groups {
 			labels[i] = g.Label
@@ -242,6 +248,26 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 	rep.Comparison = compare(rep.Groups, baseline, rep.Metrics)
 	warnTraces(rep, byLabel[baseline])
 	return rep, nil
+}
+
+// groupNamed finds the one group that name names other than by its label:
+// by a name kvreport derives for a document by default (its label, its
+// system, its file's name with or without extensions). It returns nil
+// when no group, or more than one, is so named.
+func groupNamed(groups []*Group, name string) *Group {
+	var found *Group
+	for _, g := range groups {
+		if !slices.ContainsFunc(g.Docs, func(d *Doc) bool {
+			return d.Label == name || d.System == name || baseName(d.Path) == name || filepath.Base(d.Path) == name || d.Path == name
+		}) {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		found = g
+	}
+	return found
 }
 
 // warnTraces warns, in the report and in the group concerned, of a group

@@ -6,10 +6,12 @@ import (
 )
 
 // The result document's identity. A reader refuses other formats and newer
-// versions.
+// versions. Version 2 names every key in lower_snake_case, those of config
+// and of traces' meta included (SnakeCaseKeys); version 1 had Go field
+// names there (TierMap, BlockSize), and readers still read it.
 const (
 	ResultFormat        = "kvbench-result"
-	ResultFormatVersion = 1
+	ResultFormatVersion = 2
 )
 
 // Result is the document kvreplay writes for one run (or one rank of a

@@ -14,7 +14,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
@@ -48,8 +47,8 @@ one file per object) or null (no data: tests the engine). There is no GPU
 backend yet: replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
 
 Examples:
-  # simulate and replay in one pipeline, on a temp directory and RAM
-  kvtrace --num-users 20 --duration 30 --generation-mode none | kvreplay --speed max -
+  # simulate (no GPU tier) and replay in one pipeline, on a temp directory and RAM
+  kvtrace --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb 0 | kvreplay --speed max -
 
   # a real NVMe drive, full size, at the trace's own pace
   kvreplay --dir /mnt/nvme0/kv run.csv.zst -o sysA.json
@@ -114,7 +113,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.allowDev, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
 	fs.BoolVar(&o.deviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
-	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null (default Tier-1=ram,Tier-2=nvme)")
+	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null; a tier given overrides its default and keeps the others'")
 	var ramBudget, blockSize, capacity cli.ByteSize
 	blockSize = cli.ByteSize(o.cfg.BlockSize)
 	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the peak; 1GiB or 1/8 of memory for an unsized pipe)")
@@ -227,7 +226,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for t := range schema.Tier(schema.NumTiers) {
 		if plan.Used[t] && o.cfg.TierMap[t] == "" {
-			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (there is no GPU backend here)",
+			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (there is no GPU backend here), or simulate with kvtrace --gpu-mem-gb 0",
 				plan.UsedRows[t], t, t, t))
 		}
 	}
@@ -249,8 +248,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooks := replay.Hooks{}
 	if interactive {
 		hooks.Progress = func(p replay.Progress) {
-			mbps := float64(p.Bytes) / 1e6 / max(p.Elapsed.Seconds(), 1e-9)
-			fmt.Fprintf(stderr, "\r\033[Kkvreplay: %d of %d rows done, %.0f MB/s, lag %v", p.RowsDone, p.Rows, mbps, p.Lag.Round(time.Microsecond))
+			fmt.Fprint(stderr, "\r\033[K"+progressLine(p, plan.Rows))
 		}
 	}
 	res, runErr := replay.Run(ctx, &o.cfg, plan, srcs, backends, hooks)
@@ -273,7 +271,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res.Warnings = append(res.Warnings, o.warnings...)
 	for i := range res.Traces {
 		if i < len(srcs) && srcs[i].Meta != nil {
-			res.Traces[i].Meta, _ = json.Marshal(srcs[i].Meta)
+			meta, _ := json.Marshal(srcs[i].Meta)
+			res.Traces[i].Meta = schema.SnakeCaseKeys(meta)
 		}
 	}
 	if err := writeResult(o, res, toStdout, stdout); err != nil {
@@ -429,7 +428,7 @@ func configJSON(o *options) json.RawMessage {
 		RAMBudget int64  `json:"ram_budget"`
 	}{o.cfg, o.dir, o.layout, o.device, o.keep, o.buffered, o.ramBudget}
 	b, _ := json.Marshal(c)
-	return b
+	return schema.SnakeCaseKeys(b) // replay.Config's Go field names
 }
 
 func writeResult(o *options, res *schema.Result, toStdout bool, stdout io.Writer) error {

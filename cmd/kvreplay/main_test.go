@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cli/clitest"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -14,7 +15,6 @@ func TestUsageErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"--help"}, 0, "Usage:"},
 		{[]string{"--nope"}, 2, "unknown flag: --nope"},
 		{nil, 2, "no trace given"},
 		{[]string{"--queue-depth", "0", "x.csv"}, 2, "--queue-depth 0: must be between 1 and 4096"},
@@ -30,6 +30,14 @@ func TestUsageErrors(t *testing.T) {
 		if code != tt.code || !strings.Contains(errb.String(), tt.stderr) {
 			t.Errorf("%v: exit %d stderr %q, want %d and %q", tt.args, code, errb.String(), tt.code, tt.stderr)
 		}
+	}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--queue-depth", "0", "--help"}} {
+		var out, errb bytes.Buffer
+		code := cli.Main("kvreplay", args, &out, &errb, run)
+		if code != 0 || errb.Len() != 0 || !strings.HasPrefix(out.String(), "kvreplay: replay") || !strings.Contains(out.String(), "Options:") {
+			t.Errorf("%v: exit %d, stderr %q, stdout %.200q", args, code, errb.String(), out.String())
+		}
+		clitest.CheckDefaultsOnce(t, out.String())
 	}
 	var out, errb bytes.Buffer
 	if code := cli.Main("kvreplay", []string{"--version"}, &out, &errb, run); code != 0 || !strings.HasPrefix(out.String(), "kvreplay ") {

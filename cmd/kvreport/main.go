@@ -35,10 +35,25 @@ Examples:
   kvreport fast-*.json slow-*.json
   kvreport --baseline slow --format md fast-*.json slow-*.json > report.md
   kvreport --group-by system,config --format csv results/*.json > table.csv
-  kvreport --format bench a.json > a.txt; kvreport --format bench b.json > b.txt; benchstat a.txt b.txt
+  kvreport --format bench fast-*.json slow-*.json > all.txt; benchstat -col group all.txt
   kvreport kvcache_ref.json kvreplay.json
   kvreplay -o - --label sysA trace.csv.zst | kvreport -
   kvreport merge rank*.json -o all.json
+`
+
+const mergeUsage = `kvreport merge: merge the result documents of the ranks of one run exactly.
+
+Usage:
+  kvreport merge [-o FILE] RESULT...
+
+RESULT is a kvreplay result document (one per MPI rank of one run), a glob,
+or "-" for a stream of documents on stdin. Their counters add up and their
+latency histograms merge exactly (not averaged percentiles); the merged
+document, which kvreport reads like any other, goes to -o FILE or stdout.
+
+Examples:
+  kvreport merge rank*.json -o all.json
+  kvreport merge rank*.json | kvreport -
 `
 
 func main() {
@@ -53,11 +68,24 @@ func runWith(stdin io.Reader) func(context.Context, []string, io.Writer, io.Writ
 }
 
 func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "help" {
+		// kvreport help [merge]: the command's --help.
+		switch {
+		case len(args) == 1:
+			args = []string{"--help"}
+		case len(args) == 2 && args[1] == "merge":
+			args = []string{"merge", "--help"}
+		default:
+			return cli.Usagef("help %s: no such command (want kvreport help [merge])", strings.Join(args[1:], " "))
+		}
+	}
 	merge := len(args) > 0 && args[0] == "merge"
+	help := usage
 	if merge {
 		args = args[1:]
+		help = mergeUsage
 	}
-	fs := cli.NewFlagSet("kvreport", usage, stderr)
+	fs := cli.NewFlagSet("kvreport", help, stderr)
 	_, version := cli.AddStandard(fs)
 	format := fs.StringP("format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
 	baseline := fs.String("baseline", "", "label of the group the others are compared with (default: the first group)")
@@ -66,6 +94,11 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
 	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
 	force := fs.Bool("force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces), with a warning")
+	if merge {
+		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics"} {
+			_ = fs.MarkHidden(name) // report options, not merge's
+		}
+	}
 	paths, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err
@@ -92,12 +125,10 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	if err != nil {
 		return cli.Input(err)
 	}
-	write := func(fn func(io.Writer) error) error {
-		if *output == "-" {
-			return fn(stdout)
-		}
-		return cli.WriteFileAtomic(*output, fn)
+	if !merge && *output == "-" && report.Binary(*format) && cli.IsTerminal(stdout) {
+		return cli.Usagef("--format %s: refusing to write a binary file to a terminal: give -o FILE or redirect stdout", *format)
 	}
+	write := func(fn func(io.Writer) error) error { return cli.WriteOutput(*output, stdout, fn) }
 	if merge {
 		results := make([]*schema.Result, len(docs))
 		names := make([]string, len(docs))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cli/clitest"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -41,7 +42,11 @@ func TestExitStatus(t *testing.T) {
 		stderr string
 	}{
 		{nil, 2, "", "no RESULT given"},
-		{[]string{"--help"}, 0, "", "Examples:"},
+		{[]string{"--help"}, 0, "kvreport: merge, compare", ""},
+		{[]string{"help"}, 0, "kvreport: merge, compare", ""},
+		{[]string{"merge", "--help"}, 0, "kvreport merge:", ""},
+		{[]string{"help", "merge"}, 0, "kvreport merge:", ""},
+		{[]string{"help", "nope"}, 2, "", "help nope: no such command"},
 		{[]string{"--version"}, 0, "kvreport ", ""},
 		{[]string{"--nope"}, 2, "", "unknown flag: --nope"},
 		{[]string{"--format", "pdf", docA}, 2, "", "--format pdf: must be one of"},
@@ -55,6 +60,12 @@ func TestExitStatus(t *testing.T) {
 		code, out, errs := kvreport(t, "", tt.args...)
 		if code != tt.code || !strings.HasPrefix(out, tt.stdout) || !strings.Contains(errs, tt.stderr) {
 			t.Errorf("%v: exit %d stdout %.80q stderr %q", tt.args, code, out, errs)
+		}
+		if code == 0 && strings.Contains(out, "Options:") {
+			if errs != "" {
+				t.Errorf("%v: help printed %q on stderr", tt.args, errs)
+			}
+			clitest.CheckDefaultsOnce(t, out)
 		}
 		if code == 2 && strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: want one line on stderr, got %q", tt.args, errs)

@@ -55,7 +55,7 @@ Examples:
   fio --output-format=json fio/run.fio > fio.json
   jq '.jobs[] | select(.jobname | startswith("replay")) | {jobname, r: .read.io_bytes, w: .write.io_bytes}' fio.json
   kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/4096 --speed timed --tiers Tier-1,Tier-2 -o fio run.csv.zst
-  kvtrace ... -o - | kvtrace export --to fio --dir /mnt/nvme/kv -o fio -
+  kvtrace --num-users 10 --duration 30 -o - | kvtrace export --to fio --dir /mnt/nvme/kv -o fio -
   kvtrace export --to sai3 --prefix s3://bucket/kv/ -o out run.csv.zst
   sai3-bench replay --op-log out/run.tsv --target file:///mnt/nvme/kv/
 `
@@ -97,8 +97,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	default:
 		bad("export: %d traces given (want one)", len(rest))
 	}
-	if *out == "" {
+	switch *out {
+	case "":
 		bad("--output: required (the directory to write into)")
+	case "-":
+		bad("--output -: export writes several files: give a directory, not stdout")
 	}
 	tierList, err := parseTiers(*tiers)
 	if err != nil {

@@ -29,13 +29,13 @@ import (
 const refU10 = "../../testdata/reference/llama8b_u10_d30_gpu0_cpu4_s42.csv"
 
 func TestExportHelp(t *testing.T) {
-	_, stderr, code := runKvtrace(t, "export", "--help")
+	stdout, _, code := runKvtrace(t, "export", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"Usage:", "Examples:", "Options:", "--to", "--block-size", "--tiers", "--layout",
 		"--size-scale", "--dir", "--speed", "--iodepth", "--prefix", "-o, --output"} {
-		if !strings.Contains(stderr, want) {
+		if !strings.Contains(stdout, want) {
 			t.Errorf("--help lacks %q", want)
 		}
 	}

@@ -25,6 +25,7 @@ Usage:
   kvtrace inspect [--json] TRACE...         summarise traces, kvbench's or kv-cache.py's
   kvtrace models [--json] [--config FILE]   list the models and their KV bytes per token
   kvtrace export --to fio|sai3 -o DIR TRACE   fio iolog v3 + job file, or a sai3-bench op-log
+  kvtrace help [COMMAND]                    this help, or a command's (kvtrace COMMAND --help)
 
 kvtrace takes every option of the reference, MLPerf Storage's kv-cache.py,
 with the same name, meaning and default: a kv-cache.py command line runs with
@@ -64,7 +65,7 @@ Examples:
   kvtrace --format mlperf --model deepseek-v3 --num-users 50 --duration 30 -o ds.csv
 
   # Simulate, replay on NVMe and report in one pipeline.
-  kvtrace --model llama3.1-8b --num-users 50 --duration 60 --generation-mode none | kvreplay --dir /mnt/nvme - | kvreport -
+  kvtrace --model llama3.1-8b --num-users 50 --duration 60 --generation-mode none --gpu-mem-gb 0 | kvreplay --dir /mnt/nvme - | kvreport -
 `
 
 // simOptions is a parsed and validated simulation command line.
@@ -165,7 +166,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&o.ValidationTrace, "validation-trace", "", "kv-cache.py's real-trace validation JSON (no effect)")
 	fs.StringVar(&fv.DatasetPath, "dataset-path", "", "ShareGPT JSON to replay (takes precedence over --use-burst-trace)")
 	fs.IntVar(&fv.MaxConversations, "max-conversations", def.MaxConversations, "ShareGPT conversations to load")
-	fs.StringVar(&o.OutputPath, "output", "", "write the statistics JSON to this file (kv-cache.py's default name has the time in it; kvtrace writes none unless given)")
+	fs.StringVar(&o.OutputPath, "output", "", "write the statistics JSON to this file, - for stdout (kv-cache.py's default name has the time in it; kvtrace writes none unless given)")
 	fs.Int64Var(&fv.Seed, "seed", def.Seed, "random seed; the same seed gives the same trace (kv-cache.py's default is a random seed)")
 	fs.IntVar(&fv.MaxConcurrentAllocs, "max-concurrent-allocs", 0, "kv-cache.py's limit on concurrent writes, 0 unlimited (no effect)")
 	fs.Float64Var(&fv.RequestRate, "request-rate", 0, "ShareGPT requests per second, 0 unlimited (ShareGPT replay only, as in kv-cache.py)")

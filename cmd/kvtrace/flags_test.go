@@ -193,7 +193,11 @@ func TestFlagDefaults(t *testing.T) {
 	if !errors.Is(err, pflag.ErrHelp) {
 		t.Fatalf("--help: %v", err)
 	}
-	help := stderr.String()
+	he, ok := errors.AsType[*cli.HelpError](err)
+	if !ok || stderr.Len() != 0 {
+		t.Fatalf("--help: %T, stderr %q", err, stderr.String())
+	}
+	help := he.Text
 	// Rebuild the flag set the way parseSimFlags does, through its usage.
 	seen := map[string]bool{}
 	for _, line := range strings.Split(help[strings.Index(help, "Options:"):], "\n") {
@@ -403,8 +407,8 @@ func TestParseSimFlagsHelpAndVersion(t *testing.T) {
 	if !errors.Is(err, pflag.ErrHelp) || o == nil || !o.Help {
 		t.Errorf("-h: %+v, %v", o, err)
 	}
-	if !strings.HasPrefix(stderr.String(), "kvtrace: simulate") {
-		t.Errorf("-h printed %q", stderr.String())
+	if he, ok := errors.AsType[*cli.HelpError](err); !ok || !strings.HasPrefix(he.Text, "kvtrace: simulate") || stderr.Len() != 0 {
+		t.Errorf("-h: %v, stderr %q", err, stderr.String())
 	}
 	o, err = parse(t, "--version", "--num-users", "0")
 	if err != nil || !o.Version {

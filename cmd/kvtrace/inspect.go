@@ -34,7 +34,7 @@ sidecar TRACE.meta.json is shown when present.
 Examples:
   kvtrace inspect run.csv.zst
   kvtrace inspect --json a.csv b.csv.zst | jq -r '[.file, .rows] | @tsv'
-  kvtrace ... -o - | kvtrace inspect -
+  kvtrace --num-users 10 --duration 30 -o - | kvtrace inspect -
 `
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cli/clitest"
 	"github.com/kvbench/kvbench/trace"
 )
 
@@ -98,8 +99,6 @@ func TestExitStatuses(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"help", []string{"--help"}, 0, "Usage:"},
-		{"inspect help", []string{"inspect", "--help"}, 0, "stable keys"},
 		{"invalid simulation", []string{"--num-users", "0"}, 2, "kvtrace: --num-users 0: must be between 1 and 100000\n"},
 		{"unknown flag", []string{"--bogus"}, 2, "unknown flag: --bogus"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
@@ -117,6 +116,39 @@ func TestExitStatuses(t *testing.T) {
 				t.Errorf("want a one-line error, got %q", stderr)
 			}
 		})
+	}
+}
+
+// TestHelp: --help, -h and kvtrace help [COMMAND] print the command's help
+// on stdout, nothing on stderr, exit 0, and show each default once.
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "kvtrace: simulate"},
+		{[]string{"-h"}, "kvtrace: simulate"},
+		{[]string{"help"}, "kvtrace: simulate"},
+		{[]string{"--num-users", "0", "--help"}, "kvtrace: simulate"},
+		{[]string{"inspect", "--help"}, "kvtrace inspect:"},
+		{[]string{"help", "inspect"}, "kvtrace inspect:"},
+		{[]string{"models", "-h"}, "kvtrace models:"},
+		{[]string{"help", "models"}, "kvtrace models:"},
+		{[]string{"export", "--help"}, "kvtrace export:"},
+		{[]string{"help", "export"}, "kvtrace export:"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, code := runKvtrace(t, tt.args...)
+			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, tt.want) ||
+				!strings.Contains(stdout, "Usage:") || !strings.Contains(stdout, "Options:") {
+				t.Fatalf("exit %d, stderr %q, stdout %.200q", code, stderr, stdout)
+			}
+			clitest.CheckDefaultsOnce(t, stdout)
+		})
+	}
+	if _, stderr, code := runKvtrace(t, "help", "nope"); code != 2 || !strings.Contains(stderr, "help nope: no such command") {
+		t.Errorf("help nope: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -150,7 +150,7 @@ func TestModelsErrors(t *testing.T) {
 		})
 	}
 	stdout, stderr, code := runModelsArgs(t, "--help")
-	if code != 0 || stdout != "" || !strings.Contains(stderr, "Usage:") || !strings.Contains(stderr, "Examples:") {
+	if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage:") || !strings.Contains(stdout, "Examples:") {
 		t.Errorf("--help: exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }

@@ -24,6 +24,25 @@ func isTerminal(f any) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// ownsProgressLine reports whether kvtrace may rewrite a progress line on
+// stderr: when stderr is a terminal and the trace does not go down a pipe,
+// where the tool reading it (kvreplay) shows its own progress on the same
+// terminal and two \r-rewritten lines would overwrite each other.
+func ownsProgressLine(stdout, stderr io.Writer, tracePath string) bool {
+	if !cli.IsTerminal(stderr) {
+		return false
+	}
+	if tracePath != "-" {
+		return true
+	}
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return true
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeNamedPipe == 0 && st.Mode()&os.ModeSocket == 0
+}
+
 // simulate runs the simulation of opt and writes its trace, sidecar and
 // statistics.
 func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stderr io.Writer) error {
@@ -55,7 +74,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	}
 	began := time.Now()
 	var progress sim.Progress
-	if isTerminal(stderr) {
+	if ownsProgressLine(stdout, stderr, opt.TracePath) {
 		last := time.Now()
 		progress = func(now, end time.Duration, rows int64) {
 			if time.Since(last) < 250*time.Millisecond {
@@ -83,7 +102,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		}
 	}
 	if opt.OutputPath != "" {
-		err := cli.WriteFileAtomic(opt.OutputPath, func(f io.Writer) error {
+		err := cli.WriteOutput(opt.OutputPath, stdout, func(f io.Writer) error {
 			enc := json.NewEncoder(f)
 			enc.SetIndent("", "  ")
 			return enc.Encode(res)
@@ -92,8 +111,9 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 			return fmt.Errorf("--output %s: %w", opt.OutputPath, err)
 		}
 	}
-	if isTerminal(stderr) {
-		fmt.Fprintf(stderr, "kvtrace: %d rows, %d requests, %.1f s of virtual time in %.2f s -> %s\n",
+	if cli.IsTerminal(stderr) {
+		// The line may hold a downstream tool's progress: clear it first.
+		fmt.Fprintf(stderr, "\r\033[Kkvtrace: %d rows, %d requests, %.1f s of virtual time in %.2f s -> %s\n",
 			w.Rows(), res.RequestsCompleted, res.Kvbench.EndS, wall.Seconds(), opt.TracePath)
 	}
 	for _, n := range cfg.NoEffect {
@@ -131,6 +151,7 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 	shown := *cfg
 	shown.Models = map[string]sim.Model{cfg.Model: model}
 	conf, _ := json.Marshal(shown)
+	conf = schema.SnakeCaseKeys(conf) // the key convention of result documents, which carry it
 	m := &trace.Meta{
 		FormatVersion:     trace.FormatVersion,
 		Dialect:           opt.Format,

@@ -207,3 +207,24 @@ func WriteFileAtomic(path string, fn func(io.Writer) error) error {
 	}
 	return a.Close()
 }
+
+// WriteOutput writes the output named on the command line through fn: "-"
+// is stdout, anything else a file written atomically (WriteFileAtomic).
+func WriteOutput(name string, stdout io.Writer, fn func(io.Writer) error) error {
+	if name == "-" {
+		return fn(stdout)
+	}
+	return WriteFileAtomic(name, fn)
+}
+
+// IsTerminal reports whether w is a terminal: a character device that
+// answers the terminal ioctls where the system has them (so /dev/null is
+// not one).
+func IsTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && isTTY(f)
+}

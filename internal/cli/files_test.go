@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cli/clitest"
 )
 
 // dirEntries returns the names in dir.
@@ -245,5 +246,33 @@ func TestOpenInput(t *testing.T) {
 	_, err = cli.OpenInput(filepath.Join(dir, "missing.csv"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenInput error %v does not unwrap to fs.ErrNotExist", err)
+	}
+}
+
+func TestIsTerminal(t *testing.T) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	if cli.IsTerminal(devnull) || cli.IsTerminal(new(strings.Builder)) {
+		t.Error("/dev/null or a buffer taken for a terminal")
+	}
+	if !cli.IsTerminal(clitest.Terminal(t)) {
+		t.Error("a pseudo-terminal not taken for a terminal")
+	}
+}
+
+func TestWriteOutput(t *testing.T) {
+	var out strings.Builder
+	if err := cli.WriteOutput("-", &out, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil || out.String() != "x" {
+		t.Fatalf("-: %v, stdout %q", err, out.String())
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	if err := cli.WriteOutput(p, &out, func(w io.Writer) error { _, err := io.WriteString(w, "y"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "y" || out.String() != "x" {
+		t.Fatalf("file %q, stdout %q", b, out.String())
 	}
 }

@@ -32,8 +32,9 @@ func SignalContext(parent context.Context) (context.Context, context.CancelFunc)
 //
 //	func main() { os.Exit(cli.Main("kvtrace", os.Args[1:], os.Stdout, os.Stderr, run)) }
 //
-// Main calls run under SignalContext. A non-nil error other than
-// pflag.ErrHelp is printed on stderr as "tool: message", every line of a
+// Main calls run under SignalContext. A *HelpError (ParseFlags' answer to
+// --help) has its text printed on stdout, and the status is 0. Any other
+// non-nil error is printed on stderr as "tool: message", every line of a
 // multi-line message prefixed alike; an interrupted run's message is
 // followed by the signal, as in "kvreplay: replay: context canceled
 // (interrupt signal received)". The status is ExitCode of the error.
@@ -42,6 +43,13 @@ func Main(tool string, args []string, stdout, stderr io.Writer,
 	ctx, stop := SignalContext(context.Background())
 	defer stop()
 	err := run(ctx, args, stdout, stderr)
+	if he, ok := errors.AsType[*HelpError](err); ok {
+		if _, werr := io.WriteString(stdout, he.Text); werr != nil {
+			printError(stderr, tool, werr.Error())
+			return ExitFailure
+		}
+		return ExitOK
+	}
 	if err != nil && !errors.Is(err, pflag.ErrHelp) {
 		msg := err.Error()
 		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) &&
@@ -71,7 +79,8 @@ func printError(w io.Writer, tool, msg string) {
 // NewFlagSet returns an empty flag set for tool that returns errors instead
 // of exiting, keeps flags in the order they are defined, and writes to
 // stderr. Its Usage prints usage, a preformatted block with the Usage and
-// Examples sections, then "Options:" and the flags' defaults.
+// Examples sections, then "Options:" and the flags' defaults, on the flag
+// set's output; ParseFlags captures it for --help, which goes to stdout.
 func NewFlagSet(tool, usage string, stderr io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(tool, pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -87,9 +96,36 @@ func NewFlagSet(tool, usage string, stderr io.Writer) *pflag.FlagSet {
 		}
 		b.WriteString("Options:\n")
 		b.WriteString(fs.FlagUsages())
-		_, _ = io.WriteString(stderr, b.String())
+		_, _ = io.WriteString(fs.Output(), b.String())
 	}
 	return fs
+}
+
+// HelpError is ParseFlags' answer to --help: Text is the usage to print.
+// It is pflag.ErrHelp for errors.Is; Main prints Text on stdout and exits
+// 0, as users of --help | less expect.
+type HelpError struct {
+	Text string
+}
+
+// Error says that help was requested.
+func (e *HelpError) Error() string { return "help requested" }
+
+// Is makes a HelpError match pflag.ErrHelp.
+func (e *HelpError) Is(target error) bool { return target == pflag.ErrHelp }
+
+// Help returns the usage text of fs, as --help prints it, in a *HelpError.
+func Help(fs *pflag.FlagSet) error {
+	var b strings.Builder
+	out := fs.Output()
+	fs.SetOutput(&b)
+	defer fs.SetOutput(out)
+	if fs.Usage != nil {
+		fs.Usage()
+	} else {
+		b.WriteString(fs.FlagUsages())
+	}
+	return &HelpError{Text: b.String()}
 }
 
 // AddStandard defines the flags every tool has: -h/--help and --version.
@@ -103,20 +139,23 @@ func AddStandard(fs *pflag.FlagSet) (help, version *bool) {
 // ParseFlags parses args with fs and returns the positional arguments. A
 // malformed flag or value is a usage error naming the flag and the value,
 // such as "--block-size 12q: not a byte size (...)". When --help is given
-// (or -h, defined by AddStandard or not), ParseFlags prints fs.Usage and
-// returns pflag.ErrHelp, which Main and ExitCode treat as success.
+// (or -h, defined by AddStandard or not), ParseFlags returns a *HelpError
+// holding fs.Usage's text, which is pflag.ErrHelp for errors.Is: Main
+// prints it on stdout, and Main and ExitCode treat it as success.
 func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
-	if err := fs.Parse(args); err != nil {
+	out := fs.Output()
+	var discard strings.Builder
+	fs.SetOutput(&discard) // pflag calls Usage for an undefined --help
+	err = fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return nil, err // pflag printed the usage
+			return nil, Help(fs)
 		}
 		return nil, &UsageError{Err: flagError(err)}
 	}
 	if f := fs.Lookup("help"); f != nil && f.Value.Type() == "bool" && f.Value.String() == "true" {
-		if fs.Usage != nil {
-			fs.Usage()
-		}
-		return nil, pflag.ErrHelp
+		return nil, Help(fs)
 	}
 	return fs.Args(), nil
 }

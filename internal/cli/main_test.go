@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"syscall"
@@ -130,7 +131,14 @@ func TestParseFlagsHelp(t *testing.T) {
 		if !errors.Is(err, pflag.ErrHelp) || cli.ExitCode(err) != cli.ExitOK {
 			t.Fatalf("%s: err = %v, want pflag.ErrHelp", arg, err)
 		}
-		out := stderr.String()
+		he, ok := errors.AsType[*cli.HelpError](err)
+		if !ok {
+			t.Fatalf("%s: err = %T, want *cli.HelpError", arg, err)
+		}
+		if stderr.Len() != 0 {
+			t.Fatalf("%s: help printed on stderr: %q", arg, stderr.String())
+		}
+		out := he.Text
 		if !strings.HasPrefix(out, usage+"\nOptions:\n") {
 			t.Fatalf("%s: usage text %q", arg, out)
 		}
@@ -144,8 +152,23 @@ func TestParseFlagsHelp(t *testing.T) {
 	var stderr bytes.Buffer
 	fs := cli.NewFlagSet("kvreport", "Usage: kvreport FILE...", &stderr)
 	_, err := cli.ParseFlags(fs, []string{"--help"})
-	if !errors.Is(err, pflag.ErrHelp) || !strings.HasPrefix(stderr.String(), "Usage: kvreport FILE...\n\nOptions:\n") {
-		t.Fatalf("err %v, usage %q", err, stderr.String())
+	he, ok := errors.AsType[*cli.HelpError](err)
+	if !ok || !errors.Is(err, pflag.ErrHelp) || !strings.HasPrefix(he.Text, "Usage: kvreport FILE...\n\nOptions:\n") || stderr.Len() != 0 {
+		t.Fatalf("err %v, stderr %q", err, stderr.String())
+	}
+}
+
+// Main prints help on stdout, nothing on stderr, and exits 0.
+func TestMainHelpOnStdout(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := cli.Main("kvreport", []string{"--help"}, &stdout, &stderr, func(_ context.Context, args []string, _, se io.Writer) error {
+		fs := cli.NewFlagSet("kvreport", "Usage: kvreport FILE...", se)
+		cli.AddStandard(fs)
+		_, err := cli.ParseFlags(fs, args)
+		return fmt.Errorf("wrapped: %w", err)
+	})
+	if code != cli.ExitOK || stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), "Usage: kvreport FILE...\n\nOptions:\n") {
+		t.Fatalf("code %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
 

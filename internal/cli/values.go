@@ -2,6 +2,7 @@ package cli
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,29 +113,29 @@ type KeyValue struct {
 
 // KeyValues is a comma-separated list of key=value pairs given on the
 // command line, such as --tier-map Tier-0=ram,Tier-1=ram,Tier-2=nvme. It
-// keeps the order given and refuses empty keys, empty values and duplicate
-// keys. Repeating the flag appends to the list; the first value given on the
-// command line replaces the defaults of NewKeyValues. It implements
-// pflag.Value. The zero value is an empty list ready to use.
+// keeps the order given and refuses empty keys, empty values and keys given
+// twice. Repeating the flag appends to the list. A key given on the command
+// line overrides that key's default from NewKeyValues, in its place, and
+// keeps the other defaults: with defaults Tier-1=ram,Tier-2=nvme,
+// --tier-map Tier-0=ram gives Tier-1=ram,Tier-2=nvme,Tier-0=ram. It
+// implements pflag.Value. The zero value is an empty list ready to use.
 type KeyValues struct {
-	pairs    []KeyValue
-	defaults bool // pairs are defaults, replaced by the first Set
+	pairs []KeyValue
+	given map[string]bool // keys given on the command line
 }
 
 // NewKeyValues returns a list holding the given defaults.
 func NewKeyValues(defaults ...KeyValue) *KeyValues {
-	return &KeyValues{pairs: append([]KeyValue(nil), defaults...), defaults: len(defaults) > 0}
+	return &KeyValues{pairs: append([]KeyValue(nil), defaults...)}
 }
 
 const keyValuesWant = "want key=value pairs separated by commas, such as Tier-0=ram,Tier-2=nvme"
 
-// Set parses s and appends its pairs. On error the list is unchanged.
+// Set parses s and merges its pairs into the list. On error the list is
+// unchanged.
 func (kv *KeyValues) Set(s string) error {
-	var base []KeyValue
-	if !kv.defaults {
-		base = kv.pairs
-	}
-	pairs := append([]KeyValue(nil), base...)
+	pairs := append([]KeyValue(nil), kv.pairs...)
+	given := map[string]bool{}
 	if strings.TrimSpace(s) == "" {
 		return badValue(s, "empty list ("+keyValuesWant+")")
 	}
@@ -150,15 +151,24 @@ func (kv *KeyValues) Set(s string) error {
 			return badValue(s, strconv.Quote(strings.TrimSpace(item))+" has an empty key")
 		case v == "":
 			return badValue(s, "key "+strconv.Quote(k)+" has an empty value")
+		case given[k] || kv.given[k]:
+			return badValue(s, "key "+strconv.Quote(k)+" given twice")
 		}
-		for _, p := range pairs {
-			if p.Key == k {
-				return badValue(s, "key "+strconv.Quote(k)+" given twice")
-			}
+		given[k] = true
+		i := slices.IndexFunc(pairs, func(p KeyValue) bool { return p.Key == k })
+		if i >= 0 {
+			pairs[i].Value = v // a default overridden
+		} else {
+			pairs = append(pairs, KeyValue{Key: k, Value: v})
 		}
-		pairs = append(pairs, KeyValue{Key: k, Value: v})
 	}
-	kv.pairs, kv.defaults = pairs, false
+	if kv.given == nil {
+		kv.given = map[string]bool{}
+	}
+	for k := range given {
+		kv.given[k] = true
+	}
+	kv.pairs = pairs
 	return nil
 }
 

@@ -203,17 +203,27 @@ func TestKeyValuesDefaults(t *testing.T) {
 	if err := kv.Set("Tier-0=ram"); err != nil {
 		t.Fatal(err)
 	}
-	if got := kv.String(); got != "Tier-0=ram" {
-		t.Fatalf("after Set, String() = %q, want the defaults replaced", got)
+	if got := kv.String(); got != "Tier-0=ram,Tier-2=nvme" {
+		t.Fatalf("after Set, String() = %q, want Tier-0 overridden and the Tier-2 default kept", got)
 	}
-	if _, ok := kv.Get("Tier-2"); ok || kv.Len() != 1 {
-		t.Fatalf("defaults survived the first Set: %q", kv.String())
+	if err := kv.Set("Tier-1=ram"); err != nil {
+		t.Fatal(err)
+	}
+	if got := kv.String(); got != "Tier-0=ram,Tier-2=nvme,Tier-1=ram" {
+		t.Fatalf("second Set: String() = %q, want appended", got)
 	}
 	if err := kv.Set("Tier-2=ram"); err != nil {
 		t.Fatal(err)
 	}
-	if got := kv.String(); got != "Tier-0=ram,Tier-2=ram" {
-		t.Fatalf("second Set: String() = %q, want appended", got)
+	if got := kv.String(); got != "Tier-0=ram,Tier-2=ram,Tier-1=ram" {
+		t.Fatalf("third Set: String() = %q, want the Tier-2 default overridden", got)
+	}
+	// A key given twice on the command line is refused, across Sets too.
+	if err := kv.Set("Tier-0=nvme"); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("Tier-0 given again: %v", err)
+	}
+	if got := kv.String(); got != "Tier-0=ram,Tier-2=ram,Tier-1=ram" {
+		t.Fatalf("a refused Set changed the list: %q", got)
 	}
 	if kv.Type() != "list" {
 		t.Fatalf("Type() = %q", kv.Type())

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+)
+
+// progressLine is the live progress line kvreplay rewrites on a terminal:
+// percent done and an estimate of the time left when the total is known
+// (total is the plan's rows; 0 for a pipe nothing sized), the bandwidth and
+// the lag. The tool's name leads it, so it is told from kvtrace's in a
+// pipeline.
+func progressLine(p replay.Progress, total int64) string {
+	mbps := float64(p.Bytes) / 1e6 / max(p.Elapsed.Seconds(), 1e-9)
+	tail := fmt.Sprintf("%.0f MB/s, lag %v", mbps, p.Lag.Round(time.Microsecond))
+	if total <= 0 {
+		return fmt.Sprintf("kvreplay: %d rows done, %s", p.RowsDone, tail)
+	}
+	done := min(p.RowsDone, total)
+	eta := "ETA -"
+	if done > 0 && p.Elapsed > 0 {
+		left := time.Duration(float64(p.Elapsed) * float64(total-done) / float64(done))
+		eta = "ETA " + left.Round(time.Second).String()
+	}
+	return fmt.Sprintf("kvreplay: %5.1f%% (%d of %d rows), %s, %s", 100*float64(done)/float64(total), done, total, tail, eta)
+}
