@@ -80,6 +80,7 @@ type options struct {
 	traces    []string
 
 	deviceOverwrite bool            // --device may be an existing file with data
+	prewrite        bool            // extent layout: write what is preallocated once before the replay
 	out             *cli.AtomicFile // -o's file, created before the replay
 	warnings        []string        // for the result: leftovers found in --dir
 }
@@ -112,6 +113,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.device, "device", "", "extent layout: the file or raw block device to use (default: a new kvbench.extent in kvreplay's directory in --dir); never the trace or -o, an existing file with data only with --device-overwrite")
 	fs.BoolVar(&o.allowDev, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
 	fs.BoolVar(&o.deviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
+	fs.BoolVar(&o.prewrite, "prewrite", true, "extent layout: write the file's new blocks once before the replay, so that first writes do not measure the file system allocating them (=false: the result says they were not)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
 	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null; a tier given overrides its default and keeps the others'")
 	var ramBudget, blockSize, capacity cli.ByteSize
@@ -425,8 +427,9 @@ func configJSON(o *options) json.RawMessage {
 		Device    string `json:"device,omitempty"`
 		Keep      bool   `json:"keep"`
 		Buffered  bool   `json:"buffered"`
+		Prewrite  bool   `json:"prewrite"`
 		RAMBudget int64  `json:"ram_budget"`
-	}{o.cfg, o.dir, o.layout, o.device, o.keep, o.buffered, o.ramBudget}
+	}{o.cfg, o.dir, o.layout, o.device, o.keep, o.buffered, o.prewrite && o.layout == "extent", o.ramBudget}
 	b, _ := json.Marshal(c)
 	return schema.SnakeCaseKeys(b) // replay.Config's Go field names
 }

@@ -171,7 +171,11 @@ func makeNVMe(o *options, plan *replay.Plan, stderr io.Writer) (b backend.Backen
 		if path == "" {
 			path = filepath.Join(rd.Path(), "kvbench.extent")
 		}
-		b, err = extent.New(path, extent.Options{Size: extentSize(plan), Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev})
+		size := extentSize(plan)
+		if o.prewrite && size >= 1<<30 && !o.quiet {
+			fmt.Fprintf(stderr, "kvreplay: writing %s once before the replay (up to %s; --prewrite=false skips it)\n", path, cli.FormatBytes(size))
+		}
+		b, err = extent.New(path, extent.Options{Size: size, Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev, Prewrite: o.prewrite})
 	} else {
 		b, err = nvme.New(rd.Path(), nvme.Options{Direct: !o.buffered, Keep: o.keep})
 	}

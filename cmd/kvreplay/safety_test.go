@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -281,6 +282,33 @@ func TestInputErrorsExit2(t *testing.T) {
 			}
 			if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || strings.Contains(stderr, ".tmp") {
 				t.Errorf("stderr %q: want one line, naming no temporary file", stderr)
+			}
+		})
+	}
+}
+
+// TestPrewriteAndFsyncRecorded: the extent layout writes its new file once
+// before the replay unless --prewrite=false, which the result then warns
+// of; --fsync is recorded with the syncs it made (one per NVMe write).
+func TestPrewriteAndFsyncRecorded(t *testing.T) {
+	dir := t.TempDir()
+	tr := nvmeTrace(t, dir)
+	for _, tc := range []struct {
+		flags         []string
+		warned, fsync bool
+		syncs         int64
+	}{
+		{nil, false, false, 0},
+		{[]string{"--prewrite=false"}, true, false, 0},
+		{[]string{"--fsync"}, false, true, 2},
+	} {
+		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
+			args := append([]string{"--speed", "max", "--layout", "extent", "--dir", t.TempDir(), "-q", "-o", "-"}, tc.flags...)
+			res, _ := replayDoc(t, append(args, tr)...)
+			warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "not written before the replay") })
+			if warned != tc.warned || res.Replay.Fsync != tc.fsync || res.Replay.Syncs != tc.syncs {
+				t.Errorf("unwritten warning %t, fsync %t with %d syncs; want %t, %t, %d (warnings %q)",
+					warned, res.Replay.Fsync, res.Replay.Syncs, tc.warned, tc.fsync, tc.syncs, res.Warnings)
 			}
 		})
 	}

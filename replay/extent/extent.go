@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +78,14 @@ type Options struct {
 	// AllowDevice lets the path be a raw block device, whose data the
 	// replay overwrites.
 	AllowDevice bool
+	// Prewrite writes what New preallocates (all of a new file, the
+	// extension of a shorter one) once before New returns, with O_DIRECT
+	// when Direct, then syncs it: the replay's first write of a block then
+	// overwrites written blocks, as every later write does, instead of
+	// measuring the file system's conversion of an unwritten extent (or a
+	// sparse file's allocation). Without it, Caps().Warnings says so. A
+	// device and a file's existing bytes are never prewritten.
+	Prewrite bool
 
 	// refuseDirect makes New act as if the file system refused O_DIRECT
 	// (tests of the fallback where every file system accepts it).
@@ -101,6 +110,7 @@ type Backend struct {
 	created  bool // New created the file: Close removes it unless keep
 	keep     bool
 	capacity int64
+	prealloc int64 // where the range New preallocated starts; capacity when none
 	align    int
 	direct   bool
 	warnings []string
@@ -254,7 +264,87 @@ func (b *Backend) open(opt Options, exists bool) error {
 	if b.capacity <= 0 {
 		return fmt.Errorf("extent: %s: %d bytes: no room for one block of %d", b.file, b.capacity, b.align)
 	}
-	return b.setDirect(opt, fstype)
+	if err := b.setDirect(opt, fstype); err != nil {
+		return err
+	}
+	if b.device || b.prealloc >= b.capacity || fstype == "tmpfs" || fstype == "ramfs" {
+		return nil // nothing preallocated, or memory with no extents to convert
+	}
+	if !opt.Prewrite {
+		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s: %d bytes preallocated and not written before the replay: the first write of each block includes the file system's allocation of it (unwritten extents)", b.file, b.capacity-b.prealloc))
+		return nil
+	}
+	return b.prewrite()
+}
+
+// prewriteChunk and prewriteJobs shape the prewrite: a few large writes in
+// flight, enough to keep a drive busy.
+const (
+	prewriteChunk = 4 << 20
+	prewriteJobs  = 4
+)
+
+// prewrite writes [prealloc, capacity) once, with incompressible bytes,
+// and syncs the file.
+func (b *Backend) prewrite() error {
+	chunk := int64(prewriteChunk) / int64(b.align) * int64(b.align)
+	next := make(chan int64)
+	errs := make(chan error, prewriteJobs)
+	var wg sync.WaitGroup
+	for j := range prewriteJobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := alignedBuffer(int(chunk), b.align)
+			rng := rand.NewChaCha8([32]byte{byte(j), 'k', 'v', 'b'})
+			rng.Read(buf)
+			for off := range next {
+				p := buf[:min(chunk, b.capacity-off)]
+				for len(p) > 0 {
+					n, err := unix.Pwrite(int(b.fd), p, off)
+					if err == unix.EINTR {
+						continue
+					}
+					if err != nil {
+						errs <- fmt.Errorf("extent: prewrite %s at offset %d: %w", b.file, off, sysErr(err))
+						return
+					}
+					p, off = p[n:], off+int64(n)
+				}
+			}
+		}()
+	}
+	var err error
+feed:
+	for off := b.prealloc; off < b.capacity; off += chunk {
+		select {
+		case next <- off:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil && len(errs) > 0 {
+		err = <-errs
+	}
+	if err != nil {
+		return err
+	}
+	for {
+		err = unix.Fdatasync(int(b.fd))
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("extent: prewrite %s: sync: %w", b.file, sysErr(err))
+	}
+	if !b.direct {
+		// Buffered: what the prewrite left cached would serve the replay.
+		unix.Fadvise(int(b.fd), b.prealloc, b.capacity-b.prealloc, unix.FADV_DONTNEED)
+	}
+	return nil
 }
 
 // sizeDevice finds the device's size and logical block size.
@@ -297,6 +387,7 @@ func (b *Backend) sizeFile(want int64, fstype string) error {
 	if b.capacity <= 0 {
 		return fmt.Errorf("extent: %s: an empty file: give a size", b.file)
 	}
+	b.prealloc = min(fi.Size()/a*a, b.capacity)
 	// Mode 0 allocates the blocks of any hole and extends the file when
 	// it is shorter, so that writes allocate nothing.
 	for {
@@ -348,7 +439,7 @@ func (b *Backend) setDirect(opt Options, fstype string) error {
 	if !refused {
 		_, err = unix.FcntlInt(b.fd, unix.F_SETFL, fl|unix.O_DIRECT)
 		if err == nil {
-			buf := alignedBuffer(b.align)
+			buf := alignedBuffer(b.align, b.align)
 			for {
 				_, err = unix.Pread(fd, buf, 0)
 				if err != unix.EINTR {
@@ -374,12 +465,12 @@ func (b *Backend) setDirect(opt Options, fstype string) error {
 	return nil
 }
 
-// alignedBuffer returns a buffer of align bytes at an address aligned to
-// align (a power of two), for an O_DIRECT probe.
-func alignedBuffer(align int) []byte {
-	buf := make([]byte, 2*align)
+// alignedBuffer returns a buffer of n bytes at an address aligned to
+// align (a power of two), for O_DIRECT.
+func alignedBuffer(n, align int) []byte {
+	buf := make([]byte, n+align)
 	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & uintptr(align-1))
-	return buf[skip : skip+align]
+	return buf[skip : skip+n]
 }
 
 // Path returns the file or device, absolute, as New was given it.

@@ -316,7 +316,7 @@ func TestNewErrors(t *testing.T) {
 func TestFile(t *testing.T) {
 	path := image(t)
 	directFS(t, filepath.Dir(path))
-	b := newExtent(t, path, Options{Size: 10<<20 + 1, Direct: true})
+	b := newExtent(t, path, Options{Size: 10<<20 + 1, Direct: true, Prewrite: true})
 	c := b.Caps()
 	want := int64(10<<20 + c.Align) // rounded up
 	if c.Name != "extent" || c.Capacity != want || !c.Direct || len(c.Warnings) != 0 || c.Align < 4096 || c.Align&(c.Align-1) != 0 {
@@ -362,7 +362,7 @@ func TestFile(t *testing.T) {
 
 func TestBuffered(t *testing.T) {
 	path := image(t)
-	b := newExtent(t, path, Options{Size: 1 << 20})
+	b := newExtent(t, path, Options{Size: 1 << 20, Prewrite: true})
 	defer b.Close()
 	c := b.Caps()
 	want := fmt.Sprintf("extent: %s (%s): buffered I/O requested: page cache in the numbers", path, fsType(path))
@@ -376,7 +376,7 @@ func TestBuffered(t *testing.T) {
 
 func TestFallbackSimulated(t *testing.T) {
 	path := image(t)
-	b := newExtent(t, path, Options{Size: 1 << 20, Direct: true, refuseDirect: true})
+	b := newExtent(t, path, Options{Size: 1 << 20, Direct: true, refuseDirect: true, Prewrite: true})
 	defer b.Close()
 	c := b.Caps()
 	want := fmt.Sprintf("extent: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", path, fsType(path))

@@ -1,0 +1,115 @@
+package extent
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// unwrittenBytes returns the bytes of path's extents the file system marks
+// unwritten (FIEMAP_EXTENT_UNWRITTEN: allocated, reading as zeros, whose
+// first write converts them); the test skips where FIEMAP is refused.
+func unwrittenBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	const (
+		fsIocFiemap = 0xC020660B // _IOWR('f', 11, struct fiemap)
+		flagSync    = 0x1
+		unwritten   = 0x800
+		extents     = 512
+	)
+	type extent struct {
+		logical, physical, length uint64
+		_                         [2]uint64
+		flags                     uint32
+		_                         [3]uint32
+	}
+	type fiemap struct {
+		start, length           uint64
+		flags, mapped, count, _ uint32
+		ext                     [extents]extent
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var total int64
+	for start := uint64(0); ; {
+		m := fiemap{start: start, length: ^uint64(0) - start, flags: flagSync, count: extents}
+		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocFiemap, uintptr(unsafe.Pointer(&m))); errno != 0 {
+			t.Skipf("FIEMAP on %s: %v", path, errno)
+		}
+		if m.mapped == 0 {
+			return total
+		}
+		for _, e := range m.ext[:m.mapped] {
+			if e.flags&unwritten != 0 {
+				total += int64(e.length)
+			}
+			start = e.logical + e.length
+		}
+		if m.ext[m.mapped-1].flags&0x1 != 0 { // FIEMAP_EXTENT_LAST
+			return total
+		}
+	}
+}
+
+// TestPrewrite: with Prewrite, what New preallocated is written before it
+// returns (no unwritten extent is left for the replay's first writes to
+// convert), a file's existing bytes are left as they were, and nothing is
+// said; without it, the extents stay unwritten and Caps().Warnings says so.
+func TestPrewrite(t *testing.T) {
+	const size = 24 << 20
+	for _, tc := range []struct {
+		name     string
+		prewrite bool
+		existing []byte // bytes in the file before New
+	}{
+		{"new", true, nil},
+		{"new-not-prewritten", false, nil},
+		{"extended", true, bytes.Repeat([]byte("user"), 2048)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "kvbench.extent")
+			if tc.existing != nil {
+				if err := os.WriteFile(path, tc.existing, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := New(path, Options{Size: size, Direct: true, Keep: true, Prewrite: tc.prewrite})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := slices.ContainsFunc(b.Caps().Warnings, func(w string) bool { return strings.Contains(w, "not written before the replay") })
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if warned == tc.prewrite {
+				t.Errorf("warned of unwritten extents: %t, with prewrite %t", warned, tc.prewrite)
+			}
+			u := unwrittenBytes(t, path)
+			switch {
+			case tc.prewrite && u != 0:
+				t.Errorf("%d bytes still unwritten after the prewrite", u)
+			case !tc.prewrite && u == 0:
+				t.Skip("the file system left no unwritten extent to measure (no fallocate?)")
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != size || !bytes.Equal(got[:len(tc.existing)], tc.existing) {
+				t.Errorf("file of %d bytes, its first %d bytes changed: %t", len(got), len(tc.existing), !bytes.Equal(got[:len(tc.existing)], tc.existing))
+			}
+			if tc.prewrite && bytes.Count(got[len(tc.existing):], []byte{0}) > size/64 {
+				t.Errorf("the prewritten range is mostly zeros: compressible, not written data")
+			}
+		})
+	}
+}
