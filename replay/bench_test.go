@@ -20,40 +20,47 @@ import (
 	"github.com/kvbench/kvbench/trace"
 )
 
-// smallObjectTrace is n keys of 4 KiB: each written, read twice (once
-// within its request) and deleted, interleaved so that many keys are live
-// at once, in requests of four rows: 4n rows in all.
-func smallObjectTrace(tb testing.TB, n int) []byte {
+// smallTrace writes the rows body emits, each a 4 KiB object on Tier-2
+// 1 us after the one before, as a kvbench trace in memory.
+func smallTrace(tb testing.TB, body func(emit func(op schema.Op, k int, ph schema.Phase, req uint64))) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
 	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	const live = 1000
 	var r schema.Record
-	emit := func(op schema.Op, k int, ph schema.Phase, req uint64) {
+	body(func(op schema.Op, k int, ph schema.Phase, req uint64) {
 		r = schema.Record{Time: r.Time + 1000, Op: op, Size: 4096, Tier: schema.TierNVMe, Key: fmt.Appendf(r.Key[:0], "k%d", k),
 			Phase: ph, Request: req, QoS: schema.QoSInteractive}
 		if err := w.Write(&r); err != nil {
 			tb.Fatal(err)
 		}
-	}
-	for i := range n + live {
-		req := uint64(i + 1)
-		if i < n {
-			emit(schema.OpWrite, i, schema.PhasePrefill, req)
-			emit(schema.OpRead, i, schema.PhaseDecode, req)
-		}
-		if j := i - live; j >= 0 {
-			emit(schema.OpRead, j, schema.PhaseDecode, req)
-			emit(schema.OpDelete, j, schema.PhaseEvict, req)
-		}
-	}
+	})
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// smallObjectTrace is n keys of 4 KiB: each written, read twice (once
+// within its request) and deleted, interleaved so that many keys are live
+// at once, in requests of four rows: 4n rows in all.
+func smallObjectTrace(tb testing.TB, n int) []byte {
+	const live = 1000
+	return smallTrace(tb, func(emit func(schema.Op, int, schema.Phase, uint64)) {
+		for i := range n + live {
+			req := uint64(i + 1)
+			if i < n {
+				emit(schema.OpWrite, i, schema.PhasePrefill, req)
+				emit(schema.OpRead, i, schema.PhaseDecode, req)
+			}
+			if j := i - live; j >= 0 {
+				emit(schema.OpRead, j, schema.PhaseDecode, req)
+				emit(schema.OpDelete, j, schema.PhaseEvict, req)
+			}
+		}
+	})
 }
 
 // BenchmarkEngineNull replays a large trace of small objects on the null
@@ -89,30 +96,14 @@ func BenchmarkEngineNull(b *testing.B) {
 // writeThenReadTrace is n keys of 4 KiB written in key order, then read in
 // a shuffled order: bench/vs-fio.sh's small-object case.
 func writeThenReadTrace(tb testing.TB, n int) []byte {
-	tb.Helper()
-	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var r schema.Record
-	emit := func(op schema.Op, k int, ph schema.Phase) {
-		r = schema.Record{Time: r.Time + 1000, Op: op, Size: 4096, Tier: schema.TierNVMe, Key: fmt.Appendf(r.Key[:0], "k%d", k),
-			Phase: ph, Request: uint64(k + 1), QoS: schema.QoSInteractive}
-		if err := w.Write(&r); err != nil {
-			tb.Fatal(err)
+	return smallTrace(tb, func(emit func(schema.Op, int, schema.Phase, uint64)) {
+		for i := range n {
+			emit(schema.OpWrite, i, schema.PhasePrefill, uint64(i+1))
 		}
-	}
-	for i := range n {
-		emit(schema.OpWrite, i, schema.PhasePrefill)
-	}
-	for _, i := range rand.New(rand.NewPCG(42, 0)).Perm(n) {
-		emit(schema.OpRead, i, schema.PhaseDecode)
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
+		for _, i := range rand.New(rand.NewPCG(42, 0)).Perm(n) {
+			emit(schema.OpRead, i, schema.PhaseDecode, uint64(i+1))
+		}
+	})
 }
 
 // BenchmarkEngineExtentSmall replays n 4 KiB writes then n shuffled reads

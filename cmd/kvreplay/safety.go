@@ -44,7 +44,7 @@ func checkPaths(o *options) []error {
 		case err == nil && !fi.IsDir():
 			errs = append(errs, fmt.Errorf("--dir %s: not a directory", o.dir))
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, fmt.Errorf("--dir %s: %w", o.dir, unwrapPath(err)))
+			errs = append(errs, fmt.Errorf("--dir %s: %w", o.dir, cli.UnwrapPath(err)))
 		}
 	}
 	if o.layout == "extent" && o.device != "" {
@@ -74,7 +74,7 @@ func checkDevice(o *options) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("--device %s: %w", dev, unwrapPath(err))
+		return fmt.Errorf("--device %s: %w", dev, cli.UnwrapPath(err))
 	case fi.IsDir():
 		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", dev, dev)
 	case fi.Mode().IsRegular() && fi.Size() > 0 && !o.deviceOverwrite:
@@ -100,14 +100,6 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && absA == absB
 }
 
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // inputError reports whether the replay stopped on the user's input: a
 // malformed trace row found mid-stream (a pipe is not prescanned), or a row
 // on a tier --tier-map leaves unmapped. kvreplay then exits 2, after
@@ -127,7 +119,7 @@ func openOutput(o *options) error {
 	}
 	f, err := cli.CreateAtomic(o.output)
 	if err != nil {
-		return cli.Input(fmt.Errorf("-o %s: %w", o.output, unwrapPath(err)))
+		return cli.Input(fmt.Errorf("-o %s: %w", o.output, cli.UnwrapPath(err)))
 	}
 	o.out = f
 	return nil

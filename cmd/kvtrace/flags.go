@@ -292,11 +292,7 @@ func loadConfigFile(path string, cfg *sim.Config) error {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return cli.Usagef("--config %s: %w", path, err)
+			return cli.Usagef("--config %s: %w", path, cli.UnwrapPath(err))
 		}
 		defer f.Close()
 		r = f

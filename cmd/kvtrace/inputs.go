@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,11 +53,7 @@ func checkInputs(cfg *sim.Config) []error {
 func checkInputFile(flag, path string) []error {
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return []error{fmt.Errorf("%s %s: %w", flag, path, err)}
+		return []error{fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err))}
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
@@ -93,11 +88,7 @@ func probeOutput(flag, path string) error {
 	}
 	f, err := cli.CreateAtomic(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return cli.Input(fmt.Errorf("%s %s: %w", flag, path, err))
+		return cli.Input(fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err)))
 	}
 	return f.Abort()
 }

@@ -85,11 +85,7 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, Input(&fs.PathError{Op: "create", Path: path, Err: err})
+		return nil, Input(&fs.PathError{Op: "create", Path: path, Err: UnwrapPath(err)})
 	}
 	return &AtomicFile{path: path, tmp: tmp}, nil
 }
@@ -182,10 +178,7 @@ func (a *AtomicFile) discard() error {
 // pathErr names the final path, not the temporary one, in err, keeping the
 // underlying error for errors.Is (for example syscall.ENOSPC).
 func (a *AtomicFile) pathErr(op string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
+	err = UnwrapPath(err)
 	var le *os.LinkError
 	if errors.As(err, &le) {
 		err = le.Err

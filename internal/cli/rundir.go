@@ -44,7 +44,7 @@ func MakeRunDir(flag, parent, tool string) (*RunDir, error) {
 	}
 	tmp, err := os.MkdirTemp(parent, ".new-"+tool+"-*")
 	if err != nil {
-		return fail(Input(fmt.Errorf("%s %s: %w", flag, parent, unwrapPath(err))))
+		return fail(Input(fmt.Errorf("%s %s: %w", flag, parent, UnwrapPath(err))))
 	}
 	if d.lock, err = os.Open(tmp); err == nil {
 		// A shared lock: an exclusive one needs a writable descriptor
@@ -75,7 +75,7 @@ func (d *RunDir) Path() string { return d.path }
 func (d *RunDir) Remove() error {
 	defer d.release() // after the removal: a run directory seen unlocked is a leftover
 	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: left in place: %w", d.path, unwrapPath(err))
+		return fmt.Errorf("%s: left in place: %w", d.path, UnwrapPath(err))
 	}
 	removeEmpty(d.made)
 	return nil
@@ -146,7 +146,7 @@ func mkdirs(flag, dir string) ([]string, error) {
 			break
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, Input(fmt.Errorf("%s %s: %w", flag, dir, unwrapPath(err)))
+			return nil, Input(fmt.Errorf("%s %s: %w", flag, dir, UnwrapPath(err)))
 		}
 		missing = append(missing, p)
 		if filepath.Dir(p) == p {
@@ -188,9 +188,9 @@ func renameNoReplace(old, new string) error {
 	return err
 }
 
-// unwrapPath returns the error inside a *fs.PathError, whose path the
-// caller's message already names.
-func unwrapPath(err error) error {
+// UnwrapPath returns the error inside a *fs.PathError, whose path the
+// caller's message already names; other errors as they are.
+func UnwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
