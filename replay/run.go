@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,16 @@ import (
 // return a nil result.
 func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends map[string]backend.Backend, hooks Hooks) (*schema.Result, error) {
 	srcs = bounded(cfg, srcs)
+	if plan != nil && plan.Scanned && len(plan.Traces) == len(srcs) {
+		// The prescan hashed each trace for its identity, which the result
+		// takes from the plan: the replay reads them without hashing again.
+		srcs = slices.Clone(srcs)
+		for i := range srcs {
+			if srcs[i].Open != nil {
+				srcs[i].Stored = nil
+			}
+		}
+	}
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
 		keys: map[string]*keyState{}, reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
 		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics()}
