@@ -246,6 +246,14 @@ type Record struct {
 	Request uint64
 	// QoS is the request's class (kvbench extension); QoSNone if not given.
 	QoS QoS
+	// User is the user whose request the row belongs to (kvbench
+	// extension); 0 means none (rows outside requests, requests no user
+	// waits on). A user's requests run one after another in a closed-loop
+	// replay.
+	User uint64
+	// Tokens is the number of tokens the row's request generates (kvbench
+	// extension), the same on every row of a request; 0 when not given.
+	Tokens int64
 }
 
 // String renders r on one line for messages and test failures.
@@ -256,6 +264,12 @@ func (r *Record) String() string {
 	}
 	if r.QoS != QoSNone {
 		s += " qos=" + r.QoS.String()
+	}
+	if r.User != 0 {
+		s += fmt.Sprintf(" user=%d", r.User)
+	}
+	if r.Tokens != 0 {
+		s += fmt.Sprintf(" tokens=%d", r.Tokens)
 	}
 	return s
 }

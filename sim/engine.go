@@ -38,6 +38,7 @@ type request struct {
 	id       uint64 // the trace's Request value (the reference's counter + 1)
 	seq      uint64 // queue order within a priority
 	userID   string
+	user     uint64 // the trace's User: the user's index + 1; 0 for none
 	context  int
 	gen      int
 	priority int
@@ -58,7 +59,9 @@ type conversation struct {
 
 // user is a synthetic user (reference section 3.1).
 type user struct {
-	id       string
+	id  string
+	num uint64 // the trace's User value
+
 	template int
 	context  int
 	gen      int
@@ -230,10 +233,12 @@ func (e *engine) emit(op schema.Op, o *object, tier schema.Tier, ph schema.Phase
 	r := &e.rec
 	r.Time, r.Op, r.Size, r.Tier, r.Key, r.Phase = e.now, op, o.size, tier, o.keyBytes, ph
 	e.tierOps[tier][op] += o.size
-	r.Request, r.QoS = 0, schema.QoSNone
+	r.Request, r.QoS, r.User, r.Tokens = 0, schema.QoSNone, 0, 0
 	if e.cur != nil {
 		r.Request = e.cur.id
 		r.QoS = schema.QoS(e.cur.qos + 1)
+		r.User = e.cur.user
+		r.Tokens = int64(e.cur.gen)
 	}
 	e.rows++
 	if e.rows&0xfff == 0 {
@@ -610,7 +615,7 @@ func (e *engine) makeUsers() {
 		// type, QoS, context, generation, think time.
 		t := e.rng.IntN(len(cfg.UserTemplates))
 		tp := cfg.UserTemplates[t]
-		u := &user{id: fmt.Sprintf("user_%04d", i), template: t}
+		u := &user{id: fmt.Sprintf("user_%04d", i), num: uint64(i) + 1, template: t}
 		r := e.rng.Float64()
 		switch {
 		case r < cfg.QoSDistribution.InteractiveProbability:
@@ -647,7 +652,7 @@ func (e *engine) userWake(u *user) error {
 	ctx := e.randint(max(1, u.context/4), u.context)
 	gen := e.randint(max(1, u.gen/4), u.gen)
 	id := e.nextRequestID()
-	r := &request{id: id + 1, userID: u.id, context: ctx, gen: gen, priority: cfg.QoS[u.qos].Priority,
+	r := &request{id: id + 1, userID: u.id, user: u.num, context: ctx, gen: gen, priority: cfg.QoS[u.qos].Priority,
 		qos: u.qos, phase: phaseOf(ctx), turn: 1}
 	if u.conv != nil {
 		r.conv = u.conv
@@ -665,7 +670,7 @@ func (e *engine) userWake(u *user) error {
 			tokens += ch.tokens
 		}
 		rid := e.nextRequestID()
-		e.enqueue(&request{id: rid + 1, userID: u.id, context: tokens, gen: e.randint(50, 200),
+		e.enqueue(&request{id: rid + 1, userID: u.id, user: u.num, context: tokens, gen: e.randint(50, 200),
 			priority: cfg.QoS[u.qos].Priority, qos: u.qos, phase: phaseDecode, key: "rag_" + doc.id})
 	}
 	e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})

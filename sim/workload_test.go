@@ -142,3 +142,44 @@ func TestDecodeOnlyAndPrecondition(t *testing.T) {
 		t.Errorf("preconditioning 2 GiB into a 1 GiB NVMe tier: %v", c.cells)
 	}
 }
+
+// TestUsersAndTokens checks the User and Tokens of request rows: every
+// row of a request names one user of the run (its index + 1) and the
+// tokens the request generates; a user's keys are its own; rows outside
+// requests name no user.
+func TestUsersAndTokens(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NumUsers, cfg.Duration = 12, 30*time.Second
+	c, _ := collect(t, &cfg)
+	type reqInfo struct {
+		user   uint64
+		tokens int64
+	}
+	reqs := map[uint64]reqInfo{}
+	users := map[uint64]bool{}
+	userKey := regexp.MustCompile(`user_(\d{4})`)
+	for _, r := range c.rows {
+		if r.Request == 0 {
+			if r.User != 0 || r.Tokens != 0 {
+				t.Fatalf("row outside a request with user %d, tokens %d: %s", r.User, r.Tokens, r.String())
+			}
+			continue
+		}
+		if r.User < 1 || r.User > uint64(cfg.NumUsers) || r.Tokens <= 0 {
+			t.Fatalf("request row with user %d, tokens %d: %s", r.User, r.Tokens, r.String())
+		}
+		if prev, ok := reqs[r.Request]; ok && prev != (reqInfo{r.User, r.Tokens}) {
+			t.Fatalf("request %d: user/tokens %v then %d/%d", r.Request, prev, r.User, r.Tokens)
+		}
+		reqs[r.Request] = reqInfo{r.User, r.Tokens}
+		users[r.User] = true
+		if m := userKey.FindSubmatch(r.Key); m != nil && r.Phase == schema.PhasePrefill {
+			if n, _ := strconv.Atoi(string(m[1])); uint64(n)+1 != r.User {
+				t.Fatalf("user %d writes another user's key: %s", r.User, r.String())
+			}
+		}
+	}
+	if len(users) < cfg.NumUsers/2 {
+		t.Errorf("%d users issued requests, of %d", len(users), cfg.NumUsers)
+	}
+}

@@ -24,15 +24,26 @@
 //	Phase              Prefill | Decode | Evict; required
 //	Request            non-negative integer, empty or 0 for none; optional
 //	QoS                interactive | responsive | batch, or empty; optional
+//	User               non-negative integer, empty or 0 for none; optional
+//	Tokens             non-negative integer, empty or 0 for none; optional
 //
 // The first six columns, their order and values are exactly those of the
-// reference (kv-cache.py --io-trace-log). Delete, Request and QoS are kvbench
-// extensions. An Evict Read on tier X followed by an Evict Write of the same
+// reference (kv-cache.py --io-trace-log). Delete, Request, QoS, User and
+// Tokens are kvbench extensions. The rows of one request are contiguous in
+// a kvbench trace and carry the same Request, QoS, User and Tokens. User
+// names the user who issued the request: a user's requests follow one
+// another, so a closed-loop replay issues a user's next request only once
+// its previous one completed. Rows with no User (preconditioning, RAG
+// ingestion, requests from request traces) belong to no user. Tokens is the
+// number of tokens the request generates, which the reference's storage
+// throughput (tokens generated per second of storage I/O) counts. Readers
+// written before User and Tokens ignore them, as any unknown column. An
+// Evict Read on tier X followed by an Evict Write of the same
 // key on tier Y is one demotion X -> Y.
 //
 // # Dialects
 //
-// The Writer writes two dialects. DialectKvbench writes all eight columns
+// The Writer writes two dialects. DialectKvbench writes all ten columns
 // with virtual time from 0. DialectMLPerf writes exactly the reference's six
 // columns with Unix-epoch timestamps counted from a base the caller gives
 // (so the output stays deterministic) and drops Delete rows, which the

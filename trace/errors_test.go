@@ -126,6 +126,9 @@ func errCases(tb testing.TB) []errCase {
 		{name: "fields/after blank lines", in: h8 + "\n\n" + g8 + "\n\r\n\nx\n", sentinel: trace.ErrFieldCount, line: 6, col: 2, rows: 1},
 
 		// ErrBadNumber: Timestamp
+		{name: "number/user negative", in: lf(h8+",User,Tokens", g8+",-1,5"), sentinel: trace.ErrBadNumber, line: 2, col: 9, colName: "User", value: ptr("-1")},
+		{name: "number/tokens not a number", in: lf(h8+",User,Tokens", g8+",3,x"), sentinel: trace.ErrBadNumber, line: 2, col: 10, colName: "Tokens", value: ptr("x")},
+		{name: "number/tokens above int64", in: lf(h8+",User,Tokens", g8+",3,9223372036854775808"), sentinel: trace.ErrBadNumber, line: 2, col: 10, colName: "Tokens"},
 		{name: "number/ts two points", in: lf(h8, row8(1, "1.2.3")), sentinel: trace.ErrBadNumber, line: 2, col: 1, colName: "Timestamp", value: ptr("1.2.3")},
 		{name: "number/ts negative", in: lf(h8, g8, row8(1, "-1")), sentinel: trace.ErrBadNumber, line: 3, col: 1, colName: "Timestamp", value: ptr("-1"), rows: 1},
 		{name: "number/ts plus", in: lf(h8, row8(1, "+1")), sentinel: trace.ErrBadNumber, line: 2, col: 1, colName: "Timestamp"},

@@ -57,9 +57,12 @@ type Meta struct {
 
 // MetaCounts are the totals of a trace.
 type MetaCounts struct {
-	Rows           int64 `json:"rows"`
-	Objects        int64 `json:"objects"`
-	Requests       int64 `json:"requests"`
+	Rows     int64 `json:"rows"`
+	Objects  int64 `json:"objects"`
+	Requests int64 `json:"requests"`
+	// Users is the number of users whose requests the trace holds (the
+	// distinct non-zero User values); 0 when the trace names none.
+	Users          int64 `json:"users,omitempty"`
 	ReadBytes      int64 `json:"read_bytes"`
 	WriteBytes     int64 `json:"write_bytes"`
 	DroppedDeletes int64 `json:"dropped_deletes,omitempty"`

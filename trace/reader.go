@@ -27,6 +27,8 @@ const (
 	ColPhase     = "Phase"
 	ColRequest   = "Request"
 	ColQoS       = "QoS"
+	ColUser      = "User"
+	ColTokens    = "Tokens"
 )
 
 // EpochThreshold is the first-row timestamp, in seconds, from which a trace
@@ -47,11 +49,13 @@ const (
 	rolePhase
 	roleRequest
 	roleQoS
+	roleUser
+	roleTokens
 	numRoles
 	numRequired = roleRequest // the roles before it are required
 )
 
-var roleNames = [numRoles]string{ColTimestamp, ColOperation, ColSize, ColTier, ColKey, ColPhase, ColRequest, ColQoS}
+var roleNames = [numRoles]string{ColTimestamp, ColOperation, ColSize, ColTier, ColKey, ColPhase, ColRequest, ColQoS, ColUser, ColTokens}
 
 const readBufferSize = 128 << 10
 
@@ -150,6 +154,13 @@ func (r *Reader) HasRequest() bool { return r.started && r.index[roleRequest] >=
 
 // HasQoS reports whether the trace has a QoS column.
 func (r *Reader) HasQoS() bool { return r.started && r.index[roleQoS] >= 0 }
+
+// HasUser reports whether the trace has a User column: whether it says
+// which user each request belongs to, as a closed-loop replay needs.
+func (r *Reader) HasUser() bool { return r.started && r.index[roleUser] >= 0 }
+
+// HasTokens reports whether the trace has a Tokens column.
+func (r *Reader) HasTokens() bool { return r.started && r.index[roleTokens] >= 0 }
 
 // Compressed reports whether the input is a zstd stream.
 func (r *Reader) Compressed() bool { return r.compressed }
@@ -408,6 +419,20 @@ func (r *Reader) parse(line []byte, rec *schema.Record) error {
 		if rec.QoS, ok = schema.ParseQoSBytes(f[i]); !ok {
 			return r.fieldErr(i, f[i], ErrBadEnum, "want interactive, responsive, batch or nothing")
 		}
+	}
+	rec.User = 0
+	if i := ix[roleUser]; i >= 0 && len(f[i]) > 0 {
+		if rec.User, ok = parseUint(f[i], 1<<64-1); !ok {
+			return r.fieldErr(i, f[i], ErrBadNumber, "want a non-negative integer or nothing")
+		}
+	}
+	rec.Tokens = 0
+	if i := ix[roleTokens]; i >= 0 && len(f[i]) > 0 {
+		var n uint64
+		if n, ok = parseUint(f[i], 1<<63-1); !ok {
+			return r.fieldErr(i, f[i], ErrBadNumber, "want a non-negative integer or nothing")
+		}
+		rec.Tokens = int64(n)
 	}
 	return nil
 }

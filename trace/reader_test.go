@@ -249,3 +249,22 @@ func TestMaxSize(t *testing.T) {
 		}
 	}
 }
+
+// TestUserAndTokens reads the User and Tokens columns, in any position,
+// and a trace without them (every earlier kvbench trace) as User 0.
+func TestUserAndTokens(t *testing.T) {
+	in := lf("Tokens,Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase,Request,QoS,User",
+		"120,0.5,Write,4096,Tier-2,k1,Prefill,7,batch,3",
+		",0.6,Read,4096,Tier-2,k1,Decode,,,")
+	got, r := mustReadAll(t, strings.NewReader(in))
+	if !r.HasUser() || !r.HasTokens() {
+		t.Errorf("HasUser, HasTokens = %v, %v; want true", r.HasUser(), r.HasTokens())
+	}
+	if len(got) != 2 || got[0].User != 3 || got[0].Tokens != 120 || got[0].Request != 7 || got[1].User != 0 || got[1].Tokens != 0 {
+		t.Errorf("records %v", got)
+	}
+	old, r := mustReadAll(t, strings.NewReader(lf(h8, g8)))
+	if r.HasUser() || r.HasTokens() || old[0].User != 0 {
+		t.Errorf("a trace without the columns: HasUser %v, HasTokens %v, %v", r.HasUser(), r.HasTokens(), old)
+	}
+}

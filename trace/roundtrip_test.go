@@ -95,6 +95,8 @@ func randRecord(rng *rand.Rand) schema.Record {
 		Phase:   schema.Phase(rng.IntN(schema.NumPhases)),
 		Request: randRequest(rng),
 		QoS:     schema.QoS(rng.IntN(schema.NumQoS)),
+		User:    randRequest(rng),
+		Tokens:  int64(randRequest(rng) >> 1),
 	}
 }
 
@@ -117,7 +119,7 @@ func writeAll(tb testing.TB, opt trace.WriterOptions, recs []schema.Record) (*tr
 	return w, buf.Bytes()
 }
 
-var kvbenchColumns = []string{"Timestamp", "Operation", "Object_Size_Bytes", "Tier", "Key", "Phase", "Request", "QoS"}
+var kvbenchColumns = []string{"Timestamp", "Operation", "Object_Size_Bytes", "Tier", "Key", "Phase", "Request", "QoS", "User", "Tokens"}
 
 // TestRoundTripKvbench: random valid records written in the kvbench dialect
 // read back equal, all eight fields, plain and zstd.

@@ -225,6 +225,14 @@ func (w *Writer) Write(rec *schema.Record) error {
 		}
 		b = append(b, ',')
 		b = append(b, rec.QoS.String()...)
+		b = append(b, ',')
+		if rec.User != 0 {
+			b = strconv.AppendUint(b, rec.User, 10)
+		}
+		b = append(b, ',')
+		if rec.Tokens != 0 {
+			b = strconv.AppendInt(b, rec.Tokens, 10)
+		}
 	}
 	b = append(b, '\n')
 	w.buf = b
@@ -256,6 +264,8 @@ func (w *Writer) check(rec *schema.Record) error {
 		return fmt.Errorf("trace: record %q: qos %s: %w", rec.Key, rec.QoS, ErrBadEnum)
 	case rec.Size < 0:
 		return fmt.Errorf("trace: record %q: size %d: %w", rec.Key, rec.Size, ErrNegativeSize)
+	case rec.Tokens < 0:
+		return fmt.Errorf("trace: record %q: tokens %d: %w", rec.Key, rec.Tokens, ErrBadNumber)
 	case !validKey(rec.Key):
 		return fmt.Errorf("trace: key %q: %w: want a non-empty name without whitespace, commas, quotes or control characters", rec.Key, ErrBadKey)
 	case rec.Time < 0:

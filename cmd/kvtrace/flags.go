@@ -39,8 +39,8 @@ byte. Where it differs:
                     is where the trace goes, always ("-" is stdout); a name
                     ending in .zst is compressed with zstd (--zstd-level).
   --output          writes the statistics JSON only when given.
-  --format          kvbench (default) adds Delete rows and the Request and
-                    QoS columns; mlperf writes exactly kv-cache.py's dialect.
+  --format          kvbench (default) adds Delete rows and the Request, QoS,
+                    User and Tokens columns; mlperf writes exactly kv-cache.py's dialect.
   --config          reads kv-cache.py's config.yaml (strict: unknown keys are
                     errors); options on the command line override it.
   real-I/O options  --cache-dir, --max-concurrent-allocs, --performance-profile,

@@ -126,6 +126,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 type countingSink struct {
 	readBytes, writeBytes int64
 	requests              map[uint64]struct{}
+	users                 map[uint64]struct{}
 	last                  uint64
 }
 
@@ -142,6 +143,12 @@ func (c *countingSink) add(rec *schema.Record) {
 			c.requests = map[uint64]struct{}{}
 		}
 		c.requests[rec.Request] = struct{}{}
+		if rec.User != 0 {
+			if c.users == nil {
+				c.users = map[uint64]struct{}{}
+			}
+			c.users[rec.User] = struct{}{}
+		}
 	}
 }
 
@@ -169,6 +176,7 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 			Rows:           w.Rows(),
 			Objects:        res.Kvbench.Objects,
 			Requests:       int64(len(c.requests)),
+			Users:          int64(len(c.users)),
 			ReadBytes:      c.readBytes,
 			WriteBytes:     c.writeBytes,
 			DroppedDeletes: w.Dropped(),
@@ -176,6 +184,7 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 		Config: conf,
 	}
 	if opt.Format == "mlperf" {
+		m.Counts.Users = 0 // the reference's columns carry no user
 		m.EpochBase = float64(cfg.EpochBase.UnixMicro()) / 1e6
 	}
 	return m
