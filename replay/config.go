@@ -48,6 +48,18 @@ type Config struct {
 	// Prescan reads file traces once before the run, to prepare cold reads
 	// untimed and size the RAM arena. Traces on pipes are never prescanned.
 	Prescan bool
+	// ClosedLoop issues each user's requests one after another: a user's
+	// next request is released when its previous one completed, plus the
+	// think time the trace recorded (closed.go). The trace must name
+	// users (its User column).
+	ClosedLoop bool
+	// Users replays only the first Users users of a closed loop, in the
+	// order they first appear in the trace (0: all).
+	Users int
+	// Duration bounds the run in wall time: no row (open loop) or request
+	// (closed loop) is released after it, and what was released completes.
+	// 0 runs the trace to its end.
+	Duration time.Duration
 }
 
 // DefaultConfig returns the defaults of kvreplay's options.
@@ -86,6 +98,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Capacity < 0 {
 		bad("--capacity %d: must not be negative", c.Capacity)
+	}
+	if c.Users < 0 {
+		bad("--users %d: must not be negative", c.Users)
+	}
+	if c.Users > 0 && !c.ClosedLoop {
+		bad("--users %d: counts the users of a closed loop: add --closed-loop", c.Users)
+	}
+	if c.Duration < 0 {
+		bad("--duration %v: must not be negative", c.Duration)
 	}
 	if c.Engine != "psync" && c.Engine != "uring" {
 		bad("--engine %s: want uring or psync", c.Engine)

@@ -64,6 +64,10 @@ type Plan struct {
 	Used [schema.NumTiers]bool
 	// UsedRows counts the rows of each trace tier.
 	UsedRows [schema.NumTiers]int64
+	// UserRequests counts each user's requests (rows with a User and a
+	// Request), for a closed loop to say how many it left; nil when the
+	// traces name no users.
+	UserRequests map[userKey]int64
 	// Traces are each trace's provenance and identity as the prescan
 	// read it (its rows, its digest when Source.Stored is set), so that
 	// a run stopped early still says what it replayed; nil when the
@@ -186,7 +190,11 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		var rec schema.Record
+		var (
+			rec     schema.Record
+			lastReq uint64
+			checked bool
+		)
 		for {
 			if p.Rows&0xffff == 0 {
 				if err := ctx.Err(); err != nil {
@@ -202,6 +210,20 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 				closeTrace()
 				return nil, err
 			}
+			if !checked {
+				checked = true
+				if cfg.ClosedLoop && !r.HasUser() {
+					closeTrace()
+					return nil, noUsers(s.Name)
+				}
+			}
+			if rec.Request != 0 && rec.User != 0 && rec.Request != lastReq {
+				if p.UserRequests == nil {
+					p.UserRequests = map[userKey]int64{}
+				}
+				p.UserRequests[userKey{int32(i), rec.User}]++
+			}
+			lastReq = rec.Request
 			p.Rows++
 			p.Used[rec.Tier] = true
 			p.UsedRows[rec.Tier]++

@@ -80,6 +80,10 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		Fsync: s.cfg.Fsync, Syncs: s.counted.syncs,
 		Workers: s.cfg.Workers, QueueDepth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize,
 		Speed: s.cfg.Speed, Engine: s.engineName(),
+		ClosedLoop: s.cl != nil, DurationS: s.cfg.Duration.Seconds(),
+	}
+	if s.cl != nil {
+		res.ClosedLoop = s.cl.stats(wall)
 	}
 	// Storage tokens: KV tokens moved through Tier-2, from the trace's
 	// bytes per token and tensor parallelism (all the traces' must be

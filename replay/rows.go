@@ -36,11 +36,15 @@ type rowReader struct {
 	out   chan *batch
 	free  chan *batch
 	infos []schema.TraceInfo // written by the reader; read after out is closed
+	// hasUser and hasTokens say whether each trace has the User and
+	// Tokens columns; the reader sets them before it sends the trace's
+	// first row.
+	hasUser, hasTokens []bool
 }
 
 func newRowReader(srcs []Source) *rowReader {
 	r := &rowReader{srcs: srcs, out: make(chan *batch, 4), free: make(chan *batch, 8),
-		infos: make([]schema.TraceInfo, len(srcs))}
+		infos: make([]schema.TraceInfo, len(srcs)), hasUser: make([]bool, len(srcs)), hasTokens: make([]bool, len(srcs))}
 	for i, s := range srcs {
 		r.infos[i] = schema.TraceInfo{File: s.Name, ReadInPart: true}
 	}
@@ -106,7 +110,9 @@ func (rr *rowReader) run(ctx context.Context) {
 			return
 		}
 		src := &source{idx: i, r: r, dig: dig, close: closeTrace}
-		if err := r.Read(&src.rec); err != nil {
+		err = r.Read(&src.rec)
+		rr.hasUser[i], rr.hasTokens[i] = r.HasUser(), r.HasTokens()
+		if err != nil {
 			rr.closeSource(src, errors.Is(err, io.EOF))
 			if !errors.Is(err, io.EOF) {
 				fail(err)

@@ -76,11 +76,17 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 
 	rr := newRowReader(srcs)
+	if cfg.ClosedLoop {
+		s.cl = newClosedLoop(s, rr)
+	}
 	readCtx, stopReading := context.WithCancel(runCtx)
 	go rr.run(readCtx)
 	stopProgress := s.progressLoop()
 	s.start = time.Now()
 	s.metrics.start = s.start
+	if s.cl != nil {
+		s.cl.begin(s.start)
+	}
 	s.loop(rr)
 	wall := time.Since(s.start)
 	stopReading()
@@ -92,8 +98,10 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	s.infos = rr.infos
 
 	for id, rs := range s.reqs {
-		if rs.pending == 0 {
-			s.metrics.request(rs, rs.first)
+		// A request the trace did not close (it ended, or the run
+		// stopped): complete when all its rows read are.
+		if rs.pending == 0 && !rs.lastDone.IsZero() {
+			s.requestDone(rs, rs.lastDone)
 		}
 		delete(s.reqs, id)
 	}

@@ -70,6 +70,8 @@ type reqState struct {
 	closed  bool
 	qos     schema.QoS
 	last    *task
+	// lastDone is when the last of its rows so far completed.
+	lastDone time.Time
 }
 
 type reqID struct {
@@ -154,6 +156,7 @@ type sched struct {
 	freeOps  []*ioengine.Op
 	freeTask []*task
 
+	cl      *closedLoop // nil in an open-loop replay
 	keys    map[string]*keyState
 	reqs    map[reqID]*reqState
 	lastReq []uint64
@@ -241,10 +244,14 @@ func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
 	s.order(t, shared)
 	if rec.Request != 0 {
 		id := reqID{src, rec.Request}
-		if prev := s.lastReq[src]; prev != 0 && prev != rec.Request {
-			s.closeRequest(reqID{src, prev})
+		if s.cl == nil {
+			// Open loop: a request ends where the trace moves on to
+			// another (a closed loop closes its requests itself).
+			if prev := s.lastReq[src]; prev != 0 && prev != rec.Request {
+				s.closeRequest(reqID{src, prev})
+			}
+			s.lastReq[src] = rec.Request
 		}
-		s.lastReq[src] = rec.Request
 		rs := s.reqs[id]
 		if rs == nil {
 			rs = &reqState{id: id, first: sched, qos: rec.QoS}
@@ -321,8 +328,16 @@ func (s *sched) closeRequest(id reqID) {
 	}
 	rs.closed = true
 	if rs.pending == 0 {
-		s.metrics.request(rs, time.Now())
+		s.requestDone(rs, time.Now())
 		delete(s.reqs, id)
+	}
+}
+
+// requestDone records a request's completion at end.
+func (s *sched) requestDone(rs *reqState, end time.Time) {
+	s.metrics.request(rs, end)
+	if s.cl != nil {
+		s.cl.done(rs.id, end.Sub(rs.first), end)
 	}
 }
 
@@ -382,11 +397,12 @@ func (s *sched) complete(t *task, now time.Time) {
 	}
 	if rs := t.req; rs != nil {
 		rs.pending--
+		rs.lastDone = now
 		if rs.last == t {
 			rs.last = nil
 		}
 		if rs.closed && rs.pending == 0 {
-			s.metrics.request(rs, now)
+			s.requestDone(rs, now)
 			delete(s.reqs, rs.id)
 		}
 	}
@@ -415,9 +431,53 @@ func (s *sched) loop(rows *rowReader) {
 	if rows != nil {
 		rowsCh = rows.out
 	}
+	cl := s.cl
+	if rows == nil {
+		cl = nil // the cold objects, before the clock starts
+	}
+	var (
+		deadline time.Time
+		windowC  <-chan time.Time
+	)
+	if rows != nil && s.cfg.Duration > 0 {
+		deadline = s.start.Add(s.cfg.Duration)
+		wt := time.NewTimer(time.Until(deadline))
+		defer wt.Stop()
+		windowC = wt.C
+	}
+	setTimer := func(d time.Duration) {
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		timerC = timer.C
+	}
 	ctxDone := s.ctx.Done()
 	for {
 		now := time.Now() // rows dispatched in one pass share their dispatch time
+		if !deadline.IsZero() && !now.Before(deadline) && rowsCh != nil {
+			// The window is over: release nothing more; what was released
+			// completes, and the requests it cut end with the rows they had.
+			if cur != nil {
+				rows.recycle(cur)
+				cur = nil
+			}
+			rowsCh = nil
+			for src, id := range s.lastReq {
+				if id != 0 {
+					s.lastReq[src] = 0
+					s.closeRequest(reqID{src, id})
+				}
+			}
+		}
+		moreDue := false
+		if cl != nil {
+			if at := cl.dispatch(now); !at.IsZero() && timerC == nil {
+				setTimer(at.Sub(now))
+			}
+			moreDue = len(cl.due) > 0 && !cl.due[0].at.After(now)
+		}
 		// Dispatch the rows that are due while the window has room.
 		for s.err == nil && cur != nil && s.inWindow < s.window() {
 			if next == len(cur.recs) {
@@ -441,12 +501,7 @@ func (s *sched) loop(rows *rowReader) {
 			if s.cfg.Speed > 0 {
 				due = s.start.Add(s.cfg.speedDuration(rec.Time - s.t0))
 				if d := due.Sub(now); d > 0 {
-					if timer == nil {
-						timer = time.NewTimer(d)
-					} else {
-						timer.Reset(d)
-					}
-					timerC = timer.C
+					setTimer(d)
 					break
 				}
 			}
@@ -454,23 +509,26 @@ func (s *sched) loop(rows *rowReader) {
 			next++
 		}
 		s.startReady()
-		if s.err != nil && (rowsCh != nil || cur != nil) {
+		if s.err != nil && (rowsCh != nil || cur != nil || (cl != nil && len(cl.due) > 0)) {
 			// Stop reading; what was dispatched finishes or is dropped.
 			if cur != nil {
 				rows.recycle(cur)
 				cur = nil
 			}
 			rowsCh = nil
+			if cl != nil {
+				cl.due = cl.due[:0]
+			}
 			s.abandon()
 		}
-		if cur == nil && rowsCh == nil && s.idle() {
+		if cur == nil && rowsCh == nil && s.idle() && (cl == nil || cl.drained()) {
 			break
 		}
-		if s.err == nil && cur != nil && s.inWindow < s.window() && timerC == nil {
+		if s.err == nil && s.inWindow < s.window() && timerC == nil && (cur != nil || moreDue) {
 			continue // tasks completed on the loop itself: there is room for more rows
 		}
 		wantRows := rowsCh
-		if cur != nil {
+		if cur != nil || (cl != nil && !cl.wantRows()) {
 			wantRows = nil
 		}
 		select {
@@ -493,9 +551,16 @@ func (s *sched) loop(rows *rowReader) {
 				rowsCh = nil
 				continue
 			}
+			if cl != nil {
+				cl.absorb(b)
+				rows.recycle(b)
+				continue
+			}
 			cur, next = b, 0
 		case <-timerC:
 			timerC = nil
+		case <-windowC:
+			windowC = nil // the top of the loop closes the window
 		case <-ctxDone:
 			ctxDone = nil
 			s.fail(context.Cause(s.ctx))

@@ -61,8 +61,11 @@ type Result struct {
 	Lag      Latency     `json:"lag"`
 	Timeline []Second    `json:"timeline"`
 	Replay   ReplayStats `json:"replay"`
-	Errors   ErrorStats  `json:"errors"`
-	Summary  Summary     `json:"summary"`
+	// ClosedLoop is what a closed-loop replay (kvreplay --closed-loop)
+	// measured per user; nil for an open-loop replay.
+	ClosedLoop *ClosedLoopStats `json:"closed_loop,omitempty"`
+	Errors     ErrorStats       `json:"errors"`
+	Summary    Summary          `json:"summary"`
 }
 
 // Host describes the machine a result was measured on.
@@ -232,6 +235,54 @@ type ReplayStats struct {
 	BlockSize    int64   `json:"block_size"`
 	Speed        float64 `json:"speed"`
 	Engine       string  `json:"engine"`
+	// ClosedLoop reports --closed-loop: each user waited for its storage.
+	ClosedLoop bool `json:"closed_loop,omitempty"`
+	// DurationS is --duration in seconds: the window the run was bounded
+	// to (0: none).
+	DurationS float64 `json:"duration_s,omitempty"`
+}
+
+// ClosedLoopStats are a closed-loop replay's: each user's requests ran one
+// after another, the next released when the previous completed plus the
+// think time the trace recorded between them.
+type ClosedLoopStats struct {
+	// Users are the users whose requests ran; UserLimit is --users (0:
+	// all the trace's).
+	Users     int64 `json:"users"`
+	UserLimit int   `json:"user_limit,omitempty"`
+	// WindowS is --duration in seconds: no request was released after
+	// it (0: unbounded, the trace ran out).
+	WindowS float64 `json:"window_s,omitempty"`
+	// RequestsReleased and RequestsCompleted count the users' requests;
+	// RequestsLeft those of the replayed users that were never released
+	// (the window closed first), -1 when unknown (a trace on a pipe stopped
+	// by the window).
+	RequestsReleased  int64 `json:"requests_released"`
+	RequestsCompleted int64 `json:"requests_completed"`
+	RequestsLeft      int64 `json:"requests_left"`
+	// TokensGenerated is the Tokens of the completed requests, and
+	// StorageIOS the sum of their storage latencies (release to the last
+	// row's completion), the reference's total_storage_io_latency; the
+	// reference's storage throughput is their ratio. TokensKnown is false
+	// when the trace has no Tokens column.
+	TokensGenerated int64   `json:"tokens_generated"`
+	TokensKnown     bool    `json:"tokens_known"`
+	StorageIOS      float64 `json:"storage_io_s"`
+	// PerUser is each user's figures, in the order users first appeared.
+	PerUser []UserStats `json:"per_user,omitempty"`
+}
+
+// UserStats are one user's figures in a closed-loop replay.
+type UserStats struct {
+	User              uint64  `json:"user"`
+	Trace             int     `json:"trace,omitempty"`
+	QoS               string  `json:"qos,omitempty"`
+	Requests          int64   `json:"requests"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	Tokens            int64   `json:"tokens,omitempty"`
+	MeanMS            float64 `json:"mean_ms"`
+	P95MS             float64 `json:"p95_ms"`
+	MaxMS             float64 `json:"max_ms"`
 }
 
 // ErrorStats counts failed operations and keeps the first messages.

@@ -55,13 +55,18 @@ const (
 // total tokens generated over its total storage I/O time: a trace does not
 // carry the tokens generated, so it is always 0 here, as in the
 // reference's own trace mode), storage_kv_tokens_per_sec without kvTokens,
-// and the QoS classes' SLA under --speed max (Replay.Speed 0), where rows
-// are not released at their arrival times. It fails only on a damaged
+// and the QoS classes' SLA under --speed max (Replay.Speed 0) of an open
+// loop, where rows are not released at their arrival times. A closed loop
+// (r.ClosedLoop) measures the reference's storage throughput: the tokens
+// its completed requests generated over the sum of their storage
+// latencies; under --speed max its users still wait for their storage, so
+// their SLA is measured. It fails only on a damaged
 // cell histogram.
 func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	s := schema.Summary{ElapsedTime: r.WallS, TotalRequests: r.Requests.Count,
 		NotMeasured: map[string]string{NotMeasuredRefTokens: "the reference's figure is its total tokens generated over " +
-			"its total storage I/O time, and a trace does not carry the tokens generated (see storage_kv_tokens_per_sec)"}}
+			"its total storage I/O time, which only a closed-loop replay (--closed-loop) of a trace with a Tokens column " +
+			"measures: an open-loop replay's requests do not wait for their storage (see storage_kv_tokens_per_sec)"}}
 	if r.WallS > 0 {
 		s.RequestsPerSecond = float64(r.Requests.Count) / r.WallS
 	}
@@ -75,7 +80,16 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	default:
 		s.NotMeasured[NotMeasuredKVTokens] = "the run measured no time"
 	}
-	if r.Replay.Speed == 0 && r.Requests.Count > 0 {
+	if cl := r.ClosedLoop; cl != nil && cl.TokensKnown && cl.StorageIOS > 0 {
+		// A closed loop knows which requests completed and what they
+		// generated: the reference's own figure.
+		s.StorageThroughputTokensPerSec = float64(cl.TokensGenerated) / cl.StorageIOS
+		delete(s.NotMeasured, NotMeasuredRefTokens)
+	} else if cl != nil {
+		s.NotMeasured[NotMeasuredRefTokens] = "the reference's figure is its total tokens generated over its total " +
+			"storage I/O time: this trace has no Tokens column, or no request completed"
+	}
+	if r.Replay.Speed == 0 && r.Requests.Count > 0 && r.ClosedLoop == nil {
 		s.NotMeasured[NotMeasuredSLA] = "under --speed max rows are released as fast as workers take them, not at " +
 			"their arrival times: requests wait behind the trace's backlog, so their latency and SLA compliance " +
 			"measure that queue, not the reference's served workload (replay at --speed 1 for the SLA)"
