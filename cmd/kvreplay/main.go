@@ -83,6 +83,10 @@ type options struct {
 	prewrite        bool            // extent layout: write what is preallocated once before the replay
 	out             *cli.AtomicFile // -o's file, created before the replay
 	warnings        []string        // for the result: leftovers found in --dir
+
+	search       string // --search: users or capacity
+	searchProbes int
+	searchRepeat int
 }
 
 // parseScale parses --size-scale: a number or a fraction such as 1/1024.
@@ -128,6 +132,9 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.Var(&capacity, "capacity", "bound Tier-2 bytes, evicting LRU objects (for traces without Delete rows)")
 	fs.BoolVar(&o.cfg.ClosedLoop, "closed-loop", false, "each user waits for its storage: a user's next request is released when its previous one completed, plus the think time the trace recorded (needs a trace with a User column: kvtrace's)")
 	fs.IntVar(&o.cfg.Users, "users", 0, "with --closed-loop: replay only the first N users to appear in the trace (0: all)")
+	fs.StringVar(&o.search, "search", "", "users: the most users (the trace's first N) that, closed-loop for --duration each, keep every QoS class within its p95 target and pass storage_health; capacity: raise --speed until bandwidth stops improving. Writes a search document")
+	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
+	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
 	fs.DurationVar(&o.cfg.Duration, "duration", 0, "bound the run to this wall time (e.g. 20s): nothing is released after it, what was released completes (0: the whole trace)")
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
 	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for NVMe: uring (falls back to psync, recorded, where the kernel refuses it) or psync")
@@ -189,6 +196,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	default:
 		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.layout))
 	}
+	errs = append(errs, checkSearch(o)...)
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -244,27 +252,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// below the live heap would have the collector run without end.
 		debug.SetMemoryLimit(56<<20 + int64(o.cfg.QueueDepth)*o.cfg.BlockSize + 1024*max(plan.Objects, 256<<10))
 	}
-	backends, paths, cleanup, err := makeBackends(o, plan, stderr)
-	if err != nil {
+	if o.search != "" {
+		return runSearch(ctx, o, plan, srcs, args, toStdout, stdout, stderr)
+	}
+	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, interactive, stderr)
+	if res == nil {
+		if inputError(runErr) {
+			return cli.Input(runErr)
+		}
+		return runErr
+	}
+	if err := writeResult(o, res, toStdout, stdout); err != nil {
 		return err
 	}
-	defer cleanup()
+	if isTerminal(stdout) && !o.quiet {
+		writeSummary(stdout, res)
+	}
+	if runErr != nil {
+		if inputError(runErr) {
+			return cli.Input(fmt.Errorf("run incomplete: %w", runErr))
+		}
+		return fmt.Errorf("run incomplete: %w", runErr)
+	}
+	return nil
+}
 
+// replayOnce makes the backends, replays the traces with cfg, releases the
+// backends and returns the result document, filled in.
+func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, interactive bool, stderr io.Writer) (*schema.Result, error) {
+	backends, paths, cleanup, err := makeBackends(o, plan, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
 	hooks := replay.Hooks{}
 	if interactive {
 		hooks.Progress = func(p replay.Progress) {
 			fmt.Fprint(stderr, "\r\033[K"+progressLine(p, plan.Rows))
 		}
 	}
-	res, runErr := replay.Run(ctx, &o.cfg, plan, srcs, backends, hooks)
+	res, runErr := replay.Run(ctx, cfg, plan, srcs, backends, hooks)
 	if interactive {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if res == nil {
-		if inputError(runErr) {
-			return cli.Input(runErr)
-		}
-		return runErr
+		return nil, runErr
 	}
 	res.Tool, res.ToolVersion = "kvreplay", cli.Version()
 	res.CommandLine = append([]string{"kvreplay"}, args...)
@@ -280,19 +312,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			res.Traces[i].Meta = schema.SnakeCaseKeys(meta)
 		}
 	}
-	if err := writeResult(o, res, toStdout, stdout); err != nil {
-		return err
-	}
-	if isTerminal(stdout) && !o.quiet {
-		writeSummary(stdout, res)
-	}
-	if runErr != nil {
-		if inputError(runErr) {
-			return cli.Input(fmt.Errorf("run incomplete: %w", runErr))
-		}
-		return fmt.Errorf("run incomplete: %w", runErr)
-	}
-	return nil
+	return res, runErr
 }
 
 // sources opens the traces' descriptions; files can be read twice (the
@@ -438,10 +458,15 @@ func configJSON(o *options) json.RawMessage {
 }
 
 func writeResult(o *options, res *schema.Result, toStdout bool, stdout io.Writer) error {
+	return writeJSON(o, res, toStdout, stdout)
+}
+
+// writeJSON writes a document to -o, or stdout.
+func writeJSON(o *options, doc any, toStdout bool, stdout io.Writer) error {
 	enc := func(w io.Writer) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
-		return e.Encode(res)
+		return e.Encode(doc)
 	}
 	if toStdout {
 		return enc(stdout)

@@ -1,0 +1,165 @@
+package search_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// usersTrace is users users issuing requests requests each, back to
+// back, interactive; a request writes then reads its own 64 KiB object
+// on Tier-1.
+func usersTrace(t *testing.T, users, requests int) replay.Source {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uint64(0)
+	for k := range requests {
+		for u := 1; u <= users; u++ {
+			id++
+			key := []byte(fmt.Sprintf("u%dr%d", u, k))
+			for _, op := range []schema.Op{schema.OpWrite, schema.OpRead} {
+				r := schema.Record{Time: time.Duration(k) * time.Millisecond, Op: op, Size: 64 << 10, Tier: schema.TierCPU, Key: key,
+					Phase: schema.PhasePrefill, Request: id, QoS: schema.QoSInteractive, User: uint64(u), Tokens: 100}
+				if err := w.Write(&r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	return replay.Source{Name: "users", Rescan: true, Open: func() (*trace.Reader, error) {
+		return trace.NewReader(bytes.NewReader(data)), nil
+	}}
+}
+
+// prober replays src with cfg on a fresh RAM backend behind decorate,
+// closed-loop with n users or open-loop at speed.
+func prober(t *testing.T, cfg replay.Config, src replay.Source, decorate func(backend.Backend) backend.Backend) search.Prober {
+	return func(n int, speed float64) (search.Probe, error) {
+		c := cfg
+		if n > 0 {
+			c.Users = n
+		} else {
+			c.Speed = speed
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := replay.Prepare(context.Background(), &c, []replay.Source{src})
+		if err != nil {
+			return search.Probe{}, err
+		}
+		b, err := ram.New(256 << 20)
+		if err != nil {
+			return search.Probe{}, err
+		}
+		defer b.Close()
+		res, err := replay.Run(context.Background(), &c, plan, []replay.Source{src}, map[string]backend.Backend{"ram": decorate(b)}, replay.Hooks{})
+		if err != nil {
+			return search.Probe{}, err
+		}
+		return search.Summarize(res), nil
+	}
+}
+
+// TestUsersSearchFindsKnee searches a device whose latency is 1 ms up to
+// 10 operations in flight and rises 10 ms per operation beyond: with each
+// user's request a write then a read, n users keep about n operations in
+// flight, and an interactive request (50 ms at p95) fits up to 12 users
+// (2 x 21 ms) and not from 13 (2 x 31 ms). The search answers within 10 %
+// of 12, and every probe replayed the number of users it names.
+func TestUsersSearchFindsKnee(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a dozen timed replays")
+	}
+	const knee = 12
+	curve := func(n int) time.Duration {
+		if n <= 10 {
+			return time.Millisecond
+		}
+		return time.Millisecond + time.Duration(n-10)*10*time.Millisecond
+	}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 400*time.Millisecond
+	probe := prober(t, cfg, usersTrace(t, 40, 100), func(b backend.Backend) backend.Backend { return fault.Load(b, curve) })
+	seen := 0
+	counting := func(n int, speed float64) (search.Probe, error) {
+		p, err := probe(n, speed)
+		seen++
+		return p, err
+	}
+	d, err := search.Users(search.UsersOptions{Total: 40, MaxProbes: 14, Repeats: 2}, counting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range d.Probes {
+		t.Logf("%d users: pass %v %s, p95 %v, %.0f requests/s", p.Users, p.Pass, p.Reason, p.P95MSByQoS, p.RequestsPerSecond)
+	}
+	if seen != len(d.Probes) || seen < 3 {
+		t.Fatalf("%d probes ran, the document lists %d", seen, len(d.Probes))
+	}
+	if lo, hi := 0.9*knee, 1.1*knee; float64(d.Users) < lo || float64(d.Users) > hi {
+		t.Errorf("answer %d users, want %d within 10%%: %s", d.Users, knee, d.Reason)
+	}
+}
+
+// TestCapacitySearchFindsPlateau searches a device of 2 ms per operation
+// behind 4 workers: at most 2000 operations a second, which the trace's
+// 1000 a second at --speed 1 reaches from --speed 2. The search finds the
+// plateau there, and its peak is what the device delivers.
+func TestCapacitySearchFindsPlateau(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs timed replays")
+	}
+	var buf bytes.Buffer
+	w, _ := trace.NewWriter(&buf, trace.WriterOptions{})
+	for i := range 20000 {
+		r := schema.Record{Time: time.Duration(i) * time.Millisecond, Op: schema.OpWrite, Size: 64 << 10, Tier: schema.TierCPU,
+			Key: []byte(fmt.Sprintf("k%d", i%500)), Phase: schema.PhasePrefill}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	data := buf.Bytes()
+	src := replay.Source{Name: "writes", Rescan: true, Open: func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)), nil }}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	cfg.Workers, cfg.Duration = 4, 500*time.Millisecond
+	probe := prober(t, cfg, src, func(b backend.Backend) backend.Backend { return fault.Delay(b, 2*time.Millisecond) })
+	d, err := search.Capacity(search.CapacityOptions{Start: 0.5, MaxProbes: 10}, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range d.Probes {
+		t.Logf("speed %g: %.1f MB/s", p.Speed, p.BandwidthBps/1e6)
+	}
+	if !d.Plateau {
+		t.Fatalf("no plateau: %s", d.Reason)
+	}
+	const ceiling = 2000 * (64 << 10) // bytes/s at 4 workers of 2 ms
+	if d.PeakBandwidthBps > 1.05*ceiling || d.PeakBandwidthBps < 0.6*ceiling {
+		t.Errorf("peak %.1f MB/s, the device's ceiling is %.1f MB/s", d.PeakBandwidthBps/1e6, ceiling/1e6)
+	}
+	if d.PeakSpeed < 2 || d.Probes[0].BandwidthBps > 0.6*d.PeakBandwidthBps {
+		t.Errorf("peak at --speed %g; the first probe (%g) delivered %.1f MB/s", d.PeakSpeed, d.Probes[0].Speed, d.Probes[0].BandwidthBps/1e6)
+	}
+}
