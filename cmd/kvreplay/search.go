@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // defaultProbeWindow is a search probe's --duration when none is given.
@@ -101,7 +102,7 @@ func runSearch(ctx context.Context, o *options, plan *replay.Plan, srcs []replay
 	if doc == nil {
 		return err
 	}
-	doc.Format, doc.FormatVersion = search.Format, search.FormatVersion
+	doc.Format, doc.FormatVersion = schema.SearchFormat, schema.SearchFormatVersion
 	doc.Tool, doc.ToolVersion = "kvreplay", cli.Version()
 	doc.CommandLine = append([]string{"kvreplay"}, args...)
 	doc.Label, doc.System = o.label, o.system

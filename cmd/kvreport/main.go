@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,6 +122,20 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	if err := errors.Join(problems...); err != nil {
 		return cli.Input(err)
 	}
+	if !merge {
+		search, in, err := anySearch(paths, stdin)
+		if err != nil {
+			return cli.Input(err)
+		}
+		stdin = in
+		if search {
+			docs, names, err := report.LoadSearches(paths, stdin)
+			if err != nil {
+				return cli.Input(err)
+			}
+			return cli.WriteOutput(*output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, *format) })
+		}
+	}
 	docs, err := report.Load(paths, stdin, opt)
 	if err != nil {
 		return cli.Input(err)
@@ -162,4 +177,24 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return cli.Input(err)
 	}
 	return write(func(w io.Writer) error { return report.Render(w, rep, *format) })
+}
+
+// anySearch reports whether any of paths is a search document (kvreplay
+// --search). Stdin, when given, is read whole and handed back re-readable.
+func anySearch(paths []string, stdin io.Reader) (bool, io.Reader, error) {
+	found := false
+	for _, p := range paths {
+		var raw []byte
+		var err error
+		if p == "-" {
+			if raw, err = io.ReadAll(stdin); err != nil {
+				return false, stdin, fmt.Errorf("stdin: %w", err)
+			}
+			stdin = bytes.NewReader(raw)
+		} else if raw, err = os.ReadFile(p); err != nil {
+			continue // Load reports it
+		}
+		found = found || report.IsSearch(raw)
+	}
+	return found, stdin, nil
 }

@@ -7,7 +7,6 @@
 package search
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -15,76 +14,17 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// The search document's identity.
-const (
-	Format        = "kvbench-search"
-	FormatVersion = 1
-)
-
 // Kinds of search.
 const (
-	KindUsers    = "users"
-	KindCapacity = "capacity"
+	KindUsers    = schema.SearchUsers
+	KindCapacity = schema.SearchCapacity
 )
 
-// Probe is one replay of a search and what it measured.
-type Probe struct {
-	// Users is the probe's number of users (a users search); Speed its
-	// --speed factor (a capacity search).
-	Users int     `json:"users,omitempty"`
-	Speed float64 `json:"speed,omitempty"`
-	// Pass says whether the probe met the users search's criteria: every
-	// QoS class within its p95 target, storage_health PASS, no failed
-	// operation, complete. Reason says why not.
-	Pass   bool   `json:"pass"`
-	Reason string `json:"reason,omitempty"`
-	// What the probe measured.
-	WallS             float64            `json:"wall_s"`
-	Requests          int64              `json:"requests"`
-	RequestsPerSecond float64            `json:"requests_per_second"`
-	TokensPerSecond   float64            `json:"storage_throughput_tokens_per_sec"`
-	BandwidthBps      float64            `json:"bandwidth_bps"`
-	P95MSByQoS        map[string]float64 `json:"p95_ms_by_qos,omitempty"`
-	Health            string             `json:"storage_health"`
-}
-
-// Document is what a search writes: the answer, its confidence, and every
-// probe in the order it ran.
-type Document struct {
-	Format        string   `json:"format"`
-	FormatVersion int      `json:"format_version"`
-	Tool          string   `json:"tool"`
-	ToolVersion   string   `json:"tool_version"`
-	CommandLine   []string `json:"command_line"`
-	Label         string   `json:"label,omitempty"`
-	System        string   `json:"system,omitempty"`
-	Kind          string   `json:"kind"`
-	// WindowS is each probe's --duration.
-	WindowS float64 `json:"window_s"`
-	// Users search: the largest number of users that passed (0: none),
-	// of TotalUsers; Confidence is the share of the probes at the answer
-	// that passed, and Resolution the gap to the smallest failing count
-	// found (1: exact).
-	Users      int     `json:"users,omitempty"`
-	TotalUsers int     `json:"total_users,omitempty"`
-	Confidence float64 `json:"confidence,omitempty"`
-	Resolution int     `json:"resolution,omitempty"`
-	// Capacity search: the peak delivered bandwidth and the --speed that
-	// reached it; Plateau says the search saw the bandwidth stop
-	// improving (false: it ran out of probes first).
-	PeakBandwidthBps float64 `json:"peak_bandwidth_bps,omitempty"`
-	PeakSpeed        float64 `json:"peak_speed,omitempty"`
-	Plateau          bool    `json:"plateau,omitempty"`
-	// Done says the search finished; Reason what it found or why it
-	// stopped.
-	Done     bool               `json:"done"`
-	Reason   string             `json:"reason"`
-	Probes   []Probe            `json:"probes"`
-	Host     schema.Host        `json:"host"`
-	Traces   []schema.TraceInfo `json:"traces"`
-	Config   json.RawMessage    `json:"config,omitempty"`
-	Warnings []string           `json:"warnings,omitempty"`
-}
+// Probe is one replay of a search; Document is a search's result.
+type (
+	Probe    = schema.SearchProbe
+	Document = schema.SearchResult
+)
 
 // Summarize reads a probe's figures off its result. The bandwidth is
 // Tier-2's reads and writes when Tier-2 moved bytes, else every tier's.

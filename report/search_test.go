@@ -1,0 +1,77 @@
+package report_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/report"
+	"github.com/kvbench/kvbench/schema"
+)
+
+func writeDoc(t *testing.T, dir, name string, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func usersSearch(system string, users int) *schema.SearchResult {
+	return &schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchUsers,
+		System: system, Users: users, TotalUsers: 40, Confidence: 1, Resolution: 1, Done: true, WindowS: 20,
+		Reason: "x users passed", Warnings: []string{"SCALED RUN: test"},
+		Probes: []schema.SearchProbe{
+			{Users: 10, Pass: true, RequestsPerSecond: 50, P95MSByQoS: map[string]float64{"interactive": 20}},
+			{Users: 20, Pass: false, Reason: "interactive: 80% within 50 ms", RequestsPerSecond: 60, P95MSByQoS: map[string]float64{"interactive": 90}},
+		}}
+}
+
+// TestRenderSearches renders users searches of two systems in every
+// format searches have: the answers, every probe, the warnings, and the
+// comparison with the first.
+func TestRenderSearches(t *testing.T) {
+	dir := t.TempDir()
+	a := writeDoc(t, dir, "a.json", usersSearch("A", 10))
+	b := writeDoc(t, dir, "b.json", usersSearch("B", 18))
+	docs, names, err := report.LoadSearches([]string{a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"text", "markdown", "html"} {
+		var out strings.Builder
+		if err := report.RenderSearches(&out, docs, names, f); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		s := out.String()
+		for _, want := range []string{"B serves 1.80x the users of A (18 vs 10)", "10 of 40 users", "20 users", "FAIL: interactive: 80% within 50 ms", "SCALED RUN"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: no %q in\n%s", f, want, s)
+			}
+		}
+		if f == "html" && !strings.Contains(s, "<svg") {
+			t.Errorf("html: no probe curve")
+		}
+	}
+	if err := report.RenderSearches(&strings.Builder{}, docs, names, "xlsx"); err == nil {
+		t.Errorf("xlsx of a search: no error")
+	}
+	// A result beside a search, and searches of two kinds, are refused.
+	res := writeDoc(t, dir, "r.json", &schema.Result{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion})
+	if _, _, err := report.LoadSearches([]string{a, res}, nil); !errors.Is(err, report.ErrFormat) {
+		t.Errorf("search and result: %v", err)
+	}
+	c := usersSearch("C", 3)
+	c.Kind = schema.SearchCapacity
+	if _, _, err := report.LoadSearches([]string{a, writeDoc(t, dir, "c.json", c)}, nil); err == nil {
+		t.Errorf("two kinds of search: no error")
+	}
+}
