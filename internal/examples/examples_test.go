@@ -244,6 +244,12 @@ func adapt(seg []string) []string {
 		seg = append(seg, "--duration", "5")
 	case seg[0] == "kvreplay":
 		seg = append(seg, "--speed", "max")
+		if has("--duration") || has("--search") {
+			seg = append(seg, "--duration", "1s") // a window, or each probe's
+		}
+		if has("--search") {
+			seg = append(seg, "--search-probes", "3")
+		}
 		if !has("--size-scale") {
 			seg = append(seg, "--size-scale", "1/4096")
 		}
