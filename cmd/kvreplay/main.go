@@ -231,8 +231,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	plan, err := replay.Prepare(ctx, &o.cfg, srcs)
 	if err != nil {
-		var pe *trace.ParseError
-		if errors.As(err, &pe) {
+		if inputError(err) {
 			return cli.Input(err)
 		}
 		return err

@@ -106,7 +106,7 @@ func samePath(a, b string) bool {
 // writing the partial result.
 func inputError(err error) bool {
 	var pe *trace.ParseError
-	return errors.As(err, &pe) || errors.Is(err, replay.ErrUnmappedTier)
+	return errors.As(err, &pe) || errors.Is(err, replay.ErrUnmappedTier) || errors.Is(err, replay.ErrNoUsers)
 }
 
 // openOutput creates -o's temporary file before the replay, so that a path

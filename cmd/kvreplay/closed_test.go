@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// usersFile writes a trace of users users, each issuing requests requests
+// 100 ms apart (a write and a read of its own 1 MiB object on Tier-2).
+func usersFile(t *testing.T, users, requests int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "users.csv")
+	w, err := trace.Create(path, trace.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uint64(0)
+	for k := range requests {
+		for u := 1; u <= users; u++ {
+			id++
+			key := []byte(fmt.Sprintf("u%dr%d", u, k))
+			for _, op := range []schema.Op{schema.OpWrite, schema.OpRead} {
+				r := schema.Record{Time: time.Duration(k) * 100 * time.Millisecond, Op: op, Size: 1 << 20, Tier: schema.TierNVMe,
+					Key: key, Phase: schema.PhasePrefill, Request: id, QoS: schema.QoSBatch, User: uint64(u), Tokens: 50}
+				if err := w.Write(&r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestClosedLoopCommand runs the closed loop and both searches as a user
+// types them, and kvreport renders the searches; a kv-cache.py trace is
+// refused with exit 2.
+func TestClosedLoopCommand(t *testing.T) {
+	tr := usersFile(t, 6, 200)
+	dir := t.TempDir()
+	res, _ := replayDoc(t, "--closed-loop", "--duration", "1s", "--dir", dir, "-q", "-o", "-", tr)
+	if cl := res.ClosedLoop; cl == nil || cl.Users != 6 || cl.RequestsCompleted == 0 || cl.RequestsLeft <= 0 || !res.Complete {
+		t.Fatalf("closed_loop %+v, complete %v", res.ClosedLoop, res.Complete)
+	}
+	if res.Summary.StorageThroughputTokensPerSec <= 0 {
+		t.Errorf("no storage throughput in tokens/s: %+v", res.Summary.NotMeasured)
+	}
+
+	for _, kind := range []string{"users", "capacity"} {
+		out := filepath.Join(t.TempDir(), kind+".json")
+		var stdout, stderr bytes.Buffer
+		args := []string{"--search", kind, "--duration", "500ms", "--search-probes", "4", "--dir", dir, "-o", out, tr}
+		if code := cli.Main("kvreplay", args, &stdout, &stderr, run); code != 0 {
+			t.Fatalf("kvreplay %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d schema.SearchResult
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Format != schema.SearchFormat || d.Kind != kind || len(d.Probes) < 3 || !strings.Contains(stderr.String(), "probe") {
+			t.Fatalf("%s search: format %q kind %q, %d probes; stderr %s", kind, d.Format, d.Kind, len(d.Probes), stderr.String())
+		}
+		if kind == "users" && (d.TotalUsers != 6 || d.Users < 1) {
+			t.Errorf("users search: %d of %d users: %s", d.Users, d.TotalUsers, d.Reason)
+		}
+		for _, p := range d.Probes {
+			if kind == "users" && (p.Users < 1 || p.Users > 6 || p.Requests == 0) {
+				t.Errorf("users probe %+v", p)
+			}
+			if kind == "capacity" && (p.Speed <= 0 || p.BandwidthBps <= 0) {
+				t.Errorf("capacity probe %+v", p)
+			}
+		}
+	}
+
+	ref := referenceTraces(t)[0]
+	var stdout, stderr bytes.Buffer
+	code := cli.Main("kvreplay", []string{"--closed-loop", "--tier-map", "Tier-0=ram", "--size-scale", "1/4096", "-o", "-", ref}, &stdout, &stderr, run)
+	if code != 2 || !strings.Contains(stderr.String(), "no User column") {
+		t.Errorf("a kv-cache.py trace closed-loop: exit %d: %s", code, stderr.String())
+	}
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// TestSearchDocuments renders search documents from files and stdin,
+// compares two systems, and refuses a search beside a result.
+func TestSearchDocuments(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, system string, users int) string {
+		d := schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchUsers,
+			System: system, Users: users, TotalUsers: 20, Confidence: 1, Resolution: 1, Done: true, Reason: "found",
+			Probes: []schema.SearchProbe{{Users: users, Pass: true, RequestsPerSecond: 10}}}
+		b, _ := json.Marshal(d)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write("a.json", "A", 5), write("b.json", "B", 9)
+	code, out, errs := kvreport(t, "", a, b)
+	if code != 0 || !strings.Contains(out, "B serves 1.80x the users of A (9 vs 5)") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
+	}
+	raw, _ := os.ReadFile(b)
+	if code, out, _ := kvreport(t, string(raw), "-"); code != 0 || !strings.Contains(out, "9 of 20 users") {
+		t.Errorf("stdin: exit %d:\n%s", code, out)
+	}
+	if code, _, errs := kvreport(t, "", a, docA); code != 2 || !strings.Contains(errs, "search") {
+		t.Errorf("search beside a result: exit %d: %s", code, errs)
+	}
+}
