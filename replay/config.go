@@ -60,6 +60,11 @@ type Config struct {
 	// (closed loop) is released after it, and what was released completes.
 	// 0 runs the trace to its end.
 	Duration time.Duration
+	// Rank and Ranks place this process in a multi-host run (0 of 1
+	// alone); Shard says which rows are this rank's (shard.go): "key",
+	// "user", "tp", or "" (every row, as tp).
+	Rank, Ranks int
+	Shard       string
 }
 
 // DefaultConfig returns the defaults of kvreplay's options.
@@ -108,6 +113,7 @@ func (c *Config) Validate() error {
 	if c.Duration < 0 {
 		bad("--duration %v: must not be negative", c.Duration)
 	}
+	errs = append(errs, c.validateShard()...)
 	if c.Engine != "psync" && c.Engine != "uring" {
 		bad("--engine %s: want uring or psync", c.Engine)
 	}

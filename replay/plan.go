@@ -183,6 +183,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	// Traces replay side by side, merged by time: each is modelled on its
 	// own and their peaks add up (a bound: their peaks may not coincide).
 	peak := make([]int64, len(names))
+	sh := newSharder(cfg, len(srcs))
 	for i, s := range srcs {
 		m := newModel(tierB, align, limit)
 		keys := map[string]*keyState{}
@@ -216,6 +217,9 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 					closeTrace()
 					return nil, noUsers(s.Name)
 				}
+			}
+			if !sh.mine(&rec, i) {
+				continue // another rank's
 			}
 			if rec.Request != 0 && rec.User != 0 && rec.Request != lastReq {
 				if p.UserRequests == nil {

@@ -16,7 +16,8 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	res := &schema.Result{
 		Format:        schema.ResultFormat,
 		FormatVersion: schema.ResultFormatVersion,
-		Ranks:         1,
+		Rank:          s.cfg.Rank,
+		Ranks:         max(1, s.cfg.Ranks),
 		Started:       s.start.UTC(),
 		WallS:         wall.Seconds(),
 		Complete:      s.err == nil,
@@ -80,7 +81,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		Fsync: s.cfg.Fsync, Syncs: s.counted.syncs,
 		Workers: s.cfg.Workers, QueueDepth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize,
 		Speed: s.cfg.Speed, Engine: s.engineName(),
-		ClosedLoop: s.cl != nil, DurationS: s.cfg.Duration.Seconds(),
+		ClosedLoop: s.cl != nil, DurationS: s.cfg.Duration.Seconds(), Shard: s.cfg.Shard,
 	}
 	if s.cl != nil {
 		res.ClosedLoop = s.cl.stats(wall)

@@ -33,6 +33,7 @@ type batch struct {
 // rowReader is the reader goroutine's side.
 type rowReader struct {
 	srcs  []Source
+	shard *sharder // nil: every row
 	out   chan *batch
 	free  chan *batch
 	infos []schema.TraceInfo // written by the reader; read after out is closed
@@ -128,7 +129,9 @@ func (rr *rowReader) run(ctx context.Context) {
 	}
 	for len(h) > 0 {
 		src := h[0]
-		rr.add(b, src)
+		if rr.shard.mine(&src.rec, src.idx) {
+			rr.add(b, src)
+		}
 		err := src.r.Read(&src.rec)
 		if err == nil {
 			heap.Fix(&h, 0)

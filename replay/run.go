@@ -76,6 +76,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 
 	rr := newRowReader(srcs)
+	rr.shard = newSharder(cfg, len(srcs))
 	if cfg.ClosedLoop {
 		s.cl = newClosedLoop(s, rr)
 	}

@@ -189,6 +189,8 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	for _, t := range ts {
 		out.Timeline = append(out.Timeline, *timeline[t])
 	}
+	out.RankImbalance = imbalance(docs, wall)
+	out.ClosedLoop = mergeClosed(docs)
 	var kvTokens *float64
 	if tokensKnown {
 		kvTokens = &tokens
@@ -223,6 +225,7 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 		return fmt.Sprintf("document %d", i+1)
 	}
 	holder := map[int]int{}
+	declared := docs[0].Ranks
 	for i, d := range docs {
 		for _, r := range ranksOf(d) {
 			if j, ok := holder[r]; ok {
@@ -240,6 +243,24 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 				return fmt.Errorf("%s and %s: %w: they replayed different traces, %s: the ranks of one run replay one trace",
 					name(0), name(i), ErrIncompatible, why)
 			}
+		}
+	}
+	for i, d := range docs {
+		if d.Ranks != declared && len(d.MergedRanks) == 0 && len(docs[0].MergedRanks) == 0 {
+			return fmt.Errorf("%s and %s: %w: one is a rank of %d, the other of %d: the ranks of one run agree on their number",
+				name(0), name(i), ErrIncompatible, declared, d.Ranks)
+		}
+	}
+	if declared > 1 && len(holder) < declared {
+		var missing []string
+		for r := range declared {
+			if _, ok := holder[r]; !ok {
+				missing = append(missing, strconv.Itoa(r))
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%w: the run had %d ranks and rank %s is missing: the merged figures would cover part of the run",
+				ErrIncompatible, declared, strings.Join(missing, ", "))
 		}
 	}
 	return nil
@@ -349,6 +370,81 @@ func mergeReplay(dst, src *schema.ReplayStats) {
 	dst.BlockSize = max(dst.BlockSize, src.BlockSize)
 	dst.Speed = max(dst.Speed, src.Speed)
 	dst.Engine = results.JoinUnique(dst.Engine, src.Engine, ",")
+	dst.Fsync = dst.Fsync || src.Fsync
+	dst.Syncs += src.Syncs
+	dst.ClosedLoop = dst.ClosedLoop || src.ClosedLoop
+	dst.DurationS = max(dst.DurationS, src.DurationS)
+	dst.Shard = results.JoinUnique(dst.Shard, src.Shard, ",")
+}
+
+// imbalance compares the ranks: the slowest, its share of the bytes and
+// of the window, and the spread of their starts; nil for one document.
+func imbalance(docs []*schema.Result, window time.Duration) *schema.RankImbalance {
+	if len(docs) < 2 {
+		return nil
+	}
+	bytesOf := func(d *schema.Result) int64 {
+		var n int64
+		for _, t := range d.Tiers {
+			n += t.ReadBytes + t.WriteBytes
+		}
+		return n
+	}
+	var total int64
+	slow, fast := docs[0], docs[0]
+	first, last := docs[0].Started, docs[0].Started
+	for _, d := range docs {
+		total += bytesOf(d)
+		if d.WallS > slow.WallS {
+			slow = d
+		}
+		if d.WallS < fast.WallS {
+			fast = d
+		}
+		if d.Started.Before(first) {
+			first = d.Started
+		}
+		if d.Started.After(last) {
+			last = d.Started
+		}
+	}
+	im := &schema.RankImbalance{SlowestRank: slow.Rank, SlowestWallS: slow.WallS, FastestWallS: fast.WallS,
+		StartSpreadS: last.Sub(first).Seconds()}
+	if total > 0 {
+		im.SlowestBytesShare = float64(bytesOf(slow)) / float64(total)
+	}
+	if window > 0 {
+		im.SlowestTimeShare = slow.WallS / window.Seconds()
+	}
+	return im
+}
+
+// mergeClosed adds up the closed-loop blocks of the ranks (nil when none
+// has one): counts and totals add, users are listed together.
+func mergeClosed(docs []*schema.Result) *schema.ClosedLoopStats {
+	var out *schema.ClosedLoopStats
+	for _, d := range docs {
+		c := d.ClosedLoop
+		if c == nil {
+			continue
+		}
+		if out == nil {
+			out = &schema.ClosedLoopStats{UserLimit: c.UserLimit, WindowS: c.WindowS, TokensKnown: true}
+		}
+		out.Users += c.Users
+		out.RequestsReleased += c.RequestsReleased
+		out.RequestsCompleted += c.RequestsCompleted
+		if out.RequestsLeft >= 0 && c.RequestsLeft >= 0 {
+			out.RequestsLeft += c.RequestsLeft
+		} else {
+			out.RequestsLeft = -1
+		}
+		out.TokensGenerated += c.TokensGenerated
+		out.TokensKnown = out.TokensKnown && c.TokensKnown
+		out.StorageIOS += c.StorageIOS
+		out.PerUser = append(out.PerUser, c.PerUser...)
+	}
+	return out
 }
 
 func appendUnique(s []string, v string) []string {

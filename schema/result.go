@@ -33,6 +33,15 @@ type Result struct {
 	// Rank and Ranks place the document in a multi-host run (0 of 1 alone).
 	Rank  int `json:"rank"`
 	Ranks int `json:"ranks"`
+	// LocalRank is the rank among those on its host, and RankSource where
+	// the rank came from (the flag, or the launcher's variable, such as
+	// OMPI_COMM_WORLD_RANK or SLURM_PROCID); empty alone.
+	LocalRank  int    `json:"local_rank,omitempty"`
+	RankSource string `json:"rank_source,omitempty"`
+	// StartAt is --start-at, the instant every rank waited for; StartSkewS
+	// how late this rank's replay started after it (the ranks' overlap).
+	StartAt    *time.Time `json:"start_at,omitempty"`
+	StartSkewS float64    `json:"start_skew_s,omitempty"`
 	// MergedRanks are the ranks a merged document holds (kvreport merge),
 	// so that a rank is never merged twice; empty for one rank's document.
 	MergedRanks []int `json:"merged_ranks,omitempty"`
@@ -61,6 +70,9 @@ type Result struct {
 	Lag      Latency     `json:"lag"`
 	Timeline []Second    `json:"timeline"`
 	Replay   ReplayStats `json:"replay"`
+	// RankImbalance compares the ranks of a merged document (kvreport
+	// merge); nil for one rank's.
+	RankImbalance *RankImbalance `json:"rank_imbalance,omitempty"`
 	// ClosedLoop is what a closed-loop replay (kvreplay --closed-loop)
 	// measured per user; nil for an open-loop replay.
 	ClosedLoop *ClosedLoopStats `json:"closed_loop,omitempty"`
@@ -240,6 +252,21 @@ type ReplayStats struct {
 	// DurationS is --duration in seconds: the window the run was bounded
 	// to (0: none).
 	DurationS float64 `json:"duration_s,omitempty"`
+	// Shard is how the trace was split among ranks: key, user or tp
+	// (empty for one rank, which replays every row).
+	Shard string `json:"shard,omitempty"`
+}
+
+// RankImbalance is how evenly the ranks of a merged run shared its work:
+// the slowest rank (the longest wall time), its share of the bytes moved
+// and of the merged window, and how far apart the ranks started.
+type RankImbalance struct {
+	SlowestRank       int     `json:"slowest_rank"`
+	SlowestWallS      float64 `json:"slowest_wall_s"`
+	FastestWallS      float64 `json:"fastest_wall_s"`
+	SlowestBytesShare float64 `json:"slowest_bytes_share"`
+	SlowestTimeShare  float64 `json:"slowest_time_share"`
+	StartSpreadS      float64 `json:"start_spread_s"`
 }
 
 // ClosedLoopStats are a closed-loop replay's: each user's requests ran one

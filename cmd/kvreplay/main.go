@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
@@ -84,6 +85,9 @@ type options struct {
 	out             *cli.AtomicFile // -o's file, created before the replay
 	warnings        []string        // for the result: leftovers found in --dir
 
+	rank    rankInfo
+	startAt time.Time // --start-at; zero: start when ready
+
 	search       string // --search: users or capacity
 	searchProbes int
 	searchRepeat int
@@ -133,6 +137,10 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.cfg.ClosedLoop, "closed-loop", false, "each user waits for its storage: a user's next request is released when its previous one completed, plus the think time the trace recorded (needs a trace with a User column: kvtrace's)")
 	fs.IntVar(&o.cfg.Users, "users", 0, "with --closed-loop: replay only the first N users to appear in the trace (0: all)")
 	fs.StringVar(&o.search, "search", "", "users: the most users (the trace's first N) that, closed-loop for --duration each, keep every QoS class within its p95 target and pass storage_health; capacity: raise --speed until bandwidth stops improving. Writes a search document")
+	flagRank := fs.Int("rank", -1, "this process's rank in a multi-host run (default: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID)")
+	flagRanks := fs.Int("ranks", -1, "the run's number of ranks (with --rank; default: the launcher's)")
+	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (each object on one rank, a request's rows together; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
+	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together")
 	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
 	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
 	fs.DurationVar(&o.cfg.Duration, "duration", 0, "bound the run to this wall time (e.g. 20s): nothing is released after it, what was released completes (0: the whole trace)")
@@ -154,12 +162,34 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		return o, version, nil
 	}
 	o.traces = rest
+	var errs []error
+	if o.rank, err = envRank(*flagRank, *flagRanks); err != nil {
+		errs = append(errs, err)
+	}
+	o.cfg.Rank, o.cfg.Ranks = o.rank.rank, o.rank.ranks
+	if o.cfg.Ranks > 1 && o.cfg.Shard == "" {
+		o.cfg.Shard = replay.ShardKey
+	}
+	for _, t := range []struct {
+		flag string
+		path *string
+	}{{"-o", &o.output}, {"--dir", &o.dir}, {"--device", &o.device}} {
+		if p, err := rankTemplate(t.flag, *t.path, o.rank); err != nil {
+			errs = append(errs, err)
+		} else {
+			*t.path = p
+		}
+	}
+	if *startAt != "" {
+		if o.startAt, err = parseStartAt(*startAt); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	o.cfg.BlockSize = int64(blockSize)
 	o.cfg.Capacity = int64(capacity)
 	o.cfg.Prescan = !*noPrescan
 	o.ramBudget = int64(ramBudget)
 	o.cfg.Speed = float64(speed)
-	var errs []error
 	if o.cfg.SizeScale, err = parseScale(*scale); err != nil {
 		errs = append(errs, err)
 	}
@@ -284,6 +314,11 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 		return nil, err
 	}
 	defer cleanup()
+	if !o.startAt.IsZero() {
+		if err := waitUntil(ctx, o.startAt); err != nil {
+			return nil, err
+		}
+	}
 	hooks := replay.Hooks{}
 	if interactive {
 		hooks.Progress = func(p replay.Progress) {
@@ -300,6 +335,11 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	res.Tool, res.ToolVersion = "kvreplay", cli.Version()
 	res.CommandLine = append([]string{"kvreplay"}, args...)
 	res.Label, res.System, res.Trial = o.label, o.system, o.trial
+	res.LocalRank, res.RankSource = o.rank.local, o.rank.source
+	if !o.startAt.IsZero() {
+		at := o.startAt.UTC()
+		res.StartAt, res.StartSkewS = &at, res.Started.Sub(o.startAt).Seconds()
+	}
 	res.Host = host.Facts()
 	res.Replay.PeakRSSBytes = host.PeakRSS()
 	res.Host.TierPaths = paths

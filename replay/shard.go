@@ -1,0 +1,106 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Sharding splits one trace among the ranks of a multi-host run
+// (Config.Rank of Config.Ranks), each rank a kvreplay process:
+//
+//	key   each row goes to one rank, by a stable hash (FNV-1a 64) of its
+//	      key; the rows of a request go with its first row's, so a request
+//	      runs on one rank. Every row runs once: merged, the ranks move the
+//	      trace's bytes exactly.
+//	user  each user's requests go to one rank, by a stable hash of the
+//	      user (a closed loop keeps whole users together); rows of no user
+//	      go by key.
+//	tp    every rank replays every row: the trace holds one tensor-parallel
+//	      rank's sizes, so N ranks model an N-way TP group, N times the
+//	      bytes.
+
+// Shard modes.
+const (
+	ShardKey  = "key"
+	ShardUser = "user"
+	ShardTP   = "tp"
+)
+
+// sharder decides which rows are this rank's. It keeps, per trace, the
+// request being read, so a request's rows follow its first.
+type sharder struct {
+	rank, ranks int
+	mode        string
+	req         []uint64
+	reqMine     []bool
+}
+
+// newSharder returns the rank's sharder, nil when every row is the
+// rank's (one rank, or tp).
+func newSharder(cfg *Config, nsrc int) *sharder {
+	if cfg.Ranks <= 1 || cfg.Shard == "" || cfg.Shard == ShardTP {
+		return nil
+	}
+	return &sharder{rank: cfg.Rank, ranks: cfg.Ranks, mode: cfg.Shard, req: make([]uint64, nsrc), reqMine: make([]bool, nsrc)}
+}
+
+// mine reports whether rec, a row of trace src read in order, is this
+// rank's. A nil sharder keeps every row.
+func (s *sharder) mine(rec *schema.Record, src int) bool {
+	if s == nil {
+		return true
+	}
+	if rec.Request != 0 && rec.Request == s.req[src] {
+		return s.reqMine[src]
+	}
+	var h uint64
+	if s.mode == ShardUser && rec.User != 0 {
+		h = mix(rec.User)
+	} else {
+		h = hashKey(rec.Key)
+	}
+	mine := int(h%uint64(s.ranks)) == s.rank
+	s.req[src], s.reqMine[src] = rec.Request, mine
+	return mine
+}
+
+// hashKey is FNV-1a 64 of key.
+func hashKey(key []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// mix spreads a user number over the ranks (splitmix64's finaliser).
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// validateShard checks the rank options.
+func (c *Config) validateShard() []error {
+	var errs []error
+	if c.Ranks < 1 && (c.Ranks != 0 || c.Rank != 0) {
+		errs = append(errs, fmt.Errorf("--ranks %d: must be at least 1", c.Ranks))
+	}
+	if c.Rank < 0 || (c.Ranks >= 1 && c.Rank >= c.Ranks) {
+		errs = append(errs, fmt.Errorf("--rank %d: must be between 0 and --ranks-1 (%d)", c.Rank, max(c.Ranks, 1)-1))
+	}
+	switch c.Shard {
+	case "", ShardKey, ShardTP:
+	case ShardUser:
+		if !c.ClosedLoop {
+			errs = append(errs, fmt.Errorf("--shard user: keeps each user's requests on one rank for a closed loop: add --closed-loop, or shard by key"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--shard %s: want key, user or tp", c.Shard))
+	}
+	return errs
+}
