@@ -259,8 +259,12 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 			}
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("%w: the run had %d ranks and rank %s is missing: the merged figures would cover part of the run",
-				ErrIncompatible, declared, strings.Join(missing, ", "))
+			what := "rank " + missing[0] + " is"
+			if len(missing) > 1 {
+				what = "ranks " + strings.Join(missing, ", ") + " are"
+			}
+			return fmt.Errorf("%w: the run had %d ranks and %s missing: the merged figures would cover part of the run",
+				ErrIncompatible, declared, what)
 		}
 	}
 	return nil

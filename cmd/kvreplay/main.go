@@ -180,6 +180,9 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 			*t.path = p
 		}
 	}
+	if o.rank.ranks > 1 && (o.output == "" || o.output == "-") {
+		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.ranks))
+	}
 	if *startAt != "" {
 		if o.startAt, err = parseStartAt(*startAt); err != nil {
 			errs = append(errs, err)

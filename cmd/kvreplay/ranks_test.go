@@ -160,3 +160,47 @@ func TestRanksAsLaunched(t *testing.T) {
 		t.Errorf("tp-sharded ranks moved %v, want 4x one process: %v", got, four)
 	}
 }
+
+// TestRealMpirun runs kvreplay under a real Open MPI mpirun, 4 ranks on
+// this machine: each finds its rank in mpirun's environment, and the
+// merged bytes equal one process's replay.
+func TestRealMpirun(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("no mpirun on PATH (Debian: apt-get install openmpi-bin; CI installs it)")
+	}
+	_, kvreplay := buildTools(t)
+	ref := referenceTraces(t)[0]
+	dir := t.TempDir()
+	args := []string{"--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2=nvme", "--size-scale", "1/1024", "--speed", "max", "-q"}
+	single := exec.Command(kvreplay, append(args, "--dir", dir, "-o", filepath.Join(dir, "single.json"), ref)...)
+	if out, err := single.CombinedOutput(); err != nil {
+		t.Fatalf("kvreplay: %v\n%s", err, out)
+	}
+	cmd := exec.Command(mpirun, append([]string{"--oversubscribe", "-np", "4", kvreplay},
+		append(args, "--dir", filepath.Join(dir, "rank{rank}"), "-o", filepath.Join(dir, "mpi.{rank}.json"), ref)...)...)
+	// Open MPI refuses root (CI runs as root) unless told twice.
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	var docs []*schema.Result
+	for r := range 4 {
+		d := readResult(t, filepath.Join(dir, fmt.Sprintf("mpi.%d.json", r)))
+		if d.Rank != r || d.Ranks != 4 || !strings.HasPrefix(d.RankSource, "OMPI_") && d.RankSource != "PMIX_RANK" {
+			t.Fatalf("rank %d: %d of %d from %q", r, d.Rank, d.Ranks, d.RankSource)
+		}
+		docs = append(docs, d)
+	}
+	m, err := report.MergeRanks(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readResult(t, filepath.Join(dir, "single.json"))
+	for i, tt := range want.Tiers {
+		if i >= len(m.Tiers) || m.Tiers[i].Tier != tt.Tier || m.Tiers[i].ReadBytes != tt.ReadBytes || m.Tiers[i].WriteBytes != tt.WriteBytes {
+			t.Errorf("merged tiers %+v, one process %+v", m.Tiers, want.Tiers)
+			break
+		}
+	}
+}
