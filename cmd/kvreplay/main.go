@@ -137,8 +137,8 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.cfg.ClosedLoop, "closed-loop", false, "each user waits for its storage: a user's next request is released when its previous one completed, plus the think time the trace recorded (needs a trace with a User column: kvtrace's)")
 	fs.IntVar(&o.cfg.Users, "users", 0, "with --closed-loop: replay only the first N users to appear in the trace (0: all)")
 	fs.StringVar(&o.search, "search", "", "users: the most users (the trace's first N) that, closed-loop for --duration each, keep every QoS class within its p95 target and pass storage_health; capacity: raise --speed until bandwidth stops improving. Writes a search document")
-	flagRank := fs.Int("rank", -1, "this process's rank in a multi-host run (default: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID)")
-	flagRanks := fs.Int("ranks", -1, "the run's number of ranks (with --rank; default: the launcher's)")
+	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID)")
+	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank; when not given: the launcher's)")
 	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (each object on one rank, a request's rows together; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
 	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together")
 	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
@@ -163,7 +163,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	}
 	o.traces = rest
 	var errs []error
-	if o.rank, err = envRank(*flagRank, *flagRanks); err != nil {
+	if o.rank, err = envRankFlags(*flagRank, *flagRanks); err != nil {
 		errs = append(errs, err)
 	}
 	o.cfg.Rank, o.cfg.Ranks = o.rank.rank, o.rank.ranks

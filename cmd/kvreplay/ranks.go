@@ -117,7 +117,26 @@ func waitUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// envRank is findRank with the process's environment.
-func envRank(flagRank, flagRanks int) (rankInfo, error) {
-	return findRank(flagRank, flagRanks, os.Getenv)
+// envRankFlags is findRank with the flags as given ("" when not) and the
+// process's environment.
+func envRankFlags(rank, ranks string) (rankInfo, error) {
+	num := func(flag, v string) (int, error) {
+		if v == "" {
+			return -1, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%s %s: want a non-negative integer", flag, v)
+		}
+		return n, nil
+	}
+	r, err := num("--rank", rank)
+	if err != nil {
+		return rankInfo{}, err
+	}
+	n, err := num("--ranks", ranks)
+	if err != nil {
+		return rankInfo{}, err
+	}
+	return findRank(r, n, os.Getenv)
 }
