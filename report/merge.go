@@ -251,7 +251,9 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 				name(0), name(i), ErrIncompatible, declared, d.Ranks)
 		}
 	}
-	if declared > 1 && len(holder) < declared {
+	// One rank's document alone is shown as it is (kvreport says "1 of N
+	// ranks"); a merge of several must hold them all.
+	if declared > 1 && len(docs) > 1 && len(holder) < declared {
 		var missing []string
 		for r := range declared {
 			if _, ok := holder[r]; !ok {

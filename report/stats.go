@@ -407,6 +407,10 @@ func trialWarnings(id int, r *schema.Result) []string {
 	if r.SizeScale != 1 && r.SizeScale != 0 && !scaled {
 		out = append(out, fmt.Sprintf("SCALED RUN (--size-scale %g): not a full-size measurement", r.SizeScale))
 	}
+	if im := r.RankImbalance; im != nil && (im.SlowestWallS > 1.2*im.FastestWallS || im.StartSpreadS > 1) {
+		out = append(out, fmt.Sprintf("RANK IMBALANCE: trial %d: rank %d took %.2f s (the fastest %.2f s) for %.0f%% of the bytes; the ranks started %.2f s apart",
+			id, im.SlowestRank, im.SlowestWallS, im.FastestWallS, 100*im.SlowestBytesShare, im.StartSpreadS))
+	}
 	return out
 }
 
