@@ -360,8 +360,12 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 				}
 				warn(fmt.Sprintf("trial %d: MERGED ANYWAY (--force): %v", id, err))
 			}
-			if want := ds[0].Result.Ranks; want > len(ds) {
-				warn(fmt.Sprintf("trial %d: %d of %d ranks", id, len(ds), want))
+			held := 0
+			for _, d := range ds {
+				held += len(ranksOf(d.Result))
+			}
+			if want := ds[0].Result.Ranks; want > held {
+				warn(fmt.Sprintf("trial %d: %d of %d ranks", id, held, want))
 			}
 			r = results[0]
 			if len(results) > 1 {
