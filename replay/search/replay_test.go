@@ -17,8 +17,8 @@ import (
 )
 
 // usersTrace is users users issuing requests requests each, back to
-// back, interactive; a request writes then reads its own 64 KiB object
-// on Tier-1.
+// back, of the batch class (1 s at p95); a request writes then reads its
+// own 64 KiB object on Tier-1.
 func usersTrace(t *testing.T, users, requests int) replay.Source {
 	t.Helper()
 	var buf bytes.Buffer
@@ -33,7 +33,7 @@ func usersTrace(t *testing.T, users, requests int) replay.Source {
 			key := []byte(fmt.Sprintf("u%dr%d", u, k))
 			for _, op := range []schema.Op{schema.OpWrite, schema.OpRead} {
 				r := schema.Record{Time: time.Duration(k) * time.Millisecond, Op: op, Size: 64 << 10, Tier: schema.TierCPU, Key: key,
-					Phase: schema.PhasePrefill, Request: id, QoS: schema.QoSInteractive, User: uint64(u), Tokens: 100}
+					Phase: schema.PhasePrefill, Request: id, QoS: schema.QoSBatch, User: uint64(u), Tokens: 100}
 				if err := w.Write(&r); err != nil {
 					t.Fatal(err)
 				}
@@ -79,26 +79,30 @@ func prober(t *testing.T, cfg replay.Config, src replay.Source, decorate func(ba
 	}
 }
 
-// TestUsersSearchFindsKnee searches a device whose latency is 1 ms up to
-// 10 operations in flight and rises 10 ms per operation beyond: with each
-// user's request a write then a read, n users keep about n operations in
-// flight, and an interactive request (50 ms at p95) fits up to 12 users
-// (2 x 21 ms) and not from 13 (2 x 31 ms). The search answers within 10 %
-// of 12, and every probe replayed the number of users it names.
+// TestUsersSearchFindsKnee searches a device whose latency is 20 ms up to
+// 12 operations in flight and rises 800 ms per operation beyond (to at
+// most 1.7 s, so that probes far past the knee end soon): with each
+// user's request a write then a read, n users keep at most n operations in
+// flight, so a batch request (1 s at p95) takes about 40 ms up to 12 users
+// and 1.6 s from 13. The margins on both sides are wide enough that a
+// loaded machine (-race, the suite's packages in parallel), which delays
+// wakeups by tens of milliseconds, leaves the knee where it is. The search
+// answers within 10 % of 12, and every probe replayed the number of users
+// it names.
 func TestUsersSearchFindsKnee(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a dozen timed replays")
 	}
 	const knee = 12
 	curve := func(n int) time.Duration {
-		if n <= 10 {
-			return time.Millisecond
+		if n <= knee {
+			return 20 * time.Millisecond
 		}
-		return time.Millisecond + time.Duration(n-10)*10*time.Millisecond
+		return min(20*time.Millisecond+time.Duration(n-knee)*800*time.Millisecond, 1700*time.Millisecond)
 	}
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
-	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 400*time.Millisecond
+	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 500*time.Millisecond
 	probe := prober(t, cfg, usersTrace(t, 40, 100), func(b backend.Backend) backend.Backend { return fault.Load(b, curve) })
 	seen := 0
 	counting := func(n int, speed float64) (search.Probe, error) {
@@ -121,10 +125,11 @@ func TestUsersSearchFindsKnee(t *testing.T) {
 	}
 }
 
-// TestCapacitySearchFindsPlateau searches a device of 2 ms per operation
-// behind 4 workers: at most 2000 operations a second, which the trace's
-// 1000 a second at --speed 1 reaches from --speed 2. The search finds the
-// plateau there, and its peak is what the device delivers.
+// TestCapacitySearchFindsPlateau searches a device of 8 ms per operation
+// behind 4 workers: at most 500 operations a second, which the trace's 100
+// a second at --speed 1 reaches from --speed 8. The search finds the
+// plateau there, and its peak is what the device delivers; the rates are
+// low enough that a loaded machine's CPU is never the limit.
 func TestCapacitySearchFindsPlateau(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs timed replays")
@@ -132,7 +137,7 @@ func TestCapacitySearchFindsPlateau(t *testing.T) {
 	var buf bytes.Buffer
 	w, _ := trace.NewWriter(&buf, trace.WriterOptions{})
 	for i := range 20000 {
-		r := schema.Record{Time: time.Duration(i) * time.Millisecond, Op: schema.OpWrite, Size: 64 << 10, Tier: schema.TierCPU,
+		r := schema.Record{Time: time.Duration(i) * 10 * time.Millisecond, Op: schema.OpWrite, Size: 64 << 10, Tier: schema.TierCPU,
 			Key: []byte(fmt.Sprintf("k%d", i%500)), Phase: schema.PhasePrefill}
 		if err := w.Write(&r); err != nil {
 			t.Fatal(err)
@@ -144,7 +149,7 @@ func TestCapacitySearchFindsPlateau(t *testing.T) {
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 	cfg.Workers, cfg.Duration = 4, 500*time.Millisecond
-	probe := prober(t, cfg, src, func(b backend.Backend) backend.Backend { return fault.Delay(b, 2*time.Millisecond) })
+	probe := prober(t, cfg, src, func(b backend.Backend) backend.Backend { return fault.Delay(b, 8*time.Millisecond) })
 	d, err := search.Capacity(search.CapacityOptions{Start: 0.5, MaxProbes: 10}, probe)
 	if err != nil {
 		t.Fatal(err)
@@ -155,11 +160,13 @@ func TestCapacitySearchFindsPlateau(t *testing.T) {
 	if !d.Plateau {
 		t.Fatalf("no plateau: %s", d.Reason)
 	}
-	const ceiling = 2000 * (64 << 10) // bytes/s at 4 workers of 2 ms
-	if d.PeakBandwidthBps > 1.05*ceiling || d.PeakBandwidthBps < 0.6*ceiling {
-		t.Errorf("peak %.1f MB/s, the device's ceiling is %.1f MB/s", d.PeakBandwidthBps/1e6, ceiling/1e6)
+	// The ceiling is a bound: a loaded machine's sleeps overshoot, which
+	// lowers the plateau but not the shape.
+	const ceiling = 500 * (64 << 10) // bytes/s at 4 workers of 8 ms
+	if d.PeakBandwidthBps > 1.05*ceiling {
+		t.Errorf("peak %.1f MB/s, above the device's ceiling of %.1f MB/s", d.PeakBandwidthBps/1e6, ceiling/1e6)
 	}
-	if d.PeakSpeed < 2 || d.Probes[0].BandwidthBps > 0.6*d.PeakBandwidthBps {
+	if d.PeakSpeed < 4 || d.Probes[0].BandwidthBps > 0.25*d.PeakBandwidthBps {
 		t.Errorf("peak at --speed %g; the first probe (%g) delivered %.1f MB/s", d.PeakSpeed, d.Probes[0].Speed, d.Probes[0].BandwidthBps/1e6)
 	}
 }
