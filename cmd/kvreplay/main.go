@@ -59,6 +59,13 @@ Examples:
 
   # everything on NVMe, to stress storage
   kvreplay --tier-map Tier-0=nvme,Tier-1=nvme,Tier-2=nvme --dir /mnt/nvme0/kv run.csv.zst -o stress.json
+
+  # users wait for their storage; then: how many users does this system serve?
+  kvreplay --closed-loop --duration 60s --dir /mnt/nvme0/kv run.csv.zst -o closed.json
+  kvreplay --search users --duration 30s --dir /mnt/nvme0/kv run.csv.zst -o users.json
+
+  # one rank of many, under mpirun or srun (ranks from the launcher's environment)
+  mpirun -np 4 kvreplay --shard key --dir /mnt/nvme0/rank{rank} -o out.{rank}.json run.csv.zst
 `
 
 func main() { os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run)) }
