@@ -328,7 +328,14 @@ func (e *engine) run() error {
 		e.rng = newPyRand(cfg.Seed ^ int64(cfg.dynamicsSalt)<<32)
 	}
 
-	for len(e.events) > 0 && !e.stopped {
+	for n := 0; len(e.events) > 0 && !e.stopped; n++ {
+		if n&0x3ff == 0 {
+			// Rows check the context too, but a run can go a long way
+			// without a row (requests waiting for workers).
+			if err := e.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		ev := heap.Pop(&e.events).(event)
 		if ev.at > e.end {
 			break

@@ -147,12 +147,30 @@ type traceGen struct {
 	cycleStart time.Duration
 	last       time.Duration
 	req        reqtrace.Request
+	// untimed is set for a trace whose requests carry no arrival times (a
+	// ShareGPT file, or a pass whose requests all arrive at once): its
+	// requests are spaced by --request-rate, else by minSpacing with the
+	// generator held back while the queue is full. At their recorded
+	// times they would all arrive at one instant, pass after pass, and
+	// virtual time would never reach --duration.
+	untimed bool
 }
 
 func (e *engine) newTraceGen(files []string, f reqtrace.Format) (generator, error) {
 	g := &traceGen{e: e, files: files, format: f, cycleStart: e.now, last: e.now}
 	e.genZero = e.cfg.TraceSpeedup == 0
 	return g, nil
+}
+
+// setUntimed spaces the requests from now on (see untimed).
+func (g *traceGen) setUntimed() {
+	if g.untimed {
+		return
+	}
+	g.untimed = true
+	if g.e.cfg.RequestRate <= 0 {
+		g.e.genZero = true
+	}
 }
 
 func (g *traceGen) next(r *request) (time.Duration, bool, error) {
@@ -173,8 +191,9 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 				if start == g.cycleStart {
 					// A pass that spans no time (one request, or all at
 					// one timestamp) would repeat at that instant without
-					// end: the next starts a request's spacing later.
+					// end: its requests are spaced from now on.
 					start += minSpacing
+					g.setUntimed()
 				}
 				g.fileIdx, g.rowsCycle, g.cycleStart = 0, 0, start
 			}
@@ -183,11 +202,17 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 				return 0, false, err
 			}
 			g.cur = f
+			if f.Format() == reqtrace.FormatShareGPT {
+				g.setUntimed()
+			}
 		}
 		err := g.cur.Next(&g.req)
 		if err == io.EOF {
 			if n := g.cur.Skipped(); n > 0 && g.cycle == 0 {
 				e.notes = append(e.notes, fmt.Sprintf("%s: %d rows skipped (unparseable, as the reference skips them)", g.files[g.fileIdx], n))
+			}
+			if u := g.cur.TimeUnit(); u != "" && g.cycle == 0 {
+				e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", g.files[g.fileIdx], u))
 			}
 			g.cur.Close()
 			g.cur = nil
@@ -201,7 +226,11 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 		}
 		g.rowsCycle++
 		at := g.last + minSpacing
-		if s := e.cfg.TraceSpeedup; s > 0 {
+		switch s := e.cfg.TraceSpeedup; {
+		case g.untimed && e.cfg.RequestRate > 0:
+			at = g.last + time.Duration(math.Round(float64(time.Second)/e.cfg.RequestRate))
+		case g.untimed:
+		case s > 0:
 			at = max(g.last, g.cycleStart+time.Duration(float64(g.req.Arrival)/s))
 		}
 		g.last = at

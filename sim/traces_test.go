@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -125,5 +126,38 @@ func TestRequestTraceNoSpan(t *testing.T) {
 	}
 	if res.RequestsCompleted < 2 {
 		t.Errorf("%d requests completed, want the row replayed again and again", res.RequestsCompleted)
+	}
+}
+
+// TestRequestTraceUntimed replays a ShareGPT file as a --request-trace
+// (its requests carry no arrival times) for 60 s of virtual time: the run
+// reaches --duration, in about a second and bounded memory, with its
+// requests spaced by --request-rate when given. At their recorded times
+// every request of every pass arrived at one instant, and the run never
+// ended (7.7 GB after 10 minutes on a 365-conversation file).
+func TestRequestTraceUntimed(t *testing.T) {
+	path := filepath.Join("reqtrace", "testdata", "sharegpt_sample50.json")
+	for _, rate := range []float64{0, 20} {
+		t.Run(fmt.Sprintf("rate=%v", rate), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.RequestTrace, cfg.RequestRate = path, rate
+			cfg.Duration, cfg.GPUMemGB, cfg.CPUMemGB = 60*time.Second, 0, 4
+			if rate > 0 {
+				cfg.GenerationMode = "none" // requests complete as they arrive: count the arrivals
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var last time.Duration
+			res, err := Run(ctx, &cfg, func(r *schema.Record) error { last = r.Time; return nil })
+			if err != nil {
+				t.Fatalf("%v (a trace without arrival times must end at --duration)", err)
+			}
+			if last < 50*time.Second || last > 61*time.Second || res.RequestsCompleted == 0 {
+				t.Errorf("last row at %v, %d requests: want the run to fill --duration 60s", last, res.RequestsCompleted)
+			}
+			if rate > 0 && (res.RequestsCompleted < 1000 || res.RequestsCompleted > 1300) {
+				t.Errorf("--request-rate 20 for 60 s: %d requests, want about 1200", res.RequestsCompleted)
+			}
+		})
 	}
 }

@@ -51,6 +51,9 @@ type Meta struct {
 	MeasuredFrom float64 `json:"measured_from_s"`
 	// Counts summarises the trace.
 	Counts MetaCounts `json:"counts"`
+	// Notes are what the writer noticed about its inputs (a request
+	// trace's rows skipped, the unit its timestamps were read in).
+	Notes []string `json:"notes,omitempty"`
 	// Config is the writer's full configuration, as it chose to encode it.
 	Config json.RawMessage `json:"config,omitempty"`
 }

@@ -182,6 +182,7 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 			DroppedDeletes: w.Dropped(),
 		},
 		Config: conf,
+		Notes:  res.Kvbench.Notes,
 	}
 	if opt.Format == "mlperf" {
 		m.Counts.Users = 0 // the reference's columns carry no user

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,7 +21,7 @@ const (
 )
 
 // mooncake reads a Mooncake JSONL trace: one object a line with timestamp
-// (milliseconds), input_length, output_length and hash_ids, of which there
+// (Mooncake's milliseconds, or another unit: timeUnits), input_length, output_length and hash_ids, of which there
 // must be one per MooncakeBlockTokens tokens of input, rounded up. Other
 // fields are ignored, blank lines skipped.
 type mooncake struct {
@@ -29,6 +30,9 @@ type mooncake struct {
 	buf  []byte
 	line int
 	t0   int64 // first request's timestamp, ns
+	// unit is the timestamps' unit, found from the first (timeUnits).
+	unit     time.Duration
+	unitName string
 }
 
 var _ Reader = (*mooncake)(nil)
@@ -152,34 +156,79 @@ func (m *mooncake) jsonError(line []byte, err error) error {
 	return &ParseError{File: m.name, Line: m.line, Value: shorten(string(line)), Err: ErrBadJSON, Detail: err.Error()}
 }
 
-// maxMillis bounds a timestamp so that the difference of two fits a
-// time.Duration (146 years each way).
-const maxMillis = math.MaxInt64 / 2 / int64(time.Millisecond)
+// A Mooncake-style trace's timestamps come in the unit and encoding its
+// producer chose: Mooncake's own are milliseconds from the trace's start,
+// as JSON numbers; others write Unix times in s, ms, us or ns, as numbers
+// or as strings ("1753694362340138614"). The unit is found from the first
+// timestamp's magnitude: from 1e17 nanoseconds, from 1e14 microseconds,
+// from 1e11 milliseconds, from 1e9 seconds (each a Unix time after 2001),
+// and below 1e9 milliseconds from the start (Mooncake's). Every later
+// timestamp is read in that unit; TimeUnit says which it was.
+var timeUnits = []struct {
+	from float64
+	unit time.Duration
+	name string
+}{
+	{1e17, time.Nanosecond, "ns (Unix time)"},
+	{1e14, time.Microsecond, "us (Unix time)"},
+	{1e11, time.Millisecond, "ms (Unix time)"},
+	{1e9, time.Second, "s (Unix time)"},
+	{0, time.Millisecond, "ms from the start"},
+}
 
-// timestamp parses milliseconds, an integer or a finite decimal, into ns.
+// maxTimestampNs bounds a timestamp in nanoseconds so that the difference
+// of two fits a time.Duration.
+const maxTimestampNs = math.MaxInt64 / 2
+
+// timestamp parses a timestamp, a JSON number or a string holding one,
+// an integer or a finite decimal, into nanoseconds.
 func (m *mooncake) timestamp(raw json.RawMessage) (int64, error) {
 	if raw == nil {
 		return 0, m.missing(mooncakeTimestamp)
 	}
-	bad := func() error {
-		return &ParseError{File: m.name, Line: m.line, Column: mooncakeTimestamp, Value: shorten(string(raw)), Err: ErrBadNumber, Detail: "want milliseconds, a number"}
+	bad := func(detail string) error {
+		return &ParseError{File: m.name, Line: m.line, Column: mooncakeTimestamp, Value: shorten(string(raw)), Err: ErrBadNumber, Detail: detail}
 	}
-	s := string(raw)
-	if !isJSONNumber(raw) {
-		return 0, bad()
-	}
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if ms > maxMillis || ms < -maxMillis {
-			return 0, bad()
+	num := []byte(raw)
+	if len(num) >= 2 && num[0] == '"' {
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return 0, bad("want a number, or a string holding one")
 		}
-		return ms * int64(time.Millisecond), nil
+		num = []byte(strings.TrimSpace(str))
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.Abs(f) > float64(maxMillis) {
-		return 0, bad()
+	if !isJSONNumber(num) {
+		return 0, bad("want a number, or a string holding one (s, ms, us or ns)")
 	}
-	return int64(math.Round(f * float64(time.Millisecond))), nil
+	s := string(num)
+	i, ierr := strconv.ParseInt(s, 10, 64)
+	f, ferr := strconv.ParseFloat(s, 64)
+	if ierr != nil && ferr != nil || math.IsInf(f, 0) {
+		return 0, bad("want a finite number")
+	}
+	if m.unit == 0 {
+		for _, u := range timeUnits {
+			if math.Abs(f) >= u.from {
+				m.unit, m.unitName = u.unit, u.name
+				break
+			}
+		}
+	}
+	if ierr == nil {
+		if i > maxTimestampNs/int64(m.unit) || i < -maxTimestampNs/int64(m.unit) {
+			return 0, bad("out of range in " + m.unitName)
+		}
+		return i * int64(m.unit), nil
+	}
+	ns := f * float64(m.unit)
+	if math.Abs(ns) > maxTimestampNs {
+		return 0, bad("out of range in " + m.unitName)
+	}
+	return int64(math.Round(ns)), nil
 }
+
+// TimeUnit says how the timestamps were read ("" before the first).
+func (m *mooncake) TimeUnit() string { return m.unitName }
 
 // length parses a non-negative integer token count.
 func (m *mooncake) length(field string, raw json.RawMessage) (int, error) {

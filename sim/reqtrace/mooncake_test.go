@@ -2,6 +2,8 @@ package reqtrace
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -100,7 +102,8 @@ func TestMooncakeErrors(t *testing.T) {
 		{"no input_length", `{"timestamp": 1, "output_length": 1, "hash_ids": [1]}`, "input_length", ErrMissingField},
 		{"no output_length", `{"timestamp": 1, "input_length": 1, "hash_ids": [1]}`, "output_length", ErrMissingField},
 		{"no hash_ids", `{"timestamp": 1, "input_length": 1, "output_length": 1}`, "hash_ids", ErrMissingField},
-		{"timestamp a string", `{"timestamp": "5", "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
+		{"timestamp a string, not a number", `{"timestamp": "soon", "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
+		{"timestamp a string, a signed number", `{"timestamp": "+5", "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
 		{"timestamp null", `{"timestamp": null, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
 		{"timestamp huge", `{"timestamp": 1e300, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
 		{"timestamp beyond a duration", `{"timestamp": 9223372036854775, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp", ErrBadNumber},
@@ -156,5 +159,51 @@ func TestMooncakeHashIDsBuffer(t *testing.T) {
 	}
 	if err := r.Next(&req); err != io.EOF {
 		t.Errorf("at the end: %v", err)
+	}
+}
+
+// TestMooncakeTimeUnits reads timestamps in the units and encodings
+// published traces use, relative or Unix times, numbers or strings: the
+// unit is found from the first and the arrivals come out the same.
+func TestMooncakeTimeUnits(t *testing.T) {
+	line := func(ts string) string {
+		return `{"timestamp": ` + ts + `, "input_length": 1, "output_length": 1, "hash_ids": [1]}` + "\n"
+	}
+	tests := []struct {
+		name, first, second, unit string
+	}{
+		{"ms from the start", "0", "1500", "ms from the start"},
+		{"ms decimals", "10.5", "1510.5", "ms from the start"},
+		{"Unix seconds", "1753694362", "1753694363.5", "s (Unix time)"},
+		{"Unix ms", "1753694362340", "1753694363840", "ms (Unix time)"},
+		{"Unix us as strings", `"1753694362340138"`, `"1753694363840138"`, "us (Unix time)"},
+		{"Unix ns as strings", `"1753694362340138614"`, `"1753694363840138614"`, "ns (Unix time)"},
+		{"Unix ns as numbers", "1753694362340138614", "1753694363840138614", "ns (Unix time)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.jsonl")
+			if err := os.WriteFile(path, []byte(line(tt.first)+line(tt.second)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Open(path, FormatMooncake, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var a, b Request
+			if err := f.Next(&a); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Next(&b); err != nil {
+				t.Fatal(err)
+			}
+			if a.Arrival != 0 || b.Arrival != 1500*time.Millisecond {
+				t.Errorf("arrivals %v and %v, want 0 and 1.5s", a.Arrival, b.Arrival)
+			}
+			if f.TimeUnit() != tt.unit {
+				t.Errorf("unit %q, want %q", f.TimeUnit(), tt.unit)
+			}
+		})
 	}
 }

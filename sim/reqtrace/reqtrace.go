@@ -351,6 +351,16 @@ func Open(path string, f Format, opt Options) (*File, error) {
 // Next reads the next request (see Reader).
 func (f *File) Next(req *Request) error { return f.r.Next(req) }
 
+// TimeUnit says how the file's timestamps were read, for formats whose
+// unit is found from the data (a Mooncake-style JSONL); "" otherwise or
+// before the first request.
+func (f *File) TimeUnit() string {
+	if u, ok := f.r.(interface{ TimeUnit() string }); ok {
+		return u.TimeUnit()
+	}
+	return ""
+}
+
 // Format returns the file's format, as given to Open or detected.
 func (f *File) Format() Format { return f.format }
 
