@@ -10,28 +10,14 @@ import (
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/replay/replaytest"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )
 
-// userTrace is users x requests requests, each a Write then a Read of its
-// own 64 KiB object on Tier-1, all users' requests interleaved and every
-// user's issued gap apart; key u<user>r<request>.
+// userTrace is replaytest.UserRecords of 64 KiB objects on Tier-1, batch.
 func userTrace(users, requests int, gap time.Duration) []schema.Record {
-	var recs []schema.Record
-	id := uint64(0)
-	for k := range requests {
-		for u := 1; u <= users; u++ {
-			id++
-			at := time.Duration(k)*gap + time.Duration(u)*time.Microsecond
-			key := fmt.Sprintf("u%dr%d", u, k)
-			for _, op := range []schema.Op{schema.OpWrite, schema.OpRead} {
-				recs = append(recs, schema.Record{Time: at, Op: op, Size: 64 << 10, Tier: schema.TierCPU, Key: []byte(key),
-					Phase: schema.PhasePrefill, Request: id, QoS: schema.QoSBatch, User: uint64(u), Tokens: 10})
-			}
-		}
-	}
-	return recs
+	return replaytest.UserRecords(users, requests, gap, 64<<10, schema.TierCPU, schema.QoSBatch)
 }
 
 // callsOf groups a recorder's reads and writes by object key (the tier

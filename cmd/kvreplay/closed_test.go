@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay/replaytest"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -24,18 +24,10 @@ func usersFile(t *testing.T, users, requests int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := uint64(0)
-	for k := range requests {
-		for u := 1; u <= users; u++ {
-			id++
-			key := []byte(fmt.Sprintf("u%dr%d", u, k))
-			for _, op := range []schema.Op{schema.OpWrite, schema.OpRead} {
-				r := schema.Record{Time: time.Duration(k) * 100 * time.Millisecond, Op: op, Size: 1 << 20, Tier: schema.TierNVMe,
-					Key: key, Phase: schema.PhasePrefill, Request: id, QoS: schema.QoSBatch, User: uint64(u), Tokens: 50}
-				if err := w.Write(&r); err != nil {
-					t.Fatal(err)
-				}
-			}
+	recs := replaytest.UserRecords(users, requests, 100*time.Millisecond, 1<<20, schema.TierNVMe, schema.QoSBatch)
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {

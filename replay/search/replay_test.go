@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
 	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/replay/replaytest"
 	"github.com/kvbench/kvbench/replay/search"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -26,18 +27,10 @@ func usersTrace(t *testing.T, users, requests int) replay.Source {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := uint64(0)
-	for k := range requests {
-		for u := 1; u <= users; u++ {
-			id++
-			key := []byte(fmt.Sprintf("u%dr%d", u, k))
-			for _, op := range []schema.Op{schema.OpWrite, schema.OpRead} {
-				r := schema.Record{Time: time.Duration(k) * time.Millisecond, Op: op, Size: 64 << 10, Tier: schema.TierCPU, Key: key,
-					Phase: schema.PhasePrefill, Request: id, QoS: schema.QoSBatch, User: uint64(u), Tokens: 100}
-				if err := w.Write(&r); err != nil {
-					t.Fatal(err)
-				}
-			}
+	recs := replaytest.UserRecords(users, requests, time.Millisecond, 64<<10, schema.TierCPU, schema.QoSBatch)
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
