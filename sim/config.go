@@ -51,6 +51,9 @@ type Config struct {
 	// into KV I/O (mooncake, azure, burstgpt, sharegpt).
 	RequestTrace       string
 	RequestTraceFormat string // "" detects from content
+	// RequestTraceTimeUnit is the unit of a Mooncake-style trace's
+	// timestamps: s, ms, us or ns; "" finds it from the first timestamp.
+	RequestTraceTimeUnit string
 
 	PrefillOnly         bool
 	DecodeOnly          bool

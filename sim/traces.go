@@ -197,7 +197,7 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 				}
 				g.fileIdx, g.rowsCycle, g.cycleStart = 0, 0, start
 			}
-			f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations})
+			f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit})
 			if err != nil {
 				return 0, false, err
 			}

@@ -83,6 +83,12 @@ func (c *Config) Validate() error {
 	if c.EpochBase.Unix() < 0 {
 		p.addf("--epoch-base %d: must not be negative (Unix seconds)", c.EpochBase.Unix())
 	}
+	if c.RequestTraceTimeUnit != "" {
+		p.oneOf("--request-trace-time-unit", c.RequestTraceTimeUnit, "s", "ms", "us", "ns")
+		if c.RequestTrace == "" {
+			p.addf("--request-trace-time-unit %s: needs --request-trace", quoteValue(c.RequestTraceTimeUnit))
+		}
+	}
 	if c.RequestTraceFormat != "" {
 		p.oneOf("--request-trace-format", c.RequestTraceFormat, "mooncake", "azure", "burstgpt", "sharegpt")
 		if c.RequestTrace == "" {

@@ -191,6 +191,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.Int64Var(&epoch, "epoch-base", def.EpochBase.Unix(), "Unix seconds at virtual time 0, for mlperf timestamps and keys")
 	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users)")
 	fs.StringVar(&fv.RequestTraceFormat, "request-trace-format", "", "--request-trace's format: mooncake, azure, burstgpt or sharegpt (default: detected)")
+	fs.StringVar(&fv.RequestTraceTimeUnit, "request-trace-time-unit", "", "unit of a Mooncake-style --request-trace's timestamps: s, ms, us or ns (default: found from the first; noted in the sidecar)")
 
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
@@ -279,6 +280,7 @@ func applyChanged(fs *pflag.FlagSet, cfg, v *sim.Config) {
 		{"decode-only", func() { cfg.DecodeOnly = v.DecodeOnly }},
 		{"request-trace", func() { cfg.RequestTrace = v.RequestTrace }},
 		{"request-trace-format", func() { cfg.RequestTraceFormat = v.RequestTraceFormat }},
+		{"request-trace-time-unit", func() { cfg.RequestTraceTimeUnit = v.RequestTraceTimeUnit }},
 	} {
 		if fs.Changed(f.flag) {
 			f.apply()

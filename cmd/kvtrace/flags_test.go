@@ -186,7 +186,7 @@ func TestFlagDefaults(t *testing.T) {
 		"enable-latency-tracing": "false",
 		// kvtrace's.
 		"format": "kvbench", "zstd-level": "3", "key-style": "", "epoch-base": "1767225600",
-		"request-trace": "", "request-trace-format": "", "help": "false", "version": "false",
+		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "help": "false", "version": "false",
 	}
 	var stderr bytes.Buffer
 	_, err := parseSimFlags([]string{"--help"}, &stderr)
@@ -339,6 +339,8 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--epoch-base -1", "--epoch-base -1: must not be negative"},
 		{"--request-trace t.csv --request-trace-format splitwise", "--request-trace-format splitwise: must be one of mooncake, azure, burstgpt, sharegpt"},
 		{"--request-trace-format azure", "--request-trace-format azure: needs --request-trace"},
+		{"--request-trace t.jsonl --request-trace-time-unit min", "--request-trace-time-unit min: must be one of s, ms, us, ns"},
+		{"--request-trace-time-unit ns", "--request-trace-time-unit ns: needs --request-trace"},
 		{"--request-trace t.csv --use-burst-trace", "--request-trace t.csv: cannot be combined with --use-burst-trace"},
 		{"--request-trace t.csv --dataset-path sg.json", "--request-trace t.csv: cannot be combined with --dataset-path sg.json"},
 		{"--use-burst-trace --burst-trace-path=", "--use-burst-trace: needs --burst-trace-path"},

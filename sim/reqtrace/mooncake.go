@@ -33,6 +33,7 @@ type mooncake struct {
 	// unit is the timestamps' unit, found from the first (timeUnits).
 	unit     time.Duration
 	unitName string
+	forced   string // Options.TimeUnit
 }
 
 var _ Reader = (*mooncake)(nil)
@@ -205,6 +206,10 @@ func (m *mooncake) timestamp(raw json.RawMessage) (int64, error) {
 	f, ferr := strconv.ParseFloat(s, 64)
 	if ierr != nil && ferr != nil || math.IsInf(f, 0) {
 		return 0, bad("want a finite number")
+	}
+	if m.unit == 0 && m.forced != "" {
+		m.unit = map[string]time.Duration{"s": time.Second, "ms": time.Millisecond, "us": time.Microsecond, "ns": time.Nanosecond}[m.forced]
+		m.unitName = m.forced + " (--request-trace-time-unit)"
 	}
 	if m.unit == 0 {
 		for _, u := range timeUnits {

@@ -171,14 +171,16 @@ func TestMooncakeTimeUnits(t *testing.T) {
 	}
 	tests := []struct {
 		name, first, second, unit string
+		forced                    string
 	}{
-		{"ms from the start", "0", "1500", "ms from the start"},
-		{"ms decimals", "10.5", "1510.5", "ms from the start"},
-		{"Unix seconds", "1753694362", "1753694363.5", "s (Unix time)"},
-		{"Unix ms", "1753694362340", "1753694363840", "ms (Unix time)"},
-		{"Unix us as strings", `"1753694362340138"`, `"1753694363840138"`, "us (Unix time)"},
-		{"Unix ns as strings", `"1753694362340138614"`, `"1753694363840138614"`, "ns (Unix time)"},
-		{"Unix ns as numbers", "1753694362340138614", "1753694363840138614", "ns (Unix time)"},
+		{"ms from the start", "0", "1500", "ms from the start", ""},
+		{"ms decimals", "10.5", "1510.5", "ms from the start", ""},
+		{"Unix seconds", "1753694362", "1753694363.5", "s (Unix time)", ""},
+		{"Unix ms", "1753694362340", "1753694363840", "ms (Unix time)", ""},
+		{"Unix us as strings", `"1753694362340138"`, `"1753694363840138"`, "us (Unix time)", ""},
+		{"Unix ns as strings", `"1753694362340138614"`, `"1753694363840138614"`, "ns (Unix time)", ""},
+		{"Unix ns as numbers", "1753694362340138614", "1753694363840138614", "ns (Unix time)", ""},
+		{"relative seconds, given", "0.5", "2", "s (--request-trace-time-unit)", "s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,7 +188,7 @@ func TestMooncakeTimeUnits(t *testing.T) {
 			if err := os.WriteFile(path, []byte(line(tt.first)+line(tt.second)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			f, err := Open(path, FormatMooncake, Options{})
+			f, err := Open(path, FormatMooncake, Options{TimeUnit: tt.forced})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -146,10 +146,18 @@ type Options struct {
 	// --max-conversations does (its default is DefaultMaxConversations);
 	// 0 reads them all. The rest of the file is not read.
 	MaxConversations int
+	// TimeUnit is the unit of a Mooncake-style trace's timestamps: "s",
+	// "ms", "us" or "ns"; "" finds it from the first timestamp.
+	TimeUnit string
 }
 
 // Validate reports whether o is usable.
 func (o Options) Validate() error {
+	switch o.TimeUnit {
+	case "", "s", "ms", "us", "ns":
+	default:
+		return fmt.Errorf("reqtrace: time unit %q: want s, ms, us or ns", o.TimeUnit)
+	}
 	if o.MaxConversations < 0 {
 		return fmt.Errorf("reqtrace: max conversations %d: must be >= 0 (0 reads all)", o.MaxConversations)
 	}
@@ -203,7 +211,9 @@ func NewReader(r io.Reader, f Format, opt Options) (Reader, error) {
 	case FormatShareGPT:
 		return newShareGPT(b, br, opt.MaxConversations)
 	case FormatMooncake:
-		return newMooncake(b, br), nil
+		m := newMooncake(b, br)
+		m.forced = opt.TimeUnit
+		return m, nil
 	case FormatAzure:
 		return newAzure(b, br)
 	}
