@@ -68,9 +68,10 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		return cli.Input(err)
 	}
 	var counts countingSink
+	aw := newAsyncWriter(w)
 	sink := func(rec *schema.Record) error {
 		counts.add(rec)
-		return w.Write(rec)
+		return aw.Write(rec)
 	}
 	began := time.Now()
 	var progress sim.Progress
@@ -87,6 +88,9 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	res, err := sim.RunWithProgress(ctx, cfg, sink, progress)
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if ferr := aw.Flush(); err == nil && ferr != nil {
+		err = ferr
 	}
 	if err != nil {
 		w.Abort()
