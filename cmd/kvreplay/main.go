@@ -95,6 +95,8 @@ type options struct {
 	rank    rankInfo
 	startAt time.Time // --start-at; zero: start when ready
 
+	listDevices bool
+
 	search       string // --search: users or capacity
 	searchProbes int
 	searchRepeat int
@@ -161,11 +163,12 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
 	fs.IntVar(&o.trial, "trial", 0, "trial number in reports")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line or summary on a terminal")
+	fs.BoolVar(&o.listDevices, "list-devices", false, "print the GPUs and GPUDirect Storage this machine offers, and exit")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	if *version {
+	if *version || o.listDevices {
 		return o, version, nil
 	}
 	o.traces = rest
@@ -214,7 +217,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		case "ram", "nvme", "null":
 			o.cfg.TierMap[t] = kv.Value
 		case "gpu":
-			errs = append(errs, fmt.Errorf("--tier-map %s=gpu: no GPU backend in this build: map the tier to ram", kv.Key))
+			errs = append(errs, gpuTierError(kv.Key))
 		default:
 			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme or null", kv.Key, kv.Value))
 		}
@@ -255,6 +258,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *version {
 		_, err := fmt.Fprintln(stdout, "kvreplay", cli.Version())
 		return err
+	}
+	if o.listDevices {
+		return listDevices(stdout)
 	}
 	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
 	interactive := isTerminal(stderr) && !o.quiet

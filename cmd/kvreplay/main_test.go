@@ -19,7 +19,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, 2, "no trace given"},
 		{[]string{"--queue-depth", "0", "x.csv"}, 2, "--queue-depth 0: must be between 1 and 4096"},
 		{[]string{"--tier-map", "Tier-9=ram", "x.csv"}, 2, "Tier-9 is not a tier"},
-		{[]string{"--tier-map", "Tier-0=gpu", "x.csv"}, 2, "no GPU backend"},
+		{[]string{"--tier-map", "Tier-0=gpu", "x.csv"}, 2, "--tier-map Tier-0=ram"},
 		{[]string{"--size-scale", "1/0", "x.csv"}, 2, "--size-scale 1/0"},
 		{[]string{"--dir", "/etc/kv", "x.csv"}, 2, "/etc"},
 		{[]string{"does-not-exist.csv"}, 2, "no such file"},

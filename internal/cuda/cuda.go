@@ -1,0 +1,269 @@
+// Package cuda loads the CUDA runtime (libcudart) at run time, without
+// cgo, through github.com/ebitengine/purego, and binds the few calls
+// kvreplay's GPU tier needs: devices and their memory, device and pinned
+// host allocations, copies, streams and events. One static binary serves
+// machines with and without GPUs: where the library or a device is
+// missing, Load says why, and nothing falls back quietly.
+//
+// Errors carry CUDA's own strings (cudaGetErrorString) and codes.
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// ErrNoRuntime is wrapped by Load when no CUDA runtime library could be
+// loaded, and ErrNoDevice when it loaded and reports no device.
+var (
+	ErrNoRuntime = errors.New("no CUDA runtime (libcudart)")
+	ErrNoDevice  = errors.New("no CUDA device")
+)
+
+// Libraries are the names Load tries, in order: the unversioned name of a
+// CUDA toolkit, then the sonames of the runtimes in use (12, 11).
+var Libraries = []string{"libcudart.so", "libcudart.so.12", "libcudart.so.11.0"}
+
+// Memcpy kinds (cudaMemcpyKind).
+const (
+	HostToDevice = 1
+	DeviceToHost = 2
+)
+
+// Device attributes (cudaDeviceAttr) Device reads.
+const (
+	attrPCIBusID    = 33
+	attrPCIDeviceID = 34
+	attrPCIDomainID = 50
+)
+
+// Runtime is a loaded CUDA runtime. Its methods are safe for concurrent
+// use as CUDA's are; the current device is per OS thread, so callers that
+// use more than one device lock their goroutine to its thread.
+type Runtime struct {
+	// Path is the library that was loaded.
+	Path string
+
+	getErrorString      func(code int32) *byte
+	getDeviceCount      func(n *int32) int32
+	setDevice           func(dev int32) int32
+	getDeviceProperties func(prop unsafe.Pointer, dev int32) int32
+	deviceGetAttribute  func(value *int32, attr int32, dev int32) int32
+	memGetInfo          func(free, total *uint64) int32
+	driverGetVersion    func(v *int32) int32
+	runtimeGetVersion   func(v *int32) int32
+	malloc              func(p *uintptr, size uint64) int32
+	free                func(p uintptr) int32
+	hostAlloc           func(p *unsafe.Pointer, size uint64, flags uint32) int32
+	freeHost            func(p unsafe.Pointer) int32
+	memcpy              func(dst, src uintptr, count uint64, kind int32) int32
+}
+
+// Load opens the first of paths (Libraries when none) that loads and
+// binds every call; the error wraps ErrNoRuntime with each attempt's
+// reason when none does.
+func Load(paths ...string) (*Runtime, error) {
+	if len(paths) == 0 {
+		paths = Libraries
+	}
+	var why []string
+	for _, p := range paths {
+		r, err := load(p)
+		if err == nil {
+			return r, nil
+		}
+		why = append(why, err.Error())
+	}
+	return nil, fmt.Errorf("cuda: %w: %s", ErrNoRuntime, strings.Join(why, "; "))
+}
+
+func load(path string) (r *Runtime, err error) {
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			purego.Dlclose(lib)
+		}
+	}()
+	r = &Runtime{Path: path}
+	for _, s := range []struct {
+		fn   any
+		name string
+	}{
+		{&r.getErrorString, "cudaGetErrorString"},
+		{&r.getDeviceCount, "cudaGetDeviceCount"},
+		{&r.setDevice, "cudaSetDevice"},
+		{&r.getDeviceProperties, "cudaGetDeviceProperties"},
+		{&r.deviceGetAttribute, "cudaDeviceGetAttribute"},
+		{&r.memGetInfo, "cudaMemGetInfo"},
+		{&r.driverGetVersion, "cudaDriverGetVersion"},
+		{&r.runtimeGetVersion, "cudaRuntimeGetVersion"},
+		{&r.malloc, "cudaMalloc"},
+		{&r.free, "cudaFree"},
+		{&r.hostAlloc, "cudaHostAlloc"},
+		{&r.freeHost, "cudaFreeHost"},
+		{&r.memcpy, "cudaMemcpy"},
+	} {
+		sym, err := purego.Dlsym(lib, s.name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, s.name, err)
+		}
+		purego.RegisterFunc(s.fn, sym)
+	}
+	return r, nil
+}
+
+// Error is a CUDA call's failure.
+type Error struct {
+	Call string
+	Code int32
+	Text string // cudaGetErrorString's
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("cuda: %s: %s (%d)", e.Call, e.Text, e.Code) }
+
+// check turns a cudaError_t into an *Error, nil for cudaSuccess.
+func (r *Runtime) check(call string, code int32) error {
+	if code == 0 {
+		return nil
+	}
+	return &Error{Call: call, Code: code, Text: cString(r.getErrorString(code))}
+}
+
+// cString copies a NUL-terminated C string.
+func cString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	var b []byte
+	for q := unsafe.Pointer(p); *(*byte)(q) != 0 && len(b) < 4096; q = unsafe.Add(q, 1) {
+		b = append(b, *(*byte)(q))
+	}
+	return string(b)
+}
+
+// DeviceCount returns the number of devices the runtime sees.
+func (r *Runtime) DeviceCount() (int, error) {
+	var n int32
+	if err := r.check("cudaGetDeviceCount", r.getDeviceCount(&n)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// Device describes one GPU.
+type Device struct {
+	Index      int
+	Name       string
+	TotalBytes uint64
+	FreeBytes  uint64
+	PCIBusID   string // domain:bus:device, as nvidia-smi prints it
+}
+
+// propBytes is room for cudaDeviceProp, whose size grows with CUDA
+// releases (about 1 KiB in 12.x); its first field is char name[256].
+const propBytes = 8 << 10
+
+// Device returns what the runtime says of device i. It makes i the
+// calling thread's current device.
+func (r *Runtime) Device(i int) (Device, error) {
+	d := Device{Index: i}
+	if err := r.check("cudaSetDevice", r.setDevice(int32(i))); err != nil {
+		return d, err
+	}
+	prop := make([]byte, propBytes)
+	if err := r.check("cudaGetDeviceProperties", r.getDeviceProperties(unsafe.Pointer(&prop[0]), int32(i))); err != nil {
+		return d, err
+	}
+	d.Name = cString(&prop[0])
+	if err := r.check("cudaMemGetInfo", r.memGetInfo(&d.FreeBytes, &d.TotalBytes)); err != nil {
+		return d, err
+	}
+	var dom, bus, dev int32
+	if r.deviceGetAttribute(&dom, attrPCIDomainID, int32(i)) == 0 && r.deviceGetAttribute(&bus, attrPCIBusID, int32(i)) == 0 &&
+		r.deviceGetAttribute(&dev, attrPCIDeviceID, int32(i)) == 0 {
+		d.PCIBusID = fmt.Sprintf("%08x:%02x:%02x", dom, bus, dev)
+	}
+	return d, nil
+}
+
+// Versions returns the driver's and the runtime's CUDA versions as CUDA
+// encodes them (1000*major + 10*minor).
+func (r *Runtime) Versions() (driver, runtime int, err error) {
+	var d, rt int32
+	if err := r.check("cudaDriverGetVersion", r.driverGetVersion(&d)); err != nil {
+		return 0, 0, err
+	}
+	if err := r.check("cudaRuntimeGetVersion", r.runtimeGetVersion(&rt)); err != nil {
+		return 0, 0, err
+	}
+	return int(d), int(rt), nil
+}
+
+// VersionString renders a CUDA version number ("12.4").
+func VersionString(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
+
+// Malloc allocates n bytes of device memory on the current device.
+func (r *Runtime) Malloc(n uint64) (uintptr, error) {
+	var p uintptr
+	if err := r.check("cudaMalloc", r.malloc(&p, n)); err != nil {
+		return 0, err
+	}
+	return p, nil
+}
+
+// Free frees device memory from Malloc.
+func (r *Runtime) Free(p uintptr) error { return r.check("cudaFree", r.free(p)) }
+
+// HostAlloc allocates n bytes of pinned host memory, for copies at the
+// link's full speed; FreeHost frees it.
+func (r *Runtime) HostAlloc(n uint64) ([]byte, error) {
+	var p unsafe.Pointer
+	if err := r.check("cudaHostAlloc", r.hostAlloc(&p, n, 0)); err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), n), nil // memory CUDA owns, outside the Go heap
+}
+
+// FreeHost frees pinned host memory from HostAlloc.
+func (r *Runtime) FreeHost(b []byte) error {
+	return r.check("cudaFreeHost", r.freeHost(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+// CopyToDevice copies p to device address dst; CopyToHost copies from
+// device address src into p. Both wait for the copy.
+func (r *Runtime) CopyToDevice(dst uintptr, p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	return r.check("cudaMemcpy", r.memcpy(dst, uintptr(unsafe.Pointer(&p[0])), uint64(len(p)), HostToDevice))
+}
+
+// CopyToHost copies len(p) bytes from device address src into p.
+func (r *Runtime) CopyToHost(p []byte, src uintptr) error {
+	if len(p) == 0 {
+		return nil
+	}
+	return r.check("cudaMemcpy", r.memcpy(uintptr(unsafe.Pointer(&p[0])), src, uint64(len(p)), DeviceToHost))
+}
+
+// CuFile reports whether GPUDirect Storage's libcufile loads here, and
+// why not.
+func CuFile() (bool, string) {
+	var why []string
+	for _, p := range []string{"libcufile.so", "libcufile.so.0"} {
+		lib, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err == nil {
+			purego.Dlclose(lib)
+			return true, p
+		}
+		why = append(why, err.Error())
+	}
+	return false, strings.Join(why, "; ")
+}

@@ -1,0 +1,93 @@
+package cuda
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeRuntime builds testdata/fakecudart.c into a shared library with the
+// system's C compiler and returns its path; the test skips without one.
+func fakeRuntime(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build the fake CUDA runtime (the package itself needs none)")
+	}
+	lib := filepath.Join(t.TempDir(), "libcudart.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, filepath.Join("testdata", "fakecudart.c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	return lib
+}
+
+// TestLoadFake loads the fake runtime, binds every call and drives them:
+// devices, versions, device and pinned memory, copies both ways, and
+// CUDA's own error strings.
+func TestLoadFake(t *testing.T) {
+	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	t.Setenv("FAKE_CUDA_MEM", "1048576")
+	r, err := Load(fakeRuntime(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.DeviceCount(); err != nil || n != 2 {
+		t.Fatalf("DeviceCount = %d, %v", n, err)
+	}
+	d, err := r.Device(1)
+	if err != nil || d.Name != "Fake GPU" || d.TotalBytes != 1<<20 || d.PCIBusID != "00000000:18:00" {
+		t.Fatalf("Device(1) = %+v, %v", d, err)
+	}
+	if drv, rt, err := r.Versions(); err != nil || VersionString(drv) != "12.4" || VersionString(rt) != "12.2" {
+		t.Errorf("Versions = %d, %d, %v", drv, rt, err)
+	}
+	var ce *Error
+	if _, err := r.Device(5); !errors.As(err, &ce) || ce.Code != 101 || !strings.Contains(err.Error(), "invalid device ordinal") {
+		t.Errorf("Device(5): %v", err)
+	}
+	p, err := r.Malloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Malloc(2 << 20); !errors.As(err, &ce) || ce.Text != "out of memory" {
+		t.Errorf("Malloc past the device's memory: %v", err)
+	}
+	host, err := r.HostAlloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range host {
+		host[i] = byte(i * 7)
+	}
+	if err := r.CopyToDevice(p, host); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]byte, 4096)
+	if err := r.CopyToHost(back, p); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, host) {
+		t.Errorf("the bytes copied back differ")
+	}
+	if err := r.FreeHost(host); err != nil {
+		t.Error(err)
+	}
+	if err := r.Free(p); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestLoadMissing names every library it tried and wraps ErrNoRuntime.
+func TestLoadMissing(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "libcudart.so"), "libnothere.so.9")
+	if !errors.Is(err, ErrNoRuntime) || !strings.Contains(err.Error(), "libnothere.so.9") {
+		t.Errorf("Load of missing libraries: %v", err)
+	}
+	// A library without the calls is refused too, naming the call.
+	if _, err := Load("libc.so.6"); !errors.Is(err, ErrNoRuntime) || !strings.Contains(err.Error(), "cudaGetErrorString") {
+		t.Errorf("Load of libc: %v", err)
+	}
+}

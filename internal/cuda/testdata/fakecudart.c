@@ -1,0 +1,53 @@
+/* A fake CUDA runtime for kvbench's tests: the calls internal/cuda binds,
+ * over host memory. FAKE_CUDA_DEVICES sets the device count (default 1),
+ * FAKE_CUDA_MEM each device's bytes (default 1 GiB). Built by the tests
+ * with the system's C compiler; never shipped. */
+#include <stdlib.h>
+#include <string.h>
+
+static int devices(void) { const char *s = getenv("FAKE_CUDA_DEVICES"); return s ? atoi(s) : 1; }
+static unsigned long long mem(void) { const char *s = getenv("FAKE_CUDA_MEM"); return s ? strtoull(s, 0, 10) : (1ull << 30); }
+static int current;
+static unsigned long long used;
+
+const char *cudaGetErrorString(int e) {
+	switch (e) {
+	case 0: return "no error";
+	case 1: return "invalid argument";
+	case 2: return "out of memory";
+	case 100: return "no CUDA-capable device is detected";
+	case 101: return "invalid device ordinal";
+	}
+	return "unrecognized error code";
+}
+int cudaGetDeviceCount(int *n) { *n = devices(); return devices() > 0 ? 0 : 100; }
+int cudaSetDevice(int d) { if (d < 0 || d >= devices()) return 101; current = d; return 0; }
+int cudaGetDeviceProperties(void *prop, int d) {
+	if (d < 0 || d >= devices()) return 101;
+	memset(prop, 0, 1024);
+	strcpy((char *)prop, "Fake GPU");
+	return 0;
+}
+int cudaDeviceGetAttribute(int *v, int attr, int d) {
+	if (d < 0 || d >= devices()) return 101;
+	*v = attr == 33 ? 0x17 + d : 0;
+	return 0;
+}
+int cudaMemGetInfo(unsigned long long *free, unsigned long long *total) { *total = mem(); *free = mem() - used; return 0; }
+int cudaDriverGetVersion(int *v) { *v = 12040; return 0; }
+int cudaRuntimeGetVersion(int *v) { *v = 12020; return 0; }
+int cudaMalloc(void **p, unsigned long long n) {
+	if (used + n > mem()) return 2;
+	*p = malloc(n ? n : 1);
+	if (!*p) return 2;
+	used += n;
+	return 0;
+}
+int cudaFree(void *p) { free(p); return 0; }
+int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) { (void)flags; *p = malloc(n ? n : 1); return *p ? 0 : 2; }
+int cudaFreeHost(void *p) { free(p); return 0; }
+int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
+	if (kind != 1 && kind != 2) return 1;
+	memcpy(dst, src, n);
+	return 0;
+}
