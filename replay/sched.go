@@ -586,7 +586,7 @@ func (s *sched) abandon() {
 func unmapped(t schema.Tier, rows int64) error {
 	hint := ""
 	if t == schema.TierGPU {
-		hint = " (no GPU backend here: replay GPU rows in RAM)"
+		hint = " (or gpu on a machine with a GPU)"
 	}
 	return fmt.Errorf("replay: the trace has %d %s rows and %s is mapped to no backend: add --tier-map %s=ram%s: %w",
 		rows, t, t, t, hint, ErrUnmappedTier)

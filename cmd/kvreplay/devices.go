@@ -4,9 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/gpu"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // listDevices prints the GPUs the CUDA runtime reports and whether
@@ -40,21 +46,83 @@ func listDevices(w io.Writer) error {
 	} else {
 		fmt.Fprintf(w, "cuFile (GPUDirect Storage): none (%s)\n", what)
 	}
-	fmt.Fprintln(w, "kvreplay's GPU tier is not built yet: replay Tier-0 rows in RAM (--tier-map Tier-0=ram)")
+	fmt.Fprintln(w, "kvreplay's GPU tier (--tier-map Tier-0=gpu) copies through the CUDA runtime; it has been tested against a fake runtime only, not yet on a GPU")
 	return nil
 }
 
-// gpuTierError is why --tier-map T=gpu stops the run before any I/O:
-// what this machine has, and the way to replay the tier anyway.
-func gpuTierError(tier string) error {
-	found := "no GPU found"
-	if r, err := cuda.Load(); err != nil {
-		found = "no CUDA runtime here"
-		if !errors.Is(err, cuda.ErrNoRuntime) {
-			found = err.Error()
+// gpuAvailable checks, before any I/O, that --tier-map T=gpu can be
+// served: a CUDA runtime loads and reports a device. Without one the run
+// stops here, naming --tier-map T=ram; nothing falls back quietly.
+func gpuAvailable(tier string) error {
+	r, err := cuda.Load()
+	found := ""
+	switch {
+	case err != nil && errors.Is(err, cuda.ErrNoRuntime):
+		found = "no CUDA runtime here (libcudart)"
+	case err != nil:
+		found = err.Error()
+	default:
+		if n, err := r.DeviceCount(); err != nil || n == 0 {
+			found = "the CUDA runtime reports no GPU"
+			if err != nil {
+				found += " (" + err.Error() + ")"
+			}
 		}
-	} else if n, err := r.DeviceCount(); err == nil && n > 0 {
-		found = fmt.Sprintf("%d GPUs found, but kvreplay's GPU backend is not built yet (kvreplay --list-devices)", n)
 	}
-	return fmt.Errorf("--tier-map %s=gpu: %s: replay the tier in RAM with --tier-map %s=ram", tier, found, tier)
+	if found == "" {
+		return nil
+	}
+	return fmt.Errorf("--tier-map %s=gpu: %s: replay the tier in RAM with --tier-map %s=ram (kvreplay --list-devices shows what this machine offers)", tier, found, tier)
+}
+
+// makeGPU makes the gpu tier's backend: an arena of the trace's peak
+// live bytes on the tiers mapped to gpu, on the GPU of this rank (--gpus,
+// taken at the local rank).
+func makeGPU(o *options, plan *replay.Plan) (backend.Backend, schema.PathInfo, error) {
+	var pi schema.PathInfo
+	r, err := cuda.Load()
+	if err != nil {
+		return nil, pi, cli.Input(err)
+	}
+	n, err := r.DeviceCount()
+	if err != nil {
+		return nil, pi, cli.Input(err)
+	}
+	ids, err := parseGPUs(o.gpus, n)
+	if err != nil {
+		return nil, pi, cli.Input(err)
+	}
+	dev := ids[o.rank.local%len(ids)]
+	size := max(plan.Peak["gpu"], 1<<20)
+	b, info, err := gpu.New(r, dev, size)
+	if err != nil {
+		return nil, pi, cli.Input(err)
+	}
+	pi = schema.PathInfo{Backend: "gpu", Path: fmt.Sprintf("GPU %d, %s arena", dev, cli.FormatBytes(size)),
+		Device: fmt.Sprintf("%s (PCI %s, driver %s, runtime %s)", info.Device.Name, info.Device.PCIBusID, info.Driver, info.Runtime),
+		Model:  info.Device.Name}
+	return b, pi, nil
+}
+
+// parseGPUs parses --gpus against the n devices there are; "" is all.
+func parseGPUs(s string, n int) ([]int, error) {
+	if s == "" {
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = i
+		}
+		if n == 0 {
+			return nil, errors.New("--tier-map ...=gpu: the CUDA runtime reports no GPU")
+		}
+		return ids, nil
+	}
+	var ids []int
+	for _, f := range strings.Split(s, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= n {
+			return nil, fmt.Errorf("--gpus %s: %q is not one of the %d GPUs here (0 to %d)", s, f, n, n-1)
+		}
+		ids = append(ids, i)
+	}
+	return ids, nil
 }

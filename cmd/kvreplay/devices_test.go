@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cuda/cudatest"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // TestListDevicesAnywhere: --list-devices succeeds on a machine without
@@ -32,19 +34,51 @@ func TestListDevicesAnywhere(t *testing.T) {
 // and lists its devices.
 func TestListDevicesFakeRuntime(t *testing.T) {
 	_, kvreplay := buildTools(t)
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler to build the fake CUDA runtime")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", filepath.Join(dir, "libcudart.so"),
-		filepath.Join("..", "..", "internal", "cuda", "testdata", "fakecudart.c")).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
+	dir := filepath.Dir(cudatest.FakeRuntime(t))
 	cmd := exec.Command(kvreplay, "--list-devices")
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir, "FAKE_CUDA_DEVICES=2")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "GPU 1: Fake GPU, 1.00 GiB") || !strings.Contains(string(out), "runtime 12.2, driver 12.4") {
 		t.Errorf("kvreplay --list-devices with the fake runtime: %v\n%s", err, out)
+	}
+}
+
+// TestGPUTierFakeRuntime replays a three-tier kvtrace trace with Tier-0 on
+// the gpu tier of the static binary, over the fake CUDA runtime, with
+// --verify: it completes, every byte read back checks, and each tier
+// moves the bytes the same replay with Tier-0 in RAM moves.
+func TestGPUTierFakeRuntime(t *testing.T) {
+	kvtrace, kvreplay := buildTools(t)
+	lib := filepath.Dir(cudatest.FakeRuntime(t))
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "three.csv.zst")
+	if out, err := exec.Command(kvtrace, "--num-users", "8", "--duration", "20", "--generation-mode", "none",
+		"--gpu-mem-gb", "2", "--cpu-mem-gb", "2", "-o", tr).CombinedOutput(); err != nil {
+		t.Fatalf("kvtrace: %v\n%s", err, out)
+	}
+	replayWith := func(tier0, out string) *schema.Result {
+		cmd := exec.Command(kvreplay, "--tier-map", "Tier-0="+tier0+",Tier-1=ram,Tier-2=nvme", "--size-scale", "1/1024",
+			"--speed", "max", "--verify", "--dir", dir, "-q", "-o", filepath.Join(dir, out), tr)
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "FAKE_CUDA_MEM=4294967296")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kvreplay Tier-0=%s: %v\n%s", tier0, err, b)
+		}
+		return readResult(t, filepath.Join(dir, out))
+	}
+	g, r := replayWith("gpu", "gpu.json"), replayWith("ram", "ram.json")
+	if !g.Complete || g.Replay.VerifiedBytes == 0 || g.Errors.Count != 0 {
+		t.Fatalf("gpu run: complete %v, verified %d bytes, %d errors", g.Complete, g.Replay.VerifiedBytes, g.Errors.Count)
+	}
+	usedGPU := false
+	for _, c := range g.Cells {
+		usedGPU = usedGPU || c.Tier == "Tier-0" && c.Backend == "gpu"
+	}
+	if !usedGPU {
+		t.Errorf("no Tier-0 cell on the gpu backend: %+v", g.Cells)
+	}
+	for i := range r.Tiers {
+		if i >= len(g.Tiers) || g.Tiers[i].ReadBytes != r.Tiers[i].ReadBytes || g.Tiers[i].WriteBytes != r.Tiers[i].WriteBytes {
+			t.Fatalf("tiers with Tier-0 on gpu %+v, on ram %+v", g.Tiers, r.Tiers)
+		}
 	}
 }

@@ -96,6 +96,7 @@ type options struct {
 	startAt time.Time // --start-at; zero: start when ready
 
 	listDevices bool
+	gpus        string // --gpus
 
 	search       string // --search: users or capacity
 	searchProbes int
@@ -163,6 +164,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
 	fs.IntVar(&o.trial, "trial", 0, "trial number in reports")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line or summary on a terminal")
+	fs.StringVar(&o.gpus, "gpus", "", "GPUs the gpu tier may use, e.g. 0,1 (default: all); each rank takes the one at its local rank")
 	fs.BoolVar(&o.listDevices, "list-devices", false, "print the GPUs and GPUDirect Storage this machine offers, and exit")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
@@ -217,7 +219,11 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		case "ram", "nvme", "null":
 			o.cfg.TierMap[t] = kv.Value
 		case "gpu":
-			errs = append(errs, gpuTierError(kv.Key))
+			if err := gpuAvailable(kv.Key); err != nil {
+				errs = append(errs, err)
+			} else {
+				o.cfg.TierMap[t] = kv.Value
+			}
 		default:
 			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme or null", kv.Key, kv.Value))
 		}
@@ -284,7 +290,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for t := range schema.Tier(schema.NumTiers) {
 		if plan.Used[t] && o.cfg.TierMap[t] == "" {
-			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (there is no GPU backend here), or simulate with kvtrace --gpu-mem-gb 0",
+			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (or =gpu where there is a GPU: kvreplay --list-devices), or simulate with kvtrace --gpu-mem-gb 0",
 				plan.UsedRows[t], t, t, t))
 		}
 	}
@@ -429,6 +435,16 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]b
 		if b != "" && (!plan.Scanned || plan.Used[t]) {
 			need[b] = true
 		}
+	}
+	if need["gpu"] {
+		b, pi, err := makeGPU(o, plan)
+		if err != nil {
+			cleanup()
+			return nil, nil, nil, err
+		}
+		backends["gpu"] = b
+		closers = append(closers, b)
+		paths = append(paths, pi)
 	}
 	if need["null"] {
 		b := null.New()

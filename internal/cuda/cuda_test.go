@@ -3,26 +3,12 @@ package cuda
 import (
 	"bytes"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fakeRuntime builds testdata/fakecudart.c into a shared library with the
-// system's C compiler and returns its path; the test skips without one.
-func fakeRuntime(t *testing.T) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler to build the fake CUDA runtime (the package itself needs none)")
-	}
-	lib := filepath.Join(t.TempDir(), "libcudart.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, filepath.Join("testdata", "fakecudart.c")).CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
-	return lib
-}
+	"github.com/kvbench/kvbench/internal/cuda/cudatest"
+)
 
 // TestLoadFake loads the fake runtime, binds every call and drives them:
 // devices, versions, device and pinned memory, copies both ways, and
@@ -30,7 +16,7 @@ func fakeRuntime(t *testing.T) string {
 func TestLoadFake(t *testing.T) {
 	t.Setenv("FAKE_CUDA_DEVICES", "2")
 	t.Setenv("FAKE_CUDA_MEM", "1048576")
-	r, err := Load(fakeRuntime(t))
+	r, err := Load(cudatest.FakeRuntime(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,8 +240,11 @@ func importRules() []importRule {
 		// contract and nothing of the scheduler, the codec, the I/O engines
 		// or the data generator.
 		{exactly("replay/backend"), nonStandard},
+		// The GPU tier loads the CUDA runtime through purego
+		// (internal/cuda), the one other module a backend may reach.
 		{replayBackends, anyOf(exactly("replay"), exactly("replay/ioengine"), tree("trace"), exactly("internal/uring"),
-			exactly("internal/datagen"), thirdPartyExcept("golang.org/x/sys"))},
+			exactly("internal/datagen"), thirdPartyExcept("golang.org/x/sys", "github.com/ebitengine/purego"))},
+		{exactly("internal/cuda"), thirdPartyExcept("github.com/ebitengine/purego")},
 		// An I/O engine knows nothing of the scheduler or the trace.
 		{exactly("replay/ioengine"), anyOf(exactly("replay"), replayBackends, tree("trace"), exactly("internal/datagen"))},
 		// report never links replay backends.

@@ -41,10 +41,12 @@ const Align = 4096
 type Backend struct {
 	capacity int64
 
-	// life guards arena: every copy holds it for reading, Close for
-	// writing, so the arena is never unmapped under a copy.
-	life  sync.RWMutex
-	arena []byte // nil once closed
+	name string // Caps' name: "ram", or the arena's owner's ("gpu")
+
+	// life guards mem: every copy holds it for reading, Close for
+	// writing, so the memory is never released under a copy.
+	life sync.RWMutex
+	mem  Memory // nil once closed
 
 	// mu guards objs and alloc. The bytes are copied outside it.
 	mu     sync.RWMutex
@@ -118,17 +120,50 @@ func New(capacity int64, opts ...Option) (*Backend, error) {
 		// EINVAL where THP is not built in: a hint, nothing to report.
 		_ = unix.Madvise(arena, unix.MADV_HUGEPAGE)
 	}
+	return NewArena("ram", size, hostMemory(arena)), nil
+}
+
+// Memory is the memory behind an arena: Copy moves len(p) bytes between
+// p and the memory at off (into it when write is set); Release frees it,
+// after every copy. The RAM tier's is an anonymous mapping; another
+// tier's (device memory) brings its own.
+type Memory interface {
+	Copy(p []byte, off int64, write bool) error
+	Release() error
+}
+
+// NewArena returns a backend of the RAM tier's rules (objects placed in
+// pieces, never failing from fragmentation; Align 4096; fast metadata)
+// over size bytes of mem, a multiple of Align, named name in its Caps and
+// errors. The backend releases mem at Close.
+func NewArena(name string, size int64, mem Memory) *Backend {
 	return &Backend{
+		name:     name,
 		capacity: size,
-		arena:    arena,
+		mem:      mem,
 		objs:     map[string]*place{},
 		alloc:    extent.New(size, Align),
-	}, nil
+	}
 }
+
+// hostMemory is the RAM tier's Memory: an anonymous mapping.
+type hostMemory []byte
+
+func (h hostMemory) Copy(p []byte, off int64, write bool) error {
+	mem := h[off : off+int64(len(p))]
+	if write {
+		copy(mem, p)
+	} else {
+		copy(p, mem)
+	}
+	return nil
+}
+
+func (h hostMemory) Release() error { return unix.Munmap(h) }
 
 // Caps reports Name "ram", Align 4096 and the arena's size as Capacity.
 func (b *Backend) Caps() backend.Caps {
-	return backend.Caps{Name: "ram", Align: Align, Capacity: b.capacity, FastMeta: true}
+	return backend.Caps{Name: b.name, Align: Align, Capacity: b.capacity, FastMeta: true}
 }
 
 // Stats are a RAM backend's occupancy.
@@ -163,30 +198,30 @@ func (b *Backend) Stats() Stats {
 // create, the object must exist (ErrNotFound) and have size bytes.
 func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
 	if size < 0 {
-		return nil, fmt.Errorf("ram: open %q: negative size %d", key, size)
+		return nil, fmt.Errorf("%s: open %q: negative size %d", b.name, key, size)
 	}
 	if !create {
 		b.mu.RLock()
 		defer b.mu.RUnlock()
 		if b.objs == nil {
-			return nil, fmt.Errorf("ram: open %q: %w", key, backend.ErrClosed)
+			return nil, fmt.Errorf("%s: open %q: %w", b.name, key, backend.ErrClosed)
 		}
 		e := b.objs[key]
 		if e == nil {
-			return nil, fmt.Errorf("ram: open %q: %w", key, backend.ErrNotFound)
+			return nil, fmt.Errorf("%s: open %q: %w", b.name, key, backend.ErrNotFound)
 		}
 		if e.size != size {
-			return nil, fmt.Errorf("ram: open %q of %d bytes: the object has %d", key, size, e.size)
+			return nil, fmt.Errorf("%s: open %q of %d bytes: the object has %d", b.name, key, size, e.size)
 		}
 		return &object{b: b, key: key, e: e}, nil
 	}
 	if size%Align != 0 {
-		return nil, fmt.Errorf("ram: create %q: size %d is not a multiple of %d: %w", key, size, Align, backend.ErrMisaligned)
+		return nil, fmt.Errorf("%s: create %q: size %d is not a multiple of %d: %w", b.name, key, size, Align, backend.ErrMisaligned)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return nil, fmt.Errorf("ram: create %q: %w", key, backend.ErrClosed)
+		return nil, fmt.Errorf("%s: create %q: %w", b.name, key, backend.ErrClosed)
 	}
 	if old := b.objs[key]; old != nil {
 		delete(b.objs, key)
@@ -198,11 +233,11 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 	if size > 0 {
 		pieces, err := b.alloc.AllocPieces(size, nil)
 		if errors.Is(err, extent.ErrNoSpace) {
-			return nil, fmt.Errorf("ram: create %q of %d bytes: %d bytes free (arena %d bytes): %w",
+			return nil, fmt.Errorf("%s: create %q of %d bytes: %d bytes free (arena %d bytes): %w", b.name,
 				key, size, b.alloc.FreeBytes(), b.capacity, backend.ErrNoSpace)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("ram: create %q of %d bytes: %w", key, size, err)
+			return nil, fmt.Errorf("%s: create %q of %d bytes: %w", b.name, key, size, err)
 		}
 		e.pieces = pieces
 	}
@@ -215,7 +250,7 @@ func (b *Backend) releaseLocked(e *place) error {
 	e.gone.Store(true)
 	for _, p := range e.pieces {
 		if err := b.alloc.Free(p.Off, p.Len); err != nil {
-			return fmt.Errorf("ram: %w", err)
+			return fmt.Errorf("%s: %w", b.name, err)
 		}
 	}
 	return nil
@@ -228,8 +263,8 @@ func (b *Backend) Close() error {
 	defer b.life.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.arena == nil {
-		return fmt.Errorf("ram: close: %w", backend.ErrClosed)
+	if b.mem == nil {
+		return fmt.Errorf("%s: close: %w", b.name, backend.ErrClosed)
 	}
 	b.closed.Store(true)
 	for _, e := range b.objs {
@@ -237,10 +272,10 @@ func (b *Backend) Close() error {
 	}
 	b.objs = nil
 	b.alloc = &extent.Allocator{}
-	err := unix.Munmap(b.arena)
-	b.arena = nil
+	err := b.mem.Release()
+	b.mem = nil
 	if err != nil {
-		return fmt.Errorf("ram: munmap the arena: %w", err)
+		return fmt.Errorf("%s: release the arena: %w", b.name, err)
 	}
 	return nil
 }
@@ -261,14 +296,14 @@ var errStale = errors.New("removed or replaced since this Object was opened")
 // them lie inside the object.
 func (o *object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
-		return 0, fmt.Errorf("ram: %s %q: %w", op, o.key, backend.ErrClosed)
+		return 0, fmt.Errorf("%s: %s %q: %w", o.b.name, op, o.key, backend.ErrClosed)
 	}
 	const mask = Align - 1
 	if off&mask != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&mask != 0 {
-		return 0, fmt.Errorf("ram: %s %q: %d bytes at offset %d, buffer %p: %w", op, o.key, len(p), off, unsafe.SliceData(p), backend.ErrMisaligned)
+		return 0, fmt.Errorf("%s: %s %q: %d bytes at offset %d, buffer %p: %w", o.b.name, op, o.key, len(p), off, unsafe.SliceData(p), backend.ErrMisaligned)
 	}
 	if off < 0 {
-		return 0, fmt.Errorf("ram: %s %q: negative offset %d", op, o.key, off)
+		return 0, fmt.Errorf("%s: %s %q: negative offset %d", o.b.name, op, o.key, off)
 	}
 	if off >= o.e.size {
 		return 0, nil
@@ -282,11 +317,11 @@ func (o *object) copyAt(op string, p []byte, off int64, write bool) error {
 	b := o.b
 	b.life.RLock()
 	defer b.life.RUnlock()
-	if b.arena == nil {
-		return fmt.Errorf("ram: %s %q: %w", op, o.key, backend.ErrClosed)
+	if b.mem == nil {
+		return fmt.Errorf("%s: %s %q: %w", b.name, op, o.key, backend.ErrClosed)
 	}
 	if o.e.gone.Load() {
-		return fmt.Errorf("ram: %s %q: %w: %w", op, o.key, errStale, backend.ErrClosed)
+		return fmt.Errorf("%s: %s %q: %w: %w", o.b.name, op, o.key, errStale, backend.ErrClosed)
 	}
 	// Skip the pieces before off, then copy piece by piece.
 	for _, pc := range o.e.pieces {
@@ -297,12 +332,9 @@ func (o *object) copyAt(op string, p []byte, off int64, write bool) error {
 			off -= pc.Len
 			continue
 		}
-		mem := b.arena[pc.Off+off : pc.Off+pc.Len]
-		var n int
-		if write {
-			n = copy(mem, p)
-		} else {
-			n = copy(p, mem)
+		n := min(int64(len(p)), pc.Len-off)
+		if err := b.mem.Copy(p[:n], pc.Off+off, write); err != nil {
+			return fmt.Errorf("%s: %s %q: %w", b.name, op, o.key, err)
 		}
 		p, off = p[n:], 0
 	}
@@ -334,7 +366,7 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	if n < len(p) {
-		return 0, fmt.Errorf("ram: write %q: %d bytes at offset %d pass the end of the object (%d bytes)", o.key, len(p), off, o.e.size)
+		return 0, fmt.Errorf("%s: write %q: %d bytes at offset %d pass the end of the object (%d bytes)", o.b.name, o.key, len(p), off, o.e.size)
 	}
 	if n > 0 {
 		if err := o.copyAt("write", p, off, true); err != nil {
@@ -347,7 +379,7 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 // Close ends this use of the object.
 func (o *object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("ram: close %q: %w", o.key, backend.ErrClosed)
+		return fmt.Errorf("%s: close %q: %w", o.b.name, o.key, backend.ErrClosed)
 	}
 	return nil
 }
@@ -356,13 +388,13 @@ func (o *object) Close() error {
 // object since this Object was opened) and closes the Object.
 func (o *object) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("ram: remove %q: %w", o.key, backend.ErrClosed)
+		return fmt.Errorf("%s: remove %q: %w", o.b.name, o.key, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return fmt.Errorf("ram: remove %q: %w", o.key, backend.ErrClosed)
+		return fmt.Errorf("%s: remove %q: %w", o.b.name, o.key, backend.ErrClosed)
 	}
 	if b.objs[o.key] != o.e {
 		return nil // already removed or replaced through another Object

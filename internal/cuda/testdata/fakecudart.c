@@ -36,14 +36,24 @@ int cudaDeviceGetAttribute(int *v, int attr, int d) {
 int cudaMemGetInfo(unsigned long long *free, unsigned long long *total) { *total = mem(); *free = mem() - used; return 0; }
 int cudaDriverGetVersion(int *v) { *v = 12040; return 0; }
 int cudaRuntimeGetVersion(int *v) { *v = 12020; return 0; }
+/* Device allocations carry their size in a header, so cudaFree gives the
+ * bytes back to cudaMemGetInfo's free count. */
 int cudaMalloc(void **p, unsigned long long n) {
 	if (used + n > mem()) return 2;
-	*p = malloc(n ? n : 1);
-	if (!*p) return 2;
+	unsigned long long *h = malloc(n + 16);
+	if (!h) return 2;
+	h[0] = n;
 	used += n;
+	*p = (char *)h + 16;
 	return 0;
 }
-int cudaFree(void *p) { free(p); return 0; }
+int cudaFree(void *p) {
+	if (!p) return 0;
+	unsigned long long *h = (unsigned long long *)((char *)p - 16);
+	used -= h[0];
+	free(h);
+	return 0;
+}
 int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) { (void)flags; *p = malloc(n ? n : 1); return *p ? 0 : 2; }
 int cudaFreeHost(void *p) { free(p); return 0; }
 int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
