@@ -44,8 +44,10 @@ a terminal; on a terminal a summary is printed instead.
 
 Tiers: Tier-0 is GPU memory, Tier-1 CPU RAM, Tier-2 NVMe. --tier-map says
 which backend holds each: ram (one anonymous mmap arena), nvme (a directory,
-one file per object) or null (no data: tests the engine). There is no GPU
-backend yet: replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
+one file per object), gpu (device memory through the CUDA runtime, loaded at
+run time; kvreplay --list-devices shows the GPUs; not yet run on a real GPU,
+only on a fake runtime in the tests) or null (no data: tests the engine).
+Without a GPU, replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
 
 Examples:
   # simulate (no GPU tier) and replay in one pipeline, on a temp directory and RAM
@@ -133,7 +135,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.deviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
 	fs.BoolVar(&o.prewrite, "prewrite", true, "extent layout: write the file's new blocks once before the replay, so that first writes do not measure the file system allocating them (=false: the result says they were not)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
-	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme or null; a tier given overrides its default and keeps the others'")
+	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme, gpu or null; a tier given overrides its default and keeps the others'")
 	var ramBudget, blockSize, capacity cli.ByteSize
 	blockSize = cli.ByteSize(o.cfg.BlockSize)
 	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the peak; 1GiB or 1/8 of memory for an unsized pipe)")
@@ -225,7 +227,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 				o.cfg.TierMap[t] = kv.Value
 			}
 		default:
-			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme or null", kv.Key, kv.Value))
+			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme, gpu or null", kv.Key, kv.Value))
 		}
 	}
 	if len(o.traces) == 0 {
