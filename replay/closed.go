@@ -101,24 +101,15 @@ type closedLoop struct {
 	seq      uint64
 	buffered int
 
-	deadline     time.Time // zero: no window
-	windowClosed bool
+	windowClosed bool // --duration passed: no request is released
 
 	released, completed, tokens int64
 	ioTime                      time.Duration
-	skippedRows                 int64
 }
 
 func newClosedLoop(s *sched, rr *rowReader) *closedLoop {
 	return &closedLoop{s: s, rr: rr, users: map[userKey]*clUser{}, bySrc: make([]*clRequest, len(s.srcs)),
 		inflight: map[reqID]*clRequest{}}
-}
-
-// begin starts the window at the run's start.
-func (c *closedLoop) begin(start time.Time) {
-	if d := c.s.cfg.Duration; d > 0 {
-		c.deadline = start.Add(d)
-	}
 }
 
 // wantRows reports whether the loop takes another batch of rows now.
@@ -177,7 +168,6 @@ func (c *closedLoop) open(rec *schema.Record, src int32) *clRequest {
 		if u == nil {
 			if lim := c.s.cfg.Users; lim > 0 && len(c.order) >= lim {
 				r.skip = true
-				c.skippedRows++
 				return r
 			}
 			u = &clUser{key: k, qos: rec.QoS}
@@ -203,7 +193,6 @@ func (c *closedLoop) open(rec *schema.Record, src int32) *clRequest {
 // add appends rec to r.
 func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	if r.skip {
-		c.skippedRows++
 		return
 	}
 	cp := *rec
@@ -267,9 +256,6 @@ func (c *closedLoop) push(r *clRequest, at time.Time) {
 // room; it returns when the next row is due (zero: none waits).
 func (c *closedLoop) dispatch(now time.Time) time.Time {
 	s := c.s
-	if !c.deadline.IsZero() && !c.windowClosed && !now.Before(c.deadline) {
-		c.closeWindow()
-	}
 	for s.err == nil && len(c.due) > 0 && s.inWindow < s.window() {
 		it := c.due[0]
 		if it.at.After(now) {
@@ -292,8 +278,8 @@ func (c *closedLoop) dispatch(now time.Time) time.Time {
 	return time.Time{}
 }
 
-// closeWindow stops releasing requests: those released run to their end
-// with the rows read so far.
+// closeWindow stops releasing requests, at the end of --duration: those
+// released run to their end with the rows read so far.
 func (c *closedLoop) closeWindow() {
 	c.windowClosed = true
 	for i, r := range c.bySrc {

@@ -85,9 +85,6 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	stopProgress := s.progressLoop()
 	s.start = time.Now()
 	s.metrics.start = s.start
-	if s.cl != nil {
-		s.cl.begin(s.start)
-	}
 	s.loop(rr)
 	wall := time.Since(s.start)
 	stopReading()

@@ -456,9 +456,13 @@ func (s *sched) loop(rows *rowReader) {
 	ctxDone := s.ctx.Done()
 	for {
 		now := time.Now() // rows dispatched in one pass share their dispatch time
-		if !deadline.IsZero() && !now.Before(deadline) && rowsCh != nil {
+		if !deadline.IsZero() && !now.Before(deadline) {
 			// The window is over: release nothing more; what was released
 			// completes, and the requests it cut end with the rows they had.
+			deadline = time.Time{}
+			if cl != nil {
+				cl.closeWindow()
+			}
 			if cur != nil {
 				rows.recycle(cur)
 				cur = nil

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/schema"
@@ -104,19 +106,6 @@ func compareLine(d, base *schema.SearchResult, name, baseName string) string {
 		d.PeakBandwidthBps/1e6, base.PeakBandwidthBps/1e6)
 }
 
-func p95Cell(p schema.SearchProbe) string {
-	var parts []string
-	for _, q := range []string{"interactive", "responsive", "batch"} {
-		if v, ok := p.P95MSByQoS[q]; ok {
-			parts = append(parts, fmt.Sprintf("%s %.1f", q, v))
-		}
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
-}
-
 func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 	load := fmt.Sprintf("%d users", p.Users)
 	verdict := "PASS"
@@ -128,7 +117,7 @@ func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 		verdict = p.Health
 	}
 	return []string{load, fmt.Sprintf("%.1f", p.RequestsPerSecond), fmt.Sprintf("%.0f", p.TokensPerSecond),
-		fmt.Sprintf("%.1f", p.BandwidthBps/1e6), p95Cell(p), verdict}
+		fmt.Sprintf("%.1f", p.BandwidthBps/1e6), p.P95s(), verdict}
 }
 
 var probeHeader = []string{"probe", "requests/s", "tokens/s", "MB/s", "p95 ms by QoS", "verdict"}
@@ -239,14 +228,8 @@ func curveSVG(d *schema.SearchResult) string {
 		fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"steelblue\"/>\n", sx(p.x), sy(p.y, maxY))
 	}
 	if maxP > 0 {
-		sorted := append([]pt(nil), pts...)
-		for i := range sorted {
-			for j := i + 1; j < len(sorted); j++ {
-				if sorted[j].x < sorted[i].x {
-					sorted[i], sorted[j] = sorted[j], sorted[i]
-				}
-			}
-		}
+		sorted := slices.Clone(pts)
+		slices.SortStableFunc(sorted, func(a, b pt) int { return cmp.Compare(a.x, b.x) })
 		b.WriteString("<polyline fill=\"none\" stroke=\"darkred\" points=\"")
 		for _, p := range sorted {
 			fmt.Fprintf(&b, "%.1f,%.1f ", sx(p.x), sy(p.p95, maxP))

@@ -1,6 +1,10 @@
 package schema
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // The search document's identity.
 const (
@@ -71,4 +75,20 @@ type SearchResult struct {
 	Traces   []TraceInfo     `json:"traces"`
 	Config   json.RawMessage `json:"config,omitempty"`
 	Warnings []string        `json:"warnings,omitempty"`
+}
+
+// P95s renders the probe's p95 per QoS class, in class order
+// ("interactive 12.1, batch 30.2" in ms), "-" when no class completed a
+// request.
+func (p SearchProbe) P95s() string {
+	var parts []string
+	for q := QoSInteractive; q < NumQoS; q++ {
+		if v, ok := p.P95MSByQoS[q.String()]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.1f", q, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }

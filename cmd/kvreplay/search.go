@@ -93,14 +93,8 @@ func runSearch(ctx context.Context, o *options, plan *replay.Plan, srcs []replay
 		}
 		doc, err = search.Users(search.UsersOptions{Total: total, MaxProbes: o.searchProbes, Repeats: o.searchRepeat}, probe)
 	} else {
-		start := o.cfg.Speed
-		if start <= 0 {
-			start = 1
-		}
-		doc, err = search.Capacity(search.CapacityOptions{Start: start, MaxProbes: o.searchProbes}, probe)
-	}
-	if doc == nil {
-		return err
+		// From --speed (max, 0, starts at the trace's pace).
+		doc, err = search.Capacity(search.CapacityOptions{Start: o.cfg.Speed, MaxProbes: o.searchProbes}, probe)
 	}
 	doc.Format, doc.FormatVersion = schema.SearchFormat, schema.SearchFormatVersion
 	doc.Tool, doc.ToolVersion = "kvreplay", cli.Version()
@@ -145,25 +139,12 @@ func totalUsers(plan *replay.Plan, srcs []replay.Source) int {
 
 // probeLine is a probe's line on stderr.
 func probeLine(kind string, n int, speed float64, p search.Probe) string {
-	verdict := "PASS"
-	if kind == search.KindUsers && !p.Pass {
-		verdict = "FAIL (" + p.Reason + ")"
-	}
 	if kind == search.KindCapacity {
 		return fmt.Sprintf("kvreplay: probe --speed %g: %s/s, %.1f requests/s, %s", speed, cli.FormatBytes(int64(p.BandwidthBps)), p.RequestsPerSecond, p.Health)
 	}
-	return fmt.Sprintf("kvreplay: probe %d users: %.1f requests/s, %.0f tokens/s, p95 %v ms: %s", n, p.RequestsPerSecond, p.TokensPerSecond, p95s(p), verdict)
-}
-
-func p95s(p search.Probe) string {
-	s := ""
-	for _, q := range []string{"interactive", "responsive", "batch"} {
-		if v, ok := p.P95MSByQoS[q]; ok {
-			if s != "" {
-				s += " "
-			}
-			s += fmt.Sprintf("%s %.1f", q, v)
-		}
+	verdict := "PASS"
+	if !p.Pass {
+		verdict = "FAIL (" + p.Reason + ")"
 	}
-	return s
+	return fmt.Sprintf("kvreplay: probe %d users: %.1f requests/s, %.0f tokens/s, p95 %v ms: %s", n, p.RequestsPerSecond, p.TokensPerSecond, p.P95s(), verdict)
 }
