@@ -281,6 +281,7 @@ func (s *sched) metaPool(wg *sync.WaitGroup) {
 	for t := range s.metaq {
 		t.doMeta()
 		s.metaDone <- t
+		s.wake()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -41,6 +42,17 @@ type rowReader struct {
 	// Tokens columns; the reader sets them before it sends the trace's
 	// first row.
 	hasUser, hasTokens []bool
+	// notify, when set, is called after each batch sent and once out is
+	// closed; ended is set before out is closed.
+	notify func()
+	ended  atomic.Bool
+}
+
+// wake calls notify when it is set.
+func (rr *rowReader) wake() {
+	if rr.notify != nil {
+		rr.notify()
+	}
 }
 
 func newRowReader(srcs []Source) *rowReader {
@@ -82,7 +94,11 @@ func (h *sourceHeap) Pop() any {
 // run reads the traces in time order into batches until they end, an
 // error, or ctx is done; it closes out when it returns.
 func (rr *rowReader) run(ctx context.Context) {
-	defer close(rr.out)
+	defer func() {
+		rr.ended.Store(true)
+		close(rr.out)
+		rr.wake()
+	}()
 	var h sourceHeap
 	defer func() {
 		for _, s := range h {
@@ -94,6 +110,7 @@ func (rr *rowReader) run(ctx context.Context) {
 		b.seal()
 		select {
 		case rr.out <- b:
+			rr.wake()
 		case <-ctx.Done():
 			return false
 		}

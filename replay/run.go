@@ -33,7 +33,9 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
 		keys: map[string]*keyState{}, reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
-		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics()}
+		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
+		kick: make(chan struct{}, 1)}
+	s.hasWorkF = s.hasWork // one func value, not one per Wait
 	if err := s.setBackends(backends); err != nil {
 		return nil, err
 	}
@@ -77,6 +79,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 
 	rr := newRowReader(srcs)
 	rr.shard = newSharder(cfg, len(srcs))
+	rr.notify = s.wake
 	if cfg.ClosedLoop {
 		s.cl = newClosedLoop(s, rr)
 	}
@@ -177,7 +180,8 @@ func (s *sched) startEngines() error {
 	queue := 2 * s.cfg.QueueDepth
 	s.done = make(chan *ioengine.Op, len(names)*queue)
 	for _, name := range names {
-		e, err := ioengine.New(name, ioengine.Params{Depth: s.cfg.QueueDepth, Queue: queue, BlockSize: s.cfg.BlockSize, Data: s.data, Done: s.done})
+		e, err := ioengine.New(name, ioengine.Params{Depth: s.cfg.QueueDepth, Queue: queue, BlockSize: s.cfg.BlockSize,
+			Data: s.data, Done: s.done, Notify: s.wake})
 		if errors.Is(err, ioengine.ErrUnavailable) {
 			s.warnings = append(s.warnings, fmt.Sprintf("io_uring is not available here (%v): the psync engine ran instead", err))
 			continue
@@ -187,6 +191,18 @@ func (s *sched) startEngines() error {
 				e.e.Close()
 			}
 			return err
+		}
+		if p, ok := e.(ioengine.Poller); ok {
+			if s.poller != nil {
+				// The loop sleeps in one poller's Wait; a second would
+				// need its completions to wake the first.
+				e.Close()
+				for _, e := range s.engines {
+					e.e.Close()
+				}
+				return fmt.Errorf("replay: engines %s and %s both run on the loop: one can", s.poller.Name(), e.Name())
+			}
+			s.poller = p
 		}
 		s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
 	}

@@ -18,7 +18,12 @@ import (
 // one request in sequence), reserves their space (reserve.go), starts them
 // (exec.go), and takes back completed blocks from the I/O engines and
 // completed metadata calls from its pool. Nothing is locked; the only
-// goroutine handoffs are the batches of rows and the blocks.
+// goroutine handoffs are the batches of rows, metadata calls, and blocks
+// of engines with goroutines of their own. An engine that is a Poller
+// (uring) runs on the loop itself: while it has ops the loop sleeps in its
+// Wait, and everything else that can wake the loop (rows, metadata calls,
+// the other engines' blocks, timers, the context) wakes it through the
+// Poller's Wake after sending.
 
 // Hooks are optional callbacks of a run.
 type Hooks struct {
@@ -155,6 +160,18 @@ type sched struct {
 	metaDone chan *task
 	freeOps  []*ioengine.Op
 	freeTask []*task
+
+	// poller is the engine that runs on the loop, nil when none does.
+	poller ioengine.Poller
+	// kick wakes the loop for what sets a flag rather than sending:
+	// timerDue (the pacing timer fired), the window's end, the context.
+	kick     chan struct{}
+	timerDue atomic.Bool
+	// wantRows is the loop's row channel while it wants rows, and rows
+	// its reader, for ready.
+	wantRows <-chan *batch
+	reader   *rowReader
+	hasWorkF func() bool
 
 	cl      *closedLoop // nil in an open-loop replay
 	keys    map[string]*keyState
@@ -415,6 +432,29 @@ func (s *sched) complete(t *task, now time.Time) {
 	s.freeTask = append(s.freeTask, t)
 }
 
+// wake wakes the loop if it sleeps in the poller's Wait; whoever sends
+// the loop something calls it after sending.
+func (s *sched) wake() {
+	if s.poller != nil {
+		s.poller.Wake()
+	}
+}
+
+// kickLoop wakes the loop for a flag set outside it.
+func (s *sched) kickLoop() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	s.wake()
+}
+
+// hasWork reports, for the poller's Wait, that the loop has been handed
+// something: the loop then does not sleep.
+func (s *sched) hasWork() bool {
+	return len(s.done) > 0 || len(s.metaDone) > 0 || len(s.kick) > 0 || (s.wantRows != nil && (len(s.wantRows) > 0 || s.reader.ended.Load()))
+}
+
 // idle reports that nothing is dispatched and not complete.
 func (s *sched) idle() bool { return s.inWindow == 0 }
 
@@ -422,11 +462,12 @@ func (s *sched) idle() bool { return s.inWindow == 0 }
 // every task completed, or the run stops and what runs completed.
 func (s *sched) loop(rows *rowReader) {
 	var (
-		cur    *batch
-		next   int
-		timer  *time.Timer
-		timerC <-chan time.Time
-		rowsCh <-chan *batch
+		cur      *batch
+		next     int
+		timer    *time.Timer
+		timerSet bool // the timer is running: timerDue tells when it fired
+		rowsCh   <-chan *batch
+		ctxSeen  bool
 	)
 	if rows != nil {
 		rowsCh = rows.out
@@ -435,25 +476,29 @@ func (s *sched) loop(rows *rowReader) {
 	if rows == nil {
 		cl = nil // the cold objects, before the clock starts
 	}
-	var (
-		deadline time.Time
-		windowC  <-chan time.Time
-	)
+	var deadline time.Time
 	if rows != nil && s.cfg.Duration > 0 {
+		// The top of the loop closes the window; the timer wakes it.
 		deadline = s.start.Add(s.cfg.Duration)
-		wt := time.NewTimer(time.Until(deadline))
+		wt := time.AfterFunc(time.Until(deadline), s.kickLoop)
 		defer wt.Stop()
-		windowC = wt.C
+	}
+	// Timers and the context set flags and kick the loop, so that a loop
+	// asleep in the poller's Wait wakes for them too.
+	fire := func() {
+		s.timerDue.Store(true)
+		s.kickLoop()
 	}
 	setTimer := func(d time.Duration) {
 		if timer == nil {
-			timer = time.NewTimer(d)
+			timer = time.AfterFunc(d, fire)
 		} else {
-			timer.Reset(d)
+			timer.Reset(d) // a firing of the old deadline, too late to stop, only costs a pass
 		}
-		timerC = timer.C
+		timerSet = true
 	}
-	ctxDone := s.ctx.Done()
+	stopCtx := context.AfterFunc(s.ctx, s.kickLoop)
+	defer stopCtx()
 	for {
 		now := time.Now() // rows dispatched in one pass share their dispatch time
 		if !deadline.IsZero() && !now.Before(deadline) {
@@ -477,7 +522,7 @@ func (s *sched) loop(rows *rowReader) {
 		}
 		moreDue := false
 		if cl != nil {
-			if at := cl.dispatch(now); !at.IsZero() && timerC == nil {
+			if at := cl.dispatch(now); !at.IsZero() && !timerSet {
 				setTimer(at.Sub(now))
 			}
 			moreDue = len(cl.due) > 0 && !cl.due[0].at.After(now)
@@ -528,25 +573,35 @@ func (s *sched) loop(rows *rowReader) {
 		if cur == nil && rowsCh == nil && s.idle() && (cl == nil || cl.drained()) {
 			break
 		}
-		if s.err == nil && s.inWindow < s.window() && timerC == nil && (cur != nil || moreDue) {
+		if s.err == nil && s.inWindow < s.window() && !timerSet && (cur != nil || moreDue) {
 			continue // tasks completed on the loop itself: there is room for more rows
 		}
 		wantRows := rowsCh
 		if cur != nil || (cl != nil && !cl.wantRows()) {
 			wantRows = nil
 		}
+		if p := s.poller; p != nil && p.Busy() {
+			// Completions come from the poller only when the loop asks:
+			// sleep in it unless the loop was handed something, take what
+			// completed, and never block in the select below.
+			p.Poll()
+			if !s.hasWork() {
+				s.wantRows, s.reader = wantRows, rows
+				p.Wait(s.hasWorkF)
+				s.wantRows = nil
+			}
+			if s.drainDone() {
+				continue
+			}
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
 		select {
 		case op := <-s.done:
 			s.blockDone(op)
-			// Take every completion already there before dispatching more.
-			for drained := false; !drained; {
-				select {
-				case op := <-s.done:
-					s.blockDone(op)
-				default:
-					drained = true
-				}
-			}
+			s.drainDone() // every completion already there, before dispatching more
 		case t := <-s.metaDone:
 			s.metaBusy--
 			s.advance(t) // its metadata call is back from the pool
@@ -561,17 +616,33 @@ func (s *sched) loop(rows *rowReader) {
 				continue
 			}
 			cur, next = b, 0
-		case <-timerC:
-			timerC = nil
-		case <-windowC:
-			windowC = nil // the top of the loop closes the window
-		case <-ctxDone:
-			ctxDone = nil
-			s.fail(context.Cause(s.ctx))
+		case <-s.kick:
+			if s.timerDue.Swap(false) {
+				timerSet = false
+			}
+			if !ctxSeen && s.ctx.Err() != nil {
+				ctxSeen = true
+				s.fail(context.Cause(s.ctx))
+			}
 		}
 	}
 	if timer != nil {
 		timer.Stop()
+	}
+}
+
+// drainDone takes back every completed block there is, without waiting,
+// and reports whether there was one.
+func (s *sched) drainDone() bool {
+	any := false
+	for {
+		select {
+		case op := <-s.done:
+			s.blockDone(op)
+			any = true
+		default:
+			return any
+		}
 	}
 }
 

@@ -371,3 +371,94 @@ func TestBufferRegion(t *testing.T) {
 		})
 	}
 }
+
+// TestPoller drives uring as the scheduler does, on the test's goroutine
+// only: Submit beyond the depth (the rest wait in the engine), Poll and
+// Wait until every op is back; then Wake, from another goroutine, ends a
+// Wait on a read that cannot complete, and ready stops one before it
+// sleeps.
+func TestPoller(t *testing.T) {
+	const depth, n, bs = 4, 64, 4096
+	data := &hashData{}
+	done := make(chan *Op, n+1)
+	e, err := New("uring", Params{Depth: depth, Queue: n, BlockSize: bs, Data: data, Done: done})
+	if errors.Is(err, ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := e.(Poller)
+	if !ok {
+		t.Fatalf("uring is a %T, not a Poller", e)
+	}
+	fd, _ := openFile(t, filepath.Join(t.TempDir(), "f"), n*bs)
+	waitAll := func(ops []*Op) {
+		t.Helper()
+		for _, op := range ops {
+			p.Submit(op)
+		}
+		if !p.Busy() {
+			t.Fatal("not busy with ops submitted")
+		}
+		got := 0
+		for got < len(ops) {
+			p.Poll()
+			for len(done) > 0 {
+				if op := <-done; op.Err != nil {
+					t.Fatalf("%v", op.Err)
+				}
+				got++
+			}
+			if got < len(ops) {
+				if !p.Busy() {
+					t.Fatalf("%d of %d ops back and the engine is idle", got, len(ops))
+				}
+				p.Wait(nil)
+			}
+		}
+		if p.Busy() {
+			t.Fatal("busy with every op back")
+		}
+	}
+	waitAll(objectOps(fd, n, bs, bs, true, 5))
+	waitAll(objectOps(fd, n, bs, bs, false, 5))
+	if data.checks.Load() != n {
+		t.Errorf("%d reads checked, want %d", data.checks.Load(), n)
+	}
+
+	var pp [2]int
+	if err := unix.Pipe2(pp[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(pp[0]); unix.Close(pp[1]) })
+	p.Submit(&Op{Obj: &pipeObj{fd: pp[0]}, N: bs, Key: "piped", Version: 1})
+	p.Poll()
+	if p.Wait(func() bool { return true }); len(done) != 0 {
+		t.Fatal("an op completed with nothing written to the pipe")
+	}
+	woke := make(chan struct{})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		p.Wake()
+		close(woke)
+	}()
+	start := time.Now()
+	p.Wait(nil)
+	<-woke
+	if len(done) != 0 || !p.Busy() {
+		t.Fatalf("Wait returned %d ops, busy %t; want none, busy", len(done), p.Busy())
+	}
+	if d := time.Since(start); d < 40*time.Millisecond {
+		t.Fatalf("Wait returned after %v, before the Wake", d)
+	}
+	block := make([]byte, bs)
+	fillHash(block, "piped", 1, 0)
+	unix.Write(pp[1], block)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if op := <-done; op.Err != nil {
+		t.Fatal(op.Err)
+	}
+}

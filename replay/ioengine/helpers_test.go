@@ -181,6 +181,9 @@ func newQueuedEngine(tb testing.TB, name string, depth, queue int, bs int64) (En
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if p, ok := e.(Poller); ok {
+		e = drive(p, queue)
+	}
 	closed := false
 	tb.Cleanup(func() {
 		if !closed {
@@ -188,6 +191,70 @@ func newQueuedEngine(tb testing.TB, name string, depth, queue int, bs int64) (En
 		}
 	})
 	return &closeOnce{Engine: e, closed: &closed}, data, done
+}
+
+// driven runs a Poller on a goroutine of its own, as a scheduler would:
+// it takes submitted ops from a channel, polls, and sleeps in Wait while
+// ops are in the engine, woken by Submit and Close. The conformance tests,
+// written for engines that complete ops on their own goroutines, drive a
+// Poller through it; TestPoller drives one directly.
+type driven struct {
+	p       Poller
+	in      chan *Op
+	closing atomic.Bool
+	exited  chan error
+}
+
+func drive(p Poller, queue int) *driven {
+	d := &driven{p: p, in: make(chan *Op, queue), exited: make(chan error, 1)}
+	go d.run()
+	return d
+}
+
+func (d *driven) Name() string                   { return d.p.Name() }
+func (d *driven) Serves(obj backend.Object) bool { return d.p.Serves(obj) }
+func (d *driven) Submit(op *Op)                  { d.in <- op; d.p.Wake() }
+
+func (d *driven) Close() error {
+	d.closing.Store(true)
+	close(d.in)
+	d.p.Wake()
+	return <-d.exited
+}
+
+func (d *driven) run() {
+	ready := func() bool { return len(d.in) > 0 || d.closing.Load() }
+	for {
+		open := true
+	take:
+		for {
+			select {
+			case op, ok := <-d.in:
+				if !ok {
+					open = false
+					break take
+				}
+				d.p.Submit(op)
+			default:
+				break take
+			}
+		}
+		d.p.Poll()
+		switch {
+		case !open:
+			d.exited <- d.p.Close()
+			return
+		case d.p.Busy():
+			d.p.Wait(ready)
+		default:
+			op, ok := <-d.in
+			if !ok {
+				d.exited <- d.p.Close()
+				return
+			}
+			d.p.Submit(op)
+		}
+	}
 }
 
 // closeOnce records that the test closed the engine itself.

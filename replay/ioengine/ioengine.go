@@ -7,8 +7,8 @@
 // touches no scheduler code.
 //
 // Engines: "psync" (a pool of goroutines calling ReadAt/WriteAt, for any
-// Object) and "uring" (io_uring through raw system calls: batched
-// submission and completion, O_DIRECT, registered buffers; for
+// Object) and "uring" (a Poller: io_uring through raw system calls,
+// batched submission and completion, O_DIRECT, registered buffers; for
 // backend.FdObject objects only).
 package ioengine
 
@@ -52,6 +52,8 @@ type Data interface {
 }
 
 // Engine moves blocks. Submit and Close are called from one goroutine.
+// An engine that is not a Poller completes ops on goroutines of its own;
+// a Poller only in its Poll, Wait and Close.
 type Engine interface {
 	// Name is the engine's name in results ("psync", "uring").
 	Name() string
@@ -64,6 +66,29 @@ type Engine interface {
 	// Close waits for the ops in flight (they are still sent on Done) and
 	// releases the engine.
 	Close() error
+}
+
+// Poller is an engine that runs on its submitter's goroutine, as fio's
+// engines run on their job's thread: Submit prepares requests, Poll hands
+// them to the device and sends the ops completed so far on Done, and Wait
+// sleeps until one completes. No goroutine handoff per op: the submitter
+// takes its completions from Done without waiting for another goroutine.
+// Every method but Wake is called from the submitter's goroutine.
+type Poller interface {
+	Engine
+	// Poll submits what was prepared and sends the ops completed so far
+	// on Done, without blocking.
+	Poll()
+	// Busy reports whether ops are in the engine.
+	Busy() bool
+	// Wait blocks while the engine is busy until an op completes (it is
+	// then sent on Done) or Wake is called. Once a Wake would end it,
+	// Wait calls ready, when not nil, and returns at once if ready
+	// reports work the submitter has been handed meanwhile.
+	Wait(ready func() bool)
+	// Wake ends a Wait, from any goroutine: whoever hands the submitter
+	// work (sends on a channel it reads) calls it after doing so.
+	Wake()
 }
 
 // Params configure an engine.
@@ -88,6 +113,17 @@ type Params struct {
 	// Done receives every submitted op once it completed. Its buffer must
 	// hold Queue ops, so an engine never waits on the submitter.
 	Done chan<- *Op
+	// Notify, when set, is called after each op an engine's own
+	// goroutine sends on Done: a submitter that sleeps in a Poller's Wait
+	// passes the Poller's Wake.
+	Notify func()
+}
+
+// notify calls Notify when it is set.
+func (p Params) notify() {
+	if p.Notify != nil {
+		p.Notify()
+	}
 }
 
 // queue is Queue with its default.

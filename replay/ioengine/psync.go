@@ -49,5 +49,6 @@ func (e *psync) worker() {
 			op.Err = e.p.Data.Check(p, op)
 		}
 		e.p.Done <- op
+		e.p.notify()
 	}
 }

@@ -39,55 +39,63 @@ const submitBatch = 8
 const wakeToken = 1<<64 - 1
 
 // uringEngine issues the blocks of backend.FdObject objects through one
-// io_uring ring owned by one goroutine (run): O_DIRECT, Depth registered
-// buffers of BlockSize, requests submitted submitBatch at a time and the
-// rest by the io_uring_enter that waits for the next completions, all
-// completions ready consumed at once. Blocks up to
-// inlineMax are filled and checked on the ring's goroutine; bigger ones on
-// a pool of CPU goroutines beside it, so the ring never waits for the CPU.
+// io_uring ring driven by its submitter's goroutine (it is a Poller): no
+// goroutine of its own stands between the scheduler and the kernel, as in
+// fio, where a job's thread submits and reaps. O_DIRECT, Depth registered
+// buffers of BlockSize, requests handed to the kernel submitBatch at a
+// time and the rest by Poll or by the io_uring_enter that waits, all
+// completions ready consumed at once. Ops submitted while every buffer is
+// in flight wait in a backlog and start, in order, as buffers come back.
+// Blocks up to inlineMax are filled and checked on the submitter's
+// goroutine; bigger ones on a pool of CPU goroutines beside it, so the
+// ring never waits for the CPU.
 //
-// The ring sleeps in io_uring_enter while requests are in flight. Work
-// that arrives meanwhile (an op from Submit, a block a CPU goroutine
-// finished) would wait for the next completion, which with a device
-// that completes a whole queue at once is the next batch: the effective
-// queue depth would halve. So the ring keeps a read of an eventfd in
-// flight, and whoever hands it work while it sleeps writes the eventfd,
-// once per sleep (sleeping is the flag both sides test).
+// A version with a goroutine of its own per ring, fed and drained through
+// channels, spent most of its time handing ops between that goroutine and
+// the scheduler's: 4 KiB objects at depth 32 on 2 cores reached 0.55 to
+// 0.6 of fio's IOPS, with a futex wake and sleep per batch and the
+// runtime's scheduler on every profile (bench/vs-fio.sh, small case).
+//
+// The submitter sleeps in io_uring_enter (Wait) while requests are in
+// flight. Work that arrives for it meanwhile (a block a CPU goroutine
+// finished, or anything the submitter waits for besides this ring) would
+// wait for the next completion, so Wait keeps a read of an eventfd in
+// flight, and whoever hands the submitter work while it sleeps calls
+// Wake, which writes the eventfd once per sleep (sleeping is the flag
+// both sides test).
 type uringEngine struct {
 	p    Params
-	in   chan *Op
 	ring *uring.Ring
 	efd  int // the eventfd that wakes the ring
 
-	// sleeping is set by run before it waits in the kernel, and cleared
-	// by run when the wait returns or by the one who writes efd to wake
-	// it.
+	// sleeping is set by Wait before it enters the kernel, and cleared
+	// by Wait when the kernel returns or by the one who writes efd to
+	// wake it.
 	sleeping atomic.Bool
 
-	// Owned by run.
-	inOpen   bool
-	bufs     [][]byte
-	fixed    bool   // bufs are registered: fixed reads and writes
-	slots    []slot // one per buffer, by buffer index (the user data)
-	free     []int  // buffer indexes not in use
-	cpuOps   int    // slots with the CPU goroutines
-	armed    bool   // the eventfd read is in the ring
-	wakeBuf  [8]byte
-	region   []byte // the buffers' memory, mapped by bufferRegion
-	broken   error  // the ring failed: every op fails with this
-	finished int    // ops sent on Done
-	queued   int    // requests prepared since the last io_uring_enter
-	inline   bool   // data made and checked on run's goroutine
-	reap     func(uring.CQE)
+	// Owned by the submitter's goroutine.
+	bufs    [][]byte
+	fixed   bool   // bufs are registered: fixed reads and writes
+	slots   []slot // one per buffer, by buffer index (the user data)
+	free    []int  // buffer indexes not in use
+	backlog []*Op  // ops submitted while no buffer was free, in order
+	cpuOps  int    // slots with the CPU goroutines
+	armed   bool   // the eventfd read is in the ring
+	wakeBuf [8]byte
+	region  []byte // the buffers' memory, mapped by bufferRegion
+	broken  error  // the ring failed: every op fails with this
+	queued  int    // requests prepared since the last io_uring_enter
+	inline  bool   // data made and checked on the submitter's goroutine
+	closed  bool
+	reap    func(uring.CQE)
 
 	// The CPU goroutines' queues, each with room for every slot, so no
 	// send blocks; nil when inline.
 	cpu, back chan *slot
 	workers   sync.WaitGroup
-
-	exited chan struct{} // closed when run returns
-	err    error         // the ring's close error, set before exited
 }
+
+var _ Poller = (*uringEngine)(nil)
 
 // slot is one op in the engine with its buffer.
 type slot struct {
@@ -125,13 +133,10 @@ func newUringEngine(p Params, inline bool) (*uringEngine, error) {
 	}
 	e := &uringEngine{
 		p:      p,
-		in:     make(chan *Op, p.queue()),
 		ring:   ring,
 		efd:    efd,
-		inOpen: true,
 		slots:  make([]slot, p.Depth),
 		inline: inline,
-		exited: make(chan struct{}),
 	}
 	e.reap = e.complete // one func value, not one per Reap
 	if e.region, err = bufferRegion(p.Depth * int(p.BlockSize)); err != nil {
@@ -156,7 +161,6 @@ func newUringEngine(p Params, inline bool) (*uringEngine, error) {
 			go e.cpuWorker()
 		}
 	}
-	go e.run()
 	return e, nil
 }
 
@@ -168,25 +172,119 @@ func (e *uringEngine) Serves(obj backend.Object) bool {
 	return ok
 }
 
+// Submit prepares op's request, or queues op behind the Depth in flight.
 func (e *uringEngine) Submit(op *Op) {
-	e.in <- op
-	e.wake()
+	if len(e.backlog) == 0 && e.canTake() {
+		e.start(op)
+		return
+	}
+	e.backlog = append(e.backlog, op)
 }
 
-func (e *uringEngine) Close() error {
-	close(e.in)
-	<-e.exited
-	return e.err
+// Poll hands the prepared requests to the kernel and takes back, without
+// waiting, the blocks that completed and those the CPU goroutines
+// finished, starting backlogged ops in the buffers they free.
+func (e *uringEngine) Poll() {
+	for e.cpuOps > 0 {
+		select {
+		case s := <-e.back:
+			e.fromCPU(s)
+			continue
+		default:
+		}
+		break
+	}
+	e.ring.Reap(e.reap)
+	e.startBacklog()
+	if e.queued > 0 && e.broken == nil {
+		e.queued = 0
+		e.submitted(e.ring.Submit())
+	}
 }
 
-// wake wakes the ring if it sleeps in the kernel. Its caller has just
-// sent the ring work: either run sees that work after setting sleeping,
-// or wake sees sleeping set (both are sequentially consistent).
-func (e *uringEngine) wake() {
+// Busy reports whether ops are in the engine: Wait then returns once one
+// of them is done.
+func (e *uringEngine) Busy() bool {
+	return e.ring.InFlight() > e.wakeReads() || e.cpuOps > 0 || len(e.backlog) > 0
+}
+
+// Wait sleeps in the kernel until a request completes or Wake is called,
+// unless ready reports, once Wait is set to be woken, that the caller has
+// other work; then it consumes the completions ready, as Poll does.
+func (e *uringEngine) Wait(ready func() bool) {
+	if e.broken != nil || !e.Busy() {
+		return
+	}
+	if !e.armed {
+		e.arm()
+	}
+	e.sleeping.Store(true)
+	// What was handed over before the store, whose sender saw no sleeper.
+	if (ready != nil && ready()) || len(e.back) > 0 {
+		e.sleeping.Store(false)
+		e.Poll()
+		return
+	}
+	e.queued = 0
+	_, err := e.ring.SubmitAndWait(1)
+	// Awake from here on: a wake now would cost the waker a system call
+	// and the ring a spurious completion and another io_uring_enter.
+	e.sleeping.Store(false)
+	// EBUSY (completions backlogged) and EAGAIN (the kernel short of
+	// memory for requests) clear as completions are consumed: reap and
+	// enter again. EINTR is retried by the ring.
+	if err != nil && !errors.Is(err, uring.ErrBusy) && !errors.Is(err, uring.ErrAgain) {
+		e.fail(fmt.Errorf("ioengine: uring: %w", err))
+		return
+	}
+	e.Poll()
+}
+
+// Wake ends a Wait, from any goroutine. Its caller has just handed the
+// submitter work: either Wait sees that work after setting sleeping, or
+// Wake sees sleeping set (both are sequentially consistent).
+func (e *uringEngine) Wake() {
 	if e.sleeping.Load() && e.sleeping.CompareAndSwap(true, false) {
 		one := [8]byte{1}
 		unix.Write(e.efd, one[:]) // cannot fail short of a counter at 2^64-1
 	}
+}
+
+// Close completes the ops in the engine (they are still sent on Done)
+// and releases the ring, its buffers and its goroutines.
+func (e *uringEngine) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	for {
+		e.Poll()
+		if e.broken == nil && e.Busy() {
+			e.Wait(nil)
+			continue
+		}
+		if e.cpuOps == 0 {
+			break
+		}
+		e.fromCPU(<-e.back) // a broken ring: the CPU goroutines' last blocks
+	}
+	if e.cpu != nil {
+		close(e.cpu)
+		e.workers.Wait()
+	}
+	if e.armed {
+		// Complete the eventfd read, which no kernel before 5.19 cancels.
+		one := [8]byte{1}
+		unix.Write(e.efd, one[:])
+	}
+	var err error
+	if cerr := e.ring.Close(); cerr != nil {
+		err = fmt.Errorf("ioengine: uring: %w", cerr)
+	} else {
+		freeRegion(e.region) // the kernel holds no request, nor the registration
+	}
+	unix.Close(e.efd)
+	return err
 }
 
 // cpuWorker fills write buffers before submission and checks read buffers
@@ -200,77 +298,8 @@ func (e *uringEngine) cpuWorker() {
 			s.op.Err = e.p.Data.Check(s.buf, s.op)
 		}
 		e.back <- s
-		e.wake()
+		e.Wake()
 	}
-}
-
-// run is the ring's goroutine. It takes ops from in until in is closed
-// and every op is done. It sleeps in io_uring_enter while requests are
-// in flight, on the channels while none are.
-//
-// It is not locked to its thread (runtime.LockOSThread), although the
-// kernel runs a request's completion as task work of the thread that
-// submitted it: a locked goroutine cannot hand its processor to the
-// submitter it just woke by sending on Done, which then waits for
-// another thread (on a virtual machine, another vCPU) to wake and steal
-// it, 20 to 90 us per completion batch as measured here. Unlocked, enter
-// yields after a batch, the submitter runs at once on the same thread,
-// and its new ops are in the ring before the kernel is entered again:
-// 1.2 to 1.3x the IOPS of the locked ring at 4 KiB, queue depth 32. What
-// is left per batch is the first send on Done waking an idle thread for
-// the runtime (wakep, a futex wake: about 30 us here), which no code of
-// the engine avoids.
-func (e *uringEngine) run() {
-	defer close(e.exited)
-	for {
-		e.poll()
-		if e.broken == nil && e.ring.InFlight() > e.wakeReads() {
-			if !e.armed {
-				e.arm()
-			}
-			if e.canTake() || e.cpuOps > 0 {
-				// Wake-ups are wanted only for work the ring can take:
-				// with every buffer in the kernel, a completion wakes it.
-				e.sleeping.Store(true)
-				e.poll() // what came before the store, whose sender saw no sleeper
-			}
-			e.enter()
-			continue
-		}
-		// Nothing in the kernel: sleep until an op or a CPU result comes.
-		if !e.inOpen && e.cpuOps == 0 {
-			break
-		}
-		var in <-chan *Op
-		if e.inOpen && e.canTake() {
-			in = e.in
-		}
-		select {
-		case op, ok := <-in:
-			if !ok {
-				e.inOpen = false
-				continue
-			}
-			e.start(op)
-		case s := <-e.back: // nil, blocking forever, when inline
-			e.fromCPU(s)
-		}
-	}
-	if e.cpu != nil {
-		close(e.cpu)
-		e.workers.Wait()
-	}
-	if e.armed {
-		// Complete the eventfd read, which no kernel before 5.19 cancels.
-		one := [8]byte{1}
-		unix.Write(e.efd, one[:])
-	}
-	if err := e.ring.Close(); err != nil {
-		e.err = fmt.Errorf("ioengine: uring: %w", err)
-	} else {
-		freeRegion(e.region) // the kernel holds no request, nor the registration
-	}
-	unix.Close(e.efd)
 }
 
 // hugePage is the size of a transparent huge page on the machines kvbench
@@ -323,35 +352,22 @@ func freeRegion(region []byte) error {
 	return unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(region)), uintptr(size))
 }
 
-// poll takes what is ready, without waiting: new ops while buffers are
-// free, and the blocks the CPU goroutines finished.
-func (e *uringEngine) poll() {
-take:
-	for e.inOpen && e.canTake() {
-		select {
-		case op, ok := <-e.in:
-			if !ok {
-				e.inOpen = false
-				break take
-			}
-			e.start(op)
-		default:
-			break take
-		}
+// canTake reports whether an op can start now.
+func (e *uringEngine) canTake() bool { return len(e.free) > 0 || e.broken != nil }
+
+// startBacklog starts the backlogged ops the free buffers allow.
+func (e *uringEngine) startBacklog() {
+	n := 0
+	for n < len(e.backlog) && e.canTake() {
+		op := e.backlog[n]
+		e.backlog[n] = nil
+		n++
+		e.start(op)
 	}
-back:
-	for e.cpuOps > 0 {
-		select {
-		case s := <-e.back:
-			e.fromCPU(s)
-		default:
-			break back
-		}
+	if n > 0 {
+		e.backlog = e.backlog[:copy(e.backlog, e.backlog[n:])]
 	}
 }
-
-// canTake reports whether run can start another op now.
-func (e *uringEngine) canTake() bool { return len(e.free) > 0 || e.broken != nil }
 
 // wakeReads is the number of eventfd reads in the ring, 0 or 1.
 func (e *uringEngine) wakeReads() int {
@@ -361,34 +377,19 @@ func (e *uringEngine) wakeReads() int {
 	return 0
 }
 
-// arm prepares the eventfd read that wake completes. The ring has room
+// arm prepares the eventfd read that Wake completes. The ring has room
 // for it (Depth+1 entries); without it the ring still works, woken by
 // completions only.
 func (e *uringEngine) arm() {
 	e.armed = e.ring.PrepRead(e.efd, e.wakeBuf[:], 0, wakeToken) == nil
 }
 
-// enter submits what was prepared, waits for at least one completion and
-// consumes every completion ready.
-func (e *uringEngine) enter() {
-	e.queued = 0
-	_, err := e.ring.SubmitAndWait(1)
-	// Awake from here on: a wake now would cost the waker a system call
-	// and the ring a spurious completion and another io_uring_enter.
-	e.sleeping.Store(false)
-	// EBUSY (completions backlogged) and EAGAIN (the kernel short of
-	// memory for requests) clear as completions are consumed: reap and
-	// enter again. EINTR is retried by the ring.
+// submitted handles the result of handing requests to the kernel: EBUSY
+// and EAGAIN leave them prepared for the next enter; anything else breaks
+// the ring.
+func (e *uringEngine) submitted(_ int, err error) {
 	if err != nil && !errors.Is(err, uring.ErrBusy) && !errors.Is(err, uring.ErrAgain) {
 		e.fail(fmt.Errorf("ioengine: uring: %w", err))
-		return
-	}
-	finished := e.finished
-	e.ring.Reap(e.reap)
-	if e.finished != finished {
-		// Let the submitter, woken by the ops sent on Done, run on this
-		// thread now and submit their successors before the ring sleeps.
-		runtime.Gosched()
 	}
 }
 
@@ -475,10 +476,7 @@ func (e *uringEngine) flush() {
 		return
 	}
 	e.queued = 0
-	if _, err := e.ring.Submit(); err != nil && !errors.Is(err, uring.ErrBusy) && !errors.Is(err, uring.ErrAgain) {
-		e.fail(fmt.Errorf("ioengine: uring: %w", err))
-	}
-	// On EBUSY or EAGAIN the requests stay prepared: enter submits them.
+	e.submitted(e.ring.Submit())
 }
 
 // complete handles one completion: the block is done, failed, or moved in
@@ -519,7 +517,6 @@ func (e *uringEngine) finish(s *slot) {
 	op := s.op
 	s.op, s.buf = nil, nil
 	e.free = append(e.free, s.idx)
-	e.finished++
 	e.p.Done <- op
 }
 
