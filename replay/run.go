@@ -32,7 +32,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		}
 	}
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
-		keys: map[string]*keyState{}, reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
+		keys: make(map[string]*keyState, keysHint(plan)), reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
 		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
 		kick: make(chan struct{}, 1)}
 	s.hasWorkF = s.hasWork // one func value, not one per Wait
@@ -111,6 +111,16 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	res := s.result(wall)
 	return res, s.err
+}
+
+// keysHint sizes the key table from the prescan: growing a table of
+// hundreds of thousands of keys rehashes them on the loop while it
+// replays. Bounded: a trace of many short-lived keys holds few at once.
+func keysHint(plan *Plan) int {
+	if plan == nil {
+		return 0
+	}
+	return int(min(plan.Objects, 1<<20))
 }
 
 // setBackends numbers the run's backends and gives each its space: the
