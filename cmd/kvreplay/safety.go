@@ -167,7 +167,8 @@ func makeNVMe(o *options, plan *replay.Plan, stderr io.Writer) (b backend.Backen
 		if o.prewrite && size >= 1<<30 && !o.quiet {
 			fmt.Fprintf(stderr, "kvreplay: writing %s once before the replay (up to %s; --prewrite=false skips it)\n", path, cli.FormatBytes(size))
 		}
-		b, err = extent.New(path, extent.Options{Size: size, Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev, Prewrite: o.prewrite})
+		b, err = extent.New(path, extent.Options{Size: size, Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev, Prewrite: o.prewrite,
+			Objects: int(min(plan.Objects, 1<<20))})
 	} else {
 		b, err = nvme.New(rd.Path(), nvme.Options{Direct: !o.buffered, Keep: o.keep})
 	}

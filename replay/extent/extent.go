@@ -86,6 +86,10 @@ type Options struct {
 	// sparse file's allocation). Without it, Caps().Warnings says so. A
 	// device and a file's existing bytes are never prewritten.
 	Prewrite bool
+	// Objects, when not 0, is about how many objects will be live at
+	// once: the object table is made that large up front rather than
+	// grown (and rehashed) while the replay runs.
+	Objects int
 
 	// refuseDirect makes New act as if the file system refused O_DIRECT
 	// (tests of the fallback where every file system accepts it).
@@ -155,7 +159,7 @@ func New(path string, opt Options) (*Backend, error) {
 	if resolved != abs {
 		name = fmt.Sprintf("%s (%s)", abs, resolved)
 	}
-	b := &Backend{path: abs, file: name, keep: opt.Keep, align: DefaultAlign, objs: map[string]*place{}}
+	b := &Backend{path: abs, file: name, keep: opt.Keep, align: DefaultAlign, objs: make(map[string]*place, max(0, opt.Objects))}
 	fi, statErr := os.Stat(resolved)
 	exists := statErr == nil
 	if exists && fi.Mode().Type() == fs.ModeDevice {
