@@ -72,6 +72,14 @@ type cacheStats struct {
 	forcedWrites                 int64
 }
 
+// resetStats zeroes the reference's counters (its reset_stats, after
+// preconditioning and decode-only pre-population), keeping kvbench's own
+// count of objects deleted and writes forced, which the result's object
+// count needs.
+func (c *cache) resetStats() {
+	c.stats = cacheStats{deletes: c.stats.deletes, forcedWrites: c.stats.forcedWrites}
+}
+
 // cacheType labels an access for the hit statistics, as the reference does.
 type cacheType uint8
 

@@ -86,6 +86,11 @@ type Config struct {
 	RAG             RAGConfig
 	DecodeBatchSize int
 	MaxTurns        int
+	// ConversationStates bounds the conversations whose turns are
+	// remembered (the reference's conversation.max_conversations, 1000):
+	// starting one more forgets the least recently turned, whose requests
+	// still queued then reload no history.
+	ConversationStates int
 	// EndConversationProbability is the chance a conversation ends before
 	// a user's next request; the reference hard-codes 0.2.
 	EndConversationProbability float64
@@ -213,6 +218,7 @@ func DefaultConfig() Config {
 		},
 		DecodeBatchSize:            32,
 		MaxTurns:                   50,
+		ConversationStates:         1000,
 		EndConversationProbability: 0.2,
 		SystemPromptHitProbability: 0.2,
 	}

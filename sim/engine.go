@@ -51,10 +51,74 @@ type request struct {
 	submit   time.Duration
 }
 
-// conversation is a multi-turn conversation's state.
+// conversation is a multi-turn conversation's state: the reference's
+// ConversationManager entry, which registers a turn's key when the turn is
+// generated (its object is written only when a worker processes it).
 type conversation struct {
 	id   string
 	keys []string // the object key of each turn, turn 1 first
+	// forgotten is set when the bounded registry drops the state: its
+	// queued turns then reload no history, as in the reference.
+	forgotten bool
+	// prev and next link the registry, least recently turned first.
+	prev, next *conversation
+}
+
+// conversations is the registry of conversation states, bounded at
+// Config.ConversationStates: starting a conversation beyond the bound
+// forgets the least recently turned (started or given a turn), as the
+// reference's ConversationManager does. Virtual time only moves forward,
+// so the order of turns is the order of their times.
+type conversations struct {
+	head, tail *conversation // least and most recently turned
+	n, max     int
+	forgotten  int64
+}
+
+// start registers c, forgetting the least recently turned state first when
+// the registry is full.
+func (r *conversations) start(c *conversation) {
+	if r.max > 0 && r.n >= r.max && r.head != nil {
+		old := r.head
+		r.unlink(old)
+		old.forgotten = true
+		r.forgotten++
+	}
+	r.push(c)
+}
+
+// touch makes c the most recently turned.
+func (r *conversations) touch(c *conversation) {
+	if r.tail != c {
+		r.unlink(c)
+		r.push(c)
+	}
+}
+
+func (r *conversations) push(c *conversation) {
+	c.prev, c.next = r.tail, nil
+	if r.tail != nil {
+		r.tail.next = c
+	} else {
+		r.head = c
+	}
+	r.tail = c
+	r.n++
+}
+
+func (r *conversations) unlink(c *conversation) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		r.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		r.tail = c.prev
+	}
+	c.prev, c.next = nil, nil
+	r.n--
 }
 
 // user is a synthetic user (reference section 3.1).
@@ -153,6 +217,7 @@ type engine struct {
 	cur        *request
 
 	users     []*user
+	convs     conversations
 	rag       *ragManager
 	prepop    []string
 	gen       generator
@@ -297,10 +362,16 @@ func (e *engine) run() error {
 			return err
 		}
 	}
+	if cfg.Precondition || cfg.DecodeOnly {
+		// The reference's reset_stats: the counters start with the
+		// measured run; what the pre-run phases put in the tiers stays.
+		e.cache.resetStats()
+	}
 	if e.now > 0 {
 		e.now = (e.now/time.Millisecond + 1) * time.Millisecond
 	}
 	e.start = e.now
+	e.convs.max = cfg.ConversationStates
 	e.end = e.start + cfg.Duration
 	e.workers = min(cfg.NumUsers, 500)
 	e.idle = e.workers
@@ -462,9 +533,16 @@ func (e *engine) process(r *request) error {
 		}
 	}
 	if !cfg.DecodeOnly {
-		// 2. Multi-turn: reload every earlier turn's object.
-		if r.conv != nil && r.turn > 1 {
-			for _, key := range r.conv.keys[:min(r.turn-1, len(r.conv.keys))] {
+		// 2. Multi-turn: reload the conversation's context, every turn
+		// registered but this one (get_all_previous_turn_keys). Turns the
+		// user generated after this one are registered too, and their
+		// objects are not written until a worker processes them: with a
+		// backlog, those reads miss (no row; counted).
+		if r.conv != nil && r.turn > 1 && !r.conv.forgotten {
+			for _, key := range r.conv.keys {
+				if key == r.key {
+					continue
+				}
 				o, err := e.cache.access(key, schema.PhaseDecode, cacheMultiTurn)
 				if err != nil {
 					return err
@@ -651,9 +729,18 @@ func (e *engine) userWake(u *user) error {
 		if u.conv != nil && (e.rng.Float64() >= 1-cfg.EndConversationProbability || len(u.conv.keys) >= cfg.MaxTurns) {
 			u.conv = nil
 		}
+		if u.conv != nil && u.conv.forgotten {
+			// The registry forgot the user's conversation while it went
+			// on: the reference's next add_turn raises and the user's
+			// thread dies; here the user starts a new conversation.
+			u.conv = nil
+		}
 		if u.conv == nil {
 			u.conv = &conversation{id: e.conversationID(u)}
 			u.convSeq++
+			e.convs.start(u.conv)
+		} else {
+			e.convs.touch(u.conv)
 		}
 	}
 	ctx := e.randint(max(1, u.context/4), u.context)

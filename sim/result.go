@@ -179,8 +179,11 @@ type Extra struct {
 	RAGChunksRead     int64            `json:"rag_chunks_retrieved,omitempty"`
 	BlockHits         int64            `json:"block_hits,omitempty"`
 	BlockMisses       int64            `json:"block_misses,omitempty"`
-	NoEffect          []string         `json:"no_effect,omitempty"`
-	Notes             []string         `json:"notes,omitempty"`
+	// ConversationsForgotten counts conversation states the bounded
+	// registry (conversation.max_conversations) dropped.
+	ConversationsForgotten int64    `json:"conversations_forgotten,omitempty"`
+	NoEffect               []string `json:"no_effect,omitempty"`
+	Notes                  []string `json:"notes,omitempty"`
 }
 
 // percentile is numpy's default (linear) percentile of sorted values.
@@ -343,6 +346,7 @@ func (e *engine) result() *Result {
 	}
 	x.RAGRetrievals, x.RAGChunksRead = st.ragRetrievals, st.ragChunks
 	x.BlockHits, x.BlockMisses = st.blockHits, st.blockMisses
+	x.ConversationsForgotten = e.convs.forgotten
 	x.NoEffect = cfg.NoEffect
 	x.Notes = e.notes
 	return r

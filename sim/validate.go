@@ -172,6 +172,7 @@ func (c *Config) validateYAMLValues(p *validationProblems) {
 	// The reference divides by the batch size: 0 would crash it.
 	p.atLeast("decode.batch_size", c.DecodeBatchSize, 1)
 	p.atLeast("conversation.max_turns_per_conv", c.MaxTurns, 1)
+	p.atLeast("conversation.max_conversations", c.ConversationStates, 1)
 	p.floatRange("conversation.end_conversation_probability", c.EndConversationProbability, 0, 1)
 	p.floatRange("prefix_cache.system_prompt_hit_probability", c.SystemPromptHitProbability, 0, 1)
 }

@@ -134,12 +134,26 @@ func TestDecodeOnlyAndPrecondition(t *testing.T) {
 			t.Fatalf("decode-only wrote %s", r.Key)
 		}
 	}
+	// The statistics start with the measured run (the reference's
+	// reset_stats): the pre-population's writes are not counted.
+	if w := res.Summary.CacheStats.PrefillWrites; w != 0 {
+		t.Errorf("decode-only run counts %d prefill writes, want 0 (the pre-population's are not counted)", w)
+	}
 	cfg = DefaultConfig()
 	cfg.NumUsers, cfg.Duration, cfg.GPUMemGB, cfg.CPUMemGB = 5, 5*time.Second, 0, 4
 	cfg.Precondition, cfg.PreconditionSizeGB, cfg.StorageCapacityGB = true, 2, 1
 	c, res = collect(t, &cfg)
 	if !c.keys["precond_0"] || c.cells["Delete Evict"] == 0 {
 		t.Errorf("preconditioning 2 GiB into a 1 GiB NVMe tier: %v", c.cells)
+	}
+	measured := int64(0)
+	for _, r := range c.rows {
+		if r.Op == schema.OpWrite && r.Phase == schema.PhasePrefill && !strings.HasPrefix(string(r.Key), "precond_") {
+			measured++
+		}
+	}
+	if w := res.Summary.CacheStats.PrefillWrites; w != measured || w == 0 {
+		t.Errorf("preconditioned run counts %d prefill writes, want the %d of the measured run", w, measured)
 	}
 }
 

@@ -62,13 +62,13 @@ func (e *YAMLError) Unwrap() error { return e.Err }
 //     overrides the fields given;
 //   - user_templates, qos_profiles, qos_distribution, eviction, rag,
 //     decode.batch_size, conversation.max_turns_per_conv and
-//     prefix_cache.system_prompt_hit_probability override c's values field
-//     by field;
+//     max_conversations, and prefix_cache.system_prompt_hit_probability
+//     override c's values field by field;
 //   - every other key of the reference's schema is type-checked and not
 //     used: generation_timing, gpu_backend, autoscaler, sharegpt,
 //     saturation_detection, validation_limits,
 //     prefix_cache.min_prefix_length and max_prefix_entries,
-//     conversation.max_conversations and end_conversation_probability. Each
+//     conversation.end_conversation_probability. Each
 //     one present is recorded in c.NoEffect, as "config.yaml
 //     generation_timing: validated, not used (as in the reference)".
 //
@@ -312,8 +312,8 @@ func yamlSchema() []yamlKey {
 		}},
 		{name: "conversation", kind: yamlSection, keys: []yamlKey{
 			// The reference forgets the least recently used conversation
-			// state beyond this many; kvtrace keeps them all.
-			unused("max_conversations", yamlInt, "validated, not used (kvtrace does not bound conversation state)"),
+			// state beyond this many.
+			intKey("max_conversations", func(c *Config) *int { return &c.ConversationStates }),
 			intKey("max_turns_per_conv", func(c *Config) *int { return &c.MaxTurns }),
 			// The reference hard-codes a 20 % end probability.
 			unused("end_conversation_probability", yamlNumber, notUsedRef),

@@ -39,7 +39,6 @@ func TestLoadYAMLReferenceConfig(t *testing.T) {
 		"config.yaml gpu_backend: validated, not used (real-I/O only in the reference)",
 		"config.yaml prefix_cache.min_prefix_length: validated, not used (as in the reference)",
 		"config.yaml prefix_cache.max_prefix_entries: validated, not used (as in the reference)",
-		"config.yaml conversation.max_conversations: validated, not used (kvtrace does not bound conversation state)",
 		"config.yaml conversation.end_conversation_probability: validated, not used (as in the reference)",
 		"config.yaml autoscaler: validated, not used (real-I/O only in the reference)",
 		"config.yaml sharegpt: validated, not used (as in the reference)",

@@ -116,7 +116,6 @@ func TestParseSimFlagsReference(t *testing.T) {
 					y + "gpu_backend: validated, not used (real-I/O only in the reference)",
 					y + "prefix_cache.min_prefix_length: validated, not used (as in the reference)",
 					y + "prefix_cache.max_prefix_entries: validated, not used (as in the reference)",
-					y + "conversation.max_conversations: validated, not used (kvtrace does not bound conversation state)",
 					y + "conversation.end_conversation_probability: validated, not used (as in the reference)",
 					y + "autoscaler: validated, not used (real-I/O only in the reference)",
 					y + "sharegpt: validated, not used (as in the reference)",
