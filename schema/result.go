@@ -101,6 +101,34 @@ type PathInfo struct {
 	Device     string `json:"device"`
 	Model      string `json:"device_model,omitempty"`
 	Direct     bool   `json:"direct_io"`
+	// GPU is the GPU tier's device and copies; nil for other tiers.
+	GPU *GPUPath `json:"gpu,omitempty"`
+}
+
+// GPUPath is what the GPU tier measured: its device, its PCIe link, and
+// its copies in each direction as CUDA events on the device timed them.
+type GPUPath struct {
+	Name     string `json:"name"`
+	PCIBusID string `json:"pci_bus_id,omitempty"`
+	// PCIeLink is the link's current speed and width as sysfs reports
+	// them ("16.0 GT/s PCIe x16"); empty where it does not.
+	PCIeLink string `json:"pcie_link,omitempty"`
+	Driver   string `json:"driver_version,omitempty"`
+	Runtime  string `json:"runtime_version,omitempty"`
+	// Copies is how the bytes moved: "h2d and d2h through pinned staging
+	// buffers, one stream per copy slot".
+	Copies       string       `json:"copies"`
+	HostToDevice GPUDirection `json:"host_to_device"`
+	DeviceToHost GPUDirection `json:"device_to_host"`
+}
+
+// GPUDirection counts one direction's copies: bytes, the sum of their
+// device times, and the bandwidth over that time (GB/s, 10^9 bytes).
+type GPUDirection struct {
+	Copies  int64   `json:"copies"`
+	Bytes   int64   `json:"bytes"`
+	DeviceS float64 `json:"device_s"`
+	GBps    float64 `json:"device_gbps"`
 }
 
 // TraceInfo is the provenance of a replayed trace, and its identity:

@@ -94,14 +94,32 @@ func makeGPU(o *options, plan *replay.Plan) (backend.Backend, schema.PathInfo, e
 	}
 	dev := ids[o.rank.local%len(ids)]
 	size := max(plan.Peak["gpu"], 1<<20)
-	b, info, err := gpu.New(r, dev, size)
+	b, info, err := gpu.New(r, gpu.Options{Device: dev, Capacity: size, Slots: o.cfg.QueueDepth, StageBytes: o.cfg.BlockSize})
 	if err != nil {
 		return nil, pi, cli.Input(err)
 	}
+	d := info.Device
 	pi = schema.PathInfo{Backend: "gpu", Path: fmt.Sprintf("GPU %d, %s arena", dev, cli.FormatBytes(size)),
-		Device: fmt.Sprintf("%s (PCI %s, driver %s, runtime %s)", info.Device.Name, info.Device.PCIBusID, info.Driver, info.Runtime),
-		Model:  info.Device.Name}
+		Device: fmt.Sprintf("%s (PCI %s, driver %s, runtime %s)", d.Name, d.PCIBusID, info.Driver, info.Runtime),
+		Model:  d.Name,
+		GPU: &schema.GPUPath{Name: d.Name, PCIBusID: d.PCIBusID, PCIeLink: info.Link, Driver: info.Driver, Runtime: info.Runtime,
+			Copies: fmt.Sprintf("host-to-device and device-to-host through %d pinned staging buffers of %s, a stream each, timed by CUDA events",
+				o.cfg.QueueDepth, cli.FormatBytes(o.cfg.BlockSize))}}
+	o.afterRun = append(o.afterRun, func(res *schema.Result) {
+		c := b.Copies()
+		for i := range res.Host.TierPaths {
+			if g := res.Host.TierPaths[i].GPU; g != nil {
+				g.HostToDevice = gpuDirection(c.H2D)
+				g.DeviceToHost = gpuDirection(c.D2H)
+			}
+		}
+	})
 	return b, pi, nil
+}
+
+// gpuDirection is a direction's copies for the result.
+func gpuDirection(d gpu.Direction) schema.GPUDirection {
+	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, GBps: d.GBps()}
 }
 
 // parseGPUs parses --gpus against the n devices there are; "" is all.

@@ -76,6 +76,28 @@ func TestGPUTierFakeRuntime(t *testing.T) {
 	if !usedGPU {
 		t.Errorf("no Tier-0 cell on the gpu backend: %+v", g.Cells)
 	}
+	// The GPU path says what it measured: the copies of each direction
+	// as CUDA's events timed them, at least the bytes Tier-0 moved (a
+	// demotion's read is a device-to-host copy too).
+	var gp *schema.GPUPath
+	for _, p := range g.Host.TierPaths {
+		if p.GPU != nil {
+			gp = p.GPU
+		}
+	}
+	var t0 schema.TierTotals
+	for _, ts := range g.Tiers {
+		if ts.Tier == "Tier-0" {
+			t0 = ts
+		}
+	}
+	switch {
+	case gp == nil:
+		t.Errorf("no GPU path in the result: %+v", g.Host.TierPaths)
+	case gp.Name != "Fake GPU" || gp.HostToDevice.Bytes < t0.PhysicalWriteBytes || gp.DeviceToHost.Bytes < t0.PhysicalReadBytes ||
+		gp.HostToDevice.Copies == 0 || gp.HostToDevice.DeviceS <= 0 || gp.DeviceToHost.GBps <= 0:
+		t.Errorf("GPU path %+v; Tier-0 wrote %d and read %d bytes", gp, t0.PhysicalWriteBytes, t0.PhysicalReadBytes)
+	}
 	for i := range r.Tiers {
 		if i >= len(g.Tiers) || g.Tiers[i].ReadBytes != r.Tiers[i].ReadBytes || g.Tiers[i].WriteBytes != r.Tiers[i].WriteBytes {
 			t.Fatalf("tiers with Tier-0 on gpu %+v, on ram %+v", g.Tiers, r.Tiers)

@@ -89,10 +89,11 @@ type options struct {
 	quiet     bool
 	traces    []string
 
-	deviceOverwrite bool            // --device may be an existing file with data
-	prewrite        bool            // extent layout: write what is preallocated once before the replay
-	out             *cli.AtomicFile // -o's file, created before the replay
-	warnings        []string        // for the result: leftovers found in --dir
+	deviceOverwrite bool                   // --device may be an existing file with data
+	prewrite        bool                   // extent layout: write what is preallocated once before the replay
+	out             *cli.AtomicFile        // -o's file, created before the replay
+	warnings        []string               // for the result: leftovers found in --dir
+	afterRun        []func(*schema.Result) // what backends add to a result once their run is over
 
 	rank    rankInfo
 	startAt time.Time // --start-at; zero: start when ready
@@ -333,6 +334,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // replayOnce makes the backends, replays the traces with cfg, releases the
 // backends and returns the result document, filled in.
 func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, interactive bool, stderr io.Writer) (*schema.Result, error) {
+	o.afterRun = nil // this run's backends add theirs
 	backends, paths, cleanup, err := makeBackends(o, plan, stderr)
 	if err != nil {
 		return nil, err
@@ -367,6 +369,9 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	res.Host = host.Facts()
 	res.Replay.PeakRSSBytes = host.PeakRSS()
 	res.Host.TierPaths = paths
+	for _, f := range o.afterRun {
+		f(res)
+	}
 	res.Config = configJSON(o)
 	res.Warnings = append(res.Warnings, o.warnings...)
 	for i := range res.Traces {

@@ -61,6 +61,14 @@ type Runtime struct {
 	hostAlloc           func(p *unsafe.Pointer, size uint64, flags uint32) int32
 	freeHost            func(p unsafe.Pointer) int32
 	memcpy              func(dst, src uintptr, count uint64, kind int32) int32
+	memcpyAsync         func(dst, src uintptr, count uint64, kind int32, stream uintptr) int32
+	streamCreate        func(s *uintptr, flags uint32) int32
+	streamDestroy       func(s uintptr) int32
+	eventCreate         func(e *uintptr) int32
+	eventRecord         func(e, stream uintptr) int32
+	eventSynchronize    func(e uintptr) int32
+	eventElapsedTime    func(ms *float32, start, end uintptr) int32
+	eventDestroy        func(e uintptr) int32
 }
 
 // Load opens the first of paths (Libraries when none) that loads and
@@ -109,6 +117,14 @@ func load(path string) (r *Runtime, err error) {
 		{&r.hostAlloc, "cudaHostAlloc"},
 		{&r.freeHost, "cudaFreeHost"},
 		{&r.memcpy, "cudaMemcpy"},
+		{&r.memcpyAsync, "cudaMemcpyAsync"},
+		{&r.streamCreate, "cudaStreamCreateWithFlags"},
+		{&r.streamDestroy, "cudaStreamDestroy"},
+		{&r.eventCreate, "cudaEventCreate"},
+		{&r.eventRecord, "cudaEventRecord"},
+		{&r.eventSynchronize, "cudaEventSynchronize"},
+		{&r.eventElapsedTime, "cudaEventElapsedTime"},
+		{&r.eventDestroy, "cudaEventDestroy"},
 	} {
 		sym, err := purego.Dlsym(lib, s.name)
 		if err != nil {
@@ -251,6 +267,75 @@ func (r *Runtime) CopyToHost(p []byte, src uintptr) error {
 		return nil
 	}
 	return r.check("cudaMemcpy", r.memcpy(uintptr(unsafe.Pointer(&p[0])), src, uint64(len(p)), DeviceToHost))
+}
+
+// SetDevice makes device i the calling thread's current device.
+func (r *Runtime) SetDevice(i int) error { return r.check("cudaSetDevice", r.setDevice(int32(i))) }
+
+// Stream is a CUDA stream: copies on one stream run in order, copies on
+// different streams may overlap.
+type Stream uintptr
+
+// streamNonBlocking is cudaStreamNonBlocking: no implicit synchronisation
+// with the legacy default stream.
+const streamNonBlocking = 1
+
+// NewStream creates a non-blocking stream on the current device.
+func (r *Runtime) NewStream() (Stream, error) {
+	var s uintptr
+	if err := r.check("cudaStreamCreateWithFlags", r.streamCreate(&s, streamNonBlocking)); err != nil {
+		return 0, err
+	}
+	return Stream(s), nil
+}
+
+// DestroyStream destroys a stream from NewStream.
+func (r *Runtime) DestroyStream(s Stream) error {
+	return r.check("cudaStreamDestroy", r.streamDestroy(uintptr(s)))
+}
+
+// CopyAsync queues a copy of n bytes from src to dst (HostToDevice or
+// DeviceToHost) on stream s; it returns before the copy is done. Host
+// memory must be pinned (HostAlloc) for the copy to be asynchronous and
+// must stay untouched until an event recorded after it completes.
+func (r *Runtime) CopyAsync(dst, src uintptr, n uint64, kind int, s Stream) error {
+	return r.check("cudaMemcpyAsync", r.memcpyAsync(dst, src, n, int32(kind), uintptr(s)))
+}
+
+// Event is a CUDA event: a point in a stream whose completion can be
+// waited for and timed on the device.
+type Event uintptr
+
+// NewEvent creates an event with timing.
+func (r *Runtime) NewEvent() (Event, error) {
+	var e uintptr
+	if err := r.check("cudaEventCreate", r.eventCreate(&e)); err != nil {
+		return 0, err
+	}
+	return Event(e), nil
+}
+
+// Record records e at the current end of stream s.
+func (r *Runtime) Record(e Event, s Stream) error {
+	return r.check("cudaEventRecord", r.eventRecord(uintptr(e), uintptr(s)))
+}
+
+// Wait blocks until the work before e's record is done.
+func (r *Runtime) Wait(e Event) error { return r.check("cudaEventSynchronize", r.eventSynchronize(uintptr(e))) }
+
+// Elapsed returns the device time between two completed events (CUDA's
+// resolution is about half a microsecond).
+func (r *Runtime) Elapsed(start, end Event) (float64, error) {
+	var ms float32
+	if err := r.check("cudaEventElapsedTime", r.eventElapsedTime(&ms, uintptr(start), uintptr(end))); err != nil {
+		return 0, err
+	}
+	return float64(ms) / 1e3, nil
+}
+
+// DestroyEvent destroys an event from NewEvent.
+func (r *Runtime) DestroyEvent(e Event) error {
+	return r.check("cudaEventDestroy", r.eventDestroy(uintptr(e)))
 }
 
 // CuFile reports whether GPUDirect Storage's libcufile loads here, and

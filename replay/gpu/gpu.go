@@ -2,16 +2,32 @@
 // device memory allocated with cudaMalloc on one GPU, the RAM tier's
 // placement rules over it (replay/ram.NewArena: objects in pieces, never
 // failing from fragmentation), and host-device copies through the CUDA
-// runtime that internal/cuda loads at run time. A read copies the object's
-// bytes device-to-host, a write host-to-device; both wait for the copy, on
-// the I/O engine's goroutines.
+// runtime that internal/cuda loads at run time.
+//
+// A copy goes through a staging slot: a pinned host buffer (cudaHostAlloc,
+// so the copy runs at the link's speed, as from pageable memory it does
+// not), a stream of its own and two events around the copy on it. A write
+// fills the slot's buffer and copies it host-to-device; a read copies
+// device-to-host into it. Slots copy at once on their streams, one per
+// concurrent caller (the I/O engine's workers); the events time each copy
+// on the device, and Copies adds them up per direction, so a result can
+// give the link's bandwidth as the GPU measured it beside the replay's
+// wall-clock latencies.
 //
 // It is tested against a fake CUDA runtime (internal/cuda's testdata); it
 // has not yet run on a GPU.
 package gpu
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -23,46 +39,264 @@ type Info struct {
 	Device  cuda.Device
 	Driver  string
 	Runtime string
+	// Link is the device's PCIe link as sysfs reports it ("16.0 GT/s
+	// PCIe x16"), empty where it does not.
+	Link string
 }
 
-// New allocates capacity bytes (rounded up to ram.Align) of device
-// memory on GPU device of rt and returns the backend over it.
-func New(rt *cuda.Runtime, device int, capacity int64) (backend.Backend, Info, error) {
-	var info Info
-	if capacity <= 0 {
-		return nil, info, fmt.Errorf("gpu: capacity %d: must be positive", capacity)
+// Options configure a backend.
+type Options struct {
+	// Device is the GPU's index.
+	Device int
+	// Capacity is the arena's bytes, rounded up to ram.Align.
+	Capacity int64
+	// Slots is how many copies may run at once (the I/O engine's queue
+	// depth); StageBytes each one's pinned buffer (the largest copy the
+	// engine makes, its block size). A copy larger than StageBytes goes
+	// through in pieces.
+	Slots      int
+	StageBytes int64
+}
+
+// Copies is what the backend's copies measured, per direction.
+type Copies struct {
+	H2D, D2H Direction
+}
+
+// Direction counts the copies of one direction and their device time.
+type Direction struct {
+	Copies  int64
+	Bytes   int64
+	DeviceS float64 // the sum of the copies' times between their events
+}
+
+// GBps is the direction's bandwidth over its device time, in GB/s (10^9).
+func (d Direction) GBps() float64 {
+	if d.DeviceS <= 0 {
+		return 0
 	}
-	d, err := rt.Device(device)
+	return float64(d.Bytes) / d.DeviceS / 1e9
+}
+
+// Backend is the GPU tier: the arena and its copy statistics.
+type Backend struct {
+	*ram.Backend
+	mem *deviceMemory
+}
+
+// Copies returns what the copies so far measured.
+func (b *Backend) Copies() Copies { return b.mem.copies() }
+
+// New allocates the arena and the staging slots on GPU opt.Device of rt.
+func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
+	var info Info
+	if opt.Capacity <= 0 {
+		return nil, info, fmt.Errorf("gpu: capacity %d: must be positive", opt.Capacity)
+	}
+	if opt.Slots < 1 || opt.StageBytes < 1 {
+		return nil, info, fmt.Errorf("gpu: %d staging slots of %d bytes: want at least one of one byte", opt.Slots, opt.StageBytes)
+	}
+	// The current device is the calling thread's: New's calls stay on one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d, err := rt.Device(opt.Device)
 	if err != nil {
-		return nil, info, fmt.Errorf("gpu: device %d: %w", device, err)
+		return nil, info, fmt.Errorf("gpu: device %d: %w", opt.Device, err)
 	}
 	info.Device = d
+	info.Link = pcieLink(sysfsPCI, d.PCIBusID)
 	if drv, run, err := rt.Versions(); err == nil {
 		info.Driver, info.Runtime = cuda.VersionString(drv), cuda.VersionString(run)
 	}
-	size := (capacity + ram.Align - 1) / ram.Align * ram.Align
+	size := (opt.Capacity + ram.Align - 1) / ram.Align * ram.Align
 	if uint64(size) > d.FreeBytes {
 		return nil, info, fmt.Errorf("gpu: device %d (%s) has %d bytes free and the tier needs %d: use --size-scale, or a smaller trace",
-			device, d.Name, d.FreeBytes, size)
+			opt.Device, d.Name, d.FreeBytes, size)
 	}
 	base, err := rt.Malloc(uint64(size))
 	if err != nil {
-		return nil, info, fmt.Errorf("gpu: device %d: an arena of %d bytes: %w", device, size, err)
+		return nil, info, fmt.Errorf("gpu: device %d: an arena of %d bytes: %w", opt.Device, size, err)
 	}
-	return ram.NewArena("gpu", size, &deviceMemory{rt: rt, base: base}), info, nil
+	m := &deviceMemory{rt: rt, device: opt.Device, base: base, slots: make(chan *slot, opt.Slots)}
+	for range opt.Slots {
+		s, err := newSlot(rt, opt.StageBytes)
+		if err != nil {
+			m.Release()
+			return nil, info, fmt.Errorf("gpu: device %d: staging (%d slots of %d bytes): %w", opt.Device, opt.Slots, opt.StageBytes, err)
+		}
+		m.slots <- s
+		m.all = append(m.all, s)
+	}
+	return &Backend{Backend: ram.NewArena("gpu", size, m), mem: m}, info, nil
 }
 
-// deviceMemory is an arena of device memory.
+// slot is a staging buffer with its stream and events.
+type slot struct {
+	buf         []byte
+	stream      cuda.Stream
+	start, stop cuda.Event
+}
+
+func newSlot(rt *cuda.Runtime, n int64) (s *slot, err error) {
+	s = &slot{}
+	if s.buf, err = rt.HostAlloc(uint64(n)); err != nil {
+		return nil, err
+	}
+	if s.stream, err = rt.NewStream(); err == nil {
+		if s.start, err = rt.NewEvent(); err == nil {
+			s.stop, err = rt.NewEvent()
+		}
+	}
+	if err != nil {
+		s.free(rt)
+		return nil, err
+	}
+	return s, nil
+}
+
+// free releases what the slot holds.
+func (s *slot) free(rt *cuda.Runtime) error {
+	var errs []error
+	if s.stop != 0 {
+		errs = append(errs, rt.DestroyEvent(s.stop))
+	}
+	if s.start != 0 {
+		errs = append(errs, rt.DestroyEvent(s.start))
+	}
+	if s.stream != 0 {
+		errs = append(errs, rt.DestroyStream(s.stream))
+	}
+	if s.buf != nil {
+		errs = append(errs, rt.FreeHost(s.buf))
+	}
+	return errors.Join(errs...)
+}
+
+// deviceMemory is an arena of device memory, copied through staging
+// slots.
 type deviceMemory struct {
-	rt   *cuda.Runtime
-	base uintptr
+	rt     *cuda.Runtime
+	device int
+	base   uintptr
+	slots  chan *slot // free slots
+	all    []*slot
+
+	mu       sync.Mutex // guards h2d and d2h
+	h2d, d2h Direction
+	copied   atomic.Int64 // copies made, for tests
 }
 
+// Copy copies p to (write) or from the arena at off, through a slot.
 func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
-	if write {
-		return m.rt.CopyToDevice(m.base+uintptr(off), p)
+	s := <-m.slots
+	defer func() { m.slots <- s }()
+	// The stream and events belong to the device: make it this thread's
+	// current one for the calls that follow.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := m.rt.SetDevice(m.device); err != nil {
+		return err
 	}
-	return m.rt.CopyToHost(p, m.base+uintptr(off))
+	for done := 0; done < len(p); {
+		n := min(len(p)-done, len(s.buf))
+		dev := m.base + uintptr(off) + uintptr(done)
+		host := uintptr(unsafe.Pointer(unsafe.SliceData(s.buf)))
+		if write {
+			copy(s.buf, p[done:done+n])
+		}
+		t, err := m.copyOn(s, dev, host, n, write)
+		if err != nil {
+			return err
+		}
+		if !write {
+			copy(p[done:done+n], s.buf[:n])
+		}
+		m.count(write, n, t)
+		done += n
+	}
+	return nil
 }
 
-func (m *deviceMemory) Release() error { return m.rt.Free(m.base) }
+// copyOn copies n bytes between the device address and the slot's buffer
+// on the slot's stream, waits for it, and returns its device time.
+func (m *deviceMemory) copyOn(s *slot, dev, host uintptr, n int, write bool) (float64, error) {
+	dst, src, kind := host, dev, cuda.DeviceToHost
+	if write {
+		dst, src, kind = dev, host, cuda.HostToDevice
+	}
+	if err := m.rt.Record(s.start, s.stream); err != nil {
+		return 0, err
+	}
+	if err := m.rt.CopyAsync(dst, src, uint64(n), kind, s.stream); err != nil {
+		return 0, err
+	}
+	if err := m.rt.Record(s.stop, s.stream); err != nil {
+		return 0, err
+	}
+	if err := m.rt.Wait(s.stop); err != nil {
+		return 0, err
+	}
+	return m.rt.Elapsed(s.start, s.stop)
+}
+
+func (m *deviceMemory) count(write bool, n int, t float64) {
+	m.mu.Lock()
+	d := &m.d2h
+	if write {
+		d = &m.h2d
+	}
+	d.Copies++
+	d.Bytes += int64(n)
+	d.DeviceS += t
+	m.mu.Unlock()
+	m.copied.Add(1)
+}
+
+func (m *deviceMemory) copies() Copies {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Copies{H2D: m.h2d, D2H: m.d2h}
+}
+
+// Release frees the slots and the arena, after every copy.
+func (m *deviceMemory) Release() error {
+	var errs []error
+	for _, s := range m.all {
+		errs = append(errs, s.free(m.rt))
+	}
+	m.all = nil
+	errs = append(errs, m.rt.Free(m.base))
+	return errors.Join(errs...)
+}
+
+// sysfsPCI is where Linux lists PCI devices.
+var sysfsPCI = "/sys/bus/pci/devices"
+
+// pcieLink reads the current link speed and width of the PCI device
+// busID (CUDA's domain:bus:device, eight hex digits of domain) under
+// root: "16.0 GT/s PCIe x16", or "" where sysfs does not say.
+func pcieLink(root, busID string) string {
+	parts := strings.Split(busID, ":")
+	if len(parts) != 3 {
+		return ""
+	}
+	dom := parts[0]
+	if len(dom) > 4 {
+		dom = dom[len(dom)-4:]
+	}
+	dir := filepath.Join(root, dom+":"+parts[1]+":"+parts[2]+".0")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	speed, width := read("current_link_speed"), read("current_link_width")
+	if speed == "" || width == "" {
+		return ""
+	}
+	return speed + " x" + width
+}
+
+var _ backend.Backend = (*Backend)(nil)

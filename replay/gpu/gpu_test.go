@@ -1,26 +1,37 @@
-package gpu_test
+package gpu
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/internal/cuda/cudatest"
 	"github.com/kvbench/kvbench/replay/backend"
-	"github.com/kvbench/kvbench/replay/gpu"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
-// TestConformance runs the backend contract's suite on an arena of the
-// fake runtime's device memory: every byte written is copied to the
-// "device" and back.
-func TestConformance(t *testing.T) {
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
+// fakeRuntime loads the fake CUDA runtime with mem bytes per device.
+func fakeRuntime(t *testing.T, mem string) *cuda.Runtime {
+	t.Helper()
+	t.Setenv("FAKE_CUDA_MEM", mem)
 	rt, err := cuda.Load(cudatest.FakeRuntime(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rt
+}
+
+// TestConformance runs the backend contract's suite on an arena of the
+// fake runtime's device memory: every byte written is copied to the
+// "device" and back through the staging slots.
+func TestConformance(t *testing.T) {
+	rt := fakeRuntime(t, "268435456")
 	replaytest.Run(t, func(t *testing.T) backend.Backend {
-		b, info, err := gpu.New(rt, 0, 64<<20)
+		b, info, err := New(rt, Options{Capacity: 64 << 20, Slots: 4, StageBytes: 64 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,17 +43,125 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// TestTooBig refuses an arena the device cannot hold, naming the way out.
-func TestTooBig(t *testing.T) {
-	t.Setenv("FAKE_CUDA_MEM", "1048576")
-	rt, err := cuda.Load(cudatest.FakeRuntime(t))
+// TestCopiesStagedAndTimed writes and reads objects larger than a staging
+// buffer from several goroutines at once: the bytes come back, every
+// piece is a copy counted in its direction with its device time, and no
+// more copies run at once than there are slots.
+func TestCopiesStagedAndTimed(t *testing.T) {
+	rt := fakeRuntime(t, "268435456")
+	const slots, stage, objSize, workers = 2, 16 << 10, 64 << 10, 6
+	b, _, err := New(rt, Options{Capacity: 8 << 20, Slots: slots, StageBytes: stage})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := gpu.New(rt, 0, 2<<20); err == nil {
-		t.Fatal("an arena twice the device's memory: no error")
+	defer b.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := string(rune('a' + w))
+			o, err := b.Open(name, objSize, true)
+			if err != nil {
+				errs <- err
+				return
+			}
+			want := bytes.Repeat([]byte{byte(w + 1)}, objSize)
+			if _, err := o.WriteAt(want, 0); err != nil {
+				errs <- err
+				return
+			}
+			got := make([]byte, objSize)
+			if _, err := o.ReadAt(got, 0); err != nil {
+				errs <- err
+				return
+			}
+			if !bytes.Equal(got, want) {
+				errs <- errors.New(name + ": bytes differ")
+			}
+			errs <- o.Close()
+		}()
 	}
-	if _, _, err := gpu.New(rt, 3, 4096); err == nil {
-		t.Fatal("device 3 of 1: no error")
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := b.Copies()
+	pieces := int64(workers * objSize / stage)
+	for _, d := range []struct {
+		name string
+		d    Direction
+	}{{"host-to-device", c.H2D}, {"device-to-host", c.D2H}} {
+		if d.d.Copies != pieces || d.d.Bytes != workers*objSize || d.d.DeviceS <= 0 || d.d.GBps() <= 0 {
+			t.Errorf("%s: %+v (%.2f GB/s); want %d copies of %d bytes in all, timed", d.name, d.d, d.d.GBps(), pieces, workers*objSize)
+		}
+	}
+	if len(b.mem.slots) != slots {
+		t.Errorf("%d of %d slots back after the copies", len(b.mem.slots), slots)
+	}
+}
+
+// TestCopyFailure: a copy CUDA refuses fails the I/O with CUDA's words,
+// and the slot goes back for the next one.
+func TestCopyFailure(t *testing.T) {
+	rt := fakeRuntime(t, "268435456")
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_CUDA_FAIL_ASYNC", "1")
+	_, err = o.WriteAt(make([]byte, 4096), 0)
+	var ce *cuda.Error
+	if !errors.As(err, &ce) || ce.Call != "cudaMemcpyAsync" || ce.Text != "invalid argument" {
+		t.Fatalf("write with the copy refused: %v, want cudaMemcpyAsync's invalid argument", err)
+	}
+	os.Unsetenv("FAKE_CUDA_FAIL_ASYNC")
+	if _, err := o.WriteAt(make([]byte, 4096), 0); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
+
+// TestTooBig refuses an arena the device cannot hold, a device that is
+// not there, and staging of nothing.
+func TestTooBig(t *testing.T) {
+	rt := fakeRuntime(t, "1048576")
+	for _, opt := range []Options{
+		{Capacity: 2 << 20, Slots: 1, StageBytes: 4096},
+		{Device: 3, Capacity: 4096, Slots: 1, StageBytes: 4096},
+		{Capacity: 4096},
+	} {
+		if b, _, err := New(rt, opt); err == nil {
+			b.Close()
+			t.Errorf("%+v: no error", opt)
+		}
+	}
+}
+
+// TestPCIeLink reads the link from a sysfs tree laid out as Linux does.
+func TestPCIeLink(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "0000:17:00.0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "current_link_speed"), []byte("16.0 GT/s PCIe\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "current_link_width"), []byte("16\n"), 0o644)
+	for id, want := range map[string]string{
+		"00000000:17:00": "16.0 GT/s PCIe x16",
+		"00000000:18:00": "", // no such device
+		"garbage":        "",
+	} {
+		if got := pcieLink(root, id); got != want {
+			t.Errorf("pcieLink(%q) = %q, want %q", id, got, want)
+		}
 	}
 }

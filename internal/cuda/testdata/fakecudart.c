@@ -4,6 +4,7 @@
  * with the system's C compiler; never shipped. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int devices(void) { const char *s = getenv("FAKE_CUDA_DEVICES"); return s ? atoi(s) : 1; }
 static unsigned long long mem(void) { const char *s = getenv("FAKE_CUDA_MEM"); return s ? strtoull(s, 0, 10) : (1ull << 30); }
@@ -61,3 +62,25 @@ int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
 	memcpy(dst, src, n);
 	return 0;
 }
+/* Streams run nothing in the background: an async copy is done when the
+ * call returns, so events are complete when recorded. Events hold the
+ * monotonic time of their record. FAKE_CUDA_FAIL_ASYNC makes async copies
+ * fail with "invalid argument". */
+int cudaStreamCreateWithFlags(void **s, unsigned int flags) { (void)flags; *s = malloc(1); return *s ? 0 : 2; }
+int cudaStreamDestroy(void *s) { free(s); return 0; }
+int cudaMemcpyAsync(void *dst, const void *src, unsigned long long n, int kind, void *s) {
+	(void)s;
+	if (getenv("FAKE_CUDA_FAIL_ASYNC")) return 1;
+	return cudaMemcpy(dst, src, n, kind);
+}
+int cudaEventCreate(double **e) { *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }
+int cudaEventRecord(double *e, void *s) {
+	(void)s;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	*e = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+	return 0;
+}
+int cudaEventSynchronize(double *e) { (void)e; return 0; }
+int cudaEventElapsedTime(float *ms, double *a, double *b) { *ms = (float)(*b - *a); return 0; }
+int cudaEventDestroy(double *e) { free(e); return 0; }
