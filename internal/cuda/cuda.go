@@ -321,7 +321,9 @@ func (r *Runtime) Record(e Event, s Stream) error {
 }
 
 // Wait blocks until the work before e's record is done.
-func (r *Runtime) Wait(e Event) error { return r.check("cudaEventSynchronize", r.eventSynchronize(uintptr(e))) }
+func (r *Runtime) Wait(e Event) error {
+	return r.check("cudaEventSynchronize", r.eventSynchronize(uintptr(e)))
+}
 
 // Elapsed returns the device time between two completed events (CUDA's
 // resolution is about half a microsecond).
