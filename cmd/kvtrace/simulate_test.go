@@ -93,3 +93,14 @@ func BenchmarkKvtraceMLPerf8B(b *testing.B) {
 		simulateTo(b, dir, "run.csv.zst", mlperf8B...)
 	}
 }
+
+// TestIDSet counts distinct IDs, small and beyond the bitmap, each once.
+func TestIDSet(t *testing.T) {
+	var s idSet
+	for _, id := range []uint64{1, 2, 64, 1, 63, 64, 100000, maxBitmapID, maxBitmapID + 5, maxBitmapID, 1 << 62, 2} {
+		s.add(id)
+	}
+	if s.n != 8 {
+		t.Fatalf("%d distinct IDs counted, want 8", s.n)
+	}
+}
