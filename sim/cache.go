@@ -70,6 +70,7 @@ type cacheStats struct {
 	storageTokens                float64
 	deletes                      int64
 	forcedWrites                 int64
+	racedReservations            int64
 }
 
 // resetStats zeroes the reference's counters (its reset_stats, after
@@ -77,7 +78,7 @@ type cacheStats struct {
 // count of objects deleted and writes forced, which the result's object
 // count needs.
 func (c *cache) resetStats() {
-	c.stats = cacheStats{deletes: c.stats.deletes, forcedWrites: c.stats.forcedWrites}
+	c.stats = cacheStats{deletes: c.stats.deletes, forcedWrites: c.stats.forcedWrites, racedReservations: c.stats.racedReservations}
 }
 
 // cacheType labels an access for the hit statistics, as the reference does.
@@ -101,7 +102,11 @@ type cache struct {
 	bpt     int64 // bytes per token of the whole model
 	tp      int64
 	stats   cacheStats
-	emit    func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
+	// raceP and raceState model kv-cache.py's NVMe reservation leak
+	// (Config.NVMeAccounting).
+	raceP     float64
+	raceState uint64
+	emit      func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
 }
 
 func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier, schema.Phase) error) *cache {
@@ -119,6 +124,22 @@ func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier,
 		c.tiers[schema.TierNVMe].limit = cfg.StorageCapacityGB * GiB
 	}
 	return c
+}
+
+// raced reports whether a demotion into tier t races another worker's in
+// the reference's accounting (Config.NVMeAccounting): only into a bounded
+// NVMe tier, with probability raceP, from a generator of its own so that
+// the run's other draws are unchanged.
+func (c *cache) raced(t schema.Tier) bool {
+	if c.raceP <= 0 || t != schema.TierNVMe || math.IsInf(c.tiers[t].limit, 1) {
+		return false
+	}
+	c.raceState += 0x9e3779b97f4a7c15
+	z := c.raceState
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11)/(1<<53) < c.raceP
 }
 
 func (c *cache) tick() uint64 {
@@ -286,6 +307,16 @@ func (c *cache) ensureSpace(t schema.Tier, required int64, depth int) (bool, err
 		ok, err := c.ensureSpace(next, victim.size, depth+1)
 		if err != nil || !ok {
 			return false, err // "could not make space in <next> for demotion"
+		}
+		if c.raced(next) {
+			// kv-cache.py's race: another worker with the same stale
+			// snapshot reserves the victim's space too (evicting for it),
+			// and its demotion, finding the victim moved, never gives the
+			// reservation back.
+			if _, err := c.ensureSpace(next, victim.size, depth+1); err != nil {
+				return false, err
+			}
+			c.stats.racedReservations++
 		}
 		if err := c.demote(victim, next); err != nil {
 			return false, err

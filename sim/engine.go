@@ -353,6 +353,10 @@ func (e *engine) run() error {
 	// Pre-run phases take one microsecond of virtual time per object, so
 	// a replay can tell them from the measured window.
 	if cfg.Precondition {
+		e.cache.raceState = uint64(cfg.Seed)
+		if cfg.NVMeAccounting == AccountingReference && cfg.PreconditionThreads != 1 {
+			e.cache.raceP = racePrecondition
+		}
 		if err := e.precondition(); err != nil {
 			return err
 		}
@@ -374,6 +378,10 @@ func (e *engine) run() error {
 	e.convs.max = cfg.ConversationStates
 	e.end = e.start + cfg.Duration
 	e.workers = min(cfg.NumUsers, 500)
+	e.cache.raceP = 0
+	if cfg.NVMeAccounting == AccountingReference && e.workers > 1 {
+		e.cache.raceP = raceRun
+	}
 	e.idle = e.workers
 
 	gen, err := e.newGenerator()

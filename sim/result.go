@@ -181,9 +181,12 @@ type Extra struct {
 	BlockMisses       int64            `json:"block_misses,omitempty"`
 	// ConversationsForgotten counts conversation states the bounded
 	// registry (conversation.max_conversations) dropped.
-	ConversationsForgotten int64    `json:"conversations_forgotten,omitempty"`
-	NoEffect               []string `json:"no_effect,omitempty"`
-	Notes                  []string `json:"notes,omitempty"`
+	ConversationsForgotten int64 `json:"conversations_forgotten,omitempty"`
+	// RacedReservations counts the demotions whose NVMe reservation the
+	// reference's race doubled (Config.NVMeAccounting).
+	RacedReservations int64    `json:"raced_nvme_reservations,omitempty"`
+	NoEffect          []string `json:"no_effect,omitempty"`
+	Notes             []string `json:"notes,omitempty"`
 }
 
 // percentile is numpy's default (linear) percentile of sorted values.
@@ -347,6 +350,7 @@ func (e *engine) result() *Result {
 	x.RAGRetrievals, x.RAGChunksRead = st.ragRetrievals, st.ragChunks
 	x.BlockHits, x.BlockMisses = st.blockHits, st.blockMisses
 	x.ConversationsForgotten = e.convs.forgotten
+	x.RacedReservations = cs.racedReservations
 	x.NoEffect = cfg.NoEffect
 	x.Notes = e.notes
 	return r

@@ -63,6 +63,7 @@ func (c *Config) Validate() error {
 	p.nonNegative("--storage-capacity-gb", c.StorageCapacityGB)
 	p.nonNegative("--precondition-size-gb", c.PreconditionSizeGB)
 	p.atLeast("--precondition-threads", c.PreconditionThreads, 0)
+	p.oneOf("--nvme-accounting", c.NVMeAccounting, AccountingReference, AccountingExact)
 	p.nonNegative("--trace-speedup", c.TraceSpeedup)
 	p.atLeast("--replay-cycles", c.ReplayCycles, 0)
 	p.floatRange("--target-saturation", c.TargetSaturation, 0, 1)

@@ -185,7 +185,8 @@ func TestFlagDefaults(t *testing.T) {
 		"enable-latency-tracing": "false",
 		// kvtrace's.
 		"format": "kvbench", "zstd-level": "3", "key-style": "", "epoch-base": "1767225600",
-		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "help": "false", "version": "false",
+		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "nvme-accounting": "reference",
+		"help": "false", "version": "false",
 	}
 	var stderr bytes.Buffer
 	_, err := parseSimFlags([]string{"--help"}, &stderr)
@@ -435,7 +436,7 @@ func TestParseSimFlagsNoEffectAndWarnings(t *testing.T) {
 		flags = append(flags, flag)
 	}
 	want := []string{"--log-level", "--cache-dir", "--performance-profile", "--enable-autoscaling", "--autoscaler-mode", "--target-saturation",
-		"--validation-trace", "--max-concurrent-allocs", "--xlsx-output", "--precondition-threads", "--enable-latency-tracing"}
+		"--validation-trace", "--max-concurrent-allocs", "--xlsx-output", "--enable-latency-tracing"}
 	if !slices.Equal(flags, want) {
 		t.Errorf("NoEffect flags %q, want %q", flags, want)
 	}
