@@ -205,6 +205,11 @@ func (e *uringEngine) Poll() {
 // Busy reports whether ops are in the engine: Wait then returns once one
 // of them is done.
 func (e *uringEngine) Busy() bool {
+	if e.broken != nil {
+		// Every op the kernel held went back failed; what the kernel may
+		// still hold is Close's to wait for.
+		return e.cpuOps > 0 || len(e.backlog) > 0
+	}
 	return e.ring.InFlight() > e.wakeReads() || e.cpuOps > 0 || len(e.backlog) > 0
 }
 
