@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/fault"
 	"github.com/kvbench/kvbench/replay/nvme"
 	"github.com/kvbench/kvbench/replay/ram"
@@ -458,5 +459,63 @@ func TestFsync(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKeptHandles replays the life of one key on backends with in-memory
+// metadata, whose objects the engine keeps open between operations: reads
+// beside reads, a rewrite (a new version on the same tier), a move to
+// another tier, a delete and a write after it, each followed by reads
+// that --verify checks against the version they must see, on the RAM tier
+// and the extent layout (through io_uring).
+func TestKeptHandles(t *testing.T) {
+	const size = 256 << 10
+	ms := time.Millisecond
+	var recs []schema.Record
+	at := time.Duration(0)
+	step := func(op schema.Op, tier schema.Tier, ph schema.Phase) {
+		recs = append(recs, rec(at, op, size, tier, "k", ph, 0))
+		at += ms
+	}
+	reads := func(tier schema.Tier) {
+		for range 3 {
+			recs = append(recs, rec(at, schema.OpRead, size, tier, "k", schema.PhaseDecode, 0))
+		}
+		at += ms
+	}
+	step(schema.OpWrite, schema.TierCPU, schema.PhasePrefill)
+	reads(schema.TierCPU)
+	step(schema.OpWrite, schema.TierCPU, schema.PhasePrefill) // a new version in place
+	reads(schema.TierCPU)
+	step(schema.OpRead, schema.TierCPU, schema.PhaseEvict)
+	step(schema.OpWrite, schema.TierNVMe, schema.PhaseEvict) // moved, same bytes
+	reads(schema.TierNVMe)
+	step(schema.OpDelete, schema.TierNVMe, schema.PhaseEvict)
+	step(schema.OpWrite, schema.TierNVMe, schema.PhasePrefill)
+	reads(schema.TierNVMe)
+
+	eb, err := extent.New(filepath.Join(t.TempDir(), "kvbench.extent"), extent.Options{Size: 8 << 20, Direct: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eb.Close() })
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", "extent"}
+	cfg.Verify, cfg.BlockSize, cfg.QueueDepth = true, 64<<10, 8
+	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": newRAM(t, 8<<20), "extent": eb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read int64
+	for _, c := range res.Cells {
+		if c.Op == "Read" {
+			read += c.PhysicalBytes
+		}
+	}
+	if !res.Complete || res.Replay.VerifiedBytes != read || read != 13*size {
+		t.Fatalf("complete %t, verified %d of %d bytes read (want %d)", res.Complete, res.Replay.VerifiedBytes, read, 13*size)
+	}
+	if n := eb.Stats().Objects; n != 1 {
+		t.Errorf("extent layout holds %d objects at the end, want 1", n)
 	}
 }

@@ -51,7 +51,11 @@ var ErrUnmappedTier = errors.New("tier mapped to no backend")
 type keyState struct {
 	name  string
 	names [schema.NumTiers]string // its objects' names, by tier
-	m     mstate
+	// handles are its objects kept open, by tier, on backends with
+	// in-memory metadata (exec.go's openObject): reads use them without
+	// an Open and a Close each.
+	handles [schema.NumTiers]backend.Object
+	m       mstate
 
 	exists  bool
 	tier    schema.Tier
@@ -122,6 +126,8 @@ type task struct {
 	b        *tierBackend
 	obj      backend.Object
 	eng      *engineSlot
+	shared   bool        // obj is its key's kept handle: not closed by the task
+	objTier  schema.Tier // the tier of obj
 	ioTier   schema.Tier // the copy the blocks move
 	write    bool        // the blocks' direction
 	nextOff  int64

@@ -68,8 +68,11 @@ type Caps struct {
 	NoData bool
 	// FastMeta reports that Open and Remove are in-memory bookkeeping that
 	// never blocks (RAM, null, the extent layout's allocator): the engine
-	// calls them on its scheduling goroutine. Otherwise (a file per
-	// object) they run on a pool of goroutines beside it.
+	// calls them on its scheduling goroutine, and keeps an object's Object
+	// open from its creation until it is replaced or removed, for every
+	// read of it meanwhile, concurrent reads sharing it. Otherwise (a file
+	// per object) they run on a pool of goroutines beside it, and every
+	// operation opens and closes its Object.
 	FastMeta bool
 	// Warnings are conditions a result must report, such as a fallback to
 	// buffered I/O on a file system without O_DIRECT.
