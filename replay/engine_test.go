@@ -302,12 +302,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var read int64
-		for _, c := range res.Cells {
-			if c.Op == "Read" {
-				read += c.PhysicalBytes
-			}
-		}
+		read := readBytes(res)
 		if !res.Replay.Verify || res.Replay.VerifiedBytes != read || read != 2<<20 {
 			t.Errorf("verified %d bytes of %d read", res.Replay.VerifiedBytes, read)
 		}
@@ -506,16 +501,22 @@ func TestKeptHandles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read int64
-	for _, c := range res.Cells {
-		if c.Op == "Read" {
-			read += c.PhysicalBytes
-		}
-	}
+	read := readBytes(res)
 	if !res.Complete || res.Replay.VerifiedBytes != read || read != 13*size {
 		t.Fatalf("complete %t, verified %d of %d bytes read (want %d)", res.Complete, res.Replay.VerifiedBytes, read, 13*size)
 	}
 	if n := eb.Stats().Objects; n != 1 {
 		t.Errorf("extent layout holds %d objects at the end, want 1", n)
 	}
+}
+
+// readBytes sums the physical bytes of a result's Read cells.
+func readBytes(res *schema.Result) int64 {
+	var n int64
+	for _, c := range res.Cells {
+		if c.Op == "Read" {
+			n += c.PhysicalBytes
+		}
+	}
+	return n
 }
