@@ -214,18 +214,24 @@ func (s *sched) fail(err error) {
 }
 
 func (s *sched) keyState(key []byte, src int) *keyState {
+	var (
+		ks   *keyState
+		name string
+	)
 	if len(s.srcs) == 1 {
-		if ks := s.keys[string(key)]; ks != nil {
+		if ks = s.keys[string(key)]; ks != nil {
+			return ks
+		}
+		name = string(key) // not there: no second lookup
+	} else {
+		name = sourceKey(src, len(s.srcs), key)
+		if ks = s.keys[name]; ks != nil {
 			return ks
 		}
 	}
-	name := sourceKey(src, len(s.srcs), key)
-	ks := s.keys[name]
-	if ks == nil {
-		ks = &keyState{name: name}
-		s.keys[name] = ks
-		s.objects++
-	}
+	ks = &keyState{name: name}
+	s.keys[name] = ks
+	s.objects++
 	return ks
 }
 
