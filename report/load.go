@@ -45,6 +45,22 @@ func (o LoadOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Expand returns the files a path names: itself, or the matches of a
+// glob pattern (an error when none matches).
+func Expand(p string) ([]string, error) {
+	if !strings.ContainsAny(p, "*?[") {
+		return []string{p}, nil
+	}
+	m, err := filepath.Glob(p)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", p, err)
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("report: %s: no file matches", p)
+	}
+	return m, nil
+}
+
 // Load reads the documents named by paths: files, globs, and "-" for a
 // stream of concatenated JSON documents read from stdin. Each is a kvreplay
 // result document or a kv-cache.py --output document; anything else, or a
@@ -68,16 +84,9 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 			docs = append(docs, ds...)
 			continue
 		}
-		names := []string{p}
-		if strings.ContainsAny(p, "*?[") {
-			m, err := filepath.Glob(p)
-			if err != nil {
-				return nil, fmt.Errorf("report: %s: %w", p, err)
-			}
-			if len(m) == 0 {
-				return nil, fmt.Errorf("report: %s: no file matches", p)
-			}
-			names = m
+		names, err := Expand(p)
+		if err != nil {
+			return nil, err
 		}
 		for _, name := range names {
 			f, err := os.Open(name)

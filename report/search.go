@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -19,12 +20,38 @@ import (
 // latency and throughput), and the answers compared with the first
 // document's ("B serves 1.8x the users of A").
 
-// IsSearch reports whether raw is a search document.
-func IsSearch(raw []byte) bool {
-	var probe struct {
-		Format string `json:"format"`
+// IsSearch reports whether the document r holds is a search document. It
+// reads only as far as the document's "format" member (the first one in
+// every kvbench document), so telling a directory of results from
+// searches costs a few bytes of each, not a parse.
+func IsSearch(r io.Reader) bool { return SniffFormat(r) == schema.SearchFormat }
+
+// SniffFormat returns the "format" member of the JSON object r starts
+// with, reading no further than that member; "" when r holds no object or
+// the object has no string "format" in its first megabyte.
+func SniffFormat(r io.Reader) string {
+	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
 	}
-	return json.Unmarshal(raw, &probe) == nil && probe.Format == schema.SearchFormat
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if k == "format" {
+			var v string
+			if dec.Decode(&v) != nil {
+				return ""
+			}
+			return v
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // LoadSearches reads search documents from paths ("-" is stdin). It
@@ -32,7 +59,18 @@ func IsSearch(raw []byte) bool {
 func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []string, error) {
 	var docs []*schema.SearchResult
 	var names []string
+	var files []string
 	for _, p := range paths {
+		names := []string{p}
+		if p != "-" {
+			var err error
+			if names, err = Expand(p); err != nil {
+				return nil, nil, err
+			}
+		}
+		files = append(files, names...)
+	}
+	for _, p := range files {
 		var raw []byte
 		var err error
 		if p == "-" {
@@ -43,7 +81,7 @@ func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []st
 		if err != nil {
 			return nil, nil, fmt.Errorf("report: %w", err)
 		}
-		if !IsSearch(raw) {
+		if !IsSearch(bytes.NewReader(raw)) {
 			return nil, nil, fmt.Errorf("report: %s: %w: not a search document; kvreport renders search documents (kvreplay --search) on their own, not with results", p, ErrFormat)
 		}
 		var d schema.SearchResult

@@ -3,10 +3,12 @@ package report_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/kvbench/kvbench/report"
 	"github.com/kvbench/kvbench/schema"
@@ -73,5 +75,25 @@ func TestRenderSearches(t *testing.T) {
 	c.Kind = schema.SearchCapacity
 	if _, _, err := report.LoadSearches([]string{a, writeDoc(t, dir, "c.json", c)}, nil); err == nil {
 		t.Errorf("two kinds of search: no error")
+	}
+}
+
+// TestSniffFormat reads a document's format without reading past it, and
+// finds it after other members too.
+func TestSniffFormat(t *testing.T) {
+	past := iotest.ErrReader(errors.New("read past the format"))
+	if got := report.SniffFormat(io.MultiReader(strings.NewReader(`{"format": "kvbench-search", "probes": [`), past)); got != schema.SearchFormat {
+		t.Errorf("format first: %q", got)
+	}
+	for doc, want := range map[string]string{
+		`{"tool": "kvreplay", "n": {"a": [1, 2]}, "format": "kvbench-result"}`: "kvbench-result",
+		`{"format": 3}`:               "",
+		`[{"format": "x"}]`:           "",
+		`not json`:                    "",
+		`{"other": "kvbench-search"}`: "",
+	} {
+		if got := report.SniffFormat(strings.NewReader(doc)); got != want {
+			t.Errorf("%s: %q, want %q", doc, got, want)
+		}
 	}
 }

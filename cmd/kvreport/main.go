@@ -179,22 +179,35 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	return write(func(w io.Writer) error { return report.Render(w, rep, *format) })
 }
 
-// anySearch reports whether any of paths is a search document (kvreplay
-// --search). Stdin, when given, is read whole and handed back re-readable.
+// anySearch reports whether any of paths (globs expanded, as Load
+// expands them) is a search document (kvreplay --search), reading each
+// file only as far as its format. Stdin, when given, is read whole and
+// handed back re-readable.
 func anySearch(paths []string, stdin io.Reader) (bool, io.Reader, error) {
-	found := false
 	for _, p := range paths {
-		var raw []byte
-		var err error
 		if p == "-" {
-			if raw, err = io.ReadAll(stdin); err != nil {
+			raw, err := io.ReadAll(stdin)
+			if err != nil {
 				return false, stdin, fmt.Errorf("stdin: %w", err)
 			}
 			stdin = bytes.NewReader(raw)
-		} else if raw, err = os.ReadFile(p); err != nil {
-			continue // Load reports it
+			if report.IsSearch(bytes.NewReader(raw)) {
+				return true, stdin, nil
+			}
+			continue
 		}
-		found = found || report.IsSearch(raw)
+		names, _ := report.Expand(p) // Load reports a bad pattern
+		for _, name := range names {
+			f, err := os.Open(name)
+			if err != nil {
+				continue // Load reports it
+			}
+			search := report.IsSearch(f)
+			f.Close()
+			if search {
+				return true, stdin, nil
+			}
+		}
 	}
-	return found, stdin, nil
+	return false, stdin, nil
 }

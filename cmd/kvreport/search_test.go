@@ -37,4 +37,8 @@ func TestSearchDocuments(t *testing.T) {
 	if code, _, errs := kvreport(t, "", a, docA); code != 2 || !strings.Contains(errs, "search") {
 		t.Errorf("search beside a result: exit %d: %s", code, errs)
 	}
+	// A glob names them as Load's globs do.
+	if code, out, errs := kvreport(t, "", filepath.Join(dir, "*.json")); code != 0 || !strings.Contains(out, "B serves 1.80x the users of A") {
+		t.Errorf("glob: exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
+	}
 }
