@@ -246,7 +246,7 @@ func (s *sched) callMeta(t *task, b *tierBackend, kind uint8, name string, size 
 		t.b = b
 	}
 	if kind == metaClose && t.shared {
-		t.obj, t.shared = nil, false // the key keeps it open
+		t.meta, t.obj, t.shared = metaClose, nil, false // the key keeps it open
 		return true
 	}
 	t.meta, t.metaB, t.metaName, t.metaSize, t.metaCreate = kind, b.b, name, size, create

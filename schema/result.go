@@ -123,12 +123,14 @@ type GPUPath struct {
 }
 
 // GPUDirection counts one direction's copies: bytes, the sum of their
-// device times, and the bandwidth over that time (GB/s, 10^9 bytes).
+// device times (CUDA events), and the bytes over that sum (GB/s, 10^9
+// bytes): the rate of one copy. Copies on different streams overlap, so
+// this is not the link's bandwidth.
 type GPUDirection struct {
-	Copies  int64   `json:"copies"`
-	Bytes   int64   `json:"bytes"`
-	DeviceS float64 `json:"device_s"`
-	GBps    float64 `json:"device_gbps"`
+	Copies   int64   `json:"copies"`
+	Bytes    int64   `json:"bytes"`
+	DeviceS  float64 `json:"device_s"`
+	CopyGBps float64 `json:"per_copy_gbps"`
 }
 
 // TraceInfo is the provenance of a replayed trace, and its identity:

@@ -119,7 +119,7 @@ func makeGPU(o *options, plan *replay.Plan) (backend.Backend, schema.PathInfo, e
 
 // gpuDirection is a direction's copies for the result.
 func gpuDirection(d gpu.Direction) schema.GPUDirection {
-	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, GBps: d.GBps()}
+	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, CopyGBps: d.GBps()}
 }
 
 // parseGPUs parses --gpus against the n devices there are; "" is all.

@@ -64,7 +64,8 @@ type Runtime struct {
 	memcpyAsync         func(dst, src uintptr, count uint64, kind int32, stream uintptr) int32
 	streamCreate        func(s *uintptr, flags uint32) int32
 	streamDestroy       func(s uintptr) int32
-	eventCreate         func(e *uintptr) int32
+	streamSynchronize   func(s uintptr) int32
+	eventCreate         func(e *uintptr, flags uint32) int32
 	eventRecord         func(e, stream uintptr) int32
 	eventSynchronize    func(e uintptr) int32
 	eventElapsedTime    func(ms *float32, start, end uintptr) int32
@@ -120,7 +121,8 @@ func load(path string) (r *Runtime, err error) {
 		{&r.memcpyAsync, "cudaMemcpyAsync"},
 		{&r.streamCreate, "cudaStreamCreateWithFlags"},
 		{&r.streamDestroy, "cudaStreamDestroy"},
-		{&r.eventCreate, "cudaEventCreate"},
+		{&r.streamSynchronize, "cudaStreamSynchronize"},
+		{&r.eventCreate, "cudaEventCreateWithFlags"},
 		{&r.eventRecord, "cudaEventRecord"},
 		{&r.eventSynchronize, "cudaEventSynchronize"},
 		{&r.eventElapsedTime, "cudaEventElapsedTime"},
@@ -294,6 +296,11 @@ func (r *Runtime) DestroyStream(s Stream) error {
 	return r.check("cudaStreamDestroy", r.streamDestroy(uintptr(s)))
 }
 
+// SyncStream blocks until every copy queued on s is done.
+func (r *Runtime) SyncStream(s Stream) error {
+	return r.check("cudaStreamSynchronize", r.streamSynchronize(uintptr(s)))
+}
+
 // CopyAsync queues a copy of n bytes from src to dst (HostToDevice or
 // DeviceToHost) on stream s; it returns before the copy is done. Host
 // memory must be pinned (HostAlloc) for the copy to be asynchronous and
@@ -306,10 +313,14 @@ func (r *Runtime) CopyAsync(dst, src uintptr, n uint64, kind int, s Stream) erro
 // waited for and timed on the device.
 type Event uintptr
 
-// NewEvent creates an event with timing.
+// eventBlockingSync is cudaEventBlockingSync: a thread waiting for the
+// event sleeps instead of spinning.
+const eventBlockingSync = 1
+
+// NewEvent creates an event with timing, whose waiters sleep.
 func (r *Runtime) NewEvent() (Event, error) {
 	var e uintptr
-	if err := r.check("cudaEventCreate", r.eventCreate(&e)); err != nil {
+	if err := r.check("cudaEventCreateWithFlags", r.eventCreate(&e, eventBlockingSync)); err != nil {
 		return 0, err
 	}
 	return Event(e), nil

@@ -70,7 +70,10 @@ type Direction struct {
 	DeviceS float64 // the sum of the copies' times between their events
 }
 
-// GBps is the direction's bandwidth over its device time, in GB/s (10^9).
+// GBps is the direction's bytes over the sum of its copies' device times,
+// in GB/s (10^9): the rate of one copy. Copies on different slots' streams
+// overlap, so the link can carry several at once: this is not the link's
+// bandwidth, which the tier's bytes over the run's time bound from below.
 func (d Direction) GBps() float64 {
 	if d.DeviceS <= 0 {
 		return 0
@@ -187,13 +190,21 @@ type deviceMemory struct {
 }
 
 // Copy copies p to (write) or from the arena at off, through a slot.
-func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
+func (m *deviceMemory) Copy(p []byte, off int64, write bool) (err error) {
 	s := <-m.slots
-	defer func() { m.slots <- s }()
 	// The stream and events belong to the device: make it this thread's
 	// current one for the calls that follow.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	defer func() {
+		if err != nil {
+			// A copy may still be running on the stream after a failed
+			// call that followed it: the slot's buffer is free only once
+			// the stream is done with it.
+			m.rt.SyncStream(s.stream)
+		}
+		m.slots <- s
+	}()
 	if err := m.rt.SetDevice(m.device); err != nil {
 		return err
 	}
@@ -258,9 +269,15 @@ func (m *deviceMemory) copies() Copies {
 	return Copies{H2D: m.h2d, D2H: m.d2h}
 }
 
-// Release frees the slots and the arena, after every copy.
+// Release frees the slots and the arena, after every copy, on the
+// arena's device.
 func (m *deviceMemory) Release() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var errs []error
+	if err := m.rt.SetDevice(m.device); err != nil {
+		return err
+	}
 	for _, s := range m.all {
 		errs = append(errs, s.free(m.rt))
 	}

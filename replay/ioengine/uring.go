@@ -70,8 +70,16 @@ type uringEngine struct {
 
 	// sleeping is set by Wait before it enters the kernel, and cleared
 	// by Wait when the kernel returns or by the one who writes efd to
-	// wake it.
+	// wake it. wakes counts Wake calls: Wait reads it before and after
+	// setting sleeping, so a Wake it missed shows (all three are
+	// sequentially consistent atomics: a plain read of a channel's length
+	// after the store would not be ordered after it on arm64).
 	sleeping atomic.Bool
+	wakes    atomic.Uint64
+	// wakeMu keeps Close from closing efd under a Wake that is writing
+	// it; efdClosed is guarded by it.
+	wakeMu    sync.RWMutex
+	efdClosed bool
 
 	// Owned by the submitter's goroutine.
 	bufs    [][]byte
@@ -217,15 +225,25 @@ func (e *uringEngine) Busy() bool {
 // unless ready reports, once Wait is set to be woken, that the caller has
 // other work; then it consumes the completions ready, as Poll does.
 func (e *uringEngine) Wait(ready func() bool) {
-	if e.broken != nil || !e.Busy() {
+	if e.broken != nil {
+		if e.cpuOps > 0 {
+			// The kernel is out of the picture: the CPU goroutines' blocks
+			// are what is left, and they come back on their own.
+			e.fromCPU(<-e.back)
+		}
+		return
+	}
+	if !e.Busy() {
 		return
 	}
 	if !e.armed {
 		e.arm()
 	}
+	wakes := e.wakes.Load()
 	e.sleeping.Store(true)
-	// What was handed over before the store, whose sender saw no sleeper.
-	if (ready != nil && ready()) || len(e.back) > 0 {
+	// What was handed over before the store, whose sender saw no sleeper:
+	// its Wake moved the count.
+	if e.wakes.Load() != wakes || (ready != nil && ready()) || len(e.back) > 0 {
 		e.sleeping.Store(false)
 		e.Poll()
 		return
@@ -236,22 +254,26 @@ func (e *uringEngine) Wait(ready func() bool) {
 	// and the ring a spurious completion and another io_uring_enter.
 	e.sleeping.Store(false)
 	// EBUSY (completions backlogged) and EAGAIN (the kernel short of
-	// memory for requests) clear as completions are consumed: reap and
-	// enter again. EINTR is retried by the ring.
-	if err != nil && !errors.Is(err, uring.ErrBusy) && !errors.Is(err, uring.ErrAgain) {
-		e.fail(fmt.Errorf("ioengine: uring: %w", err))
+	// memory for requests) clear as completions are consumed: reap, and
+	// submit again. EINTR is retried by the ring.
+	if e.submitted(0, err); e.broken != nil {
 		return
 	}
 	e.Poll()
 }
 
 // Wake ends a Wait, from any goroutine. Its caller has just handed the
-// submitter work: either Wait sees that work after setting sleeping, or
-// Wake sees sleeping set (both are sequentially consistent).
+// submitter work: either Wait sees the count of wakes move after setting
+// sleeping, or Wake sees sleeping set (all sequentially consistent).
 func (e *uringEngine) Wake() {
+	e.wakes.Add(1)
 	if e.sleeping.Load() && e.sleeping.CompareAndSwap(true, false) {
-		one := [8]byte{1}
-		unix.Write(e.efd, one[:]) // cannot fail short of a counter at 2^64-1
+		e.wakeMu.RLock()
+		if !e.efdClosed {
+			one := [8]byte{1}
+			unix.Write(e.efd, one[:]) // cannot fail short of a counter at 2^64-1
+		}
+		e.wakeMu.RUnlock()
 	}
 }
 
@@ -288,7 +310,10 @@ func (e *uringEngine) Close() error {
 	} else {
 		freeRegion(e.region) // the kernel holds no request, nor the registration
 	}
+	e.wakeMu.Lock()
+	e.efdClosed = true
 	unix.Close(e.efd)
+	e.wakeMu.Unlock()
 	return err
 }
 
@@ -393,7 +418,11 @@ func (e *uringEngine) arm() {
 // and EAGAIN leave them prepared for the next enter; anything else breaks
 // the ring.
 func (e *uringEngine) submitted(_ int, err error) {
-	if err != nil && !errors.Is(err, uring.ErrBusy) && !errors.Is(err, uring.ErrAgain) {
+	switch {
+	case err == nil:
+	case errors.Is(err, uring.ErrBusy) || errors.Is(err, uring.ErrAgain):
+		e.queued = max(e.queued, 1) // still prepared: the next Poll tries again
+	default:
 		e.fail(fmt.Errorf("ioengine: uring: %w", err))
 	}
 }
@@ -493,6 +522,11 @@ func (e *uringEngine) complete(c uring.CQE) {
 	}
 	s := &e.slots[c.UserData]
 	op := s.op
+	if op == nil {
+		// A request of a ring that failed, whose op already went back
+		// failed: its buffer stays out of use.
+		return
+	}
 	switch {
 	case c.Res < 0:
 		op.Err = backend.FileError(uring.Errno(c.Res))
