@@ -284,11 +284,17 @@ const streamNonBlocking = 1
 
 // NewStream creates a non-blocking stream on the current device.
 func (r *Runtime) NewStream() (Stream, error) {
-	var s uintptr
-	if err := r.check("cudaStreamCreateWithFlags", r.streamCreate(&s, streamNonBlocking)); err != nil {
+	s, err := r.create("cudaStreamCreateWithFlags", r.streamCreate, streamNonBlocking)
+	return Stream(s), err
+}
+
+// create makes a stream or an event with flags through call.
+func (r *Runtime) create(call string, fn func(*uintptr, uint32) int32, flags uint32) (uintptr, error) {
+	var h uintptr
+	if err := r.check(call, fn(&h, flags)); err != nil {
 		return 0, err
 	}
-	return Stream(s), nil
+	return h, nil
 }
 
 // DestroyStream destroys a stream from NewStream.
@@ -319,11 +325,8 @@ const eventBlockingSync = 1
 
 // NewEvent creates an event with timing, whose waiters sleep.
 func (r *Runtime) NewEvent() (Event, error) {
-	var e uintptr
-	if err := r.check("cudaEventCreateWithFlags", r.eventCreate(&e, eventBlockingSync)); err != nil {
-		return 0, err
-	}
-	return Event(e), nil
+	e, err := r.create("cudaEventCreateWithFlags", r.eventCreate, eventBlockingSync)
+	return Event(e), err
 }
 
 // Record records e at the current end of stream s.
