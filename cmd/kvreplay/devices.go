@@ -50,10 +50,11 @@ func listDevices(w io.Writer) error {
 	return nil
 }
 
-// gpuAvailable checks, before any I/O, that --tier-map T=gpu can be
-// served: a CUDA runtime loads and reports a device. Without one the run
-// stops here, naming --tier-map T=ram; nothing falls back quietly.
-func gpuAvailable(tier string) error {
+// gpuRuntime checks, before any I/O, that --tier-map T=gpu can be
+// served: a CUDA runtime loads and reports a device, and it returns that
+// runtime for the gpu tier. Without one the run stops here, naming
+// --tier-map T=ram; nothing falls back quietly.
+func gpuRuntime(tier string) (*cuda.Runtime, error) {
 	r, err := cuda.Load()
 	found := ""
 	switch {
@@ -70,9 +71,9 @@ func gpuAvailable(tier string) error {
 		}
 	}
 	if found == "" {
-		return nil
+		return r, nil
 	}
-	return fmt.Errorf("--tier-map %s=gpu: %s: replay the tier in RAM with --tier-map %s=ram (kvreplay --list-devices shows what this machine offers)", tier, found, tier)
+	return nil, fmt.Errorf("--tier-map %s=gpu: %s: replay the tier in RAM with --tier-map %s=ram (kvreplay --list-devices shows what this machine offers)", tier, found, tier)
 }
 
 // makeGPU makes the gpu tier's backend: an arena of the trace's peak
@@ -80,10 +81,7 @@ func gpuAvailable(tier string) error {
 // taken at the local rank).
 func makeGPU(o *options, plan *replay.Plan) (backend.Backend, schema.PathInfo, error) {
 	var pi schema.PathInfo
-	r, err := cuda.Load()
-	if err != nil {
-		return nil, pi, cli.Input(err)
-	}
+	r := o.cuda // loaded and checked by parse
 	n, err := r.DeviceCount()
 	if err != nil {
 		return nil, pi, cli.Input(err)

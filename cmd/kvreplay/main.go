@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -99,7 +100,8 @@ type options struct {
 	startAt time.Time // --start-at; zero: start when ready
 
 	listDevices bool
-	gpus        string // --gpus
+	gpus        string        // --gpus
+	cuda        *cuda.Runtime // loaded when a tier maps to gpu
 
 	search       string // --search: users or capacity
 	searchProbes int
@@ -222,10 +224,10 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		case "ram", "nvme", "null":
 			o.cfg.TierMap[t] = kv.Value
 		case "gpu":
-			if err := gpuAvailable(kv.Key); err != nil {
+			if r, err := gpuRuntime(kv.Key); err != nil {
 				errs = append(errs, err)
 			} else {
-				o.cfg.TierMap[t] = kv.Value
+				o.cfg.TierMap[t], o.cuda = kv.Value, r
 			}
 		default:
 			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme, gpu or null", kv.Key, kv.Value))

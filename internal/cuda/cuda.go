@@ -60,7 +60,6 @@ type Runtime struct {
 	free                func(p uintptr) int32
 	hostAlloc           func(p *unsafe.Pointer, size uint64, flags uint32) int32
 	freeHost            func(p unsafe.Pointer) int32
-	memcpy              func(dst, src uintptr, count uint64, kind int32) int32
 	memcpyAsync         func(dst, src uintptr, count uint64, kind int32, stream uintptr) int32
 	streamCreate        func(s *uintptr, flags uint32) int32
 	streamDestroy       func(s uintptr) int32
@@ -117,7 +116,6 @@ func load(path string) (r *Runtime, err error) {
 		{&r.free, "cudaFree"},
 		{&r.hostAlloc, "cudaHostAlloc"},
 		{&r.freeHost, "cudaFreeHost"},
-		{&r.memcpy, "cudaMemcpy"},
 		{&r.memcpyAsync, "cudaMemcpyAsync"},
 		{&r.streamCreate, "cudaStreamCreateWithFlags"},
 		{&r.streamDestroy, "cudaStreamDestroy"},
@@ -252,23 +250,6 @@ func (r *Runtime) HostAlloc(n uint64) ([]byte, error) {
 // FreeHost frees pinned host memory from HostAlloc.
 func (r *Runtime) FreeHost(b []byte) error {
 	return r.check("cudaFreeHost", r.freeHost(unsafe.Pointer(unsafe.SliceData(b))))
-}
-
-// CopyToDevice copies p to device address dst; CopyToHost copies from
-// device address src into p. Both wait for the copy.
-func (r *Runtime) CopyToDevice(dst uintptr, p []byte) error {
-	if len(p) == 0 {
-		return nil
-	}
-	return r.check("cudaMemcpy", r.memcpy(dst, uintptr(unsafe.Pointer(&p[0])), uint64(len(p)), HostToDevice))
-}
-
-// CopyToHost copies len(p) bytes from device address src into p.
-func (r *Runtime) CopyToHost(p []byte, src uintptr) error {
-	if len(p) == 0 {
-		return nil
-	}
-	return r.check("cudaMemcpy", r.memcpy(uintptr(unsafe.Pointer(&p[0])), src, uint64(len(p)), DeviceToHost))
 }
 
 // SetDevice makes device i the calling thread's current device.

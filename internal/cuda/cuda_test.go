@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/internal/cuda/cudatest"
 )
@@ -48,15 +49,32 @@ func TestLoadFake(t *testing.T) {
 	for i := range host {
 		host[i] = byte(i * 7)
 	}
-	if err := r.CopyToDevice(p, host); err != nil {
+	back, err := r.HostAlloc(4096)
+	if err != nil {
 		t.Fatal(err)
 	}
-	back := make([]byte, 4096)
-	if err := r.CopyToHost(back, p); err != nil {
+	s, err := r.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := func(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+	if err := r.CopyAsync(p, addr(host), 4096, HostToDevice, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CopyAsync(addr(back), p, 4096, DeviceToHost, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SyncStream(s); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(back, host) {
 		t.Errorf("the bytes copied back differ")
+	}
+	if err := r.DestroyStream(s); err != nil {
+		t.Error(err)
+	}
+	if err := r.FreeHost(back); err != nil {
+		t.Error(err)
 	}
 	if err := r.FreeHost(host); err != nil {
 		t.Error(err)

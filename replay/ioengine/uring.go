@@ -193,14 +193,14 @@ func (e *uringEngine) Submit(op *Op) {
 // waiting, the blocks that completed and those the CPU goroutines
 // finished, starting backlogged ops in the buffers they free.
 func (e *uringEngine) Poll() {
+back:
 	for e.cpuOps > 0 {
 		select {
 		case s := <-e.back:
 			e.fromCPU(s)
-			continue
 		default:
+			break back
 		}
-		break
 	}
 	e.ring.Reap(e.reap)
 	e.startBacklog()
