@@ -4,58 +4,78 @@
 // of any object can be regenerated on its own, and a read can be verified
 // byte for byte without storing anything (design section 4).
 //
-// The bytes are the AES-128-CTR keystream (NIST SP 800-38A) under a key
-// derived from the seed (the first 16 bytes of SHA-256 of "kvbench datagen
-// v1", a zero byte and the seed, little-endian), with the 128-bit counter
-// block, big-endian, made of
+// The definition (version 2) is a counter-based generator in the manner of
+// wyrand (Wang Yi), keyed per run and per object. With
 //
-//	high 64 bits: FNV-1a 64 of the key's bytes followed by the version as
-//	              8 bytes little-endian
-//	low 64 bits:  offset / 16
+//	mum(x, y)  = high 64 bits XOR low 64 bits of the 128-bit product x*y
+//	P0, P1     = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
+//	k0..k3     = the SHA-256 of "kvbench datagen v2", a zero byte and the
+//	             seed (8 bytes little-endian), read as four little-endian
+//	             64-bit words
+//	h          = FNV-1a 64 of the key's bytes followed by the version as 8
+//	             bytes little-endian
+//	a, b       = mum(h^k0, k1^P0), mum(h^k2, k3^P1)
 //
-// so byte i of an object is byte i%16 of the encryption of the counter
-// (hash, i/16). Objects differ as long as their 64-bit hashes do (a
-// collision among a million objects has odds of about 1 in 10^7), blocks of
-// one object never repeat, and the stream is indistinguishable from random
-// to a compressor or a deduplicating store. The definition is stable across
-// processes, machines and releases: changing it changes what --verify
-// expects.
+// the 8 bytes at object offset 8j are word j, little-endian:
+//
+//	x_j = a + (j+1)*P0 (mod 2^64)
+//	w_j = mum(x_j, x_j^b)
+//
+// Every word of an object has its own counter, so blocks of one object never
+// repeat, two objects differ in both per-object constants, and the stream is
+// indistinguishable from random to a compressor or a deduplicating store
+// (wyrand passes PractRand and BigCrush). It costs no allocation and about a
+// nanosecond per word: kvreplay's 4 KiB writes generate their bytes on the
+// scheduler's own goroutine, and version 1, AES-128-CTR through
+// crypto/cipher.NewCTR, spent more there on its per-call counter state than
+// on the keystream. The definition is stable across processes, machines and
+// releases: changing it changes what --verify expects.
 package datagen
 
 import (
 	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sync"
 )
 
-// chunk is the size of Verify's scratch buffer: large enough to run AES-CTR
-// at full speed, small enough to stay in cache.
+// chunk is the size of Verify's scratch buffer: large enough to amortise
+// the call, small enough to stay in cache.
 const chunk = 64 << 10
 
+// The wyrand constants.
+const (
+	p0 = 0xa0761d6478bd642f
+	p1 = 0xe7037ed1a0b428db
+)
+
 // Generator makes the bytes of objects for one seed. It is safe for
-// concurrent use by many goroutines: the expanded AES key is read-only, and
-// each call keeps its counter state to itself.
+// concurrent use by many goroutines: its keys are read-only.
 type Generator struct {
-	block cipher.Block
+	k [4]uint64
 	// scratch holds *[chunk]byte buffers for Verify.
 	scratch sync.Pool
 }
 
 // New returns the Generator of seed.
 func New(seed uint64) *Generator {
-	var in [len("kvbench datagen v1") + 1 + 8]byte
-	n := copy(in[:], "kvbench datagen v1\x00")
+	var in [len("kvbench datagen v2") + 1 + 8]byte
+	n := copy(in[:], "kvbench datagen v2\x00")
 	binary.LittleEndian.PutUint64(in[n:], seed)
-	key := sha256.Sum256(in[:])
-	block, err := aes.NewCipher(key[:16])
-	if err != nil {
-		panic("datagen: " + err.Error()) // cannot happen: the key is 16 bytes
+	sum := sha256.Sum256(in[:])
+	g := &Generator{scratch: sync.Pool{New: func() any { return new([chunk]byte) }}}
+	for i := range g.k {
+		g.k[i] = binary.LittleEndian.Uint64(sum[8*i:])
 	}
-	return &Generator{block: block, scratch: sync.Pool{New: func() any { return new([chunk]byte) }}}
+	return g
+}
+
+// mum is wyhash's mixing step.
+func mum(x, y uint64) uint64 {
+	hi, lo := bits.Mul64(x, y)
+	return hi ^ lo
 }
 
 // objectHash is FNV-1a 64 (Fowler, Noll, Vo) of key's bytes followed by
@@ -79,49 +99,72 @@ func objectHash(key string, version uint64) uint64 {
 	return h
 }
 
-// stream returns the keystream of object (key, version) positioned at
-// byte offset.
-func (g *Generator) stream(key string, version uint64, offset int64) cipher.Stream {
-	if offset < 0 {
-		panic(fmt.Sprintf("datagen: negative offset %d", offset))
-	}
-	var iv [aes.BlockSize]byte
-	binary.BigEndian.PutUint64(iv[:8], objectHash(key, version))
-	binary.BigEndian.PutUint64(iv[8:], uint64(offset)/aes.BlockSize)
-	s := cipher.NewCTR(g.block, iv[:])
-	if skip := offset % aes.BlockSize; skip != 0 {
-		var discard [aes.BlockSize]byte
-		s.XORKeyStream(discard[:skip], discard[:skip])
-	}
-	return s
+// object returns the per-object constants a and b of (key, version).
+func (g *Generator) object(key string, version uint64) (a, b uint64) {
+	h := objectHash(key, version)
+	return mum(h^g.k[0], g.k[1]^p0), mum(h^g.k[2], g.k[3]^p1)
 }
 
 // Fill sets p to the bytes of object key at version from byte offset of
-// the object on. Any offset and length work; offsets and lengths that are
-// multiples of 16 (the AES block), which the replay's aligned I/Os always
-// are, are the fast path. offset must not be negative (Fill panics). Fill
-// allocates about half a kilobyte of counter state per call, whatever
-// len(p).
+// the object on. Any offset and length work; offsets that are multiples of
+// 8, which the replay's aligned I/Os always are, are the fast path. offset
+// must not be negative (Fill panics). Fill does not allocate.
 func (g *Generator) Fill(p []byte, key string, version uint64, offset int64) {
-	s := g.stream(key, version, offset)
-	clear(p)
-	s.XORKeyStream(p, p)
+	if offset < 0 {
+		panic(fmt.Sprintf("datagen: negative offset %d", offset))
+	}
+	a, b := g.object(key, version)
+	fillWords(p, a, b, uint64(offset))
+}
+
+// fillWords sets p to the bytes of the object of constants a and b from byte
+// offset on.
+func fillWords(p []byte, a, b, offset uint64) {
+	step := uint64(p0)         // a variable: its multiples wrap
+	x := a + (offset/8+1)*step // x_j of the word holding offset
+	if r := offset % 8; r != 0 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], mum(x, x^b))
+		p = p[copy(p, w[r:]):]
+		x += p0
+	}
+	for len(p) >= 32 {
+		x1, x2, x3 := x+step, x+2*step, x+3*step
+		binary.LittleEndian.PutUint64(p[0:8], mum(x, x^b))
+		binary.LittleEndian.PutUint64(p[8:16], mum(x1, x1^b))
+		binary.LittleEndian.PutUint64(p[16:24], mum(x2, x2^b))
+		binary.LittleEndian.PutUint64(p[24:32], mum(x3, x3^b))
+		x += 4 * step
+		p = p[32:]
+	}
+	for len(p) >= 8 {
+		binary.LittleEndian.PutUint64(p, mum(x, x^b))
+		x += p0
+		p = p[8:]
+	}
+	if len(p) > 0 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], mum(x, x^b))
+		copy(p, w[:])
+	}
 }
 
 // Verify compares p with the bytes Fill would give for the same arguments.
 // It returns ok true when they are equal; otherwise badOffset is the offset
 // in the object (offset plus the index in p) of the first byte that
 // differs. It generates the expected bytes 64 KiB at a time into a reused
-// buffer, so it allocates no more than Fill. It is safe for concurrent use.
+// buffer and does not allocate. It is safe for concurrent use.
 func (g *Generator) Verify(p []byte, key string, version uint64, offset int64) (badOffset int64, ok bool) {
-	s := g.stream(key, version, offset)
+	if offset < 0 {
+		panic(fmt.Sprintf("datagen: negative offset %d", offset))
+	}
+	a, b := g.object(key, version)
 	buf := g.scratch.Get().(*[chunk]byte)
 	defer g.scratch.Put(buf)
 	for done := 0; done < len(p); {
 		part := p[done:min(done+chunk, len(p))]
 		want := buf[:len(part)]
-		clear(want)
-		s.XORKeyStream(want, want)
+		fillWords(want, a, b, uint64(offset)+uint64(done))
 		if !bytes.Equal(part, want) {
 			for i := range part {
 				if part[i] != want[i] {
