@@ -455,9 +455,16 @@ type blockData struct {
 	verified atomic.Int64
 }
 
-var _ ioengine.Data = (*blockData)(nil)
+var (
+	_ ioengine.Data         = (*blockData)(nil)
+	_ ioengine.DeviceFiller = (*blockData)(nil)
+)
 
 func (d *blockData) Fill(p []byte, op *ioengine.Op) { d.gen.Fill(p, op.Key, op.Version, op.Off) }
+
+func (d *blockData) FillDevice(p []byte, op *ioengine.Op) {
+	d.gen.FillDevice(p, op.Key, op.Version, op.Off)
+}
 
 func (d *blockData) Check(p []byte, op *ioengine.Op) error {
 	if !d.verify {
@@ -468,7 +475,7 @@ func (d *blockData) Check(p []byte, op *ioengine.Op) error {
 		d.verified.Add(int64(len(p)))
 		return nil
 	}
-	start := bad &^ 15 // the generator fills 16-byte-aligned ranges
+	start := bad &^ 15 // a 16-byte window holding the bad byte
 	end := min(start+16, op.Off+int64(len(p)))
 	want := make([]byte, 16)
 	d.gen.Fill(want, op.Key, op.Version, start)

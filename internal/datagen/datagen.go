@@ -117,6 +117,29 @@ func (g *Generator) Fill(p []byte, key string, version uint64, offset int64) {
 	fillWords(p, a, b, uint64(offset))
 }
 
+// FillDevice is Fill for a buffer that a device reads next and the CPU
+// does not: an O_DIRECT write's. On amd64 it stores the bulk of p with
+// non-temporal stores, which write whole cache lines without first reading
+// them into the cache; a buffer a device has just read (by DMA) is no longer
+// in this CPU's cache, and Fill's ordinary stores wait on a read of every
+// line first. Elsewhere it is Fill. The bytes are Fill's.
+func (g *Generator) FillDevice(p []byte, key string, version uint64, offset int64) {
+	if offset < 0 {
+		panic(fmt.Sprintf("datagen: negative offset %d", offset))
+	}
+	a, b := g.object(key, version)
+	if !haveNT || offset%8 != 0 || len(p) < 64 {
+		fillWords(p, a, b, uint64(offset))
+		return
+	}
+	n := len(p) / 32 * 4 // whole groups of four words
+	wordsNT(&p[0], n, a+(uint64(offset)/8+1)*p0Var, b)
+	fillWords(p[8*n:], a, b, uint64(offset)+uint64(8*n))
+}
+
+// p0Var is p0 as a variable, so that products with it wrap.
+var p0Var = uint64(p0)
+
 // fillWords sets p to the bytes of the object of constants a and b from byte
 // offset on.
 func fillWords(p []byte, a, b, offset uint64) {

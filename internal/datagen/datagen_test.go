@@ -258,3 +258,17 @@ func TestNegativeOffsetPanics(t *testing.T) {
 	}()
 	New(1).Fill(make([]byte, 16), "k", 0, -16)
 }
+
+func TestFillDevice(t *testing.T) {
+	g := New(17)
+	whole := fill(g, 1<<20, "dev", 2, 0)
+	for _, r := range []struct{ off, n int }{
+		{0, 4096}, {4096, 1 << 19}, {8, 64}, {16, 100}, {24, 33}, {0, 63}, {3, 4096}, {1<<20 - 40, 40},
+	} {
+		p := bytes.Repeat([]byte{0x5a}, r.n)
+		g.FillDevice(p, "dev", 2, int64(r.off))
+		if !bytes.Equal(p, whole[r.off:r.off+r.n]) {
+			t.Errorf("FillDevice [%d, +%d) differs from Fill", r.off, r.n)
+		}
+	}
+}

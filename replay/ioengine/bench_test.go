@@ -108,6 +108,12 @@ func (d genData) Fill(p []byte, op *Op) {
 	}
 }
 
+func (d genData) FillDevice(p []byte, op *Op) {
+	if d.g != nil {
+		d.g.FillDevice(p, op.Key, op.Version, op.Off)
+	}
+}
+
 func (d genData) Check(p []byte, op *Op) error {
 	if !d.verify || d.g == nil {
 		return nil

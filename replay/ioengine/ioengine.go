@@ -51,6 +51,15 @@ type Data interface {
 	Check(p []byte, op *Op) error
 }
 
+// DeviceFiller is a Data that also fills buffers a device reads next and
+// the CPU does not (an O_DIRECT write's, read by DMA), bypassing the CPU's
+// caches where it can (datagen.Generator.FillDevice). The engines that
+// write from buffers of their own use it when Params.Data has it.
+type DeviceFiller interface {
+	// FillDevice writes the same bytes as Fill.
+	FillDevice(p []byte, op *Op)
+}
+
 // Engine moves blocks. Submit and Close are called from one goroutine.
 // An engine that is not a Poller completes ops on goroutines of its own;
 // a Poller only in its Poll, Wait and Close.

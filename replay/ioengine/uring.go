@@ -65,6 +65,7 @@ const wakeToken = 1<<64 - 1
 // both sides test).
 type uringEngine struct {
 	p    Params
+	fill func(p []byte, op *Op) // Data's FillDevice, where it has one
 	ring *uring.Ring
 	efd  int // the eventfd that wakes the ring
 
@@ -141,12 +142,16 @@ func newUringEngine(p Params, inline bool) (*uringEngine, error) {
 	}
 	e := &uringEngine{
 		p:      p,
+		fill:   p.Data.Fill,
 		ring:   ring,
 		efd:    efd,
 		slots:  make([]slot, p.Depth),
 		inline: inline,
 	}
 	e.reap = e.complete // one func value, not one per Reap
+	if df, ok := p.Data.(DeviceFiller); ok {
+		e.fill = df.FillDevice
+	}
 	if e.region, err = bufferRegion(p.Depth * int(p.BlockSize)); err != nil {
 		ring.Close()
 		unix.Close(efd)
@@ -323,7 +328,7 @@ func (e *uringEngine) cpuWorker() {
 	defer e.workers.Done()
 	for s := range e.cpu {
 		if s.op.Write {
-			e.p.Data.Fill(s.buf, s.op)
+			e.fill(s.buf, s.op)
 		} else {
 			s.op.Err = e.p.Data.Check(s.buf, s.op)
 		}
@@ -448,7 +453,7 @@ func (e *uringEngine) start(op *Op) {
 			e.toCPU(s)
 			return
 		}
-		e.p.Data.Fill(s.buf, op)
+		e.fill(s.buf, op)
 	}
 	e.prep(s)
 	e.flush()
