@@ -23,7 +23,14 @@ const (
 )
 
 // io_uring_setup(2) flags.
-const setupCQSize = 1 << 3 // io_uring_params.cq_entries is valid
+const (
+	setupCQSize      = 1 << 3 // io_uring_params.cq_entries is valid
+	setupCoopTaskrun = 1 << 8 // run completions' work at the next kernel entry, no IPI (5.19)
+	setupTaskrunFlag = 1 << 9 // with it: sq_ring flags say when such work waits
+)
+
+// sq_ring flags bits.
+const sqTaskrun = 1 << 2 // completions' work waits for a kernel entry
 
 // io_uring_enter(2) flags.
 const enterGetEvents = 1 << 0

