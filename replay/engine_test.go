@@ -359,6 +359,35 @@ func TestColdReads(t *testing.T) {
 	}
 }
 
+// TestColdReadsTwoTraces: two traces replayed side by side, each reading a
+// key of the same name before writing it, prepare one object each, which
+// their reads then find (none is written again).
+func TestColdReadsTwoTraces(t *testing.T) {
+	recs := []schema.Record{
+		rec(0, schema.OpRead, 64<<10, schema.TierNVMe, "cold", schema.PhaseDecode, 0),
+		rec(time.Millisecond, schema.OpRead, 64<<10, schema.TierNVMe, "cold", schema.PhaseDecode, 0),
+	}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
+	cfg.Speed = 0
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	srcs := []replay.Source{memTrace(t, recs), memTrace(t, recs)}
+	plan, err := replay.Prepare(context.Background(), &cfg, srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(context.Background(), &cfg, plan, srcs, map[string]backend.Backend{"ram": newRAM(t, 16<<20)}, replay.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replay.ColdPrepared != 2 || res.Replay.RowsDone != 4 || res.Replay.Rematerialised != 0 || res.Replay.Objects != 2 {
+		t.Errorf("cold prepared %d, rows done %d, rewritten %d, objects %d; want 2, 4, 0, 2",
+			res.Replay.ColdPrepared, res.Replay.RowsDone, res.Replay.Rematerialised, res.Replay.Objects)
+	}
+}
+
 // TestSlowMetadataManyWorkers runs many object operations at once on a
 // backend whose metadata calls are slow and made off the loop (a decorator
 // clears FastMeta), with more workers than metadata goroutines: the loop

@@ -213,12 +213,15 @@ func (s *sched) fail(err error) {
 	}
 }
 
+// keyState returns the state of key of trace src, made on first sight;
+// src -1 says that key is already the name across the traces (a cold
+// object's, from the plan).
 func (s *sched) keyState(key []byte, src int) *keyState {
 	var (
 		ks   *keyState
 		name string
 	)
-	if len(s.srcs) == 1 {
+	if len(s.srcs) == 1 || src < 0 {
 		if ks = s.keys[string(key)]; ks != nil {
 			return ks
 		}
@@ -307,7 +310,7 @@ func (s *sched) dispatchEvict(v *keyState, sched time.Time) {
 // dispatchCold dispatches the untimed write of a cold object.
 func (s *sched) dispatchCold(c ColdObject) {
 	b := s.tiers[c.Tier]
-	ks := s.keyState([]byte(c.Key), 0)
+	ks := s.keyState([]byte(c.Key), -1)
 	_, phys := sizes(c.Logical, 1, b.align)
 	ef, err := s.model.apply(ks, schema.OpRead, c.Tier, phys)
 	if err != nil {
