@@ -41,13 +41,26 @@ func listDevices(w io.Writer) error {
 			fmt.Fprintf(w, "GPU %d: %s, %s (%s free), PCI %s\n", i, d.Name, cli.FormatBytes(int64(d.TotalBytes)), cli.FormatBytes(int64(d.FreeBytes)), d.PCIBusID)
 		}
 	}
-	if ok, what := cuda.CuFile(); ok {
-		fmt.Fprintf(w, "cuFile (GPUDirect Storage): %s\n", what)
-	} else {
-		fmt.Fprintf(w, "cuFile (GPUDirect Storage): none (%s)\n", what)
-	}
+	fmt.Fprintf(w, "cuFile (GPUDirect Storage): %s\n", cuFileStatus())
 	fmt.Fprintln(w, "kvreplay's GPU tier (--tier-map Tier-0=gpu) copies through the CUDA runtime; it has been tested against a fake runtime only, not yet on a GPU")
 	return nil
+}
+
+// cuFileStatus says whether libcufile loads here and its driver opens.
+func cuFileStatus() string {
+	f, err := cuda.LoadCuFile()
+	if err != nil {
+		return fmt.Sprintf("none (%v)", err)
+	}
+	what := f.Path
+	if v, ok := f.Version(); ok {
+		what += " " + cuda.VersionString(v)
+	}
+	if err := f.Open(); err != nil {
+		return fmt.Sprintf("%s, but its driver does not open: %v", what, err)
+	}
+	f.Close()
+	return what + ", driver opens"
 }
 
 // gpuRuntime checks, before any I/O, that --tier-map T=gpu can be

@@ -334,18 +334,3 @@ func (r *Runtime) Elapsed(start, end Event) (float64, error) {
 func (r *Runtime) DestroyEvent(e Event) error {
 	return r.check("cudaEventDestroy", r.eventDestroy(uintptr(e)))
 }
-
-// CuFile reports whether GPUDirect Storage's libcufile loads here, and
-// why not.
-func CuFile() (bool, string) {
-	var why []string
-	for _, p := range []string{"libcufile.so", "libcufile.so.0"} {
-		lib, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
-		if err == nil {
-			purego.Dlclose(lib)
-			return true, p
-		}
-		why = append(why, err.Error())
-	}
-	return false, strings.Join(why, "; ")
-}

@@ -1,7 +1,8 @@
-// Package cudatest builds the fake CUDA runtime the tests of the GPU tier
-// load in place of libcudart: internal/cuda/testdata/fakecudart.c, the
-// calls internal/cuda binds over host memory (FAKE_CUDA_DEVICES and
-// FAKE_CUDA_MEM set the devices and their bytes).
+// Package cudatest builds the fake CUDA libraries the tests of the GPU tier
+// load in place of libcudart and libcufile: internal/cuda/testdata's
+// fakecudart.c and fakecufile.c, the calls internal/cuda binds over host
+// memory (FAKE_CUDA_DEVICES and FAKE_CUDA_MEM set the devices and their
+// bytes).
 package cudatest
 
 import (
@@ -17,15 +18,29 @@ import (
 // there is no compiler.
 func FakeRuntime(t testing.TB) string {
 	t.Helper()
+	return build(t, "fakecudart.c", "libcudart.so")
+}
+
+// build compiles testdata's src into a shared library named lib in a
+// directory of its own.
+func build(t testing.TB, src, lib string) string {
+	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		t.Skip("no C compiler to build the fake CUDA runtime (kvbench itself needs none)")
+		t.Skip("no C compiler to build the fake CUDA libraries (kvbench itself needs none)")
 	}
 	_, here, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(here), "..", "testdata", "fakecudart.c")
-	lib := filepath.Join(t.TempDir(), "libcudart.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
-		t.Fatalf("cc %s: %v\n%s", src, err, out)
+	path := filepath.Join(filepath.Dir(here), "..", "testdata", src)
+	out := filepath.Join(t.TempDir(), lib)
+	if msg, err := exec.Command(cc, "-shared", "-fPIC", "-o", out, path).CombinedOutput(); err != nil {
+		t.Fatalf("cc %s: %v\n%s", path, err, msg)
 	}
-	return lib
+	return out
+}
+
+// FakeCuFile compiles the fake libcufile (internal/cuda/testdata/
+// fakecufile.c) as FakeRuntime does the runtime, named libcufile.so.
+func FakeCuFile(t testing.TB) string {
+	t.Helper()
+	return build(t, "fakecufile.c", "libcufile.so")
 }

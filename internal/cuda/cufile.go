@@ -1,0 +1,244 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// ErrNoCuFile is wrapped by LoadCuFile when no GPUDirect Storage library
+// (libcufile) could be loaded.
+var ErrNoCuFile = errors.New("no GPUDirect Storage library (libcufile)")
+
+// CuFileLibraries are the names LoadCuFile tries, in order.
+var CuFileLibraries = []string{"libcufile.so", "libcufile.so.0", "libcufile.so.1"}
+
+// CuFile is a loaded libcufile, the GPUDirect Storage API: reads and
+// writes between files and GPU memory that do not stage through host
+// memory (the NVMe device moves the bytes to or from the GPU by DMA where
+// the platform supports it). It binds the synchronous calls kvreplay's
+// --gds path needs; the batch and stream (asynchronous) APIs are not bound.
+//
+// cuFile's calls return CUfileError_t, a struct of two ints (the cuFile
+// status and a CUDA driver result) that the platform ABIs (amd64 and arm64)
+// return in one register: it is read here as a uint64.
+type CuFile struct {
+	// Path is the library that was loaded.
+	Path string
+
+	driverOpen       func() uint64
+	driverClose      func() uint64
+	handleRegister   func(fh *uintptr, descr unsafe.Pointer) uint64
+	handleDeregister func(fh uintptr)
+	bufRegister      func(base uintptr, n uint64, flags int32) uint64
+	bufDeregister    func(base uintptr) uint64
+	read             func(fh, base uintptr, n uint64, fileOff, bufOff int64) int64
+	write            func(fh, base uintptr, n uint64, fileOff, bufOff int64) int64
+	getVersion       func(v *int32) uint64 // nil before CUDA 12.x's libcufile
+	errnoLocation    func() *int32         // libc's, for a call that returns -1
+}
+
+// LoadCuFile opens the first of paths (CuFileLibraries when none) that
+// loads and binds every call; the error wraps ErrNoCuFile with each
+// attempt's reason when none does.
+func LoadCuFile(paths ...string) (*CuFile, error) {
+	if len(paths) == 0 {
+		paths = CuFileLibraries
+	}
+	var why []string
+	for _, p := range paths {
+		f, err := loadCuFile(p)
+		if err == nil {
+			return f, nil
+		}
+		why = append(why, err.Error())
+	}
+	return nil, fmt.Errorf("cuda: %w: %s", ErrNoCuFile, strings.Join(why, "; "))
+}
+
+func loadCuFile(path string) (f *CuFile, err error) {
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			purego.Dlclose(lib)
+		}
+	}()
+	f = &CuFile{Path: path}
+	bind := func(fn any, names ...string) error {
+		for _, name := range names {
+			if sym, err := purego.Dlsym(lib, name); err == nil {
+				purego.RegisterFunc(fn, sym)
+				return nil
+			}
+		}
+		return fmt.Errorf("%s: no %s", path, strings.Join(names, " or "))
+	}
+	for _, s := range []struct {
+		fn    any
+		names []string
+	}{
+		{&f.driverOpen, []string{"cuFileDriverOpen"}},
+		// CUDA 12's header maps cuFileDriverClose to its _v2.
+		{&f.driverClose, []string{"cuFileDriverClose_v2", "cuFileDriverClose"}},
+		{&f.handleRegister, []string{"cuFileHandleRegister"}},
+		{&f.handleDeregister, []string{"cuFileHandleDeregister"}},
+		{&f.bufRegister, []string{"cuFileBufRegister"}},
+		{&f.bufDeregister, []string{"cuFileBufDeregister"}},
+		{&f.read, []string{"cuFileRead"}},
+		{&f.write, []string{"cuFileWrite"}},
+	} {
+		if err := bind(s.fn, s.names...); err != nil {
+			return nil, err
+		}
+	}
+	if bind(&f.getVersion, "cuFileGetVersion") != nil {
+		f.getVersion = nil
+	}
+	// errno of a call that returned -1 is the calling thread's libc errno.
+	for _, libc := range []string{"libc.so.6", "libc.so"} {
+		if h, err := purego.Dlopen(libc, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {
+			if sym, err := purego.Dlsym(h, "__errno_location"); err == nil {
+				purego.RegisterFunc(&f.errnoLocation, sym)
+				break
+			}
+		}
+	}
+	return f, nil
+}
+
+// CuFileError is a cuFile call's failure: its cuFile status (the
+// CUfileOpError of cufile.h, 5000 and up) and, for a CUDA driver failure
+// underneath, the driver's CUresult.
+type CuFileError struct {
+	Call   string
+	Status int32
+	CUDA   int32
+}
+
+func (e *CuFileError) Error() string {
+	s := fmt.Sprintf("cuda: %s: cuFile status %d", e.Call, e.Status)
+	if e.CUDA != 0 {
+		s += fmt.Sprintf(" (CUDA driver error %d)", e.CUDA)
+	}
+	return s
+}
+
+// status turns a CUfileError_t, read as a uint64, into a *CuFileError, nil
+// for success.
+func status(call string, r uint64) error {
+	op, cu := int32(uint32(r)), int32(uint32(r>>32))
+	if op == 0 {
+		return nil
+	}
+	return &CuFileError{Call: call, Status: op, CUDA: cu}
+}
+
+// Open opens the cuFile driver (cuFileDriverOpen); Close closes it.
+func (f *CuFile) Open() error { return status("cuFileDriverOpen", f.driverOpen()) }
+
+// Close closes the cuFile driver.
+func (f *CuFile) Close() error { return status("cuFileDriverClose", f.driverClose()) }
+
+// Version returns libcufile's version (1000 x major + 10 x minor, as
+// VersionString prints it); ok is false where the library does not say.
+func (f *CuFile) Version() (v int, ok bool) {
+	if f.getVersion == nil {
+		return 0, false
+	}
+	var n int32
+	if status("cuFileGetVersion", f.getVersion(&n)) != nil {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// FileHandle is a file registered with cuFile.
+type FileHandle uintptr
+
+// descr is CUfileDescr_t for a Linux file descriptor: the handle type, a
+// union of an fd and a pointer, and the file system operations (none).
+type descr struct {
+	typ   int32
+	_     int32
+	fd    int32
+	_     int32
+	fsOps uintptr
+}
+
+// handleTypeOpaqueFD is CU_FILE_HANDLE_TYPE_OPAQUE_FD.
+const handleTypeOpaqueFD = 1
+
+// RegisterFile registers fd, opened with O_DIRECT, for cuFile I/O. The
+// handle must be deregistered before fd is closed.
+func (f *CuFile) RegisterFile(fd int) (FileHandle, error) {
+	d := descr{typ: handleTypeOpaqueFD, fd: int32(fd)}
+	var h uintptr
+	err := status("cuFileHandleRegister", f.handleRegister(&h, unsafe.Pointer(&d)))
+	runtime.KeepAlive(&d)
+	if err != nil {
+		return 0, fmt.Errorf("fd %d: %w", fd, err)
+	}
+	return FileHandle(h), nil
+}
+
+// DeregisterFile releases a handle from RegisterFile.
+func (f *CuFile) DeregisterFile(h FileHandle) { f.handleDeregister(uintptr(h)) }
+
+// RegisterBuffer registers n bytes of device memory at dev for cuFile
+// I/O, which then moves them without cuFile's own bounce buffers.
+func (f *CuFile) RegisterBuffer(dev uintptr, n uint64) error {
+	return status("cuFileBufRegister", f.bufRegister(dev, n, 0))
+}
+
+// DeregisterBuffer releases a registration of RegisterBuffer.
+func (f *CuFile) DeregisterBuffer(dev uintptr) error {
+	return status("cuFileBufDeregister", f.bufDeregister(dev))
+}
+
+// Read reads n bytes of the file of h at fileOff into device memory at
+// dev+devOff (dev is a buffer's base, registered or not) and returns how
+// many it read (fewer at the end of the file).
+func (f *CuFile) Read(h FileHandle, dev uintptr, n uint64, fileOff, devOff int64) (int, error) {
+	return f.io("cuFileRead", f.read, h, dev, n, fileOff, devOff)
+}
+
+// Write writes n bytes of device memory at dev+devOff to the file of h at
+// fileOff and returns how many it wrote.
+func (f *CuFile) Write(h FileHandle, dev uintptr, n uint64, fileOff, devOff int64) (int, error) {
+	return f.io("cuFileWrite", f.write, h, dev, n, fileOff, devOff)
+}
+
+// io makes a read or write call: a negative result is -1 with errno set,
+// or minus a cuFile status.
+func (f *CuFile) io(call string, fn func(fh, base uintptr, n uint64, fileOff, bufOff int64) int64,
+	h FileHandle, dev uintptr, n uint64, fileOff, devOff int64) (int, error) {
+	// errno is the calling thread's: read it on the thread of the call.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r := fn(uintptr(h), dev, n, fileOff, devOff)
+	switch {
+	case r >= 0:
+		return int(r), nil
+	case r == -1:
+		var errno syscall.Errno
+		if f.errnoLocation != nil {
+			if p := f.errnoLocation(); p != nil {
+				errno = syscall.Errno(*p)
+			}
+		}
+		if errno == 0 {
+			return 0, fmt.Errorf("cuda: %s of %d bytes at %d failed (errno not readable here)", call, n, fileOff)
+		}
+		return 0, fmt.Errorf("cuda: %s of %d bytes at %d: %w", call, n, fileOff, errno)
+	default:
+		return 0, fmt.Errorf("%d bytes at %d: %w", n, fileOff, &CuFileError{Call: call, Status: int32(-r)})
+	}
+}

@@ -1,0 +1,119 @@
+package cuda
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/kvbench/kvbench/internal/cuda/cudatest"
+)
+
+// TestCuFileFake loads the fake libcufile, binds every call and drives
+// them: the driver, file and buffer registration, writes and reads between
+// "device" memory (host memory in the fake) and a file, and the three ways
+// a call fails (a status, a negative status from I/O, errno).
+func TestCuFileFake(t *testing.T) {
+	f, err := LoadCuFile(cudatest.FakeCuFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := f.Version(); !ok || VersionString(v) != "1.14" {
+		t.Errorf("Version = %d, %v; want 1.14", v, ok)
+	}
+	if _, err := f.RegisterFile(0); err == nil {
+		t.Error("RegisterFile before the driver is open succeeded")
+	}
+	if err := f.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+
+	path := filepath.Join(t.TempDir(), "gds")
+	file, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	h, err := f.RegisterFile(int(file.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.DeregisterFile(h)
+
+	dev := make([]byte, 8192)
+	for i := range dev {
+		dev[i] = byte(i * 13)
+	}
+	base := uintptr(unsafe.Pointer(&dev[0]))
+	if err := f.RegisterBuffer(base, uint64(len(dev))); err != nil {
+		t.Fatal(err)
+	}
+	// The second half of the buffer to the file at 4096, then back into
+	// the first half of another.
+	if n, err := f.Write(h, base, 4096, 4096, 4096); err != nil || n != 4096 {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	onDisk, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(onDisk[4096:], dev[4096:]) {
+		t.Fatalf("the file holds %d bytes, not the buffer's second half (%v)", len(onDisk), err)
+	}
+	back := make([]byte, 4096)
+	if n, err := f.Read(h, uintptr(unsafe.Pointer(&back[0])), 4096, 4096, 0); err != nil || n != 4096 || !bytes.Equal(back, dev[4096:]) {
+		t.Fatalf("Read = %d, %v, equal %v", n, err, bytes.Equal(back, dev[4096:]))
+	}
+	if n, err := f.Read(h, base, 4096, 8192, 0); err != nil || n != 0 {
+		t.Errorf("Read past the end = %d, %v; want 0, nil", n, err)
+	}
+	if err := f.DeregisterBuffer(base); err != nil {
+		t.Error(err)
+	}
+
+	var ce *CuFileError
+	if err := f.RegisterBuffer(0, 0); !errors.As(err, &ce) || ce.Status != 5012 || ce.CUDA != 1 || ce.Call != "cuFileBufRegister" {
+		t.Errorf("RegisterBuffer(nil) = %v; want status 5012 with CUDA error 1", err)
+	}
+	if _, err := f.RegisterFile(-1); !errors.As(err, &ce) || ce.Status != 5030 {
+		t.Errorf("RegisterFile(-1) = %v; want status 5030", err)
+	}
+	// pread on a file opened for writing only: -1 and EBADF.
+	wo, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wo.Close()
+	hw, err := f.RegisterFile(int(wo.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.DeregisterFile(hw)
+	if _, err := f.Read(hw, base, 4096, 0, 0); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("Read of a write-only file = %v; want EBADF", err)
+	}
+	t.Setenv("FAKE_CUFILE_FAIL_IO", "1")
+	if _, err := f.Write(h, base, 4096, 0, 0); !errors.As(err, &ce) || ce.Status != 5011 || ce.Call != "cuFileWrite" {
+		t.Errorf("failing Write = %v; want status 5011", err)
+	}
+}
+
+func TestCuFileMissing(t *testing.T) {
+	_, err := LoadCuFile(filepath.Join(t.TempDir(), "libcufile.so"))
+	if !errors.Is(err, ErrNoCuFile) {
+		t.Errorf("LoadCuFile of nothing = %v; want ErrNoCuFile", err)
+	}
+}
+
+func TestCuFileDriverFails(t *testing.T) {
+	f, err := LoadCuFile(cudatest.FakeCuFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_CUFILE_FAIL_OPEN", "1")
+	var ce *CuFileError
+	if err := f.Open(); !errors.As(err, &ce) || ce.Status != 5001 || ce.Call != "cuFileDriverOpen" {
+		t.Errorf("Open = %v; want status 5001", err)
+	}
+}

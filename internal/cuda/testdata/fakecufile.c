@@ -1,0 +1,51 @@
+/* A fake libcufile (GPUDirect Storage) for kvbench's tests: the calls
+ * internal/cuda binds, over host memory (the fake CUDA runtime's device
+ * memory is host memory) and pread/pwrite. FAKE_CUFILE_FAIL_OPEN makes
+ * cuFileDriverOpen fail with status 5001 (driver not initialized);
+ * FAKE_CUFILE_FAIL_IO makes reads and writes return -5011. Built by the
+ * tests with the system's C compiler; never shipped. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct { int err; int cu_err; } CUfileError_t;
+typedef struct { int type; union { int fd; void *handle; } handle; const void *fs_ops; } CUfileDescr_t;
+
+static int opened;
+static CUfileError_t ok(void) { CUfileError_t e = {0, 0}; return e; }
+static CUfileError_t fail(int code, int cu) { CUfileError_t e = {code, cu}; return e; }
+
+CUfileError_t cuFileDriverOpen(void) {
+	if (getenv("FAKE_CUFILE_FAIL_OPEN")) return fail(5001, 0);
+	opened = 1;
+	return ok();
+}
+CUfileError_t cuFileDriverClose_v2(void) { opened = 0; return ok(); }
+CUfileError_t cuFileGetVersion(int *v) { *v = 1140; return ok(); }
+CUfileError_t cuFileHandleRegister(void **fh, CUfileDescr_t *d) {
+	if (!opened) return fail(5001, 0);
+	if (d->type != 1 || d->handle.fd < 0) return fail(5030, 0);
+	int *h = malloc(sizeof(int));
+	*h = d->handle.fd;
+	*fh = h;
+	return ok();
+}
+void cuFileHandleDeregister(void *fh) { free(fh); }
+CUfileError_t cuFileBufRegister(const void *p, size_t n, int flags) {
+	(void)flags;
+	if (!opened) return fail(5001, 0);
+	if (!p || !n) return fail(5012, 1);
+	return ok();
+}
+CUfileError_t cuFileBufDeregister(const void *p) { (void)p; return ok(); }
+ssize_t cuFileRead(void *fh, void *base, size_t n, off_t off, off_t boff) {
+	if (getenv("FAKE_CUFILE_FAIL_IO")) return -5011;
+	ssize_t r = pread(*(int *)fh, (char *)base + boff, n, off);
+	return r < 0 ? -1 : r;
+}
+ssize_t cuFileWrite(void *fh, const void *base, size_t n, off_t off, off_t boff) {
+	if (getenv("FAKE_CUFILE_FAIL_IO")) return -5011;
+	ssize_t r = pwrite(*(int *)fh, (const char *)base + boff, n, off);
+	return r < 0 ? -1 : r;
+}
