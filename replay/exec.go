@@ -162,6 +162,12 @@ func (s *sched) advance(t *task) {
 			}
 		case stOpen:
 			t.stage = stIO
+			t.from = nil
+			if t.moving && t.phase == schema.PhaseEvict && len(s.hooks.Movers) > 0 {
+				// A move: its bytes do not change, and a mover may copy
+				// them from the copy the key leaves (when it is open).
+				t.from = ks.handles[t.moveFrom]
+			}
 			if !s.openObject(t, t.ioTier, ks.phys, t.op == schema.OpWrite) {
 				return
 			}
@@ -333,10 +339,23 @@ func (s *sched) blocks(t *task, write bool, tier schema.Tier) bool {
 	}
 	t.write, t.ioTier, t.nextOff, t.inflight = write, tier, 0, 0
 	t.eng = nil
+	if write && t.from != nil {
+		for _, e := range s.engines {
+			if m, ok := e.e.(ioengine.Mover); ok && m.Moves(t.obj, t.from) {
+				t.eng = e
+				break
+			}
+		}
+		if t.eng == nil {
+			t.from = nil // no mover: the bytes are written as any others
+		}
+	}
 	for _, e := range s.engines {
+		if t.eng != nil {
+			break
+		}
 		if e.e.Serves(t.obj) {
 			t.eng = e
-			break
 		}
 	}
 	if t.eng == nil {
@@ -364,7 +383,7 @@ func (s *sched) submit(t *task) {
 			op = &ioengine.Op{}
 		}
 		*op = ioengine.Op{Obj: t.obj, Write: t.write, Off: t.nextOff, N: min(bs, size-t.nextOff),
-			Key: t.ks.name, Version: t.ks.version, Tier: t.ioTier, User: t}
+			Key: t.ks.name, Version: t.ks.version, Tier: t.ioTier, From: t.from, User: t}
 		t.nextOff += op.N
 		t.inflight++
 		e.inflight++

@@ -113,6 +113,14 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	return res, s.err
 }
 
+// closeEngines closes the engines started so far.
+func (s *sched) closeEngines() {
+	for _, e := range s.engines {
+		e.e.Close()
+	}
+	s.engines = nil
+}
+
 // keysHint sizes the key table from the prescan: growing a table of
 // hundreds of thousands of keys rehashes them on the loop while it
 // replays. Bounded: a trace of many short-lived keys holds few at once.
@@ -171,8 +179,9 @@ func (s *sched) setBackends(backends map[string]backend.Backend) error {
 	return nil
 }
 
-// startEngines starts the I/O engines: io_uring first, for objects in
-// files, when asked for and the kernel allows it; psync for the rest.
+// startEngines starts the I/O engines: the hooks' movers, for the moves
+// they take; io_uring for objects in files, when asked for and the kernel
+// allows it; psync for the rest.
 func (s *sched) startEngines() error {
 	names := []string{"psync"}
 	if s.cfg.Engine == "uring" {
@@ -188,18 +197,27 @@ func (s *sched) startEngines() error {
 	// Each engine holds a queue's depth of blocks in flight and as many
 	// again waiting to start: the device never waits on the loop.
 	queue := 2 * s.cfg.QueueDepth
-	s.done = make(chan *ioengine.Op, len(names)*queue)
+	s.done = make(chan *ioengine.Op, (len(names)+len(s.hooks.Movers))*queue)
+	params := ioengine.Params{Depth: s.cfg.QueueDepth, Queue: queue, BlockSize: s.cfg.BlockSize, Data: s.data, Done: s.done, Notify: s.wake}
+	for _, f := range s.hooks.Movers {
+		if !data {
+			break
+		}
+		e, err := f(params)
+		if err != nil {
+			s.closeEngines()
+			return err
+		}
+		s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
+	}
 	for _, name := range names {
-		e, err := ioengine.New(name, ioengine.Params{Depth: s.cfg.QueueDepth, Queue: queue, BlockSize: s.cfg.BlockSize,
-			Data: s.data, Done: s.done, Notify: s.wake})
+		e, err := ioengine.New(name, params)
 		if errors.Is(err, ioengine.ErrUnavailable) {
 			s.warnings = append(s.warnings, fmt.Sprintf("io_uring is not available here (%v): the psync engine ran instead", err))
 			continue
 		}
 		if err != nil {
-			for _, e := range s.engines {
-				e.e.Close()
-			}
+			s.closeEngines()
 			return err
 		}
 		if p, ok := e.(ioengine.Poller); ok {
@@ -207,9 +225,7 @@ func (s *sched) startEngines() error {
 				// The loop sleeps in one poller's Wait; a second would
 				// need its completions to wake the first.
 				e.Close()
-				for _, e := range s.engines {
-					e.e.Close()
-				}
+				s.closeEngines()
 				return fmt.Errorf("replay: engines %s and %s both run on the loop: one can", s.poller.Name(), e.Name())
 			}
 			s.poller = p

@@ -29,6 +29,10 @@ import (
 type Hooks struct {
 	// Progress is called about twice a second from its own goroutine.
 	Progress func(Progress)
+	// Movers make engines that move objects between tiers themselves
+	// (ioengine.Mover: --gds's), tried before the built-in engines for
+	// the blocks of a move.
+	Movers []ioengine.Factory
 }
 
 // Progress is a run's state for a live progress line.
@@ -145,6 +149,9 @@ type task struct {
 	moveFrom schema.Tier
 	movePhys int64
 	moving   bool
+	// from is the key's copy a mover copies a move's bytes from (nil:
+	// the bytes are generated).
+	from backend.Object
 }
 
 // sched is a run.

@@ -247,6 +247,10 @@ func importRules() []importRule {
 		{exactly("internal/cuda"), thirdPartyExcept("github.com/ebitengine/purego")},
 		// An I/O engine knows nothing of the scheduler or the trace.
 		{exactly("replay/ioengine"), anyOf(exactly("replay"), replayBackends, tree("trace"), exactly("internal/datagen"))},
+		// An engine that moves bytes between two backends' memories
+		// itself (GPUDirect Storage) sees those backends, and still
+		// nothing of the scheduler or the trace.
+		{below("replay/ioengine"), anyOf(exactly("replay"), tree("trace"))},
 		// report never links replay backends.
 		{tree("report"), anyOf(below("replay"), tree("sim"), tree("cmd"))},
 		// results is the one definition of every metric and threshold, for

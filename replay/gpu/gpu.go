@@ -120,7 +120,7 @@ func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
 	if err != nil {
 		return nil, info, fmt.Errorf("gpu: device %d: an arena of %d bytes: %w", opt.Device, size, err)
 	}
-	m := &deviceMemory{rt: rt, device: opt.Device, base: base, slots: make(chan *slot, opt.Slots)}
+	m := &deviceMemory{rt: rt, device: opt.Device, base: base, size: size, slots: make(chan *slot, opt.Slots)}
 	for range opt.Slots {
 		s, err := newSlot(rt, opt.StageBytes)
 		if err != nil {
@@ -181,6 +181,7 @@ type deviceMemory struct {
 	rt     *cuda.Runtime
 	device int
 	base   uintptr
+	size   int64
 	slots  chan *slot // free slots
 	all    []*slot
 
@@ -284,6 +285,25 @@ func (m *deviceMemory) Release() error {
 	m.all = nil
 	errs = append(errs, m.rt.Free(m.base))
 	return errors.Join(errs...)
+}
+
+// Arena is a gpu backend's device memory as an engine that moves bytes
+// to and from it itself sees it (replay/ioengine/gds).
+type Arena struct {
+	Runtime *cuda.Runtime
+	Device  int
+	Base    uintptr
+	Size    int64
+}
+
+// ArenaOf returns the arena mem is, when it is a gpu backend's (the
+// memory ram.Spanner's Arena and Span give).
+func ArenaOf(mem ram.Memory) (Arena, bool) {
+	m, ok := mem.(*deviceMemory)
+	if !ok {
+		return Arena{}, false
+	}
+	return Arena{Runtime: m.rt, Device: m.device, Base: m.base, Size: m.size}, true
 }
 
 // sysfsPCI is where Linux lists PCI devices.

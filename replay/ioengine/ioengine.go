@@ -35,6 +35,10 @@ type Op struct {
 	Key     string
 	Version uint64
 	Tier    schema.Tier
+	// From is set on a block of a move given to a Mover: the object
+	// whose bytes at Off the block copies to Obj (the key's copy on the
+	// tier it leaves), instead of generating them.
+	From backend.Object
 	// Err is the block's error, set by the engine.
 	Err error
 	// User is the submitter's; engines never look at it.
@@ -76,6 +80,23 @@ type Engine interface {
 	// releases the engine.
 	Close() error
 }
+
+// Mover is an engine that moves an object's bytes from its copy on
+// another tier itself, device to device, as GPUDirect Storage moves them
+// between GPU memory and a file without staging through host memory. The
+// scheduler gives the blocks of a move (a demotion or promotion, whose
+// bytes do not change) to the first Mover that Moves them, with Op.From
+// set and Op.Write true; every other transfer goes to the engines that
+// Serve its object.
+type Mover interface {
+	Engine
+	// Moves reports whether the engine can copy blocks from from to dst.
+	Moves(dst, from backend.Object) bool
+}
+
+// Factory makes an engine that is not built in (a Mover, from the package
+// of the backend whose memory it reaches).
+type Factory func(Params) (Engine, error)
 
 // Poller is an engine that runs on its submitter's goroutine, as fio's
 // engines run on their job's thread: Submit prepares requests, Poll hands

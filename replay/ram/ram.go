@@ -314,6 +314,26 @@ func (o *object) check(op string, p []byte, off int64) (int, error) {
 // copyAt copies between p and the object's bytes at off, under the arena's
 // read lock.
 func (o *object) copyAt(op string, p []byte, off int64, write bool) error {
+	return o.span(op, off, int64(len(p)), func(mem Memory, at, n int64) error {
+		err := mem.Copy(p[:n], at, write)
+		p = p[n:]
+		return err
+	})
+}
+
+// Span calls fn, under the arena's read lock, for each piece of the n
+// bytes of the object at off: the arena's memory, where the piece lies in
+// it, and its length, in order. It is how an engine that moves bytes
+// itself (GPUDirect Storage, for the gpu tier's arena) reaches an
+// object's memory; fn must not keep the offsets after it returns.
+func (o *object) Span(off, n int64, fn func(mem Memory, at, n int64) error) error {
+	if off < 0 || n < 0 || off+n > o.e.size {
+		return fmt.Errorf("%s: span %q: %d bytes at %d outside its %d bytes", o.b.name, o.key, n, off, o.e.size)
+	}
+	return o.span("span", off, n, fn)
+}
+
+func (o *object) span(op string, off, n int64, fn func(mem Memory, at, n int64) error) error {
 	b := o.b
 	b.life.RLock()
 	defer b.life.RUnlock()
@@ -323,23 +343,40 @@ func (o *object) copyAt(op string, p []byte, off int64, write bool) error {
 	if o.e.gone.Load() {
 		return fmt.Errorf("%s: %s %q: %w: %w", o.b.name, op, o.key, errStale, backend.ErrClosed)
 	}
-	// Skip the pieces before off, then copy piece by piece.
+	// Skip the pieces before off, then go piece by piece.
 	for _, pc := range o.e.pieces {
-		if len(p) == 0 {
+		if n == 0 {
 			break
 		}
 		if off >= pc.Len {
 			off -= pc.Len
 			continue
 		}
-		n := min(int64(len(p)), pc.Len-off)
-		if err := b.mem.Copy(p[:n], pc.Off+off, write); err != nil {
+		m := min(n, pc.Len-off)
+		if err := fn(b.mem, pc.Off+off, m); err != nil {
 			return fmt.Errorf("%s: %s %q: %w", b.name, op, o.key, err)
 		}
-		p, off = p[n:], 0
+		n, off = n-m, 0
 	}
 	return nil
 }
+
+// Arena returns the memory the object lives in, nil once its backend is
+// closed.
+func (o *object) Arena() Memory {
+	o.b.life.RLock()
+	defer o.b.life.RUnlock()
+	return o.b.mem
+}
+
+// Spanner is a RAM-tier object (of this package's backends, the gpu
+// tier's included): Arena and Span reach its memory.
+type Spanner interface {
+	Arena() Memory
+	Span(off, n int64, fn func(mem Memory, at, n int64) error) error
+}
+
+var _ Spanner = (*object)(nil)
 
 // ReadAt copies the object's bytes at off into p; io.EOF past its end.
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
