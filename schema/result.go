@@ -120,6 +120,29 @@ type GPUPath struct {
 	Copies       string       `json:"copies"`
 	HostToDevice GPUDirection `json:"host_to_device"`
 	DeviceToHost GPUDirection `json:"device_to_host"`
+	// GDS is what GPUDirect Storage moved between this GPU and files
+	// (kvreplay --gds); nil without it.
+	GDS *GDSPath `json:"gds,omitempty"`
+}
+
+// GDSPath is the GPUDirect Storage path: libcufile, whether the GPU
+// memory was registered with it, and the blocks of moves to and from
+// files, with the sum of the cuFile calls' wall-clock times and the bytes
+// over that sum (GB/s, 10^9 bytes): the rate of one call, as calls run
+// several at once.
+type GDSPath struct {
+	Library            string       `json:"library"`
+	BufferRegistration string       `json:"buffer_registration,omitempty"`
+	ToFile             GDSDirection `json:"to_file"`
+	FromFile           GDSDirection `json:"from_file"`
+}
+
+// GDSDirection counts one direction's cuFile calls.
+type GDSDirection struct {
+	Blocks   int64   `json:"blocks"`
+	Bytes    int64   `json:"bytes"`
+	CallS    float64 `json:"call_s"`
+	CallGBps float64 `json:"per_call_gbps"`
 }
 
 // GPUDirection counts one direction's copies: bytes, the sum of their

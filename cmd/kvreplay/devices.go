@@ -12,6 +12,7 @@ import (
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/gpu"
+	"github.com/kvbench/kvbench/replay/ioengine/gds"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -42,7 +43,7 @@ func listDevices(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "cuFile (GPUDirect Storage): %s\n", cuFileStatus())
-	fmt.Fprintln(w, "kvreplay's GPU tier (--tier-map Tier-0=gpu) copies through the CUDA runtime; it has been tested against a fake runtime only, not yet on a GPU")
+	fmt.Fprintln(w, "kvreplay's GPU tier (--tier-map Tier-0=gpu) copies through the CUDA runtime, and --gds moves through libcufile; both have been tested against fake libraries only, not yet on a GPU")
 	return nil
 }
 
@@ -61,6 +62,50 @@ func cuFileStatus() string {
 	}
 	f.Close()
 	return what + ", driver opens"
+}
+
+// openGDS loads libcufile and opens its driver for --gds, before any
+// I/O: without it, or without a gpu and an nvme tier to move between, the
+// run stops here; nothing falls back to host memory quietly.
+func (o *options) openGDS() error {
+	gpuTier, nvmeTier := false, false
+	for _, b := range o.cfg.TierMap {
+		gpuTier = gpuTier || b == "gpu"
+		nvmeTier = nvmeTier || b == "nvme"
+	}
+	if !gpuTier || !nvmeTier {
+		return errors.New("--gds moves objects between a gpu tier and an nvme tier: map one tier to gpu and one to nvme (--tier-map Tier-0=gpu,Tier-2=nvme)")
+	}
+	f, err := cuda.LoadCuFile()
+	if err != nil {
+		return fmt.Errorf("--gds: %w: drop --gds to move the gpu tier's objects through pinned host memory (kvreplay --list-devices shows what this machine offers)", err)
+	}
+	if err := f.Open(); err != nil {
+		return fmt.Errorf("--gds: %s loads, but its driver does not open: %w", f.Path, err)
+	}
+	o.cufile = f
+	return nil
+}
+
+// recordGDS adds what --gds moved to the result's GPU paths.
+func (o *options) recordGDS(res *schema.Result) {
+	lib := o.cufile.Path
+	if v, ok := o.cufile.Version(); ok {
+		lib += " " + cuda.VersionString(v)
+	}
+	dir := func(d gds.Direction) schema.GDSDirection {
+		g := schema.GDSDirection{Blocks: d.Blocks, Bytes: d.Bytes, CallS: d.Seconds}
+		if d.Seconds > 0 {
+			g.CallGBps = float64(d.Bytes) / d.Seconds / 1e9
+		}
+		return g
+	}
+	for i := range res.Host.TierPaths {
+		if g := res.Host.TierPaths[i].GPU; g != nil {
+			g.GDS = &schema.GDSPath{Library: lib, BufferRegistration: o.gdsStats.BufferRegistration,
+				ToFile: dir(o.gdsStats.ToFile), FromFile: dir(o.gdsStats.FromFile)}
+		}
+	}
 }
 
 // gpuRuntime checks, before any I/O, that --tier-map T=gpu can be

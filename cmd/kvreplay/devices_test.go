@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,5 +104,88 @@ func TestGPUTierFakeRuntime(t *testing.T) {
 		if i >= len(g.Tiers) || g.Tiers[i].ReadBytes != r.Tiers[i].ReadBytes || g.Tiers[i].WriteBytes != r.Tiers[i].WriteBytes {
 			t.Fatalf("tiers with Tier-0 on gpu %+v, on ram %+v", g.Tiers, r.Tiers)
 		}
+	}
+}
+
+// TestGDSFake replays demotions from the gpu tier to NVMe and promotions
+// back with --gds over the fake CUDA runtime and fake libcufile: the moves
+// go by cuFileWrite and cuFileRead between the (fake) device arena and the
+// object files, every byte read after them verifies, and the result says
+// what moved which way. Without libcufile, --gds stops the run before any
+// I/O, naming what is missing.
+func TestGDSFake(t *testing.T) {
+	_, kvreplay := buildTools(t)
+	libs := filepath.Dir(cudatest.FakeRuntime(t)) + ":" + filepath.Dir(cudatest.FakeCuFile(t))
+	dir := t.TempDir()
+	const keys, size = 8, 1 << 20
+	var b strings.Builder
+	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range keys {
+		for _, r := range []string{"Write,Tier-0,Prefill", "Read,Tier-0,Evict", "Write,Tier-2,Evict", "Read,Tier-2,Decode",
+			"Read,Tier-2,Evict", "Write,Tier-0,Evict", "Read,Tier-0,Decode"} {
+			f := strings.Split(r, ",")
+			fmt.Fprintf(&b, "0.0,%s,%d,%s,k%d,%s\n", f[0], size, f[1], i, f[2])
+		}
+	}
+	tr := filepath.Join(dir, "moves.csv")
+	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocks := int64(keys * size / (256 << 10))
+	for _, c := range []struct {
+		layout string
+		// promotions: blocks read from files into the GPU. The dir
+		// layout's objects are not kept open between rows, and a
+		// promotion's source must be open for the mover to take it: it
+		// goes through host memory.
+		promotions int64
+	}{{"extent", blocks}, {"dir", 0}} {
+		t.Run(c.layout, func(t *testing.T) {
+			data := filepath.Join(dir, c.layout)
+			if err := os.Mkdir(data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, c.layout+".json")
+			args := []string{"--tier-map", "Tier-0=gpu,Tier-2=nvme", "--gds", "--verify", "--speed", "max", "--block-size", "256KiB",
+				"--layout", c.layout, "--dir", data, "-q", "-o", out, tr}
+			cmd := exec.Command(kvreplay, args...)
+			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libs)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("kvreplay --gds: %v\n%s", err, b)
+			}
+			res := readResult(t, out)
+			if !res.Complete || res.Errors.Count != 0 || res.Replay.VerifiedBytes != keys*4*size {
+				t.Fatalf("complete %v, %d errors, verified %d bytes (want %d)", res.Complete, res.Errors.Count, res.Replay.VerifiedBytes, keys*4*size)
+			}
+			var g *schema.GDSPath
+			for _, p := range res.Host.TierPaths {
+				if p.GPU != nil {
+					g = p.GPU.GDS
+				}
+			}
+			switch {
+			case g == nil:
+				t.Fatalf("no GDS path in the result: %+v", res.Host.TierPaths)
+			case g.ToFile.Blocks != blocks || g.ToFile.Bytes != keys*size || g.FromFile.Blocks != c.promotions:
+				t.Errorf("GDS moved %+v to files and %+v from them; want %d and %d blocks of %d bytes", g.ToFile, g.FromFile, blocks, c.promotions, 256<<10)
+			case g.BufferRegistration != "registered" || !strings.Contains(g.Library, "libcufile.so 1.14") || g.ToFile.CallGBps <= 0:
+				t.Errorf("GDS path %+v", g)
+			}
+
+			// No libcufile: the run stops before any I/O, naming what is
+			// missing.
+			os.RemoveAll(data)
+			os.Mkdir(data, 0o755)
+			cmd = exec.Command(kvreplay, args...)
+			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(cudatest.FakeRuntime(t)))
+			b, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(b), "--gds") || !strings.Contains(string(b), "libcufile") {
+				t.Errorf("kvreplay --gds without libcufile: %v\n%s", err, b)
+			}
+			if left, _ := os.ReadDir(data); len(left) != 0 {
+				t.Errorf("the refused run left %d entries in --dir", len(left))
+			}
+		})
 	}
 }

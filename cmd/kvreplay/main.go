@@ -21,6 +21,7 @@ import (
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/ioengine/gds"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/ram"
 	"github.com/kvbench/kvbench/schema"
@@ -49,6 +50,9 @@ one file per object), gpu (device memory through the CUDA runtime, loaded at
 run time; kvreplay --list-devices shows the GPUs; not yet run on a real GPU,
 only on a fake runtime in the tests) or null (no data: tests the engine).
 Without a GPU, replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
+With --gds, objects moved between the gpu tier and the nvme tier go by
+GPUDirect Storage (libcufile: cuFileWrite and cuFileRead between GPU memory
+and the files), not through host memory; an error where libcufile is not.
 
 Examples:
   # simulate (no GPU tier) and replay in one pipeline, on a temp directory and RAM
@@ -101,6 +105,9 @@ type options struct {
 
 	listDevices bool
 	gpus        string        // --gpus
+	gds         bool          // --gds
+	cufile      *cuda.CuFile  // libcufile, its driver open, with --gds
+	gdsStats    gds.Stats     // what --gds moved in the last run
 	cuda        *cuda.Runtime // loaded when a tier maps to gpu
 
 	search       string // --search: users or capacity
@@ -171,6 +178,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line or summary on a terminal")
 	fs.StringVar(&o.gpus, "gpus", "", "GPUs the gpu tier may use, e.g. 0,1 (default: all); each rank takes the one at its local rank")
 	fs.BoolVar(&o.listDevices, "list-devices", false, "print the GPUs and GPUDirect Storage this machine offers, and exit")
+	fs.BoolVar(&o.gds, "gds", false, "move objects between the gpu and nvme tiers with GPUDirect Storage (libcufile), not through host memory")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return nil, nil, err
@@ -214,6 +222,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		errs = append(errs, err)
 	}
 	o.cfg.TierMap = [schema.NumTiers]string{}
+	askedGPU := false
 	for _, kv := range tierMap.Pairs() {
 		t, err := schema.ParseTier(kv.Key)
 		if err != nil {
@@ -224,6 +233,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		case "ram", "nvme", "null":
 			o.cfg.TierMap[t] = kv.Value
 		case "gpu":
+			askedGPU = true
 			if r, err := gpuRuntime(kv.Key); err != nil {
 				errs = append(errs, err)
 			} else {
@@ -231,6 +241,11 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 			}
 		default:
 			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme, gpu or null", kv.Key, kv.Value))
+		}
+	}
+	if o.gds && (o.cuda != nil || !askedGPU) { // else the runtime's error says it
+		if err := o.openGDS(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(o.traces) == 0 {
@@ -272,6 +287,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.listDevices {
 		return listDevices(stdout)
+	}
+	if o.cufile != nil {
+		defer o.cufile.Close()
 	}
 	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
 	interactive := isTerminal(stderr) && !o.quiet
@@ -348,6 +366,9 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 		}
 	}
 	hooks := replay.Hooks{}
+	if o.cufile != nil {
+		hooks.Movers = append(hooks.Movers, gds.New(o.cufile, func(st gds.Stats) { o.gdsStats = st }))
+	}
 	if interactive {
 		hooks.Progress = func(p replay.Progress) {
 			fmt.Fprint(stderr, "\r\033[K"+progressLine(p, plan.Rows))
@@ -373,6 +394,9 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	res.Host.TierPaths = paths
 	for _, f := range o.afterRun {
 		f(res)
+	}
+	if o.cufile != nil {
+		o.recordGDS(res)
 	}
 	res.Config = configJSON(o)
 	res.Warnings = append(res.Warnings, o.warnings...)

@@ -37,20 +37,22 @@ int cudaDeviceGetAttribute(int *v, int attr, int d) {
 int cudaMemGetInfo(unsigned long long *free, unsigned long long *total) { *total = mem(); *free = mem() - used; return 0; }
 int cudaDriverGetVersion(int *v) { *v = 12040; return 0; }
 int cudaRuntimeGetVersion(int *v) { *v = 12020; return 0; }
-/* Device allocations carry their size in a header, so cudaFree gives the
- * bytes back to cudaMemGetInfo's free count. */
+/* Device allocations carry their size in a header of a page before them,
+ * so cudaFree gives the bytes back to cudaMemGetInfo's free count; they
+ * are page-aligned, as the fake libcufile's O_DIRECT I/O on them needs
+ * (real device allocations are aligned too). */
 int cudaMalloc(void **p, unsigned long long n) {
 	if (used + n > mem()) return 2;
-	unsigned long long *h = malloc(n + 16);
-	if (!h) return 2;
-	h[0] = n;
+	void *h;
+	if (posix_memalign(&h, 4096, n + 4096)) return 2;
+	*(unsigned long long *)h = n;
 	used += n;
-	*p = (char *)h + 16;
+	*p = (char *)h + 4096;
 	return 0;
 }
 int cudaFree(void *p) {
 	if (!p) return 0;
-	unsigned long long *h = (unsigned long long *)((char *)p - 16);
+	unsigned long long *h = (unsigned long long *)((char *)p - 4096);
 	used -= h[0];
 	free(h);
 	return 0;
