@@ -120,6 +120,11 @@ type GPUPath struct {
 	Copies       string       `json:"copies"`
 	HostToDevice GPUDirection `json:"host_to_device"`
 	DeviceToHost GPUDirection `json:"device_to_host"`
+	// RAMArena is how objects moved between this GPU and the RAM tier
+	// went, copied straight between device memory and the RAM tier's
+	// arena: "pinned" (cudaHostRegister), or why not; empty when none
+	// moved.
+	RAMArena string `json:"ram_arena,omitempty"`
 	// GDS is what GPUDirect Storage moved between this GPU and files
 	// (kvreplay --gds); nil without it.
 	GDS *GDSPath `json:"gds,omitempty"`

@@ -64,16 +64,21 @@ func cuFileStatus() string {
 	return what + ", driver opens"
 }
 
+// mapsTo reports whether cfg maps a tier to backend.
+func mapsTo(cfg *replay.Config, backend string) bool {
+	for _, b := range cfg.TierMap {
+		if b == backend {
+			return true
+		}
+	}
+	return false
+}
+
 // openGDS loads libcufile and opens its driver for --gds, before any
 // I/O: without it, or without a gpu and an nvme tier to move between, the
 // run stops here; nothing falls back to host memory quietly.
 func (o *options) openGDS() error {
-	gpuTier, nvmeTier := false, false
-	for _, b := range o.cfg.TierMap {
-		gpuTier = gpuTier || b == "gpu"
-		nvmeTier = nvmeTier || b == "nvme"
-	}
-	if !gpuTier || !nvmeTier {
+	if !mapsTo(&o.cfg, "gpu") || !mapsTo(&o.cfg, "nvme") {
 		return errors.New("--gds moves objects between a gpu tier and an nvme tier: map one tier to gpu and one to nvme (--tier-map Tier-0=gpu,Tier-2=nvme)")
 	}
 	f, err := cuda.LoadCuFile()

@@ -189,3 +189,50 @@ func TestGDSFake(t *testing.T) {
 		})
 	}
 }
+
+// TestGPURAMMovesFake: objects moved between the gpu tier and the RAM
+// tier are copied straight between device memory and the RAM arena
+// (pinned), over the fake runtime: a demotion to RAM is one more
+// device-to-host copy (beside its Evict read's), a promotion one
+// host-to-device copy, and every byte read after them verifies.
+func TestGPURAMMovesFake(t *testing.T) {
+	_, kvreplay := buildTools(t)
+	lib := filepath.Dir(cudatest.FakeRuntime(t))
+	dir := t.TempDir()
+	const keys, size = 8, 1 << 20
+	var b strings.Builder
+	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range keys {
+		for _, r := range []string{"Write,Tier-0,Prefill", "Read,Tier-0,Evict", "Write,Tier-1,Evict", "Read,Tier-1,Decode",
+			"Read,Tier-1,Evict", "Write,Tier-0,Evict", "Read,Tier-0,Decode"} {
+			f := strings.Split(r, ",")
+			fmt.Fprintf(&b, "0.0,%s,%d,%s,k%d,%s\n", f[0], size, f[1], i, f[2])
+		}
+	}
+	tr := filepath.Join(dir, "moves.csv")
+	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	cmd := exec.Command(kvreplay, "--tier-map", "Tier-0=gpu,Tier-1=ram", "--verify", "--speed", "max", "--block-size", "256KiB",
+		"-q", "-o", out, tr)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kvreplay: %v\n%s", err, b)
+	}
+	res := readResult(t, out)
+	if !res.Complete || res.Errors.Count != 0 || res.Replay.VerifiedBytes != keys*4*size {
+		t.Fatalf("complete %v, %d errors, verified %d bytes (want %d)", res.Complete, res.Errors.Count, res.Replay.VerifiedBytes, keys*4*size)
+	}
+	var g *schema.GPUPath
+	for _, p := range res.Host.TierPaths {
+		if p.GPU != nil {
+			g = p.GPU
+		}
+	}
+	// Host to device: the Prefill writes and the promotions; device to
+	// host: the two reads on Tier-0 and the demotions.
+	if g == nil || g.RAMArena != "pinned" || g.HostToDevice.Bytes != 2*keys*size || g.DeviceToHost.Bytes != 3*keys*size {
+		t.Errorf("GPU path %+v; want the RAM arena pinned, %d bytes to the device and %d from it", g, 2*keys*size, 3*keys*size)
+	}
+}

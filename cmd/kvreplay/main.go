@@ -21,6 +21,7 @@ import (
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/ioengine/devcopy"
 	"github.com/kvbench/kvbench/replay/ioengine/gds"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/ram"
@@ -108,6 +109,7 @@ type options struct {
 	gds         bool          // --gds
 	cufile      *cuda.CuFile  // libcufile, its driver open, with --gds
 	gdsStats    gds.Stats     // what --gds moved in the last run
+	ramArena    string        // how pinning the RAM arena for direct GPU copies went
 	cuda        *cuda.Runtime // loaded when a tier maps to gpu
 
 	search       string // --search: users or capacity
@@ -366,6 +368,12 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 		}
 	}
 	hooks := replay.Hooks{}
+	if o.cuda != nil && mapsTo(cfg, "ram") {
+		// Moves between the gpu and ram tiers copy straight between
+		// device memory and the RAM arena.
+		o.ramArena = ""
+		hooks.Movers = append(hooks.Movers, devcopy.New(func(s string) { o.ramArena = s }))
+	}
 	if o.cufile != nil {
 		hooks.Movers = append(hooks.Movers, gds.New(o.cufile, func(st gds.Stats) { o.gdsStats = st }))
 	}
@@ -394,6 +402,11 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	res.Host.TierPaths = paths
 	for _, f := range o.afterRun {
 		f(res)
+	}
+	for i := range res.Host.TierPaths {
+		if g := res.Host.TierPaths[i].GPU; g != nil {
+			g.RAMArena = o.ramArena
+		}
 	}
 	if o.cufile != nil {
 		o.recordGDS(res)

@@ -60,6 +60,8 @@ type Runtime struct {
 	free                func(p uintptr) int32
 	hostAlloc           func(p *unsafe.Pointer, size uint64, flags uint32) int32
 	freeHost            func(p unsafe.Pointer) int32
+	hostRegister        func(p uintptr, size uint64, flags uint32) int32
+	hostUnregister      func(p uintptr) int32
 	memcpyAsync         func(dst, src uintptr, count uint64, kind int32, stream uintptr) int32
 	streamCreate        func(s *uintptr, flags uint32) int32
 	streamDestroy       func(s uintptr) int32
@@ -116,6 +118,8 @@ func load(path string) (r *Runtime, err error) {
 		{&r.free, "cudaFree"},
 		{&r.hostAlloc, "cudaHostAlloc"},
 		{&r.freeHost, "cudaFreeHost"},
+		{&r.hostRegister, "cudaHostRegister"},
+		{&r.hostUnregister, "cudaHostUnregister"},
 		{&r.memcpyAsync, "cudaMemcpyAsync"},
 		{&r.streamCreate, "cudaStreamCreateWithFlags"},
 		{&r.streamDestroy, "cudaStreamDestroy"},
@@ -292,6 +296,18 @@ func (r *Runtime) SyncStream(s Stream) error {
 // DeviceToHost) on stream s; it returns before the copy is done. Host
 // memory must be pinned (HostAlloc) for the copy to be asynchronous and
 // must stay untouched until an event recorded after it completes.
+// HostRegister pins n bytes of host memory at p (cudaHostRegister) so
+// that copies to and from them run at the link's speed, as from
+// HostAlloc's memory; HostUnregister undoes it.
+func (r *Runtime) HostRegister(p uintptr, n uint64) error {
+	return r.check("cudaHostRegister", r.hostRegister(p, n, 0))
+}
+
+// HostUnregister undoes HostRegister of the memory at p.
+func (r *Runtime) HostUnregister(p uintptr) error {
+	return r.check("cudaHostUnregister", r.hostUnregister(p))
+}
+
 func (r *Runtime) CopyAsync(dst, src uintptr, n uint64, kind int, s Stream) error {
 	return r.check("cudaMemcpyAsync", r.memcpyAsync(dst, src, n, int32(kind), uintptr(s)))
 }

@@ -306,6 +306,36 @@ func ArenaOf(mem ram.Memory) (Arena, bool) {
 	return Arena{Runtime: m.rt, Device: m.device, Base: m.base, Size: m.size}, true
 }
 
+// CopyDirect copies n bytes between host memory at host and the arena
+// mem at off (toDevice: host to device), without a staging buffer, on a
+// slot's stream, timed and counted as Copy's copies are: for host memory
+// that is pinned already (cudaHostRegister). mem must be a gpu backend's.
+func CopyDirect(mem ram.Memory, host uintptr, off int64, n int, toDevice bool) error {
+	m, ok := mem.(*deviceMemory)
+	if !ok {
+		return errors.New("gpu: not a gpu arena")
+	}
+	s := <-m.slots
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var err error
+	defer func() {
+		if err != nil {
+			m.rt.SyncStream(s.stream)
+		}
+		m.slots <- s
+	}()
+	if err = m.rt.SetDevice(m.device); err != nil {
+		return err
+	}
+	var t float64
+	if t, err = m.copyOn(s, m.base+uintptr(off), host, n, toDevice); err != nil {
+		return err
+	}
+	m.count(toDevice, n, t)
+	return nil
+}
+
 // sysfsPCI is where Linux lists PCI devices.
 var sysfsPCI = "/sys/bus/pci/devices"
 

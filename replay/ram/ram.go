@@ -161,6 +161,13 @@ func (h hostMemory) Copy(p []byte, off int64, write bool) error {
 
 func (h hostMemory) Release() error { return unix.Munmap(h) }
 
+// HostBytes returns the arena mem is when it is the RAM tier's own (host
+// memory, as ram.New maps it), for an engine that copies into it directly.
+func HostBytes(mem Memory) ([]byte, bool) {
+	h, ok := mem.(hostMemory)
+	return h, ok
+}
+
 // Caps reports Name "ram", Align 4096 and the arena's size as Capacity.
 func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{Name: b.name, Align: Align, Capacity: b.capacity, FastMeta: true}

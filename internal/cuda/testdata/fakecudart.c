@@ -59,6 +59,8 @@ int cudaFree(void *p) {
 }
 int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) { (void)flags; *p = malloc(n ? n : 1); return *p ? 0 : 2; }
 int cudaFreeHost(void *p) { free(p); return 0; }
+int cudaHostRegister(void *p, unsigned long long n, unsigned int flags) { (void)flags; return p && n ? 0 : 1; }
+int cudaHostUnregister(void *p) { return p ? 0 : 1; }
 int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
 	if (kind != 1 && kind != 2) return 1;
 	memcpy(dst, src, n);
