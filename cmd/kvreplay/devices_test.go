@@ -118,19 +118,7 @@ func TestGDSFake(t *testing.T) {
 	libs := filepath.Dir(cudatest.FakeRuntime(t)) + ":" + filepath.Dir(cudatest.FakeCuFile(t))
 	dir := t.TempDir()
 	const keys, size = 8, 1 << 20
-	var b strings.Builder
-	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
-	for i := range keys {
-		for _, r := range []string{"Write,Tier-0,Prefill", "Read,Tier-0,Evict", "Write,Tier-2,Evict", "Read,Tier-2,Decode",
-			"Read,Tier-2,Evict", "Write,Tier-0,Evict", "Read,Tier-0,Decode"} {
-			f := strings.Split(r, ",")
-			fmt.Fprintf(&b, "0.0,%s,%d,%s,k%d,%s\n", f[0], size, f[1], i, f[2])
-		}
-	}
-	tr := filepath.Join(dir, "moves.csv")
-	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tr := movesTrace(t, dir, "Tier-2", keys, size)
 	blocks := int64(keys * size / (256 << 10))
 	for _, c := range []struct {
 		layout string
@@ -200,19 +188,7 @@ func TestGPURAMMovesFake(t *testing.T) {
 	lib := filepath.Dir(cudatest.FakeRuntime(t))
 	dir := t.TempDir()
 	const keys, size = 8, 1 << 20
-	var b strings.Builder
-	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
-	for i := range keys {
-		for _, r := range []string{"Write,Tier-0,Prefill", "Read,Tier-0,Evict", "Write,Tier-1,Evict", "Read,Tier-1,Decode",
-			"Read,Tier-1,Evict", "Write,Tier-0,Evict", "Read,Tier-0,Decode"} {
-			f := strings.Split(r, ",")
-			fmt.Fprintf(&b, "0.0,%s,%d,%s,k%d,%s\n", f[0], size, f[1], i, f[2])
-		}
-	}
-	tr := filepath.Join(dir, "moves.csv")
-	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tr := movesTrace(t, dir, "Tier-1", keys, size)
 	out := filepath.Join(dir, "r.json")
 	cmd := exec.Command(kvreplay, "--tier-map", "Tier-0=gpu,Tier-1=ram", "--verify", "--speed", "max", "--block-size", "256KiB",
 		"-q", "-o", out, tr)
@@ -235,4 +211,25 @@ func TestGPURAMMovesFake(t *testing.T) {
 	if g == nil || g.RAMArena != "pinned" || g.HostToDevice.Bytes != 2*keys*size || g.DeviceToHost.Bytes != 3*keys*size {
 		t.Errorf("GPU path %+v; want the RAM arena pinned, %d bytes to the device and %d from it", g, 2*keys*size, 3*keys*size)
 	}
+}
+
+// movesTrace writes a trace of keys objects of size bytes, each written
+// on Tier-0, demoted to tier, read there, promoted back and read again,
+// and returns its path.
+func movesTrace(t *testing.T, dir, tier string, keys, size int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range keys {
+		for _, r := range []string{"Write,Tier-0,Prefill", "Read,Tier-0,Evict", "Write,T,Evict", "Read,T,Decode",
+			"Read,T,Evict", "Write,Tier-0,Evict", "Read,Tier-0,Decode"} {
+			f := strings.Split(strings.Replace(r, ",T,", ","+tier+",", 1), ",")
+			fmt.Fprintf(&b, "0.0,%s,%d,%s,k%d,%s\n", f[0], size, f[1], i, f[2])
+		}
+	}
+	tr := filepath.Join(dir, "moves.csv")
+	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

@@ -77,31 +77,35 @@ type Runtime struct {
 // binds every call; the error wraps ErrNoRuntime with each attempt's
 // reason when none does.
 func Load(paths ...string) (*Runtime, error) {
+	return loadFirst(paths, Libraries, ErrNoRuntime, load)
+}
+
+// loadFirst returns what bind makes of the first of paths (defaults when
+// none) that dlopen loads and bind accepts; the library stays open then,
+// and is closed otherwise. The error wraps none with each attempt's
+// reason when no path serves.
+func loadFirst[T any](paths, defaults []string, none error, bind func(lib uintptr, path string) (T, error)) (T, error) {
 	if len(paths) == 0 {
-		paths = Libraries
+		paths = defaults
 	}
 	var why []string
 	for _, p := range paths {
-		r, err := load(p)
+		lib, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
-			return r, nil
+			var v T
+			if v, err = bind(lib, p); err == nil {
+				return v, nil
+			}
+			purego.Dlclose(lib)
 		}
 		why = append(why, err.Error())
 	}
-	return nil, fmt.Errorf("cuda: %w: %s", ErrNoRuntime, strings.Join(why, "; "))
+	var zero T
+	return zero, fmt.Errorf("cuda: %w: %s", none, strings.Join(why, "; "))
 }
 
-func load(path string) (r *Runtime, err error) {
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			purego.Dlclose(lib)
-		}
-	}()
-	r = &Runtime{Path: path}
+func load(lib uintptr, path string) (*Runtime, error) {
+	r := &Runtime{Path: path}
 	for _, s := range []struct {
 		fn   any
 		name string

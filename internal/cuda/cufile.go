@@ -47,31 +47,11 @@ type CuFile struct {
 // loads and binds every call; the error wraps ErrNoCuFile with each
 // attempt's reason when none does.
 func LoadCuFile(paths ...string) (*CuFile, error) {
-	if len(paths) == 0 {
-		paths = CuFileLibraries
-	}
-	var why []string
-	for _, p := range paths {
-		f, err := loadCuFile(p)
-		if err == nil {
-			return f, nil
-		}
-		why = append(why, err.Error())
-	}
-	return nil, fmt.Errorf("cuda: %w: %s", ErrNoCuFile, strings.Join(why, "; "))
+	return loadFirst(paths, CuFileLibraries, ErrNoCuFile, loadCuFile)
 }
 
-func loadCuFile(path string) (f *CuFile, err error) {
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			purego.Dlclose(lib)
-		}
-	}()
-	f = &CuFile{Path: path}
+func loadCuFile(lib uintptr, path string) (*CuFile, error) {
+	f := &CuFile{Path: path}
 	bind := func(fn any, names ...string) error {
 		for _, name := range names {
 			if sym, err := purego.Dlsym(lib, name); err == nil {

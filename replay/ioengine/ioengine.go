@@ -15,6 +15,7 @@ package ioengine
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/kvbench/kvbench/replay/backend"
@@ -92,6 +93,42 @@ type Mover interface {
 	Engine
 	// Moves reports whether the engine can copy blocks from from to dst.
 	Moves(dst, from backend.Object) bool
+}
+
+// Workers is the body of an engine whose calls block (a Mover's copies):
+// do runs for each op submitted on one of n goroutines, and the op goes
+// back on Params.Done with do's error.
+type Workers struct {
+	p  Params
+	in chan *Op
+	wg sync.WaitGroup
+}
+
+// NewWorkers starts n goroutines that run do.
+func NewWorkers(p Params, n int, do func(*Op) error) *Workers {
+	w := &Workers{p: p, in: make(chan *Op, n)}
+	for range n {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			for op := range w.in {
+				op.Err = do(op)
+				p.Done <- op
+				p.notify()
+			}
+		}()
+	}
+	return w
+}
+
+// Submit hands op to a goroutine; it blocks while all n are busy and n
+// more wait.
+func (w *Workers) Submit(op *Op) { w.in <- op }
+
+// Close waits for the ops submitted, which are still sent on Done.
+func (w *Workers) Close() {
+	close(w.in)
+	w.wg.Wait()
 }
 
 // Factory makes an engine that is not built in (a Mover, from the package

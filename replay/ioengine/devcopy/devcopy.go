@@ -27,20 +27,15 @@ import (
 // run from pageable memory).
 func New(pinned func(string)) ioengine.Factory {
 	return func(p ioengine.Params) (ioengine.Engine, error) {
-		e := &engine{p: p, pinned: pinned, in: make(chan *ioengine.Op, p.Depth), pins: map[uintptr]gpu.Arena{}}
-		for range p.Depth {
-			e.wg.Add(1)
-			go e.worker()
-		}
+		e := &engine{pinned: pinned, pins: map[uintptr]gpu.Arena{}}
+		e.work = ioengine.NewWorkers(p, p.Depth, e.move)
 		return e, nil
 	}
 }
 
 type engine struct {
-	p      ioengine.Params
 	pinned func(string)
-	in     chan *ioengine.Op
-	wg     sync.WaitGroup
+	work   *ioengine.Workers
 
 	mu   sync.Mutex
 	pins map[uintptr]gpu.Arena // RAM arenas pinned, by address, with the GPU that pinned them
@@ -80,11 +75,10 @@ func kind(obj backend.Object) where {
 	return elsewhere
 }
 
-func (e *engine) Submit(op *ioengine.Op) { e.in <- op }
+func (e *engine) Submit(op *ioengine.Op) { e.work.Submit(op) }
 
 func (e *engine) Close() error {
-	close(e.in)
-	e.wg.Wait()
+	e.work.Close()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var errs []error
@@ -95,17 +89,6 @@ func (e *engine) Close() error {
 	}
 	e.pins = nil
 	return errors.Join(errs...)
-}
-
-func (e *engine) worker() {
-	defer e.wg.Done()
-	for op := range e.in {
-		op.Err = e.move(op)
-		e.p.Done <- op
-		if e.p.Notify != nil {
-			e.p.Notify()
-		}
-	}
 }
 
 // piece is a run of an object's bytes in its arena.

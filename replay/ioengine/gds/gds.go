@@ -49,21 +49,16 @@ type Direction struct {
 // driver. stats, when set, receives the engine's figures when it closes.
 func New(f *cuda.CuFile, stats func(Stats)) ioengine.Factory {
 	return func(p ioengine.Params) (ioengine.Engine, error) {
-		e := &gdsEngine{p: p, f: f, stats: stats, in: make(chan *ioengine.Op, p.Depth), regs: map[uintptr]error{}}
-		for range p.Depth {
-			e.wg.Add(1)
-			go e.worker()
-		}
+		e := &gdsEngine{f: f, stats: stats, regs: map[uintptr]error{}}
+		e.work = ioengine.NewWorkers(p, p.Depth, e.move)
 		return e, nil
 	}
 }
 
 type gdsEngine struct {
-	p     ioengine.Params
 	f     *cuda.CuFile
 	stats func(Stats)
-	in    chan *ioengine.Op
-	wg    sync.WaitGroup
+	work  *ioengine.Workers
 
 	mu   sync.Mutex        // guards regs and st
 	regs map[uintptr]error // arena bases, and how registering them went
@@ -93,11 +88,10 @@ func gpuObject(obj backend.Object) bool {
 	return ok
 }
 
-func (e *gdsEngine) Submit(op *ioengine.Op) { e.in <- op }
+func (e *gdsEngine) Submit(op *ioengine.Op) { e.work.Submit(op) }
 
 func (e *gdsEngine) Close() error {
-	close(e.in)
-	e.wg.Wait()
+	e.work.Close()
 	e.mu.Lock()
 	var errs []error
 	for base, err := range e.regs {
@@ -113,23 +107,12 @@ func (e *gdsEngine) Close() error {
 	return errors.Join(errs...)
 }
 
-func (e *gdsEngine) worker() {
-	defer e.wg.Done()
-	// A device's calls need it current on the calling thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for op := range e.in {
-		op.Err = e.move(op)
-		e.p.Done <- op
-		if e.p.Notify != nil {
-			e.p.Notify()
-		}
-	}
-}
-
 // move copies op's block between its GPU object and its file, piece by
 // piece of the GPU object's arena.
 func (e *gdsEngine) move(op *ioengine.Op) error {
+	// A device's calls need it current on the calling thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	dev, file := op.From, op.Obj
 	toFile := true
 	if _, ok := file.(backend.FdObject); !ok {
