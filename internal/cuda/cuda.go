@@ -11,6 +11,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -90,7 +91,7 @@ func loadFirst[T any](paths, defaults []string, none error, bind func(lib uintpt
 	}
 	var why []string
 	for _, p := range paths {
-		lib, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		lib, err := dlopen(p)
 		if err == nil {
 			var v T
 			if v, err = bind(lib, p); err == nil {
@@ -102,6 +103,19 @@ func loadFirst[T any](paths, defaults []string, none error, bind func(lib uintpt
 	}
 	var zero T
 	return zero, fmt.Errorf("cuda: %w: %s", none, strings.Join(why, "; "))
+}
+
+// dlopen opens the library at path. dlopen's reason for a failure is
+// the calling thread's (dlerror): the call and the reading of it stay on
+// one thread, or a goroutine moved between them reads no reason.
+func dlopen(path string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil && err.Error() == "" {
+		err = fmt.Errorf("%s: dlopen failed", path)
+	}
+	return lib, err
 }
 
 func load(lib uintptr, path string) (*Runtime, error) {
