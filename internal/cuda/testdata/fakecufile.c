@@ -23,15 +23,30 @@ CUfileError_t cuFileDriverOpen(void) {
 }
 CUfileError_t cuFileDriverClose_v2(void) { opened = 0; return ok(); }
 CUfileError_t cuFileGetVersion(int *v) { *v = 1140; return ok(); }
+/* A descriptor registered twice is refused (status 5031), as a strict
+ * library may: the engine must register each file once. */
+static volatile int lock;
+static char registered[4096];
 CUfileError_t cuFileHandleRegister(void **fh, CUfileDescr_t *d) {
 	if (!opened) return fail(5001, 0);
-	if (d->type != 1 || d->handle.fd < 0) return fail(5030, 0);
+	int fd = d->handle.fd;
+	if (d->type != 1 || fd < 0 || fd >= 4096) return fail(5030, 0);
+	while (__sync_lock_test_and_set(&lock, 1));
+	int twice = registered[fd];
+	registered[fd] = 1;
+	__sync_lock_release(&lock);
+	if (twice) return fail(5031, 0);
 	int *h = malloc(sizeof(int));
-	*h = d->handle.fd;
+	*h = fd;
 	*fh = h;
 	return ok();
 }
-void cuFileHandleDeregister(void *fh) { free(fh); }
+void cuFileHandleDeregister(void *fh) {
+	while (__sync_lock_test_and_set(&lock, 1));
+	registered[*(int *)fh] = 0;
+	__sync_lock_release(&lock);
+	free(fh);
+}
 CUfileError_t cuFileBufRegister(const void *p, size_t n, int flags) {
 	(void)flags;
 	if (!opened) return fail(5001, 0);

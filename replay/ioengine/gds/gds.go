@@ -49,7 +49,7 @@ type Direction struct {
 // driver. stats, when set, receives the engine's figures when it closes.
 func New(f *cuda.CuFile, stats func(Stats)) ioengine.Factory {
 	return func(p ioengine.Params) (ioengine.Engine, error) {
-		e := &gdsEngine{f: f, stats: stats, regs: map[uintptr]error{}}
+		e := &gdsEngine{f: f, stats: stats, regs: map[uintptr]error{}, files: map[uintptr]*file{}}
 		e.work = ioengine.NewWorkers(p, p.Depth, e.move)
 		return e, nil
 	}
@@ -60,9 +60,47 @@ type gdsEngine struct {
 	stats func(Stats)
 	work  *ioengine.Workers
 
-	mu   sync.Mutex        // guards regs and st
-	regs map[uintptr]error // arena bases, and how registering them went
-	st   Stats
+	mu    sync.Mutex        // guards regs, files and st
+	regs  map[uintptr]error // arena bases, and how registering them went
+	files map[uintptr]*file // the files registered, by descriptor
+	st    Stats
+}
+
+// file is a registered file and the blocks using it.
+type file struct {
+	h    cuda.FileHandle
+	uses int
+}
+
+// openFile returns fd's cuFile handle, registering it when no block in
+// flight uses it. A file is registered once however many blocks use it at
+// once, and deregistered when the last is done: the engine does not see a
+// file's close (the scheduler closes no object with blocks in flight),
+// after which its descriptor may name another file.
+func (e *gdsEngine) openFile(fd uintptr) (cuda.FileHandle, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if f := e.files[fd]; f != nil {
+		f.uses++
+		return f.h, nil
+	}
+	h, err := e.f.RegisterFile(int(fd))
+	if err != nil {
+		return 0, err
+	}
+	e.files[fd] = &file{h: h, uses: 1}
+	return h, nil
+}
+
+// closeFile ends a block's use of fd.
+func (e *gdsEngine) closeFile(fd uintptr) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := e.files[fd]
+	if f.uses--; f.uses == 0 {
+		e.f.DeregisterFile(f.h)
+		delete(e.files, fd)
+	}
 }
 
 func (e *gdsEngine) Name() string { return "gds" }
@@ -123,13 +161,11 @@ func (e *gdsEngine) move(op *ioengine.Op) error {
 	if !ok || !ok2 {
 		return fmt.Errorf("gds: block of %s at %d: not a move between a file and GPU memory", op.Key, op.Off)
 	}
-	// Registered for this block only: the engine does not see a file's
-	// close, after which its descriptor may name another file.
-	h, err := e.f.RegisterFile(int(fo.Fd()))
+	h, err := e.openFile(fo.Fd())
 	if err != nil {
 		return fmt.Errorf("gds: %s: %w", op.Key, err)
 	}
-	defer e.f.DeregisterFile(h)
+	defer e.closeFile(fo.Fd())
 	fileOff := fo.Offset() + op.Off
 	start := time.Now()
 	err = sp.Span(op.Off, op.N, func(m ram.Memory, at, n int64) error {
