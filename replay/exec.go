@@ -338,24 +338,13 @@ func (s *sched) blocks(t *task, write bool, tier schema.Tier) bool {
 		return true
 	}
 	t.write, t.ioTier, t.nextOff, t.inflight = write, tier, 0, 0
-	t.eng = nil
-	if write && t.from != nil {
-		for _, e := range s.engines {
-			if m, ok := e.e.(ioengine.Mover); ok && m.Moves(t.obj, t.from) {
-				t.eng = e
-				break
-			}
-		}
-		if t.eng == nil {
-			t.from = nil // no mover: the bytes are written as any others
-		}
+	if !write {
+		t.from = nil
 	}
-	for _, e := range s.engines {
-		if t.eng != nil {
-			break
-		}
-		if e.e.Serves(t.obj) {
-			t.eng = e
+	t.eng = s.engineFor(t.obj, t.from)
+	if t.eng != nil && t.from != nil {
+		if _, ok := t.eng.e.(ioengine.Mover); !ok {
+			t.from = nil // no mover: the bytes are written as any others
 		}
 	}
 	if t.eng == nil {
@@ -369,6 +358,24 @@ func (s *sched) blocks(t *task, write bool, tier schema.Tier) bool {
 		t.eng.waiting = append(t.eng.waiting, t)
 	}
 	return false
+}
+
+// engineFor is the engine for obj's blocks: the first mover that moves
+// them from from, when from is set, else the first engine that serves obj.
+func (s *sched) engineFor(obj, from backend.Object) *engineSlot {
+	if from != nil {
+		for _, e := range s.engines {
+			if m, ok := e.e.(ioengine.Mover); ok && m.Moves(obj, from) {
+				return e
+			}
+		}
+	}
+	for _, e := range s.engines {
+		if e.e.Serves(obj) {
+			return e
+		}
+	}
+	return nil
 }
 
 // submit hands t's next blocks to its engine while it has room.

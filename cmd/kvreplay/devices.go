@@ -92,8 +92,11 @@ func (o *options) openGDS() error {
 	return nil
 }
 
-// recordGDS adds what --gds moved to the result's GPU paths.
-func (o *options) recordGDS(res *schema.Result) {
+// gdsPath is what --gds moved in the run, nil without --gds.
+func (o *options) gdsPath() *schema.GDSPath {
+	if o.cufile == nil {
+		return nil
+	}
 	lib := o.cufile.Path
 	if v, ok := o.cufile.Version(); ok {
 		lib += " " + cuda.VersionString(v)
@@ -105,12 +108,8 @@ func (o *options) recordGDS(res *schema.Result) {
 		}
 		return g
 	}
-	for i := range res.Host.TierPaths {
-		if g := res.Host.TierPaths[i].GPU; g != nil {
-			g.GDS = &schema.GDSPath{Library: lib, BufferRegistration: o.gdsStats.BufferRegistration,
-				ToFile: dir(o.gdsStats.ToFile), FromFile: dir(o.gdsStats.FromFile)}
-		}
-	}
+	return &schema.GDSPath{Library: lib, BufferRegistration: o.gdsStats.BufferRegistration,
+		ToFile: dir(o.gdsStats.ToFile), FromFile: dir(o.gdsStats.FromFile)}
 }
 
 // gpuRuntime checks, before any I/O, that --tier-map T=gpu can be
@@ -172,6 +171,7 @@ func makeGPU(o *options, plan *replay.Plan) (backend.Backend, schema.PathInfo, e
 			if g := res.Host.TierPaths[i].GPU; g != nil {
 				g.HostToDevice = gpuDirection(c.H2D)
 				g.DeviceToHost = gpuDirection(c.D2H)
+				g.RAMArena, g.GDS = o.ramArena, o.gdsPath()
 			}
 		}
 	})

@@ -81,12 +81,7 @@ func TestGPUTierFakeRuntime(t *testing.T) {
 	// The GPU path says what it measured: the copies of each direction
 	// as CUDA's events timed them, at least the bytes Tier-0 moved (a
 	// demotion's read is a device-to-host copy too).
-	var gp *schema.GPUPath
-	for _, p := range g.Host.TierPaths {
-		if p.GPU != nil {
-			gp = p.GPU
-		}
-	}
+	gp := gpuPath(g)
 	var t0 schema.TierTotals
 	for _, ts := range g.Tiers {
 		if ts.Tier == "Tier-0" {
@@ -146,10 +141,8 @@ func TestGDSFake(t *testing.T) {
 				t.Fatalf("complete %v, %d errors, verified %d bytes (want %d)", res.Complete, res.Errors.Count, res.Replay.VerifiedBytes, keys*4*size)
 			}
 			var g *schema.GDSPath
-			for _, p := range res.Host.TierPaths {
-				if p.GPU != nil {
-					g = p.GPU.GDS
-				}
+			if gp := gpuPath(res); gp != nil {
+				g = gp.GDS
 			}
 			switch {
 			case g == nil:
@@ -200,12 +193,7 @@ func TestGPURAMMovesFake(t *testing.T) {
 	if !res.Complete || res.Errors.Count != 0 || res.Replay.VerifiedBytes != keys*4*size {
 		t.Fatalf("complete %v, %d errors, verified %d bytes (want %d)", res.Complete, res.Errors.Count, res.Replay.VerifiedBytes, keys*4*size)
 	}
-	var g *schema.GPUPath
-	for _, p := range res.Host.TierPaths {
-		if p.GPU != nil {
-			g = p.GPU
-		}
-	}
+	g := gpuPath(res)
 	// Host to device: the Prefill writes and the promotions; device to
 	// host: the two reads on Tier-0 and the demotions.
 	if g == nil || g.RAMArena != "pinned" || g.HostToDevice.Bytes != 2*keys*size || g.DeviceToHost.Bytes != 3*keys*size {
@@ -232,4 +220,15 @@ func movesTrace(t *testing.T, dir, tier string, keys, size int) string {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// gpuPath is the result's GPU tier path, nil when it has none.
+func gpuPath(res *schema.Result) *schema.GPUPath {
+	var g *schema.GPUPath
+	for _, p := range res.Host.TierPaths {
+		if p.GPU != nil {
+			g = p.GPU
+		}
+	}
+	return g
 }

@@ -403,14 +403,6 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	for _, f := range o.afterRun {
 		f(res)
 	}
-	for i := range res.Host.TierPaths {
-		if g := res.Host.TierPaths[i].GPU; g != nil {
-			g.RAMArena = o.ramArena
-		}
-	}
-	if o.cufile != nil {
-		o.recordGDS(res)
-	}
 	res.Config = configJSON(o)
 	res.Warnings = append(res.Warnings, o.warnings...)
 	for i := range res.Traces {

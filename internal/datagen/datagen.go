@@ -99,8 +99,12 @@ func objectHash(key string, version uint64) uint64 {
 	return h
 }
 
-// object returns the per-object constants a and b of (key, version).
-func (g *Generator) object(key string, version uint64) (a, b uint64) {
+// object returns the per-object constants a and b of (key, version); it
+// panics on a negative offset, which no call may ask for.
+func (g *Generator) object(key string, version uint64, offset int64) (a, b uint64) {
+	if offset < 0 {
+		panic(fmt.Sprintf("datagen: negative offset %d", offset))
+	}
 	h := objectHash(key, version)
 	return mum(h^g.k[0], g.k[1]^p0), mum(h^g.k[2], g.k[3]^p1)
 }
@@ -110,10 +114,7 @@ func (g *Generator) object(key string, version uint64) (a, b uint64) {
 // 8, which the replay's aligned I/Os always are, are the fast path. offset
 // must not be negative (Fill panics). Fill does not allocate.
 func (g *Generator) Fill(p []byte, key string, version uint64, offset int64) {
-	if offset < 0 {
-		panic(fmt.Sprintf("datagen: negative offset %d", offset))
-	}
-	a, b := g.object(key, version)
+	a, b := g.object(key, version, offset)
 	fillWords(p, a, b, uint64(offset))
 }
 
@@ -124,32 +125,31 @@ func (g *Generator) Fill(p []byte, key string, version uint64, offset int64) {
 // in this CPU's cache, and Fill's ordinary stores wait on a read of every
 // line first. Elsewhere it is Fill. The bytes are Fill's.
 func (g *Generator) FillDevice(p []byte, key string, version uint64, offset int64) {
-	if offset < 0 {
-		panic(fmt.Sprintf("datagen: negative offset %d", offset))
-	}
-	a, b := g.object(key, version)
+	a, b := g.object(key, version, offset)
 	if !haveNT || offset%8 != 0 || len(p) < 64 {
 		fillWords(p, a, b, uint64(offset))
 		return
 	}
 	n := len(p) / 32 * 4 // whole groups of four words
-	wordsNT(&p[0], n, a+(uint64(offset)/8+1)*p0Var, b)
+	wordsNT(&p[0], n, counter(a, uint64(offset)), b)
 	fillWords(p[8*n:], a, b, uint64(offset)+uint64(8*n))
 }
 
-// p0Var is p0 as a variable, so that products with it wrap.
-var p0Var = uint64(p0)
+// step is p0 as a variable, so that products with it wrap.
+var step = uint64(p0)
+
+// counter is x_j of the word holding byte offset of the object of a.
+func counter(a, offset uint64) uint64 { return a + (offset/8+1)*step }
 
 // fillWords sets p to the bytes of the object of constants a and b from byte
 // offset on.
 func fillWords(p []byte, a, b, offset uint64) {
-	step := uint64(p0)         // a variable: its multiples wrap
-	x := a + (offset/8+1)*step // x_j of the word holding offset
+	x := counter(a, offset)
 	if r := offset % 8; r != 0 {
 		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], mum(x, x^b))
 		p = p[copy(p, w[r:]):]
-		x += p0
+		x += step
 	}
 	for len(p) >= 32 {
 		x1, x2, x3 := x+step, x+2*step, x+3*step
@@ -162,7 +162,7 @@ func fillWords(p []byte, a, b, offset uint64) {
 	}
 	for len(p) >= 8 {
 		binary.LittleEndian.PutUint64(p, mum(x, x^b))
-		x += p0
+		x += step
 		p = p[8:]
 	}
 	if len(p) > 0 {
@@ -178,10 +178,7 @@ func fillWords(p []byte, a, b, offset uint64) {
 // differs. It generates the expected bytes 64 KiB at a time into a reused
 // buffer and does not allocate. It is safe for concurrent use.
 func (g *Generator) Verify(p []byte, key string, version uint64, offset int64) (badOffset int64, ok bool) {
-	if offset < 0 {
-		panic(fmt.Sprintf("datagen: negative offset %d", offset))
-	}
-	a, b := g.object(key, version)
+	a, b := g.object(key, version, offset)
 	buf := g.scratch.Get().(*[chunk]byte)
 	defer g.scratch.Put(buf)
 	for done := 0; done < len(p); {

@@ -191,10 +191,33 @@ type deviceMemory struct {
 }
 
 // Copy copies p to (write) or from the arena at off, through a slot.
-func (m *deviceMemory) Copy(p []byte, off int64, write bool) (err error) {
+func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
+	return m.withSlot(func(s *slot) error {
+		for done := 0; done < len(p); {
+			n := min(len(p)-done, len(s.buf))
+			dev := m.base + uintptr(off) + uintptr(done)
+			host := uintptr(unsafe.Pointer(unsafe.SliceData(s.buf)))
+			if write {
+				copy(s.buf, p[done:done+n])
+			}
+			t, err := m.copyOn(s, dev, host, n, write)
+			if err != nil {
+				return err
+			}
+			if !write {
+				copy(p[done:done+n], s.buf[:n])
+			}
+			m.count(write, n, t)
+			done += n
+		}
+		return nil
+	})
+}
+
+// withSlot runs fn with a free slot, on a thread whose current device is
+// the arena's (the slot's stream and events belong to it).
+func (m *deviceMemory) withSlot(fn func(s *slot) error) (err error) {
 	s := <-m.slots
-	// The stream and events belong to the device: make it this thread's
-	// current one for the calls that follow.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer func() {
@@ -209,24 +232,7 @@ func (m *deviceMemory) Copy(p []byte, off int64, write bool) (err error) {
 	if err := m.rt.SetDevice(m.device); err != nil {
 		return err
 	}
-	for done := 0; done < len(p); {
-		n := min(len(p)-done, len(s.buf))
-		dev := m.base + uintptr(off) + uintptr(done)
-		host := uintptr(unsafe.Pointer(unsafe.SliceData(s.buf)))
-		if write {
-			copy(s.buf, p[done:done+n])
-		}
-		t, err := m.copyOn(s, dev, host, n, write)
-		if err != nil {
-			return err
-		}
-		if !write {
-			copy(p[done:done+n], s.buf[:n])
-		}
-		m.count(write, n, t)
-		done += n
-	}
-	return nil
+	return fn(s)
 }
 
 // copyOn copies n bytes between the device address and the slot's buffer
@@ -315,25 +321,24 @@ func CopyDirect(mem ram.Memory, host uintptr, off int64, n int, toDevice bool) e
 	if !ok {
 		return errors.New("gpu: not a gpu arena")
 	}
-	s := <-m.slots
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var err error
-	defer func() {
+	return m.withSlot(func(s *slot) error {
+		t, err := m.copyOn(s, m.base+uintptr(off), host, n, toDevice)
 		if err != nil {
-			m.rt.SyncStream(s.stream)
+			return err
 		}
-		m.slots <- s
-	}()
-	if err = m.rt.SetDevice(m.device); err != nil {
-		return err
+		m.count(toDevice, n, t)
+		return nil
+	})
+}
+
+// Holds reports whether obj lives in a gpu backend's arena.
+func Holds(obj backend.Object) bool {
+	s, ok := obj.(ram.Spanner)
+	if !ok {
+		return false
 	}
-	var t float64
-	if t, err = m.copyOn(s, m.base+uintptr(off), host, n, toDevice); err != nil {
-		return err
-	}
-	m.count(toDevice, n, t)
-	return nil
+	_, ok = ArenaOf(s.Arena())
+	return ok
 }
 
 // sysfsPCI is where Linux lists PCI devices.

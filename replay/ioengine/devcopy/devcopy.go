@@ -61,16 +61,13 @@ const (
 )
 
 func kind(obj backend.Object) where {
-	s, ok := obj.(ram.Spanner)
-	if !ok {
-		return elsewhere
-	}
-	mem := s.Arena()
-	if _, ok := gpu.ArenaOf(mem); ok {
+	if gpu.Holds(obj) {
 		return onGPU
 	}
-	if _, ok := ram.HostBytes(mem); ok {
-		return onHost
+	if s, ok := obj.(ram.Spanner); ok {
+		if _, ok := ram.HostBytes(s.Arena()); ok {
+			return onHost
+		}
 	}
 	return elsewhere
 }

@@ -113,17 +113,7 @@ func (e *gdsEngine) Serves(backend.Object) bool { return false }
 func (e *gdsEngine) Moves(dst, from backend.Object) bool {
 	_, toFile := dst.(backend.FdObject)
 	_, fromFile := from.(backend.FdObject)
-	return (toFile && gpuObject(from)) || (fromFile && gpuObject(dst))
-}
-
-// gpuObject reports whether obj lives in a gpu backend's arena.
-func gpuObject(obj backend.Object) bool {
-	s, ok := obj.(ram.Spanner)
-	if !ok {
-		return false
-	}
-	_, ok = gpu.ArenaOf(s.Arena())
-	return ok
+	return (toFile && gpu.Holds(from)) || (fromFile && gpu.Holds(dst))
 }
 
 func (e *gdsEngine) Submit(op *ioengine.Op) { e.work.Submit(op) }
