@@ -1,49 +1,110 @@
 package sim
 
 import (
-	"container/heap"
 	"math"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/schema"
 )
 
 // object is one KV cache entry: a key's bytes on one tier.
 type object struct {
-	key      string
-	keyBytes []byte
-	size     int64
-	tokens   int
-	tier     schema.Tier
-	lastUse  uint64 // the LRU clock at creation or last hit
-	heapIdx  int
+	key     string
+	size    int64
+	tokens  int
+	tier    schema.Tier
+	gone    bool   // deleted from the cache: a keyRef holding it looks again
+	lastUse uint64 // the LRU clock at creation or last hit
+}
+
+// keyBytes returns the key as the trace rows carry it, without a copy: a
+// Sink neither keeps nor modifies a row's key.
+func (o *object) keyBytes() []byte { return unsafe.Slice(unsafe.StringData(o.key), len(o.key)) }
+
+// keyRef is a key with the object last found under it, so that a key read
+// again and again (a conversation's turns, a request's decode batches) is
+// looked up in the cache's map once while its object lives.
+type keyRef struct {
+	key string
+	o   *object
+}
+
+// lruEntry is an object in its tier's LRU heap, ordered by use: the
+// object's lastUse when the entry last moved. A hit only advances the
+// object's lastUse, so an entry's use may be stale (older); the heap is
+// mended at its head, the only place eviction looks.
+type lruEntry struct {
+	use uint64
+	o   *object
 }
 
 // lruHeap orders a tier's objects by lastUse, least recent first. The
 // reference sorts a snapshot of the tier by (last_access, access_count) on
-// every eviction call (O(n log n)); a heap indexed by the objects keeps the
-// same order in O(log n) per operation.
-type lruHeap []*object
+// every eviction call (O(n log n)); LRU clock values are unique, so a heap
+// gives the same order, and mending stale entries only at the head makes a
+// hit O(1) and an eviction O(log n) amortised.
+type lruHeap []lruEntry
 
-func (h lruHeap) Len() int           { return len(h) }
-func (h lruHeap) Less(i, j int) bool { return h[i].lastUse < h[j].lastUse }
-func (h lruHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+func (h lruHeap) Len() int { return len(h) }
+
+// push adds o with its current lastUse.
+func (h *lruHeap) push(o *object) {
+	*h = append(*h, lruEntry{o.lastUse, o})
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p].use <= s[i].use {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
 }
-func (h *lruHeap) Push(x any) {
-	o := x.(*object)
-	o.heapIdx = len(*h)
-	*h = append(*h, o)
+
+// head returns the least recently used object, mending stale entries on
+// the way: an entry whose use is older than its object's lastUse sinks to
+// its true place. Entries hold lower bounds of their objects' lastUse, so
+// a fresh entry at the head is the true least recently used.
+func (h lruHeap) head() *object {
+	for {
+		e := &h[0]
+		if e.use == e.o.lastUse {
+			return e.o
+		}
+		e.use = e.o.lastUse
+		h.down(0)
+	}
 }
-func (h *lruHeap) Pop() any {
-	old := *h
-	n := len(old)
-	o := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
-	o.heapIdx = -1
-	return o
+
+// pop removes the head; head must have returned it.
+func (h *lruHeap) pop() {
+	s := *h
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = lruEntry{}
+	*h = s[:n]
+	if n > 0 {
+		(*h).down(0)
+	}
+}
+
+func (h lruHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r].use < h[l].use {
+			m = r
+		}
+		if h[i].use <= h[m].use {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // tierState is one tier's capacity, usage and LRU order.
@@ -51,8 +112,11 @@ type tierState struct {
 	limit float64 // bytes; +Inf for an unbounded NVMe tier
 	usage int64   // reserved bytes, as the reference tracks them
 	bytes int64   // bytes of the objects on the tier
-	lru   lruHeap
-	peak  int64
+	count int     // objects on the tier
+	// lru orders the tier's objects for eviction; an unbounded tier never
+	// evicts and keeps none.
+	lru  lruHeap
+	peak int64
 }
 
 // cacheStats are the reference's MultiTierCache counters (reference section
@@ -97,6 +161,7 @@ const (
 type cache struct {
 	tiers   [schema.NumTiers]tierState
 	objects map[string]*object
+	slab    []object // see newObject
 	clock   uint64
 	ev      Eviction
 	bpt     int64 // bytes per token of the whole model
@@ -159,16 +224,35 @@ func (c *cache) reserve(t schema.Tier, n int64) {
 func (c *cache) place(o *object, t schema.Tier) {
 	o.tier = t
 	ts := &c.tiers[t]
-	heap.Push(&ts.lru, o)
+	if !math.IsInf(ts.limit, 1) {
+		ts.lru.push(o)
+	}
+	ts.count++
 	ts.bytes += o.size
 	ts.peak = max(ts.peak, ts.bytes)
 }
 
-// unplace takes o off its tier.
+// unplace takes o, the head of its tier's LRU order (only the least
+// recently used object is ever demoted or deleted), off its tier.
 func (c *cache) unplace(o *object) {
 	ts := &c.tiers[o.tier]
-	heap.Remove(&ts.lru, o.heapIdx)
+	if ts.lru.head() != o {
+		panic("sim: unplace of an object that is not its tier's least recently used")
+	}
+	ts.lru.pop()
+	ts.count--
 	ts.bytes -= o.size
+}
+
+// newObject returns a zeroed object from a slab: a run's objects are
+// allocated in blocks, not one by one.
+func (c *cache) newObject() *object {
+	if len(c.slab) == 0 {
+		c.slab = make([]object, 512)
+	}
+	o := &c.slab[0]
+	c.slab = c.slab[1:]
+	return o
 }
 
 // allocate writes a new object of tokens under key to the fastest tier with
@@ -201,7 +285,8 @@ func (c *cache) allocate(key string, tokens int, phase schema.Phase) (*object, e
 		c.reserve(tier, size)
 		c.stats.forcedWrites++
 	}
-	o := &object{key: key, keyBytes: []byte(key), size: size, tokens: tokens, lastUse: c.tick()}
+	o := c.newObject()
+	*o = object{key: key, size: size, tokens: tokens, lastUse: c.tick()}
 	c.objects[key] = o
 	c.place(o, tier)
 	if err := c.emit(schema.OpWrite, o, tier, phase); err != nil {
@@ -221,13 +306,22 @@ func (c *cache) allocate(key string, tokens int, phase schema.Phase) (*object, e
 // access reads a whole object if it is cached, refreshing its recency (it
 // is never promoted); a miss writes no row.
 func (c *cache) access(key string, phase schema.Phase, ct cacheType) (*object, error) {
-	o, ok := c.objects[key]
-	if !ok {
+	ref := keyRef{key: key}
+	return c.accessRef(&ref, phase, ct)
+}
+
+// accessRef is access through a keyRef, which it updates.
+func (c *cache) accessRef(ref *keyRef, phase schema.Phase, ct cacheType) (*object, error) {
+	o := ref.o
+	if o == nil || o.gone {
+		o = c.objects[ref.key]
+		ref.o = o
+	}
+	if o == nil {
 		c.stats.misses++
 		return nil, nil
 	}
 	o.lastUse = c.tick()
-	heap.Fix(&c.tiers[o.tier].lru, o.heapIdx)
 	c.stats.hits++
 	switch ct {
 	case cacheSystem:
@@ -296,7 +390,7 @@ func (c *cache) ensureSpace(t schema.Tier, required int64, depth int) (bool, err
 		if n == 0 && !last && float64(ts.bytes) < limit*0.2 && float64(required) > target*0.5 {
 			return false, nil // little to evict for a large object: try the next tier
 		}
-		victim := ts.lru[0]
+		victim := ts.lru.head()
 		if last {
 			if err := c.remove(victim); err != nil {
 				return false, err
@@ -364,10 +458,11 @@ func (c *cache) remove(o *object) error {
 	c.unplace(o)
 	c.reserve(o.tier, -o.size)
 	delete(c.objects, o.key)
+	o.gone = true
 	c.stats.evictions++
 	c.stats.deletes++
 	return nil
 }
 
 // entries returns the number of objects on tier t.
-func (c *cache) entries(t schema.Tier) int { return c.tiers[t].lru.Len() }
+func (c *cache) entries(t schema.Tier) int { return c.tiers[t].count }

@@ -121,15 +121,66 @@ func TestEvictionScenarios(t *testing.T) {
 				t.Errorf("rows differ from %s\ngot:\n%s\nwant:\n%s", path, got, want)
 			}
 			// Byte accounting holds whatever happened.
+			var sum [schema.NumTiers]int64
+			var count [schema.NumTiers]int
+			for _, o := range s.c.objects {
+				sum[o.tier] += o.size
+				count[o.tier]++
+			}
 			for tier := range schema.Tier(schema.NumTiers) {
-				var n int64
-				for _, o := range s.c.tiers[tier].lru {
-					n += o.size
+				ts := &s.c.tiers[tier]
+				if sum[tier] != ts.bytes || count[tier] != ts.count {
+					t.Errorf("%s: %d bytes in %d objects, the objects sum to %d in %d", tier, ts.bytes, ts.count, sum[tier], count[tier])
 				}
-				if n != s.c.tiers[tier].bytes {
-					t.Errorf("%s: bytes %d, objects sum to %d", tier, s.c.tiers[tier].bytes, n)
+				if bounded := !math.IsInf(ts.limit, 1); bounded && ts.lru.Len() != count[tier] {
+					t.Errorf("%s: %d objects in LRU order, %d on the tier", tier, ts.lru.Len(), count[tier])
 				}
 			}
 		})
+	}
+}
+
+// TestLRUHeapOrder: hits that only advance an object's lastUse, with the
+// heap mended at its head, give the least recently used object every time,
+// as a scan of all objects does.
+func TestLRUHeapOrder(t *testing.T) {
+	rng := newPyRand(7)
+	var h lruHeap
+	live := map[*object]bool{}
+	var clock uint64
+	for step := range 20000 {
+		switch op := rng.IntN(10); {
+		case op < 4 || len(live) == 0:
+			clock++
+			o := &object{lastUse: clock}
+			h.push(o)
+			live[o] = true
+		case op < 8:
+			// A hit on some live object.
+			n := rng.IntN(len(live))
+			for o := range live {
+				if n == 0 {
+					clock++
+					o.lastUse = clock
+					break
+				}
+				n--
+			}
+		default:
+			var want *object
+			for o := range live {
+				if want == nil || o.lastUse < want.lastUse {
+					want = o
+				}
+			}
+			if got := h.head(); got != want {
+				t.Fatalf("step %d: head has lastUse %d, the least recent is %d", step, got.lastUse, want.lastUse)
+			}
+			h.pop()
+			delete(live, want)
+		}
+		if h.Len() != len(live) {
+			t.Fatalf("step %d: heap holds %d, %d live", step, h.Len(), len(live))
+		}
 	}
 }

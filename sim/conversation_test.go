@@ -38,7 +38,16 @@ func scriptedEngine(t *testing.T, edit func(*Config)) (*engine, *[]string) {
 // it back (PREFILL_DECODE).
 func turnRequest(c *conversation, n int) *request {
 	return &request{id: uint64(n), userID: "user_0000", user: 1, context: 1000, gen: 32, qos: QoSBatch,
-		phase: phasePrefillDecode, key: c.keys[n-1], conv: c, turn: n}
+		phase: phasePrefillDecode, key: c.turns[n-1].key, conv: c, turn: n}
+}
+
+// turns registers keys as a conversation's turns.
+func turns(keys ...string) []keyRef {
+	t := make([]keyRef, len(keys))
+	for i, k := range keys {
+		t[i].key = k
+	}
+	return t
 }
 
 // TestHistoryReadsEveryRegisteredTurn: a turn reloads every turn of its
@@ -47,7 +56,7 @@ func turnRequest(c *conversation, n int) *request {
 // processed have no object, so their reads miss: counted, no row.
 func TestHistoryReadsEveryRegisteredTurn(t *testing.T) {
 	e, rows := scriptedEngine(t, nil)
-	c := &conversation{id: "conv", keys: []string{"conv_turn_1", "conv_turn_2", "conv_turn_3", "conv_turn_4", "conv_turn_5"}}
+	c := &conversation{id: "conv", turns: turns("conv_turn_1", "conv_turn_2", "conv_turn_3", "conv_turn_4", "conv_turn_5")}
 	e.convs.start(c)
 	for _, n := range []int{1, 2} {
 		if err := e.process(turnRequest(c, n)); err != nil {
@@ -106,7 +115,7 @@ func TestForgottenConversation(t *testing.T) {
 	}
 
 	e, _ := scriptedEngine(t, nil)
-	conv := &conversation{id: "conv", keys: []string{"conv_turn_1", "conv_turn_2"}}
+	conv := &conversation{id: "conv", turns: turns("conv_turn_1", "conv_turn_2")}
 	if err := e.process(turnRequest(conv, 1)); err != nil {
 		t.Fatal(err)
 	}

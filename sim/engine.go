@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
@@ -12,7 +11,7 @@ import (
 )
 
 // Sink receives every trace row the simulation emits, in order. It must not
-// keep rec or rec.Key after it returns. A one-method sink is a func, so a
+// keep rec or rec.Key after it returns, nor modify them. A one-method sink is a func, so a
 // trace.Writer's Write method is a Sink.
 type Sink func(rec *schema.Record) error
 
@@ -55,8 +54,8 @@ type request struct {
 // ConversationManager entry, which registers a turn's key when the turn is
 // generated (its object is written only when a worker processes it).
 type conversation struct {
-	id   string
-	keys []string // the object key of each turn, turn 1 first
+	id    string
+	turns []keyRef // the object key of each turn, turn 1 first
 	// forgotten is set when the bounded registry drops the state: its
 	// queued turns then reload no history, as in the reference.
 	forgotten bool
@@ -150,43 +149,84 @@ type event struct {
 	req  *request
 }
 
-type eventHeap []event
+// eventHeap orders events by time, then by seq (the order they were
+// pushed in).
+type eventHeap = binHeap[event, *event]
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+func (e *event) before(o *event) bool {
+	if e.at != o.at {
+		return e.at < o.at
 	}
-	return h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+	return e.seq < o.seq
 }
 
 // queue is the reference's PriorityQueue: highest priority first, FIFO
 // within a priority.
-type queue []*request
+type queue = binHeap[queued, *queued]
 
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
-	if q[i].priority != q[j].priority {
-		return q[i].priority > q[j].priority
-	}
-	return q[i].seq < q[j].seq
+// queued is a request in the queue, with its order.
+type queued struct {
+	priority int
+	seq      uint64
+	r        *request
 }
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *queue) Push(x any)   { *q = append(*q, x.(*request)) }
-func (q *queue) Pop() any {
-	old := *q
-	r := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return r
+
+func (q *queued) before(o *queued) bool {
+	if q.priority != o.priority {
+		return q.priority > o.priority
+	}
+	return q.seq < o.seq
+}
+
+// binHeap is a binary min-heap of T ordered by before, a strict total
+// order: container/heap's algorithm without its interface calls and the
+// allocation of boxing every element it pops.
+type binHeap[T any, P interface {
+	*T
+	before(*T) bool
+}] struct{ s []T }
+
+func (h *binHeap[T, P]) Len() int { return len(h.s) }
+
+func (h *binHeap[T, P]) push(x T) {
+	h.s = append(h.s, x)
+	s := h.s
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !P(&s[i]).before(&s[p]) {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+// pop removes and returns the least element; the heap must not be empty.
+func (h *binHeap[T, P]) pop() T {
+	s := h.s
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	var zero T
+	s[n] = zero
+	s = s[:n]
+	h.s = s
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && P(&s[r]).before(&s[l]) {
+			m = r
+		}
+		if !P(&s[m]).before(&s[i]) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	return top
 }
 
 // engine is one simulation run.
@@ -215,6 +255,7 @@ type engine struct {
 	spt        float64 // generation seconds per token
 	reqCounter uint64  // the reference's request_counter
 	cur        *request
+	free       []*request // completed requests, for newRequest
 
 	users     []*user
 	convs     conversations
@@ -296,7 +337,7 @@ func RunWithProgress(ctx context.Context, cfg *Config, sink Sink, progress Progr
 // emit sends one row at the current virtual time.
 func (e *engine) emit(op schema.Op, o *object, tier schema.Tier, ph schema.Phase) error {
 	r := &e.rec
-	r.Time, r.Op, r.Size, r.Tier, r.Key, r.Phase = e.now, op, o.size, tier, o.keyBytes, ph
+	r.Time, r.Op, r.Size, r.Tier, r.Key, r.Phase = e.now, op, o.size, tier, o.keyBytes(), ph
 	e.tierOps[tier][op] += o.size
 	r.Request, r.QoS, r.User, r.Tokens = 0, schema.QoSNone, 0, 0
 	if e.cur != nil {
@@ -320,7 +361,7 @@ func (e *engine) emit(op schema.Op, o *object, tier schema.Tier, ph schema.Phase
 func (e *engine) push(ev event) {
 	e.eventSeq++
 	ev.seq = e.eventSeq
-	heap.Push(&e.events, ev)
+	e.events.push(ev)
 }
 
 func (e *engine) randint(lo, hi int) int { return e.rng.randint(lo, hi) }
@@ -407,7 +448,7 @@ func (e *engine) run() error {
 		e.rng = newPyRand(cfg.Seed ^ int64(cfg.dynamicsSalt)<<32)
 	}
 
-	for n := 0; len(e.events) > 0 && !e.stopped; n++ {
+	for n := 0; e.events.Len() > 0 && !e.stopped; n++ {
 		if n&0x3ff == 0 {
 			// Rows check the context too, but a run can go a long way
 			// without a row (requests waiting for workers).
@@ -415,7 +456,7 @@ func (e *engine) run() error {
 				return err
 			}
 		}
-		ev := heap.Pop(&e.events).(event)
+		ev := e.events.pop()
 		if ev.at > e.end {
 			break
 		}
@@ -452,8 +493,8 @@ func (e *engine) run() error {
 // end of the run.
 func (e *engine) drain() {
 	at := e.now
-	for len(e.events) > 0 {
-		ev := heap.Pop(&e.events).(event)
+	for e.events.Len() > 0 {
+		ev := e.events.pop()
 		if ev.kind == evDone {
 			e.now = ev.at
 			e.complete(ev.req)
@@ -464,8 +505,8 @@ func (e *engine) drain() {
 
 // dispatch hands queued requests to idle workers.
 func (e *engine) dispatch() error {
-	for e.idle > 0 && len(e.queue) > 0 && !e.stopped {
-		r := heap.Pop(&e.queue).(*request)
+	for e.idle > 0 && e.queue.Len() > 0 && !e.stopped {
+		r := e.queue.pop().r
 		e.idle--
 		if err := e.process(r); err != nil {
 			return err
@@ -477,7 +518,7 @@ func (e *engine) dispatch() error {
 		}
 		e.push(event{at: e.now + genTime, kind: evDone, req: r})
 	}
-	if e.genBlock && len(e.queue) < e.queueCap() && !e.stopped {
+	if e.genBlock && e.queue.Len() < e.queueCap() && !e.stopped {
 		e.genBlock = false
 		e.push(event{at: e.now, kind: evArrival})
 	}
@@ -491,7 +532,7 @@ func (e *engine) enqueue(r *request) {
 	r.submit = e.now
 	e.queueSeq++
 	r.seq = e.queueSeq
-	heap.Push(&e.queue, r)
+	e.queue.push(queued{priority: r.priority, seq: r.seq, r: r})
 }
 
 func (e *engine) nextRequestID() uint64 {
@@ -513,6 +554,9 @@ func (e *engine) complete(r *request) {
 	if e.cfg.MaxRequests > 0 && s.completed >= int64(e.cfg.MaxRequests) {
 		e.stopped = true
 	}
+	// Nothing refers to a completed request: it serves the next.
+	*r = request{}
+	e.free = append(e.free, r)
 }
 
 // process does a request's I/O, as the reference's process_requests does
@@ -547,11 +591,11 @@ func (e *engine) process(r *request) error {
 		// objects are not written until a worker processes them: with a
 		// backlog, those reads miss (no row; counted).
 		if r.conv != nil && r.turn > 1 && !r.conv.forgotten {
-			for _, key := range r.conv.keys {
-				if key == r.key {
-					continue
+			for i := range r.conv.turns {
+				if i == r.turn-1 {
+					continue // this request's own key
 				}
-				o, err := e.cache.access(key, schema.PhaseDecode, cacheMultiTurn)
+				o, err := e.cache.accessRef(&r.conv.turns[i], schema.PhaseDecode, cacheMultiTurn)
 				if err != nil {
 					return err
 				}
@@ -581,11 +625,11 @@ func (e *engine) process(r *request) error {
 	// 5. Decode: read the context once, then once per batch of generated
 	// tokens; a miss writes it.
 	if !cfg.PrefillOnly && (r.phase == phaseDecode || r.phase == phasePrefillDecode) {
-		key := r.key
+		key := keyRef{key: r.key}
 		if cfg.DecodeOnly && len(e.prepop) > 0 {
-			key = e.prepop[e.rng.IntN(len(e.prepop))]
+			key.key = e.prepop[e.rng.IntN(len(e.prepop))]
 		}
-		o, err := e.cache.access(key, schema.PhaseDecode, ct)
+		o, err := e.cache.accessRef(&key, schema.PhaseDecode, ct)
 		if err != nil {
 			return err
 		}
@@ -597,7 +641,7 @@ func (e *engine) process(r *request) error {
 			}
 		} else {
 			for range e.decodeBatches(r.gen) {
-				if _, err := e.cache.access(key, schema.PhaseDecode, ct); err != nil {
+				if _, err := e.cache.accessRef(&key, schema.PhaseDecode, ct); err != nil {
 					return err
 				}
 			}
@@ -734,7 +778,7 @@ func (e *engine) makeUsers() {
 func (e *engine) userWake(u *user) error {
 	cfg := e.cfg
 	if !cfg.DisableMultiTurn {
-		if u.conv != nil && (e.rng.Float64() >= 1-cfg.EndConversationProbability || len(u.conv.keys) >= cfg.MaxTurns) {
+		if u.conv != nil && (e.rng.Float64() >= 1-cfg.EndConversationProbability || len(u.conv.turns) >= cfg.MaxTurns) {
 			u.conv = nil
 		}
 		if u.conv != nil && u.conv.forgotten {
@@ -754,13 +798,14 @@ func (e *engine) userWake(u *user) error {
 	ctx := e.randint(max(1, u.context/4), u.context)
 	gen := e.randint(max(1, u.gen/4), u.gen)
 	id := e.nextRequestID()
-	r := &request{id: id + 1, userID: u.id, user: u.num, context: ctx, gen: gen, priority: cfg.QoS[u.qos].Priority,
+	r := e.newRequest()
+	*r = request{id: id + 1, userID: u.id, user: u.num, context: ctx, gen: gen, priority: cfg.QoS[u.qos].Priority,
 		qos: u.qos, phase: phaseOf(ctx), turn: 1}
 	if u.conv != nil {
 		r.conv = u.conv
-		r.turn = len(u.conv.keys) + 1
+		r.turn = len(u.conv.turns) + 1
 		r.key = u.conv.id + "_turn_" + strconv.Itoa(r.turn)
-		u.conv.keys = append(u.conv.keys, r.key)
+		u.conv.turns = append(u.conv.turns, keyRef{key: r.key})
 	} else {
 		r.key = fmt.Sprintf("%s_req_%06d", u.id, id)
 	}
@@ -772,8 +817,10 @@ func (e *engine) userWake(u *user) error {
 			tokens += ch.tokens
 		}
 		rid := e.nextRequestID()
-		e.enqueue(&request{id: rid + 1, userID: u.id, user: u.num, context: tokens, gen: e.randint(50, 200),
-			priority: cfg.QoS[u.qos].Priority, qos: u.qos, phase: phaseDecode, key: "rag_" + doc.id})
+		rr := e.newRequest()
+		*rr = request{id: rid + 1, userID: u.id, user: u.num, context: tokens, gen: e.randint(50, 200),
+			priority: cfg.QoS[u.qos].Priority, qos: u.qos, phase: phaseDecode, key: "rag_" + doc.id}
+		e.enqueue(rr)
 	}
 	e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
 	return nil
@@ -787,5 +834,25 @@ func (e *engine) conversationID(u *user) string {
 		ms := e.cfg.EpochBase.UnixMilli() + int64(e.now/time.Millisecond)
 		return "conv_" + u.id + "_" + strconv.FormatInt(ms, 10)
 	}
-	return fmt.Sprintf("conv_%s_%04d", u.id, u.convSeq)
+	return "conv_" + u.id + "_" + pad4(u.convSeq)
+}
+
+// pad4 formats n in decimal with at least four digits, as %04d does.
+func pad4(n int) string {
+	s := strconv.Itoa(n)
+	if n >= 0 && len(s) < 4 {
+		s = "0000"[len(s):] + s
+	}
+	return s
+}
+
+// newRequest returns a request from the free list of completed ones, or a
+// new one; the caller sets every field.
+func (e *engine) newRequest() *request {
+	if n := len(e.free); n > 0 {
+		r := e.free[n-1]
+		e.free = e.free[:n-1]
+		return r
+	}
+	return new(request)
 }

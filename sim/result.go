@@ -201,11 +201,13 @@ func percentile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
 }
 
+// percentilesMS sorts v in place and returns its statistics in
+// milliseconds.
 func percentilesMS(v []float64) Percentiles {
 	if len(v) == 0 {
 		return Percentiles{}
 	}
-	s := slices.Clone(v)
+	s := v
 	slices.Sort(s)
 	sum := 0.0
 	for _, x := range s {
@@ -222,7 +224,7 @@ const gib = float64(GiB)
 func (e *engine) result() *Result {
 	cfg, st, cs := e.cfg, &e.stats, &e.cache.stats
 	elapsed := (min(e.now, e.end) - e.start).Seconds()
-	if e.stopped || len(e.events) == 0 {
+	if e.stopped || e.events.Len() == 0 {
 		elapsed = (e.now - e.start).Seconds()
 	}
 	if elapsed <= 0 {
@@ -293,7 +295,7 @@ func (e *engine) result() *Result {
 			s.QoSMetrics[name] = QoSMetric{NoData: true}
 			continue
 		}
-		sorted := slices.Clone(lat)
+		sorted := lat // the run is over: sorted in place
 		slices.Sort(sorted)
 		target := cfg.QoS[lvl].TargetP95.Seconds()
 		violations := 0
@@ -324,7 +326,7 @@ func (e *engine) result() *Result {
 	x.Rows = e.rows
 	x.Objects = int64(len(e.cache.objects)) + cs.deletes
 	x.RequestsGenerated = e.reqCounter
-	x.RequestsQueued = len(e.queue)
+	x.RequestsQueued = e.queue.Len()
 	x.MeasuredFromS = e.start.Seconds()
 	x.EndS = e.now.Seconds()
 	x.TierCapacityBytes = map[string]int64{}

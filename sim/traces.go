@@ -92,7 +92,7 @@ func (e *engine) arrival() error {
 			return nil
 		}
 	}
-	if e.genZero && len(e.queue) >= e.queueCap() {
+	if e.genZero && e.queue.Len() >= e.queueCap() {
 		e.genBlock = true // dispatch re-arms the generator when there is room
 		return nil
 	}
