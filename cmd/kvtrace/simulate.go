@@ -68,10 +68,11 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		return cli.Input(err)
 	}
 	var counts countingSink
-	aw := newAsyncWriter(w)
+	// The Writer formats rows here and compresses them on a goroutine of
+	// its own, so the simulation and zstd run side by side.
 	sink := func(rec *schema.Record) error {
 		counts.add(rec)
-		return aw.Write(rec)
+		return w.Write(rec)
 	}
 	began := time.Now()
 	var progress sim.Progress
@@ -88,9 +89,6 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	res, err := sim.RunWithProgress(ctx, cfg, sink, progress)
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
-	}
-	if ferr := aw.Flush(); err == nil && ferr != nil {
-		err = ferr
 	}
 	if err != nil {
 		w.Abort()
