@@ -14,6 +14,7 @@ type object struct {
 	tokens  int
 	tier    schema.Tier
 	gone    bool   // deleted from the cache: a keyRef holding it looks again
+	indexed bool   // in the cache's map (not an owned keyRef's)
 	lastUse uint64 // the LRU clock at creation or last hit
 }
 
@@ -24,9 +25,26 @@ func (o *object) keyBytes() []byte { return unsafe.Slice(unsafe.StringData(o.key
 // keyRef is a key with the object last found under it, so that a key read
 // again and again (a conversation's turns, a request's decode batches) is
 // looked up in the cache's map once while its object lives.
+//
+// An owned keyRef is the only way to its key's object: a conversation's
+// turn, whose key no other request or phase names. Its object is not in
+// the cache's map, which would only grow with keys no lookup asks for.
 type keyRef struct {
-	key string
-	o   *object
+	key   string
+	o     *object
+	owned bool
+}
+
+// find returns ref's object, nil when the key has none.
+func (c *cache) find(ref *keyRef) *object {
+	if o := ref.o; o != nil && !o.gone {
+		return o
+	}
+	ref.o = nil
+	if !ref.owned {
+		ref.o = c.objects[ref.key]
+	}
+	return ref.o
 }
 
 // lruEntry is an object in its tier's LRU heap, ordered by use: the
@@ -160,8 +178,9 @@ const (
 // emits one trace row per object operation through emit.
 type cache struct {
 	tiers   [schema.NumTiers]tierState
-	objects map[string]*object
-	slab    []object // see newObject
+	objects map[string]*object // the objects not owned by a keyRef
+	live    int64              // objects in the cache
+	slab    []object           // see newObject
 	clock   uint64
 	ev      Eviction
 	bpt     int64 // bytes per token of the whole model
@@ -259,9 +278,16 @@ func (c *cache) newObject() *object {
 // room, demoting older objects as needed; an existing key is left as it is
 // and writes no row (the reference's allocate_cache).
 func (c *cache) allocate(key string, tokens int, phase schema.Phase) (*object, error) {
-	if o, ok := c.objects[key]; ok {
+	ref := keyRef{key: key}
+	return c.allocateRef(&ref, tokens, phase)
+}
+
+// allocateRef is allocate through a keyRef, which it updates.
+func (c *cache) allocateRef(ref *keyRef, tokens int, phase schema.Phase) (*object, error) {
+	if o := c.find(ref); o != nil {
 		return o, nil
 	}
+	key := ref.key
 	size := c.sizeOf(tokens)
 	if phase == schema.PhasePrefill {
 		c.stats.prefillWrites++
@@ -286,8 +312,12 @@ func (c *cache) allocate(key string, tokens int, phase schema.Phase) (*object, e
 		c.stats.forcedWrites++
 	}
 	o := c.newObject()
-	*o = object{key: key, size: size, tokens: tokens, lastUse: c.tick()}
-	c.objects[key] = o
+	*o = object{key: key, size: size, tokens: tokens, lastUse: c.tick(), indexed: !ref.owned}
+	if o.indexed {
+		c.objects[key] = o
+	}
+	ref.o = o
+	c.live++
 	c.place(o, tier)
 	if err := c.emit(schema.OpWrite, o, tier, phase); err != nil {
 		return nil, err
@@ -312,11 +342,7 @@ func (c *cache) access(key string, phase schema.Phase, ct cacheType) (*object, e
 
 // accessRef is access through a keyRef, which it updates.
 func (c *cache) accessRef(ref *keyRef, phase schema.Phase, ct cacheType) (*object, error) {
-	o := ref.o
-	if o == nil || o.gone {
-		o = c.objects[ref.key]
-		ref.o = o
-	}
+	o := c.find(ref)
 	if o == nil {
 		c.stats.misses++
 		return nil, nil
@@ -457,8 +483,11 @@ func (c *cache) remove(o *object) error {
 	}
 	c.unplace(o)
 	c.reserve(o.tier, -o.size)
-	delete(c.objects, o.key)
+	if o.indexed {
+		delete(c.objects, o.key)
+	}
 	o.gone = true
+	c.live--
 	c.stats.evictions++
 	c.stats.deletes++
 	return nil

@@ -279,13 +279,41 @@ type engine struct {
 	stats runStats
 }
 
+// chunked is an append-only list kept in chunks: it grows without
+// copying, or leaving behind, what it holds.
+type chunked[T any] struct {
+	full [][]T
+	cur  []T
+	n    int
+}
+
+func (c *chunked[T]) add(v T) {
+	if len(c.cur) == cap(c.cur) {
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+		}
+		c.cur = make([]T, 0, 8192)
+	}
+	c.cur = append(c.cur, v)
+	c.n++
+}
+
+// slice returns the list in a new slice.
+func (c *chunked[T]) slice() []T {
+	s := make([]T, 0, c.n)
+	for _, f := range c.full {
+		s = append(s, f...)
+	}
+	return append(s, c.cur...)
+}
+
 // runStats are the request-level results.
 type runStats struct {
 	completed       int64
 	tokens          int64
-	e2e             []float64 // seconds
-	generation      []float64
-	byQoS           [numQoSLevels][]float64
+	e2e             chunked[float64] // seconds, in the order requests complete
+	generation      chunked[float64]
+	qos             chunked[uint8]
 	multiTurnHits   int64
 	multiTurnMisses int64
 	prefixHits      int64
@@ -548,9 +576,9 @@ func (e *engine) complete(r *request) {
 	s.completed++
 	s.tokens += int64(r.gen)
 	lat := (e.now - r.submit).Seconds()
-	s.e2e = append(s.e2e, lat)
-	s.generation = append(s.generation, float64(r.gen)*e.spt)
-	s.byQoS[r.qos] = append(s.byQoS[r.qos], lat)
+	s.e2e.add(lat)
+	s.generation.add(float64(r.gen) * e.spt)
+	s.qos.add(uint8(r.qos))
 	if e.cfg.MaxRequests > 0 && s.completed >= int64(e.cfg.MaxRequests) {
 		e.stopped = true
 	}
@@ -567,6 +595,12 @@ func (e *engine) process(r *request) error {
 	defer func() { e.cur = nil }()
 	if r.hashIDs != nil {
 		return e.processBlocks(r)
+	}
+	// own is the request's key: its conversation's turn, or a key of its
+	// own in the cache's map.
+	own := &keyRef{key: r.key}
+	if r.conv != nil {
+		own = &r.conv.turns[r.turn-1]
 	}
 	ct := cacheUser
 	// 1. Prefix caching: the reference "detects" a system prompt and reads
@@ -608,7 +642,7 @@ func (e *engine) process(r *request) error {
 		}
 		// 3. Prefill: write the request's context.
 		if r.phase == phasePrefill || r.phase == phasePrefillDecode {
-			if _, err := e.cache.allocate(r.key, r.context, schema.PhasePrefill); err != nil {
+			if _, err := e.cache.allocateRef(own, r.context, schema.PhasePrefill); err != nil {
 				return err
 			}
 		}
@@ -625,23 +659,23 @@ func (e *engine) process(r *request) error {
 	// 5. Decode: read the context once, then once per batch of generated
 	// tokens; a miss writes it.
 	if !cfg.PrefillOnly && (r.phase == phaseDecode || r.phase == phasePrefillDecode) {
-		key := keyRef{key: r.key}
+		key := own
 		if cfg.DecodeOnly && len(e.prepop) > 0 {
-			key.key = e.prepop[e.rng.IntN(len(e.prepop))]
+			key = &keyRef{key: e.prepop[e.rng.IntN(len(e.prepop))]}
 		}
-		o, err := e.cache.accessRef(&key, schema.PhaseDecode, ct)
+		o, err := e.cache.accessRef(key, schema.PhaseDecode, ct)
 		if err != nil {
 			return err
 		}
 		if o == nil {
 			if !cfg.DecodeOnly {
-				if _, err := e.cache.allocate(r.key, r.context, schema.PhasePrefill); err != nil {
+				if _, err := e.cache.allocateRef(own, r.context, schema.PhasePrefill); err != nil {
 					return err
 				}
 			}
 		} else {
 			for range e.decodeBatches(r.gen) {
-				if _, err := e.cache.accessRef(&key, schema.PhaseDecode, ct); err != nil {
+				if _, err := e.cache.accessRef(key, schema.PhaseDecode, ct); err != nil {
 					return err
 				}
 			}
@@ -805,7 +839,7 @@ func (e *engine) userWake(u *user) error {
 		r.conv = u.conv
 		r.turn = len(u.conv.turns) + 1
 		r.key = u.conv.id + "_turn_" + strconv.Itoa(r.turn)
-		u.conv.turns = append(u.conv.turns, keyRef{key: r.key})
+		u.conv.turns = append(u.conv.turns, keyRef{key: r.key, owned: true})
 	} else {
 		r.key = fmt.Sprintf("%s_req_%06d", u.id, id)
 	}

@@ -223,6 +223,11 @@ const gib = float64(GiB)
 
 func (e *engine) result() *Result {
 	cfg, st, cs := e.cfg, &e.stats, &e.cache.stats
+	e2e, generation := st.e2e.slice(), st.generation.slice()
+	var byQoS [numQoSLevels][]float64
+	for i, q := range st.qos.slice() {
+		byQoS[q] = append(byQoS[q], e2e[i])
+	}
 	elapsed := (min(e.now, e.end) - e.start).Seconds()
 	if e.stopped || e.events.Len() == 0 {
 		elapsed = (e.now - e.start).Seconds()
@@ -233,7 +238,7 @@ func (e *engine) result() *Result {
 	r := &Result{
 		RequestsCompleted:      st.completed,
 		TotalTokensGenerated:   st.tokens,
-		TotalGenerationLatency: sum(st.generation),
+		TotalGenerationLatency: sum(generation),
 		MultiTurnCacheHits:     st.multiTurnHits,
 		MultiTurnCacheMisses:   st.multiTurnMisses,
 		Seed:                   cfg.Seed,
@@ -244,9 +249,9 @@ func (e *engine) result() *Result {
 	s.ElapsedTime = elapsed
 	s.AvgThroughput = float64(st.tokens) / elapsed
 	s.RequestsPerSecond = float64(st.completed) / elapsed
-	s.EndToEndLatencyMS = percentilesMS(st.e2e)
-	s.StorageIOLatencyMS = percentilesMS(make([]float64, len(st.e2e)))
-	s.GenerationLatencyMS = percentilesMS(st.generation)
+	s.EndToEndLatencyMS = percentilesMS(e2e) // sorts e2e: byQoS holds its own copies
+	s.StorageIOLatencyMS = Percentiles{}     // no storage time in virtual time: every request's is 0
+	s.GenerationLatencyMS = percentilesMS(generation)
 
 	c := &s.CacheStats
 	c.CacheHits, c.CacheMisses = cs.hits, cs.misses
@@ -290,7 +295,7 @@ func (e *engine) result() *Result {
 	s.QoSMetrics = map[string]QoSMetric{}
 	for lvl := range numQoSLevels {
 		name := cfg.QoS[lvl].Name
-		lat := st.byQoS[lvl]
+		lat := byQoS[lvl]
 		if len(lat) == 0 {
 			s.QoSMetrics[name] = QoSMetric{NoData: true}
 			continue
@@ -324,7 +329,7 @@ func (e *engine) result() *Result {
 	x := &r.Kvbench
 	x.Model, x.BytesPerToken = e.model.Key, e.bpt
 	x.Rows = e.rows
-	x.Objects = int64(len(e.cache.objects)) + cs.deletes
+	x.Objects = e.cache.live + cs.deletes
 	x.RequestsGenerated = e.reqCounter
 	x.RequestsQueued = e.queue.Len()
 	x.MeasuredFromS = e.start.Seconds()
@@ -347,7 +352,7 @@ func (e *engine) result() *Result {
 	x.Deletes, x.ForcedWrites, x.Evictions = cs.deletes, cs.forcedWrites, cs.evictions
 	x.RequestsByQoS = map[string]int64{}
 	for lvl := range numQoSLevels {
-		x.RequestsByQoS[cfg.QoS[lvl].Name] = int64(len(st.byQoS[lvl]))
+		x.RequestsByQoS[cfg.QoS[lvl].Name] = int64(len(byQoS[lvl]))
 	}
 	x.RAGRetrievals, x.RAGChunksRead = st.ragRetrievals, st.ragChunks
 	x.BlockHits, x.BlockMisses = st.blockHits, st.blockMisses
