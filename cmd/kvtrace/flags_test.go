@@ -140,7 +140,7 @@ func TestParseSimFlagsReference(t *testing.T) {
 			if o.TracePath != tt.trace || o.OutputPath != tt.out {
 				t.Errorf("trace %q output %q, want %q and %q", o.TracePath, o.OutputPath, tt.trace, tt.out)
 			}
-			if o.Format != "kvbench" || o.Level != 3 || o.Help || o.Version || len(o.Args) != 0 {
+			if o.Format != "kvbench" || o.Level != 0 || o.Help || o.Version || len(o.Args) != 0 {
 				t.Errorf("options %+v", o)
 			}
 		})
@@ -155,7 +155,7 @@ func TestParseSimFlagsDefaults(t *testing.T) {
 	if !reflect.DeepEqual(o.Config, sim.DefaultConfig()) {
 		t.Errorf("Config %+v, want DefaultConfig", o.Config)
 	}
-	want := simOptions{Config: o.Config, TracePath: "-", Format: "kvbench", Level: 3, LogLevel: "INFO"}
+	want := simOptions{Config: o.Config, TracePath: "-", Format: "kvbench", Level: 0, LogLevel: "INFO"}
 	if len(o.Args) != 0 || len(o.Warnings) != 0 {
 		t.Errorf("args %q warnings %q", o.Args, o.Warnings)
 	}
@@ -184,7 +184,7 @@ func TestFlagDefaults(t *testing.T) {
 		"replay-cycles": "0", "prefill-only": "false", "decode-only": "false", "io-trace-log": "-",
 		"enable-latency-tracing": "false",
 		// kvtrace's.
-		"format": "kvbench", "zstd-level": "3", "key-style": "", "epoch-base": "1767225600",
+		"format": "kvbench", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
 		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "nvme-accounting": "reference",
 		"help": "false", "version": "false",
 	}
@@ -333,8 +333,8 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--model llama4", "--model llama4: unknown model (want one of deepseek-v3, gpt-oss-120b,"},
 		{"--log-level info", "--log-level info: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"},
 		{"--format csv", "--format csv: must be one of kvbench, mlperf"},
-		{"--zstd-level 0", "--zstd-level 0: must be between 1 and 22"},
-		{"--zstd-level 23", "--zstd-level 23: must be between 1 and 22"},
+		{"--zstd-level -1", "--zstd-level -1: must be between 0 and 22"},
+		{"--zstd-level 23", "--zstd-level 23: must be between 0 and 22"},
 		{"--key-style s3", "--key-style s3: must be one of kvbench, mlperf"},
 		{"--epoch-base -1", "--epoch-base -1: must not be negative"},
 		{"--request-trace t.csv --request-trace-format splitwise", "--request-trace-format splitwise: must be one of mooncake, azure, burstgpt, sharegpt"},

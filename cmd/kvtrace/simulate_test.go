@@ -90,7 +90,7 @@ func TestDeterministic(t *testing.T) {
 func BenchmarkKvtraceMLPerf8B(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
-		simulateTo(b, dir, "run.csv.zst", mlperf8B...)
+		simulateTo(b, dir, "run.csv.zst", append(mlperf8B, "--zstd-level", benchLevel)...)
 	}
 }
 
@@ -104,3 +104,10 @@ func TestIDSet(t *testing.T) {
 		t.Fatalf("%d distinct IDs counted, want 8", s.n)
 	}
 }
+
+var benchLevel = func() string {
+	if l := os.Getenv("KVBENCH_ZSTD_LEVEL"); l != "" {
+		return l
+	}
+	return "3"
+}()

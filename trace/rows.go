@@ -1,0 +1,475 @@
+package trace
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// batchRows is how many records a Writer hands its output goroutine at a
+// time, and batchesQueued how many batches may wait there: enough that
+// bursts of rows do not stall the caller, little memory.
+const (
+	batchRows     = 1024
+	batchesQueued = 16
+)
+
+var freeBatches = 0
+
+// recBatch is records copied from Write, compactly: a batch is written
+// on one core and read on another, and the cost of that is in the bytes
+// moved. A record equal to the one before (a decode read repeated) is
+// counted, not copied.
+type recBatch struct {
+	recs []packedRecord
+	keys []byte // the keys, each once per run of records of one key
+	n    int    // records, repeats included
+}
+
+// packedRecord is a schema.Record with its key in recBatch.keys, and how
+// many times it repeats.
+type packedRecord struct {
+	time, size           int64
+	request, user        uint64
+	tokens               int64
+	keyEnd               int32 // where the key ends in keys
+	keyLen               int32
+	op, tier, phase, qos uint8
+	times                uint32
+}
+
+func newBatch() *recBatch {
+	return &recBatch{recs: make([]packedRecord, 0, batchRows)}
+}
+
+// add copies rec and reports whether the batch is full.
+func (b *recBatch) add(rec *schema.Record) bool {
+	b.n++
+	n := len(b.recs)
+	if n > 0 {
+		p := &b.recs[n-1]
+		if sameKey(b.keys, p, rec.Key) {
+			if p.time == int64(rec.Time) && p.size == rec.Size && p.request == rec.Request && p.user == rec.User &&
+				p.tokens == rec.Tokens && p.op == uint8(rec.Op) && p.tier == uint8(rec.Tier) &&
+				p.phase == uint8(rec.Phase) && p.qos == uint8(rec.QoS) {
+				p.times++
+				return b.n >= batchRows
+			}
+			b.append(rec, p.keyEnd)
+			return b.n >= batchRows
+		}
+	}
+	b.keys = append(b.keys, rec.Key...)
+	b.append(rec, int32(len(b.keys)))
+	return b.n >= batchRows
+}
+
+func (b *recBatch) append(rec *schema.Record, keyEnd int32) {
+	b.recs = append(b.recs, packedRecord{time: int64(rec.Time), size: rec.Size, request: rec.Request, user: rec.User,
+		tokens: rec.Tokens, keyEnd: keyEnd, keyLen: int32(len(rec.Key)), op: uint8(rec.Op), tier: uint8(rec.Tier),
+		phase: uint8(rec.Phase), qos: uint8(rec.QoS), times: 1})
+}
+
+func sameKey(keys []byte, p *packedRecord, key []byte) bool {
+	return int(p.keyLen) == len(key) && string(keys[p.keyEnd-p.keyLen:p.keyEnd]) == string(key)
+}
+
+// record unpacks record i.
+func (b *recBatch) record(i int, rec *schema.Record) {
+	p := &b.recs[i]
+	*rec = schema.Record{Time: time.Duration(p.time), Op: schema.Op(p.op), Size: p.size, Tier: schema.Tier(p.tier),
+		Key: b.keys[p.keyEnd-p.keyLen : p.keyEnd], Phase: schema.Phase(p.phase), Request: p.request,
+		QoS: schema.QoS(p.qos), User: p.user, Tokens: p.tokens}
+}
+
+// rowSink formats and writes rows on the output goroutine.
+type rowSink interface {
+	// row formats and encodes rec.
+	row(rec *schema.Record) error
+	// flush writes what it holds to the underlying writer.
+	flush() error
+	// close ends the output (the zstd stream).
+	close() error
+}
+
+// outPipe runs a rowSink on a goroutine of its own, batch after batch.
+type outPipe struct {
+	sink rowSink
+	full chan outMsg
+	free chan *recBatch
+	done chan struct{}
+
+	mu  sync.Mutex
+	err error // the sink's first error; the batches after it are dropped
+}
+
+// outMsg is a batch to write, or, with flushed set, a request to flush
+// what came before and close flushed.
+type outMsg struct {
+	batch   *recBatch
+	flushed chan struct{}
+}
+
+func newOutPipe(sink rowSink) *outPipe {
+	p := &outPipe{sink: sink, full: make(chan outMsg, batchesQueued), free: make(chan *recBatch, batchesQueued+1), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *outPipe) run() {
+	defer close(p.done)
+	for m := range p.full {
+		if b := m.batch; b != nil {
+			if p.failed() == nil {
+				if err := p.rows(b); err != nil {
+					p.fail(err)
+				}
+			}
+			b.recs, b.keys, b.n = b.recs[:0], b.keys[:0], 0
+			select {
+			case p.free <- b:
+			default:
+			}
+		}
+		if m.flushed != nil {
+			if p.failed() == nil {
+				if err := p.sink.flush(); err != nil {
+					p.fail(err)
+				}
+			}
+			close(m.flushed)
+		}
+	}
+}
+
+func (p *outPipe) rows(b *recBatch) error {
+	var rec schema.Record
+	for i := range b.recs {
+		b.record(i, &rec)
+		for range b.recs[i].times {
+			if err := p.sink.row(&rec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *outPipe) fail(err error) {
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.mu.Unlock()
+}
+
+func (p *outPipe) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// send queues b and returns an empty batch for the next records.
+func (p *outPipe) send(b *recBatch) *recBatch {
+	p.full <- outMsg{batch: b}
+	select {
+	case b := <-p.free:
+		return b
+	default:
+		return newBatch()
+	}
+}
+
+// sync waits until everything sent is written and flushed; it returns the
+// pipe's first error.
+func (p *outPipe) sync() error {
+	m := outMsg{flushed: make(chan struct{})}
+	p.full <- m
+	<-m.flushed
+	return p.failed()
+}
+
+// stop ends the goroutine once it has written everything sent, then, if
+// complete, ends the output; it returns the pipe's first error.
+func (p *outPipe) stop(complete bool) error {
+	close(p.full)
+	<-p.done
+	if complete && p.failed() == nil {
+		if err := p.sink.close(); err != nil {
+			p.fail(err)
+		}
+	}
+	return p.failed()
+}
+
+// header returns the header row of a dialect.
+func header(mlperf bool) string {
+	if mlperf {
+		return ColTimestamp + "," + ColOperation + "," + ColSize + "," + ColTier + "," + ColKey + "," + ColPhase + "\n"
+	}
+	return strings.Join(roleNames[:], ",") + "\n"
+}
+
+// textSink writes rows as text to w, in chunks; through zenc, the zstd
+// library's encoder, when it is not nil.
+type textSink struct {
+	w     io.Writer
+	zenc  *zstd.Encoder
+	f     rowFormatter
+	chunk []byte
+	prev  int    // where the previous row starts in chunk; -1: in last
+	last  []byte // the previous row, when chunk no longer holds it
+}
+
+// textChunk is how many bytes of rows a textSink writes at a time.
+const textChunk = 256 << 10
+
+func newTextSink(w io.Writer, zenc *zstd.Encoder, f rowFormatter) *textSink {
+	s := &textSink{w: w, zenc: zenc, f: f, chunk: make([]byte, 0, textChunk+4096), prev: -1}
+	s.chunk = append(s.chunk, header(f.mlperf)...)
+	return s
+}
+
+func (s *textSink) row(rec *schema.Record) error {
+	start := len(s.chunk)
+	var dup bool
+	s.chunk, _, dup = s.f.format(s.chunk, rec)
+	if dup {
+		if s.prev >= 0 {
+			s.chunk = append(s.chunk, s.chunk[s.prev:start]...)
+		} else {
+			s.chunk = append(s.chunk, s.last...)
+		}
+	}
+	s.prev = start
+	if len(s.chunk) >= textChunk {
+		return s.write()
+	}
+	return nil
+}
+
+func (s *textSink) write() error {
+	_, err := s.w.Write(s.chunk)
+	if s.prev >= 0 {
+		s.last = append(s.last[:0], s.chunk[s.prev:]...)
+		s.prev = -1
+	}
+	s.chunk = s.chunk[:0]
+	return err
+}
+
+func (s *textSink) flush() error {
+	if err := s.write(); err != nil {
+		return err
+	}
+	if s.zenc != nil {
+		return s.zenc.Flush()
+	}
+	return nil
+}
+
+func (s *textSink) close() error {
+	if err := s.write(); err != nil {
+		return err
+	}
+	if s.zenc != nil {
+		return s.zenc.Close()
+	}
+	return nil
+}
+
+// Field bits: bit i stands for a row's field i (column order of the
+// dialect's header).
+const (
+	fieldTime = 1 << iota
+	fieldOp
+	fieldSize
+	fieldTier
+	fieldKey
+	fieldPhase
+	fieldRequest
+	fieldQoS
+	fieldUser
+	fieldTokens
+)
+
+// maxFields is the number of fields of the kvbench dialect's rows.
+const maxFields = 10
+
+// rowShape is where a formatted row's fields end (after their comma or
+// newline), from the row's start.
+type rowShape struct {
+	n    int
+	ends [maxFields]int32
+}
+
+// fieldStart is where field i starts, from the row's start.
+func (s *rowShape) fieldStart(i int) int32 {
+	if i == 0 {
+		return 0
+	}
+	return s.ends[i-1]
+}
+
+// rowFormatter formats rows, reusing the text of the previous row's fields
+// where they repeat: a simulation writes runs of rows of one request at
+// one time, and many rows identical to the one before (decode reads).
+type rowFormatter struct {
+	mlperf   bool
+	base     int64 // the mlperf dialect's epoch, in microseconds
+	have     bool  // the fields below hold a previous row
+	prev     schema.Record
+	prevUS   int64
+	key      []byte // prev's key, copied
+	shape    rowShape
+	ts       []byte // the text of prevUS, with its comma
+	tail     []byte // the text of prev's last four columns (kvbench dialect)
+	tailEnds [4]int32
+}
+
+// micros is rec's timestamp as the row carries it, in microseconds.
+func (f *rowFormatter) micros(rec *schema.Record) int64 {
+	us := (int64(rec.Time) + 500) / 1000
+	if f.mlperf {
+		us += f.base
+	}
+	return us
+}
+
+// same returns the fields of rec (whose timestamp is us) equal to those of
+// o (whose timestamp is ous), its key aside.
+func (f *rowFormatter) same(rec *schema.Record, us int64, o *schema.Record, ous int64) uint32 {
+	var m uint32
+	if us == ous {
+		m |= fieldTime
+	}
+	if rec.Op == o.Op {
+		m |= fieldOp
+	}
+	if rec.Size == o.Size {
+		m |= fieldSize
+	}
+	if rec.Tier == o.Tier {
+		m |= fieldTier
+	}
+	if rec.Phase == o.Phase {
+		m |= fieldPhase
+	}
+	if !f.mlperf {
+		if rec.Request == o.Request {
+			m |= fieldRequest
+		}
+		if rec.QoS == o.QoS {
+			m |= fieldQoS
+		}
+		if rec.User == o.User {
+			m |= fieldUser
+		}
+		if rec.Tokens == o.Tokens {
+			m |= fieldTokens
+		}
+	}
+	return m
+}
+
+// all is the set of a row's fields.
+func (f *rowFormatter) all() uint32 {
+	if f.mlperf {
+		return 1<<6 - 1
+	}
+	return 1<<maxFields - 1
+}
+
+// format appends rec's row to b and records its shape in f.shape. It
+// returns the fields equal to the previous row's (none for the first
+// row); when all are, it appends nothing and reports dup: the caller
+// repeats the previous row, whose shape f.shape still is.
+func (f *rowFormatter) format(b []byte, rec *schema.Record) (_ []byte, same uint32, dup bool) {
+	us := f.micros(rec)
+	if f.have {
+		same = f.same(rec, us, &f.prev, f.prevUS)
+		if string(rec.Key) == string(f.key) {
+			same |= fieldKey
+		}
+		if same == f.all() {
+			return b, same, true
+		}
+	}
+	start := len(b)
+	sh := &f.shape
+	if same&fieldTime == 0 {
+		t := f.ts[:0]
+		t = strconv.AppendInt(t, us/1_000_000, 10)
+		frac := us % 1_000_000
+		t = append(t, '.',
+			byte('0'+frac/100000), byte('0'+frac/10000%10), byte('0'+frac/1000%10),
+			byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10), ',')
+		f.ts = t
+	}
+	b = append(b, f.ts...)
+	sh.ends[0] = int32(len(b) - start)
+	b = append(b, rec.Op.String()...)
+	b = append(b, ',')
+	sh.ends[1] = int32(len(b) - start)
+	b = strconv.AppendInt(b, rec.Size, 10)
+	b = append(b, ',')
+	sh.ends[2] = int32(len(b) - start)
+	b = append(b, rec.Tier.String()...)
+	b = append(b, ',')
+	sh.ends[3] = int32(len(b) - start)
+	b = append(b, rec.Key...)
+	b = append(b, ',')
+	sh.ends[4] = int32(len(b) - start)
+	b = append(b, rec.Phase.String()...)
+	if f.mlperf {
+		b = append(b, '\n')
+		sh.ends[5] = int32(len(b) - start)
+		sh.n = 6
+	} else {
+		b = append(b, ',')
+		sh.ends[5] = int32(len(b) - start)
+		const tail = fieldRequest | fieldQoS | fieldUser | fieldTokens
+		if same&tail != tail {
+			t := f.tail[:0]
+			if rec.Request != 0 {
+				t = strconv.AppendUint(t, rec.Request, 10)
+			}
+			t = append(t, ',')
+			f.tailEnds[0] = int32(len(t))
+			t = append(t, rec.QoS.String()...)
+			t = append(t, ',')
+			f.tailEnds[1] = int32(len(t))
+			if rec.User != 0 {
+				t = strconv.AppendUint(t, rec.User, 10)
+			}
+			t = append(t, ',')
+			f.tailEnds[2] = int32(len(t))
+			if rec.Tokens != 0 {
+				t = strconv.AppendInt(t, rec.Tokens, 10)
+			}
+			t = append(t, '\n')
+			f.tailEnds[3] = int32(len(t))
+			f.tail = t
+		}
+		at := int32(len(b) - start)
+		b = append(b, f.tail...)
+		for i, e := range f.tailEnds {
+			sh.ends[6+i] = at + e
+		}
+		sh.n = maxFields
+	}
+	f.have = true
+	f.prev = *rec
+	f.prev.Key = nil
+	f.prevUS = us
+	if same&fieldKey == 0 {
+		f.key = append(f.key[:0], rec.Key...)
+	}
+	return b, same, false
+}

@@ -1,0 +1,602 @@
+package trace
+
+import (
+	"encoding/binary"
+	"io"
+	"math/bits"
+
+	"github.com/klauspost/compress/huff0"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// rowEncoder formats rows and writes them as one zstd frame (RFC 8878),
+// finding its matches the way trace rows repeat instead of searching: a
+// row's fields are compared, as values, with those of the row before and
+// of the last row of the same key, and runs of equal fields become
+// matches, a row equal to the one before extending the match before it.
+// A trace row repeats its neighbours field by field (one request's rows
+// share a time and the last four columns; a decode read repeats its key's
+// size, tier and phase), so this finds most of what a general encoder
+// finds at a fraction of its cost (BenchmarkWriter). Literals are
+// Huffman-coded (huff0); sequences use the format's predefined FSE
+// tables, so no table is built or sent.
+type rowEncoder struct {
+	w io.Writer
+	f rowFormatter
+	// buf holds the content from stream position base: the window the
+	// matches may reach back into, then the current block's rows.
+	buf        []byte
+	base       int64
+	blockStart int // index in buf of the current block's first byte
+	litStart   int // index in buf of the first byte not yet in a sequence
+	lits       []byte
+	seqs       []sequence
+	rep, saved [3]uint32 // repeat offsets, now and at the block's start
+	prev       int       // index in buf of the row before; -1 for none
+	prevShape  rowShape
+	keys       []keyRow // by a hash of the key: the last row of the key
+	out        []byte
+	huff       huff0.Scratch
+	started    bool
+	err        error
+}
+
+// keyRow is the last row of a key: where it is in the stream, its shape
+// and its values, in a cache line.
+type keyRow struct {
+	pos                  int64 // -1: none
+	us, size             int64
+	req, user            uint64
+	tokens               int64
+	op, tier, phase, qos uint8
+	n                    uint8
+	ends                 [maxFields]uint8 // rows of over 255 bytes are not kept
+}
+
+// sameAs is rowFormatter.same against a keyRow.
+func (f *rowFormatter) sameAs(rec *schema.Record, us int64, k *keyRow) uint32 {
+	o := schema.Record{Op: schema.Op(k.op), Size: k.size, Tier: schema.Tier(k.tier), Phase: schema.Phase(k.phase),
+		Request: k.req, QoS: schema.QoS(k.qos), User: k.user, Tokens: k.tokens}
+	return f.same(rec, us, &o, k.us)
+}
+
+// set makes k the row of rec at stream position pos, of shape sh.
+func (k *keyRow) set(pos int64, rec *schema.Record, us int64, sh *rowShape) {
+	if sh.ends[sh.n-1] > 255 {
+		k.pos = -1
+		return
+	}
+	*k = keyRow{pos: pos, us: us, size: rec.Size, req: rec.Request, user: rec.User, tokens: rec.Tokens,
+		op: uint8(rec.Op), tier: uint8(rec.Tier), phase: uint8(rec.Phase), qos: uint8(rec.QoS), n: uint8(sh.n)}
+	for i := range sh.n {
+		k.ends[i] = uint8(sh.ends[i])
+	}
+}
+
+// shape returns k's row shape.
+func (k *keyRow) shape() rowShape {
+	sh := rowShape{n: int(k.n)}
+	for i := range sh.n {
+		sh.ends[i] = int32(k.ends[i])
+	}
+	return sh
+}
+
+// sequence is a zstd sequence: literals, then a match.
+type sequence struct {
+	litLen, mlBase, offBase uint32 // mlBase: match length - 3
+	llCode, mlCode, ofCode  uint8
+}
+
+const (
+	rowWindowLog = 20 // 1 MiB: what a match may reach back (as far as rows of a key recur, in the MLPerf 8B trace)
+	rowWindow    = 1 << rowWindowLog
+	maxBlock     = 128 << 10 // the format's largest block
+	keyTableBits = 14
+	// trimSlack is how far beyond the window buf grows before its start
+	// is dropped: a copy of the window per trimSlack bytes written.
+	trimSlack = 2 << 20
+	// maxRowText bounds a row's text but for its key.
+	maxRowText = 4 << 10
+)
+
+func newRowEncoder(w io.Writer, f rowFormatter) *rowEncoder {
+	e := &rowEncoder{w: w, f: f, rep: [3]uint32{1, 4, 8}, keys: make([]keyRow, 1<<keyTableBits), prev: -1}
+	for i := range e.keys {
+		e.keys[i].pos = -1
+	}
+	e.saved = e.rep
+	e.huff.Reuse = huff0.ReusePolicyNone
+	// buf never grows: it holds the window, the slack before a trim, and
+	// the rows of a block, each shorter than a block (or cut to blocks).
+	e.buf = make([]byte, 0, rowWindow+trimSlack+2*maxBlock+maxRowText)
+	e.buf = append(e.buf, header(f.mlperf)...)
+	return e
+}
+
+// keyHash hashes a key, the same in every run.
+func keyHash(k []byte) uint32 {
+	h := uint64(len(k)) * 0x9e3779b97f4a7c15
+	for len(k) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(k)) * 0xbf58476d1ce4e5b9
+		h ^= h >> 29
+		k = k[8:]
+	}
+	for _, c := range k {
+		h = (h ^ uint64(c)) * 0x94d049bb133111eb
+	}
+	h ^= h >> 32
+	return uint32(h) >> (32 - keyTableBits)
+}
+
+// row formats rec and encodes it against the row before and the last row
+// of its key.
+func (e *rowEncoder) row(rec *schema.Record) error {
+	if e.err != nil {
+		return e.err
+	}
+	e.trim()
+	s := len(e.buf)
+	var same uint32
+	var dup bool
+	e.buf, same, dup = e.f.format(e.buf, rec)
+	if dup {
+		e.buf = append(e.buf, e.buf[e.prev:s]...)
+	}
+	end := len(e.buf)
+	if end-e.blockStart > maxBlock && s > e.blockStart {
+		if err := e.block(s, false); err != nil {
+			return err
+		}
+	}
+	if end-e.blockStart > maxBlock {
+		// A row longer than a block: literals, in pieces.
+		for end-e.blockStart > maxBlock {
+			if err := e.block(e.blockStart+maxBlock, false); err != nil {
+				return err
+			}
+		}
+		e.prev = -1
+		return nil
+	}
+	shape := &e.f.shape
+	if dup && e.prev >= 0 {
+		// The row before again: one match, or the match before, longer.
+		e.match(s, end, e.prev)
+		e.prev = s
+		return nil
+	}
+	var cands [2]struct {
+		start int
+		shape *rowShape
+		same  uint32
+	}
+	if e.prev >= 0 {
+		cands[0].start, cands[0].shape, cands[0].same = e.prev, &e.prevShape, same
+	}
+	var keyShape rowShape
+	if same&fieldKey == 0 {
+		// The last row of the key, unless it is the row before.
+		k := &e.keys[keyHash(rec.Key)]
+		if k.pos >= e.base && int64(end)+e.base-k.pos <= rowWindow {
+			ks := int(k.pos - e.base)
+			if ks != e.prev && string(e.buf[ks+int(k.ends[3]):ks+int(k.ends[4])-1]) == string(rec.Key) {
+				keyShape = k.shape()
+				cands[1].start, cands[1].shape = ks, &keyShape
+				cands[1].same = e.f.sameAs(rec, e.f.prevUS, k) | fieldKey
+			}
+		}
+		k.set(e.base+int64(s), rec, e.f.prevUS, shape)
+	}
+	// Runs of fields equal in a candidate become matches: a run goes on
+	// in the candidate it started in while it can.
+	run, first := -1, 0 // the current run's candidate (-1: none) and first field
+	for i := range shape.n {
+		bit := uint32(1) << i
+		if run >= 0 && cands[run].same&bit != 0 {
+			continue
+		}
+		if run >= 0 {
+			c := &cands[run]
+			e.match(s+int(shape.fieldStart(first)), s+int(shape.fieldStart(i)), c.start+int(c.shape.fieldStart(first)))
+		}
+		run, first = -1, i
+		for c := range cands {
+			if cands[c].same&bit != 0 {
+				run = c
+				break
+			}
+		}
+	}
+	if run >= 0 {
+		c := &cands[run]
+		e.match(s+int(shape.fieldStart(first)), end, c.start+int(c.shape.fieldStart(first)))
+	}
+	e.prev, e.prevShape = s, *shape
+	return nil
+}
+
+// trim drops what lies beyond the window before the current block.
+func (e *rowEncoder) trim() {
+	drop := e.blockStart - rowWindow
+	if drop < trimSlack && len(e.buf) < rowWindow+trimSlack+maxBlock {
+		return
+	}
+	n := copy(e.buf, e.buf[drop:])
+	e.buf = e.buf[:n]
+	e.base += int64(drop)
+	e.blockStart -= drop
+	e.litStart -= drop
+	if e.prev >= 0 {
+		e.prev -= drop
+		if e.prev < 0 {
+			e.prev = -1
+		}
+	}
+}
+
+// match makes buf[from:to] a match of the bytes at src, after the
+// literals before it; a match shorter than the format's minimum stays
+// literals.
+func (e *rowEncoder) match(from, to, src int) {
+	n := to - from
+	if n < 3 {
+		return
+	}
+	off := uint32(from - src)
+	lit := uint32(from - e.litStart)
+	if last := len(e.seqs) - 1; lit == 0 && last >= 0 && off == e.rep[0] {
+		// The match goes on from the one before (rows repeating rows):
+		// one longer sequence, copied over itself where it overlaps.
+		q := &e.seqs[last]
+		q.mlBase += uint32(n)
+		q.mlCode = mlCode(q.mlBase)
+		e.litStart = to
+		return
+	}
+	e.lits = append(e.lits, e.buf[e.litStart:from]...)
+	e.litStart = to
+	// The offset, as a repeat code where it can be one (RFC 8878 3.1.1.5).
+	var offBase uint32
+	switch {
+	case lit != 0 && off == e.rep[0]:
+		offBase = 1
+	case lit != 0 && off == e.rep[1], lit == 0 && off == e.rep[2]:
+		offBase = 2
+	case lit != 0 && off == e.rep[2], lit == 0 && off == e.rep[0]-1:
+		offBase = 3
+	case lit == 0 && off == e.rep[1]:
+		offBase = 1
+	default:
+		offBase = off + 3
+	}
+	// The repeat offsets after it, as a decoder updates them.
+	if offBase > 3 {
+		e.rep = [3]uint32{off, e.rep[0], e.rep[1]}
+	} else {
+		code := offBase - 1
+		if lit == 0 {
+			code++
+		}
+		if code > 0 {
+			if code >= 2 {
+				e.rep[2] = e.rep[1]
+			}
+			e.rep[1] = e.rep[0]
+			e.rep[0] = off
+		}
+	}
+	ml := uint32(n - 3)
+	e.seqs = append(e.seqs, sequence{litLen: lit, mlBase: ml, offBase: offBase,
+		llCode: llCode(lit), mlCode: mlCode(ml), ofCode: uint8(bits.Len32(offBase) - 1)})
+}
+
+// flush ends the current block, so that a reader sees every row written.
+func (e *rowEncoder) flush() error {
+	if e.err != nil {
+		return e.err
+	}
+	if len(e.buf) == e.blockStart && e.started {
+		return nil
+	}
+	return e.block(len(e.buf), false)
+}
+
+// close ends the frame.
+func (e *rowEncoder) close() error {
+	if e.err != nil {
+		return e.err
+	}
+	return e.block(len(e.buf), true)
+}
+
+// block writes buf[blockStart:end] as a block (several when it holds no
+// rows and is over the block size).
+func (e *rowEncoder) block(end int, last bool) error {
+	out := e.out[:0]
+	if !e.started {
+		// Magic, then a frame header: no checksum, no content size, a
+		// window descriptor for rowWindow.
+		out = append(out, 0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(rowWindowLog-10)<<3)
+		e.started = true
+	}
+	if end < e.litStart {
+		// A row cut into pieces: its literals start at blockStart.
+		e.litStart = e.blockStart
+	}
+	e.lits = append(e.lits, e.buf[e.litStart:end]...)
+	content := e.buf[e.blockStart:end]
+	out = e.compressed(out, content, last)
+	e.lits, e.seqs = e.lits[:0], e.seqs[:0]
+	e.saved = e.rep
+	e.blockStart, e.litStart = end, end
+	e.out = out
+	if _, err := e.w.Write(out); err != nil {
+		e.err = err
+		return err
+	}
+	return nil
+}
+
+// compressed appends the block of content, compressed from lits and seqs,
+// or raw when that is not smaller.
+func (e *rowEncoder) compressed(out, content []byte, last bool) []byte {
+	hdr := len(out)
+	out = append(out, 0, 0, 0)
+	out = e.literals(out)
+	out = e.sequences(out)
+	size := len(out) - hdr - 3
+	if size >= len(content) {
+		// Raw: the decoder keeps the repeat offsets of before the block.
+		e.rep = e.saved
+		out = append(out[:hdr], 0, 0, 0)
+		out = append(out, content...)
+		blockHeader(out[hdr:], last, 0, len(content))
+		return out
+	}
+	blockHeader(out[hdr:], last, 2, size)
+	return out
+}
+
+func blockHeader(b []byte, last bool, typ, size int) {
+	v := uint32(typ<<1 | size<<3)
+	if last {
+		v |= 1
+	}
+	b[0], b[1], b[2] = byte(v), byte(v>>8), byte(v>>16)
+}
+
+// literals appends the literals section: Huffman-coded when that is
+// smaller, else raw.
+func (e *rowEncoder) literals(out []byte) []byte {
+	n := len(e.lits)
+	if n >= 256 {
+		comp, _, err := huff0.Compress4X(e.lits, &e.huff)
+		if err == nil && len(comp)+5 < n && n < 1<<18 {
+			c := len(comp)
+			switch {
+			case n < 1<<10 && c < 1<<10:
+				v := uint32(2 | 1<<2 | n<<4 | c<<14)
+				out = append(out, byte(v), byte(v>>8), byte(v>>16))
+			case n < 1<<14 && c < 1<<14:
+				v := uint32(2 | 2<<2 | n<<4 | c<<18)
+				out = append(out, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+			default:
+				v := uint64(2 | 3<<2 | n<<4 | c<<22)
+				out = append(out, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32))
+			}
+			return append(out, comp...)
+		}
+	}
+	switch {
+	case n < 32:
+		out = append(out, byte(n<<3))
+	case n < 1<<12:
+		out = append(out, byte(1<<2|n<<4), byte(n>>4))
+	default:
+		out = append(out, byte(3<<2|n<<4), byte(n>>4), byte(n>>12))
+	}
+	return append(out, e.lits...)
+}
+
+// sequences appends the sequences section, coded with the predefined
+// tables.
+func (e *rowEncoder) sequences(out []byte) []byte {
+	n := len(e.seqs)
+	switch {
+	case n < 128:
+		out = append(out, byte(n))
+	case n < 0x7f00:
+		out = append(out, byte(n>>8+128), byte(n))
+	default:
+		out = append(out, 0xff, byte(n-0x7f00), byte((n-0x7f00)>>8))
+	}
+	if n == 0 {
+		return out
+	}
+	out = append(out, 0) // Predefined_Mode for all three
+	bw := bitWriter{out: out}
+	s := &e.seqs[n-1]
+	var ll, of, ml fseState
+	ll.init(&predefLL, s.llCode)
+	of.init(&predefOF, s.ofCode)
+	ml.init(&predefML, s.mlCode)
+	bw.add(s.litLen, llBits[s.llCode])
+	bw.add(s.mlBase, mlBits[s.mlCode])
+	bw.add(s.offBase, s.ofCode)
+	for i := n - 2; i >= 0; i-- {
+		s := &e.seqs[i]
+		of.encode(&bw, &predefOF, s.ofCode)
+		ml.encode(&bw, &predefML, s.mlCode)
+		ll.encode(&bw, &predefLL, s.llCode)
+		bw.add(s.litLen, llBits[s.llCode])
+		bw.add(s.mlBase, mlBits[s.mlCode])
+		bw.add(s.offBase, s.ofCode)
+	}
+	bw.add(uint32(ml.state), predefML.log)
+	bw.add(uint32(of.state), predefOF.log)
+	bw.add(uint32(ll.state), predefLL.log)
+	return bw.close()
+}
+
+// bitWriter writes bits least significant first, as zstd's backward
+// bitstreams are read from their end.
+type bitWriter struct {
+	out []byte
+	acc uint64
+	n   uint
+}
+
+// add appends the n low bits of v (n <= 32).
+func (b *bitWriter) add(v uint32, n uint8) {
+	b.acc |= uint64(v&(1<<n-1)) << b.n
+	b.n += uint(n)
+	if b.n >= 32 {
+		b.out = binary.LittleEndian.AppendUint32(b.out, uint32(b.acc))
+		b.acc >>= 32
+		b.n -= 32
+	}
+}
+
+// close adds the end mark and the last bytes.
+func (b *bitWriter) close() []byte {
+	b.add(1, 1)
+	for b.n > 0 {
+		b.out = append(b.out, byte(b.acc))
+		b.acc >>= 8
+		b.n -= min(b.n, 8)
+	}
+	return b.out
+}
+
+// fseTable is an FSE coding table built from a normalized distribution.
+type fseTable struct {
+	log    uint8
+	states []uint16
+	sym    []fseSymbol
+}
+
+type fseSymbol struct {
+	deltaNbBits    uint32
+	deltaFindState int32
+}
+
+type fseState struct{ state uint16 }
+
+func (s *fseState) init(t *fseTable, sym uint8) {
+	tt := t.sym[sym]
+	nb := (tt.deltaNbBits + 1<<15) >> 16
+	im := int32(nb<<16 - tt.deltaNbBits)
+	s.state = t.states[im>>nb+tt.deltaFindState]
+}
+
+func (s *fseState) encode(b *bitWriter, t *fseTable, sym uint8) {
+	tt := t.sym[sym]
+	nb := (uint32(s.state) + tt.deltaNbBits) >> 16
+	b.add(uint32(s.state), uint8(nb))
+	s.state = t.states[int32(s.state>>nb)+tt.deltaFindState]
+}
+
+// newFSETable builds the coding table of norm (RFC 8878 4.1.1), as the
+// decoder builds its decoding table.
+func newFSETable(log uint8, norm []int16) fseTable {
+	size := 1 << log
+	high := size - 1
+	cumul := make([]int, len(norm)+1)
+	symbols := make([]uint8, size)
+	for s, v := range norm {
+		if v == -1 {
+			cumul[s+1] = cumul[s] + 1
+			symbols[high] = uint8(s)
+			high--
+		} else {
+			cumul[s+1] = cumul[s] + int(v)
+		}
+	}
+	step := size>>1 + size>>3 + 3
+	pos := 0
+	for s, v := range norm {
+		for range max(v, 0) {
+			symbols[pos] = uint8(s)
+			pos = (pos + step) & (size - 1)
+			for pos > high {
+				pos = (pos + step) & (size - 1)
+			}
+		}
+	}
+	t := fseTable{log: log, states: make([]uint16, size), sym: make([]fseSymbol, len(norm))}
+	for u, s := range symbols {
+		t.states[cumul[s]] = uint16(size + u)
+		cumul[s]++
+	}
+	total := int32(0)
+	for s, v := range norm {
+		switch v {
+		case 0:
+		case -1, 1:
+			t.sym[s] = fseSymbol{deltaNbBits: uint32(log)<<16 - 1<<log, deltaFindState: total - 1}
+			total++
+		default:
+			maxBits := uint32(log) - uint32(bits.Len32(uint32(v-1))-1)
+			t.sym[s] = fseSymbol{deltaNbBits: maxBits<<16 - uint32(v)<<maxBits, deltaFindState: total - int32(v)}
+			total += int32(v)
+		}
+	}
+	return t
+}
+
+// The predefined distributions and the extra bits of each code (RFC 8878
+// 3.1.1.3.2).
+var (
+	predefLL = newFSETable(6, []int16{4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1,
+		2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1, -1, -1, -1, -1})
+	predefML = newFSETable(6, []int16{1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1})
+	predefOF = newFSETable(5, []int16{1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1})
+
+	llBits = [36]uint8{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		1, 1, 1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	mlBits = [53]uint8{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	llSmall, mlSmall = codeTables()
+)
+
+// codeTables maps small literal lengths (below 64) and match lengths - 3
+// (below 128) to their codes.
+func codeTables() (ll [64]uint8, ml [128]uint8) {
+	code, base := 0, 0
+	for v := range ll {
+		for code+1 < len(llBits) && v >= base+1<<llBits[code] {
+			base += 1 << llBits[code]
+			code++
+		}
+		ll[v] = uint8(code)
+	}
+	code, base = 0, 0
+	for v := range ml {
+		for code+1 < len(mlBits) && v >= base+1<<mlBits[code] {
+			base += 1 << mlBits[code]
+			code++
+		}
+		ml[v] = uint8(code)
+	}
+	return ll, ml
+}
+
+func llCode(v uint32) uint8 {
+	if v < 64 {
+		return llSmall[v]
+	}
+	return uint8(bits.Len32(v) - 1 + 19)
+}
+
+func mlCode(v uint32) uint8 {
+	if v < 128 {
+		return mlSmall[v]
+	}
+	return uint8(bits.Len32(v) - 1 + 36)
+}
