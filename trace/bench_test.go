@@ -70,6 +70,7 @@ var benchCases = []struct {
 }{
 	{"kvbench/plain", trace.WriterOptions{Compression: trace.CompressNone}},
 	{"kvbench/zstd", trace.WriterOptions{Compression: trace.CompressZstd}},
+	{"kvbench/zstd-level3", trace.WriterOptions{Compression: trace.CompressZstd, Level: 3}},
 	{"mlperf/plain", trace.WriterOptions{Dialect: trace.DialectMLPerf, Base: benchBase, Compression: trace.CompressNone}},
 	{"mlperf/zstd", trace.WriterOptions{Dialect: trace.DialectMLPerf, Base: benchBase, Compression: trace.CompressZstd}},
 }

@@ -492,6 +492,29 @@ var keyByteOK = func() (t [256]bool) {
 	return t
 }()
 
+// plainKey reports whether every byte of b is keyByteOK, eight at a time
+// (a Writer checks the key of every row it writes).
+func plainKey(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		below := (x - ones*0x21) &^ x & highs         // a byte under '!'
+		above := ((x + ones*(0x7f-0x7e)) | x) & highs // a byte over '~'
+		comma := ((x ^ ones*',') - ones) &^ (x ^ ones*',') & highs
+		quote := ((x ^ ones*'"') - ones) &^ (x ^ ones*'"') & highs
+		if below|above|comma|quote != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if !keyByteOK[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // parseUint parses a non-empty run of ASCII digits no greater than max.
 func parseUint(b []byte, max uint64) (uint64, bool) {
 	if len(b) == 0 || len(b) > 20 {
@@ -559,6 +582,9 @@ func parseTimestamp(b []byte) (int64, bool) {
 func validKey(b []byte) bool {
 	if len(b) == 0 {
 		return false
+	}
+	if plainKey(b) {
+		return true
 	}
 	ascii := true
 	for _, c := range b {

@@ -48,25 +48,37 @@ func newBatch() *recBatch {
 	return &recBatch{recs: make([]packedRecord, 0, batchRows)}
 }
 
-// add copies rec and reports whether the batch is full.
+// repeat counts rec again if it equals the last record added; it reports
+// whether the batch is full, and whether it did.
+func (b *recBatch) repeat(rec *schema.Record) (full, ok bool) {
+	n := len(b.recs)
+	if n == 0 {
+		return false, false
+	}
+	p := &b.recs[n-1]
+	if p.time != int64(rec.Time) || p.size != rec.Size || p.request != rec.Request || p.user != rec.User ||
+		p.tokens != rec.Tokens || p.op != uint8(rec.Op) || p.tier != uint8(rec.Tier) ||
+		p.phase != uint8(rec.Phase) || p.qos != uint8(rec.QoS) || !sameKey(b.keys, p, rec.Key) {
+		return false, false
+	}
+	p.times++
+	b.n++
+	return b.n >= batchRows, true
+}
+
+// add copies rec and reports whether the batch is full. A key equal to
+// the last record's is not copied again.
 func (b *recBatch) add(rec *schema.Record) bool {
 	b.n++
 	n := len(b.recs)
-	if n > 0 {
-		p := &b.recs[n-1]
-		if sameKey(b.keys, p, rec.Key) {
-			if p.time == int64(rec.Time) && p.size == rec.Size && p.request == rec.Request && p.user == rec.User &&
-				p.tokens == rec.Tokens && p.op == uint8(rec.Op) && p.tier == uint8(rec.Tier) &&
-				p.phase == uint8(rec.Phase) && p.qos == uint8(rec.QoS) {
-				p.times++
-				return b.n >= batchRows
-			}
-			b.append(rec, p.keyEnd)
-			return b.n >= batchRows
-		}
+	keyEnd := int32(len(b.keys))
+	if n > 0 && sameKey(b.keys, &b.recs[n-1], rec.Key) {
+		keyEnd = b.recs[n-1].keyEnd
+	} else {
+		b.keys = append(b.keys, rec.Key...)
+		keyEnd = int32(len(b.keys))
 	}
-	b.keys = append(b.keys, rec.Key...)
-	b.append(rec, int32(len(b.keys)))
+	b.append(rec, keyEnd)
 	return b.n >= batchRows
 }
 
@@ -92,10 +104,14 @@ func (b *recBatch) record(i int, rec *schema.Record) {
 type rowSink interface {
 	// row formats and encodes rec.
 	row(rec *schema.Record) error
+	// repeat writes the row of rec, just written, n more times.
+	repeat(rec *schema.Record, n int) error
 	// flush writes what it holds to the underlying writer.
 	flush() error
 	// close ends the output (the zstd stream).
 	close() error
+	// abort gives up the output, incomplete.
+	abort()
 }
 
 // outPipe runs a rowSink on a goroutine of its own, batch after batch.
@@ -152,8 +168,11 @@ func (p *outPipe) rows(b *recBatch) error {
 	var rec schema.Record
 	for i := range b.recs {
 		b.record(i, &rec)
-		for range b.recs[i].times {
-			if err := p.sink.row(&rec); err != nil {
+		if err := p.sink.row(&rec); err != nil {
+			return err
+		}
+		if n := int(b.recs[i].times) - 1; n > 0 {
+			if err := p.sink.repeat(&rec, n); err != nil {
 				return err
 			}
 		}
@@ -204,6 +223,8 @@ func (p *outPipe) stop(complete bool) error {
 		if err := p.sink.close(); err != nil {
 			p.fail(err)
 		}
+	} else {
+		p.sink.abort()
 	}
 	return p.failed()
 }
@@ -254,6 +275,15 @@ func (s *textSink) row(rec *schema.Record) error {
 	return nil
 }
 
+func (s *textSink) repeat(rec *schema.Record, n int) error {
+	for range n {
+		if err := s.row(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *textSink) write() error {
 	_, err := s.w.Write(s.chunk)
 	if s.prev >= 0 {
@@ -273,6 +303,8 @@ func (s *textSink) flush() error {
 	}
 	return nil
 }
+
+func (s *textSink) abort() {}
 
 func (s *textSink) close() error {
 	if err := s.write(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math/bits"
+	"sync"
 
 	"github.com/klauspost/compress/huff0"
 
@@ -28,18 +29,15 @@ type rowEncoder struct {
 	// matches may reach back into, then the current block's rows.
 	buf        []byte
 	base       int64
-	blockStart int // index in buf of the current block's first byte
-	litStart   int // index in buf of the first byte not yet in a sequence
-	lits       []byte
-	seqs       []sequence
+	blockStart int       // index in buf of the current block's first byte
+	litStart   int       // index in buf of the first byte not yet in a sequence
+	job        *blockJob // the current block's literals and sequences
 	rep, saved [3]uint32 // repeat offsets, now and at the block's start
 	prev       int       // index in buf of the row before; -1 for none
 	prevShape  rowShape
 	keys       []keyRow // by a hash of the key: the last row of the key
-	out        []byte
-	huff       huff0.Scratch
+	coder      *blockCoder
 	started    bool
-	err        error
 }
 
 // keyRow is the last row of a key: where it is in the stream, its shape
@@ -107,7 +105,8 @@ func newRowEncoder(w io.Writer, f rowFormatter) *rowEncoder {
 		e.keys[i].pos = -1
 	}
 	e.saved = e.rep
-	e.huff.Reuse = huff0.ReusePolicyNone
+	e.coder = newBlockCoder(w)
+	e.job = e.coder.newJob()
 	// buf never grows: it holds the window, the slack before a trim, and
 	// the rows of a block, each shorter than a block (or cut to blocks).
 	e.buf = make([]byte, 0, rowWindow+trimSlack+2*maxBlock+maxRowText)
@@ -133,9 +132,6 @@ func keyHash(k []byte) uint32 {
 // row formats rec and encodes it against the row before and the last row
 // of its key.
 func (e *rowEncoder) row(rec *schema.Record) error {
-	if e.err != nil {
-		return e.err
-	}
 	e.trim()
 	s := len(e.buf)
 	var same uint32
@@ -217,6 +213,31 @@ func (e *rowEncoder) row(rec *schema.Record) error {
 	return nil
 }
 
+// repeat writes the row before, that of rec, n more times: each a match
+// of the row before, which the first extends.
+func (e *rowEncoder) repeat(rec *schema.Record, n int) error {
+	for range n {
+		if e.prev < 0 {
+			if err := e.row(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		e.trim()
+		s := len(e.buf)
+		e.buf = append(e.buf, e.buf[e.prev:s]...)
+		end := len(e.buf)
+		if end-e.blockStart > maxBlock {
+			if err := e.block(s, false); err != nil {
+				return err
+			}
+		}
+		e.match(s, end, e.prev)
+		e.prev = s
+	}
+	return nil
+}
+
 // trim drops what lies beyond the window before the current block.
 func (e *rowEncoder) trim() {
 	drop := e.blockStart - rowWindow
@@ -246,16 +267,17 @@ func (e *rowEncoder) match(from, to, src int) {
 	}
 	off := uint32(from - src)
 	lit := uint32(from - e.litStart)
-	if last := len(e.seqs) - 1; lit == 0 && last >= 0 && off == e.rep[0] {
+	j := e.job
+	if last := len(j.seqs) - 1; lit == 0 && last >= 0 && off == e.rep[0] {
 		// The match goes on from the one before (rows repeating rows):
 		// one longer sequence, copied over itself where it overlaps.
-		q := &e.seqs[last]
+		q := &j.seqs[last]
 		q.mlBase += uint32(n)
 		q.mlCode = mlCode(q.mlBase)
 		e.litStart = to
 		return
 	}
-	e.lits = append(e.lits, e.buf[e.litStart:from]...)
+	j.lits = append(j.lits, e.buf[e.litStart:from]...)
 	e.litStart = to
 	// The offset, as a repeat code where it can be one (RFC 8878 3.1.1.5).
 	var offBase uint32
@@ -288,74 +310,173 @@ func (e *rowEncoder) match(from, to, src int) {
 		}
 	}
 	ml := uint32(n - 3)
-	e.seqs = append(e.seqs, sequence{litLen: lit, mlBase: ml, offBase: offBase,
+	j.seqs = append(j.seqs, sequence{litLen: lit, mlBase: ml, offBase: offBase,
 		llCode: llCode(lit), mlCode: mlCode(ml), ofCode: uint8(bits.Len32(offBase) - 1)})
 }
 
-// flush ends the current block, so that a reader sees every row written.
+// flush ends the current block and waits until it is written, so that a
+// reader sees every row written.
 func (e *rowEncoder) flush() error {
-	if e.err != nil {
-		return e.err
+	if len(e.buf) > e.blockStart || !e.started {
+		if err := e.block(len(e.buf), false); err != nil {
+			return err
+		}
 	}
-	if len(e.buf) == e.blockStart && e.started {
-		return nil
-	}
-	return e.block(len(e.buf), false)
+	return e.coder.sync()
 }
 
-// close ends the frame.
+// close ends the frame and waits until it is written.
 func (e *rowEncoder) close() error {
-	if e.err != nil {
-		return e.err
+	err := e.block(len(e.buf), true)
+	if cerr := e.coder.stop(); err == nil {
+		err = cerr
 	}
-	return e.block(len(e.buf), true)
+	return err
 }
 
-// block writes buf[blockStart:end] as a block (several when it holds no
-// rows and is over the block size).
+// abort stops the coder's goroutine.
+func (e *rowEncoder) abort() { e.coder.stop() }
+
+// block hands buf[blockStart:end] to the coder as a block: compressed from
+// the literals and sequences gathered, or raw when the compressed block
+// might not be smaller (decided here, before coding, since a raw block
+// leaves the repeat offsets as they were before it).
 func (e *rowEncoder) block(end int, last bool) error {
-	out := e.out[:0]
+	if err := e.coder.failed(); err != nil {
+		return err
+	}
+	j := e.job
 	if !e.started {
 		// Magic, then a frame header: no checksum, no content size, a
 		// window descriptor for rowWindow.
-		out = append(out, 0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(rowWindowLog-10)<<3)
+		j.head = append(j.head[:0], 0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(rowWindowLog-10)<<3)
 		e.started = true
 	}
 	if end < e.litStart {
 		// A row cut into pieces: its literals start at blockStart.
 		e.litStart = e.blockStart
 	}
-	e.lits = append(e.lits, e.buf[e.litStart:end]...)
+	j.lits = append(j.lits, e.buf[e.litStart:end]...)
 	content := e.buf[e.blockStart:end]
-	out = e.compressed(out, content, last)
-	e.lits, e.seqs = e.lits[:0], e.seqs[:0]
+	// At most 9 bytes a sequence: 17 state bits and 54 extra bits.
+	if bound := len(j.lits) + 5 + 4 + 9*len(j.seqs); bound >= len(content) {
+		e.rep = e.saved
+		j.raw = append(j.raw[:0], content...)
+		j.lits, j.seqs = j.lits[:0], j.seqs[:0]
+	}
+	j.last = last
+	e.coder.send(j)
+	e.job = e.coder.newJob()
 	e.saved = e.rep
 	e.blockStart, e.litStart = end, end
-	e.out = out
-	if _, err := e.w.Write(out); err != nil {
-		e.err = err
-		return err
-	}
 	return nil
 }
 
-// compressed appends the block of content, compressed from lits and seqs,
-// or raw when that is not smaller.
-func (e *rowEncoder) compressed(out, content []byte, last bool) []byte {
+// blockJob is a block for the coder: a frame header before it, if any,
+// then its literals and sequences, or its content when it is raw.
+type blockJob struct {
+	head []byte
+	lits []byte
+	seqs []sequence
+	raw  []byte
+	last bool
+	sync chan struct{} // a marker, closed when every block before is written
+}
+
+// blockCoder codes and writes blocks, in order, on a goroutine of its own:
+// the entropy coding of one block runs beside the matching of the next.
+type blockCoder struct {
+	w    io.Writer
+	jobs chan *blockJob
+	free chan *blockJob
+	done chan struct{}
+	out  []byte
+	huff huff0.Scratch
+
+	mu  sync.Mutex
+	err error
+}
+
+func newBlockCoder(w io.Writer) *blockCoder {
+	c := &blockCoder{w: w, jobs: make(chan *blockJob, 8), free: make(chan *blockJob, 10), done: make(chan struct{})}
+	c.huff.Reuse = huff0.ReusePolicyNone
+	go c.run()
+	return c
+}
+
+func (c *blockCoder) run() {
+	defer close(c.done)
+	for j := range c.jobs {
+		if j.sync != nil {
+			close(j.sync)
+			continue
+		}
+		if c.failed() == nil {
+			out := append(c.out[:0], j.head...)
+			out = c.code(out, j)
+			c.out = out
+			if _, err := c.w.Write(out); err != nil {
+				c.mu.Lock()
+				c.err = err
+				c.mu.Unlock()
+			}
+		}
+		j.head, j.lits, j.seqs, j.raw = j.head[:0], j.lits[:0], j.seqs[:0], j.raw[:0]
+		select {
+		case c.free <- j:
+		default:
+		}
+	}
+}
+
+func (c *blockCoder) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *blockCoder) newJob() *blockJob {
+	select {
+	case j := <-c.free:
+		return j
+	default:
+		return &blockJob{}
+	}
+}
+
+func (c *blockCoder) send(j *blockJob) { c.jobs <- j }
+
+// sync waits until every block sent is written.
+func (c *blockCoder) sync() error {
+	m := &blockJob{sync: make(chan struct{})}
+	c.jobs <- m
+	<-m.sync
+	return c.failed()
+}
+
+// stop ends the goroutine once every block sent is written.
+func (c *blockCoder) stop() error {
+	select {
+	case <-c.done:
+	default:
+		close(c.jobs)
+		<-c.done
+	}
+	return c.failed()
+}
+
+// code appends block j.
+func (c *blockCoder) code(out []byte, j *blockJob) []byte {
 	hdr := len(out)
 	out = append(out, 0, 0, 0)
-	out = e.literals(out)
-	out = e.sequences(out)
-	size := len(out) - hdr - 3
-	if size >= len(content) {
-		// Raw: the decoder keeps the repeat offsets of before the block.
-		e.rep = e.saved
-		out = append(out[:hdr], 0, 0, 0)
-		out = append(out, content...)
-		blockHeader(out[hdr:], last, 0, len(content))
+	if len(j.raw) > 0 || (len(j.lits) == 0 && len(j.seqs) == 0) {
+		out = append(out, j.raw...)
+		blockHeader(out[hdr:], j.last, 0, len(j.raw))
 		return out
 	}
-	blockHeader(out[hdr:], last, 2, size)
+	out = c.literals(out, j.lits)
+	out = sequences(out, j.seqs)
+	blockHeader(out[hdr:], j.last, 2, len(out)-hdr-3)
 	return out
 }
 
@@ -369,10 +490,10 @@ func blockHeader(b []byte, last bool, typ, size int) {
 
 // literals appends the literals section: Huffman-coded when that is
 // smaller, else raw.
-func (e *rowEncoder) literals(out []byte) []byte {
-	n := len(e.lits)
+func (c *blockCoder) literals(out, lits []byte) []byte {
+	n := len(lits)
 	if n >= 256 {
-		comp, _, err := huff0.Compress4X(e.lits, &e.huff)
+		comp, _, err := huff0.Compress4X(lits, &c.huff)
 		if err == nil && len(comp)+5 < n && n < 1<<18 {
 			c := len(comp)
 			switch {
@@ -397,13 +518,13 @@ func (e *rowEncoder) literals(out []byte) []byte {
 	default:
 		out = append(out, byte(3<<2|n<<4), byte(n>>4), byte(n>>12))
 	}
-	return append(out, e.lits...)
+	return append(out, lits...)
 }
 
 // sequences appends the sequences section, coded with the predefined
 // tables.
-func (e *rowEncoder) sequences(out []byte) []byte {
-	n := len(e.seqs)
+func sequences(out []byte, seqs []sequence) []byte {
+	n := len(seqs)
 	switch {
 	case n < 128:
 		out = append(out, byte(n))
@@ -417,7 +538,7 @@ func (e *rowEncoder) sequences(out []byte) []byte {
 	}
 	out = append(out, 0) // Predefined_Mode for all three
 	bw := bitWriter{out: out}
-	s := &e.seqs[n-1]
+	s := &seqs[n-1]
 	var ll, of, ml fseState
 	ll.init(&predefLL, s.llCode)
 	of.init(&predefOF, s.ofCode)
@@ -426,7 +547,7 @@ func (e *rowEncoder) sequences(out []byte) []byte {
 	bw.add(s.mlBase, mlBits[s.mlCode])
 	bw.add(s.offBase, s.ofCode)
 	for i := n - 2; i >= 0; i-- {
-		s := &e.seqs[i]
+		s := &seqs[i]
 		of.encode(&bw, &predefOF, s.ofCode)
 		ml.encode(&bw, &predefML, s.mlCode)
 		ll.encode(&bw, &predefLL, s.llCode)

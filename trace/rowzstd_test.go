@@ -150,9 +150,19 @@ func TestRowEncoderShapes(t *testing.T) {
 		recs = append(recs, long, schema.Record{Time: time.Second, Key: []byte("a")}, long)
 		recs = append(recs, schema.Record{Time: time.Duration(i) * time.Hour, Key: []byte(strings.Repeat("b", i*1000+1))})
 	}
-	for i := range 300000 {
+	// Keys recurring beyond the window.
+	for i := range 200000 {
 		recs = append(recs, schema.Record{Time: time.Duration(i) * time.Millisecond, Op: schema.OpRead, Size: 1000,
 			Key: []byte(fmt.Sprintf("key_%d", i%90000)), Request: uint64(i)})
+	}
+	for _, opt := range bothDialects {
+		checkRowEncoder(t, opt, recs, 0)
+	}
+	// Keys recurring within it are matched.
+	recs = recs[:0]
+	for i := range 200000 {
+		recs = append(recs, schema.Record{Time: time.Duration(i) * time.Millisecond, Op: schema.OpRead, Size: 1000,
+			Key: []byte(fmt.Sprintf("key_%d", i%5000)), Request: uint64(i)})
 	}
 	for _, opt := range bothDialects {
 		plain, enc := checkRowEncoder(t, opt, recs, 0)
@@ -230,4 +240,22 @@ func FuzzRowEncoder(f *testing.F) {
 			checkRowEncoder(t, opt, recs, int(flush%50))
 		}
 	})
+}
+
+// TestPlainKey: the eight-at-a-time check agrees with the byte table on
+// every byte in every position of a word.
+func TestPlainKey(t *testing.T) {
+	for c := range 256 {
+		for pos := range 11 {
+			k := []byte("abcdefghijk")
+			k[pos] = byte(c)
+			want := true
+			for _, b := range k {
+				want = want && keyByteOK[b]
+			}
+			if got := plainKey(k); got != want {
+				t.Fatalf("byte %#x at %d: plainKey %v, the table says %v", c, pos, got, want)
+			}
+		}
+	}
 }

@@ -117,18 +117,6 @@ type Writer struct {
 	closed  bool
 	batch   *recBatch // records not yet handed to the output goroutine
 	out     *outPipe
-	// validKey is the last key checked valid: runs of rows of one key
-	// check it once.
-	validKey []byte
-}
-
-// checkKey reports whether key is valid, remembering it if it is.
-func (w *Writer) checkKey(key []byte) bool {
-	if !validKey(key) {
-		return false
-	}
-	w.validKey = append(w.validKey[:0], key...)
-	return true
 }
 
 // NewWriter returns a Writer to w and writes the header row. CompressAuto
@@ -202,15 +190,20 @@ func (w *Writer) Write(rec *schema.Record) error {
 	if w.closed {
 		return errors.New("trace: write after close")
 	}
-	if err := w.check(rec); err != nil {
-		return err
-	}
-	if rec.Op == schema.OpDelete && w.opt.Dialect == DialectMLPerf {
-		w.dropped++
-		return nil
+	// A record equal to the one before was checked as that one was.
+	full, repeated := w.batch.repeat(rec)
+	if !repeated {
+		if err := w.check(rec); err != nil {
+			return err
+		}
+		if rec.Op == schema.OpDelete && w.opt.Dialect == DialectMLPerf {
+			w.dropped++
+			return nil
+		}
+		full = w.batch.add(rec)
 	}
 	w.rows++
-	if w.batch.add(rec) {
+	if full {
 		w.batch = w.out.send(w.batch)
 		if err := w.out.failed(); err != nil {
 			w.err = fmt.Errorf("trace: write: %w", err)
@@ -242,7 +235,7 @@ func (w *Writer) check(rec *schema.Record) error {
 		return fmt.Errorf("trace: record %q: size %d: %w", rec.Key, rec.Size, ErrNegativeSize)
 	case rec.Tokens < 0:
 		return fmt.Errorf("trace: record %q: tokens %d: %w", rec.Key, rec.Tokens, ErrBadNumber)
-	case !(len(rec.Key) == len(w.validKey) && string(rec.Key) == string(w.validKey)) && !w.checkKey(rec.Key):
+	case !validKey(rec.Key):
 		return fmt.Errorf("trace: key %q: %w: want a non-empty name without whitespace, commas, quotes or control characters", rec.Key, ErrBadKey)
 	case rec.Time < 0:
 		return fmt.Errorf("trace: record %q: time %v: %w: must not be negative", rec.Key, rec.Time, ErrBadNumber)
