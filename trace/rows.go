@@ -88,6 +88,13 @@ func (b *recBatch) append(rec *schema.Record, keyEnd int32) {
 		phase: uint8(rec.Phase), qos: uint8(rec.QoS), times: 1})
 }
 
+// lastKey reports whether key is that of the last record added, which
+// the Writer checked.
+func (b *recBatch) lastKey(key []byte) bool {
+	n := len(b.recs)
+	return n > 0 && sameKey(b.keys, &b.recs[n-1], key)
+}
+
 func sameKey(keys []byte, p *packedRecord, key []byte) bool {
 	return int(p.keyLen) == len(key) && string(keys[p.keyEnd-p.keyLen:p.keyEnd]) == string(key)
 }

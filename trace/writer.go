@@ -235,7 +235,7 @@ func (w *Writer) check(rec *schema.Record) error {
 		return fmt.Errorf("trace: record %q: size %d: %w", rec.Key, rec.Size, ErrNegativeSize)
 	case rec.Tokens < 0:
 		return fmt.Errorf("trace: record %q: tokens %d: %w", rec.Key, rec.Tokens, ErrBadNumber)
-	case !validKey(rec.Key):
+	case !w.batch.lastKey(rec.Key) && !validKey(rec.Key):
 		return fmt.Errorf("trace: key %q: %w: want a non-empty name without whitespace, commas, quotes or control characters", rec.Key, ErrBadKey)
 	case rec.Time < 0:
 		return fmt.Errorf("trace: record %q: time %v: %w: must not be negative", rec.Key, rec.Time, ErrBadNumber)

@@ -30,14 +30,16 @@ Usage:
 kvtrace takes every option of the reference, MLPerf Storage's kv-cache.py,
 with the same name, meaning and default: a kv-cache.py command line runs with
 only the program name replaced. It simulates in virtual time, so --duration
-600 takes about a second, and the same options give the same trace, byte for
-byte. Where it differs:
+600 takes well under a second, and the same options give the same trace,
+byte for byte. Where it differs:
 
   --seed            defaults to 0; kv-cache.py draws a random seed when none
                     is given and never repeats a trace.
   -o, --io-trace-log
                     is where the trace goes, always ("-" is stdout); a name
-                    ending in .zst is compressed with zstd (--zstd-level).
+                    ending in .zst is compressed with zstd: by kvbench's row
+                    encoder (the fastest; about 1.7x the size of kv-cache.py's
+                    level 3), or at --zstd-level 1 to 22 by the zstd library.
   --output          writes the statistics JSON only when given.
   --format          kvbench (default) adds Delete rows and the Request, QoS,
                     User and Tokens columns; mlperf writes exactly kv-cache.py's dialect.
@@ -190,7 +192,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 
 	// kvtrace's own.
 	fs.StringVar(&o.Format, "format", defaultFormat, "trace dialect: kvbench, or mlperf for exactly kv-cache.py's")
-	fs.IntVar(&o.Level, "zstd-level", defaultZstdLevel, "zstd level of a .zst trace: 0 is kvbench's row encoder (fastest), 1 to 22 the zstd library's levels (3 is kv-cache.py's, 1.5-2x smaller and 5x slower)")
+	fs.IntVar(&o.Level, "zstd-level", defaultZstdLevel, "zstd level of a .zst trace: 0 is kvbench's row encoder (fastest), 1 to 22 the zstd library's (3 is kv-cache.py's: a smaller file, written more slowly)")
 	fs.StringVar(&keyStyle, "key-style", "", "object keys: kvbench, or mlperf for kv-cache.py's conv_<user>_<epoch ms> (default: follows --format)")
 	fs.Int64Var(&epoch, "epoch-base", def.EpochBase.Unix(), "Unix seconds at virtual time 0, for mlperf timestamps and keys")
 	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users)")
