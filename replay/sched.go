@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/freelist"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/schema"
@@ -172,7 +173,7 @@ type sched struct {
 	metaq    chan *task
 	metaDone chan *task
 	freeOps  []*ioengine.Op
-	freeTask []*task
+	freeTask freelist.List[task]
 
 	// poller is the engine that runs on the loop, nil when none does.
 	poller ioengine.Poller
@@ -246,12 +247,7 @@ func (s *sched) keyState(key []byte, src int) *keyState {
 }
 
 func (s *sched) newTask() *task {
-	if n := len(s.freeTask); n > 0 {
-		t := s.freeTask[n-1]
-		s.freeTask = s.freeTask[:n-1]
-		return t
-	}
-	return &task{}
+	return s.freeTask.Get()
 }
 
 // ingest dispatches one trace row, due now.
@@ -451,7 +447,7 @@ func (s *sched) complete(t *task, now time.Time) {
 	}
 	succ := t.succ
 	*t = task{succ: succ}
-	s.freeTask = append(s.freeTask, t)
+	s.freeTask.Put(t)
 }
 
 // wake wakes the loop if it sleeps in the poller's Wait; whoever sends

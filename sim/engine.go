@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/freelist"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -255,7 +256,7 @@ type engine struct {
 	spt        float64 // generation seconds per token
 	reqCounter uint64  // the reference's request_counter
 	cur        *request
-	free       []*request // completed requests, for newRequest
+	free       freelist.List[request] // completed requests, for newRequest
 
 	users     []*user
 	convs     conversations
@@ -584,7 +585,7 @@ func (e *engine) complete(r *request) {
 	}
 	// Nothing refers to a completed request: it serves the next.
 	*r = request{}
-	e.free = append(e.free, r)
+	e.free.Put(r)
 }
 
 // process does a request's I/O, as the reference's process_requests does
@@ -882,11 +883,4 @@ func pad4(n int) string {
 
 // newRequest returns a request from the free list of completed ones, or a
 // new one; the caller sets every field.
-func (e *engine) newRequest() *request {
-	if n := len(e.free); n > 0 {
-		r := e.free[n-1]
-		e.free = e.free[:n-1]
-		return r
-	}
-	return new(request)
-}
+func (e *engine) newRequest() *request { return e.free.Get() }

@@ -384,37 +384,21 @@ func (f *rowFormatter) micros(rec *schema.Record) int64 {
 // same returns the fields of rec (whose timestamp is us) equal to those of
 // o (whose timestamp is ous), its key aside.
 func (f *rowFormatter) same(rec *schema.Record, us int64, o *schema.Record, ous int64) uint32 {
-	var m uint32
-	if us == ous {
-		m |= fieldTime
-	}
-	if rec.Op == o.Op {
-		m |= fieldOp
-	}
-	if rec.Size == o.Size {
-		m |= fieldSize
-	}
-	if rec.Tier == o.Tier {
-		m |= fieldTier
-	}
-	if rec.Phase == o.Phase {
-		m |= fieldPhase
-	}
+	m := bit(us == ous, fieldTime) | bit(rec.Op == o.Op, fieldOp) | bit(rec.Size == o.Size, fieldSize) |
+		bit(rec.Tier == o.Tier, fieldTier) | bit(rec.Phase == o.Phase, fieldPhase)
 	if !f.mlperf {
-		if rec.Request == o.Request {
-			m |= fieldRequest
-		}
-		if rec.QoS == o.QoS {
-			m |= fieldQoS
-		}
-		if rec.User == o.User {
-			m |= fieldUser
-		}
-		if rec.Tokens == o.Tokens {
-			m |= fieldTokens
-		}
+		m |= bit(rec.Request == o.Request, fieldRequest) | bit(rec.QoS == o.QoS, fieldQoS) |
+			bit(rec.User == o.User, fieldUser) | bit(rec.Tokens == o.Tokens, fieldTokens)
 	}
 	return m
+}
+
+// bit is b when c holds, else 0.
+func bit(c bool, b uint32) uint32 {
+	if c {
+		return b
+	}
+	return 0
 }
 
 // all is the set of a row's fields.
