@@ -134,6 +134,9 @@ func keyHash(k []byte) uint32 {
 func (e *rowEncoder) row(rec *schema.Record) error {
 	e.trim()
 	s := len(e.buf)
+	if e.prev < 0 {
+		e.f.have = false // no row before to repeat or match: format it all
+	}
 	var same uint32
 	var dup bool
 	e.buf, same, dup = e.f.format(e.buf, rec)

@@ -146,6 +146,7 @@ func TestRowEncoderRoundTrip(t *testing.T) {
 func TestRowEncoderShapes(t *testing.T) {
 	long := schema.Record{Time: time.Second, Size: 5, Key: bytes.Repeat([]byte("k"), 200<<10)}
 	var recs []schema.Record
+	recs = append(recs, long, long, long) // a long row repeated
 	for i := range 3 {
 		recs = append(recs, long, schema.Record{Time: time.Second, Key: []byte("a")}, long)
 		recs = append(recs, schema.Record{Time: time.Duration(i) * time.Hour, Key: []byte(strings.Repeat("b", i*1000+1))})
