@@ -29,11 +29,12 @@ type rowEncoder struct {
 	// matches may reach back into, then the current block's rows.
 	buf        []byte
 	base       int64
-	blockStart int       // index in buf of the current block's first byte
-	litStart   int       // index in buf of the first byte not yet in a sequence
-	job        *blockJob // the current block's literals and sequences
-	rep, saved [3]uint32 // repeat offsets, now and at the block's start
-	prev       int       // index in buf of the row before; -1 for none
+	blockStart int        // index in buf of the current block's first byte
+	litStart   int        // index in buf of the first byte not yet in a sequence
+	lits       []byte     // the current block's literals
+	seqs       []sequence // and sequences, copied to a job for the coder
+	rep, saved [3]uint32  // repeat offsets, now and at the block's start
+	prev       int        // index in buf of the row before; -1 for none
 	prevShape  rowShape
 	keys       []keyRow // by a hash of the key: the last row of the key
 	coder      *blockCoder
@@ -106,7 +107,6 @@ func newRowEncoder(w io.Writer, f rowFormatter) *rowEncoder {
 	}
 	e.saved = e.rep
 	e.coder = newBlockCoder(w)
-	e.job = e.coder.newJob()
 	// buf never grows: it holds the window, the slack before a trim, and
 	// the rows of a block, each shorter than a block (or cut to blocks).
 	e.buf = make([]byte, 0, rowWindow+trimSlack+2*maxBlock+maxRowText)
@@ -270,17 +270,16 @@ func (e *rowEncoder) match(from, to, src int) {
 	}
 	off := uint32(from - src)
 	lit := uint32(from - e.litStart)
-	j := e.job
-	if last := len(j.seqs) - 1; lit == 0 && last >= 0 && off == e.rep[0] {
+	if last := len(e.seqs) - 1; lit == 0 && last >= 0 && off == e.rep[0] {
 		// The match goes on from the one before (rows repeating rows):
 		// one longer sequence, copied over itself where it overlaps.
-		q := &j.seqs[last]
+		q := &e.seqs[last]
 		q.mlBase += uint32(n)
 		q.mlCode = mlCode(q.mlBase)
 		e.litStart = to
 		return
 	}
-	j.lits = append(j.lits, e.buf[e.litStart:from]...)
+	e.lits = append(e.lits, e.buf[e.litStart:from]...)
 	e.litStart = to
 	// The offset, as a repeat code where it can be one (RFC 8878 3.1.1.5).
 	var offBase uint32
@@ -313,7 +312,7 @@ func (e *rowEncoder) match(from, to, src int) {
 		}
 	}
 	ml := uint32(n - 3)
-	j.seqs = append(j.seqs, sequence{litLen: lit, mlBase: ml, offBase: offBase,
+	e.seqs = append(e.seqs, sequence{litLen: lit, mlBase: ml, offBase: offBase,
 		llCode: llCode(lit), mlCode: mlCode(ml), ofCode: uint8(bits.Len32(offBase) - 1)})
 }
 
@@ -348,7 +347,7 @@ func (e *rowEncoder) block(end int, last bool) error {
 	if err := e.coder.failed(); err != nil {
 		return err
 	}
-	j := e.job
+	j := e.coder.newJob()
 	if !e.started {
 		// Magic, then a frame header: no checksum, no content size, a
 		// window descriptor for rowWindow.
@@ -359,17 +358,19 @@ func (e *rowEncoder) block(end int, last bool) error {
 		// A row cut into pieces: its literals start at blockStart.
 		e.litStart = e.blockStart
 	}
-	j.lits = append(j.lits, e.buf[e.litStart:end]...)
+	e.lits = append(e.lits, e.buf[e.litStart:end]...)
 	content := e.buf[e.blockStart:end]
 	// At most 9 bytes a sequence: 17 state bits and 54 extra bits.
-	if bound := len(j.lits) + 5 + 4 + 9*len(j.seqs); bound >= len(content) {
+	if bound := len(e.lits) + 5 + 4 + 9*len(e.seqs); bound >= len(content) {
 		e.rep = e.saved
 		j.raw = append(j.raw[:0], content...)
-		j.lits, j.seqs = j.lits[:0], j.seqs[:0]
+	} else {
+		j.lits = append(j.lits[:0], e.lits...)
+		j.seqs = append(j.seqs[:0], e.seqs...)
 	}
+	e.lits, e.seqs = e.lits[:0], e.seqs[:0]
 	j.last = last
 	e.coder.send(j)
-	e.job = e.coder.newJob()
 	e.saved = e.rep
 	e.blockStart, e.litStart = end, end
 	return nil
