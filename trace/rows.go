@@ -48,17 +48,17 @@ func newBatch() *recBatch {
 	return &recBatch{recs: make([]packedRecord, 0, batchRows)}
 }
 
-// repeat counts rec again if it equals the last record added; it reports
-// whether the batch is full, and whether it did.
-func (b *recBatch) repeat(rec *schema.Record) (full, ok bool) {
-	n := len(b.recs)
-	if n == 0 {
+// repeat counts rec again if it equals the last record added, whose key
+// sameKey says rec's is; it reports whether the batch is full, and whether
+// it did.
+func (b *recBatch) repeat(rec *schema.Record, sameKey bool) (full, ok bool) {
+	if !sameKey {
 		return false, false
 	}
-	p := &b.recs[n-1]
+	p := &b.recs[len(b.recs)-1]
 	if p.time != int64(rec.Time) || p.size != rec.Size || p.request != rec.Request || p.user != rec.User ||
 		p.tokens != rec.Tokens || p.op != uint8(rec.Op) || p.tier != uint8(rec.Tier) ||
-		p.phase != uint8(rec.Phase) || p.qos != uint8(rec.QoS) || !sameKey(b.keys, p, rec.Key) {
+		p.phase != uint8(rec.Phase) || p.qos != uint8(rec.QoS) {
 		return false, false
 	}
 	p.times++
@@ -67,13 +67,12 @@ func (b *recBatch) repeat(rec *schema.Record) (full, ok bool) {
 }
 
 // add copies rec and reports whether the batch is full. A key equal to
-// the last record's is not copied again.
-func (b *recBatch) add(rec *schema.Record) bool {
+// the last record's (sameKey) is not copied again.
+func (b *recBatch) add(rec *schema.Record, sameKey bool) bool {
 	b.n++
-	n := len(b.recs)
-	keyEnd := int32(len(b.keys))
-	if n > 0 && sameKey(b.keys, &b.recs[n-1], rec.Key) {
-		keyEnd = b.recs[n-1].keyEnd
+	var keyEnd int32
+	if sameKey {
+		keyEnd = b.recs[len(b.recs)-1].keyEnd
 	} else {
 		b.keys = append(b.keys, rec.Key...)
 		keyEnd = int32(len(b.keys))
@@ -110,7 +109,8 @@ func (b *recBatch) record(i int, rec *schema.Record) {
 // rowSink formats and writes rows on the output goroutine.
 type rowSink interface {
 	// row formats and encodes rec.
-	row(rec *schema.Record) error
+	// keyAgain says rec's key is the previous record's.
+	row(rec *schema.Record, keyAgain bool) error
 	// repeat writes the row of rec, just written, n more times.
 	repeat(rec *schema.Record, n int) error
 	// flush writes what it holds to the underlying writer.
@@ -175,7 +175,8 @@ func (p *outPipe) rows(b *recBatch) error {
 	var rec schema.Record
 	for i := range b.recs {
 		b.record(i, &rec)
-		if err := p.sink.row(&rec); err != nil {
+		keyAgain := i > 0 && b.recs[i].keyEnd == b.recs[i-1].keyEnd
+		if err := p.sink.row(&rec, keyAgain); err != nil {
 			return err
 		}
 		if n := int(b.recs[i].times) - 1; n > 0 {
@@ -272,10 +273,10 @@ func newTextSink(w io.Writer, zenc *zstd.Encoder, f rowFormatter) *textSink {
 	return s
 }
 
-func (s *textSink) row(rec *schema.Record) error {
+func (s *textSink) row(rec *schema.Record, keyAgain bool) error {
 	start := len(s.chunk)
 	var dup bool
-	s.chunk, _, dup = s.f.format(s.chunk, rec)
+	s.chunk, _, dup = s.f.format(s.chunk, rec, keyAgain)
 	if dup {
 		if s.prev >= 0 {
 			s.chunk = append(s.chunk, s.chunk[s.prev:start]...)
@@ -292,7 +293,7 @@ func (s *textSink) row(rec *schema.Record) error {
 
 func (s *textSink) repeat(rec *schema.Record, n int) error {
 	for range n {
-		if err := s.row(rec); err != nil {
+		if err := s.row(rec, true); err != nil {
 			return err
 		}
 	}
@@ -420,12 +421,13 @@ func (f *rowFormatter) all() uint32 {
 // format appends rec's row to b and records its shape in f.shape. It
 // returns the fields equal to the previous row's (none for the first
 // row); when all are, it appends nothing and reports dup: the caller
-// repeats the previous row, whose shape f.shape still is.
-func (f *rowFormatter) format(b []byte, rec *schema.Record) (_ []byte, same uint32, dup bool) {
+// repeats the previous row, whose shape f.shape still is. keyAgain says
+// rec's key is the previous row's, without comparing them.
+func (f *rowFormatter) format(b []byte, rec *schema.Record, keyAgain bool) (_ []byte, same uint32, dup bool) {
 	us := f.micros(rec)
 	if f.have {
 		same = f.same(rec, us, &f.prev, f.prevUS)
-		if string(rec.Key) == string(f.key) {
+		if keyAgain || string(rec.Key) == string(f.key) {
 			same |= fieldKey
 		}
 		if same == f.all() {

@@ -131,7 +131,7 @@ func keyHash(k []byte) uint32 {
 
 // row formats rec and encodes it against the row before and the last row
 // of its key.
-func (e *rowEncoder) row(rec *schema.Record) error {
+func (e *rowEncoder) row(rec *schema.Record, keyAgain bool) error {
 	e.trim()
 	s := len(e.buf)
 	if e.prev < 0 {
@@ -139,7 +139,7 @@ func (e *rowEncoder) row(rec *schema.Record) error {
 	}
 	var same uint32
 	var dup bool
-	e.buf, same, dup = e.f.format(e.buf, rec)
+	e.buf, same, dup = e.f.format(e.buf, rec, keyAgain)
 	if dup {
 		e.buf = append(e.buf, e.buf[e.prev:s]...)
 	}
@@ -221,7 +221,7 @@ func (e *rowEncoder) row(rec *schema.Record) error {
 func (e *rowEncoder) repeat(rec *schema.Record, n int) error {
 	for range n {
 		if e.prev < 0 {
-			if err := e.row(rec); err != nil {
+			if err := e.row(rec, true); err != nil {
 				return err
 			}
 			continue

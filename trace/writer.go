@@ -190,17 +190,19 @@ func (w *Writer) Write(rec *schema.Record) error {
 	if w.closed {
 		return errors.New("trace: write after close")
 	}
-	// A record equal to the one before was checked as that one was.
-	full, repeated := w.batch.repeat(rec)
+	// A record equal to the one before was checked as that one was, and
+	// a key equal to the one before is valid.
+	sameKey := w.batch.lastKey(rec.Key)
+	full, repeated := w.batch.repeat(rec, sameKey)
 	if !repeated {
-		if err := w.check(rec); err != nil {
+		if err := w.check(rec, sameKey); err != nil {
 			return err
 		}
 		if rec.Op == schema.OpDelete && w.opt.Dialect == DialectMLPerf {
 			w.dropped++
 			return nil
 		}
-		full = w.batch.add(rec)
+		full = w.batch.add(rec, sameKey)
 	}
 	w.rows++
 	if full {
@@ -221,7 +223,7 @@ const maxVirtual = EpochThreshold * time.Second
 // Reader reads timestamps up to 1<<63-1 ns.
 const maxEpochMicros = (1<<63 - 1) / 1000
 
-func (w *Writer) check(rec *schema.Record) error {
+func (w *Writer) check(rec *schema.Record, keyChecked bool) error {
 	switch {
 	case !rec.Op.Valid():
 		return fmt.Errorf("trace: record %q: operation %s: %w", rec.Key, rec.Op, ErrBadEnum)
@@ -235,7 +237,7 @@ func (w *Writer) check(rec *schema.Record) error {
 		return fmt.Errorf("trace: record %q: size %d: %w", rec.Key, rec.Size, ErrNegativeSize)
 	case rec.Tokens < 0:
 		return fmt.Errorf("trace: record %q: tokens %d: %w", rec.Key, rec.Tokens, ErrBadNumber)
-	case !w.batch.lastKey(rec.Key) && !validKey(rec.Key):
+	case !keyChecked && !validKey(rec.Key):
 		return fmt.Errorf("trace: key %q: %w: want a non-empty name without whitespace, commas, quotes or control characters", rec.Key, ErrBadKey)
 	case rec.Time < 0:
 		return fmt.Errorf("trace: record %q: time %v: %w: must not be negative", rec.Key, rec.Time, ErrBadNumber)
