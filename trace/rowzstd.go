@@ -19,9 +19,9 @@ import (
 // A trace row repeats its neighbours field by field (one request's rows
 // share a time and the last four columns; a decode read repeats its key's
 // size, tier and phase), so this finds most of what a general encoder
-// finds at a fraction of its cost (BenchmarkWriter). Literals are
-// Huffman-coded (huff0); sequences use the format's predefined FSE
-// tables, so no table is built or sent.
+// finds at a fraction of its cost (BenchmarkKvtraceMLPerf8B). Literals
+// are Huffman-coded (huff0); sequences with FSE tables fitted to the
+// block (the format's predefined ones for a block of few sequences).
 type rowEncoder struct {
 	w io.Writer
 	f rowFormatter
@@ -360,8 +360,9 @@ func (e *rowEncoder) block(end int, last bool) error {
 	}
 	e.lits = append(e.lits, e.buf[e.litStart:end]...)
 	content := e.buf[e.blockStart:end]
-	// At most 9 bytes a sequence: 17 state bits and 54 extra bits.
-	if bound := len(e.lits) + 5 + 4 + 9*len(e.seqs); bound >= len(content) {
+	// At most 10 bytes a sequence (26 state bits and 54 extra bits), and
+	// three table descriptions.
+	if bound := len(e.lits) + 5 + 4 + 3*80 + 10*len(e.seqs); bound >= len(content) {
 		e.rep = e.saved
 		j.raw = append(j.raw[:0], content...)
 	} else {
@@ -396,6 +397,9 @@ type blockCoder struct {
 	done chan struct{}
 	out  []byte
 	huff huff0.Scratch
+	// fitted and norm are the sequence tables of the block being coded.
+	fitted [3]fseTable
+	norm   [3][]int16
 
 	mu  sync.Mutex
 	err error
@@ -479,7 +483,7 @@ func (c *blockCoder) code(out []byte, j *blockJob) []byte {
 		return out
 	}
 	out = c.literals(out, j.lits)
-	out = sequences(out, j.seqs)
+	out = c.sequences(out, j.seqs)
 	blockHeader(out[hdr:], j.last, 2, len(out)-hdr-3)
 	return out
 }
@@ -525,9 +529,11 @@ func (c *blockCoder) literals(out, lits []byte) []byte {
 	return append(out, lits...)
 }
 
-// sequences appends the sequences section, coded with the predefined
-// tables.
-func sequences(out []byte, seqs []sequence) []byte {
+// sequences appends the sequences section. Each of its three codes is
+// coded with a table fitted to the block's sequences when there are
+// enough of them to pay for the table's description, else with the
+// format's predefined table.
+func (c *blockCoder) sequences(out []byte, seqs []sequence) []byte {
 	n := len(seqs)
 	switch {
 	case n < 128:
@@ -540,29 +546,179 @@ func sequences(out []byte, seqs []sequence) []byte {
 	if n == 0 {
 		return out
 	}
-	out = append(out, 0) // Predefined_Mode for all three
+	var counts [3][maxCodes]int32
+	for i := range seqs {
+		s := &seqs[i]
+		counts[0][s.llCode]++
+		counts[1][s.ofCode]++
+		counts[2][s.mlCode]++
+	}
+	tables := [3]*fseTable{&predefLL, &predefOF, &predefML}
+	modesAt := len(out)
+	out = append(out, 0)
+	for k, maxLog := range [3]uint8{9, 8, 9} {
+		if n < fittedMin {
+			continue
+		}
+		norm, log, ok := normalize(counts[k][:], n, maxLog, c.norm[k][:0])
+		if !ok {
+			continue
+		}
+		c.norm[k] = norm
+		out = writeNCount(out, norm, log)
+		c.fitted[k].build(log, norm)
+		tables[k] = &c.fitted[k]
+		out[modesAt] |= 2 << (6 - 2*k) // FSE_Compressed_Mode
+	}
+	llT, ofT, mlT := tables[0], tables[1], tables[2]
 	bw := bitWriter{out: out}
 	s := &seqs[n-1]
 	var ll, of, ml fseState
-	ll.init(&predefLL, s.llCode)
-	of.init(&predefOF, s.ofCode)
-	ml.init(&predefML, s.mlCode)
+	ll.init(llT, s.llCode)
+	of.init(ofT, s.ofCode)
+	ml.init(mlT, s.mlCode)
 	bw.add(s.litLen, llBits[s.llCode])
 	bw.add(s.mlBase, mlBits[s.mlCode])
 	bw.add(s.offBase, s.ofCode)
 	for i := n - 2; i >= 0; i-- {
 		s := &seqs[i]
-		of.encode(&bw, &predefOF, s.ofCode)
-		ml.encode(&bw, &predefML, s.mlCode)
-		ll.encode(&bw, &predefLL, s.llCode)
+		of.encode(&bw, ofT, s.ofCode)
+		ml.encode(&bw, mlT, s.mlCode)
+		ll.encode(&bw, llT, s.llCode)
 		bw.add(s.litLen, llBits[s.llCode])
 		bw.add(s.mlBase, mlBits[s.mlCode])
 		bw.add(s.offBase, s.ofCode)
 	}
-	bw.add(uint32(ml.state), predefML.log)
-	bw.add(uint32(of.state), predefOF.log)
-	bw.add(uint32(ll.state), predefLL.log)
+	bw.add(uint32(ml.state), mlT.log)
+	bw.add(uint32(of.state), ofT.log)
+	bw.add(uint32(ll.state), llT.log)
 	return bw.close()
+}
+
+// maxCodes is the number of match length codes, the most of the three
+// codes; fittedMin is how many sequences a block needs for fitted tables.
+const (
+	maxCodes  = 53
+	fittedMin = 64
+)
+
+// normalize fits a distribution of counts (of n symbols) to a table of
+// 1<<log entries, log at most maxLog: every symbol seen keeps at least
+// one entry. It reports false when one symbol is all there is (the
+// predefined table serves better than a table of one symbol).
+func normalize(counts []int32, n int, maxLog uint8, norm []int16) ([]int16, uint8, bool) {
+	last, seen := 0, 0
+	for s, c := range counts {
+		if c > 0 {
+			last, seen = s, seen+1
+		}
+	}
+	if seen < 2 {
+		return norm, 0, false
+	}
+	log := uint8(min(max(bits.Len(uint(n))-1, 5), int(maxLog)))
+	for 1<<log < 2*seen && log < maxLog {
+		log++
+	}
+	if 1<<log < seen {
+		return norm, 0, false
+	}
+	size := int32(1) << log
+	sum, big := int32(0), 0
+	for s := range last + 1 {
+		v := int32(0)
+		if c := counts[s]; c > 0 {
+			v = max(1, int32((int64(c)*int64(size)+int64(n)/2)/int64(n)))
+		}
+		norm = append(norm, int16(v))
+		sum += v
+		if v > int32(norm[big]) {
+			big = s
+		}
+	}
+	// The rounding's excess or shortfall goes to the commonest symbol, or,
+	// when it cannot take it all, is taken one entry at a time from the
+	// symbols with the most.
+	for sum != size {
+		if d := size - sum; int32(norm[big])+d >= 1 {
+			norm[big] += int16(d)
+			break
+		}
+		m := 0
+		for s := range norm {
+			if norm[s] > norm[m] {
+				m = s
+			}
+		}
+		if norm[m] <= 1 {
+			return norm, 0, false
+		}
+		norm[m]--
+		sum--
+	}
+	return norm, log, true
+}
+
+// writeNCount appends the FSE table description of norm (RFC 8878
+// 4.1.1): the accuracy log, then each symbol's count in as few bits as
+// what remains allows, runs of absent symbols as repeat flags.
+func writeNCount(out []byte, norm []int16, log uint8) []byte {
+	var acc uint64
+	var nb uint
+	put := func(v uint64, n uint) {
+		acc |= v << nb
+		nb += n
+		for nb >= 8 {
+			out = append(out, byte(acc))
+			acc >>= 8
+			nb -= 8
+		}
+	}
+	size := int32(1) << log
+	remaining := size + 1
+	threshold := size
+	nbBits := uint(log) + 1
+	put(uint64(log-5), 4)
+	previous0 := false
+	for s := 0; s < len(norm) && remaining > 1; {
+		if previous0 {
+			start := s
+			for s < len(norm) && norm[s] == 0 {
+				s++
+			}
+			for s >= start+24 {
+				start += 24
+				put(0xffff, 16)
+			}
+			for s >= start+3 {
+				start += 3
+				put(3, 2)
+			}
+			put(uint64(s-start), 2)
+		}
+		count := int32(norm[s])
+		s++
+		maxV := 2*threshold - 1 - remaining
+		remaining -= max(count, -count)
+		count++
+		if count >= threshold {
+			count += maxV
+		}
+		if count < maxV {
+			put(uint64(count), nbBits-1)
+		} else {
+			put(uint64(count), nbBits)
+		}
+		previous0 = count == 1
+		for remaining < threshold {
+			nbBits--
+			threshold >>= 1
+		}
+	}
+	if nb > 0 {
+		out = append(out, byte(acc))
+	}
+	return out
 }
 
 // bitWriter writes bits least significant first, as zstd's backward
@@ -600,6 +756,7 @@ type fseTable struct {
 	log    uint8
 	states []uint16
 	sym    []fseSymbol
+	spread []uint8 // scratch for build
 }
 
 type fseSymbol struct {
@@ -623,13 +780,22 @@ func (s *fseState) encode(b *bitWriter, t *fseTable, sym uint8) {
 	s.state = t.states[int32(s.state>>nb)+tt.deltaFindState]
 }
 
-// newFSETable builds the coding table of norm (RFC 8878 4.1.1), as the
-// decoder builds its decoding table.
+// newFSETable builds the coding table of norm.
 func newFSETable(log uint8, norm []int16) fseTable {
+	var t fseTable
+	t.build(log, norm)
+	return t
+}
+
+// build makes t the coding table of norm (RFC 8878 4.1.1), as the decoder
+// builds its decoding table, reusing t's memory.
+func (t *fseTable) build(log uint8, norm []int16) {
 	size := 1 << log
 	high := size - 1
-	cumul := make([]int, len(norm)+1)
-	symbols := make([]uint8, size)
+	var cumulBuf [maxCodes + 1]int
+	cumul := cumulBuf[:len(norm)+1]
+	symbols := t.spread[:0]
+	symbols = append(symbols, make([]uint8, size)...)
 	for s, v := range norm {
 		if v == -1 {
 			cumul[s+1] = cumul[s] + 1
@@ -650,7 +816,10 @@ func newFSETable(log uint8, norm []int16) fseTable {
 			}
 		}
 	}
-	t := fseTable{log: log, states: make([]uint16, size), sym: make([]fseSymbol, len(norm))}
+	t.spread = symbols
+	t.log = log
+	t.states = append(t.states[:0], make([]uint16, size)...)
+	t.sym = append(t.sym[:0], make([]fseSymbol, len(norm))...)
 	for u, s := range symbols {
 		t.states[cumul[s]] = uint16(size + u)
 		cumul[s]++
@@ -668,7 +837,6 @@ func newFSETable(log uint8, norm []int16) fseTable {
 			total += int32(v)
 		}
 	}
-	return t
 }
 
 // The predefined distributions and the extra bits of each code (RFC 8878

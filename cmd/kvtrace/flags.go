@@ -38,7 +38,7 @@ byte for byte. Where it differs:
   -o, --io-trace-log
                     is where the trace goes, always ("-" is stdout); a name
                     ending in .zst is compressed with zstd: by kvbench's row
-                    encoder (the fastest; about 1.7x the size of kv-cache.py's
+                    encoder (the fastest; about 1.5x the size of kv-cache.py's
                     level 3), or at --zstd-level 1 to 22 by the zstd library.
   --output          writes the statistics JSON only when given.
   --format          kvbench (default) adds Delete rows and the Request, QoS,
