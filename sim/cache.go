@@ -61,31 +61,20 @@ type lruEntry struct {
 // every eviction call (O(n log n)); LRU clock values are unique, so a heap
 // gives the same order, and mending stale entries only at the head makes a
 // hit O(1) and an eviction O(log n) amortised.
-type lruHeap []lruEntry
+type lruHeap struct{ binHeap[lruEntry, *lruEntry] }
 
-func (h lruHeap) Len() int { return len(h) }
+func (e *lruEntry) before(o *lruEntry) bool { return e.use < o.use }
 
 // push adds o with its current lastUse.
-func (h *lruHeap) push(o *object) {
-	*h = append(*h, lruEntry{o.lastUse, o})
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p].use <= s[i].use {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
+func (h *lruHeap) push(o *object) { h.binHeap.push(lruEntry{o.lastUse, o}) }
 
 // head returns the least recently used object, mending stale entries on
 // the way: an entry whose use is older than its object's lastUse sinks to
 // its true place. Entries hold lower bounds of their objects' lastUse, so
 // a fresh entry at the head is the true least recently used.
-func (h lruHeap) head() *object {
+func (h *lruHeap) head() *object {
 	for {
-		e := &h[0]
+		e := &h.s[0]
 		if e.use == e.o.lastUse {
 			return e.o
 		}
@@ -95,35 +84,7 @@ func (h lruHeap) head() *object {
 }
 
 // pop removes the head; head must have returned it.
-func (h *lruHeap) pop() {
-	s := *h
-	n := len(s) - 1
-	s[0] = s[n]
-	s[n] = lruEntry{}
-	*h = s[:n]
-	if n > 0 {
-		(*h).down(0)
-	}
-}
-
-func (h lruHeap) down(i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h[r].use < h[l].use {
-			m = r
-		}
-		if h[i].use <= h[m].use {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
+func (h *lruHeap) pop() { h.binHeap.pop() }
 
 // tierState is one tier's capacity, usage and LRU order.
 type tierState struct {

@@ -210,24 +210,30 @@ func (h *binHeap[T, P]) pop() T {
 	s[0] = s[n]
 	var zero T
 	s[n] = zero
-	s = s[:n]
-	h.s = s
-	for i := 0; ; {
+	h.s = s[:n]
+	h.down(0)
+	return top
+}
+
+// down moves element i down to its place.
+func (h *binHeap[T, P]) down(i int) {
+	s := h.s
+	n := len(s)
+	for {
 		l := 2*i + 1
 		if l >= n {
-			break
+			return
 		}
 		m := l
 		if r := l + 1; r < n && P(&s[r]).before(&s[l]) {
 			m = r
 		}
 		if !P(&s[m]).before(&s[i]) {
-			break
+			return
 		}
 		s[i], s[m] = s[m], s[i]
 		i = m
 	}
-	return top
 }
 
 // engine is one simulation run.

@@ -347,6 +347,9 @@ const (
 	fieldTokens
 )
 
+// colKey is the Key's field, in both dialects.
+const colKey = 4
+
 // maxFields is the number of fields of the kvbench dialect's rows.
 const maxFields = 10
 

@@ -23,7 +23,6 @@ import (
 // are Huffman-coded (huff0); sequences with FSE tables fitted to the
 // block (the format's predefined ones for a block of few sequences).
 type rowEncoder struct {
-	w io.Writer
 	f rowFormatter
 	// buf holds the content from stream position base: the window the
 	// matches may reach back into, then the current block's rows.
@@ -101,7 +100,7 @@ const (
 )
 
 func newRowEncoder(w io.Writer, f rowFormatter) *rowEncoder {
-	e := &rowEncoder{w: w, f: f, rep: [3]uint32{1, 4, 8}, keys: make([]keyRow, 1<<keyTableBits), prev: -1}
+	e := &rowEncoder{f: f, rep: [3]uint32{1, 4, 8}, keys: make([]keyRow, 1<<keyTableBits), prev: -1}
 	for i := range e.keys {
 		e.keys[i].pos = -1
 	}
@@ -180,7 +179,7 @@ func (e *rowEncoder) row(rec *schema.Record, keyAgain bool) error {
 		k := &e.keys[keyHash(rec.Key)]
 		if k.pos >= e.base && int64(end)+e.base-k.pos <= rowWindow {
 			ks := int(k.pos - e.base)
-			if ks != e.prev && string(e.buf[ks+int(k.ends[3]):ks+int(k.ends[4])-1]) == string(rec.Key) {
+			if ks != e.prev && string(e.buf[ks+int(k.ends[colKey-1]):ks+int(k.ends[colKey])-1]) == string(rec.Key) {
 				keyShape = k.shape()
 				cands[1].start, cands[1].shape = ks, &keyShape
 				cands[1].same = e.f.sameAs(rec, e.f.prevUS, k) | fieldKey
@@ -353,10 +352,6 @@ func (e *rowEncoder) block(end int, last bool) error {
 		// window descriptor for rowWindow.
 		j.head = append(j.head[:0], 0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(rowWindowLog-10)<<3)
 		e.started = true
-	}
-	if end < e.litStart {
-		// A row cut into pieces: its literals start at blockStart.
-		e.litStart = e.blockStart
 	}
 	e.lits = append(e.lits, e.buf[e.litStart:end]...)
 	content := e.buf[e.blockStart:end]

@@ -75,8 +75,9 @@ type WriterOptions struct {
 	Compression Compression
 	// Level is the zstd level, 1 (fastest) to 22 (smallest), of the zstd
 	// library; 0 means kvbench's row encoder, which matches rows against
-	// the rows they repeat instead of searching (see rowEncoder): several
-	// times faster than level 1, in a larger file than level 3.
+	// the rows they repeat instead of searching (see rowEncoder): faster
+	// than the library's levels on a simulation's rows (kvtrace's MLPerf
+	// 8B run), in a larger file than level 3's.
 	Level int
 }
 

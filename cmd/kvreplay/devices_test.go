@@ -131,15 +131,7 @@ func TestGDSFake(t *testing.T) {
 			out := filepath.Join(dir, c.layout+".json")
 			args := []string{"--tier-map", "Tier-0=gpu,Tier-2=nvme", "--gds", "--verify", "--speed", "max", "--block-size", "256KiB",
 				"--layout", c.layout, "--dir", data, "-q", "-o", out, tr}
-			cmd := exec.Command(kvreplay, args...)
-			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libs)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("kvreplay --gds: %v\n%s", err, b)
-			}
-			res := readResult(t, out)
-			if !res.Complete || res.Errors.Count != 0 || res.Replay.VerifiedBytes != keys*4*size {
-				t.Fatalf("complete %v, %d errors, verified %d bytes (want %d)", res.Complete, res.Errors.Count, res.Replay.VerifiedBytes, keys*4*size)
-			}
+			res := replayVerified(t, kvreplay, libs, out, keys*4*size, args...)
 			var g *schema.GDSPath
 			if gp := gpuPath(res); gp != nil {
 				g = gp.GDS
@@ -157,7 +149,7 @@ func TestGDSFake(t *testing.T) {
 			// missing.
 			os.RemoveAll(data)
 			os.Mkdir(data, 0o755)
-			cmd = exec.Command(kvreplay, args...)
+			cmd := exec.Command(kvreplay, args...)
 			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(cudatest.FakeRuntime(t)))
 			b, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
@@ -183,16 +175,8 @@ func TestGPURAMMovesFake(t *testing.T) {
 	const keys, size = 8, 1 << 20
 	tr := movesTrace(t, dir, "Tier-1", keys, size)
 	out := filepath.Join(dir, "r.json")
-	cmd := exec.Command(kvreplay, "--tier-map", "Tier-0=gpu,Tier-1=ram", "--verify", "--speed", "max", "--block-size", "256KiB",
-		"-q", "-o", out, tr)
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kvreplay: %v\n%s", err, b)
-	}
-	res := readResult(t, out)
-	if !res.Complete || res.Errors.Count != 0 || res.Replay.VerifiedBytes != keys*4*size {
-		t.Fatalf("complete %v, %d errors, verified %d bytes (want %d)", res.Complete, res.Errors.Count, res.Replay.VerifiedBytes, keys*4*size)
-	}
+	res := replayVerified(t, kvreplay, lib, out, keys*4*size, "--tier-map", "Tier-0=gpu,Tier-1=ram", "--verify", "--speed", "max",
+		"--block-size", "256KiB", "-q", "-o", out, tr)
 	g := gpuPath(res)
 	// Host to device: the Prefill writes and the promotions; device to
 	// host: the two reads on Tier-0 and the demotions.
@@ -204,6 +188,23 @@ func TestGPURAMMovesFake(t *testing.T) {
 // movesTrace writes a trace of keys objects of size bytes, each written
 // on Tier-0, demoted to tier, read there, promoted back and read again,
 // and returns its path.
+// replayVerified runs kvreplay with args, its libraries from libs, and
+// fails t unless the result at out is complete, without errors, and
+// verified exactly verified bytes.
+func replayVerified(t *testing.T, kvreplay, libs, out string, verified int64, args ...string) *schema.Result {
+	t.Helper()
+	cmd := exec.Command(kvreplay, args...)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libs)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kvreplay %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	res := readResult(t, out)
+	if !res.Complete || res.Errors.Count != 0 || res.Replay.VerifiedBytes != verified {
+		t.Fatalf("complete %v, %d errors, verified %d bytes (want %d)", res.Complete, res.Errors.Count, res.Replay.VerifiedBytes, verified)
+	}
+	return res
+}
+
 func movesTrace(t *testing.T, dir, tier string, keys, size int) string {
 	t.Helper()
 	var b strings.Builder

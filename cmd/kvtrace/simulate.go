@@ -68,8 +68,8 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		return cli.Input(err)
 	}
 	var counts countingSink
-	// The Writer formats rows here and compresses them on a goroutine of
-	// its own, so the simulation and zstd run side by side.
+	// The Writer only checks and copies rows here: its own goroutines
+	// format and compress them, beside the simulation.
 	sink := func(rec *schema.Record) error {
 		counts.add(rec)
 		return w.Write(rec)
