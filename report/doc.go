@@ -21,7 +21,7 @@ var (
 	ErrFormat = errors.New("unknown document format")
 	// ErrIncompatible is wrapped by the errors of documents that cannot be
 	// merged or grouped together (a different size scale, a rank given
-	// twice).
+	// twice, ranks missing: a *MissingRanksError is ErrIncompatible too).
 	ErrIncompatible = errors.New("incompatible documents")
 	// ErrNotBuilt is wrapped by the error of a format whose renderer is not
 	// in this build.

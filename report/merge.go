@@ -20,7 +20,10 @@ import (
 const maxErrorMessages = 10
 
 // MergeRanks merges the documents of the ranks of one run into one result
-// document, itself valid (Ranks is the number of documents, Rank 0).
+// document, itself valid (Ranks is the run's, Rank 0). A merge that lacks
+// some of the run's ranks (MissingRanks) is marked incomplete, with a
+// warning, and is never a PASS; merged with the ranks it lacks, it is
+// whole again.
 // The merge is exact where the documents allow it, with internal/results'
 // aggregates, the ones kvreplay measures with: operation counts and bytes
 // add, cells are matched by tier, operation and phase, and their
@@ -54,7 +57,7 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 		Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion,
 		Tool: first.Tool, ToolVersion: first.ToolVersion, CommandLine: first.CommandLine,
 		Label: first.Label, System: first.System, Trial: first.Trial,
-		Rank: 0, Ranks: len(docs), Complete: true,
+		Rank: 0, Complete: true,
 		Host: first.Host, Config: first.Config, SizeScale: first.SizeScale,
 	}
 	start, end := first.Started, first.Started
@@ -86,9 +89,9 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	tokensKnown := true
 	timeline := map[int]*schema.Second{}
 	for n, d := range docs {
-		if !d.Complete {
+		if reason, incomplete := withoutPartial(d); incomplete {
 			out.Complete = false
-			out.IncompleteReason = results.JoinUnique(out.IncompleteReason, d.IncompleteReason, "; ")
+			out.IncompleteReason = results.JoinUnique(out.IncompleteReason, reason, "; ")
 		}
 		for _, h := range strings.Split(d.Host.Hostname, ",") {
 			hosts = appendUnique(hosts, h)
@@ -99,7 +102,9 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 			}
 		}
 		for _, w := range d.Warnings {
-			out.Warnings = appendUnique(out.Warnings, w)
+			if !strings.HasPrefix(w, partialWarning) {
+				out.Warnings = appendUnique(out.Warnings, w)
+			}
 		}
 		for _, c := range d.Cells {
 			k := keyOf(c)
@@ -143,6 +148,11 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 		out.MergedRanks = append(out.MergedRanks, ranksOf(d)...)
 	}
 	slices.Sort(out.MergedRanks)
+	ranks, held, missing := MissingRanks(docs)
+	out.Ranks = max(ranks, len(held))
+	if len(missing) > 0 {
+		markPartial(out, out.Ranks, held, missing)
+	}
 	slices.Sort(hosts)
 	out.Host.Hostname = strings.Join(hosts, ",")
 
@@ -214,8 +224,10 @@ func ranksOf(d *schema.Result) []int {
 // CheckRanks reports, wrapping ErrIncompatible, why docs are not distinct
 // ranks of one run, which MergeRanks would merge into a document that
 // reads as one run: a rank held by two documents (the same document given
-// twice, or two runs that were not launched as one), or documents that
-// replayed different traces (SameTraces). names name the documents in the
+// twice, or two runs that were not launched as one), documents that
+// replayed different traces (SameTraces), or, last and as a
+// *MissingRanksError, documents (even one) that lack some of their run's
+// ranks. names name the documents in the
 // error (file names; the documents' positions when nil).
 func CheckRanks(docs []*schema.Result, names []string) error {
 	name := func(i int) string {
@@ -251,25 +263,122 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 				name(0), name(i), ErrIncompatible, declared, d.Ranks)
 		}
 	}
-	// One rank's document alone is shown as it is (kvreport says "1 of N
-	// ranks"); a merge of several must hold them all.
-	if declared > 1 && len(docs) > 1 && len(holder) < declared {
-		var missing []string
-		for r := range declared {
-			if _, ok := holder[r]; !ok {
-				missing = append(missing, strconv.Itoa(r))
-			}
+	// A merge must hold every rank of the run, even of one document (a
+	// rank's document alone is a part of the run, not the run).
+	if ranks, held, missing := MissingRanks(docs); len(missing) > 0 {
+		run := name(0)
+		if len(docs) > 1 {
+			run = fmt.Sprintf("%s and %d more", run, len(docs)-1)
 		}
-		if len(missing) > 0 {
-			what := "rank " + missing[0] + " is"
-			if len(missing) > 1 {
-				what = "ranks " + strings.Join(missing, ", ") + " are"
-			}
-			return fmt.Errorf("%w: the run had %d ranks and %s missing: the merged figures would cover part of the run",
-				ErrIncompatible, declared, what)
-		}
+		return &MissingRanksError{Run: run, Ranks: ranks, Held: held, Missing: missing}
 	}
 	return nil
+}
+
+// MissingRanks returns the number of ranks of the run docs belong to (the
+// most any of them declares), the ranks docs hold, sorted, and the ranks
+// they lack.
+func MissingRanks(docs []*schema.Result) (ranks int, held, missing []int) {
+	seen := map[int]bool{}
+	for _, d := range docs {
+		ranks = max(ranks, d.Ranks)
+		for _, r := range ranksOf(d) {
+			if !seen[r] {
+				seen[r] = true
+				held = append(held, r)
+			}
+		}
+	}
+	slices.Sort(held)
+	for r := range ranks {
+		if !seen[r] {
+			missing = append(missing, r)
+		}
+	}
+	return ranks, held, missing
+}
+
+// MissingRanksError is CheckRanks' error for documents that hold only some
+// of the ranks of their run; errors.Is(err, ErrIncompatible) holds.
+type MissingRanksError struct {
+	Run           string // the documents, by name
+	Ranks         int    // the ranks of the run
+	Held, Missing []int  // the ranks given and those not
+}
+
+func (e *MissingRanksError) Error() string {
+	verb := "was"
+	if len(e.Held) != 1 {
+		verb = "were"
+	}
+	return fmt.Sprintf("run of %s has %d ranks and only %s %s given: missing %s",
+		e.Run, e.Ranks, rankList(e.Held), verb, rankList(e.Missing))
+}
+
+// Is makes a MissingRanksError an ErrIncompatible.
+func (e *MissingRanksError) Is(target error) bool { return target == ErrIncompatible }
+
+// rankList names ranks for people, runs of consecutive ranks as ranges:
+// "rank 1", "ranks 0-3, 5".
+func rankList(rs []int) string {
+	if len(rs) == 0 {
+		return "no rank"
+	}
+	var parts []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			parts = append(parts, strconv.Itoa(rs[i]))
+		case j == i+1:
+			parts = append(parts, strconv.Itoa(rs[i]), strconv.Itoa(rs[j]))
+		default:
+			parts = append(parts, strconv.Itoa(rs[i])+"-"+strconv.Itoa(rs[j]))
+		}
+		i = j + 1
+	}
+	if len(rs) == 1 {
+		return "rank " + parts[0]
+	}
+	return "ranks " + strings.Join(parts, ", ")
+}
+
+// partialReason starts the IncompleteReason, and partialWarning the
+// warning, of a document that holds only some of its run's ranks; a merge
+// that completes the run drops both.
+const (
+	partialReason  = "partial run: "
+	partialWarning = "PARTIAL RUN: "
+)
+
+// markPartial marks r, which holds the ranks held of a run of ranks,
+// incomplete: it is a part of the run, never a PASS.
+func markPartial(r *schema.Result, ranks int, held, missing []int) {
+	what := fmt.Sprintf("%d of %d ranks (missing %s)", len(held), ranks, rankList(missing))
+	r.Complete = false
+	r.IncompleteReason = results.JoinUnique(r.IncompleteReason, partialReason+what, "; ")
+	r.Warnings = appendUnique(r.Warnings, partialWarning+what+": the figures cover part of the run")
+}
+
+// withoutPartial returns r's IncompleteReason less markPartial's, and
+// whether r was incomplete for any other reason.
+func withoutPartial(r *schema.Result) (reason string, incomplete bool) {
+	if r.Complete {
+		return "", false
+	}
+	var rest []string
+	for _, s := range strings.Split(r.IncompleteReason, "; ") {
+		if !strings.HasPrefix(s, partialReason) {
+			rest = append(rest, s)
+		}
+	}
+	if len(rest) == 0 && r.IncompleteReason != "" {
+		return "", false
+	}
+	return strings.Join(rest, "; "), true
 }
 
 // sameRun reports whether two documents are one run's: the same host,

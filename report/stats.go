@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -353,19 +354,17 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 				results = append(results, d.Result)
 				names = append(names, d.Path)
 			}
-			if err := CheckRanks(results, names); err != nil {
+			// One rank's document alone is shown as the part of its run
+			// it is (incomplete, with a warning); several must be all of
+			// their run's ranks unless forced, and then their merge says
+			// it is a part.
+			var missing *MissingRanksError
+			if err := CheckRanks(results, names); err != nil && !(len(results) == 1 && errors.As(err, &missing)) {
 				if !force {
 					return fmt.Errorf("report: %w (trial %d of %s; label the runs apart with --label or --group-by, or merge them anyway with --force)",
 						err, id, g.Label)
 				}
 				warn(fmt.Sprintf("trial %d: MERGED ANYWAY (--force): %v", id, err))
-			}
-			held := 0
-			for _, d := range ds {
-				held += len(ranksOf(d.Result))
-			}
-			if want := ds[0].Result.Ranks; want > held {
-				warn(fmt.Sprintf("trial %d: %d of %d ranks", id, held, want))
 			}
 			r = results[0]
 			if len(results) > 1 {
@@ -373,6 +372,11 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 				if r, err = MergeRanks(results); err != nil {
 					return fmt.Errorf("report: trial %d of %s: %w", id, g.Label, err)
 				}
+			} else if ranks, held, miss := MissingRanks(results); len(miss) > 0 {
+				part := *r
+				part.Warnings = slices.Clone(r.Warnings)
+				markPartial(&part, ranks, held, miss)
+				r = &part
 			}
 			var err error
 			if vals, err = MetricsOf(r); err != nil {
@@ -398,7 +402,7 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 func trialWarnings(id int, r *schema.Result) []string {
 	var out []string
 	if !r.Complete {
-		out = append(out, fmt.Sprintf("INCOMPLETE RUN: trial %d stopped early: %s", id, cmp.Or(r.IncompleteReason, "no reason given")))
+		out = append(out, fmt.Sprintf("INCOMPLETE RUN: trial %d: %s", id, cmp.Or(r.IncompleteReason, "no reason given")))
 	}
 	if r.Errors.Count > 0 {
 		out = append(out, fmt.Sprintf("ERRORS: trial %d: %d operations failed", id, r.Errors.Count))

@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
@@ -131,6 +133,101 @@ func TestCheckRanks(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 		case tt.want != "" && (!errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestPartialRanks: documents that hold only some of their run's ranks,
+// even one, are refused by CheckRanks naming the missing ranks; merged
+// anyway they are incomplete, never a PASS, with a warning, and merged
+// with the ranks they lack they are whole again; one rank's document
+// alone is reported as the incomplete part of its run it is.
+func TestPartialRanks(t *testing.T) {
+	d := loadOne(t, goldenInputs[0], "sysA")
+	if d.Result.Summary.StorageHealth.OverallStatus != results.HealthPass {
+		t.Fatalf("test setup: %q", d.Result.Summary.StorageHealth.OverallStatus)
+	}
+	r0 := *d.Result
+	r0.Rank, r0.Ranks = 0, 2
+	r1 := r0
+	r1.Rank = 1
+	r1.Started = r1.Started.Add(time.Millisecond)
+
+	err := CheckRanks([]*schema.Result{&r0}, []string{"r0.json"})
+	var missing *MissingRanksError
+	if !errors.As(err, &missing) || !errors.Is(err, ErrIncompatible) ||
+		err.Error() != "run of r0.json has 2 ranks and only rank 0 was given: missing rank 1" {
+		t.Errorf("one rank of two: %v", err)
+	}
+	if err := CheckRanks([]*schema.Result{&r0, &r1}, nil); err != nil {
+		t.Errorf("both ranks: %v", err)
+	}
+
+	part, err := MergeRanks([]*schema.Result{&r0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Complete || part.Ranks != 2 || part.Summary.StorageHealth.OverallStatus != results.HealthIncomplete ||
+		!strings.Contains(part.IncompleteReason, "1 of 2 ranks (missing rank 1)") {
+		t.Errorf("partial merge: complete %v ranks %d health %q reason %q", part.Complete, part.Ranks,
+			part.Summary.StorageHealth.OverallStatus, part.IncompleteReason)
+	}
+	if !slices.ContainsFunc(part.Warnings, func(w string) bool { return strings.HasPrefix(w, "PARTIAL RUN") }) {
+		t.Errorf("partial merge: no warning: %q", part.Warnings)
+	}
+	whole, err := MergeRanks([]*schema.Result{part, &r1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := mustMerge(t, &r0, &r1)
+	if !whole.Complete || whole.IncompleteReason != "" || whole.Summary.StorageHealth.OverallStatus != results.HealthPass ||
+		slices.ContainsFunc(whole.Warnings, func(w string) bool { return strings.HasPrefix(w, "PARTIAL RUN") }) ||
+		!sameMerge(whole, flat) {
+		t.Errorf("the partial merge merged with the missing rank: complete %v reason %q health %q warnings %q",
+			whole.Complete, whole.IncompleteReason, whole.Summary.StorageHealth.OverallStatus, whole.Warnings)
+	}
+	// An incomplete rank keeps the merge incomplete, its reason kept.
+	stopped := r1
+	stopped.Complete, stopped.IncompleteReason = false, "interrupt signal received"
+	if m := mustMerge(t, part, &stopped); m.Complete || m.IncompleteReason != "interrupt signal received" {
+		t.Errorf("with a stopped rank: complete %v reason %q", m.Complete, m.IncompleteReason)
+	}
+
+	// kvreport on rank 0's document alone: shown, never as complete.
+	one := *d
+	one.Result = &r0
+	rep, err := Build([]*Doc{&one}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := rep.Groups[0]; g.Health[0] != results.HealthIncomplete || g.Trials[0].Complete {
+		t.Errorf("one rank of two: health %q complete %v", g.Health[0], g.Trials[0].Complete)
+	}
+	if r0.Complete != true || len(r0.Warnings) != len(d.Result.Warnings) {
+		t.Error("Build modified its input")
+	}
+	var b bytes.Buffer
+	if err := Render(&b, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "PARTIAL RUN: 1 of 2 ranks (missing rank 1)") || strings.Contains(s, "PASS") {
+		t.Errorf("text report of one rank of two:\n%s", s)
+	}
+}
+
+func TestRankList(t *testing.T) {
+	for _, tt := range []struct {
+		in   []int
+		want string
+	}{
+		{nil, "no rank"},
+		{[]int{1}, "rank 1"},
+		{[]int{0, 2}, "ranks 0, 2"},
+		{[]int{0, 1}, "ranks 0, 1"},
+		{[]int{0, 1, 2, 3, 5, 7, 8, 9}, "ranks 0-3, 5, 7-9"},
+	} {
+		if got := rankList(tt.in); got != tt.want {
+			t.Errorf("rankList(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

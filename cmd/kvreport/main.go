@@ -51,6 +51,8 @@ RESULT is a kvreplay result document (one per MPI rank of one run), a glob,
 or "-" for a stream of documents on stdin. Their counters add up and their
 latency histograms merge exactly (not averaged percentiles); the merged
 document, which kvreport reads like any other, goes to -o FILE or stdout.
+Every rank of the run must be given: --force merges part of them into a
+document marked incomplete (never a PASS) that names the missing ranks.
 
 Examples:
   kvreport merge rank*.json -o all.json
@@ -94,7 +96,7 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	groupBy := fs.StringSlice("group-by", nil, "label documents by these keys: system, label, config, file")
 	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
 	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
-	force := fs.Bool("force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces), with a warning")
+	force := fs.Bool("force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning")
 	if merge {
 		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics"} {
 			_ = fs.MarkHidden(name) // report options, not merge's
@@ -153,18 +155,21 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 			}
 			results[i], names[i] = d.Result, d.Path
 		}
-		if err := report.CheckRanks(results, names); err != nil {
+		checked := report.CheckRanks(results, names)
+		if checked != nil {
 			if !*force {
-				return cli.Input(fmt.Errorf("merge: %w (--force merges them anyway)", err))
+				return cli.Input(fmt.Errorf("merge: %w (pass --force to merge anyway)", checked))
 			}
-			fmt.Fprintf(stderr, "kvreport: warning: merging anyway (--force): %v\n", err)
+			fmt.Fprintf(stderr, "kvreport: warning: merging anyway (--force): %v\n", checked)
 		}
 		merged, err := report.MergeRanks(results)
 		if err != nil {
 			return cli.Input(err)
 		}
-		if err := report.CheckRanks(results, names); err != nil {
-			merged.Warnings = append(merged.Warnings, "MERGED ANYWAY (--force): "+err.Error())
+		// A merge that lacks ranks says so itself (incomplete, PARTIAL
+		// RUN), and stops saying so once merged with them.
+		if missing := (*report.MissingRanksError)(nil); checked != nil && !errors.As(checked, &missing) {
+			merged.Warnings = append(merged.Warnings, "MERGED ANYWAY (--force): "+checked.Error())
 		}
 		return write(func(w io.Writer) error {
 			enc := json.NewEncoder(w)

@@ -220,3 +220,57 @@ func TestCompareDifferentTraces(t *testing.T) {
 		t.Errorf("--force: exit %d: %s\n%s", code, errs, out)
 	}
 }
+
+// TestMergeMissingRanks: merge refuses, with exit 2 and a message naming
+// them, a run's documents that lack some of its ranks, even one document;
+// --force merges them into a document that says so and is not complete,
+// which merged with the missing rank is whole; kvreport on one rank's
+// document alone shows it, never as a complete run.
+func TestMergeMissingRanks(t *testing.T) {
+	dir := t.TempDir()
+	r0, r1 := rankOf(t, dir, docA, 0, 2), rankOf(t, dir, docB, 1, 2)
+	part := filepath.Join(dir, "part.json")
+	code, _, errs := kvreport(t, "", "merge", "-o", part, r0)
+	if code != 2 || !strings.Contains(errs, "has 2 ranks and only rank 0 was given: missing rank 1 (pass --force") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("one rank of two: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(part); err == nil {
+		t.Error("a refused merge wrote its output")
+	}
+	code, _, errs = kvreport(t, "", "merge", "--force", "-o", part, r0)
+	if code != 0 || !strings.Contains(errs, "warning") || !strings.Contains(errs, "missing rank 1") {
+		t.Fatalf("--force: exit %d, stderr %q", code, errs)
+	}
+	read := func(path string) schema.Result {
+		t.Helper()
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r schema.Result
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	p := read(part)
+	if p.Complete || p.Ranks != 2 || p.Summary.StorageHealth.OverallStatus == "PASS" ||
+		!strings.Contains(p.IncompleteReason, "missing rank 1") ||
+		!slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "missing rank 1") }) {
+		t.Errorf("--force: complete %v ranks %d health %q reason %q warnings %q", p.Complete, p.Ranks,
+			p.Summary.StorageHealth.OverallStatus, p.IncompleteReason, p.Warnings)
+	}
+	all := filepath.Join(dir, "all.json")
+	if code, _, errs := kvreport(t, "", "merge", "-o", all, part, r1); code != 0 {
+		t.Fatalf("the partial merge and rank 1: exit %d: %s", code, errs)
+	}
+	if a := read(all); !a.Complete || a.Ranks != 2 || slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.Contains(w, "missing") }) {
+		t.Errorf("the partial merge and rank 1: complete %v ranks %d warnings %q", a.Complete, a.Ranks, a.Warnings)
+	}
+	for _, doc := range []string{r0, part} {
+		code, out, errs := kvreport(t, "", doc)
+		if code != 0 || !strings.Contains(out, "PARTIAL RUN: 1 of 2 ranks (missing rank 1)") || strings.Contains(out, "PASS") {
+			t.Errorf("kvreport %s: exit %d, stderr %q:\n%s", filepath.Base(doc), code, errs, out)
+		}
+	}
+}
