@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,25 +108,32 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 	return docs, nil
 }
 
-// decodeStream decodes the concatenated JSON documents of r.
+// decodeStream decodes the concatenated JSON documents of r. It reads r
+// whole (result documents are small) so that an error can name the line
+// and column where it is.
 func decodeStream(name string, r io.Reader) ([]*Doc, error) {
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []*Doc
 	for i := 0; ; i++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err == io.EOF {
 			if i == 0 {
-				return nil, fmt.Errorf("report: %s: %w: empty input", name, ErrFormat)
+				return nil, fmt.Errorf("report: %s: %w: empty input, want a JSON document", name, ErrFormat)
 			}
 			return docs, nil
 		} else if err != nil {
-			return nil, fmt.Errorf("report: %s: document %d: %w", name, i+1, err)
+			return nil, fmt.Errorf("report: %w", jsonError(name, data, 0, err))
 		}
 		path := name
 		if name == "-" || i > 0 {
 			path = fmt.Sprintf("%s#%d", name, i+1)
 		}
-		d, err := Decode(path, raw)
+		start := int(dec.InputOffset()) - len(raw)
+		d, err := decode(path, raw, func(err error) error { return jsonError(name, data, start, err) })
 		if err != nil {
 			return nil, err
 		}
@@ -134,8 +142,16 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 }
 
 // Decode decodes one document read from path: a kvreplay result or a
-// kv-cache.py --output document. The Doc's Label is the document's own.
+// kv-cache.py --output document. The Doc's Label is the document's own. A
+// document that is not JSON, or has a value of the wrong type, gets a
+// *ParseError naming path, the line and the column.
 func Decode(path string, raw []byte) (*Doc, error) {
+	return decode(path, raw, func(err error) error { return jsonError(path, raw, 0, err) })
+}
+
+// decode is Decode, with place turning a JSON error of raw into one that
+// names where it is.
+func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 	var probe struct {
 		Format            *string         `json:"format"`
 		FormatVersion     int             `json:"format_version"`
@@ -143,7 +159,13 @@ func Decode(path string, raw []byte) (*Doc, error) {
 		RequestsCompleted json.RawMessage `json:"requests_completed"`
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, fmt.Errorf("report: %s: %w: not a JSON object: %w", path, ErrFormat, err)
+		err = place(err)
+		if pe := (*ParseError)(nil); errors.As(err, &pe) && pe.Field == "" {
+			// Not an object at all: not a document kvreport reads.
+			pe.Msg += " (a kvreplay result or a kv-cache.py --output document)"
+			pe.Err = errors.Join(ErrFormat, pe.Err)
+		}
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	switch {
 	case probe.Format != nil && *probe.Format == schema.ResultFormat:
@@ -153,7 +175,7 @@ func Decode(path string, raw []byte) (*Doc, error) {
 		}
 		var r schema.Result
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("report: %s: %w", path, err)
+			return nil, fmt.Errorf("report: %w", place(err))
 		}
 		if probe.FormatVersion == 1 {
 			// Version 1 had Go field names in config and traces' meta.
@@ -168,7 +190,7 @@ func Decode(path string, raw []byte) (*Doc, error) {
 		return nil, fmt.Errorf("report: %s: %w: format %q, want %q or a kv-cache.py --output document",
 			path, ErrFormat, *probe.Format, schema.ResultFormat)
 	case probe.Summary != nil && probe.RequestsCompleted != nil:
-		return decodeReference(path, raw)
+		return decodeReference(path, raw, place)
 	}
 	return nil, fmt.Errorf("report: %s: %w: neither a kvreplay result (no \"format\": %q) nor a kv-cache.py --output document (no \"summary\" and \"requests_completed\")",
 		path, ErrFormat, schema.ResultFormat)
@@ -269,10 +291,10 @@ type refQoS struct {
 // fields and metrics that mean the same. Its latencies are kept only when
 // the run measured storage time (in trace mode the reference times
 // nothing and reports zeros, which are unknowns, not measurements).
-func decodeReference(path string, raw []byte) (*Doc, error) {
+func decodeReference(path string, raw []byte, place func(error) error) (*Doc, error) {
 	var ref reference
 	if err := json.Unmarshal(raw, &ref); err != nil {
-		return nil, fmt.Errorf("report: %s: kv-cache.py document: %w", path, err)
+		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
 	}
 	var all map[string]any
 	_ = json.Unmarshal(raw, &all)
@@ -348,10 +370,17 @@ func decodeReference(path string, raw []byte) (*Doc, error) {
 		r.Summary.StorageWriteP95MS, _ = num("storage_write_p95_ms")
 		r.Summary.CPUP95MS, _ = num("cpu_read_p95_ms")
 	}
-	if h, ok := cs["storage_health"]; ok {
-		b, _ := json.Marshal(h)
-		if err := json.Unmarshal(b, &r.Summary.StorageHealth); err != nil {
-			return nil, fmt.Errorf("report: %s: kv-cache.py document: summary.cache_stats.storage_health: %w", path, err)
+	if _, ok := cs["storage_health"]; ok {
+		var health struct {
+			Summary struct {
+				CacheStats struct {
+					StorageHealth *schema.StorageHealth `json:"storage_health"`
+				} `json:"cache_stats"`
+			} `json:"summary"`
+		}
+		health.Summary.CacheStats.StorageHealth = &r.Summary.StorageHealth
+		if err := json.Unmarshal(raw, &health); err != nil {
+			return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
 		}
 		switch r.Summary.StorageHealth.OverallStatus {
 		case "PASS":

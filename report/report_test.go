@@ -130,7 +130,7 @@ func TestLoadRefuses(t *testing.T) {
 		{"newer.json", `{"format":"kvbench-result","format_version":3}`, "format_version 3"},
 		{"other.json", `{"format":"something"}`, `format "something"`},
 		{"neither.json", `{"a":1}`, "neither a kvreplay result"},
-		{"garbage.json", `{"format":`, "unexpected EOF"},
+		{"garbage.json", `{"format":`, "garbage.json:1:11: unexpected end of input"},
 		{"empty.json", ``, "empty input"},
 	} {
 		p := filepath.Join(dir, tt.name)

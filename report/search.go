@@ -86,7 +86,7 @@ func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []st
 		}
 		var d schema.SearchResult
 		if err := json.Unmarshal(raw, &d); err != nil {
-			return nil, nil, fmt.Errorf("report: %s: %w", p, err)
+			return nil, nil, fmt.Errorf("report: %w", jsonError(p, raw, 0, err))
 		}
 		if d.FormatVersion > schema.SearchFormatVersion || d.FormatVersion < 1 {
 			return nil, nil, fmt.Errorf("report: %s: %w: search format_version %d, this kvreport reads 1 to %d", p, ErrFormat, d.FormatVersion, schema.SearchFormatVersion)
