@@ -460,7 +460,9 @@ func (s *sched) finish(t *task) {
 		s.counted.evictions++
 	}
 	if t.err != nil {
-		err := fmt.Errorf("%s %s %s: %w", t.op, t.tier, t.phase, t.err)
+		// The row's key as the trace has it; the backend's error names
+		// its object and where it lies.
+		err := fmt.Errorf("%s %s %s %q: %w", t.op, t.tier, t.phase, t.ks.name, t.err)
 		if t.kind == kindEvict {
 			err = fmt.Errorf("capacity eviction of %s: %w", t.ks.name, t.err)
 		}

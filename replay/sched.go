@@ -626,6 +626,12 @@ func (s *sched) loop(rows *rowReader) {
 		case b, ok := <-wantRows:
 			if !ok {
 				rowsCh = nil
+				if !ctxSeen && s.ctx.Err() != nil {
+					// The reader stopped for ctx, maybe before the traces
+					// ended and without a word: the run is not complete.
+					ctxSeen = true
+					s.fail(context.Cause(s.ctx))
+				}
 				continue
 			}
 			if cl != nil {

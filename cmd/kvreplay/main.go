@@ -164,7 +164,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID)")
 	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank; when not given: the launcher's)")
 	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (each object on one rank, a request's rows together; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
-	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together")
+	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together: at most 24h ahead; one up to 1h past starts at once, with a warning")
 	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
 	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
 	fs.DurationVar(&o.cfg.Duration, "duration", 0, "bound the run to this wall time (e.g. 20s): nothing is released after it, what was released completes (0: the whole trace)")
@@ -210,8 +210,9 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	if o.rank.ranks > 1 && (o.output == "" || o.output == "-") {
 		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.ranks))
 	}
+	var startWarning string
 	if *startAt != "" {
-		if o.startAt, err = parseStartAt(*startAt); err != nil {
+		if o.startAt, startWarning, err = parseStartAt(*startAt, time.Now()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -275,6 +276,10 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	if len(errs) > 0 {
 		return nil, nil, cli.Input(errors.Join(errs...))
 	}
+	if startWarning != "" {
+		o.warnings = append(o.warnings, startWarning)
+		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", startWarning)
+	}
 	return o, version, nil
 }
 
@@ -302,7 +307,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer o.out.Abort()
 	}
 
-	srcs, err := sources(o.traces)
+	srcs, err := sources(ctx, o.traces)
 	if err != nil {
 		return cli.Input(err)
 	}
@@ -357,7 +362,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // backends and returns the result document, filled in.
 func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, interactive bool, stderr io.Writer) (*schema.Result, error) {
 	o.afterRun = nil // this run's backends add theirs
-	backends, paths, cleanup, err := makeBackends(o, plan, stderr)
+	backends, paths, cleanup, err := makeBackends(ctx, o, plan, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -414,25 +419,27 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	return res, runErr
 }
 
-// sources opens the traces' descriptions; files can be read twice (the
-// prescan), stdin once.
-func sources(names []string) ([]replay.Source, error) {
+// sources opens the traces' descriptions; regular files can be read twice
+// (the prescan), stdin and named pipes once. Opening a trace stops when
+// ctx is done, a named pipe's wait for its writer included.
+func sources(ctx context.Context, names []string) ([]replay.Source, error) {
 	var srcs []replay.Source
 	stdin := 0
 	for _, name := range names {
 		name := name
 		s := replay.Source{Name: name, Open: func() (*trace.Reader, error) { return trace.Open(name) },
-			Stored: func() (io.ReadCloser, error) { return openStored(name) }}
+			Stored: func() (io.ReadCloser, error) { return openStored(ctx, name) }}
 		if name == "-" {
 			stdin++
 			if stdin > 1 {
 				return nil, errors.New("stdin (-) given twice")
 			}
 		} else {
-			if _, err := os.Stat(name); err != nil {
+			fi, err := os.Stat(name)
+			if err != nil {
 				return nil, fmt.Errorf("trace: %w", err)
 			}
-			s.Rescan = true
+			s.Rescan = fi.Mode().IsRegular()
 			if m, err := trace.ReadMeta(name); err == nil {
 				s.Meta = m
 			} else if !errors.Is(err, os.ErrNotExist) {
@@ -445,11 +452,11 @@ func sources(names []string) ([]replay.Source, error) {
 }
 
 // openStored opens a trace's bytes as stored: the file, or stdin for "-".
-func openStored(name string) (io.ReadCloser, error) {
+func openStored(ctx context.Context, name string) (io.ReadCloser, error) {
 	if name == "-" {
 		return io.NopCloser(os.Stdin), nil
 	}
-	f, err := os.Open(name)
+	f, err := cli.OpenRead(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
@@ -457,7 +464,7 @@ func openStored(name string) (io.ReadCloser, error) {
 }
 
 // makeBackends builds the backends the tier map names.
-func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]backend.Backend, []schema.PathInfo, func(), error) {
+func makeBackends(ctx context.Context, o *options, plan *replay.Plan, stderr io.Writer) (map[string]backend.Backend, []schema.PathInfo, func(), error) {
 	backends := map[string]backend.Backend{}
 	var paths []schema.PathInfo
 	var closers []backend.Backend
@@ -510,7 +517,7 @@ func makeBackends(o *options, plan *replay.Plan, stderr io.Writer) (map[string]b
 		paths = append(paths, schema.PathInfo{Backend: "ram", Path: "anonymous mmap " + cli.FormatBytes(size)})
 	}
 	if need["nvme"] {
-		b, pi, done, err := makeNVMe(o, plan, stderr)
+		b, pi, done, err := makeNVMe(ctx, o, plan, stderr)
 		if err != nil {
 			cleanup()
 			return nil, nil, nil, err

@@ -71,13 +71,69 @@ func TestRankTemplates(t *testing.T) {
 	if p, err := rankTemplate("-o", "out.json", rankInfo{ranks: 1}); err != nil || p != "out.json" {
 		t.Errorf("alone: %q, %v", p, err)
 	}
-	a, err := parseStartAt("2026-11-24T20:00:00Z")
-	b, err2 := parseStartAt(strconv.FormatInt(a.Unix(), 10))
+	now := time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC)
+	a, _, err := parseStartAt("2026-11-24T20:00:00Z", now)
+	b, _, err2 := parseStartAt(strconv.FormatInt(a.Unix(), 10), now)
 	if err != nil || err2 != nil || !a.Equal(b) {
 		t.Errorf("start-at: %v %v, %v %v", a, err, b, err2)
 	}
-	if _, err := parseStartAt("soon"); err == nil {
+	if _, _, err := parseStartAt("soon", now); err == nil {
 		t.Errorf("start-at soon: no error")
+	}
+}
+
+// TestStartAtBounds: --start-at is checked against the clock when it is
+// parsed (a fixed one here): instants that cannot be represented, or lie
+// more than a day ahead or an hour behind, are refused; one a few seconds
+// or more behind starts at once with a warning.
+func TestStartAtBounds(t *testing.T) {
+	now := time.Date(2026, 11, 24, 19, 0, 0, 500_000_000, time.UTC)
+	unix := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(now.Add(d).UnixNano())/1e9, 'f', 3, 64)
+	}
+	tests := []struct {
+		in       string
+		want     time.Time
+		wantErr  string
+		wantWarn string
+	}{
+		{in: unix(time.Minute), want: now.Add(time.Minute)},
+		{in: unix(0), want: now},
+		{in: unix(-2 * time.Second), want: now.Add(-2 * time.Second)},
+		{in: unix(-10 * time.Minute), want: now.Add(-10 * time.Minute), wantWarn: "10m0s ago"},
+		{in: "2026-11-24T18:59:50Z", want: now.Add(-10500 * time.Millisecond), wantWarn: "starts at once"},
+		{in: unix(23 * time.Hour), want: now.Add(23 * time.Hour)},
+		{in: unix(25 * time.Hour), wantErr: "more than 24h after now (2026-11-24T19:00:00Z)"},
+		{in: unix(-2 * time.Hour), wantErr: "more than 1h before now"},
+		{in: "2026-11-26T20:00:00Z", wantErr: "more than 24h after now"},
+		{in: "2026-11-24T17:00:00Z", wantErr: "more than 1h before now"},
+		{in: "9999-12-31T23:59:59Z", wantErr: "after now"},
+		{in: "0001-01-01T00:00:00Z", wantErr: "before now"},
+		{in: "1e30", wantErr: "--start-at 1e30: more than 24h after now"},
+		{in: "-1e30", wantErr: "--start-at -1e30: more than 1h before now"},
+		{in: "9.3e18", wantErr: "after now"},
+		{in: "0", wantErr: "before now"},
+		{in: "NaN", wantErr: "want RFC 3339"},
+		{in: "Inf", wantErr: "want RFC 3339"},
+		{in: "-Inf", wantErr: "want RFC 3339"},
+		{in: "1e400", wantErr: "want RFC 3339"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, warn, err := parseStartAt(tt.in, now)
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("%v, %q, %v: want an error with %q", got, warn, err, tt.wantErr)
+				}
+			case err != nil:
+				t.Errorf("error %v", err)
+			case got.Sub(tt.want).Abs() > time.Millisecond:
+				t.Errorf("%v, want %v", got, tt.want)
+			case tt.wantWarn == "" && warn != "", tt.wantWarn != "" && !strings.Contains(warn, tt.wantWarn):
+				t.Errorf("warning %q, want %q", warn, tt.wantWarn)
+			}
+		})
 	}
 }
 
@@ -202,5 +258,55 @@ func TestRealMpirun(t *testing.T) {
 			t.Errorf("merged tiers %+v, one process %+v", m.Tiers, want.Tiers)
 			break
 		}
+	}
+}
+
+// TestStartAtRefusedBeforeWork: a --start-at that cannot be represented,
+// or lies beyond the bounds, exits 2 before any work: no run directory in
+// --dir, no result file. Before, 1e30 overflowed, the whole replay ran and
+// its result could not be written ("year outside of range").
+func TestStartAtRefusedBeforeWork(t *testing.T) {
+	for _, at := range []string{"1e30", "-1e30", "NaN", "Inf", "9999-12-31T23:59:59Z", "0"} {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			tr := nvmeTrace(t, dir)
+			nv := filepath.Join(dir, "nvme")
+			if err := os.Mkdir(nv, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "r.json")
+			code, _, stderr := kvreplay("--start-at", at, "--dir", nv, "--speed", "max", "-o", out, tr)
+			if code != 2 || !strings.Contains(stderr, "--start-at "+at+": ") {
+				t.Fatalf("exit %d, stderr %q; want 2 and --start-at %s", code, stderr, at)
+			}
+			if entries, _ := os.ReadDir(nv); len(entries) != 0 {
+				t.Errorf("--dir holds %v after a refused run", entries)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a refused run wrote its result")
+			}
+		})
+	}
+}
+
+// TestStartAtPastWarns: a --start-at minutes in the past (bounds far from
+// any test's run time) starts the replay at once, with a warning on stderr
+// and in the result.
+func TestStartAtPastWarns(t *testing.T) {
+	dir := t.TempDir()
+	tr := nvmeTrace(t, dir)
+	out := filepath.Join(dir, "r.json")
+	at := time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
+	code, _, stderr := kvreplay("--start-at", at, "--speed", "max", "-o", out, tr)
+	if code != 0 || !strings.Contains(stderr, "warning: --start-at "+at+": ") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	r := readResult(t, out)
+	found := false
+	for _, w := range r.Warnings {
+		found = found || strings.Contains(w, "--start-at "+at) && strings.Contains(w, "starts at once")
+	}
+	if !found || r.StartAt == nil || r.StartSkewS < 600 {
+		t.Errorf("warnings %q, start at %v, skew %.1f s", r.Warnings, r.StartAt, r.StartSkewS)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -130,7 +131,7 @@ func openOutput(o *options) error {
 // system temp dir by default). done closes the backend and removes the run
 // directory (unless --keep); warnings are also in o.warnings, for the
 // result.
-func makeNVMe(o *options, plan *replay.Plan, stderr io.Writer) (b backend.Backend, pi schema.PathInfo, done func(), err error) {
+func makeNVMe(ctx context.Context, o *options, plan *replay.Plan, stderr io.Writer) (b backend.Backend, pi schema.PathInfo, done func(), err error) {
 	warn := func(w string) {
 		o.warnings = append(o.warnings, w)
 		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", w)
@@ -163,12 +164,14 @@ func makeNVMe(o *options, plan *replay.Plan, stderr io.Writer) (b backend.Backen
 		if path == "" {
 			path = filepath.Join(rd.Path(), "kvbench.extent")
 		}
-		size := extentSize(plan)
-		if o.prewrite && size >= 1<<30 && !o.quiet {
-			fmt.Fprintf(stderr, "kvreplay: writing %s once before the replay (up to %s; --prewrite=false skips it)\n", path, cli.FormatBytes(size))
-		}
-		b, err = extent.New(path, extent.Options{Size: size, Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev, Prewrite: o.prewrite,
-			Objects: int(min(plan.Objects, 1<<20))})
+		// The message comes once extent has checked the path, from the
+		// prewrite itself; ctx (SIGINT, SIGTERM) stops it and removes the file.
+		b, err = extent.NewContext(ctx, path, extent.Options{Size: extentSize(plan), Direct: !o.buffered, Keep: o.keep, AllowDevice: o.allowDev, Prewrite: o.prewrite,
+			Objects: int(min(plan.Objects, 1<<20)), OnPrewrite: func(n int64) {
+				if n >= 1<<30 && !o.quiet {
+					fmt.Fprintf(stderr, "kvreplay: writing %s once before the replay (%s; --prewrite=false skips it)\n", path, cli.FormatBytes(n))
+				}
+			}})
 	} else {
 		b, err = nvme.New(rd.Path(), nvme.Options{Direct: !o.buffered, Keep: o.keep})
 	}

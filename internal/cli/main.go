@@ -9,24 +9,44 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 )
 
 // SignalContext returns a context that is cancelled when the process
-// receives SIGINT or SIGTERM; context.Cause then names the signal. After the
-// first signal the default handling is restored, so a second ^C kills a tool
-// whose cleanup hangs. The CancelFunc must be called to release the signal
-// handler.
+// receives SIGINT or SIGTERM; context.Cause then names the signal. Signals
+// that follow within SignalGrace are ignored, so that a second one sent
+// right after the first (kill twice, a supervisor's repeat, ^C^C) lets the
+// cleanup the first one started finish (removing a file of gigabytes, its
+// directory); after it the default handling is restored, so a later ^C
+// kills a tool whose cleanup hangs. The CancelFunc must be called to
+// release the signal handler.
 func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	released := make(chan struct{})
 	go func() {
 		<-ctx.Done()
+		grace := time.NewTimer(SignalGrace)
+		defer grace.Stop()
+		select {
+		case <-grace.C:
+		case <-released:
+		}
 		stop()
 	}()
-	return ctx, stop
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() { close(released) })
+		stop()
+	}
 }
+
+// SignalGrace is how long after the first SIGINT or SIGTERM SignalContext
+// ignores more of them.
+const SignalGrace = 2 * time.Second
 
 // Main runs a tool and returns its exit status; a main is
 //

@@ -91,6 +91,15 @@ type FdObject interface {
 	Offset() int64
 }
 
+// Locator is the optional capability of an Object stored in a file or on
+// a block device: Where names, for messages, the file or device and the
+// offset there of byte off of the object, such as
+// "/mnt/nvme/kvreplay-1-x/2_a at offset 4096". An I/O engine that does
+// the I/O itself (io_uring) names with it what an error hit.
+type Locator interface {
+	Where(off int64) string
+}
+
 // Syncer is an Object whose written bytes can be made durable: Sync
 // returns once they are on stable storage (fdatasync of the object's file,
 // or of the file or device that holds it, which flushes the device's

@@ -28,10 +28,12 @@
 package extent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -86,6 +88,10 @@ type Options struct {
 	// sparse file's allocation). Without it, Caps().Warnings says so. A
 	// device and a file's existing bytes are never prewritten.
 	Prewrite bool
+	// OnPrewrite, when set, is called once before the prewrite starts,
+	// after the path was checked and the file preallocated, with the
+	// bytes about to be written: a caller says there what the wait is.
+	OnPrewrite func(bytes int64)
 	// Objects, when not 0, is about how many objects will be live at
 	// once: the object table is made that large up front rather than
 	// grown (and rehashed) while the replay runs.
@@ -138,9 +144,18 @@ type place struct {
 
 var _ backend.Backend = (*Backend)(nil)
 
-// New opens the file or block device at path as a backend, creating the
-// file when it does not exist; see Options.
+// New is NewContext with a context that is never cancelled.
 func New(path string, opt Options) (*Backend, error) {
+	return NewContext(context.Background(), path, opt)
+}
+
+// NewContext opens the file or block device at path as a backend,
+// creating the file when it does not exist; see Options. Cancelling ctx
+// stops the preallocation and the prewrite of a new file between chunks
+// (within one write of a few MiB): NewContext then removes the file it
+// created, the moment ctx is done rather than after the writes in flight,
+// and returns an error that matches ctx.Err().
+func NewContext(ctx context.Context, path string, opt Options) (*Backend, error) {
 	if path == "" {
 		return nil, errors.New("extent: empty path")
 	}
@@ -190,7 +205,16 @@ func New(path string, opt Options) (*Backend, error) {
 	case !exists && opt.Size == 0:
 		return nil, fmt.Errorf("extent: %s: a new file needs a size", name)
 	}
-	if err := b.open(opt, exists); err != nil {
+	// A new file goes as soon as ctx is done: a second ^C, which kills
+	// the process, finds nothing left of it to remove.
+	unlink := func() bool { return true }
+	err = b.open(ctx, opt, exists, func() {
+		unlink = context.AfterFunc(ctx, func() { os.Remove(b.path) })
+	})
+	if err == nil && !unlink() {
+		err = fmt.Errorf("extent: %s: %w", b.file, ctx.Err()) // and the file is gone
+	}
+	if err != nil {
 		if b.f != nil {
 			b.f.Close()
 		}
@@ -219,8 +243,9 @@ func kind(m fs.FileMode) string {
 }
 
 // open opens (or creates) the file or device, sizes it, finds the
-// alignment and sets up O_DIRECT.
-func (b *Backend) open(opt Options, exists bool) error {
+// alignment and sets up O_DIRECT; created is called once it created the
+// file.
+func (b *Backend) open(ctx context.Context, opt Options, exists bool, created func()) error {
 	var err error
 	switch {
 	case b.device:
@@ -232,7 +257,9 @@ func (b *Backend) open(opt Options, exists bool) error {
 		b.f, err = os.OpenFile(b.path, os.O_RDWR, 0)
 	default:
 		b.f, err = os.OpenFile(b.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		b.created = err == nil
+		if b.created = err == nil; b.created {
+			created()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("extent: %w", err)
@@ -261,7 +288,7 @@ func (b *Backend) open(opt Options, exists bool) error {
 		}
 	} else {
 		fstype = fsType(b.path)
-		if err := b.sizeFile(opt.Size, fstype); err != nil {
+		if err := b.sizeFile(ctx, opt.Size, fstype); err != nil {
 			return err
 		}
 	}
@@ -278,7 +305,10 @@ func (b *Backend) open(opt Options, exists bool) error {
 		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s: %d bytes preallocated and not written before the replay: the first write of each block includes the file system's allocation of it (unwritten extents)", b.file, b.capacity-b.prealloc))
 		return nil
 	}
-	return b.prewrite()
+	if opt.OnPrewrite != nil {
+		opt.OnPrewrite(b.capacity - b.prealloc)
+	}
+	return b.prewrite(ctx)
 }
 
 // prewriteChunk and prewriteJobs shape the prewrite: a few large writes in
@@ -289,8 +319,11 @@ const (
 )
 
 // prewrite writes [prealloc, capacity) once, with incompressible bytes,
-// and syncs the file.
-func (b *Backend) prewrite() error {
+// and syncs the file. It stops when ctx is done, after the writes in
+// flight (one chunk each). Buffered, each chunk is written back before the
+// next (sync_file_range), so that the final sync has little left to do and
+// an interrupted prewrite no backlog of dirty pages to wait for.
+func (b *Backend) prewrite(ctx context.Context) error {
 	chunk := int64(prewriteChunk) / int64(b.align) * int64(b.align)
 	next := make(chan int64)
 	errs := make(chan error, prewriteJobs)
@@ -303,7 +336,7 @@ func (b *Backend) prewrite() error {
 			rng := rand.NewChaCha8([32]byte{byte(j), 'k', 'v', 'b'})
 			rng.Read(buf)
 			for off := range next {
-				p := buf[:min(chunk, b.capacity-off)]
+				start, p := off, buf[:min(chunk, b.capacity-off)]
 				for len(p) > 0 {
 					n, err := unix.Pwrite(int(b.fd), p, off)
 					if err == unix.EINTR {
@@ -315,17 +348,28 @@ func (b *Backend) prewrite() error {
 					}
 					p, off = p[n:], off+int64(n)
 				}
+				if !b.direct {
+					// Best effort: the final fdatasync still makes it durable.
+					unix.SyncFileRange(int(b.fd), start, off-start,
+						unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+				}
 			}
 		}()
 	}
 	var err error
 feed:
 	for off := b.prealloc; off < b.capacity; off += chunk {
-		select {
-		case next <- off:
-		case err = <-errs:
-			break feed
+		if ctx.Err() == nil {
+			select {
+			case next <- off:
+				continue
+			case err = <-errs:
+				break feed
+			case <-ctx.Done():
+			}
 		}
+		err = fmt.Errorf("extent: prewrite %s: stopped before offset %d of %d: %w", b.file, off, b.capacity, ctx.Err())
+		break
 	}
 	close(next)
 	wg.Wait()
@@ -371,9 +415,14 @@ func (b *Backend) sizeDevice(want int64) error {
 	return nil
 }
 
+// fallocateChunk bounds one fallocate call, so that a preallocation of
+// terabytes (which some file systems take seconds over) can be stopped.
+const fallocateChunk = 1 << 30
+
 // sizeFile preallocates the file: want bytes rounded up to the alignment,
-// or when want is 0 its present size rounded down.
-func (b *Backend) sizeFile(want int64, fstype string) error {
+// or when want is 0 its present size rounded down. It stops between
+// chunks of fallocateChunk bytes when ctx is done.
+func (b *Backend) sizeFile(ctx context.Context, want int64, fstype string) error {
 	fi, err := b.f.Stat()
 	if err != nil {
 		return fmt.Errorf("extent: %s: %w", b.file, err)
@@ -392,12 +441,30 @@ func (b *Backend) sizeFile(want int64, fstype string) error {
 		return fmt.Errorf("extent: %s: an empty file: give a size", b.file)
 	}
 	b.prealloc = min(fi.Size()/a*a, b.capacity)
+	// In chunks, a size the file system cannot hold would be allocated
+	// up to its last free block before failing: refuse it first, as one
+	// fallocate call does.
+	var st unix.Statfs_t
+	if unix.Fstatfs(int(b.fd), &st) == nil && st.Bsize > 0 {
+		held := int64(0)
+		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+			held = sys.Blocks * 512
+		}
+		if free := int64(min(st.Bfree, uint64(math.MaxInt64/st.Bsize))) * st.Bsize; b.capacity-held > free {
+			return fmt.Errorf("extent: preallocate %d bytes for %s (the file system has %d bytes available): %w", b.capacity, b.file, int64(st.Bavail)*st.Bsize, sysErr(unix.ENOSPC))
+		}
+	}
 	// Mode 0 allocates the blocks of any hole and extends the file when
 	// it is shorter, so that writes allocate nothing.
-	for {
-		err = unix.Fallocate(int(b.fd), 0, 0, b.capacity)
-		if err != unix.EINTR {
-			break
+	for off := int64(0); off < b.capacity && err == nil; {
+		if ctx.Err() != nil {
+			return fmt.Errorf("extent: preallocate %d bytes for %s: stopped at %d: %w", b.capacity, b.file, off, ctx.Err())
+		}
+		n := min(fallocateChunk, b.capacity-off)
+		if err = unix.Fallocate(int(b.fd), 0, off, n); err == nil {
+			off += n
+		} else if err == unix.EINTR {
+			err = nil
 		}
 	}
 	switch {
@@ -620,7 +687,10 @@ type Object struct {
 	closed atomic.Bool
 }
 
-var _ backend.FdObject = (*Object)(nil)
+var (
+	_ backend.FdObject = (*Object)(nil)
+	_ backend.Locator  = (*Object)(nil)
+)
 
 // Fd returns the backend's file descriptor (see Backend.Fd).
 func (o *Object) Fd() uintptr { return o.b.fd }
@@ -630,6 +700,12 @@ func (o *Object) Fd() uintptr { return o.b.fd }
 // Offset()+size), and end before the object is removed or replaced: its
 // extent may then be given to another object.
 func (o *Object) Offset() int64 { return o.p.off }
+
+// Where names the file or device and the offset there of the object's
+// byte off, for messages.
+func (o *Object) Where(off int64) string {
+	return fmt.Sprintf("%s at offset %d", o.b.file, o.p.off+off)
+}
 
 // check validates an I/O of len(p) bytes at off and returns how many of
 // them lie inside the object.

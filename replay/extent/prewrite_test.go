@@ -2,6 +2,8 @@ package extent
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,6 +111,65 @@ func TestPrewrite(t *testing.T) {
 			}
 			if tc.prewrite && bytes.Count(got[len(tc.existing):], []byte{0}) > size/64 {
 				t.Errorf("the prewritten range is mostly zeros: compressible, not written data")
+			}
+		})
+	}
+}
+
+// TestPrewriteCancel: a cancelled context stops the preallocation or the
+// prewrite (here as it starts, from OnPrewrite, and before New) with an
+// error that matches context.Canceled; a file New created is gone when it
+// returns, and an existing file, extended, keeps its bytes and stays.
+func TestPrewriteCancel(t *testing.T) {
+	const size = 64 << 20
+	user := bytes.Repeat([]byte("user"), 2048)
+	for _, tc := range []struct {
+		name     string
+		existing []byte
+		before   bool // cancelled before New
+	}{
+		{"new", nil, false},
+		{"new-cancelled-before", nil, true},
+		{"extended", user, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "kvbench.extent")
+			if tc.existing != nil {
+				if err := os.WriteFile(path, tc.existing, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.before {
+				cancel()
+			}
+			var asked int64
+			b, err := NewContext(ctx, path, Options{Size: size, Direct: true, Prewrite: true, OnPrewrite: func(n int64) {
+				asked = n
+				cancel()
+			}})
+			if err == nil {
+				b.Close()
+				t.Fatal("New of a cancelled prewrite succeeded")
+			}
+			if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "extent: ") || !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q: want context.Canceled, naming %s", err, path)
+			}
+			if !tc.before && asked != size-int64(len(tc.existing)) {
+				t.Errorf("OnPrewrite told of %d bytes, want %d", asked, size-len(tc.existing))
+			}
+			got, err := os.ReadFile(path)
+			switch {
+			case tc.existing == nil && !errors.Is(err, os.ErrNotExist):
+				t.Errorf("the file New created is still there (%v)", err)
+			case tc.existing != nil && (err != nil || !bytes.Equal(got[:len(tc.existing)], tc.existing)):
+				t.Errorf("the existing file: %v, its bytes kept: %t", err, err == nil && bytes.Equal(got[:len(tc.existing)], tc.existing))
+			}
+			if tc.existing == nil {
+				if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 0 {
+					t.Errorf("left in the directory: %v", entries)
+				}
 			}
 		})
 	}

@@ -113,6 +113,9 @@ func (f *failer) decide(c *Call) error {
 	if c.Op&(OpRead|OpWrite) != 0 {
 		where = fmt.Sprintf(" at offset %d", c.Off)
 	}
+	if l, ok := c.obj.(backend.Locator); ok {
+		where += " (" + l.Where(c.Off) + ")" // the file, and the offset there
+	}
 	if r.Err == nil {
 		return fmt.Errorf("fault: %s %q%s: %w", c.Op, c.Key, where, ErrInjected)
 	}

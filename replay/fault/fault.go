@@ -68,6 +68,10 @@ type Call struct {
 	Start  time.Time
 	End    time.Time
 	Err    error
+
+	// obj is the inner Object of a read or write, for messages: where
+	// its bytes lie when it says (backend.Locator).
+	obj backend.Object
 }
 
 // around runs a call: it may act before and after next, which makes the
@@ -125,7 +129,7 @@ type object struct {
 
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
 	var n int
-	c := Call{Op: OpRead, Key: o.key, Off: off, Len: int64(len(p))}
+	c := Call{Op: OpRead, Key: o.key, Off: off, Len: int64(len(p)), obj: o.inner}
 	err := o.around(&c, func() error {
 		var err error
 		n, err = o.inner.ReadAt(p, off)
@@ -137,7 +141,7 @@ func (o *object) ReadAt(p []byte, off int64) (int, error) {
 
 func (o *object) WriteAt(p []byte, off int64) (int, error) {
 	var n int
-	c := Call{Op: OpWrite, Key: o.key, Off: off, Len: int64(len(p))}
+	c := Call{Op: OpWrite, Key: o.key, Off: off, Len: int64(len(p)), obj: o.inner}
 	err := o.around(&c, func() error {
 		var err error
 		n, err = o.inner.WriteAt(p, off)

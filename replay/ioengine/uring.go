@@ -543,11 +543,11 @@ func (e *uringEngine) complete(c uring.CQE) {
 	}
 	switch {
 	case c.Res < 0:
-		op.Err = backend.FileError(uring.Errno(c.Res))
+		op.Err = s.ioErr(backend.FileError(uring.Errno(c.Res)))
 	case c.Res == 0 && op.Write:
-		op.Err = io.ErrShortWrite // no progress: retrying would spin
+		op.Err = s.ioErr(io.ErrShortWrite) // no progress: retrying would spin
 	case c.Res == 0:
-		op.Err = io.ErrUnexpectedEOF // the file ends inside the block
+		op.Err = s.ioErr(io.ErrUnexpectedEOF) // the file ends inside the block
 	default:
 		s.done += int64(c.Res)
 		if s.done < op.N {
@@ -563,6 +563,21 @@ func (e *uringEngine) complete(c uring.CQE) {
 		}
 	}
 	e.finish(s)
+}
+
+// ioErr names what s's failed request hit: the object, the offset in it,
+// and the file and offset there (backend.Locator), or the descriptor.
+func (s *slot) ioErr(err error) error {
+	op, off := s.op, s.op.Off+s.done
+	rw := "read"
+	if op.Write {
+		rw = "write"
+	}
+	where := fmt.Sprintf("fd %d at offset %d", s.fd, s.off+s.done)
+	if l, ok := op.Obj.(backend.Locator); ok {
+		where = l.Where(off)
+	}
+	return fmt.Errorf("ioengine: uring: %s %q at offset %d (%s): %w", rw, op.Key, off, where, err)
 }
 
 // finish hands s's op back and frees its buffer.

@@ -374,7 +374,10 @@ type Object struct {
 	closed atomic.Bool
 }
 
-var _ backend.FdObject = (*Object)(nil)
+var (
+	_ backend.FdObject = (*Object)(nil)
+	_ backend.Locator  = (*Object)(nil)
+)
 
 // Fd returns the file descriptor, open O_RDWR (and O_DIRECT when
 // Caps().Direct). It stays valid until the Object or its Backend is
@@ -384,6 +387,9 @@ func (o *Object) Fd() uintptr { return o.f.Fd() }
 
 // Offset is 0: the object is the whole file.
 func (o *Object) Offset() int64 { return 0 }
+
+// Where names the object's file and the offset off in it, for messages.
+func (o *Object) Where(off int64) string { return fmt.Sprintf("%s at offset %d", o.path, off) }
 
 // check validates an I/O of len(p) bytes at off and returns how many of
 // them lie inside the object.
@@ -404,12 +410,13 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	return int(min(int64(len(p)), o.size-off)), nil
 }
 
-// ioErr wraps an error of pread or pwrite with the file and offset.
+// ioErr wraps an error of pread, pwrite or fdatasync with the object, the
+// file and the offset.
 func (o *Object) ioErr(op string, off int64, err error) error {
 	if errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("nvme: %s %s: %w", op, o.path, backend.ErrClosed)
 	}
-	return fmt.Errorf("nvme: %s %s at offset %d: %w", op, o.path, off, sysErr(err))
+	return fmt.Errorf("nvme: %s %q at offset %d (%s): %w", op, o.key, off, o.path, sysErr(err))
 }
 
 // ReadAt reads len(p) bytes at off with pread (repeated on short reads and
@@ -468,7 +475,7 @@ func (o *Object) Sync() error {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
-			return o.ioErr("sync", 0, err)
+			return fmt.Errorf("nvme: sync %q (%s): %w", o.key, o.path, sysErr(err))
 		}
 		return nil
 	}

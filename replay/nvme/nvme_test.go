@@ -504,17 +504,17 @@ func TestFd(t *testing.T) {
 
 // TestErrors checks the wrapping of system errors.
 func TestErrors(t *testing.T) {
-	o := &Object{path: "/d/k"}
+	o := &Object{key: "k", path: "/d/2_k"}
 	for _, tc := range []struct {
 		in        error
 		is        []error
 		isNot     []error
 		msgSuffix string
 	}{
-		{&os.PathError{Op: "write", Path: "/d/k", Err: syscall.ENOSPC}, []error{backend.ErrNoSpace, syscall.ENOSPC}, nil, "write /d/k at offset 8192: no space left on device"},
-		{syscall.EDQUOT, []error{backend.ErrNoSpace, syscall.EDQUOT}, nil, "write /d/k at offset 8192: disk quota exceeded"},
-		{&os.PathError{Op: "write", Path: "/d/k", Err: syscall.EIO}, []error{syscall.EIO}, []error{backend.ErrNoSpace}, "write /d/k at offset 8192: input/output error"},
-		{os.ErrClosed, []error{backend.ErrClosed}, nil, "write /d/k: closed"},
+		{&os.PathError{Op: "write", Path: "/d/2_k", Err: syscall.ENOSPC}, []error{backend.ErrNoSpace, syscall.ENOSPC}, nil, `write "k" at offset 8192 (/d/2_k): no space left on device`},
+		{syscall.EDQUOT, []error{backend.ErrNoSpace, syscall.EDQUOT}, nil, `write "k" at offset 8192 (/d/2_k): disk quota exceeded`},
+		{&os.PathError{Op: "write", Path: "/d/2_k", Err: syscall.EIO}, []error{syscall.EIO}, []error{backend.ErrNoSpace}, `write "k" at offset 8192 (/d/2_k): input/output error`},
+		{os.ErrClosed, []error{backend.ErrClosed}, nil, "write /d/2_k: closed"},
 	} {
 		err := o.ioErr("write", 8192, tc.in)
 		for _, target := range tc.is {
