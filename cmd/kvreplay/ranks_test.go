@@ -179,7 +179,7 @@ func TestRanksAsLaunched(t *testing.T) {
 		if err := report.CheckRanks(docs, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := report.CheckRanks(docs[:3], nil); err == nil || !strings.Contains(err.Error(), "rank 3 is missing") {
+		if err := report.CheckRanks(docs[:3], nil); err == nil || !strings.Contains(err.Error(), "missing rank 3") {
 			t.Errorf("3 of 4 ranks: %v", err)
 		}
 		m, err := report.MergeRanks(docs)
