@@ -1,15 +1,10 @@
 package replay
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"io"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/kvbench/kvbench/trace"
 )
@@ -28,8 +23,6 @@ type digester struct {
 	h   hash.Hash
 	n   int64
 	eof bool
-	// compressed reports that the stored bytes were a zstd stream.
-	compressed bool
 }
 
 func (d *digester) Read(p []byte) (int, error) {
@@ -51,12 +44,10 @@ func (d *digester) sum() (digest string, n int64, ok bool) {
 	return hex.EncodeToString(d.h.Sum(nil)), d.n, true
 }
 
-// zstdMagic starts every zstd frame (RFC 8878 section 3.1.1).
-var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-
-// openSource opens s from its start: through s.Stored, decompressing a
-// zstd stream and hashing the content, when it has that; else with s.Open
-// and no digest. close closes everything it opened.
+// openSource opens s from its start: through s.Stored, hashing the
+// content (the trace's Reader decompresses a zstd stream, and its errors
+// say where in the stream a corrupt one fails), when it has that; else
+// with s.Open and no digest. close closes everything it opened.
 func openSource(s Source) (r *trace.Reader, d *digester, close func() error, err error) {
 	if s.Stored == nil {
 		r, err := s.Open()
@@ -69,24 +60,15 @@ func openSource(s Source) (r *trace.Reader, d *digester, close func() error, err
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	br := bufio.NewReaderSize(raw, 128<<10)
-	d = &digester{r: br, h: sha256.New()}
-	var dec *zstd.Decoder
-	if magic, _ := br.Peek(len(zstdMagic)); bytes.Equal(magic, zstdMagic) {
-		// One goroutine, as the trace's own reader decodes.
-		if dec, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1)); err != nil {
-			raw.Close()
-			return nil, nil, nil, fmt.Errorf("trace: %s: zstd: %w", s.Name, err)
-		}
-		d.r, d.compressed = dec, true
-	}
-	r = trace.NewReader(d)
+	d = &digester{h: sha256.New()}
+	r = trace.NewReader(raw)
 	r.Name, r.MaxSize = s.Name, s.maxSize
+	r.WrapContent = func(content io.Reader) io.Reader {
+		d.r = content
+		return d
+	}
 	return r, d, func() error {
 		err := r.Close()
-		if dec != nil {
-			dec.Close()
-		}
 		if e := raw.Close(); err == nil {
 			err = e
 		}

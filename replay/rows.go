@@ -4,7 +4,9 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 
 	"github.com/kvbench/kvbench/schema"
@@ -231,11 +233,32 @@ func readInfo(name string, r *trace.Reader, d *digester) schema.TraceInfo {
 		info.TimeBase = "epoch"
 		info.EpochStart = float64(t.UnixMicro()) / 1e6
 	}
-	if d != nil && d.compressed {
-		info.Compressed = true
-	}
 	if sum, n, ok := d.sum(); ok {
 		info.SHA256, info.SizeBytes = sum, n
 	}
 	return info
+}
+
+// ErrShortTrace marks a run incomplete whose trace ended before the row
+// count its sidecar gives (a trace cut short, at a line boundary, parses
+// as a shorter trace): a result of part of the trace, never a PASS.
+var ErrShortTrace = errors.New("the trace ended before its sidecar's count")
+
+// shortTraces returns an ErrShortTrace naming the traces read to their
+// end with fewer rows than their sidecars count; nil when there is none.
+// A trace read in part (a run stopped early, --duration) is not judged.
+func shortTraces(srcs []Source, infos []schema.TraceInfo) error {
+	var short []string
+	for i, s := range srcs {
+		if i >= len(infos) || s.Meta == nil || infos[i].ReadInPart {
+			continue
+		}
+		if want, got := s.Meta.Counts.Rows, infos[i].Rows; want > 0 && got < want {
+			short = append(short, fmt.Sprintf("%s: %d of %d rows", s.Name, got, want))
+		}
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	return fmt.Errorf("replay: %s: %w", strings.Join(short, "; "), ErrShortTrace)
 }

@@ -97,6 +97,11 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	stopProgress()
 	stopAll()
 	s.infos = rr.infos
+	if s.err == nil {
+		// A trace cut short at a line boundary reads as a shorter trace:
+		// only its sidecar's count tells.
+		s.err = shortTraces(srcs, s.infos)
+	}
 
 	for id, rs := range s.reqs {
 		// A request the trace did not close (it ended, or the run

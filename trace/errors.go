@@ -48,12 +48,20 @@ type ParseError struct {
 	Column int    // 1-based field number; 0 when the error is not about a field
 	Name   string // the column's header name, when known
 	Value  string // the offending text, shortened to at most 64 bytes
+	// Offset, for ErrTruncated and ErrCorrupt, is how many bytes of the
+	// compressed stream the decoder had read when it found the problem:
+	// the end of the block it could not decode (damage that decodes, to
+	// wrong text, is found later: by the frame's checksum, at its end),
+	// or the stream's length when it is cut short; 0 otherwise. Line is
+	// then the first line not read whole.
+	Offset int64
 	Err    error  // the sentinel error
 	Detail string // what was expected, for the message
 }
 
 // Error renders e on one line, for example
-// `trace: run.csv.zst:1042: column 3 (Object_Size_Bytes): "12a": not a valid number: want a non-negative integer`.
+// `trace: run.csv.zst:1042: column 3 (Object_Size_Bytes): "12a": not a valid number: want a non-negative integer`
+// or `trace: run.csv.zst:1042: corrupt zstd stream: at byte 77154 of the compressed stream: ...`.
 func (e *ParseError) Error() string {
 	b := make([]byte, 0, 128)
 	b = append(b, "trace: "...)
@@ -77,6 +85,11 @@ func (e *ParseError) Error() string {
 	}
 	b = append(b, ": "...)
 	b = append(b, e.Err.Error()...)
+	if e.Offset > 0 {
+		b = append(b, ": at byte "...)
+		b = strconv.AppendInt(b, e.Offset, 10)
+		b = append(b, " of the compressed stream"...)
+	}
 	if e.Detail != "" {
 		b = append(b, ": "...)
 		b = append(b, e.Detail...)

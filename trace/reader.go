@@ -74,10 +74,17 @@ type Reader struct {
 	// consumer that cannot represent it (the replay rounds sizes up to
 	// blocks and adds them up). Set it before the first Read.
 	MaxSize int64
+	// WrapContent, when set before the first Read, wraps the trace's
+	// content as the Reader reads it: the CSV text, after zstd
+	// decompression. A wrapper that hashes what it reads identifies the
+	// trace whether it was stored compressed or not. Errors it passes on
+	// are the Reader's errors.
+	WrapContent func(io.Reader) io.Reader
 
 	src    *errTracker
 	br     *bufio.Reader
 	zdec   *zstd.Decoder
+	zin    *countingReader // the compressed bytes the decoder read
 	closer io.Closer
 
 	started bool
@@ -202,13 +209,21 @@ func (r *Reader) start() error {
 	if bytes.Equal(magic, zstdMagic) {
 		r.compressed = true
 		// One goroutine: the trace is read in order, and a synchronous
-		// decoder is fastest per core.
-		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1))
+		// decoder is fastest per core; it reads each block's bytes as it
+		// decodes it, so zin counts how far into the stream it got.
+		r.zin = &countingReader{r: r.br}
+		d, err := zstd.NewReader(r.zin, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			return r.fail(fmt.Errorf("trace: zstd: %w", err))
 		}
 		r.zdec = d
-		r.br = bufio.NewReaderSize(d, readBufferSize)
+		var content io.Reader = d
+		if r.WrapContent != nil {
+			content = r.WrapContent(content)
+		}
+		r.br = bufio.NewReaderSize(content, readBufferSize)
+	} else if r.WrapContent != nil {
+		r.br = bufio.NewReaderSize(r.WrapContent(r.br), readBufferSize)
 	}
 	line, err := r.readLine()
 	if err != nil {
@@ -309,10 +324,14 @@ func (r *Reader) classify(err error) error {
 		return wrapIO(r.Name, r.line, err)
 	}
 	line := r.line + 1
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &ParseError{File: r.Name, Line: line, Err: ErrTruncated, Detail: "the stream ends inside a frame"}
+	var off int64
+	if r.zin != nil {
+		off = r.zin.n
 	}
-	return &ParseError{File: r.Name, Line: line, Err: ErrCorrupt, Detail: err.Error()}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &ParseError{File: r.Name, Line: line, Offset: off, Err: ErrTruncated, Detail: "the stream ends inside a frame"}
+	}
+	return &ParseError{File: r.Name, Line: line, Offset: off, Err: ErrCorrupt, Detail: err.Error()}
 }
 
 // Read reads the next row into rec. It returns io.EOF at the end of the
@@ -610,6 +629,18 @@ func validKey(b []byte) bool {
 		b = b[n:]
 	}
 	return true
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // errTracker remembers the last error its reader returned other than io.EOF,
