@@ -2,11 +2,13 @@ package trace
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/kvbench/kvbench/internal/outfile"
 )
 
 // MetaSuffix is appended to a trace's file name to name its sidecar.
@@ -75,7 +77,8 @@ type MetaCounts struct {
 func MetaPath(tracePath string) string { return tracePath + MetaSuffix }
 
 // WriteMeta writes m beside the trace at tracePath, atomically (a temporary
-// file renamed into place). There is no sidecar for "-".
+// file renamed into place; see internal/outfile). There is no sidecar for
+// "-", and a caller writes none beside a trace that is not a regular file.
 func WriteMeta(tracePath string, m *Meta) error {
 	if tracePath == "-" {
 		return nil
@@ -85,23 +88,15 @@ func WriteMeta(tracePath string, m *Meta) error {
 		return fmt.Errorf("trace: meta: %w", err)
 	}
 	b = append(b, '\n')
-	path := MetaPath(tracePath)
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := outfile.Create(context.Background(), MetaPath(tracePath))
 	if err != nil {
 		return fmt.Errorf("trace: meta: %w", err)
 	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o644)
+	if _, err := f.Write(b); err != nil {
+		f.Abort()
+		return fmt.Errorf("trace: meta: %w", err)
 	}
-	if e := f.Close(); err == nil {
-		err = e
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("trace: meta: %w", err)
 	}
 	return nil

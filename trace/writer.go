@@ -1,16 +1,17 @@
 package trace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -110,8 +111,7 @@ func (o *WriterOptions) Validate() error {
 // written do not depend on the timing: batches are cut by row count.
 type Writer struct {
 	opt     WriterOptions
-	file    *os.File // the temporary file of Create, renamed on Close
-	path    string
+	file    *outfile.File // the file of Create, completed by Close
 	err     error
 	rows    int64
 	dropped int64
@@ -145,12 +145,14 @@ func NewWriter(w io.Writer, opt WriterOptions) (*Writer, error) {
 }
 
 // Create creates the trace file at path, or writes to stdout when path is
-// "-". A file is written under a temporary name in the same directory and
-// renamed into place by a successful Close, so a trace file is never seen
-// half-written.
+// "-". A new or regular file is written under a temporary name in the same
+// directory and renamed into place by a successful Close, so a trace file is
+// never seen half-written; a device, FIFO or socket at path is written in
+// place (internal/outfile). A .zst name means CompressZstd where opt says
+// CompressAuto (CompressionFor).
 func Create(path string, opt WriterOptions) (*Writer, error) {
-	if opt.Compression == CompressAuto && path != "-" && strings.HasSuffix(path, ".zst") {
-		opt.Compression = CompressZstd
+	if opt.Compression == CompressAuto {
+		opt.Compression = CompressionFor(path)
 	}
 	if path == "-" {
 		return NewWriter(os.Stdout, opt)
@@ -158,21 +160,26 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := outfile.Create(context.Background(), path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	w, err := NewWriter(f, opt)
-	if err == nil {
-		err = f.Chmod(0o644) // CreateTemp makes 0600; a trace is for sharing
-	}
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		f.Abort()
 		return nil, err
 	}
-	w.file, w.path = f, path
+	w.file = f
 	return w, nil
+}
+
+// CompressionFor is the compression Create chooses for a file named path:
+// CompressZstd for a .zst name, CompressAuto (none) otherwise.
+func CompressionFor(path string) Compression {
+	if path != "-" && strings.HasSuffix(path, ".zst") {
+		return CompressZstd
+	}
+	return CompressAuto
 }
 
 // Rows returns the number of rows written, the header excluded.
@@ -289,16 +296,10 @@ func (w *Writer) Close() error {
 		err = fmt.Errorf("trace: write: %w", e)
 	}
 	if w.file != nil {
-		if e := w.file.Close(); e != nil && err == nil {
-			err = fmt.Errorf("trace: %w", e)
-		}
-		if err == nil {
-			if e := os.Rename(w.file.Name(), w.path); e != nil {
-				err = fmt.Errorf("trace: %w", e)
-			}
-		}
 		if err != nil {
-			os.Remove(w.file.Name())
+			w.file.Abort()
+		} else if e := w.file.Close(); e != nil {
+			err = fmt.Errorf("trace: %w", e)
 		}
 	}
 	w.err = err
@@ -314,8 +315,7 @@ func (w *Writer) Abort() {
 	w.closed = true
 	w.out.stop(false)
 	if w.file != nil {
-		w.file.Close()
-		os.Remove(w.file.Name())
+		w.file.Abort()
 	}
 	if w.err == nil {
 		w.err = errors.New("trace: writer aborted")

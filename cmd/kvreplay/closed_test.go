@@ -42,7 +42,7 @@ func usersFile(t *testing.T, users, requests int) string {
 func TestClosedLoopCommand(t *testing.T) {
 	tr := usersFile(t, 6, 200)
 	dir := t.TempDir()
-	res, _ := replayDoc(t, "--closed-loop", "--duration", "1s", "--dir", dir, "-q", "-o", "-", tr)
+	res, _ := replayDoc(t, "--closed-loop", "--duration", "1s", "--mkdir", "--dir", dir, "-q", "-o", "-", tr)
 	if cl := res.ClosedLoop; cl == nil || cl.Users != 6 || cl.RequestsCompleted == 0 || cl.RequestsLeft <= 0 || !res.Complete {
 		t.Fatalf("closed_loop %+v, complete %v", res.ClosedLoop, res.Complete)
 	}
@@ -53,7 +53,7 @@ func TestClosedLoopCommand(t *testing.T) {
 	for _, kind := range []string{"users", "capacity"} {
 		out := filepath.Join(t.TempDir(), kind+".json")
 		var stdout, stderr bytes.Buffer
-		args := []string{"--search", kind, "--duration", "500ms", "--search-probes", "4", "--dir", dir, "-o", out, tr}
+		args := []string{"--search", kind, "--duration", "500ms", "--search-probes", "4", "--mkdir", "--dir", dir, "-o", out, tr}
 		if code := cli.Main("kvreplay", args, &stdout, &stderr, run); code != 0 {
 			t.Fatalf("kvreplay %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 		}

@@ -21,7 +21,7 @@ func TestPartialTierMap(t *testing.T) {
 	if read[0]+write[0] == 0 || read[2]+write[2] == 0 {
 		t.Fatalf("the trace should use Tier-0 and Tier-2: read %v write %v", read, write)
 	}
-	res, _ := replayDoc(t, "--tier-map", "Tier-0=ram", "--dir", filepath.Join(t.TempDir(), "nvme"),
+	res, _ := replayDoc(t, "--tier-map", "Tier-0=ram", "--mkdir", "--dir", filepath.Join(t.TempDir(), "nvme"),
 		"--size-scale", "1/4096", "--speed", "max", "-o", "-", f)
 	if !res.Complete || res.Replay.RowsDone != rows {
 		t.Fatalf("complete %v (%s), %d of %d rows", res.Complete, res.IncompleteReason, res.Replay.RowsDone, rows)
@@ -57,7 +57,7 @@ func TestResultKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := cli.Main("kvreplay", []string{"--dir", filepath.Join(dir, "nvme"), "--size-scale", "1/4096", "--speed", "max", "-o", "-", tr},
+	if code := cli.Main("kvreplay", []string{"--mkdir", "--dir", filepath.Join(dir, "nvme"), "--size-scale", "1/4096", "--speed", "max", "-o", "-", tr},
 		&out, &errb, run); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}

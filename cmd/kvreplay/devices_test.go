@@ -60,7 +60,7 @@ func TestGPUTierFakeRuntime(t *testing.T) {
 	}
 	replayWith := func(tier0, out string) *schema.Result {
 		cmd := exec.Command(kvreplay, "--tier-map", "Tier-0="+tier0+",Tier-1=ram,Tier-2=nvme", "--size-scale", "1/1024",
-			"--speed", "max", "--verify", "--dir", dir, "-q", "-o", filepath.Join(dir, out), tr)
+			"--speed", "max", "--verify", "--mkdir", "--dir", dir, "-q", "-o", filepath.Join(dir, out), tr)
 		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "FAKE_CUDA_MEM=4294967296")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("kvreplay Tier-0=%s: %v\n%s", tier0, err, b)
@@ -130,7 +130,7 @@ func TestGDSFake(t *testing.T) {
 			}
 			out := filepath.Join(dir, c.layout+".json")
 			args := []string{"--tier-map", "Tier-0=gpu,Tier-2=nvme", "--gds", "--verify", "--speed", "max", "--block-size", "256KiB",
-				"--layout", c.layout, "--dir", data, "-q", "-o", out, tr}
+				"--layout", c.layout, "--mkdir", "--dir", data, "-q", "-o", out, tr}
 			res := replayVerified(t, kvreplay, libs, out, keys*4*size, args...)
 			var g *schema.GDSPath
 			if gp := gpuPath(res); gp != nil {

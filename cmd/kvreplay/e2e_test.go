@@ -137,7 +137,7 @@ func TestReferenceTracesAtScale(t *testing.T) {
 					if read[schema.TierNVMe]+write[schema.TierNVMe] <= 2<<30 {
 						nvme = "nvme"
 					}
-					res, _ := replayDoc(t, "--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2="+nvme, "--dir", filepath.Join(dir, "nvme"),
+					res, _ := replayDoc(t, "--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2="+nvme, "--mkdir", "--dir", filepath.Join(dir, "nvme"),
 						"--size-scale", sc, "--speed", "max", "--queue-depth", qd, "-o", "-", f)
 					if !res.Complete || res.Replay.RowsDone != rows || res.Errors.Count != 0 {
 						t.Fatalf("complete %v (%s), %d of %d rows, errors %+v", res.Complete, res.IncompleteReason, res.Replay.RowsDone, rows, res.Errors)
@@ -178,7 +178,7 @@ func checkReplay(t *testing.T, f, engine, layout string) {
 		{
 			read, write, rows := implied(t, f)
 			dir := t.TempDir()
-			res, _ := replayDoc(t, "--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2=nvme", "--dir", filepath.Join(dir, "nvme"),
+			res, _ := replayDoc(t, "--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2=nvme", "--mkdir", "--dir", filepath.Join(dir, "nvme"),
 				"--size-scale", "1/4096", "--speed", "max", "--block-size", "256KiB", "--verify",
 				"--engine", engine, "--layout", layout, f)
 			if res.Replay.Engine != engine {

@@ -40,7 +40,7 @@ func TestSIGTERMDuringPrewrite(t *testing.T) {
 			if err := os.Mkdir(nv, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"--layout", "extent", "--dir", nv, "-o", filepath.Join(dir, "r.json"), tr}
+			args := []string{"--layout", "extent", "--mkdir", "--dir", nv, "-o", filepath.Join(dir, "r.json"), tr}
 			if where == "device" {
 				args = append(args, "--device", filepath.Join(nv, "my.extent"))
 			}

@@ -73,7 +73,7 @@ Examples:
   kvreplay --search users --duration 30s --dir /mnt/nvme0/kv run.csv.zst -o users.json
 
   # one rank of many, under mpirun or srun (ranks from the launcher's environment)
-  mpirun -np 4 kvreplay --shard key --dir /mnt/nvme0/rank{rank} -o out.{rank}.json run.csv.zst
+  mpirun -np 4 kvreplay --shard key --mkdir --dir /mnt/nvme0/rank{rank} -o out.{rank}.json run.csv.zst
 `
 
 func main() { os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run)) }
@@ -97,7 +97,9 @@ type options struct {
 
 	deviceOverwrite bool                   // --device may be an existing file with data
 	prewrite        bool                   // extent layout: write what is preallocated once before the replay
-	out             *cli.AtomicFile        // -o's file, created before the replay
+	out             *cli.OutputFile        // -o's file, created before the replay
+	allowSystem     bool                   // --allow-system-path
+	mkdir           bool                   // --mkdir: make a missing --dir
 	warnings        []string               // for the result: leftovers found in --dir
 	afterRun        []func(*schema.Result) // what backends add to a result once their run is over
 
@@ -140,10 +142,12 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	_, version := cli.AddStandard(fs)
 	fs.StringVarP(&o.output, "output", "o", "", "write the result document to `FILE` (\"-\": stdout)")
 	fs.StringVar(&o.dir, "dir", "", "where the NVMe tier lives: kvreplay makes its own directory in `DIR` (kvreplay-PID-RANDOM) and removes only that; files already in DIR are never touched (default: the system temp dir)")
+	fs.BoolVar(&o.mkdir, "mkdir", false, "make --dir (and its missing parents) when it does not exist; without it a missing --dir is an error, so that a typo or an unmounted drive does not benchmark another disk")
 	fs.BoolVar(&o.keep, "keep", false, "keep the objects and directory kvreplay created")
 	fs.StringVar(&o.layout, "layout", "dir", "NVMe tier layout: dir (one file per object) or extent (all objects in one preallocated file or device)")
 	fs.StringVar(&o.device, "device", "", "extent layout: the file or raw block device to use (default: a new kvbench.extent in kvreplay's directory in --dir); never the trace or -o, an existing file with data only with --device-overwrite")
 	fs.BoolVar(&o.allowDev, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
+	fs.BoolVar(&o.allowSystem, cli.AllowSystemPathFlag, false, "let -o lie under a system directory (/etc, /usr, /dev, ...), which kvreplay refuses by default")
 	fs.BoolVar(&o.deviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
 	fs.BoolVar(&o.prewrite, "prewrite", true, "extent layout: write the file's new blocks once before the replay, so that first writes do not measure the file system allocating them (=false: the result says they were not)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
@@ -300,7 +304,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
 	interactive := isTerminal(stderr) && !o.quiet
-	if err := openOutput(o); err != nil {
+	if err := openOutput(ctx, o); err != nil {
 		return err
 	}
 	if o.out != nil {

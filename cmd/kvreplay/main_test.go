@@ -21,7 +21,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--tier-map", "Tier-9=ram", "x.csv"}, 2, "Tier-9 is not a tier"},
 		{[]string{"--tier-map", "Tier-0=gpu", "x.csv"}, 2, "--tier-map Tier-0=ram"},
 		{[]string{"--size-scale", "1/0", "x.csv"}, 2, "--size-scale 1/0"},
-		{[]string{"--dir", "/etc/kv", "x.csv"}, 2, "/etc"},
+		{[]string{"--mkdir", "--dir", "/etc/kv", "x.csv"}, 2, "/etc"},
 		{[]string{"does-not-exist.csv"}, 2, "no such file"},
 	}
 	for _, tt := range tests {

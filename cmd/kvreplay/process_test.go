@@ -60,7 +60,7 @@ func TestSIGINTWritesPartialResult(t *testing.T) {
 		t.Fatalf("kvtrace: %v\n%s", err, out)
 	}
 	res, nv := filepath.Join(dir, "result.json"), filepath.Join(dir, "nvme")
-	cmd := exec.Command(kvreplay, "--speed", "1", "--size-scale", "1/1024", "--dir", nv, "-o", res, tr)
+	cmd := exec.Command(kvreplay, "--speed", "1", "--size-scale", "1/1024", "--mkdir", "--dir", nv, "-o", res, tr)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -157,7 +157,7 @@ func TestMemoryBoundLargeObjects(t *testing.T) {
 	const qd, bs = 32, 1 << 20
 	res := filepath.Join(dir, "r.json")
 	cmd := exec.Command(kvreplay, "--speed", "max", "--queue-depth", fmt.Sprint(qd), "--block-size", fmt.Sprint(bs),
-		"--dir", filepath.Join(dir, "nvme"), "-o", res, tr)
+		"--mkdir", "--dir", filepath.Join(dir, "nvme"), "-o", res, tr)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kvreplay: %v\n%s", err, out)
 	}
@@ -197,7 +197,7 @@ func TestPipeSmallRAM(t *testing.T) {
 			res := filepath.Join(dir, c.name+".json")
 			gen := exec.Command(kvtrace, "--num-users", "10", "--duration", "30", "--generation-mode", "none",
 				"--gpu-mem-gb", "0", "--cpu-mem-gb", "8")
-			args := append([]string{"--speed", "max", "--size-scale", "1/256", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
+			args := append([]string{"--speed", "max", "--size-scale", "1/256", "--mkdir", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
 			rep := exec.Command(kvreplay, append(args, "-")...)
 			pipeline(t, gen, rep)
 			r := readResult(t, res)

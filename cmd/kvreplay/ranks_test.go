@@ -153,7 +153,7 @@ func TestRanksAsLaunched(t *testing.T) {
 			t.Fatalf("kvreplay %s (%s): %v\n%s", strings.Join(args, " "), strings.Join(env, " "), err, out)
 		}
 	}
-	run(nil, "--dir", dir, "-o", filepath.Join(dir, "single.json"))
+	run(nil, "--mkdir", "--dir", dir, "-o", filepath.Join(dir, "single.json"))
 	single := readResult(t, filepath.Join(dir, "single.json"))
 
 	launch := func(name string, env func(r int) []string, shard string) *schema.Result {
@@ -164,7 +164,7 @@ func TestRanksAsLaunched(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				run(env(r), "--shard", shard, "--start-at", strconv.FormatFloat(float64(start.UnixNano())/1e9, 'f', 3, 64),
-					"--dir", filepath.Join(dir, name+"{rank}"), "-o", filepath.Join(dir, name+".{rank}.json"))
+					"--mkdir", "--dir", filepath.Join(dir, name+"{rank}"), "-o", filepath.Join(dir, name+".{rank}.json"))
 			}()
 		}
 		wg.Wait()
@@ -229,12 +229,12 @@ func TestRealMpirun(t *testing.T) {
 	ref := referenceTraces(t)[0]
 	dir := t.TempDir()
 	args := []string{"--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2=nvme", "--size-scale", "1/1024", "--speed", "max", "-q"}
-	single := exec.Command(kvreplay, append(args, "--dir", dir, "-o", filepath.Join(dir, "single.json"), ref)...)
+	single := exec.Command(kvreplay, append(args, "--mkdir", "--dir", dir, "-o", filepath.Join(dir, "single.json"), ref)...)
 	if out, err := single.CombinedOutput(); err != nil {
 		t.Fatalf("kvreplay: %v\n%s", err, out)
 	}
 	cmd := exec.Command(mpirun, append([]string{"--oversubscribe", "-np", "4", kvreplay},
-		append(args, "--dir", filepath.Join(dir, "rank{rank}"), "-o", filepath.Join(dir, "mpi.{rank}.json"), ref)...)...)
+		append(args, "--mkdir", "--dir", filepath.Join(dir, "rank{rank}"), "-o", filepath.Join(dir, "mpi.{rank}.json"), ref)...)...)
 	// Open MPI refuses root (CI runs as root) unless told twice.
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -275,7 +275,7 @@ func TestStartAtRefusedBeforeWork(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "r.json")
-			code, _, stderr := kvreplay("--start-at", at, "--dir", nv, "--speed", "max", "-o", out, tr)
+			code, _, stderr := kvreplay("--start-at", at, "--mkdir", "--dir", nv, "--speed", "max", "-o", out, tr)
 			if code != 2 || !strings.Contains(stderr, "--start-at "+at+": ") {
 				t.Fatalf("exit %d, stderr %q; want 2 and --start-at %s", code, stderr, at)
 			}

@@ -30,10 +30,18 @@ import (
 const runDirTool = "kvreplay"
 
 // checkPaths refuses, before anything runs, a trace that is a directory, a
-// --dir that names something other than a directory, and a --device
-// kvreplay must not overwrite.
+// --dir that names something other than a directory, a --device kvreplay
+// must not overwrite, and a -o it must not write (a system path, a trace
+// or a trace's sidecar: cli.Files).
 func checkPaths(o *options) []error {
-	var errs []error
+	files := cli.Files{AllowSystem: o.allowSystem}
+	for _, tr := range o.traces {
+		files.Inputs = append(files.Inputs, cli.File{Flag: "trace", Path: tr, Sidecar: true})
+	}
+	if o.output != "" {
+		files.Outputs = append(files.Outputs, cli.File{Flag: "-o", Path: o.output})
+	}
+	errs := files.Check()
 	for _, tr := range o.traces {
 		if fi, err := os.Stat(tr); err == nil && fi.IsDir() {
 			errs = append(errs, fmt.Errorf("trace %s: a directory (want a trace file, or - for stdin)", tr))
@@ -44,6 +52,10 @@ func checkPaths(o *options) []error {
 		switch {
 		case err == nil && !fi.IsDir():
 			errs = append(errs, fmt.Errorf("--dir %s: not a directory", o.dir))
+		case errors.Is(err, fs.ErrNotExist) && !o.mkdir:
+			// A typo, or a drive not mounted at /mnt/nvme, must not
+			// benchmark the disk that holds the root instead.
+			errs = append(errs, fmt.Errorf("--dir %s: does not exist: create it, or pass --mkdir", o.dir))
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, fmt.Errorf("--dir %s: %w", o.dir, cli.UnwrapPath(err)))
 		}
@@ -57,9 +69,9 @@ func checkPaths(o *options) []error {
 }
 
 // checkDevice refuses a --device that is a trace being replayed or the
-// result's file, a directory, or an existing regular file with data in it
-// unless --device-overwrite. Block devices are the extent backend's to
-// check (--allow-device).
+// result's file, a directory, an existing regular file unless
+// --device-overwrite, and a block device unless --allow-device, or when it
+// holds the trace or the result (checkBlockDevice).
 func checkDevice(o *options) error {
 	dev := o.device
 	for _, tr := range o.traces {
@@ -78,9 +90,19 @@ func checkDevice(o *options) error {
 		return fmt.Errorf("--device %s: %w", dev, cli.UnwrapPath(err))
 	case fi.IsDir():
 		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", dev, dev)
-	case fi.Mode().IsRegular() && fi.Size() > 0 && !o.deviceOverwrite:
+	case fi.Mode().IsRegular() && !o.deviceOverwrite:
+		// An empty file too: the replay would grow it and leave data in it.
 		return fmt.Errorf("--device %s: an existing file of %s: the replay would overwrite it (pass --device-overwrite if it holds nothing you need, or name a new file)",
 			dev, cli.FormatBytes(fi.Size()))
+	case fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:
+		if !o.allowDev {
+			return fmt.Errorf("--device %s: a block device: the replay would overwrite its data (pass --allow-device if it holds nothing you need)", dev)
+		}
+		rdev, err := rdevOf(dev)
+		if err != nil {
+			return fmt.Errorf("--device %s: %w", dev, err)
+		}
+		return checkBlockDevice(sysBlock, dev, rdev, runFiles(o))
 	}
 	return nil
 }
@@ -114,11 +136,11 @@ func inputError(err error) bool {
 // that cannot be written fails now (exit 2), not after the whole replay.
 // The result goes into it at the end (writeResult); run aborts it on
 // failure.
-func openOutput(o *options) error {
+func openOutput(ctx context.Context, o *options) error {
 	if o.output == "" || o.output == "-" {
 		return nil
 	}
-	f, err := cli.CreateAtomic(o.output)
+	f, err := cli.CreateFile(ctx, o.output)
 	if err != nil {
 		return cli.Input(fmt.Errorf("-o %s: %w", o.output, cli.UnwrapPath(err)))
 	}

@@ -23,7 +23,7 @@ func TestKilledRunLeftoverReported(t *testing.T) {
 	tr := writeTrace(t, t.TempDir(), "slow.csv",
 		"0.000000,Write,8192,Tier-2,a,Prefill",
 		"60.000000,Read,8192,Tier-2,a,Decode")
-	cmd := exec.Command(kvreplay, "--dir", top, "--speed", "1", "-o", filepath.Join(t.TempDir(), "r.json"), tr)
+	cmd := exec.Command(kvreplay, "--mkdir", "--dir", top, "--speed", "1", "-o", filepath.Join(t.TempDir(), "r.json"), tr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestKilledRunLeftoverReported(t *testing.T) {
 	}
 	left := filepath.Dir(obj)
 
-	out, err := exec.Command(kvreplay, "--dir", top, "--speed", "max", "-o", filepath.Join(t.TempDir(), "r.json"), tr).CombinedOutput()
+	out, err := exec.Command(kvreplay, "--mkdir", "--dir", top, "--speed", "max", "-o", filepath.Join(t.TempDir(), "r.json"), tr).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the next run: %v\n%s", err, out)
 	}
@@ -84,7 +84,7 @@ func TestVsFioKeepsDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("bash", filepath.Join("..", "..", "bench", "vs-fio.sh"), "--dir", dir, "--cases", "small",
+	cmd := exec.Command("bash", filepath.Join("..", "..", "bench", "vs-fio.sh"), "--mkdir", "--dir", dir, "--cases", "small",
 		"--small-objects", "256", "--rounds", "1", "--kvreplay", kvreplay)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("vs-fio.sh: %v\n%s", err, out)

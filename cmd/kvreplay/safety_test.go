@@ -58,7 +58,8 @@ func TestDeviceGuard(t *testing.T) {
 	}{
 		{"existing file", "dev", data, nil, 2, "--device-overwrite"},
 		{"existing file allowed", "dev", data, []string{"--device-overwrite"}, 0, ""},
-		{"empty file", "dev", []byte{}, nil, 0, ""},
+		{"empty file", "dev", []byte{}, nil, 2, "--device-overwrite"},
+		{"empty file allowed", "dev", []byte{}, []string{"--device-overwrite"}, 0, ""},
 		{"new file", "dev", nil, nil, 0, ""},
 		{"the trace", "TRACE", nil, []string{"--device-overwrite"}, 2, "is the trace"},
 		{"a link to the trace", "link", nil, []string{"--device-overwrite"}, 2, "is the trace"},
@@ -116,7 +117,8 @@ func TestDeviceGuard(t *testing.T) {
 // TestDirLeavesUserFiles: kvreplay works in a run directory of its own
 // inside --dir: a file of the user's named as kvreplay names object files
 // (2_a for key a on Tier-2) survives byte for byte, and the run leaves
-// nothing behind, in either layout, in an existing --dir and a new one.
+// nothing behind, in either layout, in an existing --dir and a new one
+// (--mkdir).
 func TestDirLeavesUserFiles(t *testing.T) {
 	for _, layout := range []string{"dir", "extent"} {
 		for _, sub := range []string{"", "new/deeper"} {
@@ -130,7 +132,7 @@ func TestDirLeavesUserFiles(t *testing.T) {
 					}
 				}
 				dir := filepath.Join(top, sub)
-				code, stdout, stderr := kvreplay("--layout", layout, "--dir", dir, "--speed", "max", "-o", "-", tr)
+				code, stdout, stderr := kvreplay("--layout", layout, "--dir", dir, "--mkdir", "--speed", "max", "-o", "-", tr)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, stderr)
 				}
@@ -212,7 +214,7 @@ func TestFreeSpaceMissingDir(t *testing.T) {
 	top := t.TempDir()
 	tr := writeTrace(t, top, "huge.csv", fmt.Sprintf("0.0,Write,%d,Tier-2,a,Prefill", int64(1)<<49))
 	for _, dir := range []string{top, filepath.Join(top, "not", "yet")} {
-		code, _, stderr := kvreplay("--dir", dir, "--speed", "max", "-o", filepath.Join(top, "r.json"), tr)
+		code, _, stderr := kvreplay("--dir", dir, "--mkdir", "--speed", "max", "-o", filepath.Join(top, "r.json"), tr)
 		if code != 2 || !strings.Contains(stderr, "live on the NVMe tier at its peak") {
 			t.Errorf("--dir %s: exit %d, %q; want 2 and the free-space check", dir, code, stderr)
 		}

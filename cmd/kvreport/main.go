@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -70,7 +71,7 @@ func runWith(stdin io.Reader) func(context.Context, []string, io.Writer, io.Writ
 	}
 }
 
-func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "help" {
 		// kvreport help [merge]: the command's --help.
 		switch {
@@ -96,6 +97,7 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	groupBy := fs.StringSlice("group-by", nil, "label documents by these keys: system, label, config, file")
 	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
 	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
+	allowSystem := fs.Bool(cli.AllowSystemPathFlag, false, "let -o lie under a system directory (/etc, /usr, /dev, ...), which kvreport refuses by default")
 	force := fs.Bool("force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning")
 	if merge {
 		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics"} {
@@ -121,6 +123,7 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	if err := opt.Validate(); err != nil {
 		problems = append(problems, err)
 	}
+	problems = append(problems, checkFiles(paths, *output, *allowSystem)...)
 	if err := errors.Join(problems...); err != nil {
 		return cli.Input(err)
 	}
@@ -135,7 +138,7 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 			if err != nil {
 				return cli.Input(err)
 			}
-			return cli.WriteOutput(*output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, *format) })
+			return cli.WriteOutput(ctx, *output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, *format) })
 		}
 	}
 	docs, err := report.Load(paths, stdin, opt)
@@ -145,7 +148,7 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 	if !merge && *output == "-" && report.Binary(*format) && cli.IsTerminal(stdout) {
 		return cli.Usagef("--format %s: refusing to write a binary file to a terminal: give -o FILE or redirect stdout", *format)
 	}
-	write := func(fn func(io.Writer) error) error { return cli.WriteOutput(*output, stdout, fn) }
+	write := func(fn func(io.Writer) error) error { return cli.WriteOutput(ctx, *output, stdout, fn) }
 	if merge {
 		results := make([]*schema.Result, len(docs))
 		names := make([]string, len(docs))
@@ -182,6 +185,22 @@ func run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Wr
 		return cli.Input(err)
 	}
 	return write(func(w io.Writer) error { return report.Render(w, rep, *format) })
+}
+
+// checkFiles refuses an -o that kvreport must not write: a system path, or
+// one of the documents it reads (globs expanded as Load expands them).
+func checkFiles(paths []string, output string, allowSystem bool) []error {
+	files := cli.Files{AllowSystem: allowSystem, Outputs: []cli.File{{Flag: "-o", Path: output}}}
+	for _, p := range paths {
+		matches, err := filepath.Glob(p)
+		if err != nil || len(matches) == 0 {
+			matches = []string{p}
+		}
+		for _, m := range matches {
+			files.Inputs = append(files.Inputs, cli.File{Flag: "the document", Path: m})
+		}
+	}
+	return files.Check()
 }
 
 // anySearch reports whether any of paths (globs expanded, as Load

@@ -79,6 +79,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	buffered := fs.Bool("buffered", false, "fio: direct=0, for file systems without O_DIRECT (tmpfs)")
 	noPrescan := fs.Bool("no-prescan", false, "fio: do not read a trace file twice to place its cold objects first, as kvreplay --no-prescan")
 	prefix := fs.String("prefix", sai3Def.Prefix, "sai3: the URI prefix of the objects (the endpoint column)")
+	allowSystem := fs.Bool(cli.AllowSystemPathFlag, false, "let --output lie under a system directory (/etc, /usr, ...), which export refuses by default")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err
@@ -102,6 +103,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		bad("--output: required (the directory to write into)")
 	case "-":
 		bad("--output -: export writes several files: give a directory, not stdout")
+	default:
+		if !*allowSystem {
+			if err := cli.CheckPath("--output", *out); err != nil {
+				problems = append(problems, fmt.Errorf("%w (--%s writes there anyway)", err, cli.AllowSystemPathFlag))
+			}
+		}
 	}
 	tierList, err := parseTiers(*tiers)
 	if err != nil {
@@ -187,7 +194,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return cli.Input(fmt.Errorf("export: --output %s: %w", *out, err))
 	}
 	base := traceBase(name)
-	var files outputs
+	files := outputs{input: name}
 	defer files.abort()
 	switch *to {
 	case "fio":
@@ -203,10 +210,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return filepath.Join(outAbs, export.LogName(base, t, k))
 		}
 		logs := func(t schema.Tier, k export.LogKind) (io.Writer, error) {
-			return files.create(fioOpt.LogPath(t, k))
+			return files.create(ctx, fioOpt.LogPath(t, k))
 		}
 		jobPath := filepath.Join(*out, base+".fio")
-		job, err := files.create(jobPath)
+		job, err := files.create(ctx, jobPath)
 		if err != nil {
 			return err
 		}
@@ -220,7 +227,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "kvtrace: export: %d rows -> %s%s\n", st.Rows, fioSummary(&st, fioOpt), jobPath)
 	case "sai3":
 		tsvPath := filepath.Join(*out, base+".tsv")
-		tsv, err := files.create(tsvPath)
+		tsv, err := files.create(ctx, tsvPath)
 		if err != nil {
 			return err
 		}
@@ -358,19 +365,29 @@ func dedup(problems []error) error {
 }
 
 // outputs are the files of one export: all appear, or none.
-type outputs []*cli.AtomicFile
+type outputs struct {
+	input string // the trace, which no output may be
+	files []*cli.OutputFile
+}
 
-func (o *outputs) create(path string) (io.Writer, error) {
-	f, err := cli.CreateAtomic(path)
+// create starts writing the output at path, unless it is the trace or its
+// sidecar (a link, or a file of the trace's name in --output).
+func (o *outputs) create(ctx context.Context, path string) (io.Writer, error) {
+	for _, in := range []string{o.input, o.input + trace.MetaSuffix} {
+		if cli.SameFile(path, in) {
+			return nil, cli.Usagef("export: %s is the trace %s or its sidecar: refusing to overwrite an input", path, o.input)
+		}
+	}
+	f, err := cli.CreateFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	*o = append(*o, f)
+	o.files = append(o.files, f)
 	return f, nil
 }
 
 func (o *outputs) commit() error {
-	for _, f := range *o {
+	for _, f := range o.files {
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
@@ -379,7 +396,7 @@ func (o *outputs) commit() error {
 }
 
 func (o *outputs) abort() {
-	for _, f := range *o {
+	for _, f := range o.files {
 		_ = f.Abort()
 	}
 }

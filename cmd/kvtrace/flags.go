@@ -91,6 +91,10 @@ type simOptions struct {
 	Level int
 	// ConfigPath is --config's file, "" when none was given.
 	ConfigPath string
+	// AllowSystem lets outputs lie under the system directories
+	// (--allow-system-path); Force lets the sidecar replace a file that is
+	// not a trace's sidecar (--force).
+	AllowSystem, Force bool
 	// Accepted for kv-cache.py compatibility, no effect on a trace.
 	LogLevel        string
 	ValidationTrace string
@@ -198,6 +202,8 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users)")
 	fs.StringVar(&fv.RequestTraceFormat, "request-trace-format", "", "--request-trace's format: mooncake, azure, burstgpt or sharegpt (default: detected)")
 	fs.StringVar(&fv.NVMeAccounting, "nvme-accounting", def.NVMeAccounting, "a bounded NVMe tier's accounting: reference (kv-cache.py's, whose racing workers leak reservations and evict early) or exact (its rule alone)")
+	fs.BoolVar(&o.AllowSystem, cli.AllowSystemPathFlag, false, "let outputs lie under a system directory (/etc, /usr, /dev, ...), which kvtrace refuses by default")
+	fs.BoolVar(&o.Force, "force", false, "let the trace's sidecar (TRACE.meta.json) replace an existing file that is not a trace sidecar")
 	fs.StringVar(&fv.RequestTraceTimeUnit, "request-trace-time-unit", "", "unit of a Mooncake-style --request-trace's timestamps: s, ms, us or ns (default: found from the first; noted in the sidecar)")
 
 	rest, err := cli.ParseFlags(fs, args)

@@ -186,6 +186,7 @@ func TestFlagDefaults(t *testing.T) {
 		// kvtrace's.
 		"format": "kvbench", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
 		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "nvme-accounting": "reference",
+		"allow-system-path": "false", "force": "false",
 		"help": "false", "version": "false",
 	}
 	var stderr bytes.Buffer

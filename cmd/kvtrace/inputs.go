@@ -1,24 +1,82 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/sim/reqtrace"
+	"github.com/kvbench/kvbench/trace"
 )
 
 // checkSimFiles refuses, before the simulation, the files it would read
-// and cannot (checkInputs) and an --output it could not write.
+// and cannot (checkInputs), outputs it must not write (an input, each
+// other, a system path, a file at the sidecar's path that is not a
+// sidecar; see cli.Files) and an --output it could not write.
 func checkSimFiles(opt *simOptions) error {
 	if errs := checkInputs(&opt.Config); len(errs) > 0 {
 		return cli.Input(errors.Join(errs...))
 	}
+	cfg := &opt.Config
+	files := cli.Files{AllowSystem: opt.AllowSystem}
+	for _, in := range []cli.File{{Flag: "--request-trace", Path: cfg.RequestTrace}, {Flag: "--dataset-path", Path: cfg.DatasetPath},
+		{Flag: "--config", Path: opt.ConfigPath}} {
+		if in.Path != "" {
+			files.Inputs = append(files.Inputs, in)
+		}
+	}
+	if cfg.UseBurstTrace && cfg.BurstTracePath != "" {
+		if m, err := filepath.Glob(cfg.BurstTracePath); err == nil {
+			for _, p := range m {
+				files.Inputs = append(files.Inputs, cli.File{Flag: "--burst-trace-path", Path: p})
+			}
+		}
+	}
+	sidecar := opt.TracePath != "-" && cli.Sidecar(opt.TracePath) == ""
+	files.Outputs = append(files.Outputs, cli.File{Flag: "--io-trace-log", Path: opt.TracePath, Sidecar: sidecar})
+	if opt.OutputPath != "" {
+		files.Outputs = append(files.Outputs, cli.File{Flag: "--output", Path: opt.OutputPath})
+	}
+	errs := files.Check()
+	if len(errs) == 0 && sidecar {
+		if err := checkSidecar(opt.TracePath, opt.Force); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return cli.Input(errors.Join(errs...))
+	}
 	return probeOutput("--output", opt.OutputPath)
+}
+
+// checkSidecar refuses to replace what lies at the sidecar's path of the
+// trace output path unless it is a trace's sidecar (an earlier run's, which
+// the trace it describes replaces too), or force: a user's file of that
+// name is not kvtrace's to destroy.
+func checkSidecar(tracePath string, force bool) error {
+	path := trace.MetaPath(tracePath)
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--io-trace-log %s: its sidecar %s: %w", tracePath, path, cli.UnwrapPath(err))
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("--io-trace-log %s: its sidecar's path %s is a %v, not a file: refusing to write the sidecar there", tracePath, path, fi.Mode().Type())
+	case force:
+		return nil
+	}
+	if m, err := trace.ReadMeta(tracePath); err == nil && m.FormatVersion > 0 && m.Tool != "" {
+		return nil
+	}
+	return fmt.Errorf("--io-trace-log %s: %s exists and is not a trace's sidecar: refusing to replace it (move it away, or pass --force)", tracePath, path)
 }
 
 // checkInputs refuses, before the simulation, a request trace, ShareGPT
@@ -82,11 +140,16 @@ func simError(cfg *sim.Config, err error) error {
 
 // probeOutput creates and discards path's temporary file, so that an
 // output that cannot be written fails before the simulation, not after it.
+// An output written in place (a device, FIFO or socket) is not opened
+// twice: a FIFO's reader would see the first close as the end.
 func probeOutput(flag, path string) error {
 	if path == "" || path == "-" {
 		return nil
 	}
-	f, err := cli.CreateAtomic(path)
+	if t, err := outfile.Classify(path); err == nil && t.Kind == outfile.InPlace {
+		return nil
+	}
+	f, err := cli.CreateFile(context.Background(), path)
 	if err != nil {
 		return cli.Input(fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err)))
 	}

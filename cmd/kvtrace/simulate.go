@@ -14,16 +14,6 @@ import (
 	"github.com/kvbench/kvbench/trace"
 )
 
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 // ownsProgressLine reports whether kvtrace may rewrite a progress line on
 // stderr: when stderr is a terminal and the trace does not go down a pipe,
 // where the tool reading it (kvreplay) shows its own progress on the same
@@ -47,7 +37,7 @@ func ownsProgressLine(stdout, stderr io.Writer, tracePath string) bool {
 // statistics.
 func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stderr io.Writer) error {
 	cfg := &opt.Config
-	if opt.TracePath == "-" && isTerminal(stdout) {
+	if opt.TracePath == "-" && cli.IsTerminal(stdout) {
 		return cli.Usagef("refusing to write a trace to a terminal: give --io-trace-log FILE (-o FILE) or pipe stdout")
 	}
 	dialect, err := trace.ParseDialect(opt.Format)
@@ -57,13 +47,17 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	if err := checkSimFiles(opt); err != nil {
 		return err
 	}
-	wopt := trace.WriterOptions{Dialect: dialect, Base: cfg.EpochBase, Level: opt.Level}
-	var w *trace.Writer
-	if opt.TracePath == "-" {
-		w, err = trace.NewWriter(stdout, wopt)
-	} else {
-		w, err = trace.Create(opt.TracePath, wopt)
+	wopt := trace.WriterOptions{Dialect: dialect, Base: cfg.EpochBase, Level: opt.Level, Compression: trace.CompressionFor(opt.TracePath)}
+	var out io.Writer = stdout
+	var file *cli.OutputFile
+	if opt.TracePath != "-" {
+		if file, err = cli.CreateFile(ctx, opt.TracePath); err != nil {
+			return cli.Input(fmt.Errorf("--io-trace-log %s: %w", opt.TracePath, cli.UnwrapPath(err)))
+		}
+		defer file.Abort()
+		out = file
 	}
+	w, err := trace.NewWriter(out, wopt)
 	if err != nil {
 		return cli.Input(err)
 	}
@@ -97,14 +91,22 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	if err := w.Close(); err != nil {
 		return err
 	}
+	if file != nil {
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("--io-trace-log %s: %w", opt.TracePath, cli.UnwrapPath(err))
+		}
+	}
 	wall := time.Since(began)
-	if opt.TracePath != "-" {
+	var notes []string
+	if file != nil && !file.InPlace() {
 		if err := trace.WriteMeta(opt.TracePath, sidecar(cfg, opt, res, w, &counts, args)); err != nil {
 			return err
 		}
+	} else if file != nil {
+		notes = append(notes, cli.Sidecar(opt.TracePath))
 	}
 	if opt.OutputPath != "" {
-		err := cli.WriteOutput(opt.OutputPath, stdout, func(f io.Writer) error {
+		err := cli.WriteOutput(ctx, opt.OutputPath, stdout, func(f io.Writer) error {
 			enc := json.NewEncoder(f)
 			enc.SetIndent("", "  ")
 			return enc.Encode(res)
@@ -118,7 +120,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		fmt.Fprintf(stderr, "\r\033[Kkvtrace: %d rows, %d requests, %.1f s of virtual time in %.2f s -> %s\n",
 			w.Rows(), res.RequestsCompleted, res.Kvbench.EndS, wall.Seconds(), opt.TracePath)
 	}
-	for _, n := range cfg.NoEffect {
+	for _, n := range append(notes, cfg.NoEffect...) {
 		fmt.Fprintf(stderr, "kvtrace: note: %s\n", n)
 	}
 	return nil

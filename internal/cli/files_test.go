@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -30,7 +31,7 @@ func dirEntries(t testing.TB, dir string) []string {
 func TestAtomicFileClose(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
-	w, err := cli.CreateOutput(path)
+	w, err := cli.CreateOutput(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestAtomicFileReplacesKeepingMode(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := cli.CreateAtomic(path)
+	a, err := cli.CreateFile(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestAtomicFileReplacesKeepingMode(t *testing.T) {
 func TestAtomicFileAbort(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
-	a, err := cli.CreateAtomic(path)
+	a, err := cli.CreateFile(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestAtomicFileAbortKeepsOld(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := cli.CreateAtomic(path)
+	a, err := cli.CreateFile(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,10 +147,10 @@ func TestAtomicFileAbortKeepsOld(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomic(t *testing.T) {
+func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.json")
-	if err := cli.WriteFileAtomic(path, func(w io.Writer) error {
+	if err := cli.WriteFile(context.Background(), path, func(w io.Writer) error {
 		_, err := io.WriteString(w, "{}\n")
 		return err
 	}); err != nil {
@@ -161,7 +162,7 @@ func TestWriteFileAtomic(t *testing.T) {
 
 	boom := errors.New("boom")
 	failed := filepath.Join(dir, "failed.json")
-	err := cli.WriteFileAtomic(failed, func(w io.Writer) error {
+	err := cli.WriteFile(context.Background(), failed, func(w io.Writer) error {
 		_, _ = io.WriteString(w, "half")
 		return boom
 	})
@@ -183,7 +184,7 @@ func TestCreateOutputErrors(t *testing.T) {
 		{dir, "create " + dir + ": is a directory"},
 	}
 	for _, tt := range tests {
-		w, err := cli.CreateOutput(tt.name)
+		w, err := cli.CreateOutput(context.Background(), tt.name)
 		if err == nil {
 			w.Close()
 			t.Fatalf("CreateOutput(%q) succeeded", tt.name)
@@ -208,7 +209,7 @@ func TestStdio(t *testing.T) {
 	if _, err := os.Stdin.Stat(); err != nil {
 		t.Fatalf("closing input - closed stdin: %v", err)
 	}
-	w, err := cli.CreateOutput("-")
+	w, err := cli.CreateOutput(context.Background(), "-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,11 +266,11 @@ func TestIsTerminal(t *testing.T) {
 
 func TestWriteOutput(t *testing.T) {
 	var out strings.Builder
-	if err := cli.WriteOutput("-", &out, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil || out.String() != "x" {
+	if err := cli.WriteOutput(context.Background(), "-", &out, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil || out.String() != "x" {
 		t.Fatalf("-: %v, stdout %q", err, out.String())
 	}
 	p := filepath.Join(t.TempDir(), "f")
-	if err := cli.WriteOutput(p, &out, func(w io.Writer) error { _, err := io.WriteString(w, "y"); return err }); err != nil {
+	if err := cli.WriteOutput(context.Background(), p, &out, func(w io.Writer) error { _, err := io.WriteString(w, "y"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "y" || out.String() != "x" {

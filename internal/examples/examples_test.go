@@ -386,7 +386,7 @@ func makeInputs(t *testing.T, dir, bin string, env []string) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"mnt/nvme0", "mnt/nvme1", "results"} {
+	for _, d := range []string{"mnt/nvme", "mnt/nvme0/kv", "mnt/nvme0/kvbench", "mnt/nvme0/fio", "mnt/nvme1/kv", "results"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}

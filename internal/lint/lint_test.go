@@ -223,12 +223,16 @@ func importRules() []importRule {
 		{tree("schema"), moduleOutside(tree("schema"))},
 		// trace is the codec: within the module it sees only schema, and its
 		// fio exporter places and names objects as kvreplay's layouts do.
-		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"), exactly("internal/objname"))},
+		// It writes its files as every output is written (internal/outfile).
+		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"), exactly("internal/objname"),
+			exactly("internal/outfile"), exactly("internal/syspath"))},
 		// The extent allocator and the object names are leaves: standard
 		// library only.
 		{exactly("internal/extent"), nonStandard},
 		{exactly("internal/objname"), nonStandard},
 		{exactly("internal/syspath"), nonStandard},
+		{exactly("internal/outfile"), moduleOutside(exactly("internal/syspath"))},
+		{exactly("internal/outfile"), thirdPartyExcept()},
 		// sim emits to a sink; the main wires a trace.Writer in.
 		{tree("sim"), anyOf(tree("trace"), tree("replay"), tree("report"), tree("cmd"), tree("internal/cli"))},
 		// replay never imports its own backends: the main picks them. It

@@ -1,6 +1,7 @@
-package cli
+package outfile
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -14,7 +15,7 @@ import (
 func TestAtomicFileWriteError(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
-	a, err := CreateAtomic(path)
+	a, err := Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestAtomicFileWriteError(t *testing.T) {
 func TestAtomicFileRenameError(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out")
-	a, err := CreateAtomic(path)
+	a, err := Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kvbench/kvbench/internal/outfile"
+	"github.com/kvbench/kvbench/internal/syspath"
+)
+
+// AllowSystemPathFlag is the flag that lets a tool write an output under a
+// system directory (design section 7), for the rare user who means it.
+const AllowSystemPathFlag = "allow-system-path"
+
+// SidecarSuffix names the sidecar a trace has beside it (trace.MetaSuffix;
+// the trace package is above this one).
+const SidecarSuffix = ".meta.json"
+
+// A File is a path a run reads or writes, as the command line named it.
+type File struct {
+	// Flag names it in messages: "-o", "--output", "trace", "document".
+	Flag string
+	// Path is the path given; "-" (stdin or stdout) is never checked.
+	Path string
+	// Sidecar: the file is a trace, whose sidecar (Path+SidecarSuffix) is
+	// read or written with it.
+	Sidecar bool
+}
+
+// Files are the paths one run reads and writes, checked together before
+// any work by Check.
+type Files struct {
+	Inputs  []File
+	Outputs []File
+	// AllowSystem lets outputs lie under the system directories.
+	AllowSystem bool
+}
+
+// Check refuses, as usage errors, every output kvbench must not write
+// (CheckOutput) and every output that is an input, an input's sidecar or
+// another output (a link or hard link to one included): writing it would
+// destroy what the run reads, or what it wrote a moment before. It returns
+// one error per problem.
+func (f *Files) Check() []error {
+	var errs []error
+	for _, o := range f.Outputs {
+		if o.Path == "-" {
+			continue
+		}
+		if err := CheckOutput(o.Flag, o.Path, f.AllowSystem); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	outs, ins := expand(f.Outputs), expand(f.Inputs)
+	for _, o := range outs {
+		for _, in := range ins {
+			if SameFile(o.path, in.path) {
+				errs = append(errs, Usagef("%s: is %s: refusing to overwrite an input of the run", o.shown, in.shown))
+			}
+		}
+	}
+	for i, a := range outs {
+		for _, b := range outs[i+1:] {
+			if SameFile(a.path, b.path) {
+				errs = append(errs, Usagef("%s: is also %s: two outputs cannot share a file", a.shown, b.shown))
+			}
+		}
+	}
+	return errs
+}
+
+// namedFile is a path of Files with how a message names it ("the sidecar
+// of --output t.csv").
+type namedFile struct {
+	path, shown string
+}
+
+// expand lists files and their sidecars.
+func expand(files []File) []namedFile {
+	var out []namedFile
+	for _, x := range files {
+		if x.Path == "-" || x.Path == "" {
+			continue
+		}
+		shown := x.Flag + " " + x.Path
+		out = append(out, namedFile{x.Path, shown})
+		if x.Sidecar {
+			out = append(out, namedFile{x.Path + SidecarSuffix, "the sidecar of " + shown})
+		}
+	}
+	return out
+}
+
+// CheckOutput refuses, as a usage error naming flag, an output path
+// kvbench must not write: a directory or block device (outfile.Classify),
+// a path under a system directory (CheckPath) unless allowSystem, and a
+// special file under one other than /dev/null, /dev/zero, /dev/full, a
+// terminal or one of the process's own descriptors (/dev/stdout,
+// /dev/fd/N). A device, FIFO or socket elsewhere is written in place.
+func CheckOutput(flag, path string, allowSystem bool) error {
+	name := flag
+	if path == "" {
+		return Usagef("%s: empty file name (want a file, or - for standard output)", name)
+	}
+	t, err := outfile.Classify(path)
+	if err != nil {
+		return Usagef("%s %s: %w", name, quoteIfNeeded(path), UnwrapPath(err))
+	}
+	if allowSystem {
+		return nil
+	}
+	if t.Kind != outfile.InPlace {
+		if err := CheckPath(flag, path); err != nil {
+			return Usagef("%w (--%s writes there anyway)", err, AllowSystemPathFlag)
+		}
+		return nil
+	}
+	if t.FD >= 0 || harmlessDevice(path) {
+		return nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Usagef("%s %s: %w", name, quoteIfNeeded(path), err)
+	}
+	if r, err := syspath.Resolve(abs); err == nil {
+		abs = r
+	}
+	if sys, _ := syspath.System(abs); sys != "" && !harmlessDevice(abs) {
+		return Usagef("%s %s: a %v under the system directory %s: refusing to write into it (--%s writes there anyway)",
+			name, quoteIfNeeded(path), t.Mode.Type(), sys, AllowSystemPathFlag)
+	}
+	return nil
+}
+
+// harmlessDevice reports whether path names a system device an output may
+// go to: the null and zero devices and terminals.
+func harmlessDevice(path string) bool {
+	p := filepath.Clean(path)
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/console":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/pts/")
+}
+
+// SameFile reports whether the paths a and b name the same file: the same
+// inode where both exist (links and hard links included), the same path
+// with its links resolved where neither does. Character devices are never
+// the same file for this purpose: two outputs into /dev/null, or a terminal
+// read and written, destroy nothing. "-" is never a file.
+func SameFile(a, b string) bool {
+	if a == "-" || b == "-" || a == "" || b == "" {
+		return false
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	switch {
+	case errA == nil && errB == nil:
+		if fa.Mode()&fs.ModeCharDevice != 0 {
+			return false
+		}
+		return os.SameFile(fa, fb)
+	case errA == nil || errB == nil:
+		return false
+	case !errors.Is(errA, fs.ErrNotExist) || !errors.Is(errB, fs.ErrNotExist):
+		return false
+	}
+	return resolved(a) == resolved(b)
+}
+
+// resolved is path made absolute with the links of its deepest existing
+// ancestor resolved.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if r, err := syspath.Resolve(abs); err == nil {
+		return r
+	}
+	return abs
+}
+
+// Sidecar says what became of the sidecar of the trace output path: ""
+// when it can be written beside it, or why none is written (the trace is
+// not a regular file). It is for the notes a tool prints.
+func Sidecar(path string) string {
+	if path == "-" {
+		return "the trace went to standard output: no sidecar written"
+	}
+	if t, err := outfile.Classify(path); err == nil && t.Kind == outfile.InPlace {
+		return fmt.Sprintf("%s is not a regular file: no sidecar written beside it", path)
+	}
+	return ""
+}

@@ -1,0 +1,108 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/cli"
+)
+
+func TestFilesCheck(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.csv.zst")
+	if err := os.WriteFile(in, []byte("trace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard")
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	soft := filepath.Join(dir, "soft")
+	if err := os.Symlink(in, soft); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	side := filepath.Join(dir, "q.meta.json")
+	if err := os.WriteFile(side, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := cli.File{Flag: "trace", Path: in, Sidecar: true}
+	out := func(path string) cli.File { return cli.File{Flag: "-o", Path: path} }
+	tests := []struct {
+		name  string
+		files cli.Files
+		want  string // "" when accepted
+	}{
+		{"new file", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(filepath.Join(dir, "r.json"))}}, ""},
+		{"stdout", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out("-")}}, ""},
+		{"the input", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(in)}}, "is trace " + in + ": refusing to overwrite an input"},
+		{"a hard link", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(hard)}}, "is trace " + in},
+		{"a symlink", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(soft)}}, "is trace " + in},
+		{"relative", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(filepath.Join(dir, ".", "x", "..", "t.csv.zst"))}}, "is trace"},
+		{"the sidecar", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(in + ".meta.json")}}, "is the sidecar of trace " + in},
+		{"two outputs", cli.Files{Outputs: []cli.File{out(filepath.Join(dir, "x")), {Flag: "--output", Path: filepath.Join(dir, "x")}}}, "is also --output"},
+		{"an output's sidecar", cli.Files{Outputs: []cli.File{{Flag: "-o", Path: filepath.Join(dir, "y"), Sidecar: true}, {Flag: "--output", Path: filepath.Join(dir, "y.meta.json")}}}, "is also --output"},
+		{"another file", cli.Files{Inputs: []cli.File{{Flag: "--request-trace", Path: in}}, Outputs: []cli.File{out(strings.TrimSuffix(in, ".zst"))}}, ""},
+		{"output's sidecar is an input", cli.Files{Inputs: []cli.File{{Flag: "--request-trace", Path: side}}, Outputs: []cli.File{{Flag: "-o", Path: strings.TrimSuffix(side, ".meta.json"), Sidecar: true}}},
+			"the sidecar of -o " + strings.TrimSuffix(side, ".meta.json") + ": is --request-trace " + side},
+		{"system dir", cli.Files{Outputs: []cli.File{out("/etc/kvbench-test.json")}}, "refusing a path under the system directory /etc"},
+		{"system dir allowed", cli.Files{AllowSystem: true, Outputs: []cli.File{out("/etc/kvbench-test.json")}}, ""},
+		{"new file in /dev", cli.Files{Outputs: []cli.File{out("/dev/kvbench-test")}}, "system directory /dev"},
+		{"/dev/null", cli.Files{Outputs: []cli.File{out("/dev/null")}}, ""},
+		{"/dev/null twice", cli.Files{Outputs: []cli.File{out("/dev/null"), {Flag: "--output", Path: "/dev/null"}}}, ""},
+		{"/dev/stdout", cli.Files{Outputs: []cli.File{out("/dev/stdout")}}, ""},
+		{"a device under /dev", cli.Files{Outputs: []cli.File{out("/dev/random")}}, "under the system directory /dev"},
+		{"a directory", cli.Files{Outputs: []cli.File{out(dir)}}, "is a directory"},
+		{"a fifo", cli.Files{Outputs: []cli.File{out(fifo)}}, ""},
+		{"a fifo read and written", cli.Files{Inputs: []cli.File{{Flag: "trace", Path: fifo}}, Outputs: []cli.File{out(fifo)}}, "refusing to overwrite an input"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := tt.files.Check()
+			if tt.want == "" {
+				if len(errs) > 0 {
+					t.Fatalf("Check() = %v, want no error", errs)
+				}
+				return
+			}
+			if len(errs) == 0 {
+				t.Fatalf("Check() accepted, want %q", tt.want)
+			}
+			if !strings.Contains(errs[0].Error(), tt.want) {
+				t.Fatalf("Check() = %v, want %q", errs[0], tt.want)
+			}
+			if cli.ExitCode(errs[0]) != cli.ExitUsage {
+				t.Fatalf("%v is not a usage error", errs[0])
+			}
+		})
+	}
+}
+
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{a, a, true},
+		{a, filepath.Join(dir, "b"), false},
+		{filepath.Join(dir, "new"), filepath.Join(dir, "sub", "..", "new"), true},
+		{"-", "-", false},
+		{"/dev/null", "/dev/null", false},
+	}
+	for _, tt := range tests {
+		if got := cli.SameFile(tt.a, tt.b); got != tt.want {
+			t.Errorf("SameFile(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,464 @@
+// Package outfile owns how kvbench writes an output file without destroying
+// what lies at its path (design section 7). What is there decides how:
+//
+//   - nothing, or a regular file: the output is written under a hidden
+//     temporary name in the same directory and renamed into place by Close,
+//     so that readers never see a partial file and a failed run leaves the
+//     old file as it was. A symbolic link to a regular file stays a link: the
+//     file it names is replaced.
+//   - a character device (/dev/null), a FIFO, a socket, or a descriptor of
+//     this process named through /dev/stdout, /dev/fd/N or /proc/self/fd/N:
+//     the output is written in place, as a shell's redirection would, and
+//     never renamed over. Such an output is not a file that can have a file
+//     beside it (a sidecar): InPlace says so.
+//   - a directory, a block device, or anything else: refused.
+//
+// Which paths a tool may write to at all (the system directories, its own
+// inputs) is the command line's to decide (internal/cli); this package only
+// writes. It uses the standard library and internal/syspath only.
+package outfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/kvbench/kvbench/internal/syspath"
+)
+
+// Kind is what writing a path would do.
+type Kind int
+
+const (
+	// New: nothing is there; the output is created atomically.
+	New Kind = iota
+	// Replace: a regular file is there; the output replaces it atomically.
+	Replace
+	// InPlace: a character device, FIFO, socket or descriptor of this
+	// process is there; the output is written into it.
+	InPlace
+)
+
+// String names the kind for messages.
+func (k Kind) String() string {
+	switch k {
+	case New:
+		return "new file"
+	case Replace:
+		return "regular file"
+	}
+	return "written in place"
+}
+
+// Target is what lies at an output path.
+type Target struct {
+	// Kind says how the output is written.
+	Kind Kind
+	// Path is where the bytes go: the path with its symbolic links
+	// resolved for New and Replace (so a link is not replaced by a file),
+	// the special file for InPlace.
+	Path string
+	// Mode is the type and permissions of what is there (0 for New).
+	Mode fs.FileMode
+	// FD is the descriptor of this process the path names (/dev/stdout,
+	// /dev/fd/N, /proc/self/fd/N), or -1.
+	FD int
+}
+
+// ErrNotWritable is wrapped by Classify's refusals: a directory, a block
+// device, or a file of another type.
+var ErrNotWritable = errors.New("not a file kvbench writes over")
+
+// Classify says what writing path would do, without changing anything.
+// A directory, a block device and other file types are refused with an
+// error wrapping ErrNotWritable; a path whose directory cannot be read is
+// refused with the system's error.
+func Classify(path string) (Target, error) {
+	t := Target{FD: -1}
+	if path == "" {
+		return t, &fs.PathError{Op: "create", Path: path, Err: errors.New("empty file name")}
+	}
+	if fd, ok := ownDescriptor(path); ok {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("descriptor %d: %w", fd, err)}
+		}
+		t.Kind, t.Path, t.FD = InPlace, path, fd
+		t.Mode = fileMode(st.Mode)
+		return t, nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return t, &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+		if r, err := syspath.Resolve(abs); err == nil {
+			abs = r
+		}
+		t.Kind, t.Path = New, abs
+		return t, nil
+	case err != nil:
+		return t, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
+	}
+	t.Mode = fi.Mode()
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		resolved, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return t, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
+		}
+		if resolved, err = filepath.Abs(resolved); err != nil {
+			return t, &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+		t.Kind, t.Path = Replace, resolved
+	case m.IsDir():
+		return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("is a directory: %w", ErrNotWritable)}
+	case m&fs.ModeDevice != 0 && m&fs.ModeCharDevice == 0:
+		return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a block device: refusing to write an output over it: %w", ErrNotWritable)}
+	case m&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0:
+		t.Kind, t.Path = InPlace, path
+	default:
+		return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %v, not a regular file: %w", m.Type(), ErrNotWritable)}
+	}
+	return t, nil
+}
+
+// fileMode converts a stat(2) mode to a FileMode's type bits.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		mode |= fs.ModeDevice
+	case syscall.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case syscall.S_IFDIR:
+		mode |= fs.ModeDir
+	}
+	return mode
+}
+
+// ownDescriptor reports whether path names, directly or through symbolic
+// links, a descriptor of this process: /dev/stdout, /dev/stderr,
+// /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N or /proc/PID/fd/N
+// with this process's PID. Such a path is a magic link that a rename would
+// replace (as root, /dev/stdout itself), so it is written through the
+// descriptor.
+func ownDescriptor(path string) (int, bool) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return 0, false
+	}
+	for range 40 { // as the kernel's bound on links followed
+		if fd, ok := descriptorName(p); ok {
+			return fd, true
+		}
+		// Resolve the directory, then look at the last element.
+		dir, base := filepath.Split(p)
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			p = filepath.Join(d, base)
+			if fd, ok := descriptorName(p); ok {
+				return fd, true
+			}
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return 0, false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+	}
+	return 0, false
+}
+
+// descriptorName parses the clean absolute path p as the name of one of
+// this process's descriptors.
+func descriptorName(p string) (int, bool) {
+	switch p {
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	rest, ok := strings.CutPrefix(p, "/dev/fd/")
+	if !ok {
+		after, found := strings.CutPrefix(p, "/proc/")
+		if !found {
+			return 0, false
+		}
+		proc, fdPart, found := strings.Cut(after, "/fd/")
+		if !found || (proc != "self" && proc != "thread-self" && proc != strconv.Itoa(os.Getpid())) {
+			return 0, false
+		}
+		rest = fdPart
+	}
+	fd, err := strconv.Atoi(rest)
+	if err != nil || fd < 0 {
+		return 0, false
+	}
+	return fd, true
+}
+
+// File is an output being written: atomically (a temporary file renamed
+// into place by Close) or in place (see the package doc). A File is not
+// safe for concurrent use. Either Close or Abort must be called; calling
+// Abort after Close is harmless, so
+//
+//	f, err := outfile.Create(ctx, path)
+//	...
+//	defer f.Abort()
+//	... write ...
+//	return f.Close()
+//
+// is the usual pattern.
+type File struct {
+	path   string // as given, for messages
+	target Target
+	tmp    *os.File       // atomic: the temporary file
+	w      io.WriteCloser // in place
+	err    error          // first write error: Close then discards the file
+	done   bool           // Close or Abort was called
+	cerr   error          // result of Close
+}
+
+// Create starts writing path, as Classify says. An atomic output gets its
+// temporary file now; an in-place one is opened now (a FIFO waits for its
+// reader until ctx is done).
+func Create(ctx context.Context, path string) (*File, error) {
+	t, err := Classify(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{path: path, target: t}
+	if t.Kind == InPlace {
+		if f.w, err = openInPlace(ctx, t); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPath(err)}
+		}
+		return f, nil
+	}
+	dir, base := filepath.Split(t.Path)
+	f.tmp, err = os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
+	}
+	return f, nil
+}
+
+// openInPlace opens the special file of t for writing, never creating or
+// truncating anything.
+func openInPlace(ctx context.Context, t Target) (io.WriteCloser, error) {
+	switch {
+	case t.FD >= 0:
+		fd, err := syscall.Dup(t.FD)
+		if err != nil {
+			return nil, fmt.Errorf("descriptor %d: %w", t.FD, err)
+		}
+		syscall.CloseOnExec(fd)
+		return os.NewFile(uintptr(fd), t.Path), nil
+	case t.Mode&fs.ModeSocket != 0:
+		c, err := net.Dial("unix", t.Path)
+		if err != nil {
+			if c, err2 := net.Dial("unixgram", t.Path); err2 == nil {
+				return c, nil
+			}
+			return nil, err
+		}
+		return c, nil
+	case t.Mode&fs.ModeNamedPipe != 0:
+		return openFIFO(ctx, t.Path)
+	}
+	return os.OpenFile(t.Path, os.O_WRONLY, 0)
+}
+
+// openFIFO opens a FIFO for writing, which blocks until a reader opens it;
+// when ctx is done first, it opens the read end itself to release the
+// blocked open, and returns ctx's error.
+func openFIFO(ctx context.Context, path string) (*os.File, error) {
+	if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		// A reader is there; writes should block as on any file.
+		if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	} else if !errors.Is(err, syscall.ENXIO) {
+		return nil, err
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+	}
+	if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		o := <-ch
+		if o.f != nil {
+			o.f.Close()
+		}
+		r.Close()
+	}
+	return nil, context.Cause(ctx)
+}
+
+// Name returns the path as given.
+func (f *File) Name() string { return f.path }
+
+// InPlace reports whether the output is written into a special file (a
+// device, FIFO, socket or descriptor) rather than a regular file: nothing
+// can be written beside it.
+func (f *File) InPlace() bool { return f.target.Kind == InPlace }
+
+// Write writes to the temporary file, or in place. After a failed write
+// every later Write fails with the same error and Close discards an atomic
+// file.
+func (f *File) Write(p []byte) (int, error) {
+	if f.done {
+		return 0, f.pathErr("write", os.ErrClosed)
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	var n int
+	var err error
+	if f.w != nil {
+		n, err = f.w.Write(p)
+	} else {
+		n, err = f.tmp.Write(p)
+	}
+	if err != nil {
+		f.err = f.pathErr("write", err)
+		return n, f.err
+	}
+	return n, nil
+}
+
+// Close completes the output. An atomic file is flushed to stable storage
+// and renamed to its final path, keeping the permissions of the file it
+// replaces (0644 for a new one); if a write failed, or any step of Close
+// fails, the temporary file is removed, the final path is left as it was,
+// and Close returns the error. An in-place output is closed. Calling Close
+// again returns the same result.
+func (f *File) Close() error {
+	if f.done {
+		return f.cerr
+	}
+	f.done = true
+	switch {
+	case f.w != nil:
+		err := f.w.Close()
+		if f.err != nil {
+			f.cerr = f.err
+		} else if err != nil {
+			f.cerr = f.pathErr("close", err)
+		}
+	case f.err != nil:
+		f.discard()
+		f.cerr = f.err
+	default:
+		f.cerr = f.commit()
+	}
+	return f.cerr
+}
+
+func (f *File) commit() error {
+	name := f.tmp.Name()
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(f.target.Path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	steps := []struct {
+		op string
+		fn func() error
+	}{
+		{"write", f.tmp.Sync},
+		{"chmod", func() error { return f.tmp.Chmod(mode) }},
+		{"write", f.tmp.Close},
+		{"rename", func() error { return f.rename(name) }},
+	}
+	for i, s := range steps {
+		if err := s.fn(); err != nil {
+			if i < 2 {
+				_ = f.tmp.Close()
+			}
+			_ = os.Remove(name)
+			return f.pathErr(s.op, err)
+		}
+	}
+	return nil
+}
+
+// rename moves the temporary file into place, unless what is at the final
+// path changed kind since Create (a device or FIFO appeared there): that is
+// never renamed over.
+func (f *File) rename(tmp string) error {
+	if fi, err := os.Lstat(f.target.Path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("a %v appeared at the path: %w", fi.Mode().Type(), ErrNotWritable)
+	}
+	return os.Rename(tmp, f.target.Path)
+}
+
+// Abort discards an unfinished atomic file, leaving the final path as it
+// was, or closes an in-place output. It does nothing after Close or a
+// previous Abort.
+func (f *File) Abort() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	f.cerr = errors.New("output " + f.path + " aborted")
+	if f.w != nil {
+		return f.w.Close()
+	}
+	return f.discard()
+}
+
+func (f *File) discard() error {
+	_ = f.tmp.Close()
+	if err := os.Remove(f.tmp.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// pathErr names the path as given, not the temporary one, in err, keeping
+// the underlying error for errors.Is (for example syscall.ENOSPC).
+func (f *File) pathErr(op string, err error) error {
+	return &fs.PathError{Op: op, Path: f.path, Err: unwrapPath(err)}
+}
+
+// unwrapPath returns the error inside a *fs.PathError or *os.LinkError, so
+// that a message names the path once, as kvbench gives it.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
