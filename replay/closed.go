@@ -103,13 +103,30 @@ type closedLoop struct {
 
 	windowClosed bool // --duration passed: no request is released
 
+	// chosen are the users --users replays, from the plan (SelectUsers);
+	// nil when every user is replayed or the plan does not know the users
+	// (a pipe: then the first --users users to appear are replayed).
+	chosen map[userKey]bool
+
 	released, completed, tokens int64
 	ioTime                      time.Duration
 }
 
 func newClosedLoop(s *sched, rr *rowReader) *closedLoop {
-	return &closedLoop{s: s, rr: rr, users: map[userKey]*clUser{}, bySrc: make([]*clRequest, len(s.srcs)),
+	c := &closedLoop{s: s, rr: rr, users: map[userKey]*clUser{}, bySrc: make([]*clRequest, len(s.srcs)),
 		inflight: map[reqID]*clRequest{}}
+	if n := s.cfg.Users; n > 0 {
+		if s.plan != nil && len(s.plan.Users) > 0 {
+			c.chosen = map[userKey]bool{}
+			for _, u := range SelectUsers(s.plan.Users, n) {
+				c.chosen[userKey{int32(u.Trace), u.ID}] = true
+			}
+		} else {
+			s.warnings = append(s.warnings, fmt.Sprintf("--users %d: the trace was not read before the run (a pipe, or --no-prescan), "+
+				"so its users' QoS classes were unknown: the first %d users to appear were replayed, not a sample that keeps the trace's QoS mix", n, n))
+		}
+	}
+	return c
 }
 
 // wantRows reports whether the loop takes another batch of rows now.
@@ -166,7 +183,7 @@ func (c *closedLoop) open(rec *schema.Record, src int32) *clRequest {
 		k := userKey{src, rec.User}
 		u := c.users[k]
 		if u == nil {
-			if lim := c.s.cfg.Users; lim > 0 && len(c.order) >= lim {
+			if !c.replays(k) {
 				r.skip = true
 				return r
 			}
@@ -188,6 +205,16 @@ func (c *closedLoop) open(rec *schema.Record, src int32) *clRequest {
 		return nil
 	}
 	return r
+}
+
+// replays reports whether the user k, not seen before, is one --users
+// replays.
+func (c *closedLoop) replays(k userKey) bool {
+	if c.chosen != nil {
+		return c.chosen[k]
+	}
+	lim := c.s.cfg.Users
+	return lim <= 0 || len(c.order) < lim
 }
 
 // add appends rec to r.

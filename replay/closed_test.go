@@ -3,6 +3,8 @@ package replay_test
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,4 +215,126 @@ func textTrace(s string) replay.Source {
 	return replay.Source{Name: "text", Rescan: true, Open: func() (*trace.Reader, error) {
 		return trace.NewReader(strings.NewReader(s)), nil
 	}}
+}
+
+// mixedUsers is a trace of 8 users whose first 4 to appear are batch
+// class, then 2 interactive and 2 responsive, 3 requests each.
+func mixedUsers() []schema.Record {
+	recs := userTrace(8, 3, 0)
+	for i := range recs {
+		switch u := recs[i].User; {
+		case u <= 4:
+			recs[i].QoS = schema.QoSBatch
+		case u <= 6:
+			recs[i].QoS = schema.QoSInteractive
+		default:
+			recs[i].QoS = schema.QoSResponsive
+		}
+	}
+	return recs
+}
+
+// TestClosedLoopUsersKeepQoSMix replays --users N of a trace whose first
+// users are all batch class: the users replayed are a sample of every
+// class, the first of each to appear, not the first N; a trace the plan
+// did not read replays the first N, and says so.
+func TestClosedLoopUsersKeepQoSMix(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		want []uint64
+	}{
+		{1, []uint64{1}},
+		{3, []uint64{1, 5, 7}},
+		{4, []uint64{1, 2, 5, 7}},
+		{6, []uint64{1, 2, 3, 5, 6, 7}},
+		{8, []uint64{1, 2, 3, 4, 5, 6, 7, 8}},
+	} {
+		cfg := closedConfig()
+		cfg.Users = tt.n
+		res, err := runReplay(t, cfg, memTrace(t, mixedUsers()), map[string]backend.Backend{"ram": newRAM(t, 64<<20)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, u := range res.ClosedLoop.PerUser {
+			got = append(got, u.User)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) || res.ClosedLoop.RequestsCompleted != int64(3*len(tt.want)) {
+			t.Errorf("--users %d replayed users %v (%d requests), want %v", tt.n, got, res.ClosedLoop.RequestsCompleted, tt.want)
+		}
+	}
+	cfg := closedConfig()
+	cfg.Users, cfg.Prescan = 3, false
+	res, err := runReplay(t, cfg, memTrace(t, mixedUsers()), map[string]backend.Backend{"ram": newRAM(t, 64<<20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl := res.ClosedLoop; cl.Users != 3 || cl.PerUser[2].User != 3 || !strings.Contains(strings.Join(res.Warnings, "\n"), "not a sample that keeps the trace's QoS mix") {
+		t.Errorf("unscanned trace, --users 3: %+v, warnings %q", cl.PerUser, res.Warnings)
+	}
+}
+
+// TestSelectUsers checks the stratified sample on its own: each class's
+// share of any n within one user of its share of the trace (once n covers
+// the classes), every class present from n = number of classes, the users
+// of n among those of n+1, and the first of each class taken first.
+func TestSelectUsers(t *testing.T) {
+	classes := map[schema.QoS]int{schema.QoSBatch: 61, schema.QoSInteractive: 7, schema.QoSResponsive: 29, schema.QoSNone: 3}
+	var users []replay.User
+	id := uint64(0)
+	// Batch users first, then the rest interleaved.
+	for range classes[schema.QoSBatch] {
+		id++
+		users = append(users, replay.User{ID: id, QoS: schema.QoSBatch})
+	}
+	for i := 0; i < 29; i++ {
+		for _, q := range []schema.QoS{schema.QoSInteractive, schema.QoSResponsive, schema.QoSNone} {
+			if i < classes[q] {
+				id++
+				users = append(users, replay.User{ID: id, QoS: q})
+			}
+		}
+	}
+	total := len(users)
+	prev := map[uint64]bool{}
+	for n := 1; n <= total; n++ {
+		sel := replay.SelectUsers(users, n)
+		if len(sel) != n {
+			t.Fatalf("n %d: %d users", n, len(sel))
+		}
+		got := map[schema.QoS]int{}
+		now := map[uint64]bool{}
+		for _, u := range sel {
+			got[u.QoS]++
+			now[u.ID] = true
+		}
+		for id := range prev {
+			if !now[id] {
+				t.Fatalf("n %d: user %d of n-1 left the sample", n, id)
+			}
+		}
+		prev = now
+		for q, c := range classes {
+			share := float64(n) * float64(c) / float64(total)
+			if n >= len(classes) && (got[q] < 1 || math.Abs(float64(got[q])-share) > 1.5) {
+				t.Errorf("n %d: %d %q users, share %.2f", n, got[q], q, share)
+			}
+		}
+		// Within a class, the first to appear.
+		var last [schema.NumQoS]uint64
+		for _, u := range users {
+			if now[u.ID] {
+				if last[u.QoS] == ^uint64(0) {
+					t.Fatalf("n %d: a %q user taken after one skipped", n, u.QoS)
+				}
+				last[u.QoS] = u.ID
+			} else {
+				last[u.QoS] = ^uint64(0)
+			}
+		}
+	}
+	if got := replay.SelectUsers(users, 0); len(got) != total {
+		t.Errorf("n 0: %d users, want all", len(got))
+	}
 }

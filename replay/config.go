@@ -53,8 +53,10 @@ type Config struct {
 	// think time the trace recorded (closed.go). The trace must name
 	// users (its User column).
 	ClosedLoop bool
-	// Users replays only the first Users users of a closed loop, in the
-	// order they first appear in the trace (0: all).
+	// Users replays only Users users of a closed loop (0: all): a sample
+	// stratified by QoS class that keeps the trace's mix, the first of
+	// each class to appear (SelectUsers). A trace the plan did not read
+	// (a pipe) replays the first Users users to appear, with a warning.
 	Users int
 	// Duration bounds the run in wall time: no row (open loop) or request
 	// (closed loop) is released after it, and what was released completes.

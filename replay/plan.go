@@ -68,6 +68,11 @@ type Plan struct {
 	// Request), for a closed loop to say how many it left; nil when the
 	// traces name no users.
 	UserRequests map[userKey]int64
+	// Users are the traces' users (this rank's, under a shard) in the
+	// order they first appear, each with the QoS class of its first
+	// request: a closed loop's --users N takes its users from them by
+	// SelectUsers. Nil when the traces were not scanned or name no users.
+	Users []User
 	// Traces are each trace's provenance and identity as the prescan
 	// read it (its rows, its digest when Source.Stored is set), so that
 	// a run stopped early still says what it replayed; nil when the
@@ -225,7 +230,11 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 				if p.UserRequests == nil {
 					p.UserRequests = map[userKey]int64{}
 				}
-				p.UserRequests[userKey{int32(i), rec.User}]++
+				k := userKey{int32(i), rec.User}
+				if p.UserRequests[k] == 0 {
+					p.Users = append(p.Users, User{Trace: i, ID: rec.User, QoS: rec.QoS})
+				}
+				p.UserRequests[k]++
 			}
 			lastReq = rec.Request
 			p.Rows++

@@ -119,14 +119,34 @@ func searchName(d *schema.SearchResult, file string) string {
 
 // answer is a search's answer in words.
 func answer(d *schema.SearchResult) string {
+	var s string
 	if d.Kind == schema.SearchUsers {
-		s := fmt.Sprintf("%d of %d users", d.Users, d.TotalUsers)
+		s = fmt.Sprintf("%d of %d users", d.Users, d.TotalUsers)
 		if d.Users > 0 {
 			s += fmt.Sprintf(" (confidence %.0f%%, resolution %d)", 100*d.Confidence, d.Resolution)
 		}
-		return s
+	} else {
+		s = fmt.Sprintf("peak %.1f MB/s at --speed %g", d.PeakBandwidthBps/1e6, d.PeakSpeed)
+		if d.SaturatedFromFirstProbe {
+			s += ", saturated from the first probe"
+		}
 	}
-	return fmt.Sprintf("peak %.1f MB/s at --speed %g", d.PeakBandwidthBps/1e6, d.PeakSpeed)
+	if d.AnswerIsLowerBound {
+		s = "at least " + s + " (a lower bound: the search stopped early)"
+	}
+	return s
+}
+
+// usersMix is a users probe's users by QoS class ("interactive 2, batch
+// 6"), in class order; "" when the probe does not say.
+func usersMix(p schema.SearchProbe) string {
+	var parts []string
+	for q := schema.QoSNone; q < schema.NumQoS; q++ {
+		if n := p.UsersByQoS[q.String()]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", cmp.Or(q.String(), "no class"), n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // compareLine compares d's answer with the baseline's.
@@ -144,15 +164,23 @@ func compareLine(d, base *schema.SearchResult, name, baseName string) string {
 		d.PeakBandwidthBps/1e6, base.PeakBandwidthBps/1e6)
 }
 
+// probeRow is a probe's row of the probe table: its verdict is its
+// search's (Pass and Reason, judged by kvreplay), or that it is not a
+// measurement.
 func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 	load := fmt.Sprintf("%d users", p.Users)
-	verdict := "PASS"
-	if !p.Pass {
-		verdict = "FAIL: " + p.Reason
+	if mix := usersMix(p); mix != "" {
+		load += " (" + mix + ")"
 	}
 	if d.Kind == schema.SearchCapacity {
 		load = fmt.Sprintf("--speed %g", p.Speed)
-		verdict = p.Health
+	}
+	verdict := "PASS"
+	switch {
+	case p.NotMeasured != "":
+		verdict = "NOT A MEASUREMENT: " + p.NotMeasured
+	case !p.Pass:
+		verdict = "FAIL: " + p.Reason
 	}
 	return []string{load, fmt.Sprintf("%.1f", p.RequestsPerSecond), fmt.Sprintf("%.0f", p.TokensPerSecond),
 		fmt.Sprintf("%.1f", p.BandwidthBps/1e6), p.P95s(), verdict}
@@ -179,10 +207,14 @@ func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, fo
 				}
 			} else {
 				fmt.Fprintf(&b, "%s: %s search, %d probes of %gs: %s\n  %s\n", name, d.Kind, len(d.Probes), d.WindowS, answer(d), d.Reason)
-				fmt.Fprintf(&b, "  %-14s %10s %9s %9s  %-40s %s\n", probeHeader[0], probeHeader[1], probeHeader[2], probeHeader[3], probeHeader[4], probeHeader[5])
+				w := 14 // the probe column: as wide as its widest
+				for _, p := range d.Probes {
+					w = max(w, len(probeRow(d, p)[0]))
+				}
+				fmt.Fprintf(&b, "  %-*s %10s %9s %9s  %-40s %s\n", w, probeHeader[0], probeHeader[1], probeHeader[2], probeHeader[3], probeHeader[4], probeHeader[5])
 				for _, p := range d.Probes {
 					r := probeRow(d, p)
-					fmt.Fprintf(&b, "  %-14s %10s %9s %9s  %-40s %s\n", r[0], r[1], r[2], r[3], r[4], r[5])
+					fmt.Fprintf(&b, "  %-*s %10s %9s %9s  %-40s %s\n", w, r[0], r[1], r[2], r[3], r[4], r[5])
 				}
 			}
 			for _, warn := range d.Warnings {
@@ -194,32 +226,62 @@ func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, fo
 			fmt.Fprintln(&b, compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0])))
 		}
 	case "html":
-		b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kvbench search</title></head><body>\n")
+		// The report's page: its styling, charts with labelled axes.
+		b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
+			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>kvbench search</title>\n<style>\n" +
+			htmlCSS + "</style>\n</head>\n<body>\n<h1>kvbench search</h1>\n")
+		var warnings []string
+		for _, d := range docs {
+			warnings = append(warnings, d.Warnings...)
+		}
+		if len(warnings) > 0 {
+			b.WriteString("<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul>")
+			for _, w := range warnings {
+				fmt.Fprintf(&b, "<li>WARNING: %s</li>", html.EscapeString(w))
+			}
+			b.WriteString("</ul>\n</section>\n")
+		}
 		for i, d := range docs {
 			name := searchName(d, names[i])
-			fmt.Fprintf(&b, "<h2>%s: %s search</h2>\n<p><b>%s</b>. %s</p>\n", html.EscapeString(name), d.Kind, html.EscapeString(answer(d)), html.EscapeString(d.Reason))
-			b.WriteString(curveSVG(d))
-			b.WriteString("<table border=\"1\"><tr>")
-			for _, h := range probeHeader {
-				fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(h))
+			fmt.Fprintf(&b, "<section>\n<h2>%s: %s search</h2>\n<p><b>%s</b>. %s</p>\n", html.EscapeString(name), html.EscapeString(d.Kind),
+				html.EscapeString(answer(d)), html.EscapeString(d.Reason))
+			if d.WindowS > 0 {
+				fmt.Fprintf(&b, "<p>%d probes, each a replay of %gs.", len(d.Probes), d.WindowS)
+			} else {
+				fmt.Fprintf(&b, "<p>%d probes.", len(d.Probes))
+			}
+			if d.UserSelection != "" {
+				fmt.Fprintf(&b, " Users: %s.", html.EscapeString(d.UserSelection))
+			}
+			b.WriteString("</p>\n<div class=\"charts\">")
+			for _, c := range searchCharts(d) {
+				b.WriteString(string(c.SVG()))
+			}
+			b.WriteString("</div>\n<table>\n<tr>")
+			for j, h := range probeHeader {
+				fmt.Fprintf(&b, "<th%s>%s</th>", leftIf(j == 0 || j >= 4), html.EscapeString(h))
 			}
 			b.WriteString("</tr>\n")
 			for _, p := range d.Probes {
 				b.WriteString("<tr>")
-				for _, c := range probeRow(d, p) {
-					fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(c))
+				for j, c := range probeRow(d, p) {
+					class := leftIf(j == 0 || j == 4)
+					if j == 5 {
+						class = ` class="pass"`
+						if !p.Pass {
+							class = ` class="fail"`
+						}
+					}
+					fmt.Fprintf(&b, "<td%s>%s</td>", class, html.EscapeString(c))
 				}
 				b.WriteString("</tr>\n")
 			}
-			b.WriteString("</table>\n")
-			for _, warn := range d.Warnings {
-				fmt.Fprintf(&b, "<p>WARNING: %s</p>\n", html.EscapeString(warn))
-			}
+			b.WriteString("</table>\n</section>\n")
 		}
 		for i := 1; i < len(docs); i++ {
 			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0]))))
 		}
-		b.WriteString("</body></html>\n")
+		b.WriteString("</body>\n</html>\n")
 	default:
 		return fmt.Errorf("report: --format %s: search documents render as text, markdown or html", format)
 	}
@@ -227,53 +289,70 @@ func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, fo
 	return err
 }
 
-// curveSVG plots a search's probes, in load order: throughput (requests/s
-// for users, MB/s for capacity) as dots, the worst p95 as a line on its
-// own scale.
-func curveSVG(d *schema.SearchResult) string {
-	type pt struct{ x, y, p95 float64 }
-	var pts []pt
-	for _, p := range d.Probes {
-		x, y := float64(p.Users), p.RequestsPerSecond
+// leftIf is the class attribute of a left-aligned cell when left.
+func leftIf(left bool) string {
+	if left {
+		return ` class="l"`
+	}
+	return ""
+}
+
+// searchCharts plots a search's probes against their load (users, or
+// --speed as a multiple of the trace's pace), in load order: the
+// throughput (requests/s of a users search, the bandwidth in MB/s of a
+// capacity search), and each QoS class's p95 request latency in ms.
+func searchCharts(d *schema.SearchResult) []svgLineChart {
+	probes := slices.Clone(d.Probes)
+	load := func(p schema.SearchProbe) float64 {
 		if d.Kind == schema.SearchCapacity {
-			x, y = p.Speed, p.BandwidthBps/1e6
+			return p.Speed
 		}
-		worst := 0.0
-		for _, v := range p.P95MSByQoS {
-			worst = max(worst, v)
-		}
-		pts = append(pts, pt{x, y, worst})
+		return float64(p.Users)
 	}
-	if len(pts) == 0 {
-		return ""
-	}
-	var maxX, maxY, maxP float64
-	for _, p := range pts {
-		maxX, maxY, maxP = max(maxX, p.x), max(maxY, p.y), max(maxP, p.p95)
-	}
-	const w, h, pad = 480.0, 240.0, 30.0
-	sx := func(x float64) float64 { return pad + (w-2*pad)*x/max(maxX, 1e-9) }
-	sy := func(y, m float64) float64 { return h - pad - (h-2*pad)*y/max(m, 1e-9) }
-	var b strings.Builder
-	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\"><rect width=\"100%%\" height=\"100%%\" fill=\"white\" stroke=\"#ccc\"/>\n", w, h)
-	xl, yl := "users", "requests/s"
+	slices.SortStableFunc(probes, func(a, b schema.SearchProbe) int { return cmp.Compare(load(a), load(b)) })
+	xl := "users (probe)"
+	tp := svgLineChart{Title: "Throughput by users", XLabel: xl, YLabel: "requests/s"}
 	if d.Kind == schema.SearchCapacity {
-		xl, yl = "--speed", "MB/s"
+		xl = "--speed (× the trace's pace)"
+		tp = svgLineChart{Title: "Delivered bandwidth by load", XLabel: xl, YLabel: "bandwidth (MB/s)"}
 	}
-	fmt.Fprintf(&b, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">%s (max %.4g)</text><text x=\"4\" y=\"14\" font-size=\"11\">dots: %s (max %.4g); line: worst p95 ms (max %.4g)</text>\n",
-		w/2-30, h-8, xl, maxX, yl, maxY, maxP)
-	for _, p := range pts {
-		fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"steelblue\"/>\n", sx(p.x), sy(p.y, maxY))
-	}
-	if maxP > 0 {
-		sorted := slices.Clone(pts)
-		slices.SortStableFunc(sorted, func(a, b pt) int { return cmp.Compare(a.x, b.x) })
-		b.WriteString("<polyline fill=\"none\" stroke=\"darkred\" points=\"")
-		for _, p := range sorted {
-			fmt.Fprintf(&b, "%.1f,%.1f ", sx(p.x), sy(p.p95, maxP))
+	lat := svgLineChart{Title: "p95 request latency by QoS class", XLabel: xl, YLabel: "p95 latency (ms)"}
+	series := svgSeries{Name: tp.YLabel}
+	byClass := map[string]*svgSeries{}
+	for _, p := range probes {
+		if p.NotMeasured != "" {
+			continue // not a measurement: not on the curve
 		}
-		b.WriteString("\"/>\n")
+		y := p.RequestsPerSecond
+		if d.Kind == schema.SearchCapacity {
+			y = p.BandwidthBps / 1e6
+		}
+		series.Points = append(series.Points, svgPoint{load(p), y})
+		for q := schema.QoSNone; q < schema.NumQoS; q++ {
+			v, ok := p.P95MSByQoS[q.String()]
+			if !ok {
+				continue
+			}
+			s := byClass[q.String()]
+			if s == nil {
+				s = &svgSeries{Name: cmp.Or(q.String(), "no class")}
+				byClass[q.String()] = s
+			}
+			s.Points = append(s.Points, svgPoint{load(p), v})
+		}
 	}
-	b.WriteString("</svg>\n")
-	return b.String()
+	if len(series.Points) == 0 {
+		return nil
+	}
+	tp.Series = []svgSeries{series}
+	for q := schema.QoSNone; q < schema.NumQoS; q++ {
+		if s := byClass[q.String()]; s != nil {
+			lat.Series = append(lat.Series, *s)
+		}
+	}
+	charts := []svgLineChart{tp}
+	if len(lat.Series) > 0 {
+		charts = append(charts, lat)
+	}
+	return charts
 }

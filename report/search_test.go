@@ -97,3 +97,45 @@ func TestSniffFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderSearchHTML renders searches of both kinds as the report's
+// page: its styling, charts whose axes are labelled with their units,
+// the answers (a lower bound, a search saturated from its first probe)
+// and each probe's verdict and users by class.
+func TestRenderSearchHTML(t *testing.T) {
+	users := usersSearch("A", 10)
+	users.UserSelection = "stratified by QoS class"
+	users.Probes[0].UsersByQoS = map[string]int{"interactive": 3, "batch": 7}
+	capacity := &schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchCapacity,
+		System: "B", PeakBandwidthBps: 2e9, PeakSpeed: 0.25, Plateau: true, SaturatedFromFirstProbe: true, Done: true, WindowS: 30,
+		Reason: "saturated from the first probe: ...",
+		Probes: []schema.SearchProbe{
+			{Speed: 0.25, Pass: true, Reason: "storage_health PASS", BandwidthBps: 2e9, P95MSByQoS: map[string]float64{"batch": 30}},
+			{Speed: 0.5, Pass: false, Reason: "storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms", BandwidthBps: 1.99e9},
+		}}
+	stopped := usersSearch("C", 3)
+	stopped.Done, stopped.AnswerIsLowerBound = false, true
+	stopped.Probes = append(stopped.Probes, schema.SearchProbe{Users: 40, NotMeasured: "the run did not complete: no space left on device"})
+	for _, tt := range []struct {
+		doc  *schema.SearchResult
+		want []string
+	}{
+		{users, []string{"users (probe)", ">requests/s<", "p95 latency (ms)", "Throughput by users", "10 users (interactive 3, batch 7)",
+			`<td class="fail">FAIL: interactive: 80% within 50 ms</td>`, "stratified by QoS class"}},
+		{capacity, []string{"--speed (× the trace&#39;s pace)", "bandwidth (MB/s)", "peak 2000.0 MB/s at --speed 0.25, saturated from the first probe",
+			`<td class="pass">PASS</td>`, "FAIL: storage_health FAIL: Storage Tier Read Total P95 &lt; 200ms failed at 312.0 ms"}},
+		{stopped, []string{"at least 3 of 40 users", "a lower bound", "NOT A MEASUREMENT: the run did not complete: no space left on device"}},
+	} {
+		var out strings.Builder
+		if err := report.RenderSearches(&out, []*schema.SearchResult{tt.doc}, []string{"x.json"}, "html"); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		// The report's styling, and labelled axes with ticks.
+		for _, w := range append(tt.want, "<style>", "svg .axis { font-size: 12px", `class="axis"`, `class="tick"`, `<svg class="chart"`) {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s search: no %q in\n%s", tt.doc.Kind, w, s)
+			}
+		}
+	}
+}

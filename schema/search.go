@@ -24,11 +24,23 @@ type SearchProbe struct {
 	// --speed factor (a capacity search).
 	Users int     `json:"users,omitempty"`
 	Speed float64 `json:"speed,omitempty"`
-	// Pass says whether the probe met the users search's criteria: every
-	// QoS class within its p95 target, storage_health PASS, no failed
-	// operation, complete. Reason says why not.
+	// Pass says whether the probe met its search's criteria, and Reason
+	// why or why not, from the same facts: the criterion that failed with
+	// its figures, or what passed. A users probe passes when every QoS
+	// class met its SLA (95 % of its requests within its target) and
+	// storage_health is PASS; a capacity probe passes when storage_health
+	// is PASS (the load was served within the latency profile). A probe
+	// that is not a measurement never passes.
 	Pass   bool   `json:"pass"`
 	Reason string `json:"reason,omitempty"`
+	// NotMeasured says why the probe is not a measurement, empty when it
+	// is one: its run stopped for a reason other than --duration (a full
+	// disk, an I/O error, a signal) or operations failed. The search
+	// stops at such a probe.
+	NotMeasured string `json:"not_measured,omitempty"`
+	// UsersByQoS counts a users probe's users by QoS class: the sample
+	// keeps the trace's mix (SearchResult.UserSelection).
+	UsersByQoS map[string]int `json:"users_by_qos,omitempty"`
 	// What the probe measured.
 	WallS             float64            `json:"wall_s"`
 	Requests          int64              `json:"requests"`
@@ -60,21 +72,32 @@ type SearchResult struct {
 	TotalUsers int     `json:"total_users,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`
 	Resolution int     `json:"resolution,omitempty"`
+	// UserSelection says which users a users probe of n replays.
+	UserSelection string `json:"user_selection,omitempty"`
 	// Capacity search: the peak delivered bandwidth and the --speed that
 	// reached it; Plateau says the search saw the bandwidth stop
-	// improving (false: it ran out of probes first).
-	PeakBandwidthBps float64 `json:"peak_bandwidth_bps,omitempty"`
-	PeakSpeed        float64 `json:"peak_speed,omitempty"`
-	Plateau          bool    `json:"plateau,omitempty"`
+	// improving (false: it ran out of probes first), and
+	// SaturatedFromFirstProbe that it was at its plateau from the first
+	// probe: doubling the lowest load probed did not raise the bandwidth.
+	PeakBandwidthBps        float64 `json:"peak_bandwidth_bps,omitempty"`
+	PeakSpeed               float64 `json:"peak_speed,omitempty"`
+	Plateau                 bool    `json:"plateau,omitempty"`
+	SaturatedFromFirstProbe bool    `json:"saturated_from_first_probe,omitempty"`
 	// Done says the search finished; Reason what it found or why it
 	// stopped.
-	Done     bool            `json:"done"`
-	Reason   string          `json:"reason"`
-	Probes   []SearchProbe   `json:"probes"`
-	Host     Host            `json:"host"`
-	Traces   []TraceInfo     `json:"traces"`
-	Config   json.RawMessage `json:"config,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
+	Done   bool   `json:"done"`
+	Reason string `json:"reason"`
+	// AnswerIsLowerBound says the search stopped before its answer was
+	// found (a probe that is not a measurement, a signal, a failed
+	// setup): the answer (Users, PeakBandwidthBps) is what the probes
+	// before the stop measured, a lower bound; LowerBoundReason says why.
+	AnswerIsLowerBound bool            `json:"answer_is_lower_bound,omitempty"`
+	LowerBoundReason   string          `json:"lower_bound_reason,omitempty"`
+	Probes             []SearchProbe   `json:"probes"`
+	Host               Host            `json:"host"`
+	Traces             []TraceInfo     `json:"traces"`
+	Config             json.RawMessage `json:"config,omitempty"`
+	Warnings           []string        `json:"warnings,omitempty"`
 }
 
 // P95s renders the probe's p95 per QoS class, in class order

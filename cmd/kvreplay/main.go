@@ -117,6 +117,7 @@ type options struct {
 	search       string // --search: users or capacity
 	searchProbes int
 	searchRepeat int
+	speedGiven   bool // --speed was given: a capacity search starts there
 }
 
 // parseScale parses --size-scale: a number or a fraction such as 1/1024.
@@ -163,8 +164,8 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	scale := fs.String("size-scale", "1", "scale every object's size, e.g. 1/1024 (a smoke test, reported as such)")
 	fs.Var(&capacity, "capacity", "bound Tier-2 bytes, evicting LRU objects (for traces without Delete rows)")
 	fs.BoolVar(&o.cfg.ClosedLoop, "closed-loop", false, "each user waits for its storage: a user's next request is released when its previous one completed, plus the think time the trace recorded (needs a trace with a User column: kvtrace's)")
-	fs.IntVar(&o.cfg.Users, "users", 0, "with --closed-loop: replay only the first N users to appear in the trace (0: all)")
-	fs.StringVar(&o.search, "search", "", "users: the most users (the trace's first N) that, closed-loop for --duration each, keep every QoS class within its p95 target and pass storage_health; capacity: raise --speed until bandwidth stops improving. Writes a search document")
+	fs.IntVar(&o.cfg.Users, "users", 0, "with --closed-loop: replay only N users (0: all), a sample that keeps the trace's QoS mix: every class from N = the number of classes on, then each in proportion to its share, the first of each class to appear (a trace on a pipe: the first N to appear)")
+	fs.StringVar(&o.search, "search", "", "users: the most users (samples of the trace's users that keep its QoS mix, as --users N) that, closed-loop for --duration each, keep every QoS class within its SLA and pass storage_health; capacity: double --speed from a quarter of the trace's pace (or from --speed) until bandwidth stops improving. Writes a search document; a probe that does not complete (a full disk, an I/O error) stops the search with exit status 1, its answer a lower bound")
 	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID)")
 	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank; when not given: the launcher's)")
 	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (each object on one rank, a request's rows together; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
@@ -225,6 +226,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	o.cfg.Prescan = !*noPrescan
 	o.ramBudget = int64(ramBudget)
 	o.cfg.Speed = float64(speed)
+	o.speedGiven = fs.Changed("speed")
 	if o.cfg.SizeScale, err = parseScale(*scale); err != nil {
 		errs = append(errs, err)
 	}
@@ -340,7 +342,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.search != "" {
 		return runSearch(ctx, o, plan, srcs, args, toStdout, stdout, stderr)
 	}
-	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, interactive, stderr)
+	var progress func(replay.Progress)
+	if interactive {
+		progress = func(p replay.Progress) { fmt.Fprint(stderr, "\r\033[K"+progressLine(p, plan.Rows)) }
+	}
+	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
 	if res == nil {
 		if inputError(runErr) {
 			return cli.Input(runErr)
@@ -363,8 +369,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // replayOnce makes the backends, replays the traces with cfg, releases the
-// backends and returns the result document, filled in.
-func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, interactive bool, stderr io.Writer) (*schema.Result, error) {
+// backends and returns the result document, filled in. progress, when
+// set, draws a live line on stderr (a terminal), which is cleared after.
+func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, progress func(replay.Progress), stderr io.Writer) (*schema.Result, error) {
 	o.afterRun = nil // this run's backends add theirs
 	backends, paths, cleanup, err := makeBackends(ctx, o, plan, stderr)
 	if err != nil {
@@ -386,13 +393,9 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	if o.cufile != nil {
 		hooks.Movers = append(hooks.Movers, gds.New(o.cufile, func(st gds.Stats) { o.gdsStats = st }))
 	}
-	if interactive {
-		hooks.Progress = func(p replay.Progress) {
-			fmt.Fprint(stderr, "\r\033[K"+progressLine(p, plan.Rows))
-		}
-	}
+	hooks.Progress = progress
 	res, runErr := replay.Run(ctx, cfg, plan, srcs, backends, hooks)
-	if interactive {
+	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if res == nil {

@@ -3,7 +3,9 @@ package search_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,8 +45,8 @@ func usersTrace(t *testing.T, users, requests int) replay.Source {
 }
 
 // prober replays src with cfg on a fresh RAM backend behind decorate,
-// closed-loop with n users or open-loop at speed.
-func prober(t *testing.T, cfg replay.Config, src replay.Source, decorate func(backend.Backend) backend.Backend) search.Prober {
+// closed-loop with n users or open-loop at speed, for a search of kind.
+func prober(t *testing.T, kind string, cfg replay.Config, src replay.Source, decorate func(backend.Backend) backend.Backend) search.Prober {
 	return func(n int, speed float64) (search.Probe, error) {
 		c := cfg
 		if n > 0 {
@@ -65,10 +67,12 @@ func prober(t *testing.T, cfg replay.Config, src replay.Source, decorate func(ba
 		}
 		defer b.Close()
 		res, err := replay.Run(context.Background(), &c, plan, []replay.Source{src}, map[string]backend.Backend{"ram": decorate(b)}, replay.Hooks{})
-		if err != nil {
+		if res == nil {
 			return search.Probe{}, err
 		}
-		return search.Summarize(res), nil
+		// A run stopped by a failed operation returns its result, marked
+		// incomplete, with the error, as kvreplay's probes do.
+		return search.Summarize(kind, res), nil
 	}
 }
 
@@ -96,7 +100,7 @@ func TestUsersSearchFindsKnee(t *testing.T) {
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 500*time.Millisecond
-	probe := prober(t, cfg, usersTrace(t, 40, 100), func(b backend.Backend) backend.Backend { return fault.Load(b, curve) })
+	probe := prober(t, search.KindUsers, cfg, usersTrace(t, 40, 100), func(b backend.Backend) backend.Backend { return fault.Load(b, curve) })
 	seen := 0
 	counting := func(n int, speed float64) (search.Probe, error) {
 		p, err := probe(n, speed)
@@ -142,7 +146,7 @@ func TestCapacitySearchFindsPlateau(t *testing.T) {
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 	cfg.Workers, cfg.Duration = 4, 500*time.Millisecond
-	probe := prober(t, cfg, src, func(b backend.Backend) backend.Backend { return fault.Delay(b, 8*time.Millisecond) })
+	probe := prober(t, search.KindCapacity, cfg, src, func(b backend.Backend) backend.Backend { return fault.Delay(b, 8*time.Millisecond) })
 	d, err := search.Capacity(search.CapacityOptions{Start: 0.5, MaxProbes: 10}, probe)
 	if err != nil {
 		t.Fatal(err)
@@ -161,5 +165,113 @@ func TestCapacitySearchFindsPlateau(t *testing.T) {
 	}
 	if d.PeakSpeed < 4 || d.Probes[0].BandwidthBps > 0.25*d.PeakBandwidthBps {
 		t.Errorf("peak at --speed %g; the first probe (%g) delivered %.1f MB/s", d.PeakSpeed, d.Probes[0].Speed, d.Probes[0].BandwidthBps/1e6)
+	}
+}
+
+// TestSearchStopsAtFault replays searches whose second probe fails part
+// way, by the fault decorator: an I/O error in a users search, a full disk
+// in a capacity search (both run a second probe, whatever the first
+// found). Each stops there, not done,
+// with the answer of the probes before as a lower bound, and
+// ErrNotMeasured: the users search keeps the users that passed, and the
+// capacity search's peak is never the stopped probe's.
+func TestSearchStopsAtFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs timed replays")
+	}
+	faulty := func(at int, rule fault.Rule) func(backend.Backend) backend.Backend {
+		n := 0
+		return func(b backend.Backend) backend.Backend {
+			n++
+			if n == at {
+				return fault.Fail(b, rule)
+			}
+			return b
+		}
+	}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 200*time.Millisecond
+	eio := fault.IOError(fault.OpWrite)
+	eio.AfterCalls = 5
+	probe := prober(t, search.KindUsers, cfg, usersTrace(t, 8, 50), faulty(2, eio))
+	d, err := search.Users(search.UsersOptions{Total: 8, MaxProbes: 10, Repeats: 2}, probe)
+	for _, p := range d.Probes {
+		t.Logf("%d users: pass %v: %s", p.Users, p.Pass, p.Reason)
+	}
+	if !errors.Is(err, search.ErrNotMeasured) || d.Done || !d.AnswerIsLowerBound || len(d.Probes) != 2 || d.Users != 2 ||
+		!d.Probes[0].Pass || d.Probes[1].NotMeasured == "" || !strings.Contains(d.LowerBoundReason, "input/output error") {
+		t.Errorf("users: err %v, done %v, lower bound %v (%s), %d users after %d probes: %s",
+			err, d.Done, d.AnswerIsLowerBound, d.LowerBoundReason, d.Users, len(d.Probes), d.Reason)
+	}
+
+	cfg.ClosedLoop = false
+	full := fault.NoSpace(fault.OpWrite)
+	full.AfterCalls = 5
+	probe = prober(t, search.KindCapacity, cfg, usersTrace(t, 8, 50), faulty(2, full))
+	c, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 10}, probe)
+	for _, p := range c.Probes {
+		t.Logf("--speed %g: %.1f MB/s, pass %v: %s", p.Speed, p.BandwidthBps/1e6, p.Pass, p.Reason)
+	}
+	if !errors.Is(err, search.ErrNotMeasured) || c.Done || !c.AnswerIsLowerBound || len(c.Probes) != 2 || c.SaturatedFromFirstProbe ||
+		c.PeakSpeed != 1 || c.PeakBandwidthBps != c.Probes[0].BandwidthBps || c.Probes[1].NotMeasured == "" ||
+		!strings.Contains(c.LowerBoundReason, "no space left on device") {
+		t.Errorf("capacity: err %v, done %v, lower bound %v (%s), peak %v at %v after %d probes: %s",
+			err, c.Done, c.AnswerIsLowerBound, c.LowerBoundReason, c.PeakBandwidthBps, c.PeakSpeed, len(c.Probes), c.Reason)
+	}
+}
+
+// TestUsersSearchKeepsQoSMix searches a trace whose first users to appear
+// are all batch class (then interactive, then responsive users): every
+// probe of at least 3 users replays users of every class, in proportion.
+func TestUsersSearchKeepsQoSMix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs timed replays")
+	}
+	recs := replaytest.UserRecords(12, 20, time.Millisecond, 64<<10, schema.TierCPU, schema.QoSBatch)
+	for i := range recs {
+		switch u := recs[i].User; {
+		case u > 9:
+			recs[i].QoS = schema.QoSResponsive
+		case u > 6:
+			recs[i].QoS = schema.QoSInteractive
+		}
+	}
+	var buf bytes.Buffer
+	w, _ := trace.NewWriter(&buf, trace.WriterOptions{})
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	src := replay.Source{Name: "mixed", Rescan: true, Open: func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)), nil }}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 100*time.Millisecond
+	probe := prober(t, search.KindUsers, cfg, src, func(b backend.Backend) backend.Backend { return b })
+	// A system that serves 3 users and no more, whatever their classes.
+	judged := func(n int, speed float64) (search.Probe, error) {
+		p, err := probe(n, speed)
+		p.Pass = n <= 3
+		return p, err
+	}
+	d, err := search.Users(search.UsersOptions{Total: 12, MaxProbes: 8, Repeats: 1}, judged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.UserSelection == "" || d.Users != 3 {
+		t.Errorf("answer %d users, selection %q", d.Users, d.UserSelection)
+	}
+	for _, p := range d.Probes {
+		got := p.UsersByQoS
+		total := got["batch"] + got["interactive"] + got["responsive"]
+		t.Logf("%d users: %v", p.Users, got)
+		if total != p.Users || (p.Users >= 3 && (got["interactive"] < 1 || got["responsive"] < 1 || got["batch"] < got["interactive"])) {
+			t.Errorf("a probe of %d users replayed %v", p.Users, got)
+		}
 	}
 }

@@ -7,9 +7,12 @@
 package search
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/kvbench/kvbench/schema"
 )
@@ -26,11 +29,12 @@ type (
 	Document = schema.SearchResult
 )
 
-// Summarize reads a probe's figures off its result. The bandwidth is
-// Tier-2's reads and writes when Tier-2 moved bytes, else every tier's.
-func Summarize(res *schema.Result) Probe {
+// Summarize reads a probe of a search of kind off its result, and judges
+// it by the kind's criteria. The bandwidth is Tier-2's reads and writes
+// when Tier-2 moved bytes, else every tier's.
+func Summarize(kind string, res *schema.Result) Probe {
 	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
-		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: res.Summary.StorageHealth.OverallStatus}
+		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
 	var nvme, all float64
 	for _, t := range res.Tiers {
 		bw := t.ReadBandwidthBps + t.WriteBandwidthBps
@@ -49,33 +53,109 @@ func Summarize(res *schema.Result) Probe {
 		}
 		p.P95MSByQoS[q.QoS] = q.Latency.P95US / 1000
 	}
-	p.Pass, p.Reason = judge(res)
+	if cl := res.ClosedLoop; cl != nil && kind == KindUsers {
+		p.UsersByQoS = map[string]int{}
+		for _, u := range cl.PerUser {
+			p.UsersByQoS[u.QoS]++
+		}
+	}
+	p.NotMeasured = notMeasured(res)
+	p.Pass, p.Reason = judge(kind, res, p.NotMeasured)
 	return p
 }
 
-// judge applies the users search's criteria to a probe's result.
-func judge(res *schema.Result) (bool, string) {
-	switch {
-	case !res.Complete:
-		return false, "incomplete: " + res.IncompleteReason
-	case res.Errors.Count > 0:
-		return false, fmt.Sprintf("%d operations failed", res.Errors.Count)
-	case res.Summary.StorageHealth.OverallStatus != "PASS":
-		return false, "storage_health " + res.Summary.StorageHealth.OverallStatus
-	case len(res.Requests.ByQoS) == 0:
-		return false, "no request with a QoS class completed"
+// notMeasured says why a probe's result is not a measurement: its run
+// stopped for a reason other than --duration (which ends a run complete),
+// or operations failed; "" when it is one.
+func notMeasured(res *schema.Result) string {
+	var why []string
+	if !res.Complete {
+		why = append(why, "the run did not complete: "+cmp.Or(res.IncompleteReason, "it stopped early"))
 	}
-	for _, q := range res.Requests.ByQoS {
-		if !q.Met {
-			return false, fmt.Sprintf("%s: %.1f%% of requests within %g ms (p95 %.1f ms)", q.QoS, 100*q.Compliance, q.TargetP95MS, q.Latency.P95US/1000)
+	if n := res.Errors.Count; n > 0 {
+		e := fmt.Sprintf("%d operation(s) failed", n)
+		if len(res.Errors.First) > 0 && res.Complete {
+			e += ", the first: " + res.Errors.First[0]
+		}
+		why = append(why, e)
+	}
+	return strings.Join(why, "; ")
+}
+
+// judge decides whether a probe of a search of kind passes and says why,
+// from the same facts: the failed criteria with their figures, or what
+// passed. A users probe passes when every QoS class with requests met its
+// SLA (internal/results' rule: 95 % of its requests within its p95
+// target) and storage_health is PASS; a capacity probe when
+// storage_health is PASS: the load was served within the latency profile
+// (and, where storage_health judges it, the trace's pace). A probe that
+// is not a measurement fails.
+func judge(kind string, res *schema.Result, notMeasured string) (bool, string) {
+	if notMeasured != "" {
+		return false, "not a measurement: " + notMeasured
+	}
+	var failed, passed []string
+	slaFailed := map[string]bool{}
+	if kind == KindUsers {
+		judged := 0
+		for _, q := range res.Requests.ByQoS {
+			if q.Count == 0 || q.TargetP95MS <= 0 {
+				continue
+			}
+			judged++
+			if q.Met {
+				passed = append(passed, fmt.Sprintf("%s %.1f %% within %g ms", q.QoS, 100*q.Compliance, q.TargetP95MS))
+				continue
+			}
+			slaFailed[q.QoS] = true
+			failed = append(failed, fmt.Sprintf("%s p95 %.1f ms > %g ms target (%.1f %% of %d requests within it, 95 %% needed)",
+				q.QoS, q.Latency.P95US/1000, q.TargetP95MS, 100*q.Compliance, q.Count))
+		}
+		if judged == 0 {
+			failed = append(failed, "no request of a QoS class completed in the window, so no SLA was met")
 		}
 	}
-	return true, ""
+	h := res.Summary.StorageHealth
+	status := string(h.OverallStatus)
+	if status != "PASS" {
+		said := false
+		for _, c := range h.Criteria {
+			if c.Passed {
+				continue
+			}
+			said = true
+			if class, _, _ := strings.Cut(c.Name, " "); slaFailed[class] {
+				continue // a class's SLA, where storage_health judges it too, is said once
+			}
+			failed = append(failed, fmt.Sprintf("storage_health %s: %s failed at %.1f %s", status, c.Name, c.Actual, c.Unit))
+		}
+		if !said {
+			failed = append(failed, "storage_health "+cmp.Or(status, "not judged"))
+		}
+	}
+	if len(failed) > 0 {
+		return false, strings.Join(failed, "; ")
+	}
+	ok := fmt.Sprintf("storage_health PASS (%d of %d criteria)", h.PassedCount, h.TotalCount)
+	if kind == KindUsers {
+		return true, "every QoS class met its SLA (" + strings.Join(passed, ", ") + ") and " + ok
+	}
+	return true, ok + ": the load was served within the latency profile"
 }
+
+// ErrNotMeasured stops a search at a probe that is not a measurement
+// (Probe.NotMeasured).
+var ErrNotMeasured = errors.New("a probe is not a measurement")
 
 // Prober runs one probe: a replay of n users (a users search) or at a
 // --speed (a capacity search). An error stops the search.
 type Prober func(n int, speed float64) (Probe, error)
+
+// UserSelection describes the users a users probe of n replays
+// (replay.SelectUsers), for the document.
+const UserSelection = "a probe of n users replays a sample of the trace's users stratified by QoS class " +
+	"(every class from n = the number of classes on, then in proportion to its share; within a class, " +
+	"the first to appear), as kvreplay --closed-loop --users n does"
 
 // UsersOptions bound a users search.
 type UsersOptions struct {
@@ -87,14 +167,35 @@ type UsersOptions struct {
 	Repeats int
 }
 
+// stop ends a search at a probe that failed to run (err) or that is not
+// a measurement (the last of d.Probes, when err is nil): the search is
+// not done, and what the probes before it found is a lower bound. It
+// returns the search's error.
+func stop(d *Document, what string, err error) error {
+	d.Done, d.AnswerIsLowerBound = false, true
+	if err == nil {
+		p := d.Probes[len(d.Probes)-1]
+		err = fmt.Errorf("search: probe %d (%s): %w: %s", len(d.Probes), what, ErrNotMeasured, p.NotMeasured)
+		d.LowerBoundReason = fmt.Sprintf("probe %d (%s) is not a measurement (%s): the search stopped there, "+
+			"so the answer is what the probes before it measured", len(d.Probes), what, p.NotMeasured)
+	} else {
+		d.LowerBoundReason = fmt.Sprintf("probe %d (%s) stopped without a result (%v): the search stopped there, "+
+			"so the answer is what the probes before it measured", len(d.Probes)+1, what, err)
+	}
+	return err
+}
+
 // Users finds the largest number of users, 0 to Total, whose probe
 // passes: it brackets the boundary from Total/4 (doubling up or halving
 // down), bisects until the gap is 1 user or 5 % of the answer, then
 // probes the answer again, Repeats times in all, and steps down below an
 // answer that fails a repeat. It stops at MaxProbes; the document says
-// how far it got.
+// how far it got. A probe that fails to run or is not a measurement
+// stops the search at once: the document, returned with the error
+// (ErrNotMeasured for the latter), holds the answer of the probes before
+// it as a lower bound.
 func Users(opt UsersOptions, probe Prober) (*Document, error) {
-	d := &Document{Kind: KindUsers, TotalUsers: opt.Total}
+	d := &Document{Kind: KindUsers, TotalUsers: opt.Total, UserSelection: UserSelection}
 	if opt.Total < 1 {
 		d.Done, d.Reason = true, "the trace has no users"
 		return d, nil
@@ -102,13 +203,19 @@ func Users(opt UsersOptions, probe Prober) (*Document, error) {
 	maxProbes := max(opt.MaxProbes, 3)
 	passes := map[int]int{}
 	trials := map[int]int{}
+	var stopErr error
 	try := func(n int) (bool, error) {
 		p, err := probe(n, 0)
 		if err != nil {
-			return false, err
+			stopErr = stop(d, fmt.Sprintf("%d users", n), err)
+			return false, stopErr
 		}
 		p.Users = n
 		d.Probes = append(d.Probes, p)
+		if p.NotMeasured != "" {
+			stopErr = stop(d, fmt.Sprintf("%d users", n), nil)
+			return false, stopErr
+		}
 		trials[n]++
 		if p.Pass {
 			passes[n]++
@@ -116,70 +223,75 @@ func Users(opt UsersOptions, probe Prober) (*Document, error) {
 		return p.Pass, nil
 	}
 	lo, hi := 0, opt.Total+1 // lo passed (0 trivially), hi failed (Total+1 by convention)
-	// Bracket.
-	n := max(1, (opt.Total+3)/4)
-	for len(d.Probes) < maxProbes {
-		ok, err := try(n)
-		if err != nil {
-			return d, err
-		}
-		if ok {
-			lo = n
-			if n == opt.Total {
-				break
-			}
-			if hi <= opt.Total {
-				break
-			}
-			n = min(opt.Total, 2*n)
-		} else {
-			hi = n
-			if lo > 0 || n == 1 {
-				break
-			}
-			n = max(1, n/2)
-		}
-	}
-	// Bisect, then confirm the answer.
-	for len(d.Probes) < maxProbes {
-		if gap := hi - lo; gap > 1 && float64(gap) > 0.05*float64(lo) {
-			ok, err := try((lo + hi) / 2)
+	search := func() {
+		// Bracket.
+		n := max(1, (opt.Total+3)/4)
+		for len(d.Probes) < maxProbes {
+			ok, err := try(n)
 			if err != nil {
-				return d, err
+				return
 			}
 			if ok {
-				lo = (lo + hi) / 2
+				lo = n
+				if n == opt.Total || hi <= opt.Total {
+					break
+				}
+				n = min(opt.Total, 2*n)
 			} else {
-				hi = (lo + hi) / 2
+				hi = n
+				if lo > 0 || n == 1 {
+					break
+				}
+				n = max(1, n/2)
 			}
-			continue
 		}
-		if lo == 0 || trials[lo] >= max(1, opt.Repeats) {
-			d.Done = true
-			break
-		}
-		ok, err := try(lo)
-		if err != nil {
-			return d, err
-		}
-		if !ok {
-			// Not reproducible: the boundary is below. Step down to the
-			// largest count that passed every time it ran.
-			hi = lo
-			lo = 0
-			for k, p := range passes {
-				if k < hi && p == trials[k] && k > lo {
-					lo = k
+		// Bisect, then confirm the answer.
+		for len(d.Probes) < maxProbes {
+			if gap := hi - lo; gap > 1 && float64(gap) > 0.05*float64(lo) {
+				mid := (lo + hi) / 2
+				ok, err := try(mid)
+				if err != nil {
+					return
+				}
+				if ok {
+					lo = mid
+				} else {
+					hi = mid
+				}
+				continue
+			}
+			if lo == 0 || trials[lo] >= max(1, opt.Repeats) {
+				d.Done = true
+				return
+			}
+			ok, err := try(lo)
+			if err != nil {
+				return
+			}
+			if !ok {
+				// Not reproducible: the boundary is below. Step down to the
+				// largest count that passed every time it ran.
+				hi = lo
+				lo = 0
+				for k, p := range passes {
+					if k < hi && p == trials[k] && k > lo {
+						lo = k
+					}
 				}
 			}
 		}
 	}
+	search()
 	d.Users = lo
 	if lo > 0 {
 		d.Confidence = float64(passes[lo]) / float64(trials[lo])
 	}
 	d.Resolution = hi - lo
 	switch {
+	case stopErr != nil && lo == 0:
+		d.Reason = "no number of users passed before the search stopped (a lower bound of 0)"
+	case stopErr != nil:
+		d.Reason = fmt.Sprintf("at least %d users: %d passed before the search stopped", lo, lo)
 	case lo == opt.Total:
 		d.Reason = fmt.Sprintf("all %d users passed: the system serves at least the trace's users (make a trace with more)", lo)
 	case lo == 0:
@@ -187,50 +299,87 @@ func Users(opt UsersOptions, probe Prober) (*Document, error) {
 	default:
 		d.Reason = fmt.Sprintf("%d users passed, %d failed", lo, hi)
 	}
-	if !d.Done {
+	switch {
+	case stopErr != nil:
+		d.Reason += "; " + d.LowerBoundReason
+	case !d.Done:
 		d.Reason += fmt.Sprintf(" (stopped at %d probes before the boundary was narrow and confirmed)", len(d.Probes))
 	}
-	return d, nil
+	return d, stopErr
 }
 
 // CapacityOptions bound a capacity search.
 type CapacityOptions struct {
-	// Start is the first --speed (1: the trace's pace); each probe
+	// Start is the first --speed (0: DefaultCapacityStart); each probe
 	// doubles it.
 	Start float64
 	// MaxProbes caps the probes (at least 3).
 	MaxProbes int
 }
 
-// plateauGain is the least gain over the peak that counts as improving.
-const plateauGain = 0.02
+// DefaultCapacityStart is a capacity search's first --speed when none is
+// given: a quarter of the trace's pace, so that the search starts below
+// saturation on a system that serves the trace, and sees the rise.
+const DefaultCapacityStart = 0.25
+
+// plateauGain is the least gain over the peak that a doubling of the
+// load must bring to count as improving. Below saturation a doubling
+// nearly doubles the bandwidth; at the plateau it adds nothing but noise,
+// which stays well under this.
+const plateauGain = 0.10
 
 // Capacity raises the open-loop load, doubling --speed from Start, until
 // the delivered bandwidth stops improving: two probes in a row less than
-// 2 % above the peak. It reports the peak and the speed that reached it.
+// plateauGain above the peak, or, when the first doubling already brings
+// less, at once: the system was saturated from the first probe. It
+// reports the peak and the speed that reached it. A probe that fails to
+// run or is not a measurement stops the search at once: the document,
+// returned with the error (ErrNotMeasured for the latter), holds the peak
+// of the probes before it as a lower bound, never the stopped probe's
+// figures.
 func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 	d := &Document{Kind: KindCapacity}
 	speed := opt.Start
-	if speed <= 0 || math.IsNaN(speed) {
-		speed = 1
+	if speed <= 0 || math.IsNaN(speed) || math.IsInf(speed, 0) {
+		speed = DefaultCapacityStart
 	}
 	stalls := 0
+	var gain float64 // the last doubling's gain over the peak before it
+	var stopErr error
 	for len(d.Probes) < max(opt.MaxProbes, 3) {
+		what := fmt.Sprintf("--speed %g", speed)
 		p, err := probe(0, speed)
 		if err != nil {
-			return d, err
+			stopErr = stop(d, what, err)
+			break
 		}
 		p.Speed = speed
-		p.Pass = p.Health != "INCOMPLETE" && p.Health != ""
 		d.Probes = append(d.Probes, p)
-		if p.BandwidthBps > d.PeakBandwidthBps*(1+plateauGain) {
-			d.PeakBandwidthBps, d.PeakSpeed = p.BandwidthBps, speed
-			stalls = 0
-		} else {
-			stalls++
-			if p.BandwidthBps > d.PeakBandwidthBps {
-				d.PeakBandwidthBps, d.PeakSpeed = p.BandwidthBps, speed
+		if p.NotMeasured != "" {
+			stopErr = stop(d, what, nil)
+			break
+		}
+		switch {
+		case d.PeakBandwidthBps > 0:
+			gain = p.BandwidthBps/d.PeakBandwidthBps - 1
+		case p.BandwidthBps > 0:
+			gain = math.Inf(1)
+		default:
+			gain = 0 // nothing moved, then or now
+		}
+		if len(d.Probes) > 1 {
+			if gain > plateauGain {
+				stalls = 0
+			} else {
+				stalls++
 			}
+		}
+		if p.BandwidthBps > d.PeakBandwidthBps || len(d.Probes) == 1 {
+			d.PeakBandwidthBps, d.PeakSpeed = p.BandwidthBps, speed
+		}
+		if len(d.Probes) == 2 && stalls == 1 {
+			d.SaturatedFromFirstProbe, d.Plateau, d.Done = true, true, true
+			break
 		}
 		if stalls >= 2 {
 			d.Plateau, d.Done = true, true
@@ -238,12 +387,26 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 		}
 		speed *= 2
 	}
-	if d.Plateau {
-		d.Reason = fmt.Sprintf("bandwidth stopped improving (under %.0f%% over two doublings of the load) at --speed %g", 100*plateauGain, slices.Max(speeds(d.Probes)))
-	} else {
-		d.Reason = fmt.Sprintf("still improving after %d probes: the peak is at least this", len(d.Probes))
+	peak := fmt.Sprintf("peak %.1f MB/s at --speed %g", d.PeakBandwidthBps/1e6, d.PeakSpeed)
+	switch {
+	case stopErr != nil && len(d.Probes) == 0, stopErr != nil && d.Probes[0].NotMeasured != "":
+		d.PeakBandwidthBps, d.PeakSpeed = 0, 0
+		d.Reason = "nothing measured before the search stopped; " + d.LowerBoundReason
+	case stopErr != nil:
+		d.Reason = "at least " + peak + "; " + d.LowerBoundReason
+	case d.SaturatedFromFirstProbe:
+		first, second := d.Probes[0], d.Probes[1]
+		d.Reason = fmt.Sprintf("saturated from the first probe: doubling --speed from %g to %g changed the bandwidth by %+.1f %% "+
+			"(%.1f to %.1f MB/s, under the %.0f %% that counts as improving): the system was at its plateau, %s, "+
+			"at the lowest load probed (give a lower --speed to see the rise)",
+			first.Speed, second.Speed, 100*gain, first.BandwidthBps/1e6, second.BandwidthBps/1e6, 100*plateauGain, peak)
+	case d.Plateau:
+		d.Reason = fmt.Sprintf("%s: bandwidth stopped improving (under %.0f %% over two doublings of the load) at --speed %g",
+			peak, 100*plateauGain, slices.Max(speeds(d.Probes)))
+	default:
+		d.Reason = fmt.Sprintf("%s, still improving after %d probes: the peak is at least this", peak, len(d.Probes))
 	}
-	return d, nil
+	return d, stopErr
 }
 
 func speeds(ps []Probe) []float64 {

@@ -1,9 +1,12 @@
 package search_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // TestUsersFindsKnee runs the users search against systems that serve
@@ -77,5 +80,165 @@ func TestCapacityFindsPlateau(t *testing.T) {
 	still, _ := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 4}, probe)
 	if still.Plateau || still.Done {
 		t.Errorf("a search capped before the plateau says it found one")
+	}
+}
+
+// result is a probe's result: complete, storage_health status with one
+// criterion (failed unless status is PASS), and QoS classes of 100
+// requests, each within its target for the share given.
+func result(status string, within map[string]float64) *schema.Result {
+	res := &schema.Result{Complete: true, WallS: 10}
+	res.Summary.StorageHealth.OverallStatus = "PASS"
+	c := schema.Criterion{Name: "Storage Tier Read Total P95 < 200ms", Target: 200, Actual: 150, Unit: "ms", Passed: true}
+	if status != "PASS" {
+		res.Summary.StorageHealth.OverallStatus = "FAIL"
+		c.Actual, c.Passed = 312, false
+	}
+	res.Summary.StorageHealth.Criteria = []schema.Criterion{c}
+	res.Summary.StorageHealth.TotalCount = 1
+	if c.Passed {
+		res.Summary.StorageHealth.PassedCount = 1
+	}
+	targets := map[string]float64{"interactive": 50, "responsive": 100, "batch": 1000}
+	for _, q := range []string{"interactive", "responsive", "batch"} {
+		share, ok := within[q]
+		if !ok {
+			continue
+		}
+		p95 := targets[q] * 0.8
+		if share < 0.95 {
+			p95 = targets[q] * 1.258
+		}
+		res.Requests.ByQoS = append(res.Requests.ByQoS, schema.QoSStats{QoS: q, Count: 100, TargetP95MS: targets[q],
+			WithinTarget: int64(100 * share), Compliance: share, Met: share >= 0.95, Latency: schema.Latency{P95US: 1000 * p95}})
+	}
+	return res
+}
+
+// TestProbeVerdicts judges probes of both kinds: pass and reason come from
+// the same facts, the reason names a failed criterion with its figures or
+// says what passed, and a capacity probe whose QoS classes miss their SLA
+// is judged by its own criterion, storage_health, without a users
+// search's reason.
+func TestProbeVerdicts(t *testing.T) {
+	for _, tt := range []struct {
+		name, kind string
+		res        *schema.Result
+		pass       bool
+		want, not  string
+	}{
+		{"users, a class misses its SLA", search.KindUsers, result("PASS", map[string]float64{"interactive": 0.932, "batch": 1}), false,
+			"interactive p95 62.9 ms > 50 ms target (93.2 % of 100 requests within it, 95 % needed)", "batch p95"},
+		{"users, every class meets it", search.KindUsers, result("PASS", map[string]float64{"interactive": 0.99, "batch": 1}), true,
+			"every QoS class met its SLA (interactive 99.0 % within 50 ms, batch 100.0 % within 1000 ms) and storage_health PASS (1 of 1 criteria)", ""},
+		{"users, storage_health fails", search.KindUsers, result("FAIL", map[string]float64{"batch": 1}), false,
+			"storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms", "every QoS"},
+		{"users, no class", search.KindUsers, result("PASS", nil), false, "no request of a QoS class completed", ""},
+		{"capacity, storage_health passes", search.KindCapacity, result("PASS", map[string]float64{"interactive": 0.045}), true,
+			"storage_health PASS (1 of 1 criteria): the load was served within the latency profile", "interactive"},
+		{"capacity, storage_health fails", search.KindCapacity, result("FAIL", map[string]float64{"interactive": 1}), false,
+			"storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms", "served"},
+	} {
+		p := search.Summarize(tt.kind, tt.res)
+		if p.Pass != tt.pass || !strings.Contains(p.Reason, tt.want) || (tt.not != "" && strings.Contains(p.Reason, tt.not)) || p.NotMeasured != "" {
+			t.Errorf("%s: pass %v, reason %q; want pass %v, reason with %q (and no %q)", tt.name, p.Pass, p.Reason, tt.pass, tt.want, tt.not)
+		}
+	}
+	// A capacity search keeps its probes' verdicts as judged.
+	res := result("PASS", map[string]float64{"interactive": 0.045})
+	d, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 3}, func(_ int, speed float64) (search.Probe, error) {
+		r := *res
+		r.Tiers = []schema.TierTotals{{Tier: "Tier-2", ReadBandwidthBps: 1e6 * min(speed, 2)}}
+		return search.Summarize(search.KindCapacity, &r), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range d.Probes {
+		if !p.Pass || strings.Contains(p.Reason, "interactive") {
+			t.Errorf("capacity probe at --speed %g: pass %v, reason %q", p.Speed, p.Pass, p.Reason)
+		}
+	}
+	// Incomplete or with failed operations: not a measurement.
+	for _, r := range []*schema.Result{
+		{Complete: false, IncompleteReason: "replay: Write Tier-2 Prefill \"k\": no space left on device", Errors: schema.ErrorStats{Count: 1}},
+		{Complete: true, Errors: schema.ErrorStats{Count: 2, First: []string{"input/output error"}}},
+	} {
+		for _, kind := range []string{search.KindUsers, search.KindCapacity} {
+			r.Summary.StorageHealth.OverallStatus = "PASS"
+			p := search.Summarize(kind, r)
+			if p.Pass || p.NotMeasured == "" || !strings.HasPrefix(p.Reason, "not a measurement: ") {
+				t.Errorf("%s probe of %+v: pass %v, not measured %q, reason %q", kind, r, p.Pass, p.NotMeasured, p.Reason)
+			}
+		}
+	}
+}
+
+// TestSearchStopsAtUnmeasuredProbe stops both searches at a probe that is
+// not a measurement: the search is not done, says its answer is a lower
+// bound and why, keeps what the probes before measured (a full disk's
+// burst of bandwidth never becomes the peak; an I/O error never turns a
+// passing answer into 0 users), and returns ErrNotMeasured.
+func TestSearchStopsAtUnmeasuredProbe(t *testing.T) {
+	calls := 0
+	d, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 10}, func(_ int, speed float64) (search.Probe, error) {
+		calls++
+		if speed == 4 {
+			return search.Probe{BandwidthBps: 1e9, NotMeasured: "the run did not complete: no space left on device"}, nil
+		}
+		return search.Probe{BandwidthBps: 10 * speed, Pass: true}, nil
+	})
+	if !errors.Is(err, search.ErrNotMeasured) || d.Done || !d.AnswerIsLowerBound || d.PeakBandwidthBps != 20 || d.PeakSpeed != 2 ||
+		calls != 3 || len(d.Probes) != 3 || !strings.Contains(d.LowerBoundReason, "no space left on device") || !strings.Contains(d.Reason, "at least") {
+		t.Errorf("capacity: err %v, done %v, lower bound %v (%s), peak %v at %v after %d calls: %s",
+			err, d.Done, d.AnswerIsLowerBound, d.LowerBoundReason, d.PeakBandwidthBps, d.PeakSpeed, calls, d.Reason)
+	}
+
+	calls = 0
+	u, err := search.Users(search.UsersOptions{Total: 12, MaxProbes: 12, Repeats: 2}, func(n int, _ float64) (search.Probe, error) {
+		calls++
+		if calls == 2 {
+			return search.Probe{NotMeasured: "the run did not complete: input/output error"}, nil
+		}
+		return search.Probe{Pass: n <= 3}, nil
+	})
+	if !errors.Is(err, search.ErrNotMeasured) || u.Done || !u.AnswerIsLowerBound || u.Users != 3 || calls != 2 ||
+		!strings.Contains(u.LowerBoundReason, "input/output error") || !strings.Contains(u.Reason, "at least 3 users") {
+		t.Errorf("users: err %v, done %v, lower bound %v (%s), %d users after %d calls: %s",
+			err, u.Done, u.AnswerIsLowerBound, u.LowerBoundReason, u.Users, calls, u.Reason)
+	}
+
+	// A probe that fails to run stops the search the same way.
+	boom := errors.New("interrupted")
+	u, err = search.Users(search.UsersOptions{Total: 12, MaxProbes: 12}, func(n int, _ float64) (search.Probe, error) {
+		return search.Probe{}, boom
+	})
+	if !errors.Is(err, boom) || u.Done || !u.AnswerIsLowerBound || u.Users != 0 || len(u.Probes) != 0 {
+		t.Errorf("users, probe error: err %v, done %v, lower bound %v, %d users, %d probes", err, u.Done, u.AnswerIsLowerBound, u.Users, len(u.Probes))
+	}
+}
+
+// TestCapacitySaturatedFromFirstProbe stops after two probes when the
+// first doubling of the load brings no more bandwidth, and says so; by
+// default the search starts at a quarter of the trace's pace.
+func TestCapacitySaturatedFromFirstProbe(t *testing.T) {
+	var speeds []float64
+	d, err := search.Capacity(search.CapacityOptions{MaxProbes: 12}, func(_ int, speed float64) (search.Probe, error) {
+		speeds = append(speeds, speed)
+		return search.Probe{BandwidthBps: 100 + speed}, nil // saturated at any load, with a little noise
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.SaturatedFromFirstProbe || !d.Plateau || !d.Done || len(d.Probes) != 2 || speeds[0] != search.DefaultCapacityStart ||
+		!strings.Contains(d.Reason, "saturated from the first probe") || d.PeakBandwidthBps != 100.5 {
+		t.Errorf("speeds %v: saturated %v, plateau %v, done %v, peak %v: %s", speeds, d.SaturatedFromFirstProbe, d.Plateau, d.Done, d.PeakBandwidthBps, d.Reason)
+	}
+	// Rising at first: not saturated.
+	d, _ = search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 12}, func(_ int, speed float64) (search.Probe, error) {
+		return search.Probe{BandwidthBps: min(10*speed, 40)}, nil
+	})
+	if d.SaturatedFromFirstProbe || !d.Plateau || d.PeakSpeed != 4 {
+		t.Errorf("rising: saturated %v, plateau %v, peak at %v: %s", d.SaturatedFromFirstProbe, d.Plateau, d.PeakSpeed, d.Reason)
 	}
 }

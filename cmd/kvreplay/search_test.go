@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// fakeProbes is a replayFunc of a system that serves up to serves users,
+// on a clock that each probe moves 30 s on; probe failAt (from 1) stops
+// with an I/O error, as a run does: its result incomplete, with the error.
+type fakeProbes struct {
+	clock  time.Time
+	serves int
+	failAt int
+	calls  int
+	users  []int // the users each probe asked for
+}
+
+func (f *fakeProbes) now() time.Time { return f.clock }
+
+func (f *fakeProbes) replay(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
+	f.calls++
+	f.users = append(f.users, cfg.Users)
+	f.clock = f.clock.Add(30 * time.Second)
+	if progress != nil {
+		progress(replay.Progress{Elapsed: 12 * time.Second, Bytes: 120e6})
+	}
+	res := &schema.Result{Complete: true, WallS: 30}
+	res.Summary.StorageHealth.OverallStatus = "PASS"
+	met := cfg.Users <= f.serves
+	res.Requests.ByQoS = []schema.QoSStats{{QoS: "batch", Count: 100, TargetP95MS: 1000, Compliance: 1, WithinTarget: 100, Met: met}}
+	if !met {
+		res.Requests.ByQoS[0].Compliance, res.Requests.ByQoS[0].WithinTarget = 0.5, 50
+	}
+	if f.calls == f.failAt {
+		res.Complete, res.IncompleteReason = false, "replay: Write Tier-2 Prefill \"u1r3\": input/output error"
+		res.Errors = schema.ErrorStats{Count: 1, First: []string{"input/output error"}}
+		return res, errFake
+	}
+	return res, nil
+}
+
+var errFake = &fakeError{}
+
+type fakeError struct{}
+
+func (*fakeError) Error() string { return "replay: input/output error" }
+
+// mixedPlan is a prescanned plan of 8 users, the first 4 to appear batch.
+func mixedPlan() *replay.Plan {
+	p := &replay.Plan{Scanned: true}
+	for i, q := range []schema.QoS{3, 3, 3, 3, 1, 1, 2, 2} {
+		p.Users = append(p.Users, replay.User{ID: uint64(i + 1), QoS: q})
+	}
+	return p
+}
+
+func searchOptions(kind string) *options {
+	o := &options{cfg: replay.DefaultConfig(), search: kind, searchProbes: 12, searchRepeat: 2}
+	o.cfg.Duration = 30 * time.Second
+	return o
+}
+
+// TestSearchStopsAtFailedProbe: a users search whose second probe stops
+// with an I/O error writes its document, not done, its answer the users
+// that passed before as a lower bound, and exits 1; stderr has one line
+// per probe, naming it, the time so far and the users by class.
+func TestSearchStopsAtFailedProbe(t *testing.T) {
+	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 3, failAt: 2}
+	var stdout, stderr bytes.Buffer
+	prog := &searchProgress{w: &stderr, now: f.now, max: 12, window: 30 * time.Second}
+	err := searchWith(searchOptions(search.KindUsers), mixedPlan(), 8, f.replay, prog, []string{"--search", "users"}, true, &stdout)
+	if cli.ExitCode(err) != 1 {
+		t.Fatalf("exit status %d (%v), want 1", cli.ExitCode(err), err)
+	}
+	var d schema.SearchResult
+	if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+		t.Fatalf("document: %v\n%s", err, stdout.String())
+	}
+	if d.Done || !d.AnswerIsLowerBound || d.Users != 2 || len(d.Probes) != 2 || d.Probes[1].NotMeasured == "" ||
+		!strings.Contains(d.LowerBoundReason, "input/output error") || d.UserSelection == "" {
+		t.Errorf("done %v, lower bound %v (%s), %d users, %d probes: %s", d.Done, d.AnswerIsLowerBound, d.LowerBoundReason, d.Users, len(d.Probes), d.Reason)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	want := []string{
+		"kvreplay: probe 1 of at most 12, 30s elapsed, users=2 (interactive 1, batch 1): ",
+		"kvreplay: probe 2 of at most 12, 1m0s elapsed, users=4 (interactive 1, responsive 1, batch 2): ",
+		"kvreplay: search: at least 2 users",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("stderr has %d lines, want %d:\n%s", len(lines), len(want), stderr.String())
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("stderr line %d:\n got %q\nwant %q...", i+1, lines[i], w)
+		}
+	}
+	if !strings.Contains(lines[1], "NOT A MEASUREMENT: the run did not complete") || strings.Contains(stderr.String(), "\r") {
+		t.Errorf("stderr, not a terminal:\n%q", stderr.String())
+	}
+}
+
+// TestSearchProgressLive draws a live line on a terminal while a probe
+// runs, and keeps one line per probe.
+func TestSearchProgressLive(t *testing.T) {
+	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 8}
+	var stdout, stderr bytes.Buffer
+	prog := &searchProgress{w: &stderr, live: true, now: f.now, max: 5, window: 30 * time.Second}
+	o := searchOptions(search.KindCapacity)
+	o.searchProbes = 5
+	if err := searchWith(o, mixedPlan(), 8, f.replay, prog, nil, true, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	out := stderr.String()
+	for _, w := range []string{
+		"\r\x1b[Kkvreplay: probe 1 of at most 5, 0s elapsed, speed=0.25x",
+		"\r\x1b[Kkvreplay: probe 1 of at most 5, 30s elapsed, speed=0.25x: 12s of 30s, 10 MB/s",
+		"\r\x1b[Kkvreplay: probe 2 of at most 5, 1m0s elapsed, speed=0.5x: 0 B/s, 0.0 requests/s: PASS",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in\n%q", w, out)
+		}
+	}
+	if f.calls != 2 || !strings.Contains(out, "saturated from the first probe") {
+		t.Errorf("%d probes of a system that moves nothing: %q", f.calls, out)
+	}
+}
+
+// TestSearchCapacityStart starts a capacity search at a quarter of the
+// trace's pace, or at --speed when given; --speed max is refused.
+func TestSearchCapacityStart(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want float64
+	}{{nil, 0.25}, {[]string{"--speed", "2"}, 2}} {
+		o, _, err := parse(append([]string{"--search", "capacity", "x.csv"}, tt.args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var speeds []float64
+		once := func(cfg *replay.Config, _ func(replay.Progress)) (*schema.Result, error) {
+			speeds = append(speeds, cfg.Speed)
+			return &schema.Result{Complete: true}, nil
+		}
+		prog := &searchProgress{w: &bytes.Buffer{}, now: time.Now, max: 12}
+		if err := searchWith(o, &replay.Plan{}, 0, once, prog, nil, true, &bytes.Buffer{}); err != nil || len(speeds) == 0 || speeds[0] != tt.want {
+			t.Errorf("%v: speeds %v (%v), want from %v", tt.args, speeds, err, tt.want)
+		}
+	}
+	if _, _, err := parse([]string{"--search", "capacity", "--speed", "max", "x.csv"}, &bytes.Buffer{}); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "--speed max") {
+		t.Errorf("--speed max: %v", err)
+	}
+}
