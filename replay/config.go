@@ -67,6 +67,14 @@ type Config struct {
 	// "user", "tp", or "" (every row, as tp).
 	Rank, Ranks int
 	Shard       string
+	// BytesPerToken and TensorParallel describe the KV cache of traces
+	// whose sidecar does not (a kv-cache.py trace, a trace on a pipe):
+	// the model's bytes per token, before the division by the tensor
+	// parallelism that divided the trace's object sizes (kvreplay --model,
+	// --tensor-parallel). They make the KV tokens the run moved
+	// measurable; 0 leaves them unknown.
+	BytesPerToken  int64
+	TensorParallel int
 }
 
 // DefaultConfig returns the defaults of kvreplay's options.
@@ -116,6 +124,12 @@ func (c *Config) Validate() error {
 		bad("--duration %v: must not be negative", c.Duration)
 	}
 	errs = append(errs, c.validateShard()...)
+	if c.BytesPerToken < 0 {
+		bad("bytes per token %d: must not be negative", c.BytesPerToken)
+	}
+	if c.TensorParallel < 0 || c.TensorParallel > 1024 {
+		bad("--tensor-parallel %d: must be between 1 and 1024", c.TensorParallel)
+	}
 	if c.Engine != "psync" && c.Engine != "uring" {
 		bad("--engine %s: want uring or psync", c.Engine)
 	}

@@ -15,8 +15,16 @@ const maxErrors = 10
 // the operations in flight for its busy time.
 type cellMetrics struct {
 	*results.Cell
-	inflight  int
-	busySince time.Time
+	busy results.Busy
+}
+
+// busyTimes are how long a tier was busy with any operation, with reads and
+// with writes: the union of the operations' intervals, so that a tier's
+// device rate counts concurrent operations once, and the busy times of
+// its cells (of different phases, reads beside writes) are not added or
+// taken for one another.
+type busyTimes struct {
+	all, read, write results.Busy
 }
 
 // metrics are a run's measurements, owned by the scheduler's loop. The
@@ -24,6 +32,7 @@ type cellMetrics struct {
 type metrics struct {
 	start    time.Time
 	cells    [schema.NumTiers][schema.NumOps][schema.NumPhases]*cellMetrics
+	tiers    [schema.NumTiers]busyTimes
 	lag      *results.Latency
 	lagLast  atomic.Int64 // for the progress line, from another goroutine
 	reqs     *results.Requests
@@ -67,19 +76,48 @@ func (m *metrics) begin(t *task, start time.Time) {
 		m.secLag[s] = results.NewLatency()
 	}
 	m.secLag[s].Add(lag)
-	c := m.cell(t)
-	if c.inflight == 0 {
-		c.busySince = start
+	m.cell(t).busy.Begin(start)
+	all, op := m.tierBusyOf(t)
+	all.Begin(start)
+	if op != nil {
+		op.Begin(start)
 	}
-	c.inflight++
+}
+
+// tierBusyOf returns the busy times of t's tier that t counts in: the
+// tier's, and its reads' or writes' (nil for a delete).
+func (m *metrics) tierBusyOf(t *task) (all, op *results.Busy) {
+	tb := &m.tiers[t.tier]
+	switch t.op {
+	case schema.OpRead:
+		op = &tb.read
+	case schema.OpWrite:
+		op = &tb.write
+	}
+	return &tb.all, op
+}
+
+// tierBusy returns the busy time of each tier that was busy.
+func (m *metrics) tierBusy() []results.TierBusy {
+	var out []results.TierBusy
+	for t := range schema.Tier(schema.NumTiers) {
+		tb := &m.tiers[t]
+		if tb.all.Total() > 0 {
+			out = append(out, results.TierBusy{Tier: t.String(), All: tb.all.Total(), Read: tb.read.Total(), Write: tb.write.Total()})
+		}
+	}
+	return out
 }
 
 // end records an operation's completion.
 func (m *metrics) end(t *task, start, end time.Time, ok bool) {
 	c := m.cell(t)
-	c.inflight--
-	if c.inflight == 0 {
-		c.Busy += end.Sub(c.busySince)
+	c.busy.End(end)
+	c.Busy = c.busy.Total()
+	all, op := m.tierBusyOf(t)
+	all.End(end)
+	if op != nil {
+		op.End(end)
 	}
 	if !ok {
 		return

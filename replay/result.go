@@ -65,6 +65,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		}
 	}
 	res.Tiers = results.TierTotals(res.Cells, wall)
+	results.ApplyTierBusy(res.Tiers, m.tierBusy())
 	res.Requests = m.reqs.Finalize()
 	for i := range m.timeline {
 		if l := m.secLag[i]; l != nil {
@@ -87,18 +88,21 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		res.ClosedLoop = s.cl.stats(wall)
 	}
 	// Storage tokens: KV tokens moved through Tier-2, from the trace's
-	// bytes per token and tensor parallelism (all the traces' must be
-	// known, and the same).
+	// bytes per token and tensor parallelism, its sidecar's or else the
+	// configuration's (all the traces' must be known, and the same).
 	var bpt int64
 	tp := 1
 	known := len(s.srcs) > 0
 	for i, src := range s.srcs {
-		if src.Meta == nil || src.Meta.BytesPerToken <= 0 ||
-			(i > 0 && (src.Meta.BytesPerToken != bpt || src.Meta.TensorParallel != tp)) {
+		b, p := s.cfg.BytesPerToken, s.cfg.TensorParallel
+		if src.Meta != nil && src.Meta.BytesPerToken > 0 {
+			b, p = src.Meta.BytesPerToken, src.Meta.TensorParallel
+		}
+		if b <= 0 || (i > 0 && (b != bpt || p != tp)) {
 			known = false
 			break
 		}
-		bpt, tp = src.Meta.BytesPerToken, src.Meta.TensorParallel
+		bpt, tp = b, p
 	}
 	var tokens *float64
 	if n, ok := results.StorageTokens(res.Cells, bpt, tp); ok && known {

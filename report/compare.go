@@ -9,7 +9,11 @@ import (
 // when baseline is empty or names none) over the metrics of the catalogue
 // that any group has: the ratio of medians over trials, and the win rate
 // over matched trials (trial i of a group against trial i of the
-// baseline, by number or else by position; a tie counts half). Groups must have been built (Build).
+// baseline, by number or else by position; a tie counts half). A
+// simulated group (kvtrace's statistics) is compared only with a
+// simulated baseline, and a measured one only with a measured baseline:
+// a simulation's figures are not a measurement's. Groups must have been
+// built (Build).
 func Compare(groups []*Group, baseline string) *Comparison {
 	var ms []Metric
 	for _, m := range Metrics() {
@@ -41,7 +45,7 @@ func compare(groups []*Group, baseline string, ms []Metric) *Comparison {
 		}
 		for _, g := range groups {
 			vs := g.Values[m.Name]
-			if len(vs) == 0 {
+			if len(vs) == 0 || (base != nil && g.Simulated != base.Simulated) {
 				continue
 			}
 			med := ComputeStats(vs).Median

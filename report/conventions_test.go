@@ -80,7 +80,7 @@ func TestJSONReportKeys(t *testing.T) {
 	if bad := clitest.NonSnakeKeys(t, b.Bytes()); len(bad) > 0 {
 		t.Errorf("keys not in lower_snake_case: %v", bad)
 	}
-	if !strings.Contains(b.String(), `"name": "tier1_read_bw"`) {
+	if !strings.Contains(b.String(), `"name": "tier1_read_offered"`) {
 		t.Errorf("no metric named in the JSON report:\n%.400s", b.String())
 	}
 }
@@ -168,7 +168,7 @@ func TestBenchFormat(t *testing.T) {
 			t.Errorf("benchstat's output lacks the column of %s:\n%s", g.Label, out)
 		}
 	}
-	if !bytes.Contains(out, []byte("vs base")) || !bytes.Contains(out, []byte("KV/tier1_read_bw")) {
+	if !bytes.Contains(out, []byte("vs base")) || !bytes.Contains(out, []byte("KV/tier1_read_offered")) {
 		t.Errorf("benchstat compared nothing:\n%s", out)
 	}
 }

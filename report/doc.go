@@ -1,10 +1,12 @@
 // Package report owns kvreport's engine: it loads kvreplay result
-// documents and the reference's kv-cache.py --output documents, merges the
-// ranks of a run exactly (counts and bytes add, HdrHistograms merge,
-// bandwidth is recomputed over the common wall-clock window), computes
-// statistics across trials and ratios across systems, and renders them as
-// text, Markdown, CSV, JSON, Go benchmark lines, XLSX and HTML. It never
-// links replay backends.
+// documents, the reference's kv-cache.py --output documents and kvtrace's
+// simulated statistics (marked simulated wherever they are shown), merges
+// the ranks of a run exactly (counts and bytes add, HdrHistograms merge,
+// offered load is recomputed over the common wall-clock window), computes
+// statistics across trials and ratios across systems (warning of unlike
+// runs), and renders them, with each run's SLA per QoS class, as text,
+// Markdown, CSV, JSON, Go benchmark lines, XLSX and HTML. It never links
+// replay backends.
 //
 // The flow is Load (documents with labels), Build (groups of trials, each
 // trial's ranks merged with MergeRanks, per-metric statistics, Compare

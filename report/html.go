@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/hist"
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -37,8 +38,26 @@ type htmlPage struct {
 	Summary    []htmlSummaryRow
 	Comparison *htmlComparison
 	Health     []htmlHealthRow
+	SLA        []htmlSLARow
 	Scatters   []template.HTML
 	Groups     []htmlGroup
+	Defs       []htmlMetricDef
+}
+
+// htmlSLARow is one QoS class of one trial: its p95 against its target.
+type htmlSLARow struct {
+	Group, QoS          string
+	Trial               int
+	Requests            int64
+	P95, Target, Within string
+	Verdict             htmlCell
+	Why                 string
+}
+
+// htmlMetricDef defines a metric of the report.
+type htmlMetricDef struct {
+	Metric
+	Target, Desc string
 }
 
 type htmlSummaryRow struct {
@@ -106,6 +125,9 @@ func buildHTMLPage(r *Report) *htmlPage {
 	p := &htmlPage{Metrics: r.Metrics, Warnings: htmlWarnings(r)}
 	for _, g := range r.Groups {
 		row := htmlSummaryRow{Label: g.Label, Trials: len(g.Trials)}
+		if g.Simulated {
+			row.Label += " (" + simulatedNote + ")"
+		}
 		for _, m := range r.Metrics {
 			st, ok := g.Stats[m.Name]
 			if !ok || st.N == 0 {
@@ -122,6 +144,24 @@ func buildHTMLPage(r *Report) *htmlPage {
 	}
 	p.Comparison = buildHTMLComparison(r)
 	p.Health = buildHTMLHealth(r)
+	for _, s := range slaRows(r) {
+		v := htmlCell{Text: s.verdict(), Class: "na"}
+		switch {
+		case s.Measured && s.Met:
+			v.Class = "pass"
+		case s.Measured:
+			v.Class = "fail"
+		}
+		p.SLA = append(p.SLA, htmlSLARow{Group: s.Group, QoS: s.QoS, Trial: s.Trial, Requests: s.Requests,
+			P95: htmlNum(s.P95MS) + " ms", Target: htmlNum(s.TargetMS) + " ms", Within: s.within(), Verdict: v, Why: s.Why})
+	}
+	for _, m := range r.Metrics {
+		d := htmlMetricDef{Metric: m, Target: "–", Desc: MetricDescription(m.Name)}
+		if v, ok := MetricTarget(m.Name); ok {
+			d.Target = htmlNum(v)
+		}
+		p.Defs = append(p.Defs, d)
+	}
 	for _, m := range r.Metrics {
 		if s := svgScatter(r, m); s != "" {
 			p.Scatters = append(p.Scatters, s)
@@ -229,6 +269,9 @@ func htmlHealthCell(status string) htmlCell {
 
 func buildHTMLGroup(i int, g *Group) htmlGroup {
 	hg := htmlGroup{Label: g.Label, Anchor: "group-" + strconv.Itoa(i+1)}
+	if g.Simulated {
+		hg.Notes = append(hg.Notes, "SIMULATED: "+simulatedNote+": its figures are virtual time, not a device's")
+	}
 	for j, t := range g.Trials {
 		if t == nil {
 			continue
@@ -337,8 +380,8 @@ func svgCDF(t *schema.Result) (template.HTML, []string) {
 	return ch.SVG(), notes
 }
 
-// svgBandwidth draws read and write MB/s per second for each tier that
-// moved bytes in t's timeline.
+// svgBandwidth draws read and write GB/s (decimal) per second for each
+// tier that moved bytes in t's timeline.
 func svgBandwidth(t *schema.Result) []template.HTML {
 	var out []template.HTML
 	for tier := schema.Tier(0); tier < schema.NumTiers; tier++ {
@@ -347,8 +390,8 @@ func svgBandwidth(t *schema.Result) []template.HTML {
 		wr := svgSeries{Name: "write"}
 		for _, s := range t.Timeline {
 			moved = moved || s.ReadBytes[tier] != 0 || s.WriteBytes[tier] != 0
-			rd.Points = append(rd.Points, svgPoint{float64(s.T), float64(s.ReadBytes[tier]) / 1e6})
-			wr.Points = append(wr.Points, svgPoint{float64(s.T), float64(s.WriteBytes[tier]) / 1e6})
+			rd.Points = append(rd.Points, svgPoint{float64(s.T), float64(s.ReadBytes[tier]) / results.GB})
+			wr.Points = append(wr.Points, svgPoint{float64(s.T), float64(s.WriteBytes[tier]) / results.GB})
 		}
 		if !moved {
 			continue
@@ -356,7 +399,7 @@ func svgBandwidth(t *schema.Result) []template.HTML {
 		ch := svgLineChart{
 			Title:  "Bandwidth timeline " + tier.String() + " (trial 1)",
 			XLabel: "time (s)",
-			YLabel: "MB/s",
+			YLabel: "GB/s",
 			Series: []svgSeries{rd, wr},
 			YMin:   0,
 		}
@@ -689,7 +732,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 </head>
 <body>
 <h1>kvbench report</h1>
-<nav><a href="#summary">Summary</a><a href="#comparison">Comparison</a><a href="#health">Storage health</a><a href="#scatter">Per-trial scatter</a>{{range .Groups}}<a href="#{{.Anchor}}">{{.Label}}</a>{{end}}</nav>
+<nav><a href="#summary">Summary</a><a href="#comparison">Comparison</a><a href="#health">Storage health</a><a href="#sla">SLA</a><a href="#scatter">Per-trial scatter</a><a href="#metrics">Metrics</a>{{range .Groups}}<a href="#{{.Anchor}}">{{.Label}}</a>{{end}}</nav>
 {{if .Warnings}}<section class="warnings" id="warnings">
 <h2>Warnings</h2>
 <ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>
@@ -719,9 +762,26 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{range .Health}}<tr><td class="l">{{.Group}}</td><td>{{.Trial}}</td><td class="{{.Status.Class}}">{{.Status.Text}}</td><td class="l">{{if .Criteria}}<ul class="criteria">{{range .Criteria}}<li>{{if .Passed}}PASS{{else}}<b>FAIL</b>{{end}}: {{.Name}}: {{.Actual}} (target {{.Target}})</li>{{end}}</ul>{{else}}<span class="na">no criteria</span>{{end}}</td></tr>
 {{end}}</table>
 </section>
+<section id="sla">
+<h2>SLA per QoS class</h2>
+{{if .SLA}}<p>Each run's storage latency p95 of each QoS class against the class's target; the SLA is met when the target share of its requests are within it.</p>
+<table>
+<tr><th class="l">group</th><th>trial</th><th class="l">QoS</th><th>requests</th><th>p95</th><th>target</th><th>within target</th><th>SLA</th></tr>
+{{range .SLA}}<tr><td class="l">{{.Group}}</td><td>{{.Trial}}</td><td class="l">{{.QoS}}</td><td>{{.Requests}}</td><td>{{.P95}}</td><td>{{.Target}}</td><td>{{.Within}}</td><td class="{{.Verdict.Class}}"{{if .Why}} title="{{.Why}}"{{end}}>{{.Verdict.Text}}</td></tr>
+{{end}}</table>
+{{else}}<p class="na">No QoS classes: the runs' traces name none.</p>{{end}}
+</section>
 <section id="scatter">
 <h2>Per-trial scatter</h2>
 <div class="charts">{{range .Scatters}}{{.}}{{end}}</div>
+</section>
+<section id="metrics">
+<h2>Metrics</h2>
+<p>Bandwidths are in GB/s and data in GB, decimal (10<sup>9</sup> bytes).</p>
+<table>
+<tr><th class="l">metric</th><th>unit</th><th>better</th><th>target</th><th class="l">definition</th></tr>
+{{range .Defs}}<tr><td class="l">{{.Name}}</td><td>{{.Unit}}</td><td>{{.Better}}</td><td>{{.Target}}</td><td class="l">{{.Desc}}</td></tr>
+{{end}}</table>
 </section>
 {{range .Groups}}<section id="{{.Anchor}}">
 <h2>Group: {{.Label}}</h2>

@@ -20,7 +20,13 @@ import (
 const (
 	KindKVReplay  = "kvreplay"
 	KindReference = "kv-cache.py"
+	// KindSimulated is kvtrace's --output statistics: the reference's
+	// dialect, from a simulation in virtual time, not a measurement.
+	KindSimulated = "kvtrace"
 )
+
+// simulatedNote is how every format marks kvtrace's statistics.
+const simulatedNote = "simulated (kvtrace): not a measurement"
 
 // LoadOptions say how loaded documents are labelled.
 type LoadOptions struct {
@@ -157,6 +163,9 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 		FormatVersion     int             `json:"format_version"`
 		Summary           json.RawMessage `json:"summary"`
 		RequestsCompleted json.RawMessage `json:"requests_completed"`
+		// Kvbench is the block kvtrace's statistics add to the
+		// reference's dialect.
+		Kvbench json.RawMessage `json:"kvbench"`
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		err = place(err)
@@ -190,7 +199,7 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 		return nil, fmt.Errorf("report: %s: %w: format %q, want %q or a kv-cache.py --output document",
 			path, ErrFormat, *probe.Format, schema.ResultFormat)
 	case probe.Summary != nil && probe.RequestsCompleted != nil:
-		return decodeReference(path, raw, place)
+		return decodeReference(path, raw, place, probe.Kvbench != nil)
 	}
 	return nil, fmt.Errorf("report: %s: %w: neither a kvreplay result (no \"format\": %q) nor a kv-cache.py --output document (no \"summary\" and \"requests_completed\")",
 		path, ErrFormat, schema.ResultFormat)
@@ -290,8 +299,13 @@ type refQoS struct {
 // decodeReference maps a kv-cache.py --output document onto the result
 // fields and metrics that mean the same. Its latencies are kept only when
 // the run measured storage time (in trace mode the reference times
-// nothing and reports zeros, which are unknowns, not measurements).
-func decodeReference(path string, raw []byte, place func(error) error) (*Doc, error) {
+// nothing and reports zeros, which are unknowns, not measurements). Its
+// tier bandwidths are bytes over the run, in GiB/s: they become offered
+// loads, in GB/s. A simulated document (kvtrace's statistics, in the same
+// dialect) is a KindSimulated Doc: no bandwidth (its rates are over
+// virtual time), no storage_health verdict and no SLA verdict are taken
+// from it, and every format marks it simulated.
+func decodeReference(path string, raw []byte, place func(error) error, simulated bool) (*Doc, error) {
 	var ref reference
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
@@ -321,7 +335,7 @@ func decodeReference(path string, raw []byte, place func(error) error) (*Doc, er
 	measured := s.TotalStorageIOTime > 0 || ref.TotalStorageIOLatency > 0
 	if measured && s.StorageThroughputTokensPerSec != nil {
 		r.Summary.StorageThroughputTokensPerSec = *s.StorageThroughputTokensPerSec
-		values[MetricStorageTokens] = *s.StorageThroughputTokensPerSec
+		values[MetricRefTokens] = *s.StorageThroughputTokensPerSec
 	}
 	if measured && s.StorageIOLatencyMS != nil {
 		r.Summary.StorageIOLatencyMS = *s.StorageIOLatencyMS
@@ -337,13 +351,13 @@ func decodeReference(path string, raw []byte, place func(error) error) (*Doc, er
 		if v, ok := num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
 			*bw[2*i] = v
 			tt.ReadBandwidthBps = v * results.GiB
-			values[tierMetric(i, "read_bw")] = v * results.GiB / 1e6
+			values[tierMetric(i, "read_offered")] = v * results.GiB / results.GB
 			has = true
 		}
 		if v, ok := num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
 			*bw[2*i+1] = v
 			tt.WriteBandwidthBps = v * results.GiB
-			values[tierMetric(i, "write_bw")] = v * results.GiB / 1e6
+			values[tierMetric(i, "write_offered")] = v * results.GiB / results.GB
 			has = true
 		}
 		if v, ok := num("tier_" + t.ref + "_kv_bytes_read_gb"); ok {
@@ -399,6 +413,28 @@ func decodeReference(path string, raw []byte, place func(error) error) (*Doc, er
 			Latency: schema.Latency{Count: m.TotalRequests, MeanUS: m.LatencyMS.Mean * 1000, P50US: m.LatencyMS.P50 * 1000,
 				P95US: m.LatencyMS.P95 * 1000, P99US: m.LatencyMS.P99 * 1000, MaxUS: m.LatencyMS.Max * 1000}})
 	}
+	kind := KindReference
+	switch {
+	case simulated:
+		kind, r.Tool = KindSimulated, KindSimulated
+		r.Tiers = nil
+		r.Summary = schema.Summary{ElapsedTime: r.Summary.ElapsedTime, TotalRequests: r.Summary.TotalRequests,
+			RequestsPerSecond: r.Summary.RequestsPerSecond, NotMeasured: map[string]string{results.NotMeasuredSLA: simulatedNote}}
+		// Its virtual elapsed time and requests per second of it, marked
+		// simulated wherever they are shown, and compared with nothing
+		// measured.
+		values = map[string]float64{}
+		if r.WallS > 0 {
+			values[MetricElapsed] = r.WallS
+		}
+		if rps := r.Summary.RequestsPerSecond; rps > 0 {
+			values[MetricRequestsPerS] = rps
+		}
+	case !measured:
+		r.Summary.NotMeasured = map[string]string{results.NotMeasuredSLA: "kv-cache.py timed no storage I/O (its trace mode): its latencies are zeros"}
+	default:
+		qosValues(r, values)
+	}
 	r.Started = time.Time{}
-	return &Doc{Path: path, Kind: KindReference, Config: baseName(path), Result: r, Reference: all, Values: values}, nil
+	return &Doc{Path: path, Kind: kind, Config: baseName(path), Result: r, Reference: all, Values: values}, nil
 }

@@ -28,12 +28,13 @@ const maxErrorMessages = 10
 // aggregates, the ones kvreplay measures with: operation counts and bytes
 // add, cells are matched by tier, operation and phase, and their
 // HdrHistograms are decoded and added (percentiles are recomputed, never
-// averaged); bandwidth is recomputed over the common wall-clock window
+// averaged); offered load is recomputed over the common wall-clock window
 // (the earliest Started to the latest Started+WallS); timelines are
 // aligned by Started, to the whole second; QoS compliance is recomputed
 // from the requests within target of each rank; tier totals and the
 // summary are recomputed as kvreplay computes them. Three figures cannot
-// be exact and say so here: a cell's BusyS is the longest of the ranks', a
+// be exact and say so here: a cell's and a tier's busy times are the
+// longest of the ranks' (so the device rate over them is an upper bound), a
 // second's LagP99US the highest of the ranks', and storage KV tokens per
 // second the ranks' tokens over the common window (unknown when a rank's
 // are). The documents must share their size scale; a document whose
@@ -181,6 +182,11 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 		out.Cells = append(out.Cells, agg.Finalize(c.Tier, c.Op, c.Phase, a.backend, wall))
 	}
 	out.Tiers = results.TierTotals(out.Cells, wall)
+	tiers := make([][]schema.TierTotals, len(docs))
+	for i, d := range docs {
+		tiers[i] = d.Tiers
+	}
+	results.ApplyTierBusy(out.Tiers, results.MergeTierBusy(tiers...))
 	rs := results.NewRequests()
 	if err := rs.MergeAll(reqs); err != nil {
 		return nil, whose("", err, self)

@@ -7,7 +7,8 @@ type Doc struct {
 	// Path is where it was read from ("-" for stdin, with an index).
 	Path string
 	// Kind is "kvreplay" for a kvreplay result, "kv-cache.py" for the
-	// reference's --output JSON.
+	// reference's --output JSON, "kvtrace" for kvtrace's simulated
+	// statistics (its --output, in the reference's dialect).
 	Kind string
 	// Label names the group the document belongs to (a system and
 	// configuration); Trial and Rank place it within the group.
@@ -65,6 +66,10 @@ type Group struct {
 	// buffered I/O, a trial stopped early, other traces than the
 	// baseline's); the Report's Warnings carry each too, naming the group.
 	Warnings []string
+	// Simulated is set for a group of kvtrace's statistics: a simulation,
+	// not a measurement, which every format marks and no comparison with
+	// a measured group uses.
+	Simulated bool
 }
 
 // Comparison is the ratio of each metric of every group to the baseline

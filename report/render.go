@@ -89,14 +89,33 @@ func lookup(m map[string]float64, k string) float64 {
 	return math.NaN()
 }
 
-// table is a titled table that renders aligned or as Markdown.
+// table is a titled table that renders aligned or as Markdown, with notes
+// under it.
 type table struct {
 	title  string
 	header []string
 	rows   [][]string
+	notes  []string
 }
 
 func (t *table) write(w io.Writer, md bool) error {
+	if len(t.header) == 0 {
+		// Notes only.
+		if md {
+			fmt.Fprintf(w, "## %s\n\n", t.title)
+		} else {
+			fmt.Fprintf(w, "%s\n", t.title)
+		}
+		for _, n := range t.notes {
+			if md {
+				fmt.Fprintf(w, "- %s\n", n)
+			} else {
+				fmt.Fprintf(w, "  %s\n", n)
+			}
+		}
+		_, err := fmt.Fprintln(w)
+		return err
+	}
 	if md {
 		fmt.Fprintf(w, "## %s\n\n", t.title)
 		fmt.Fprintf(w, "| %s |\n", strings.Join(t.header, " | "))
@@ -111,6 +130,12 @@ func (t *table) write(w io.Writer, md bool) error {
 		for _, row := range t.rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
+		if len(t.notes) > 0 {
+			fmt.Fprintln(w)
+			for _, n := range t.notes {
+				fmt.Fprintf(w, "- %s\n", n)
+			}
+		}
 		_, err := fmt.Fprintln(w)
 		return err
 	}
@@ -123,6 +148,9 @@ func (t *table) write(w io.Writer, md bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, n := range t.notes {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	_, err := fmt.Fprintln(w)
 	return err
 }
@@ -132,7 +160,11 @@ func (t *table) write(w io.Writer, md bool) error {
 func tables(r *Report) []*table {
 	var ts []*table
 	for _, g := range r.Groups {
-		t := &table{title: fmt.Sprintf("%s: %d trials", g.Label, len(g.Trials)),
+		title := fmt.Sprintf("%s: %d trials", g.Label, len(g.Trials))
+		if g.Simulated {
+			title += " (" + simulatedNote + ")"
+		}
+		t := &table{title: title,
 			header: []string{"metric", "unit", "n", "median", "mean", "min", "max", "stddev", "cv", "p95"}}
 		for _, m := range r.Metrics {
 			st, ok := g.Stats[m.Name]
@@ -179,7 +211,26 @@ func tables(r *Report) []*table {
 			t.rows = append(t.rows, []string{g.Label, strconv.Itoa(id), g.Health[i], passed})
 		}
 	}
-	return append(ts, t)
+	ts = append(ts, t)
+	if t := slaTable(r); t != nil {
+		ts = append(ts, t)
+	}
+	return append(ts, metricsTable(r))
+}
+
+// metricsTable defines the report's metrics, so that no figure is read
+// for another (a device rate for an offered load, kvbench's token rate for
+// the reference's).
+func metricsTable(r *Report) *table {
+	t := &table{title: "metrics (bandwidths in GB/s and data in GB, decimal: 10^9 bytes)"}
+	for _, m := range r.Metrics {
+		unit := m.Unit
+		if v, ok := MetricTarget(m.Name); ok {
+			unit += ", target " + num(v)
+		}
+		t.notes = append(t.notes, fmt.Sprintf("%s (%s): %s", m.Name, unit, MetricDescription(m.Name)))
+	}
+	return t
 }
 
 // renderText writes the warnings first, where they cannot be missed, then
@@ -215,12 +266,14 @@ func renderText(w io.Writer, r *Report, md bool) error {
 }
 
 // csvRow is one group's metric in the CSV view; a missing value is an
-// empty field. Warnings are the group's (and the report's that name no
+// empty field. Target is the metric's target (MetricTarget: a QoS class's
+// p95 target), empty for a metric without one. Warnings are the group's (and the report's that name no
 // group), joined with " | ", on every row of the group.
 type csvRow struct {
 	Group    string `csv:"group"`
 	Metric   string `csv:"metric"`
 	Unit     string `csv:"unit"`
+	Target   string `csv:"target"`
 	Better   string `csv:"better"`
 	N        int    `csv:"n"`
 	Median   string `csv:"median"`
@@ -257,6 +310,9 @@ func renderCSV(w io.Writer, r *Report) error {
 		warns := strings.Join(groupWarnings(all, g.Label, r.Groups), " | ")
 		for i, m := range r.Metrics {
 			row := &csvRow{Group: g.Label, Metric: m.Name, Unit: m.Unit, Better: m.Better, Warnings: warns}
+			if v, ok := MetricTarget(m.Name); ok {
+				row.Target = csvNum(v)
+			}
 			if st, ok := g.Stats[m.Name]; ok {
 				row.N = st.N
 				row.Median, row.Mean, row.Min, row.Max = csvNum(st.Median), csvNum(st.Mean), csvNum(st.Min), csvNum(st.Max)
@@ -280,22 +336,43 @@ func renderCSV(w io.Writer, r *Report) error {
 // The JSON view: every float that may be missing is a pointer (null).
 type (
 	jsonReport struct {
-		Metrics    []Metric        `json:"metrics"`
+		Metrics    []jsonMetric    `json:"metrics"`
 		Groups     []jsonGroup     `json:"groups"`
 		Comparison *jsonComparison `json:"comparison,omitempty"`
 		Warnings   []string        `json:"warnings"`
 	}
+	jsonMetric struct {
+		Name        string   `json:"name"`
+		Unit        string   `json:"unit"`
+		Better      string   `json:"better"`
+		Target      *float64 `json:"target,omitempty"`
+		Description string   `json:"description"`
+	}
 	jsonGroup struct {
-		Label    string               `json:"label"`
-		Trials   []jsonTrial          `json:"trials"`
-		Stats    map[string]jsonStats `json:"stats"`
-		Warnings []string             `json:"warnings"`
+		Label string `json:"label"`
+		// Simulated marks kvtrace's statistics: not a measurement.
+		Simulated bool                 `json:"simulated,omitempty"`
+		Trials    []jsonTrial          `json:"trials"`
+		Stats     map[string]jsonStats `json:"stats"`
+		Warnings  []string             `json:"warnings"`
 	}
 	jsonTrial struct {
 		Trial   int                `json:"trial"`
 		Ranks   int                `json:"ranks"`
 		Health  string             `json:"storage_health"`
 		Metrics map[string]float64 `json:"metrics"`
+		SLA     []jsonSLA          `json:"sla,omitempty"`
+	}
+	// jsonSLA is one QoS class's SLA in a trial; Verdict is "met", "NOT
+	// met", "not measured" (Why says why) or "simulated".
+	jsonSLA struct {
+		QoS          string  `json:"qos"`
+		Requests     int64   `json:"requests"`
+		P95MS        float64 `json:"p95_ms"`
+		TargetP95MS  float64 `json:"target_p95_ms"`
+		WithinTarget float64 `json:"within_target_pct"`
+		Verdict      string  `json:"sla"`
+		Why          string  `json:"why,omitempty"`
 	}
 	jsonStats struct {
 		N      int     `json:"n"`
@@ -324,16 +401,24 @@ type (
 
 func renderJSON(w io.Writer, r *Report) error {
 	all := allWarnings(r)
-	out := jsonReport{Metrics: r.Metrics, Warnings: all}
+	out := jsonReport{Metrics: []jsonMetric{}, Warnings: all}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
+	for _, m := range r.Metrics {
+		jm := jsonMetric{Name: m.Name, Unit: m.Unit, Better: m.Better, Description: MetricDescription(m.Name)}
+		if v, ok := MetricTarget(m.Name); ok {
+			jm.Target = &v
+		}
+		out.Metrics = append(out.Metrics, jm)
+	}
+	slas := slaRows(r)
 	keep := map[string]bool{}
 	for _, m := range r.Metrics {
 		keep[m.Name] = true
 	}
 	for _, g := range r.Groups {
-		jg := jsonGroup{Label: g.Label, Stats: map[string]jsonStats{}, Warnings: groupWarnings(all, g.Label, r.Groups)}
+		jg := jsonGroup{Label: g.Label, Simulated: g.Simulated, Stats: map[string]jsonStats{}, Warnings: groupWarnings(all, g.Label, r.Groups)}
 		for i, id := range g.TrialIDs {
 			ms := map[string]float64{}
 			for k, v := range g.TrialValues[i] {
@@ -341,7 +426,14 @@ func renderJSON(w io.Writer, r *Report) error {
 					ms[k] = v
 				}
 			}
-			jg.Trials = append(jg.Trials, jsonTrial{Trial: id, Ranks: g.Trials[i].Ranks, Health: g.Health[i], Metrics: ms})
+			jt := jsonTrial{Trial: id, Ranks: g.Trials[i].Ranks, Health: g.Health[i], Metrics: ms}
+			for _, s := range slas {
+				if s.Group == g.Label && s.Trial == id {
+					jt.SLA = append(jt.SLA, jsonSLA{QoS: s.QoS, Requests: s.Requests, P95MS: s.P95MS, TargetP95MS: s.TargetMS,
+						WithinTarget: s.WithinPct, Verdict: s.verdict(), Why: s.Why})
+				}
+			}
+			jg.Trials = append(jg.Trials, jt)
 		}
 		for k, st := range g.Stats {
 			if keep[k] {
@@ -378,7 +470,9 @@ func renderJSON(w io.Writer, r *Report) error {
 // <value> <unit>. The group is a configuration value, not part of the
 // name, so the same metric of two systems has the same name and benchstat
 // compares them: benchstat -col group all.txt, or benchstat -col group
-// a.txt b.txt for two files.
+// a.txt b.txt for two files. Each trial's SLA per QoS class follows its
+// group line as "# SLA ..." lines, and a simulated group's label says it
+// is simulated, so that benchstat never compares it with a measured one.
 func renderBench(w io.Writer, r *Report) error {
 	for _, s := range allWarnings(r) {
 		if _, err := fmt.Fprintf(w, "# WARNING: %s\n", s); err != nil {
@@ -390,8 +484,21 @@ func renderBench(w io.Writer, r *Report) error {
 		if i > 0 {
 			sep = "\n"
 		}
-		if _, err := fmt.Fprintf(w, "%sgroup: %s\n", sep, benchValue(g.Label)); err != nil {
+		label := g.Label
+		if g.Simulated {
+			label += " (" + simulatedNote + ")"
+		}
+		if _, err := fmt.Fprintf(w, "%sgroup: %s\n", sep, benchValue(label)); err != nil {
 			return err
+		}
+		for _, s := range slaRows(r) {
+			if s.Group != g.Label {
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "# SLA trial %d %s: p95 %s ms, target %s ms, %s within target: %s\n",
+				s.Trial, s.QoS, num(s.P95MS), num(s.TargetMS), s.within(), s.verdict()); err != nil {
+				return err
+			}
 		}
 		for i := range g.TrialIDs {
 			for _, m := range r.Metrics {

@@ -93,13 +93,15 @@ func TestReferenceSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := r.Groups[0]
-	for _, name := range []string{"tier2_read_p95", MetricLagP99, MetricDecodeBytesRead, MetricStorageTokens} {
+	for _, name := range []string{"tier2_read_p95", MetricLagP99, MetricDecodeBytesRead, MetricKVTokensMoved, "tier2_read_bw"} {
 		if _, ok := ref.Stats[name]; ok {
 			t.Errorf("reference has %s, which it does not measure", name)
 		}
 	}
-	if v := ref.Values["tier2_read_bw"]; len(v) != 1 || math.Abs(v[0]-178.89764260717024*results.GiB/1e6) > 1e-6 {
-		t.Errorf("tier2_read_bw %v, want the reference's tier_storage_read_bandwidth_gbps in MB/s", v)
+	// The reference's tier bandwidth is bytes over the run in GiB/s: an
+	// offered load, in GB/s.
+	if v := ref.Values["tier2_read_offered"]; len(v) != 1 || math.Abs(v[0]-178.89764260717024*results.GiB/1e9) > 1e-9 {
+		t.Errorf("tier2_read_offered %v, want the reference's tier_storage_read_bandwidth_gbps in GB/s", v)
 	}
 	if ref.Health[0] != "PASS" {
 		t.Errorf("health %q", ref.Health[0])

@@ -16,65 +16,160 @@ import (
 // Metric names that are not per tier.
 const (
 	MetricDecodeBytesRead = "decode_bytes_read"
-	MetricStorageTokens   = "storage_tokens_per_s"
-	MetricRequestsPerS    = "requests_per_s"
-	MetricRequestP95      = "request_storage_p95"
-	MetricLagP99          = "lag_p99"
-	MetricElapsed         = "elapsed"
-	MetricHealth          = "storage_health_pass"
+	// MetricKVTokensMoved is kvbench's token rate: the KV tokens whose
+	// bytes moved through Tier-2 per second of the run.
+	MetricKVTokensMoved = "kv_tokens_moved_per_s"
+	// MetricRefTokens is the reference's storage throughput, under its
+	// name: tokens generated over the total storage I/O time.
+	MetricRefTokens    = "storage_throughput_tokens_per_sec"
+	MetricRequestsPerS = "requests_per_s"
+	MetricRequestP95   = "request_storage_p95"
+	MetricLagP99       = "lag_p99"
+	MetricElapsed      = "elapsed"
+	MetricHealth       = "storage_health_pass"
 )
 
 // tierMetric names a per-tier metric: tier 2, "read_bw" -> "tier2_read_bw".
 func tierMetric(tier int, what string) string { return fmt.Sprintf("tier%d_%s", tier, what) }
 
-// Metrics returns the catalogue of metrics kvreport computes, in the
-// order reports show them. Bandwidths are in MB/s (10^6 bytes) over the
-// run's wall time, latencies in milliseconds, decode bytes in GiB;
-// storage_health_pass is 1 for PASS and 0 for FAIL (absent for a run
-// that is neither: INCOMPLETE, NO_DATA).
-func Metrics() []Metric {
-	var ms []Metric
-	for t := range schema.NumTiers {
-		ms = append(ms, Metric{tierMetric(int(t), "read_bw"), "MB/s", "higher"},
-			Metric{tierMetric(int(t), "write_bw"), "MB/s", "higher"})
+// qosMetric names a QoS class's metric: interactive, "p95" ->
+// "qos_interactive_p95".
+func qosMetric(class, what string) string { return "qos_" + class + "_" + what }
+
+// metricDef is a metric of the catalogue with what it means and, for one
+// judged against a target, the target.
+type metricDef struct {
+	Metric
+	desc   string
+	target float64 // 0: none
+}
+
+// catalogue is the metrics kvreport computes, in the order reports show
+// them, with their definitions. Bandwidths are in GB/s and amounts of data
+// in GB, decimal (internal/results.GB), latencies in milliseconds.
+func catalogue() []metricDef {
+	var ms []metricDef
+	def := func(name, unit, better, desc string) {
+		ms = append(ms, metricDef{Metric: Metric{name, unit, better}, desc: desc})
+	}
+	done := map[string]string{"read": "read", "write": "written"}
+	for t := range schema.Tier(schema.NumTiers) {
+		for _, op := range []string{"read", "write"} {
+			def(tierMetric(int(t), op+"_bw"), "GB/s", "higher", fmt.Sprintf("%s %s bandwidth: the device rate, bytes %s over the time "+
+				"the tier was busy with its %ss (the union of their intervals)", t, op, done[op], op))
+		}
+	}
+	for t := range schema.Tier(schema.NumTiers) {
+		for _, op := range []string{"read", "write"} {
+			def(tierMetric(int(t), op+"_offered"), "GB/s", "higher", fmt.Sprintf("%s %s offered load: bytes %s over the run's elapsed time "+
+				"(the reference's tier bandwidth); it falls when anything makes the run longer", t, op, done[op]))
+		}
 	}
 	for _, from := range []string{"", "sched_"} {
 		for _, op := range []string{"read", "write"} {
 			for _, p := range []string{"p50", "p95", "p99"} {
-				ms = append(ms, Metric{"tier2_" + op + "_" + from + p, "ms", "lower"})
+				desc := "Tier-2 " + op + " latency from submission, " + p
+				if from != "" {
+					desc = "Tier-2 " + op + " latency from the scheduled time (with queueing), " + p
+				}
+				def("tier2_"+op+"_"+from+p, "ms", "lower", desc)
 			}
 		}
 	}
-	return append(ms,
-		Metric{MetricDecodeBytesRead, "GiB", "higher"},
-		Metric{MetricStorageTokens, "tok/s", "higher"},
-		Metric{MetricRequestsPerS, "req/s", "higher"},
-		Metric{MetricRequestP95, "ms", "lower"},
-		Metric{MetricLagP99, "ms", "lower"},
-		Metric{MetricElapsed, "s", "lower"},
-		Metric{MetricHealth, "pass", "higher"},
-	)
+	def(MetricDecodeBytesRead, "GB", "higher", "bytes the Decode phase read from Tier-2")
+	def(MetricKVTokensMoved, "tok/s", "higher", "kvbench's: KV tokens whose bytes moved through Tier-2 "+
+		"(Tier-2 bytes read and written over bytes per token) per second of the run; not the reference's storage throughput")
+	def(MetricRefTokens, "tok/s", "higher", "the reference's storage throughput (kv-cache.py's name and definition): "+
+		"tokens generated over the total storage I/O time of the completed requests; a closed-loop replay measures it")
+	def(MetricRequestsPerS, "req/s", "higher", "requests completed per second of the run")
+	def(MetricRequestP95, "ms", "lower", "request storage latency p95, all QoS classes")
+	for q := range schema.QoS(schema.NumQoS) {
+		target := results.QoSTarget(q)
+		if target <= 0 {
+			continue
+		}
+		c := q.String()
+		ms = append(ms,
+			metricDef{Metric{qosMetric(c, "p95"), "ms", "lower"}, c + " requests' storage latency p95, against the class's SLA target",
+				float64(target.Milliseconds())},
+			metricDef{Metric{qosMetric(c, "within_target"), "%", "higher"}, c + " requests within the class's p95 target; the SLA is met at the target share",
+				100 * results.ComplianceTarget},
+			metricDef{Metric{qosMetric(c, "sla_met"), "met", "higher"}, c + " SLA: 1 met, 0 not met", 0})
+	}
+	def(MetricLagP99, "ms", "lower", "lag of rows behind their scheduled time, p99")
+	def(MetricElapsed, "s", "lower", "the run's elapsed (wall) time")
+	def(MetricHealth, "pass", "higher", "storage_health: 1 PASS, 0 FAIL (absent for INCOMPLETE, NO_DATA)")
+	return ms
+}
+
+// Metrics returns the catalogue of metrics kvreport computes, in the
+// order reports show them: each tier's bandwidth (the device rate) and
+// offered load in GB/s (decimal), latencies in milliseconds, decode bytes
+// in GB; storage_health_pass is 1 for PASS and 0 for FAIL (absent for a
+// run that is neither: INCOMPLETE, NO_DATA). MetricDescription says what
+// each means.
+func Metrics() []Metric {
+	defs := catalogue()
+	ms := make([]Metric, len(defs))
+	for i, d := range defs {
+		ms[i] = d.Metric
+	}
+	return ms
+}
+
+// MetricDescription says what the metric named name means; "" for a name
+// not in the catalogue.
+func MetricDescription(name string) string {
+	for _, d := range catalogue() {
+		if d.Name == name {
+			return d.desc
+		}
+	}
+	return ""
+}
+
+// MetricTarget is the target a metric is judged against, in its unit (a
+// QoS class's p95 target, the share within it that meets the SLA); false
+// for a metric without one.
+func MetricTarget(name string) (float64, bool) {
+	for _, d := range catalogue() {
+		if d.Name == name && d.target > 0 {
+			return d.target, true
+		}
+	}
+	return 0, false
 }
 
 // MetricsOf computes the metrics of one (merged) kvreplay result. A metric
 // the result cannot give (no Tier-2 reads, no requests, tokens per second
-// without the trace's bytes per token, storage_health_pass of a run that
-// is neither PASS nor FAIL) is absent, never zero. storage_tokens_per_s
-// is the summary's storage_kv_tokens_per_sec: KV tokens whose bytes moved
-// through Tier-2 per second.
+// without the trace's bytes per token, the device rate of a tier that
+// moved nothing or of a document written before kvbench measured it,
+// storage_health_pass of a run that is
+// neither PASS nor FAIL) is absent, never zero. kv_tokens_moved_per_s is
+// the summary's storage_kv_tokens_per_sec;
+// storage_throughput_tokens_per_sec the summary's figure of that name when
+// the run measured it (a closed loop).
 func MetricsOf(r *schema.Result) (map[string]float64, error) {
-	v := map[string]float64{MetricElapsed: r.WallS, MetricDecodeBytesRead: r.Summary.DecodeBytesReadGB}
+	v := map[string]float64{MetricElapsed: r.WallS, MetricDecodeBytesRead: float64(results.DecodeBytesRead(r.Cells)) / results.GB}
 	for t := range schema.NumTiers {
-		v[tierMetric(int(t), "read_bw")] = 0
-		v[tierMetric(int(t), "write_bw")] = 0
+		v[tierMetric(int(t), "read_offered")] = 0
+		v[tierMetric(int(t), "write_offered")] = 0
 	}
 	for _, tt := range r.Tiers {
 		t, err := schema.ParseTier(tt.Tier)
 		if err != nil {
 			continue
 		}
-		v[tierMetric(int(t), "read_bw")] = tt.ReadBandwidthBps / 1e6
-		v[tierMetric(int(t), "write_bw")] = tt.WriteBandwidthBps / 1e6
+		v[tierMetric(int(t), "read_offered")] = tt.ReadBandwidthBps / results.GB
+		v[tierMetric(int(t), "write_offered")] = tt.WriteBandwidthBps / results.GB
+		// A device rate is bytes over busy time: none without bytes, and
+		// none in a document written before kvbench measured it.
+		if tt.ReadBytes > 0 && tt.ReadDeviceBps > 0 {
+			v[tierMetric(int(t), "read_bw")] = tt.ReadDeviceBps / results.GB
+		}
+		if tt.WriteBytes > 0 && tt.WriteDeviceBps > 0 {
+			v[tierMetric(int(t), "write_bw")] = tt.WriteDeviceBps / results.GB
+		}
 	}
 	for _, op := range []schema.Op{schema.OpRead, schema.OpWrite} {
 		for _, from := range []string{"", "sched_"} {
@@ -90,7 +185,12 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 		}
 	}
 	if s := r.Summary.StorageKVTokensPerSec; s != nil {
-		v[MetricStorageTokens] = *s
+		v[MetricKVTokensMoved] = *s
+	}
+	// Documents from before NotMeasured existed never measured it (their
+	// figure is a 0); a document that measured it names nothing there.
+	if s := &r.Summary; s.NotMeasured[results.NotMeasuredRefTokens] == "" && (s.NotMeasured != nil || s.StorageThroughputTokensPerSec > 0) {
+		v[MetricRefTokens] = s.StorageThroughputTokensPerSec
 	}
 	if r.Requests.Count > 0 {
 		if r.WallS > 0 {
@@ -98,6 +198,7 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 		}
 		v[MetricRequestP95] = r.Requests.Latency.P95US / 1000
 	}
+	qosValues(r, v)
 	if r.Lag.Count > 0 {
 		v[MetricLagP99] = r.Lag.P99US / 1000
 	}
@@ -233,7 +334,12 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 	}
 	baseline := opt.Baseline
 	if baseline == "" {
+		// The first group, or the first measured one: a simulation is no
+		// baseline of measurements.
 		baseline = rep.Groups[0].Label
+		if i := slices.IndexFunc(rep.Groups, func(g *Group) bool { return !g.Simulated }); i > 0 {
+			baseline = rep.Groups[i].Label
+		}
 	} else if byLabel[baseline] == nil {
 		if g := groupNamed(rep.Groups, baseline); g != nil {
 			baseline = g.Label
@@ -248,6 +354,7 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 	}
 	rep.Comparison = compare(rep.Groups, baseline, rep.Metrics)
 	warnTraces(rep, byLabel[baseline])
+	warnShapes(rep, byLabel[baseline])
 	return rep, nil
 }
 
@@ -338,7 +445,7 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 		ds := byTrial[id]
 		var r *schema.Result
 		var vals map[string]float64
-		if ds[0].Kind == KindReference {
+		if k := ds[0].Kind; k == KindReference || k == KindSimulated {
 			if len(ds) > 1 {
 				return fmt.Errorf("report: %s and %s: %w: trial %d of %s given twice", ds[0].Path, ds[1].Path, ErrIncompatible, id, g.Label)
 			}
@@ -386,9 +493,16 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 		for _, w := range trialWarnings(id, r) {
 			warn(w)
 		}
+		health := healthOf(r)
+		if ds[0].Kind == KindSimulated {
+			g.Simulated = true
+			health = "SIMULATED"
+			warn(fmt.Sprintf("SIMULATED: %s (trial %d) is kvtrace's --output statistics, %s: its times and rates are the "+
+				"simulation's virtual time, no device's, and no measured group is compared with it", ds[0].Path, id, simulatedNote))
+		}
 		g.Trials = append(g.Trials, r)
 		g.TrialValues = append(g.TrialValues, vals)
-		g.Health = append(g.Health, healthOf(r))
+		g.Health = append(g.Health, health)
 		for name, v := range vals {
 			g.Values[name] = append(g.Values[name], v)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -17,8 +18,10 @@ const (
 	xlsxTrials     = "Trials"
 	xlsxComparison = "Comparison"
 	xlsxHealth     = "Health"
+	xlsxSLA        = "SLA"
 	xlsxCells      = "Cells"
 	xlsxWarnings   = "Warnings"
+	xlsxMetrics    = "Metrics"
 )
 
 func init() { renderers["xlsx"] = renderXLSX }
@@ -34,9 +37,16 @@ func init() { renderers["xlsx"] = renderXLSX }
 //   - Comparison: per metric, the baseline's median and each group's
 //     median, ratio and win rate;
 //   - Health: one row per trial and storage_health criterion;
+//   - SLA: one row per trial and QoS class: its p95 against its target,
+//     the share of requests within it, met or not;
 //   - Cells: one row per trial, tier, operation and phase: operations,
-//     bytes, bandwidth and latency percentiles in microseconds;
-//   - Warnings: the report's and the trials' warnings.
+//     bytes, offered load and device rate in GB/s and latency
+//     percentiles in microseconds;
+//   - Warnings: the report's and the trials' warnings;
+//   - Metrics: each metric's unit, target and definition.
+//
+// A simulated group (kvtrace's statistics) is labelled so on the Summary
+// sheet.
 //
 // A Group's Values hold only the trials that have a metric; the Trials
 // sheet places value i on trial i, which is exact when every trial has it.
@@ -61,8 +71,10 @@ func renderXLSX(w io.Writer, r *Report) error {
 	xlsxWriteTrials(x, r)
 	xlsxWriteComparison(x, r)
 	xlsxWriteHealth(x, r)
+	xlsxWriteSLA(x, r)
 	xlsxWriteCells(x, r)
 	xlsxWriteWarnings(x, r)
+	xlsxWriteMetrics(x, r)
 	if x.err != nil {
 		return fmt.Errorf("report: xlsx: %w", x.err)
 	}
@@ -148,7 +160,11 @@ func xlsxWriteSummary(x *xlsxWriter, r *Report) {
 	}
 	x.start(xlsxSummary, header...)
 	for _, g := range r.Groups {
-		row := []any{g.Label, len(g.Trials)}
+		label := g.Label
+		if g.Simulated {
+			label += " (" + simulatedNote + ")"
+		}
+		row := []any{label, len(g.Trials)}
 		for _, m := range r.Metrics {
 			if st, ok := g.Stats[m.Name]; ok && st.N > 0 {
 				row = append(row, xlsxNum(st.Median))
@@ -263,7 +279,7 @@ func xlsxWriteHealth(x *xlsxWriter, r *Report) {
 
 func xlsxWriteCells(x *xlsxWriter, r *Report) {
 	x.start(xlsxCells, "group", "trial", "tier", "backend", "op", "phase", "ops",
-		"logical_bytes", "physical_bytes", "busy_s", "bandwidth_MBps", "busy_bandwidth_MBps",
+		"logical_bytes", "physical_bytes", "busy_s", "offered_GBps", "device_GBps",
 		"count", "min_us", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
 		"from_schedule_p50_us", "from_schedule_p99_us", "from_schedule_max_us")
 	for _, g := range r.Groups {
@@ -274,7 +290,7 @@ func xlsxWriteCells(x *xlsxWriter, r *Report) {
 			for _, c := range t.Cells {
 				l, s := c.Latency, c.FromSchedule
 				x.add(g.Label, i+1, c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
-					c.LogicalBytes, c.PhysicalBytes, xlsxNum(c.BusyS), xlsxNum(c.BandwidthBps/1e6), xlsxNum(c.BusyBandwidthBps/1e6),
+					c.LogicalBytes, c.PhysicalBytes, xlsxNum(c.BusyS), xlsxNum(c.BandwidthBps/results.GB), xlsxNum(c.BusyBandwidthBps/results.GB),
 					l.Count, xlsxNum(l.MinUS), xlsxNum(l.MeanUS), xlsxNum(l.P50US), xlsxNum(l.P90US), xlsxNum(l.P95US),
 					xlsxNum(l.P99US), xlsxNum(l.P999US), xlsxNum(l.P9999US), xlsxNum(l.MaxUS),
 					xlsxNum(s.P50US), xlsxNum(s.P99US), xlsxNum(s.MaxUS))
@@ -287,5 +303,23 @@ func xlsxWriteWarnings(x *xlsxWriter, r *Report) {
 	x.start(xlsxWarnings, "warning")
 	for _, w := range htmlWarnings(r) {
 		x.add(w)
+	}
+}
+
+func xlsxWriteSLA(x *xlsxWriter, r *Report) {
+	x.start(xlsxSLA, "group", "trial", "qos", "requests", "p95_ms", "target_p95_ms", "within_target_pct", "sla", "why")
+	for _, s := range slaRows(r) {
+		x.add(s.Group, s.Trial, s.QoS, s.Requests, xlsxNum(s.P95MS), xlsxNum(s.TargetMS), xlsxNum(s.WithinPct), s.verdict(), s.Why)
+	}
+}
+
+func xlsxWriteMetrics(x *xlsxWriter, r *Report) {
+	x.start(xlsxMetrics, "metric", "unit", "better", "target", "definition")
+	for _, m := range r.Metrics {
+		var target any
+		if v, ok := MetricTarget(m.Name); ok {
+			target = v
+		}
+		x.add(m.Name, m.Unit, m.Better, target, MetricDescription(m.Name))
 	}
 }

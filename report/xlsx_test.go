@@ -56,7 +56,7 @@ func TestXLSX(t *testing.T) {
 	r := testReport(t)
 	f := renderXLSXFile(t, r)
 
-	want := []string{"Summary", "Stats", "Trials", "Comparison", "Health", "Cells", "Warnings"}
+	want := []string{"Summary", "Stats", "Trials", "Comparison", "Health", "SLA", "Cells", "Warnings", "Metrics"}
 	if got := f.GetSheetList(); !slices.Equal(got, want) {
 		t.Fatalf("sheets %v, want %v", got, want)
 	}

@@ -198,8 +198,8 @@ type Cell struct {
 	PhysicalBytes int64 `json:"physical_bytes"`
 	// BusyS is the time at least one operation of the cell was in flight.
 	BusyS float64 `json:"busy_s"`
-	// BandwidthBps is LogicalBytes over the run's wall time; BusyBandwidth
-	// over BusyS.
+	// BandwidthBps is LogicalBytes over the run's wall time (the offered
+	// load); BusyBandwidthBps over BusyS (the device rate).
 	BandwidthBps     float64 `json:"bandwidth_bytes_per_s"`
 	BusyBandwidthBps float64 `json:"busy_bandwidth_bytes_per_s"`
 	// Latency is measured from submission (the operation's start);
@@ -209,7 +209,15 @@ type Cell struct {
 	FromSchedule Latency `json:"latency_from_schedule"`
 }
 
-// TierTotals totals a tier's cells.
+// TierTotals totals a tier's cells. A tier has two bandwidths, kept
+// apart: the device rate (ReadDeviceBps, WriteDeviceBps: bytes over the
+// time the tier was busy serving them), which is what the tier can do and
+// what kvbench's reports lead with, and the offered load
+// (ReadBandwidthBps, WriteBandwidthBps: bytes over the run's wall time,
+// the reference's tier bandwidth), which falls when anything else slows
+// the run. BusyS is the time at least one operation of the tier was in
+// flight: the union of their intervals, so that concurrent operations
+// count once (internal/results.Busy).
 type TierTotals struct {
 	Tier               string  `json:"tier"`
 	Backend            string  `json:"backend"`
@@ -223,6 +231,15 @@ type TierTotals struct {
 	ReadBandwidthBps   float64 `json:"read_bandwidth_bytes_per_s"`
 	WriteBandwidthBps  float64 `json:"write_bandwidth_bytes_per_s"`
 	BusyS              float64 `json:"busy_s"`
+	// ReadBusyS and WriteBusyS are BusyS of the tier's reads and of its
+	// writes. Documents written before they existed lack them, and have in
+	// BusyS the longest busy time of the tier's cells.
+	ReadBusyS  float64 `json:"read_busy_s"`
+	WriteBusyS float64 `json:"write_busy_s"`
+	// ReadDeviceBps and WriteDeviceBps are the device rate: logical bytes
+	// read (written) over ReadBusyS (WriteBusyS); 0 when unknown.
+	ReadDeviceBps  float64 `json:"read_device_bytes_per_s"`
+	WriteDeviceBps float64 `json:"write_device_bytes_per_s"`
 }
 
 // Latency is a latency distribution: percentiles in microseconds and the
@@ -379,7 +396,12 @@ type ErrorStats struct {
 // Summary carries the reference's metric names (kv-cache.py --output
 // summary and cache_stats) where the meaning is the same, so MLPerf users'
 // tooling reads kvreplay's results. internal/results.Summarize computes
-// it, for kvreplay and for kvreport's merges.
+// it, for kvreplay and for kvreport's merges. Its tier bandwidths are the
+// reference's: bytes over the run's elapsed time (the offered load, not the
+// device rate that TierTotals adds). Bandwidths are in GB/s and byte counts
+// in GB, decimal (10^9 bytes), as every kvbench figure is; kv-cache.py
+// divides by 2^30 under the same names, so its figures read 7.4 % lower
+// for the same bytes.
 type Summary struct {
 	ElapsedTime                   float64       `json:"elapsed_time"`
 	TotalRequests                 int64         `json:"total_requests"`
@@ -399,10 +421,13 @@ type Summary struct {
 	CPUP95MS                      float64       `json:"cpu_p95_ms"`
 	StorageIOLatencyMS            Percentiles   `json:"storage_io_latency_ms"`
 	StorageHealth                 StorageHealth `json:"storage_health"`
-	// StorageKVTokensPerSec is kvbench's, not the reference's: the KV
-	// tokens whose bytes moved through Tier-2 (reads and writes, the bytes
-	// the run moved) per second of wall time; absent when the trace's
-	// bytes per token are unknown.
+	// StorageKVTokensPerSec is kvbench's, not the reference's (reports
+	// name it kv_tokens_moved_per_s): the KV tokens whose bytes moved
+	// through Tier-2 (reads and writes, the bytes the run moved) per second
+	// of wall time; absent when the trace's bytes per token are unknown
+	// (kvreplay --model gives them for a trace without a sidecar). It is
+	// not storage_throughput_tokens_per_sec, the reference's tokens
+	// generated over the total storage I/O time.
 	StorageKVTokensPerSec *float64 `json:"storage_kv_tokens_per_sec,omitempty"`
 	// NotMeasured names each figure of the document that the run could
 	// not measure (a zero there is no measurement) and says why.

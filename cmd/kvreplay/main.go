@@ -62,8 +62,9 @@ Examples:
   # a real NVMe drive, full size, at the trace's own pace
   kvreplay --dir /mnt/nvme0/kv run.csv.zst -o sysA.json
 
-  # a kv-cache.py trace of terabytes, smoke-tested at 1/1024 of its size
-  kvreplay --tier-map Tier-0=ram,Tier-1=ram,Tier-2=nvme --size-scale 1/1024 --speed max kv_trace.csv.zst
+  # a kv-cache.py trace of terabytes, smoke-tested at 1/1024 of its size; --model
+  # gives its bytes per token (it has no sidecar), so its KV tokens are measured
+  kvreplay --tier-map Tier-0=ram,Tier-1=ram,Tier-2=nvme --size-scale 1/1024 --speed max --model llama3.1-8b kv_trace.csv.zst
 
   # everything on NVMe, to stress storage
   kvreplay --tier-map Tier-0=nvme,Tier-1=nvme,Tier-2=nvme --dir /mnt/nvme0/kv run.csv.zst -o stress.json
@@ -94,6 +95,7 @@ type options struct {
 	trial     int
 	quiet     bool
 	traces    []string
+	model     string // --model: the model of traces without a sidecar
 
 	deviceOverwrite bool                   // --device may be an existing file with data
 	prewrite        bool                   // extent layout: write what is preallocated once before the replay
@@ -174,6 +176,8 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
 	fs.DurationVar(&o.cfg.Duration, "duration", 0, "bound the run to this wall time (e.g. 20s): nothing is released after it, what was released completes (0: the whole trace)")
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
+	fs.StringVar(&o.model, "model", "", "the model of traces without a .meta.json sidecar (kv-cache.py's --io-trace-log, a pipe): its KV bytes per token, from kvtrace's model table (kvtrace models), make the KV tokens the run moves measurable (kv_tokens_moved_per_s)")
+	fs.IntVar(&o.cfg.TensorParallel, "tensor-parallel", 1, "with --model: the tensor parallelism the trace's object sizes were divided by (kv-cache.py --tensor-parallel)")
 	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for NVMe: uring (falls back to psync, recorded, where the kernel refuses it) or psync")
 	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
 	fs.BoolVar(&o.cfg.Fsync, "fsync", false, "make each NVMe object write durable (fdatasync) before it completes, as kv-cache.py does")
@@ -275,6 +279,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.layout))
 	}
 	errs = append(errs, checkSearch(o)...)
+	errs = append(errs, checkModel(o, fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -315,6 +320,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	srcs, err := sources(ctx, o.traces)
 	if err != nil {
+		return cli.Input(err)
+	}
+	if err := checkSidecars(o, srcs); err != nil {
 		return cli.Input(err)
 	}
 	plan, err := replay.Prepare(ctx, &o.cfg, srcs)

@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/replay"
 )
 
 // progressLine is the live progress line kvreplay rewrites on a terminal:
 // percent done and an estimate of the time left when the total is known
-// (total is the plan's rows; 0 for a pipe nothing sized), the bandwidth and
-// the lag. The tool's name leads it, so it is told from kvtrace's in a
+// (total is the plan's rows; 0 for a pipe nothing sized), the bytes moved
+// per second so far (GB/s, decimal, as every kvbench bandwidth) and the
+// lag. The tool's name leads it, so it is told from kvtrace's in a
 // pipeline.
 func progressLine(p replay.Progress, total int64) string {
-	mbps := float64(p.Bytes) / 1e6 / max(p.Elapsed.Seconds(), 1e-9)
-	tail := fmt.Sprintf("%.0f MB/s, lag %v", mbps, p.Lag.Round(time.Microsecond))
+	gbps := float64(p.Bytes) / results.GB / max(p.Elapsed.Seconds(), 1e-9)
+	tail := fmt.Sprintf("%.3f GB/s, lag %v", gbps, p.Lag.Round(time.Microsecond))
 	if total <= 0 {
 		return fmt.Sprintf("kvreplay: %d rows done, %s", p.RowsDone, tail)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -21,19 +22,24 @@ func writeSummary(w io.Writer, r *schema.Result) {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+	// Bandwidths are GB/s and data GB, decimal, as in every kvbench
+	// output; a tier's bandwidth is its device rate, offered load apart.
+	fmt.Fprintln(w, "bandwidth: the device rate, bytes over the time the tier was busy moving them; offered: bytes over the run's "+
+		"elapsed time (the summary's tier_*_bandwidth_gbps); GB = 10^9 bytes")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tier\tbackend\top\tphase\tops\tbytes\tMB/s\tp50 ms\tp99 ms\tp99 sched ms\tmax ms\t")
+	fmt.Fprintln(tw, "tier\tbackend\top\tphase\tops\tGB\tGB/s\toffered GB/s\tp50 ms\tp99 ms\tp99 sched ms\tmax ms\t")
 	for _, c := range r.Cells {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
-			cli.FormatBytes(c.LogicalBytes), c.BandwidthBps/1e6, c.Latency.P50US/1000, c.Latency.P99US/1000,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
+			gb(c.LogicalBytes), c.BusyBandwidthBps/results.GB, c.BandwidthBps/results.GB, c.Latency.P50US/1000, c.Latency.P99US/1000,
 			c.FromSchedule.P99US/1000, c.Latency.MaxUS/1000)
 	}
 	tw.Flush()
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tier\tread MB/s\twrite MB/s\tread\twritten\t")
+	fmt.Fprintln(tw, "tier\tread GB/s\twrite GB/s\tread offered GB/s\twrite offered GB/s\tread GB\twritten GB\tbusy s\t")
 	for _, t := range r.Tiers {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t\n", t.Tier, t.ReadBandwidthBps/1e6, t.WriteBandwidthBps/1e6,
-			cli.FormatBytes(t.ReadBytes), cli.FormatBytes(t.WriteBytes))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%s\t%s\t%.3f\t\n", t.Tier, deviceRate(t.ReadBytes, t.ReadDeviceBps),
+			deviceRate(t.WriteBytes, t.WriteDeviceBps), t.ReadBandwidthBps/results.GB, t.WriteBandwidthBps/results.GB,
+			gb(t.ReadBytes), gb(t.WriteBytes), t.BusyS)
 	}
 	tw.Flush()
 	if r.Requests.Count > 0 {
@@ -54,10 +60,18 @@ func writeSummary(w io.Writer, r *schema.Result) {
 			fmt.Fprintf(w, "  SLA not measured: %s\n", why)
 		}
 	}
+	// Two token rates, each under its own name: kvbench's and the
+	// reference's.
 	if t := r.Summary.StorageKVTokensPerSec; t != nil {
-		fmt.Fprintf(w, "storage KV tokens (Tier-2 bytes moved / bytes per token): %.0f per s\n", *t)
+		fmt.Fprintf(w, "kv_tokens_moved_per_s (kvbench's: Tier-2 bytes read and written / bytes per token, per second of the run): %.0f\n", *t)
 	} else if why := r.Summary.NotMeasured[results.NotMeasuredKVTokens]; why != "" {
-		fmt.Fprintf(w, "storage KV tokens per s: not measured: %s\n", why)
+		fmt.Fprintf(w, "kv_tokens_moved_per_s (kvbench's): not measured: %s\n", why)
+	}
+	if why := r.Summary.NotMeasured[results.NotMeasuredRefTokens]; why == "" {
+		fmt.Fprintf(w, "storage_throughput_tokens_per_sec (the reference's: tokens generated / total storage I/O time): %.1f\n",
+			r.Summary.StorageThroughputTokensPerSec)
+	} else {
+		fmt.Fprintf(w, "storage_throughput_tokens_per_sec (the reference's): not measured: %s\n", why)
 	}
 	fmt.Fprintf(w, "lag behind schedule: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", r.Lag.P50US/1000, r.Lag.P99US/1000, r.Lag.MaxUS/1000)
 	h := r.Summary.StorageHealth
@@ -99,4 +113,27 @@ func healthNote(r *schema.Result) string {
 		return ": nothing to measure (no Tier-1 or Tier-2 operation ran)"
 	}
 	return ""
+}
+
+// gb renders bytes in GB (10^9 bytes) with four significant digits.
+func gb(n int64) string {
+	v := float64(n) / results.GB
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// deviceRate renders a device rate in GB/s: "-" when the tier moved bytes
+// without one (unknown), 0 when it moved none.
+func deviceRate(bytes int64, bps float64) string {
+	if bytes > 0 && bps <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(bps/results.GB, 'f', 3, 64)
 }

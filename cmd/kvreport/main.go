@@ -26,12 +26,16 @@ Usage:
   kvreport merge [-o FILE] RESULT...   merge the ranks of one run exactly
 
 RESULT is a kvreplay result document, a kv-cache.py --output document, a
-glob, or "-" for a stream of documents on stdin. Documents are grouped by
+kvtrace --output statistics document (shown as simulated, never as a
+measurement), a glob, or "-" for a stream of documents on stdin. Documents are grouped by
 their label (kvreplay --label, else --system, else the file name) unless
 --label or --group-by say otherwise; the ranks of a trial are merged
 exactly, and each metric gets n, median, mean, min, max, stddev, CV and P95
 over trials, a ratio to the baseline group's median and a win rate over
-matched trials.
+matched trials. Bandwidths are GB/s and data GB (10^9 bytes); a tier's
+bandwidth (tierN_read_bw) is its device rate, its offered load
+(tierN_read_offered) the bytes over the run. Every format shows each
+run's SLA per QoS class, and warns of comparisons of unlike runs.
 
 Examples:
   kvreport fast-*.json slow-*.json

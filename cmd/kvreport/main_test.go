@@ -79,7 +79,7 @@ func TestReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"## comparison", "tier2_read_bw", "| storage_health_pass |"} {
+	for _, want := range []string{"## comparison", "tier2_read_offered", "| storage_health_pass |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -94,8 +94,8 @@ func TestStdinStream(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if n := strings.Count(out, "/tier1_read_bw 1 "); n != 2 {
-		t.Errorf("want 2 trials' tier1_read_bw lines, got %d:\n%s", n, out)
+	if n := strings.Count(out, "/tier1_read_offered 1 "); n != 2 {
+		t.Errorf("want 2 trials' tier1_read_offered lines, got %d:\n%s", n, out)
 	}
 }
 

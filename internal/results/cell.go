@@ -137,20 +137,137 @@ func (c *Cell) Finalize(tier, op, phase, backend string, wall time.Duration) sch
 		Ops: c.Ops, LogicalBytes: c.Logical, PhysicalBytes: c.Physical, BusyS: c.Busy.Seconds(),
 		Latency: c.lat.Finalize(), FromSchedule: c.sched.Finalize(),
 	}
-	if wall > 0 {
-		s.BandwidthBps = float64(c.Logical) / wall.Seconds()
-	}
-	if c.Busy > 0 {
-		s.BusyBandwidthBps = float64(c.Logical) / c.Busy.Seconds()
-	}
+	s.BandwidthBps, s.BusyBandwidthBps = OfferedLoad(c.Logical, wall), DeviceRate(c.Logical, c.Busy)
 	return s
+}
+
+// DeviceRate is a tier's (or a cell's) bandwidth as kvbench reports it
+// first: bytes over the time the tier was busy serving them (a Busy's
+// Total: the union of the operations' intervals), so that it does not
+// fall when something else (another tier, the trace's pace) makes the run
+// longer. 0 when busy is not positive.
+func DeviceRate(bytes int64, busy time.Duration) float64 {
+	if busy <= 0 {
+		return 0
+	}
+	return float64(bytes) / busy.Seconds()
+}
+
+// OfferedLoad is bytes over the run's wall time: what a tier was asked to
+// move per second of the run, the reference's tier bandwidth. It falls
+// when the run takes longer for any reason, so it is never the tier's
+// bandwidth alone. 0 when wall is not positive.
+func OfferedLoad(bytes int64, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return float64(bytes) / wall.Seconds()
+}
+
+// Busy measures the time at least one operation was in flight: the union
+// of the operations' intervals, so that operations that overlap count once
+// and the rate over it (DeviceRate) is a rate. Its zero value is idle and
+// ready to use. Begin and End must pair, with times that do not go back.
+type Busy struct {
+	inflight int
+	since    time.Time
+	total    time.Duration
+}
+
+// Begin records an operation's start at t.
+func (b *Busy) Begin(t time.Time) {
+	if b.inflight == 0 {
+		b.since = t
+	}
+	b.inflight++
+}
+
+// End records an operation's end at t.
+func (b *Busy) End(t time.Time) {
+	if b.inflight <= 0 {
+		return
+	}
+	b.inflight--
+	if b.inflight == 0 {
+		b.total += t.Sub(b.since)
+	}
+}
+
+// Total returns the busy time of the intervals that ended: no operation
+// in flight is counted until it and those beside it end.
+func (b *Busy) Total() time.Duration { return b.total }
+
+// TierBusy is how long a tier was busy (Busy's Total) with any operation,
+// with reads and with writes.
+type TierBusy struct {
+	Tier             string
+	All, Read, Write time.Duration
+}
+
+// ApplyTierBusy sets the busy times of tiers from busy, matched by tier
+// name, and their device rates over them (DeviceRate); a tier busy does
+// not name keeps the BusyS it has and no device rate. A busy time of 0
+// (unknown) leaves BusyS alone and gives no device rate.
+func ApplyTierBusy(tiers []schema.TierTotals, busy []TierBusy) {
+	for i := range tiers {
+		t := &tiers[i]
+		j := slices.IndexFunc(busy, func(b TierBusy) bool { return b.Tier == t.Tier })
+		if j < 0 {
+			continue
+		}
+		b := busy[j]
+		if b.All > 0 {
+			t.BusyS = b.All.Seconds()
+		}
+		t.ReadBusyS, t.WriteBusyS = b.Read.Seconds(), b.Write.Seconds()
+		t.ReadDeviceBps, t.WriteDeviceBps = DeviceRate(t.ReadBytes, b.Read), DeviceRate(t.WriteBytes, b.Write)
+	}
+}
+
+// MergeTierBusy is the busy time of each tier of documents that ran side
+// by side (the ranks of a run): the longest of the documents', for the
+// union of their intervals is unknown, so that a merged busy time is a
+// lower bound and the device rate over it an upper bound (as a merged
+// cell's). A document that moved a tier's read (write) bytes without a
+// busy time for them (written before kvbench measured it) makes that busy
+// time unknown: 0.
+func MergeTierBusy(docs ...[]schema.TierTotals) []TierBusy {
+	var out []TierBusy
+	unknown := map[string][2]bool{}
+	for _, tiers := range docs {
+		for _, t := range tiers {
+			j := slices.IndexFunc(out, func(b TierBusy) bool { return b.Tier == t.Tier })
+			if j < 0 {
+				j = len(out)
+				out = append(out, TierBusy{Tier: t.Tier})
+			}
+			b, u := &out[j], unknown[t.Tier]
+			b.All = max(b.All, fromSeconds(t.BusyS))
+			b.Read = max(b.Read, fromSeconds(t.ReadBusyS))
+			b.Write = max(b.Write, fromSeconds(t.WriteBusyS))
+			u[0] = u[0] || (t.ReadBytes > 0 && t.ReadBusyS <= 0)
+			u[1] = u[1] || (t.WriteBytes > 0 && t.WriteBusyS <= 0)
+			unknown[t.Tier] = u
+		}
+	}
+	for i := range out {
+		u := unknown[out[i].Tier]
+		if u[0] {
+			out[i].Read = 0
+		}
+		if u[1] {
+			out[i].Write = 0
+		}
+	}
+	return out
 }
 
 // TierTotals totals cells per tier, over a run of wall time wall: read,
 // write and delete operations, logical and physical bytes, read and write
-// bandwidth (logical bytes over wall; 0 when wall is not positive), the
-// longest busy time of the tier's cells, and the tier's backends (sorted,
-// comma-separated). Tiers come in schema.Tier order, unknown names after
+// offered load (OfferedLoad: logical bytes over wall), the longest busy
+// time of the tier's cells (a lower bound of the tier's: ApplyTierBusy
+// sets the measured one, and the device rates), and the tier's backends
+// (sorted, comma-separated). Tiers come in schema.Tier order, unknown names after
 // in order of appearance; a tier whose cells completed no operation is
 // left out. Cells of operations other than Read, Write and Delete count
 // toward nothing but busy time and backends.
@@ -182,11 +299,9 @@ func TierTotals(cells []schema.Cell, wall time.Duration) []schema.TierTotals {
 	}
 	out = slices.DeleteFunc(out, func(t schema.TierTotals) bool { return t.ReadOps+t.WriteOps+t.DeleteOps == 0 })
 	slices.SortStableFunc(out, func(a, b schema.TierTotals) int { return cmp.Compare(tierOrder(a.Tier), tierOrder(b.Tier)) })
-	if secs := wall.Seconds(); wall > 0 {
-		for i := range out {
-			out[i].ReadBandwidthBps = float64(out[i].ReadBytes) / secs
-			out[i].WriteBandwidthBps = float64(out[i].WriteBytes) / secs
-		}
+	for i := range out {
+		out[i].ReadBandwidthBps = OfferedLoad(out[i].ReadBytes, wall)
+		out[i].WriteBandwidthBps = OfferedLoad(out[i].WriteBytes, wall)
 	}
 	return out
 }

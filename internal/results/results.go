@@ -40,8 +40,14 @@ import (
 // 3.6): a class with exactly 95 % of its requests within target is met.
 const ComplianceTarget = 0.95
 
-// GiB is the reference's "GB" in its bandwidths and byte counts
-// (kv-cache.py divides by 1024**3).
+// GB is kvbench's one unit of amounts of data moved, and GB/s of rates:
+// 10^9 bytes, decimal, under the reference's names too (its
+// tier_*_bandwidth_gbps and *_gb). Sizes that a user gives (objects,
+// blocks, memory) stay in binary units (KiB, MiB, GiB), as flags take them.
+const GB = 1e9
+
+// GiB is what kv-cache.py divides by for its "GB" (1024**3): kvreport
+// converts a kv-cache.py document's figures with it.
 const GiB = 1 << 30
 
 // The ways a document can fail to merge besides a damaged histogram

@@ -198,6 +198,7 @@ func TestSummarize(t *testing.T) {
 		reqs.Add(schema.QoSInteractive, time.Duration(i+1)*ms)
 	}
 	const wall = 4 * time.Second
+	const gib = GiB / GB // decimal GB, as every kvbench figure: 2^30 bytes are 1.07 GB
 	full := &schema.Result{WallS: wall.Seconds(), Complete: true, Cells: cells, Tiers: TierTotals(cells, wall), Requests: reqs.Finalize(),
 		Replay: schema.ReplayStats{Speed: 1}}
 	p95 := func(ds ...time.Duration) float64 { return lat(ds...).P95US / 1000 }
@@ -205,9 +206,9 @@ func TestSummarize(t *testing.T) {
 	wantFull := schema.Summary{
 		ElapsedTime: 4, TotalRequests: 20, RequestsPerSecond: 5, StorageKVTokensPerSec: ptr(250.0),
 		NotMeasured:              map[string]string{NotMeasuredRefTokens: refTokens},
-		TierGPUReadBandwidthGBps: 0.25, TierCPUReadBandwidthGBps: 0.5, TierCPUWriteBandwidthGBps: 0.25,
-		TierStorageReadBandwidthGBps: 1, TierStorageWriteBandwidthGBps: 0.125,
-		TierStorageKVBytesReadGB: 4, TierStorageKVBytesWrittenGB: 0.5, DecodeBytesReadGB: 3,
+		TierGPUReadBandwidthGBps: 0.25 * gib, TierCPUReadBandwidthGBps: 0.5 * gib, TierCPUWriteBandwidthGBps: 0.25 * gib,
+		TierStorageReadBandwidthGBps: 1 * gib, TierStorageWriteBandwidthGBps: 0.125 * gib,
+		TierStorageKVBytesReadGB: 4 * gib, TierStorageKVBytesWrittenGB: 0.5 * gib, DecodeBytesReadGB: 3 * gib,
 		StorageReadP95MS:  p95(append(times(10, ms), times(10, 9*ms)...)...),
 		StorageWriteP95MS: p95(times(5, 20*ms)...),
 		CPUP95MS:          p95(append(times(10, 4*ms), times(10, 6*ms)...)...),
@@ -262,7 +263,7 @@ func TestSummarize(t *testing.T) {
 		{"stopped early with errors", &stoppedFailed, ptr(1000.0), wantFailed},
 		{"speed max, no bytes per token", &maxSpeed, nil, wantMax},
 		{"slow Tier-2 writes, no reads, no Tier-1", &schema.Result{WallS: 1, Complete: true, Cells: slowWrites, Tiers: TierTotals(slowWrites, time.Second)}, ptr(0.0),
-			schema.Summary{ElapsedTime: 1, TierStorageWriteBandwidthGBps: 1.0 / 1024, TierStorageKVBytesWrittenGB: 1.0 / 1024,
+			schema.Summary{ElapsedTime: 1, TierStorageWriteBandwidthGBps: gib / 1024, TierStorageKVBytesWrittenGB: gib / 1024,
 				StorageWriteP95MS: p95(600 * ms), StorageKVTokensPerSec: ptr(0.0), NotMeasured: map[string]string{NotMeasuredRefTokens: refTokens},
 				StorageHealth: schema.StorageHealth{OverallStatus: "FAIL", TotalCount: 1, Criteria: []schema.Criterion{
 					{Name: "Storage Tier Write Total P95 < 500ms", Target: 500, Actual: p95(600 * ms), Unit: "ms"}}}}},
@@ -353,7 +354,7 @@ func ptr[T any](v T) *T { return &v }
 // The reasons Summarize gives for what it could not measure.
 const (
 	refTokens = "the reference's figure is its total tokens generated over its total storage I/O time, which only a closed-loop replay (--closed-loop) of a trace with a Tokens column measures: an open-loop replay's requests do not wait for their storage (see storage_kv_tokens_per_sec)"
-	noBPT     = "the trace's bytes per token are unknown: kvreplay reads them from the trace's .meta.json sidecar, which a trace on a pipe and a kv-cache.py trace lack"
+	noBPT     = "the trace's bytes per token are unknown: kvreplay reads them from the trace's .meta.json sidecar, which a trace on a pipe and a kv-cache.py trace lack (kvreplay --model names the model)"
 	slaMax    = "under --speed max rows are released as fast as workers take them, not at their arrival times: requests wait behind the trace's backlog, so their latency and SLA compliance measure that queue, not the reference's served workload (replay at --speed 1 for the SLA)"
 )
 

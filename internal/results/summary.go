@@ -42,9 +42,9 @@ const (
 // recomputes after a merge. kvTokens is the total of KV tokens whose bytes
 // the run moved through Tier-2 (StorageTokens; for a merge, the sum of the
 // documents'), nil when unknown; storage_kv_tokens_per_sec divides it by
-// WallS. Bandwidths and byte counts are in GiB, the reference's "GB"; tier
-// bandwidths come from r.Tiers; the storage read and write P95 merge the
-// Tier-2 Read and Write cells of all phases, the CPU P95 the Tier-1 cells
+// WallS. Bandwidths and byte counts are in decimal GB (GB); tier
+// bandwidths are r.Tiers' offered load (the reference's meaning); the
+// storage read and write P95 merge the Tier-2 Read and Write cells of all phases, the CPU P95 the Tier-1 cells
 // other than Delete, and decode bytes are the Tier-2 Read Decode cells'
 // logical bytes; storage_io_latency_ms is the request latency.
 // storage_health is EvaluateHealth's, with a criterion for each of Tier-2
@@ -73,7 +73,7 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	switch {
 	case kvTokens == nil:
 		s.NotMeasured[NotMeasuredKVTokens] = "the trace's bytes per token are unknown: kvreplay reads them from " +
-			"the trace's .meta.json sidecar, which a trace on a pipe and a kv-cache.py trace lack"
+			"the trace's .meta.json sidecar, which a trace on a pipe and a kv-cache.py trace lack (kvreplay --model names the model)"
 	case r.WallS > 0:
 		v := *kvTokens / r.WallS
 		s.StorageKVTokensPerSec = &v
@@ -95,7 +95,7 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 			"measure that queue, not the reference's served workload (replay at --speed 1 for the SLA)"
 	}
 	for _, t := range r.Tiers {
-		rd, wr := t.ReadBandwidthBps/GiB, t.WriteBandwidthBps/GiB
+		rd, wr := t.ReadBandwidthBps/GB, t.WriteBandwidthBps/GB
 		switch t.Tier {
 		case schema.TierGPU.String():
 			s.TierGPUReadBandwidthGBps, s.TierGPUWriteBandwidthGBps = rd, wr
@@ -103,17 +103,13 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 			s.TierCPUReadBandwidthGBps, s.TierCPUWriteBandwidthGBps = rd, wr
 		case schema.TierNVMe.String():
 			s.TierStorageReadBandwidthGBps, s.TierStorageWriteBandwidthGBps = rd, wr
-			s.TierStorageKVBytesReadGB = float64(t.ReadBytes) / GiB
-			s.TierStorageKVBytesWrittenGB = float64(t.WriteBytes) / GiB
+			s.TierStorageKVBytesReadGB = float64(t.ReadBytes) / GB
+			s.TierStorageKVBytesWrittenGB = float64(t.WriteBytes) / GB
 		}
 	}
 	nvme, cpu := schema.TierNVMe.String(), schema.TierCPU.String()
 	read, write, del := schema.OpRead.String(), schema.OpWrite.String(), schema.OpDelete.String()
-	for _, c := range r.Cells {
-		if c.Tier == nvme && c.Op == read && c.Phase == schema.PhaseDecode.String() {
-			s.DecodeBytesReadGB += float64(c.LogicalBytes) / GiB
-		}
-	}
+	s.DecodeBytesReadGB = float64(DecodeBytesRead(r.Cells)) / GB
 	rl, reads, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read }, false)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 read latency: %w", err)
@@ -231,4 +227,17 @@ func cellLatency(cells []schema.Cell, match func(*schema.Cell) bool, fromSchedul
 	}
 	l, err := hist.MergeLatencies(ls...)
 	return l, len(ls), err
+}
+
+// DecodeBytesRead is the bytes the Decode phase read from Tier-2: the
+// logical bytes of the Tier-2 Read Decode cells, the summary's
+// decode_bytes_read_gb.
+func DecodeBytesRead(cells []schema.Cell) int64 {
+	var n int64
+	for _, c := range cells {
+		if c.Tier == schema.TierNVMe.String() && c.Op == schema.OpRead.String() && c.Phase == schema.PhaseDecode.String() {
+			n += c.LogicalBytes
+		}
+	}
+	return n
 }

@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// qosValues adds r's per-QoS SLA metrics to v: each class's storage
+// latency p95, the share of its requests within its target (percent) and
+// whether its SLA was met (1 or 0). A run that did not measure the SLA
+// (--speed max of an open loop, the reference's trace mode) has none.
+func qosValues(r *schema.Result, v map[string]float64) {
+	if r.Summary.NotMeasured[results.NotMeasuredSLA] != "" {
+		return
+	}
+	for _, q := range r.Requests.ByQoS {
+		if q.Count <= 0 {
+			continue
+		}
+		v[qosMetric(q.QoS, "p95")] = q.Latency.P95US / 1000
+		v[qosMetric(q.QoS, "within_target")] = 100 * q.Compliance
+		v[qosMetric(q.QoS, "sla_met")] = 0
+		if q.Met {
+			v[qosMetric(q.QoS, "sla_met")] = 1
+		}
+	}
+}
+
+// slaRow is one QoS class of one trial: its p95 against its target, the
+// share of its requests within the target, and the verdict.
+type slaRow struct {
+	Group     string
+	Trial     int
+	QoS       string
+	Requests  int64
+	P95MS     float64
+	TargetMS  float64
+	WithinPct float64
+	// Measured is false when the run could not measure the SLA (Why says
+	// why) or simulated it; Met is the verdict of a measured one.
+	Measured bool
+	Met      bool
+	Why      string
+}
+
+// verdict is the row's SLA verdict for people: "met", "NOT met", "not
+// measured", "simulated".
+func (s slaRow) verdict() string {
+	switch {
+	case s.Why == simulatedNote:
+		return "simulated"
+	case !s.Measured:
+		return "not measured"
+	case s.Met:
+		return "met"
+	}
+	return "NOT met"
+}
+
+// within is the share within target for people: "97.5%".
+func (s slaRow) within() string { return strconv.FormatFloat(s.WithinPct, 'f', 1, 64) + "%" }
+
+// slaRows returns the SLA of each QoS class of each trial of r, in group
+// and trial order: every run and system, whatever the metrics selected.
+func slaRows(r *Report) []slaRow {
+	var out []slaRow
+	for _, g := range r.Groups {
+		for i, t := range g.Trials {
+			if t == nil {
+				continue
+			}
+			id := i + 1
+			if i < len(g.TrialIDs) {
+				id = g.TrialIDs[i]
+			}
+			why := t.Summary.NotMeasured[results.NotMeasuredSLA]
+			if g.Simulated {
+				why = simulatedNote
+			}
+			for _, q := range t.Requests.ByQoS {
+				out = append(out, slaRow{Group: g.Label, Trial: id, QoS: q.QoS, Requests: q.Count,
+					P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS, WithinPct: 100 * q.Compliance,
+					Measured: why == "", Met: q.Met, Why: why})
+			}
+		}
+	}
+	return out
+}
+
+// slaTable is the SLA view of the tabular formats; nil when no run has a
+// QoS class.
+func slaTable(r *Report) *table {
+	rows := slaRows(r)
+	if len(rows) == 0 {
+		return nil
+	}
+	t := &table{title: fmt.Sprintf("SLA per QoS class per run (storage latency p95 against the class's target; met when %.0f%% of its requests are within it)",
+		100*results.ComplianceTarget),
+		header: []string{"group", "trial", "qos", "requests", "p95 ms", "target ms", "within target", "SLA"}}
+	var notes []string
+	for _, s := range rows {
+		t.rows = append(t.rows, []string{s.Group, strconv.Itoa(s.Trial), s.QoS, strconv.FormatInt(s.Requests, 10),
+			num(s.P95MS), num(s.TargetMS), s.within(), s.verdict()})
+		if !s.Measured && s.Why != simulatedNote {
+			note := fmt.Sprintf("%s trial %d: SLA not measured: %s", s.Group, s.Trial, s.Why)
+			if len(notes) == 0 || notes[len(notes)-1] != note {
+				notes = append(notes, note)
+			}
+		}
+	}
+	t.notes = notes
+	return t
+}
