@@ -17,7 +17,8 @@ type Config struct {
 	TierMap [schema.NumTiers]string
 	// BlockSize is the largest I/O an object operation is split into.
 	BlockSize int64
-	// QueueDepth bounds the I/Os in flight across all backends.
+	// QueueDepth bounds the I/Os in flight on each I/O engine: io_uring,
+	// which serves the files, and the psync pool of each backend.
 	QueueDepth int
 	// Workers bounds the object operations in flight.
 	Workers int

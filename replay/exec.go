@@ -55,6 +55,9 @@ type engineSlot struct {
 	depth    int
 	inflight int
 	waiting  []*task // tasks with blocks not yet submitted, in order
+	// only, when set, is the one backend whose objects the engine serves
+	// (a psync pool of its own); nil for an engine of every backend's.
+	only *tierBackend
 }
 
 // objectName names an object on a tier: tiers mapped to one backend keep
@@ -341,7 +344,7 @@ func (s *sched) blocks(t *task, write bool, tier schema.Tier) bool {
 	if !write {
 		t.from = nil
 	}
-	t.eng = s.engineFor(t.obj, t.from)
+	t.eng = s.engineFor(t.obj, t.from, s.tiers[tier])
 	if t.eng != nil && t.from != nil {
 		if _, ok := t.eng.e.(ioengine.Mover); !ok {
 			t.from = nil // no mover: the bytes are written as any others
@@ -360,9 +363,10 @@ func (s *sched) blocks(t *task, write bool, tier schema.Tier) bool {
 	return false
 }
 
-// engineFor is the engine for obj's blocks: the first mover that moves
-// them from from, when from is set, else the first engine that serves obj.
-func (s *sched) engineFor(obj, from backend.Object) *engineSlot {
+// engineFor is the engine for obj's blocks, an object of backend b: the
+// first mover that moves them from from, when from is set, else the first
+// engine that serves obj and is not another backend's own.
+func (s *sched) engineFor(obj, from backend.Object, b *tierBackend) *engineSlot {
 	if from != nil {
 		for _, e := range s.engines {
 			if m, ok := e.e.(ioengine.Mover); ok && m.Moves(obj, from) {
@@ -371,7 +375,7 @@ func (s *sched) engineFor(obj, from backend.Object) *engineSlot {
 		}
 	}
 	for _, e := range s.engines {
-		if e.e.Serves(obj) {
+		if (e.only == nil || e.only == b) && e.e.Serves(obj) {
 			return e
 		}
 	}

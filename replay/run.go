@@ -186,28 +186,32 @@ func (s *sched) setBackends(backends map[string]backend.Backend) error {
 
 // startEngines starts the I/O engines: the hooks' movers, for the moves
 // they take; io_uring for objects in files, when asked for and the kernel
-// allows it; psync for the rest.
+// allows it; psync for the rest, one pool per backend, so that a slow
+// device (a throttled disk served by psync) never holds another's blocks
+// (the RAM arena's copies) behind its own: each tier's latency and device
+// rate are its own.
 func (s *sched) startEngines() error {
-	names := []string{"psync"}
-	if s.cfg.Engine == "uring" {
-		names = []string{"uring", "psync"}
-	}
-	data := false
+	var data []*tierBackend
 	for _, b := range s.backends {
-		data = data || (b.b != nil && !b.caps.NoData)
+		if b.b != nil && !b.caps.NoData {
+			data = append(data, b)
+		}
 	}
-	if !data {
-		names = nil // no backend keeps bytes: no engine is needed
+	uring := s.cfg.Engine == "uring" && len(data) > 0
+	movers := s.hooks.Movers
+	if len(data) == 0 {
+		movers = nil // no backend keeps bytes: no engine is needed
 	}
 	// Each engine holds a queue's depth of blocks in flight and as many
 	// again waiting to start: the device never waits on the loop.
 	queue := 2 * s.cfg.QueueDepth
-	s.done = make(chan *ioengine.Op, (len(names)+len(s.hooks.Movers))*queue)
+	n := len(movers) + len(data)
+	if uring {
+		n++
+	}
+	s.done = make(chan *ioengine.Op, n*queue)
 	params := ioengine.Params{Depth: s.cfg.QueueDepth, Queue: queue, BlockSize: s.cfg.BlockSize, Data: s.data, Done: s.done, Notify: s.wake}
-	for _, f := range s.hooks.Movers {
-		if !data {
-			break
-		}
+	for _, f := range movers {
 		e, err := f(params)
 		if err != nil {
 			s.closeEngines()
@@ -215,27 +219,28 @@ func (s *sched) startEngines() error {
 		}
 		s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
 	}
-	for _, name := range names {
-		e, err := ioengine.New(name, params)
-		if errors.Is(err, ioengine.ErrUnavailable) {
+	if uring {
+		e, err := ioengine.New("uring", params)
+		switch {
+		case errors.Is(err, ioengine.ErrUnavailable):
 			s.warnings = append(s.warnings, fmt.Sprintf("io_uring is not available here (%v): the psync engine ran instead", err))
-			continue
+		case err != nil:
+			s.closeEngines()
+			return err
+		default:
+			if p, ok := e.(ioengine.Poller); ok {
+				s.poller = p
+			}
+			s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
 		}
+	}
+	for _, b := range data {
+		e, err := ioengine.New("psync", params)
 		if err != nil {
 			s.closeEngines()
 			return err
 		}
-		if p, ok := e.(ioengine.Poller); ok {
-			if s.poller != nil {
-				// The loop sleeps in one poller's Wait; a second would
-				// need its completions to wake the first.
-				e.Close()
-				s.closeEngines()
-				return fmt.Errorf("replay: engines %s and %s both run on the loop: one can", s.poller.Name(), e.Name())
-			}
-			s.poller = p
-		}
-		s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
+		s.engines = append(s.engines, &engineSlot{e: e, depth: queue, only: b})
 	}
 	return nil
 }
