@@ -90,6 +90,7 @@ type htmlHealthRow struct {
 	Trial    int
 	Status   htmlCell
 	Criteria []htmlCriterion
+	Why      []string // why the status is not PASS
 }
 
 type htmlCriterion struct {
@@ -97,6 +98,7 @@ type htmlCriterion struct {
 	Actual string
 	Target string
 	Passed bool
+	Reason string
 }
 
 type htmlGroup struct {
@@ -233,14 +235,15 @@ func buildHTMLHealth(r *Report) []htmlHealthRow {
 			row := htmlHealthRow{Group: g.Label, Trial: i + 1}
 			status := ""
 			if t != nil {
-				sh := t.Summary.StorageHealth
-				status = healthStatus(t)
+				sh := judgedHealth(t)
+				status, row.Why = string(sh.OverallStatus), sh.Reasons
 				for _, c := range sh.Criteria {
 					row.Criteria = append(row.Criteria, htmlCriterion{
 						Name:   c.Name,
 						Actual: htmlNum(c.Actual) + " " + c.Unit,
 						Target: htmlNum(c.Target) + " " + c.Unit,
 						Passed: c.Passed,
+						Reason: c.Reason,
 					})
 				}
 			}
@@ -759,7 +762,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2>Storage health</h2>
 <table>
 <tr><th class="l">group</th><th>trial</th><th>status</th><th class="l">criteria</th></tr>
-{{range .Health}}<tr><td class="l">{{.Group}}</td><td>{{.Trial}}</td><td class="{{.Status.Class}}">{{.Status.Text}}</td><td class="l">{{if .Criteria}}<ul class="criteria">{{range .Criteria}}<li>{{if .Passed}}PASS{{else}}<b>FAIL</b>{{end}}: {{.Name}}: {{.Actual}} (target {{.Target}})</li>{{end}}</ul>{{else}}<span class="na">no criteria</span>{{end}}</td></tr>
+{{range .Health}}<tr><td class="l">{{.Group}}</td><td>{{.Trial}}</td><td class="{{.Status.Class}}">{{.Status.Text}}</td><td class="l">{{if .Criteria}}<ul class="criteria">{{range .Criteria}}<li>{{if .Passed}}PASS{{else}}<b>FAIL</b>{{end}}: {{.Name}}: {{.Actual}} (target {{.Target}}){{if .Reason}}: {{.Reason}}{{end}}</li>{{end}}</ul>{{else}}<span class="na">no criteria</span>{{end}}{{if .Why}}<p class="why">why: {{range $i, $w := .Why}}{{if $i}}; {{end}}{{$w}}{{end}}</p>{{end}}</td></tr>
 {{end}}</table>
 </section>
 <section id="sla">

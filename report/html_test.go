@@ -83,7 +83,7 @@ func testStats(vals []float64) Stats {
 func testGroup(label string, trials ...*schema.Result) *Group {
 	g := &Group{Label: label, Trials: trials, Values: map[string][]float64{}, Stats: map[string]Stats{}}
 	for _, t := range trials {
-		g.Health = append(g.Health, t.Summary.StorageHealth.OverallStatus)
+		g.Health = append(g.Health, string(t.Summary.StorageHealth.OverallStatus))
 		for _, m := range testMetrics {
 			g.Values[m.Name] = append(g.Values[m.Name], m.get(t))
 		}
@@ -187,6 +187,8 @@ func TestHTMLEscapesAndFlags(t *testing.T) {
 	bad.Errors.Count = 3
 	bad.Summary.StorageHealth.OverallStatus = "FAIL"
 	bad.Summary.StorageHealth.Criteria[0].Passed = false
+	// kvreport judges the figures again: make them fail.
+	bad.Summary.StorageWriteP95MS, bad.Summary.StorageReadP95MS = 900, 900
 	bad.Cells[0].Latency.Histogram = "not base64!"
 	g := testGroup(`<script>alert("x")</script>`, bad)
 	g.Values["storage_read_p95"] = []float64{math.NaN()}

@@ -397,9 +397,9 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 			return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
 		}
 		switch r.Summary.StorageHealth.OverallStatus {
-		case "PASS":
+		case schema.HealthPass:
 			values[MetricHealth] = 1
-		case "FAIL":
+		case schema.HealthFail:
 			values[MetricHealth] = 0
 		}
 	}

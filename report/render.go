@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -200,15 +201,15 @@ func tables(r *Report) []*table {
 		}
 		ts = append(ts, t)
 	}
-	t := &table{title: "storage_health (MLPerf) per run", header: []string{"group", "trial", "status", "criteria passed"}}
+	t := &table{title: "storage_health (MLPerf) per run", header: []string{"group", "trial", "status", "criteria passed", "why"}}
 	for _, g := range r.Groups {
 		for i, id := range g.TrialIDs {
-			h := g.Trials[i].Summary.StorageHealth
+			h := judgedHealth(g.Trials[i])
 			passed := "-"
 			if h.TotalCount > 0 {
 				passed = fmt.Sprintf("%d/%d", h.PassedCount, h.TotalCount)
 			}
-			t.rows = append(t.rows, []string{g.Label, strconv.Itoa(id), g.Health[i], passed})
+			t.rows = append(t.rows, []string{g.Label, strconv.Itoa(id), g.Health[i], passed, cmp.Or(healthReasons(g.Trials[i]), "-")})
 		}
 	}
 	ts = append(ts, t)
@@ -357,11 +358,14 @@ type (
 		Warnings  []string             `json:"warnings"`
 	}
 	jsonTrial struct {
-		Trial   int                `json:"trial"`
-		Ranks   int                `json:"ranks"`
-		Health  string             `json:"storage_health"`
-		Metrics map[string]float64 `json:"metrics"`
-		SLA     []jsonSLA          `json:"sla,omitempty"`
+		Trial  int    `json:"trial"`
+		Ranks  int    `json:"ranks"`
+		Health string `json:"storage_health"`
+		// HealthReasons say why Health is not PASS: each failed
+		// criterion with its figures, failed operations, incompleteness.
+		HealthReasons []string           `json:"storage_health_reasons,omitempty"`
+		Metrics       map[string]float64 `json:"metrics"`
+		SLA           []jsonSLA          `json:"sla,omitempty"`
 	}
 	// jsonSLA is one QoS class's SLA in a trial; Verdict is "met", "NOT
 	// met", "not measured" (Why says why) or "simulated".
@@ -426,7 +430,7 @@ func renderJSON(w io.Writer, r *Report) error {
 					ms[k] = v
 				}
 			}
-			jt := jsonTrial{Trial: id, Ranks: g.Trials[i].Ranks, Health: g.Health[i], Metrics: ms}
+			jt := jsonTrial{Trial: id, Ranks: g.Trials[i].Ranks, Health: g.Health[i], HealthReasons: judgedHealth(g.Trials[i]).Reasons, Metrics: ms}
 			for _, s := range slas {
 				if s.Group == g.Label && s.Trial == id {
 					jt.SLA = append(jt.SLA, jsonSLA{QoS: s.QoS, Requests: s.Requests, P95MS: s.P95MS, TargetP95MS: s.TargetMS,

@@ -202,7 +202,7 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 	if r.Lag.Count > 0 {
 		v[MetricLagP99] = r.Lag.P99US / 1000
 	}
-	switch healthStatus(r) {
+	switch schema.HealthStatus(healthStatus(r)) {
 	case results.HealthPass:
 		v[MetricHealth] = 1
 	case results.HealthFail:
@@ -521,6 +521,10 @@ func trialWarnings(id int, r *schema.Result) []string {
 	if r.Errors.Count > 0 {
 		out = append(out, fmt.Sprintf("ERRORS: trial %d: %d operations failed", id, r.Errors.Count))
 	}
+	if h := judgedHealth(r); h.OverallStatus == results.HealthFail {
+		// Every format names what failed, not only the status.
+		out = append(out, fmt.Sprintf("STORAGE_HEALTH FAIL: trial %d: %s", id, strings.Join(h.Reasons, "; ")))
+	}
 	scaled := false
 	for _, w := range r.Warnings {
 		out = append(out, w)
@@ -573,19 +577,27 @@ func allWarnings(r *Report) []string {
 
 func healthOf(r *schema.Result) string { return cmp.Or(healthStatus(r), "-") }
 
-// healthStatus is a result's storage_health overall status, never PASS
-// for a run that did not complete (INCOMPLETE) or that judged nothing
-// (NO_DATA), whatever an older kvreplay wrote; "" when it has none.
-func healthStatus(r *schema.Result) string {
+// judgedHealth is a result's storage_health: a kvreplay document's as
+// today's rule judges it (internal/results.Health), so that an older
+// kvreplay's PASS for a run that did not complete, fell behind its
+// schedule or missed an SLA is not shown as one; another tool's
+// document's as it says. Its status is "" when the document has none.
+func judgedHealth(r *schema.Result) schema.StorageHealth {
 	h := r.Summary.StorageHealth
-	if h.OverallStatus != results.HealthPass {
-		return h.OverallStatus
+	if h.OverallStatus == "" || r.Tool != KindKVReplay {
+		return h
 	}
-	switch {
-	case !r.Complete:
-		return results.HealthIncomplete
-	case h.TotalCount == 0:
-		return results.HealthNoData
+	return results.Health(r, &r.Summary)
+}
+
+// healthStatus is judgedHealth's status; "" when the document has none.
+func healthStatus(r *schema.Result) string { return string(judgedHealth(r).OverallStatus) }
+
+// healthReasons says why a result's storage_health is not PASS, one
+// reason after another ("" for a PASS or no verdict).
+func healthReasons(r *schema.Result) string {
+	if r == nil {
+		return ""
 	}
-	return h.OverallStatus
+	return strings.Join(judgedHealth(r).Reasons, "; ")
 }

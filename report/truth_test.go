@@ -36,7 +36,7 @@ func TestIncompleteNeverPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := rep.Groups[0]
-	if g.Health[0] != results.HealthIncomplete {
+	if g.Health[0] != string(results.HealthIncomplete) {
 		t.Errorf("health %q, want %s", g.Health[0], results.HealthIncomplete)
 	}
 	if _, ok := g.TrialValues[0][MetricHealth]; ok {
@@ -200,7 +200,7 @@ func TestPartialRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := rep.Groups[0]; g.Health[0] != results.HealthIncomplete || g.Trials[0].Complete {
+	if g := rep.Groups[0]; g.Health[0] != string(results.HealthIncomplete) || g.Trials[0].Complete {
 		t.Errorf("one rank of two: health %q complete %v", g.Health[0], g.Trials[0].Complete)
 	}
 	if r0.Complete != true || len(r0.Warnings) != len(d.Result.Warnings) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/xuri/excelize/v2"
 
@@ -254,24 +255,40 @@ func xlsxWriteComparison(x *xlsxWriter, r *Report) {
 	}
 }
 
+// countFailed counts the criteria that failed: their reasons come first
+// among a verdict's.
+func countFailed(cs []schema.Criterion) int {
+	n := 0
+	for _, c := range cs {
+		if !c.Passed {
+			n++
+		}
+	}
+	return n
+}
+
 func xlsxWriteHealth(x *xlsxWriter, r *Report) {
-	x.start(xlsxHealth, "group", "trial", "overall_status", "passed_count", "total_count", "criterion", "target", "actual", "unit", "passed")
+	x.start(xlsxHealth, "group", "trial", "overall_status", "passed_count", "total_count", "criterion", "target", "actual", "unit", "passed", "why")
 	for _, g := range r.Groups {
 		for i, t := range g.Trials {
 			var sh schema.StorageHealth
 			status := ""
 			if t != nil {
-				sh, status = t.Summary.StorageHealth, healthStatus(t)
+				sh = judgedHealth(t)
+				status = string(sh.OverallStatus)
 			}
 			if status == "" && i < len(g.Health) {
 				status = g.Health[i]
 			}
 			if len(sh.Criteria) == 0 {
-				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount)
+				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, "", "", "", "", "", strings.Join(sh.Reasons, "; "))
 				continue
 			}
 			for _, c := range sh.Criteria {
-				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, c.Name, xlsxNum(c.Target), xlsxNum(c.Actual), c.Unit, c.Passed)
+				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, c.Name, xlsxNum(c.Target), xlsxNum(c.Actual), c.Unit, c.Passed, c.Reason)
+			}
+			for _, why := range sh.Reasons[min(len(sh.Reasons), countFailed(sh.Criteria)):] {
+				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, "", "", "", "", "", why) // failed operations, incompleteness
 			}
 		}
 	}

@@ -446,21 +446,41 @@ type Percentiles struct {
 }
 
 // StorageHealth is the reference's PASS/FAIL verdict with its criteria
-// (reference section 5), as internal/results.EvaluateHealth decides it;
-// kvbench adds INCOMPLETE (a run stopped early) and NO_DATA (nothing the
-// criteria measure), which are never a PASS.
+// (reference section 5), as internal/results decides it for every tool;
+// kvbench adds criteria of its own (the schedule's lag, each QoS class's
+// SLA) and the statuses INCOMPLETE (a run stopped early) and NO_DATA
+// (nothing the criteria measure), which are never a PASS. Reasons say,
+// one line each, why a status other than PASS was given: each failed
+// criterion by its figures ("interactive p95 62.9 ms > 50 ms target"),
+// failed operations, why the run did not complete.
 type StorageHealth struct {
-	OverallStatus string      `json:"overall_status"`
-	Criteria      []Criterion `json:"criteria"`
-	PassedCount   int         `json:"passed_count"`
-	TotalCount    int         `json:"total_count"`
+	OverallStatus HealthStatus `json:"overall_status"`
+	Criteria      []Criterion  `json:"criteria"`
+	PassedCount   int          `json:"passed_count"`
+	TotalCount    int          `json:"total_count"`
+	Reasons       []string     `json:"reasons,omitempty"`
 }
 
-// Criterion is one storage_health check.
+// HealthStatus is storage_health's overall status.
+type HealthStatus string
+
+// The statuses of storage_health. PASS and FAIL are the reference's;
+// INCOMPLETE and NO_DATA are kvbench's, for what the reference would have
+// called a PASS without grounds. Only internal/results gives them.
+const (
+	HealthPass       HealthStatus = "PASS"
+	HealthFail       HealthStatus = "FAIL"
+	HealthIncomplete HealthStatus = "INCOMPLETE"
+	HealthNoData     HealthStatus = "NO_DATA"
+)
+
+// Criterion is one storage_health check; Reason says why a failed one
+// failed, with its figures.
 type Criterion struct {
 	Name   string  `json:"name"`
 	Target float64 `json:"target"`
 	Actual float64 `json:"actual"`
 	Unit   string  `json:"unit"`
 	Passed bool    `json:"passed"`
+	Reason string  `json:"reason,omitempty"`
 }

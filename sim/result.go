@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
+	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -94,25 +96,17 @@ type CacheStats struct {
 	StorageTokensProcessed float64       `json:"storage_tokens_processed"`
 }
 
-// StorageHealth is the reference's storage_health block. A trace has no
+// StorageHealth is the reference's storage_health block, judged by the
+// rule every tool uses (internal/results.Judge). A trace has no
 // latencies, so only the cache hit rate criterion is evaluated here; the
-// latency criteria are kvreplay's to measure.
+// latency criteria are kvreplay's to measure, and Note says so.
 type StorageHealth struct {
-	OverallStatus string      `json:"overall_status"`
-	Criteria      []Criterion `json:"criteria"`
-	PassedCount   int         `json:"passed_count"`
-	TotalCount    int         `json:"total_count"`
-	Note          string      `json:"note"`
+	schema.StorageHealth
+	Note string `json:"note"`
 }
 
 // Criterion is one storage_health check.
-type Criterion struct {
-	Name   string  `json:"name"`
-	Target float64 `json:"target"`
-	Actual float64 `json:"actual"`
-	Unit   string  `json:"unit"`
-	Passed bool    `json:"passed"`
-}
+type Criterion = schema.Criterion
 
 // QoSMetric is one QoS level's requests and SLA compliance; NoData is set
 // when the level completed no request.
@@ -278,19 +272,17 @@ func (e *engine) result() *Result {
 	c.ReadWriteRatio = float64(cs.readBytes) / float64(max(cs.writeBytes, 1))
 	c.ReadIOPS, c.WriteIOPS = cs.readOps, cs.writeOps
 	c.StorageTokensProcessed = cs.storageTokens
-	c.StorageHealth = StorageHealth{OverallStatus: "PASS",
-		Note: "a trace has no latencies: the reference's latency criteria are measured by kvreplay"}
+	var criteria []Criterion
 	if n := cs.hits + cs.misses; n > 0 {
 		ok := c.CacheHitRate > 0.3
-		c.StorageHealth.Criteria = append(c.StorageHealth.Criteria,
-			Criterion{Name: "Cache Hit Rate > 30%", Target: 0.3, Actual: c.CacheHitRate, Unit: "ratio", Passed: ok})
+		cr := Criterion{Name: "Cache Hit Rate > 30%", Target: 0.3, Actual: c.CacheHitRate, Unit: "ratio", Passed: ok}
 		if !ok {
-			c.StorageHealth.OverallStatus = "FAIL"
-		} else {
-			c.StorageHealth.PassedCount = 1
+			cr.Reason = fmt.Sprintf("cache hit rate %.3f <= 0.3 (simulated)", c.CacheHitRate)
 		}
-		c.StorageHealth.TotalCount = 1
+		criteria = append(criteria, cr)
 	}
+	c.StorageHealth = StorageHealth{StorageHealth: results.Judge(criteria, nil, ""),
+		Note: "simulated by kvtrace, not measured: a trace has no latencies, and the reference's latency criteria are measured by kvreplay"}
 
 	s.QoSMetrics = map[string]QoSMetric{}
 	for lvl := range numQoSLevels {

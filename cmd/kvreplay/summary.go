@@ -79,9 +79,12 @@ func writeSummary(w io.Writer, r *schema.Result) {
 	for _, c := range h.Criteria {
 		mark := "pass"
 		if !c.Passed {
-			mark = "FAIL"
+			mark = "FAIL: " + c.Reason
 		}
 		fmt.Fprintf(w, "  %s: %.3f %s (%s)\n", c.Name, c.Actual, c.Unit, mark)
+	}
+	if h.OverallStatus != results.HealthPass {
+		fmt.Fprintf(w, "  verdict: %s\n", results.Verdict(h))
 	}
 	if r.Errors.Count > 0 {
 		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, r.Errors.First[0])

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ import (
 //   - paths under /mnt/ are under a temporary directory;
 //   - "kvtrace ..." (elided options) is a small simulation;
 //   - a simulation gets --duration 5 appended (kvtrace's options are
-//     kv-cache.py's, last given wins), kvreplay --speed max and, unless the
+//     kv-cache.py's, last given wins), kvreplay --speed max (but a
+//     capacity search, which doubles its own --speed) and, unless the
 //     example sets one, --size-scale 1/4096, kvtrace export --size-scale
 //     1/4096 unless the example sets one;
 //   - the inputs the examples name (run.csv.zst, config.yaml, sysA-t1.json,
@@ -249,7 +251,9 @@ func adapt(seg []string) []string {
 	case seg[0] == "kvtrace" && sub != "inspect" && sub != "models" && sub != "help":
 		seg = append(seg, "--duration", "5")
 	case seg[0] == "kvreplay":
-		seg = append(seg, "--speed", "max")
+		if !slices.Contains(seg, "capacity") { // a capacity search doubles --speed from its own start
+			seg = append(seg, "--speed", "max")
+		}
 		if has("--duration") || has("--search") {
 			seg = append(seg, "--duration", "1s") // a window, or each probe's
 		}

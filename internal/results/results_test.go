@@ -218,10 +218,12 @@ func TestSummarize(t *testing.T) {
 	if wantFull.StorageReadP95MS < 8 || wantFull.CPUP95MS < 5 || wantFull.StorageWriteP95MS < 19 {
 		t.Fatalf("test setup: %+v", wantFull)
 	}
-	wantFull.StorageHealth = schema.StorageHealth{OverallStatus: "PASS", PassedCount: 3, TotalCount: 3, Criteria: []schema.Criterion{
+	wantFull.StorageHealth = schema.StorageHealth{OverallStatus: "PASS", PassedCount: 4, TotalCount: 4, Criteria: []schema.Criterion{
 		{Name: "Storage Tier Write Total P95 < 500ms", Target: 500, Actual: wantFull.StorageWriteP95MS, Unit: "ms", Passed: true},
 		{Name: "Storage Tier Read Total P95 < 200ms", Target: 200, Actual: wantFull.StorageReadP95MS, Unit: "ms", Passed: true},
 		{Name: "CPU RAM P95 < 150ms", Target: 150, Actual: wantFull.CPUP95MS, Unit: "ms", Passed: true},
+		// The requests' QoS class, its SLA measured at --speed 1.
+		{Name: "interactive P95 <= 50ms (SLA)", Target: 50, Actual: rl.P95US / 1000, Unit: "ms", Passed: true},
 	}}
 
 	slowWrites := []schema.Cell{cell("Tier-2", "Write", "Evict", "nvme", 10, 600*ms, 1<<20)}
@@ -229,14 +231,18 @@ func TestSummarize(t *testing.T) {
 	failed.Errors.Count = 1
 	wantFailed := wantFull
 	wantFailed.StorageHealth.OverallStatus = "FAIL"
+	wantFailed.StorageHealth.Reasons = []string{"1 operation(s) failed"}
 	// A run stopped early is never a PASS, whatever its criteria; a failed
 	// criterion or operation still fails it.
 	stopped := *full
 	stopped.Complete = false
 	wantStopped := wantFull
 	wantStopped.StorageHealth.OverallStatus = HealthIncomplete
+	wantStopped.StorageHealth.Reasons = []string{"incomplete: the run stopped early"}
 	stoppedFailed := failed
 	stoppedFailed.Complete = false
+	wantStoppedFailed := wantFailed
+	wantStoppedFailed.StorageHealth.Reasons = []string{"1 operation(s) failed", "incomplete: the run stopped early"}
 	// Under --speed max the SLA is not measured; without bytes per token
 	// the KV tokens are not.
 	maxSpeed := *full
@@ -244,6 +250,8 @@ func TestSummarize(t *testing.T) {
 	wantMax := wantFull
 	wantMax.StorageKVTokensPerSec = nil
 	wantMax.NotMeasured = map[string]string{NotMeasuredRefTokens: refTokens, NotMeasuredSLA: slaMax, NotMeasuredKVTokens: noBPT}
+	wantMax.StorageHealth.Criteria = wantMax.StorageHealth.Criteria[:3]
+	wantMax.StorageHealth.PassedCount, wantMax.StorageHealth.TotalCount = 3, 3
 
 	tests := []struct {
 		name   string
@@ -253,20 +261,21 @@ func TestSummarize(t *testing.T) {
 	}{
 		{"empty: nothing to measure", &schema.Result{Complete: true, WallS: 1}, ptr(0.0), schema.Summary{ElapsedTime: 1,
 			StorageKVTokensPerSec: ptr(0.0), NotMeasured: map[string]string{NotMeasuredRefTokens: refTokens},
-			StorageHealth: schema.StorageHealth{OverallStatus: HealthNoData}}},
+			StorageHealth: schema.StorageHealth{OverallStatus: HealthNoData, Reasons: []string{"nothing the criteria judge ran"}}}},
 		{"empty and stopped", &schema.Result{Replay: schema.ReplayStats{Speed: 1}}, ptr(100.0), schema.Summary{
 			NotMeasured:   map[string]string{NotMeasuredRefTokens: refTokens, NotMeasuredKVTokens: "the run measured no time"},
-			StorageHealth: schema.StorageHealth{OverallStatus: HealthIncomplete}}},
+			StorageHealth: schema.StorageHealth{OverallStatus: HealthIncomplete, Reasons: []string{"incomplete: the run stopped early"}}}},
 		{"full", full, ptr(1000.0), wantFull},
 		{"errors fail the run", &failed, ptr(1000.0), wantFailed},
 		{"stopped early", &stopped, ptr(1000.0), wantStopped},
-		{"stopped early with errors", &stoppedFailed, ptr(1000.0), wantFailed},
+		{"stopped early with errors", &stoppedFailed, ptr(1000.0), wantStoppedFailed},
 		{"speed max, no bytes per token", &maxSpeed, nil, wantMax},
 		{"slow Tier-2 writes, no reads, no Tier-1", &schema.Result{WallS: 1, Complete: true, Cells: slowWrites, Tiers: TierTotals(slowWrites, time.Second)}, ptr(0.0),
 			schema.Summary{ElapsedTime: 1, TierStorageWriteBandwidthGBps: gib / 1024, TierStorageKVBytesWrittenGB: gib / 1024,
 				StorageWriteP95MS: p95(600 * ms), StorageKVTokensPerSec: ptr(0.0), NotMeasured: map[string]string{NotMeasuredRefTokens: refTokens},
 				StorageHealth: schema.StorageHealth{OverallStatus: "FAIL", TotalCount: 1, Criteria: []schema.Criterion{
-					{Name: "Storage Tier Write Total P95 < 500ms", Target: 500, Actual: p95(600 * ms), Unit: "ms"}}}}},
+					{Name: "Storage Tier Write Total P95 < 500ms", Target: 500, Actual: p95(600 * ms), Unit: "ms", Reason: "storage tier write total p95 600 ms >= 500 ms limit"}},
+					Reasons: []string{"storage tier write total p95 600 ms >= 500 ms limit"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,7 +302,7 @@ func TestEvaluateHealthBoundary(t *testing.T) {
 		name                 string
 		write, read, cpu     float64
 		errors               int64
-		status               string
+		status               schema.HealthStatus
 		passed               int
 		hasW, hasR, hasCPU   bool
 		wantCriteria, failed int
@@ -311,7 +320,11 @@ func TestEvaluateHealthBoundary(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := schema.Summary{StorageWriteP95MS: tt.write, StorageReadP95MS: tt.read, CPUP95MS: tt.cpu}
-			h := EvaluateHealth(&s, tt.hasW, tt.hasR, tt.hasCPU, tt.errors, !tt.stopped)
+			r := schema.Result{Complete: !tt.stopped, Errors: schema.ErrorStats{Count: tt.errors}}
+			h := evaluate(&r, &s, presence{storageWrites: tt.hasW, storageReads: tt.hasR, cpu: tt.hasCPU})
+			if (h.OverallStatus == HealthPass) != (len(h.Reasons) == 0) {
+				t.Errorf("status %s with reasons %q", h.OverallStatus, h.Reasons)
+			}
 			if h.OverallStatus != tt.status || h.TotalCount != tt.wantCriteria || len(h.Criteria) != tt.wantCriteria ||
 				h.PassedCount != tt.wantCriteria-tt.failed {
 				t.Errorf("%+v", h)

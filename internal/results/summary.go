@@ -2,30 +2,9 @@ package results
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/hist"
 	"github.com/kvbench/kvbench/schema"
-)
-
-// The reference's storage_health latency profile (reference section 5): a
-// criterion passes when the P95 is strictly below its limit.
-const (
-	StorageWriteP95Limit = 500 * time.Millisecond // Tier-2 writes, all phases
-	StorageReadP95Limit  = 200 * time.Millisecond // Tier-2 reads, all phases
-	CPUP95Limit          = 150 * time.Millisecond // Tier-1 reads and writes
-)
-
-// The overall statuses of storage_health. PASS and FAIL are the
-// reference's; INCOMPLETE and NO_DATA are kvbench's, for what the
-// reference would have called a PASS without grounds: a run stopped early,
-// and a run with nothing the criteria measure (a trace with no rows, or
-// with rows on no judged tier).
-const (
-	HealthPass       = "PASS"
-	HealthFail       = "FAIL"
-	HealthIncomplete = "INCOMPLETE"
-	HealthNoData     = "NO_DATA"
 )
 
 // The keys of schema.Summary.NotMeasured: the document's figures that a
@@ -47,8 +26,7 @@ const (
 // storage read and write P95 merge the Tier-2 Read and Write cells of all phases, the CPU P95 the Tier-1 cells
 // other than Delete, and decode bytes are the Tier-2 Read Decode cells'
 // logical bytes; storage_io_latency_ms is the request latency.
-// storage_health is EvaluateHealth's, with a criterion for each of Tier-2
-// writes, Tier-2 reads and Tier-1 that has a cell.
+// storage_health is Health's.
 //
 // What the run could not measure is named in NotMeasured, never left as a
 // silent zero: the reference's storage_throughput_tokens_per_sec (its
@@ -126,53 +104,8 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	q := r.Requests.Latency
 	s.StorageIOLatencyMS = schema.Percentiles{Mean: q.MeanUS / 1000, P50: q.P50US / 1000, P95: q.P95US / 1000,
 		P99: q.P99US / 1000, P999: q.P999US / 1000, P9999: q.P9999US / 1000}
-	s.StorageHealth = EvaluateHealth(&s, writes > 0, reads > 0, cl.Count > 0, r.Errors.Count, r.Complete)
+	s.StorageHealth = evaluate(r, &s, presence{storageWrites: writes > 0, storageReads: reads > 0, cpu: cl.Count > 0})
 	return s, nil
-}
-
-// EvaluateHealth is the reference's storage_health with its latency
-// profile (reference section 5): Tier-2 write P95 below
-// StorageWriteP95Limit when there were Tier-2 writes, Tier-2 read P95
-// below StorageReadP95Limit when there were reads, CPU RAM P95 below
-// CPUP95Limit when Tier-1 was used, each a criterion. The overall status
-// is HealthFail when a criterion fails or an operation failed; else
-// HealthIncomplete when the run did not complete (its criteria judge only
-// what ran before it stopped); else HealthNoData when there is no
-// criterion (the reference's vacuous PASS); else HealthPass. Summarize
-// calls it.
-func EvaluateHealth(s *schema.Summary, storageWrites, storageReads, cpu bool, errors int64, complete bool) schema.StorageHealth {
-	h := schema.StorageHealth{OverallStatus: HealthPass}
-	failed := errors > 0
-	add := func(what string, limit time.Duration, actual float64) {
-		ms := limit.Milliseconds()
-		ok := actual < float64(ms)
-		h.Criteria = append(h.Criteria, schema.Criterion{Name: fmt.Sprintf("%s P95 < %dms", what, ms),
-			Target: float64(ms), Actual: actual, Unit: "ms", Passed: ok})
-		h.TotalCount++
-		if ok {
-			h.PassedCount++
-		} else {
-			failed = true
-		}
-	}
-	if storageWrites {
-		add("Storage Tier Write Total", StorageWriteP95Limit, s.StorageWriteP95MS)
-	}
-	if storageReads {
-		add("Storage Tier Read Total", StorageReadP95Limit, s.StorageReadP95MS)
-	}
-	if cpu {
-		add("CPU RAM", CPUP95Limit, s.CPUP95MS)
-	}
-	switch {
-	case failed:
-		h.OverallStatus = HealthFail
-	case !complete:
-		h.OverallStatus = HealthIncomplete
-	case h.TotalCount == 0:
-		h.OverallStatus = HealthNoData
-	}
-	return h
 }
 
 // StorageTokens returns the KV tokens whose bytes cells moved through

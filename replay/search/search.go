@@ -127,7 +127,7 @@ func judge(kind string, res *schema.Result, notMeasured string) (bool, string) {
 			if class, _, _ := strings.Cut(c.Name, " "); slaFailed[class] {
 				continue // a class's SLA, where storage_health judges it too, is said once
 			}
-			failed = append(failed, fmt.Sprintf("storage_health %s: %s failed at %.1f %s", status, c.Name, c.Actual, c.Unit))
+			failed = append(failed, "storage_health "+status+": "+cmp.Or(c.Reason, fmt.Sprintf("%s failed at %.1f %s", c.Name, c.Actual, c.Unit)))
 		}
 		if !said {
 			failed = append(failed, "storage_health "+cmp.Or(status, "not judged"))

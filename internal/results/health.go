@@ -1,0 +1,188 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// storage_health is decided here, for kvreplay's documents, kvreport's
+// merges and renderings, kvreplay's searches and kvtrace's statistics
+// alike: the criteria, their limits, and the rule that turns them into a
+// status.
+
+// The reference's storage_health latency profile (reference section 5): a
+// criterion passes when the P95 is strictly below its limit.
+const (
+	StorageWriteP95Limit = 500 * time.Millisecond // Tier-2 writes, all phases
+	StorageReadP95Limit  = 200 * time.Millisecond // Tier-2 reads, all phases
+	CPUP95Limit          = 150 * time.Millisecond // Tier-1 reads and writes
+)
+
+// LagP95Limit bounds how far behind the trace's schedule an open-loop
+// replay at a pace (--speed 1 or N) may issue its rows: a run whose lag
+// P95 is at or beyond it did not keep the trace's pace, and its latencies
+// are those of a backlog, not of the workload the trace describes.
+const LagP95Limit = time.Second
+
+// The statuses of storage_health (schema's), under the names the tools
+// use.
+const (
+	HealthPass       = schema.HealthPass
+	HealthFail       = schema.HealthFail
+	HealthIncomplete = schema.HealthIncomplete
+	HealthNoData     = schema.HealthNoData
+)
+
+// presence says which tiers a run has cells of: a criterion judges only
+// what ran.
+type presence struct {
+	storageWrites, storageReads, cpu bool
+}
+
+// presenceOf finds what r's cells hold.
+func presenceOf(r *schema.Result) presence {
+	var p presence
+	nvme, cpu := schema.TierNVMe.String(), schema.TierCPU.String()
+	for _, c := range r.Cells {
+		switch {
+		case c.Tier == nvme && c.Op == schema.OpWrite.String():
+			p.storageWrites = true
+		case c.Tier == nvme && c.Op == schema.OpRead.String():
+			p.storageReads = true
+		case c.Tier == cpu && c.Op != schema.OpDelete.String() && c.Latency.Count > 0:
+			p.cpu = true
+		}
+	}
+	return p
+}
+
+// Health is storage_health of the document r with the summary figures s
+// (r.Summary, or figures being computed): the reference's latency
+// criteria (Tier-2 write P95 below StorageWriteP95Limit when there were
+// Tier-2 writes, Tier-2 read P95 below StorageReadP95Limit when there were
+// reads, CPU RAM P95 below CPUP95Limit when Tier-1 was used), and
+// kvbench's: an open-loop replay at a pace keeps its lag P95 below
+// LagP95Limit, and each QoS class whose SLA the run measured meets it (95
+// % of its requests within its target). The status is Judge's. kvreport
+// calls it on the documents it reads, so an older document is judged by
+// today's rule.
+func Health(r *schema.Result, s *schema.Summary) schema.StorageHealth {
+	return evaluate(r, s, presenceOf(r))
+}
+
+func evaluate(r *schema.Result, s *schema.Summary, p presence) schema.StorageHealth {
+	var cs []schema.Criterion
+	latency := func(what string, limit time.Duration, actual float64) {
+		ms := float64(limit.Milliseconds())
+		c := schema.Criterion{Name: fmt.Sprintf("%s P95 < %gms", what, ms), Target: ms, Actual: actual, Unit: "ms", Passed: actual < ms}
+		if !c.Passed {
+			c.Reason = fmt.Sprintf("%s p95 %s ms >= %g ms limit", strings.ToLower(what), fmtMS(actual), ms)
+		}
+		cs = append(cs, c)
+	}
+	if p.storageWrites {
+		latency("Storage Tier Write Total", StorageWriteP95Limit, s.StorageWriteP95MS)
+	}
+	if p.storageReads {
+		latency("Storage Tier Read Total", StorageReadP95Limit, s.StorageReadP95MS)
+	}
+	if p.cpu {
+		latency("CPU RAM", CPUP95Limit, s.CPUP95MS)
+	}
+	if r.ClosedLoop == nil && r.Replay.Speed > 0 && r.Lag.Count > 0 {
+		ms := float64(LagP95Limit.Milliseconds())
+		lag := r.Lag.P95US / 1000
+		c := schema.Criterion{Name: fmt.Sprintf("Schedule Lag P95 < %gms", ms), Target: ms, Actual: lag, Unit: "ms", Passed: lag < ms}
+		if !c.Passed {
+			c.Reason = fmt.Sprintf("lag behind the trace's schedule: p95 %s ms >= %g ms limit (max %s ms): the system did not keep the trace's pace",
+				fmtMS(lag), ms, fmtMS(r.Lag.MaxUS/1000))
+		}
+		cs = append(cs, c)
+	}
+	if _, unmeasured := s.NotMeasured[NotMeasuredSLA]; !unmeasured {
+		for _, q := range r.Requests.ByQoS {
+			if q.Count == 0 || q.TargetP95MS <= 0 {
+				continue
+			}
+			p95 := q.Latency.P95US / 1000
+			c := schema.Criterion{Name: fmt.Sprintf("%s P95 <= %gms (SLA)", q.QoS, q.TargetP95MS), Target: q.TargetP95MS,
+				Actual: p95, Unit: "ms", Passed: q.Met}
+			if !c.Passed {
+				c.Reason = fmt.Sprintf("%s p95 %s ms > %g ms target (%.1f %% of %d requests within it)",
+					q.QoS, fmtMS(p95), q.TargetP95MS, 100*q.Compliance, q.Count)
+			}
+			cs = append(cs, c)
+		}
+	}
+	var failures []string
+	if r.Errors.Count > 0 {
+		failures = append(failures, fmt.Sprintf("%d operation(s) failed", r.Errors.Count))
+	}
+	incomplete := ""
+	if !r.Complete {
+		incomplete = cmp.Or(r.IncompleteReason, "the run stopped early")
+	}
+	return Judge(cs, failures, incomplete)
+}
+
+// Judge is the rule that turns criteria into storage_health, for every
+// tool: the status is HealthFail when a criterion failed or there are
+// failures (operations that failed, one line each); else
+// HealthIncomplete when incomplete says why the run did not complete (its
+// criteria judged only what ran before it stopped); else HealthNoData
+// when there is no criterion (the reference's vacuous PASS); else
+// HealthPass. Reasons list the failed criteria's reasons (their names
+// when they give none), the failures and the incompleteness.
+func Judge(criteria []schema.Criterion, failures []string, incomplete string) schema.StorageHealth {
+	h := schema.StorageHealth{Criteria: criteria, TotalCount: len(criteria)}
+	for _, c := range criteria {
+		if c.Passed {
+			h.PassedCount++
+			continue
+		}
+		h.Reasons = append(h.Reasons, cmp.Or(c.Reason, c.Name+": failed"))
+	}
+	h.Reasons = append(h.Reasons, failures...)
+	switch {
+	case len(h.Reasons) > 0:
+		h.OverallStatus = HealthFail
+	case incomplete != "":
+		h.OverallStatus = HealthIncomplete
+	case len(criteria) == 0:
+		h.OverallStatus = HealthNoData
+		h.Reasons = []string{"nothing the criteria judge ran"}
+	default:
+		h.OverallStatus = HealthPass
+	}
+	if incomplete != "" {
+		h.Reasons = append(h.Reasons, "incomplete: "+incomplete)
+	}
+	return h
+}
+
+// Verdict is a one-line account of h: its status and, unless it passed,
+// its reasons ("FAIL: interactive p95 62.9 ms > 50 ms target (...)").
+func Verdict(h schema.StorageHealth) string {
+	if h.OverallStatus == "" {
+		return "-"
+	}
+	if len(h.Reasons) == 0 {
+		return string(h.OverallStatus)
+	}
+	return string(h.OverallStatus) + ": " + strings.Join(h.Reasons, "; ")
+}
+
+// fmtMS formats milliseconds for a reason: three significant digits.
+func fmtMS(ms float64) string {
+	switch {
+	case ms >= 100:
+		return fmt.Sprintf("%.0f", ms)
+	case ms >= 10:
+		return fmt.Sprintf("%.1f", ms)
+	}
+	return fmt.Sprintf("%.2f", ms)
+}

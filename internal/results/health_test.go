@@ -1,0 +1,115 @@
+package results
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// TestHealthLagAndSLA: an open-loop replay at a pace that fell behind its
+// schedule, or a QoS class that missed its SLA, fails a criterion named
+// in the verdict with its figures; a run at --speed max or a closed loop
+// is not judged on lag; an SLA the run could not measure is not judged.
+func TestHealthLagAndSLA(t *testing.T) {
+	qos := func(met bool, p95ms float64) []schema.QoSStats {
+		within := int64(100)
+		if !met {
+			within = 80
+		}
+		return []schema.QoSStats{
+			{QoS: "interactive", Count: 100, TargetP95MS: 50, WithinTarget: within, Compliance: float64(within) / 100, Met: met,
+				Latency: schema.Latency{Count: 100, P95US: p95ms * 1000}},
+			{QoS: "batch", Count: 10, TargetP95MS: 1000, WithinTarget: 10, Compliance: 1, Met: true, Latency: schema.Latency{Count: 10, P95US: 5000}},
+		}
+	}
+	tests := []struct {
+		name    string
+		speed   float64
+		closed  bool
+		lagP95  float64 // ms
+		qos     []schema.QoSStats
+		noSLA   bool
+		status  schema.HealthStatus
+		reasons []string
+	}{
+		{name: "on time", speed: 1, lagP95: 2, qos: qos(true, 10), status: HealthPass},
+		{name: "behind schedule", speed: 1, lagP95: 26500, qos: qos(true, 10), status: HealthFail,
+			reasons: []string{"lag behind the trace's schedule: p95 26500 ms >= 1000 ms limit"}},
+		{name: "at the lag limit", speed: 4, lagP95: 1000, qos: qos(true, 10), status: HealthFail, reasons: []string{"lag"}},
+		{name: "speed max is not paced", speed: 0, lagP95: 26500, qos: qos(true, 10), noSLA: true, status: HealthPass},
+		{name: "closed loop is not paced", speed: 1, closed: true, lagP95: 26500, qos: qos(true, 10), status: HealthPass},
+		{name: "SLA missed", speed: 1, lagP95: 2, qos: qos(false, 62.9), status: HealthFail,
+			reasons: []string{"interactive p95 62.9 ms > 50 ms target (80.0 % of 100 requests within it)"}},
+		{name: "SLA not measured", speed: 0, qos: qos(false, 62.9), noSLA: true, status: HealthPass},
+		{name: "both", speed: 1, lagP95: 5000, qos: qos(false, 62.9), status: HealthFail, reasons: []string{"lag", "interactive p95 62.9 ms"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := schema.Result{Complete: true, Replay: schema.ReplayStats{Speed: tt.speed}, Requests: schema.RequestStats{ByQoS: tt.qos},
+				Lag: schema.Latency{Count: 1000, P95US: tt.lagP95 * 1000, MaxUS: tt.lagP95 * 1200}}
+			if tt.closed {
+				r.ClosedLoop = &schema.ClosedLoopStats{}
+			}
+			s := schema.Summary{StorageReadP95MS: 1}
+			if tt.noSLA {
+				s.NotMeasured = map[string]string{NotMeasuredSLA: "speed max"}
+			}
+			h := evaluate(&r, &s, presence{storageReads: true})
+			if h.OverallStatus != tt.status {
+				t.Fatalf("status %s, want %s (%q)", h.OverallStatus, tt.status, h.Reasons)
+			}
+			if len(h.Reasons) != len(tt.reasons) {
+				t.Fatalf("reasons %q, want %d like %q", h.Reasons, len(tt.reasons), tt.reasons)
+			}
+			for i, want := range tt.reasons {
+				if !strings.HasPrefix(h.Reasons[i], want) {
+					t.Errorf("reason %d %q, want %q...", i, h.Reasons[i], want)
+				}
+			}
+			failed := 0
+			for _, c := range h.Criteria {
+				if c.Passed == (c.Reason != "") {
+					t.Errorf("criterion %q passed %v with reason %q", c.Name, c.Passed, c.Reason)
+				}
+				if !c.Passed {
+					failed++
+				}
+			}
+			if h.PassedCount != h.TotalCount-failed || h.TotalCount != len(h.Criteria) {
+				t.Errorf("counts %d of %d with %d failed", h.PassedCount, h.TotalCount, failed)
+			}
+			if v := Verdict(h); !strings.HasPrefix(v, string(tt.status)) || (tt.status == HealthFail && !strings.Contains(v, tt.reasons[0])) {
+				t.Errorf("Verdict = %q", v)
+			}
+		})
+	}
+}
+
+// TestJudge: the rule alone.
+func TestJudge(t *testing.T) {
+	pass := schema.Criterion{Name: "a", Passed: true}
+	fail := schema.Criterion{Name: "b", Reason: "b too slow"}
+	tests := []struct {
+		criteria   []schema.Criterion
+		failures   []string
+		incomplete string
+		status     schema.HealthStatus
+		reasons    string
+	}{
+		{[]schema.Criterion{pass}, nil, "", HealthPass, ""},
+		{[]schema.Criterion{pass, fail}, nil, "", HealthFail, "b too slow"},
+		{[]schema.Criterion{pass, {Name: "c"}}, nil, "", HealthFail, "c: failed"},
+		{[]schema.Criterion{pass}, []string{"3 operation(s) failed"}, "", HealthFail, "3 operation(s) failed"},
+		{[]schema.Criterion{pass}, nil, "interrupted", HealthIncomplete, "incomplete: interrupted"},
+		{[]schema.Criterion{fail}, nil, "interrupted", HealthFail, "b too slow; incomplete: interrupted"},
+		{nil, nil, "", HealthNoData, "nothing the criteria judge ran"},
+		{nil, nil, "ENOSPC", HealthIncomplete, "incomplete: ENOSPC"},
+	}
+	for _, tt := range tests {
+		h := Judge(tt.criteria, tt.failures, tt.incomplete)
+		if h.OverallStatus != tt.status || strings.Join(h.Reasons, "; ") != tt.reasons {
+			t.Errorf("Judge(%v, %v, %q) = %s %q, want %s %q", tt.criteria, tt.failures, tt.incomplete, h.OverallStatus, h.Reasons, tt.status, tt.reasons)
+		}
+	}
+}
