@@ -258,11 +258,9 @@ func buildHTMLHealth(r *Report) []htmlHealthRow {
 }
 
 func htmlHealthCell(status string) htmlCell {
-	switch strings.ToUpper(status) {
-	case "PASS":
-		return htmlCell{Text: "PASS", Class: "pass"}
-	case "FAIL":
-		return htmlCell{Text: "FAIL", Class: "fail"}
+	switch st := schema.HealthStatus(strings.ToUpper(status)); st {
+	case schema.HealthPass, schema.HealthFail:
+		return htmlCell{Text: string(st), Class: strings.ToLower(status)}
 	case "":
 		return htmlCell{Text: "n/a", Class: "na"}
 	default:

@@ -117,7 +117,7 @@ func judge(kind string, res *schema.Result, notMeasured string) (bool, string) {
 	}
 	h := res.Summary.StorageHealth
 	status := string(h.OverallStatus)
-	if status != "PASS" {
+	if h.OverallStatus != schema.HealthPass {
 		said := false
 		for _, c := range h.Criteria {
 			if c.Passed {
