@@ -174,7 +174,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together: at most 24h ahead; one up to 1h past starts at once, with a warning")
 	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
 	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
-	fs.DurationVar(&o.cfg.Duration, "duration", 0, "bound the run to this wall time (e.g. 20s): nothing is released after it, what was released completes (0: the whole trace)")
+	fs.Var((*cli.Seconds)(&o.cfg.Duration), "duration", "bound the run to this wall time, in seconds (30, as kvtrace --duration) or a duration (20s, 2m): nothing is released after it, what was released completes (0: the whole trace)")
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
 	fs.StringVar(&o.model, "model", "", "the model of traces without a .meta.json sidecar (kv-cache.py's --io-trace-log, a pipe): its KV bytes per token, from kvtrace's model table (kvtrace models), make the KV tokens the run moves measurable (kv_tokens_moved_per_s)")
 	fs.IntVar(&o.cfg.TensorParallel, "tensor-parallel", 1, "with --model: the tensor parallelism the trace's object sizes were divided by (kv-cache.py --tensor-parallel)")
@@ -203,6 +203,12 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		errs = append(errs, err)
 	}
 	o.cfg.Rank, o.cfg.Ranks = o.rank.rank, o.rank.ranks
+	if o.rank.ranks > 1 && o.rank.rank != 0 {
+		// The ranks of a launcher share its terminal: rank 0 draws the
+		// progress and prints the summary, the others write their
+		// documents silently (warnings still go to stderr).
+		o.quiet = true
+	}
 	if o.cfg.Ranks > 1 && o.cfg.Shard == "" {
 		o.cfg.Shard = replay.ShardKey
 	}
@@ -352,7 +358,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var progress func(replay.Progress)
 	if interactive {
-		progress = func(p replay.Progress) { fmt.Fprint(stderr, "\r\033[K"+progressLine(p, plan.Rows)) }
+		view := newProgressView(&o.cfg, plan)
+		progress = func(p replay.Progress) { fmt.Fprint(stderr, "\r\033[K"+progressLine(p, view)) }
 	}
 	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
 	if res == nil {
@@ -366,6 +373,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if isTerminal(stdout) && !o.quiet {
 		writeSummary(stdout, res)
+		fmt.Fprintln(stdout, resultNote(o, toStdout))
+	} else if !toStdout && o.out == nil {
+		fmt.Fprintln(stderr, "kvreplay: result: not written (give -o FILE)")
 	}
 	if runErr != nil {
 		if inputError(runErr) {
@@ -586,6 +596,18 @@ func configJSON(o *options) json.RawMessage {
 	}{o.cfg, o.dir, o.layout, o.device, o.keep, o.buffered, o.prewrite && o.layout == "extent", o.ramBudget}
 	b, _ := json.Marshal(c)
 	return schema.SnakeCaseKeys(b) // replay.Config's Go field names
+}
+
+// resultNote says where the result document went, for a run whose
+// summary a person reads: -o's file, stdout, or nowhere.
+func resultNote(o *options, toStdout bool) string {
+	switch {
+	case toStdout:
+		return "result: written to stdout"
+	case o.out != nil:
+		return "result: " + o.output
+	}
+	return "result: not written (the summary above is all there is; give -o FILE to keep the result document)"
 }
 
 func writeResult(o *options, res *schema.Result, toStdout bool, stdout io.Writer) error {

@@ -4,27 +4,68 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/replay"
 )
 
+// progressView is what the progress line knows of a run beside its
+// Progress: the rows it can do and the window that bounds it.
+type progressView struct {
+	// total is the rows the run does when nothing stops it: the plan's
+	// (this rank's); 0 when unknown (a pipe nothing sized, or a closed
+	// loop of a sample of the users, whose rows the plan does not count).
+	total int64
+	// window is --duration: nothing is released after it (0: none).
+	window time.Duration
+}
+
+// newProgressView is the view of a run of cfg with plan.
+func newProgressView(cfg *replay.Config, plan *replay.Plan) progressView {
+	v := progressView{total: plan.Rows, window: cfg.Duration}
+	if cfg.ClosedLoop && cfg.Users > 0 {
+		v.total = 0
+	}
+	return v
+}
+
 // progressLine is the live progress line kvreplay rewrites on a terminal:
-// percent done and an estimate of the time left when the total is known
-// (total is the plan's rows; 0 for a pipe nothing sized), the bytes moved
-// per second so far (GB/s, decimal, as every kvbench bandwidth) and the
-// lag. The tool's name leads it, so it is told from kvtrace's in a
-// pipeline.
-func progressLine(p replay.Progress, total int64) string {
+// the rows done (of how many, when known), the bytes moved per second so
+// far (GB/s, decimal, as every kvbench bandwidth), the lag, and an
+// estimate of the time left. The estimate extrapolates the rows done, and
+// never passes the end of the --duration window, after which nothing is
+// released: "12s of the 15s window left", then "window closed: finishing
+// released rows". The tool's name leads the line, so it is told from
+// kvtrace's in a pipeline.
+func progressLine(p replay.Progress, v progressView) string {
 	gbps := float64(p.Bytes) / results.GB / max(p.Elapsed.Seconds(), 1e-9)
 	tail := fmt.Sprintf("%.3f GB/s, lag %v", gbps, p.Lag.Round(time.Microsecond))
-	if total <= 0 {
-		return fmt.Sprintf("kvreplay: %d rows done, %s", p.RowsDone, tail)
+	var eta string
+	var left time.Duration = -1 // the rows' estimate; -1 unknown
+	done := p.RowsDone
+	if v.total > 0 {
+		done = min(done, v.total)
+		if done > 0 && p.Elapsed > 0 {
+			left = time.Duration(float64(p.Elapsed) * float64(v.total-done) / float64(done))
+		}
 	}
-	done := min(p.RowsDone, total)
-	eta := "ETA -"
-	if done > 0 && p.Elapsed > 0 {
-		left := time.Duration(float64(p.Elapsed) * float64(total-done) / float64(done))
+	switch w := v.window - p.Elapsed; {
+	case v.window > 0 && w <= 0:
+		eta = "window closed: finishing released rows"
+	case v.window > 0 && (left < 0 || w < left):
+		eta = fmt.Sprintf("%v of the %v window left", w.Round(time.Second), v.window)
+	case left >= 0:
 		eta = "ETA " + left.Round(time.Second).String()
+	case v.total > 0:
+		eta = "ETA -"
 	}
-	return fmt.Sprintf("kvreplay: %5.1f%% (%d of %d rows), %s, %s", 100*float64(done)/float64(total), done, total, tail, eta)
+	line := fmt.Sprintf("kvreplay: %s rows done, %s", cli.FormatCount(done), tail)
+	if v.total > 0 {
+		line = fmt.Sprintf("kvreplay: %5.1f%% (%s of %s rows), %s", 100*float64(done)/float64(v.total),
+			cli.FormatCount(done), cli.FormatCount(v.total), tail)
+	}
+	if eta != "" {
+		line += ", " + eta
+	}
+	return line
 }

@@ -15,8 +15,13 @@ import (
 // percentiles, requests, health and warnings.
 func writeSummary(w io.Writer, r *schema.Result) {
 	status := "complete"
-	if !r.Complete {
+	switch {
+	case !r.Complete:
 		status = "INCOMPLETE: " + r.IncompleteReason
+	case stoppedByWindow(r):
+		// Complete, as a run bounded by --duration is, but not the whole
+		// trace: never "complete" after a fraction of its rows.
+		status = "stopped at the --duration window of " + strconv.FormatFloat(r.Replay.DurationS, 'g', -1, 64) + " s"
 	}
 	fmt.Fprintf(w, "kvreplay: %s in %.2f s (%s)\n", rowsDone(r), r.WallS, status)
 	for _, warn := range r.Warnings {
@@ -105,6 +110,25 @@ func rowsDone(r *schema.Result) string {
 		return cli.FormatCount(r.Replay.RowsDone) + " rows"
 	}
 	return fmt.Sprintf("%s of %s rows", cli.FormatCount(r.Replay.RowsDone), cli.FormatCount(total))
+}
+
+// stoppedByWindow reports whether the --duration window ended the run
+// before the trace did: rows left, or a trace on a pipe read in part.
+func stoppedByWindow(r *schema.Result) bool {
+	if r.Replay.DurationS <= 0 {
+		return false
+	}
+	var total int64
+	for _, t := range r.Traces {
+		if t.ReadInPart {
+			return true
+		}
+		total += t.Rows
+	}
+	if cl := r.ClosedLoop; cl != nil && cl.RequestsLeft != 0 {
+		return true // a sample of the users does not run every row
+	}
+	return len(r.Traces) > 0 && r.Replay.RowsDone < total && (r.ClosedLoop == nil || r.ClosedLoop.UserLimit == 0)
 }
 
 // healthNote says why storage_health is neither PASS nor FAIL.

@@ -37,6 +37,14 @@ bandwidth (tierN_read_bw) is its device rate, its offered load
 (tierN_read_offered) the bytes over the run. Every format shows each
 run's SLA per QoS class, and warns of comparisons of unlike runs.
 
+Exit status: 0 when the report is written; 2 for bad usage or a document
+kvreport cannot read; 1 when what came on stdin ("-") is not a valid
+measurement, so that a pipeline whose kvreplay failed fails too: nothing at
+all, a document cut short, or an incomplete run (a kvreplay stopped early, a
+search that did not finish), which kvreport still renders before it exits 1.
+A complete run whose storage_health is FAIL is a measurement (of a system
+that fails): exit 0.
+
 Examples:
   kvreport fast-*.json slow-*.json
   kvreport --baseline slow --format md fast-*.json slow-*.json > report.md
@@ -131,6 +139,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err := errors.Join(problems...); err != nil {
 		return cli.Input(err)
 	}
+	if slices.Contains(paths, "-") {
+		raw, err := io.ReadAll(stdin)
+		if err != nil {
+			return fmt.Errorf("stdin: %w", err)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			return errNoStdin
+		}
+		stdin = bytes.NewReader(raw)
+	}
 	if !merge {
 		search, in, err := anySearch(paths, stdin)
 		if err != nil {
@@ -140,19 +158,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if search {
 			docs, names, err := report.LoadSearches(paths, stdin)
 			if err != nil {
-				return cli.Input(err)
+				return loadError(err)
 			}
-			return cli.WriteOutput(ctx, *output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, *format) })
+			err = cli.WriteOutput(ctx, *output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, *format) })
+			if err != nil {
+				return err
+			}
+			for i, d := range docs {
+				if names[i] == "-" && !d.Done {
+					return fmt.Errorf("stdin: the search did not finish (%s): rendered, but its answer is not a measurement (did the command before kvreport fail?)", d.Reason)
+				}
+			}
+			return nil
 		}
 	}
 	docs, err := report.Load(paths, stdin, opt)
 	if err != nil {
-		return cli.Input(err)
+		return loadError(err)
+	}
+	// What came on stdin and is not a whole run fails the pipeline once
+	// rendered: the command before kvreport failed.
+	write0 := func(fn func(io.Writer) error) error { return cli.WriteOutput(ctx, *output, stdout, fn) }
+	write := func(fn func(io.Writer) error) error {
+		if err := write0(fn); err != nil {
+			return err
+		}
+		return incompleteOnStdin(docs)
 	}
 	if !merge && *output == "-" && report.Binary(*format) && cli.IsTerminal(stdout) {
 		return cli.Usagef("--format %s: refusing to write a binary file to a terminal: give -o FILE or redirect stdout", *format)
 	}
-	write := func(fn func(io.Writer) error) error { return cli.WriteOutput(ctx, *output, stdout, fn) }
 	if merge {
 		results := make([]*schema.Result, len(docs))
 		names := make([]string, len(docs))
@@ -189,6 +224,39 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Input(err)
 	}
 	return write(func(w io.Writer) error { return report.Render(w, rep, *format) })
+}
+
+// errNoStdin is kvreport's answer to an empty stdin: the command before it
+// in a pipeline failed, and a pipeline that failed must not look as if it
+// passed.
+var errNoStdin = errors.New("no document on stdin: did the command before kvreport fail?")
+
+// loadError marks an unreadable document as the user's (exit 2), except a
+// document on stdin cut short, which a failed command before kvreport
+// leaves (exit 1).
+func loadError(err error) error {
+	if pe, ok := errors.AsType[*report.ParseError](err); ok && pe.File == "-" && strings.HasPrefix(pe.Msg, "unexpected end of input") {
+		return fmt.Errorf("%w (did the command before kvreport fail?)", err)
+	}
+	return cli.Input(err)
+}
+
+// incompleteOnStdin returns an error for the first kvreplay document read
+// from stdin that is not a whole run (incomplete: stopped by a signal, a
+// full disk, an I/O error, or a trace cut short): kvreport has rendered
+// it, and exits 1 so that the pipeline that made it does not pass.
+func incompleteOnStdin(docs []*report.Doc) error {
+	for _, d := range docs {
+		if !strings.HasPrefix(d.Path, "-#") || d.Kind != report.KindKVReplay || d.Result.Complete {
+			continue
+		}
+		why := d.Result.IncompleteReason
+		if why == "" {
+			why = "incomplete"
+		}
+		return fmt.Errorf("%s: an incomplete run (%s): rendered, but not a valid measurement (did the command before kvreport fail?)", d.Path, why)
+	}
+	return nil
 }
 
 // checkFiles refuses an -o that kvreport must not write: a system path, or

@@ -29,9 +29,10 @@ Usage:
 
 kvtrace takes every option of the reference, MLPerf Storage's kv-cache.py,
 with the same name, meaning and default: a kv-cache.py command line runs with
-only the program name replaced. It simulates in virtual time, so --duration
-600 takes well under a second, and the same options give the same trace,
-byte for byte. Where it differs:
+only the program name replaced, unique prefixes of the options included
+(--num-user 10, as kv-cache.py's argparse takes them). It simulates in
+virtual time, so --duration 600 takes well under a second, and the same
+options give the same trace, byte for byte. Where it differs:
 
   --seed            defaults to 0; kv-cache.py draws a random seed when none
                     is given and never repeats a trace.
@@ -40,7 +41,11 @@ byte for byte. Where it differs:
                     ending in .zst is compressed with zstd: by kvbench's row
                     encoder (the fastest; about 1.5x the size of kv-cache.py's
                     level 3), or at --zstd-level 1 to 22 by the zstd library.
-  --output          writes the statistics JSON only when given.
+  --output          writes the statistics JSON only when given. Given
+                    without --io-trace-log while stdout is a terminal (a
+                    kv-cache.py command line without trace mode), it is
+                    the run's only output: the trace is not written, and
+                    kvtrace says so on stderr.
   --format          kvbench (default) adds Delete rows and the Request, QoS,
                     User and Tokens columns; mlperf writes exactly kv-cache.py's dialect.
   --config          reads kv-cache.py's config.yaml (strict: unknown keys are
@@ -83,6 +88,9 @@ type simOptions struct {
 	Config sim.Config
 	// TracePath is where the trace goes (--io-trace-log, -o): "-" is stdout.
 	TracePath string
+	// TraceGiven says that --io-trace-log (-o) was given: kv-cache.py's
+	// command lines without it ask for statistics only (--output).
+	TraceGiven bool
 	// OutputPath is where the statistics JSON goes (--output); "" for none.
 	OutputPath string
 	// Format is the trace dialect: kvbench or mlperf.
@@ -206,6 +214,12 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.BoolVar(&o.Force, "force", false, "let the trace's sidecar (TRACE.meta.json) replace an existing file that is not a trace sidecar")
 	fs.StringVar(&fv.RequestTraceTimeUnit, "request-trace-time-unit", "", "unit of a Mooncake-style --request-trace's timestamps: s, ms, us or ns (default: found from the first; noted in the sidecar)")
 
+	// kv-cache.py's argparse takes unique prefixes of its options
+	// (--num-user 10): so does kvtrace, so that its command lines run.
+	args, err := cli.ExpandPrefixes(fs, args)
+	if err != nil {
+		return nil, err
+	}
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -247,6 +261,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 		return nil, cli.Input(err)
 	}
 	o.Config = cfg
+	o.TraceGiven = fs.Changed("io-trace-log")
 	o.Warnings = cfg.Warnings()
 	o.Args = rest
 	return &o, nil

@@ -139,7 +139,7 @@ func TestModelsErrors(t *testing.T) {
 		{[]string{"extra"}, `kvtrace: models: unexpected argument "extra" (want only options)` + "\n"},
 		{[]string{"--config", bad}, "kvtrace: sim: " + bad + ":3:5: model_configs.x.layers: unknown key (want one of name, num_layers, hidden_dim, num_heads, kv_heads, dtype, kv_dim_per_head, attention_type, kv_lora_rank, qk_rope_head_dim)\n"},
 		{[]string{"--config", bad + ".missing"}, "kvtrace: --config " + bad + ".missing: no such file or directory\n"},
-		{[]string{"--jsn"}, "kvtrace: unknown flag: --jsn\n"},
+		{[]string{"--jsn"}, "kvtrace: unknown flag: --jsn (did you mean --json?)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

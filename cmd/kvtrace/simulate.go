@@ -37,8 +37,14 @@ func ownsProgressLine(stdout, stderr io.Writer, tracePath string) bool {
 // statistics.
 func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stderr io.Writer) error {
 	cfg := &opt.Config
+	// A kv-cache.py command line without --io-trace-log asks for its
+	// statistics (--output): on a terminal, the trace goes nowhere.
+	noTrace := false
 	if opt.TracePath == "-" && cli.IsTerminal(stdout) {
-		return cli.Usagef("refusing to write a trace to a terminal: give --io-trace-log FILE (-o FILE) or pipe stdout")
+		if opt.TraceGiven || opt.OutputPath == "" || opt.OutputPath == "-" {
+			return cli.Usagef("refusing to write a trace to a terminal: give --io-trace-log FILE (-o FILE) or pipe stdout")
+		}
+		noTrace = true
 	}
 	dialect, err := trace.ParseDialect(opt.Format)
 	if err != nil {
@@ -50,7 +56,9 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	wopt := trace.WriterOptions{Dialect: dialect, Base: cfg.EpochBase, Level: opt.Level, Compression: trace.CompressionFor(opt.TracePath)}
 	var out io.Writer = stdout
 	var file *cli.OutputFile
-	if opt.TracePath != "-" {
+	if noTrace {
+		out = io.Discard
+	} else if opt.TracePath != "-" {
 		if file, err = cli.CreateFile(ctx, opt.TracePath); err != nil {
 			return cli.Input(fmt.Errorf("--io-trace-log %s: %w", opt.TracePath, cli.UnwrapPath(err)))
 		}
@@ -115,7 +123,11 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 			return fmt.Errorf("--output %s: %w", opt.OutputPath, err)
 		}
 	}
-	if cli.IsTerminal(stderr) {
+	switch {
+	case noTrace:
+		fmt.Fprintf(stderr, "kvtrace: no --io-trace-log and stdout is a terminal: the trace (%d rows) was not written; statistics -> %s\n",
+			w.Rows(), opt.OutputPath)
+	case cli.IsTerminal(stderr):
 		// The line may hold a downstream tool's progress: clear it first.
 		fmt.Fprintf(stderr, "\r\033[Kkvtrace: %d rows, %d requests, %.1f s of virtual time in %.2f s -> %s\n",
 			w.Rows(), res.RequestsCompleted, res.Kvbench.EndS, wall.Seconds(), opt.TracePath)

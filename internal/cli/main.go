@@ -158,7 +158,9 @@ func AddStandard(fs *pflag.FlagSet) (help, version *bool) {
 
 // ParseFlags parses args with fs and returns the positional arguments. A
 // malformed flag or value is a usage error naming the flag and the value,
-// such as "--block-size 12q: not a byte size (...)". When --help is given
+// such as "--block-size 12q: not a byte size (...)"; an unknown option gets
+// a suggestion (Suggest): "unknown flag: --iodepth (did you mean
+// --queue-depth?)". When --help is given
 // (or -h, defined by AddStandard or not), ParseFlags returns a *HelpError
 // holding fs.Usage's text, which is pflag.ErrHelp for errors.Is: Main
 // prints it on stdout, and Main and ExitCode treat it as success.
@@ -172,7 +174,7 @@ func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, Help(fs)
 		}
-		return nil, &UsageError{Err: flagError(err)}
+		return nil, &UsageError{Err: flagError(unknownFlag(fs, err))}
 	}
 	if f := fs.Lookup("help"); f != nil && f.Value.Type() == "bool" && f.Value.String() == "true" {
 		return nil, Help(fs)

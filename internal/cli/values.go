@@ -48,8 +48,14 @@ func parseSeconds(s string) (time.Duration, error) {
 	return v, nil
 }
 
-// String renders d as a Go duration ("10m0s", "500ms", "0s").
-func (d Seconds) String() string { return time.Duration(d).String() }
+// String renders d as a Go duration ("10m0s", "500ms"), and zero as "0",
+// which pflag's help takes for no default.
+func (d Seconds) String() string {
+	if d == 0 {
+		return "0"
+	}
+	return time.Duration(d).String()
+}
 
 // Type returns "duration", the name pflag shows in usage text.
 func (d *Seconds) Type() string { return "duration" }
