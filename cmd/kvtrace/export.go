@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/schema"
@@ -48,14 +49,26 @@ then. Either way the extent layout's offsets are kvreplay's.
 the object's URI being --prefix followed by its key, with RFC 3339 start
 times (the trace's epoch, or 1970-01-01 plus its virtual time).
 
+Before it writes, --to fio says on stderr how much it will write: its
+iologs in OUTDIR, and the job's data files in --dir, which fio's prep jobs
+write (at full size, the peak of the trace's live bytes on each tier: a
+600 s MLPerf 8B trace needs 124 TiB). It refuses (exit 2) when OUTDIR's or
+--dir's file system lacks the space, naming the figures and the
+--size-scale that fits; --dir is checked on this machine (its deepest
+existing directory), so a job exported for another machine passes
+--no-space-check. A trace file is sized by a pass before the export; a
+trace on stdin is sized as it is exported, and nothing is kept when it does
+not fit. On a terminal, stderr shows the progress of each pass.
+
 A summary line goes to stderr.
 
 Examples:
-  kvtrace export --to fio --dir /mnt/nvme/kv -o fio run.csv.zst
+  kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/1024 -o fio run.csv.zst
   fio --output-format=json fio/run.fio > fio.json
   jq '.jobs[] | select(.jobname | startswith("replay")) | {jobname, r: .read.io_bytes, w: .write.io_bytes}' fio.json
   kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/4096 --speed timed --tiers Tier-1,Tier-2 -o fio run.csv.zst
-  kvtrace --num-users 10 --duration 30 -o - | kvtrace export --to fio --dir /mnt/nvme/kv -o fio -
+  # all on Tier-2 (no GPU or CPU tier), so that the job reads what it wrote
+  kvtrace --num-users 10 --duration 30 --gpu-mem-gb 0 --cpu-mem-gb 0 -o - | kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/64 -o fio -
   kvtrace export --to sai3 --prefix s3://bucket/kv/ -o out run.csv.zst
   sai3-bench replay --op-log out/run.tsv --target file:///mnt/nvme/kv/
 `
@@ -80,6 +93,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	noPrescan := fs.Bool("no-prescan", false, "fio: do not read a trace file twice to place its cold objects first, as kvreplay --no-prescan")
 	prefix := fs.String("prefix", sai3Def.Prefix, "sai3: the URI prefix of the objects (the endpoint column)")
 	allowSystem := fs.Bool(cli.AllowSystemPathFlag, false, "let --output lie under a system directory (/etc, /usr, ...), which export refuses by default")
+	noSpaceCheck := fs.Bool("no-space-check", false, "fio: export even when --dir's file system, as this machine has it, lacks the space for the job's data files (a job for another machine)")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err
@@ -160,7 +174,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			problems = append(problems, unjoin(err)...)
 		}
 	case "sai3":
-		only("fio", "block-size", "layout", "dir", "speed", "iodepth", "engine", "buffered", "no-prescan")
+		only("fio", "block-size", "layout", "dir", "speed", "iodepth", "engine", "buffered", "no-prescan", "no-space-check")
 		sai3Opt = export.Sai3Options{Prefix: *prefix, Tiers: tierList, SizeScale: sizeScale}
 		if err := sai3Opt.Validate(); err != nil {
 			problems = append(problems, unjoin(err)...)
@@ -183,7 +197,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer in.Close()
-	r := trace.NewReader(ctxReader{ctx, in})
+	prog := newPassProgress(stderr, name)
+	var read atomic.Int64 // by the export's own pass
+	r := trace.NewReader(ctxReader{ctx: ctx, r: in, n: &read})
 	r.Name = name
 	defer r.Close()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -199,27 +215,51 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	switch *to {
 	case "fio":
 		fioOpt.Source = name
-		if name != "-" && !*noPrescan {
-			// As kvreplay's prescan: cold objects are placed before the
-			// first row, so that the extents are the ones kvreplay uses.
-			if fioOpt.Cold, err = coldObjects(ctx, name); err != nil {
-				return err
-			}
-		}
 		fioOpt.LogPath = func(t schema.Tier, k export.LogKind) string {
 			return filepath.Join(outAbs, export.LogName(base, t, k))
 		}
+		space := exportSpace{out: outAbs, dir: fioOpt.Dir, layout: fioOpt.Layout, scale: sizeScale, checkDir: !*noSpaceCheck}
+		sized := false
+		if name != "-" && !*noPrescan {
+			// As kvreplay's prescan: cold objects are placed before the
+			// first row, so that the extents are the ones kvreplay uses.
+			if fioOpt.Cold, err = coldObjects(ctx, name, prog.pass("prescan")); err != nil {
+				return err
+			}
+			// Then what the export and the job will write, before
+			// anything is: a pass that counts the iologs' bytes.
+			need, err := sizeFio(ctx, name, fioOpt, prog.pass("sizing"))
+			if err != nil {
+				return err
+			}
+			prog.done()
+			if err := space.check(stderr, need); err != nil {
+				return err
+			}
+			sized = true
+		}
+		var logBytes countWriter
 		logs := func(t schema.Tier, k export.LogKind) (io.Writer, error) {
-			return files.create(ctx, fioOpt.LogPath(t, k))
+			w, err := files.create(ctx, fioOpt.LogPath(t, k))
+			return io.MultiWriter(w, &logBytes), err
 		}
 		jobPath := filepath.Join(*out, base+".fio")
 		job, err := files.create(ctx, jobPath)
 		if err != nil {
 			return err
 		}
-		st, err := export.Fio(r, fioOpt, logs, job)
+		prog.watch("export", &read)
+		st, err := export.Fio(r, fioOpt, logs, io.MultiWriter(job, &logBytes))
+		prog.done()
 		if err != nil {
 			return exportError(err)
+		}
+		if !sized {
+			// A trace read once is sized by its export: nothing is kept
+			// when its job does not fit.
+			if err := space.check(stderr, exportNeed{st: st, logBytes: int64(logBytes), written: true}); err != nil {
+				return err
+			}
 		}
 		if err := files.commit(); err != nil {
 			return err
@@ -231,7 +271,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
+		prog.watch("export", &read)
 		st, err := export.Sai3(r, tsv, sai3Opt)
+		prog.done()
 		if err != nil {
 			return exportError(err)
 		}
@@ -245,14 +287,15 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// coldObjects reads the trace file once for its cold objects.
-func coldObjects(ctx context.Context, name string) ([]export.ColdObject, error) {
+// coldObjects reads the trace file once for its cold objects, counting
+// the bytes it reads in n.
+func coldObjects(ctx context.Context, name string, n *atomic.Int64) ([]export.ColdObject, error) {
 	f, err := cli.OpenInput(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := trace.NewReader(ctxReader{ctx, f})
+	r := trace.NewReader(ctxReader{ctx: ctx, r: f, n: n})
 	r.Name = name
 	defer r.Close()
 	cold, err := export.ColdObjects(r)
@@ -402,15 +445,21 @@ func (o *outputs) abort() {
 }
 
 // ctxReader stops a read of the trace once ctx is done, so that ^C ends an
-// export of a long trace.
+// export of a long trace, and counts the bytes read in n (when set), for
+// the progress line.
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
+	n   *atomic.Int64
 }
 
 func (c ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	if c.n != nil {
+		c.n.Add(int64(n))
+	}
+	return n, err
 }
