@@ -56,8 +56,9 @@ GPUDirect Storage (libcufile: cuFileWrite and cuFileRead between GPU memory
 and the files), not through host memory; an error where libcufile is not.
 
 Examples:
-  # simulate (no GPU tier) and replay in one pipeline, on a temp directory and RAM
-  kvtrace --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb 0 | kvreplay --speed max -
+  # simulate (no GPU tier) and replay in one pipeline, on a temp directory and RAM,
+  # at 1/1024 of the objects' sizes (in full, the trace moves 9 TiB)
+  kvtrace --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb 0 | kvreplay --speed max --size-scale 1/1024 -
 
   # a real NVMe drive, full size, at the trace's own pace
   kvreplay --dir /mnt/nvme0/kv run.csv.zst -o sysA.json

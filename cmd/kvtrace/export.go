@@ -63,10 +63,11 @@ not fit. On a terminal, stderr shows the progress of each pass.
 A summary line goes to stderr.
 
 Examples:
-  kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/1024 -o fio run.csv.zst
+  # the README's MLPerf 8B trace at 1/65536: a 2.4 GiB data file (124 TiB in full)
+  kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/65536 -o fio run.csv.zst
   fio --output-format=json fio/run.fio > fio.json
   jq '.jobs[] | select(.jobname | startswith("replay")) | {jobname, r: .read.io_bytes, w: .write.io_bytes}' fio.json
-  kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/4096 --speed timed --tiers Tier-1,Tier-2 -o fio run.csv.zst
+  kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/65536 --speed timed --tiers Tier-1,Tier-2 -o fio run.csv.zst
   # all on Tier-2 (no GPU or CPU tier), so that the job reads what it wrote
   kvtrace --num-users 10 --duration 30 --gpu-mem-gb 0 --cpu-mem-gb 0 -o - | kvtrace export --to fio --dir /mnt/nvme/kv --size-scale 1/64 -o fio -
   kvtrace export --to sai3 --prefix s3://bucket/kv/ -o out run.csv.zst

@@ -14,17 +14,21 @@ import (
 	"time"
 )
 
-// An example runs as written, with these substitutions, each needed to run
-// it here and small (the test says which it made):
+// An example runs as written, on a machine of 2 cores, 24 GiB and a few GiB
+// of free disk, in a few minutes at most: a command that would not is made
+// to fit by its own options (--size-scale, --fit), not by the test. The
+// test substitutes paths only, with one exception:
 //
 //   - "go run ./cmd/X" is the X built by the test, on PATH;
 //   - paths under /mnt/ are under a temporary directory;
 //   - "kvtrace ..." (elided options) is a small simulation;
-//   - a simulation gets --duration 5 appended (kvtrace's options are
-//     kv-cache.py's, last given wins), kvreplay --speed max (but a
-//     capacity search, which doubles its own --speed) and, unless the
-//     example sets one, --size-scale 1/4096, kvtrace export --size-scale
-//     1/4096 unless the example sets one;
+//   - a simulation (which runs in virtual time, in a second at full size)
+//     writes its trace file under the name full-NAME, so that the commands
+//     after it read the inputs made for the examples;
+//   - the exception, until kvreplay's full-size examples say --fit: a
+//     kvreplay without --size-scale or --fit gets --speed max (but a
+//     capacity search, which doubles its own --speed), --size-scale 1/4096,
+//     and, with --duration or --search, a window of 1 s (3 probes);
 //   - the inputs the examples name (run.csv.zst, config.yaml, sysA-t1.json,
 //     ...) are made first: a small simulation, kvreplay results of it, and
 //     kv-cache.py's files from testdata.
@@ -244,13 +248,17 @@ func adapt(seg []string) []string {
 		sub = seg[1]
 	}
 	switch {
-	case seg[0] == "kvtrace" && (sub == "export"):
-		if !has("--size-scale") {
-			seg = append(seg, "--size-scale", "1/4096")
+	case seg[0] == "kvtrace" && sub != "export" && sub != "inspect" && sub != "models" && sub != "help":
+		// A simulation: its trace file under another name.
+		for i := 1; i < len(seg); i++ {
+			switch w := seg[i]; {
+			case (w == "-o" || w == "--io-trace-log") && i+1 < len(seg) && seg[i+1] != "-":
+				seg[i+1] = fullName(seg[i+1])
+			case strings.HasPrefix(w, "--io-trace-log=") && w != "--io-trace-log=-":
+				seg[i] = "--io-trace-log=" + fullName(strings.TrimPrefix(w, "--io-trace-log="))
+			}
 		}
-	case seg[0] == "kvtrace" && sub != "inspect" && sub != "models" && sub != "help":
-		seg = append(seg, "--duration", "5")
-	case seg[0] == "kvreplay":
+	case seg[0] == "kvreplay" && !has("--size-scale") && !has("--fit"):
 		if !slices.Contains(seg, "capacity") { // a capacity search doubles --speed from its own start
 			seg = append(seg, "--speed", "max")
 		}
@@ -260,11 +268,14 @@ func adapt(seg []string) []string {
 		if has("--search") {
 			seg = append(seg, "--search-probes", "3")
 		}
-		if !has("--size-scale") {
-			seg = append(seg, "--size-scale", "1/4096")
-		}
+		seg = append(seg, "--size-scale", "1/4096")
 	}
 	return seg
+}
+
+// fullName is where a simulation's trace goes: full-NAME beside NAME.
+func fullName(name string) string {
+	return filepath.Join(filepath.Dir(name), "full-"+filepath.Base(name))
 }
 
 // split splits a shell line into words and the operators |, &&, ;, > and
