@@ -73,3 +73,19 @@ func TestFailedPipeline(t *testing.T) {
 		t.Errorf("finished search: exit %d, stderr %q", code, errs)
 	}
 }
+
+// Unknown options are answered with the option meant, fio's names too.
+func TestUnknownFlagSuggests(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--formt", "md", docA}, "kvreport: unknown flag: --formt (did you mean --format?)\n"},
+		{[]string{"--output-format=json", docA}, "kvreport: unknown flag: --output-format (did you mean --format?)\n"},
+		{[]string{"merge", "--outptu", "x.json", docA}, "kvreport: unknown flag: --outptu (did you mean --output?)\n"},
+	} {
+		if code, _, errs := kvreport(t, "", tt.args...); code != 2 || errs != tt.want {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, errs, tt.want)
+		}
+	}
+}
