@@ -59,6 +59,11 @@ type model struct {
 	coldSeen []int64
 	coldPeak []int64 // max(live - coldSeen)
 	victims  []*keyState
+	// count is the objects live on each backend (copies: a move holds
+	// two for a while), peakCount its most, coldCount the cold objects
+	// found: with the bytes they bound the peak at another size scale
+	// (Plan.PeakObjects).
+	count, peakCount, coldCount []int64
 }
 
 func newModel(tierB [schema.NumTiers]int8, align, limit []int64) *model {
@@ -66,7 +71,8 @@ func newModel(tierB [schema.NumTiers]int8, align, limit []int64) *model {
 	return &model{tierB: tierB, align: align, limit: limit,
 		live: make([]int64, n), peak: make([]int64, n),
 		lruOld: make([]*keyState, n), lruNew: make([]*keyState, n),
-		coldSeen: make([]int64, n), coldPeak: make([]int64, n)}
+		coldSeen: make([]int64, n), coldPeak: make([]int64, n),
+		count: make([]int64, n), peakCount: make([]int64, n), coldCount: make([]int64, n)}
 }
 
 // ErrTooBig stops a run whose trace has an object larger than a bounded
@@ -110,11 +116,16 @@ func (m *model) apply(ks *keyState, op schema.Op, tier schema.Tier, phys int64) 
 		}
 	case schema.OpDelete:
 		if !s.exists {
+			// The trace deletes an object the capacity eviction took: it
+			// is gone for the trace too, and leaves no state behind (a key
+			// marked evicted was kept for ever, a few hundred bytes each).
+			s.evicted = false
 			return ef, nil
 		}
 		ef.relB, ef.rel = s.b, s.phys
 		m.unlink(ks)
 		m.live[s.b] -= s.phys
+		m.count[s.b]--
 		s.exists, s.evicted = false, false
 		return ef, nil
 	}
@@ -130,6 +141,14 @@ func (m *model) apply(ks *keyState, op schema.Op, tier schema.Tier, phys int64) 
 	if ef.relB >= 0 {
 		m.live[ef.relB] -= ef.rel
 	}
+	if !s.exists || s.tier != tier {
+		// A new copy on b; a move frees the old one after.
+		m.count[b]++
+		m.peakCount[b] = max(m.peakCount[b], m.count[b])
+		if s.exists {
+			m.count[s.b]--
+		}
+	}
 	if s.exists {
 		m.unlink(ks)
 	}
@@ -139,7 +158,10 @@ func (m *model) apply(ks *keyState, op schema.Op, tier schema.Tier, phys int64) 
 }
 
 // seenCold notes that a cold object (prepared before the run) was found.
-func (m *model) seenCold(b int8, phys int64) { m.coldSeen[b] += phys }
+func (m *model) seenCold(b int8, phys int64) {
+	m.coldSeen[b] += phys
+	m.coldCount[b]++
+}
 
 // makeRoom evicts least recently used objects of backend b, other than
 // keep, until need more bytes fit its limit.
@@ -156,6 +178,7 @@ func (m *model) makeRoom(keep *keyState, b int8, need int64) error {
 		if v != keep {
 			m.unlink(v)
 			m.live[b] -= v.m.phys
+			m.count[b]--
 			v.m.exists, v.m.evicted = false, true
 			m.victims = append(m.victims, v)
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -78,6 +79,55 @@ type Plan struct {
 	// a run stopped early still says what it replayed; nil when the
 	// traces were not scanned.
 	Traces []schema.TraceInfo
+
+	// Window is the trace time from each trace's first row that the
+	// plan's objects, peaks, cold objects and bytes cover (WindowOf), 0
+	// for the whole trace. Rows, Used, Users and Traces always count the
+	// whole trace.
+	Window time.Duration
+	// Span is the trace time the modelled rows cover, first to last (the
+	// longest trace's): the replay's wall time is Span / Speed.
+	Span time.Duration
+	// Written and Read are the logical (scaled) bytes the modelled rows
+	// write and read on each backend, by name.
+	Written, Read map[string]int64
+	// PeakObjects bounds the objects live at once on each backend, cold
+	// ones included: with Peak it bounds the peak at a smaller size scale
+	// (Plan.peakAt), each object rounding up by at most planAlign.
+	PeakObjects map[string]int64
+
+	// profile is the peaks and bytes by trace time, so that a window
+	// that fits can be found without another prescan.
+	profile *profile
+}
+
+// WindowOf is the trace time a replay with cfg can reach, from each
+// trace's first row, or 0 when it may reach the whole trace. With
+// --duration D at --speed S, an open loop releases the rows due before
+// D, those whose timestamps lie within D×S of the first (a row after one
+// past the window is never released, whatever its own timestamp). A
+// closed loop releases each user's next request when the previous one
+// completed plus its think time, so its requests start no earlier than
+// they do in the trace (storage that took no time would issue them at
+// their trace times): it releases at most the requests that start within
+// D×S, each with all its rows. At --speed max, or without --duration,
+// nothing bounds the reach.
+func WindowOf(cfg *Config) time.Duration {
+	if cfg.Duration <= 0 || cfg.Speed <= 0 {
+		return 0
+	}
+	w := float64(cfg.Duration) * cfg.Speed
+	if w >= math.MaxInt64 {
+		return 0
+	}
+	return max(time.Duration(w), 1)
+}
+
+// windowPeak is the peak of backend b so far: the most bytes live at once,
+// or, when the cold objects found so far are written before the clock
+// starts, the most beside them.
+func windowPeak(m *model, b int) int64 {
+	return max(m.peak[b], m.coldPeak[b]+m.coldSeen[b])
 }
 
 // ColdObject is an object read before it is written.
@@ -180,6 +230,8 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 		return p, nil
 	}
 	p.Scanned = true
+	p.Window = WindowOf(cfg)
+	p.Written, p.Read, p.PeakObjects = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	tierB, names := backendIndex(cfg)
 	align, limit := make([]int64, len(names)), make([]int64, len(names))
 	for i := range names {
@@ -187,7 +239,8 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	}
 	// Traces replay side by side, merged by time: each is modelled on its
 	// own and their peaks add up (a bound: their peaks may not coincide).
-	peak := make([]int64, len(names))
+	peak, peakN := make([]int64, len(names)), make([]int64, len(names))
+	written, read := make([]int64, len(names)), make([]int64, len(names))
 	sh := newSharder(cfg, len(srcs))
 	for i, s := range srcs {
 		m := newModel(tierB, align, limit)
@@ -200,6 +253,13 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			rec     schema.Record
 			lastReq uint64
 			checked bool
+			// The window (p.Window): from the trace's first row, and the
+			// request of the last row modelled, whose rows all are.
+			first, last  time.Duration
+			seen, beyond bool
+			winReq       uint64
+			prof         = newProfile()
+			wr, rd       = make([]int64, len(names)), make([]int64, len(names))
 		)
 		for {
 			if p.Rows&0xffff == 0 {
@@ -244,7 +304,27 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			if b < 0 {
 				continue // Run stops on it, naming the flag
 			}
+			if !seen {
+				seen, first = true, rec.Time
+			}
+			if p.Window > 0 && !(rec.Request != 0 && rec.Request == winReq) {
+				// Past the window, the rest is read for the trace's
+				// identity and counts only.
+				beyond = beyond || rec.Time-first >= p.Window
+				if beyond {
+					continue
+				}
+				winReq = rec.Request
+			}
+			last = max(last, rec.Time)
+			prof.advance(rec.Time-first, m, wr, rd)
 			logical, phys := sizes(rec.Size, cfg.SizeScale, planAlign)
+			switch rec.Op {
+			case schema.OpRead:
+				rd[b] += logical
+			case schema.OpWrite:
+				wr[b] += logical
+			}
 			p.MaxObject = max(p.MaxObject, phys)
 			p.MaxObjectOf[names[b]] = max(p.MaxObjectOf[names[b]], phys)
 			ks := keys[string(rec.Key)]
@@ -269,12 +349,25 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			return nil, fmt.Errorf("replay: %s: %w", s.Name, err)
 		}
 		for b := range names {
-			peak[b] += max(m.peak[b], m.coldPeak[b]+m.coldSeen[b])
+			peak[b] += windowPeak(m, b)
+			peakN[b] += m.peakCount[b] + m.coldCount[b]
+			written[b] += wr[b]
+			read[b] += rd[b]
+		}
+		if seen {
+			prof.close(last-first, m, wr, rd)
+			p.profile = p.profile.add(prof)
+			p.Span = max(p.Span, last-first)
 		}
 		p.Objects += int64(len(keys))
 	}
 	for b, name := range names {
 		p.Peak[name] = peak[b]
+		p.PeakObjects[name] = peakN[b]
+		p.Written[name], p.Read[name] = written[b], read[b]
+	}
+	if p.profile != nil {
+		p.profile.names = names
 	}
 	if cfg.Capacity > 0 {
 		if b := cfg.TierMap[schema.TierNVMe]; b != "" {

@@ -60,6 +60,9 @@ type Result struct {
 	// so in Warnings too.
 	SizeScale float64  `json:"size_scale"`
 	Warnings  []string `json:"warnings,omitempty"`
+	// Fit is what kvreplay --fit set so that the replay fits the machine
+	// it ran on, and why; nil without --fit.
+	Fit *Fit `json:"fit,omitempty"`
 
 	// Cells has one entry per tier x operation x phase that occurred.
 	Cells []Cell `json:"cells"`
@@ -78,6 +81,16 @@ type Result struct {
 	ClosedLoop *ClosedLoopStats `json:"closed_loop,omitempty"`
 	Errors     ErrorStats       `json:"errors"`
 	Summary    Summary          `json:"summary"`
+}
+
+// Fit is what kvreplay --fit applied before the replay.
+type Fit struct {
+	// Applied are the options it set, as a command line gives them
+	// ("--size-scale 1/4096"); empty when the replay fit as it was.
+	Applied []string `json:"applied"`
+	// Why says what the replay needed, what the machine has, and the
+	// rates and share assumed.
+	Why string `json:"why"`
 }
 
 // Host describes the machine a result was measured on.

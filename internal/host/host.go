@@ -44,6 +44,21 @@ func Facts() schema.Host {
 	return h
 }
 
+// Memory returns this machine's available and total memory in bytes
+// (/proc/meminfo's MemAvailable and MemTotal; the total from sysinfo
+// where there is no /proc), 0 for what it cannot find.
+func Memory() (available, total int64) {
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		v := meminfo(f, "MemAvailable", "MemTotal")
+		f.Close()
+		available, total = v[0], v[1]
+	}
+	if total == 0 {
+		total = sysinfoMemory()
+	}
+	return available, total
+}
+
 // PathFacts describes the storage behind path, which backend uses: the
 // type of the file system holding it, its device (the mount's source when
 // that is a device node such as /dev/nvme0n1p2, else the device number

@@ -40,21 +40,34 @@ func cpuModel(r io.Reader) string {
 
 // memTotal returns MemTotal in bytes from /proc/meminfo text, 0 if absent.
 func memTotal(r io.Reader) int64 {
+	return meminfo(r, "MemTotal")[0]
+}
+
+// meminfo returns the named fields of /proc/meminfo text in bytes, in the
+// order asked, 0 for a field absent or malformed.
+func meminfo(r io.Reader, fields ...string) []int64 {
+	out := make([]int64, len(fields))
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) >= 2 && f[0] == "MemTotal:" {
+		if len(f) < 2 {
+			continue
+		}
+		for i, name := range fields {
+			if f[0] != name+":" {
+				continue
+			}
 			n, err := strconv.ParseInt(f[1], 10, 64)
 			if err != nil || n < 0 {
-				return 0
+				break
 			}
 			if len(f) >= 3 && f[2] == "kB" {
 				n *= 1024
 			}
-			return n
+			out[i] = n
 		}
 	}
-	return 0
+	return out
 }
 
 // mount is a line of /proc/self/mountinfo (proc(5)).

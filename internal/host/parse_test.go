@@ -131,6 +131,17 @@ func TestMemTotal(t *testing.T) {
 	}
 }
 
+func TestMeminfo(t *testing.T) {
+	text := "MemTotal:       24000000 kB\nMemFree: 1 kB\nMemAvailable:   20000000 kB\n"
+	got := meminfo(strings.NewReader(text), "MemAvailable", "MemTotal", "SwapTotal")
+	if got[0] != 20000000*1024 || got[1] != 24000000*1024 || got[2] != 0 {
+		t.Errorf("meminfo = %v", got)
+	}
+	if a, tot := Memory(); tot <= 0 || a < 0 || a > tot {
+		t.Errorf("Memory() = %d available of %d", a, tot)
+	}
+}
+
 // fakeSys builds a sysfs tree under a temporary directory: an NVMe disk
 // with a model and a partition, a virtio disk with only a vendor and a
 // driver, and a device-mapper volume on the NVMe partition.

@@ -335,15 +335,7 @@ func (b *Backend) Close() error {
 	if b.opt.Keep {
 		return nil
 	}
-	var failed int
-	var first error
-	for name := range created {
-		if err := os.Remove(filepath.Join(b.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			if failed++; first == nil {
-				first = err
-			}
-		}
-	}
+	failed, first := removeFiles(b.dir, created)
 	if b.opt.Create {
 		if len(b.made) == 0 {
 			removeDirs([]string{b.dir})
@@ -355,6 +347,43 @@ func (b *Backend) Close() error {
 		return fmt.Errorf("nvme: close %s: %d files left behind, the first: %w", b.dir, failed, first)
 	}
 	return nil
+}
+
+// removeWorkers removes a run's files side by side: a file system's
+// unlinks wait on its journal and free the files' blocks, and one after
+// another they took 80 s for the 218 k objects of the MLPerf 8B trace on a
+// virtual disk; 16 at a time take a fifth of that.
+const removeWorkers = 16
+
+// removeFiles removes the files named in dir, and returns how many it
+// could not remove (one already gone is removed) and the first error.
+func removeFiles(dir string, names map[string]uint64) (failed int, first error) {
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	work := make(chan string, removeWorkers)
+	for range min(removeWorkers, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range work {
+				if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					mu.Lock()
+					if failed++; first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for name := range names {
+		work <- name
+	}
+	close(work)
+	wg.Wait()
+	return failed, first
 }
 
 // Object is one open file of a Backend. Its methods are safe for

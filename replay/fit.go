@@ -1,0 +1,711 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Fitting a replay to a machine (design section 5): before any I/O, the
+// plan knows what the replay needs (each backend's peak live bytes, its
+// bytes written and read, the bandwidth the trace's pace asks for) and the
+// caller knows what the machine has (its memory, the free space where the
+// NVMe tier lives). Advise compares them and finds the options that make
+// the replay fit: kvreplay --plan prints them, --fit applies them, and a
+// replay that cannot start says them in its error. Every size is the one
+// the replay allocates; a smaller size scale is bounded from the plan's
+// (peakAt) and planned exactly again once chosen.
+
+// The figures a plan assumes of a machine, stated wherever one is shown
+// and never measured: the rates are those a modest machine sustains
+// (memcpy and data generation on a core or two; one NVMe SSD or a good
+// cloud volume under mixed reads and writes), and a fitted replay asks
+// for at most FitShare of each, of the memory available and of the free
+// space, so that the replay keeps the trace's pace with room for the page
+// cache, other processes and a disk slower than assumed.
+const (
+	AssumedRAMRate  = 4e9 // bytes/s
+	AssumedDiskRate = 1e9 // bytes/s
+	FitShare        = 0.5
+)
+
+// EngineMemory is the memory the engine itself takes beside the RAM
+// arena, by the design's bound (64 MiB and a queue depth of blocks) plus
+// the state it keeps per object (a few hundred bytes; counted as 1 KiB)
+// for objects objects, at least 256 Ki of them. kvreplay's soft memory
+// limit starts here.
+func EngineMemory(cfg *Config, objects int64) int64 {
+	return 56<<20 + int64(cfg.QueueDepth)*cfg.BlockSize + 1024*max(objects, 256<<10)
+}
+
+// ExtentBytes is the size of the extent layout's file for an NVMe tier of
+// peak live bytes whose largest object is big: room for first-fit
+// fragmentation (internal/extent's churn tests: the highest address used
+// stays under 1.5x the live bytes for KV-shaped workloads) and a few of
+// the largest objects.
+func ExtentBytes(peak, big int64) int64 {
+	return peak + peak/4 + 8*big + 1<<20
+}
+
+// Machine is what a machine offers a replay, as the caller found it; 0 is
+// unknown.
+type Machine struct {
+	// MemAvailable and MemTotal are /proc/meminfo's.
+	MemAvailable int64 `json:"mem_available_bytes"`
+	MemTotal     int64 `json:"mem_total_bytes"`
+	// Disk is where the NVMe tier would live (--dir, the temp dir, or
+	// --device) and DiskFree what it may take there: the file system's
+	// free space (with the size of an existing --device file, whose
+	// blocks are reused), or a block device's size (DiskIsDevice).
+	Disk         string `json:"disk"`
+	DiskFree     int64  `json:"disk_free_bytes"`
+	DiskIsDevice bool   `json:"disk_is_device,omitempty"`
+}
+
+// memory is the memory a replay may count on: what is available, else
+// the total.
+func (m Machine) memory() int64 {
+	if m.MemAvailable > 0 {
+		return m.MemAvailable
+	}
+	return m.MemTotal
+}
+
+// Sizing is how the caller makes the backends from a plan.
+type Sizing struct {
+	// RAMBudget is the RAM arena's size (--ram-budget); 0 sizes it at the
+	// plan's peak.
+	RAMBudget int64
+	// Extent says that the NVMe tier is one extent file or device
+	// (ExtentBytes), not a directory of one file per object.
+	Extent bool
+}
+
+// Need is what one backend asks of the machine.
+type Need struct {
+	Backend string   `json:"backend"`
+	Tiers   []string `json:"tiers"`
+	// Peak is the most bytes live at once, as allocated; MaxObject the
+	// largest object.
+	Peak      int64 `json:"peak_live_bytes"`
+	MaxObject int64 `json:"largest_object_bytes"`
+	// Written and Read are the logical bytes the replay moves.
+	Written int64 `json:"written_bytes"`
+	Read    int64 `json:"read_bytes"`
+	// Rate is the bandwidth the trace's pace asks for: the bytes over the
+	// replay's wall time; 0 at --speed max, which asks for all there is.
+	Rate float64 `json:"asked_bytes_per_s"`
+}
+
+// Needs is what a replay asks of the machine at one size scale.
+type Needs struct {
+	Scale float64 `json:"size_scale"`
+	// Exact says that the figures come from a prescan at this scale;
+	// otherwise they bound those of one (peakAt).
+	Exact    bool   `json:"exact"`
+	Backends []Need `json:"backends"`
+	Objects  int64  `json:"objects"`
+	// Memory is the RAM the process takes: the RAM arena and the
+	// engine's state (EngineMemory); Disk the space the NVMe tier takes.
+	Memory int64 `json:"memory_bytes"`
+	Disk   int64 `json:"disk_bytes"`
+	// Span is the trace time replayed, WallS the replay's wall time at
+	// --speed (0 at max).
+	SpanS float64 `json:"trace_span_s"`
+	WallS float64 `json:"wall_s"`
+}
+
+// need returns the need of the backend named name, nil when none.
+func (n *Needs) need(name string) *Need {
+	for i := range n.Backends {
+		if n.Backends[i].Backend == name {
+			return &n.Backends[i]
+		}
+	}
+	return nil
+}
+
+// peakAt bounds a peak of peak bytes with objects objects live at most,
+// planned at scale from, at the smaller scale to: each object's size
+// scales, and rounds up by less than planAlign (an object of size s at
+// scale f takes at most f*s + planAlign, and at least f*s - 1 at from).
+// A smaller scale never needs more than a larger one.
+func peakAt(peak, objects int64, from, to float64) int64 {
+	if to >= from {
+		return peak
+	}
+	b := math.Ceil(float64(peak)*to/from) + float64(objects*planAlign)
+	return min(peak, int64(b))
+}
+
+// needs is what the replay of p asks at scale (at most cfg.SizeScale, at
+// which p was planned; exact there).
+func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
+	n := Needs{Scale: scale, Exact: scale == cfg.SizeScale, Objects: p.Objects, SpanS: p.Span.Seconds()}
+	if cfg.Speed > 0 {
+		n.WallS = n.SpanS / cfg.Speed
+	}
+	f := scale / cfg.SizeScale
+	tierB, names := backendIndex(cfg)
+	for i, name := range names {
+		need := Need{Backend: name,
+			Peak:      peakAt(p.Peak[name], p.PeakObjects[name], cfg.SizeScale, scale),
+			MaxObject: peakAt(p.MaxObjectOf[name], 1, cfg.SizeScale, scale),
+			Written:   int64(float64(p.Written[name]) * f), Read: int64(float64(p.Read[name]) * f)}
+		for t, b := range tierB {
+			if int(b) == i && (!p.Scanned || p.Used[t]) {
+				need.Tiers = append(need.Tiers, schema.Tier(t).String())
+			}
+		}
+		if len(need.Tiers) == 0 {
+			continue // mapped, not used: never made
+		}
+		if cfg.Capacity > 0 && cfg.TierMap[schema.TierNVMe] == name {
+			need.Peak = min(need.Peak, cfg.Capacity)
+		}
+		if n.WallS > 0 {
+			need.Rate = float64(need.Written+need.Read) / n.WallS
+		}
+		n.Backends = append(n.Backends, need)
+	}
+	if r := n.need("ram"); r != nil {
+		n.Memory = max(r.Peak, 1<<20)
+		if sz.RAMBudget > 0 {
+			n.Memory = sz.RAMBudget
+		}
+	}
+	n.Memory += EngineMemory(cfg, p.Objects)
+	if d := n.need("nvme"); d != nil {
+		n.Disk = d.Peak + d.MaxObject
+		if sz.Extent {
+			n.Disk = ExtentBytes(d.Peak, d.MaxObject)
+		}
+	}
+	return n
+}
+
+// Advice is what a plan says of a replay on a machine: what it needs,
+// whether it fits, and the options that make it fit.
+type Advice struct {
+	Machine Machine `json:"machine"`
+	// The rates and the share assumed (AssumedRAMRate, AssumedDiskRate,
+	// FitShare).
+	AssumedRAMRate  float64 `json:"assumed_ram_bytes_per_s"`
+	AssumedDiskRate float64 `json:"assumed_disk_bytes_per_s"`
+	Share           float64 `json:"share"`
+	// WindowS is the trace time the plan covers (--duration at --speed),
+	// 0 for the whole trace.
+	WindowS float64 `json:"window_s,omitempty"`
+	Needs   Needs   `json:"needs"`
+	// Runs says that the replay can start here: its memory and disk are
+	// within what the machine has (Blockers say which are not). Fits
+	// says that it asks at most Share of the machine (memory, space,
+	// the assumed rates), so that it should keep the trace's pace
+	// (Problems say where it asks more).
+	Runs     bool     `json:"runs"`
+	Fits     bool     `json:"fits"`
+	Blockers []string `json:"blockers,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+	// Options are the options that make the replay fit, each with what
+	// the replay then needs; Fit is what kvreplay --fit applies, the
+	// first option (nil when the replay fits as it is, or nothing was
+	// found).
+	Options []Option `json:"options,omitempty"`
+	Fit     *Fit     `json:"fit,omitempty"`
+
+	sizing Sizing
+}
+
+// Option is an option that makes a replay fit, and its effect.
+type Option struct {
+	Option string `json:"option"`
+	Effect string `json:"effect"`
+}
+
+// Fit is what kvreplay --fit applies: a size scale, and a --capacity or a
+// --ram-budget where scaling alone leaves the space too small.
+type Fit struct {
+	Scale     float64  `json:"size_scale"`
+	Capacity  int64    `json:"capacity_bytes,omitempty"`
+	RAMBudget int64    `json:"ram_budget_bytes,omitempty"`
+	Flags     []string `json:"flags"`
+	Needs     Needs    `json:"needs"`
+}
+
+// Advise compares what the replay of p with cfg needs with what m offers,
+// and finds the options that make it fit. p must be a plan of cfg.
+func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
+	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: AssumedDiskRate, Share: FitShare,
+		WindowS: p.Window.Seconds(), Needs: p.needs(cfg, sz, cfg.SizeScale), sizing: sz}
+	a.Blockers = a.runProblems(a.Needs)
+	a.Problems = a.shareProblems(a.Needs, cfg)
+	a.Runs, a.Fits = len(a.Blockers) == 0, len(a.Blockers) == 0 && len(a.Problems) == 0
+	if a.Fits {
+		return a
+	}
+	a.Fit = a.search(p, cfg, sz)
+	if a.Fit != nil {
+		a.Options = append(a.Options, Option{strings.Join(a.Fit.Flags, " "), a.effect(a.Fit.Needs)})
+	}
+	a.Options = append(a.Options, a.others(p, cfg, sz)...)
+	return a
+}
+
+// memLimit is the memory a replay may take to run at all: 80 % of the
+// total, within what is available.
+func (a *Advice) memLimit() int64 {
+	lim := a.Machine.MemTotal * 8 / 10
+	if av := a.Machine.MemAvailable; av > 0 && (lim == 0 || av < lim) {
+		lim = av
+	}
+	return lim
+}
+
+// runProblems says what keeps n from starting here.
+func (a *Advice) runProblems(n Needs) []string {
+	var out []string
+	if lim := a.memLimit(); lim > 0 && n.Memory > lim {
+		out = append(out, fmt.Sprintf("memory: the replay needs %s (%s) and this machine has %s available of %s",
+			cli.FormatBytes(n.Memory), a.memoryParts(n), cli.FormatBytes(a.Machine.MemAvailable), cli.FormatBytes(a.Machine.MemTotal)))
+	}
+	// A block device is the extent backend's to size; a file system's
+	// free space is checked here.
+	if free := a.Machine.DiskFree; free > 0 && n.Disk > free && !a.Machine.DiskIsDevice {
+		out = append(out, fmt.Sprintf("disk: the trace keeps %s live on the NVMe tier at its peak (%s) and %s has %s free",
+			cli.FormatBytes(n.need("nvme").Peak), a.diskParts(n), a.Machine.Disk, cli.FormatBytes(free)))
+	}
+	return out
+}
+
+func (a *Advice) diskWord() string {
+	if a.Machine.DiskIsDevice {
+		return "in all"
+	}
+	return "free"
+}
+
+// memoryParts says what makes up n's memory.
+func (a *Advice) memoryParts(n Needs) string {
+	eng := n.Memory
+	parts := ""
+	if r := n.need("ram"); r != nil {
+		arena := max(r.Peak, 1<<20)
+		if arena < n.Memory {
+			eng -= arena
+		}
+		parts = fmt.Sprintf("the RAM tier's arena %s at its peak, ", cli.FormatBytes(arena))
+	}
+	return parts + fmt.Sprintf("the engine's state %s for %d objects", cli.FormatBytes(eng), n.Objects)
+}
+
+// diskParts says what makes up n's disk.
+func (a *Advice) diskParts(n Needs) string {
+	d := n.need("nvme")
+	if a.sizing.Extent {
+		return fmt.Sprintf("an extent file of %s, with room for fragmentation and for its largest object, %s", cli.FormatBytes(n.Disk), cli.FormatBytes(d.MaxObject))
+	}
+	return fmt.Sprintf("%s with its largest object, %s", cli.FormatBytes(n.Disk), cli.FormatBytes(d.MaxObject))
+}
+
+// shareProblems says where n asks more than the share of the machine.
+func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
+	var out []string
+	if mem := a.Machine.memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
+		out = append(out, fmt.Sprintf("memory: the replay needs %s, more than %s of the %s available", cli.FormatBytes(n.Memory), share(), cli.FormatBytes(mem)))
+	}
+	if free := a.Machine.DiskFree; free > 0 && float64(n.Disk) > FitShare*float64(free) {
+		out = append(out, fmt.Sprintf("disk: the NVMe tier needs %s, more than %s of the %s %s in %s", cli.FormatBytes(n.Disk), share(), cli.FormatBytes(free), a.diskWord(), a.Machine.Disk))
+	}
+	for _, b := range n.Backends {
+		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate {
+			out = append(out, fmt.Sprintf("bandwidth: the trace's pace asks %s of the %s tier (%s written and %s read in %.1f s at --speed %g), more than %s of the %s assumed",
+				FormatRate(b.Rate), b.Backend, cli.FormatBytes(b.Written), cli.FormatBytes(b.Read), n.WallS, cfg.Speed, share(), FormatRate(rate)))
+		}
+	}
+	return out
+}
+
+func share() string { return strconv.FormatFloat(FitShare*100, 'f', -1, 64) + " %" }
+
+// rate is the bandwidth assumed of a backend, 0 for none (null, gpu).
+func (a *Advice) rate(backend string) float64 {
+	switch backend {
+	case "ram":
+		return a.AssumedRAMRate
+	case "nvme":
+		return a.AssumedDiskRate
+	}
+	return 0
+}
+
+// fits reports whether n asks at most the share of the machine.
+func (a *Advice) fits(n Needs, cfg *Config) bool {
+	return len(a.runProblems(n)) == 0 && len(a.shareProblems(n, cfg)) == 0
+}
+
+// maxScaleSteps bounds the search: 2^-48 of a petabyte is 4 bytes.
+const maxScaleSteps = 48
+
+// search finds the largest size scale 1/2^k (below cfg.SizeScale) at which
+// the replay fits; where none does (the objects, each rounding up to a
+// page, fill the space however small), the largest at which the rates fit
+// and a --capacity or a --ram-budget bounds the space, each holding the
+// largest object twice over.
+func (a *Advice) search(p *Plan, cfg *Config, sz Sizing) *Fit {
+	var scales []float64
+	for k := range maxScaleSteps + 1 {
+		if s := math.Ldexp(1, -k); s < cfg.SizeScale {
+			scales = append(scales, s)
+		}
+	}
+	for _, s := range scales {
+		if n := p.needs(cfg, sz, s); a.fits(n, cfg) {
+			return &Fit{Scale: s, Flags: []string{"--size-scale " + FormatScale(s)}, Needs: n}
+		}
+	}
+	for _, s := range scales {
+		if f := a.bounded(p, cfg, sz, s); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// bounded is a fit at scale s with the space bounded by --capacity and
+// --ram-budget where it passes the share, nil when the rates do not fit
+// or a bound would not hold the largest object twice.
+func (a *Advice) bounded(p *Plan, cfg *Config, sz Sizing, s float64) *Fit {
+	n := p.needs(cfg, sz, s)
+	if !a.ratesFit(n) {
+		return nil
+	}
+	f := &Fit{Scale: s, Flags: []string{"--size-scale " + FormatScale(s)}}
+	c := *cfg
+	if free := a.Machine.DiskFree; free > 0 && float64(n.Disk) > FitShare*float64(free) {
+		d := n.need("nvme")
+		if d == nil || cfg.TierMap[schema.TierNVMe] != "nvme" {
+			return nil // the space is another tier's: --capacity bounds Tier-2
+		}
+		capacity := capacityFor(free, d.MaxObject, sz)
+		if capacity < 2*d.MaxObject || capacity <= 0 {
+			return nil
+		}
+		f.Capacity, c.Capacity = capacity, capacity
+		f.Flags = append(f.Flags, "--capacity "+cli.FormatBytes(capacity))
+	}
+	if mem := a.Machine.memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
+		r := n.need("ram")
+		if r == nil || sz.RAMBudget > 0 {
+			return nil // the engine's own state, or the user's budget
+		}
+		budget := budgetFor(mem, cfg, p.Objects)
+		if budget < 2*r.MaxObject || budget <= 0 {
+			return nil
+		}
+		f.RAMBudget, sz.RAMBudget = budget, budget
+		f.Flags = append(f.Flags, "--ram-budget "+cli.FormatBytes(budget))
+	}
+	f.Needs = p.needs(&c, sz, s)
+	if !a.fits(f.Needs, cfg) {
+		return nil
+	}
+	return f
+}
+
+// capacityFor is the --capacity that keeps the NVMe tier within the share
+// of free bytes, whole MiB.
+func capacityFor(free, maxObject int64, sz Sizing) int64 {
+	room := int64(FitShare * float64(free))
+	if sz.Extent {
+		return ((room - 8*maxObject - 1<<20) * 4 / 5) &^ (1<<20 - 1)
+	}
+	return (room - maxObject) &^ (1<<20 - 1)
+}
+
+// budgetFor is the --ram-budget that keeps the process within the share of
+// mem bytes beside the engine's state, whole MiB.
+func budgetFor(mem int64, cfg *Config, objects int64) int64 {
+	return (int64(FitShare*float64(mem)) - EngineMemory(cfg, objects)) &^ (1<<20 - 1)
+}
+
+// ratesFit reports whether n's rates are within the share of those assumed.
+func (a *Advice) ratesFit(n Needs) bool {
+	for _, b := range n.Backends {
+		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate {
+			return false
+		}
+	}
+	return true
+}
+
+// effect says what a replay of n needs, in a line.
+func (a *Advice) effect(n Needs) string {
+	var parts []string
+	for _, b := range n.Backends {
+		s := fmt.Sprintf("%s %s peak", b.Backend, cli.FormatBytes(b.Peak))
+		if b.Rate > 0 {
+			s += ", asks " + FormatRate(b.Rate)
+		}
+		parts = append(parts, s)
+	}
+	bound := ""
+	if !n.Exact {
+		bound = "at most "
+	}
+	return bound + strings.Join(parts, "; ") + fmt.Sprintf("; memory %s, disk %s", cli.FormatBytes(n.Memory), cli.FormatBytes(n.Disk))
+}
+
+// others are the options besides --fit's: a bound on the space alone, a
+// shorter window, a closed loop, a slower pace.
+func (a *Advice) others(p *Plan, cfg *Config, sz Sizing) []Option {
+	var out []Option
+	n := a.Needs
+	if free := a.Machine.DiskFree; free > 0 && float64(n.Disk) > FitShare*float64(free) && cfg.TierMap[schema.TierNVMe] == "nvme" {
+		if d := n.need("nvme"); d != nil {
+			if c := capacityFor(free, d.MaxObject, sz); c >= 2*d.MaxObject {
+				out = append(out, Option{"--capacity " + cli.FormatBytes(c),
+					"bounds Tier-2 at " + cli.FormatBytes(c) + ": kvreplay evicts its least recently used objects (and writes them again, untimed, when read again); the bandwidth is the trace's"})
+			}
+		}
+	}
+	if mem := a.Machine.memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) && sz.RAMBudget == 0 {
+		if r := n.need("ram"); r != nil {
+			if b := budgetFor(mem, cfg, p.Objects); b > 0 && b >= 2*r.MaxObject {
+				out = append(out, Option{"--ram-budget " + cli.FormatBytes(b),
+					"bounds the RAM arena at " + cli.FormatBytes(b) + ": kvreplay evicts its least recently used objects"})
+			}
+		}
+	}
+	if cfg.Speed > 0 {
+		if w := a.window(p, cfg, sz); w > 0 && w.Seconds() < n.WallS {
+			out = append(out, Option{"--duration " + formatSeconds(w),
+				fmt.Sprintf("replays the first %s of the trace (at --speed %g), which fit as they are", formatSeconds(time.Duration(float64(w)*cfg.Speed)), cfg.Speed)})
+		}
+		if !a.ratesFit(n) {
+			if !cfg.ClosedLoop && len(p.Users) > 0 {
+				out = append(out, Option{"--closed-loop",
+					"each user waits for its storage, so the load follows what this machine serves rather than the trace's pace (the space must still fit)"})
+			}
+			slow := math.Inf(1)
+			for _, b := range n.Backends {
+				if rate := a.rate(b.Backend); rate > 0 && b.Rate > 0 {
+					slow = min(slow, FitShare*rate/b.Rate)
+				}
+			}
+			if s := cfg.Speed * slow; s > 0 && !math.IsInf(s, 0) {
+				out = append(out, Option{"--speed " + strconv.FormatFloat(s, 'g', 3, 64),
+					fmt.Sprintf("slows the trace's pace to what the assumed rates serve: the replay then takes %s", formatSeconds(time.Duration(n.WallS*float64(cfg.Speed)/s*float64(time.Second))))})
+			}
+		}
+	}
+	return out
+}
+
+// window is the longest wall time (--duration) whose window of the trace
+// fits as configured, from the plan's profile; 0 when none is known.
+func (a *Advice) window(p *Plan, cfg *Config, sz Sizing) time.Duration {
+	pr := p.profile
+	if pr == nil || len(pr.peak) == 0 {
+		return 0
+	}
+	best := -1
+	for i := range pr.peak {
+		n := a.Needs
+		n.Backends = slices.Clone(n.Backends)
+		span := time.Duration(i+1) * pr.step
+		n.SpanS, n.WallS = span.Seconds(), span.Seconds()/cfg.Speed
+		for j := range n.Backends {
+			b := &n.Backends[j]
+			k := slices.Index(pr.names, b.Backend)
+			if k < 0 {
+				continue
+			}
+			b.Peak, b.Written, b.Read = pr.peak[i][k], pr.bytes[i][k], 0
+			b.Rate = float64(b.Written) / n.WallS
+		}
+		w := p.needsWindow(cfg, sz, n)
+		if !a.fits(w, cfg) {
+			break
+		}
+		best = i
+	}
+	if best < 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Duration(best+1)*pr.step) / cfg.Speed)
+}
+
+// needsWindow recomputes n's memory and disk from its backends' peaks.
+func (p *Plan) needsWindow(cfg *Config, sz Sizing, n Needs) Needs {
+	n.Memory, n.Disk = 0, 0
+	if r := n.need("ram"); r != nil {
+		n.Memory = max(r.Peak, 1<<20)
+		if sz.RAMBudget > 0 {
+			n.Memory = sz.RAMBudget
+		}
+	}
+	n.Memory += EngineMemory(cfg, p.Objects)
+	if d := n.need("nvme"); d != nil {
+		n.Disk = d.Peak + d.MaxObject
+		if sz.Extent {
+			n.Disk = ExtentBytes(d.Peak, d.MaxObject)
+		}
+	}
+	return n
+}
+
+// FormatScale writes a size scale as --size-scale takes it: a fraction
+// 1/N where it is one, else a number.
+func FormatScale(s float64) string {
+	if s > 0 && s < 1 {
+		if d := 1 / s; d == math.Round(d) && d < 1<<53 {
+			return "1/" + strconv.FormatFloat(d, 'f', 0, 64)
+		}
+	}
+	return strconv.FormatFloat(s, 'g', -1, 64)
+}
+
+// FormatRate writes a bandwidth in decimal units, as disks are sold:
+// "1.13 TB/s", "276 MB/s".
+func FormatRate(bps float64) string {
+	units := []string{"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"}
+	i := 0
+	for bps >= 1000 && i+1 < len(units) {
+		bps /= 1000
+		i++
+	}
+	return strconv.FormatFloat(bps, 'f', 3-digits(bps), 64) + " " + units[i]
+}
+
+// digits is how many digits bps has before its point (1 to 3).
+func digits(v float64) int {
+	switch {
+	case v >= 100:
+		return 3
+	case v >= 10:
+		return 2
+	}
+	return 1
+}
+
+// formatSeconds writes a duration as --duration takes it, to a tenth of
+// a second (a millisecond below one).
+func formatSeconds(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// profile is a prescan's peaks and bytes by trace time, from the first
+// row: point i holds them at the end of trace time (i+1)*step. Its step
+// doubles whenever the trace outgrows profilePoints points.
+type profile struct {
+	step  time.Duration
+	names []string  // the backends, by index
+	peak  [][]int64 // [point][backend]: the peak so far (windowPeak)
+	bytes [][]int64 // [point][backend]: bytes written and read so far
+}
+
+const (
+	profileStep   = 10 * time.Millisecond
+	profilePoints = 1024
+)
+
+func newProfile() *profile { return &profile{step: profileStep} }
+
+// advance closes the points before trace time at with m's state, before
+// the row at at is applied.
+func (pr *profile) advance(at time.Duration, m *model, wr, rd []int64) {
+	at = max(at, 0)
+	i := int64(at / pr.step)
+	for i >= profilePoints {
+		pr.coarsen(false)
+		i = int64(at / pr.step)
+	}
+	for int64(len(pr.peak)) < i {
+		pr.snap(m, wr, rd)
+	}
+}
+
+// close ends the profile at trace time at, the last row's.
+func (pr *profile) close(at time.Duration, m *model, wr, rd []int64) {
+	pr.advance(at, m, wr, rd)
+	pr.snap(m, wr, rd)
+}
+
+// snap appends a point of m's state.
+func (pr *profile) snap(m *model, wr, rd []int64) {
+	n := len(m.peak)
+	v := make([]int64, 2*n)
+	for b := range n {
+		v[b], v[n+b] = windowPeak(m, b), wr[b]+rd[b]
+	}
+	pr.peak = append(pr.peak, v[:n:n])
+	pr.bytes = append(pr.bytes, v[n:])
+}
+
+// coarsen doubles the step: each new point is the later of two. A point
+// left alone, the last, is partial: recording, it is dropped, to be taken
+// again by the next snap; in a closed profile (closed), it is the end.
+func (pr *profile) coarsen(closed bool) {
+	pr.step *= 2
+	n := len(pr.peak) / 2
+	for k := range n {
+		pr.peak[k], pr.bytes[k] = pr.peak[2*k+1], pr.bytes[2*k+1]
+	}
+	if closed && len(pr.peak)%2 == 1 {
+		pr.peak[n], pr.bytes[n] = pr.peak[len(pr.peak)-1], pr.bytes[len(pr.bytes)-1]
+		n++
+	}
+	clear(pr.peak[n:])
+	clear(pr.bytes[n:])
+	pr.peak, pr.bytes = pr.peak[:n], pr.bytes[:n]
+}
+
+// add returns the sum of pr and o, traces replayed side by side (a bound,
+// as their peaks add): the finer is coarsened to the other's step, and a
+// profile that ended holds its last point.
+func (pr *profile) add(o *profile) *profile {
+	if pr == nil {
+		return o
+	}
+	for pr.step < o.step {
+		pr.coarsen(true)
+	}
+	for o.step < pr.step {
+		o.coarsen(true)
+	}
+	n := max(len(pr.peak), len(o.peak))
+	at := func(x [][]int64, i int) []int64 {
+		if len(x) == 0 {
+			return nil
+		}
+		return x[min(i, len(x)-1)]
+	}
+	sum := &profile{step: pr.step}
+	for i := range n {
+		a, b := at(pr.peak, i), at(o.peak, i)
+		c, d := at(pr.bytes, i), at(o.bytes, i)
+		p, y := make([]int64, max(len(a), len(b))), make([]int64, max(len(c), len(d)))
+		for j := range p {
+			p[j] = get(a, j) + get(b, j)
+			y[j] = get(c, j) + get(d, j)
+		}
+		sum.peak, sum.bytes = append(sum.peak, p), append(sum.bytes, y)
+	}
+	return sum
+}
+
+func get(x []int64, i int) int64 {
+	if i < len(x) {
+		return x[i]
+	}
+	return 0
+}

@@ -1,0 +1,244 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// windowTrace is 10 s of trace: each second s a new 1 MiB object k<s> is
+// written on Tier-1 and the one before deleted, and a cold object c<s> of
+// 2 MiB is read on Tier-2; request s (of user 1) holds second s's rows and
+// a last read of k<s> 0.9 s later.
+func windowTrace() []schema.Record {
+	var recs []schema.Record
+	for s := range 10 {
+		at := time.Duration(s) * time.Second
+		req := uint64(s + 1)
+		k := fmt.Sprint("k", s)
+		recs = append(recs,
+			schema.Record{Time: at, Op: schema.OpWrite, Size: 1 << 20, Tier: schema.TierCPU, Key: []byte(k), Phase: schema.PhasePrefill, Request: req, User: 1},
+			schema.Record{Time: at, Op: schema.OpRead, Size: 2 << 20, Tier: schema.TierNVMe, Key: []byte(fmt.Sprint("c", s)), Phase: schema.PhaseDecode, Request: req, User: 1})
+		if s > 0 {
+			recs = append(recs, schema.Record{Time: at, Op: schema.OpDelete, Size: 1 << 20, Tier: schema.TierCPU, Key: []byte(fmt.Sprint("k", s-1)), Phase: schema.PhaseEvict, Request: req, User: 1})
+		}
+		recs = append(recs, schema.Record{Time: at + 900*time.Millisecond, Op: schema.OpRead, Size: 1 << 20, Tier: schema.TierCPU, Key: []byte(k), Phase: schema.PhaseDecode, Request: req, User: 1})
+	}
+	return recs
+}
+
+// TestPlanWindow: with --duration at a pace, the plan covers only the rows
+// the window can reach (their objects, cold objects, peaks and bytes),
+// and the whole trace otherwise, exactly as before.
+func TestPlanWindow(t *testing.T) {
+	const mib = 1 << 20
+	src := memTrace(t, windowTrace())
+	tests := []struct {
+		name       string
+		duration   time.Duration
+		speed      float64
+		closed     bool
+		window     time.Duration
+		cold       int
+		objects    int64
+		nvmePeak   int64
+		ramWritten int64
+	}{
+		{"whole trace", 0, 1, false, 0, 10, 20, 20 * mib, 10 * mib},
+		{"speed max reaches everything", 3 * time.Second, 0, false, 0, 10, 20, 20 * mib, 10 * mib},
+		// Rows before 2.5 s: seconds 0, 1 and 2.
+		{"open loop", 2500 * time.Millisecond, 1, false, 2500 * time.Millisecond, 3, 6, 6 * mib, 3 * mib},
+		// 1 s at twice the pace reaches 2 s of trace: seconds 0 and 1.
+		{"faster", time.Second, 2, false, 2 * time.Second, 2, 4, 4 * mib, 2 * mib},
+		// A closed loop releases whole requests: request 3 starts at 2 s,
+		// within the window, and has all its rows.
+		{"closed loop", 2100 * time.Millisecond, 1, true, 2100 * time.Millisecond, 3, 6, 6 * mib, 3 * mib},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := replay.DefaultConfig()
+			cfg.TierMap = [schema.NumTiers]string{"", "ram", "nvme"}
+			cfg.Duration, cfg.Speed, cfg.ClosedLoop = tt.duration, tt.speed, tt.closed
+			plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.Window != tt.window || len(plan.Cold) != tt.cold || plan.Objects != tt.objects ||
+				plan.Peak["nvme"] != tt.nvmePeak || plan.Written["ram"] != tt.ramWritten {
+				t.Errorf("window %v, %d cold, %d objects, nvme peak %d, ram written %d; want %v, %d, %d, %d, %d",
+					plan.Window, len(plan.Cold), plan.Objects, plan.Peak["nvme"], plan.Written["ram"],
+					tt.window, tt.cold, tt.objects, tt.nvmePeak, tt.ramWritten)
+			}
+			// The trace itself is counted whole, whatever the window.
+			if plan.Rows != int64(len(windowTrace())) || len(plan.Users) != 1 {
+				t.Errorf("%d rows, %d users; want %d and 1", plan.Rows, len(plan.Users), len(windowTrace()))
+			}
+			// The RAM tier holds two objects at once: a write before the
+			// delete of the one before.
+			if plan.Peak["ram"] != 2*mib {
+				t.Errorf("ram peak %d, want 2 MiB", plan.Peak["ram"])
+			}
+		})
+	}
+}
+
+// TestPlanWindowReplays: a window's plan sizes a replay that runs: the
+// backends sized at its peaks hold what the window releases.
+func TestPlanWindowReplays(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+	cfg.Duration, cfg.Speed = 300*time.Millisecond, 10 // 3 s of trace
+	var recs []schema.Record
+	for _, r := range windowTrace() {
+		if r.Tier == schema.TierCPU {
+			recs = append(recs, r)
+		}
+	}
+	src := memTrace(t, recs)
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Peak["ram"] != 2<<20 {
+		t.Fatalf("ram peak %d, want 2 MiB", plan.Peak["ram"])
+	}
+	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src},
+		map[string]backend.Backend{"ram": newRAM(t, plan.Peak["ram"])}, replay.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replay.CapacityEvictions != 0 || res.Replay.RowsDone == 0 {
+		t.Errorf("%d evictions, %d rows done; want none and some", res.Replay.CapacityEvictions, res.Replay.RowsDone)
+	}
+}
+
+// bigTrace is a trace of objects too big and too fast for any machine: a
+// 64 TiB object written on Tier-2 and read back, and a 1 GiB one on
+// Tier-1, in 10 s of trace, with 1000 small objects on Tier-2 beside.
+func bigTrace() []schema.Record {
+	recs := []schema.Record{
+		{Time: 0, Op: schema.OpWrite, Size: 64 << 40, Tier: schema.TierNVMe, Key: []byte("huge"), Phase: schema.PhasePrefill},
+		{Time: 0, Op: schema.OpWrite, Size: 1 << 30, Tier: schema.TierCPU, Key: []byte("big"), Phase: schema.PhasePrefill},
+	}
+	for i := range 1000 {
+		recs = append(recs, schema.Record{Time: time.Duration(i) * time.Millisecond, Op: schema.OpWrite, Size: 4096,
+			Tier: schema.TierNVMe, Key: []byte(fmt.Sprint("s", i)), Phase: schema.PhasePrefill})
+	}
+	return append(recs,
+		schema.Record{Time: 10 * time.Second, Op: schema.OpRead, Size: 64 << 40, Tier: schema.TierNVMe, Key: []byte("huge"), Phase: schema.PhaseDecode},
+		schema.Record{Time: 10 * time.Second, Op: schema.OpRead, Size: 1 << 30, Tier: schema.TierCPU, Key: []byte("big"), Phase: schema.PhaseDecode})
+}
+
+// TestAdvise: the plan finds the largest 1/2^k at which the replay fits
+// the machine's memory, its disk and the rates assumed, and says what
+// keeps it from starting where it cannot.
+func TestAdvise(t *testing.T) {
+	const gib = 1 << 30
+	machine := replay.Machine{MemAvailable: 16 * gib, MemTotal: 16 * gib, Disk: "/mnt/nvme", DiskFree: 100 * gib}
+	tests := []struct {
+		name     string
+		speed    float64
+		machine  replay.Machine
+		runs     bool
+		scale    float64 // --fit's; 0: none
+		blocker  string
+		capacity bool
+	}{
+		// At --speed max only the space counts: 64 TiB live, and as
+		// much again for the largest object, into 50 GiB is 1/4096
+		// (32 GiB), with the 1000 objects' pages beside.
+		{"space", 0, machine, false, 1.0 / 4096, "live on the NVMe tier at its peak", false},
+		// At the trace's pace, 128 TiB moved in 10 s on a disk assumed
+		// to serve 1 GB/s: at most 0.5 GB/s, so 1/2^15.
+		{"bandwidth", 1, machine, false, 1.0 / (1 << 15), "/mnt/nvme has 100.00 GiB free", false},
+		// A disk too small for the 1000 objects' pages, even scaled:
+		// --capacity bounds it.
+		{"capacity", 0, replay.Machine{MemAvailable: 16 * gib, MemTotal: 16 * gib, Disk: "/small", DiskFree: 4 << 20}, false, 0, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := replay.DefaultConfig()
+			cfg.Speed = tt.speed
+			plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, bigTrace())})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := replay.Advise(plan, &cfg, replay.Sizing{}, tt.machine)
+			if a.Runs != tt.runs || a.Fits {
+				t.Errorf("runs %v, fits %v; want %v, false", a.Runs, a.Fits, tt.runs)
+			}
+			if tt.blocker != "" && !strings.Contains(strings.Join(a.Blockers, "\n"), tt.blocker) {
+				t.Errorf("blockers %q, want %q", a.Blockers, tt.blocker)
+			}
+			if a.Fit == nil {
+				t.Fatalf("no fit; options %v", a.Options)
+			}
+			if tt.scale != 0 && a.Fit.Scale != tt.scale {
+				t.Errorf("--fit scale %s, want %s (%v)", replay.FormatScale(a.Fit.Scale), replay.FormatScale(tt.scale), a.Fit.Flags)
+			}
+			if (a.Fit.Capacity > 0) != tt.capacity {
+				t.Errorf("--fit %v: capacity %d", a.Fit.Flags, a.Fit.Capacity)
+			}
+			if a.Options[0].Option != strings.Join(a.Fit.Flags, " ") {
+				t.Errorf("first option %q, want --fit's %v", a.Options[0].Option, a.Fit.Flags)
+			}
+			// What --fit applies fits, planned exactly again.
+			fitted := cfg
+			fitted.SizeScale, fitted.Capacity = a.Fit.Scale, a.Fit.Capacity
+			p2, err := replay.Prepare(context.Background(), &fitted, []replay.Source{memTrace(t, bigTrace())})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a2 := replay.Advise(p2, &fitted, replay.Sizing{}, tt.machine); !a2.Fits {
+				t.Errorf("%v does not fit: %q %q", a.Fit.Flags, a2.Blockers, a2.Problems)
+			}
+			// The scale above it does not.
+			if a.Fit.Capacity == 0 {
+				above := cfg
+				above.SizeScale = a.Fit.Scale * 2
+				p3, err := replay.Prepare(context.Background(), &above, []replay.Source{memTrace(t, bigTrace())})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a3 := replay.Advise(p3, &above, replay.Sizing{}, tt.machine); a3.Fits {
+					t.Errorf("--size-scale %s fits too", replay.FormatScale(above.SizeScale))
+				}
+			}
+		})
+	}
+}
+
+// TestAdviseFits: a trace that fits needs nothing.
+func TestAdviseFits(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, windowTrace())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := replay.Advise(plan, &cfg, replay.Sizing{}, replay.Machine{MemAvailable: 8 << 30, MemTotal: 8 << 30, Disk: "/d", DiskFree: 1 << 40})
+	if !a.Runs || !a.Fits || a.Fit != nil || len(a.Options) != 0 || len(a.Problems) != 0 {
+		t.Errorf("advice %+v: want it to fit as it is", a)
+	}
+	if r := a.Needs.Backends[0]; r.Backend != "ram" || r.Peak != 2<<20 || r.Written != 10<<20 || r.Read != 10<<20 || r.Rate < 2e6 || r.Rate > 3e6 {
+		t.Errorf("ram need %+v: want a 2 MiB peak, 10 MiB written and read in 9.9 s", r)
+	}
+}
+
+func TestFormatScale(t *testing.T) {
+	for s, want := range map[float64]string{1: "1", 0.5: "1/2", 1.0 / 4096: "1/4096", 0.3: "0.3"} {
+		if got := replay.FormatScale(s); got != want {
+			t.Errorf("FormatScale(%v) = %q, want %q", s, got, want)
+		}
+	}
+	for r, want := range map[float64]string{276e6: "276 MB/s", 1.13e12: "1.13 TB/s", 4e9: "4.00 GB/s", 12: "12.0 B/s"} {
+		if got := replay.FormatRate(r); got != want {
+			t.Errorf("FormatRate(%v) = %q, want %q", r, got, want)
+		}
+	}
+}
