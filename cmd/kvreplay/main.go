@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +61,11 @@ Examples:
 
   # a real NVMe drive, full size, at the trace's own pace
   kvreplay --dir /mnt/nvme0/kv run.csv.zst -o sysA.json
+
+  # what a replay of the trace needs beside what this machine has, and the
+  # options that make it fit; then replay it with them (the result says why)
+  kvreplay --plan --dir /mnt/nvme0/kv run.csv.zst
+  kvreplay --fit --dir /mnt/nvme0/kv run.csv.zst -o fitted.json
 
   # a kv-cache.py trace of terabytes, smoke-tested at 1/1024 of its size; --model
   # gives its bytes per token (it has no sidecar), so its KV tokens are measured
@@ -116,6 +120,8 @@ type options struct {
 	gdsStats    gds.Stats     // what --gds moved in the last run
 	ramArena    string        // how pinning the RAM arena for direct GPU copies went
 	cuda        *cuda.Runtime // loaded when a tier maps to gpu
+
+	fitting fitting // --plan, --fit
 
 	search       string // --search: users or capacity
 	searchProbes int
@@ -183,6 +189,9 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
 	fs.BoolVar(&o.cfg.Fsync, "fsync", false, "make each NVMe object write durable (fdatasync) before it completes, as kv-cache.py does")
 	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily)")
+	fs.BoolVar(&o.fitting.plan, "plan", false, "read the traces and print what the replay needs (peak live bytes per backend, bytes written and read, the bandwidth the trace's pace asks for) beside what this machine has, and the options that make it fit (--size-scale, --capacity, --ram-budget, --duration, --closed-loop, --speed); replays nothing, makes nothing")
+	fs.BoolVar(&o.fitting.fit, "fit", false, "apply the plan (--plan): replay at the largest --size-scale 1/2^k (with a --capacity or --ram-budget where scaling alone leaves too little space) at which the replay fits this machine's memory and disk and the bandwidth the trace's pace asks is well within what they are assumed to serve; the result's fit says what was applied and why")
+	fs.StringVar(&o.fitting.format, "format", "text", "with --plan: text or json")
 	fs.BoolVar(&o.buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
 	fs.StringVar(&o.label, "label", "", "label of the run in reports")
 	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
@@ -286,6 +295,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.layout))
 	}
 	errs = append(errs, checkSearch(o)...)
+	errs = append(errs, checkFitting(o, fs.Changed("format"))...)
 	errs = append(errs, checkModel(o, fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
@@ -316,6 +326,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.cufile != nil {
 		defer o.cufile.Close()
 	}
+	if o.fitting.plan {
+		return runPlan(ctx, o, stdout)
+	}
 	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
 	interactive := isTerminal(stderr) && !o.quiet
 	if err := openOutput(ctx, o); err != nil {
@@ -332,7 +345,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := checkSidecars(o, srcs); err != nil {
 		return cli.Input(err)
 	}
-	plan, err := replay.Prepare(ctx, &o.cfg, srcs)
+	plan, err := prepare(ctx, o, srcs)
 	if err != nil {
 		if inputError(err) {
 			return cli.Input(err)
@@ -345,15 +358,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				plan.UsedRows[t], t, t, t))
 		}
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// The design's bound is 64 MiB + queue depth x block size of RSS,
-		// plus the state of the objects the trace keeps (a few hundred
-		// bytes each, which a trace of many small objects makes large): a
-		// soft limit makes the collector keep the heap there when the CPU
-		// is busy with I/O (the RAM arena is mmap'd, outside it). A limit
-		// below the live heap would have the collector run without end.
-		debug.SetMemoryLimit(56<<20 + int64(o.cfg.QueueDepth)*o.cfg.BlockSize + 1024*max(plan.Objects, 256<<10))
+	if o.fitting.fit {
+		if plan, err = applyFit(ctx, o, srcs, plan, stderr); err != nil {
+			return err
+		}
 	}
+	if err := checkFits(o, plan); err != nil {
+		return err
+	}
+	defer memoryLimit(&o.cfg, objectsOf(plan, srcs))()
 	if o.search != "" {
 		return runSearch(ctx, o, plan, srcs, args, toStdout, stdout, stderr)
 	}
@@ -436,6 +449,7 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	}
 	res.Config = configJSON(o)
 	res.Warnings = append(res.Warnings, o.warnings...)
+	res.Fit = o.fitting.result
 	for i := range res.Traces {
 		if i < len(srcs) && srcs[i].Meta != nil {
 			meta, _ := json.Marshal(srcs[i].Meta)
@@ -526,6 +540,9 @@ func makeBackends(ctx context.Context, o *options, plan *replay.Plan, stderr io.
 		size, populate := ramSize(o, plan)
 		if mem := host.Facts().MemoryB; mem > 0 && size > mem*8/10 {
 			cleanup()
+			if a := advise(o, plan); planned(plan) && !a.Runs {
+				return nil, nil, nil, cli.Input(notFitError(a))
+			}
 			return nil, nil, nil, cli.Input(fmt.Errorf("the RAM tier needs %s and this machine has %s of memory: use --size-scale (e.g. %s), map a tier to nvme, or set --ram-budget (kvreplay then evicts LRU objects)",
 				cli.FormatBytes(size), cli.FormatBytes(mem), suggestScale(size, mem)))
 		}
@@ -534,9 +551,20 @@ func makeBackends(ctx context.Context, o *options, plan *replay.Plan, stderr io.
 			opts = []ram.Option{ram.NoReserve()}
 		}
 		b, err := ram.New(size, opts...)
+		for err != nil && !populate && size > defaultRAM {
+			// The kernel would not reserve a growing arena that large
+			// (strict overcommit): a smaller one.
+			size /= 2
+			b, err = ram.New(size, opts...)
+		}
 		if err != nil {
 			cleanup()
 			return nil, nil, nil, err
+		}
+		if !populate && o.ramBudget == 0 {
+			w := fmt.Sprintf("the RAM tier's arena of a trace not read before the replay (a pipe, or --no-prescan) reserves %s, half the memory available, and grows into it: "+
+				"its pages are committed as objects first use them (first writes to a page fault), and past it kvreplay evicts LRU objects (--ram-budget sets its size)", cli.FormatBytes(size))
+			o.warnings = append(o.warnings, w)
 		}
 		backends["ram"] = b
 		closers = append(closers, b)
@@ -556,16 +584,20 @@ func makeBackends(ctx context.Context, o *options, plan *replay.Plan, stderr io.
 	return backends, paths, cleanup, nil
 }
 
-// defaultRAM bounds the RAM arena of a trace nothing sized (a pipe with
-// no sidecar): the replay waits for frees and evicts LRU objects within it,
-// as within any bounded tier.
+// defaultRAM is the least RAM arena of a trace nothing sized (a pipe with
+// no sidecar), and its size where the machine's memory is unknown.
 const defaultRAM = 1 << 30
 
 // ramSize is the RAM arena's size: --ram-budget, else the plan's peak live
 // bytes on the RAM tier (the engine waits for frees in trace order and the
-// arena cannot fragment, so the peak is enough), else a bounded default.
-// populate says whether to prefault it: not an arena sized by guess, of
-// which a small pipeline touches only what it uses.
+// arena cannot fragment, so the peak is enough), else, for a trace nothing
+// sized, an arena that grows: it reserves replay.FitShare of the memory
+// available beside the engine's own, and is not prefaulted, so the kernel
+// commits its pages as objects first use them (the arena places objects
+// first fit by address, so they stay low: its memory follows the most
+// bytes live at once); the replay waits for frees and evicts LRU objects
+// within it, as within any bounded tier. populate says whether to
+// prefault it: not an arena sized by guess.
 func ramSize(o *options, plan *replay.Plan) (size int64, populate bool) {
 	switch {
 	case o.ramBudget > 0:
@@ -573,10 +605,15 @@ func ramSize(o *options, plan *replay.Plan) (size int64, populate bool) {
 	case plan.Scanned || plan.FromMeta:
 		return max(plan.Peak["ram"], 1<<20), true
 	}
-	if mem := host.Facts().MemoryB; mem > 0 {
-		return min(defaultRAM, mem/8), false
+	avail, total := host.Memory()
+	if avail == 0 {
+		avail = total / 2
 	}
-	return defaultRAM, false
+	if avail <= 0 {
+		return defaultRAM, false
+	}
+	size = int64(replay.FitShare*float64(avail)) - replay.EngineMemory(&o.cfg, plan.Objects)
+	return max(size&^(1<<20-1), min(defaultRAM, avail/4)), false
 }
 
 func suggestScale(need, mem int64) string {
@@ -652,6 +689,5 @@ func isTerminal(w io.Writer) bool {
 // churn tests: the highest address used stays under 1.5x the live bytes for
 // KV-shaped workloads) and a few of the largest objects.
 func extentSize(plan *replay.Plan) int64 {
-	peak, big := plan.Peak["nvme"], plan.MaxObjectOf["nvme"]
-	return peak + peak/4 + 8*big + 1<<20
+	return replay.ExtentBytes(plan.Peak["nvme"], plan.MaxObjectOf["nvme"])
 }

@@ -248,6 +248,9 @@ func checkFree(o *options, plan *replay.Plan, where string) error {
 	}
 	peak := plan.Peak["nvme"] + plan.MaxObjectOf["nvme"]
 	if free := freeBytes(where); free > 0 && peak > free+have {
+		if a := advise(o, plan); !a.Runs {
+			return cli.Input(notFitError(a))
+		}
 		return cli.Input(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free: use --capacity (kvreplay then evicts LRU objects) or --size-scale",
 			cli.FormatBytes(peak), where, cli.FormatBytes(free)))
 	}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Planning a replay for this machine (design section 5): before any I/O,
+// the prescan says what the replay needs and the machine what it has.
+// --plan prints both with the options that make the replay fit; --fit
+// applies them and records why in the result; a replay that cannot start
+// here stops with the same figures and options (replay.Advise is the one
+// computation of all three).
+
+// fitting is what --plan and --fit ask.
+type fitting struct {
+	plan   bool        // --plan: print the plan and exit
+	fit    bool        // --fit: apply the plan's options, then replay
+	format string      // --format of --plan: text or json
+	result *schema.Fit // what --fit applied, for the result
+}
+
+// checkFitting checks --plan, --fit and --format.
+func checkFitting(o *options, formatGiven bool) []error {
+	var errs []error
+	f := &o.fitting
+	switch f.format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("--format %s: want text or json", f.format))
+	}
+	if formatGiven && !f.plan {
+		errs = append(errs, fmt.Errorf("--format %s: the format of --plan's output: add --plan (a replay's result is always JSON)", f.format))
+	}
+	if f.plan && f.fit {
+		errs = append(errs, errors.New("--plan and --fit: --plan prints the plan and replays nothing; --fit applies it and replays: give one"))
+	}
+	if f.plan && o.output != "" && o.output != "-" {
+		errs = append(errs, fmt.Errorf("-o %s: --plan prints its plan on stdout and writes no result", o.output))
+	}
+	if f.plan && o.search != "" {
+		errs = append(errs, fmt.Errorf("--plan and --search %s: give one", o.search))
+	}
+	return errs
+}
+
+// prepare prescans the traces for the replay o describes. A capacity
+// search speeds its probes up, so their --duration windows reach further
+// than the configured speed's: its plan covers the whole trace.
+func prepare(ctx context.Context, o *options, srcs []replay.Source) (*replay.Plan, error) {
+	cfg := o.cfg
+	if o.search == search.KindCapacity {
+		cfg.Duration = 0
+	}
+	return replay.Prepare(ctx, &cfg, srcs)
+}
+
+// sizing is how kvreplay makes the backends o describes.
+func sizing(o *options) replay.Sizing {
+	return replay.Sizing{RAMBudget: o.ramBudget, Extent: o.layout == "extent"}
+}
+
+// machine is what this machine offers the replay o describes: its memory,
+// and the space where the NVMe tier would live.
+func machine(o *options) replay.Machine {
+	var m replay.Machine
+	m.MemAvailable, m.MemTotal = host.Memory()
+	if o.layout == "extent" && o.device != "" {
+		m.Disk = o.device
+		fi, err := os.Stat(o.device)
+		switch {
+		case err == nil && !fi.Mode().IsRegular():
+			m.DiskIsDevice, m.DiskFree = true, deviceSize(o.device)
+		case err == nil:
+			m.DiskFree = freeBytes(filepath.Dir(o.device)) + fi.Size() // its blocks are reused
+		default:
+			m.DiskFree = freeBytes(filepath.Dir(o.device))
+		}
+		return m
+	}
+	m.Disk = o.dir
+	if m.Disk == "" {
+		m.Disk = os.TempDir()
+	}
+	m.DiskFree = freeBytes(m.Disk)
+	return m
+}
+
+// deviceSize is a block device's size, 0 when it cannot be read.
+func deviceSize(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// planned reports whether a plan knows the traces' sizes: from a prescan,
+// or from their sidecars.
+func planned(plan *replay.Plan) bool { return plan.Scanned || plan.FromMeta }
+
+// advise is the plan of the replay o describes on this machine.
+func advise(o *options, plan *replay.Plan) *replay.Advice {
+	return replay.Advise(plan, &o.cfg, sizing(o), machine(o))
+}
+
+// checkFits stops, before any I/O, a replay that cannot start on this
+// machine (exit 2), naming the figures and the options that make it fit.
+func checkFits(o *options, plan *replay.Plan) error {
+	if !planned(plan) {
+		return nil
+	}
+	if a := advise(o, plan); !a.Runs {
+		return cli.Input(notFitError(a))
+	}
+	return nil
+}
+
+// notFitError says, in one line, why a replay cannot start here and what
+// would make it fit.
+func notFitError(a *replay.Advice) error {
+	msg := "the replay does not fit this machine: " + strings.Join(a.Blockers, "; ")
+	var opts []string
+	for _, op := range a.Options {
+		opts = append(opts, op.Option+" ("+op.Effect+")")
+	}
+	if len(opts) == 0 {
+		return errors.New(msg + ": no --size-scale makes it fit (kvreplay --plan shows the plan)")
+	}
+	return errors.New(msg + ": use " + strings.Join(opts, ", or ") + "; kvreplay --plan shows the plan, --fit applies the first")
+}
+
+// noPlan is the error of --plan and --fit where nothing says the traces'
+// sizes: a pipe without a sidecar, or --no-prescan.
+func noPlan(flag string) error {
+	return cli.Input(fmt.Errorf("%s: the traces were not read before the replay (a pipe, or --no-prescan) and have no sidecar, so nothing says their sizes: give the trace files, which kvreplay reads once first", flag))
+}
+
+// applyFit applies the plan's options (--fit) to o and returns the plan of
+// the replay they make, or an error when none makes it fit. o.fitting.result
+// and a warning record what it applied, and why.
+func applyFit(ctx context.Context, o *options, srcs []replay.Source, plan *replay.Plan, stderr io.Writer) (*replay.Plan, error) {
+	if !planned(plan) {
+		return nil, noPlan("--fit")
+	}
+	a := advise(o, plan)
+	if a.Fits {
+		o.fitting.result = &schema.Fit{Applied: []string{}, Why: "the replay fits this machine as it is: " + needsLine(a, a.Needs) + "; " + machineLine(a)}
+		return plan, nil
+	}
+	if a.Fit == nil {
+		return nil, cli.Input(fmt.Errorf("--fit: %w", notFitError(a)))
+	}
+	o.cfg.SizeScale = a.Fit.Scale
+	if a.Fit.Capacity > 0 {
+		o.cfg.Capacity = a.Fit.Capacity
+	}
+	if a.Fit.RAMBudget > 0 {
+		o.ramBudget = a.Fit.RAMBudget
+	}
+	fitted, err := prepare(ctx, o, srcs)
+	if err != nil {
+		return nil, err
+	}
+	after := advise(o, fitted)
+	if !after.Runs {
+		return nil, cli.Input(fmt.Errorf("--fit: %s: %w", strings.Join(a.Fit.Flags, " "), notFitError(after)))
+	}
+	why := "as given, " + needsLine(a, a.Needs) + ": " + strings.Join(append(a.Blockers, a.Problems...), "; ") +
+		"; with " + strings.Join(a.Fit.Flags, " ") + ", " + needsLine(after, after.Needs) + "; " + machineLine(a)
+	o.fitting.result = &schema.Fit{Applied: a.Fit.Flags, Why: why}
+	w := fmt.Sprintf("--fit: replayed with %s, so that the replay fits this machine (the result's fit says why)", strings.Join(a.Fit.Flags, " "))
+	o.warnings = append(o.warnings, w)
+	fmt.Fprintf(stderr, "kvreplay: %s\n", w)
+	return fitted, nil
+}
+
+// needsLine says what n asks, in a line.
+func needsLine(a *replay.Advice, n replay.Needs) string {
+	var parts []string
+	for _, b := range n.Backends {
+		s := fmt.Sprintf("%s %s at its peak", b.Backend, cli.FormatBytes(b.Peak))
+		if b.Rate > 0 {
+			s += ", asking " + replay.FormatRate(b.Rate)
+		}
+		parts = append(parts, s)
+	}
+	pace := fmt.Sprintf("%.1f s of trace", n.SpanS)
+	if n.WallS > 0 {
+		pace += fmt.Sprintf(" in %.1f s", n.WallS)
+	}
+	return fmt.Sprintf("the replay at --size-scale %s (%s) needs %s of memory and %s of disk: %s", replay.FormatScale(n.Scale), pace,
+		cli.FormatBytes(n.Memory), cli.FormatBytes(n.Disk), strings.Join(parts, "; "))
+}
+
+// machineLine says what the machine has and what a plan assumes of it.
+func machineLine(a *replay.Advice) string {
+	m := a.Machine
+	disk := fmt.Sprintf("%s free in %s", cli.FormatBytes(m.DiskFree), m.Disk)
+	if m.DiskIsDevice {
+		disk = fmt.Sprintf("%s in the device %s", cli.FormatBytes(m.DiskFree), m.Disk)
+	}
+	return fmt.Sprintf("this machine has %s of memory available of %s and %s; a replay that fits asks at most %.0f %% of them and of the rates assumed (not measured): RAM %s, disk %s",
+		cli.FormatBytes(m.MemAvailable), cli.FormatBytes(m.MemTotal), disk, a.Share*100, replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate))
+}
+
+// planDoc is --plan's document (--format json).
+type planDoc struct {
+	Traces  []string       `json:"traces"`
+	Rows    int64          `json:"rows"`
+	Objects int64          `json:"objects"`
+	Speed   float64        `json:"speed"`
+	Scanned bool           `json:"prescanned"`
+	Advice  *replay.Advice `json:"plan"`
+}
+
+// runPlan prints the plan of the replay o describes (--plan): what it
+// needs, what this machine has, and the options that make it fit. It
+// reads the traces and makes no backend.
+func runPlan(ctx context.Context, o *options, stdout io.Writer) error {
+	srcs, err := sources(ctx, o.traces)
+	if err != nil {
+		return cli.Input(err)
+	}
+	if err := checkSidecars(o, srcs); err != nil {
+		return cli.Input(err)
+	}
+	plan, err := prepare(ctx, o, srcs)
+	if err != nil {
+		if inputError(err) {
+			return cli.Input(err)
+		}
+		return err
+	}
+	if !planned(plan) {
+		return noPlan("--plan")
+	}
+	a := advise(o, plan)
+	doc := planDoc{Traces: o.traces, Rows: plan.Rows, Objects: plan.Objects, Speed: o.cfg.Speed, Scanned: plan.Scanned, Advice: a}
+	if o.fitting.format == "json" {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(doc)
+	}
+	return writePlan(stdout, o, plan, a)
+}
+
+// writePlan renders a plan for people.
+func writePlan(w io.Writer, o *options, plan *replay.Plan, a *replay.Advice) error {
+	n := a.Needs
+	pace := "--speed max: as fast as the machine serves, so the trace's pace asks no bandwidth"
+	if o.cfg.Speed > 0 {
+		pace = fmt.Sprintf("a replay of %.1f s at --speed %g", n.WallS, o.cfg.Speed)
+	}
+	fmt.Fprintf(w, "kvreplay plan: %s: %d rows, %d objects, %.1f s of trace (%s)\n", strings.Join(o.traces, ", "), plan.Rows, n.Objects, n.SpanS, pace)
+	if a.WindowS > 0 {
+		fmt.Fprintf(w, "  --duration %s: the first %.1f s of the trace, which is all the window can reach\n", o.cfg.Duration, a.WindowS)
+	}
+	if !plan.Scanned {
+		fmt.Fprintln(w, "  not read before the replay: the sizes are the sidecars', the bytes moved and their bandwidth unknown")
+	}
+	exact := "exact"
+	if !n.Exact {
+		exact = "at most"
+	}
+	fmt.Fprintf(w, "\nWhat the replay needs (--size-scale %s, %s):\n", replay.FormatScale(n.Scale), exact)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  backend\ttiers\tpeak live\tlargest object\twritten\tread\tasks at the trace's pace\t")
+	for _, b := range n.Backends {
+		rate := "-"
+		if b.Rate > 0 {
+			rate = replay.FormatRate(b.Rate)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Backend, strings.Join(b.Tiers, ","), cli.FormatBytes(b.Peak), cli.FormatBytes(b.MaxObject),
+			cli.FormatBytes(b.Written), cli.FormatBytes(b.Read), rate)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  memory  %s (the RAM arena and the engine's state for %d objects)\n", cli.FormatBytes(n.Memory), n.Objects)
+	if n.Disk > 0 {
+		fmt.Fprintf(w, "  disk    %s (the NVMe tier at its peak, with its largest object%s)\n", cli.FormatBytes(n.Disk), map[bool]string{true: ", in an extent file"}[o.layout == "extent"])
+	}
+	m := a.Machine
+	fmt.Fprintln(w, "\nWhat this machine has:")
+	fmt.Fprintf(w, "  memory   %s available of %s\n", cli.FormatBytes(m.MemAvailable), cli.FormatBytes(m.MemTotal))
+	if m.DiskIsDevice {
+		fmt.Fprintf(w, "  disk     %s: a device of %s\n", m.Disk, cli.FormatBytes(m.DiskFree))
+	} else {
+		fmt.Fprintf(w, "  disk     %s: %s free\n", m.Disk, cli.FormatBytes(m.DiskFree))
+	}
+	fmt.Fprintf(w, "  assumed  RAM %s, disk %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
+		replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate), a.Share*100)
+	switch {
+	case a.Fits:
+		fmt.Fprintln(w, "\nIt fits: nothing to change.")
+		return nil
+	case a.Runs:
+		fmt.Fprintln(w, "\nIt runs, but asks more of this machine than a replay that keeps the trace's pace should:")
+	default:
+		fmt.Fprintln(w, "\nIt does not fit: kvreplay would refuse to start it.")
+	}
+	for _, p := range append(a.Blockers, a.Problems...) {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
+	if len(a.Options) == 0 {
+		fmt.Fprintln(w, "\nNo --size-scale makes it fit.")
+		return nil
+	}
+	fmt.Fprintln(w, "\nOptions that make it fit:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, op := range a.Options {
+		if i == 0 && a.Fit != nil {
+			op.Effect += " (--fit applies this)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", op.Option, op.Effect)
+	}
+	return tw.Flush()
+}
