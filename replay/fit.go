@@ -220,6 +220,7 @@ type Advice struct {
 	Fit     *Fit     `json:"fit,omitempty"`
 
 	sizing Sizing
+	closed bool // a closed loop: the rates are the most it asks
 }
 
 // Option is an option that makes a replay fit, and its effect.
@@ -242,7 +243,7 @@ type Fit struct {
 // and finds the options that make it fit. p must be a plan of cfg.
 func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: AssumedDiskRate, Share: FitShare,
-		WindowS: p.Window.Seconds(), Needs: p.needs(cfg, sz, cfg.SizeScale), sizing: sz}
+		WindowS: p.Window.Seconds(), Needs: p.needs(cfg, sz, cfg.SizeScale), sizing: sz, closed: cfg.ClosedLoop}
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
 	a.Runs, a.Fits = len(a.Blockers) == 0, len(a.Blockers) == 0 && len(a.Problems) == 0
@@ -323,7 +324,7 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 		out = append(out, fmt.Sprintf("disk: the NVMe tier needs %s, more than %s of the %s %s in %s", cli.FormatBytes(n.Disk), share(), cli.FormatBytes(free), a.diskWord(), a.Machine.Disk))
 	}
 	for _, b := range n.Backends {
-		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate {
+		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate && !a.closed {
 			out = append(out, fmt.Sprintf("bandwidth: the trace's pace asks %s of the %s tier (%s written and %s read in %.1f s at --speed %g), more than %s of the %s assumed",
 				FormatRate(b.Rate), b.Backend, cli.FormatBytes(b.Written), cli.FormatBytes(b.Read), n.WallS, cfg.Speed, share(), FormatRate(rate)))
 		}
@@ -434,8 +435,13 @@ func budgetFor(mem int64, cfg *Config, objects int64) int64 {
 	return (int64(FitShare*float64(mem)) - EngineMemory(cfg, objects)) &^ (1<<20 - 1)
 }
 
-// ratesFit reports whether n's rates are within the share of those assumed.
+// ratesFit reports whether n's rates are within the share of those
+// assumed. A closed loop's are: its users wait for their storage, so what
+// it asks follows what the machine serves (the trace's pace is its most).
 func (a *Advice) ratesFit(n Needs) bool {
+	if a.closed {
+		return true
+	}
 	for _, b := range n.Backends {
 		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate {
 			return false

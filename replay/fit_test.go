@@ -214,6 +214,33 @@ func TestAdvise(t *testing.T) {
 	}
 }
 
+// TestAdviseClosedLoop: a closed loop's users wait for their storage, so
+// the bandwidth the trace's pace asks is its most, not a problem: only
+// the space is fitted.
+func TestAdviseClosedLoop(t *testing.T) {
+	const gib = 1 << 30
+	recs := bigTrace()
+	for i := range recs {
+		recs[i].Request, recs[i].User = uint64(i+1), 1
+	}
+	cfg := replay.DefaultConfig()
+	cfg.ClosedLoop = true
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, recs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := replay.Advise(plan, &cfg, replay.Sizing{}, replay.Machine{MemAvailable: 16 * gib, MemTotal: 16 * gib, Disk: "/d", DiskFree: 100 * gib})
+	if a.Fit == nil || a.Fit.Scale != 1.0/4096 || strings.Contains(strings.Join(a.Problems, "\n"), "bandwidth") {
+		t.Errorf("fit %+v, problems %q: want the space's 1/4096 and no bandwidth problem", a.Fit, a.Problems)
+	}
+	open := cfg
+	open.ClosedLoop = false
+	if a := replay.Advise(plan, &open, replay.Sizing{}, a.Machine); !strings.Contains(strings.Join(a.Problems, "\n"), "bandwidth") ||
+		!strings.Contains(a.Options[len(a.Options)-2].Option, "--closed-loop") {
+		t.Errorf("open loop: problems %q, options %v: want a bandwidth problem and --closed-loop among the options", a.Problems, a.Options)
+	}
+}
+
 // TestAdviseFits: a trace that fits needs nothing.
 func TestAdviseFits(t *testing.T) {
 	cfg := replay.DefaultConfig()

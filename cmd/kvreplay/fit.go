@@ -272,7 +272,7 @@ func writePlan(w io.Writer, o *options, plan *replay.Plan, a *replay.Advice) err
 	}
 	fmt.Fprintf(w, "kvreplay plan: %s: %d rows, %d objects, %.1f s of trace (%s)\n", strings.Join(o.traces, ", "), plan.Rows, n.Objects, n.SpanS, pace)
 	if a.WindowS > 0 {
-		fmt.Fprintf(w, "  --duration %s: the first %.1f s of the trace, which is all the window can reach\n", o.cfg.Duration, a.WindowS)
+		fmt.Fprintf(w, "  --duration %g: the first %.1f s of the trace, all that the window can reach, is planned\n", o.cfg.Duration.Seconds(), a.WindowS)
 	}
 	if !plan.Scanned {
 		fmt.Fprintln(w, "  not read before the replay: the sizes are the sidecars', the bytes moved and their bandwidth unknown")
