@@ -97,6 +97,9 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	stopProgress()
 	stopAll()
 	s.infos = rr.infos
+	if w := rr.shard.splitWarning(); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	if s.err == nil {
 		// A trace cut short at a line boundary reads as a shorter trace:
 		// only its sidecar's count tells.

@@ -9,9 +9,14 @@ import (
 // Sharding splits one trace among the ranks of a multi-host run
 // (Config.Rank of Config.Ranks), each rank a kvreplay process:
 //
-//	key   each row goes to one rank, by a stable hash (FNV-1a 64) of its
-//	      key; the rows of a request go with its first row's, so a request
-//	      runs on one rank. Every row runs once: merged, the ranks move the
+//	key   each row goes to the rank its key hashes to (FNV-1a 64): every
+//	      row of an object, whatever its tier, phase or request (the Evict
+//	      pair that moves it during another user's request, a later turn's
+//	      or a shared prefix's read), so no rank reads an object another
+//	      rank wrote. A request's rows stay together only where its objects
+//	      hash to one rank: one that touches objects of several ranks runs
+//	      in part on each, in its order there, and each rank times its part
+//	      as a request. Every row runs once: merged, the ranks move the
 //	      trace's bytes exactly.
 //	user  each user's requests go to one rank, by a stable hash of the
 //	      user (a closed loop keeps whole users together); rows of no user
@@ -27,13 +32,25 @@ const (
 	ShardTP   = "tp"
 )
 
-// sharder decides which rows are this rank's. It keeps, per trace, the
-// request being read, so a request's rows follow its first.
+// sharder decides which rows are this rank's. Sharding by user, it keeps,
+// per trace, the request being read, so a request's rows of no user follow
+// its first.
 type sharder struct {
 	rank, ranks int
 	mode        string
 	req         []uint64
 	reqMine     []bool
+	// Sharding by key: the request being read in each trace (its rows
+	// are consecutive), whether its rows so far are this rank's and
+	// another's; the requests this rank has rows of, and those of them
+	// that also have rows on another rank.
+	keyReq          []keyRequest
+	requests, split int64
+}
+
+type keyRequest struct {
+	id          uint64
+	mine, other bool
 }
 
 // newSharder returns the rank's sharder, nil when every row is the
@@ -42,7 +59,8 @@ func newSharder(cfg *Config, nsrc int) *sharder {
 	if cfg.Ranks <= 1 || cfg.Shard == "" || cfg.Shard == ShardTP {
 		return nil
 	}
-	return &sharder{rank: cfg.Rank, ranks: cfg.Ranks, mode: cfg.Shard, req: make([]uint64, nsrc), reqMine: make([]bool, nsrc)}
+	return &sharder{rank: cfg.Rank, ranks: cfg.Ranks, mode: cfg.Shard, req: make([]uint64, nsrc), reqMine: make([]bool, nsrc),
+		keyReq: make([]keyRequest, nsrc)}
 }
 
 // mine reports whether rec, a row of trace src read in order, is this
@@ -50,6 +68,21 @@ func newSharder(cfg *Config, nsrc int) *sharder {
 func (s *sharder) mine(rec *schema.Record, src int) bool {
 	if s == nil {
 		return true
+	}
+	if s.mode == ShardKey {
+		// An object's rows never follow a request: a request reads
+		// objects other requests wrote, and carries the Evict pairs of
+		// other users' objects.
+		mine := int(hashKey(rec.Key)%uint64(s.ranks)) == s.rank
+		if rec.Request != 0 {
+			k := &s.keyReq[src]
+			if k.id != rec.Request {
+				s.endRequest(k)
+				*k = keyRequest{id: rec.Request}
+			}
+			k.mine, k.other = k.mine || mine, k.other || !mine
+		}
+		return mine
 	}
 	if rec.Request != 0 && rec.Request == s.req[src] {
 		return s.reqMine[src]
@@ -63,6 +96,34 @@ func (s *sharder) mine(rec *schema.Record, src int) bool {
 	mine := int(h%uint64(s.ranks)) == s.rank
 	s.req[src], s.reqMine[src] = rec.Request, mine
 	return mine
+}
+
+// endRequest counts the request k, whose rows have all been read.
+func (s *sharder) endRequest(k *keyRequest) {
+	if k.id != 0 && k.mine {
+		s.requests++
+		if k.other {
+			s.split++
+		}
+	}
+}
+
+// splitWarning says, once the traces have been read, how many of this
+// rank's requests have rows on other ranks too ("" when none): a merge of
+// the ranks' request figures is then one of parts of requests.
+func (s *sharder) splitWarning() string {
+	if s == nil || s.mode != ShardKey {
+		return ""
+	}
+	for i := range s.keyReq {
+		s.endRequest(&s.keyReq[i])
+		s.keyReq[i] = keyRequest{}
+	}
+	if s.split == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--shard key: %d of the %d requests this rank ran have rows on other ranks too (their objects' keys hash to several ranks); "+
+		"each rank times its part of a request as a request, so merged request counts and latencies are of parts of requests", s.split, s.requests)
 }
 
 // hashKey is FNV-1a 64 of key.

@@ -1,19 +1,25 @@
 package replay_test
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/trace"
 )
 
 // TestShards replays one trace as 3 ranks in each shard mode: key and
-// user split the rows (every row on exactly one rank; a request's rows,
-// and with user a user's requests, on one rank), tp gives every rank
-// every row.
+// user split the rows (every row on exactly one rank; with key every row
+// of an object on one rank, with user a user's requests on one rank), tp
+// gives every rank every row.
 func TestShards(t *testing.T) {
 	recs := userTrace(7, 5, 0) // requests write then read their own key
 	// Each request also reads a key of another request, which key
@@ -31,6 +37,7 @@ func TestShards(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			rowsOf := map[string]int{} // key -> rows replayed, all ranks
 			rankOfUser := map[string]int{}
+			rankOfKey := map[string]int{}
 			var total int64
 			for rank := range 3 {
 				cfg := closedConfig()
@@ -52,6 +59,12 @@ func TestShards(t *testing.T) {
 					}
 					k := c.Key[strings.IndexByte(c.Key, '_')+1:]
 					rowsOf[k]++
+					if mode == replay.ShardKey {
+						if r, ok := rankOfKey[k]; ok && r != rank {
+							t.Errorf("object %s on ranks %d and %d", k, r, rank)
+						}
+						rankOfKey[k] = rank
+					}
 					user := k[:strings.IndexByte(k, 'r')]
 					if mode == replay.ShardUser {
 						if r, ok := rankOfUser[user]; ok && r != rank {
@@ -79,4 +92,99 @@ func TestShards(t *testing.T) {
 			}
 		})
 	}
+}
+
+// simTrace simulates cfg (kvtrace's engine) into a trace in memory.
+func simTrace(t testing.TB, cfg sim.Config) (replay.Source, int64) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	if _, err := sim.Run(context.Background(), &cfg, func(r *schema.Record) error { rows++; return w.Write(r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	return replay.Source{Name: "sim", Rescan: true, Open: func() (*trace.Reader, error) {
+		return trace.NewReader(bytes.NewReader(data)), nil
+	}}, rows
+}
+
+// TestShardKeyKeepsObjects replays kvtrace's MLPerf-like workload (kvtrace
+// --model llama3.1-8b --num-users 20 --duration 60 --generation-mode none
+// --gpu-mem-gb 0 --cpu-mem-gb 4, with RAG: multi-turn reads of earlier
+// turns, the Evict pairs of one user's objects in another user's request,
+// document chunks read by many users) as 4 key-sharded ranks. No rank
+// touches an object another rank wrote: the keys of the ranks are
+// disjoint, no rank prepares a cold object (the trace has none) and no
+// read finds its object on another tier than its row names; each rank
+// says that requests were split among ranks. Before, a
+// request's rows followed its first row's rank, and 34 of 77 objects were
+// read on a rank that never wrote them.
+func TestShardKeyKeepsObjects(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Model, cfg.NumUsers, cfg.Duration = "llama3.1-8b", 20, 60*time.Second
+	cfg.GenerationMode, cfg.GPUMemGB, cfg.CPUMemGB, cfg.EnableRAG = "none", 0, 4, true
+	src, rows := simTrace(t, cfg)
+	const ranks = 4
+	rankOf := map[string]int{} // object -> the rank that touched it
+	var done int64
+	for rank := range ranks {
+		rcfg := replay.DefaultConfig()
+		rcfg.TierMap = [schema.NumTiers]string{"", "null", "null"}
+		rcfg.Speed = 0
+		rcfg.SizeScale = 1.0 / 65536
+		rcfg.Rank, rcfg.Ranks, rcfg.Shard = rank, ranks, replay.ShardKey
+		rec := fault.Record(null.New())
+		res, err := runReplay(t, rcfg, src, map[string]backend.Backend{"null": rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done += res.Replay.RowsDone
+		if n := res.Replay.ColdPrepared; n != 0 {
+			t.Errorf("rank %d prepared %d cold objects, want 0: it reads objects another rank writes", rank, n)
+		}
+		split := false
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "named a tier") {
+				t.Errorf("rank %d: %s", rank, w)
+			}
+			split = split || strings.HasPrefix(w, "--shard key: ") && strings.Contains(w, "parts of requests")
+		}
+		if !split {
+			// A request reads earlier turns and moves other users'
+			// objects: its rows lie on several ranks, and the result
+			// says that its request figures are of parts.
+			t.Errorf("rank %d does not say that requests were split: %q", rank, res.Warnings)
+		}
+		mine := map[string]bool{}
+		for _, c := range rec.Log() {
+			k := c.Key[strings.IndexByte(c.Key, '_')+1:]
+			if c.Op == fault.OpOpen && c.Create {
+				mine[k] = true
+			}
+			if c.Op == fault.OpRead && !mine[k] {
+				t.Errorf("rank %d read %s before it wrote it", rank, k)
+			}
+			if r, ok := rankOf[k]; ok && r != rank {
+				t.Fatalf("object %s on ranks %d and %d", k, r, rank)
+			}
+			rankOf[k] = rank
+		}
+		if len(mine) == 0 {
+			t.Errorf("rank %d wrote nothing", rank)
+		}
+	}
+	if done != rows {
+		t.Errorf("the ranks replayed %d rows, the trace has %d", done, rows)
+	}
+	if len(rankOf) < 1000 {
+		t.Errorf("%d objects, want the trace's thousands", len(rankOf))
+	}
+	t.Logf("%d rows, %d objects on %d ranks", rows, len(rankOf), ranks)
 }
