@@ -35,6 +35,7 @@ func TestListDevicesAnywhere(t *testing.T) {
 // with a fake CUDA runtime on its library path: it loads it at run time
 // and lists its devices.
 func TestListDevicesFakeRuntime(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	dir := filepath.Dir(cudatest.FakeRuntime(t))
 	cmd := exec.Command(kvreplay, "--list-devices")
@@ -50,6 +51,7 @@ func TestListDevicesFakeRuntime(t *testing.T) {
 // --verify: it completes, every byte read back checks, and each tier
 // moves the bytes the same replay with Tier-0 in RAM moves.
 func TestGPUTierFakeRuntime(t *testing.T) {
+	t.Parallel()
 	kvtrace, kvreplay := buildTools(t)
 	lib := filepath.Dir(cudatest.FakeRuntime(t))
 	dir := t.TempDir()
@@ -109,6 +111,7 @@ func TestGPUTierFakeRuntime(t *testing.T) {
 // what moved which way. Without libcufile, --gds stops the run before any
 // I/O, naming what is missing.
 func TestGDSFake(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	libs := filepath.Dir(cudatest.FakeRuntime(t)) + ":" + filepath.Dir(cudatest.FakeCuFile(t))
 	dir := t.TempDir()
@@ -169,6 +172,7 @@ func TestGDSFake(t *testing.T) {
 // device-to-host copy (beside its Evict read's), a promotion one
 // host-to-device copy, and every byte read after them verifies.
 func TestGPURAMMovesFake(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	lib := filepath.Dir(cudatest.FakeRuntime(t))
 	dir := t.TempDir()

@@ -110,6 +110,7 @@ func mkfifo(t *testing.T, dir string) string {
 // real SIGINT stops it (exit 1, naming the signal), its result, if any,
 // marked incomplete.
 func TestSIGINTWaitingForFIFO(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	dir := t.TempDir()
 	fifo := mkfifo(t, dir)

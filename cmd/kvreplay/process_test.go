@@ -15,26 +15,6 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// buildTools builds kvtrace and kvreplay into a temporary directory, for
-// tests of real processes: signals, pipes, memory.
-func buildTools(t *testing.T) (kvtrace, kvreplay string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the real binaries; skipped with -short")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go toolchain on PATH to build the binaries")
-	}
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/kvtrace", "./cmd/kvreplay")
-	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "kvtrace"), filepath.Join(dir, "kvreplay")
-}
-
 func readResult(t *testing.T, path string) *schema.Result {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -52,6 +32,7 @@ func readResult(t *testing.T, path string) *schema.Result {
 // real SIGINT: it drains, writes its partial result marked incomplete,
 // removes what it created and exits 1.
 func TestSIGINTWritesPartialResult(t *testing.T) {
+	t.Parallel()
 	kvtrace, kvreplay := buildTools(t)
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "run.csv.zst")
@@ -116,6 +97,7 @@ func pipeline(t *testing.T, gen, rep *exec.Cmd) {
 // test measures the engine, not the disk) and checks kvreplay's peak RSS
 // stays bounded although the trace is ~200 MB of CSV.
 func TestPipelineBoundedMemory(t *testing.T) {
+	t.Parallel()
 	kvtrace, kvreplay := buildTools(t)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "r.json")
@@ -141,6 +123,7 @@ func TestPipelineBoundedMemory(t *testing.T) {
 // directory and checks kvreplay's peak RSS stays within 64 MiB + queue
 // depth x block size (design section 8), whatever the object sizes.
 func TestMemoryBoundLargeObjects(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "big.csv")
@@ -186,6 +169,7 @@ func TestMemoryBoundLargeObjects(t *testing.T) {
 // --ram-budget below what the trace keeps live: the replay completes and
 // counts the LRU objects it evicted.
 func TestPipeSmallRAM(t *testing.T) {
+	t.Parallel()
 	kvtrace, kvreplay := buildTools(t)
 	dir := t.TempDir()
 	for _, c := range []struct {

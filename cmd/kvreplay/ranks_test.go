@@ -142,6 +142,7 @@ func TestStartAtBounds(t *testing.T) {
 // trace, all waiting for one --start-at: key-sharded, their merged bytes
 // per tier equal a single process's replay exactly; tp-sharded, 4 times.
 func TestRanksAsLaunched(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	ref := referenceTraces(t)[0]
 	dir := t.TempDir()
@@ -221,6 +222,7 @@ func TestRanksAsLaunched(t *testing.T) {
 // this machine: each finds its rank in mpirun's environment, and the
 // merged bytes equal one process's replay.
 func TestRealMpirun(t *testing.T) {
+	t.Parallel()
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
 		t.Skip("no mpirun on PATH (Debian: apt-get install openmpi-bin; CI installs it)")

@@ -15,6 +15,7 @@ import (
 // the same --dir reports them, neither reusing nor removing them, and
 // leaves the user's files alone.
 func TestKilledRunLeftoverReported(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	top := t.TempDir()
 	if err := os.WriteFile(filepath.Join(top, "2_a"), []byte("the user's"), 0o644); err != nil {
@@ -63,6 +64,7 @@ func TestKilledRunLeftoverReported(t *testing.T) {
 // --dir that holds files: they all survive, and the script leaves nothing
 // of its own there.
 func TestVsFioKeepsDir(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	for _, tool := range []string{"fio", "python3", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
