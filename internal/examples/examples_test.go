@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -81,52 +82,59 @@ func TestExamples(t *testing.T) {
 
 	inputs := t.TempDir()
 	makeInputs(t, inputs, bin, env)
-	n := 0
-	for _, g := range groups {
-		if len(g) == 0 {
-			continue
-		}
-		// Each block runs in a fresh directory holding the inputs, in
-		// order, as a reader types it.
-		dir := t.TempDir()
-		if err := os.CopyFS(dir, os.DirFS(inputs)); err != nil {
-			t.Fatal(err)
-		}
-		skippedOut := map[string]bool{}
-		for _, ex := range g {
-			line, why := rewrite(ex.line, dir)
-			if why == "" {
-				why = needs(line, skippedOut)
-			}
-			if why != "" {
-				t.Logf("%s: skipped (%s): %s", ex.where, why, ex.line)
-				src := line
-				if src == "" {
-					src = ex.line // not rewritten: what it would have written
-				}
-				for _, f := range redirects(src) {
-					skippedOut[f] = true
-				}
+	// The blocks run side by side (each in its own directory): most of
+	// their time is replays at their traces' own pace.
+	var n atomic.Int64
+	t.Run("blocks", func(t *testing.T) {
+		for i, g := range groups {
+			if len(g) == 0 {
 				continue
 			}
-			n++
-			cmd := exec.Command("bash", "-o", "pipefail", "-c", line)
-			cmd.Dir, cmd.Env = dir, env
-			began := time.Now()
-			out, err := cmd.CombinedOutput()
-			if d := time.Since(began); d > 5*time.Second {
-				t.Logf("%s: %v: %s", ex.where, d.Round(time.Second), line)
-			}
-			if err != nil {
-				t.Errorf("%s: %s\n  ran: %s\n  %v\n%s", ex.where, ex.line, line, err, tail(out))
-				continue
-			}
-			if strings.Contains(ex.line, "go run ./cmd/kvreport -") && !strings.Contains(string(out), "storage_health") {
-				t.Errorf("%s: the set-up command printed no summary:\n%s", ex.where, tail(out))
-			}
+			t.Run(fmt.Sprintf("%d-%s", i, strings.Fields(g[0].where)[0]), func(t *testing.T) {
+				t.Parallel()
+				// Each block runs in a fresh directory holding the inputs, in
+				// order, as a reader types it.
+				dir := t.TempDir()
+				if err := os.CopyFS(dir, os.DirFS(inputs)); err != nil {
+					t.Fatal(err)
+				}
+				skippedOut := map[string]bool{}
+				for _, ex := range g {
+					line, why := rewrite(ex.line, dir)
+					if why == "" {
+						why = needs(line, skippedOut)
+					}
+					if why != "" {
+						t.Logf("%s: skipped (%s): %s", ex.where, why, ex.line)
+						src := line
+						if src == "" {
+							src = ex.line // not rewritten: what it would have written
+						}
+						for _, f := range redirects(src) {
+							skippedOut[f] = true
+						}
+						continue
+					}
+					n.Add(1)
+					cmd := exec.Command("bash", "-o", "pipefail", "-c", line)
+					cmd.Dir, cmd.Env = dir, env
+					began := time.Now()
+					out, err := cmd.CombinedOutput()
+					if d := time.Since(began); d > 5*time.Second {
+						t.Logf("%s: %v: %s", ex.where, d.Round(time.Second), line)
+					}
+					if err != nil {
+						t.Errorf("%s: %s\n  ran: %s\n  %v\n%s", ex.where, ex.line, line, err, tail(out))
+						continue
+					}
+					if strings.Contains(ex.line, "go run ./cmd/kvreport -") && !strings.Contains(string(out), "storage_health") {
+						t.Errorf("%s: the set-up command printed no summary:\n%s", ex.where, tail(out))
+					}
+				}
+			})
 		}
-	}
-	if n < 30 {
+	})
+	if n := n.Load(); n < 30 {
 		t.Errorf("ran %d examples: the extraction lost some", n)
 	}
 }
