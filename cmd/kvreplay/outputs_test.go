@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cli/clitest"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -87,21 +87,7 @@ func TestOutputSpecialFiles(t *testing.T) {
 		}
 	})
 	t.Run("fifo", func(t *testing.T) {
-		fifo := filepath.Join(t.TempDir(), "fifo")
-		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got := make(chan []byte, 1)
-		go func() {
-			f, err := os.Open(fifo)
-			if err != nil {
-				got <- nil
-				return
-			}
-			b, _ := io.ReadAll(f)
-			f.Close()
-			got <- b
-		}()
+		fifo, got := clitest.FIFO(t)
 		if code, _, stderr := kvreplay("--speed", "max", "-o", fifo, tr); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}

@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/kvbench/kvbench/internal/cli/clitest"
 )
 
 // copyDoc copies the document at from into dir.
@@ -69,25 +69,11 @@ func TestOutputSpecialFiles(t *testing.T) {
 	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
 		t.Fatalf("/dev/null is now %v", fi.Mode())
 	}
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- ""
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- string(b)
-	}()
+	fifo, got := clitest.FIFO(t)
 	if code, _, stderr := kvreport(t, "", docA, "--format", "md", "-o", fifo); code != 0 {
 		t.Fatalf("-o FIFO: exit %d, %q", code, stderr)
 	}
-	if s := <-got; !strings.Contains(s, "|") {
+	if s := string(<-got); !strings.Contains(s, "|") {
 		t.Fatalf("the FIFO's reader got %q", s)
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {

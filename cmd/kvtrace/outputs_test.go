@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cli/clitest"
 	"github.com/kvbench/kvbench/trace"
 )
 
@@ -95,21 +94,7 @@ func TestOutputSpecialFiles(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan []byte, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- b
-	}()
+	fifo, got := clitest.FIFO(t)
 	want := filepath.Join(dir, "want.csv")
 	if _, stderr, code := runKvtrace(t, append([]string{"-o", fifo}, small...)...); code != 0 {
 		t.Fatalf("-o FIFO: exit %d, %q", code, stderr)
