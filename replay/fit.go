@@ -174,20 +174,7 @@ func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
 		}
 		n.Backends = append(n.Backends, need)
 	}
-	if r := n.need("ram"); r != nil {
-		n.Memory = max(r.Peak, 1<<20)
-		if sz.RAMBudget > 0 {
-			n.Memory = sz.RAMBudget
-		}
-	}
-	n.Memory += EngineMemory(cfg, p.Objects)
-	if d := n.need("nvme"); d != nil {
-		n.Disk = d.Peak + d.MaxObject
-		if sz.Extent {
-			n.Disk = ExtentBytes(d.Peak, d.MaxObject)
-		}
-	}
-	return n
+	return p.needsWindow(cfg, sz, n)
 }
 
 // Advice is what a plan says of a replay on a machine: what it needs,
@@ -547,7 +534,8 @@ func (a *Advice) window(p *Plan, cfg *Config, sz Sizing) time.Duration {
 	return time.Duration(float64(time.Duration(best+1)*pr.step) / cfg.Speed)
 }
 
-// needsWindow recomputes n's memory and disk from its backends' peaks.
+// needsWindow computes n's memory and disk from its backends' peaks (the
+// whole trace's, or a window's).
 func (p *Plan) needsWindow(cfg *Config, sz Sizing, n Needs) Needs {
 	n.Memory, n.Disk = 0, 0
 	if r := n.need("ram"); r != nil {

@@ -236,18 +236,8 @@ type planDoc struct {
 // needs, what this machine has, and the options that make it fit. It
 // reads the traces and makes no backend.
 func runPlan(ctx context.Context, o *options, stdout io.Writer) error {
-	srcs, err := sources(ctx, o.traces)
+	_, plan, err := prescan(ctx, o)
 	if err != nil {
-		return cli.Input(err)
-	}
-	if err := checkSidecars(o, srcs); err != nil {
-		return cli.Input(err)
-	}
-	plan, err := prepare(ctx, o, srcs)
-	if err != nil {
-		if inputError(err) {
-			return cli.Input(err)
-		}
 		return err
 	}
 	if !planned(plan) {

@@ -338,18 +338,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer o.out.Abort()
 	}
 
-	srcs, err := sources(ctx, o.traces)
+	srcs, plan, err := prescan(ctx, o)
 	if err != nil {
-		return cli.Input(err)
-	}
-	if err := checkSidecars(o, srcs); err != nil {
-		return cli.Input(err)
-	}
-	plan, err := prepare(ctx, o, srcs)
-	if err != nil {
-		if inputError(err) {
-			return cli.Input(err)
-		}
 		return err
 	}
 	for t := range schema.Tier(schema.NumTiers) {
@@ -398,6 +388,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("run incomplete: %w", runErr)
 	}
 	return nil
+}
+
+// prescan opens the traces of o, checks their sidecars and plans the
+// replay (replay.Prepare): the part of a run --plan shares. A bad trace is
+// the user's input (exit 2).
+func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, error) {
+	srcs, err := sources(ctx, o.traces)
+	if err != nil {
+		return nil, nil, cli.Input(err)
+	}
+	if err := checkSidecars(o, srcs); err != nil {
+		return nil, nil, cli.Input(err)
+	}
+	plan, err := prepare(ctx, o, srcs)
+	if err != nil {
+		if inputError(err) {
+			return nil, nil, cli.Input(err)
+		}
+		return nil, nil, err
+	}
+	return srcs, plan, nil
 }
 
 // replayOnce makes the backends, replays the traces with cfg, releases the
