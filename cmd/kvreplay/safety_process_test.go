@@ -86,7 +86,7 @@ func TestVsFioKeepsDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("bash", filepath.Join("..", "..", "bench", "vs-fio.sh"), "--mkdir", "--dir", dir, "--cases", "small",
+	cmd := exec.Command("bash", filepath.Join("..", "..", "bench", "vs-fio.sh"), "--dir", dir, "--cases", "small",
 		"--small-objects", "256", "--rounds", "1", "--kvreplay", kvreplay)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("vs-fio.sh: %v\n%s", err, out)

@@ -171,7 +171,7 @@ func TestExportSai3(t *testing.T) {
 		f[9] != "2026-11-21T10:12:19.072664000Z" {
 		t.Errorf("first row %q", f)
 	}
-	if !regexp.MustCompile(`^kvtrace: export: 594 rows -> 485 GET .*, 109 PUT .*, 0 DELETE -> .*\.tsv\n$`).MatchString(stderr) {
+	if !regexp.MustCompile(`(?m)^kvtrace: export: 594 rows -> 485 GET .*, 109 PUT .*, 0 DELETE -> .*\.tsv\n$`).MatchString(stderr) {
 		t.Errorf("summary %q", stderr)
 	}
 }
@@ -206,7 +206,7 @@ func TestExportFioRuns(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if !regexp.MustCompile(`^kvtrace: export: 594 rows -> Tier-2: 76 reads .*, 53 writes .* in \d+ I/Os, .* on disk; 0 cold reads -> .*\.fio\n$`).MatchString(stderr) {
+			if !regexp.MustCompile(`(?m)^kvtrace: export: 594 rows -> Tier-2: 76 reads .*, 53 writes .* in \d+ I/Os, .* on disk; 0 cold reads -> .*\.fio\n$`).MatchString(stderr) {
 				t.Errorf("summary %q", stderr)
 			}
 			jsonPath := filepath.Join(dir, layout+".json")
