@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -28,7 +28,7 @@ type busyTimes struct {
 }
 
 // metrics are a run's measurements, owned by the scheduler's loop. The
-// aggregates are internal/results', the ones kvreport merges.
+// aggregates are results', the ones kvreport merges.
 type metrics struct {
 	start    time.Time
 	cells    [schema.NumTiers][schema.NumOps][schema.NumPhases]*cellMetrics

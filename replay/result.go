@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 

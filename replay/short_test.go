@@ -11,9 +11,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )

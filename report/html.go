@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/hist"
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 

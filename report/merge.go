@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -24,7 +24,7 @@ const maxErrorMessages = 10
 // some of the run's ranks (MissingRanks) is marked incomplete, with a
 // warning, and is never a PASS; merged with the ranks it lacks, it is
 // whole again.
-// The merge is exact where the documents allow it, with internal/results'
+// The merge is exact where the documents allow it, with results'
 // aggregates, the ones kvreplay measures with: operation counts and bytes
 // add, cells are matched by tier, operation and phase, and their
 // HdrHistograms are decoded and added (percentiles are recomputed, never

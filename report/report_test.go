@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/hist"
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -46,7 +46,7 @@ type metricDef struct {
 
 // catalogue is the metrics kvreport computes, in the order reports show
 // them, with their definitions. Bandwidths are in GB/s and amounts of data
-// in GB, decimal (internal/results.GB), latencies in milliseconds.
+// in GB, decimal (results.GB), latencies in milliseconds.
 func catalogue() []metricDef {
 	var ms []metricDef
 	def := func(name, unit, better, desc string) {
@@ -578,7 +578,7 @@ func allWarnings(r *Report) []string {
 func healthOf(r *schema.Result) string { return cmp.Or(healthStatus(r), "-") }
 
 // judgedHealth is a result's storage_health: a kvreplay document's as
-// today's rule judges it (internal/results.Health), so that an older
+// today's rule judges it (results.Health), so that an older
 // kvreplay's PASS for a run that did not complete, fell behind its
 // schedule or missed an SLA is not shown as one; another tool's
 // document's as it says. Its status is "" when the document has none.

@@ -230,7 +230,7 @@ type Cell struct {
 // the reference's tier bandwidth), which falls when anything else slows
 // the run. BusyS is the time at least one operation of the tier was in
 // flight: the union of their intervals, so that concurrent operations
-// count once (internal/results.Busy).
+// count once (results.Busy).
 type TierTotals struct {
 	Tier               string  `json:"tier"`
 	Backend            string  `json:"backend"`
@@ -283,7 +283,7 @@ type RequestStats struct {
 
 // QoSStats is one QoS class's requests and compliance with its p95 target:
 // the share of requests within it, met at 95 % or more (the definitions
-// are internal/results').
+// are results').
 type QoSStats struct {
 	QoS         string  `json:"qos"`
 	Count       int64   `json:"count"`
@@ -408,7 +408,7 @@ type ErrorStats struct {
 
 // Summary carries the reference's metric names (kv-cache.py --output
 // summary and cache_stats) where the meaning is the same, so MLPerf users'
-// tooling reads kvreplay's results. internal/results.Summarize computes
+// tooling reads kvreplay's results. results.Summarize computes
 // it, for kvreplay and for kvreport's merges. Its tier bandwidths are the
 // reference's: bytes over the run's elapsed time (the offered load, not the
 // device rate that TierTotals adds). Bandwidths are in GB/s and byte counts
@@ -459,7 +459,7 @@ type Percentiles struct {
 }
 
 // StorageHealth is the reference's PASS/FAIL verdict with its criteria
-// (reference section 5), as internal/results decides it for every tool;
+// (reference section 5), as results decides it for every tool;
 // kvbench adds criteria of its own (the schedule's lag, each QoS class's
 // SLA) and the statuses INCOMPLETE (a run stopped early) and NO_DATA
 // (nothing the criteria measure), which are never a PASS. Reasons say,
@@ -479,7 +479,7 @@ type HealthStatus string
 
 // The statuses of storage_health. PASS and FAIL are the reference's;
 // INCOMPLETE and NO_DATA are kvbench's, for what the reference would have
-// called a PASS without grounds. Only internal/results gives them.
+// called a PASS without grounds. Only results gives them.
 const (
 	HealthPass       HealthStatus = "PASS"
 	HealthFail       HealthStatus = "FAIL"

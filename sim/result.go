@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -97,7 +97,7 @@ type CacheStats struct {
 }
 
 // StorageHealth is the reference's storage_health block, judged by the
-// rule every tool uses (internal/results.Judge). A trace has no
+// rule every tool uses (results.Judge). A trace has no
 // latencies, so only the cache hit rate criterion is evaluated here; the
 // latency criteria are kvreplay's to measure, and Note says so.
 type StorageHealth struct {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/sim"
 )

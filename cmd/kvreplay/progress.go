@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/internal/results"
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/results"
 )
 
 // progressView is what the progress line knows of a run beside its

@@ -11,7 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )

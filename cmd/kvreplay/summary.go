@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/results"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 

@@ -260,8 +260,8 @@ func importRules() []importRule {
 		// results is the one definition of every metric and threshold, for
 		// kvreplay and kvreport alike: it sees schema, internal/hist and the
 		// HdrHistogram module under it, never an engine, the codec or a main.
-		{exactly("internal/results"), moduleOutside(tree("schema"), exactly("internal/hist"))},
-		{exactly("internal/results"), thirdPartyExcept("github.com/HdrHistogram/hdrhistogram-go")},
+		{exactly("results"), moduleOutside(tree("schema"), exactly("internal/hist"))},
+		{exactly("results"), thirdPartyExcept("github.com/HdrHistogram/hdrhistogram-go")},
 		// internal is plumbing below the engines.
 		{tree("internal"), anyOf(tree("cmd"), tree("sim"), tree("replay"), tree("report"))},
 		// Mains are leaves: nothing imports them.
@@ -446,7 +446,7 @@ func TestCheckImportsReports(t *testing.T) {
 	}
 }
 
-// TestCheckImportsResults: internal/results may depend on schema,
+// TestCheckImportsResults: results may depend on schema,
 // internal/hist and HdrHistogram, and on nothing else of the module or
 // outside the standard library.
 func TestCheckImportsResults(t *testing.T) {
@@ -460,7 +460,7 @@ func TestCheckImportsResults(t *testing.T) {
 {"ImportPath":"` + mod + `/schema","Imports":["fmt"],"Deps":["fmt"]` + main + `}
 {"ImportPath":"` + mod + `/internal/hist","Imports":["` + mod + `/schema","` + hdr + `"],"Deps":["fmt","` + hdr + `","` + mod + `/schema"]` + main + `}
 {"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema"],"Deps":["fmt","` + mod + `/schema"]` + main + `}
-{"ImportPath":"` + mod + `/report","Imports":["` + mod + `/internal/results"],"Deps":["fmt","` + hdr + `","` + mod + `/internal/hist","` + mod + `/internal/results","` + mod + `/schema"]` + main + `}
+{"ImportPath":"` + mod + `/report","Imports":["` + mod + `/results"],"Deps":["fmt","` + hdr + `","` + mod + `/internal/hist","` + mod + `/results","` + mod + `/schema"]` + main + `}
 `
 	for _, tt := range []struct {
 		name, imports string
@@ -468,9 +468,9 @@ func TestCheckImportsResults(t *testing.T) {
 	}{
 		{"allowed", `"fmt","` + mod + `/schema","` + mod + `/internal/hist"`, nil},
 		{"the codec", `"` + mod + `/internal/hist","` + mod + `/trace"`, []string{
-			"internal/results -> trace: internal/results must not depend on module packages other than schema/..., internal/hist"}},
+			"results -> trace: results must not depend on module packages other than schema/..., internal/hist"}},
 		{"zstd", `"` + mod + `/internal/hist","github.com/klauspost/compress/zstd"`, []string{
-			"internal/results -> github.com/klauspost/compress/zstd: internal/results must not depend on third-party packages other than " + hdr}},
+			"results -> github.com/klauspost/compress/zstd: results must not depend on third-party packages other than " + hdr}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// The imports and their dependencies, as go list -deps gives
@@ -478,7 +478,7 @@ func TestCheckImportsResults(t *testing.T) {
 			deps := append(strings.Split(tt.imports, ","), `"fmt"`, `"`+hdr+`"`, `"`+mod+`/schema"`)
 			slices.Sort(deps)
 			deps = slices.Compact(deps)
-			list := base + `{"ImportPath":"` + mod + `/internal/results","Imports":[` + tt.imports + `],"Deps":[` + strings.Join(deps, ",") + `]` + main + "}\n"
+			list := base + `{"ImportPath":"` + mod + `/results","Imports":[` + tt.imports + `],"Deps":[` + strings.Join(deps, ",") + `]` + main + "}\n"
 			pkgs, err := decodeList(strings.NewReader(list))
 			if err != nil {
 				t.Fatal(err)

@@ -85,7 +85,7 @@ func notMeasured(res *schema.Result) string {
 // judge decides whether a probe of a search of kind passes and says why,
 // from the same facts: the failed criteria with their figures, or what
 // passed. A users probe passes when every QoS class with requests met its
-// SLA (internal/results' rule: 95 % of its requests within its p95
+// SLA (results' rule: 95 % of its requests within its p95
 // target) and storage_health is PASS; a capacity probe when
 // storage_health is PASS: the load was served within the latency profile
 // (and, where storage_health judges it, the trace's pace). A probe that
