@@ -4,9 +4,23 @@
 // list shows nothing of the scheduler, the trace codec or the I/O engines
 // (as pebble's vfs.FS is to its file systems).
 //
-// Implementations live in packages under replay/ (ram, nvme, extent, null,
-// fault); replay/replaytest holds the conformance suite every Backend
-// passes.
+// Two shapes of storage meet the contract. A block store (RAM, GPU
+// memory, NVMe files and devices) serves Open, and the engine moves an
+// object's bytes as aligned blocks through its Object's ReadAt and
+// WriteAt; CheckIO, IsAligned and AlignedBuffer are the alignment rules
+// every such backend and engine shares. An object store (S3) adds the
+// optional ObjectStore capability: whole-object Put and Get, ranged
+// GetRange and Delete, so that it needs no block layer. Further optional
+// capabilities are found by type assertion: FdObject and Locator (an
+// object in a file, for engines that submit I/O themselves), Syncer
+// (durable writes). What a result records of a backend (its device, what
+// it measured) it gives through replay/setup's Describer.
+//
+// Implementations live in packages under replay/ (ram, gpu, nvme, extent,
+// null, fault; replay/arena is the memory arena ram and gpu share), each
+// built from its row of replay/setup's factory table; a new tier is a new
+// package and one row there. replay/replaytest holds the conformance
+// suite every Backend passes.
 package backend
 
 import (
