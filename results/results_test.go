@@ -215,6 +215,16 @@ func TestSummarize(t *testing.T) {
 		StorageIOLatencyMS: schema.Percentiles{Mean: rl.MeanUS / 1000, P50: rl.P50US / 1000, P95: rl.P95US / 1000,
 			P99: rl.P99US / 1000, P999: rl.P999US / 1000, P9999: rl.P9999US / 1000},
 	}
+	// The device latency: each Tier-2 operation's own span, every
+	// percentile of the same distributions.
+	rd, wd := lat(append(times(10, ms), times(10, 9*ms)...)...), lat(times(5, 20*ms)...)
+	wantFull.StorageReadDeviceP50MS, wantFull.StorageReadDeviceP95MS, wantFull.StorageReadDeviceP99MS = rd.P50US/1000, rd.P95US/1000, rd.P99US/1000
+	wantFull.StorageReadDeviceP999MS, wantFull.StorageReadDeviceP9999MS = rd.P999US/1000, rd.P9999US/1000
+	wantFull.StorageWriteDeviceP50MS, wantFull.StorageWriteDeviceP95MS, wantFull.StorageWriteDeviceP99MS = wd.P50US/1000, wd.P95US/1000, wd.P99US/1000
+	wantFull.StorageWriteDeviceP999MS, wantFull.StorageWriteDeviceP9999MS = wd.P999US/1000, wd.P9999US/1000
+	if wantFull.StorageReadDeviceP50MS > 2 || wantFull.StorageReadDeviceP95MS < 8 || wantFull.StorageReadDeviceP95MS > wantFull.StorageIOLatencyMS.P95 {
+		t.Fatalf("test setup: device %+v", wantFull)
+	}
 	if wantFull.StorageReadP95MS < 8 || wantFull.CPUP95MS < 5 || wantFull.StorageWriteP95MS < 19 {
 		t.Fatalf("test setup: %+v", wantFull)
 	}
@@ -272,7 +282,9 @@ func TestSummarize(t *testing.T) {
 		{"speed max, no bytes per token", &maxSpeed, nil, wantMax},
 		{"slow Tier-2 writes, no reads, no Tier-1", &schema.Result{WallS: 1, Complete: true, Cells: slowWrites, Tiers: TierTotals(slowWrites, time.Second)}, ptr(0.0),
 			schema.Summary{ElapsedTime: 1, TierStorageWriteBandwidthGBps: gib / 1024, TierStorageKVBytesWrittenGB: gib / 1024,
-				StorageWriteP95MS: p95(600 * ms), StorageKVTokensPerSec: ptr(0.0), NotMeasured: map[string]string{NotMeasuredRefTokens: refTokens},
+				StorageWriteP95MS: p95(600 * ms), StorageWriteDeviceP50MS: p95(600 * ms), StorageWriteDeviceP95MS: p95(600 * ms),
+				StorageWriteDeviceP99MS: p95(600 * ms), StorageWriteDeviceP999MS: p95(600 * ms), StorageWriteDeviceP9999MS: p95(600 * ms),
+				StorageKVTokensPerSec: ptr(0.0), NotMeasured: map[string]string{NotMeasuredRefTokens: refTokens},
 				StorageHealth: schema.StorageHealth{OverallStatus: "FAIL", TotalCount: 1, Criteria: []schema.Criterion{
 					{Name: "Storage Tier Write Total P95 < 500ms", Target: 500, Actual: p95(600 * ms), Unit: "ms", Reason: "storage tier write total p95 600 ms >= 500 ms limit"}},
 					Reasons: []string{"storage tier write total p95 600 ms >= 500 ms limit"}}}},
