@@ -332,7 +332,7 @@ func (b *Backend) prewrite(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := alignedBuffer(int(chunk), b.align)
+			buf := backend.AlignedBuffer(int(chunk), b.align)
 			rng := rand.NewChaCha8([32]byte{byte(j), 'k', 'v', 'b'})
 			rng.Read(buf)
 			for off := range next {
@@ -510,7 +510,7 @@ func (b *Backend) setDirect(opt Options, fstype string) error {
 	if !refused {
 		_, err = unix.FcntlInt(b.fd, unix.F_SETFL, fl|unix.O_DIRECT)
 		if err == nil {
-			buf := alignedBuffer(b.align, b.align)
+			buf := backend.AlignedBuffer(b.align, b.align)
 			for {
 				_, err = unix.Pread(fd, buf, 0)
 				if err != unix.EINTR {
@@ -534,14 +534,6 @@ func (b *Backend) setDirect(opt Options, fstype string) error {
 	}
 	b.direct = true
 	return nil
-}
-
-// alignedBuffer returns a buffer of n bytes at an address aligned to
-// align (a power of two), for O_DIRECT.
-func alignedBuffer(n, align int) []byte {
-	buf := make([]byte, n+align)
-	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & uintptr(align-1))
-	return buf[skip : skip+n]
 }
 
 // Path returns the file or device, absolute, as New was given it.
@@ -713,17 +705,11 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
 		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
-	mask := o.b.align - 1
-	if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
-		return 0, fmt.Errorf("extent: %s %q: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.key, len(p), off, unsafe.SliceData(p), o.b.align, backend.ErrMisaligned)
+	n, err := backend.CheckIO(p, off, o.p.size, o.b.align)
+	if err != nil {
+		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, err)
 	}
-	if off < 0 {
-		return 0, fmt.Errorf("extent: %s %q: negative offset %d", op, o.key, off)
-	}
-	if off >= o.p.size {
-		return 0, nil
-	}
-	return int(min(int64(len(p)), o.p.size-off)), nil
+	return n, nil
 }
 
 // errStale is the cause of ErrClosed for an Object whose object was

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
 	"github.com/kvbench/kvbench/replay/null"
@@ -17,7 +18,7 @@ import (
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
-func newRAM(t testing.TB) *ram.Backend {
+func newRAM(t testing.TB) *arena.Backend {
 	t.Helper()
 	b, err := ram.New(16 << 20)
 	if err != nil {

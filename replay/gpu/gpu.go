@@ -1,7 +1,7 @@
 // Package gpu owns the Tier-0 (GPU memory) replay backend: one arena of
-// device memory allocated with cudaMalloc on one GPU, the RAM tier's
-// placement rules over it (replay/ram.NewArena: objects in pieces, never
-// failing from fragmentation), and host-device copies through the CUDA
+// device memory allocated with cudaMalloc on one GPU, the memory tiers'
+// placement rules over it (replay/arena: objects in pieces, never failing
+// from fragmentation), and host-device copies through the CUDA
 // runtime that internal/cuda loads at run time.
 //
 // A copy goes through a staging slot: a pinned host buffer (cudaHostAlloc,
@@ -30,8 +30,8 @@ import (
 	"unsafe"
 
 	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
-	"github.com/kvbench/kvbench/replay/ram"
 )
 
 // Info describes the device behind a backend, for results.
@@ -48,7 +48,7 @@ type Info struct {
 type Options struct {
 	// Device is the GPU's index.
 	Device int
-	// Capacity is the arena's bytes, rounded up to ram.Align.
+	// Capacity is the arena's bytes, rounded up to arena.Align.
 	Capacity int64
 	// Slots is how many copies may run at once (the I/O engine's queue
 	// depth); StageBytes each one's pinned buffer (the largest copy the
@@ -83,7 +83,7 @@ func (d Direction) GBps() float64 {
 
 // Backend is the GPU tier: the arena and its copy statistics.
 type Backend struct {
-	*ram.Backend
+	*arena.Backend
 	mem *deviceMemory
 }
 
@@ -111,7 +111,7 @@ func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
 	if drv, run, err := rt.Versions(); err == nil {
 		info.Driver, info.Runtime = cuda.VersionString(drv), cuda.VersionString(run)
 	}
-	size := (opt.Capacity + ram.Align - 1) / ram.Align * ram.Align
+	size := (opt.Capacity + arena.Align - 1) / arena.Align * arena.Align
 	if uint64(size) > d.FreeBytes {
 		return nil, info, fmt.Errorf("gpu: device %d (%s) has %d bytes free and the tier needs %d: use --size-scale, or a smaller trace",
 			opt.Device, d.Name, d.FreeBytes, size)
@@ -130,7 +130,7 @@ func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
 		m.slots <- s
 		m.all = append(m.all, s)
 	}
-	return &Backend{Backend: ram.NewArena("gpu", size, m), mem: m}, info, nil
+	return &Backend{Backend: arena.New("gpu", size, m), mem: m}, info, nil
 }
 
 // slot is a staging buffer with its stream and events.
@@ -303,8 +303,8 @@ type Arena struct {
 }
 
 // ArenaOf returns the arena mem is, when it is a gpu backend's (the
-// memory ram.Spanner's Arena and Span give).
-func ArenaOf(mem ram.Memory) (Arena, bool) {
+// memory arena.Spanner's Arena and Span give).
+func ArenaOf(mem arena.Memory) (Arena, bool) {
 	m, ok := mem.(*deviceMemory)
 	if !ok {
 		return Arena{}, false
@@ -316,7 +316,7 @@ func ArenaOf(mem ram.Memory) (Arena, bool) {
 // mem at off (toDevice: host to device), without a staging buffer, on a
 // slot's stream, timed and counted as Copy's copies are: for host memory
 // that is pinned already (cudaHostRegister). mem must be a gpu backend's.
-func CopyDirect(mem ram.Memory, host uintptr, off int64, n int, toDevice bool) error {
+func CopyDirect(mem arena.Memory, host uintptr, off int64, n int, toDevice bool) error {
 	m, ok := mem.(*deviceMemory)
 	if !ok {
 		return errors.New("gpu: not a gpu arena")
@@ -333,7 +333,7 @@ func CopyDirect(mem ram.Memory, host uintptr, off int64, n int, toDevice bool) e
 
 // Holds reports whether obj lives in a gpu backend's arena.
 func Holds(obj backend.Object) bool {
-	s, ok := obj.(ram.Spanner)
+	s, ok := obj.(arena.Spanner)
 	if !ok {
 		return false
 	}

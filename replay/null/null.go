@@ -14,7 +14,6 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/kvbench/kvbench/replay/backend"
 )
@@ -151,19 +150,11 @@ func (o *object) check(op string, p []byte, off int64) (int, error) {
 	if o.e.gone.Load() {
 		return 0, fmt.Errorf("null: %s %q: removed or replaced since this Object was opened: %w", op, o.key, backend.ErrClosed)
 	}
-	if a := o.b.align; a > 1 {
-		mask := a - 1
-		if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
-			return 0, fmt.Errorf("null: %s %q: %d bytes at offset %d: %w", op, o.key, len(p), off, backend.ErrMisaligned)
-		}
+	n, err := backend.CheckIO(p, off, o.e.size, o.b.align)
+	if err != nil {
+		return 0, fmt.Errorf("null: %s %q: %w", op, o.key, err)
 	}
-	if off < 0 {
-		return 0, fmt.Errorf("null: %s %q: negative offset %d", op, o.key, off)
-	}
-	if off >= o.e.size {
-		return 0, nil
-	}
-	return int(min(int64(len(p)), o.e.size-off)), nil
+	return n, nil
 }
 
 // ReadAt succeeds without touching p; io.EOF past the object's end.

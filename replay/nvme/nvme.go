@@ -426,17 +426,11 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() {
 		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, backend.ErrClosed)
 	}
-	mask := o.b.align - 1
-	if off&int64(mask) != 0 || len(p)&mask != 0 || len(p) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) != 0 {
-		return 0, fmt.Errorf("nvme: %s %s: %d bytes at offset %d, buffer %p, alignment %d: %w", op, o.path, len(p), off, unsafe.SliceData(p), o.b.align, backend.ErrMisaligned)
+	n, err := backend.CheckIO(p, off, o.size, o.b.align)
+	if err != nil {
+		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, err)
 	}
-	if off < 0 {
-		return 0, fmt.Errorf("nvme: %s %s: negative offset %d", op, o.path, off)
-	}
-	if off >= o.size {
-		return 0, nil
-	}
-	return int(min(int64(len(p)), o.size-off)), nil
+	return n, nil
 }
 
 // ioErr wraps an error of pread, pwrite or fdatasync with the object, the

@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ram"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
-func newRAM(t testing.TB, capacity int64, opts ...ram.Option) *ram.Backend {
+func newRAM(t testing.TB, capacity int64, opts ...ram.Option) *arena.Backend {
 	t.Helper()
 	b, err := ram.New(capacity, opts...)
 	if err != nil {
@@ -70,7 +71,7 @@ func TestFragmentedArenaFits(t *testing.T) {
 		}
 	}
 	st := b.Stats()
-	if st != (ram.Stats{Capacity: 8 * P, Used: 5 * P, Free: 3 * P, LargestFree: P, FreeExtents: 3, Objects: 5}) {
+	if st != (arena.Stats{Capacity: 8 * P, Used: 5 * P, Free: 3 * P, LargestFree: P, FreeExtents: 3, Objects: 5}) {
 		t.Errorf("Stats() = %+v", st)
 	}
 	_, err := b.Open("big", 4*P, true)

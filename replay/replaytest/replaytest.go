@@ -56,43 +56,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unsafe"
 
 	"github.com/kvbench/kvbench/replay/backend"
 )
 
-// AlignedBuffer returns a zeroed buffer of n bytes whose address is a
-// multiple of align (a power of two; align <= 1 means any address), for
-// O_DIRECT I/O. It over-allocates by align bytes on the Go heap, which
-// never moves its objects, and slices; the result's capacity is n, so an
-// append cannot misalign it. It panics, as make does, on a negative n or an
-// align that is not a power of two: those are programming errors.
-func AlignedBuffer(n, align int) []byte {
-	if align <= 1 {
-		return make([]byte, n)
-	}
-	if align&(align-1) != 0 {
-		panic(fmt.Sprintf("replaytest: AlignedBuffer: align %d is not a power of two", align))
-	}
-	buf := make([]byte, n+align)
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	skip := int(-addr & uintptr(align-1))
-	return buf[skip : skip+n : skip+n]
-}
+// AlignedBuffer is backend.AlignedBuffer, for tests.
+func AlignedBuffer(n, align int) []byte { return backend.AlignedBuffer(n, align) }
 
-// IsAligned reports whether p's address and length and off are multiples
-// of align (a power of two; align <= 1 accepts anything). An empty p's
-// address is not checked.
-func IsAligned(p []byte, off int64, align int) bool {
-	if align <= 1 {
-		return true
-	}
-	mask := align - 1
-	if off&int64(mask) != 0 || len(p)&mask != 0 {
-		return false
-	}
-	return len(p) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(p)))&uintptr(mask) == 0
-}
+// IsAligned is backend.IsAligned, for tests.
+func IsAligned(p []byte, off int64, align int) bool { return backend.IsAligned(p, off, align) }
 
 // Fill fills p with the bytes at offset off (a multiple of 8) of a
 // pattern of seed: deterministic, incompressible, different for every seed

@@ -211,43 +211,6 @@ func TestDefective(t *testing.T) {
 	Run(t, func(t *testing.T) backend.Backend { return newMem(bug) })
 }
 
-func TestAlignedBuffer(t *testing.T) {
-	for _, align := range []int{0, 1, 2, 64, 512, 4096, 1 << 16} {
-		for _, n := range []int{0, 1, 4096, 1 << 20} {
-			p := AlignedBuffer(n, align)
-			if len(p) != n || cap(p) != n {
-				t.Errorf("AlignedBuffer(%d, %d): len %d cap %d", n, align, len(p), cap(p))
-			}
-			if n > 0 && align > 1 && uintptr(unsafe.Pointer(&p[0]))%uintptr(align) != 0 {
-				t.Errorf("AlignedBuffer(%d, %d) at %p", n, align, &p[0])
-			}
-		}
-	}
-}
-
-func TestIsAligned(t *testing.T) {
-	p := AlignedBuffer(8192, 4096)
-	for _, tc := range []struct {
-		p     []byte
-		off   int64
-		align int
-		want  bool
-	}{
-		{p[:4096], 0, 4096, true},
-		{p[:4096], 4096, 4096, true},
-		{p[1:4097], 0, 4096, false},
-		{p[:4096], 512, 4096, false},
-		{p[:512], 0, 4096, false},
-		{p[512:1024], 512, 512, true},
-		{p[1:2], 3, 1, true},
-		{p[1:1], 0, 4096, true},
-	} {
-		if got := IsAligned(tc.p, tc.off, tc.align); got != tc.want {
-			t.Errorf("IsAligned(%d bytes at +%d, %d, %d) = %v", len(tc.p), uintptr(unsafe.Pointer(unsafe.SliceData(tc.p)))%4096, tc.off, tc.align, got)
-		}
-	}
-}
-
 func TestFill(t *testing.T) {
 	whole := make([]byte, 3*4096)
 	Fill(whole, 7, 4096)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/gpu"
 	"github.com/kvbench/kvbench/replay/ioengine"
@@ -64,7 +65,7 @@ func kind(obj backend.Object) where {
 	if gpu.Holds(obj) {
 		return onGPU
 	}
-	if s, ok := obj.(ram.Spanner); ok {
+	if s, ok := obj.(arena.Spanner); ok {
 		if _, ok := ram.HostBytes(s.Arena()); ok {
 			return onHost
 		}
@@ -90,7 +91,7 @@ func (e *engine) Close() error {
 
 // piece is a run of an object's bytes in its arena.
 type piece struct {
-	mem     ram.Memory
+	mem     arena.Memory
 	at, len int64
 }
 
@@ -99,7 +100,7 @@ type piece struct {
 // object's while the copies run.
 func pieces(obj backend.Object, off, n int64) ([]piece, error) {
 	var ps []piece
-	err := obj.(ram.Spanner).Span(off, n, func(mem ram.Memory, at, m int64) error {
+	err := obj.(arena.Spanner).Span(off, n, func(mem arena.Memory, at, m int64) error {
 		ps = append(ps, piece{mem, at, m})
 		return nil
 	})
@@ -149,7 +150,7 @@ func (e *engine) move(op *ioengine.Op) error {
 
 // pin pins the RAM arena hb for the GPU of mem once; a failure is
 // recorded, and the copies run from pageable memory.
-func (e *engine) pin(mem ram.Memory, hb []byte) error {
+func (e *engine) pin(mem arena.Memory, hb []byte) error {
 	a, ok := gpu.ArenaOf(mem)
 	if !ok || len(hb) == 0 {
 		return errors.New("devcopy: not a gpu and a RAM arena")

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/gpu"
 	"github.com/kvbench/kvbench/replay/ioengine"
-	"github.com/kvbench/kvbench/replay/ram"
 )
 
 // Stats is what the engine moved, per direction.
@@ -147,7 +147,7 @@ func (e *gdsEngine) move(op *ioengine.Op) error {
 		dev, file, toFile = op.Obj, op.From, false
 	}
 	fo, ok := file.(backend.FdObject)
-	sp, ok2 := dev.(ram.Spanner)
+	sp, ok2 := dev.(arena.Spanner)
 	if !ok || !ok2 {
 		return fmt.Errorf("gds: block of %s at %d: not a move between a file and GPU memory", op.Key, op.Off)
 	}
@@ -158,7 +158,7 @@ func (e *gdsEngine) move(op *ioengine.Op) error {
 	defer e.closeFile(fo.Fd())
 	fileOff := fo.Offset() + op.Off
 	start := time.Now()
-	err = sp.Span(op.Off, op.N, func(m ram.Memory, at, n int64) error {
+	err = sp.Span(op.Off, op.N, func(m arena.Memory, at, n int64) error {
 		a, ok := gpu.ArenaOf(m)
 		if !ok {
 			return errors.New("not in GPU memory")
