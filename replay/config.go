@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -35,10 +36,12 @@ type Config struct {
 	// Seed keys the data generator: the bytes of every object derive from
 	// (Seed, key, version, offset).
 	Seed uint64
-	// Engine is the I/O engine of objects in files and devices: "uring"
-	// (io_uring, batched, registered buffers; psync with a recorded reason
-	// where the kernel refuses it) or "psync" (a pool of pread/pwrite
-	// workers). RAM objects are always copied by the psync workers.
+	// Engine is the I/O engine of objects in files and devices, by its
+	// registered name (ioengine.Names): "uring" (io_uring, batched,
+	// registered buffers; psync with a recorded reason where the kernel
+	// refuses it) or "psync" (a pool of pread/pwrite workers). Objects a
+	// shared engine does not serve (RAM's) are copied by the psync
+	// workers.
 	Engine string
 	// Verify checks every byte read against what was written.
 	Verify bool
@@ -131,8 +134,8 @@ func (c *Config) Validate() error {
 	if c.TensorParallel < 0 || c.TensorParallel > 1024 {
 		bad("--tensor-parallel %d: must be between 1 and 1024", c.TensorParallel)
 	}
-	if c.Engine != "psync" && c.Engine != "uring" {
-		bad("--engine %s: want uring or psync", c.Engine)
+	if err := ioengine.Check(c.Engine); err != nil {
+		bad("--engine %s: %v", c.Engine, err)
 	}
 	mapped := false
 	for _, b := range c.TierMap {

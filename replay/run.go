@@ -191,11 +191,12 @@ func (s *sched) setBackends(backends map[string]backend.Backend) error {
 }
 
 // startEngines starts the I/O engines: the hooks' movers, for the moves
-// they take; io_uring for objects in files, when asked for and the kernel
-// allows it; psync for the rest, one pool per backend, so that a slow
-// device (a throttled disk served by psync) never holds another's blocks
-// (the RAM arena's copies) behind its own: each tier's latency and device
-// rate are its own.
+// they take; the engine cfg.Engine names, when it is a Shared one (one
+// io_uring for the objects in files) and the machine offers it; and a
+// Pooled engine (cfg.Engine's when it is one, else ioengine.Fallback) for
+// each backend that keeps data, so that a slow device (a throttled disk
+// served by psync) never holds another's blocks (the RAM arena's copies)
+// behind its own: each tier's latency and device rate are its own.
 func (s *sched) startEngines() error {
 	var data []*tierBackend
 	for _, b := range s.backends {
@@ -203,50 +204,59 @@ func (s *sched) startEngines() error {
 			data = append(data, b)
 		}
 	}
-	uring := s.cfg.Engine == "uring" && len(data) > 0
 	movers := s.hooks.Movers
 	if len(data) == 0 {
-		movers = nil // no backend keeps bytes: no engine is needed
+		return nil // no backend keeps bytes: no engine is needed
+	}
+	info, ok := ioengine.Lookup(s.cfg.Engine)
+	if !ok {
+		return fmt.Errorf("replay: --engine %s: %w", s.cfg.Engine, ioengine.Check(s.cfg.Engine))
+	}
+	pooled := ioengine.Fallback
+	if info.Kind == ioengine.Pooled {
+		pooled = info.Name
 	}
 	// Each engine holds a queue's depth of blocks in flight and as many
 	// again waiting to start: the device never waits on the loop.
 	queue := 2 * s.cfg.QueueDepth
 	n := len(movers) + len(data)
-	if uring {
+	if info.Kind == ioengine.Shared {
 		n++
 	}
 	s.done = make(chan *ioengine.Op, n*queue)
 	params := ioengine.Params{Depth: s.cfg.QueueDepth, Queue: queue, BlockSize: s.cfg.BlockSize, Data: s.data, Done: s.done, Notify: s.wake}
-	for _, f := range movers {
+	add := func(f ioengine.Factory, only *tierBackend) error {
 		e, err := f(params)
 		if err != nil {
+			return err
+		}
+		if p, ok := e.(ioengine.Poller); ok && s.poller == nil {
+			s.poller = p
+		}
+		s.engines = append(s.engines, &engineSlot{e: e, depth: queue, only: only})
+		return nil
+	}
+	for _, f := range movers {
+		if err := add(f, nil); err != nil {
 			s.closeEngines()
 			return err
 		}
-		s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
 	}
-	if uring {
-		e, err := ioengine.New("uring", params)
+	if info.Kind == ioengine.Shared {
+		err := add(func(p ioengine.Params) (ioengine.Engine, error) { return ioengine.New(info.Name, p) }, nil)
 		switch {
 		case errors.Is(err, ioengine.ErrUnavailable):
-			s.warnings = append(s.warnings, fmt.Sprintf("io_uring is not available here (%v): the psync engine ran instead", err))
+			s.warnings = append(s.warnings, fmt.Sprintf("the %s engine is not available here (%v): the %s engine ran instead", info.Name, err, pooled))
 		case err != nil:
 			s.closeEngines()
 			return err
-		default:
-			if p, ok := e.(ioengine.Poller); ok {
-				s.poller = p
-			}
-			s.engines = append(s.engines, &engineSlot{e: e, depth: queue})
 		}
 	}
 	for _, b := range data {
-		e, err := ioengine.New("psync", params)
-		if err != nil {
+		if err := add(func(p ioengine.Params) (ioengine.Engine, error) { return ioengine.New(pooled, p) }, b); err != nil {
 			s.closeEngines()
 			return err
 		}
-		s.engines = append(s.engines, &engineSlot{e: e, depth: queue, only: b})
 	}
 	return nil
 }

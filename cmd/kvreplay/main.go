@@ -20,6 +20,7 @@ import (
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/ioengine/devcopy"
 	"github.com/kvbench/kvbench/replay/ioengine/gds"
 	"github.com/kvbench/kvbench/replay/null"
@@ -185,7 +186,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
 	fs.StringVar(&o.model, "model", "", "the model of traces without a .meta.json sidecar (kv-cache.py's --io-trace-log, a pipe): its KV bytes per token, from kvtrace's model table (kvtrace models), make the KV tokens the run moves measurable (kv_tokens_moved_per_s)")
 	fs.IntVar(&o.cfg.TensorParallel, "tensor-parallel", 1, "with --model: the tensor parallelism the trace's object sizes were divided by (kv-cache.py --tensor-parallel)")
-	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for NVMe: uring (falls back to psync, recorded, where the kernel refuses it) or psync")
+	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for files and devices: "+ioengine.Help())
 	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
 	fs.BoolVar(&o.cfg.Fsync, "fsync", false, "make each NVMe object write durable (fdatasync) before it completes, as kv-cache.py does")
 	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily)")

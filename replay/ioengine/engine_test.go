@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -12,10 +13,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestConformance runs every engine through the same suite: what the
-// scheduler relies on does not depend on the engine.
+// TestConformance runs every registered engine through the same suite:
+// what the scheduler relies on does not depend on the engine.
 func TestConformance(t *testing.T) {
-	for _, name := range []string{"psync", "uring"} {
+	if names := Names(); len(names) < 2 || !slices.Contains(names, Fallback) {
+		t.Fatalf("registered engines %q: want psync, uring and any other", names)
+	}
+	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, name) })
 			t.Run("ShortTransfer", func(t *testing.T) { testShortTransfer(t, name) })
@@ -312,8 +316,9 @@ func testQueue(t *testing.T, name string) {
 	}
 }
 
-// testServes: psync serves any object; uring only those with a
-// descriptor, and fails (does not lose) an op on any other.
+// testServes: every engine serves objects in files; a Pooled one (psync)
+// serves any object, and one that does not serve an object (uring, one
+// without a descriptor) fails (does not lose) an op on it.
 func testServes(t *testing.T, name string) {
 	fd, _ := openFile(t, filepath.Join(t.TempDir(), "f"), 4096)
 	e, _, done := newEngine(t, name, 1, 4096)
@@ -321,9 +326,10 @@ func testServes(t *testing.T, name string) {
 	if !e.Serves(&fileObj{fd: fd}) {
 		t.Error("does not serve an object in a file")
 	}
-	wantMem := name == "psync"
-	if got := e.Serves(mem); got != wantMem {
-		t.Errorf("serves an object in memory: %t, want %t", got, wantMem)
+	info, _ := Lookup(name)
+	wantMem := e.Serves(mem)
+	if info.Kind == Pooled && !wantMem {
+		t.Errorf("a Pooled engine does not serve an object in memory")
 	}
 	op := &Op{Obj: mem, Write: true, N: 4096, Key: "m"}
 	e.Submit(op)

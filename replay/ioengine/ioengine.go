@@ -6,10 +6,13 @@
 // holds no pointer into the scheduler: adding one (a GPU copy engine, say)
 // touches no scheduler code.
 //
-// Engines: "psync" (a pool of goroutines calling ReadAt/WriteAt, for any
-// Object) and "uring" (a Poller: io_uring through raw system calls,
-// batched submission and completion, O_DIRECT, registered buffers; for
-// backend.FdObject objects only).
+// Engines register themselves by name (registry.go, as fio's
+// register_ioengine): "psync" (psync.go: a pool of goroutines calling
+// ReadAt/WriteAt, for any Object) and "uring" (uring.go: a Poller,
+// io_uring through raw system calls, batched submission and completion,
+// O_DIRECT, registered buffers; for backend.FdObject objects only). An
+// engine is one file of this package; Register's Info says how a replay
+// uses it.
 package ioengine
 
 import (
@@ -75,7 +78,11 @@ type Engine interface {
 	Serves(obj backend.Object) bool
 	// Submit starts op, or queues it behind the Depth ops in flight. It
 	// does not block while the caller keeps at most Params.Queue ops of
-	// this engine submitted and not yet received from Done.
+	// this engine submitted and not yet received from Done, even when
+	// none of them can complete; its queue is then full (fio's
+	// FIO_Q_BUSY) and the caller submits no more until it receives an op
+	// from Done. Done holds Queue ops, so the engine never waits on the
+	// caller either. enginetest.RunEngine enforces both.
 	Submit(op *Op)
 	// Close waits for the ops in flight (they are still sent on Done) and
 	// releases the engine.
@@ -131,8 +138,8 @@ func (w *Workers) Close() {
 	w.wg.Wait()
 }
 
-// Factory makes an engine that is not built in (a Mover, from the package
-// of the backend whose memory it reaches).
+// Factory makes an engine: a registered one (Info.New), or a Mover, from
+// the package of the backend whose memory it reaches (replay.Hooks).
 type Factory func(Params) (Engine, error)
 
 // Poller is an engine that runs on its submitter's goroutine, as fio's
@@ -200,18 +207,16 @@ func (p Params) queue() int { return max(p.Queue, p.Depth) }
 // offer the engine (io_uring disabled, say); the caller may fall back.
 var ErrUnavailable = errors.New("engine unavailable")
 
-// New returns the engine named name.
+// New returns the engine registered as name.
 func New(name string, p Params) (Engine, error) {
+	info, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("ioengine: %q: %w", name, Check(name))
+	}
 	if p.Depth < 1 || (p.Queue != 0 && p.Queue < p.Depth) || p.BlockSize < 1 || p.Data == nil || p.Done == nil || cap(p.Done) < p.queue() {
 		return nil, fmt.Errorf("ioengine: %s: bad parameters (depth %d, queue %d, block size %d, done buffer %d)", name, p.Depth, p.Queue, p.BlockSize, cap(p.Done))
 	}
-	switch name {
-	case "psync":
-		return newPsync(p), nil
-	case "uring":
-		return newUring(p)
-	}
-	return nil, fmt.Errorf("ioengine: %q: no such engine (want psync or uring)", name)
+	return info.New(p)
 }
 
 // AlignedBuffer returns n bytes whose address is a multiple of align (a

@@ -52,3 +52,8 @@ func (e *psync) worker() {
 		e.p.notify()
 	}
 }
+
+func init() {
+	Register(Info{Name: "psync", Kind: Pooled, Doc: "a pool of pread/pwrite goroutines per backend",
+		New: func(p Params) (Engine, error) { return newPsync(p), nil }})
+}

@@ -117,6 +117,11 @@ type slot struct {
 	cpu  bool  // with the CPU goroutines, not the kernel
 }
 
+func init() {
+	Register(Info{Name: "uring", Kind: Shared, New: newUring,
+		Doc: "io_uring, batched, registered buffers, files only; psync, recorded, where the kernel refuses it"})
+}
+
 func newUring(p Params) (Engine, error) {
 	return newUringEngine(p, p.BlockSize <= inlineMax)
 }
