@@ -182,10 +182,12 @@ func not(s pkgSet) pkgSet {
 }
 
 // replayBackends are the packages under replay/ other than the contract
-// (replay/backend) and the I/O engines (replay/ioengine): the backends,
-// their decorators and their conformance suite.
+// (replay/backend), the I/O engines (replay/ioengine) and the composition
+// root (replay/setup): the backends, their decorators and their
+// conformance suite.
 var replayBackends = pkgSet{"replay's backends", func(r pkgRef) bool {
-	return strings.HasPrefix(r.rel, "replay/") && !inTree(r.rel, "replay/backend") && !inTree(r.rel, "replay/ioengine")
+	return strings.HasPrefix(r.rel, "replay/") && !inTree(r.rel, "replay/backend") && !inTree(r.rel, "replay/ioengine") &&
+		!inTree(r.rel, "replay/setup")
 }}
 
 var nonStandard = pkgSet{"packages outside the standard library", func(r pkgRef) bool { return !r.std }}
@@ -240,6 +242,9 @@ func importRules() []importRule {
 		// bytes through replay/ioengine's engines.
 		{exactly("replay"), anyOf(replayBackends, tree("sim"), tree("report"), tree("cmd"))},
 		{below("replay"), anyOf(tree("sim"), tree("report"), tree("cmd"))},
+		// replay/setup is the composition root: it builds the backends and
+		// the movers for a main, and only a main imports it.
+		{moduleOutside(tree("cmd"), exactly("replay/setup")), exactly("replay/setup")},
 		// The contract is a leaf: standard library only. A backend sees the
 		// contract and nothing of the scheduler, the codec, the I/O engines
 		// or the data generator.

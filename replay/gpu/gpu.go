@@ -32,6 +32,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // Info describes the device behind a backend, for results.
@@ -84,7 +85,9 @@ func (d Direction) GBps() float64 {
 // Backend is the GPU tier: the arena and its copy statistics.
 type Backend struct {
 	*arena.Backend
-	mem *deviceMemory
+	mem  *deviceMemory
+	info Info
+	opt  Options
 }
 
 // Copies returns what the copies so far measured.
@@ -130,7 +133,29 @@ func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
 		m.slots <- s
 		m.all = append(m.all, s)
 	}
-	return &Backend{Backend: arena.New("gpu", size, m), mem: m}, info, nil
+	return &Backend{Backend: arena.New("gpu", size, m), mem: m, info: info, opt: opt}, info, nil
+}
+
+// Describe says, for a result's tier path, which device the tier is on
+// and what its copies measured so far (replay/setup's Describer).
+func (b *Backend) Describe(pi *schema.PathInfo) {
+	d := b.info.Device
+	pi.Device = fmt.Sprintf("%s (PCI %s, driver %s, runtime %s)", d.Name, d.PCIBusID, b.info.Driver, b.info.Runtime)
+	pi.Model = d.Name
+	if pi.GPU == nil {
+		pi.GPU = &schema.GPUPath{}
+	}
+	g := pi.GPU
+	g.Name, g.PCIBusID, g.PCIeLink, g.Driver, g.Runtime = d.Name, d.PCIBusID, b.info.Link, b.info.Driver, b.info.Runtime
+	g.Copies = fmt.Sprintf("host-to-device and device-to-host through %d pinned staging buffers of %d KiB, a stream each, timed by CUDA events",
+		b.opt.Slots, b.opt.StageBytes>>10)
+	c := b.Copies()
+	g.HostToDevice, g.DeviceToHost = c.H2D.path(), c.D2H.path()
+}
+
+// path is the direction as a result records it.
+func (d Direction) path() schema.GPUDirection {
+	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, CopyGBps: d.GBps()}
 }
 
 // slot is a staging buffer with its stream and events.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cuda/cudatest"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // fakeRuntime loads the fake CUDA runtime with mem bytes per device.
@@ -102,6 +104,14 @@ func TestCopiesStagedAndTimed(t *testing.T) {
 	}
 	if len(b.mem.slots) != slots {
 		t.Errorf("%d of %d slots back after the copies", len(b.mem.slots), slots)
+	}
+	// The backend describes itself for the result: its device and the
+	// copies it measured.
+	pi := schema.PathInfo{Backend: "gpu", Path: "GPU 0"}
+	b.Describe(&pi)
+	if g := pi.GPU; g == nil || g.Name != "Fake GPU" || pi.Model != "Fake GPU" || g.HostToDevice.Bytes != c.H2D.Bytes ||
+		g.DeviceToHost.Copies != c.D2H.Copies || g.DeviceToHost.CopyGBps != c.D2H.GBps() || !strings.Contains(g.Copies, "2 pinned staging buffers of 16 KiB") {
+		t.Errorf("Describe: %+v, GPU %+v", pi, g)
 	}
 }
 

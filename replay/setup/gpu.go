@@ -1,0 +1,183 @@
+package setup
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/gpu"
+	"github.com/kvbench/kvbench/replay/ioengine/gds"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// checkGPU makes sure, before any I/O, that --tier-map tier=gpu can be
+// served: a CUDA runtime loads and reports a device, kept in e for the
+// gpu tier. Without one the run stops here, naming --tier-map tier=ram;
+// nothing falls back quietly.
+func checkGPU(e *Env, tier string) error {
+	r, err := cuda.Load()
+	found := ""
+	switch {
+	case err != nil && errors.Is(err, cuda.ErrNoRuntime):
+		found = "no CUDA runtime here (libcudart)"
+	case err != nil:
+		found = err.Error()
+	default:
+		if n, err := r.DeviceCount(); err != nil || n == 0 {
+			found = "the CUDA runtime reports no GPU"
+			if err != nil {
+				found += " (" + err.Error() + ")"
+			}
+		}
+	}
+	if found != "" {
+		return fmt.Errorf("--tier-map %s=gpu: %s: replay the tier in RAM with --tier-map %s=ram (kvreplay --list-devices shows what this machine offers)", tier, found, tier)
+	}
+	e.cuda = r
+	return nil
+}
+
+// newGPU makes the gpu tier: an arena of the trace's peak live bytes on
+// the tiers mapped to gpu, on the GPU of this rank (--gpus, taken at the
+// local rank), with a staging slot per I/O in flight.
+func newGPU(b *builder) (backend.Backend, error) {
+	r := b.env.cuda // loaded by checkGPU
+	if r == nil {
+		return nil, errors.New("gpu: no CUDA runtime was loaded (setup.Env.MapTier checks for one)")
+	}
+	n, err := r.DeviceCount()
+	if err != nil {
+		return nil, cli.Input(err)
+	}
+	ids, err := parseGPUs(b.opts.GPUs, n)
+	if err != nil {
+		return nil, cli.Input(err)
+	}
+	dev := ids[b.opts.LocalRank%len(ids)]
+	size := max(b.plan.Peak["gpu"], 1<<20)
+	g, _, err := gpu.New(r, gpu.Options{Device: dev, Capacity: size, Slots: b.cfg.QueueDepth, StageBytes: b.cfg.BlockSize})
+	if err != nil {
+		return nil, cli.Input(err)
+	}
+	b.where(schema.PathInfo{Backend: "gpu", Path: fmt.Sprintf("GPU %d, %s arena", dev, cli.FormatBytes(size)), GPU: &schema.GPUPath{}})
+	return g, nil
+}
+
+// parseGPUs parses --gpus against the n devices there are; "" is all.
+func parseGPUs(s string, n int) ([]int, error) {
+	if s == "" {
+		if n == 0 {
+			return nil, errors.New("--tier-map ...=gpu: the CUDA runtime reports no GPU")
+		}
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = i
+		}
+		return ids, nil
+	}
+	var ids []int
+	for _, f := range strings.Split(s, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= n {
+			return nil, fmt.Errorf("--gpus %s: %q is not one of the %d GPUs here (0 to %d)", s, f, n, n-1)
+		}
+		ids = append(ids, i)
+	}
+	return ids, nil
+}
+
+// OpenGDS loads libcufile and opens its driver for --gds, before any I/O:
+// without it, or without a gpu and an nvme tier to move between, the run
+// stops here; nothing falls back to host memory quietly. A tier MapTier
+// refused (a gpu tier without a runtime) has said why already: OpenGDS
+// then adds nothing.
+func (e *Env) OpenGDS(cfg *replay.Config) error {
+	if e.refused {
+		return nil
+	}
+	if !mapsTo(cfg, "gpu") || !mapsTo(cfg, "nvme") {
+		return errors.New("--gds moves objects between a gpu tier and an nvme tier: map one tier to gpu and one to nvme (--tier-map Tier-0=gpu,Tier-2=nvme)")
+	}
+	f, err := cuda.LoadCuFile()
+	if err != nil {
+		return fmt.Errorf("--gds: %w: drop --gds to move the gpu tier's objects through pinned host memory (kvreplay --list-devices shows what this machine offers)", err)
+	}
+	if err := f.Open(); err != nil {
+		return fmt.Errorf("--gds: %s loads, but its driver does not open: %w", f.Path, err)
+	}
+	e.cufile = f
+	return nil
+}
+
+// gdsPath is what --gds moved in the run, nil without --gds.
+func gdsPath(f *cuda.CuFile, st gds.Stats) *schema.GDSPath {
+	if f == nil {
+		return nil
+	}
+	lib := f.Path
+	if v, ok := f.Version(); ok {
+		lib += " " + cuda.VersionString(v)
+	}
+	dir := func(d gds.Direction) schema.GDSDirection {
+		g := schema.GDSDirection{Blocks: d.Blocks, Bytes: d.Bytes, CallS: d.Seconds}
+		if d.Seconds > 0 {
+			g.CallGBps = float64(d.Bytes) / d.Seconds / 1e9
+		}
+		return g
+	}
+	return &schema.GDSPath{Library: lib, BufferRegistration: st.BufferRegistration, ToFile: dir(st.ToFile), FromFile: dir(st.FromFile)}
+}
+
+// ListDevices prints the GPUs the CUDA runtime reports and whether
+// GPUDirect Storage's libcufile loads: on any machine, with or without
+// GPUs.
+func ListDevices(w io.Writer) error {
+	r, err := cuda.Load()
+	if err != nil {
+		fmt.Fprintf(w, "CUDA runtime: none (%v)\n", err)
+	} else {
+		fmt.Fprintf(w, "CUDA runtime: %s", r.Path)
+		if drv, rt, err := r.Versions(); err == nil {
+			fmt.Fprintf(w, " (runtime %s, driver %s)", cuda.VersionString(rt), cuda.VersionString(drv))
+		}
+		fmt.Fprintln(w)
+		n, err := r.DeviceCount()
+		if err != nil {
+			fmt.Fprintf(w, "GPUs: none (%v)\n", err)
+		}
+		for i := range n {
+			d, err := r.Device(i)
+			if err != nil {
+				fmt.Fprintf(w, "GPU %d: %v\n", i, err)
+				continue
+			}
+			fmt.Fprintf(w, "GPU %d: %s, %s (%s free), PCI %s\n", i, d.Name, cli.FormatBytes(int64(d.TotalBytes)), cli.FormatBytes(int64(d.FreeBytes)), d.PCIBusID)
+		}
+	}
+	fmt.Fprintf(w, "cuFile (GPUDirect Storage): %s\n", cuFileStatus())
+	_, err = fmt.Fprintln(w, "kvreplay's GPU tier (--tier-map Tier-0=gpu) copies through the CUDA runtime, and --gds moves through libcufile; both have been tested against fake libraries only, not yet on a GPU")
+	return err
+}
+
+// cuFileStatus says whether libcufile loads here and its driver opens.
+func cuFileStatus() string {
+	f, err := cuda.LoadCuFile()
+	if err != nil {
+		return fmt.Sprintf("none (%v)", err)
+	}
+	what := f.Path
+	if v, ok := f.Version(); ok {
+		what += " " + cuda.VersionString(v)
+	}
+	if err := f.Open(); err != nil {
+		return fmt.Sprintf("%s, but its driver does not open: %v", what, err)
+	}
+	f.Close()
+	return what + ", driver opens"
+}

@@ -1,0 +1,67 @@
+package setup
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/replay"
+)
+
+// TestPipeRAMArena: the RAM arena of a trace nothing sized (a pipe with no
+// sidecar) grows into half the memory available, not a fixed 1 GiB that an
+// object of a few GiB does not fit.
+func TestPipeRAMArena(t *testing.T) {
+	avail, _ := host.Memory()
+	if avail < 4<<30 {
+		t.Skipf("%d bytes of memory available: too little to tell", avail)
+	}
+	cfg := replay.DefaultConfig()
+	size, populate := RAMSize(&cfg, &replay.Plan{}, 0)
+	if populate || size < avail/2-1<<30 || size > avail/2 {
+		t.Errorf("arena %d bytes, populated %v; want about half of %d, not populated", size, populate, avail)
+	}
+	if size, populate := RAMSize(&cfg, &replay.Plan{}, 64<<20); size != 64<<20 || !populate {
+		t.Errorf("--ram-budget: %d, %v", size, populate)
+	}
+	if size, populate := RAMSize(&cfg, &replay.Plan{FromMeta: true, Peak: map[string]int64{"ram": 4096}}, 0); size != 1<<20 || !populate {
+		t.Errorf("a sidecar's peak of 4 KiB: %d, %v; want the least arena, 1 MiB, prefaulted", size, populate)
+	}
+}
+
+// TestPipeMemoryLimit: the soft memory limit never stays below the live
+// heap: after a collection it rises to twice the live heap (a pipe's
+// replay, whose objects nobody counted, had it at 344 MiB under a live
+// heap of more, and the collector ran without end).
+func TestPipeMemoryLimit(t *testing.T) {
+	for _, tt := range []struct{ base, live, want int64 }{
+		{344 << 20, 10 << 20, 344 << 20},
+		{344 << 20, 200 << 20, 400 << 20},
+		{344 << 20, 2 << 30, 4 << 30},
+	} {
+		if got := limitFor(tt.base, tt.live); got != tt.want {
+			t.Errorf("limitFor(%d, %d) = %d, want %d", tt.base, tt.live, got, tt.want)
+		}
+	}
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	g := &memGovernor{base: 1 << 20}
+	debug.SetMemoryLimit(g.base)
+	g.arm()
+	defer g.stop()
+	live := make([][]byte, 64)
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for debug.SetMemoryLimit(-1) < 2*64<<20 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim < 2*64<<20 {
+		t.Errorf("limit %d under a live heap of 64 MiB and more", lim)
+	}
+	runtime.KeepAlive(live)
+}

@@ -1,0 +1,150 @@
+package setup
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/extent"
+	"github.com/kvbench/kvbench/replay/nvme"
+)
+
+// What kvreplay may overwrite or delete: only what it created. The NVMe
+// tier lives in a run directory of its own inside --dir (or the system
+// temp dir), removed at the end unless --keep; --device names the one file
+// it writes in place, never the trace or the result, and an existing file
+// of data only with --device-overwrite (CheckDevice).
+
+// RunDirTool names kvreplay's run directories: kvreplay-PID-RANDOM.
+const RunDirTool = "kvreplay"
+
+// newNVMe makes the NVMe tier: the extent layout on --device, or either
+// layout in a run directory of kvreplay's own inside --dir (the system
+// temp dir by default), removed after the backend closes unless --keep.
+func newNVMe(b *builder) (backend.Backend, error) {
+	o := b.opts
+	onDevice := o.Layout == "extent" && o.Device != ""
+	parent, flag := o.Dir, "--dir"
+	if parent == "" {
+		parent, flag = os.TempDir(), "the temp dir"
+	}
+	where := parent
+	if onDevice {
+		where = filepath.Dir(o.Device)
+	}
+	if err := b.checkFree(where); err != nil {
+		return nil, err
+	}
+	var rd *cli.RunDir
+	if !onDevice {
+		if o.Dir != "" {
+			for _, l := range cli.LeftoverRunDirs(o.Dir, RunDirTool) {
+				b.warn(fmt.Sprintf("--dir %s: %s is left by an earlier run (killed, or run with --keep): kvreplay leaves it alone; remove it if nothing needs it", o.Dir, l))
+			}
+		}
+		var err error
+		if rd, err = cli.MakeRunDir(flag, parent, RunDirTool); err != nil {
+			return nil, err
+		}
+	}
+	be, err := b.nvmeBackend(rd)
+	if err != nil {
+		if rd != nil {
+			rd.Remove()
+		}
+		return nil, err
+	}
+	pi := host.PathFacts("nvme", o.Device)
+	if !onDevice {
+		pi = host.PathFacts("nvme", rd.Path())
+	}
+	pi.Direct = be.Caps().Direct
+	b.where(pi)
+	for _, w := range be.Caps().Warnings {
+		b.print("warning: " + w)
+	}
+	b.after(func() {
+		switch {
+		case rd == nil:
+		case o.Keep:
+			rd.Keep()
+			b.print("--keep: the NVMe tier's objects are in " + rd.Path())
+		default:
+			if err := rd.Remove(); err != nil {
+				b.print(fmt.Sprintf("warning: %v", err))
+			}
+		}
+	})
+	return be, nil
+}
+
+// nvmeBackend opens the layout's backend: the extent file (on --device,
+// or in the run directory rd), or the directory layout in rd.
+func (b *builder) nvmeBackend(rd *cli.RunDir) (backend.Backend, error) {
+	o := b.opts
+	if o.Layout != "extent" {
+		return nvme.New(rd.Path(), nvme.Options{Direct: !o.Buffered, Keep: o.Keep})
+	}
+	path := o.Device
+	if path == "" {
+		path = filepath.Join(rd.Path(), "kvbench.extent")
+	}
+	// The note comes once extent has checked the path, from the prewrite
+	// itself; ctx (SIGINT, SIGTERM) stops it and removes the file.
+	return extent.NewContext(b.ctx, path, extent.Options{Size: ExtentSize(b.plan), Direct: !o.Buffered, Keep: o.Keep, AllowDevice: o.AllowDevice,
+		Prewrite: o.Prewrite, Objects: int(min(b.plan.Objects, 1<<20)), OnPrewrite: func(n int64) {
+			if n >= 1<<30 && !o.Quiet {
+				b.print(fmt.Sprintf("writing %s once before the replay (%s; --prewrite=false skips it)", path, cli.FormatBytes(n)))
+			}
+		}})
+}
+
+// ExtentSize sizes the extent layout's file from the plan: the peak live
+// bytes with room for first-fit fragmentation and a few of the largest
+// objects (replay.ExtentBytes).
+func ExtentSize(plan *replay.Plan) int64 {
+	return replay.ExtentBytes(plan.Peak["nvme"], plan.MaxObjectOf["nvme"])
+}
+
+// checkFree refuses a trace whose NVMe peak does not fit in the free space
+// of the file system that will hold the tier (where: --dir, or the
+// directory of a --device file, which need not exist yet). A block device
+// is the extent backend's to size.
+func (b *builder) checkFree(where string) error {
+	plan, o := b.plan, b.opts
+	if !plan.Scanned {
+		return nil
+	}
+	var have int64
+	if o.Layout == "extent" && o.Device != "" {
+		fi, err := os.Stat(o.Device)
+		if err == nil && !fi.Mode().IsRegular() {
+			return nil
+		}
+		if err == nil {
+			have = fi.Size() // its blocks are reused
+		}
+	}
+	peak := plan.Peak["nvme"] + plan.MaxObjectOf["nvme"]
+	if free := FreeBytes(where); free > 0 && peak > free+have {
+		return cli.Input(b.notFit(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free: use --capacity (kvreplay then evicts LRU objects) or --size-scale",
+			cli.FormatBytes(peak), where, cli.FormatBytes(free))))
+	}
+	return nil
+}
+
+// FreeBytes is the space available to an unprivileged writer on the file
+// system that holds path, or will hold it once made (its deepest existing
+// ancestor); 0 when unknown.
+func FreeBytes(path string) int64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(cli.DeepestExisting(path), &st); err != nil {
+		return 0
+	}
+	return int64(st.Bavail) * st.Bsize
+}

@@ -1,0 +1,83 @@
+package setup
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// defaultRAM is the least RAM arena of a trace nothing sized (a pipe with
+// no sidecar), and its size where the machine's memory is unknown.
+const defaultRAM = 1 << 30
+
+// newRAM makes the RAM tier: an arena of RAMSize, refused when it passes
+// 8/10 of the machine's memory. An arena sized by guess (a trace nothing
+// counted) is not prefaulted, and shrinks where the kernel will not
+// reserve it (strict overcommit).
+func newRAM(b *builder) (backend.Backend, error) {
+	size, populate := RAMSize(b.cfg, b.plan, b.opts.RAMBudget)
+	if mem := host.Facts().MemoryB; mem > 0 && size > mem*8/10 {
+		return nil, cli.Input(b.notFit(fmt.Errorf("the RAM tier needs %s and this machine has %s of memory: use --size-scale (e.g. %s), map a tier to nvme, or set --ram-budget (kvreplay then evicts LRU objects)",
+			cli.FormatBytes(size), cli.FormatBytes(mem), suggestScale(size, mem))))
+	}
+	opts := []ram.Option{ram.Populate()}
+	if !populate {
+		opts = []ram.Option{ram.NoReserve()}
+	}
+	r, err := ram.New(size, opts...)
+	for err != nil && !populate && size > defaultRAM {
+		size /= 2
+		r, err = ram.New(size, opts...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !populate && b.opts.RAMBudget == 0 {
+		b.note(fmt.Sprintf("the RAM tier's arena of a trace not read before the replay (a pipe, or --no-prescan) reserves %s, half the memory available, and grows into it: "+
+			"its pages are committed as objects first use them (first writes to a page fault), and past it kvreplay evicts LRU objects (--ram-budget sets its size)", cli.FormatBytes(size)))
+	}
+	b.where(schema.PathInfo{Backend: "ram", Path: "anonymous mmap " + cli.FormatBytes(size)})
+	return r, nil
+}
+
+// RAMSize is the RAM arena's size: budget (--ram-budget) when set, else
+// the plan's peak live bytes on the RAM tier (the engine waits for frees
+// in trace order and the arena cannot fragment, so the peak is enough),
+// else, for a trace nothing sized, an arena that grows: it reserves
+// replay.FitShare of the memory available beside the engine's own, and is
+// not prefaulted, so the kernel commits its pages as objects first use
+// them (the arena places objects first fit by address, so they stay low:
+// its memory follows the most bytes live at once); the replay waits for
+// frees and evicts LRU objects within it, as within any bounded tier.
+// populate says whether to prefault it: not an arena sized by guess.
+func RAMSize(cfg *replay.Config, plan *replay.Plan, budget int64) (size int64, populate bool) {
+	switch {
+	case budget > 0:
+		return budget, true
+	case plan.Scanned || plan.FromMeta:
+		return max(plan.Peak["ram"], 1<<20), true
+	}
+	avail, total := host.Memory()
+	if avail == 0 {
+		avail = total / 2
+	}
+	if avail <= 0 {
+		return defaultRAM, false
+	}
+	size = int64(replay.FitShare*float64(avail)) - replay.EngineMemory(cfg, plan.Objects)
+	return max(size&^(1<<20-1), min(defaultRAM, avail/4)), false
+}
+
+// suggestScale is a --size-scale 1/2^k that brings need bytes within a
+// quarter of mem.
+func suggestScale(need, mem int64) string {
+	d := math.Pow(2, math.Ceil(math.Log2(float64(need)/float64(mem/4))))
+	return "1/" + strconv.FormatFloat(d, 'f', 0, 64)
+}
