@@ -53,6 +53,20 @@ Examples:
   kvreport kvcache_ref.json kvreplay.json
   kvreplay -o - --label sysA trace.csv.zst | kvreport -
   kvreport merge rank*.json -o all.json
+  kvreport --aggregate mlperf results/option_1 --format json -o kvcache_run_summary.json
+
+--aggregate mlperf combines the per-rank, per-trial documents of a run
+(directories laid out .../option_<O>/trial_<T>/rank_<N>/, as mlpstorage
+and bench/mlperf-option.sh write them, or files with kvreplay --trial and
+--rank) exactly as MLPerf Storage's Rules.md 6.3.4 says: storage read and
+write bandwidth and storage throughput summed over the ranks of a trial
+and averaged (fmean) over trials, device read and write p95 the largest
+rank's; missing ranks in missing_files (exit status 1: a partial failure),
+ranks whose working set never reached storage in cpu_tier_ranks. --format
+json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
+"kvbench" block adds the per-rank figures and the exact pooled view);
+text and md show the rule's figures beside the pooled ones and any
+kvcache_run_summary or kv-cache.py documents given, and how they differ.
 `
 
 const mergeUsage = `kvreport merge: merge the result documents of the ranks of one run exactly.
@@ -110,9 +124,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
 	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
 	allowSystem := fs.Bool(cli.AllowSystemPathFlag, false, "let -o lie under a system directory (/etc, /usr, /dev, ...), which kvreport refuses by default")
+	aggregate := fs.String("aggregate", "", "combine per-rank, per-trial documents as a benchmark's rules say: mlperf (MLPerf Storage Rules.md 6.3.4, written as mlpstorage's kvcache_run_summary with --format json, beside kvbench's pooled view)")
 	force := fs.Bool("force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning")
 	if merge {
-		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics"} {
+		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics", "aggregate"} {
 			_ = fs.MarkHidden(name) // report options, not merge's
 		}
 	}
@@ -128,6 +143,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var problems []error
 	if len(paths) == 0 {
 		problems = append(problems, errors.New("no RESULT given (see --help)"))
+	}
+	if *aggregate != "" && !slices.Contains(aggregations, *aggregate) {
+		problems = append(problems, fmt.Errorf("--aggregate %s: must be one of %s", *aggregate, strings.Join(aggregations, ", ")))
+	}
+	if *aggregate != "" && !slices.Contains([]string{"json", "text", "md"}, *format) {
+		problems = append(problems, fmt.Errorf("--format %s: --aggregate writes json, text or md", *format))
 	}
 	if !merge && !slices.Contains(report.Formats(), *format) {
 		problems = append(problems, fmt.Errorf("--format %s: must be one of %s", *format, strings.Join(report.Formats(), ", ")))
@@ -148,6 +169,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return errNoStdin
 		}
 		stdin = bytes.NewReader(raw)
+	}
+	if *aggregate != "" && !merge {
+		return runMLPerf(ctx, paths, stdin, stdout, *output, *format)
 	}
 	if !merge {
 		search, in, err := anySearch(paths, stdin)

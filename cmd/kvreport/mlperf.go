@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/report"
+)
+
+// aggregations are the values --aggregate takes.
+var aggregations = []string{"mlperf"}
+
+// runMLPerf is kvreport --aggregate mlperf: the per-rank, per-trial
+// documents of paths combined as MLPerf Storage's rules say, written as
+// mlpstorage's kvcache_run_summary (--format json) or rendered beside
+// kvbench's pooled view (text, md). A run with missing rank results is
+// written, then answered with exit status 1: it is a partial failure.
+func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.Writer, output, format string) error {
+	run, err := report.LoadMLPerf(paths, stdin)
+	if err != nil {
+		return loadError(err)
+	}
+	var s *report.MLPerfRunSummary
+	beside := run.Summaries
+	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 {
+		s, err = report.AggregateMLPerf(run, time.Now())
+		if err != nil {
+			return cli.Input(err)
+		}
+	} else {
+		// Only run summaries: the first by name, the others beside it.
+		names := slices.Sorted(maps.Keys(run.Summaries))
+		s = run.Summaries[names[0]]
+		beside = map[string]*report.MLPerfRunSummary{}
+		for _, name := range names[1:] {
+			beside[name] = run.Summaries[name]
+		}
+	}
+	err = cli.WriteOutput(ctx, output, stdout, func(w io.Writer) error { return report.RenderMLPerf(w, s, beside, format) })
+	if err != nil {
+		return err
+	}
+	if s.PartialFailure {
+		return fmt.Errorf("partial_failure: rank results are missing (see missing_files): written, but not a whole run")
+	}
+	return nil
+}

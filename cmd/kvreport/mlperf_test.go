@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeRefRun lays out kv-cache.py per-rank documents as mlpstorage does
+// (option_1/trial_<T>/rank_<N>/kvcache_results_*.json): rank r of trial t
+// reads (t+1)*(r+1) GiB/s, its device read p95 10*(t+1)+r ms.
+func writeRefRun(t *testing.T, trials, ranks int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "results")
+	for tr := range trials {
+		for r := range ranks {
+			p := filepath.Join(dir, "option_1", fmt.Sprintf("trial_%d", tr), fmt.Sprintf("rank_%d", r), "kvcache_results_20260701_120000.json")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			doc := fmt.Sprintf(`{"requests_completed": 5, "summary": {"total_requests": 5, "storage_throughput_tokens_per_sec": %d,
+"cache_stats": {"storage_entries": 9, "tier_storage_read_bandwidth_gbps": %d, "tier_storage_write_bandwidth_gbps": 1,
+"storage_read_device_p95_ms": %d, "storage_write_device_p95_ms": 5}}}`, 100*(r+1), (tr+1)*(r+1), 10*(tr+1)+r)
+			if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+func TestAggregateMLPerf(t *testing.T) {
+	dir := writeRefRun(t, 3, 2)
+	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s struct {
+		SchemaVersion string `json:"schema_version"`
+		TotalRanks    int    `json:"total_ranks"`
+		Trials        int    `json:"trials_per_option"`
+		Options       map[string]struct {
+			Read    float64  `json:"aggregated_read_bandwidth_gbps"`
+			Write   float64  `json:"aggregated_write_bandwidth_gbps"`
+			Tokens  float64  `json:"aggregated_storage_throughput_tokens_per_sec"`
+			ReadP95 float64  `json:"aggregated_device_read_p95_ms"`
+			Missing []string `json:"missing_files"`
+			CPUTier []string `json:"cpu_tier_ranks"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	o := s.Options["1"]
+	// Trial sums 1+2, 2+4, 3+6 GiB/s: mean 6; writes 2; tokens 300; the
+	// worst device read p95 is trial 2's rank 1: 31 ms.
+	if s.SchemaVersion != "1.0" || s.TotalRanks != 2 || s.Trials != 3 || o.Read != 6 || o.Write != 2 || o.Tokens != 300 ||
+		o.ReadP95 != 31 || o.Missing == nil || len(o.Missing) != 0 || o.CPUTier == nil {
+		t.Errorf("summary: %+v", s)
+	}
+
+	// Text: the rule's figures, kv-cache.py's unit, and a summary given
+	// beside compared by Option.
+	summary := filepath.Join(t.TempDir(), "kvcache_run_summary_20260701_120000.json")
+	if err := os.WriteFile(summary, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = kvreport(t, "", "--aggregate", "mlperf", dir, summary)
+	if code != 0 || !strings.Contains(out, "aggregated_read_bandwidth_gbps") || !strings.Contains(out, "GiB/s") ||
+		!strings.Contains(out, "kvcache_run_summary_20260701_120000") {
+		t.Errorf("text: exit %d %s\n%s", code, errs, out)
+	}
+
+	// A rank's result missing: written, and exit 1.
+	if err := os.Remove(filepath.Join(dir, "option_1", "trial_1", "rank_1", "kvcache_results_20260701_120000.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir)
+	if code != 1 || !strings.Contains(errs, "partial_failure") || !strings.Contains(out, `"partial_failure": true`) ||
+		!strings.Contains(out, filepath.Join("trial_1", "rank_1")) {
+		t.Errorf("a rank missing: exit %d %s\n%s", code, errs, out)
+	}
+}
+
+func TestAggregateMLPerfUsage(t *testing.T) {
+	dir := writeRefRun(t, 1, 1)
+	tests := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"--aggregate", "dlio", dir}, "--aggregate dlio: must be one of mlperf"},
+		{[]string{"--aggregate", "mlperf", "--format", "csv", dir}, "--format csv: --aggregate writes json, text or md"},
+		{[]string{"--aggregate", "mlperf", t.TempDir()}, "no .../trial_<T>/rank_<N>/*.json result"},
+	}
+	for _, tt := range tests {
+		code, _, errs := kvreport(t, "", tt.args...)
+		if code != 2 || !strings.Contains(errs, tt.stderr) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, errs, tt.stderr)
+		}
+	}
+}

@@ -1,0 +1,388 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/results"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// rankSpec is a hand-made rank's document: its place, its Tier-2 bytes
+// (decimal GB, over a 2 s run), the latency of its every Tier-2 read and
+// write, and its closed loop's tokens over its storage time.
+type rankSpec struct {
+	option, trial, rank int
+	readGB, writeGB     float64
+	readMS, writeMS     int
+	tokens              int64
+	ioS                 float64
+	cpuOnly             bool // only Tier-1: the working set stayed in RAM
+}
+
+var mlperfStart = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+
+// mlperfDoc builds a kvreplay document as kvreplay does: cells of real
+// histograms, tier totals, requests and the summary by results.
+func mlperfDoc(tb testing.TB, s rankSpec) *schema.Result {
+	tb.Helper()
+	const wall = 2 * time.Second
+	const ops = 20
+	ms := time.Millisecond
+	var cells []schema.Cell
+	add := func(tier, op string, gb float64, d time.Duration, backend string) {
+		c := results.NewCell()
+		per := int64(gb * 1e9 / ops)
+		for range ops {
+			c.Add(d, d+ms, per, per)
+		}
+		cells = append(cells, c.Finalize(tier, op, "Decode", backend, wall))
+	}
+	if s.cpuOnly {
+		add("Tier-1", "Read", 1, ms, "ram")
+		add("Tier-1", "Write", 1, ms, "ram")
+	} else {
+		add("Tier-2", "Read", s.readGB, time.Duration(s.readMS)*ms, "nvme")
+		add("Tier-2", "Write", s.writeGB, time.Duration(s.writeMS)*ms, "nvme")
+	}
+	reqs := results.NewRequests()
+	for range 10 {
+		reqs.Add(schema.QoSInteractive, time.Duration(s.readMS+s.writeMS+50)*ms)
+	}
+	r := &schema.Result{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: "kvreplay",
+		Rank: s.rank, Ranks: 2, Trial: s.trial, Started: mlperfStart.Add(time.Duration(s.trial) * time.Minute),
+		WallS: wall.Seconds(), Complete: true, SizeScale: 1, Host: schema.Host{Hostname: "host" + string(rune('a'+s.rank))},
+		Cells: cells, Tiers: results.TierTotals(cells, wall), Requests: reqs.Finalize(),
+		Replay: schema.ReplayStats{ClosedLoop: true, Shard: "tp"},
+		ClosedLoop: &schema.ClosedLoopStats{Users: 4, TokensKnown: true, TokensGenerated: s.tokens, StorageIOS: s.ioS,
+			RequestsReleased: 10, RequestsCompleted: 10}}
+	sum, err := results.Summarize(r, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r.Summary = sum
+	return r
+}
+
+// The hand-made run: Option 1 whole, Option 2 with a rank kept in RAM,
+// Option 3 with a rank's result missing (its directory empty).
+var mlperfSpecs = []rankSpec{
+	{option: 1, trial: 0, rank: 0, readGB: 4, writeGB: 1, readMS: 10, writeMS: 20, tokens: 1000, ioS: 0.5},
+	{option: 1, trial: 0, rank: 1, readGB: 2, writeGB: 0.4, readMS: 30, writeMS: 15, tokens: 600, ioS: 0.5},
+	{option: 1, trial: 1, rank: 0, readGB: 6, writeGB: 1, readMS: 20, writeMS: 50, tokens: 1000, ioS: 0.25},
+	{option: 1, trial: 1, rank: 1, readGB: 2, writeGB: 0.2, readMS: 12, writeMS: 10, tokens: 300, ioS: 0.5},
+	{option: 2, trial: 0, rank: 0, readGB: 2, writeGB: 0.2, readMS: 5, writeMS: 8, tokens: 500, ioS: 0.5},
+	{option: 2, trial: 0, rank: 1, cpuOnly: true},
+	{option: 3, trial: 0, rank: 0, readGB: 2, writeGB: 0.2, readMS: 40, writeMS: 60, tokens: 100, ioS: 1},
+	{option: 3, trial: 0, rank: 1, readGB: 4, writeGB: 0.2, readMS: 45, writeMS: 70, tokens: 100, ioS: 1},
+	{option: 3, trial: 1, rank: 0, readGB: 2, writeGB: 0.2, readMS: 50, writeMS: 65, tokens: 100, ioS: 1},
+}
+
+// writeMLPerfRun lays the hand-made documents out as the Option runner
+// and mlpstorage do, and returns the run's directory and the documents
+// by option, trial and rank.
+func writeMLPerfRun(tb testing.TB) (string, map[[3]int]*schema.Result) {
+	tb.Helper()
+	dir := filepath.Join(tb.TempDir(), "run")
+	docs := map[[3]int]*schema.Result{}
+	for _, s := range mlperfSpecs {
+		d := mlperfDoc(tb, s)
+		docs[[3]int{s.option, s.trial, s.rank}] = d
+		rd := filepath.Join(dir, "option_"+itoa(s.option), "trial_"+itoa(s.trial), "rank_"+itoa(s.rank))
+		if err := os.MkdirAll(rd, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		raw, err := json.MarshalIndent(d, "", " ")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(rd, "kvbench_result.json"), raw, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// Option 3's trial 1 rank 1 ran and left nothing.
+	if err := os.MkdirAll(filepath.Join(dir, "option_3", "trial_1", "rank_1"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return dir, docs
+}
+
+func itoa(i int) string { return string(rune('0' + i)) }
+
+func nearly(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestAggregateMLPerf(t *testing.T) {
+	dir, docs := writeMLPerfRun(t)
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SchemaVersion != "1.0" || s.TotalRanks != 2 || s.TrialsPerOption != 2 || !s.PartialFailure ||
+		s.HostCount != 2 || s.Npernode != 1 || s.RunDatetime != "20260701_120000" {
+		t.Errorf("run: %+v", s)
+	}
+	dev := func(o, tr, r int) (read, write float64) {
+		d := docs[[3]int{o, tr, r}]
+		return d.Summary.StorageReadDeviceP95MS, d.Summary.StorageWriteDeviceP95MS
+	}
+	// The worst rank's device p95s, from the documents' own figures.
+	r1a, w1a := dev(1, 0, 1)
+	_, w1b := dev(1, 1, 0)
+	r3, _ := dev(3, 1, 0)
+	_, w3 := dev(3, 0, 1)
+	r2, w2 := dev(2, 0, 0)
+	if r1a < 29 || r1a > 31 || w1b < 49 || w1b > 51 {
+		t.Fatalf("test setup: device p95s %g %g", r1a, w1b)
+	}
+	_ = w1a
+	tests := []struct {
+		option                       string
+		read, write, tokens          float64
+		readP95, writeP95            float64
+		trials                       int
+		partial                      bool
+		missing                      []string
+		cpuTier                      []string
+		pooledRead, pooledReadP95min float64
+	}{
+		// Trial sums 2+1=3 and 3+1=4 GB/s, mean 3.5; writes 0.5+0.2 and
+		// 0.5+0.1, mean 0.65; tokens 2000+1200 and 4000+600, mean 3900.
+		{"1", 3.5, 0.65, 3900, r1a, w1b, 2, false, nil, nil, 0, 0},
+		// The rank in RAM adds zeros and is listed.
+		{"2", 1, 0.1, 1000, r2, w2, 1, false, nil, []string{filepath.Join(dir, "option_2/trial_0/rank_1/kvbench_result.json")}, 0, 0},
+		// Trial 0: 1+2 = 3, trial 1: rank 1 missing, 1: mean 2.
+		{"3", 2, 0.15, 150, r3, w3, 2, true, []string{filepath.Join(dir, "option_3/trial_1/rank_1")}, nil, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run("option "+tt.option, func(t *testing.T) {
+			o := s.Options[tt.option]
+			if o == nil {
+				t.Fatalf("no option %s in %v", tt.option, s.Options)
+			}
+			if o.Option != any(int(tt.option[0]-'0')) {
+				t.Errorf("option %v", o.Option)
+			}
+			if !nearly(o.AggregatedReadBandwidthGBps, tt.read) || !nearly(o.AggregatedWriteBandwidthGBps, tt.write) ||
+				!nearly(o.AggregatedStorageThroughputTokensPerSec, tt.tokens) || o.AggregatedAvgThroughputTokensPerSec != 0 {
+				t.Errorf("rates: read %v write %v tokens %v avg %v, want %v %v %v 0", o.AggregatedReadBandwidthGBps,
+					o.AggregatedWriteBandwidthGBps, o.AggregatedStorageThroughputTokensPerSec, o.AggregatedAvgThroughputTokensPerSec,
+					tt.read, tt.write, tt.tokens)
+			}
+			if o.AggregatedDeviceReadP95MS == nil || *o.AggregatedDeviceReadP95MS != tt.readP95 ||
+				o.AggregatedDeviceWriteP95MS == nil || *o.AggregatedDeviceWriteP95MS != tt.writeP95 {
+				t.Errorf("device p95s %v %v, want %v %v", o.AggregatedDeviceReadP95MS, o.AggregatedDeviceWriteP95MS, tt.readP95, tt.writeP95)
+			}
+			if o.TrialCount != tt.trials || o.RankCount != 2 || o.PartialFailure != tt.partial {
+				t.Errorf("counts: %+v", o)
+			}
+			if !slices.Equal(o.MissingFiles, append([]string{}, tt.missing...)) || !slices.Equal(o.CPUTierRanks, append([]string{}, tt.cpuTier...)) {
+				t.Errorf("missing %q cpu tier %q, want %q %q", o.MissingFiles, o.CPUTierRanks, tt.missing, tt.cpuTier)
+			}
+			p := s.KVBench.Options[tt.option]
+			if p.Pooled == nil {
+				t.Fatalf("no pooled view: %s", p.NotPooled)
+			}
+			// The pooled p95 is a percentile of every operation: never
+			// above the worst rank's.
+			if p.Pooled.DeviceReadP95MS > tt.readP95 || p.Pooled.DeviceWriteP95MS > tt.writeP95 || p.Pooled.DeviceReadP95MS <= 0 {
+				t.Errorf("pooled device p95s %v %v above the worst rank's %v %v", p.Pooled.DeviceReadP95MS, p.Pooled.DeviceWriteP95MS, tt.readP95, tt.writeP95)
+			}
+			if p.Pooled.DeviceReadP95MS > p.Pooled.RequestP95MS {
+				t.Errorf("pooled device read p95 %v above the request p95 %v", p.Pooled.DeviceReadP95MS, p.Pooled.RequestP95MS)
+			}
+		})
+	}
+	// Option 1 trial 1 pooled: both ranks ran the same 2 s, so the
+	// merged bandwidth is their sum: 4 GB/s; the 40 reads of rank 0 (20
+	// ms) and rank 1 (12 ms) give a p95 of 20 ms.
+	p := s.KVBench.Options["1"]
+	if len(p.Trials) != 2 || !nearly(p.Trials[1].ReadBandwidthGBps, 4) || p.Trials[1].DeviceReadP95MS < 19.9 || p.Trials[1].DeviceReadP95MS > 20.1 {
+		t.Errorf("option 1 trials pooled: %+v", p.Trials)
+	}
+	if len(p.Differences) == 0 || len(s.KVBench.Warnings) == 0 {
+		t.Errorf("no differences or warnings: %+v", s.KVBench)
+	}
+
+	var js, text bytes.Buffer
+	if err := RenderMLPerf(&js, s, nil, "json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderMLPerf(&text, s, nil, "text"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "mlperf.json", []byte(strings.ReplaceAll(js.String(), dir, "RUN")))
+	golden(t, "mlperf.text", []byte(strings.ReplaceAll(text.String(), dir, "RUN")))
+
+	// The summary reads back as mlpstorage's document, field for field.
+	var raw map[string]any
+	if err := json.Unmarshal(js.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema_version", "run_datetime", "npernode", "host_count", "total_ranks", "trials_per_option", "options", "partial_failure"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("no %s in the summary", k)
+		}
+	}
+	o1 := raw["options"].(map[string]any)["1"].(map[string]any)
+	for _, k := range []string{"option", "aggregated_read_bandwidth_gbps", "aggregated_write_bandwidth_gbps", "aggregated_avg_throughput_tokens_per_sec",
+		"aggregated_storage_throughput_tokens_per_sec", "aggregated_device_read_p95_ms", "aggregated_device_write_p95_ms", "rank_count",
+		"trial_count", "partial_failure", "missing_files", "cpu_tier_ranks"} {
+		if _, ok := o1[k]; !ok {
+			t.Errorf("no %s in option 1", k)
+		}
+	}
+	back, ok, err := decodeRunSummary(js.Bytes())
+	if !ok || err != nil || back.Options["3"].AggregatedReadBandwidthGBps != 2 {
+		t.Errorf("the summary does not read back: %v %v %+v", ok, err, back)
+	}
+}
+
+// The same documents named one by one (kvreplay --trial and --rank, a
+// label naming the Option) aggregate as the laid-out run does.
+func TestAggregateMLPerfFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, s := range mlperfSpecs[:4] {
+		d := mlperfDoc(t, s)
+		d.Label = "option_1"
+		raw, _ := json.Marshal(d)
+		p := filepath.Join(dir, "r"+itoa(s.trial)+itoa(s.rank)+".json")
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	run, err := LoadMLPerf([]string{filepath.Join(dir, "*.json")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Options["1"]
+	if o == nil || !nearly(o.AggregatedReadBandwidthGBps, 3.5) || !nearly(o.AggregatedStorageThroughputTokensPerSec, 3900) || o.PartialFailure {
+		t.Fatalf("files: %+v", o)
+	}
+	// Without trial 1's rank 1, the rule adds rank 0 alone there, and
+	// says the rank is missing.
+	run, err = LoadMLPerf(paths[:3], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := s.Options["1"]; !nearly(o.AggregatedReadBandwidthGBps, 3) || !o.PartialFailure || !slices.Equal(o.MissingFiles, []string{"option 1 trial 1 rank 1"}) {
+		t.Errorf("a rank missing: %+v", o)
+	}
+}
+
+// kv-cache.py's own per-rank documents aggregate by mlpstorage's keys, in
+// their own units; a file that does not parse is counted missing, as
+// mlpstorage counts it; kinds do not mix.
+func TestAggregateMLPerfReference(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	doc := func(read, write, tokens, avg, devRead, devWrite float64, entries int) string {
+		return `{"requests_completed": 10, "total_storage_io_latency": 1.5, "summary": {"total_requests": 10,
+"avg_throughput_tokens_per_sec": ` + ftoa(avg) + `, "storage_throughput_tokens_per_sec": ` + ftoa(tokens) + `,
+"storage_io_latency_ms": {"mean": 1, "p50": 1, "p95": 900, "p99": 1, "p999": 1, "p9999": 1},
+"cache_stats": {"storage_entries": ` + itoa(entries) + `, "tier_storage_read_bandwidth_gbps": ` + ftoa(read) + `,
+"tier_storage_write_bandwidth_gbps": ` + ftoa(write) + `, "storage_read_device_p95_ms": ` + ftoa(devRead) + `,
+"storage_write_device_p95_ms": ` + ftoa(devWrite) + `}}}`
+	}
+	files := map[string]string{
+		"option_1/trial_0/rank_0/kvcache_results_20260701_120000.json": doc(1.5, 0.25, 100, 50, 12.5, 40, 7),
+		"option_1/trial_0/rank_1/kvcache_results_20260701_120000.json": doc(0.5, 0.25, 300, 150, 22.5, 30, 0),
+		"option_1/trial_1/rank_0/kvcache_results_20260701_121000.json": doc(2.5, 0.5, 200, 100, 7.5, 80, 3),
+		"option_1/trial_1/rank_1/kvcache_results_20260701_121000.json": `{"requests_completed": 1, "summary": {`, // cut short
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Options["1"]
+	// Trials: read 2.0 and 2.5, write 0.5 and 0.5, tokens 400 and 200,
+	// avg 200 and 100; device p95 the largest: 22.5 and 80.
+	bad := filepath.Join(dir, "option_1/trial_1/rank_1/kvcache_results_20260701_121000.json")
+	if !nearly(o.AggregatedReadBandwidthGBps, 2.25) || !nearly(o.AggregatedWriteBandwidthGBps, 0.5) || !nearly(o.AggregatedStorageThroughputTokensPerSec, 300) ||
+		!nearly(o.AggregatedAvgThroughputTokensPerSec, 150) || *o.AggregatedDeviceReadP95MS != 22.5 || *o.AggregatedDeviceWriteP95MS != 80 ||
+		!o.PartialFailure || !slices.Equal(o.MissingFiles, []string{bad}) ||
+		!slices.Equal(o.CPUTierRanks, []string{filepath.Join(dir, "option_1/trial_0/rank_1/kvcache_results_20260701_120000.json")}) {
+		t.Errorf("kv-cache.py documents: %+v", o)
+	}
+	if s.KVBench.Source != KindReference || !strings.Contains(s.KVBench.BandwidthUnit, "GiB") || s.KVBench.Options["1"].NotPooled == "" {
+		t.Errorf("kvbench block: %+v", s.KVBench)
+	}
+
+	// A kvreplay document beside them is refused: GB and GiB do not add.
+	d := mlperfDoc(t, mlperfSpecs[0])
+	raw, _ := json.Marshal(d)
+	mixed := filepath.Join(dir, "option_1/trial_2/rank_0/kvbench_result.json")
+	if err := os.MkdirAll(filepath.Dir(mixed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mixed, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err = LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AggregateMLPerf(run, time.Time{}); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("mixed kinds: %v", err)
+	}
+}
+
+// The reference's own result document (trace mode, so its latencies are
+// zeros) is one rank of a run.
+func TestAggregateMLPerfReferenceDocument(t *testing.T) {
+	run, err := LoadMLPerf([]string{referenceJSON}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Options) != 1 || s.TotalRanks != 1 {
+		t.Fatalf("%+v", s)
+	}
+	for _, o := range s.Options {
+		// cache_stats.tier_storage_read_bandwidth_gbps of the document.
+		if !nearly(o.AggregatedReadBandwidthGBps, 178.89764260717024) || !nearly(o.AggregatedWriteBandwidthGBps, 0.21191881951414585) || o.PartialFailure {
+			t.Errorf("%+v", o)
+		}
+	}
+}
+
+func ftoa(f float64) string {
+	b, _ := json.Marshal(f)
+	return string(b)
+}
