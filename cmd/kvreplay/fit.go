@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
@@ -29,12 +30,19 @@ import (
 type fitting struct {
 	plan   bool        // --plan: print the plan and exit
 	fit    bool        // --fit: apply the plan's options, then replay
-	format string      // --format of --plan: text or json
-	result *schema.Fit // what --fit applied, for the result
+	format string        // --format of --plan: text or json
+	time   time.Duration // --fit-time: the longest replay --fit keeps at the trace's pace
+	result *schema.Fit   // what --fit applied, for the result
 }
 
-// checkFitting checks --plan, --fit and --format.
-func checkFitting(o *options, formatGiven bool) []error {
+// defaultFitTime is --fit-time's default: a replay that --fit applies
+// takes at most two minutes at the trace's pace, so that a trace
+// simulated for longer (the MLPerf runs' 600 s) gives an answer on the
+// machine at hand in minutes; --fit-time 0 replays all of it.
+const defaultFitTime = 2 * time.Minute
+
+// checkFitting checks --plan, --fit, --fit-time and --format.
+func checkFitting(o *options, formatGiven, timeGiven bool) []error {
 	var errs []error
 	f := &o.fitting
 	switch f.format {
@@ -50,6 +58,12 @@ func checkFitting(o *options, formatGiven bool) []error {
 	}
 	if f.plan && o.output != "" && o.output != "-" {
 		errs = append(errs, fmt.Errorf("-o %s: --plan prints its plan on stdout and writes no result", o.output))
+	}
+	if timeGiven && !f.plan && !f.fit {
+		errs = append(errs, fmt.Errorf("--fit-time %s: bounds what --fit applies: add --fit (or --duration to bound a run yourself)", f.time))
+	}
+	if f.time < 0 {
+		errs = append(errs, fmt.Errorf("--fit-time %s: must not be negative (0: no bound)", f.time))
 	}
 	if f.plan && o.search != "" {
 		errs = append(errs, fmt.Errorf("--plan and --search %s: give one", o.search))
@@ -154,16 +168,67 @@ func noPlan(flag string) error {
 	return cli.Input(fmt.Errorf("%s: the traces were not read before the replay (a pipe, or --no-prescan) and have no sidecar, so nothing says their sizes: give the trace files, which kvreplay reads once first", flag))
 }
 
+// timeBound is the --duration that --fit applies to keep the replay o
+// describes within --fit-time at the trace's pace, 0 when it needs none:
+// at --speed max the pace is the machine's, and a --duration at most
+// --fit-time already bounds it. A closed loop issues each user's requests
+// no earlier than the trace does, so it takes at least as long as the
+// trace at its pace.
+func timeBound(o *options, plan *replay.Plan) time.Duration {
+	limit := o.fitting.time
+	if limit <= 0 || o.cfg.Speed <= 0 || (o.cfg.Duration > 0 && o.cfg.Duration <= limit) {
+		return 0
+	}
+	if wall := time.Duration(float64(plan.Span) / o.cfg.Speed); wall <= limit {
+		return 0
+	}
+	return limit
+}
+
+// timeLine says, in a line, why --fit bounds the replay at d.
+func timeLine(o *options, plan *replay.Plan, d time.Duration) string {
+	return fmt.Sprintf("--duration %s: the trace's %.1f s at --speed %g take %.1f s, longer than --fit-time %s; the replay keeps the trace's pace for its first %.1f s (--fit-time 0 replays it all)",
+		d, plan.Span.Seconds(), o.cfg.Speed, plan.Span.Seconds()/o.cfg.Speed, o.fitting.time, d.Seconds()*o.cfg.Speed)
+}
+
 // applyFit applies the plan's options (--fit) to o and returns the plan of
 // the replay they make, or an error when none makes it fit. o.fitting.result
-// and a warning record what it applied, and why.
+// and a warning record what it applied, and why. First, a tier the trace
+// uses and nothing here serves (Tier-0 without a GPU) goes to RAM, and a
+// replay that would run longer than --fit-time at the trace's pace is
+// bounded (--duration); then the sizes are planned for what it reaches.
 func applyFit(ctx context.Context, o *options, srcs []replay.Source, plan *replay.Plan, stderr io.Writer) (*replay.Plan, error) {
 	if !planned(plan) {
 		return nil, noPlan("--fit")
 	}
+	// First what the machine lacks and the time: each changes the plan.
+	var pre, whys []string
+	for t := range schema.Tier(schema.NumTiers) {
+		if plan.Used[t] && o.cfg.TierMap[t] == "" {
+			o.cfg.TierMap[t] = "ram"
+			pre = append(pre, fmt.Sprintf("--tier-map %s=ram", t))
+			whys = append(whys, fmt.Sprintf("--tier-map %s=ram: the trace has %d %s rows and nothing here serves that tier (kvreplay --list-devices), so RAM serves them and their figures are RAM's",
+				t, plan.UsedRows[t], t))
+		}
+	}
+	if d := timeBound(o, plan); d > 0 {
+		whys = append(whys, timeLine(o, plan, d))
+		o.cfg.Duration = d
+		pre = append(pre, "--duration "+d.String())
+	}
+	if len(pre) > 0 {
+		var err error
+		if plan, err = prepare(ctx, o, srcs); err != nil {
+			return nil, err
+		}
+	}
 	a := advise(o, plan)
 	if a.Fits {
 		o.fitting.result = &schema.Fit{Applied: []string{}, Why: "the replay fits this machine as it is: " + needsLine(a, a.Needs) + "; " + machineLine(a)}
+		if len(pre) > 0 {
+			o.fitting.result = &schema.Fit{Applied: pre, Why: strings.Join(whys, "; ") + "; so, the replay fits this machine: " + needsLine(a, a.Needs) + "; " + machineLine(a)}
+			fitWarning(o, pre, stderr)
+		}
 		return plan, nil
 	}
 	if a.Fit == nil {
@@ -186,11 +251,20 @@ func applyFit(ctx context.Context, o *options, srcs []replay.Source, plan *repla
 	}
 	why := "as given, " + needsLine(a, a.Needs) + ": " + strings.Join(append(a.Blockers, a.Problems...), "; ") +
 		"; with " + strings.Join(a.Fit.Flags, " ") + ", " + needsLine(after, after.Needs) + "; " + machineLine(a)
-	o.fitting.result = &schema.Fit{Applied: a.Fit.Flags, Why: why}
-	w := fmt.Sprintf("--fit: replayed with %s, so that the replay fits this machine (the result's fit says why)", strings.Join(a.Fit.Flags, " "))
+	applied := append(pre, a.Fit.Flags...)
+	if len(whys) > 0 {
+		why = strings.Join(whys, "; ") + "; " + why
+	}
+	o.fitting.result = &schema.Fit{Applied: applied, Why: why}
+	fitWarning(o, applied, stderr)
+	return fitted, nil
+}
+
+// fitWarning records and prints what --fit applied.
+func fitWarning(o *options, applied []string, stderr io.Writer) {
+	w := fmt.Sprintf("--fit: replayed with %s, so that the replay fits this machine (the result's fit says why)", strings.Join(applied, " "))
 	o.warnings = append(o.warnings, w)
 	fmt.Fprintf(stderr, "kvreplay: %s\n", w)
-	return fitted, nil
 }
 
 // needsLine says what n asks, in a line.
@@ -229,7 +303,11 @@ type planDoc struct {
 	Objects int64          `json:"objects"`
 	Speed   float64        `json:"speed"`
 	Scanned bool           `json:"prescanned"`
-	Advice  *replay.Advice `json:"plan"`
+	// FitDurationS is the --duration --fit applies to keep the replay
+	// within --fit-time (0: none), and FitDuration why.
+	FitDurationS float64        `json:"fit_duration_s,omitempty"`
+	FitDuration  string         `json:"fit_duration,omitempty"`
+	Advice       *replay.Advice `json:"plan"`
 }
 
 // runPlan prints the plan of the replay o describes (--plan): what it
@@ -245,6 +323,9 @@ func runPlan(ctx context.Context, o *options, stdout io.Writer) error {
 	}
 	a := advise(o, plan)
 	doc := planDoc{Traces: o.traces, Rows: plan.Rows, Objects: plan.Objects, Speed: o.cfg.Speed, Scanned: plan.Scanned, Advice: a}
+	if d := timeBound(o, plan); d > 0 {
+		doc.FitDurationS, doc.FitDuration = d.Seconds(), timeLine(o, plan, d)
+	}
 	if o.fitting.format == "json" {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
@@ -266,6 +347,15 @@ func writePlan(w io.Writer, o *options, plan *replay.Plan, a *replay.Advice) err
 	}
 	if !plan.Scanned {
 		fmt.Fprintln(w, "  not read before the replay: the sizes are the sidecars', the bytes moved and their bandwidth unknown")
+	}
+	for t := range schema.Tier(schema.NumTiers) {
+		if plan.Used[t] && o.cfg.TierMap[t] == "" {
+			fmt.Fprintf(w, "  %s: %d rows and --tier-map maps it to nothing: a replay refuses them, --fit maps them to ram (--tier-map %s=ram; the plan below leaves them out)\n",
+				t, plan.UsedRows[t], t)
+		}
+	}
+	if d := timeBound(o, plan); d > 0 {
+		fmt.Fprintf(w, "  --fit replays with %s (the plan below is the whole trace's; --fit plans the window)\n", timeLine(o, plan, d))
 	}
 	exact := "exact"
 	if !n.Exact {

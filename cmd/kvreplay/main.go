@@ -193,6 +193,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.fitting.plan, "plan", false, "read the traces and print what the replay needs (peak live bytes per backend, bytes written and read, the bandwidth the trace's pace asks for) beside what this machine has, and the options that make it fit (--size-scale, --capacity, --ram-budget, --duration, --closed-loop, --speed); replays nothing, makes nothing")
 	fs.BoolVar(&o.fitting.fit, "fit", false, "apply the plan (--plan): replay at the largest --size-scale 1/2^k (with a --capacity or --ram-budget where scaling alone leaves too little space) at which the replay fits this machine's memory and disk and the bandwidth the trace's pace asks is well within what they are assumed to serve; the result's fit says what was applied and why")
 	fs.StringVar(&o.fitting.format, "format", "text", "with --plan: text or json")
+	fs.DurationVar(&o.fitting.time, "fit-time", defaultFitTime, "with --fit: the longest replay it keeps at the trace's pace; a trace that takes longer at --speed is replayed for its first part (--duration), planned for what that window reaches (0: no bound)")
 	fs.BoolVar(&o.buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
 	fs.StringVar(&o.label, "label", "", "label of the run in reports")
 	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
@@ -296,7 +297,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.layout))
 	}
 	errs = append(errs, checkSearch(o)...)
-	errs = append(errs, checkFitting(o, fs.Changed("format"))...)
+	errs = append(errs, checkFitting(o, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, checkModel(o, fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
@@ -344,7 +345,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for t := range schema.Tier(schema.NumTiers) {
-		if plan.Used[t] && o.cfg.TierMap[t] == "" {
+		if plan.Used[t] && o.cfg.TierMap[t] == "" && !o.fitting.fit { // --fit maps it to RAM
 			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (or =gpu where there is a GPU: kvreplay --list-devices), or simulate with kvtrace --gpu-mem-gb 0",
 				plan.UsedRows[t], t, t, t))
 		}
@@ -367,6 +368,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		progress = func(p replay.Progress) { fmt.Fprint(stderr, "\r\033[K"+progressLine(p, view)) }
 	}
 	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
+	defer drainStdin(o.traces, drainLimit)
 	if res == nil {
 		if inputError(runErr) {
 			return cli.Input(runErr)
