@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kvbench/kvbench/replay"
@@ -66,103 +67,126 @@ func TestClosedLoopOrder(t *testing.T) {
 	recs := userTrace(users, requests, 0)
 	for _, closed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
-			cfg := closedConfig()
-			cfg.ClosedLoop = closed
-			rec := fault.Record(fault.Delay(newRAM(t, 64<<20), 2*time.Millisecond))
-			res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			calls := callsOf(rec.Log())
-			overlaps, parallel := 0, 0
-			for u := 1; u <= users; u++ {
-				for k := 1; k < requests; k++ {
-					_, prevEnd := span(calls[fmt.Sprintf("u%dr%d", u, k-1)])
-					start, _ := span(calls[fmt.Sprintf("u%dr%d", u, k)])
-					if start.Before(prevEnd) {
-						overlaps++
+			synctest.Test(t, func(t *testing.T) {
+				cfg := closedConfig()
+				cfg.ClosedLoop = closed
+				rec := fault.Record(fault.Delay(newRAM(t, 64<<20), 2*time.Millisecond))
+				res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rec})
+				if err != nil {
+					t.Fatal(err)
+				}
+				calls := callsOf(rec.Log())
+				overlaps, parallel := 0, 0
+				for u := 1; u <= users; u++ {
+					for k := 1; k < requests; k++ {
+						_, prevEnd := span(calls[fmt.Sprintf("u%dr%d", u, k-1)])
+						start, _ := span(calls[fmt.Sprintf("u%dr%d", u, k)])
+						if start.Before(prevEnd) {
+							overlaps++
+						}
 					}
 				}
-			}
-			// Users run side by side: user 2's first request starts before
-			// user 1's last one ends.
-			s2, _ := span(calls["u2r0"])
-			if _, e1 := span(calls[fmt.Sprintf("u1r%d", requests-1)]); s2.Before(e1) {
-				parallel++
-			}
-			if closed {
-				if overlaps != 0 {
-					t.Errorf("%d requests started before their user's previous one ended", overlaps)
+				// Users run side by side: user 2's first request starts before
+				// user 1's last one ends.
+				s2, _ := span(calls["u2r0"])
+				if _, e1 := span(calls[fmt.Sprintf("u1r%d", requests-1)]); s2.Before(e1) {
+					parallel++
 				}
-				if parallel == 0 {
-					t.Errorf("the users ran one after another, not side by side")
+				if closed {
+					if overlaps != 0 {
+						t.Errorf("%d requests started before their user's previous one ended", overlaps)
+					}
+					if parallel == 0 {
+						t.Errorf("the users ran one after another, not side by side")
+					}
+					cl := res.ClosedLoop
+					if cl == nil || cl.Users != users || cl.RequestsCompleted != users*requests || cl.RequestsLeft != 0 ||
+						cl.TokensGenerated != 10*users*requests || len(cl.PerUser) != users || !res.Replay.ClosedLoop {
+						t.Fatalf("closed_loop %+v", cl)
+					}
+					if res.Summary.StorageThroughputTokensPerSec <= 0 {
+						t.Errorf("storage throughput %v tokens/s; want the reference's figure", res.Summary.StorageThroughputTokensPerSec)
+					}
+					return
 				}
-				cl := res.ClosedLoop
-				if cl == nil || cl.Users != users || cl.RequestsCompleted != users*requests || cl.RequestsLeft != 0 ||
-					cl.TokensGenerated != 10*users*requests || len(cl.PerUser) != users || !res.Replay.ClosedLoop {
-					t.Fatalf("closed_loop %+v", cl)
+				if overlaps == 0 {
+					t.Errorf("open loop: no user's requests overlapped; the test cannot tell the loops apart")
 				}
-				if res.Summary.StorageThroughputTokensPerSec <= 0 {
-					t.Errorf("storage throughput %v tokens/s; want the reference's figure", res.Summary.StorageThroughputTokensPerSec)
+				if res.ClosedLoop != nil {
+					t.Errorf("open loop has a closed_loop block")
 				}
-				return
-			}
-			if overlaps == 0 {
-				t.Errorf("open loop: no user's requests overlapped; the test cannot tell the loops apart")
-			}
-			if res.ClosedLoop != nil {
-				t.Errorf("open loop has a closed_loop block")
-			}
+			})
 		})
 	}
 }
 
 // TestClosedLoopThinkTime checks that a user's next request waits for the
 // previous one and then the think time the trace recorded, where an open
-// loop issues it at its trace time.
+// loop issues it at its trace time. The run is in a synctest bubble, whose
+// clock moves only when every goroutine of the run waits: the gap is the
+// think time exactly, at any load.
 func TestClosedLoopThinkTime(t *testing.T) {
-	const think, delay = 300 * time.Millisecond, 40 * time.Millisecond
-	recs := userTrace(1, 2, think) // request 0 at 0, request 1 at think
-	cfg := closedConfig()
-	cfg.Speed = 1
-	rec := fault.Record(fault.Delay(newRAM(t, 64<<20), delay))
-	if _, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rec}); err != nil {
-		t.Fatal(err)
-	}
-	calls := callsOf(rec.Log())
-	_, end0 := span(calls["u1r0"])
-	start1, _ := span(calls["u1r1"])
-	// A loaded machine wakes late, never early.
-	if gap := start1.Sub(end0); gap < think-5*time.Millisecond || gap > think+150*time.Millisecond {
-		t.Errorf("request 1 started %v after request 0 ended; want the think time, %v", gap, think)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const think, delay = 300 * time.Millisecond, 40 * time.Millisecond
+		recs := userTrace(1, 2, think) // request 0 at 0, request 1 at think
+		cfg := closedConfig()
+		cfg.Speed = 1
+		rec := fault.Record(fault.Delay(newRAM(t, 64<<20), delay))
+		if _, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rec}); err != nil {
+			t.Fatal(err)
+		}
+		calls := callsOf(rec.Log())
+		_, end0 := span(calls["u1r0"])
+		start1, _ := span(calls["u1r1"])
+		if gap := start1.Sub(end0); gap != think {
+			t.Errorf("request 1 started %v after request 0 ended; want the think time, %v", gap, think)
+		}
+		// Open loop: request 1 starts at its trace time, request 0's
+		// delay or not.
+		cfg.ClosedLoop = false
+		rec = fault.Record(fault.Delay(newRAM(t, 64<<20), delay))
+		begin := time.Now()
+		if _, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rec}); err != nil {
+			t.Fatal(err)
+		}
+		start1, _ = span(callsOf(rec.Log())["u1r1"])
+		if at := start1.Sub(begin); at != think {
+			t.Errorf("open loop: request 1 started at %v, want its trace time %v", at, think)
+		}
+	})
 }
 
 // TestClosedLoopFasterSystem replays one trace closed-loop, bounded by
 // --duration, on a fast and a slow device: the fast one completes more
-// requests per second, and each says how many requests it left.
+// requests per second, and each says how many requests it left. On the
+// bubble's clock the window ends at 0.4 s exactly, and what it released
+// ends within a request's time after.
 func TestClosedLoopFasterSystem(t *testing.T) {
-	recs := userTrace(4, 400, time.Millisecond)
-	rps := map[time.Duration]float64{}
-	for _, d := range []time.Duration{time.Millisecond, 16 * time.Millisecond} {
-		cfg := closedConfig()
-		cfg.Duration = 400 * time.Millisecond
-		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 64<<20), d)})
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		recs := userTrace(4, 400, time.Millisecond)
+		rps := map[time.Duration]float64{}
+		for _, d := range []time.Duration{time.Millisecond, 16 * time.Millisecond} {
+			cfg := closedConfig()
+			cfg.Duration = 400 * time.Millisecond
+			res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 64<<20), d)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := res.ClosedLoop
+			if !res.Complete || cl.RequestsLeft <= 0 || cl.RequestsLeft+cl.RequestsCompleted != 1600 || cl.WindowS != 0.4 {
+				t.Fatalf("delay %v: complete %v, closed_loop %+v", d, res.Complete, cl)
+			}
+			// A request of userTrace is a few rows in sequence: at most
+			// 8 delays past the window.
+			if max := 0.4 + 8*d.Seconds(); res.WallS < 0.4 || res.WallS > max {
+				t.Errorf("delay %v: a 0.4 s window ran %.3f s, want 0.4 to %.3f", d, res.WallS, max)
+			}
+			rps[d] = res.Summary.RequestsPerSecond
 		}
-		cl := res.ClosedLoop
-		if !res.Complete || cl.RequestsLeft <= 0 || cl.RequestsLeft+cl.RequestsCompleted != 1600 || cl.WindowS != 0.4 {
-			t.Fatalf("delay %v: complete %v, closed_loop %+v", d, res.Complete, cl)
+		if r := rps[time.Millisecond] / rps[16*time.Millisecond]; r < 2 {
+			t.Errorf("requests/s fast %.0f, slow %.0f: ratio %.2f, want at least 2", rps[time.Millisecond], rps[16*time.Millisecond], r)
 		}
-		if res.WallS > 1.5 {
-			t.Errorf("delay %v: a 0.4 s window ran %.2f s", d, res.WallS)
-		}
-		rps[d] = res.Summary.RequestsPerSecond
-	}
-	if r := rps[time.Millisecond] / rps[16*time.Millisecond]; r < 2 {
-		t.Errorf("requests/s fast %.0f, slow %.0f: ratio %.2f, want at least 2", rps[time.Millisecond], rps[16*time.Millisecond], r)
-	}
+	})
 }
 
 // TestClosedLoopUsers replays only the first users to appear.

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kvbench/kvbench/replay"
@@ -145,29 +147,31 @@ func TestOrdering(t *testing.T) {
 // scheduled time then exceeds latency from submission, because rows wait
 // for the single worker behind slow earlier rows.
 func TestCoordinatedOmission(t *testing.T) {
-	var recs []schema.Record
-	for i := range 40 {
-		recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-	}
-	cfg := replay.DefaultConfig()
-	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
-	cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
-	slow := fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond)
-	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": slow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := res.Cells[0]
-	if c.Latency.P50US < 10_000 {
-		t.Errorf("latency p50 %.0f us below the 10 ms delay", c.Latency.P50US)
-	}
-	if c.FromSchedule.P50US < 5*c.Latency.P50US || c.FromSchedule.MaxUS < 20*c.Latency.P50US {
-		t.Errorf("from schedule p50 %.0f us max %.0f us vs from submission p50 %.0f us: waiting is hidden",
-			c.FromSchedule.P50US, c.FromSchedule.MaxUS, c.Latency.P50US)
-	}
-	if res.Lag.P99US < 100_000 {
-		t.Errorf("lag p99 %.0f us: the backlog is not reported", res.Lag.P99US)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var recs []schema.Record
+		for i := range 40 {
+			recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
+		slow := fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond)
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": slow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Cells[0]
+		if c.Latency.P50US < 10_000 {
+			t.Errorf("latency p50 %.0f us below the 10 ms delay", c.Latency.P50US)
+		}
+		if c.FromSchedule.P50US < 5*c.Latency.P50US || c.FromSchedule.MaxUS < 20*c.Latency.P50US {
+			t.Errorf("from schedule p50 %.0f us max %.0f us vs from submission p50 %.0f us: waiting is hidden",
+				c.FromSchedule.P50US, c.FromSchedule.MaxUS, c.Latency.P50US)
+		}
+		if res.Lag.P99US < 100_000 {
+			t.Errorf("lag p99 %.0f us: the backlog is not reported", res.Lag.P99US)
+		}
+	})
 }
 
 // TestFaultsStopCleanly injects a full disk and an I/O error: the run stops,
@@ -259,6 +263,39 @@ func TestUnmappedTier(t *testing.T) {
 	}
 }
 
+// corruptBeforeRead flips a byte of an object's file on disk when the
+// replay first opens it to read (its write is complete by then: rows of a
+// key run in trace order), then opens it.
+type corruptBeforeRead struct {
+	backend.Backend
+	t         *testing.T
+	key, path string
+	off       int64
+	once      sync.Once
+}
+
+func (c *corruptBeforeRead) Open(key string, size int64, create bool) (backend.Object, error) {
+	if key == c.key && !create {
+		c.once.Do(func() {
+			f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+			if err != nil {
+				c.t.Error(err)
+				return
+			}
+			defer f.Close()
+			b := make([]byte, 1)
+			if _, err := f.ReadAt(b, c.off); err != nil {
+				c.t.Error(err)
+			}
+			b[0] ^= 0x40
+			if _, err := f.WriteAt(b, c.off); err != nil {
+				c.t.Error(err)
+			}
+		})
+	}
+	return c.Backend.Open(key, size, create)
+}
+
 // TestVerifyCatchesCorruption writes an object to a real NVMe directory,
 // flips one byte of its file on disk before the trace reads it back, and
 // checks --verify reports the key, tier and offset and fails the run; a
@@ -277,25 +314,14 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nb.Close()
+		var b backend.Backend = nb
 		if corrupt {
-			go func() {
-				time.Sleep(700 * time.Millisecond)
-				f, err := os.OpenFile(filepath.Join(dir, nvme.FileName("2_victim")), os.O_RDWR, 0)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				defer f.Close()
-				b := make([]byte, 1)
-				f.ReadAt(b, 300_007)
-				b[0] ^= 0x40
-				f.WriteAt(b, 300_007)
-			}()
+			b = &corruptBeforeRead{Backend: nb, t: t, key: "2_victim", path: filepath.Join(dir, nvme.FileName("2_victim")), off: 300_007}
 		}
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "", "nvme"}
-		cfg.Verify, cfg.BlockSize = true, 128<<10
-		return runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"nvme": nb})
+		cfg.Verify, cfg.BlockSize, cfg.Speed = true, 128<<10, 0
+		return runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"nvme": b})
 	}
 	t.Run("clean", func(t *testing.T) {
 		res, err := run(t, false)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/datagen"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -143,7 +142,7 @@ func (s *sched) advance(t *task) {
 				return
 			}
 		case stBegin:
-			t.start = time.Now()
+			t.start = s.clock.Now()
 			s.metrics.begin(t, t.start)
 			t.stage = stOpen
 			switch t.op {
@@ -453,7 +452,7 @@ func (s *sched) finish(t *task) {
 		}
 		t.obj, t.shared = nil, false
 	}
-	end := time.Now()
+	end := s.clock.Now()
 	if t.kind == kindRow && !t.skip && !t.start.IsZero() {
 		s.metrics.end(t, t.start, end, t.err == nil)
 		if t.err == nil {

@@ -34,7 +34,10 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
 		keys: make(map[string]*keyState, keysHint(plan)), reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
 		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
-		kick: make(chan struct{}, 1)}
+		kick: make(chan struct{}, 1), clock: hooks.Clock}
+	if s.clock == nil {
+		s.clock = wallClock{}
+	}
 	s.hasWorkF = s.hasWork // one func value, not one per Wait
 	if err := s.setBackends(backends); err != nil {
 		return nil, err
@@ -86,10 +89,10 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	readCtx, stopReading := context.WithCancel(runCtx)
 	go rr.run(readCtx)
 	stopProgress := s.progressLoop()
-	s.start = time.Now()
+	s.start = s.clock.Now()
 	s.metrics.start = s.start
 	s.loop(rr)
-	wall := time.Since(s.start)
+	wall := since(s.clock, s.start)
 	stopReading()
 	for b := range rr.out {
 		rr.recycle(b)
@@ -285,7 +288,7 @@ func (s *sched) progressLoop() func() {
 			case <-done:
 				return
 			case <-tick.C:
-				s.hooks.Progress(Progress{Elapsed: time.Since(s.start), Rows: s.rows.Load(),
+				s.hooks.Progress(Progress{Elapsed: since(s.clock, s.start), Rows: s.rows.Load(),
 					RowsDone: s.rowsDone.Load(), Bytes: s.bytesDone.Load(), Lag: s.metrics.lagNow()})
 			}
 		}

@@ -34,6 +34,8 @@ type Hooks struct {
 	// (ioengine.Mover: --gds's), tried before the built-in engines for
 	// the blocks of a move.
 	Movers []ioengine.Factory
+	// Clock is the run's time (clock.go); nil is the wall clock.
+	Clock Clock
 }
 
 // Progress is a run's state for a live progress line.
@@ -162,6 +164,7 @@ type sched struct {
 	plan    *Plan
 	hooks   Hooks
 	ctx     context.Context
+	clock   Clock
 	data    *blockData
 	metrics *metrics
 
@@ -321,11 +324,11 @@ func (s *sched) dispatchCold(c ColdObject) {
 		return
 	}
 	for _, v := range ef.victims {
-		s.dispatchEvict(v, time.Now())
+		s.dispatchEvict(v, s.clock.Now())
 	}
 	t := s.newTask()
 	*t = task{kind: kindCold, op: schema.OpRead, tier: c.Tier, logical: c.Logical, phys: phys, ks: ks,
-		sched: time.Now(), succ: t.succ[:0], needB: ef.needB, need: ef.need, relB: -1, create: true, cold: true}
+		sched: s.clock.Now(), succ: t.succ[:0], needB: ef.needB, need: ef.need, relB: -1, create: true, cold: true}
 	s.order(t, false)
 	s.reserve(t)
 }
@@ -363,7 +366,7 @@ func (s *sched) closeRequest(id reqID) {
 	}
 	rs.closed = true
 	if rs.pending == 0 {
-		s.requestDone(rs, time.Now())
+		s.requestDone(rs, s.clock.Now())
 		delete(s.reqs, id)
 	}
 }
@@ -482,7 +485,7 @@ func (s *sched) loop(rows *rowReader) {
 	var (
 		cur      *batch
 		next     int
-		timer    *time.Timer
+		timer    Timer
 		timerSet bool // the timer is running: timerDue tells when it fired
 		rowsCh   <-chan *batch
 		ctxSeen  bool
@@ -498,7 +501,7 @@ func (s *sched) loop(rows *rowReader) {
 	if rows != nil && s.cfg.Duration > 0 {
 		// The top of the loop closes the window; the timer wakes it.
 		deadline = s.start.Add(s.cfg.Duration)
-		wt := time.AfterFunc(time.Until(deadline), s.kickLoop)
+		wt := s.clock.AfterFunc(deadline.Sub(s.clock.Now()), s.kickLoop)
 		defer wt.Stop()
 	}
 	// Timers and the context set flags and kick the loop, so that a loop
@@ -509,7 +512,7 @@ func (s *sched) loop(rows *rowReader) {
 	}
 	setTimer := func(d time.Duration) {
 		if timer == nil {
-			timer = time.AfterFunc(d, fire)
+			timer = s.clock.AfterFunc(d, fire)
 		} else {
 			timer.Reset(d) // a firing of the old deadline, too late to stop, only costs a pass
 		}
@@ -518,7 +521,7 @@ func (s *sched) loop(rows *rowReader) {
 	stopCtx := context.AfterFunc(s.ctx, s.kickLoop)
 	defer stopCtx()
 	for {
-		now := time.Now() // rows dispatched in one pass share their dispatch time
+		now := s.clock.Now() // rows dispatched in one pass share their dispatch time
 		if !deadline.IsZero() && !now.Before(deadline) {
 			// The window is over: release nothing more; what was released
 			// completes, and the requests it cut end with the rows they had.

@@ -1,0 +1,128 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// The tests of time run in synctest bubbles: the clock the replay reads
+// (its default Clock, the time package's) is the bubble's, which moves
+// only when every goroutine of the run waits. A row is then dispatched at
+// its due time exactly, a delayed device takes its delay exactly, and a
+// parallel load on the machine changes nothing.
+
+// TestPacing replays rows at known trace times at several speeds on a
+// device slower than the rows' spacing: each row's I/O starts at its trace
+// time divided by the speed, exactly (an open loop does not wait for the
+// device), no row lags its schedule, and the run lasts to the last row's
+// time plus the device's delay.
+func TestPacing(t *testing.T) {
+	at := []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond, 100 * time.Millisecond, time.Second}
+	const delay = 30 * time.Millisecond
+	for _, speed := range []float64{1, 2, 0.5} {
+		t.Run(fmt.Sprint("speed=", speed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var recs []schema.Record
+				for i, a := range at {
+					recs = append(recs, rec(a, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+				}
+				cfg := replay.DefaultConfig()
+				cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+				cfg.Speed = speed
+				rb := fault.Record(fault.Delay(newRAM(t, 16<<20), delay))
+				begin := time.Now()
+				res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rb})
+				if err != nil {
+					t.Fatal(err)
+				}
+				starts := map[string]time.Time{}
+				for _, c := range rb.Log() {
+					if c.Op == fault.OpWrite {
+						starts[c.Key] = c.Start
+					}
+				}
+				scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / speed) }
+				for i, a := range at {
+					got, ok := starts[fmt.Sprint("1_k", i)]
+					if want := scaled(a); !ok || got.Sub(begin) != want {
+						t.Errorf("row %d (trace time %v) started at %v, want %v", i, a, got.Sub(begin), want)
+					}
+				}
+				if res.Lag.MaxUS > 1 { // the histogram's floor: 0 reads as 1 us
+					t.Errorf("lag max %.0f us, want 0: every row was dispatched at its due time", res.Lag.MaxUS)
+				}
+				if want := (scaled(at[len(at)-1]) + delay).Seconds(); res.WallS != want {
+					t.Errorf("the run lasted %v s, want %v (the last row's time plus the delay)", res.WallS, want)
+				}
+			})
+		})
+	}
+}
+
+// TestPacingBehindSlowDevice: rows that wait behind a slow device (one
+// worker) are dispatched late, and the lag says by how much: the k-th row
+// of rows 1 ms apart on a 10 ms device waits for the k before it.
+func TestPacingBehindSlowDevice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n, gap, delay = 20, time.Millisecond, 10 * time.Millisecond
+		var recs []schema.Record
+		for i := range n {
+			recs = append(recs, rec(time.Duration(i)*gap, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), delay)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Row k starts at k*delay, due at k*gap: it lags k*(delay-gap).
+		if want := float64((n-1)*(delay-gap)) / 1e3; res.Lag.MaxUS < want*0.99 || res.Lag.MaxUS > want*1.01 {
+			t.Errorf("lag max %.0f us, want %.0f", res.Lag.MaxUS, want)
+		}
+		if want := (n * delay).Seconds(); res.WallS != want {
+			t.Errorf("the run lasted %v s, want %v", res.WallS, want)
+		}
+	})
+}
+
+// TestCancelMidRun cancels a paced run at 1.05 s of a 10 s trace: the run
+// stops there, incomplete, its error the cancellation, having done the
+// rows due before it and no other.
+func TestCancelMidRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var recs []schema.Record
+		for i := range 100 {
+			recs = append(recs, rec(time.Duration(i)*100*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+		src := memTrace(t, recs)
+		plan, err := replay.Prepare(t.Context(), &cfg, []replay.Source{src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() {
+			time.Sleep(1050 * time.Millisecond)
+			cancel()
+		}()
+		res, err := replay.Run(ctx, &cfg, plan, []replay.Source{src}, map[string]backend.Backend{"ram": newRAM(t, 16<<20)}, replay.Hooks{})
+		if !errors.Is(err, context.Canceled) || res == nil || res.Complete {
+			t.Fatalf("error %v, result complete %v", err, res != nil && res.Complete)
+		}
+		if res.Replay.RowsDone != 11 || res.WallS != 1.05 {
+			t.Errorf("%d rows done in %v s; want the 11 due by 1.05 s, and to stop there", res.Replay.RowsDone, res.WallS)
+		}
+	})
+}
