@@ -159,6 +159,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 		duration = cli.Seconds(def.Duration)
 		keyStyle string
 		epoch    int64
+		mlperf   int
 	)
 	// kv-cache.py's options, in its order.
 	fs.StringVar(&o.LogLevel, "log-level", "INFO", "kv-cache.py's log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (no effect)")
@@ -212,6 +213,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&fv.NVMeAccounting, "nvme-accounting", def.NVMeAccounting, "a bounded NVMe tier's accounting: reference (kv-cache.py's, whose racing workers leak reservations and evict early) or exact (its rule alone)")
 	fs.BoolVar(&o.AllowSystem, cli.AllowSystemPathFlag, false, "let outputs lie under a system directory (/etc, /usr, /dev, ...), which kvtrace refuses by default")
 	fs.BoolVar(&o.Force, "force", false, "let the trace's sidecar (TRACE.meta.json) replace an existing file that is not a trace sidecar")
+	fs.IntVar(&mlperf, "mlperf-option", 0, mlperfOptionHelp())
 	fs.StringVar(&fv.RequestTraceTimeUnit, "request-trace-time-unit", "", "unit of a Mooncake-style --request-trace's timestamps: s, ms, us or ns (default: found from the first; noted in the sidecar)")
 
 	// kv-cache.py's argparse takes unique prefixes of its options
@@ -239,6 +241,11 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 		}
 	}
 	fv.Duration = duration.Duration()
+	if fs.Changed("mlperf-option") {
+		if err := applyMLPerfOption(mlperf, &cfg); err != nil {
+			return nil, cli.Input(err)
+		}
+	}
 	applyChanged(fs, &cfg, &fv)
 	switch {
 	case fs.Changed("key-style"):
@@ -263,6 +270,9 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	o.Config = cfg
 	o.TraceGiven = fs.Changed("io-trace-log")
 	o.Warnings = cfg.Warnings()
+	if fs.Changed("mlperf-option") {
+		o.Warnings = append(o.Warnings, mlperfOverrides(fs, mlperf)...)
+	}
 	o.Args = rest
 	return &o, nil
 }

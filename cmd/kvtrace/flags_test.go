@@ -185,7 +185,7 @@ func TestFlagDefaults(t *testing.T) {
 		"enable-latency-tracing": "false",
 		// kvtrace's.
 		"format": "kvbench", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
-		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "nvme-accounting": "reference",
+		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "nvme-accounting": "reference", "mlperf-option": "0",
 		"allow-system-path": "false", "force": "false",
 		"help": "false", "version": "false",
 	}
