@@ -11,6 +11,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/kvbench/kvbench/schema"
+	// The codec for every test of the package, in and out of it (one test
+	// binary): the engine links none, its mains do.
+	_ "github.com/kvbench/kvbench/trace/zst"
 )
 
 // TestTraceIdentity: a trace's digest is its content's, the same for the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
+	_ "github.com/kvbench/kvbench/trace/zst" // the reference traces are zstd streams
 )
 
 // shape is the per-request shape of a trace: what the simulation must

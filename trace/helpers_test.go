@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
+	_ "github.com/kvbench/kvbench/trace/zst" // the tests read zstd streams
 )
 
 // zstdMagic starts every zstd frame (RFC 8878 section 3.1.1), written out

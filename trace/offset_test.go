@@ -2,9 +2,10 @@ package trace_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // cut short, fails with a *ParseError that names the file and the byte of
 // the compressed stream where decoding failed (the end of the block it
 // could not decode, or the stream's length), never line 0; the Reader's
-// WrapContent sees the decompressed text.
+// digest is of no content read to its end.
 func TestZstdErrorOffset(t *testing.T) {
 	var plain strings.Builder
 	plain.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase,Request\n")
@@ -45,8 +46,7 @@ func TestZstdErrorOffset(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			var content bytes.Buffer
-			r.WrapContent = func(c io.Reader) io.Reader { return io.TeeReader(c, &content) }
+			r.Digest = true
 			var rec schema.Record
 			for err == nil {
 				err = r.Read(&rec)
@@ -62,9 +62,46 @@ func TestZstdErrorOffset(t *testing.T) {
 			if want := fmt.Sprintf("run.csv.zst:%d: %v: at byte %d of the compressed stream", pe.Line, tt.sentinel, pe.Offset); !strings.Contains(msg, want) {
 				t.Errorf("error %q, want it to say %q", msg, want)
 			}
-			if !strings.HasPrefix(plain.String(), content.String()) {
-				t.Error("WrapContent saw other bytes than the trace's text")
+			if sum, n, ok := r.ContentDigest(); ok {
+				t.Errorf("a digest (%s, %d bytes) of a stream that failed", sum, n)
 			}
 		})
+	}
+}
+
+// TestContentDigest: a Reader with Digest set hashes the trace's text, the
+// same for the trace plain and compressed, and says so only once it read
+// the content to its end.
+func TestContentDigest(t *testing.T) {
+	text := "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n0.5,Write,10,Tier-1,k,Prefill\n1.5,Read,10,Tier-1,k,Decode\n"
+	want := sha256.Sum256([]byte(text))
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{{"plain", []byte(text)}, {"zstd", compress(t, []byte(text))}} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := trace.NewReader(bytes.NewReader(tt.data))
+			r.Digest = true
+			var rec schema.Record
+			if err := r.Read(&rec); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, ok := r.ContentDigest(); ok {
+				t.Fatal("a digest before the end of the content")
+			}
+			for err := r.Read(&rec); err == nil; err = r.Read(&rec) {
+			}
+			sum, n, ok := r.ContentDigest()
+			if !ok || sum != hex.EncodeToString(want[:]) || n != int64(len(text)) {
+				t.Fatalf("digest %s of %d bytes (%v), want %x of %d", sum, n, ok, want, len(text))
+			}
+		})
+	}
+	r := trace.NewReader(strings.NewReader(text))
+	if _, err := readRecords(t, r); err == nil {
+		t.Fatal("no end")
+	}
+	if _, _, ok := r.ContentDigest(); ok {
+		t.Fatal("a digest without Digest set")
 	}
 }

@@ -3,16 +3,17 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math/bits"
 	"os"
 	"time"
 	"unicode/utf8"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/kvbench/kvbench/schema"
 )
@@ -60,9 +61,9 @@ var roleNames = [numRoles]string{ColTimestamp, ColOperation, ColSize, ColTier, C
 const readBufferSize = 128 << 10
 
 // Reader reads a trace one Record at a time from any io.Reader, plain or
-// zstd. It never holds more than one line (at most MaxLineBytes) and a fixed
-// buffer, whatever the trace's length, and in steady state Read does not
-// allocate.
+// zstd (through the registered ZstdCodec). It never holds more than one
+// line (at most MaxLineBytes) and a fixed buffer, whatever the trace's
+// length, and in steady state Read does not allocate.
 //
 // A Reader is not safe for concurrent use. Its first error is sticky.
 type Reader struct {
@@ -74,18 +75,18 @@ type Reader struct {
 	// consumer that cannot represent it (the replay rounds sizes up to
 	// blocks and adds them up). Set it before the first Read.
 	MaxSize int64
-	// WrapContent, when set before the first Read, wraps the trace's
-	// content as the Reader reads it: the CSV text, after zstd
-	// decompression. A wrapper that hashes what it reads identifies the
-	// trace whether it was stored compressed or not. Errors it passes on
-	// are the Reader's errors.
-	WrapContent func(io.Reader) io.Reader
+	// Digest, when set before the first Read, makes the Reader hash the
+	// trace's content as it reads it (ContentDigest): the CSV text, after
+	// zstd decompression, so that a trace has one identity whether it was
+	// stored compressed or not.
+	Digest bool
 
 	src    *errTracker
 	br     *bufio.Reader
-	zdec   *zstd.Decoder
+	zdec   io.ReadCloser
 	zin    *countingReader // the compressed bytes the decoder read
 	closer io.Closer
+	digest *digester
 
 	started bool
 	err     error
@@ -133,7 +134,7 @@ func Open(path string) (*Reader, error) {
 // does not close an io.Reader given to NewReader.
 func (r *Reader) Close() error {
 	if r.zdec != nil {
-		r.zdec.Close()
+		r.zdec.Close() // a decoder's Close only releases it
 		r.zdec = nil
 	}
 	if r.closer != nil {
@@ -182,6 +183,17 @@ func (r *Reader) Rows() int64 { return r.rows }
 // row before them.
 func (r *Reader) OutOfOrder() int64 { return r.outOfOrder }
 
+// ContentDigest returns the hex SHA-256 of the trace's content (the CSV
+// text, after zstd decompression) and its length in bytes, when Digest was
+// set and the content was read to its end; ok is false otherwise. Two
+// traces with equal digests hold the same rows.
+func (r *Reader) ContentDigest() (sha256Hex string, n int64, ok bool) {
+	if r.digest == nil || !r.digest.eof {
+		return "", 0, false
+	}
+	return hex.EncodeToString(r.digest.h.Sum(nil)), r.digest.n, true
+}
+
 // Epoch returns the Unix time of the first row when the trace carries epoch
 // timestamps (the reference's); ok is false for virtual-time traces and
 // before the first row.
@@ -206,24 +218,28 @@ func (r *Reader) start() error {
 	if err != nil && err != io.EOF {
 		return r.fail(r.classify(err))
 	}
+	var content io.Reader = r.br
 	if bytes.Equal(magic, zstdMagic) {
 		r.compressed = true
-		// One goroutine: the trace is read in order, and a synchronous
-		// decoder is fastest per core; it reads each block's bytes as it
-		// decodes it, so zin counts how far into the stream it got.
+		codec := registeredZstd()
+		if codec == nil {
+			return r.fail(fmt.Errorf("trace: %s: a zstd stream: %w", r.Name, ErrNoZstd))
+		}
+		// The decoder reads each block's bytes as it decodes it, so zin
+		// counts how far into the stream it got.
 		r.zin = &countingReader{r: r.br}
-		d, err := zstd.NewReader(r.zin, zstd.WithDecoderConcurrency(1))
+		d, err := codec.NewReader(r.zin)
 		if err != nil {
-			return r.fail(fmt.Errorf("trace: zstd: %w", err))
+			return r.fail(fmt.Errorf("trace: %s: %w", r.Name, err))
 		}
-		r.zdec = d
-		var content io.Reader = d
-		if r.WrapContent != nil {
-			content = r.WrapContent(content)
-		}
+		r.zdec, content = d, d
+	}
+	if r.Digest {
+		r.digest = &digester{r: content, h: sha256.New()}
+		content = r.digest
+	}
+	if content != io.Reader(r.br) {
 		r.br = bufio.NewReaderSize(content, readBufferSize)
-	} else if r.WrapContent != nil {
-		r.br = bufio.NewReaderSize(r.WrapContent(r.br), readBufferSize)
 	}
 	line, err := r.readLine()
 	if err != nil {
@@ -640,6 +656,24 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	return n, err
+}
+
+// digester hashes and counts the bytes read through it.
+type digester struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	eof bool
+}
+
+func (d *digester) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.h.Write(p[:n])
+	d.n += int64(n)
+	if err == io.EOF {
+		d.eof = true
+	}
 	return n, err
 }
 

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -257,7 +255,7 @@ func header(mlperf bool) string {
 // library's encoder, when it is not nil.
 type textSink struct {
 	w     io.Writer
-	zenc  *zstd.Encoder
+	zenc  ZstdWriter
 	f     rowFormatter
 	chunk []byte
 	prev  int    // where the previous row starts in chunk; -1: in last
@@ -267,7 +265,7 @@ type textSink struct {
 // textChunk is how many bytes of rows a textSink writes at a time.
 const textChunk = 256 << 10
 
-func newTextSink(w io.Writer, zenc *zstd.Encoder, f rowFormatter) *textSink {
+func newTextSink(w io.Writer, zenc ZstdWriter, f rowFormatter) *textSink {
 	s := &textSink{w: w, zenc: zenc, f: f, chunk: make([]byte, 0, textChunk+4096), prev: -1}
 	s.chunk = append(s.chunk, header(f.mlperf)...)
 	return s

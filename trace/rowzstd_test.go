@@ -2,9 +2,9 @@ package trace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -262,64 +262,27 @@ func TestPlainKey(t *testing.T) {
 	}
 }
 
-// TestBlockCoderFittedTables codes random blocks, whose literal lengths,
-// match lengths and offsets spread over many codes, and checks that the
-// zstd library and the zstd command decode them to what the sequences
-// describe: the fitted FSE tables and their descriptions (normalize,
-// writeNCount) against real decoders.
-func TestBlockCoderFittedTables(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 9))
-	c := newBlockCoder(io.Discard)
-	defer c.stop()
-	for iter := range 150 {
-		var want, lits []byte
-		var seqs []sequence
-		// skewed draws a length: mostly small, sometimes large.
-		skewed := func(small, large int) int {
-			if rng.IntN(8) == 0 {
-				return rng.IntN(large)
-			}
-			return rng.IntN(small)
-		}
-		n := 1 + rng.IntN(4000)
-		if iter%10 == 0 {
-			n = 64 + rng.IntN(8) // around the fitted tables' threshold
-		}
-		for range n {
-			lit := skewed(1+iter%20, 3000)
-			ml := 3 + skewed(1+iter%40, 2000)
-			if len(want)+lit+ml > maxBlock-200 {
-				break
-			}
-			for range lit {
-				b := byte('a' + rng.IntN(1+iter%26))
-				lits = append(lits, b)
-				want = append(want, b)
-			}
-			if len(want) == 0 {
-				lits = append(lits, 'x')
-				want = append(want, 'x')
-				lit++
-			}
-			off := 1 + rng.IntN(len(want))
-			for range ml {
-				want = append(want, want[len(want)-off])
-			}
-			offBase := uint32(off + 3)
-			seqs = append(seqs, sequence{litLen: uint32(lit), mlBase: uint32(ml - 3), offBase: offBase,
-				llCode: llCode(uint32(lit)), mlCode: mlCode(uint32(ml - 3)), ofCode: uint8(bits.Len32(offBase) - 1)})
-		}
-		tail := rng.IntN(100)
-		for range tail {
-			b := byte('A' + rng.IntN(26))
-			lits = append(lits, b)
-			want = append(want, b)
-		}
-		j := &blockJob{head: []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(rowWindowLog-10) << 3}, lits: lits, seqs: seqs, last: true}
-		frame := c.code(nil, j)
-		frame = append(j.head, frame...)
-		if got := unzstd(t, frame); !bytes.Equal(got, want) {
-			t.Fatalf("iteration %d (%d sequences): decoded %d bytes differ from the %d described", iter, len(seqs), len(got), len(want))
-		}
+// TestNoZstdCodec: without a registered codec, a zstd stream is refused
+// with ErrNoZstd naming the input, as is a library level; the row encoder
+// (level 0) needs none.
+func TestNoZstdCodec(t *testing.T) {
+	saved := zstdCodec.Load()
+	zstdCodec.Store(nil)
+	defer zstdCodec.Store(saved)
+	r := NewReader(bytes.NewReader([]byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0}))
+	r.Name = "run.csv.zst"
+	var rec schema.Record
+	if err := r.Read(&rec); !errors.Is(err, ErrNoZstd) || !strings.Contains(err.Error(), "run.csv.zst") {
+		t.Fatalf("read: %v, want ErrNoZstd naming the input", err)
+	}
+	if _, err := NewWriter(io.Discard, WriterOptions{Compression: CompressZstd, Level: 3}); !errors.Is(err, ErrNoZstd) {
+		t.Fatalf("level 3: %v, want ErrNoZstd", err)
+	}
+	w, err := NewWriter(io.Discard, WriterOptions{Compression: CompressZstd})
+	if err != nil {
+		t.Fatalf("level 0: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -75,10 +73,11 @@ type WriterOptions struct {
 	Base        time.Time
 	Compression Compression
 	// Level is the zstd level, 1 (fastest) to 22 (smallest), of the zstd
-	// library; 0 means kvbench's row encoder, which matches rows against
-	// the rows they repeat instead of searching (see rowEncoder): faster
-	// than the library's levels on a simulation's rows (kvtrace's MLPerf
-	// 8B run), in a larger file than level 3's.
+	// library (the registered ZstdCodec: ErrNoZstd without one); 0 means
+	// kvbench's row encoder, which matches rows against the rows they
+	// repeat instead of searching (see rowEncoder): faster than the
+	// library's levels on a simulation's rows (kvtrace's MLPerf 8B run),
+	// in a larger file than level 3's, and needs no codec.
 	Level int
 }
 
@@ -134,8 +133,11 @@ func NewWriter(w io.Writer, opt WriterOptions) (*Writer, error) {
 	case opt.Level == 0:
 		sink = newRowEncoder(w, f)
 	default:
-		enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(opt.Level)),
-			zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(1))
+		codec := registeredZstd()
+		if codec == nil {
+			return nil, fmt.Errorf("trace: zstd level %d: %w", opt.Level, ErrNoZstd)
+		}
+		enc, err := codec.NewWriter(w, opt.Level)
 		if err != nil {
 			return nil, fmt.Errorf("trace: zstd: %w", err)
 		}

@@ -228,6 +228,13 @@ func importRules() []importRule {
 		// It writes its files as every output is written (internal/outfile).
 		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"), exactly("internal/objname"),
 			exactly("internal/outfile"), exactly("internal/syspath"))},
+		// The codec links no zstd library; trace/zst registers one, which
+		// the mains import: what reads traces (the replay engine) has none.
+		{exactly("trace"), thirdPartyExcept("github.com/klauspost/compress/huff0", "github.com/klauspost/compress/fse",
+			"github.com/klauspost/compress/internal")},
+		{tree("replay"), pkgSet{"github.com/klauspost/compress/zstd", func(r pkgRef) bool {
+			return inTree(r.path, "github.com/klauspost/compress/zstd")
+		}}},
 		// The extent allocator and the object names are leaves: standard
 		// library only.
 		{exactly("internal/extent"), nonStandard},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
+	_ "github.com/kvbench/kvbench/trace/zst" // the reference traces are zstd streams
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
