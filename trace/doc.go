@@ -1,5 +1,6 @@
 // Package trace owns the kvbench trace format: a streaming Reader and Writer
-// for CSV traces (plain or zstd), the metadata sidecar, and trace summaries.
+// for CSV traces (plain or zstd), the metadata sidecar, trace summaries, and
+// the rules every consumer of a trace applies alike (ScaledSize, ColdRead).
 // This comment is the format's specification (contract v1).
 //
 // # Format

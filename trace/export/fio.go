@@ -470,18 +470,9 @@ func tierDir(dir string, t schema.Tier) string {
 }
 
 // physical returns the bytes an object of size occupies: scaled as kvreplay
-// scales (truncated), then aligned up.
+// scales (trace.ScaledSize), then aligned up.
 func (x *fioExport) physical(size int64) int64 {
-	return alignUp(scaled(size, x.opt.SizeScale), Align)
-}
-
-// scaled returns size times scale, truncated to whole bytes, as kvreplay's
-// replay.sizes does.
-func scaled(size int64, scale float64) int64 {
-	if scale == 1 {
-		return size
-	}
-	return int64(float64(size) * scale)
+	return alignUp(trace.ScaledSize(size, x.opt.SizeScale), Align)
 }
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
@@ -895,15 +886,16 @@ type ColdObject struct {
 }
 
 // ColdObjects reads a trace once and returns its cold objects in the order
-// of their first reads, by kvreplay's rule (replay.Prepare): a read of a
-// key that is on no tier (never written, or deleted) is cold, and puts the
-// key on the read's tier.
+// of their first reads, by the rule kvreplay's prescan applies
+// (trace.ColdRead): a key whose first row is a Read. A key read after its
+// Delete is not one: the replay (and the export's row) writes it again
+// when the read comes.
 func ColdObjects(r *trace.Reader) ([]ColdObject, error) {
 	var (
 		cold []ColdObject
 		rec  schema.Record
 	)
-	live := map[string]bool{}
+	seen := map[string]struct{}{}
 	for {
 		err := r.Read(&rec)
 		if err == io.EOF {
@@ -912,16 +904,12 @@ func ColdObjects(r *trace.Reader) ([]ColdObject, error) {
 		if err != nil {
 			return cold, fmt.Errorf("export: %w", err)
 		}
-		switch rec.Op {
-		case schema.OpRead:
-			if !live[string(rec.Key)] {
-				cold = append(cold, ColdObject{Key: string(rec.Key), Tier: rec.Tier, Size: rec.Size})
-				live[string(rec.Key)] = true
-			}
-		case schema.OpWrite:
-			live[string(rec.Key)] = true
-		case schema.OpDelete:
-			delete(live, string(rec.Key))
+		_, again := seen[string(rec.Key)]
+		if !again {
+			seen[string(rec.Key)] = struct{}{}
+		}
+		if trace.ColdRead(rec.Op, !again) {
+			cold = append(cold, ColdObject{Key: string(rec.Key), Tier: rec.Tier, Size: rec.Size})
 		}
 	}
 }

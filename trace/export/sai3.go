@@ -158,7 +158,7 @@ func Sai3(r *trace.Reader, w io.Writer, opt Sai3Options) (Sai3Stats, error) {
 		prev = t
 		var n int64
 		if rec.Op != schema.OpDelete {
-			n = scaled(rec.Size, opt.SizeScale)
+			n = trace.ScaledSize(rec.Size, opt.SizeScale)
 		}
 		b = b[:0]
 		b = strconv.AppendInt(b, idx, 10)
