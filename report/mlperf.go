@@ -383,7 +383,7 @@ func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
 			}
 		}
 	}
-	if len(run.Ranks) == 0 && len(run.Summaries) == 0 && len(run.Unreadable) == 0 {
+	if len(run.Ranks) == 0 && len(run.Summaries) == 0 && len(run.Unreadable) == 0 && len(run.TrialDirs) == 0 {
 		return nil, errors.New("report: no per-rank result document and no kvcache_run_summary given")
 	}
 	return run, nil
@@ -616,7 +616,7 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 			o.PartialFailure, sum.PartialFailure = true, true
 		}
 	}
-	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 {
+	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure {
 		sum.KVBench = kb
 	}
 	return sum, nil

@@ -27,7 +27,7 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 	}
 	var s *report.MLPerfRunSummary
 	beside := run.Summaries
-	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 {
+	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || len(run.TrialDirs) > 0 {
 		s, err = report.AggregateMLPerf(run, time.Now())
 		if err != nil {
 			return cli.Input(err)
