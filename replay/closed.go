@@ -2,7 +2,6 @@ package replay
 
 import (
 	"container/heap"
-	"errors"
 	"fmt"
 	"time"
 
@@ -24,6 +23,14 @@ import (
 // what it does with them is driven by completions, so a slow system
 // releases fewer requests per second, and its result shows that in
 // throughput rather than in a lag that grows without bound.
+//
+// The rows of one object are ingested in trace order whichever request
+// carries them: an Evict pair rides in the request whose write caused
+// it, another user's, and a prefix object one user writes another reads.
+// A row due before an earlier row of its object was ingested waits for
+// it (keyq), so the model and the backends see each object's rows as the
+// trace has them: the object is where the trace put it, never prepared
+// cold or read on the wrong tier for the loop's order.
 
 // closedBuffer bounds the rows read ahead and not yet dispatched. When a
 // slow user holds the buffer full, the others wait for the reader too; a
@@ -49,6 +56,11 @@ type clRequest struct {
 	next        int  // rows dispatched
 	whole       bool // every row of it has been read
 	tokens      int64
+	// waiting: its next row waits for an earlier row of its object, to
+	// be due at waitAt once that row was ingested.
+	waiting bool
+	waitAt  time.Time
+	cut     bool // the window closed on it: its rows left are dropped
 }
 
 // clUser is a user's queue of requests and figures.
@@ -89,10 +101,25 @@ func (h *clHeap) Pop() any {
 	return it
 }
 
-// closedLoop is the scheduler's source of rows in a closed-loop replay.
+// closedInputs are what a closed loop is built from.
+type closedInputs struct {
+	in    intake
+	rr    *rowReader
+	pace  *pace
+	speed func(time.Duration) time.Duration
+	// names are the traces' names, for errors.
+	names []string
+	// userLimit is --users (0: all); plan says which users to replay
+	// and how many requests each has, when it read the traces.
+	userLimit int
+	plan      *Plan
+	// window is --duration (0: none), for the result.
+	window time.Duration
+}
+
+// closedLoop is the releaser of a closed-loop replay.
 type closedLoop struct {
-	s        *sched
-	rr       *rowReader
+	closedInputs
 	users    map[userKey]*clUser
 	order    []*clUser
 	bySrc    []*clRequest // the last request read of each trace
@@ -100,6 +127,11 @@ type closedLoop struct {
 	due      clHeap
 	seq      uint64
 	buffered int
+
+	// keyq are the rows read and not ingested of each object, in trace
+	// order; waiting are the requests whose next row waits for its turn.
+	keyq    map[string]*keyRows
+	waiting []*clRequest
 
 	windowClosed bool // --duration passed: no request is released
 
@@ -110,19 +142,36 @@ type closedLoop struct {
 
 	released, completed, tokens int64
 	ioTime                      time.Duration
+	// unordered counts rows released before an earlier row of their
+	// object, where waiting would have stopped the run (users whose
+	// requests overlap in trace time).
+	unordered int64
+	warnings  []string
 }
 
-func newClosedLoop(s *sched, rr *rowReader) *closedLoop {
-	c := &closedLoop{s: s, rr: rr, users: map[userKey]*clUser{}, bySrc: make([]*clRequest, len(s.srcs)),
-		inflight: map[reqID]*clRequest{}}
-	if n := s.cfg.Users; n > 0 {
-		if s.plan != nil && len(s.plan.Users) > 0 {
+// rowRef is a row of a request.
+type rowRef struct {
+	req *clRequest
+	i   int
+}
+
+// keyRows is an object's rows read and not yet ingested, in trace order.
+type keyRows struct {
+	name string
+	rows []rowRef
+}
+
+func newClosedLoop(ci closedInputs) *closedLoop {
+	c := &closedLoop{closedInputs: ci, users: map[userKey]*clUser{}, bySrc: make([]*clRequest, len(ci.names)),
+		inflight: map[reqID]*clRequest{}, keyq: map[string]*keyRows{}}
+	if n := ci.userLimit; n > 0 {
+		if ci.plan != nil && len(ci.plan.Users) > 0 {
 			c.chosen = map[userKey]bool{}
-			for _, u := range SelectUsers(s.plan.Users, n) {
+			for _, u := range SelectUsers(ci.plan.Users, n) {
 				c.chosen[userKey{int32(u.Trace), u.ID}] = true
 			}
 		} else {
-			s.warnings = append(s.warnings, fmt.Sprintf("--users %d: the trace was not read before the run (a pipe, or --no-prescan), "+
+			c.warnings = append(c.warnings, fmt.Sprintf("--users %d: the trace was not read before the run (a pipe, or --no-prescan), "+
 				"so its users' QoS classes were unknown: the first %d users to appear were replayed, not a sample that keeps the trace's QoS mix", n, n))
 		}
 	}
@@ -136,25 +185,23 @@ func (c *closedLoop) wantRows() bool {
 	}
 	// Past the buffer's bound, read on only when nothing else can move:
 	// the requests in flight may need rows not read yet to complete.
-	return c.buffered < closedBuffer || (len(c.due) == 0 && c.s.idle())
+	return c.buffered < closedBuffer || (len(c.due) == 0 && c.in.idle())
 }
 
 // drained reports that nothing read waits to be dispatched.
-func (c *closedLoop) drained() bool { return len(c.due) == 0 }
+func (c *closedLoop) drained() bool { return len(c.due) == 0 && len(c.waiting) == 0 }
 
 // absorb takes a batch of rows into the users' queues.
 func (c *closedLoop) absorb(b *batch) {
-	s := c.s
+	defer c.rr.recycle(b)
 	for i := range b.recs {
 		rec := &b.recs[i]
 		src := b.src[i]
 		if !c.rr.hasUser[src] {
-			s.fail(noUsers(s.srcs[src].Name))
+			c.in.fail(noUsers(c.names[src]))
 			return
 		}
-		if !s.haveT0 {
-			s.haveT0, s.t0 = true, rec.Time
-		}
+		c.pace.see(rec.Time)
 		r := c.bySrc[src]
 		if r != nil && r.id != 0 && rec.Request == r.id && (r.skip || (r.user == nil) == (rec.User == 0)) {
 			c.add(r, rec)
@@ -172,7 +219,7 @@ func (c *closedLoop) absorb(b *batch) {
 		}
 	}
 	if b.err != nil {
-		s.fail(b.err)
+		c.in.fail(b.err)
 	}
 }
 
@@ -196,9 +243,9 @@ func (c *closedLoop) open(rec *schema.Record, src int32) *clRequest {
 	c.add(r, rec)
 	if r.user != nil {
 		r.user.queue = append(r.user.queue, r)
-		c.next(r.user)
+		c.nextRequest(r.user)
 	} else {
-		c.release(r, c.s.start.Add(c.s.cfg.speedDuration(rec.Time-c.s.t0)))
+		c.releaseAt(r, c.pace.at(rec.Time))
 	}
 	if rec.Request == 0 {
 		c.whole(r) // a row outside requests is its own
@@ -213,11 +260,26 @@ func (c *closedLoop) replays(k userKey) bool {
 	if c.chosen != nil {
 		return c.chosen[k]
 	}
-	lim := c.s.cfg.Users
-	return lim <= 0 || len(c.order) < lim
+	return c.userLimit <= 0 || len(c.order) < c.userLimit
 }
 
-// add appends rec to r.
+// keyRowsOf returns the rows of the object key of trace src; make
+// makes them when there are none.
+func (c *closedLoop) keyRowsOf(src int32, key []byte, make bool) *keyRows {
+	var kq *keyRows
+	if len(c.names) == 1 {
+		kq = c.keyq[string(key)] // no allocation
+	} else {
+		kq = c.keyq[sourceKey(int(src), len(c.names), key)]
+	}
+	if kq == nil && make {
+		kq = &keyRows{name: sourceKey(int(src), len(c.names), key)}
+		c.keyq[kq.name] = kq
+	}
+	return kq
+}
+
+// add appends rec to r, and to its object's rows.
 func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	if r.skip {
 		return
@@ -227,9 +289,11 @@ func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	r.recs = append(r.recs, cp)
 	r.last = rec.Time
 	c.buffered++
-	if r.released && r.next == len(r.recs)-1 {
+	kq := c.keyRowsOf(r.src, cp.Key, true)
+	kq.rows = append(kq.rows, rowRef{r, len(r.recs) - 1})
+	if r.released && r.next == len(r.recs)-1 && !r.waiting {
 		// Its earlier rows are dispatched: this one is due at its offset.
-		c.push(r, r.release.Add(c.s.cfg.speedDuration(rec.Time-r.first)))
+		c.push(r, r.release.Add(c.speed(rec.Time-r.first)))
 	}
 }
 
@@ -244,28 +308,27 @@ func (c *closedLoop) whole(r *clRequest) {
 	}
 }
 
-// next releases u's next request once its previous one completed.
-func (c *closedLoop) next(u *clUser) {
+// nextRequest releases u's next request once its previous one completed.
+func (c *closedLoop) nextRequest(u *clUser) {
 	if u.active != nil || len(u.queue) == 0 || c.windowClosed {
 		return
 	}
 	r := u.queue[0]
 	u.queue[0] = nil
 	u.queue = u.queue[1:]
-	speed := c.s.cfg.speedDuration
 	var at time.Time
 	if !u.started {
-		at = c.s.start.Add(speed(r.first - c.s.t0))
+		at = c.pace.at(r.first)
 	} else {
-		at = u.prevDone.Add(speed(max(0, r.first-u.lastEnd)))
+		at = u.prevDone.Add(c.speed(max(0, r.first-u.lastEnd)))
 	}
 	u.started = true
 	u.active = r
-	c.release(r, at)
+	c.releaseAt(r, at)
 }
 
-// release makes r's rows due from at on.
-func (c *closedLoop) release(r *clRequest, at time.Time) {
+// releaseAt makes r's rows due from at on.
+func (c *closedLoop) releaseAt(r *clRequest, at time.Time) {
 	r.release, r.released = at, true
 	if r.id != 0 {
 		c.released++
@@ -279,30 +342,148 @@ func (c *closedLoop) push(r *clRequest, at time.Time) {
 	heap.Push(&c.due, clItem{at: at, seq: c.seq, req: r})
 }
 
-// dispatch ingests the rows due by now while the window of tasks has
-// room; it returns when the next row is due (zero: none waits).
-func (c *closedLoop) dispatch(now time.Time) time.Time {
-	s := c.s
-	for s.err == nil && len(c.due) > 0 && s.inWindow < s.window() {
+// release ingests the rows due by now, each once its object's earlier
+// rows were, while the run has room.
+func (c *closedLoop) release(now time.Time) {
+	for c.in.room() && len(c.due) > 0 {
 		it := c.due[0]
 		if it.at.After(now) {
-			return it.at
+			return
 		}
 		heap.Pop(&c.due)
 		r := it.req
-		rec := &r.recs[r.next]
-		r.next++
-		c.buffered--
-		s.ingest(rec, int(r.src), it.at)
-		rec.Key = nil
-		switch {
-		case r.next < len(r.recs):
-			c.push(r, r.release.Add(s.cfg.speedDuration(r.recs[r.next].Time-r.first)))
-		case r.whole:
-			c.dispatched(r)
+		kq, turn := c.turn(r)
+		if !turn {
+			// An earlier row of its object is not ingested yet: the
+			// request waits for it (unwait pushes it again).
+			r.waiting, r.waitAt = true, it.at
+			c.waiting = append(c.waiting, r)
+			continue
+		}
+		c.ingestNext(r, kq, it.at)
+	}
+}
+
+// turn returns the rows of r's next row's object, and whether that row
+// is the first of them.
+func (c *closedLoop) turn(r *clRequest) (*keyRows, bool) {
+	kq := c.keyRowsOf(r.src, r.recs[r.next].Key, false)
+	return kq, kq.rows[0] == rowRef{r, r.next}
+}
+
+// ingestNext ingests r's next row, due at at, and releases the row of
+// its object that waited for it.
+func (c *closedLoop) ingestNext(r *clRequest, kq *keyRows, at time.Time) {
+	rec := &r.recs[r.next]
+	c.forget(kq, rowRef{r, r.next})
+	r.next++
+	c.buffered--
+	c.in.ingest(rec, int(r.src), at)
+	rec.Key = nil
+	switch {
+	case r.next < len(r.recs):
+		c.push(r, r.release.Add(c.speed(r.recs[r.next].Time-r.first)))
+	case r.whole:
+		c.dispatched(r)
+	}
+	c.headTurn(kq)
+}
+
+// forget removes row ref from its object's rows (the first, but for a row
+// released out of order).
+func (c *closedLoop) forget(kq *keyRows, ref rowRef) {
+	for i, x := range kq.rows {
+		if x != ref {
+			continue
+		}
+		if i == 0 {
+			kq.rows = kq.rows[1:]
+		} else {
+			kq.rows = append(kq.rows[:i], kq.rows[i+1:]...)
+		}
+		break
+	}
+	if len(kq.rows) == 0 {
+		delete(c.keyq, kq.name)
+	}
+}
+
+// headTurn releases the request whose next row is now its object's
+// first, if it waited, and drops the rows of requests the window cut.
+func (c *closedLoop) headTurn(kq *keyRows) {
+	for len(kq.rows) > 0 {
+		h := kq.rows[0]
+		if h.req.cut {
+			if kq.rows = kq.rows[1:]; len(kq.rows) == 0 {
+				delete(c.keyq, kq.name)
+			}
+			continue
+		}
+		if h.req.waiting && h.req.next == h.i {
+			c.unwait(h.req)
+		}
+		return
+	}
+}
+
+// unwait makes a waiting request due again, at the time its row was due.
+func (c *closedLoop) unwait(r *clRequest) {
+	r.waiting = false
+	for i, w := range c.waiting {
+		if w == r {
+			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
+			break
 		}
 	}
-	return time.Time{}
+	c.push(r, r.waitAt)
+}
+
+// next is when the first row due is; zero when none is. When rows wait
+// for their objects' turns with nothing else to come (the run idle,
+// nothing due), they would wait forever: the window closed on the rows
+// they wait for (the requests they wait in are cut), or users' requests
+// overlap in trace time (the oldest waiting row goes, counted).
+func (c *closedLoop) next() time.Time {
+	if len(c.due) == 0 && len(c.waiting) > 0 && c.in.idle() {
+		c.unstick()
+	}
+	if len(c.due) == 0 {
+		return time.Time{}
+	}
+	return c.due[0].at
+}
+
+func (c *closedLoop) unstick() {
+	if c.windowClosed {
+		for _, r := range c.waiting {
+			c.cutRequest(r)
+		}
+		c.waiting = c.waiting[:0]
+		return
+	}
+	r := c.waiting[0]
+	c.unordered++
+	kq := c.keyRowsOf(r.src, r.recs[r.next].Key, false)
+	r.waiting = false
+	c.waiting = c.waiting[1:]
+	c.ingestNext(r, kq, r.waitAt)
+}
+
+// cutRequest drops r's rows left: it ends with the rows it had.
+func (c *closedLoop) cutRequest(r *clRequest) {
+	r.cut, r.waiting = true, false
+	c.buffered -= len(r.recs) - r.next
+	for _, rec := range r.recs[r.next:] {
+		if kq := c.keyRowsOf(r.src, rec.Key, false); kq != nil {
+			c.headTurn(kq)
+			if len(kq.rows) == 0 {
+				delete(c.keyq, kq.name)
+			}
+		}
+	}
+	r.next = len(r.recs)
+	r.whole = true
+	c.dispatched(r)
 }
 
 // closeWindow stops releasing requests, at the end of --duration: those
@@ -317,17 +498,25 @@ func (c *closedLoop) closeWindow() {
 	}
 }
 
+// stop drops what waits: the run stopped.
+func (c *closedLoop) stop() {
+	c.due = c.due[:0]
+	c.waiting = c.waiting[:0]
+	clear(c.keyq)
+}
+
 // dispatched closes r once its last row is dispatched: its request
 // completes when its rows do.
 func (c *closedLoop) dispatched(r *clRequest) {
 	r.recs = nil
 	if r.id != 0 {
-		c.s.closeRequest(reqID{int(r.src), r.id})
+		c.in.closeRequest(reqID{int(r.src), r.id})
 	}
 }
 
-// done is a request's completion at end: its user's next request may go.
-func (c *closedLoop) done(id reqID, took time.Duration, end time.Time) {
+// requestDone is a request's completion at end: its user's next request
+// may go.
+func (c *closedLoop) requestDone(id reqID, took time.Duration, end time.Time) {
 	r := c.inflight[id]
 	if r == nil {
 		return
@@ -345,7 +534,7 @@ func (c *closedLoop) done(id reqID, took time.Duration, end time.Time) {
 	u.lat.Add(took)
 	u.active = nil
 	u.prevDone, u.lastEnd = end, r.last
-	c.next(u)
+	c.nextRequest(u)
 }
 
 // left counts the replayed users' requests never released: those read,
@@ -356,7 +545,7 @@ func (c *closedLoop) left() int64 {
 	for _, u := range c.order {
 		n += int64(len(u.queue))
 	}
-	p := c.s.plan
+	p := c.plan
 	if p == nil || !p.Scanned || p.UserRequests == nil {
 		if c.windowClosed {
 			return -1
@@ -375,8 +564,8 @@ func (c *closedLoop) left() int64 {
 
 // stats are the result's closed_loop block.
 func (c *closedLoop) stats(wall time.Duration) *schema.ClosedLoopStats {
-	st := &schema.ClosedLoopStats{Users: int64(len(c.order)), UserLimit: c.s.cfg.Users,
-		WindowS: c.s.cfg.Duration.Seconds(), RequestsReleased: c.released, RequestsCompleted: c.completed,
+	st := &schema.ClosedLoopStats{Users: int64(len(c.order)), UserLimit: c.userLimit,
+		WindowS: c.window.Seconds(), RequestsReleased: c.released, RequestsCompleted: c.completed,
 		RequestsLeft: c.left(), TokensGenerated: c.tokens, StorageIOS: c.ioTime.Seconds(), TokensKnown: c.tokensKnown()}
 	for _, u := range c.order {
 		l := u.lat.Finalize()
@@ -390,6 +579,16 @@ func (c *closedLoop) stats(wall time.Duration) *schema.ClosedLoopStats {
 	return st
 }
 
+// report adds the closed loop's figures and warnings to res.
+func (c *closedLoop) report(res *schema.Result, wall time.Duration) {
+	res.ClosedLoop = c.stats(wall)
+	res.Warnings = append(res.Warnings, c.warnings...)
+	if c.unordered > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %d rows ran before an earlier row of their object, which a request of a user "+
+			"waiting for them carried (the trace's users overlap their own requests)", c.unordered))
+	}
+}
+
 // tokensKnown reports that every trace has a Tokens column.
 func (c *closedLoop) tokensKnown() bool {
 	for _, ok := range c.rr.hasTokens {
@@ -398,14 +597,4 @@ func (c *closedLoop) tokensKnown() bool {
 		}
 	}
 	return len(c.rr.hasTokens) > 0
-}
-
-// ErrNoUsers stops a closed-loop replay of a trace that does not say
-// which user each request belongs to.
-var ErrNoUsers = errors.New("the trace names no users")
-
-func noUsers(name string) error {
-	return fmt.Errorf("replay: --closed-loop: %s has no User column, so which requests wait for which cannot be known "+
-		"(kv-cache.py's traces name users in their keys but not which rows make one request, and its worker threads "+
-		"interleave them): replay it open-loop, or make the trace with kvtrace, which writes Request and User: %w", name, ErrNoUsers)
 }

@@ -515,25 +515,3 @@ func (d *blockData) Check(p []byte, op *ioengine.Op) error {
 		Got:  append([]byte(nil), p[bad-op.Off:end-op.Off]...),
 		Want: want[i : end-start]}
 }
-
-// ErrVerify is wrapped by a VerifyError: bytes read differ from what was
-// written.
-var ErrVerify = errors.New("verify: data differs from what was written")
-
-// VerifyError reports the first differing byte of a read with --verify.
-type VerifyError struct {
-	Key     string
-	Tier    schema.Tier
-	Version uint64
-	Offset  int64  // the object offset of the first differing byte
-	Got     []byte // up to 16 bytes read from Offset
-	Want    []byte // the bytes written there
-}
-
-func (v *VerifyError) Error() string {
-	return fmt.Sprintf("verify: key %s on %s: byte %d differs (version %d): read %x, written %x",
-		v.Key, v.Tier, v.Offset, v.Version, v.Got, v.Want)
-}
-
-// Unwrap returns ErrVerify.
-func (v *VerifyError) Unwrap() error { return ErrVerify }

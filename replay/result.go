@@ -82,11 +82,9 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		Fsync: s.cfg.Fsync, Syncs: s.counted.syncs,
 		Workers: s.cfg.Workers, QueueDepth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize,
 		Speed: s.cfg.Speed, Engine: s.engineName(),
-		ClosedLoop: s.cl != nil, DurationS: s.cfg.Duration.Seconds(), Shard: s.cfg.Shard,
+		ClosedLoop: s.cfg.ClosedLoop, DurationS: s.cfg.Duration.Seconds(), Shard: s.cfg.Shard,
 	}
-	if s.cl != nil {
-		res.ClosedLoop = s.cl.stats(wall)
-	}
+	s.rel.report(res, wall)
 	// Storage tokens: KV tokens moved through Tier-2, from the trace's
 	// bytes per token and tensor parallelism, its sidecar's or else the
 	// configuration's (all the traces' must be known, and the same).

@@ -239,11 +239,6 @@ func readInfo(name string, r *trace.Reader, d *digester) schema.TraceInfo {
 	return info
 }
 
-// ErrShortTrace marks a run incomplete whose trace ended before the row
-// count its sidecar gives (a trace cut short, at a line boundary, parses
-// as a shorter trace): a result of part of the trace, never a PASS.
-var ErrShortTrace = errors.New("the trace ended before its sidecar's count")
-
 // shortTraces returns an ErrShortTrace naming the traces read to their
 // end with fewer rows than their sidecars count; nil when there is none.
 // A trace read in part (a run stopped early, --duration) is not judged.

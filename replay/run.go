@@ -32,7 +32,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		}
 	}
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
-		keys: make(map[string]*keyState, keysHint(plan)), reqs: map[reqID]*reqState{}, lastReq: make([]uint64, len(srcs)),
+		keys: make(map[string]*keyState, keysHint(plan)), reqs: map[reqID]*reqState{}, rel: noRows{},
 		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
 		kick: make(chan struct{}, 1), clock: hooks.Clock}
 	if s.clock == nil {
@@ -83,14 +83,12 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	rr := newRowReader(srcs)
 	rr.shard = newSharder(cfg, len(srcs))
 	rr.notify = s.wake
-	if cfg.ClosedLoop {
-		s.cl = newClosedLoop(s, rr)
-	}
 	readCtx, stopReading := context.WithCancel(runCtx)
 	go rr.run(readCtx)
 	stopProgress := s.progressLoop()
 	s.start = s.clock.Now()
 	s.metrics.start = s.start
+	s.rel = s.releaser(rr)
 	s.loop(rr)
 	wall := since(s.clock, s.start)
 	stopReading()
@@ -122,6 +120,21 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	res := s.result(wall)
 	return res, s.err
+}
+
+// releaser is the run's releaser of rows: the closed loop's or the open
+// loop's, paced from s.start.
+func (s *sched) releaser(rr *rowReader) releaser {
+	p := &pace{start: s.start, speed: s.cfg.speedDuration}
+	if !s.cfg.ClosedLoop {
+		return newOpenLoop(s, rr, p, s.cfg.Speed, len(s.srcs))
+	}
+	names := make([]string, len(s.srcs))
+	for i, src := range s.srcs {
+		names[i] = src.Name
+	}
+	return newClosedLoop(closedInputs{in: s, rr: rr, pace: p, speed: s.cfg.speedDuration, names: names,
+		userLimit: s.cfg.Users, plan: s.plan, window: s.cfg.Duration})
 }
 
 // closeEngines closes the engines started so far.

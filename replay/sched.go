@@ -2,13 +2,10 @@ package replay
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/freelist"
-	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -47,116 +44,6 @@ type Progress struct {
 	Lag      time.Duration
 }
 
-// ErrUnmappedTier stops a run whose trace has rows on a tier --tier-map
-// maps to no backend.
-var ErrUnmappedTier = errors.New("tier mapped to no backend")
-
-// keyState is an object: its state in the model (trace order) and in the
-// execution (what the tasks that ran so far made of it). A task owns the
-// execution state while it runs: per-key order lets no other task of the
-// key run beside it, except reads beside reads, which only read it.
-type keyState struct {
-	name  string
-	names [schema.NumTiers]string // its objects' names, by tier
-	// handles are its objects kept open, by tier, on backends with
-	// in-memory metadata (exec.go's openObject): reads use them without
-	// an Open and a Close each.
-	handles [schema.NumTiers]backend.Object
-	m       mstate
-
-	exists  bool
-	tier    schema.Tier
-	logical int64
-	phys    int64
-	version uint64
-
-	// Ordering: reads wait for the last write-like task (a Write, a
-	// Delete, an eviction, a read that creates its object); write-like
-	// tasks wait for that and for every read registered since.
-	lastW   *task
-	reads   []*task
-	pending int // tasks of the key not yet complete
-}
-
-// reqState tracks one request's rows.
-type reqState struct {
-	id      reqID
-	first   time.Time
-	pending int
-	closed  bool
-	qos     schema.QoS
-	last    *task
-	// lastDone is when the last of its rows so far completed.
-	lastDone time.Time
-}
-
-type reqID struct {
-	src int
-	id  uint64
-}
-
-// task kinds besides trace rows.
-const (
-	kindRow   uint8 = iota
-	kindEvict       // the model's capacity eviction of an object
-	kindCold        // a cold object written before the clock starts
-)
-
-// task is one row, or one of the scheduler's own operations, to execute.
-type task struct {
-	kind    uint8
-	op      schema.Op
-	tier    schema.Tier
-	phase   schema.Phase
-	logical int64
-	phys    int64
-	ks      *keyState
-	req     *reqState
-	sched   time.Time
-
-	// Space (reserve.go).
-	needB, relB int8
-	need, rel   int64
-	reserved    bool
-	create      bool
-	cold, remat bool
-
-	// Ordering.
-	deps int32
-	succ []*task
-	done bool
-
-	// Execution (exec.go).
-	stage    uint8
-	started  bool
-	skip     bool // the run stopped before the task started
-	b        *tierBackend
-	obj      backend.Object
-	eng      *engineSlot
-	shared   bool        // obj is its key's kept handle: not closed by the task
-	objTier  schema.Tier // the tier of obj
-	ioTier   schema.Tier // the copy the blocks move
-	write    bool        // the blocks' direction
-	nextOff  int64
-	inflight int
-	err      error
-	start    time.Time
-	parked   bool
-	// Metadata calls off the loop: the call and its arguments.
-	meta       uint8
-	metaB      backend.Backend
-	metaName   string
-	metaSize   int64
-	metaCreate bool
-	// A move's source copy, removed once the new one is written.
-	moveFrom schema.Tier
-	movePhys int64
-	moving   bool
-	// from is the key's copy a mover copies a move's bytes from (nil:
-	// the bytes are generated).
-	from backend.Object
-}
-
 // sched is a run.
 type sched struct {
 	cfg     *Config
@@ -190,10 +77,11 @@ type sched struct {
 	reader   *rowReader
 	hasWorkF func() bool
 
-	cl      *closedLoop // nil in an open-loop replay
-	keys    map[string]*keyState
-	reqs    map[reqID]*reqState
-	lastReq []uint64
+	// rel releases the rows: the open loop's or the closed loop's
+	// (release.go), noRows while the cold objects are written.
+	rel  releaser
+	keys map[string]*keyState
+	reqs map[reqID]*reqState
 
 	objects  int64   // distinct objects seen
 	ready    []*task // deps done and space reserved, waiting for a worker
@@ -201,10 +89,8 @@ type sched struct {
 	inWindow int     // tasks dispatched, not complete
 	metaBusy int
 
-	start  time.Time
-	t0     time.Duration
-	haveT0 bool
-	err    error // the first error: the run stops
+	start time.Time
+	err   error // the first error: the run stops
 
 	rows, rowsDone, bytesDone atomic.Int64
 	lag                       atomic.Int64
@@ -217,240 +103,14 @@ type sched struct {
 // to look past a slow row, bounded so memory is.
 func (s *sched) window() int { return 4 * s.cfg.Workers }
 
+// room reports that the run goes on and the window has room for a task.
+func (s *sched) room() bool { return s.err == nil && s.inWindow < s.window() }
+
 // fail stops the run at its first error.
 func (s *sched) fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
-}
-
-// keyState returns the state of key of trace src, made on first sight;
-// src -1 says that key is already the name across the traces (a cold
-// object's, from the plan).
-func (s *sched) keyState(key []byte, src int) *keyState {
-	var (
-		ks   *keyState
-		name string
-	)
-	if len(s.srcs) == 1 || src < 0 {
-		if ks = s.keys[string(key)]; ks != nil {
-			return ks
-		}
-		name = string(key) // not there: no second lookup
-	} else {
-		name = sourceKey(src, len(s.srcs), key)
-		if ks = s.keys[name]; ks != nil {
-			return ks
-		}
-	}
-	ks = &keyState{name: name}
-	s.keys[name] = ks
-	s.objects++
-	return ks
-}
-
-func (s *sched) newTask() *task {
-	return s.freeTask.Get()
-}
-
-// ingest dispatches one trace row, due now.
-func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
-	b := s.tiers[rec.Tier]
-	if b == nil {
-		s.fail(unmapped(rec.Tier, 1))
-		return
-	}
-	s.rows.Add(1)
-	ks := s.keyState(rec.Key, src)
-	logical, phys := sizes(rec.Size, s.cfg.SizeScale, b.align)
-	ef, err := s.model.apply(ks, rec.Op, rec.Tier, phys)
-	if err != nil {
-		s.fail(err)
-		return
-	}
-	for _, v := range ef.victims {
-		s.dispatchEvict(v, sched)
-	}
-	t := s.newTask()
-	*t = task{kind: kindRow, op: rec.Op, tier: rec.Tier, phase: rec.Phase, logical: logical, phys: phys,
-		ks: ks, sched: sched, succ: t.succ[:0],
-		needB: ef.needB, relB: ef.relB, need: ef.need, rel: ef.rel,
-		create: ef.create, cold: ef.cold, remat: ef.remat}
-	// A read that finds its object runs beside other reads of it; one
-	// that must create it is exclusive like a write.
-	shared := rec.Op == schema.OpRead && !ef.create
-	s.order(t, shared)
-	if rec.Request != 0 {
-		id := reqID{src, rec.Request}
-		if s.cl == nil {
-			// Open loop: a request ends where the trace moves on to
-			// another (a closed loop closes its requests itself).
-			if prev := s.lastReq[src]; prev != 0 && prev != rec.Request {
-				s.closeRequest(reqID{src, prev})
-			}
-			s.lastReq[src] = rec.Request
-		}
-		rs := s.reqs[id]
-		if rs == nil {
-			rs = &reqState{id: id, first: sched, qos: rec.QoS}
-			s.reqs[id] = rs
-		}
-		rs.pending++
-		t.req = rs
-		s.after(t, rs.last)
-		rs.last = t
-	}
-	s.reserve(t)
-}
-
-// dispatchEvict dispatches the model's eviction of v: a delete of its
-// copy, after the key's earlier tasks.
-func (s *sched) dispatchEvict(v *keyState, sched time.Time) {
-	t := s.newTask()
-	*t = task{kind: kindEvict, op: schema.OpDelete, ks: v, sched: sched, succ: t.succ[:0],
-		needB: -1, relB: v.m.b, rel: v.m.phys}
-	s.order(t, false)
-	s.reserve(t)
-}
-
-// dispatchCold dispatches the untimed write of a cold object.
-func (s *sched) dispatchCold(c ColdObject) {
-	b := s.tiers[c.Tier]
-	ks := s.keyState([]byte(c.Key), -1)
-	_, phys := sizes(c.Logical, 1, b.align)
-	ef, err := s.model.apply(ks, schema.OpRead, c.Tier, phys)
-	if err != nil {
-		s.fail(err)
-		return
-	}
-	for _, v := range ef.victims {
-		s.dispatchEvict(v, s.clock.Now())
-	}
-	t := s.newTask()
-	*t = task{kind: kindCold, op: schema.OpRead, tier: c.Tier, logical: c.Logical, phys: phys, ks: ks,
-		sched: s.clock.Now(), succ: t.succ[:0], needB: ef.needB, need: ef.need, relB: -1, create: true, cold: true}
-	s.order(t, false)
-	s.reserve(t)
-}
-
-// order registers t after its key's earlier tasks.
-func (s *sched) order(t *task, shared bool) {
-	ks := t.ks
-	ks.pending++
-	s.inWindow++
-	s.after(t, ks.lastW)
-	if shared {
-		ks.reads = append(ks.reads, t)
-		return
-	}
-	for _, r := range ks.reads {
-		s.after(t, r)
-	}
-	ks.reads = ks.reads[:0]
-	ks.lastW = t
-}
-
-// after makes t wait for p, unless p is nil or done.
-func (s *sched) after(t, p *task) {
-	if p != nil && !p.done {
-		p.succ = append(p.succ, t)
-		t.deps++
-	}
-}
-
-// closeRequest marks a request as having all its rows.
-func (s *sched) closeRequest(id reqID) {
-	rs := s.reqs[id]
-	if rs == nil {
-		return
-	}
-	rs.closed = true
-	if rs.pending == 0 {
-		s.requestDone(rs, s.clock.Now())
-		delete(s.reqs, id)
-	}
-}
-
-// requestDone records a request's completion at end.
-func (s *sched) requestDone(rs *reqState, end time.Time) {
-	s.metrics.request(rs, end)
-	if s.cl != nil {
-		s.cl.done(rs.id, end.Sub(rs.first), end)
-	}
-}
-
-// becomeReady queues t to start once its predecessors are done and its
-// space is reserved.
-func (s *sched) becomeReady(t *task) {
-	if t.deps == 0 && t.reserved {
-		s.ready = append(s.ready, t)
-	}
-}
-
-// startReady starts ready tasks while workers are free.
-func (s *sched) startReady() {
-	n := 0
-	for n < len(s.ready) && s.running < s.cfg.Workers {
-		t := s.ready[n]
-		n++
-		s.running++
-		s.begin(t)
-	}
-	if n > 0 {
-		rest := copy(s.ready, s.ready[n:])
-		clear(s.ready[rest:])
-		s.ready = s.ready[:rest]
-	}
-}
-
-// complete ends a task at now: its successors may start, its space is
-// released.
-func (s *sched) complete(t *task, now time.Time) {
-	t.done = true
-	s.running--
-	s.inWindow--
-	for _, n := range t.succ {
-		n.deps--
-		s.becomeReady(n)
-	}
-	clear(t.succ)
-	t.succ = t.succ[:0]
-	ks := t.ks
-	ks.pending--
-	if ks.lastW == t {
-		ks.lastW = nil
-	}
-	if ks.pending == 0 && !ks.exists && !ks.m.exists && !ks.m.evicted {
-		// A deleted object leaves no state: memory follows live objects.
-		delete(s.keys, ks.name)
-	}
-	for i, r := range ks.reads {
-		if r == t {
-			last := len(ks.reads) - 1
-			ks.reads[i] = ks.reads[last]
-			ks.reads[last] = nil
-			ks.reads = ks.reads[:last]
-			break
-		}
-	}
-	if rs := t.req; rs != nil {
-		rs.pending--
-		rs.lastDone = now
-		if rs.last == t {
-			rs.last = nil
-		}
-		if rs.closed && rs.pending == 0 {
-			s.requestDone(rs, now)
-			delete(s.reqs, rs.id)
-		}
-	}
-	s.release(t)
-	if t.kind == kindRow {
-		s.rowsDone.Add(1)
-	}
-	succ := t.succ
-	*t = task{succ: succ}
-	s.freeTask.Put(t)
 }
 
 // wake wakes the loop if it sleeps in the poller's Wait; whoever sends
@@ -479,182 +139,167 @@ func (s *sched) hasWork() bool {
 // idle reports that nothing is dispatched and not complete.
 func (s *sched) idle() bool { return s.inWindow == 0 }
 
-// loop runs the event loop until rows is drained (nil: until idle) and
-// every task completed, or the run stops and what runs completed.
+// loopState is what the loop keeps from one pass to the next.
+type loopState struct {
+	rows *rowReader
+	// rowsCh is the reader's channel; nil once it is closed, or the
+	// loop reads no more.
+	rowsCh <-chan *batch
+	// deadline is the window's end (--duration); zero when there is none
+	// or it passed.
+	deadline time.Time
+	// timer wakes the loop when the releaser's next row is due; timerAt
+	// is when it fires, zero when it is not armed.
+	timer   Timer
+	timerAt time.Time
+	ctxSeen bool
+}
+
+// loop runs the event loop until the rows are read and released (rows
+// nil: none are read) and every task completed, or the run stops and what
+// runs completed. It never blocks while a row is due and the window has
+// room: it sleeps until a completion, a batch of rows, the releaser's next
+// row's time, the window's end or the context.
 func (s *sched) loop(rows *rowReader) {
-	var (
-		cur      *batch
-		next     int
-		timer    Timer
-		timerSet bool // the timer is running: timerDue tells when it fired
-		rowsCh   <-chan *batch
-		ctxSeen  bool
-	)
+	l := &loopState{rows: rows}
 	if rows != nil {
-		rowsCh = rows.out
-	}
-	cl := s.cl
-	if rows == nil {
-		cl = nil // the cold objects, before the clock starts
-	}
-	var deadline time.Time
-	if rows != nil && s.cfg.Duration > 0 {
-		// The top of the loop closes the window; the timer wakes it.
-		deadline = s.start.Add(s.cfg.Duration)
-		wt := s.clock.AfterFunc(deadline.Sub(s.clock.Now()), s.kickLoop)
-		defer wt.Stop()
+		l.rowsCh = rows.out
+		if s.cfg.Duration > 0 {
+			// The top of the loop closes the window; the timer wakes it.
+			l.deadline = s.start.Add(s.cfg.Duration)
+			wt := s.clock.AfterFunc(l.deadline.Sub(s.clock.Now()), s.kickLoop)
+			defer wt.Stop()
+		}
 	}
 	// Timers and the context set flags and kick the loop, so that a loop
 	// asleep in the poller's Wait wakes for them too.
-	fire := func() {
-		s.timerDue.Store(true)
-		s.kickLoop()
-	}
-	setTimer := func(d time.Duration) {
-		if timer == nil {
-			timer = s.clock.AfterFunc(d, fire)
-		} else {
-			timer.Reset(d) // a firing of the old deadline, too late to stop, only costs a pass
-		}
-		timerSet = true
-	}
 	stopCtx := context.AfterFunc(s.ctx, s.kickLoop)
 	defer stopCtx()
+	defer func() {
+		if l.timer != nil {
+			l.timer.Stop()
+		}
+	}()
 	for {
-		now := s.clock.Now() // rows dispatched in one pass share their dispatch time
-		if !deadline.IsZero() && !now.Before(deadline) {
-			// The window is over: release nothing more; what was released
-			// completes, and the requests it cut end with the rows they had.
-			deadline = time.Time{}
-			if cl != nil {
-				cl.closeWindow()
-			}
-			if cur != nil {
-				rows.recycle(cur)
-				cur = nil
-			}
-			rowsCh = nil
-			for src, id := range s.lastReq {
-				if id != 0 {
-					s.lastReq[src] = 0
-					s.closeRequest(reqID{src, id})
-				}
-			}
-		}
-		moreDue := false
-		if cl != nil {
-			if at := cl.dispatch(now); !at.IsZero() && !timerSet {
-				setTimer(at.Sub(now))
-			}
-			moreDue = len(cl.due) > 0 && !cl.due[0].at.After(now)
-		}
-		// Dispatch the rows that are due while the window has room.
-		for s.err == nil && cur != nil && s.inWindow < s.window() {
-			if next == len(cur.recs) {
-				if cur.ended >= 0 {
-					if id := s.lastReq[cur.ended]; id != 0 {
-						s.closeRequest(reqID{int(cur.ended), id})
-					}
-				}
-				if cur.err != nil {
-					s.fail(cur.err)
-				}
-				rows.recycle(cur)
-				cur, next = nil, 0
-				break
-			}
-			rec := &cur.recs[next]
-			if !s.haveT0 {
-				s.haveT0, s.t0 = true, rec.Time
-			}
-			due := now
-			if s.cfg.Speed > 0 {
-				due = s.start.Add(s.cfg.speedDuration(rec.Time - s.t0))
-				if d := due.Sub(now); d > 0 {
-					setTimer(d)
-					break
-				}
-			}
-			s.ingest(rec, int(cur.src[next]), due)
-			next++
-		}
+		now := s.clock.Now() // rows released in one pass share their dispatch time
+		s.closeWindow(l, now)
+		s.rel.release(now)
 		s.startReady()
-		if s.err != nil && (rowsCh != nil || cur != nil || (cl != nil && len(cl.due) > 0)) {
+		if s.err != nil && (l.rowsCh != nil || !s.rel.drained()) {
 			// Stop reading; what was dispatched finishes or is dropped.
-			if cur != nil {
-				rows.recycle(cur)
-				cur = nil
-			}
-			rowsCh = nil
-			if cl != nil {
-				cl.due = cl.due[:0]
-			}
+			s.rel.stop()
+			l.rowsCh = nil
 			s.abandon()
 		}
-		if cur == nil && rowsCh == nil && s.idle() && (cl == nil || cl.drained()) {
-			break
+		if l.rowsCh == nil && s.rel.drained() && s.idle() {
+			return
 		}
-		if s.err == nil && s.inWindow < s.window() && !timerSet && (cur != nil || moreDue) {
-			continue // tasks completed on the loop itself: there is room for more rows
+		if s.dueNow(l) {
+			continue // tasks completed on the loop itself: rows are due and there is room
 		}
-		wantRows := rowsCh
-		if cur != nil || (cl != nil && !cl.wantRows()) {
-			wantRows = nil
+		s.wait(l)
+	}
+}
+
+// closeWindow ends the window once its deadline passed: nothing more is
+// released; what was released completes, and the requests it cut end
+// with the rows they had.
+func (s *sched) closeWindow(l *loopState, now time.Time) {
+	if l.deadline.IsZero() || now.Before(l.deadline) {
+		return
+	}
+	l.deadline = time.Time{}
+	s.rel.closeWindow()
+	l.rowsCh = nil
+}
+
+// dueNow reports whether the releaser holds a row due now that the window
+// has room for; otherwise it arms the timer for the releaser's next row.
+// Asked after the pass's tasks ran, since tasks that complete on the loop
+// itself (in-memory metadata, no data) release rows: a closed loop's next
+// requests, due at their completion.
+func (s *sched) dueNow(l *loopState) bool {
+	at := s.rel.next()
+	if at.IsZero() {
+		return false
+	}
+	now := s.clock.Now()
+	if !at.After(now) {
+		return s.room() // no room: a completion wakes the loop
+	}
+	if l.timerAt.IsZero() || l.timerAt.After(at) {
+		d := at.Sub(now)
+		if l.timer == nil {
+			l.timer = s.clock.AfterFunc(d, s.timerFired)
+		} else {
+			l.timer.Reset(d) // a firing of the old deadline, too late to stop, only costs a pass
 		}
-		if p := s.poller; p != nil && p.Busy() {
-			// Completions come from the poller only when the loop asks:
-			// sleep in it unless the loop was handed something, take what
-			// completed, and never block in the select below.
-			p.Poll()
-			if !s.hasWork() {
-				s.wantRows, s.reader = wantRows, rows
-				p.Wait(s.hasWorkF)
-				s.wantRows = nil
-			}
-			if s.drainDone() {
-				continue
-			}
-			select {
-			case s.kick <- struct{}{}:
-			default:
-			}
+		l.timerAt = at
+	}
+	return false
+}
+
+// timerFired is the pacing timer's call.
+func (s *sched) timerFired() {
+	s.timerDue.Store(true)
+	s.kickLoop()
+}
+
+// wait sleeps until the loop has something to do, and does it: a block
+// or a metadata call back, a batch of rows, a kick (the timer, the
+// window's end, the context).
+func (s *sched) wait(l *loopState) {
+	wantRows := l.rowsCh
+	if !s.rel.wantRows() {
+		wantRows = nil
+	}
+	if p := s.poller; p != nil && p.Busy() {
+		// Completions come from the poller only when the loop asks:
+		// sleep in it unless the loop was handed something, take what
+		// completed, and never block in the select below.
+		p.Poll()
+		if !s.hasWork() {
+			s.wantRows, s.reader = wantRows, l.rows
+			p.Wait(s.hasWorkF)
+			s.wantRows = nil
+		}
+		if s.drainDone() {
+			return
 		}
 		select {
-		case op := <-s.done:
-			s.blockDone(op)
-			s.drainDone() // every completion already there, before dispatching more
-		case t := <-s.metaDone:
-			s.metaBusy--
-			s.advance(t) // its metadata call is back from the pool
-		case b, ok := <-wantRows:
-			if !ok {
-				rowsCh = nil
-				if !ctxSeen && s.ctx.Err() != nil {
-					// The reader stopped for ctx, maybe before the traces
-					// ended and without a word: the run is not complete.
-					ctxSeen = true
-					s.fail(context.Cause(s.ctx))
-				}
-				continue
-			}
-			if cl != nil {
-				cl.absorb(b)
-				rows.recycle(b)
-				continue
-			}
-			cur, next = b, 0
-		case <-s.kick:
-			if s.timerDue.Swap(false) {
-				timerSet = false
-			}
-			if !ctxSeen && s.ctx.Err() != nil {
-				ctxSeen = true
-				s.fail(context.Cause(s.ctx))
-			}
+		case s.kick <- struct{}{}:
+		default:
 		}
 	}
-	if timer != nil {
-		timer.Stop()
+	select {
+	case op := <-s.done:
+		s.blockDone(op)
+		s.drainDone() // every completion already there, before dispatching more
+	case t := <-s.metaDone:
+		s.metaBusy--
+		s.advance(t) // its metadata call is back from the pool
+	case b, ok := <-wantRows:
+		if !ok {
+			// The reader stopped for ctx, maybe before the traces
+			// ended and without a word: the run is not complete.
+			l.rowsCh = nil
+			s.checkCtx(l)
+			return
+		}
+		s.rel.absorb(b)
+	case <-s.kick:
+		if s.timerDue.Swap(false) {
+			l.timerAt = time.Time{}
+		}
+		s.checkCtx(l)
+	}
+}
+
+// checkCtx stops the run, once, when its context is done.
+func (s *sched) checkCtx(l *loopState) {
+	if !l.ctxSeen && s.ctx.Err() != nil {
+		l.ctxSeen = true
+		s.fail(context.Cause(s.ctx))
 	}
 }
 
@@ -683,13 +328,4 @@ func (s *sched) abandon() {
 		}
 		b.waiting = b.waiting[:0]
 	}
-}
-
-func unmapped(t schema.Tier, rows int64) error {
-	hint := ""
-	if t == schema.TierGPU {
-		hint = " (or gpu on a machine with a GPU)"
-	}
-	return fmt.Errorf("replay: the trace has %d %s rows and %s is mapped to no backend: add --tier-map %s=ram%s: %w",
-		rows, t, t, t, hint, ErrUnmappedTier)
 }

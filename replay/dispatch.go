@@ -1,0 +1,230 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Dispatch turns a row into a task: the model's effects (evictions, the
+// space to reserve), its place after its key's and its request's earlier
+// tasks; completion releases what waited for it.
+
+// keyState returns the state of key of trace src, made on first sight;
+// src -1 says that key is already the name across the traces (a cold
+// object's, from the plan).
+func (s *sched) keyState(key []byte, src int) *keyState {
+	var (
+		ks   *keyState
+		name string
+	)
+	if len(s.srcs) == 1 || src < 0 {
+		if ks = s.keys[string(key)]; ks != nil {
+			return ks
+		}
+		name = string(key) // not there: no second lookup
+	} else {
+		name = sourceKey(src, len(s.srcs), key)
+		if ks = s.keys[name]; ks != nil {
+			return ks
+		}
+	}
+	ks = &keyState{name: name}
+	s.keys[name] = ks
+	s.objects++
+	return ks
+}
+
+func (s *sched) newTask() *task {
+	return s.freeTask.Get()
+}
+
+// ingest dispatches one trace row, due at sched.
+func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
+	b := s.tiers[rec.Tier]
+	if b == nil {
+		s.fail(unmapped(rec.Tier, 1))
+		return
+	}
+	s.rows.Add(1)
+	ks := s.keyState(rec.Key, src)
+	logical, phys := sizes(rec.Size, s.cfg.SizeScale, b.align)
+	ef, err := s.model.apply(ks, rec.Op, rec.Tier, phys)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	for _, v := range ef.victims {
+		s.dispatchEvict(v, sched)
+	}
+	t := s.newTask()
+	*t = task{kind: kindRow, op: rec.Op, tier: rec.Tier, phase: rec.Phase, logical: logical, phys: phys,
+		ks: ks, sched: sched, succ: t.succ[:0],
+		needB: ef.needB, relB: ef.relB, need: ef.need, rel: ef.rel,
+		create: ef.create, cold: ef.cold, remat: ef.remat}
+	// A read that finds its object runs beside other reads of it; one
+	// that must create it is exclusive like a write.
+	shared := rec.Op == schema.OpRead && !ef.create
+	s.order(t, shared)
+	if rec.Request != 0 {
+		id := reqID{src, rec.Request}
+		rs := s.reqs[id]
+		if rs == nil {
+			rs = &reqState{id: id, first: sched, qos: rec.QoS}
+			s.reqs[id] = rs
+		}
+		rs.pending++
+		t.req = rs
+		s.after(t, rs.last)
+		rs.last = t
+	}
+	s.reserve(t)
+}
+
+// dispatchEvict dispatches the model's eviction of v: a delete of its
+// copy, after the key's earlier tasks.
+func (s *sched) dispatchEvict(v *keyState, sched time.Time) {
+	t := s.newTask()
+	*t = task{kind: kindEvict, op: schema.OpDelete, ks: v, sched: sched, succ: t.succ[:0],
+		needB: -1, relB: v.m.b, rel: v.m.phys}
+	s.order(t, false)
+	s.reserve(t)
+}
+
+// dispatchCold dispatches the untimed write of a cold object.
+func (s *sched) dispatchCold(c ColdObject) {
+	b := s.tiers[c.Tier]
+	ks := s.keyState([]byte(c.Key), -1)
+	_, phys := sizes(c.Logical, 1, b.align)
+	ef, err := s.model.apply(ks, schema.OpRead, c.Tier, phys)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	for _, v := range ef.victims {
+		s.dispatchEvict(v, s.clock.Now())
+	}
+	t := s.newTask()
+	*t = task{kind: kindCold, op: schema.OpRead, tier: c.Tier, logical: c.Logical, phys: phys, ks: ks,
+		sched: s.clock.Now(), succ: t.succ[:0], needB: ef.needB, need: ef.need, relB: -1, create: true, cold: true}
+	s.order(t, false)
+	s.reserve(t)
+}
+
+// order registers t after its key's earlier tasks.
+func (s *sched) order(t *task, shared bool) {
+	ks := t.ks
+	ks.pending++
+	s.inWindow++
+	s.after(t, ks.lastW)
+	if shared {
+		ks.reads = append(ks.reads, t)
+		return
+	}
+	for _, r := range ks.reads {
+		s.after(t, r)
+	}
+	ks.reads = ks.reads[:0]
+	ks.lastW = t
+}
+
+// after makes t wait for p, unless p is nil or done.
+func (s *sched) after(t, p *task) {
+	if p != nil && !p.done {
+		p.succ = append(p.succ, t)
+		t.deps++
+	}
+}
+
+// closeRequest marks a request as having all its rows.
+func (s *sched) closeRequest(id reqID) {
+	rs := s.reqs[id]
+	if rs == nil {
+		return
+	}
+	rs.closed = true
+	if rs.pending == 0 {
+		s.requestDone(rs, s.clock.Now())
+		delete(s.reqs, id)
+	}
+}
+
+// requestDone records a request's completion at end.
+func (s *sched) requestDone(rs *reqState, end time.Time) {
+	s.metrics.request(rs, end)
+	s.rel.requestDone(rs.id, end.Sub(rs.first), end)
+}
+
+// becomeReady queues t to start once its predecessors are done and its
+// space is reserved.
+func (s *sched) becomeReady(t *task) {
+	if t.deps == 0 && t.reserved {
+		s.ready = append(s.ready, t)
+	}
+}
+
+// startReady starts ready tasks while workers are free.
+func (s *sched) startReady() {
+	n := 0
+	for n < len(s.ready) && s.running < s.cfg.Workers {
+		t := s.ready[n]
+		n++
+		s.running++
+		s.begin(t)
+	}
+	if n > 0 {
+		rest := copy(s.ready, s.ready[n:])
+		clear(s.ready[rest:])
+		s.ready = s.ready[:rest]
+	}
+}
+
+// complete ends a task at now: its successors may start, its space is
+// released.
+func (s *sched) complete(t *task, now time.Time) {
+	t.done = true
+	s.running--
+	s.inWindow--
+	for _, n := range t.succ {
+		n.deps--
+		s.becomeReady(n)
+	}
+	clear(t.succ)
+	t.succ = t.succ[:0]
+	ks := t.ks
+	ks.pending--
+	if ks.lastW == t {
+		ks.lastW = nil
+	}
+	if ks.pending == 0 && !ks.exists && !ks.m.exists && !ks.m.evicted {
+		// A deleted object leaves no state: memory follows live objects.
+		delete(s.keys, ks.name)
+	}
+	for i, r := range ks.reads {
+		if r == t {
+			last := len(ks.reads) - 1
+			ks.reads[i] = ks.reads[last]
+			ks.reads[last] = nil
+			ks.reads = ks.reads[:last]
+			break
+		}
+	}
+	if rs := t.req; rs != nil {
+		rs.pending--
+		rs.lastDone = now
+		if rs.last == t {
+			rs.last = nil
+		}
+		if rs.closed && rs.pending == 0 {
+			s.requestDone(rs, now)
+			delete(s.reqs, rs.id)
+		}
+	}
+	s.release(t)
+	if t.kind == kindRow {
+		s.rowsDone.Add(1)
+	}
+	succ := t.succ
+	*t = task{succ: succ}
+	s.freeTask.Put(t)
+}

@@ -1,0 +1,61 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// The errors a run stops with that a caller may test for (errors.Is), and
+// the constructors of the messages that wrap them.
+
+// ErrUnmappedTier stops a run whose trace has rows on a tier --tier-map
+// maps to no backend.
+var ErrUnmappedTier = errors.New("tier mapped to no backend")
+
+func unmapped(t schema.Tier, rows int64) error {
+	hint := ""
+	if t == schema.TierGPU {
+		hint = " (or gpu on a machine with a GPU)"
+	}
+	return fmt.Errorf("replay: the trace has %d %s rows and %s is mapped to no backend: add --tier-map %s=ram%s: %w",
+		rows, t, t, t, hint, ErrUnmappedTier)
+}
+
+// ErrNoUsers stops a closed-loop replay of a trace that does not say
+// which user each request belongs to.
+var ErrNoUsers = errors.New("the trace names no users")
+
+func noUsers(name string) error {
+	return fmt.Errorf("replay: --closed-loop: %s has no User column, so which requests wait for which cannot be known "+
+		"(kv-cache.py's traces name users in their keys but not which rows make one request, and its worker threads "+
+		"interleave them): replay it open-loop, or make the trace with kvtrace, which writes Request and User: %w", name, ErrNoUsers)
+}
+
+// ErrVerify is wrapped by a VerifyError: bytes read differ from what was
+// written.
+var ErrVerify = errors.New("verify: data differs from what was written")
+
+// VerifyError reports the first differing byte of a read with --verify.
+type VerifyError struct {
+	Key     string
+	Tier    schema.Tier
+	Version uint64
+	Offset  int64  // the object offset of the first differing byte
+	Got     []byte // up to 16 bytes read from Offset
+	Want    []byte // the bytes written there
+}
+
+func (v *VerifyError) Error() string {
+	return fmt.Sprintf("verify: key %s on %s: byte %d differs (version %d): read %x, written %x",
+		v.Key, v.Tier, v.Offset, v.Version, v.Got, v.Want)
+}
+
+// Unwrap returns ErrVerify.
+func (v *VerifyError) Unwrap() error { return ErrVerify }
+
+// ErrShortTrace marks a run incomplete whose trace ended before the row
+// count its sidecar gives (a trace cut short, at a line boundary, parses
+// as a shorter trace): a result of part of the trace, never a PASS.
+var ErrShortTrace = errors.New("the trace ended before its sidecar's count")

@@ -1,0 +1,190 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// What is released when is the releaser's concern, not the loop's: the
+// open loop releases every row at its trace time (openLoop, below); the
+// closed loop releases each user's next request when its previous one
+// completed, plus the think time (closed.go). The loop (sched.go) hands a
+// releaser the rows read and the requests completed, asks it to release
+// what is due, and sleeps until the releaser's next row is due or
+// something completes. Whatever releases them, the rows of one object are
+// ingested in trace order.
+
+// releaser decides which rows are released when.
+type releaser interface {
+	// wantRows reports whether it takes another batch of rows now.
+	wantRows() bool
+	// absorb takes a batch of rows read; it recycles the batch.
+	absorb(b *batch)
+	// release ingests the rows due by now while the run has room.
+	release(now time.Time)
+	// next is when the first row it holds is due, the past included;
+	// zero when it holds none it can release.
+	next() time.Time
+	// drained reports that it holds no row that waits to be released.
+	drained() bool
+	// closeWindow stops releasing (--duration passed): what was
+	// released completes, and the requests it cut end with the rows
+	// they had.
+	closeWindow()
+	// stop drops every row not released: the run stopped.
+	stop()
+	// requestDone is a request's completion, took after its first row
+	// was due, at end.
+	requestDone(id reqID, took time.Duration, end time.Time)
+	// report adds what the result must say of the releaser.
+	report(res *schema.Result, wall time.Duration)
+}
+
+// intake is the scheduler as the releasers see it.
+type intake interface {
+	// ingest dispatches one row, due at due.
+	ingest(rec *schema.Record, src int, due time.Time)
+	// closeRequest marks a request as having all its rows.
+	closeRequest(id reqID)
+	// room reports that the run goes on and may take another row now.
+	room() bool
+	// idle reports that nothing dispatched is incomplete.
+	idle() bool
+	// fail stops the run.
+	fail(err error)
+}
+
+// pace maps trace times to the run's clock: the first row read is due at
+// start, every other its trace time after that row's, divided by Speed.
+type pace struct {
+	start  time.Time
+	speed  func(time.Duration) time.Duration
+	t0     time.Duration
+	haveT0 bool
+}
+
+// see notes a row read: the first sets the trace's origin.
+func (p *pace) see(t time.Duration) {
+	if !p.haveT0 {
+		p.haveT0, p.t0 = true, t
+	}
+}
+
+// at is when a row of trace time t is due.
+func (p *pace) at(t time.Duration) time.Time { return p.start.Add(p.speed(t - p.t0)) }
+
+// noRows releases nothing: the loop that writes the cold objects before
+// the clock starts.
+type noRows struct{}
+
+func (noRows) wantRows() bool                              { return false }
+func (noRows) absorb(*batch)                               {}
+func (noRows) release(time.Time)                           {}
+func (noRows) next() time.Time                             { return time.Time{} }
+func (noRows) drained() bool                               { return true }
+func (noRows) closeWindow()                                {}
+func (noRows) stop()                                       {}
+func (noRows) requestDone(reqID, time.Duration, time.Time) {}
+func (noRows) report(*schema.Result, time.Duration)        {}
+
+// openLoop releases rows at their trace times (divided by Speed; at once
+// at --speed max), one batch at a time, in the order read: the rows of
+// one object are in trace order by construction. A request ends where
+// its trace moves on to another.
+type openLoop struct {
+	in    intake
+	rr    *rowReader
+	pace  *pace
+	speed float64
+	cur   *batch // the batch being released, nil when none
+	pos   int    // its next row
+	// lastReq is each trace's request being read.
+	lastReq []uint64
+}
+
+func newOpenLoop(in intake, rr *rowReader, p *pace, speed float64, traces int) *openLoop {
+	return &openLoop{in: in, rr: rr, pace: p, speed: speed, lastReq: make([]uint64, traces)}
+}
+
+func (o *openLoop) wantRows() bool  { return o.cur == nil }
+func (o *openLoop) drained() bool   { return o.cur == nil }
+func (o *openLoop) absorb(b *batch) { o.cur, o.pos = b, 0 }
+
+// due is when row i of the current batch is due: now at --speed max.
+func (o *openLoop) due(i int, now time.Time) time.Time {
+	rec := &o.cur.recs[i]
+	o.pace.see(rec.Time)
+	if o.speed <= 0 {
+		return now
+	}
+	return o.pace.at(rec.Time)
+}
+
+func (o *openLoop) release(now time.Time) {
+	for o.cur != nil && o.in.room() {
+		if o.pos == len(o.cur.recs) {
+			o.endBatch()
+			return
+		}
+		due := o.due(o.pos, now)
+		if due.After(now) {
+			return
+		}
+		rec, src := &o.cur.recs[o.pos], int(o.cur.src[o.pos])
+		if rec.Request != 0 {
+			if prev := o.lastReq[src]; prev != 0 && prev != rec.Request {
+				o.in.closeRequest(reqID{src, prev})
+			}
+			o.lastReq[src] = rec.Request
+		}
+		o.in.ingest(rec, src, due)
+		o.pos++
+	}
+}
+
+// endBatch is the end of the current batch: the request of a trace that
+// ended there is closed, and a reader's error stops the run.
+func (o *openLoop) endBatch() {
+	b := o.cur
+	if b.ended >= 0 {
+		if id := o.lastReq[b.ended]; id != 0 {
+			o.in.closeRequest(reqID{int(b.ended), id})
+		}
+	}
+	if b.err != nil {
+		o.in.fail(b.err)
+	}
+	o.rr.recycle(b)
+	o.cur, o.pos = nil, 0
+}
+
+func (o *openLoop) next() time.Time {
+	if o.cur == nil {
+		return time.Time{}
+	}
+	if o.pos == len(o.cur.recs) || o.speed <= 0 {
+		return o.pace.start // the batch's end, or a row due at once
+	}
+	return o.due(o.pos, time.Time{})
+}
+
+func (o *openLoop) closeWindow() {
+	o.stop()
+	for src, id := range o.lastReq {
+		if id != 0 {
+			o.lastReq[src] = 0
+			o.in.closeRequest(reqID{src, id})
+		}
+	}
+}
+
+func (o *openLoop) stop() {
+	if o.cur != nil {
+		o.rr.recycle(o.cur)
+		o.cur, o.pos = nil, 0
+	}
+}
+
+func (o *openLoop) requestDone(reqID, time.Duration, time.Time) {}
+func (o *openLoop) report(*schema.Result, time.Duration)        {}

@@ -1,0 +1,114 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// keyState is an object: its state in the model (trace order) and in the
+// execution (what the tasks that ran so far made of it). A task owns the
+// execution state while it runs: per-key order lets no other task of the
+// key run beside it, except reads beside reads, which only read it.
+type keyState struct {
+	name  string
+	names [schema.NumTiers]string // its objects' names, by tier
+	// handles are its objects kept open, by tier, on backends with
+	// in-memory metadata (exec.go's openObject): reads use them without
+	// an Open and a Close each.
+	handles [schema.NumTiers]backend.Object
+	m       mstate
+
+	exists  bool
+	tier    schema.Tier
+	logical int64
+	phys    int64
+	version uint64
+
+	// Ordering: reads wait for the last write-like task (a Write, a
+	// Delete, an eviction, a read that creates its object); write-like
+	// tasks wait for that and for every read registered since.
+	lastW   *task
+	reads   []*task
+	pending int // tasks of the key not yet complete
+}
+
+// reqState tracks one request's rows.
+type reqState struct {
+	id      reqID
+	first   time.Time
+	pending int
+	closed  bool
+	qos     schema.QoS
+	last    *task
+	// lastDone is when the last of its rows so far completed.
+	lastDone time.Time
+}
+
+type reqID struct {
+	src int
+	id  uint64
+}
+
+// task kinds besides trace rows.
+const (
+	kindRow   uint8 = iota
+	kindEvict       // the model's capacity eviction of an object
+	kindCold        // a cold object written before the clock starts
+)
+
+// task is one row, or one of the scheduler's own operations, to execute.
+type task struct {
+	kind    uint8
+	op      schema.Op
+	tier    schema.Tier
+	phase   schema.Phase
+	logical int64
+	phys    int64
+	ks      *keyState
+	req     *reqState
+	sched   time.Time
+
+	// Space (reserve.go).
+	needB, relB int8
+	need, rel   int64
+	reserved    bool
+	create      bool
+	cold, remat bool
+
+	// Ordering.
+	deps int32
+	succ []*task
+	done bool
+
+	// Execution (exec.go).
+	stage    uint8
+	started  bool
+	skip     bool // the run stopped before the task started
+	b        *tierBackend
+	obj      backend.Object
+	eng      *engineSlot
+	shared   bool        // obj is its key's kept handle: not closed by the task
+	objTier  schema.Tier // the tier of obj
+	ioTier   schema.Tier // the copy the blocks move
+	write    bool        // the blocks' direction
+	nextOff  int64
+	inflight int
+	err      error
+	start    time.Time
+	parked   bool
+	// Metadata calls off the loop: the call and its arguments.
+	meta       uint8
+	metaB      backend.Backend
+	metaName   string
+	metaSize   int64
+	metaCreate bool
+	// A move's source copy, removed once the new one is written.
+	moveFrom schema.Tier
+	movePhys int64
+	moving   bool
+	// from is the key's copy a mover copies a move's bytes from (nil:
+	// the bytes are generated).
+	from backend.Object
+}
