@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -385,4 +386,49 @@ func TestAggregateMLPerfReferenceDocument(t *testing.T) {
 func ftoa(f float64) string {
 	b, _ := json.Marshal(f)
 	return string(b)
+}
+
+// kv-cache.py's per-rank result documents render beside kvreplay's: the
+// fixture copied from the reference's run (trace mode: no latency) and a
+// hand-edited one with device latency, whose Tier-2 p95s are its device
+// p95s (the span kvbench measures from submission), not its totals.
+func TestKVCachePyBeside(t *testing.T) {
+	docs, err := Load([]string{"testdata/kvcache_py/u50_d20_trace_mode.json", "testdata/kvcache_py/u50_d20_hand_measured.json",
+		"testdata/u50_t1.json"}, nil, LoadOptions{GroupBy: []string{"file"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(docs, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]*Group{}
+	for _, g := range r.Groups {
+		groups[g.Label] = g
+	}
+	trace, measured, kvb := groups["u50_d20_trace_mode"], groups["u50_d20_hand_measured"], groups["u50_t1"]
+	if trace == nil || measured == nil || kvb == nil {
+		t.Fatalf("groups %v", slices.Sorted(maps.Keys(groups)))
+	}
+	want := map[string]float64{"tier2_read_p95": 12.5, "tier2_write_p95": 25, "tier2_read_p50": 3.5, MetricRequestP95: 90, MetricRefTokens: 1234.5}
+	for name, v := range want {
+		if got := measured.Stats[name]; got.N != 1 || got.Median != v {
+			t.Errorf("hand-measured %s: %+v, want %v", name, got, v)
+		}
+	}
+	if _, ok := trace.Stats["tier2_read_p95"]; ok {
+		t.Error("the trace-mode document has a Tier-2 p95: it timed nothing")
+	}
+	if _, ok := kvb.Stats["tier2_read_p95"]; !ok {
+		t.Error("the kvreplay document has no Tier-2 read p95")
+	}
+	var b bytes.Buffer
+	if err := Render(&b, r, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"u50_d20_trace_mode", "u50_d20_hand_measured", "u50_t1", "tier2_read_p95", "12.5"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("the report lacks %q:\n%s", s, b.String())
+		}
+	}
 }

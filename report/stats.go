@@ -68,7 +68,7 @@ func catalogue() []metricDef {
 	for _, from := range []string{"", "sched_"} {
 		for _, op := range []string{"read", "write"} {
 			for _, p := range []string{"p50", "p95", "p99"} {
-				desc := "Tier-2 " + op + " latency from submission, " + p
+				desc := "Tier-2 " + op + " latency from submission, " + p + " (the device span: the reference's storage_" + op + "_device_" + p + "_ms)"
 				if from != "" {
 					desc = "Tier-2 " + op + " latency from the scheduled time (with queueing), " + p
 				}
