@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,6 +122,23 @@ type options struct {
 	speedGiven   bool // --speed was given: a capacity search starts there
 }
 
+// parseScale parses --size-scale: a number or a fraction such as 1/1024.
+func parseScale(s string) (float64, error) {
+	if a, b, ok := strings.Cut(s, "/"); ok {
+		n, err1 := strconv.ParseFloat(a, 64)
+		d, err2 := strconv.ParseFloat(b, 64)
+		if err1 != nil || err2 != nil || d == 0 {
+			return 0, fmt.Errorf("--size-scale %s: want a number or a fraction such as 1/1024", s)
+		}
+		return n / d, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--size-scale %s: want a number or a fraction such as 1/1024", s)
+	}
+	return v, nil
+}
+
 func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	o := &options{cfg: replay.DefaultConfig(), env: &setup.Env{}}
 	fs := cli.NewFlagSet("kvreplay", fmt.Sprintf(usage, setup.Usage()), stderr)
@@ -223,7 +241,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	o.ramBudget = int64(ramBudget)
 	o.cfg.Speed = float64(speed)
 	o.speedGiven = fs.Changed("speed")
-	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
+	if o.cfg.SizeScale, err = parseScale(*scale); err != nil {
 		errs = append(errs, err)
 	}
 	o.cfg.TierMap = [schema.NumTiers]string{}
