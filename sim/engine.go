@@ -9,7 +9,6 @@ import (
 
 	"github.com/kvbench/kvbench/internal/freelist"
 	"github.com/kvbench/kvbench/schema"
-	"github.com/kvbench/kvbench/sim/reqtrace"
 )
 
 // Sink receives every trace row the simulation emits, in order. It must not
@@ -48,14 +47,8 @@ type request struct {
 	key      string
 	conv     *conversation
 	turn     int
-	// blocks marks a block-level request (a Mooncake-style trace's):
-	// hashIDs are its prefix blocks, of blockTokens tokens each, or its
-	// context apportioned over them when blockTokens is 0. hashIDs keeps
-	// its array when the request is reused (engine.free).
-	blocks      bool
-	hashIDs     []int64
-	blockTokens int
-	submit      time.Duration
+	hashIDs  []int64
+	submit   time.Duration
 }
 
 // conversation is a multi-turn conversation's state: the reference's
@@ -270,7 +263,6 @@ type engine struct {
 	reqCounter uint64  // the reference's request_counter
 	cur        *request
 	free       freelist.List[request] // completed requests, for newRequest
-	blockKeys  []string               // processBlocks' buffer
 
 	users     []*user
 	convs     conversations
@@ -597,9 +589,8 @@ func (e *engine) complete(r *request) {
 	if e.cfg.MaxRequests > 0 && s.completed >= int64(e.cfg.MaxRequests) {
 		e.stopped = true
 	}
-	// Nothing refers to a completed request: it serves the next, with
-	// its hash-id array.
-	*r = request{hashIDs: r.hashIDs[:0]}
+	// Nothing refers to a completed request: it serves the next.
+	*r = request{}
 	e.free.Put(r)
 }
 
@@ -609,7 +600,7 @@ func (e *engine) process(r *request) error {
 	cfg := e.cfg
 	e.cur = r
 	defer func() { e.cur = nil }()
-	if r.blocks {
+	if r.hashIDs != nil {
 		return e.processBlocks(r)
 	}
 	// own is the request's key: its conversation's turn, or a key of its
@@ -707,19 +698,19 @@ func (e *engine) decodeBatches(gen int) int {
 	return max(1, (gen+b-1)/b)
 }
 
+// blockTokens is the token count of a Mooncake KV block.
+const blockTokens = 512
+
 // processBlocks does a block-level request (Mooncake): the cached blocks
 // of its prefix are read, up to the first that is not cached, and the rest
 // are written, as a prefix-caching inference engine does; decode then reads
 // the request's whole context once per batch, as the reference's decode
-// does with its one object. A block is r.blockTokens tokens, or its share
-// of the context when the trace's ids have no one size
-// (reqtrace.ApportionTokens).
+// does with its one object.
 func (e *engine) processBlocks(r *request) error {
-	keys := e.blockKeys[:0]
+	keys := make([]string, len(r.hashIDs))
 	hit := true
-	n := len(r.hashIDs)
 	for i, id := range r.hashIDs {
-		keys = append(keys, "block_"+strconv.FormatInt(id, 10))
+		keys[i] = "block_" + strconv.FormatInt(id, 10)
 		if hit {
 			o, err := e.cache.access(keys[i], schema.PhasePrefill, cacheUser)
 			if err != nil {
@@ -732,18 +723,10 @@ func (e *engine) processBlocks(r *request) error {
 			hit = false
 		}
 		e.stats.blockMisses++
-		tokens := r.blockTokens
-		if tokens == 0 {
-			tokens = reqtrace.ApportionTokens(r.context, n, i)
-		}
-		if _, err := e.cache.allocate(keys[i], tokens, schema.PhasePrefill); err != nil {
+		if _, err := e.cache.allocate(keys[i], blockTokens, schema.PhasePrefill); err != nil {
 			return err
 		}
 	}
-	defer func() {
-		clear(keys)
-		e.blockKeys = keys[:0]
-	}()
 	if e.cfg.PrefillOnly || r.phase == phasePrefill {
 		return nil
 	}

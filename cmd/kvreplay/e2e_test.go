@@ -119,7 +119,7 @@ func TestReferenceTracesAtScale(t *testing.T) {
 		for _, sc := range []string{"1/16", "1/64", "1/256", "1/1024"} {
 			for _, qd := range []string{"1", "256"} {
 				t.Run(filepath.Base(f)+"/"+sc+"/qd"+qd, func(t *testing.T) {
-					v, err := parseScale(sc)
+					v, err := cli.Fraction("--size-scale", sc)
 					if err != nil {
 						t.Fatal(err)
 					}

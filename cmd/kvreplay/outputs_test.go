@@ -173,3 +173,45 @@ func TestBlockDeviceGuard(t *testing.T) {
 		t.Fatal("the trace changed")
 	}
 }
+
+// TestBlockFamily: the devices that hold a device's data are found in
+// sysfs: a partition's disk and siblings, a disk's partitions and their
+// holders (device mapper), and a file system on any of them is refused.
+func TestBlockFamily(t *testing.T) {
+	root := t.TempDir()
+	devices := filepath.Join(root, "devices")
+	mk := func(rel, dev string, partition bool) string {
+		d := filepath.Join(devices, rel)
+		if err := os.MkdirAll(filepath.Join(d, "holders"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(d, "dev"), []byte(dev+"\n"), 0o644)
+		if partition {
+			os.WriteFile(filepath.Join(d, "partition"), []byte("1\n"), 0o644)
+		}
+		return d
+	}
+	disk := mk("sdb", "8:16", false)
+	p1 := mk("sdb/sdb1", "8:17", true)
+	mk("sdb/sdb2", "8:18", true)
+	dm := mk("dm-0", "253:0", false)
+	if err := os.Symlink(dm, filepath.Join(p1, "holders", "dm-0")); err != nil {
+		t.Fatal(err)
+	}
+	byNum := filepath.Join(root, "block")
+	os.MkdirAll(byNum, 0o755)
+	for num, d := range map[string]string{"8:16": disk, "8:17": p1, "253:0": dm} {
+		os.Symlink(d, filepath.Join(byNum, num))
+	}
+	got := blockFamily(byNum, uint64(8<<8|17)) // the partition sdb1
+	var names []string
+	for _, d := range got {
+		names = append(names, filepath.Base(d))
+	}
+	if strings.Join(names, ",") != "sdb,sdb1,dm-0,sdb2" {
+		t.Fatalf("family of sdb1 = %v, want sdb, sdb1, dm-0, sdb2", names)
+	}
+	if got := blockFamily(byNum, uint64(9<<8)); got != nil {
+		t.Fatalf("family of an unknown device = %v", got)
+	}
+}

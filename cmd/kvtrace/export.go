@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -129,7 +127,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		problems = append(problems, err)
 	}
-	sizeScale, scaleErr := parseScale(*scale)
+	sizeScale, scaleErr := cli.Fraction("--size-scale", *scale)
 	if scaleErr != nil {
 		problems = append(problems, scaleErr)
 	}
@@ -203,8 +201,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	r := trace.NewReader(ctxReader{ctx: ctx, r: in, n: &read})
 	r.Name = name
 	defer r.Close()
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return cli.Input(fmt.Errorf("export: --output: %w", err))
+	if _, err := cli.MakeDirs("--output", *out); err != nil {
+		return err
 	}
 	outAbs, err := filepath.Abs(*out)
 	if err != nil {
@@ -348,25 +346,6 @@ func parseTiers(s string) ([]schema.Tier, error) {
 		tiers = append(tiers, t)
 	}
 	return tiers, nil
-}
-
-// parseScale parses --size-scale: a number or a fraction such as 1/4096, as
-// kvreplay reads it.
-func parseScale(s string) (float64, error) {
-	want := fmt.Errorf("--size-scale %s: want a number or a fraction such as 1/4096", s)
-	if a, b, ok := strings.Cut(s, "/"); ok {
-		n, err1 := strconv.ParseFloat(a, 64)
-		d, err2 := strconv.ParseFloat(b, 64)
-		if err1 != nil || err2 != nil || d == 0 {
-			return 0, want
-		}
-		return n / d, nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, want
-	}
-	return v, nil
 }
 
 // traceBase names the outputs after the trace: its file name without .csv

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/extent"
@@ -67,7 +68,7 @@ func TestExportErrors(t *testing.T) {
 			`kvtrace: --tiers Tier-9: "Tier-9": want Tier-0, Tier-1 or Tier-2 (or gpu, cpu, nvme)`}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "--size-scale", "1/x", "--block-size", "3000", "--layout", "tree",
 			"--speed", "fast", "-o", out, refU10}, []string{
-			"kvtrace: --size-scale 1/x: want a number or a fraction such as 1/4096",
+			"kvtrace: --size-scale 1/x: want a number or a fraction such as 1/1024",
 			"kvtrace: --block-size 3000: must be a power of two between 4KiB and 1GiB",
 			"kvtrace: --layout tree: want extent or dir",
 			"kvtrace: --speed fast: want asap or timed"}},
@@ -354,7 +355,7 @@ func TestExportExtentsMatchKvreplay(t *testing.T) {
 	} {
 		t.Run(filepath.Base(c.file), func(t *testing.T) {
 			dir := t.TempDir()
-			scale, err := parseScale(c.scale)
+			scale, err := cli.Fraction("--size-scale", c.scale)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/internal/outfile"
 )
 
 // RunDir is the directory of one run, made inside a directory the user
@@ -33,13 +36,13 @@ type RunDir struct {
 // empty directory PARENT/TOOL-PID-RANDOM in it, locked. A parent that is
 // not a directory is an input error naming flag (such as "--dir").
 func MakeRunDir(flag, parent, tool string) (*RunDir, error) {
-	made, err := mkdirs(flag, parent)
+	made, err := MakeDirs(flag, parent)
 	if err != nil {
 		return nil, err
 	}
 	d := &RunDir{made: made}
 	fail := func(err error) (*RunDir, error) {
-		removeEmpty(d.made)
+		outfile.RemoveDirs(d.made)
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp(parent, ".new-"+tool+"-*")
@@ -77,7 +80,7 @@ func (d *RunDir) Remove() error {
 	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: left in place: %w", d.path, UnwrapPath(err))
 	}
-	removeEmpty(d.made)
+	outfile.RemoveDirs(d.made)
 	return nil
 }
 
@@ -133,45 +136,19 @@ func isRunDirName(name, tool string) bool {
 	return err == nil
 }
 
-// mkdirs makes dir and its missing parents and returns those it made,
-// deepest first.
-func mkdirs(flag, dir string) ([]string, error) {
-	var missing []string
-	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err == nil {
-			if !fi.IsDir() {
-				return nil, Usagef("%s %s: %s is not a directory", flag, dir, p)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, Input(fmt.Errorf("%s %s: %w", flag, dir, UnwrapPath(err)))
-		}
-		missing = append(missing, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	var made []string
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			removeEmpty(made)
-			return nil, Input(fmt.Errorf("%s %s: %w", flag, dir, err))
-		}
-		made = append([]string{missing[i]}, made...)
+// MakeDirs makes dir, given as flag, and its missing parents
+// (outfile.MakeDirs), and returns those it made, deepest first, for
+// outfile.RemoveDirs to take back. Its errors name flag and dir, exit 2.
+func MakeDirs(flag, dir string) ([]string, error) {
+	made, err := outfile.MakeDirs(dir)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe) && pe.Op == "mkdir" && errors.Is(err, syscall.ENOTDIR):
+		return nil, Usagef("%s %s: %s is not a directory", flag, dir, pe.Path)
+	case err != nil:
+		return nil, Input(fmt.Errorf("%s %s: %w", flag, dir, UnwrapPath(err)))
 	}
 	return made, nil
-}
-
-// removeEmpty removes the directories dirs, deepest first, while they are
-// empty.
-func removeEmpty(dirs []string) {
-	for _, d := range dirs {
-		if os.Remove(d) != nil {
-			return
-		}
-	}
 }
 
 // renameNoReplace renames old to new, failing if new exists.

@@ -190,9 +190,6 @@ var replayBackends = pkgSet{"replay's backends", func(r pkgRef) bool {
 		!inTree(r.rel, "replay/setup")
 }}
 
-// s3Client are the modules of the S3 tier's client and its histogram.
-var s3Client = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go", "github.com/HdrHistogram/hdrhistogram-go"}
-
 var nonStandard = pkgSet{"packages outside the standard library", func(r pkgRef) bool { return !r.std }}
 
 // thirdPartyExcept is every package outside the standard library and the
@@ -262,11 +259,7 @@ func importRules() []importRule {
 		// The GPU tier loads the CUDA runtime through purego
 		// (internal/cuda), the one other module a backend may reach.
 		{replayBackends, anyOf(exactly("replay"), exactly("replay/ioengine"), tree("trace"), exactly("internal/uring"),
-			exactly("internal/datagen"), thirdPartyExcept(append([]string{"golang.org/x/sys", "github.com/ebitengine/purego"}, s3Client...)...))},
-		// The S3 tier reaches its client (aws-sdk-go-v2), and the
-		// HdrHistogram of its time to first byte; no other backend does.
-		{pkgSet{"replay's backends other than replay/s3", func(r pkgRef) bool { return replayBackends.has(r) && !inTree(r.rel, "replay/s3") }},
-			pkgSet{"the S3 client", func(r pkgRef) bool { return !thirdPartyExcept(s3Client[:2]...).has(r) && !r.std && r.rel == "" }}},
+			exactly("internal/datagen"), thirdPartyExcept("golang.org/x/sys", "github.com/ebitengine/purego"))},
 		{exactly("internal/cuda"), thirdPartyExcept("github.com/ebitengine/purego")},
 		// An I/O engine knows nothing of the scheduler or the trace.
 		{exactly("replay/ioengine"), anyOf(exactly("replay"), replayBackends, tree("trace"), exactly("internal/datagen"))},
@@ -430,7 +423,8 @@ func TestCheckImportsReports(t *testing.T) {
 {"ImportPath":"fmt","Standard":true}
 {"ImportPath":"github.com/klauspost/compress/zstd","Module":{"Path":"github.com/klauspost/compress"}}
 {"ImportPath":"` + mod + `/schema","Imports":["fmt","github.com/klauspost/compress/zstd"],"Deps":["fmt","github.com/klauspost/compress/zstd"]` + main + `}
-{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema","github.com/klauspost/compress/zstd"],"Deps":["fmt","github.com/klauspost/compress/zstd","` + mod + `/schema"]` + main + `}
+{"ImportPath":"github.com/klauspost/compress/huff0","Module":{"Path":"github.com/klauspost/compress"}}
+{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema","github.com/klauspost/compress/huff0"],"Deps":["fmt","github.com/klauspost/compress/huff0","` + mod + `/schema"]` + main + `}
 {"ImportPath":"` + mod + `/internal/x","Imports":["` + mod + `/trace"],"Deps":["` + mod + `/schema","` + mod + `/trace"]` + main + `}
 {"ImportPath":"` + mod + `/sim","Imports":["` + mod + `/internal/x"],"Deps":["` + mod + `/internal/x","` + mod + `/schema","` + mod + `/trace"]` + main + `}
 {"ImportPath":"` + mod + `/replay/uring","Imports":["` + mod + `/schema"],"Deps":["` + mod + `/schema"]` + main + `}
@@ -462,6 +456,33 @@ func TestCheckImportsReports(t *testing.T) {
 	}
 	if v := checkImports(clean); len(v) != 0 {
 		t.Errorf("clean packages reported: %q", v)
+	}
+}
+
+// TestCheckImportsZstd: neither the codec nor the replay engine links the
+// zstd library (trace/zst, which the mains import, does).
+func TestCheckImportsZstd(t *testing.T) {
+	const mod = "github.com/kvbench/kvbench"
+	const zstd = "github.com/klauspost/compress/zstd"
+	main := `,"Module":{"Path":"` + mod + `","Main":true}`
+	list := `
+{"ImportPath":"fmt","Standard":true}
+{"ImportPath":"` + zstd + `","Module":{"Path":"github.com/klauspost/compress"}}
+{"ImportPath":"` + mod + `/schema","Imports":["fmt"],"Deps":["fmt"]` + main + `}
+{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema","` + zstd + `"],"Deps":["fmt","` + zstd + `","` + mod + `/schema"]` + main + `}
+{"ImportPath":"` + mod + `/trace/zst","Imports":["` + mod + `/trace","` + zstd + `"],"Deps":["fmt","` + zstd + `","` + mod + `/schema","` + mod + `/trace"]` + main + `}
+{"ImportPath":"` + mod + `/replay","Imports":["` + mod + `/trace"],"Deps":["fmt","` + zstd + `","` + mod + `/schema","` + mod + `/trace"]` + main + `}
+`
+	pkgs, err := decodeList(strings.NewReader(list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"replay -> trace -> " + zstd + ": replay/... must not depend on " + zstd,
+		"trace -> " + zstd + ": trace must not depend on third-party packages other than github.com/klauspost/compress/huff0, github.com/klauspost/compress/fse, github.com/klauspost/compress/internal",
+	}
+	if got := checkImports(pkgs); !slices.Equal(got, want) {
+		t.Errorf("checkImports =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

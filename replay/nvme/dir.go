@@ -1,13 +1,10 @@
 package nvme
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/internal/syspath"
 )
 
@@ -34,44 +31,14 @@ func resolve(dir string) (string, error) {
 	return r, nil
 }
 
-// makeDirs makes dir and its missing parents, and returns those it made,
-// deepest first.
+// makeDirs makes dir and its missing parents (outfile.MakeDirs), and
+// returns those it made, deepest first, for outfile.RemoveDirs.
 func makeDirs(dir string) ([]string, error) {
-	var missing []string
-	for p := dir; ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err == nil {
-			if !fi.IsDir() {
-				return nil, fmt.Errorf("nvme: %s: not a directory", p)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("nvme: %w", err)
-		}
-		missing = append(missing, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	var made []string
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			removeDirs(made)
-			return nil, fmt.Errorf("nvme: %w", err)
-		}
-		made = append([]string{missing[i]}, made...)
+	made, err := outfile.MakeDirs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("nvme: %w", err)
 	}
 	return made, nil
-}
-
-// removeDirs removes the directories dirs, deepest first, that are empty.
-func removeDirs(dirs []string) {
-	for _, d := range dirs {
-		if os.Remove(d) != nil {
-			return // not empty: its parents are not either
-		}
-	}
 }
 
 // fsType names the file system that holds dir, for messages.

@@ -31,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/replay/backend"
 )
 
@@ -118,7 +119,7 @@ func New(dir string, opt Options) (*Backend, error) {
 		}
 	}
 	if err := b.probe(); err != nil {
-		removeDirs(b.made)
+		outfile.RemoveDirs(b.made)
 		return nil, err
 	}
 	return b, nil
@@ -338,9 +339,9 @@ func (b *Backend) Close() error {
 	failed, first := removeFiles(b.dir, created)
 	if b.opt.Create {
 		if len(b.made) == 0 {
-			removeDirs([]string{b.dir})
+			outfile.RemoveDirs([]string{b.dir})
 		} else {
-			removeDirs(b.made) // b.dir first
+			outfile.RemoveDirs(b.made) // b.dir first
 		}
 	}
 	if first != nil {
