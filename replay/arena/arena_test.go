@@ -9,16 +9,14 @@ import (
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
-// sliceMemory is an arena's Memory in a Go slice, counting its copies and
-// releases: the arena's rules apart from any tier's memory.
+// sliceMemory is an arena's Memory in a Go slice, counting its releases:
+// the arena's rules apart from any tier's memory.
 type sliceMemory struct {
 	b        []byte
-	copies   int
 	released int
 }
 
 func (m *sliceMemory) Copy(p []byte, off int64, write bool) error {
-	m.copies++
 	if write {
 		copy(m.b[off:], p)
 	} else {
