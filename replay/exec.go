@@ -102,121 +102,155 @@ func (s *sched) advance(t *task) {
 			}
 			t.stage = stFinish
 		}
-		ks := t.ks
-		switch t.stage {
-		case stStart:
-			switch {
-			case t.kind == kindEvict:
-				t.stage = stRemove
-			case t.op == schema.OpRead && !ks.exists:
-				t.stage = stMatOpen
-			default:
-				t.stage = stBegin
-			}
-		case stMatOpen:
-			ks.version++
-			ks.logical, ks.phys = t.logical, t.phys
-			t.stage = stMatIO
-			if !s.openObject(t, t.tier, t.phys, true) {
-				return
-			}
-		case stMatIO:
-			t.stage = stMatClose
-			if !s.blocks(t, true, t.tier) {
-				return
-			}
-		case stMatClose:
-			ks.tier, ks.exists = t.tier, true
-			switch {
-			case t.cold:
-				s.counted.cold++
-				s.counted.coldBytes += t.logical
-			case t.remat:
-				s.counted.remat++
-			}
-			t.stage = stBegin
-			if t.kind == kindCold {
-				t.stage = stFinish
-			}
-			if !s.callMeta(t, nil, metaClose, "", 0, false) {
-				return
-			}
-		case stBegin:
-			t.start = s.clock.Now()
-			s.metrics.begin(t, t.start)
-			t.stage = stOpen
-			switch t.op {
-			case schema.OpWrite:
-				t.moving = ks.exists && ks.tier != t.tier
-				t.moveFrom, t.movePhys = ks.tier, ks.phys
-				if t.phase != schema.PhaseEvict || !ks.exists {
-					ks.version++ // new contents; a demotion moves the same bytes
-				}
-				ks.logical, ks.phys = t.logical, t.phys
-				t.ioTier = t.tier
-			case schema.OpRead:
-				if ks.tier != t.tier {
-					s.counted.mismatch++ // read where the object is
-				}
-				t.ioTier = ks.tier
-			case schema.OpDelete:
-				t.stage = stRemove
-			}
-		case stOpen:
-			t.stage = stIO
-			t.from = nil
-			if t.moving && t.phase == schema.PhaseEvict && len(s.hooks.Movers) > 0 {
-				// A move: its bytes do not change, and a mover may copy
-				// them from the copy the key leaves (when it is open).
-				t.from = ks.handles[t.moveFrom]
-			}
-			if !s.openObject(t, t.ioTier, ks.phys, t.op == schema.OpWrite) {
-				return
-			}
-		case stIO:
-			t.stage = stSync
-			if !s.blocks(t, t.op == schema.OpWrite, t.ioTier) {
-				return
-			}
-		case stSync:
-			t.stage = stClose
-			if _, ok := t.obj.(backend.Syncer); ok && s.cfg.Fsync && t.op == schema.OpWrite {
-				s.counted.syncs++
-				if !s.callMeta(t, nil, metaSync, "", 0, false) {
-					return
-				}
-			}
-		case stClose:
-			t.stage = stFinish
-			if t.op == schema.OpWrite {
-				ks.tier, ks.exists = t.tier, true
-				if t.moving {
-					t.stage = stRemoveOld
-				}
-			}
-			if !s.callMeta(t, nil, metaClose, "", 0, false) {
-				return
-			}
-		case stRemoveOld:
-			t.stage = stFinish
-			dropHandle(ks, t.moveFrom)
-			if !s.callMeta(t, s.tiers[t.moveFrom], metaRemove, ks.objectName(t.moveFrom), t.movePhys, false) {
-				return
-			}
-		case stRemove:
-			t.stage = stFinish
-			if ks.exists {
-				ks.exists = false
-				dropHandle(ks, ks.tier)
-				if !s.callMeta(t, s.tiers[ks.tier], metaRemove, ks.objectName(ks.tier), ks.phys, false) {
-					return
-				}
-			}
-		case stFinish:
-			s.finish(t)
+		if !s.stage(t) {
 			return
 		}
 	}
+}
+
+// stage runs t's current stage and moves it to the next; false when the
+// task waits (for the backend, an engine, or its end).
+func (s *sched) stage(t *task) bool {
+	switch t.stage {
+	case stStart:
+		s.stageStart(t)
+		return true
+	case stMatOpen:
+		t.ks.version++
+		t.ks.logical, t.ks.phys = t.logical, t.phys
+		t.stage = stMatIO
+		return s.openObject(t, t.tier, t.phys, true)
+	case stMatIO:
+		t.stage = stMatClose
+		return s.blocks(t, true, t.tier)
+	case stMatClose:
+		return s.stageMatClose(t)
+	case stBegin:
+		s.stageBegin(t)
+		return true
+	case stOpen:
+		return s.stageOpen(t)
+	case stIO:
+		t.stage = stSync
+		return s.blocks(t, t.op == schema.OpWrite, t.ioTier)
+	case stSync:
+		return s.stageSync(t)
+	case stClose:
+		return s.stageClose(t)
+	case stRemoveOld:
+		t.stage = stFinish
+		dropHandle(t.ks, t.moveFrom)
+		return s.callMeta(t, s.tiers[t.moveFrom], metaRemove, t.ks.objectName(t.moveFrom), t.movePhys, false)
+	case stRemove:
+		return s.stageRemove(t)
+	}
+	s.finish(t) // stFinish
+	return false
+}
+
+// stageStart picks t's first stage: an eviction removes, a read of an
+// object that does not exist writes it first (untimed), anything else
+// begins.
+func (s *sched) stageStart(t *task) {
+	switch {
+	case t.kind == kindEvict:
+		t.stage = stRemove
+	case t.op == schema.OpRead && !t.ks.exists:
+		t.stage = stMatOpen
+	default:
+		t.stage = stBegin
+	}
+}
+
+// stageMatClose closes an object written before its read, counting it.
+func (s *sched) stageMatClose(t *task) bool {
+	ks := t.ks
+	ks.tier, ks.exists = t.tier, true
+	switch {
+	case t.cold:
+		s.counted.cold++
+		s.counted.coldBytes += t.logical
+	case t.remat:
+		s.counted.remat++
+	}
+	t.stage = stBegin
+	if t.kind == kindCold {
+		t.stage = stFinish
+	}
+	return s.callMeta(t, nil, metaClose, "", 0, false)
+}
+
+// stageBegin starts the timed operation: the key's state as the
+// operation leaves it, and the copy its blocks move.
+func (s *sched) stageBegin(t *task) {
+	ks := t.ks
+	t.start = s.clock.Now()
+	s.metrics.begin(t, t.start)
+	t.stage = stOpen
+	switch t.op {
+	case schema.OpWrite:
+		t.moving = ks.exists && ks.tier != t.tier
+		t.moveFrom, t.movePhys = ks.tier, ks.phys
+		if t.phase != schema.PhaseEvict || !ks.exists {
+			ks.version++ // new contents; a demotion moves the same bytes
+		}
+		ks.logical, ks.phys = t.logical, t.phys
+		t.ioTier = t.tier
+	case schema.OpRead:
+		if ks.tier != t.tier {
+			s.counted.mismatch++ // read where the object is
+		}
+		t.ioTier = ks.tier
+	case schema.OpDelete:
+		t.stage = stRemove
+	}
+}
+
+// stageOpen opens the object the blocks move.
+func (s *sched) stageOpen(t *task) bool {
+	t.stage = stIO
+	t.from = nil
+	if t.moving && t.phase == schema.PhaseEvict && len(s.hooks.Movers) > 0 {
+		// A move: its bytes do not change, and a mover may copy
+		// them from the copy the key leaves (when it is open).
+		t.from = t.ks.handles[t.moveFrom]
+	}
+	return s.openObject(t, t.ioTier, t.ks.phys, t.op == schema.OpWrite)
+}
+
+// stageSync makes a write durable (--fsync) where the object can be.
+func (s *sched) stageSync(t *task) bool {
+	t.stage = stClose
+	if _, ok := t.obj.(backend.Syncer); ok && s.cfg.Fsync && t.op == schema.OpWrite {
+		s.counted.syncs++
+		return s.callMeta(t, nil, metaSync, "", 0, false)
+	}
+	return true
+}
+
+// stageClose closes the object; a write's object now exists, and a
+// move's source copy goes next.
+func (s *sched) stageClose(t *task) bool {
+	t.stage = stFinish
+	if t.op == schema.OpWrite {
+		t.ks.tier, t.ks.exists = t.tier, true
+		if t.moving {
+			t.stage = stRemoveOld
+		}
+	}
+	return s.callMeta(t, nil, metaClose, "", 0, false)
+}
+
+// stageRemove removes the key's object (a Delete, an eviction).
+func (s *sched) stageRemove(t *task) bool {
+	t.stage = stFinish
+	ks := t.ks
+	if !ks.exists {
+		return true
+	}
+	ks.exists = false
+	dropHandle(ks, ks.tier)
+	return s.callMeta(t, s.tiers[ks.tier], metaRemove, ks.objectName(ks.tier), ks.phys, false)
 }
 
 // canWaitForSpace reports whether a task whose create its backend refused

@@ -50,20 +50,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 			"the trace keeps more live than a bounded tier holds: kvreplay evicted %d least recently used objects itself (%d read again were rewritten untimed first)",
 			n, s.counted.remat))
 	}
-	for t := range schema.Tier(schema.NumTiers) {
-		if s.tiers[t] == nil {
-			continue
-		}
-		for op := range schema.Op(schema.NumOps) {
-			for ph := range schema.Phase(schema.NumPhases) {
-				c := m.cells[t][op][ph]
-				if c == nil || (c.Ops == 0 && c.Busy == 0) {
-					continue
-				}
-				res.Cells = append(res.Cells, c.Finalize(t.String(), op.String(), ph.String(), s.tiers[t].caps.Name, wall))
-			}
-		}
-	}
+	res.Cells = s.cells(wall)
 	res.Tiers = results.TierTotals(res.Cells, wall)
 	results.ApplyTierBusy(res.Tiers, m.tierBusy())
 	res.Requests = m.reqs.Finalize()
@@ -85,32 +72,55 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		ClosedLoop: s.cfg.ClosedLoop, DurationS: s.cfg.Duration.Seconds(), Shard: s.cfg.Shard,
 	}
 	s.rel.report(res, wall)
-	// Storage tokens: KV tokens moved through Tier-2, from the trace's
-	// bytes per token and tensor parallelism, its sidecar's or else the
-	// configuration's (all the traces' must be known, and the same).
-	var bpt int64
-	tp := 1
-	known := len(s.srcs) > 0
-	for i, src := range s.srcs {
-		b, p := s.cfg.BytesPerToken, s.cfg.TensorParallel
-		if src.Meta != nil && src.Meta.BytesPerToken > 0 {
-			b, p = src.Meta.BytesPerToken, src.Meta.TensorParallel
-		}
-		if b <= 0 || (i > 0 && (b != bpt || p != tp)) {
-			known = false
-			break
-		}
-		bpt, tp = b, p
-	}
 	var tokens *float64
-	if n, ok := results.StorageTokens(res.Cells, bpt, tp); ok && known {
-		tokens = &n
+	if bpt, tp, ok := s.bytesPerToken(); ok {
+		if n, ok := results.StorageTokens(res.Cells, bpt, tp); ok {
+			tokens = &n
+		}
 	}
 	var err error
 	if res.Summary, err = results.Summarize(res, tokens); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("summary: %v", err))
 	}
 	return res
+}
+
+// bytesPerToken is the traces' bytes per token and tensor parallelism, for
+// the storage tokens (KV tokens moved through Tier-2): the sidecar's or
+// else the configuration's; ok when every trace's are known and the same.
+func (s *sched) bytesPerToken() (bpt int64, tp int, ok bool) {
+	tp = 1
+	for i, src := range s.srcs {
+		b, p := s.cfg.BytesPerToken, s.cfg.TensorParallel
+		if src.Meta != nil && src.Meta.BytesPerToken > 0 {
+			b, p = src.Meta.BytesPerToken, src.Meta.TensorParallel
+		}
+		if b <= 0 || (i > 0 && (b != bpt || p != tp)) {
+			return 0, 1, false
+		}
+		bpt, tp = b, p
+	}
+	return bpt, tp, len(s.srcs) > 0
+}
+
+// cells are the result's cells: tier x operation x phase, those that ran.
+func (s *sched) cells(wall time.Duration) []schema.Cell {
+	var cells []schema.Cell
+	for t := range schema.Tier(schema.NumTiers) {
+		if s.tiers[t] == nil {
+			continue
+		}
+		for op := range schema.Op(schema.NumOps) {
+			for ph := range schema.Phase(schema.NumPhases) {
+				c := s.metrics.cells[t][op][ph]
+				if c == nil || (c.Ops == 0 && c.Busy == 0) {
+					continue
+				}
+				cells = append(cells, c.Finalize(t.String(), op.String(), ph.String(), s.tiers[t].caps.Name, wall))
+			}
+		}
+	}
+	return cells
 }
 
 // traceInfos is the identity and provenance of the traces: the prescan's,

@@ -20,25 +20,7 @@ import (
 // incomplete, together with the error that stopped it. Setup failures
 // return a nil result.
 func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends map[string]backend.Backend, hooks Hooks) (*schema.Result, error) {
-	srcs = bounded(cfg, srcs)
-	if plan != nil && plan.Scanned && len(plan.Traces) == len(srcs) {
-		// The prescan hashed each trace for its identity, which the result
-		// takes from the plan: the replay reads them without hashing again.
-		srcs = slices.Clone(srcs)
-		for i := range srcs {
-			if srcs[i].Open != nil {
-				srcs[i].Stored = nil
-			}
-		}
-	}
-	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
-		keys: make(map[string]*keyState, keysHint(plan)), reqs: map[reqID]*reqState{}, rel: noRows{},
-		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
-		kick: make(chan struct{}, 1), clock: hooks.Clock}
-	if s.clock == nil {
-		s.clock = wallClock{}
-	}
-	s.hasWorkF = s.hasWork // one func value, not one per Wait
+	s := newSched(cfg, plan, srcs, hooks)
 	if err := s.setBackends(backends); err != nil {
 		return nil, err
 	}
@@ -64,24 +46,12 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		close(s.metaq)
 		metaWG.Wait()
 	}
-
-	// Cold objects are written, untimed, before the clock starts.
-	if plan != nil {
-		for _, c := range plan.Cold {
-			if s.tiers[c.Tier] == nil {
-				continue
-			}
-			s.dispatchCold(c)
-		}
-		s.loop(nil)
-		if s.err != nil {
-			stopAll()
-			return nil, s.err
-		}
+	if err := s.writeCold(); err != nil {
+		stopAll()
+		return nil, err
 	}
-
-	rr := newRowReader(srcs)
-	rr.shard = newSharder(cfg, len(srcs))
+	rr := newRowReader(s.srcs)
+	rr.shard = newSharder(cfg, len(s.srcs))
 	rr.notify = s.wake
 	readCtx, stopReading := context.WithCancel(runCtx)
 	go rr.run(readCtx)
@@ -97,6 +67,57 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	stopProgress()
 	stopAll()
+	s.endRows(rr)
+	if errors.Is(s.err, ErrUnmappedTier) && s.rowsDone.Load() == 0 {
+		return nil, s.err // nothing ran: a usage error, not a result
+	}
+	res := s.result(wall)
+	return res, s.err
+}
+
+// newSched is a run of srcs, its backends not yet set.
+func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
+	srcs = bounded(cfg, srcs)
+	if plan != nil && plan.Scanned && len(plan.Traces) == len(srcs) {
+		// The prescan hashed each trace for its identity, which the result
+		// takes from the plan: the replay reads them without hashing again.
+		srcs = slices.Clone(srcs)
+		for i := range srcs {
+			if srcs[i].Open != nil {
+				srcs[i].Stored = nil
+			}
+		}
+	}
+	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
+		keys: make(map[string]*keyState, keysHint(plan)), reqs: map[reqID]*reqState{}, rel: noRows{},
+		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
+		kick: make(chan struct{}, 1), clock: hooks.Clock}
+	if s.clock == nil {
+		s.clock = wallClock{}
+	}
+	s.hasWorkF = s.hasWork // one func value, not one per Wait
+	return s
+}
+
+// writeCold writes the plan's cold objects, untimed, before the clock
+// starts.
+func (s *sched) writeCold() error {
+	if s.plan == nil {
+		return nil
+	}
+	for _, c := range s.plan.Cold {
+		if s.tiers[c.Tier] == nil {
+			continue
+		}
+		s.dispatchCold(c)
+	}
+	s.loop(nil)
+	return s.err
+}
+
+// endRows records what the reader found once the rows are done, and
+// completes the requests the traces did not close.
+func (s *sched) endRows(rr *rowReader) {
 	s.infos = rr.infos
 	if w := rr.shard.splitWarning(); w != "" {
 		s.warnings = append(s.warnings, w)
@@ -104,9 +125,8 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	if s.err == nil {
 		// A trace cut short at a line boundary reads as a shorter trace:
 		// only its sidecar's count tells.
-		s.err = shortTraces(srcs, s.infos)
+		s.err = shortTraces(s.srcs, s.infos)
 	}
-
 	for id, rs := range s.reqs {
 		// A request the trace did not close (it ended, or the run
 		// stopped): complete when all its rows read are.
@@ -115,11 +135,6 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		}
 		delete(s.reqs, id)
 	}
-	if errors.Is(s.err, ErrUnmappedTier) && s.rowsDone.Load() == 0 {
-		return nil, s.err // nothing ran: a usage error, not a result
-	}
-	res := s.result(wall)
-	return res, s.err
 }
 
 // releaser is the run's releaser of rows: the closed loop's or the open

@@ -54,6 +54,10 @@ type Config struct {
 	// RequestTraceTimeUnit is the unit of a Mooncake-style trace's
 	// timestamps: s, ms, us or ns; "" finds it from the first timestamp.
 	RequestTraceTimeUnit string
+	// RequestTraceBlockTokens is the number of tokens a Mooncake-style
+	// trace's hash id stands for; 0 takes Mooncake's 512. Records whose
+	// ids do not fit it have their input apportioned over their ids.
+	RequestTraceBlockTokens int
 
 	PrefillOnly         bool
 	DecodeOnly          bool

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/freelist"
 	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/sim/reqtrace"
 )
 
 // Sink receives every trace row the simulation emits, in order. It must not
@@ -47,8 +48,14 @@ type request struct {
 	key      string
 	conv     *conversation
 	turn     int
-	hashIDs  []int64
-	submit   time.Duration
+	// blocks marks a block-level request (a Mooncake-style trace's):
+	// hashIDs are its prefix blocks, of blockTokens tokens each, or its
+	// context apportioned over them when blockTokens is 0. hashIDs keeps
+	// its array when the request is reused (engine.free).
+	blocks      bool
+	hashIDs     []int64
+	blockTokens int
+	submit      time.Duration
 }
 
 // conversation is a multi-turn conversation's state: the reference's
@@ -263,6 +270,7 @@ type engine struct {
 	reqCounter uint64  // the reference's request_counter
 	cur        *request
 	free       freelist.List[request] // completed requests, for newRequest
+	blockKeys  []string               // processBlocks' buffer
 
 	users     []*user
 	convs     conversations
@@ -589,8 +597,9 @@ func (e *engine) complete(r *request) {
 	if e.cfg.MaxRequests > 0 && s.completed >= int64(e.cfg.MaxRequests) {
 		e.stopped = true
 	}
-	// Nothing refers to a completed request: it serves the next.
-	*r = request{}
+	// Nothing refers to a completed request: it serves the next, with
+	// its hash-id array.
+	*r = request{hashIDs: r.hashIDs[:0]}
 	e.free.Put(r)
 }
 
@@ -600,7 +609,7 @@ func (e *engine) process(r *request) error {
 	cfg := e.cfg
 	e.cur = r
 	defer func() { e.cur = nil }()
-	if r.hashIDs != nil {
+	if r.blocks {
 		return e.processBlocks(r)
 	}
 	// own is the request's key: its conversation's turn, or a key of its
@@ -698,19 +707,19 @@ func (e *engine) decodeBatches(gen int) int {
 	return max(1, (gen+b-1)/b)
 }
 
-// blockTokens is the token count of a Mooncake KV block.
-const blockTokens = 512
-
 // processBlocks does a block-level request (Mooncake): the cached blocks
 // of its prefix are read, up to the first that is not cached, and the rest
 // are written, as a prefix-caching inference engine does; decode then reads
 // the request's whole context once per batch, as the reference's decode
-// does with its one object.
+// does with its one object. A block is r.blockTokens tokens, or its share
+// of the context when the trace's ids have no one size
+// (reqtrace.ApportionTokens).
 func (e *engine) processBlocks(r *request) error {
-	keys := make([]string, len(r.hashIDs))
+	keys := e.blockKeys[:0]
 	hit := true
+	n := len(r.hashIDs)
 	for i, id := range r.hashIDs {
-		keys[i] = "block_" + strconv.FormatInt(id, 10)
+		keys = append(keys, "block_"+strconv.FormatInt(id, 10))
 		if hit {
 			o, err := e.cache.access(keys[i], schema.PhasePrefill, cacheUser)
 			if err != nil {
@@ -723,10 +732,18 @@ func (e *engine) processBlocks(r *request) error {
 			hit = false
 		}
 		e.stats.blockMisses++
-		if _, err := e.cache.allocate(keys[i], blockTokens, schema.PhasePrefill); err != nil {
+		tokens := r.blockTokens
+		if tokens == 0 {
+			tokens = reqtrace.ApportionTokens(r.context, n, i)
+		}
+		if _, err := e.cache.allocate(keys[i], tokens, schema.PhasePrefill); err != nil {
 			return err
 		}
 	}
+	defer func() {
+		clear(keys)
+		e.blockKeys = keys[:0]
+	}()
 	if e.cfg.PrefillOnly || r.phase == phasePrefill {
 		return nil
 	}

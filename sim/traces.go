@@ -122,9 +122,10 @@ func (e *engine) arrival() error {
 
 // fetch reads the generator's next request into pending.
 func (e *engine) fetch() error {
-	r := &request{}
+	r := e.newRequest()
 	at, ok, err := e.gen.next(r)
 	if err != nil || !ok {
+		e.free.Put(r)
 		return err
 	}
 	r.qos = e.drawQoS()
@@ -197,7 +198,7 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 				}
 				g.fileIdx, g.rowsCycle, g.cycleStart = 0, 0, start
 			}
-			f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit})
+			f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit, BlockTokens: e.cfg.RequestTraceBlockTokens})
 			if err != nil {
 				return 0, false, err
 			}
@@ -213,6 +214,9 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 			}
 			if u := g.cur.TimeUnit(); u != "" && g.cycle == 0 {
 				e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", g.files[g.fileIdx], u))
+			}
+			if b := g.cur.HashBlocks(); b != nil && b.Fit+b.Apportioned > 0 && g.cycle == 0 {
+				e.notes = append(e.notes, g.files[g.fileIdx]+": "+b.String())
 			}
 			g.cur.Close()
 			g.cur = nil
@@ -236,7 +240,8 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 		g.last = at
 		r.context, r.gen = g.req.InputTokens, g.req.OutputTokens
 		if len(g.req.HashIDs) > 0 {
-			r.hashIDs = slices.Clone(g.req.HashIDs)
+			r.blocks, r.blockTokens = true, g.req.BlockTokens
+			r.hashIDs = append(r.hashIDs[:0], g.req.HashIDs...)
 		}
 		if g.req.Conversation != "" {
 			r.key = g.req.Conversation + "_turn_" + strconv.Itoa(max(1, g.req.Turn))

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,64 @@ func TestRequestTraceUntimed(t *testing.T) {
 				t.Errorf("--request-rate 20 for 60 s: %d requests, want about 1200", res.RequestsCompleted)
 			}
 		})
+	}
+}
+
+// TestRequestTraceAnyBlockSize turns an LMBench-style trace (hash ids of 6
+// to 101 tokens, testdata/README.md) into KV I/O: each block written is
+// its share of the context of the first request that has it, so the bytes
+// written are the trace's distinct blocks apportioned, and the run notes
+// what it found. The trace used to be refused at line 1 ("input_length
+// 2081 needs 5 blocks of 512 tokens").
+func TestRequestTraceAnyBlockSize(t *testing.T) {
+	path := filepath.Join("reqtrace", "testdata", "lmbench_synthetic60.jsonl")
+	f, err := reqtrace.Open(path, reqtrace.FormatAuto, reqtrace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	var wantTokens int64
+	var req reqtrace.Request
+	for {
+		if err := f.Next(&req); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range req.HashIDs {
+			if !seen[id] {
+				seen[id] = true
+				wantTokens += int64(reqtrace.ApportionTokens(req.InputTokens, len(req.HashIDs), i))
+			}
+		}
+	}
+	f.Close()
+	cfg := DefaultConfig()
+	cfg.RequestTrace = path
+	cfg.Duration, cfg.GenerationMode, cfg.ReplayCycles = time.Minute, "none", 1
+	var written int64
+	res, err := Run(context.Background(), &cfg, func(r *schema.Record) error {
+		if r.Op == schema.OpWrite && r.Phase == schema.PhasePrefill {
+			written += r.Size
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Models[cfg.Model]
+	bpt := m.BytesPerToken()
+	if written != wantTokens*bpt {
+		t.Errorf("%d bytes of blocks written, want %d (%d distinct tokens)", written, wantTokens*bpt, wantTokens)
+	}
+	if res.RequestsCompleted != 60 || res.Kvbench.BlockMisses != int64(len(seen)) {
+		t.Errorf("%d requests, %d block misses; want 60 and %d", res.RequestsCompleted, res.Kvbench.BlockMisses, len(seen))
+	}
+	found := false
+	for _, n := range res.Kvbench.Notes {
+		found = found || strings.Contains(n, "hash ids: not 512-token blocks (Mooncake's) in 60 of 60 records")
+	}
+	if !found {
+		t.Errorf("notes %q: want the hash ids' sizes noted", res.Kvbench.Notes)
 	}
 }

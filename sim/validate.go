@@ -90,6 +90,14 @@ func (c *Config) Validate() error {
 			p.addf("--request-trace-time-unit %s: needs --request-trace", quoteValue(c.RequestTraceTimeUnit))
 		}
 	}
+	if c.RequestTraceBlockTokens != 0 {
+		if c.RequestTraceBlockTokens < 0 || c.RequestTraceBlockTokens > 1<<20 {
+			p.addf("--request-trace-block-tokens %d: must be between 1 and 1048576 (tokens a hash id stands for; 0 is Mooncake's 512)", c.RequestTraceBlockTokens)
+		}
+		if c.RequestTrace == "" {
+			p.addf("--request-trace-block-tokens %d: needs --request-trace", c.RequestTraceBlockTokens)
+		}
+	}
 	if c.RequestTraceFormat != "" {
 		p.oneOf("--request-trace-format", c.RequestTraceFormat, "mooncake", "azure", "burstgpt", "sharegpt")
 		if c.RequestTrace == "" {

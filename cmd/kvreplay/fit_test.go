@@ -2,18 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kvbench/kvbench/internal/host"
-	"github.com/kvbench/kvbench/replay"
 )
 
 // hugeTrace writes a trace too big and too fast for any machine: 64 TiB
@@ -169,25 +163,6 @@ func TestFitErrorNamesOptions(t *testing.T) {
 	}
 }
 
-// TestPipeRAMArena: the RAM arena of a trace nothing sized (a pipe with no
-// sidecar) grows into half the memory available, not a fixed 1 GiB that an
-// object of a few GiB does not fit.
-func TestPipeRAMArena(t *testing.T) {
-	avail, _ := host.Memory()
-	if avail < 4<<30 {
-		t.Skipf("%d bytes of memory available: too little to tell", avail)
-	}
-	o := &options{cfg: replay.DefaultConfig()}
-	size, populate := ramSize(o, &replay.Plan{})
-	if populate || size < avail/2-1<<30 || size > avail/2 {
-		t.Errorf("arena %d bytes, populated %v; want about half of %d, not populated", size, populate, avail)
-	}
-	o.ramBudget = 64 << 20
-	if size, populate := ramSize(o, &replay.Plan{}); size != 64<<20 || !populate {
-		t.Errorf("--ram-budget: %d, %v", size, populate)
-	}
-}
-
 // TestPipeObjectAboveOneGiB replays through stdin a trace whose object is
 // bigger than the 1 GiB arena a pipe used to get.
 func TestPipeObjectAboveOneGiB(t *testing.T) {
@@ -222,91 +197,5 @@ func TestPipeObjectAboveOneGiB(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("warnings %q do not say the arena grows", res.Warnings)
-	}
-}
-
-// TestPipeMemoryLimit: the soft memory limit never stays below the live
-// heap: after a collection it rises to twice the live heap (a pipe's
-// replay, whose objects nobody counted, had it at 344 MiB under a live
-// heap of more, and the collector ran without end).
-func TestPipeMemoryLimit(t *testing.T) {
-	for _, tt := range []struct{ base, live, want int64 }{
-		{344 << 20, 10 << 20, 344 << 20},
-		{344 << 20, 200 << 20, 400 << 20},
-		{344 << 20, 2 << 30, 4 << 30},
-	} {
-		if got := limitFor(tt.base, tt.live); got != tt.want {
-			t.Errorf("limitFor(%d, %d) = %d, want %d", tt.base, tt.live, got, tt.want)
-		}
-	}
-	before := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(before)
-	g := &memGovernor{base: 1 << 20}
-	debug.SetMemoryLimit(g.base)
-	g.arm()
-	defer g.stop()
-	live := make([][]byte, 64)
-	for i := range live {
-		live[i] = make([]byte, 1<<20)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for debug.SetMemoryLimit(-1) < 2*64<<20 && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if lim := debug.SetMemoryLimit(-1); lim < 2*64<<20 {
-		t.Errorf("limit %d under a live heap of 64 MiB and more", lim)
-	}
-	runtime.KeepAlive(live)
-}
-
-// TestFitBoundsTime: a trace that takes longer than --fit-time at its pace
-// is replayed at its pace for its first part (--duration), and a tier it
-// uses that nothing serves here goes to RAM; the result's fit says both.
-func TestFitBoundsTime(t *testing.T) {
-	dir := t.TempDir()
-	// 20 s of trace, one small object a second on Tier-0 and Tier-2.
-	var rows []string
-	for i := range 20 {
-		rows = append(rows,
-			fmt.Sprintf("%d.000000,Write,65536,Tier-0,g%d,Prefill", i, i),
-			fmt.Sprintf("%d.000000,Write,65536,Tier-2,n%d,Prefill", i, i))
-	}
-	tr := writeTrace(t, dir, "long.csv", rows...)
-	out := filepath.Join(dir, "r.json")
-
-	code, stdout, stderr := kvreplay("--plan", "--fit-time", "1s", "--dir", dir, tr)
-	for _, want := range []string{"Tier-0: 20 rows and --tier-map maps it to nothing", "--fit maps them to ram",
-		"--fit replays with --duration 1s: the trace's 19.0 s at --speed 1 take 19.0 s, longer than --fit-time 1s"} {
-		if code != 0 || !strings.Contains(stdout, want) {
-			t.Errorf("--plan: exit %d, stdout lacks %q:\n%s%s", code, want, stdout, stderr)
-		}
-	}
-
-	began := time.Now()
-	code, _, stderr = kvreplay("--fit", "--fit-time", "1s", "--dir", dir, "-o", out, tr)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if d := time.Since(began); d > 15*time.Second {
-		t.Errorf("the bounded replay took %v", d)
-	}
-	res := readResult(t, out)
-	if res.Fit == nil || !slices.Equal(res.Fit.Applied, []string{"--tier-map Tier-0=ram", "--duration 1s"}) ||
-		!strings.Contains(res.Fit.Why, "longer than --fit-time 1s") || !strings.Contains(res.Fit.Why, "their figures are RAM's") {
-		t.Fatalf("fit %+v", res.Fit)
-	}
-	// The window reaches the rows of its first second of trace, not 40.
-	if res.Replay.RowsDone >= 40 || res.Replay.RowsDone < 2 {
-		t.Errorf("%d rows replayed in a 1 s window of a 20 s trace", res.Replay.RowsDone)
-	}
-
-	// Within --fit-time, nothing is bounded; --fit-time alone is refused.
-	code, _, stderr = kvreplay("--fit", "--fit-time", "1m", "--speed", "20", "--tier-map", "Tier-0=ram", "--dir", dir, "-o", out, tr)
-	if res := readResult(t, out); code != 0 || res.Fit == nil || len(res.Fit.Applied) != 0 || res.Replay.RowsDone != 40 {
-		t.Errorf("exit %d (%s): fit %+v, %d rows", code, stderr, res.Fit, res.Replay.RowsDone)
-	}
-	if code, _, stderr := kvreplay("--fit-time", "1m", "--dir", dir, "-o", out, tr); code != 2 || !strings.Contains(stderr, "add --fit") {
-		t.Errorf("--fit-time without --fit: exit %d, %q", code, stderr)
 	}
 }

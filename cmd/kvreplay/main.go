@@ -9,21 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
-	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
-	"github.com/kvbench/kvbench/replay/ioengine/devcopy"
-	"github.com/kvbench/kvbench/replay/ioengine/gds"
-	"github.com/kvbench/kvbench/replay/null"
-	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/replay/setup"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -45,10 +39,8 @@ The result document (JSON) goes to -o FILE, or to stdout when stdout is not
 a terminal; on a terminal a summary is printed instead.
 
 Tiers: Tier-0 is GPU memory, Tier-1 CPU RAM, Tier-2 NVMe. --tier-map says
-which backend holds each: ram (one anonymous mmap arena), nvme (a directory,
-one file per object), gpu (device memory through the CUDA runtime, loaded at
-run time; kvreplay --list-devices shows the GPUs; not yet run on a real GPU,
-only on a fake runtime in the tests) or null (no data: tests the engine).
+which backend holds each:
+%s
 Without a GPU, replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
 With --gds, objects moved between the gpu tier and the nvme tier go by
 GPUDirect Storage (libcufile: cuFileWrite and cuFileRead between GPU memory
@@ -59,8 +51,9 @@ Examples:
   # at 1/1024 of the objects' sizes (in full, the trace moves 9 TiB)
   kvtrace --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb 0 | kvreplay --speed max --size-scale 1/1024 -
 
-  # a real NVMe drive, full size, at the trace's own pace
-  kvreplay --dir /mnt/nvme0/kv run.csv.zst -o sysA.json
+  # a real NVMe drive, at the trace's own pace (full size where it fits; with
+  # --fit, scaled and bounded in time to fit this machine, as the result says)
+  kvreplay --fit --dir /mnt/nvme0/kv run.csv.zst -o sysA.json
 
   # what a replay of the trace needs beside what this machine has, and the
   # options that make it fit; then replay it with them (the result says why)
@@ -72,17 +65,20 @@ Examples:
   kvreplay --tier-map Tier-0=ram,Tier-1=ram,Tier-2=nvme --size-scale 1/1024 --speed max --model llama3.1-8b kv_trace.csv.zst
 
   # everything on NVMe, to stress storage
-  kvreplay --tier-map Tier-0=nvme,Tier-1=nvme,Tier-2=nvme --dir /mnt/nvme0/kv run.csv.zst -o stress.json
+  kvreplay --fit --tier-map Tier-0=nvme,Tier-1=nvme,Tier-2=nvme --dir /mnt/nvme0/kv run.csv.zst -o stress.json
 
   # users wait for their storage; then: how many users does this system serve?
-  kvreplay --closed-loop --duration 60s --dir /mnt/nvme0/kv run.csv.zst -o closed.json
-  kvreplay --search users --duration 30s --dir /mnt/nvme0/kv run.csv.zst -o users.json
+  kvreplay --fit --closed-loop --duration 60s --dir /mnt/nvme0/kv run.csv.zst -o closed.json
+  kvreplay --fit --search users --duration 10s --search-probes 5 --dir /mnt/nvme0/kv run.csv.zst -o users.json
 
   # one rank of many, under mpirun or srun (ranks from the launcher's environment)
-  mpirun -np 4 kvreplay --shard key --mkdir --dir /mnt/nvme0/rank{rank} -o out.{rank}.json run.csv.zst
+  mpirun -np 4 kvreplay --shard key --size-scale 1/1024 --duration 2m --mkdir --dir /mnt/nvme0/rank{rank} -o out.{rank}.json run.csv.zst
 `
 
 func main() { os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run)) }
+
+// freeBytes is the space free where path is or will be (--plan's disk).
+var freeBytes = setup.FreeBytes
 
 // options are kvreplay's command line.
 type options struct {
@@ -102,24 +98,20 @@ type options struct {
 	traces    []string
 	model     string // --model: the model of traces without a sidecar
 
-	deviceOverwrite bool                   // --device may be an existing file with data
-	prewrite        bool                   // extent layout: write what is preallocated once before the replay
-	out             *cli.OutputFile        // -o's file, created before the replay
-	allowSystem     bool                   // --allow-system-path
-	mkdir           bool                   // --mkdir: make a missing --dir
-	warnings        []string               // for the result: leftovers found in --dir
-	afterRun        []func(*schema.Result) // what backends add to a result once their run is over
+	deviceOverwrite bool            // --device may be an existing file with data
+	prewrite        bool            // extent layout: write what is preallocated once before the replay
+	out             *cli.OutputFile // -o's file, created before the replay
+	allowSystem     bool            // --allow-system-path
+	mkdir           bool            // --mkdir: make a missing --dir
+	warnings        []string        // for the result: --start-at's, --fit's
 
 	rank    rankInfo
 	startAt time.Time // --start-at; zero: start when ready
 
 	listDevices bool
-	gpus        string        // --gpus
-	gds         bool          // --gds
-	cufile      *cuda.CuFile  // libcufile, its driver open, with --gds
-	gdsStats    gds.Stats     // what --gds moved in the last run
-	ramArena    string        // how pinning the RAM arena for direct GPU copies went
-	cuda        *cuda.Runtime // loaded when a tier maps to gpu
+	gpus        string     // --gpus
+	gds         bool       // --gds
+	env         *setup.Env // what the tier map's checks found here (a CUDA runtime, libcufile)
 
 	fitting fitting // --plan, --fit
 
@@ -130,8 +122,8 @@ type options struct {
 }
 
 func parse(args []string, stderr io.Writer) (*options, *bool, error) {
-	o := &options{cfg: replay.DefaultConfig()}
-	fs := cli.NewFlagSet("kvreplay", usage, stderr)
+	o := &options{cfg: replay.DefaultConfig(), env: &setup.Env{}}
+	fs := cli.NewFlagSet("kvreplay", fmt.Sprintf(usage, setup.Usage()), stderr)
 	_, version := cli.AddStandard(fs)
 	fs.StringVarP(&o.output, "output", "o", "", "write the result document to `FILE` (\"-\": stdout)")
 	fs.StringVar(&o.dir, "dir", "", "where the NVMe tier lives: kvreplay makes its own directory in `DIR` (kvreplay-PID-RANDOM) and removes only that; files already in DIR are never touched (default: the system temp dir)")
@@ -144,7 +136,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.deviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
 	fs.BoolVar(&o.prewrite, "prewrite", true, "extent layout: write the file's new blocks once before the replay, so that first writes do not measure the file system allocating them (=false: the result says they were not)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
-	fs.Var(tierMap, "tier-map", "backend of each trace tier: ram, nvme, gpu or null; a tier given overrides its default and keeps the others'")
+	fs.Var(tierMap, "tier-map", "backend of each trace tier: "+strings.Join(setup.Names(), ", ")+"; a tier given overrides its default and keeps the others'")
 	var ramBudget, blockSize, capacity cli.ByteSize
 	blockSize = cli.ByteSize(o.cfg.BlockSize)
 	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the peak; 1GiB or 1/8 of memory for an unsized pipe)")
@@ -235,29 +227,16 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		errs = append(errs, err)
 	}
 	o.cfg.TierMap = [schema.NumTiers]string{}
-	askedGPU := false
 	for _, kv := range tierMap.Pairs() {
 		t, err := schema.ParseTier(kv.Key)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want Tier-0, Tier-1 or Tier-2)", kv.Key, kv.Value, kv.Key))
-			continue
-		}
-		switch kv.Value {
-		case "ram", "nvme", "null":
-			o.cfg.TierMap[t] = kv.Value
-		case "gpu":
-			askedGPU = true
-			if r, err := gpuRuntime(kv.Key); err != nil {
-				errs = append(errs, err)
-			} else {
-				o.cfg.TierMap[t], o.cuda = kv.Value, r
-			}
-		default:
-			errs = append(errs, fmt.Errorf("--tier-map %s=%s: want ram, nvme, gpu or null", kv.Key, kv.Value))
+		} else if err := o.env.MapTier(&o.cfg, t, kv.Key, kv.Value); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if o.gds && (o.cuda != nil || !askedGPU) { // else the runtime's error says it
-		if err := o.openGDS(); err != nil {
+	if o.gds {
+		if err := o.env.OpenGDS(&o.cfg); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -305,16 +284,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.listDevices {
-		return listDevices(stdout)
+		return setup.ListDevices(stdout)
 	}
-	if o.cufile != nil {
-		defer o.cufile.Close()
-	}
+	defer o.env.Close()
 	if o.fitting.plan {
 		return runPlan(ctx, o, stdout)
 	}
-	toStdout := o.output == "-" || (o.output == "" && !isTerminal(stdout))
-	interactive := isTerminal(stderr) && !o.quiet
+	toStdout := o.output == "-" || (o.output == "" && !cli.IsTerminal(stdout))
+	interactive := cli.IsTerminal(stderr) && !o.quiet
 	if err := openOutput(ctx, o); err != nil {
 		return err
 	}
@@ -340,7 +317,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := checkFits(o, plan); err != nil {
 		return err
 	}
-	defer memoryLimit(&o.cfg, objectsOf(plan, srcs))()
+	defer setup.MemoryLimit(&o.cfg, plan, srcs)()
 	if o.search != "" {
 		return runSearch(ctx, o, plan, srcs, args, toStdout, stdout, stderr)
 	}
@@ -360,7 +337,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := writeResult(o, res, toStdout, stdout); err != nil {
 		return err
 	}
-	if isTerminal(stdout) && !o.quiet {
+	if cli.IsTerminal(stdout) && !o.quiet {
 		writeSummary(stdout, res)
 		fmt.Fprintln(stdout, resultNote(o, toStdout))
 	} else if !toStdout && o.out == nil {
@@ -400,29 +377,17 @@ func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 // backends and returns the result document, filled in. progress, when
 // set, draws a live line on stderr (a terminal), which is cleared after.
 func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, progress func(replay.Progress), stderr io.Writer) (*schema.Result, error) {
-	o.afterRun = nil // this run's backends add theirs
-	backends, paths, cleanup, err := makeBackends(ctx, o, plan, stderr)
+	tiers, err := setup.Build(ctx, o.env, cfg, plan, o.setupOptions(plan, stderr))
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
+	defer tiers.Close()
 	if !o.startAt.IsZero() {
 		if err := waitUntil(ctx, o.startAt); err != nil {
 			return nil, err
 		}
 	}
-	hooks := replay.Hooks{}
-	if o.cuda != nil && mapsTo(cfg, "ram") {
-		// Moves between the gpu and ram tiers copy straight between
-		// device memory and the RAM arena.
-		o.ramArena = ""
-		hooks.Movers = append(hooks.Movers, devcopy.New(func(s string) { o.ramArena = s }))
-	}
-	if o.cufile != nil {
-		hooks.Movers = append(hooks.Movers, gds.New(o.cufile, func(st gds.Stats) { o.gdsStats = st }))
-	}
-	hooks.Progress = progress
-	res, runErr := replay.Run(ctx, cfg, plan, srcs, backends, hooks)
+	res, runErr := replay.Run(ctx, cfg, plan, srcs, tiers.Backends, replay.Hooks{Progress: progress, Movers: tiers.Movers})
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -439,12 +404,9 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	}
 	res.Host = host.Facts()
 	res.Replay.PeakRSSBytes = host.PeakRSS()
-	res.Host.TierPaths = paths
-	for _, f := range o.afterRun {
-		f(res)
-	}
+	tiers.Describe(res)
 	res.Config = configJSON(o)
-	res.Warnings = append(res.Warnings, o.warnings...)
+	res.Warnings = append(append(res.Warnings, o.warnings...), tiers.Warnings...)
 	res.Fit = o.fitting.result
 	for i := range res.Traces {
 		if i < len(srcs) && srcs[i].Meta != nil {
@@ -499,122 +461,17 @@ func openStored(ctx context.Context, name string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-// makeBackends builds the backends the tier map names.
-func makeBackends(ctx context.Context, o *options, plan *replay.Plan, stderr io.Writer) (map[string]backend.Backend, []schema.PathInfo, func(), error) {
-	backends := map[string]backend.Backend{}
-	var paths []schema.PathInfo
-	var closers []backend.Backend
-	cleanup := func() {
-		for _, b := range closers {
-			b.Close()
-		}
-	}
-	// The backends of tiers the trace uses (all mapped ones when the trace
-	// was not prescanned).
-	need := map[string]bool{}
-	for t, b := range o.cfg.TierMap {
-		if b != "" && (!plan.Scanned || plan.Used[t]) {
-			need[b] = true
-		}
-	}
-	if need["gpu"] {
-		b, pi, err := makeGPU(o, plan)
-		if err != nil {
-			cleanup()
-			return nil, nil, nil, err
-		}
-		backends["gpu"] = b
-		closers = append(closers, b)
-		paths = append(paths, pi)
-	}
-	if need["null"] {
-		b := null.New()
-		backends["null"] = b
-		closers = append(closers, b)
-	}
-	if need["ram"] {
-		size, populate := ramSize(o, plan)
-		if mem := host.Facts().MemoryB; mem > 0 && size > mem*8/10 {
-			cleanup()
+// setupOptions are the flags of o that say where and how the tiers live.
+// A replay that does not fit here is refused with the plan's advice.
+func (o *options) setupOptions(plan *replay.Plan, stderr io.Writer) setup.Options {
+	return setup.Options{Dir: o.dir, Layout: o.layout, Device: o.device, AllowDevice: o.allowDev, DeviceOverwrite: o.deviceOverwrite,
+		Prewrite: o.prewrite, Keep: o.keep, Buffered: o.buffered, RAMBudget: o.ramBudget, GPUs: o.gpus, LocalRank: o.rank.local,
+		Quiet: o.quiet, Stderr: stderr, NotFit: func() error {
 			if a := advise(o, plan); planned(plan) && !a.Runs {
-				return nil, nil, nil, cli.Input(notFitError(a))
+				return notFitError(a)
 			}
-			return nil, nil, nil, cli.Input(fmt.Errorf("the RAM tier needs %s and this machine has %s of memory: use --size-scale (e.g. %s), map a tier to nvme, or set --ram-budget (kvreplay then evicts LRU objects)",
-				cli.FormatBytes(size), cli.FormatBytes(mem), suggestScale(size, mem)))
-		}
-		opts := []ram.Option{ram.Populate()}
-		if !populate {
-			opts = []ram.Option{ram.NoReserve()}
-		}
-		b, err := ram.New(size, opts...)
-		for err != nil && !populate && size > defaultRAM {
-			// The kernel would not reserve a growing arena that large
-			// (strict overcommit): a smaller one.
-			size /= 2
-			b, err = ram.New(size, opts...)
-		}
-		if err != nil {
-			cleanup()
-			return nil, nil, nil, err
-		}
-		if !populate && o.ramBudget == 0 {
-			w := fmt.Sprintf("the RAM tier's arena of a trace not read before the replay (a pipe, or --no-prescan) reserves %s, half the memory available, and grows into it: "+
-				"its pages are committed as objects first use them (first writes to a page fault), and past it kvreplay evicts LRU objects (--ram-budget sets its size)", cli.FormatBytes(size))
-			o.warnings = append(o.warnings, w)
-		}
-		backends["ram"] = b
-		closers = append(closers, b)
-		paths = append(paths, schema.PathInfo{Backend: "ram", Path: "anonymous mmap " + cli.FormatBytes(size)})
-	}
-	if need["nvme"] {
-		b, pi, done, err := makeNVMe(ctx, o, plan, stderr)
-		if err != nil {
-			cleanup()
-			return nil, nil, nil, err
-		}
-		backends["nvme"] = b
-		paths = append(paths, pi)
-		prev := cleanup
-		cleanup = func() { prev(); done() }
-	}
-	return backends, paths, cleanup, nil
-}
-
-// defaultRAM is the least RAM arena of a trace nothing sized (a pipe with
-// no sidecar), and its size where the machine's memory is unknown.
-const defaultRAM = 1 << 30
-
-// ramSize is the RAM arena's size: --ram-budget, else the plan's peak live
-// bytes on the RAM tier (the engine waits for frees in trace order and the
-// arena cannot fragment, so the peak is enough), else, for a trace nothing
-// sized, an arena that grows: it reserves replay.FitShare of the memory
-// available beside the engine's own, and is not prefaulted, so the kernel
-// commits its pages as objects first use them (the arena places objects
-// first fit by address, so they stay low: its memory follows the most
-// bytes live at once); the replay waits for frees and evicts LRU objects
-// within it, as within any bounded tier. populate says whether to
-// prefault it: not an arena sized by guess.
-func ramSize(o *options, plan *replay.Plan) (size int64, populate bool) {
-	switch {
-	case o.ramBudget > 0:
-		return o.ramBudget, true
-	case plan.Scanned || plan.FromMeta:
-		return max(plan.Peak["ram"], 1<<20), true
-	}
-	avail, total := host.Memory()
-	if avail == 0 {
-		avail = total / 2
-	}
-	if avail <= 0 {
-		return defaultRAM, false
-	}
-	size = int64(replay.FitShare*float64(avail)) - replay.EngineMemory(&o.cfg, plan.Objects)
-	return max(size&^(1<<20-1), min(defaultRAM, avail/4)), false
-}
-
-func suggestScale(need, mem int64) string {
-	d := math.Pow(2, math.Ceil(math.Log2(float64(need)/float64(mem/4))))
-	return "1/" + strconv.FormatFloat(d, 'f', 0, 64)
+			return nil
+		}}
 }
 
 func configJSON(o *options) json.RawMessage {
@@ -669,21 +526,4 @@ func writeJSON(o *options, doc any, toStdout bool, stdout io.Writer) error {
 		return fmt.Errorf("-o %s: %w", o.output, err)
 	}
 	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// extentSize sizes the extent layout's file from the plan: the peak live
-// bytes with room for first-fit fragmentation (measured by internal/extent's
-// churn tests: the highest address used stays under 1.5x the live bytes for
-// KV-shaped workloads) and a few of the largest objects.
-func extentSize(plan *replay.Plan) int64 {
-	return replay.ExtentBytes(plan.Peak["nvme"], plan.MaxObjectOf["nvme"])
 }

@@ -65,7 +65,7 @@ func runSearch(ctx context.Context, o *options, plan *replay.Plan, srcs []replay
 		}
 		return res, err
 	}
-	prog := &searchProgress{w: stderr, live: isTerminal(stderr), quiet: o.quiet, now: time.Now, max: o.searchProbes, window: o.cfg.Duration}
+	prog := &searchProgress{w: stderr, live: cli.IsTerminal(stderr), quiet: o.quiet, now: time.Now, max: o.searchProbes, window: o.cfg.Duration}
 	return searchWith(o, plan, totalUsers(plan, srcs), once, prog, args, toStdout, stdout)
 }
 

@@ -215,6 +215,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.BoolVar(&o.Force, "force", false, "let the trace's sidecar (TRACE.meta.json) replace an existing file that is not a trace sidecar")
 	fs.IntVar(&mlperf, "mlperf-option", 0, mlperfOptionHelp())
 	fs.StringVar(&fv.RequestTraceTimeUnit, "request-trace-time-unit", "", "unit of a Mooncake-style --request-trace's timestamps: s, ms, us or ns (default: found from the first; noted in the sidecar)")
+	fs.IntVar(&fv.RequestTraceBlockTokens, "request-trace-block-tokens", 0, "tokens a Mooncake-style --request-trace's hash id stands for (default Mooncake's 512); records whose ids do not fit it have their input apportioned over their ids, as the sidecar notes")
 
 	// kv-cache.py's argparse takes unique prefixes of its options
 	// (--num-user 10): so does kvtrace, so that its command lines run.
@@ -319,6 +320,7 @@ func applyChanged(fs *pflag.FlagSet, cfg, v *sim.Config) {
 		{"request-trace", func() { cfg.RequestTrace = v.RequestTrace }},
 		{"request-trace-format", func() { cfg.RequestTraceFormat = v.RequestTraceFormat }},
 		{"request-trace-time-unit", func() { cfg.RequestTraceTimeUnit = v.RequestTraceTimeUnit }},
+		{"request-trace-block-tokens", func() { cfg.RequestTraceBlockTokens = v.RequestTraceBlockTokens }},
 		{"nvme-accounting", func() { cfg.NVMeAccounting = v.NVMeAccounting }},
 	} {
 		if fs.Changed(f.flag) {

@@ -185,7 +185,7 @@ func TestFlagDefaults(t *testing.T) {
 		"enable-latency-tracing": "false",
 		// kvtrace's.
 		"format": "kvbench", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
-		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "nvme-accounting": "reference", "mlperf-option": "0",
+		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "request-trace-block-tokens": "0", "nvme-accounting": "reference", "mlperf-option": "0",
 		"allow-system-path": "false", "force": "false",
 		"help": "false", "version": "false",
 	}
@@ -342,6 +342,8 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--request-trace-format azure", "--request-trace-format azure: needs --request-trace"},
 		{"--request-trace t.jsonl --request-trace-time-unit min", "--request-trace-time-unit min: must be one of s, ms, us, ns"},
 		{"--request-trace-time-unit ns", "--request-trace-time-unit ns: needs --request-trace"},
+		{"--request-trace t.jsonl --request-trace-block-tokens -3", "--request-trace-block-tokens -3: must be between 1 and 1048576"},
+		{"--request-trace-block-tokens 16", "--request-trace-block-tokens 16: needs --request-trace"},
 		{"--request-trace t.csv --use-burst-trace", "--request-trace t.csv: cannot be combined with --use-burst-trace"},
 		{"--request-trace t.csv --dataset-path sg.json", "--request-trace t.csv: cannot be combined with --dataset-path sg.json"},
 		{"--use-burst-trace --burst-trace-path=", "--use-burst-trace: needs --burst-trace-path"},

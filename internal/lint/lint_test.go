@@ -190,6 +190,9 @@ var replayBackends = pkgSet{"replay's backends", func(r pkgRef) bool {
 		!inTree(r.rel, "replay/setup")
 }}
 
+// s3Client are the modules of the S3 tier's client and its histogram.
+var s3Client = []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go", "github.com/HdrHistogram/hdrhistogram-go"}
+
 var nonStandard = pkgSet{"packages outside the standard library", func(r pkgRef) bool { return !r.std }}
 
 // thirdPartyExcept is every package outside the standard library and the
@@ -259,7 +262,11 @@ func importRules() []importRule {
 		// The GPU tier loads the CUDA runtime through purego
 		// (internal/cuda), the one other module a backend may reach.
 		{replayBackends, anyOf(exactly("replay"), exactly("replay/ioengine"), tree("trace"), exactly("internal/uring"),
-			exactly("internal/datagen"), thirdPartyExcept("golang.org/x/sys", "github.com/ebitengine/purego"))},
+			exactly("internal/datagen"), thirdPartyExcept(append([]string{"golang.org/x/sys", "github.com/ebitengine/purego"}, s3Client...)...))},
+		// The S3 tier reaches its client (aws-sdk-go-v2), and the
+		// HdrHistogram of its time to first byte; no other backend does.
+		{pkgSet{"replay's backends other than replay/s3", func(r pkgRef) bool { return replayBackends.has(r) && !inTree(r.rel, "replay/s3") }},
+			pkgSet{"the S3 client", func(r pkgRef) bool { return !thirdPartyExcept(s3Client[:2]...).has(r) && !r.std && r.rel == "" }}},
 		{exactly("internal/cuda"), thirdPartyExcept("github.com/ebitengine/purego")},
 		// An I/O engine knows nothing of the scheduler or the trace.
 		{exactly("replay/ioengine"), anyOf(exactly("replay"), replayBackends, tree("trace"), exactly("internal/datagen"))},

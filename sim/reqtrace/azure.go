@@ -115,3 +115,6 @@ func parseAzureTime(s string) (time.Time, bool) {
 	t, err := time.Parse(layout, s)
 	return t, err == nil
 }
+
+// line returns the line of the last request read.
+func (a *azure) line() int { return a.t.line }

@@ -126,3 +126,6 @@ func (g *burstGPT) parse(rec []string, req *Request) *ParseError {
 	*req = Request{Arrival: g.arrival(time.Duration(ts - g.t0)), InputTokens: in, OutputTokens: out}
 	return nil
 }
+
+// line returns the line of the last request read.
+func (g *burstGPT) line() int { return g.t.line }

@@ -146,8 +146,13 @@ func checkRequest(t *testing.T, f Format, req, prev Request, first bool) {
 	}
 	switch f {
 	case FormatMooncake:
-		if need := (req.InputTokens + MooncakeBlockTokens - 1) / MooncakeBlockTokens; len(req.HashIDs) != need {
-			t.Fatalf("%d hash ids for %d tokens", len(req.HashIDs), req.InputTokens)
+		n := len(req.HashIDs)
+		if n > req.InputTokens || n == 0 && req.InputTokens > 0 {
+			t.Fatalf("%d hash ids for %d tokens", n, req.InputTokens)
+		}
+		fit := n > 0 && n == (req.InputTokens+MooncakeBlockTokens-1)/MooncakeBlockTokens
+		if fit && req.BlockTokens != MooncakeBlockTokens || !fit && req.BlockTokens != 0 {
+			t.Fatalf("%d hash ids for %d tokens: BlockTokens %d", n, req.InputTokens, req.BlockTokens)
 		}
 	case FormatShareGPT:
 		if req.Arrival != 0 || req.Turn < 1 || req.Conversation == "" ||

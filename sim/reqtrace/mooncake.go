@@ -21,9 +21,10 @@ const (
 )
 
 // mooncake reads a Mooncake JSONL trace: one object a line with timestamp
-// (Mooncake's milliseconds, or another unit: timeUnits), input_length, output_length and hash_ids, of which there
-// must be one per MooncakeBlockTokens tokens of input, rounded up. Other
-// fields are ignored, blank lines skipped.
+// (Mooncake's milliseconds, or another unit: timeUnits), input_length,
+// output_length and hash_ids, at least one id for any input and no more
+// ids than tokens (HashBlocks says what sizes they were found to have).
+// Other fields are ignored, blank lines skipped.
 type mooncake struct {
 	base
 	br   *bufio.Reader
@@ -34,6 +35,7 @@ type mooncake struct {
 	unit     time.Duration
 	unitName string
 	forced   string // Options.TimeUnit
+	blocks   HashBlocks
 }
 
 var _ Reader = (*mooncake)(nil)
@@ -122,25 +124,23 @@ func (m *mooncake) parse(line []byte, req *Request) error {
 	if !ok {
 		return m.fail(&ParseError{File: m.name, Line: m.line, Column: mooncakeHashIDs, Value: shorten(string(v.HashIDs)), Err: ErrBadNumber, Detail: "want an array of integers"})
 	}
-	need := in / MooncakeBlockTokens
-	if in%MooncakeBlockTokens != 0 {
-		need++
+	n := len(ids)
+	if n == 0 && in > 0 || n > in {
+		detail := "input_length " + strconv.Itoa(in) + " needs at least one hash id"
+		if n > in {
+			detail = "more hash ids than the " + strconv.Itoa(in) + " tokens of input_length"
+		}
+		return m.fail(&ParseError{File: m.name, Line: m.line, Column: mooncakeHashIDs, Value: strconv.Itoa(n) + " ids", Err: ErrInconsistent, Detail: detail})
 	}
-	if len(ids) != need {
-		return m.fail(&ParseError{
-			File:   m.name,
-			Line:   m.line,
-			Column: mooncakeHashIDs,
-			Value:  strconv.Itoa(len(ids)) + " ids",
-			Err:    ErrInconsistent,
-			Detail: "input_length " + strconv.Itoa(in) + " needs " + strconv.Itoa(need) + " blocks of " + strconv.Itoa(MooncakeBlockTokens) + " tokens",
-		})
+	bt := 0
+	if n > 0 && m.blocks.add(in, n) {
+		bt = m.blocks.Tokens
 	}
 	if !m.haveFirst {
 		m.haveFirst = true
 		m.t0 = ts
 	}
-	*req = Request{Arrival: m.arrival(time.Duration(ts - m.t0)), InputTokens: in, OutputTokens: out, HashIDs: ids}
+	*req = Request{Arrival: m.arrival(time.Duration(ts - m.t0)), InputTokens: in, OutputTokens: out, HashIDs: ids, BlockTokens: bt}
 	return nil
 }
 
@@ -278,3 +278,6 @@ func parseIDs(raw []byte, ids []int64) ([]int64, bool) {
 	}
 	return ids, true
 }
+
+// line returns the line of the last request read.
+func (m *mooncake) lastLine() int { return m.line }

@@ -26,11 +26,11 @@ func TestMooncakeSample(t *testing.T) {
 		i    int
 		want Request
 	}{
-		{0, Request{InputTokens: 6758, OutputTokens: 500, HashIDs: seq(0, 1, 13)}},
-		{1, Request{InputTokens: 7322, OutputTokens: 490, HashIDs: seq(0, 14, 27)}},
-		{2, Request{InputTokens: 7236, OutputTokens: 794, HashIDs: seq(0, 28, 41)}},
-		{3, Request{InputTokens: 2290, OutputTokens: 316, HashIDs: seq(0, 42, 45)}},
-		{10, Request{Arrival: 3 * time.Second, InputTokens: 13544, OutputTokens: 71, HashIDs: seq(0, 219, 244)}},
+		{0, Request{InputTokens: 6758, OutputTokens: 500, HashIDs: seq(0, 1, 13), BlockTokens: 512}},
+		{1, Request{InputTokens: 7322, OutputTokens: 490, HashIDs: seq(0, 14, 27), BlockTokens: 512}},
+		{2, Request{InputTokens: 7236, OutputTokens: 794, HashIDs: seq(0, 28, 41), BlockTokens: 512}},
+		{3, Request{InputTokens: 2290, OutputTokens: 316, HashIDs: seq(0, 42, 45), BlockTokens: 512}},
+		{10, Request{Arrival: 3 * time.Second, InputTokens: 13544, OutputTokens: 71, HashIDs: seq(0, 219, 244), BlockTokens: 512}},
 	} {
 		if !reflect.DeepEqual(got[tc.i], tc.want) {
 			t.Errorf("request %d = %+v, want %+v", tc.i, got[tc.i], tc.want)
@@ -52,8 +52,8 @@ func TestMooncakeLines(t *testing.T) {
 			"\r\n{\"timestamp\": 1000, \"input_length\": 512, \"output_length\": 3, \"hash_ids\": [5], \"extra\": \"x\"}\r\n\r\n   \n" +
 				`{"hash_ids": [5, 6], "output_length": 0, "input_length": 513, "timestamp": 1250}`,
 			[]Request{
-				{InputTokens: 512, OutputTokens: 3, HashIDs: []int64{5}},
-				{Arrival: 250 * time.Millisecond, InputTokens: 513, HashIDs: []int64{5, 6}},
+				{InputTokens: 512, OutputTokens: 3, HashIDs: []int64{5}, BlockTokens: 512},
+				{Arrival: 250 * time.Millisecond, InputTokens: 513, HashIDs: []int64{5, 6}, BlockTokens: 512},
 			},
 		},
 		{
@@ -63,8 +63,8 @@ func TestMooncakeLines(t *testing.T) {
 				`{"timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [9223372036854775807]}` + "\n",
 			[]Request{
 				{InputTokens: 0, OutputTokens: 1},
-				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{-1}},
-				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{9223372036854775807}},
+				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{-1}, BlockTokens: 512},
+				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{9223372036854775807}, BlockTokens: 512},
 			},
 		},
 		{"empty input", "", nil},
@@ -114,8 +114,8 @@ func TestMooncakeErrors(t *testing.T) {
 		{"hash_ids with a float", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1.5]}`, "hash_ids", ErrBadNumber},
 		{"hash_ids nested", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [[1]]}`, "hash_ids", ErrBadNumber},
 		{"hash_ids overflow", `{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [9223372036854775808]}`, "hash_ids", ErrBadNumber},
-		{"too few hash ids", `{"timestamp": 1, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2]}`, "hash_ids", ErrInconsistent},
-		{"too many hash ids", `{"timestamp": 1, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2, 3]}`, "hash_ids", ErrInconsistent},
+		{"no hash ids for an input", `{"timestamp": 1, "input_length": 1025, "output_length": 1, "hash_ids": []}`, "hash_ids", ErrInconsistent},
+		{"more hash ids than tokens", `{"timestamp": 1, "input_length": 2, "output_length": 1, "hash_ids": [1, 2, 3]}`, "hash_ids", ErrInconsistent},
 		{"hash ids for no input", `{"timestamp": 1, "input_length": 0, "output_length": 1, "hash_ids": [1]}`, "hash_ids", ErrInconsistent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,8 +134,8 @@ func TestMooncakeErrors(t *testing.T) {
 			}
 		})
 	}
-	_, err := readAllErr(newReader(t, `{"timestamp": 1, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2]}`, FormatMooncake, Options{Name: "m.jsonl"}))
-	if want := `reqtrace: m.jsonl:1: hash_ids: "2 ids": inconsistent record: input_length 1025 needs 3 blocks of 512 tokens`; err == nil || err.Error() != want {
+	_, err := readAllErr(newReader(t, `{"timestamp": 1, "input_length": 2, "output_length": 1, "hash_ids": [1, 2, 3]}`, FormatMooncake, Options{Name: "m.jsonl"}))
+	if want := `reqtrace: m.jsonl:1: hash_ids: "3 ids": inconsistent record: more hash ids than the 2 tokens of input_length`; err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
@@ -207,5 +207,95 @@ func TestMooncakeTimeUnits(t *testing.T) {
 				t.Errorf("unit %q, want %q", f.TimeUnit(), tt.unit)
 			}
 		})
+	}
+}
+
+// TestMooncakeAnyBlockSize reads an LMBench-style trace in Mooncake's JSONL
+// form (a synthetic one, testdata/README.md): Unix-nanosecond timestamps as
+// strings, hash ids covering 6 to 101 tokens each. None of its records has
+// one id per 512 tokens, so every record's input is apportioned over its
+// ids, and HashBlocks says so. It used to be refused at line 1.
+func TestMooncakeAnyBlockSize(t *testing.T) {
+	f, err := Open(filepath.Join("testdata", "lmbench_synthetic60.jsonl"), FormatAuto, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reqs := readAll(t, f)
+	if len(reqs) != 60 {
+		t.Fatalf("%d requests, want 60", len(reqs))
+	}
+	for i, r := range reqs {
+		if r.BlockTokens != 0 || len(r.HashIDs) == 0 {
+			t.Errorf("request %d: BlockTokens %d with %d ids for %d tokens, want 0 (apportioned)", i, r.BlockTokens, len(r.HashIDs), r.InputTokens)
+		}
+		sum := 0
+		for j := range r.HashIDs {
+			sum += ApportionTokens(r.InputTokens, len(r.HashIDs), j)
+		}
+		if sum != r.InputTokens {
+			t.Errorf("request %d: apportioned %d tokens of %d", i, sum, r.InputTokens)
+		}
+	}
+	if want := 10917039527 * time.Nanosecond; reqs[59].Arrival != want {
+		t.Errorf("last arrival %v, want %v: the string timestamps read as Unix nanoseconds", reqs[59].Arrival, want)
+	}
+	if f.TimeUnit() != "ns (Unix time)" {
+		t.Errorf("time unit %q", f.TimeUnit())
+	}
+	b := f.HashBlocks()
+	lo, med, hi := b.TokensPerID()
+	if b.Fit != 0 || b.Apportioned != 60 || lo < 6 || hi > 101 || med < 30 || med > 50 {
+		t.Errorf("HashBlocks %+v: per id %d..%d, median %d", b, lo, hi, med)
+	}
+	if got := b.String(); !strings.Contains(got, "not 512-token blocks (Mooncake's) in 60 of 60 records") || !strings.Contains(got, "apportioned") {
+		t.Errorf("note %q", got)
+	}
+}
+
+// TestMooncakeBlockTokensGiven reads ids of a block size given by
+// Options.BlockTokens: records that fit it have BlockTokens set, one that
+// does not is apportioned and counted.
+func TestMooncakeBlockTokensGiven(t *testing.T) {
+	in := `{"timestamp": 0, "input_length": 33, "output_length": 1, "hash_ids": [1, 2, 3]}` + "\n" +
+		`{"timestamp": 1, "input_length": 32, "output_length": 1, "hash_ids": [1, 2]}` + "\n" +
+		`{"timestamp": 2, "input_length": 40, "output_length": 1, "hash_ids": [7, 8, 9, 10]}` + "\n"
+	path := filepath.Join(t.TempDir(), "b16.jsonl")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path, FormatMooncake, Options{BlockTokens: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reqs := readAll(t, f)
+	var got []int
+	for _, r := range reqs {
+		got = append(got, r.BlockTokens)
+	}
+	if !reflect.DeepEqual(got, []int{16, 16, 0}) {
+		t.Errorf("BlockTokens %v, want [16 16 0]", got)
+	}
+	b := f.HashBlocks()
+	if b.Fit != 2 || b.Apportioned != 1 || !strings.Contains(b.String(), "not 16-token blocks (--request-trace-block-tokens) in 1 of 3 records (10 to 10 tokens an id, median 10)") {
+		t.Errorf("HashBlocks %+v: %s", b, b)
+	}
+	if _, err := NewReader(strings.NewReader(in), FormatMooncake, Options{BlockTokens: -1}); err == nil {
+		t.Error("BlockTokens -1 accepted")
+	}
+}
+
+func TestApportionTokens(t *testing.T) {
+	for _, tc := range []struct{ in, n int }{{1, 1}, {10, 3}, {2288, 67}, {100, 100}, {101, 7}} {
+		sum, lo, hi := 0, tc.in, 0
+		for i := range tc.n {
+			v := ApportionTokens(tc.in, tc.n, i)
+			sum += v
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if sum != tc.in || hi-lo > 1 {
+			t.Errorf("%d over %d: sum %d, %d..%d", tc.in, tc.n, sum, lo, hi)
+		}
 	}
 }

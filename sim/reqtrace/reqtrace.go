@@ -24,10 +24,18 @@ type Request struct {
 	InputTokens int
 	// OutputTokens is the number of generated tokens (>= 0).
 	OutputTokens int
-	// HashIDs are a Mooncake request's prefix-block ids, one for each
-	// MooncakeBlockTokens tokens of input; equal ids are the same reusable
-	// KV block. Nil for the other formats.
+	// HashIDs are a Mooncake-style request's prefix-block ids; equal ids
+	// are the same reusable KV block. Nil for the other formats.
 	HashIDs []int64
+	// BlockTokens is the number of tokens each of HashIDs stands for, the
+	// last one included, when the record has one id for each BlockTokens
+	// tokens of input, rounded up (BlockTokens is MooncakeBlockTokens, or
+	// Options.BlockTokens when given). It is 0 when the record's ids do
+	// not fit that size (an LMBench-style trace hashes blocks of 6 to 101
+	// tokens): its InputTokens are then apportioned evenly over its ids,
+	// the first InputTokens % len(HashIDs) of them one token more
+	// (ApportionTokens).
+	BlockTokens int
 	// Conversation is a ShareGPT request's conversation id: the element's
 	// "id", or "conv_<index>" (0-based position in the file) when it has
 	// none. "" for the other formats.
@@ -149,6 +157,10 @@ type Options struct {
 	// TimeUnit is the unit of a Mooncake-style trace's timestamps: "s",
 	// "ms", "us" or "ns"; "" finds it from the first timestamp.
 	TimeUnit string
+	// BlockTokens is the number of tokens a Mooncake-style trace's hash id
+	// stands for; 0 takes MooncakeBlockTokens. A record whose ids do not
+	// fit it has its input apportioned over them (Request.BlockTokens).
+	BlockTokens int
 }
 
 // Validate reports whether o is usable.
@@ -157,6 +169,9 @@ func (o Options) Validate() error {
 	case "", "s", "ms", "us", "ns":
 	default:
 		return fmt.Errorf("reqtrace: time unit %q: want s, ms, us or ns", o.TimeUnit)
+	}
+	if o.BlockTokens < 0 {
+		return fmt.Errorf("reqtrace: block tokens %d: must be >= 0 (0 is Mooncake's %d)", o.BlockTokens, MooncakeBlockTokens)
 	}
 	if o.MaxConversations < 0 {
 		return fmt.Errorf("reqtrace: max conversations %d: must be >= 0 (0 reads all)", o.MaxConversations)
@@ -213,6 +228,10 @@ func NewReader(r io.Reader, f Format, opt Options) (Reader, error) {
 	case FormatMooncake:
 		m := newMooncake(b, br)
 		m.forced = opt.TimeUnit
+		m.blocks.Tokens, m.blocks.Given = opt.BlockTokens, opt.BlockTokens > 0
+		if !m.blocks.Given {
+			m.blocks.Tokens = MooncakeBlockTokens
+		}
 		return m, nil
 	case FormatAzure:
 		return newAzure(b, br)
@@ -369,6 +388,28 @@ func (f *File) TimeUnit() string {
 		return u.TimeUnit()
 	}
 	return ""
+}
+
+// Line returns the line of the trace where the last request read was
+// found (a ShareGPT request: where its conversation starts), for messages
+// about it; 0 before the first.
+func (f *File) Line() int {
+	switch r := f.r.(type) {
+	case *mooncake:
+		return r.lastLine()
+	case interface{ line() int }:
+		return r.line()
+	}
+	return 0
+}
+
+// HashBlocks says how the hash ids of the records read so far map to
+// tokens, for a Mooncake-style trace; nil for the other formats.
+func (f *File) HashBlocks() *HashBlocks {
+	if m, ok := f.r.(*mooncake); ok {
+		return &m.blocks
+	}
+	return nil
 }
 
 // Format returns the file's format, as given to Open or detected.

@@ -276,3 +276,6 @@ func (c *lineCounter) lineAt(off int64) int {
 	k := int(min(max(off-c.start, 0), int64(len(c.win))))
 	return c.lines + bytes.Count(c.win[:k], []byte{'\n'}) + 1
 }
+
+// line returns the line where the last request's conversation starts.
+func (g *shareGPT) line() int { return g.convLine }

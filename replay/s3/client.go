@@ -1,0 +1,423 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// client is the S3 client of a Backend: aws-sdk-go-v2's, a semaphore that
+// bounds the requests in flight, and the counters.
+type client struct {
+	s3       *s3.Client
+	bucket   string
+	endpoint string // for messages: the URL, or "AWS S3 (region)"
+	sem      chan struct{}
+	stats    stats
+	secrets  []string // scrubbed from every error
+	server   atomic.Pointer[string]
+	idle     func() // closes idle connections
+}
+
+// newClient loads the AWS configuration chain and makes the client.
+func newClient(ctx context.Context, cfg *Config) (*client, error) {
+	c := &client{bucket: cfg.Bucket, sem: make(chan struct{}, cfg.Concurrency)}
+	conc := cfg.Concurrency
+	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		// Every request in flight keeps its connection for the next.
+		tr.MaxIdleConns = 2 * conc
+		tr.MaxIdleConnsPerHost = 2 * conc
+		tr.ResponseHeaderTimeout = 2 * time.Minute
+		tr.DisableCompression = true
+		tr.WriteBufferSize = 64 << 10
+		tr.ReadBufferSize = 64 << 10
+		tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	})
+	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(hc),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = cfg.MaxAttempts
+				if cfg.MaxBackoff > 0 {
+					o.MaxBackoff = cfg.MaxBackoff
+				}
+				// A benchmark counts throttling instead of failing once a
+				// client-side retry budget is spent.
+				o.RateLimiter = ratelimit.None
+			})
+		}),
+	}
+	ac, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3: the AWS configuration: %w", err)
+	}
+	if ac.Region == "" {
+		ac.Region = "us-east-1"
+	}
+	endpoint := cfg.Endpoint
+	if endpoint == "" && ac.BaseEndpoint != nil {
+		endpoint = *ac.BaseEndpoint
+	}
+	c.endpoint = endpoint
+	if endpoint == "" {
+		c.endpoint = "AWS S3 (" + ac.Region + ")"
+	}
+	if ac.Credentials != nil {
+		if cr, err := ac.Credentials.Retrieve(ctx); err == nil {
+			for _, s := range []string{cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken} {
+				if len(s) >= 4 {
+					c.secrets = append(c.secrets, s)
+				}
+			}
+		}
+	}
+	if h, ok := ac.HTTPClient.(*awshttp.BuildableClient); ok {
+		// The transport as the chain left it (AWS_CA_BUNDLE's roots), in a
+		// client of ours, so that Close can drop its connections.
+		tr := h.GetTransport()
+		ac.HTTPClient = &http.Client{Transport: tr}
+		c.idle = tr.CloseIdleConnections
+	}
+	c.s3 = s3.NewFromConfig(ac, func(o *s3.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.UsePathStyle = true
+		}
+		// The bytes are checked end to end by --verify; a checksum of every
+		// request would cost the client CPU that rclone does not spend.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		o.APIOptions = append(o.APIOptions, c.countAttempts)
+	})
+	return c, nil
+}
+
+// close releases the idle connections.
+func (c *client) close() {
+	if c.idle != nil {
+		c.idle()
+	}
+}
+
+// countAttempts adds, below the retry loop, a step that sees every
+// attempt's response: it counts the attempts, the throttling responses
+// among them, and notes the server's name.
+func (c *client) countAttempts(stack *middleware.Stack) error {
+	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("kvbenchAttempts",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleDeserialize(ctx, in)
+			op := opIndex(awsmiddleware.GetOperationName(ctx))
+			c.stats.attempts[op].Add(1)
+			if r, ok := out.RawResponse.(*smithyhttp.Response); ok {
+				if r.StatusCode == http.StatusServiceUnavailable || r.StatusCode == http.StatusTooManyRequests {
+					c.stats.throttled[op].Add(1)
+				}
+				if c.server.Load() == nil {
+					if s := r.Header.Get("Server"); s != "" {
+						c.server.Store(&s)
+					}
+				}
+			}
+			return out, md, err
+		}), middleware.After)
+}
+
+// acquire takes a slot of the requests in flight.
+func (c *client) acquire(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *client) release() { <-c.sem }
+
+// unsigned sends a body without hashing it for the signature (the
+// UNSIGNED-PAYLOAD of SigV4), as the AWS CLI does over https: the bytes
+// are the benchmark's, checked by --verify.
+var unsigned = s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
+
+// put stores p as the whole object name.
+func (c *client) put(ctx context.Context, name string, p []byte) error {
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.release()
+	_, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(p), ContentLength: aws.Int64(int64(len(p)))}, unsigned)
+	c.stats.done(opPut, err)
+	if err == nil {
+		c.stats.bytesPut.Add(int64(len(p)))
+	}
+	return c.wrap("PUT", name, err)
+}
+
+// putWhole stores p as the object name: one PUT up to part bytes, a
+// multipart upload of its parts in order above.
+func (c *client) putWhole(ctx context.Context, name string, p []byte, part int64) error {
+	if int64(len(p)) <= part {
+		return c.put(ctx, name, p)
+	}
+	id, err := c.createMultipart(ctx, name)
+	if err != nil {
+		return err
+	}
+	var etags []string
+	for off := int64(0); off < int64(len(p)); off += part {
+		etag, err := c.uploadPart(ctx, name, id, len(etags)+1, p[off:min(off+part, int64(len(p)))])
+		if err != nil {
+			c.abort(ctx, name, id)
+			return err
+		}
+		etags = append(etags, etag)
+	}
+	if err := c.completeMultipart(ctx, name, id, etags); err != nil {
+		c.abort(ctx, name, id)
+		return err
+	}
+	return nil
+}
+
+func (c *client) createMultipart(ctx context.Context, name string) (string, error) {
+	if err := c.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer c.release()
+	out, err := c.s3.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &c.bucket, Key: &name})
+	c.stats.done(opCreateMultipart, err)
+	if err != nil {
+		return "", c.wrap("start the multipart upload of", name, err)
+	}
+	return aws.ToString(out.UploadId), nil
+}
+
+func (c *client) uploadPart(ctx context.Context, name, id string, n int, p []byte) (string, error) {
+	if err := c.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer c.release()
+	out, err := c.s3.UploadPart(ctx, &s3.UploadPartInput{Bucket: &c.bucket, Key: &name, UploadId: &id, PartNumber: aws.Int32(int32(n)),
+		Body: bytes.NewReader(p), ContentLength: aws.Int64(int64(len(p)))}, unsigned)
+	c.stats.done(opUploadPart, err)
+	if err != nil {
+		return "", c.wrap(fmt.Sprintf("upload part %d of", n), name, err)
+	}
+	c.stats.bytesPut.Add(int64(len(p)))
+	return aws.ToString(out.ETag), nil
+}
+
+func (c *client) completeMultipart(ctx context.Context, name, id string, etags []string) error {
+	parts := make([]types.CompletedPart, len(etags))
+	for i, e := range etags {
+		parts[i] = types.CompletedPart{ETag: aws.String(e), PartNumber: aws.Int32(int32(i + 1))}
+	}
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.release()
+	_, err := c.s3.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: &c.bucket, Key: &name, UploadId: &id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	c.stats.done(opCompleteMultipart, err)
+	return c.wrap("complete the multipart upload of", name, err)
+}
+
+// abort ends an unfinished multipart upload; an error is returned and
+// also left for Close, which lists and aborts what is left.
+func (c *client) abort(ctx context.Context, name, id string) error {
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.release()
+	_, err := c.s3.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &c.bucket, Key: &name, UploadId: &id})
+	c.stats.done(opAbortMultipart, err)
+	var nf *types.NoSuchUpload
+	if errors.As(err, &nf) {
+		return nil
+	}
+	return c.wrap("abort the multipart upload of", name, err)
+}
+
+// getRange reads len(p) bytes at off of the object name, of size bytes:
+// a ranged GET (a plain one for the whole object).
+func (c *client) getRange(ctx context.Context, name string, off int64, p []byte, size int64) error {
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.release()
+	in := &s3.GetObjectInput{Bucket: &c.bucket, Key: &name}
+	if off != 0 || int64(len(p)) != size {
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", off, off+int64(len(p))-1))
+	}
+	start := time.Now()
+	var first atomic.Int64
+	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { first.Store(int64(time.Since(start))) }})
+	out, err := c.s3.GetObject(tctx, in)
+	if err == nil {
+		var n int
+		n, err = io.ReadFull(out.Body, p)
+		if err == nil {
+			// The body's end, so that the connection is kept.
+			var one [1]byte
+			if m, _ := out.Body.Read(one[:]); m != 0 {
+				err = fmt.Errorf("the server sent more than the %d bytes asked", len(p))
+			}
+		} else {
+			err = fmt.Errorf("read %d of %d bytes of the response: %w", n, len(p), err)
+		}
+		out.Body.Close()
+	}
+	c.stats.done(opGet, err)
+	if err != nil {
+		return c.wrap("GET", name, err)
+	}
+	c.stats.bytesGot.Add(int64(len(p)))
+	if d := first.Load(); d > 0 {
+		c.stats.ttfb.record(time.Duration(d))
+	}
+	return nil
+}
+
+// delete removes the object name.
+func (c *client) delete(ctx context.Context, name string) error {
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.release()
+	_, err := c.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &c.bucket, Key: &name})
+	c.stats.done(opDelete, err)
+	return c.wrap("DELETE", name, err)
+}
+
+// deleteMany removes the objects names, a request per object: S3's
+// DeleteObjects would need a checksum or MD5 of its body and servers vary
+// in what they accept; a run's leftovers at Close are few.
+func (c *client) deleteMany(ctx context.Context, names []string) error {
+	var errs []error
+	for _, n := range names {
+		if err := c.delete(ctx, n); err != nil {
+			errs = append(errs, err)
+			if len(errs) >= 3 {
+				errs = append(errs, fmt.Errorf("and up to %d more objects not deleted", len(names)-len(errs)))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// list returns the keys under prefix, at most limit of them (0: all).
+func (c *client) list(ctx context.Context, prefix string, limit int) ([]string, error) {
+	var keys []string
+	in := &s3.ListObjectsV2Input{Bucket: &c.bucket, Prefix: &prefix}
+	if limit > 0 {
+		in.MaxKeys = aws.Int32(int32(limit))
+	}
+	for {
+		if err := c.acquire(ctx); err != nil {
+			return nil, err
+		}
+		out, err := c.s3.ListObjectsV2(ctx, in)
+		c.release()
+		c.stats.done(opList, err)
+		if err != nil {
+			return nil, c.wrap("list", prefix, err)
+		}
+		for _, o := range out.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+		if limit > 0 && len(keys) >= limit || !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
+			return keys, nil
+		}
+		in.ContinuationToken = out.NextContinuationToken
+	}
+}
+
+// abortAll aborts the unfinished multipart uploads under prefix.
+func (c *client) abortAll(ctx context.Context, prefix string) error {
+	if err := c.acquire(ctx); err != nil {
+		return err
+	}
+	out, err := c.s3.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &c.bucket, Prefix: &prefix})
+	c.release()
+	c.stats.done(opListUploads, err)
+	if err != nil {
+		return c.wrap("list the multipart uploads under", prefix, err)
+	}
+	var errs []error
+	for _, u := range out.Uploads {
+		if !strings.HasPrefix(aws.ToString(u.Key), prefix) {
+			continue
+		}
+		if err := c.abort(ctx, aws.ToString(u.Key), aws.ToString(u.UploadId)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// wrap names the request and the object in err, says what to do about
+// the errors a user can fix, and scrubs credentials from it.
+func (c *client) wrap(what, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var hint string
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "NoSuchBucket":
+			hint = fmt.Sprintf(": bucket %q does not exist at %s: create it first (kvreplay never creates buckets)", c.bucket, c.endpoint)
+		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "XAdminUserNotFound":
+			hint = fmt.Sprintf(": %s refused the credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", c.endpoint)
+		case "AccessDenied", "Forbidden":
+			hint = fmt.Sprintf(": access to bucket %q denied: the credentials need s3:ListBucket, s3:PutObject, s3:GetObject, s3:DeleteObject and s3:AbortMultipartUpload on it", c.bucket)
+		case "SlowDown", "ServiceUnavailable":
+			hint = ": the server kept throttling after every retry"
+		}
+	}
+	var op *net.OpError
+	if hint == "" && errors.As(err, &op) && op.Op == "dial" {
+		hint = fmt.Sprintf(": cannot connect to %s: is the server up?", c.endpoint)
+	}
+	return &requestError{msg: c.scrub(fmt.Sprintf("%s %s: %v%s", what, name, err, hint)), err: err}
+}
+
+func (c *client) scrub(s string) string {
+	for _, x := range c.secrets {
+		s = strings.ReplaceAll(s, x, "[redacted]")
+	}
+	return s
+}
+
+// requestError is a failed request: its message names the request and
+// the object and carries no credentials, whatever the wrapped error's
+// does; Unwrap gives the SDK's error for errors.As.
+type requestError struct {
+	msg string
+	err error
+}
+
+func (e *requestError) Error() string { return e.msg }
+func (e *requestError) Unwrap() error { return e.err }

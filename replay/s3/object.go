@@ -1,0 +1,327 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kvbench/kvbench/replay/backend"
+)
+
+// entry is one object of the run, from its create until it is replaced or
+// removed: its size and, until it is written whole, the parts being
+// assembled.
+type entry struct {
+	size   int64
+	part   int64 // part size
+	nparts int   // 0 for an empty object
+	gone   atomic.Bool
+	whole  atomic.Bool // written whole: the server holds it
+
+	mu       sync.Mutex
+	bufs     [][]byte // per part, nil until its first byte and after its upload
+	filled   []int64  // bytes written into each part
+	once     sync.Once
+	uploadID string // of a multipart upload, once started
+	etags    []string
+	uploaded int   // parts uploaded
+	err      error // the first upload's failure: the object can never be whole
+	ended    bool  // abandoned: no more uploads
+}
+
+func newEntry(size, part int64) *entry {
+	n := int((size + part - 1) / part)
+	return &entry{size: size, part: part, nparts: n, bufs: make([][]byte, n), filled: make([]int64, n)}
+}
+
+// stored reports that the object was written whole.
+func (e *entry) stored() bool { return e.whole.Load() }
+
+// partLen is part i's size.
+func (e *entry) partLen(i int) int64 { return min(e.part, e.size-int64(i)*e.part) }
+
+// abandon ends the entry's assembly: its buffers go, and the id of a
+// multipart upload it started and did not complete is returned to abort.
+func (e *entry) abandon() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended = true
+	e.bufs = nil
+	if e.whole.Load() {
+		return ""
+	}
+	return e.uploadID
+}
+
+// object is one open object of the Backend.
+type object struct {
+	b      *Backend
+	key    string // the trace's
+	name   string // the S3 key
+	e      *entry
+	s      *slot // set on the Object of a create
+	closed atomic.Bool
+}
+
+func (o *object) check(op string) error {
+	if o.closed.Load() || o.b.closed.Load() {
+		return fmt.Errorf("s3: %s %q: %w", op, o.key, backend.ErrClosed)
+	}
+	if o.e.gone.Load() {
+		return fmt.Errorf("s3: %s %q: removed or replaced since this Object was opened: %w", op, o.key, backend.ErrClosed)
+	}
+	return nil
+}
+
+// ReadAt reads len(p) bytes at off with one ranged GET; the bytes up to
+// the object's end and io.EOF past it. The object must have been written
+// whole.
+func (o *object) ReadAt(p []byte, off int64) (int, error) {
+	if err := o.check("read"); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("s3: read %q: negative offset %d", o.key, off)
+	}
+	if !o.e.stored() {
+		return 0, fmt.Errorf("s3: read %q: the object is not written whole yet (%d bytes)", o.key, o.e.size)
+	}
+	if off >= o.e.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), o.e.size-off))
+	if n > 0 {
+		if err := o.b.c.getRange(context.Background(), o.name, off, p[:n], o.e.size); err != nil {
+			return 0, fmt.Errorf("s3: read %q: %d bytes at offset %d: %w", o.key, n, off, err)
+		}
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt copies p into the parts it covers; a part written whole is
+// uploaded before WriteAt returns (the last one completes the object).
+// Each byte of a new object is written once. A write to an object already
+// written whole rewrites it (a GET and a PUT of the whole object), which
+// only tests do.
+func (o *object) WriteAt(p []byte, off int64) (int, error) {
+	if err := o.check("write"); err != nil {
+		return 0, err
+	}
+	e := o.e
+	if off < 0 || off+int64(len(p)) > e.size {
+		return 0, fmt.Errorf("s3: write %q: %d bytes at offset %d pass the object's bounds (%d bytes)", o.key, len(p), off, e.size)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if e.stored() {
+		return o.rewrite(p, off)
+	}
+	for done := 0; done < len(p); {
+		at := off + int64(done)
+		i := int(at / e.part)
+		in := at - int64(i)*e.part
+		plen := e.partLen(i)
+		e.mu.Lock()
+		if e.err != nil || e.ended {
+			err := e.err
+			e.mu.Unlock()
+			if err == nil {
+				return 0, fmt.Errorf("s3: write %q: %w", o.key, backend.ErrClosed)
+			}
+			return 0, fmt.Errorf("s3: write %q: an earlier part failed: %w", o.key, err)
+		}
+		if e.bufs[i] == nil {
+			e.bufs[i] = o.b.getBuf(plen)
+		}
+		n := copy(e.bufs[i][in:], p[done:])
+		e.filled[i] += int64(n)
+		full := e.filled[i] >= plen
+		var buf []byte
+		if full {
+			buf = e.bufs[i]
+		}
+		e.mu.Unlock()
+		done += n
+		if full {
+			if err := o.upload(i, buf); err != nil {
+				return 0, fmt.Errorf("s3: write %q: %w", o.key, err)
+			}
+		}
+	}
+	return len(p), nil
+}
+
+// upload sends part i, whose bytes are buf: a PUT of the whole object when
+// it is one part, else an UploadPart of its multipart upload (started by
+// the first part to go up), and the upload's completion after its last
+// part.
+func (o *object) upload(i int, buf []byte) error {
+	e, b := o.e, o.b
+	ctx := context.Background()
+	b.mu.Lock()
+	if o.s != nil {
+		o.s.onServer = true // the server may take it even if we see an error
+	}
+	b.mu.Unlock()
+	release := func() {
+		e.mu.Lock()
+		if e.bufs != nil {
+			e.bufs[i] = nil
+		}
+		e.mu.Unlock()
+		b.putBuf(buf)
+	}
+	if e.nparts == 1 {
+		err := b.c.put(ctx, o.name, buf)
+		release()
+		if err != nil {
+			return o.fail(err)
+		}
+		e.whole.Store(true)
+		return nil
+	}
+	e.once.Do(func() {
+		id, err := b.c.createMultipart(ctx, o.name)
+		e.mu.Lock()
+		e.uploadID = id
+		if err != nil && e.err == nil {
+			e.err = err
+		}
+		e.mu.Unlock()
+	})
+	e.mu.Lock()
+	id, err := e.uploadID, e.err
+	e.mu.Unlock()
+	if err != nil {
+		release()
+		return err
+	}
+	etag, err := b.c.uploadPart(ctx, o.name, id, i+1, buf)
+	release()
+	if err != nil {
+		return o.fail(err)
+	}
+	e.mu.Lock()
+	if e.etags == nil {
+		e.etags = make([]string, e.nparts)
+	}
+	e.etags[i] = etag
+	e.uploaded++
+	last := e.uploaded == e.nparts
+	etags := e.etags
+	e.mu.Unlock()
+	if !last {
+		return nil
+	}
+	if err := b.c.completeMultipart(ctx, o.name, id, etags); err != nil {
+		return o.fail(err)
+	}
+	e.whole.Store(true)
+	return nil
+}
+
+// fail records the entry's first failure and aborts its multipart upload.
+func (o *object) fail(err error) error {
+	e := o.e
+	e.mu.Lock()
+	first := e.err == nil
+	if first {
+		e.err = err
+	}
+	id := e.uploadID
+	e.mu.Unlock()
+	if first && id != "" {
+		o.b.c.abort(context.Background(), o.name, id) // Close lists and aborts what is left
+	}
+	return err
+}
+
+// rewrite replaces the bytes at off of an object written whole: a GET of
+// it, and a PUT (or multipart upload) of the whole.
+func (o *object) rewrite(p []byte, off int64) (int, error) {
+	e, b := o.e, o.b
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx := context.Background()
+	whole := make([]byte, e.size)
+	if err := b.c.getRange(ctx, o.name, 0, whole, e.size); err != nil {
+		return 0, fmt.Errorf("s3: rewrite %q: %w", o.key, err)
+	}
+	copy(whole[off:], p)
+	if err := b.c.putWhole(ctx, o.name, whole, e.part); err != nil {
+		return 0, fmt.Errorf("s3: rewrite %q: %w", o.key, err)
+	}
+	return len(p), nil
+}
+
+// Close ends this use of the object. The Object of a create that did not
+// write it whole abandons it: it never appears (an empty object is put
+// here, having no bytes to write).
+func (o *object) Close() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("s3: close %q: %w", o.key, backend.ErrClosed)
+	}
+	if o.b.closed.Load() {
+		return fmt.Errorf("s3: close %q: %w", o.key, backend.ErrClosed)
+	}
+	if o.s == nil || o.e.stored() {
+		return nil
+	}
+	if o.e.size == 0 && !o.e.gone.Load() {
+		o.b.mu.Lock()
+		o.s.onServer = true
+		o.b.mu.Unlock()
+		if err := o.b.c.put(context.Background(), o.name, nil); err != nil {
+			return fmt.Errorf("s3: close %q: %w", o.key, err)
+		}
+		o.e.whole.Store(true)
+		return nil
+	}
+	if id := o.e.abandon(); id != "" {
+		o.b.c.abort(context.Background(), o.name, id)
+	}
+	return nil
+}
+
+// Remove deletes the object (unless a create has replaced it since this
+// Object was opened) and closes the Object.
+func (o *object) Remove() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("s3: remove %q: %w", o.key, backend.ErrClosed)
+	}
+	b := o.b
+	b.mu.Lock()
+	if b.objs == nil {
+		b.mu.Unlock()
+		return fmt.Errorf("s3: remove %q: %w", o.key, backend.ErrClosed)
+	}
+	s := b.objs[o.key]
+	if s == nil || s.cur != o.e {
+		b.mu.Unlock()
+		return nil
+	}
+	o.e.gone.Store(true)
+	onServer := s.onServer
+	b.mu.Unlock()
+	if id := o.e.abandon(); id != "" {
+		b.c.abort(context.Background(), o.name, id)
+	}
+	if onServer {
+		if err := b.c.delete(context.Background(), o.name); err != nil {
+			// The slot stays, so that Close tries again.
+			return fmt.Errorf("s3: remove %q: %w", o.key, err)
+		}
+	}
+	b.mu.Lock()
+	if b.objs != nil && b.objs[o.key] == s && s.cur == o.e {
+		delete(b.objs, o.key)
+	}
+	b.mu.Unlock()
+	return nil
+}

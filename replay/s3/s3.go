@@ -1,0 +1,362 @@
+// Package s3 owns kvreplay's object-storage tier: a backend.Backend whose
+// objects are objects in an S3 bucket, written whole (one PUT, or a
+// multipart upload above the part size), read by ranged GETs of the
+// blocks the engine asks for, and deleted when the trace deletes them.
+//
+// A run works under a prefix of its own, <prefix>/run-<id>/, which must be
+// empty when the backend is made (so that everything under it is the
+// run's), and Close removes what the run created there (objects and
+// unfinished multipart uploads) and nothing else, unless told to keep it.
+// kvreplay never creates or deletes buckets.
+//
+// Endpoint, bucket and prefix come from Config; credentials, region and,
+// when Config has none, the endpoint come from the standard AWS
+// environment and configuration chain (AWS_ACCESS_KEY_ID, AWS_PROFILE,
+// ~/.aws/config, AWS_ENDPOINT_URL_S3, AWS_CA_BUNDLE for an https endpoint
+// with a private CA, ...), through aws-sdk-go-v2. Credentials are never
+// written anywhere: errors that might carry them are scrubbed.
+//
+// The S3 protocol has no partial writes, so an Object assembles its
+// blocks in part-sized buffers and uploads each part as soon as it is
+// written whole: an object of at most PartSize bytes is one PUT when its
+// last block arrives, a bigger one a multipart upload whose parts go up
+// as they fill and which completes with its last part. An object exists
+// on the server, and Open finds it, once it has been written whole. The
+// backend keeps the names and sizes of the run's objects itself, so Open
+// costs no request.
+//
+// Every request is counted by type, with its retries, the throttling
+// responses among them (503 SlowDown, 429) and, for GETs, the time to the
+// first byte of the response; Stats reports them.
+package s3
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/bits"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/objname"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Defaults of Config, those of a well-tuned client: sixteen requests in
+// flight and 8 MiB parts (the AWS CLI's part size; rclone's --transfers
+// is 4, the AWS CLI's 10, and an object store serves more at once).
+const (
+	DefaultConcurrency = 16
+	DefaultPartSize    = 8 << 20
+	// MinPartSize is S3's least part size (the last part excepted).
+	MinPartSize = 5 << 20
+	// MaxParts is S3's most parts in a multipart upload.
+	MaxParts = 10000
+	// DefaultMaxAttempts is how many times a request is tried, retries
+	// of throttling responses and transient errors included.
+	DefaultMaxAttempts = 5
+)
+
+// Config says where a run's objects live and how they move.
+type Config struct {
+	// Endpoint is the S3 service's URL (http://127.0.0.1:7070,
+	// https://s3.example.com); "" takes the AWS chain's
+	// (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, endpoint_url in the
+	// profile) or AWS's own for the region. With an endpoint, buckets are
+	// addressed by path, as S3-compatible servers expect.
+	Endpoint string
+	// Bucket must exist; it is never created or deleted.
+	Bucket string
+	// Prefix is where in the bucket the run makes its own prefix,
+	// <Prefix>/run-<id>/; "" is the bucket's top.
+	Prefix string
+	// RunID names the run's prefix; "" makes a unique one (time and
+	// random bytes).
+	RunID string
+	// Concurrency is the most requests in flight (and connections kept
+	// open); 0 is DefaultConcurrency.
+	Concurrency int
+	// PartSize is the size of a multipart upload's parts, and the size
+	// above which an object is uploaded in parts; 0 is DefaultPartSize.
+	// It is at least MinPartSize.
+	PartSize int64
+	// MaxAttempts is how many times a request is tried; 0 is
+	// DefaultMaxAttempts.
+	MaxAttempts int
+	// MaxBackoff bounds the wait between two attempts; 0 is the SDK's
+	// (20 s).
+	MaxBackoff time.Duration
+	// Keep leaves the run's objects in the bucket at Close.
+	Keep bool
+}
+
+// Validate reports every problem of c at once, one per line, named by
+// kvreplay's flags.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Bucket == "" {
+		errs = append(errs, errors.New("--s3-bucket: a tier maps to s3 and names no bucket: give the bucket kvreplay writes to (it must exist)"))
+	} else if !validBucket(c.Bucket) {
+		errs = append(errs, fmt.Errorf("--s3-bucket %q: not a bucket name (3 to 63 lower-case letters, digits, '.' and '-')", c.Bucket))
+	}
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--s3-endpoint %q: want a URL such as http://127.0.0.1:7070 or https://s3.example.com", c.Endpoint))
+		} else if u.User != nil {
+			errs = append(errs, errors.New("--s3-endpoint: carries credentials in the URL: give them through the AWS environment or profile instead"))
+		}
+	}
+	if strings.HasPrefix(c.Prefix, "/") {
+		errs = append(errs, fmt.Errorf("--s3-prefix %q: starts with '/': give it without (a key never starts with one)", c.Prefix))
+	}
+	if c.Concurrency < 0 || c.Concurrency > 4096 {
+		errs = append(errs, fmt.Errorf("--s3-concurrency %d: must be between 1 and 4096 (0 for %d)", c.Concurrency, DefaultConcurrency))
+	}
+	if c.PartSize != 0 && (c.PartSize < MinPartSize || c.PartSize > 5<<30) {
+		errs = append(errs, fmt.Errorf("--s3-part-size %d: must be between 5 MiB and 5 GiB, S3's limits", c.PartSize))
+	}
+	if c.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("s3: max attempts %d: must be at least 1 (0 for %d)", c.MaxAttempts, DefaultMaxAttempts))
+	}
+	return errors.Join(errs...)
+}
+
+// validBucket checks S3's bucket naming rules, loosely.
+func validBucket(b string) bool {
+	if len(b) < 3 || len(b) > 63 {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// Backend is the S3 tier. It and its Objects are safe for concurrent use.
+// Close must be called: it removes what the run created.
+type Backend struct {
+	cfg    Config
+	c      *client
+	runDir string // <prefix>/run-<id>/, the run's own prefix
+	part   int64
+
+	mu     sync.Mutex
+	objs   map[string]*slot // nil once closed
+	closed atomic.Bool
+	pools  [64]sync.Pool // *[]byte of part buffers, by size class
+}
+
+// slot is what the backend knows of one key: its current object, and
+// whether the server may hold bytes under its name (from it or an object
+// it replaced), which Remove and Close then delete.
+type slot struct {
+	cur      *entry
+	onServer bool
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New makes the tier: it loads the AWS configuration, and checks with one
+// request that the bucket exists, that the credentials are accepted and
+// that the run's prefix is empty. ctx bounds that check only.
+func New(ctx context.Context, cfg Config) (*Backend, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.PartSize == 0 {
+		cfg.PartSize = DefaultPartSize
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.RunID == "" {
+		var r [4]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return nil, fmt.Errorf("s3: run id: %w", err)
+		}
+		cfg.RunID = time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(r[:])
+	}
+	c, err := newClient(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{cfg: cfg, c: c, part: cfg.PartSize, objs: map[string]*slot{}}
+	b.runDir = "run-" + cfg.RunID + "/"
+	if p := cfg.Prefix; p != "" {
+		b.runDir = strings.TrimSuffix(p, "/") + "/" + b.runDir
+	}
+	keys, err := c.list(ctx, b.runDir, 1)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("s3: %s: %w", b.Where(), err)
+	}
+	if len(keys) > 0 {
+		c.close()
+		return nil, fmt.Errorf("s3: %s: the run's prefix holds objects already (%s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), keys[0])
+	}
+	return b, nil
+}
+
+// Where names the run's prefix and the server: "s3://bucket/p/run-x/ at
+// http://127.0.0.1:7070". It carries no credentials.
+func (b *Backend) Where() string {
+	return "s3://" + b.cfg.Bucket + "/" + b.runDir + " at " + b.c.endpoint
+}
+
+// RunPrefix is the run's own prefix in the bucket, "<prefix>/run-<id>/".
+func (b *Backend) RunPrefix() string { return b.runDir }
+
+// Caps reports Name "s3", no alignment and no bound; Open and Remove make
+// requests, so they are not FastMeta.
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{Name: "s3", Align: 1}
+}
+
+// Describe fills the tier path of a result: the bucket, the run's prefix
+// and the server, never credentials.
+func (b *Backend) Describe(pi *schema.PathInfo) {
+	pi.Backend = "s3"
+	pi.Path = "s3://" + b.cfg.Bucket + "/" + b.runDir
+	pi.FileSystem = "s3"
+	pi.Device = b.c.endpoint
+	if s := b.c.server.Load(); s != nil {
+		pi.Model = *s
+	}
+}
+
+// objectKey is the S3 key of the run's object named key: the run's prefix
+// and the key's file name (objname.FileName: no '/', no "." or "..", at
+// most 200 bytes), so that servers that store objects as files
+// (versitygw, MinIO) hold every key, and distinct keys stay distinct.
+func (b *Backend) objectKey(key string) string { return b.runDir + objname.FileName(key) }
+
+// Open returns the object named key. With create it starts a new object
+// of size bytes, replacing any of that name (the server keeps the old
+// bytes until the new object is written whole); without, an object of
+// that name and size must have been written whole (ErrNotFound
+// otherwise). Open makes no request.
+func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("s3: open %q: negative size %d", key, size)
+	}
+	if create && size > int64(MaxParts)*b.part {
+		return nil, fmt.Errorf("s3: create %q of %d bytes: more than %d parts of %d bytes: raise --s3-part-size", key, size, MaxParts, b.part)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.objs == nil {
+		return nil, fmt.Errorf("s3: open %q: %w", key, backend.ErrClosed)
+	}
+	s := b.objs[key]
+	if !create {
+		if s == nil || s.cur == nil || !s.cur.stored() || s.cur.gone.Load() {
+			return nil, fmt.Errorf("s3: open %q: %w", key, backend.ErrNotFound)
+		}
+		if s.cur.size != size {
+			return nil, fmt.Errorf("s3: open %q of %d bytes: the object has %d", key, size, s.cur.size)
+		}
+		return &object{b: b, key: key, name: b.objectKey(key), e: s.cur}, nil
+	}
+	if s == nil {
+		s = &slot{}
+		b.objs[key] = s
+	}
+	if s.cur != nil {
+		s.cur.gone.Store(true)
+	}
+	s.cur = newEntry(size, b.part)
+	return &object{b: b, key: key, name: b.objectKey(key), e: s.cur, s: s}, nil
+}
+
+// Close removes the run's objects and unfinished uploads from the bucket
+// (unless Config.Keep) and releases the backend; its Objects then fail
+// with ErrClosed. It deletes what the backend knows it wrote, then lists
+// the run's prefix for anything left (a request that failed on the client
+// after the server took it), so that the prefix is empty afterwards. An
+// error says what is left and where.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.objs == nil {
+		b.mu.Unlock()
+		return fmt.Errorf("s3: close: %w", backend.ErrClosed)
+	}
+	objs := b.objs
+	b.objs = nil
+	b.closed.Store(true)
+	b.mu.Unlock()
+	defer b.c.close()
+	if b.cfg.Keep {
+		return nil
+	}
+	ctx := context.Background()
+	var errs []error
+	var names []string
+	for key, s := range objs {
+		if s.cur != nil {
+			s.cur.gone.Store(true)
+			if id := s.cur.abandon(); id != "" {
+				if err := b.c.abort(ctx, b.objectKey(key), id); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		if s.onServer {
+			names = append(names, b.objectKey(key))
+		}
+	}
+	if err := b.c.deleteMany(ctx, names); err != nil {
+		errs = append(errs, err)
+	}
+	// Whatever the run's prefix still holds is the run's own.
+	left, err := b.c.list(ctx, b.runDir, 0)
+	if err == nil && len(left) > 0 {
+		err = b.c.deleteMany(ctx, left)
+	}
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := b.c.abortAll(ctx, b.runDir); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("s3: close: the run's objects may be left under %s (remove them with: aws s3 rm --recursive s3://%s/%s): %w",
+			b.Where(), b.cfg.Bucket, b.runDir, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Stats returns the requests made so far, by type, with their retries,
+// throttling responses and times to first byte.
+func (b *Backend) Stats() Stats { return b.c.stats.snapshot() }
+
+// getBuf returns a buffer of n bytes (at most PartSize) from the pool of
+// its size class: the least power of two that holds it.
+func (b *Backend) getBuf(n int64) []byte {
+	c := bits.Len64(uint64(max(n, 1) - 1))
+	if p, ok := b.pools[c].Get().(*[]byte); ok {
+		return (*p)[:n]
+	}
+	return make([]byte, n, 1<<c)
+}
+
+// putBuf gives a buffer from getBuf back.
+func (b *Backend) putBuf(p []byte) {
+	c := bits.Len64(uint64(max(cap(p), 1) - 1))
+	if c < len(b.pools) && cap(p) == 1<<c {
+		p = p[:cap(p)]
+		b.pools[c].Put(&p)
+	}
+}

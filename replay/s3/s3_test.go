@@ -1,0 +1,391 @@
+package s3_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/replaytest"
+	"github.com/kvbench/kvbench/replay/s3"
+	"github.com/kvbench/kvbench/replay/s3/s3test"
+)
+
+const bucket = "kvbench-test"
+
+// start starts a server with a bucket, its environment set for the test.
+func start(t *testing.T, opts s3test.Options) *s3test.Server {
+	t.Helper()
+	srv := s3test.Start(t, opts)
+	srv.Env(t)
+	srv.Bucket(t, bucket)
+	return srv
+}
+
+// newBackend makes a backend on srv (or on endpoint, when given) with the
+// test's config, closed at the test's end unless closed before.
+func newBackend(t *testing.T, endpoint string, cfg s3.Config) *s3.Backend {
+	t.Helper()
+	cfg.Endpoint = endpoint
+	if cfg.Bucket == "" {
+		cfg.Bucket = bucket
+	}
+	b, err := s3.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("s3.New: %v", err)
+	}
+	return b
+}
+
+// noneUnder fails the test when the bucket holds a key (or an upload)
+// under prefix.
+func noneUnder(t *testing.T, srv *s3test.Server, prefix string) {
+	t.Helper()
+	for _, k := range srv.Keys(t, bucket) {
+		if strings.HasPrefix(strings.TrimPrefix(k, "upload:"), prefix) {
+			t.Errorf("the bucket still holds %q of the run under %q", k, prefix)
+		}
+	}
+}
+
+func TestConformance(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	n := 0
+	replaytest.Run(t, func(t *testing.T) backend.Backend {
+		n++
+		// A part size below the suite's biggest objects (16 blocks of 4 KiB
+		// are 64 KiB) would need parts below S3's 5 MiB; the multipart path
+		// has its own test.
+		b := newBackend(t, srv.Endpoint, s3.Config{RunID: fmt.Sprintf("conformance-%d", n)})
+		prefix := b.RunPrefix()
+		// Run closes the backend before this clean-up runs.
+		t.Cleanup(func() { noneUnder(t, srv, prefix) })
+		return b
+	})
+}
+
+// TestMultipart writes objects above the part size in blocks of 1 MiB, in
+// a random order from several goroutines, and reads them back by ranges:
+// each is one multipart upload of its parts, every byte as written.
+func TestMultipart(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	b := newBackend(t, srv.Endpoint, s3.Config{PartSize: s3.MinPartSize, Concurrency: 4})
+	const blk = 1 << 20
+	sizes := []int64{12 << 20, 5 << 20, 5<<20 + blk, 3 << 20}
+	for i, size := range sizes {
+		key := fmt.Sprintf("obj-%d", i)
+		o, err := b.Open(key, size, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs := make([]int64, 0, size/blk)
+		for off := int64(0); off < size; off += blk {
+			offs = append(offs, off)
+		}
+		rand.Shuffle(len(offs), func(i, j int) { offs[i], offs[j] = offs[j], offs[i] })
+		var wg sync.WaitGroup
+		errs := make(chan error, len(offs))
+		for w := range 4 {
+			wg.Go(func() {
+				p := make([]byte, blk)
+				for k := w; k < len(offs); k += 4 {
+					replaytest.Fill(p, uint64(i), offs[k])
+					if _, err := o.WriteAt(p, offs[k]); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if err := o.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := make([]byte, 3*blk)
+	for i, size := range sizes {
+		o, err := b.Open(fmt.Sprintf("obj-%d", i), size, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Whole, and by 3 MiB ranges across part boundaries.
+		whole := make([]byte, size)
+		if n, err := o.ReadAt(whole, 0); err != nil || int64(n) != size {
+			t.Fatalf("ReadAt whole = %d, %v", n, err)
+		}
+		full := make([]byte, size)
+		replaytest.Fill(full, uint64(i), 0)
+		if !bytes.Equal(whole, full) {
+			t.Fatalf("object %d of %d bytes: bytes read differ from those written", i, size)
+		}
+		for off := int64(0); off < size; off += 3 * blk {
+			p := make([]byte, 3*blk)
+			n, err := o.ReadAt(p, off)
+			end := min(off+3*blk, size)
+			if int64(n) != end-off || (end < off+3*blk) != errors.Is(err, io.EOF) {
+				t.Fatalf("ReadAt(%d) = %d, %v", off, n, err)
+			}
+			replaytest.Fill(want, uint64(i), off)
+			if !bytes.Equal(p[:n], want[:n]) {
+				t.Fatalf("object %d: range at %d differs", i, off)
+			}
+		}
+		o.Close()
+	}
+	st := b.Stats()
+	// 12 MiB: 3 parts; 5 MiB: one PUT; 6 MiB: 2 parts; 3 MiB: one PUT.
+	if st.Requests["CreateMultipartUpload"] != 2 || st.Requests["UploadPart"] != 5 || st.Requests["CompleteMultipartUpload"] != 2 || st.Requests["PutObject"] != 2 {
+		t.Errorf("requests %v: want 2 multipart uploads of 5 parts in all, and 2 PUTs", st.Requests)
+	}
+	var total int64
+	for _, s := range sizes {
+		total += s
+	}
+	if st.BytesPut != total || st.BytesGot != 2*total {
+		t.Errorf("bytes put %d, got %d; want %d and %d", st.BytesPut, st.BytesGot, total, 2*total)
+	}
+	if st.TTFB.Count != st.Requests["GetObject"] || st.TTFB.P50US <= 0 {
+		t.Errorf("TTFB %+v of %d GETs", st.TTFB, st.Requests["GetObject"])
+	}
+	prefix := b.RunPrefix()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noneUnder(t, srv, prefix)
+}
+
+// TestOthersUntouched: objects in the bucket that the run did not create,
+// beside its prefix and under the same --s3-prefix, are left as they were,
+// and a run prefix that holds objects is refused.
+func TestOthersUntouched(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	theirs := map[string][]byte{
+		"keep-me":               []byte("not kvbench's"),
+		"bench/other":           []byte("beside the runs"),
+		"bench/run-old/0_key":   []byte("another run's"),
+		"bench/run-taken/0_key": []byte("in the way"),
+	}
+	for k, v := range theirs {
+		srv.Put(t, bucket, k, v)
+	}
+	b := newBackend(t, srv.Endpoint, s3.Config{Prefix: "bench", RunID: "mine"})
+	for i, key := range []string{"0_key", "other", "keep-me", "../keep-me"} {
+		o, err := b.Open(key, 4096, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := make([]byte, 4096)
+		replaytest.Fill(p, uint64(i), 0)
+		if _, err := o.WriteAt(p, 0); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			err = o.Remove()
+		} else {
+			err = o.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	keys := srv.Keys(t, bucket)
+	slices.Sort(keys)
+	want := []string{"bench/other", "bench/run-old/0_key", "bench/run-taken/0_key", "keep-me"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("after the run the bucket holds %q, want %q", keys, want)
+	}
+	for k, v := range theirs {
+		if got := srv.Get(t, bucket, k); !bytes.Equal(got, v) {
+			t.Errorf("%s now holds %q, was %q", k, got, v)
+		}
+	}
+	_, err := s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: bucket, Prefix: "bench/", RunID: "taken"})
+	if err == nil || !strings.Contains(err.Error(), "holds objects already") {
+		t.Errorf("a run prefix with objects: %v, want a refusal", err)
+	}
+	if got := srv.Get(t, bucket, "bench/run-taken/0_key"); string(got) != "in the way" {
+		t.Errorf("the refused run touched %q", got)
+	}
+}
+
+func TestMissingBucket(t *testing.T) {
+	srv := start(t, s3test.Options{})
+	_, err := s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: "no-such-bucket"})
+	if err == nil || !strings.Contains(err.Error(), `bucket "no-such-bucket" does not exist`) || !strings.Contains(err.Error(), srv.Endpoint) {
+		t.Errorf("a missing bucket: %v, want an error naming it and the endpoint", err)
+	}
+}
+
+// TestWrongCredentials: a refused key or secret is a clear error, at New,
+// that carries neither.
+func TestWrongCredentials(t *testing.T) {
+	srv := start(t, s3test.Options{})
+	for _, tc := range []struct{ name, key, secret string }{
+		{"secret", srv.AccessKey, "wrong-secret-0123456789"},
+		{"key", "wrongkey0123456789", srv.SecretKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("AWS_ACCESS_KEY_ID", tc.key)
+			t.Setenv("AWS_SECRET_ACCESS_KEY", tc.secret)
+			_, err := s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: bucket})
+			if err == nil || !strings.Contains(err.Error(), "refused the credentials") {
+				t.Fatalf("wrong %s: %v, want an error that says the credentials were refused", tc.name, err)
+			}
+			for _, secret := range []string{tc.key, tc.secret, srv.SecretKey} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error carries a credential: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestThrottled: 503 SlowDown responses are retried and counted; a storm
+// longer than the attempts fails the request with a clear error.
+func TestThrottled(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	px := s3test.Throttle(t, srv)
+	b := newBackend(t, px.Endpoint, s3.Config{MaxAttempts: 4, MaxBackoff: time.Millisecond})
+	defer b.Close()
+	p := make([]byte, 64<<10)
+	replaytest.Fill(p, 1, 0)
+	px.Fail(3)
+	o, err := b.Open("k", int64(len(p)), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.WriteAt(p, 0); err != nil {
+		t.Fatalf("a write through 3 throttling responses and 4 attempts: %v", err)
+	}
+	st := b.Stats()
+	if st.Throttled != 3 || st.Retries != 3 || px.Refused() != 3 {
+		t.Errorf("throttled %d, retries %d (the proxy refused %d); want 3 and 3", st.Throttled, st.Retries, px.Refused())
+	}
+	px.Fail(-1)
+	q := make([]byte, len(p))
+	_, err = o.ReadAt(q, 0)
+	if err == nil || !strings.Contains(err.Error(), "SlowDown") || !strings.Contains(err.Error(), "throttling after every retry") {
+		t.Errorf("a read in a storm of 503s: %v, want an error naming SlowDown", err)
+	}
+	if st := b.Stats(); st.Throttled != 3+4 || st.Failed["GetObject"] != 1 {
+		t.Errorf("after the storm: throttled %d, failed %v; want 7 and one GET", st.Throttled, st.Failed)
+	}
+	px.Fail(0)
+	if _, err := o.ReadAt(q, 0); err != nil || !bytes.Equal(p, q) {
+		t.Errorf("a read after the storm: %v", err)
+	}
+	o.Close()
+}
+
+// TestServerKilled: requests to a server that died fail with an error that
+// says so, Close says what it could not delete and where, and a server
+// started again on the same directory shows that only the run's objects
+// were left, the others untouched.
+func TestServerKilled(t *testing.T) {
+	root := t.TempDir()
+	srv := start(t, s3test.Options{Root: root})
+	srv.Put(t, bucket, "theirs", []byte("theirs"))
+	b := newBackend(t, srv.Endpoint, s3.Config{MaxAttempts: 2, MaxBackoff: time.Millisecond, RunID: "killed"})
+	p := make([]byte, 4096)
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.WriteAt(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	srv.Kill()
+	o2, err := b.Open("k2", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = o2.WriteAt(p, 0)
+	if err == nil || !strings.Contains(err.Error(), "is the server up?") {
+		t.Errorf("a write to a dead server: %v, want an error that says the server cannot be reached", err)
+	}
+	err = b.Close()
+	if err == nil || !strings.Contains(err.Error(), "run-killed/") || !strings.Contains(err.Error(), "aws s3 rm --recursive s3://"+bucket+"/run-killed/") {
+		t.Errorf("Close after the server died: %v, want an error naming what is left", err)
+	}
+	again := s3test.Start(t, s3test.Options{Root: root})
+	keys := again.Keys(t, bucket)
+	slices.Sort(keys)
+	if len(keys) != 2 || keys[0] != "run-killed/0_k" && keys[0] != "run-killed/k" || keys[1] != "theirs" {
+		t.Errorf("after the crash the bucket holds %q: want the run's one object and theirs", keys)
+	}
+}
+
+// TestHTTPS: an https endpoint whose certificate a private CA signed works
+// with that CA in AWS_CA_BUNDLE, and is refused without it.
+func TestHTTPS(t *testing.T) {
+	srv := start(t, s3test.Options{TLS: true})
+	b := newBackend(t, srv.Endpoint, s3.Config{})
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 4096)
+	replaytest.Fill(p, 5, 0)
+	if _, err := o.WriteAt(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	q := make([]byte, 4096)
+	if _, err := o.ReadAt(q, 0); err != nil || !bytes.Equal(p, q) {
+		t.Fatalf("read over https: %v", err)
+	}
+	o.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_CA_BUNDLE", "")
+	_, err = s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: bucket, MaxAttempts: 1})
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("https without the CA: %v, want a certificate error", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  s3.Config
+		want string // "" valid
+	}{
+		{s3.Config{Bucket: "b-1"}, ""},
+		{s3.Config{Bucket: "b-1", Endpoint: "https://s3.example.com", Prefix: "a/b", Concurrency: 64, PartSize: 16 << 20}, ""},
+		{s3.Config{}, "--s3-bucket: a tier maps to s3 and names no bucket"},
+		{s3.Config{Bucket: "a/b"}, `--s3-bucket "a/b": not a bucket name`},
+		{s3.Config{Bucket: "bb", Endpoint: "127.0.0.1:7070"}, `--s3-endpoint "127.0.0.1:7070": want a URL`},
+		{s3.Config{Bucket: "bbb", Endpoint: "http://key:secret@host"}, "--s3-endpoint: carries credentials"},
+		{s3.Config{Bucket: "bbb", Prefix: "/p"}, `--s3-prefix "/p": starts with '/'`},
+		{s3.Config{Bucket: "bbb", Concurrency: -1}, "--s3-concurrency -1"},
+		{s3.Config{Bucket: "bbb", PartSize: 1 << 20}, "--s3-part-size 1048576: must be between 5 MiB and 5 GiB"},
+	} {
+		err := tc.cfg.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Validate(%+v) = %v, want %q", tc.cfg, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") && !strings.Contains(tc.want, "credentials") {
+			t.Errorf("Validate(%+v) = %v: carries a credential", tc.cfg, err)
+		}
+	}
+	// Every problem at once, one per line.
+	err := (&s3.Config{Bucket: "x", Prefix: "/p", Concurrency: -1}).Validate()
+	if err == nil || strings.Count(err.Error(), "\n") != 2 {
+		t.Errorf("three problems: %v, want three lines", err)
+	}
+}

@@ -1,0 +1,426 @@
+// Package s3test starts a real S3 server for tests: Versity's S3 gateway
+// (versitygw, `go install github.com/versity/versitygw/cmd/versitygw@v1.8.0`)
+// on 127.0.0.1 over a fresh directory, and a throttling proxy in front of
+// it that answers 503 SlowDown on demand. A test that needs the server is
+// skipped, with a message that says how to install it, where versitygw is
+// neither on PATH nor in ~/go/bin.
+package s3test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// Install is how to get the server, for skip messages.
+const Install = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+
+// Binary returns versitygw's path: on PATH, else in $GOPATH/bin or
+// ~/go/bin; "" where it is in none.
+func Binary() string {
+	if p, err := exec.LookPath("versitygw"); err == nil {
+		return p
+	}
+	var dirs []string
+	if gp := os.Getenv("GOPATH"); gp != "" {
+		dirs = append(dirs, filepath.Join(filepath.SplitList(gp)[0], "bin"))
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(h, "go", "bin"))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, "versitygw")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// Options are a Server's.
+type Options struct {
+	// TLS serves https with a certificate of a fresh private CA, whose
+	// PEM file is Server.CAFile.
+	TLS bool
+	// KeepAlive keeps connections open between requests; versitygw closes
+	// them after each by default.
+	KeepAlive bool
+	// Root is the directory the server keeps its buckets in; "" is a new
+	// temporary one. A server started again on the same Root sees the
+	// same buckets and objects.
+	Root string
+}
+
+// Server is a running versitygw.
+type Server struct {
+	// Endpoint is its URL, http://127.0.0.1:PORT (https with TLS).
+	Endpoint  string
+	AccessKey string
+	SecretKey string
+	// Root is the directory of its buckets.
+	Root string
+	// CAFile is the PEM file of the CA that signed its certificate (TLS).
+	CAFile string
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    *syncBuffer
+}
+
+// Start starts a server for the test, stopped at its end; it skips the
+// test where versitygw is not installed.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	bin := Binary()
+	if bin == "" {
+		t.Skipf("versitygw is not on PATH nor in ~/go/bin: install it with %s (.ci/run does) to run the S3 tests", Install)
+	}
+	s := &Server{AccessKey: "kvbenchtestkey", SecretKey: "kvbench-test-secret-" + randHex(8), Root: opts.Root}
+	if s.Root == "" {
+		s.Root = t.TempDir()
+	}
+	var certArgs []string
+	scheme := "http"
+	if opts.TLS {
+		dir := t.TempDir()
+		s.CAFile, certArgs = writeCert(t, dir)
+		scheme = "https"
+	}
+	var lastErr error
+	for range 3 {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		args := append([]string{"--access", s.AccessKey, "--secret", s.SecretKey, "--port", addr, "--quiet"}, certArgs...)
+		if opts.KeepAlive {
+			args = append(args, "--keep-alive")
+		}
+		args = append(args, "posix", s.Root)
+		s.log = &syncBuffer{}
+		s.cmd = exec.Command(bin, args...)
+		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+		if err := s.cmd.Start(); err != nil {
+			t.Fatalf("start versitygw: %v", err)
+		}
+		s.exited = make(chan struct{})
+		go func(cmd *exec.Cmd, done chan struct{}) {
+			cmd.Wait()
+			close(done)
+		}(s.cmd, s.exited)
+		if lastErr = s.waitUp(addr); lastErr == nil {
+			s.Endpoint = scheme + "://" + addr
+			t.Cleanup(s.Kill)
+			return s
+		}
+		s.Kill()
+	}
+	t.Fatalf("versitygw did not start: %v\n%s", lastErr, s.log.String())
+	return nil
+}
+
+// waitUp waits until the server accepts connections on addr, or exits.
+func (s *Server) waitUp(addr string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("it exited: %s", s.log.String())
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-s.exited:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no connection on %s within 20 s", addr)
+}
+
+// Kill stops the server at once (SIGKILL), as a crash would, and waits
+// for it to exit. It is idempotent.
+func (s *Server) Kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// Env points the AWS configuration chain at the server for the rest of
+// the test: its credentials and a region in the environment, and no
+// configuration or credentials file of the user's.
+func (s *Server) Env(t testing.TB) {
+	t.Helper()
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID":           s.AccessKey,
+		"AWS_SECRET_ACCESS_KEY":       s.SecretKey,
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_REGION":                  "us-east-1",
+		"AWS_PROFILE":                 "",
+		"AWS_CONFIG_FILE":             none,
+		"AWS_SHARED_CREDENTIALS_FILE": none,
+		"AWS_ENDPOINT_URL":            "",
+		"AWS_ENDPOINT_URL_S3":         "",
+		"AWS_EC2_METADATA_DISABLED":   "true",
+	} {
+		t.Setenv(k, v)
+	}
+	if s.CAFile != "" {
+		t.Setenv("AWS_CA_BUNDLE", s.CAFile)
+	} else {
+		// The server is http: a CA bundle of the environment's (a proxy's)
+		// has nothing to do with it.
+		t.Setenv("AWS_CA_BUNDLE", "")
+	}
+}
+
+// Client returns an S3 client of the server's, for a test to set up and
+// inspect buckets behind the backend's back.
+func (s *Server) Client() *s3.Client {
+	hc := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	if s.CAFile != "" {
+		pem, _ := os.ReadFile(s.CAFile)
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		hc.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: pool}
+	}
+	return s3.New(s3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(s.Endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+		HTTPClient:   hc,
+	})
+}
+
+// Bucket creates a bucket.
+func (s *Server) Bucket(t testing.TB, name string) {
+	t.Helper()
+	if _, err := s.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
+		t.Fatalf("create bucket %q: %v", name, err)
+	}
+}
+
+// Put stores an object of the test's, outside any run.
+func (s *Server) Put(t testing.TB, bucket, key string, p []byte) {
+	t.Helper()
+	if _, err := s.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(p)}); err != nil {
+		t.Fatalf("put %s/%s: %v", bucket, key, err)
+	}
+}
+
+// Get reads an object whole.
+func (s *Server) Get(t testing.TB, bucket, key string) []byte {
+	t.Helper()
+	out, err := s.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		t.Fatalf("get %s/%s: %v", bucket, key, err)
+	}
+	defer out.Body.Close()
+	p, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatalf("get %s/%s: %v", bucket, key, err)
+	}
+	return p
+}
+
+// Keys lists every key in the bucket, and the keys of its unfinished
+// multipart uploads after them, each as "upload:KEY".
+func (s *Server) Keys(t testing.TB, bucket string) []string {
+	t.Helper()
+	c := s.Client()
+	var keys []string
+	in := &s3.ListObjectsV2Input{Bucket: &bucket}
+	for {
+		out, err := c.ListObjectsV2(context.Background(), in)
+		if err != nil {
+			t.Fatalf("list %s: %v", bucket, err)
+		}
+		for _, o := range out.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			break
+		}
+		in.ContinuationToken = out.NextContinuationToken
+	}
+	ups, err := c.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: &bucket})
+	if err != nil {
+		t.Fatalf("list the multipart uploads of %s: %v", bucket, err)
+	}
+	for _, u := range ups.Uploads {
+		keys = append(keys, "upload:"+aws.ToString(u.Key))
+	}
+	return keys
+}
+
+// Log is what the server printed.
+func (s *Server) Log() string { return s.log.String() }
+
+// Proxy is a reverse proxy in front of a server that answers requests
+// with 503 SlowDown when told to, as a throttling S3 service does.
+type Proxy struct {
+	// Endpoint is the proxy's URL, to give the client instead of the
+	// server's.
+	Endpoint string
+	fail     atomic.Int64 // requests still to refuse; < 0: all
+	refused  atomic.Int64
+	served   atomic.Int64
+}
+
+// Throttle starts a proxy in front of srv on 127.0.0.1, closed at the
+// test's end. It passes every request through until Fail says otherwise.
+func Throttle(t testing.TB, srv *Server) *Proxy {
+	t.Helper()
+	target, err := url.Parse(srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		// The client signed the Host it sent: keep it.
+		r.Out.Host = r.In.Host
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
+			p.refused.Add(1)
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
+		p.served.Add(1)
+		rp.ServeHTTP(w, r)
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	p.Endpoint = "http://" + ln.Addr().String()
+	return p
+}
+
+// Fail makes the next n requests fail with 503 SlowDown; n < 0 makes all
+// of them fail until the next Fail, and 0 none.
+func (p *Proxy) Fail(n int) { p.fail.Store(int64(n)) }
+
+// Refused is how many requests were answered with 503.
+func (p *Proxy) Refused() int64 { return p.refused.Load() }
+
+// Served is how many requests went through to the server.
+func (p *Proxy) Served() int64 { return p.served.Load() }
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and its key
+// into dir, and returns the certificate's path (its own CA) and
+// versitygw's arguments to serve it.
+func writeCert(t testing.TB, dir string) (string, []string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kvbench test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certPath, []string{"--cert", certPath, "--key", keyPath}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's two output streams.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.b.Len() > 1<<20 {
+		return len(p), nil
+	}
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
