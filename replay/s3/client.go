@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,12 +38,17 @@ type client struct {
 	stats    stats
 	secrets  []string // scrubbed from every error
 	server   atomic.Pointer[string]
-	idle     func() // closes idle connections
+	idle     func()    // closes idle connections
+	bufs     sync.Pool // *[]byte of 256 KiB, for bodies streamed into a WriterAt
 }
 
 // newClient loads the AWS configuration chain and makes the client.
 func newClient(ctx context.Context, cfg *Config) (*client, error) {
 	c := &client{bucket: cfg.Bucket, sem: make(chan struct{}, cfg.Concurrency)}
+	c.bufs.New = func() any {
+		p := make([]byte, 256<<10)
+		return &p
+	}
 	conc := cfg.Concurrency
 	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		// Every request in flight keeps its connection for the next.
@@ -162,14 +168,20 @@ var unsigned = s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMi
 
 // put stores p as the whole object name.
 func (c *client) put(ctx context.Context, name string, p []byte) error {
+	return c.putFrom(ctx, name, bytes.NewReader(p), int64(len(p)))
+}
+
+// putFrom stores the size bytes of body as the whole object name; a retry
+// seeks body back to its start.
+func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, size int64) error {
 	if err := c.acquire(ctx); err != nil {
 		return err
 	}
 	defer c.release()
-	_, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(p), ContentLength: aws.Int64(int64(len(p)))}, unsigned)
+	_, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: body, ContentLength: aws.Int64(size)}, unsigned)
 	c.stats.done(opPut, err)
 	if err == nil {
-		c.stats.bytesPut.Add(int64(len(p)))
+		c.stats.bytesPut.Add(size)
 	}
 	return c.wrap("PUT", name, err)
 }
@@ -214,17 +226,22 @@ func (c *client) createMultipart(ctx context.Context, name string) (string, erro
 }
 
 func (c *client) uploadPart(ctx context.Context, name, id string, n int, p []byte) (string, error) {
+	return c.uploadPartFrom(ctx, name, id, n, bytes.NewReader(p), int64(len(p)))
+}
+
+// uploadPartFrom uploads the size bytes of body as part n.
+func (c *client) uploadPartFrom(ctx context.Context, name, id string, n int, body io.ReadSeeker, size int64) (string, error) {
 	if err := c.acquire(ctx); err != nil {
 		return "", err
 	}
 	defer c.release()
 	out, err := c.s3.UploadPart(ctx, &s3.UploadPartInput{Bucket: &c.bucket, Key: &name, UploadId: &id, PartNumber: aws.Int32(int32(n)),
-		Body: bytes.NewReader(p), ContentLength: aws.Int64(int64(len(p)))}, unsigned)
+		Body: body, ContentLength: aws.Int64(size)}, unsigned)
 	c.stats.done(opUploadPart, err)
 	if err != nil {
 		return "", c.wrap(fmt.Sprintf("upload part %d of", n), name, err)
 	}
-	c.stats.bytesPut.Add(int64(len(p)))
+	c.stats.bytesPut.Add(size)
 	return aws.ToString(out.ETag), nil
 }
 
@@ -262,29 +279,53 @@ func (c *client) abort(ctx context.Context, name, id string) error {
 // getRange reads len(p) bytes at off of the object name, of size bytes:
 // a ranged GET (a plain one for the whole object).
 func (c *client) getRange(ctx context.Context, name string, off int64, p []byte, size int64) error {
+	return c.get(ctx, name, off, int64(len(p)), size, func(body io.Reader) (int64, error) {
+		n, err := io.ReadFull(body, p)
+		return int64(n), err
+	})
+}
+
+// getInto reads n bytes at off of the object name, of size bytes, into w
+// at the same offset, streamed through a buffer of the client's.
+func (c *client) getInto(ctx context.Context, name string, w io.WriterAt, off, n, size int64) error {
+	return c.get(ctx, name, off, n, size, func(body io.Reader) (int64, error) {
+		buf := c.bufs.Get().(*[]byte)
+		defer c.bufs.Put(buf)
+		return io.CopyBuffer(io.NewOffsetWriter(w, off), io.LimitReader(body, n), *buf)
+	})
+}
+
+// get makes a GET of n bytes at off of the object name (of size bytes: a
+// plain GET when that is all of it, a ranged one otherwise) and gives the
+// body to consume, which returns how many bytes it took; fewer than n is
+// an error. It records the time to the response's first byte.
+func (c *client) get(ctx context.Context, name string, off, n, size int64, consume func(io.Reader) (int64, error)) error {
 	if err := c.acquire(ctx); err != nil {
 		return err
 	}
 	defer c.release()
 	in := &s3.GetObjectInput{Bucket: &c.bucket, Key: &name}
-	if off != 0 || int64(len(p)) != size {
-		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", off, off+int64(len(p))-1))
+	if off != 0 || n != size {
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", off, off+n-1))
 	}
 	start := time.Now()
 	var first atomic.Int64
 	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { first.Store(int64(time.Since(start))) }})
 	out, err := c.s3.GetObject(tctx, in)
 	if err == nil {
-		var n int
-		n, err = io.ReadFull(out.Body, p)
-		if err == nil {
+		var got int64
+		got, err = consume(out.Body)
+		switch {
+		case err == nil && got < n:
+			err = fmt.Errorf("the response ended after %d of %d bytes", got, n)
+		case err == nil:
 			// The body's end, so that the connection is kept.
 			var one [1]byte
 			if m, _ := out.Body.Read(one[:]); m != 0 {
-				err = fmt.Errorf("the server sent more than the %d bytes asked", len(p))
+				err = fmt.Errorf("the server sent more than the %d bytes asked", n)
 			}
-		} else {
-			err = fmt.Errorf("read %d of %d bytes of the response: %w", n, len(p), err)
+		default:
+			err = fmt.Errorf("read %d of %d bytes of the response: %w", got, n, err)
 		}
 		out.Body.Close()
 	}
@@ -292,7 +333,7 @@ func (c *client) getRange(ctx context.Context, name string, off int64, p []byte,
 	if err != nil {
 		return c.wrap("GET", name, err)
 	}
-	c.stats.bytesGot.Add(int64(len(p)))
+	c.stats.bytesGot.Add(n)
 	if d := first.Load(); d > 0 {
 		c.stats.ttfb.record(time.Duration(d))
 	}

@@ -1,0 +1,199 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/kvbench/kvbench/replay/backend"
+)
+
+// The Backend is also a backend.ObjectStore: an engine that finds the
+// capability puts and gets whole objects, streamed from and into its own
+// memory with no part buffers.
+var _ backend.ObjectStore = (*Backend)(nil)
+
+// Put stores the object key of size bytes read from r: one PUT of a
+// section of r up to PartSize, a multipart upload of PartSize sections
+// uploaded at once above (as many in flight as Concurrency allows).
+// Nothing is buffered: a retried request reads its section again.
+func (b *Backend) Put(ctx context.Context, key string, r io.ReaderAt, size int64) error {
+	if size < 0 {
+		return fmt.Errorf("s3: put %q: negative size %d", key, size)
+	}
+	if size > int64(MaxParts)*b.part {
+		return fmt.Errorf("s3: put %q of %d bytes: more than %d parts of %d bytes: raise --s3-part-size", key, size, MaxParts, b.part)
+	}
+	e := &entry{size: size, part: b.part}
+	b.mu.Lock()
+	if b.objs == nil {
+		b.mu.Unlock()
+		return fmt.Errorf("s3: put %q: %w", key, backend.ErrClosed)
+	}
+	s := b.objs[key]
+	if s == nil {
+		s = &slot{}
+		b.objs[key] = s
+	}
+	if s.cur != nil {
+		s.cur.gone.Store(true)
+	}
+	s.cur, s.onServer = e, true
+	b.mu.Unlock()
+	name := b.objectKey(key)
+	var err error
+	if size <= b.part {
+		err = b.c.putFrom(ctx, name, io.NewSectionReader(r, 0, size), size)
+	} else {
+		err = b.putParts(ctx, name, r, size)
+	}
+	if err != nil {
+		return fmt.Errorf("s3: put %q: %w", key, err)
+	}
+	e.whole.Store(true)
+	return nil
+}
+
+// putParts uploads r's size bytes as a multipart upload, its parts at
+// once.
+func (b *Backend) putParts(ctx context.Context, name string, r io.ReaderAt, size int64) error {
+	id, err := b.c.createMultipart(ctx, name)
+	if err != nil {
+		return err
+	}
+	n := int((size + b.part - 1) / b.part)
+	etags := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		off := int64(i) * b.part
+		wg.Go(func() {
+			etags[i], errs[i] = b.c.uploadPartFrom(ctx, name, id, i+1, io.NewSectionReader(r, off, min(b.part, size-off)), min(b.part, size-off))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.c.abort(context.WithoutCancel(ctx), name, id)
+		return err
+	}
+	if err := b.c.completeMultipart(ctx, name, id, etags); err != nil {
+		b.c.abort(context.WithoutCancel(ctx), name, id)
+		return err
+	}
+	return nil
+}
+
+// lookup returns the object key's entry when it was written whole, with
+// size bytes.
+func (b *Backend) lookup(op, key string, size int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.objs == nil {
+		return fmt.Errorf("s3: %s %q: %w", op, key, backend.ErrClosed)
+	}
+	s := b.objs[key]
+	if s == nil || s.cur == nil || !s.cur.stored() {
+		return fmt.Errorf("s3: %s %q: %w", op, key, backend.ErrNotFound)
+	}
+	if size >= 0 && s.cur.size != size {
+		return fmt.Errorf("s3: %s %q of %d bytes: the object has %d", op, key, size, s.cur.size)
+	}
+	return nil
+}
+
+// size returns the size of the object key, -1 when there is none.
+func (b *Backend) size(key string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s := b.objs[key]; s != nil && s.cur != nil && s.cur.stored() {
+		return s.cur.size
+	}
+	return -1
+}
+
+// Get reads the whole object key into w: one GET up to PartSize, ranged
+// GETs of PartSize at once above, each streamed into w at its offset.
+func (b *Backend) Get(ctx context.Context, key string, w io.WriterAt, size int64) error {
+	if err := b.lookup("get", key, size); err != nil {
+		return err
+	}
+	name := b.objectKey(key)
+	if size <= b.part {
+		if err := b.c.getInto(ctx, name, w, 0, size, size); err != nil {
+			return fmt.Errorf("s3: get %q: %w", key, err)
+		}
+		return nil
+	}
+	n := int((size + b.part - 1) / b.part)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		off := int64(i) * b.part
+		wg.Go(func() { errs[i] = b.c.getInto(ctx, name, w, off, min(b.part, size-off), size) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("s3: get %q: %w", key, err)
+	}
+	return nil
+}
+
+// GetRange reads len(p) bytes of the object key at off with one ranged
+// GET; io.EOF with fewer where the object ends first.
+func (b *Backend) GetRange(ctx context.Context, key string, p []byte, off int64) (int, error) {
+	if err := b.lookup("get", key, -1); err != nil {
+		return 0, err
+	}
+	size := b.size(key)
+	if off < 0 {
+		return 0, fmt.Errorf("s3: get %q: negative offset %d", key, off)
+	}
+	if off >= size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), size-off))
+	if err := b.c.getRange(ctx, b.objectKey(key), off, p[:n], size); err != nil {
+		return 0, fmt.Errorf("s3: get %q: %d bytes at offset %d: %w", key, n, off, err)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Delete removes the object key; one that does not exist is no error.
+func (b *Backend) Delete(ctx context.Context, key string) error {
+	b.mu.Lock()
+	if b.objs == nil {
+		b.mu.Unlock()
+		return fmt.Errorf("s3: delete %q: %w", key, backend.ErrClosed)
+	}
+	s := b.objs[key]
+	if s == nil {
+		b.mu.Unlock()
+		return nil
+	}
+	cur, onServer := s.cur, s.onServer
+	if cur != nil {
+		cur.gone.Store(true)
+	}
+	b.mu.Unlock()
+	if cur != nil {
+		if id := cur.abandon(); id != "" {
+			b.c.abort(ctx, b.objectKey(key), id)
+		}
+	}
+	if onServer {
+		if err := b.c.delete(ctx, b.objectKey(key)); err != nil {
+			return fmt.Errorf("s3: delete %q: %w", key, err)
+		}
+	}
+	b.mu.Lock()
+	if b.objs != nil && b.objs[key] == s && s.cur == cur {
+		delete(b.objs, key)
+	}
+	b.mu.Unlock()
+	return nil
+}
