@@ -166,12 +166,10 @@ func bounded(cfg *Config, srcs []Source) []Source {
 	return out
 }
 
-// sizes returns an object's logical (scaled) and physical (aligned) size.
+// sizes returns an object's logical (scaled, by trace.ScaledSize) and
+// physical (aligned) size.
 func sizes(size int64, scale float64, align int64) (logical, physical int64) {
-	logical = size
-	if scale != 1 {
-		logical = int64(float64(size) * scale)
-	}
+	logical = trace.ScaledSize(size, scale)
 	physical = (logical + align - 1) / align * align
 	return logical, physical
 }
@@ -328,16 +326,16 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			p.MaxObject = max(p.MaxObject, phys)
 			p.MaxObjectOf[names[b]] = max(p.MaxObjectOf[names[b]], phys)
 			ks := keys[string(rec.Key)]
-			if ks == nil {
+			first := ks == nil
+			if first {
 				ks = &keyState{name: sourceKey(i, len(srcs), rec.Key)}
 				keys[string(rec.Key)] = ks
-				if rec.Op == schema.OpRead {
-					// A key read before any row wrote it is prepared before
-					// the run; one read again after its Delete is written
-					// again lazily, when the read comes.
-					p.Cold = append(p.Cold, ColdObject{Key: ks.name, Tier: rec.Tier, Logical: logical})
-					m.seenCold(b, phys)
-				}
+			}
+			if trace.ColdRead(rec.Op, first) {
+				// Prepared before the run; a key read again after its
+				// Delete is written again lazily, when the read comes.
+				p.Cold = append(p.Cold, ColdObject{Key: ks.name, Tier: rec.Tier, Logical: logical})
+				m.seenCold(b, phys)
 			}
 			if _, err := m.apply(ks, rec.Op, rec.Tier, phys); err != nil {
 				closeTrace()
