@@ -42,8 +42,11 @@
 #                          built from this checkout into the run directory)
 #
 # Checks, said on stderr: the cache and results directories on different file
-# systems (Rules.md 6.4.1), and under --launcher that every rank sees the
-# results directory (6.3.3.4: each rank writes a sentinel there first).
+# systems (Rules.md 6.4.1), under --launcher that every rank sees the results
+# directory (6.3.3.4: each rank writes a sentinel there first), and a cache
+# directory on a FUSE mount (an object store's POSIX gateway, 6.5) has its
+# type and mount options recorded in the run directory. It does not
+# precondition the storage, and says so.
 # Exit status: 0 when every rank of every trial left its result; 1 when some
 # did not (the summary says partial_failure and names them); 2 for bad usage.
 set -euo pipefail
@@ -149,6 +152,16 @@ echo "mlperf-option.sh: run directory $run" >&2
 if [[ $(stat -c %d "$cache") == $(stat -c %d "$results") ]]; then
 	echo "mlperf-option.sh: warning: --cache-dir and --results-dir are on one file system: the rules want them apart (Rules.md 6.4.1), so that results do not perturb the storage under test" >&2
 fi
+
+# Object storage only through a POSIX gateway (Rules.md 6.5): a FUSE
+# cache directory has its type and mount options recorded with the run.
+case $(stat -f -c %T "$cache") in
+fuse*)
+	findmnt -T "$cache" -o TARGET,SOURCE,FSTYPE,OPTIONS >"$run/cache_gateway.txt" 2>&1 || true
+	echo "mlperf-option.sh: --cache-dir is on a FUSE mount (a POSIX gateway, Rules.md 6.5): its type and mount options are in $run/cache_gateway.txt; record the gateway's software and version with the submission" >&2
+	;;
+esac
+echo "mlperf-option.sh: note: this script does not precondition the storage (write it once before measuring, as the rules require); do so before the run" >&2
 
 if [[ -z $bin ]]; then
 	root=$(cd "$(dirname "$0")/.." && pwd)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -544,7 +545,8 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 	if kinds[KindReference] {
 		kb.Source, kb.BandwidthUnit = KindReference, "kv-cache.py's \"GB/s\": GiB/s (2^30 bytes/s)"
 	}
-	for option, trials := range run.TrialDirs {
+	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
+		trials := run.TrialDirs[option]
 		ids := make([]int, 0, len(trials))
 		for t := range trials {
 			ids = append(ids, t)
@@ -765,8 +767,8 @@ func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
 			num(*o.AggregatedDeviceWriteP95MS), f.DeviceWrites, num(f.DeviceWriteP95MS)))
 	}
 	out = append(out, fmt.Sprintf("storage throughput: the rule adds each rank's tokens over its own storage time "+
-		"(%s tok/s); pooled, all tokens over all ranks' storage time (%s tok/s), a per-client rate: the rule's is about "+
-		"the ranks (%d) times it", num(o.AggregatedStorageThroughputTokensPerSec), num(f.StorageThroughputTokensPerSec), ranks))
+		"(%s tok/s); pooled, all tokens over all ranks' storage time (%s tok/s), a per-client rate: the rule's sum grows "+
+		"with the ranks (%d), the pooled rate does not", num(o.AggregatedStorageThroughputTokensPerSec), num(f.StorageThroughputTokensPerSec), ranks))
 	if math.IsNaN(f.RequestP95MS) || f.RequestP95MS == 0 {
 		return out
 	}
@@ -891,12 +893,21 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 		if p == nil || len(p.Ranks) == 0 {
 			continue
 		}
-		rt := &table{title: optionName(k) + ": per rank (what the rule combined)",
+		root := commonDir(p.Ranks)
+		title := optionName(k) + ": per rank (what the rule combined)"
+		if root != "" {
+			title += ", documents in " + root
+		}
+		rt := &table{title: title,
 			header: []string{"trial", "rank", "read GB/s", "write GB/s", "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
 		for _, rk := range p.Ranks {
+			path := rk.Path
+			if rel, err := filepath.Rel(root, path); root != "" && err == nil {
+				path = rel
+			}
 			rt.rows = append(rt.rows, []string{strconv.Itoa(rk.Trial), strconv.Itoa(rk.Rank), num(rk.ReadBandwidthGBps), num(rk.WriteBandwidthGBps),
 				num(rk.StorageThroughputTokensPerSec), num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS),
-				strconv.FormatBool(rk.CPUTier), rk.Path})
+				strconv.FormatBool(rk.CPUTier), path})
 		}
 		for _, tr := range p.Trials {
 			rt.notes = append(rt.notes, fmt.Sprintf("trial %d pooled (ranks %v merged exactly): read %s GB/s, write %s GB/s, device read p95 %s ms, device write p95 %s ms, request p95 %s ms",
@@ -912,4 +923,29 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 // MLPerfSummaryName is the file name mlpstorage gives a run summary.
 func MLPerfSummaryName(s *MLPerfRunSummary) string {
 	return "kvcache_run_summary_" + s.RunDatetime + ".json"
+}
+
+// commonDir is the directory that holds every rank's document, the run's
+// (the documents' paths are shown relative to it); "" when they share
+// none.
+func commonDir(ranks []MLPerfRank) string {
+	var root string
+	for i, rk := range ranks {
+		d := filepath.Dir(rk.Path)
+		if i == 0 {
+			root = d
+			continue
+		}
+		for root != "." && root != "/" && !strings.HasPrefix(d+string(filepath.Separator), root+string(filepath.Separator)) {
+			root = filepath.Dir(root)
+		}
+	}
+	// The run's directory, above its option_<O> directories.
+	for base := filepath.Base(root); optionDir.MatchString(base) || trialDir.MatchString(base) || rankDir.MatchString(base); base = filepath.Base(root) {
+		root = filepath.Dir(root)
+	}
+	if root == "." || root == "/" {
+		return ""
+	}
+	return root
 }
