@@ -85,6 +85,10 @@ type MLPerfKVBench struct {
 	// (a rank missing, every rank CPU-tier, a device p95 above the
 	// request p95).
 	Warnings []string `json:"warnings,omitempty"`
+	// Beside are the run summaries shown beside this one: mlpstorage's
+	// kvcache_run_summary documents given, and the aggregation of
+	// kv-cache.py documents given with kvreplay's (by name).
+	Beside map[string]*MLPerfRunSummary `json:"beside,omitempty"`
 }
 
 // MLPerfPooled is one Option seen both ways: Ranks are the per-rank
@@ -150,6 +154,7 @@ type MLPerfRank struct {
 
 	result *schema.Result
 	when   time.Time
+	ranks  int // the run's ranks, as the document says (kvreplay --ranks)
 }
 
 // MLPerfRun is the per-rank documents of one run, placed by Option,
@@ -171,6 +176,62 @@ type MLPerfRun struct {
 	// Summaries are mlpstorage kvcache_run_summary documents given
 	// beside, to be compared (their path -> document).
 	Summaries map[string]*MLPerfRunSummary
+	// rankDirs is one more than the largest rank_<N> directory found.
+	rankDirs int
+}
+
+// ByKind splits a run whose documents are of several kinds (kvreplay
+// results beside kv-cache.py documents) into one run per kind, which
+// aggregate apart (their GB and GiB do not add): the first is the
+// kvreplay documents' when there are any, and keeps the trials without a
+// document and the unreadable files; the others are to be shown beside
+// it. A run of one kind is returned alone, as it is.
+func (run *MLPerfRun) ByKind() []*MLPerfRun {
+	kinds := map[string]bool{}
+	for _, rk := range run.Ranks {
+		kinds[rk.Kind] = true
+	}
+	if len(kinds) < 2 {
+		return []*MLPerfRun{run}
+	}
+	order := []string{KindKVReplay, KindReference}
+	var out []*MLPerfRun
+	for i, k := range order {
+		sub := &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}}
+		if i == 0 {
+			sub.Unreadable, sub.rankDirs, sub.TotalRanks = run.Unreadable, run.rankDirs, run.rankDirs
+			for o, ts := range run.TrialDirs {
+				for t, dir := range ts {
+					if !slices.ContainsFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == o && rk.Trial == t }) {
+						addTrialDir(sub, o, t, dir)
+					}
+				}
+			}
+		}
+		for _, rk := range run.Ranks {
+			if rk.Kind != k {
+				continue
+			}
+			sub.Ranks = append(sub.Ranks, rk)
+			sub.TotalRanks = max(sub.TotalRanks, rk.ranks, rk.Rank+1)
+			addTrialDir(sub, rk.Option, rk.Trial, run.TrialDirs[rk.Option][rk.Trial])
+		}
+		if len(sub.Ranks) > 0 || i == 0 && (len(sub.TrialDirs) > 0 || len(sub.Unreadable) > 0) {
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+// addTrialDir records a trial of an Option and its directory ("" when
+// unknown), keeping a known directory over an unknown one.
+func addTrialDir(run *MLPerfRun, option string, trial int, dir string) {
+	if run.TrialDirs[option] == nil {
+		run.TrialDirs[option] = map[int]string{}
+	}
+	if old, ok := run.TrialDirs[option][trial]; !ok || old == "" {
+		run.TrialDirs[option][trial] = dir
+	}
 }
 
 // MLPerfUnreadable is a result file of a rank that could not be read.
@@ -234,14 +295,7 @@ func labelOption(label string) string {
 // line that cannot be read is an error.
 func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
 	run := &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}}
-	addTrial := func(option string, trial int, dir string) {
-		if run.TrialDirs[option] == nil {
-			run.TrialDirs[option] = map[int]string{}
-		}
-		if old, ok := run.TrialDirs[option][trial]; !ok || old == "" {
-			run.TrialDirs[option][trial] = dir
-		}
-	}
+	addTrial := func(option string, trial int, dir string) { addTrialDir(run, option, trial, dir) }
 	add := func(name string, raw []byte, walked bool) error {
 		if s, ok, err := decodeRunSummary(raw); ok {
 			if err != nil {
@@ -267,6 +321,9 @@ func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
 			o, t, r := placeOf(name)
 			if o == "" {
 				o = labelOption(d.Label)
+			}
+			if o == "" {
+				o = d.Config // the trace's name
 			}
 			if t < 0 {
 				t = d.Trial
@@ -354,6 +411,7 @@ func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
 					addTrial(o, t, filepath.Dir(path))
 				}
 				run.TotalRanks = max(run.TotalRanks, r+1)
+				run.rankDirs = max(run.rankDirs, r+1)
 				files, _ := filepath.Glob(filepath.Join(path, "*.json"))
 				slices.Sort(files)
 				for _, f := range files {
@@ -420,7 +478,7 @@ func decodeRunSummary(raw []byte) (s *MLPerfRunSummary, ok bool, err error) {
 // when it predates them. kvreplay documents have no
 // avg_throughput_tokens_per_sec (0, as a missing key).
 func rankFigures(d *Doc) (MLPerfRank, error) {
-	rk := MLPerfRank{Path: d.Path, Kind: d.Kind}
+	rk := MLPerfRank{Path: d.Path, Kind: d.Kind, ranks: 1}
 	switch d.Kind {
 	case KindReference:
 		s, _ := d.Reference["summary"].(map[string]any)
@@ -441,7 +499,7 @@ func rankFigures(d *Doc) (MLPerfRank, error) {
 	case KindKVReplay:
 		r := d.Result
 		s := r.Summary
-		rk.result, rk.when, rk.Host = r, r.Started, r.Host.Hostname
+		rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks
 		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = s.TierStorageReadBandwidthGBps, s.TierStorageWriteBandwidthGBps
 		rk.StorageThroughputTokensPerSec = s.StorageThroughputTokensPerSec
 		rk.DeviceReadP95MS, rk.DeviceWriteP95MS = s.StorageReadDeviceP95MS, s.StorageWriteDeviceP95MS
@@ -841,7 +899,12 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 			t.header = append(t.header, "kvbench pooled")
 		}
 		for _, b := range bnames {
-			t.header = append(t.header, baseName(b))
+			h := baseName(b)
+			if x := beside[b]; x.KVBench == nil || x.KVBench.Source == KindReference {
+				// mlpstorage's summaries add kv-cache.py's figures.
+				h += " (GiB/s)"
+			}
+			t.header = append(t.header, h)
 		}
 		type rowDef struct {
 			name  string
@@ -871,7 +934,7 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 				row = append(row, r.pool(p.Pooled))
 			}
 			for _, b := range bnames {
-				if x := beside[b].Options[k]; x != nil {
+				if x := optionBeside(s, beside[b], k); x != nil {
 					row = append(row, r.other(x))
 				} else {
 					row = append(row, "-")
@@ -948,4 +1011,19 @@ func commonDir(ranks []MLPerfRank) string {
 		return ""
 	}
 	return root
+}
+
+// optionBeside is the Option of other shown beside Option k of s: the
+// same Option, or, when each summary has one Option only (a kv-cache.py
+// document given without an option_<O> directory), that one.
+func optionBeside(s, other *MLPerfRunSummary, k string) *MLPerfOption {
+	if x := other.Options[k]; x != nil {
+		return x
+	}
+	if len(s.Options) == 1 && len(other.Options) == 1 {
+		for _, x := range other.Options {
+			return x
+		}
+	}
+	return nil
 }

@@ -432,3 +432,51 @@ func TestKVCachePyBeside(t *testing.T) {
 		}
 	}
 }
+
+// kvreplay results and kv-cache.py documents given together aggregate
+// apart, the second beside the first, Option for Option.
+func TestMLPerfByKind(t *testing.T) {
+	dir, _ := writeMLPerfRun(t)
+	ref := filepath.Join(dir, "option_1", "trial_0", "rank_0", "..", "..", "..", "ref")
+	p := filepath.Join(ref, "option_1", "trial_0", "rank_0", "kvcache_results_1.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/kvcache_py/u50_d20_hand_measured.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := LoadMLPerf([]string{dir, ref}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := run.ByKind()
+	if len(runs) != 2 || runs[0].Ranks[0].Kind != KindKVReplay || runs[1].Ranks[0].Kind != KindReference {
+		t.Fatalf("%d runs", len(runs))
+	}
+	s, err := AggregateMLPerf(runs[0], time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := AggregateMLPerf(runs[1], time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kvreplay run is as it was alone; the reference's is one rank.
+	if o := s.Options["1"]; !nearly(o.AggregatedReadBandwidthGBps, 3.5) || s.TotalRanks != 2 || !s.Options["3"].PartialFailure {
+		t.Errorf("kvreplay run: %+v", o)
+	}
+	if o := x.Options["1"]; x.TotalRanks != 1 || !nearly(o.AggregatedReadBandwidthGBps, 178.89764260717024) || *o.AggregatedDeviceReadP95MS != 12.5 {
+		t.Errorf("kv-cache.py run: %+v", o)
+	}
+	var b bytes.Buffer
+	if err := RenderMLPerf(&b, s, map[string]*MLPerfRunSummary{"kv-cache.py documents": x}, "md"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| kv-cache.py documents (GiB/s) |") || !strings.Contains(b.String(), "| 178.9 |") {
+		t.Errorf("beside:\n%s", b.String())
+	}
+}

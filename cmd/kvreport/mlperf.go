@@ -28,9 +28,22 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 	var s *report.MLPerfRunSummary
 	beside := run.Summaries
 	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || len(run.TrialDirs) > 0 {
-		s, err = report.AggregateMLPerf(run, time.Now())
+		// kvreplay results and kv-cache.py documents aggregate apart,
+		// the second shown beside the first.
+		runs := run.ByKind()
+		s, err = report.AggregateMLPerf(runs[0], time.Now())
 		if err != nil {
 			return cli.Input(err)
+		}
+		for _, r := range runs[1:] {
+			x, err := report.AggregateMLPerf(r, time.Now())
+			if err != nil {
+				return cli.Input(err)
+			}
+			beside[r.Ranks[0].Kind+" documents"] = x
+		}
+		if s.KVBench != nil && len(beside) > 0 {
+			s.KVBench.Beside = beside
 		}
 	} else {
 		// Only run summaries: the first by name, the others beside it.

@@ -102,3 +102,17 @@ func TestAggregateMLPerfUsage(t *testing.T) {
 		}
 	}
 }
+
+// A kvreplay result and kv-cache.py documents given together: each kind
+// aggregated on its own, kv-cache.py's beside kvbench's.
+func TestAggregateMLPerfBeside(t *testing.T) {
+	dir := writeRefRun(t, 1, 1)
+	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", docA, dir)
+	if code != 0 || !strings.Contains(out, "kv-cache.py documents (GiB/s)") || !strings.Contains(out, "aggregated from kvreplay documents") {
+		t.Errorf("exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = kvreport(t, "", "--aggregate", "mlperf", "--format", "json", docA, dir)
+	if code != 0 || !strings.Contains(out, `"beside": {`) {
+		t.Errorf("json: exit %d %s\n%s", code, errs, out)
+	}
+}
