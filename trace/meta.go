@@ -60,9 +60,11 @@ type Meta struct {
 	Config json.RawMessage `json:"config,omitempty"`
 }
 
-// MetaCounts are the totals of a trace.
+// MetaCounts are the totals of a trace, as the Writer that wrote it
+// counted them (Writer.Counts).
 type MetaCounts struct {
-	Rows     int64 `json:"rows"`
+	Rows int64 `json:"rows"`
+	// Objects is the number of distinct keys.
 	Objects  int64 `json:"objects"`
 	Requests int64 `json:"requests"`
 	// Users is the number of users whose requests the trace holds (the

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/binary"
 	"io"
 
 	"github.com/kvbench/kvbench/schema"
@@ -103,19 +102,9 @@ func newRowEncoder(w io.Writer, f rowFormatter) *rowEncoder {
 	return e
 }
 
-// keyHash hashes a key, the same in every run.
+// keyHash hashes a key to a slot of the key table, the same in every run.
 func keyHash(k []byte) uint32 {
-	h := uint64(len(k)) * 0x9e3779b97f4a7c15
-	for len(k) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(k)) * 0xbf58476d1ce4e5b9
-		h ^= h >> 29
-		k = k[8:]
-	}
-	for _, c := range k {
-		h = (h ^ uint64(c)) * 0x94d049bb133111eb
-	}
-	h ^= h >> 32
-	return uint32(h) >> (32 - keyTableBits)
+	return uint32(keyHash64(k)) >> (32 - keyTableBits)
 }
 
 // row formats rec and encodes it against the row before and the last row

@@ -190,6 +190,21 @@ func (w *Writer) Rows() int64 { return w.rows }
 // Dropped returns the number of Delete rows the mlperf dialect dropped.
 func (w *Writer) Dropped() int64 { return w.dropped }
 
+// Counts returns the totals of what was written, as a sidecar carries
+// them: rows, distinct keys (Objects), distinct requests and users, the
+// bytes of Read and Write rows, and the Delete rows the mlperf dialect
+// dropped (in that dialect, no users: its columns carry none). Call it
+// after Close, once every row is written.
+func (w *Writer) Counts() MetaCounts {
+	c := &w.out.count
+	m := MetaCounts{Rows: w.rows, Objects: int64(len(c.keys)), Requests: c.requests.n, Users: c.users.n,
+		ReadBytes: c.readBytes, WriteBytes: c.writeBytes, DroppedDeletes: w.dropped}
+	if w.opt.Dialect == DialectMLPerf {
+		m.Users = 0
+	}
+	return m
+}
+
 // Write writes rec as one row. It refuses a record the format cannot carry
 // (an invalid enum, a negative size or time, a bad key); such an error is not
 // sticky. Errors of the underlying writer are sticky.

@@ -69,13 +69,10 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	if err != nil {
 		return cli.Input(err)
 	}
-	var counts countingSink
 	// The Writer only checks and copies rows here: its own goroutines
-	// format and compress them, beside the simulation.
-	sink := func(rec *schema.Record) error {
-		counts.add(rec)
-		return w.Write(rec)
-	}
+	// format, compress and count them (for the sidecar), beside the
+	// simulation.
+	sink := w.Write
 	began := time.Now()
 	var progress sim.Progress
 	if ownsProgressLine(stdout, stderr, opt.TracePath) {
@@ -107,7 +104,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	wall := time.Since(began)
 	var notes []string
 	if file != nil && !file.InPlace() {
-		if err := trace.WriteMeta(opt.TracePath, sidecar(cfg, opt, res, w, &counts, args)); err != nil {
+		if err := trace.WriteMeta(opt.TracePath, sidecar(cfg, opt, res, w, args)); err != nil {
 			return err
 		}
 	} else if file != nil {
@@ -138,64 +135,8 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	return nil
 }
 
-// countingSink counts what a trace holds, for its sidecar.
-type countingSink struct {
-	readBytes, writeBytes int64
-	requests, users       idSet
-	last                  uint64
-}
-
-// idSet is a set of IDs counted as they are added: a bitmap, since the
-// IDs kvtrace writes (requests, users) are counters from 1, far cheaper
-// per row than a map; IDs beyond a bitmap's reach go to a map.
-type idSet struct {
-	bits  []uint64
-	large map[uint64]struct{}
-	n     int64
-}
-
-// maxBitmapID bounds the bitmap (16 MiB of it).
-const maxBitmapID = 1 << 27
-
-func (s *idSet) add(id uint64) {
-	if id >= maxBitmapID {
-		if _, ok := s.large[id]; !ok {
-			if s.large == nil {
-				s.large = map[uint64]struct{}{}
-			}
-			s.large[id] = struct{}{}
-			s.n++
-		}
-		return
-	}
-	w := int(id / 64)
-	if w >= len(s.bits) {
-		s.bits = append(s.bits, make([]uint64, max(w+1-len(s.bits), len(s.bits)))...)
-	}
-	if bit := uint64(1) << (id % 64); s.bits[w]&bit == 0 {
-		s.bits[w] |= bit
-		s.n++
-	}
-}
-
-func (c *countingSink) add(rec *schema.Record) {
-	switch rec.Op {
-	case schema.OpRead:
-		c.readBytes += rec.Size
-	case schema.OpWrite:
-		c.writeBytes += rec.Size
-	}
-	if rec.Request != 0 && rec.Request != c.last {
-		c.last = rec.Request
-		c.requests.add(rec.Request)
-		if rec.User != 0 {
-			c.users.add(rec.User)
-		}
-	}
-}
-
 // sidecar describes the trace for its .meta.json.
-func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer, c *countingSink, args []string) *trace.Meta {
+func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer, args []string) *trace.Meta {
 	model := cfg.Models[cfg.Model]
 	shown := *cfg
 	shown.Models = map[string]sim.Model{cfg.Model: model}
@@ -214,20 +155,11 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 		TierCapacityBytes: res.Kvbench.TierCapacityBytes,
 		PeakLiveBytes:     res.Kvbench.PeakLiveBytes,
 		MeasuredFrom:      res.Kvbench.MeasuredFromS,
-		Counts: trace.MetaCounts{
-			Rows:           w.Rows(),
-			Objects:        res.Kvbench.Objects,
-			Requests:       c.requests.n,
-			Users:          c.users.n,
-			ReadBytes:      c.readBytes,
-			WriteBytes:     c.writeBytes,
-			DroppedDeletes: w.Dropped(),
-		},
-		Config: conf,
-		Notes:  res.Kvbench.Notes,
+		Counts:            w.Counts(),
+		Config:            conf,
+		Notes:             res.Kvbench.Notes,
 	}
 	if opt.Format == "mlperf" {
-		m.Counts.Users = 0 // the reference's columns carry no user
 		m.EpochBase = float64(cfg.EpochBase.UnixMicro()) / 1e6
 	}
 	return m

@@ -78,7 +78,8 @@ func TestDeterministic(t *testing.T) {
 	if s.Rows < 1_000_000 || s.Rows != m.Counts.Rows || s.Rows != res.Kvbench.Rows {
 		t.Errorf("rows: trace %d, sidecar %d, statistics %d", s.Rows, m.Counts.Rows, res.Kvbench.Rows)
 	}
-	if s.Totals.ReadBytes != m.Counts.ReadBytes || s.Totals.WriteBytes != m.Counts.WriteBytes || s.Requests != m.Counts.Requests {
+	if s.Totals.ReadBytes != m.Counts.ReadBytes || s.Totals.WriteBytes != m.Counts.WriteBytes || s.Requests != m.Counts.Requests ||
+		s.Objects != m.Counts.Objects {
 		t.Errorf("sidecar counts %+v disagree with the trace's %+v, %d requests", m.Counts, s.Totals, s.Requests)
 	}
 	if s.SpanS > 600 || s.EndS > 600 {
@@ -101,17 +102,6 @@ func BenchmarkKvtraceMLPerf8B(b *testing.B) {
 		if code := runMain(all, &out, &errb); code != 0 {
 			b.Fatalf("kvtrace: exit %d: %s", code, errb.String())
 		}
-	}
-}
-
-// TestIDSet counts distinct IDs, small and beyond the bitmap, each once.
-func TestIDSet(t *testing.T) {
-	var s idSet
-	for _, id := range []uint64{1, 2, 64, 1, 63, 64, 100000, maxBitmapID, maxBitmapID + 5, maxBitmapID, 1 << 62, 2} {
-		s.add(id)
-	}
-	if s.n != 8 {
-		t.Fatalf("%d distinct IDs counted, want 8", s.n)
 	}
 }
 
