@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -274,12 +273,7 @@ func (e *engine) result() *Result {
 	c.StorageTokensProcessed = cs.storageTokens
 	var criteria []Criterion
 	if n := cs.hits + cs.misses; n > 0 {
-		ok := c.CacheHitRate > 0.3
-		cr := Criterion{Name: "Cache Hit Rate > 30%", Target: 0.3, Actual: c.CacheHitRate, Unit: "ratio", Passed: ok}
-		if !ok {
-			cr.Reason = fmt.Sprintf("cache hit rate %.3f <= 0.3 (simulated)", c.CacheHitRate)
-		}
-		criteria = append(criteria, cr)
+		criteria = append(criteria, results.CacheHitRate(c.CacheHitRate))
 	}
 	c.StorageHealth = StorageHealth{StorageHealth: results.Judge(criteria, nil, ""),
 		Note: "simulated by kvtrace, not measured: a trace has no latencies, and the reference's latency criteria are measured by kvreplay"}
