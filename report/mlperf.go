@@ -25,6 +25,9 @@ import (
 // kvcache_run_summary document that MLPerfRunSummary writes.
 const MLPerfSchemaVersion = "1.0"
 
+// maxMLPerfRanks bounds a run's ranks: each missing one is named.
+const maxMLPerfRanks = 1 << 16
+
 // mlperfTimeLayout is how mlpstorage names a run's date and time
 // (run_datetime, and the summary's file name).
 const mlperfTimeLayout = "20060102_150405"
@@ -244,9 +247,9 @@ type MLPerfUnreadable struct {
 }
 
 var (
-	optionDir = regexp.MustCompile(`^option_?(\d+)$`)
-	trialDir  = regexp.MustCompile(`^trial_?(\d+)$`)
-	rankDir   = regexp.MustCompile(`^rank_?(\d+)$`)
+	optionDir = regexp.MustCompile(`^option_?(\d{1,6})$`)
+	trialDir  = regexp.MustCompile(`^trial_?(\d{1,6})$`)
+	rankDir   = regexp.MustCompile(`^rank_?(\d{1,6})$`)
 )
 
 // placeOf reads the option_<O>, trial_<T> and rank_<N> directories of a
@@ -588,6 +591,9 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 		if !rk.when.IsZero() && (first.IsZero() || rk.when.Before(first)) {
 			first = rk.when
 		}
+	}
+	if run.TotalRanks > maxMLPerfRanks {
+		return nil, fmt.Errorf("report: %w: %d ranks (a document's rank or ranks): at most %d", ErrIncompatible, run.TotalRanks, maxMLPerfRanks)
 	}
 	if len(kinds) > 1 {
 		return nil, fmt.Errorf("report: %w: the run mixes kvreplay results and kv-cache.py documents, whose bandwidths are in GB/s and GiB/s: aggregate each on its own", ErrIncompatible)

@@ -480,3 +480,48 @@ func TestMLPerfByKind(t *testing.T) {
 		t.Errorf("beside:\n%s", b.String())
 	}
 }
+
+// FuzzDecodeRunSummary: any input is a run summary, an error, or not a
+// run summary, never a panic; a summary read re-encodes to one that
+// reads the same.
+func FuzzDecodeRunSummary(f *testing.F) {
+	f.Add([]byte(`{"schema_version": "1.0", "options": {"1": {"option": 1, "aggregated_read_bandwidth_gbps": 2.5, "missing_files": []}}}`))
+	f.Add([]byte(`{"schema_version": "2.0", "options": {}}`))
+	f.Add([]byte(`{"schema_version": 1, "options": []}`))
+	f.Add([]byte(`{"requests_completed": 1, "summary": {}}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		s, ok, err := decodeRunSummary(raw)
+		if !ok || err != nil {
+			return
+		}
+		again, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, ok, err := decodeRunSummary(again)
+		if !ok || err != nil {
+			t.Fatalf("a summary read does not read again: %v %v\n%s", ok, err, again)
+		}
+		if a, _ := json.Marshal(s2); !bytes.Equal(a, again) {
+			t.Fatalf("round trip differs:\n%s\n%s", again, a)
+		}
+	})
+}
+
+// FuzzPlaceOf: a path's option, trial and rank come from its
+// option_<O>, trial_<T> and rank_<N> directories, whatever else it holds.
+func FuzzPlaceOf(f *testing.F) {
+	f.Add("results/option_1/trial_2/rank_3/x.json")
+	f.Add("a/b")
+	f.Add("option_99999999999999999999/trial_1")
+	f.Fuzz(func(t *testing.T, p string) {
+		o, tr, r := placeOf(p)
+		if o != "" && !optionDir.MatchString("option_"+o) || tr < -1 || r < -1 {
+			t.Fatalf("placeOf(%q) = %q %d %d", p, o, tr, r)
+		}
+		if _, tr2, r2 := placeOf(filepath.Join(p, "option_7", "trial_5", "rank_4", "f.json")); tr2 != 5 || r2 != 4 {
+			t.Fatalf("placeOf under %q: trial %d rank %d", p, tr2, r2)
+		}
+	})
+}
