@@ -19,7 +19,6 @@ import (
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/setup"
 	"github.com/kvbench/kvbench/schema"
-	"github.com/kvbench/kvbench/trace"
 )
 
 const usage = `kvreplay: replay KV-cache I/O traces against real RAM and NVMe and measure them.
@@ -263,7 +262,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, checkPaths(o)...)
+	errs = append(errs, o.setupOptions(nil, nil).CheckPaths(o.traces, o.output, o.allowSystem)...)
 	if len(errs) > 0 {
 		return nil, nil, cli.Input(errors.Join(errs...))
 	}
@@ -329,7 +328,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
 	defer drainStdin(o.traces, drainLimit)
 	if res == nil {
-		if inputError(runErr) {
+		if setup.InputError(runErr) {
 			return cli.Input(runErr)
 		}
 		return runErr
@@ -344,7 +343,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "kvreplay: result: not written (give -o FILE)")
 	}
 	if runErr != nil {
-		if inputError(runErr) {
+		if setup.InputError(runErr) {
 			return cli.Input(fmt.Errorf("run incomplete: %w", runErr))
 		}
 		return fmt.Errorf("run incomplete: %w", runErr)
@@ -356,7 +355,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // replay (replay.Prepare): the part of a run --plan shares. A bad trace is
 // the user's input (exit 2).
 func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, error) {
-	srcs, err := sources(ctx, o.traces)
+	srcs, err := setup.Sources(ctx, o.traces)
 	if err != nil {
 		return nil, nil, cli.Input(err)
 	}
@@ -365,7 +364,7 @@ func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 	}
 	plan, err := prepare(ctx, o, srcs)
 	if err != nil {
-		if inputError(err) {
+		if setup.InputError(err) {
 			return nil, nil, cli.Input(err)
 		}
 		return nil, nil, err
@@ -417,54 +416,10 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	return res, runErr
 }
 
-// sources opens the traces' descriptions; regular files can be read twice
-// (the prescan), stdin and named pipes once. Opening a trace stops when
-// ctx is done, a named pipe's wait for its writer included.
-func sources(ctx context.Context, names []string) ([]replay.Source, error) {
-	var srcs []replay.Source
-	stdin := 0
-	for _, name := range names {
-		name := name
-		s := replay.Source{Name: name, Open: func() (*trace.Reader, error) { return trace.Open(name) },
-			Stored: func() (io.ReadCloser, error) { return openStored(ctx, name) }}
-		if name == "-" {
-			stdin++
-			if stdin > 1 {
-				return nil, errors.New("stdin (-) given twice")
-			}
-		} else {
-			fi, err := os.Stat(name)
-			if err != nil {
-				return nil, fmt.Errorf("trace: %w", err)
-			}
-			s.Rescan = fi.Mode().IsRegular()
-			if m, err := trace.ReadMeta(name); err == nil {
-				s.Meta = m
-			} else if !errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-		}
-		srcs = append(srcs, s)
-	}
-	return srcs, nil
-}
-
-// openStored opens a trace's bytes as stored: the file, or stdin for "-".
-func openStored(ctx context.Context, name string) (io.ReadCloser, error) {
-	if name == "-" {
-		return io.NopCloser(os.Stdin), nil
-	}
-	f, err := cli.OpenRead(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	return f, nil
-}
-
 // setupOptions are the flags of o that say where and how the tiers live.
 // A replay that does not fit here is refused with the plan's advice.
 func (o *options) setupOptions(plan *replay.Plan, stderr io.Writer) setup.Options {
-	return setup.Options{Dir: o.dir, Layout: o.layout, Device: o.device, AllowDevice: o.allowDev, DeviceOverwrite: o.deviceOverwrite,
+	return setup.Options{Dir: o.dir, Mkdir: o.mkdir, Layout: o.layout, Device: o.device, AllowDevice: o.allowDev, DeviceOverwrite: o.deviceOverwrite,
 		Prewrite: o.prewrite, Keep: o.keep, Buffered: o.buffered, RAMBudget: o.ramBudget, GPUs: o.gpus, LocalRank: o.rank.local,
 		Quiet: o.quiet, Stderr: stderr, NotFit: func() error {
 			if a := advise(o, plan); planned(plan) && !a.Runs {

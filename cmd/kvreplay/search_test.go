@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/replay/setup"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -76,7 +77,7 @@ func searchOptions(kind string) *options {
 func TestSearchStopsAtFailedProbe(t *testing.T) {
 	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 3, failAt: 2}
 	var stdout, stderr bytes.Buffer
-	prog := &searchProgress{w: &stderr, now: f.now, max: 12, window: 30 * time.Second}
+	prog := &setup.SearchProgress{W: &stderr, Now: f.now, Max: 12, Window: 30 * time.Second}
 	err := searchWith(searchOptions(search.KindUsers), mixedPlan(), 8, f.replay, prog, []string{"--search", "users"}, true, &stdout)
 	if cli.ExitCode(err) != 1 {
 		t.Fatalf("exit status %d (%v), want 1", cli.ExitCode(err), err)
@@ -113,7 +114,7 @@ func TestSearchStopsAtFailedProbe(t *testing.T) {
 func TestSearchProgressLive(t *testing.T) {
 	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 8}
 	var stdout, stderr bytes.Buffer
-	prog := &searchProgress{w: &stderr, live: true, now: f.now, max: 5, window: 30 * time.Second}
+	prog := &setup.SearchProgress{W: &stderr, Live: true, Now: f.now, Max: 5, Window: 30 * time.Second}
 	o := searchOptions(search.KindCapacity)
 	o.searchProbes = 5
 	if err := searchWith(o, mixedPlan(), 8, f.replay, prog, nil, true, &stdout); err != nil {
@@ -150,7 +151,7 @@ func TestSearchCapacityStart(t *testing.T) {
 			speeds = append(speeds, cfg.Speed)
 			return &schema.Result{Complete: true}, nil
 		}
-		prog := &searchProgress{w: &bytes.Buffer{}, now: time.Now, max: 12}
+		prog := &setup.SearchProgress{W: &bytes.Buffer{}, Now: time.Now, Max: 12}
 		if err := searchWith(o, &replay.Plan{}, 0, once, prog, nil, true, &bytes.Buffer{}); err != nil || len(speeds) == 0 || speeds[0] != tt.want {
 			t.Errorf("%v: speeds %v (%v), want from %v", tt.args, speeds, err, tt.want)
 		}

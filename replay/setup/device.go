@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/trace"
 )
 
 // A block device given as --device with --allow-device is overwritten
@@ -134,7 +136,7 @@ func rdevOf(path string) (uint64, error) {
 // existing regular file unless DeviceOverwrite, and a block device unless
 // AllowDevice, or when it holds a trace or the result (checkBlockDevice).
 // Without --layout extent --device there is nothing to check.
-func (o *Options) CheckDevice(traces []string, output string) error {
+func (o Options) CheckDevice(traces []string, output string) error {
 	dev := o.Device
 	if o.Layout != "extent" || dev == "" {
 		return nil
@@ -186,4 +188,51 @@ func samePath(a, b string) bool {
 	absA, err1 := filepath.Abs(a)
 	absB, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && absA == absB
+}
+
+// CheckPaths refuses, before anything runs, a trace that is a directory,
+// a Dir that names something other than a directory (or none, without
+// Mkdir), a Device kvreplay must not overwrite (CheckDevice), and a result
+// file (output, -o) it must not write: a system path unless allowSystem,
+// a trace or a trace's sidecar (cli.Files).
+func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []error {
+	files := cli.Files{AllowSystem: allowSystem}
+	for _, tr := range traces {
+		files.Inputs = append(files.Inputs, cli.File{Flag: "trace", Path: tr, Sidecar: true})
+	}
+	if output != "" {
+		files.Outputs = append(files.Outputs, cli.File{Flag: "-o", Path: output})
+	}
+	errs := files.Check()
+	for _, tr := range traces {
+		if fi, err := os.Stat(tr); err == nil && fi.IsDir() {
+			errs = append(errs, fmt.Errorf("trace %s: a directory (want a trace file, or - for stdin)", tr))
+		}
+	}
+	if o.Dir != "" {
+		fi, err := os.Stat(o.Dir)
+		switch {
+		case err == nil && !fi.IsDir():
+			errs = append(errs, fmt.Errorf("--dir %s: not a directory", o.Dir))
+		case errors.Is(err, fs.ErrNotExist) && !o.Mkdir:
+			// A typo, or a drive not mounted at /mnt/nvme, must not
+			// benchmark the disk that holds the root instead.
+			errs = append(errs, fmt.Errorf("--dir %s: does not exist: create it, or pass --mkdir", o.Dir))
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("--dir %s: %w", o.Dir, cli.UnwrapPath(err)))
+		}
+	}
+	if err := o.CheckDevice(traces, output); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// InputError reports whether a replay stopped on the user's input: a
+// malformed trace row found mid-stream (a pipe is not prescanned), a row
+// on a tier --tier-map leaves unmapped, or a closed loop of traces without
+// users. kvreplay then exits 2, after writing the partial result.
+func InputError(err error) bool {
+	var pe *trace.ParseError
+	return errors.As(err, &pe) || errors.Is(err, replay.ErrUnmappedTier) || errors.Is(err, replay.ErrNoUsers)
 }

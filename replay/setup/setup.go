@@ -39,8 +39,9 @@ import (
 // the tiers live. kvreplay fills them from its flags.
 type Options struct {
 	// Dir is where the NVMe tier makes its run directory (--dir); "" is
-	// the system temp dir.
-	Dir string
+	// the system temp dir. Mkdir (--mkdir) lets it not exist yet.
+	Dir   string
+	Mkdir bool
 	// Layout is the NVMe tier's: "dir" (a file per object) or "extent"
 	// (one preallocated file or device).
 	Layout string

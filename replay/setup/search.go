@@ -1,0 +1,215 @@
+package setup
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// ReplayFunc replays the traces once with cfg, drawing progress when set;
+// a run stopped early returns its result, marked incomplete, with the
+// error, and one that did not run (or that a signal stopped) no result.
+type ReplayFunc func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error)
+
+// SearchOptions are a search's: its kind (search.KindUsers or
+// search.KindCapacity), the most probes, how many times a users search
+// probes its answer, and the Config every probe starts from (its
+// --duration the probe's window; a capacity search starts at its Speed
+// when SpeedGiven, else at search.DefaultCapacityStart).
+type SearchOptions struct {
+	Kind       string
+	Probes     int
+	Repeats    int
+	Config     replay.Config
+	SpeedGiven bool
+}
+
+// Search runs the search so asks over the traces' total users, each probe
+// a call of once, and returns its document, its identity (tool, command
+// line, host, config) for the caller to fill. A probe that fails to run or
+// is not a measurement stops the search: the document is returned, marked
+// not done with its answer a lower bound, with the error. A users search
+// of traces whose users are unknown is the input's error, with no
+// document.
+func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, prog *SearchProgress) (*search.Document, error) {
+	var (
+		traces   = plan.Traces
+		warnings []string
+	)
+	probe := func(n int, speed float64) (search.Probe, error) {
+		cfg := so.Config
+		what := fmt.Sprintf("speed=%gx", speed)
+		if so.Kind == search.KindUsers {
+			cfg.Users = n
+			what = usersWhat(plan, n)
+		} else {
+			cfg.Speed = speed
+		}
+		prog.begin(what)
+		res, err := once(&cfg, prog.update())
+		if res == nil {
+			// A probe that did not run, or one a signal stopped, ends the
+			// search as it is.
+			if err == nil {
+				err = errors.New("the replay returned no result")
+			}
+			prog.end("stopped: " + err.Error())
+			return search.Probe{}, err
+		}
+		if len(traces) == 0 {
+			traces = res.Traces
+		}
+		if len(warnings) == 0 {
+			warnings = res.Warnings
+		}
+		p := search.Summarize(so.Kind, res)
+		prog.end(probeResult(so.Kind, p))
+		return p, nil
+	}
+	var (
+		doc *search.Document
+		err error
+	)
+	if so.Kind == search.KindUsers {
+		if total <= 0 {
+			return nil, cli.Input(errors.New("--search users: the trace's users are unknown: give a trace file with a User column (kvtrace's), which kvreplay reads once before the search"))
+		}
+		doc, err = search.Users(search.UsersOptions{Total: total, MaxProbes: so.Probes, Repeats: so.Repeats}, probe)
+	} else {
+		start := 0.0 // search.DefaultCapacityStart
+		if so.SpeedGiven {
+			start = so.Config.Speed
+		}
+		doc, err = search.Capacity(search.CapacityOptions{Start: start, MaxProbes: so.Probes}, probe)
+	}
+	doc.Format, doc.FormatVersion = schema.SearchFormat, schema.SearchFormatVersion
+	doc.WindowS = so.Config.Duration.Seconds()
+	doc.Traces = traces
+	doc.Warnings = warnings
+	if !prog.Quiet {
+		fmt.Fprintln(prog.W, "kvreplay: search: "+doc.Reason)
+	}
+	if err != nil {
+		return doc, fmt.Errorf("search incomplete: %w", err)
+	}
+	return doc, nil
+}
+
+// TotalUsers is the traces' number of users: counted by the prescan, else
+// the sidecars'.
+func TotalUsers(plan *replay.Plan, srcs []replay.Source) int {
+	if plan.Scanned {
+		return len(plan.Users)
+	}
+	n := 0
+	for _, s := range srcs {
+		if s.Meta == nil {
+			return 0
+		}
+		n += int(s.Meta.Counts.Users)
+	}
+	return n
+}
+
+// usersWhat names what a users probe of n replays: its users by class,
+// when the prescan knows them.
+func usersWhat(plan *replay.Plan, n int) string {
+	s := fmt.Sprintf("users=%d", n)
+	if len(plan.Users) == 0 {
+		return s
+	}
+	by := replay.UsersByQoS(replay.SelectUsers(plan.Users, n))
+	var parts []string
+	for q := range schema.QoS(schema.NumQoS) {
+		if c := by[q.String()]; c > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", cmp.Or(q.String(), "no class"), c))
+		}
+	}
+	return s + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// probeResult is what a probe found, in a line.
+func probeResult(kind string, p search.Probe) string {
+	verdict := "PASS: " + p.Reason
+	switch {
+	case p.NotMeasured != "":
+		verdict = "NOT A MEASUREMENT: " + p.NotMeasured
+	case !p.Pass:
+		verdict = "FAIL: " + p.Reason
+	}
+	if kind == search.KindCapacity {
+		return fmt.Sprintf("%s/s, %.1f requests/s: %s", cli.FormatBytes(int64(p.BandwidthBps)), p.RequestsPerSecond, verdict)
+	}
+	return fmt.Sprintf("%.1f requests/s, %.0f tokens/s, p95 ms %s: %s", p.RequestsPerSecond, p.TokensPerSecond, p.P95s(), verdict)
+}
+
+// SearchProgress shows a search's progress on W (stderr): on a terminal
+// (Live) a live line while a probe runs, rewritten in place; everywhere
+// one line per probe when it ends, which says which probe of how many it
+// was, the search's time so far, what it probed and what it found; and
+// the search's reason at its end, unless Quiet. The clock is Now, so that
+// tests run on a fake one.
+type SearchProgress struct {
+	W      io.Writer
+	Live   bool // W is a terminal
+	Quiet  bool
+	Now    func() time.Time
+	Max    int           // the most probes
+	Window time.Duration // a probe's --duration
+
+	start time.Time // the search's, at the first probe
+	k     int       // the probe running, from 1
+	what  string
+}
+
+// head says which probe runs, the time so far and what it probes.
+func (sp *SearchProgress) head() string {
+	return fmt.Sprintf("kvreplay: probe %d of at most %d, %v elapsed, %s", sp.k, sp.Max, sp.Now().Sub(sp.start).Round(time.Second), sp.what)
+}
+
+// begin starts probe k+1, of what.
+func (sp *SearchProgress) begin(what string) {
+	if sp.k == 0 {
+		sp.start = sp.Now()
+	}
+	sp.k++
+	sp.what = what
+	if sp.Live && !sp.Quiet {
+		fmt.Fprint(sp.W, "\r\033[K"+sp.head())
+	}
+}
+
+// update is the replay's progress hook while a probe runs: nil unless
+// the live line is drawn.
+func (sp *SearchProgress) update() func(replay.Progress) {
+	if !sp.Live || sp.Quiet {
+		return nil
+	}
+	return func(p replay.Progress) {
+		mbps := float64(p.Bytes) / 1e6 / max(p.Elapsed.Seconds(), 1e-9)
+		window := ""
+		if sp.Window > 0 {
+			window = fmt.Sprintf(" of %v", sp.Window)
+		}
+		fmt.Fprintf(sp.W, "\r\033[K%s: %v%s, %.0f MB/s", sp.head(), p.Elapsed.Round(time.Second), window, mbps)
+	}
+}
+
+// end closes the probe with what it found.
+func (sp *SearchProgress) end(found string) {
+	if sp.Quiet {
+		return
+	}
+	if sp.Live {
+		fmt.Fprint(sp.W, "\r\033[K")
+	}
+	fmt.Fprintln(sp.W, sp.head()+": "+found)
+}

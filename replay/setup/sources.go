@@ -1,0 +1,57 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// Sources opens the traces' descriptions (names; "-" is stdin); regular files can be read twice
+// (the prescan), stdin and named pipes once. Opening a trace stops when
+// ctx is done, a named pipe's wait for its writer included.
+func Sources(ctx context.Context, names []string) ([]replay.Source, error) {
+	var srcs []replay.Source
+	stdin := 0
+	for _, name := range names {
+		name := name
+		s := replay.Source{Name: name, Open: func() (*trace.Reader, error) { return trace.Open(name) },
+			Stored: func() (io.ReadCloser, error) { return openStored(ctx, name) }}
+		if name == "-" {
+			stdin++
+			if stdin > 1 {
+				return nil, errors.New("stdin (-) given twice")
+			}
+		} else {
+			fi, err := os.Stat(name)
+			if err != nil {
+				return nil, fmt.Errorf("trace: %w", err)
+			}
+			s.Rescan = fi.Mode().IsRegular()
+			if m, err := trace.ReadMeta(name); err == nil {
+				s.Meta = m
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
+		srcs = append(srcs, s)
+	}
+	return srcs, nil
+}
+
+// openStored opens a trace's bytes as stored: the file, or stdin for "-".
+func openStored(ctx context.Context, name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	f, err := cli.OpenRead(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return f, nil
+}
