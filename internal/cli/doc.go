@@ -1,8 +1,13 @@
 // Package cli owns the command-line plumbing shared by kvtrace, kvreplay and
 // kvreport: flag value types (byte sizes, durations, replay speed, key=value
-// lists) for spf13/pflag, flag-set construction and parsing, "-" for stdin and
-// stdout, atomic output files, the refusal of system directories, signal
-// handling, the tool version, and the mapping of errors to exit statuses.
+// lists) for spf13/pflag and the --size-scale parser (Fraction), flag-set
+// construction and parsing with suggestions for unknown options, "-" for
+// stdin and stdout, atomic output files and the refusal of outputs that are
+// inputs or under system directories, run directories and the directories a
+// tool makes (MakeDirs, removing only what it made), whether an output is a
+// terminal (IsTerminal, which asks the terminal ioctls: /dev/null is none),
+// free space, signal handling, the tool version, and the mapping of errors
+// to exit statuses.
 //
 // A main is wiring only:
 //
