@@ -860,6 +860,9 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 	head := &table{title: "MLPerf Storage KV cache run summary (mlpstorage kvcache_run_summary, schema_version " + s.SchemaVersion + ")"}
 	head.notes = append(head.notes, fmt.Sprintf("run_datetime %s, total_ranks %d, host_count %d, npernode %d, trials_per_option %d, partial_failure %t",
 		s.RunDatetime, s.TotalRanks, s.HostCount, s.Npernode, s.TrialsPerOption, s.PartialFailure))
+	if s.KVBench == nil {
+		head.notes = append(head.notes, "an mlpstorage run summary of kv-cache.py's documents: bandwidths in its \"GB/s\", GiB/s (2^30 bytes/s)")
+	}
 	if kb := s.KVBench; kb != nil {
 		head.notes = append(head.notes, "aggregated from "+kb.Source+" documents; bandwidths in "+kb.BandwidthUnit, kb.Rule)
 		for _, w := range kb.Warnings {
@@ -1032,4 +1035,15 @@ func optionBeside(s, other *MLPerfRunSummary, k string) *MLPerfOption {
 		}
 	}
 	return nil
+}
+
+// IsRunSummary reports whether r holds an mlpstorage kvcache_run_summary
+// document (its first megabyte, decoded).
+func IsRunSummary(r io.Reader) bool {
+	raw, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return false
+	}
+	_, ok, _ := decodeRunSummary(raw)
+	return ok
 }

@@ -170,6 +170,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		stdin = bytes.NewReader(raw)
 	}
+	if !merge && *aggregate == "" && anyRunSummary(paths) && slices.Contains([]string{"json", "text", "md"}, *format) {
+		// mlpstorage's run summaries compare as MLPerf runs.
+		*aggregate = "mlperf"
+	}
 	if *aggregate != "" && !merge {
 		return runMLPerf(ctx, paths, stdin, stdout, *output, *format)
 	}

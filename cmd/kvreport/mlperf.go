@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"time"
 
@@ -62,4 +63,25 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 		return fmt.Errorf("partial_failure: rank results are missing (see missing_files): written, but not a whole run")
 	}
 	return nil
+}
+
+// anyRunSummary reports whether any file of paths (globs expanded) is an
+// mlpstorage kvcache_run_summary document, which kvreport shows as
+// --aggregate mlperf does.
+func anyRunSummary(paths []string) bool {
+	for _, p := range paths {
+		names, _ := report.Expand(p) // Load reports a bad pattern
+		for _, name := range names {
+			f, err := os.Open(name)
+			if err != nil {
+				continue
+			}
+			ok := report.IsRunSummary(f)
+			f.Close()
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -74,6 +74,12 @@ func TestAggregateMLPerf(t *testing.T) {
 		t.Errorf("text: exit %d %s\n%s", code, errs, out)
 	}
 
+	// A run summary alone is shown as --aggregate mlperf shows it.
+	code, out, errs = kvreport(t, "", summary)
+	if code != 0 || !strings.Contains(out, "MLPerf Storage KV cache run summary") || !strings.Contains(out, "aggregated_device_read_p95_ms") {
+		t.Errorf("a run summary: exit %d %s\n%s", code, errs, out)
+	}
+
 	// A rank's result missing: written, and exit 1.
 	if err := os.Remove(filepath.Join(dir, "option_1", "trial_1", "rank_1", "kvcache_results_20260701_120000.json")); err != nil {
 		t.Fatal(err)
