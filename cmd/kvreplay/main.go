@@ -108,9 +108,10 @@ type options struct {
 	startAt time.Time // --start-at; zero: start when ready
 
 	listDevices bool
-	gpus        string     // --gpus
-	gds         bool       // --gds
-	env         *setup.Env // what the tier map's checks found here (a CUDA runtime, libcufile)
+	gpus        string         // --gpus
+	s3          setup.S3Config // --s3-*
+	gds         bool           // --gds
+	env         *setup.Env     // what the tier map's checks found here (a CUDA runtime, libcufile)
 
 	fitting fitting // --plan, --fit
 
@@ -136,7 +137,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.prewrite, "prewrite", true, "extent layout: write the file's new blocks once before the replay, so that first writes do not measure the file system allocating them (=false: the result says they were not)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
 	fs.Var(tierMap, "tier-map", "backend of each trace tier: "+strings.Join(setup.Names(), ", ")+"; a tier given overrides its default and keeps the others'")
-	var ramBudget, blockSize, capacity cli.ByteSize
+	var ramBudget, blockSize, capacity, s3Part cli.ByteSize
 	blockSize = cli.ByteSize(o.cfg.BlockSize)
 	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the peak; 1GiB or 1/8 of memory for an unsized pipe)")
 	fs.Var(&blockSize, "block-size", "largest I/O an object is split into")
@@ -173,6 +174,11 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.IntVar(&o.trial, "trial", 0, "trial number in reports")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line or summary on a terminal")
 	fs.StringVar(&o.gpus, "gpus", "", "GPUs the gpu tier may use, e.g. 0,1 (default: all); each rank takes the one at its local rank")
+	fs.StringVar(&o.s3.Endpoint, "s3-endpoint", "", "s3 tier: the S3 service's `URL` (http://127.0.0.1:7070); default: the AWS chain's (AWS_ENDPOINT_URL_S3) or AWS's for the region")
+	fs.StringVar(&o.s3.Bucket, "s3-bucket", "", "s3 tier: the bucket (it must exist; kvreplay works under a prefix of its own in it, run-ID/, and removes only that)")
+	fs.StringVar(&o.s3.Prefix, "s3-prefix", "", "s3 tier: where in the bucket the run's prefix goes (P/run-ID/)")
+	fs.IntVar(&o.s3.Concurrency, "s3-concurrency", 0, "s3 tier: the most requests in flight (default 16)")
+	fs.Var(&s3Part, "s3-part-size", "s3 tier: objects above it are multipart uploads of parts of this size (default 8MiB)")
 	fs.BoolVar(&o.listDevices, "list-devices", false, "print the GPUs and GPUDirect Storage this machine offers, and exit")
 	fs.BoolVar(&o.gds, "gds", false, "move objects between the gpu and nvme tiers with GPUDirect Storage (libcufile), not through host memory")
 	rest, err := cli.ParseFlags(fs, args)
@@ -220,6 +226,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	o.cfg.Capacity = int64(capacity)
 	o.cfg.Prescan = !*noPrescan
 	o.ramBudget = int64(ramBudget)
+	o.s3.PartSize = int64(s3Part)
 	o.cfg.Speed = float64(speed)
 	o.speedGiven = fs.Changed("speed")
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
@@ -420,7 +427,7 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 // A replay that does not fit here is refused with the plan's advice.
 func (o *options) setupOptions(plan *replay.Plan, stderr io.Writer) setup.Options {
 	return setup.Options{Dir: o.dir, Mkdir: o.mkdir, Layout: o.layout, Device: o.device, AllowDevice: o.allowDev, DeviceOverwrite: o.deviceOverwrite,
-		Prewrite: o.prewrite, Keep: o.keep, Buffered: o.buffered, RAMBudget: o.ramBudget, GPUs: o.gpus, LocalRank: o.rank.local,
+		Prewrite: o.prewrite, Keep: o.keep, Buffered: o.buffered, RAMBudget: o.ramBudget, GPUs: o.gpus, LocalRank: o.rank.local, S3: o.s3,
 		Quiet: o.quiet, Stderr: stderr, NotFit: func() error {
 			if a := advise(o, plan); planned(plan) && !a.Runs {
 				return notFitError(a)

@@ -38,8 +38,9 @@ type client struct {
 	stats    stats
 	secrets  []string // scrubbed from every error
 	server   atomic.Pointer[string]
-	idle     func()    // closes idle connections
-	bufs     sync.Pool // *[]byte of 256 KiB, for bodies streamed into a WriterAt
+	down     atomic.Pointer[error] // the server was unreachable: every request fails so
+	idle     func()                // closes idle connections
+	bufs     sync.Pool             // *[]byte of 256 KiB, for bodies streamed into a WriterAt
 }
 
 // newClient loads the AWS configuration chain and makes the client.
@@ -149,8 +150,14 @@ func (c *client) countAttempts(stack *middleware.Stack) error {
 		}), middleware.After)
 }
 
-// acquire takes a slot of the requests in flight.
+// acquire takes a slot of the requests in flight. Once a request found
+// the server unreachable after all its attempts, every later one fails at
+// once with that error: a run whose server went away stops in seconds,
+// not after every object's retries.
 func (c *client) acquire(ctx context.Context) error {
+	if err := c.down.Load(); err != nil {
+		return *err
+	}
 	select {
 	case c.sem <- struct{}{}:
 		return nil
@@ -439,10 +446,21 @@ func (c *client) wrap(what, name string, err error) error {
 		}
 	}
 	var op *net.OpError
-	if hint == "" && errors.As(err, &op) && op.Op == "dial" {
+	down := hint == "" && errors.As(err, &op) && op.Op == "dial"
+	if down {
 		hint = fmt.Sprintf(": cannot connect to %s: is the server up?", c.endpoint)
 	}
-	return &requestError{msg: c.scrub(fmt.Sprintf("%s %s: %v%s", what, name, err, hint)), err: err}
+	msg := fmt.Sprintf("%s %s: %v%s", what, name, err, hint)
+	if down {
+		// The SDK's account of its attempts says less than the dial error.
+		msg = fmt.Sprintf("%s %s: %v: is the server up?", what, name, op)
+	}
+	re := &requestError{msg: c.scrub(msg), err: err}
+	if down {
+		var e error = &requestError{msg: c.scrub(fmt.Sprintf("%s is unreachable (an earlier request could not connect: %v): is the server up?", c.endpoint, op)), err: err}
+		c.down.CompareAndSwap(nil, &e)
+	}
+	return re
 }
 
 func (c *client) scrub(s string) string {

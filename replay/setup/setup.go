@@ -60,6 +60,8 @@ type Options struct {
 	// a rank takes the one at LocalRank.
 	GPUs      string
 	LocalRank int
+	// S3 is the s3 tier's bucket, prefix and endpoint (--s3-*).
+	S3 S3Config
 	// Quiet drops notes (a long prewrite) from Stderr; warnings stay.
 	Quiet bool
 	// Stderr takes warnings and notes as they happen; nil drops them.

@@ -95,7 +95,7 @@ func TestMapTierThroughTable(t *testing.T) {
 		}
 	}
 	err := env.MapTier(&cfg, schema.TierGPU, "Tier-0", "s4")
-	if err == nil || err.Error() != "--tier-map Tier-0=s4: want "+nameList() || !strings.Contains(nameList(), "ram, nvme, gpu or null") {
+	if err == nil || err.Error() != "--tier-map Tier-0=s4: want "+nameList() || !strings.Contains(nameList(), "ram, nvme, gpu, s3 or null") {
 		t.Errorf("MapTier(Tier-0=s4) = %v", err)
 	}
 

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay/s3/s3test"
+	"github.com/kvbench/kvbench/schema"
+)
+
+const s3Bucket = "kvreplay-e2e"
+
+// s3Server starts versitygw with a bucket holding an object of someone
+// else's, and points the AWS chain at it.
+func s3Server(t *testing.T) *s3test.Server {
+	t.Helper()
+	srv := s3test.Start(t, s3test.Options{})
+	srv.Env(t)
+	srv.Bucket(t, s3Bucket)
+	srv.Put(t, s3Bucket, "not-kvbench", []byte("someone else's"))
+	return srv
+}
+
+// checkBucketAfter: the bucket holds exactly the object kvreplay did not
+// create, as it was.
+func checkBucketAfter(t *testing.T, srv *s3test.Server) {
+	t.Helper()
+	if keys := srv.Keys(t, s3Bucket); len(keys) != 1 || keys[0] != "not-kvbench" {
+		t.Errorf("after the replay the bucket holds %q, want only the object kvreplay did not create", keys)
+	}
+	if got := srv.Get(t, s3Bucket, "not-kvbench"); string(got) != "someone else's" {
+		t.Errorf("the object kvreplay did not create now holds %q", got)
+	}
+}
+
+// TestS3Tier replays a kv-cache.py trace with Tier-2 on S3 (versitygw) and
+// --verify: complete, every byte of Tier-2 the trace implies read and
+// written, the tier described, the bucket as it was, and the credentials
+// in no output.
+func TestS3Tier(t *testing.T) {
+	srv := s3Server(t)
+	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	res, stderr := replayDoc(t, "--tier-map", "Tier-1=ram,Tier-2=s3", "--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket,
+		"--s3-prefix", "e2e", "--verify", "--speed", "max", "--size-scale", "1/4096", "-o", "-", tr)
+	if !res.Complete {
+		t.Fatalf("the replay did not complete: %s", stderr)
+	}
+	read, write, _ := implied(t, tr)
+	checkTierBytes(t, res, read, write)
+	var pi *schema.PathInfo
+	for i := range res.Host.TierPaths {
+		if res.Host.TierPaths[i].Backend == "s3" {
+			pi = &res.Host.TierPaths[i]
+		}
+	}
+	if pi == nil || !strings.HasPrefix(pi.Path, "s3://"+s3Bucket+"/e2e/run-") || pi.Device != srv.Endpoint {
+		t.Errorf("the s3 tier's path: %+v", pi)
+	}
+	doc, _ := json.Marshal(res)
+	for _, secret := range []string{srv.AccessKey, srv.SecretKey} {
+		if bytes.Contains(doc, []byte(secret)) || strings.Contains(stderr, secret) {
+			t.Errorf("a credential is in the result or on stderr")
+		}
+	}
+	checkBucketAfter(t, srv)
+}
+
+// TestS3Refusals: a tier on S3 without a bucket, or with a bucket that
+// does not exist, stops before any I/O with a clear message.
+func TestS3Refusals(t *testing.T) {
+	srv := s3Server(t)
+	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--s3-endpoint", srv.Endpoint}, 2, "--s3-bucket: a tier maps to s3 and names no bucket"},
+		{[]string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", "nope-missing"}, 1, `bucket "nope-missing" does not exist`},
+		{[]string{"--s3-endpoint", "127.0.0.1:1", "--s3-bucket", s3Bucket}, 2, `--s3-endpoint "127.0.0.1:1": want a URL`},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"--tier-map", "Tier-1=ram,Tier-2=s3", "--speed", "max", "--size-scale", "1/4096", "-o", "-", tr}, tc.args...)
+		if code := cli.Main("kvreplay", args, &out, &errb, run); code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("kvreplay %s: exit %d, %q; want %d and %q", strings.Join(tc.args, " "), code, errb.String(), tc.code, tc.want)
+		}
+	}
+	checkBucketAfter(t, srv)
+}
+
+// TestS3ServerKilled: the server dies in the middle of a replay at the
+// trace's pace: kvreplay exits non-zero, its result is incomplete and not
+// PASS, and nothing of someone else's is gone.
+func TestS3ServerKilled(t *testing.T) {
+	_, kvreplay := buildTools(t)
+	root := t.TempDir()
+	srv := s3test.Start(t, s3test.Options{Root: root})
+	srv.Env(t)
+	srv.Bucket(t, s3Bucket)
+	srv.Put(t, s3Bucket, "not-kvbench", []byte("someone else's"))
+	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(kvreplay, "--tier-map", "Tier-1=ram,Tier-2=s3", "--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket,
+		"--size-scale", "1/4096", "--speed", "1", "-o", out, tr)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill the server once the run has objects in the bucket.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		runs, _ := filepath.Glob(filepath.Join(root, s3Bucket, "run-*", "*"))
+		if len(runs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no object of the run in the bucket after 30 s: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.Kill()
+	err := cmd.Wait()
+	if err == nil {
+		t.Fatalf("kvreplay exited 0 after its S3 server died: %s", stderr.String())
+	}
+	var res schema.Result
+	p, rerr := os.ReadFile(out)
+	if rerr != nil || json.Unmarshal(p, &res) != nil {
+		t.Fatalf("no result document after the server died (%v): %s", rerr, stderr.String())
+	}
+	if res.Complete || res.Summary.StorageHealth.OverallStatus == schema.HealthPass {
+		t.Errorf("a replay whose server died: complete %v, health %v", res.Complete, res.Summary.StorageHealth.OverallStatus)
+	}
+	if !strings.Contains(stderr.String(), "is the server up?") {
+		t.Errorf("stderr does not say the server went away: %s", stderr.String())
+	}
+	again := s3test.Start(t, s3test.Options{Root: root})
+	if got := again.Get(t, s3Bucket, "not-kvbench"); string(got) != "someone else's" {
+		t.Errorf("the object kvreplay did not create now holds %q", got)
+	}
+}

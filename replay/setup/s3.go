@@ -1,0 +1,32 @@
+package setup
+
+import (
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/s3"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// S3Config is the s3 tier's: endpoint, bucket and prefix (--s3-endpoint,
+// --s3-bucket, --s3-prefix), requests in flight and part size. Credentials
+// and region come from the AWS environment and configuration chain, never
+// from here.
+type S3Config = s3.Config
+
+// newS3 makes the s3 tier: a prefix of the run's own in the bucket,
+// checked with one request before any I/O (the bucket exists, the
+// credentials are accepted, the prefix is empty), removed at the end
+// unless --keep.
+func newS3(b *builder) (backend.Backend, error) {
+	cfg := b.opts.S3
+	cfg.Keep = b.opts.Keep
+	if err := cfg.Validate(); err != nil {
+		return nil, cli.Input(err)
+	}
+	s, err := s3.New(b.ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.where(schema.PathInfo{Backend: "s3"})
+	return s, nil
+}
