@@ -322,11 +322,17 @@ func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
 				return err
 			}
 			o, t, r := placeOf(name)
-			if o == "" {
+			if o == "" && labelOption(d.Label) != d.Label {
 				o = labelOption(d.Label)
 			}
+			if o == "" && d.Result != nil {
+				o = traceOption(d.Result)
+			}
 			if o == "" {
-				o = d.Config // the trace's name
+				o = d.Label
+			}
+			if o == "" {
+				o = "unknown"
 			}
 			if t < 0 {
 				t = d.Trial
@@ -1046,4 +1052,48 @@ func IsRunSummary(r io.Reader) bool {
 	}
 	_, ok, _ := decodeRunSummary(raw)
 	return ok
+}
+
+// traceOption is the MLPerf Option a kvreplay result's trace was made
+// for, from the trace's sidecar: kvtrace's --mlperf-option N on its
+// command line, else the one Option whose model, GPU and CPU tiers and
+// --max-concurrent-allocs its configuration has (users and duration may
+// be scaled); "" when neither says.
+func traceOption(r *schema.Result) string {
+	found := ""
+	for _, t := range r.Traces {
+		var meta struct {
+			CommandLine []string `json:"command_line"`
+			Config      struct {
+				Model               string  `json:"model"`
+				GPUMemGB            float64 `json:"gpu_mem_gb"`
+				CPUMemGB            float64 `json:"cpu_mem_gb"`
+				MaxConcurrentAllocs int     `json:"max_concurrent_allocs"`
+			} `json:"config"`
+		}
+		if len(t.Meta) == 0 || json.Unmarshal(t.Meta, &meta) != nil {
+			return ""
+		}
+		o := ""
+		for i, a := range meta.CommandLine {
+			if v, ok := strings.CutPrefix(a, "--mlperf-option="); ok {
+				o = v
+			} else if a == "--mlperf-option" && i+1 < len(meta.CommandLine) {
+				o = meta.CommandLine[i+1]
+			}
+		}
+		if o == "" {
+			c := meta.Config
+			for _, x := range schema.MLPerfOptions() {
+				if c.Model == x.Model && c.GPUMemGB == x.GPUMemGB && c.CPUMemGB == x.CPUMemGB && c.MaxConcurrentAllocs == x.MaxConcurrentAllocs {
+					o = strconv.Itoa(x.Number)
+				}
+			}
+		}
+		if o == "" || found != "" && o != found {
+			return ""
+		}
+		found = o
+	}
+	return found
 }

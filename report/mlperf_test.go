@@ -525,3 +525,30 @@ func FuzzPlaceOf(f *testing.F) {
 		}
 	})
 }
+
+// TestTraceOption: a kvreplay result knows its Option from its trace's
+// sidecar: kvtrace --mlperf-option, else the Option whose model, tiers and
+// allocation limit its configuration has.
+func TestTraceOption(t *testing.T) {
+	meta := func(s string) *schema.Result {
+		return &schema.Result{Traces: []schema.TraceInfo{{File: "t.csv.zst", Meta: json.RawMessage(s)}}}
+	}
+	tests := []struct {
+		name string
+		r    *schema.Result
+		want string
+	}{
+		{"flag", meta(`{"command_line": ["kvtrace", "--mlperf-option", "3", "--num-users", "2"], "config": {"model": "x"}}`), "3"},
+		{"flag=", meta(`{"command_line": ["kvtrace", "--mlperf-option=1"]}`), "1"},
+		{"config of option 2", meta(`{"command_line": ["kvtrace"], "config": {"model": "llama3.1-8b", "gpu_mem_gb": 0, "cpu_mem_gb": 4, "max_concurrent_allocs": 16, "num_users": 3}}`), "2"},
+		{"config of option 3", meta(`{"config": {"model": "llama3.1-70b-instruct", "gpu_mem_gb": 0, "cpu_mem_gb": 0, "max_concurrent_allocs": 4}}`), "3"},
+		{"another workload", meta(`{"config": {"model": "llama3.1-8b", "gpu_mem_gb": 16, "cpu_mem_gb": 32, "max_concurrent_allocs": 0}}`), ""},
+		{"no sidecar", &schema.Result{Traces: []schema.TraceInfo{{File: "-"}}}, ""},
+		{"a damaged sidecar", meta(`{"command_line": 3}`), ""},
+	}
+	for _, tt := range tests {
+		if got := traceOption(tt.r); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
