@@ -310,24 +310,20 @@ func (s *textSink) write() error {
 	return err
 }
 
-func (s *textSink) flush() error {
-	if err := s.write(); err != nil {
-		return err
-	}
-	if s.zenc != nil {
-		return s.zenc.Flush()
-	}
-	return nil
-}
+func (s *textSink) flush() error { return s.writeThen(ZstdWriter.Flush) }
+
+func (s *textSink) close() error { return s.writeThen(ZstdWriter.Close) }
 
 func (s *textSink) abort() {}
 
-func (s *textSink) close() error {
+// writeThen writes the rows held, then, when compressing, calls end on
+// the encoder (Flush ends its block, Close its frame).
+func (s *textSink) writeThen(end func(ZstdWriter) error) error {
 	if err := s.write(); err != nil {
 		return err
 	}
 	if s.zenc != nil {
-		return s.zenc.Close()
+		return end(s.zenc)
 	}
 	return nil
 }

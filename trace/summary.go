@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -321,7 +322,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	p("cold reads %d (of %d keys never written before their read)\n", s.ColdReads, s.ColdReadKeys)
 	p("evict pairs %d: %d adjacent, %d not adjacent; unpaired %d reads, %d writes\n",
 		s.Evict.Pairs, s.Evict.Adjacent, s.Evict.NonAdjacent, s.Evict.UnpairedReads, s.Evict.UnpairedWrites)
-	for _, k := range sortedKeys(s.Evict.Moves) {
+	for _, k := range slices.Sorted(maps.Keys(s.Evict.Moves)) {
 		p("  %s\t%d\n", k, s.Evict.Moves[k])
 	}
 	if s.SizeMismatchKeys > 0 {
@@ -333,7 +334,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 			p(", model %s (%d bytes/token, TP %d)", m.Model, m.BytesPerToken, m.TensorParallel)
 		}
 		p(", measured from %.6f s\n", m.MeasuredFrom)
-		for _, k := range sortedKeys(m.TierCapacityBytes) {
+		for _, k := range slices.Sorted(maps.Keys(m.TierCapacityBytes)) {
 			c := "unlimited"
 			if v := m.TierCapacityBytes[k]; v >= 0 {
 				c = human(v)
@@ -347,15 +348,6 @@ func (s *Summary) WriteText(w io.Writer) error {
 		p("\nno sidecar\n")
 	}
 	return tw.Flush()
-}
-
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // human renders a byte count with a binary unit.

@@ -25,24 +25,23 @@ const (
 	DialectMLPerf
 )
 
+// dialectNames are the dialects' names, by Dialect.
+var dialectNames = [...]string{DialectKvbench: "kvbench", DialectMLPerf: "mlperf"}
+
 // String returns "kvbench" or "mlperf".
 func (d Dialect) String() string {
-	switch d {
-	case DialectKvbench:
-		return "kvbench"
-	case DialectMLPerf:
-		return "mlperf"
+	if int(d) < len(dialectNames) {
+		return dialectNames[d]
 	}
 	return fmt.Sprintf("Dialect(%d)", uint8(d))
 }
 
 // ParseDialect parses "kvbench" or "mlperf".
 func ParseDialect(s string) (Dialect, error) {
-	switch s {
-	case "kvbench":
-		return DialectKvbench, nil
-	case "mlperf":
-		return DialectMLPerf, nil
+	for d, name := range dialectNames {
+		if s == name {
+			return Dialect(d), nil
+		}
 	}
 	return 0, fmt.Errorf("trace: dialect %q: want kvbench or mlperf", s)
 }

@@ -184,44 +184,59 @@ func (o FioOptions) withDefaults() FioOptions {
 // defaults first.
 func (o FioOptions) Validate() error {
 	o = o.withDefaults()
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var p problems
 	if o.BlockSize < 4096 || o.BlockSize > 1<<30 || o.BlockSize&(o.BlockSize-1) != 0 {
-		bad("--block-size %d: must be a power of two between 4KiB and 1GiB", o.BlockSize)
+		p.bad("--block-size %d: must be a power of two between 4KiB and 1GiB", o.BlockSize)
 	}
-	if err := checkTiers(o.Tiers); err != nil {
-		errs = append(errs, err)
-	}
+	p.add(checkTiers(o.Tiers))
 	if o.Layout != LayoutExtent && o.Layout != LayoutDir {
-		bad("--layout %s: want extent or dir", o.Layout)
+		p.bad("--layout %s: want extent or dir", o.Layout)
 	}
-	if !(o.SizeScale > 0 && o.SizeScale <= 1) {
-		bad("--size-scale %v: must be greater than 0 and at most 1", o.SizeScale)
-	}
+	p.add(checkScale(o.SizeScale))
 	switch {
 	case o.Dir == "":
-		bad("--dir: required (the directory fio's files live in, on the drive under test)")
+		p.bad("--dir: required (the directory fio's files live in, on the drive under test)")
 	default:
-		if err := fioName("--dir", o.Dir); err != nil {
-			errs = append(errs, err)
-		}
+		p.add(fioName("--dir", o.Dir))
 	}
 	if o.Speed != SpeedASAP && o.Speed != SpeedTimed {
-		bad("--speed %s: want asap or timed", o.Speed)
+		p.bad("--speed %s: want asap or timed", o.Speed)
 	}
 	if o.IODepth < 1 || o.IODepth > 4096 {
-		bad("--iodepth %d: must be between 1 and 4096", o.IODepth)
+		p.bad("--iodepth %d: must be between 1 and 4096", o.IODepth)
 	}
 	for _, c := range o.Cold {
 		if !c.Tier.Valid() || c.Size < 0 || c.Key == "" {
-			bad("cold object %q on %s of %d bytes: want a key, a tier and a size of 0 or more", c.Key, c.Tier, c.Size)
+			p.bad("cold object %q on %s of %d bytes: want a key, a tier and a size of 0 or more", c.Key, c.Tier, c.Size)
 			break
 		}
 	}
 	if !isWord(o.Engine) {
-		bad("--engine %q: want the name of a fio ioengine, such as io_uring, libaio or psync", o.Engine)
+		p.bad("--engine %q: want the name of a fio ioengine, such as io_uring, libaio or psync", o.Engine)
 	}
-	return errors.Join(errs...)
+	return p.err()
+}
+
+// problems gathers the errors of a Validate, one a line.
+type problems []error
+
+func (p *problems) bad(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
+
+// add adds err unless it is nil.
+func (p *problems) add(err error) {
+	if err != nil {
+		*p = append(*p, err)
+	}
+}
+
+func (p problems) err() error { return errors.Join(p...) }
+
+// checkScale reports a --size-scale out of (0, 1].
+func checkScale(scale float64) error {
+	if !(scale > 0 && scale <= 1) {
+		return fmt.Errorf("--size-scale %v: must be greater than 0 and at most 1", scale)
+	}
+	return nil
 }
 
 // checkTiers reports a tier list with an unknown or repeated tier.

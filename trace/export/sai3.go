@@ -2,7 +2,6 @@ package export
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -73,21 +72,16 @@ func (o Sai3Options) withDefaults() Sai3Options {
 // flag of kvtrace export that sets the field.
 func (o Sai3Options) Validate() error {
 	o = o.withDefaults()
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var p problems
 	if strings.ContainsAny(o.Prefix, "\t\r\n") {
-		bad("--prefix %q: must not hold tabs or line breaks", o.Prefix)
+		p.bad("--prefix %q: must not hold tabs or line breaks", o.Prefix)
 	}
-	if err := checkTiers(o.Tiers); err != nil {
-		errs = append(errs, err)
-	}
-	if !(o.SizeScale > 0 && o.SizeScale <= 1) {
-		bad("--size-scale %v: must be greater than 0 and at most 1", o.SizeScale)
-	}
+	p.add(checkTiers(o.Tiers))
+	p.add(checkScale(o.SizeScale))
 	if strings.ContainsAny(o.ClientID, "\t\r\n") {
-		bad("client id %q: must not hold tabs or line breaks", o.ClientID)
+		p.bad("client id %q: must not hold tabs or line breaks", o.ClientID)
 	}
-	return errors.Join(errs...)
+	return p.err()
 }
 
 // Sai3Stats is what Sai3 wrote.
