@@ -258,6 +258,7 @@ var (
 func placeOf(path string) (option string, trial, rank int) {
 	trial, rank = -1, -1
 	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(path)), "/") {
+		part = strings.TrimSuffix(part, ".json") // trial_0/rank_1.json too
 		if m := optionDir.FindStringSubmatch(part); m != nil {
 			option = m[1]
 		} else if m := trialDir.FindStringSubmatch(part); m != nil {

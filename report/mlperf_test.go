@@ -513,6 +513,7 @@ func FuzzDecodeRunSummary(f *testing.F) {
 // option_<O>, trial_<T> and rank_<N> directories, whatever else it holds.
 func FuzzPlaceOf(f *testing.F) {
 	f.Add("results/option_1/trial_2/rank_3/x.json")
+	f.Add("results/trial_2/rank_3.json")
 	f.Add("a/b")
 	f.Add("option_99999999999999999999/trial_1")
 	f.Fuzz(func(t *testing.T, p string) {
@@ -549,6 +550,25 @@ func TestTraceOption(t *testing.T) {
 	for _, tt := range tests {
 		if got := traceOption(tt.r); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPlaceOf(t *testing.T) {
+	tests := []struct {
+		path        string
+		option      string
+		trial, rank int
+	}{
+		{"r/option_1/trial_2/rank_3/kvcache_results_x.json", "1", 2, 3},
+		{"r/trial_0/rank_1.json", "", 0, 1},
+		{"option3/trial1/rank12", "3", 1, 12},
+		{"r/x.json", "", -1, -1},
+		{"r/rank_1234567/x.json", "", -1, -1}, // more than 6 digits: not a rank
+	}
+	for _, tt := range tests {
+		if o, tr, r := placeOf(tt.path); o != tt.option || tr != tt.trial || r != tt.rank {
+			t.Errorf("placeOf(%q) = %q %d %d, want %q %d %d", tt.path, o, tr, r, tt.option, tt.trial, tt.rank)
 		}
 	}
 }
