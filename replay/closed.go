@@ -440,17 +440,25 @@ func (c *closedLoop) unwait(r *clRequest) {
 
 // next is when the first row due is; zero when none is. When rows wait
 // for their objects' turns with nothing else to come (the run idle,
-// nothing due), they would wait forever: the window closed on the rows
-// they wait for (the requests they wait in are cut), or users' requests
-// overlap in trace time (the oldest waiting row goes, counted).
+// nothing due, no row left to read), they would wait forever: the window
+// closed on the rows they wait for (the requests they wait in are cut);
+// else (which trace order rules out, each user's requests being read in
+// order) the oldest waiting row goes, counted in a warning.
 func (c *closedLoop) next() time.Time {
-	if len(c.due) == 0 && len(c.waiting) > 0 && c.in.idle() {
+	if len(c.due) == 0 && len(c.waiting) > 0 && c.in.idle() && c.noMoreRows() {
 		c.unstick()
+		return c.pace.start // a pass now: start what went, or end
 	}
 	if len(c.due) == 0 {
 		return time.Time{}
 	}
 	return c.due[0].at
+}
+
+// noMoreRows reports that no row read later can release a waiting one:
+// the window closed, or the reader sent every row and the loop took them.
+func (c *closedLoop) noMoreRows() bool {
+	return c.windowClosed || (c.rr.ended.Load() && len(c.rr.out) == 0)
 }
 
 func (c *closedLoop) unstick() {

@@ -84,3 +84,41 @@ func TestClosedLoopKeyOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedLoopWindowCutsWaitingRow: user 1's request, released at once,
+// reads K, whose write rides in user 2's second request; user 2's first
+// request outlasts --duration, so that write is never released. The read
+// waits for its turn until the window closes, then its request ends
+// there (as requests the window cuts do) instead of waiting forever.
+func TestClosedLoopWindowCutsWaitingRow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := func(at time.Duration, op schema.Op, key string, req, user uint64) schema.Record {
+			return schema.Record{Time: at, Op: op, Size: 4096, Tier: schema.TierCPU, Key: []byte(key), Phase: schema.PhasePrefill,
+				Request: req, QoS: schema.QoSBatch, User: user, Tokens: 1}
+		}
+		us := time.Microsecond
+		var recs []schema.Record
+		for i := range 10 { // user 2's first request: 10 rows of 10 ms in sequence
+			recs = append(recs, r(time.Duration(i)*us, schema.OpWrite, fmt.Sprint("c", i), 1, 2))
+		}
+		recs = append(recs,
+			r(20*us, schema.OpWrite, "K", 2, 2),
+			r(30*us, schema.OpRead, "K", 3, 1),
+		)
+		cfg := closedConfig()
+		cfg.Duration = 50 * time.Millisecond
+		rb := fault.Record(fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond))
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": rb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rb.Log() {
+			if strings.HasSuffix(c.Key, "_K") {
+				t.Errorf("%s of K ran: its write was never released", c.Op)
+			}
+		}
+		if cl := res.ClosedLoop; cl.RequestsReleased != 2 || res.WallS != 0.1 {
+			t.Errorf("closed_loop %+v, wall %v s; want user 2's first request and user 1's released, the run ending with the first at 0.1 s", cl, res.WallS)
+		}
+	})
+}
