@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/setup"
@@ -329,8 +328,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var progress func(replay.Progress)
 	if interactive {
-		view := newProgressView(&o.cfg, plan)
-		progress = func(p replay.Progress) { fmt.Fprint(stderr, "\r\033[K"+progressLine(p, view)) }
+		view := setup.NewProgressView(&o.cfg, plan)
+		progress = func(p replay.Progress) { fmt.Fprint(stderr, "\r\033[K"+setup.ProgressLine(p, view)) }
 	}
 	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
 	defer drainStdin(o.traces, drainLimit)
@@ -366,7 +365,7 @@ func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 	if err != nil {
 		return nil, nil, cli.Input(err)
 	}
-	if err := checkSidecars(o, srcs); err != nil {
+	if err := setup.CheckSidecars(o.model, &o.cfg, srcs); err != nil {
 		return nil, nil, cli.Input(err)
 	}
 	plan, err := prepare(ctx, o, srcs)
@@ -383,17 +382,11 @@ func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 // backends and returns the result document, filled in. progress, when
 // set, draws a live line on stderr (a terminal), which is cleared after.
 func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, progress func(replay.Progress), stderr io.Writer) (*schema.Result, error) {
-	tiers, err := setup.Build(ctx, o.env, cfg, plan, o.setupOptions(plan, stderr))
-	if err != nil {
-		return nil, err
-	}
-	defer tiers.Close()
+	var ready func() error
 	if !o.startAt.IsZero() {
-		if err := waitUntil(ctx, o.startAt); err != nil {
-			return nil, err
-		}
+		ready = func() error { return waitUntil(ctx, o.startAt) }
 	}
-	res, runErr := replay.Run(ctx, cfg, plan, srcs, tiers.Backends, replay.Hooks{Progress: progress, Movers: tiers.Movers})
+	res, runErr := setup.Replay(ctx, o.env, cfg, plan, srcs, o.setupOptions(plan, stderr), ready, progress)
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -408,18 +401,9 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 		at := o.startAt.UTC()
 		res.StartAt, res.StartSkewS = &at, res.Started.Sub(o.startAt).Seconds()
 	}
-	res.Host = host.Facts()
-	res.Replay.PeakRSSBytes = host.PeakRSS()
-	tiers.Describe(res)
 	res.Config = configJSON(o)
-	res.Warnings = append(append(res.Warnings, o.warnings...), tiers.Warnings...)
+	res.Warnings = append(res.Warnings, o.warnings...)
 	res.Fit = o.fitting.result
-	for i := range res.Traces {
-		if i < len(srcs) && srcs[i].Meta != nil {
-			meta, _ := json.Marshal(srcs[i].Meta)
-			res.Traces[i].Meta = schema.SnakeCaseKeys(meta)
-		}
-	}
 	return res, runErr
 }
 

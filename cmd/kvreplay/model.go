@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/sim"
 )
 
@@ -36,23 +35,4 @@ func checkModel(o *options, tpGiven bool) []error {
 	}
 	o.cfg.BytesPerToken = m.BytesPerToken()
 	return errs
-}
-
-// checkSidecars refuses a --model that contradicts a trace's sidecar: the
-// sidecar's bytes per token are the trace's own.
-func checkSidecars(o *options, srcs []replay.Source) error {
-	if o.model == "" {
-		return nil
-	}
-	for _, s := range srcs {
-		m := s.Meta
-		if m == nil || m.BytesPerToken <= 0 {
-			continue
-		}
-		if m.BytesPerToken != o.cfg.BytesPerToken || max(1, m.TensorParallel) != o.cfg.TensorParallel {
-			return fmt.Errorf("--model %s: %s's sidecar says model %s (%d bytes per token, tensor parallelism %d), not %d bytes per token at %d: leave --model out for a trace with a sidecar",
-				o.model, s.Name, m.Model, m.BytesPerToken, max(1, m.TensorParallel), o.cfg.BytesPerToken, o.cfg.TensorParallel)
-		}
-	}
-	return nil
 }

@@ -55,3 +55,23 @@ func openStored(ctx context.Context, name string) (io.ReadCloser, error) {
 	}
 	return f, nil
 }
+
+// CheckSidecars refuses a --model (model, its bytes per token and tensor
+// parallelism in cfg) that contradicts a trace's sidecar: the sidecar's
+// bytes per token are the trace's own.
+func CheckSidecars(model string, cfg *replay.Config, srcs []replay.Source) error {
+	if model == "" {
+		return nil
+	}
+	for _, s := range srcs {
+		m := s.Meta
+		if m == nil || m.BytesPerToken <= 0 {
+			continue
+		}
+		if m.BytesPerToken != cfg.BytesPerToken || max(1, m.TensorParallel) != cfg.TensorParallel {
+			return fmt.Errorf("--model %s: %s's sidecar says model %s (%d bytes per token, tensor parallelism %d), not %d bytes per token at %d: leave --model out for a trace with a sidecar",
+				model, s.Name, m.Model, m.BytesPerToken, max(1, m.TensorParallel), cfg.BytesPerToken, cfg.TensorParallel)
+		}
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"github.com/kvbench/kvbench/results"
 )
 
-// progressView is what the progress line knows of a run beside its
+// ProgressView is what the progress line knows of a run beside its
 // Progress: the rows it can do and the window that bounds it.
-type progressView struct {
+type ProgressView struct {
 	// total is the rows the run does when nothing stops it: the plan's
 	// (this rank's); 0 when unknown (a pipe nothing sized, or a closed
 	// loop of a sample of the users, whose rows the plan does not count).
@@ -20,16 +20,16 @@ type progressView struct {
 	window time.Duration
 }
 
-// newProgressView is the view of a run of cfg with plan.
-func newProgressView(cfg *replay.Config, plan *replay.Plan) progressView {
-	v := progressView{total: plan.Rows, window: cfg.Duration}
+// NewProgressView is the view of a run of cfg with plan.
+func NewProgressView(cfg *replay.Config, plan *replay.Plan) ProgressView {
+	v := ProgressView{total: plan.Rows, window: cfg.Duration}
 	if cfg.ClosedLoop && cfg.Users > 0 {
 		v.total = 0
 	}
 	return v
 }
 
-// progressLine is the live progress line kvreplay rewrites on a terminal:
+// ProgressLine is the live progress line kvreplay rewrites on a terminal:
 // the rows done (of how many, when known), the bytes moved per second so
 // far (GB/s, decimal, as every kvbench bandwidth), the lag, and an
 // estimate of the time left. The estimate extrapolates the rows done, and
@@ -37,7 +37,7 @@ func newProgressView(cfg *replay.Config, plan *replay.Plan) progressView {
 // released: "12s of the 15s window left", then "window closed: finishing
 // released rows". The tool's name leads the line, so it is told from
 // kvtrace's in a pipeline.
-func progressLine(p replay.Progress, v progressView) string {
+func ProgressLine(p replay.Progress, v ProgressView) string {
 	gbps := float64(p.Bytes) / results.GB / max(p.Elapsed.Seconds(), 1e-9)
 	tail := fmt.Sprintf("%.3f GB/s, lag %v", gbps, p.Lag.Round(time.Microsecond))
 	var eta string

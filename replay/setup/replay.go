@@ -1,0 +1,46 @@
+package setup
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// Replay makes the tiers of cfg (Build), calls ready once they are made
+// (a start time to wait for; nil: none), replays srcs on them, closes
+// them, and returns the result with what setup knows of the run: the
+// host's facts, the tier paths, the peak RSS, the tiers' warnings and the
+// traces' sidecars. The caller adds its identity (tool, command line,
+// labels). A run stopped early returns its result with the error; one
+// that did not run, no result.
+func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, opts Options,
+	ready func() error, progress func(replay.Progress)) (*schema.Result, error) {
+	tiers, err := Build(ctx, env, cfg, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer tiers.Close()
+	if ready != nil {
+		if err := ready(); err != nil {
+			return nil, err
+		}
+	}
+	res, runErr := replay.Run(ctx, cfg, plan, srcs, tiers.Backends, replay.Hooks{Progress: progress, Movers: tiers.Movers})
+	if res == nil {
+		return nil, runErr
+	}
+	res.Host = host.Facts()
+	res.Replay.PeakRSSBytes = host.PeakRSS()
+	tiers.Describe(res)
+	res.Warnings = append(res.Warnings, tiers.Warnings...)
+	for i := range res.Traces {
+		if i < len(srcs) && srcs[i].Meta != nil {
+			meta, _ := json.Marshal(srcs[i].Meta)
+			res.Traces[i].Meta = schema.SnakeCaseKeys(meta)
+		}
+	}
+	return res, runErr
+}
