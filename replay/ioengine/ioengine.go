@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/schema"
@@ -220,12 +219,5 @@ func New(name string, p Params) (Engine, error) {
 }
 
 // AlignedBuffer returns n bytes whose address is a multiple of align (a
-// power of two), as O_DIRECT needs.
-func AlignedBuffer(n, align int) []byte {
-	b := make([]byte, n+align)
-	off := int(uintptr(unsafe.Pointer(&b[0])) & uintptr(align-1))
-	if off != 0 {
-		off = align - off
-	}
-	return b[off : off+n : off+n]
-}
+// power of two), as O_DIRECT needs: backend.AlignedBuffer.
+func AlignedBuffer(n, align int) []byte { return backend.AlignedBuffer(n, align) }
