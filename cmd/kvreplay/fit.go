@@ -28,8 +28,8 @@ import (
 
 // fitting is what --plan and --fit ask.
 type fitting struct {
-	plan   bool        // --plan: print the plan and exit
-	fit    bool        // --fit: apply the plan's options, then replay
+	plan   bool          // --plan: print the plan and exit
+	fit    bool          // --fit: apply the plan's options, then replay
 	format string        // --format of --plan: text or json
 	time   time.Duration // --fit-time: the longest replay --fit keeps at the trace's pace
 	result *schema.Fit   // what --fit applied, for the result
@@ -298,11 +298,11 @@ func machineLine(a *replay.Advice) string {
 
 // planDoc is --plan's document (--format json).
 type planDoc struct {
-	Traces  []string       `json:"traces"`
-	Rows    int64          `json:"rows"`
-	Objects int64          `json:"objects"`
-	Speed   float64        `json:"speed"`
-	Scanned bool           `json:"prescanned"`
+	Traces  []string `json:"traces"`
+	Rows    int64    `json:"rows"`
+	Objects int64    `json:"objects"`
+	Speed   float64  `json:"speed"`
+	Scanned bool     `json:"prescanned"`
 	// FitDurationS is the --duration --fit applies to keep the replay
 	// within --fit-time (0: none), and FitDuration why.
 	FitDurationS float64        `json:"fit_duration_s,omitempty"`
