@@ -116,6 +116,29 @@ type PathInfo struct {
 	Direct     bool   `json:"direct_io"`
 	// GPU is the GPU tier's device and copies; nil for other tiers.
 	GPU *GPUPath `json:"gpu,omitempty"`
+	// S3 is the object tier's requests; nil for other tiers.
+	S3 *S3Path `json:"s3,omitempty"`
+}
+
+// S3Path is what the S3 tier asked of its server over the run: the calls
+// by S3 operation (PutObject, GetObject, UploadPart, ...; a user prices a
+// run from them), those that failed after their retries, the retries (HTTP
+// requests beyond one per call) and the throttling responses among all
+// requests (503 SlowDown, 429), the bytes, and the GETs' time to first
+// byte. It never holds credentials.
+type S3Path struct {
+	Endpoint    string           `json:"endpoint"`
+	Bucket      string           `json:"bucket"`
+	Prefix      string           `json:"prefix"`
+	Concurrency int              `json:"concurrency"`
+	PartSize    int64            `json:"part_size"`
+	Requests    map[string]int64 `json:"requests"`
+	Failed      map[string]int64 `json:"failed,omitempty"`
+	Retries     int64            `json:"retries"`
+	Throttled   int64            `json:"throttled"`
+	BytesPut    int64            `json:"bytes_put"`
+	BytesGot    int64            `json:"bytes_got"`
+	GetTTFB     Latency          `json:"get_ttfb"`
 }
 
 // GPUPath is what the GPU tier measured: its device, its PCIe link, and

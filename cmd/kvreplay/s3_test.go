@@ -63,6 +63,19 @@ func TestS3Tier(t *testing.T) {
 	if pi == nil || !strings.HasPrefix(pi.Path, "s3://"+s3Bucket+"/e2e/run-") || pi.Device != srv.Endpoint {
 		t.Errorf("the s3 tier's path: %+v", pi)
 	}
+	if pi != nil {
+		var t2 schema.TierTotals
+		for _, tt := range res.Tiers {
+			if tt.Tier == "Tier-2" {
+				t2 = tt
+			}
+		}
+		st := pi.S3
+		if st == nil || st.Requests["PutObject"] == 0 || st.Requests["GetObject"] == 0 || st.BytesGot != t2.PhysicalReadBytes ||
+			st.BytesPut != t2.PhysicalWriteBytes || st.GetTTFB.Count != st.Requests["GetObject"] || st.Retries != 0 || st.Throttled != 0 {
+			t.Errorf("the s3 tier's requests %+v, Tier-2 moved %d bytes read, %d written", st, t2.PhysicalReadBytes, t2.PhysicalWriteBytes)
+		}
+	}
 	doc, _ := json.Marshal(res)
 	for _, secret := range []string{srv.AccessKey, srv.SecretKey} {
 		if bytes.Contains(doc, []byte(secret)) || strings.Contains(stderr, secret) {

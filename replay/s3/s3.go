@@ -225,8 +225,8 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{Name: "s3", Align: 1}
 }
 
-// Describe fills the tier path of a result: the bucket, the run's prefix
-// and the server, never credentials.
+// Describe fills the tier path of a result: the bucket, the run's prefix,
+// the server, and the requests made so far (Stats); never credentials.
 func (b *Backend) Describe(pi *schema.PathInfo) {
 	pi.Backend = "s3"
 	pi.Path = "s3://" + b.cfg.Bucket + "/" + b.runDir
@@ -235,6 +235,9 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	if s := b.c.server.Load(); s != nil {
 		pi.Model = *s
 	}
+	st := b.Stats()
+	pi.S3 = &schema.S3Path{Endpoint: b.c.endpoint, Bucket: b.cfg.Bucket, Prefix: b.runDir, Concurrency: b.cfg.Concurrency, PartSize: b.part,
+		Requests: st.Requests, Failed: st.Failed, Retries: st.Retries, Throttled: st.Throttled, BytesPut: st.BytesPut, BytesGot: st.BytesGot, GetTTFB: st.TTFB}
 }
 
 // objectKey is the S3 key of the run's object named key: the run's prefix
