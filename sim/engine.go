@@ -288,6 +288,9 @@ type engine struct {
 
 	tierOps [schema.NumTiers][schema.NumOps]int64 // bytes by tier and operation, every row
 	notes   []string
+	// warnings are the notes a user must see (a tool prints them on
+	// stderr); each is in notes too.
+	warnings []string
 
 	res   *Result
 	rows  int64
@@ -339,6 +342,10 @@ type runStats struct {
 	ragChunks       int64
 	blockHits       int64
 	blockMisses     int64
+	// dispatched counts the requests workers took; prefillOnlyRule those
+	// of them the 10,000-token rule made prefill-only.
+	dispatched      int64
+	prefillOnlyRule int64
 }
 
 // Run simulates cfg in virtual time and sends every trace row to sink, in
@@ -551,6 +558,11 @@ func (e *engine) dispatch() error {
 	for e.idle > 0 && e.queue.Len() > 0 && !e.stopped {
 		r := e.queue.pop().r
 		e.idle--
+		r.gen = e.windowTokens(r.gen)
+		e.stats.dispatched++
+		if r.phase == phasePrefill {
+			e.stats.prefillOnlyRule++
+		}
 		if err := e.process(r); err != nil {
 			return err
 		}
@@ -705,6 +717,23 @@ func (e *engine) process(r *request) error {
 func (e *engine) decodeBatches(gen int) int {
 	b := max(1, e.cfg.DecodeBatchSize)
 	return max(1, (gen+b-1)/b)
+}
+
+// windowTokens bounds a request's generation by the run's --duration: at
+// the generation mode's pace, no request generates for longer than the
+// run, and the decode reads of the tokens beyond are never made. The
+// reference makes them all before it sleeps through the generation, which
+// a trace's absurd output length made endless (1e8 tokens, 35 days at 30
+// ms a token, whatever --duration said); its synthetic users generate at
+// most 800 tokens, 24 s at 30 ms, and are bounded only in shorter runs.
+func (e *engine) windowTokens(gen int) int {
+	if e.spt <= 0 {
+		return gen
+	}
+	if most := e.cfg.Duration.Seconds() / e.spt; float64(gen) > most {
+		return max(1, int(most))
+	}
+	return gen
 }
 
 // processBlocks does a block-level request (Mooncake): the cached blocks
@@ -902,6 +931,12 @@ func pad4(n int) string {
 		s = "0000"[len(s):] + s
 	}
 	return s
+}
+
+// warn records a note that a user must see.
+func (e *engine) warn(msg string) {
+	e.notes = append(e.notes, msg)
+	e.warnings = append(e.warnings, msg)
 }
 
 // newRequest returns a request from the free list of completed ones, or a

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -180,6 +181,14 @@ type Extra struct {
 	RacedReservations int64    `json:"raced_nvme_reservations,omitempty"`
 	NoEffect          []string `json:"no_effect,omitempty"`
 	Notes             []string `json:"notes,omitempty"`
+	// PrefillOnlyByRule counts the requests that kv-cache.py's rule made
+	// prefill-only, without decode reads, for contexts of 10,000 tokens
+	// or more; RequestsDispatched the requests workers took.
+	PrefillOnlyByRule  int64 `json:"prefill_only_by_rule"`
+	RequestsDispatched int64 `json:"requests_dispatched"`
+	// Warnings are the notes a user must see: a tool prints them on
+	// stderr. Each is in Notes too.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // percentile is numpy's default (linear) percentile of sorted values.
@@ -345,7 +354,15 @@ func (e *engine) result() *Result {
 	x.ConversationsForgotten = e.convs.forgotten
 	x.RacedReservations = cs.racedReservations
 	x.NoEffect = cfg.NoEffect
+	x.PrefillOnlyByRule, x.RequestsDispatched = st.prefillOnlyRule, st.dispatched
+	if e.gen != nil && st.prefillOnlyRule > 0 && !cfg.PrefillOnly && !cfg.DecodeOnly {
+		// Synthetic users are drawn to the rule; a trace's requests are
+		// not, and it can take the decode I/O of half of them.
+		e.warn(fmt.Sprintf("%d of %d requests (%.1f %%) have contexts of %d tokens or more: kv-cache.py's rule makes them prefill-only, without decode reads",
+			st.prefillOnlyRule, st.dispatched, 100*float64(st.prefillOnlyRule)/float64(st.dispatched), prefillOnlyTokens))
+	}
 	x.Notes = e.notes
+	x.Warnings = e.warnings
 	return r
 }
 

@@ -14,6 +14,12 @@ import (
 	"github.com/kvbench/kvbench/sim/reqtrace"
 )
 
+// ErrNoRequests is wrapped by the error of a trace-driven run whose trace
+// holds no request: an empty ShareGPT file (the reference falls back to
+// synthetic users, which only its log says), a request trace whose rows
+// are all skipped.
+var ErrNoRequests = errors.New("no requests in it")
+
 // generator produces the requests of a trace-driven run (BurstGPT,
 // ShareGPT, or a --request-trace) one at a time. next fills r and returns
 // its arrival time; ok is false when every replay cycle is done.
@@ -44,11 +50,13 @@ func (e *engine) newGenerator() (generator, error) {
 		return e.newTraceGen([]string{cfg.RequestTrace}, f)
 	case cfg.DatasetPath != "":
 		g, err := e.newShareGPT(cfg.DatasetPath)
-		if err != nil || g != nil {
-			return g, err
+		if err == nil && g == nil {
+			// The reference falls back to synthetic users: a run of
+			// another workload than the one asked for, said only in a
+			// note.
+			err = fmt.Errorf("sim: --dataset-path %s: %w (want ShareGPT conversations of human and gpt turns)", cfg.DatasetPath, ErrNoRequests)
 		}
-		e.notes = append(e.notes, "the ShareGPT dataset is empty: falling back to synthetic users (as the reference does)")
-		return nil, nil
+		return g, err
 	case cfg.UseBurstTrace:
 		files, err := burstFiles(cfg.BurstTracePath)
 		if err != nil {
@@ -148,13 +156,24 @@ type traceGen struct {
 	cycleStart time.Duration
 	last       time.Duration
 	req        reqtrace.Request
+	// absurd counts the records of the first pass whose lengths no model
+	// serves (checkLengths); absurdAt names the first few.
+	absurd   int
+	absurdAt []string
 	// untimed is set for a trace whose requests carry no arrival times (a
 	// ShareGPT file, or a pass whose requests all arrive at once): its
-	// requests are spaced by --request-rate, else by minSpacing with the
-	// generator held back while the queue is full. At their recorded
-	// times they would all arrive at one instant, pass after pass, and
-	// virtual time would never reach --duration.
+	// requests are spaced at rate (setUntimed), or with --trace-speedup 0
+	// by minSpacing with the generator held back while the queue is full.
+	// At their recorded times they would all arrive at one instant, pass
+	// after pass, and virtual time would never reach --duration.
 	untimed bool
+	rate    float64
+	// keep says the pass being read is kept in kept; mem holds a kept
+	// pass, replayed from memIdx instead of the file.
+	keep   bool
+	kept   []reqtrace.Request
+	mem    []reqtrace.Request
+	memIdx int
 }
 
 func (e *engine) newTraceGen(files []string, f reqtrace.Format) (generator, error) {
@@ -163,26 +182,49 @@ func (e *engine) newTraceGen(files []string, f reqtrace.Format) (generator, erro
 	return g, nil
 }
 
-// setUntimed spaces the requests from now on (see untimed).
-func (g *traceGen) setUntimed() {
+// DefaultUntimedRate is the arrival rate, in requests per second, of a
+// --request-trace whose requests carry no arrival times (a ShareGPT file,
+// or a pass whose requests all arrive at one instant) when --request-rate
+// is not given: the rate of the reference's published ShareGPT run
+// (--request-rate 20). Without a rate, such a trace ran at 10,000
+// requests/s (one every minSpacing).
+const DefaultUntimedRate = 20
+
+// setUntimed spaces the requests from now on (see untimed), at
+// --request-rate or DefaultUntimedRate, and says so; why says why the
+// trace is untimed. With --trace-speedup 0 they come as fast as the
+// workers take them.
+func (g *traceGen) setUntimed(why string) {
 	if g.untimed {
 		return
 	}
 	g.untimed = true
-	if g.e.cfg.RequestRate <= 0 {
-		g.e.genZero = true
+	e := g.e
+	switch {
+	case e.cfg.RequestRate > 0:
+		g.rate = e.cfg.RequestRate
+		e.notes = append(e.notes, fmt.Sprintf("%s: its requests arrive at --request-rate %s requests/s", why, strconv.FormatFloat(g.rate, 'g', -1, 64)))
+	case e.cfg.TraceSpeedup == 0:
+		e.genZero = true
+		e.notes = append(e.notes, why+": with --trace-speedup 0 its requests arrive as fast as the workers take them")
+	default:
+		g.rate = DefaultUntimedRate
+		e.warn(fmt.Sprintf("%s: its requests arrive at %d requests/s, the default for an untimed trace (--request-rate sets it)", why, DefaultUntimedRate))
 	}
 }
 
 func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 	e := g.e
 	for {
-		if g.cur == nil {
-			if g.fileIdx == len(g.files) {
+		if g.cur == nil && (g.mem == nil || g.memIdx == len(g.mem)) {
+			if g.fileIdx == len(g.files) || g.mem != nil {
 				// End of a pass over all files.
 				if g.rowsCycle == 0 {
-					e.notes = append(e.notes, "the request trace yielded no requests")
-					return 0, false, nil
+					flag := "--request-trace"
+					if e.cfg.RequestTrace == "" {
+						flag = "--burst-trace-path"
+					}
+					return 0, false, fmt.Errorf("sim: %s %s: %w", flag, strings.Join(g.files, ", "), ErrNoRequests)
 				}
 				g.cycle++
 				if e.cfg.ReplayCycles > 0 && g.cycle >= e.cfg.ReplayCycles {
@@ -194,45 +236,45 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 					// one timestamp) would repeat at that instant without
 					// end: its requests are spaced from now on.
 					start += minSpacing
-					g.setUntimed()
+					g.setUntimed(g.files[0] + "'s requests all arrive at one instant")
 				}
-				g.fileIdx, g.rowsCycle, g.cycleStart = 0, 0, start
+				g.fileIdx, g.rowsCycle, g.cycleStart, g.memIdx = 0, 0, start, 0
 			}
-			f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit, BlockTokens: e.cfg.RequestTraceBlockTokens})
-			if err != nil {
-				return 0, false, err
-			}
-			g.cur = f
-			if f.Format() == reqtrace.FormatShareGPT {
-				g.setUntimed()
+			if g.mem == nil {
+				f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit, BlockTokens: e.cfg.RequestTraceBlockTokens})
+				if err != nil {
+					return 0, false, err
+				}
+				g.cur = f
+				if f.Format() == reqtrace.FormatShareGPT {
+					g.setUntimed(g.files[g.fileIdx] + " is ShareGPT, whose requests carry no arrival times")
+					// Its requests (at most --max-conversations
+					// conversations' turns) are kept for the next passes:
+					// parsing its JSON again on every pass was most of a
+					// run's time.
+					g.keep = len(g.files) == 1
+				}
 			}
 		}
-		err := g.cur.Next(&g.req)
-		if err == io.EOF {
-			if n := g.cur.Skipped(); n > 0 && g.cycle == 0 {
-				e.notes = append(e.notes, fmt.Sprintf("%s: %d rows skipped (unparseable, as the reference skips them)", g.files[g.fileIdx], n))
-			}
-			if u := g.cur.TimeUnit(); u != "" && g.cycle == 0 {
-				e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", g.files[g.fileIdx], u))
-			}
-			if b := g.cur.HashBlocks(); b != nil && b.Fit+b.Apportioned > 0 && g.cycle == 0 {
-				e.notes = append(e.notes, g.files[g.fileIdx]+": "+b.String())
-			}
-			g.cur.Close()
-			g.cur = nil
-			g.fileIdx++
+		if g.cur == nil {
+			g.req = g.mem[g.memIdx]
+			g.memIdx++
+		} else if err := g.cur.Next(&g.req); err == io.EOF {
+			g.endFile()
 			continue
-		}
-		if err != nil {
+		} else if err != nil {
 			g.cur.Close()
 			g.cur = nil
 			return 0, false, err
+		} else if g.keep {
+			g.kept = append(g.kept, g.req)
 		}
 		g.rowsCycle++
+		g.checkLengths()
 		at := g.last + minSpacing
 		switch s := e.cfg.TraceSpeedup; {
-		case g.untimed && e.cfg.RequestRate > 0:
-			at = g.last + time.Duration(math.Round(float64(time.Second)/e.cfg.RequestRate))
+		case g.untimed && g.rate > 0:
+			at = g.last + time.Duration(math.Round(float64(time.Second)/g.rate))
 		case g.untimed:
 		case s > 0:
 			at = max(g.last, g.cycleStart+time.Duration(float64(g.req.Arrival)/s))
@@ -247,6 +289,75 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 			r.key = g.req.Conversation + "_turn_" + strconv.Itoa(max(1, g.req.Turn))
 		}
 		return at, true, nil
+	}
+}
+
+// endFile closes the current file at its end, noting what its first pass
+// found.
+func (g *traceGen) endFile() {
+	e := g.e
+	name := g.files[g.fileIdx]
+	if g.cycle == 0 {
+		if n := g.cur.Skipped(); n > 0 {
+			e.notes = append(e.notes, fmt.Sprintf("%s: %d rows skipped (unparseable, as the reference skips them)", name, n))
+		}
+		if u := g.cur.TimeUnit(); u != "" {
+			e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", name, u))
+		}
+		if b := g.cur.HashBlocks(); b != nil && b.Fit+b.Apportioned > 0 {
+			e.notes = append(e.notes, name+": "+b.String())
+		}
+		if g.absurd > 0 {
+			e.warn(fmt.Sprintf("%d records with lengths no model serves (%s): an output is capped at %d tokens, and --duration bounds a generation",
+				g.absurd, strings.Join(g.absurdAt, "; "), MaxGenTokens))
+			g.absurd, g.absurdAt = 0, nil
+		}
+	}
+	g.cur.Close()
+	g.cur = nil
+	g.fileIdx++
+	if g.keep {
+		g.mem, g.kept, g.keep = g.kept, nil, false
+		if g.mem == nil {
+			g.mem = []reqtrace.Request{}
+		}
+		g.memIdx = len(g.mem)
+	}
+}
+
+// Bounds of a request's lengths. A trace's record beyond them is a
+// mistake or a test of the tool, not a request: the output is capped, the
+// input kept, and both are reported with the record's line.
+const (
+	// MaxGenTokens caps a trace request's output tokens: 128 Ki, more
+	// than any model generates in one request. Without it, a record with
+	// an output_length of 1e8 made 3 million decode reads a block.
+	MaxGenTokens = 128 << 10
+	// maxInputTokens is the longest input reported as plausible: 10 Mi
+	// tokens, the largest context window offered (Llama 4 Scout's).
+	maxInputTokens = 10 << 20
+)
+
+// checkLengths caps and counts the current record's absurd lengths, naming
+// the first few by line, on the first pass.
+func (g *traceGen) checkLengths() {
+	in, out := g.req.InputTokens, g.req.OutputTokens
+	if in <= maxInputTokens && out <= MaxGenTokens {
+		return
+	}
+	if out > MaxGenTokens {
+		g.req.OutputTokens = MaxGenTokens
+	}
+	if g.cycle > 0 {
+		return
+	}
+	g.absurd++
+	if len(g.absurdAt) < 3 {
+		what := "output_length " + strconv.Itoa(out)
+		if in > maxInputTokens {
+			what = "input_length " + strconv.Itoa(in)
+		}
+		g.absurdAt = append(g.absurdAt, fmt.Sprintf("%s:%d: %s", g.files[g.fileIdx], g.cur.Line(), what))
 	}
 }
 

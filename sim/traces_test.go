@@ -221,3 +221,152 @@ func TestRequestTraceAnyBlockSize(t *testing.T) {
 		t.Errorf("notes %q: want the hash ids' sizes noted", res.Kvbench.Notes)
 	}
 }
+
+// TestRequestTraceAbsurdLength runs a Mooncake trace with one record of
+// 1e8 output tokens for --duration 60: the run ends, its generation bounded
+// by --duration (realistic) or capped at MaxGenTokens (none), and the
+// record is reported with its line. It used to make 3 million decode reads
+// a block (killed after 100 s).
+func TestRequestTraceAbsurdLength(t *testing.T) {
+	head, err := os.ReadFile(filepath.Join("reqtrace", "testdata", "mooncake_head200.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(head), "\n")
+	trace := strings.Join(lines[:5], "") +
+		`{"timestamp": 2000, "input_length": 2290, "output_length": 100000000, "hash_ids": [0, 42, 43, 44, 45]}` + "\n" +
+		strings.Join(lines[5:20], "")
+	path := filepath.Join(t.TempDir(), "absurd.jsonl")
+	if err := os.WriteFile(path, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"realistic", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.RequestTrace, cfg.GenerationMode, cfg.Duration, cfg.ReplayCycles = path, mode, time.Minute, 1
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var rows, tokens int64
+			res, err := Run(ctx, &cfg, func(r *schema.Record) error {
+				rows++
+				tokens = max(tokens, r.Tokens)
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%v (a huge output_length must not make the run endless)", err)
+			}
+			want := int64(MaxGenTokens)
+			if mode == "realistic" {
+				want = 2000 // 60 s at 30 ms a token
+			}
+			if tokens != want {
+				t.Errorf("the longest request generates %d tokens, want %d", tokens, want)
+			}
+			// Decode reads of 5 blocks per batch of 32 tokens, besides the
+			// other 19 requests' few thousand rows.
+			if most := 5*(want/32+2) + 20000; rows > most {
+				t.Errorf("%d rows, want at most %d", rows, most)
+			}
+			if len(res.Kvbench.Warnings) == 0 || !strings.Contains(res.Kvbench.Warnings[0], "absurd.jsonl:6: output_length 100000000") {
+				t.Errorf("warnings %q: want the record named by its line", res.Kvbench.Warnings)
+			}
+		})
+	}
+}
+
+// TestRequestTraceUntimedDefaultRate replays a ShareGPT file as a
+// --request-trace without --request-rate: its requests arrive at
+// DefaultUntimedRate, which the run says, and the file is parsed once (it
+// is removed after the first request, and the passes after go on). It used
+// to run at 10,000 requests/s and parse the JSON again on every pass.
+func TestRequestTraceUntimedDefaultRate(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("reqtrace", "testdata", "sharegpt_sample50.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sg.json")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.RequestTrace, cfg.Duration, cfg.GenerationMode = path, time.Minute, "none"
+	removed := false
+	res, err := Run(context.Background(), &cfg, func(*schema.Record) error {
+		if !removed {
+			removed = true
+			return os.Remove(path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%v (the file must be parsed once)", err)
+	}
+	if n := res.RequestsCompleted; n < 1190 || n > 1210 {
+		t.Errorf("%d requests in 60 s, want about %d (DefaultUntimedRate)", n, 60*DefaultUntimedRate)
+	}
+	if len(res.Kvbench.Warnings) != 1 || !strings.Contains(res.Kvbench.Warnings[0], "20 requests/s, the default for an untimed trace") {
+		t.Errorf("warnings %q: want the default rate said", res.Kvbench.Warnings)
+	}
+}
+
+// TestEmptyTraces: an empty ShareGPT file, as --dataset-path or as
+// --request-trace, is an error naming the file. The reference fell back to
+// synthetic users, and so did kvtrace, with only a note in the sidecar.
+func TestEmptyTraces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.json")
+	if err := os.WriteFile(path, []byte("[]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(*Config)
+		flag string
+	}{
+		{"dataset-path", func(c *Config) { c.DatasetPath = path }, "--dataset-path"},
+		{"request-trace", func(c *Config) { c.RequestTrace = path }, "--request-trace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Duration = 10 * time.Second
+			tc.set(&cfg)
+			_, err := Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+			if !errors.Is(err, ErrNoRequests) || !strings.Contains(err.Error(), tc.flag+" "+path) {
+				t.Errorf("error %v: want ErrNoRequests naming %s %s", err, tc.flag, path)
+			}
+		})
+	}
+}
+
+// TestPrefillOnlyRuleSaid runs the first 200 requests of the Mooncake
+// trace: kv-cache.py's 10,000-token rule makes those with longer contexts
+// prefill-only, and the run counts them and warns, where it used to take
+// their decode I/O silently.
+func TestPrefillOnlyRuleSaid(t *testing.T) {
+	path := filepath.Join("reqtrace", "testdata", "mooncake_head200.jsonl")
+	f, err := reqtrace.Open(path, reqtrace.FormatMooncake, reqtrace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long int64
+	var req reqtrace.Request
+	for f.Next(&req) == nil {
+		if req.InputTokens >= 10000 {
+			long++
+		}
+	}
+	f.Close()
+	cfg := DefaultConfig()
+	cfg.RequestTrace, cfg.GenerationMode, cfg.Duration, cfg.ReplayCycles = path, "none", 10*time.Minute, 1
+	res, err := Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := res.Kvbench
+	if x.PrefillOnlyByRule != long || x.RequestsDispatched != 200 || long == 0 {
+		t.Errorf("%d of %d requests prefill-only by the rule, want %d of 200", x.PrefillOnlyByRule, x.RequestsDispatched, long)
+	}
+	want := fmt.Sprintf("%d of 200 requests", long)
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], want) || !strings.Contains(x.Warnings[0], "prefill-only") {
+		t.Errorf("warnings %q, want one saying %q", x.Warnings, want)
+	}
+}

@@ -204,8 +204,8 @@ func (c *Config) Warnings() []string {
 	if c.DatasetPath != "" && c.UseBurstTrace {
 		w = append(w, fmt.Sprintf("--dataset-path %s: takes precedence over --use-burst-trace (as in the reference)", quoteValue(c.DatasetPath)))
 	}
-	if c.RequestRate > 0 && c.DatasetPath == "" {
-		w = append(w, fmt.Sprintf("--request-rate %s: no effect without --dataset-path (ShareGPT replay only, as in the reference)", formatNumber(c.RequestRate)))
+	if c.RequestRate > 0 && c.DatasetPath == "" && c.RequestTrace == "" {
+		w = append(w, fmt.Sprintf("--request-rate %s: no effect without --dataset-path or --request-trace (ShareGPT replay only, as in the reference, and untimed request traces)", formatNumber(c.RequestRate)))
 	}
 	return w
 }

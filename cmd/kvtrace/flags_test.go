@@ -448,7 +448,7 @@ func TestParseSimFlagsNoEffectAndWarnings(t *testing.T) {
 	}
 	wantWarnings := []string{
 		"--tensor-parallel 6: not a power of 2; uncommon for real deployments but allowed",
-		"--request-rate 3: no effect without --dataset-path (ShareGPT replay only, as in the reference)",
+		"--request-rate 3: no effect without --dataset-path or --request-trace (ShareGPT replay only, as in the reference, and untimed request traces)",
 	}
 	if !slices.Equal(o.Warnings, wantWarnings) {
 		t.Errorf("Warnings %q, want %q", o.Warnings, wantWarnings)

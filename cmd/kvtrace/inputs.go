@@ -125,6 +125,10 @@ func checkInputFile(flag, path string) []error {
 // named by its flag and file rather than by the packages that read it.
 func simError(cfg *sim.Config, err error) error {
 	var pe *reqtrace.ParseError
+	if errors.Is(err, sim.ErrNoRequests) {
+		// Bad input: the message names the flag and the file.
+		return cli.Input(err)
+	}
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("simulation: %w", err)
 	}

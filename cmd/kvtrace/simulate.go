@@ -132,6 +132,9 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	for _, n := range append(notes, cfg.NoEffect...) {
 		fmt.Fprintf(stderr, "kvtrace: note: %s\n", n)
 	}
+	for _, w := range res.Kvbench.Warnings {
+		fmt.Fprintf(stderr, "kvtrace: warning: %s\n", w)
+	}
 	return nil
 }
 
