@@ -3,6 +3,7 @@ package replay_test
 import (
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kvbench/kvbench/replay"
@@ -23,6 +24,9 @@ func tierOf(t *testing.T, res *schema.Result, tier schema.Tier) schema.TierTotal
 	return schema.TierTotals{}
 }
 
+// The tests of rates run in synctest bubbles (pacing_test.go): the delays
+// and the busy times are the bubble's clock's, exact at any load.
+
 // TestDeviceRateStaysWhenAnotherTierIsSlow replays one trace twice, the
 // second time with the NVMe tier slowed down (a latency decorator, as a
 // throttled disk): the run takes longer, so the RAM tier's offered load
@@ -31,101 +35,106 @@ func tierOf(t *testing.T, res *schema.Result, tier schema.Tier) schema.TierTotal
 // is the union of its reads' and writes' intervals: they ran one after
 // another, so the tier's is their sum, not the longest of its cells'.
 func TestDeviceRateStaysWhenAnotherTierIsSlow(t *testing.T) {
-	const size = 256 << 10
-	var recs []schema.Record
-	// Request 1: RAM writes, then reads, one after another; requests 2 to
-	// 5: NVMe writes, four at a time, as many as the queue depth, beside
-	// request 1. Both tiers' blocks go to psync engines (a decorated
-	// backend hides the file descriptor io_uring needs, as a kernel without
-	// io_uring does): the slow disk's blocks must not hold the RAM tier's.
-	for i := range 20 {
-		recs = append(recs, rec(0, schema.OpWrite, size, schema.TierCPU, fmt.Sprint("r", i), schema.PhasePrefill, 1))
-	}
-	for i := range 20 {
-		recs = append(recs, rec(0, schema.OpRead, size, schema.TierCPU, fmt.Sprint("r", i), schema.PhaseDecode, 1))
-	}
-	for i := range 32 {
-		recs = append(recs, rec(0, schema.OpWrite, size, schema.TierNVMe, fmt.Sprint("n", i), schema.PhasePrefill, uint64(2+i%4)))
-	}
-	run := func(nvmeDelay time.Duration) *schema.Result {
-		cfg := replay.DefaultConfig()
-		cfg.TierMap = [schema.NumTiers]string{"", "ram", "slow"}
-		cfg.Speed, cfg.QueueDepth = 0, 4
-		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{
-			"ram":  fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond),
-			"slow": fault.Delay(newRAM(t, 16<<20), nvmeDelay),
-		})
-		if err != nil || res.Replay.RowsDone != int64(len(recs)) {
-			t.Fatalf("%v; %d of %d rows", err, res.Replay.RowsDone, len(recs))
+	synctest.Test(t, func(t *testing.T) {
+		const size = 256 << 10
+		var recs []schema.Record
+		// Request 1: RAM writes, then reads, one after another; requests 2 to
+		// 5: NVMe writes, four at a time, as many as the queue depth, beside
+		// request 1. Both tiers' blocks go to psync engines (a decorated
+		// backend hides the file descriptor io_uring needs, as a kernel without
+		// io_uring does): the slow disk's blocks must not hold the RAM tier's.
+		for i := range 20 {
+			recs = append(recs, rec(0, schema.OpWrite, size, schema.TierCPU, fmt.Sprint("r", i), schema.PhasePrefill, 1))
 		}
-		return res
-	}
-	// The bounds on the device rates leave room for a loaded machine
-	// under -race, where a 10 ms sleep may take 13 (CI saw 1.32x with 5 ms
-	// sleeps); the offered load falls to a third or less.
-	fast, slow := run(0), run(150*time.Millisecond) // 8 rounds of 4: 1.2 s against 0.4 s, with room for -race and a loaded machine
-	if slow.WallS < 1.6*fast.WallS {
-		t.Fatalf("the slow NVMe tier made the run %.3f s against %.3f s: the test proves nothing", slow.WallS, fast.WallS)
-	}
-	f, s := tierOf(t, fast, schema.TierCPU), tierOf(t, slow, schema.TierCPU)
-	for _, x := range []struct {
-		name         string
-		fast, slow   float64
-		lo, hi       float64
-		offeredFalls bool
-	}{
-		{"read device rate", f.ReadDeviceBps, s.ReadDeviceBps, 0.7, 1.43, false},
-		{"write device rate", f.WriteDeviceBps, s.WriteDeviceBps, 0.7, 1.43, false},
-		{"read offered load", f.ReadBandwidthBps, s.ReadBandwidthBps, 0, 0.7, true},
-		{"write offered load", f.WriteBandwidthBps, s.WriteBandwidthBps, 0, 0.7, true},
-	} {
-		if x.fast <= 0 || x.slow <= 0 {
-			t.Errorf("RAM %s: %g and %g bytes/s: not measured", x.name, x.fast, x.slow)
-			continue
+		for i := range 20 {
+			recs = append(recs, rec(0, schema.OpRead, size, schema.TierCPU, fmt.Sprint("r", i), schema.PhaseDecode, 1))
 		}
-		if r := x.slow / x.fast; r < x.lo || r > x.hi {
-			t.Errorf("RAM %s with a slow NVMe tier is %.2fx the fast run's (%.0f vs %.0f bytes/s), want %.2f to %.2f",
-				x.name, r, x.slow, x.fast, x.lo, x.hi)
+		for i := range 32 {
+			recs = append(recs, rec(0, schema.OpWrite, size, schema.TierNVMe, fmt.Sprint("n", i), schema.PhasePrefill, uint64(2+i%4)))
 		}
-	}
-	for _, tt := range []schema.TierTotals{f, s} {
-		// 20 reads and 20 writes of 10 ms each, one after another.
-		if tt.ReadBusyS < 0.19 || tt.WriteBusyS < 0.19 {
-			t.Errorf("RAM busy: reads %.3f s, writes %.3f s, want 0.2 s each at least", tt.ReadBusyS, tt.WriteBusyS)
+		run := func(nvmeDelay time.Duration) *schema.Result {
+			cfg := replay.DefaultConfig()
+			cfg.TierMap = [schema.NumTiers]string{"", "ram", "slow"}
+			cfg.Speed, cfg.QueueDepth = 0, 4
+			res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{
+				"ram":  fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond),
+				"slow": fault.Delay(newRAM(t, 16<<20), nvmeDelay),
+			})
+			if err != nil || res.Replay.RowsDone != int64(len(recs)) {
+				t.Fatalf("%v; %d of %d rows", err, res.Replay.RowsDone, len(recs))
+			}
+			return res
 		}
-		if sum := tt.ReadBusyS + tt.WriteBusyS; tt.BusyS < 0.95*sum || tt.BusyS > sum*1.001 {
-			t.Errorf("RAM busy %.3f s, want the union of reads' %.3f s and writes' %.3f s that never overlapped",
-				tt.BusyS, tt.ReadBusyS, tt.WriteBusyS)
+		// On the bubble's clock the runs take 0.4 s (RAM's 40 operations of
+		// 10 ms in sequence) and 1.2 s (8 rounds of 4 NVMe writes of
+		// 150 ms): the device rates are the same, the offered load falls
+		// to a third.
+		fast, slow := run(0), run(150*time.Millisecond)
+		if fast.WallS != 0.4 || slow.WallS != 1.2 {
+			t.Fatalf("the runs took %.3f s and, with the slow NVMe tier, %.3f s; want 0.4 and 1.2", fast.WallS, slow.WallS)
 		}
-		if want := float64(tt.ReadBytes) / tt.ReadBusyS; tt.ReadDeviceBps != want {
-			t.Errorf("RAM read device rate %g, want read bytes over read busy time %g", tt.ReadDeviceBps, want)
+		f, s := tierOf(t, fast, schema.TierCPU), tierOf(t, slow, schema.TierCPU)
+		for _, x := range []struct {
+			name         string
+			fast, slow   float64
+			lo, hi       float64
+			offeredFalls bool
+		}{
+			{"read device rate", f.ReadDeviceBps, s.ReadDeviceBps, 0.999, 1.001, false},
+			{"write device rate", f.WriteDeviceBps, s.WriteDeviceBps, 0.999, 1.001, false},
+			{"read offered load", f.ReadBandwidthBps, s.ReadBandwidthBps, 0.33, 0.34, true},
+			{"write offered load", f.WriteBandwidthBps, s.WriteBandwidthBps, 0.33, 0.34, true},
+		} {
+			if x.fast <= 0 || x.slow <= 0 {
+				t.Errorf("RAM %s: %g and %g bytes/s: not measured", x.name, x.fast, x.slow)
+				continue
+			}
+			if r := x.slow / x.fast; r < x.lo || r > x.hi {
+				t.Errorf("RAM %s with a slow NVMe tier is %.2fx the fast run's (%.0f vs %.0f bytes/s), want %.2f to %.2f",
+					x.name, r, x.slow, x.fast, x.lo, x.hi)
+			}
 		}
-	}
+		for _, tt := range []schema.TierTotals{f, s} {
+			// 20 reads and 20 writes of 10 ms each, one after another.
+			if tt.ReadBusyS < 0.19 || tt.WriteBusyS < 0.19 {
+				t.Errorf("RAM busy: reads %.3f s, writes %.3f s, want 0.2 s each at least", tt.ReadBusyS, tt.WriteBusyS)
+			}
+			if sum := tt.ReadBusyS + tt.WriteBusyS; tt.BusyS < 0.95*sum || tt.BusyS > sum*1.001 {
+				t.Errorf("RAM busy %.3f s, want the union of reads' %.3f s and writes' %.3f s that never overlapped",
+					tt.BusyS, tt.ReadBusyS, tt.WriteBusyS)
+			}
+			if want := float64(tt.ReadBytes) / tt.ReadBusyS; tt.ReadDeviceBps != want {
+				t.Errorf("RAM read device rate %g, want read bytes over read busy time %g", tt.ReadDeviceBps, want)
+			}
+		}
+	})
 }
 
 // TestTierBusyCountsConcurrentOperationsOnce: ten reads that run at once
 // keep the tier busy for about one read's time, not ten.
 func TestTierBusyCountsConcurrentOperationsOnce(t *testing.T) {
-	const size, delay = 64 << 10, 50 * time.Millisecond
-	var recs []schema.Record
-	for i := range 10 {
-		recs = append(recs, rec(0, schema.OpWrite, size, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, uint64(i+1)))
-	}
-	for i := range 10 {
-		recs = append(recs, rec(time.Second, schema.OpRead, size, schema.TierCPU, fmt.Sprint("k", i), schema.PhaseDecode, uint64(i+11)))
-	}
-	cfg := replay.DefaultConfig()
-	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
-	cfg.Speed = 10 // the reads start together, after the writes
-	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), delay)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt := tierOf(t, res, schema.TierCPU)
-	if tt.ReadBusyS < delay.Seconds() || tt.ReadBusyS > 5*delay.Seconds() {
-		t.Errorf("ten concurrent reads of %v each kept the tier busy %.3f s, want about %v (their union, not their sum)", delay, tt.ReadBusyS, delay)
-	}
-	if tt.BusyS > tt.ReadBusyS+tt.WriteBusyS+1e-9 || tt.BusyS < tt.ReadBusyS {
-		t.Errorf("busy %.3f s, reads %.3f s, writes %.3f s", tt.BusyS, tt.ReadBusyS, tt.WriteBusyS)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const size, delay = 64 << 10, 50 * time.Millisecond
+		var recs []schema.Record
+		for i := range 10 {
+			recs = append(recs, rec(0, schema.OpWrite, size, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, uint64(i+1)))
+		}
+		for i := range 10 {
+			recs = append(recs, rec(time.Second, schema.OpRead, size, schema.TierCPU, fmt.Sprint("k", i), schema.PhaseDecode, uint64(i+11)))
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+		cfg.Speed = 10 // the reads start together, after the writes
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), delay)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt := tierOf(t, res, schema.TierCPU)
+		if tt.ReadBusyS < delay.Seconds() || tt.ReadBusyS > 5*delay.Seconds() {
+			t.Errorf("ten concurrent reads of %v each kept the tier busy %.3f s, want about %v (their union, not their sum)", delay, tt.ReadBusyS, delay)
+		}
+		if tt.BusyS > tt.ReadBusyS+tt.WriteBusyS+1e-9 || tt.BusyS < tt.ReadBusyS {
+			t.Errorf("busy %.3f s, reads %.3f s, writes %.3f s", tt.BusyS, tt.ReadBusyS, tt.WriteBusyS)
+		}
+	})
 }
