@@ -59,6 +59,18 @@ type Config struct {
 	// ids do not fit it have their input apportioned over their ids.
 	RequestTraceBlockTokens int
 
+	// Arrival is an open arrival process for the synthetic users' requests
+	// and for --dataset-path and untimed --request-trace requests: "" (the
+	// reference's: users think between requests, a dataset is spaced
+	// evenly), ArrivalFixed, ArrivalPoisson or ArrivalGamma, at
+	// --request-rate (synthetic users: by default the rate their think
+	// times give). ArrivalCV is the gamma gaps' coefficient of variation.
+	// The gaps are drawn from a generator of their own, seeded by Seed and
+	// ArrivalSeed, so the workload's draws do not change with them.
+	Arrival     string
+	ArrivalCV   float64
+	ArrivalSeed int64
+
 	PrefillOnly         bool
 	DecodeOnly          bool
 	Precondition        bool
@@ -191,6 +203,7 @@ func DefaultConfig() Config {
 		BurstTracePath:     "BurstGPT/data/BurstGPT_1.csv",
 		MaxConversations:   500,
 		TraceSpeedup:       1,
+		ArrivalCV:          2,
 		KeyStyle:           "kvbench",
 		EpochBase:          time.Unix(1767225600, 0).UTC(), // 2026-01-01T00:00:00Z
 		PerformanceProfile: "latency",

@@ -147,6 +147,7 @@ const (
 	evUser = iota
 	evDone
 	evArrival
+	evOpen // the next request of an open arrival process (Config.Arrival)
 )
 
 type event struct {
@@ -272,14 +273,18 @@ type engine struct {
 	free       freelist.List[request] // completed requests, for newRequest
 	blockKeys  []string               // processBlocks' buffer
 
-	users     []*user
-	convs     conversations
-	rag       *ragManager
-	prepop    []string
-	gen       generator
-	genZero   bool // the generator has no pacing of its own: bound the queue
-	genBlock  bool // a zero-spacing generator waits for queue room
-	genIndex  int
+	users    []*user
+	convs    conversations
+	rag      *ragManager
+	prepop   []string
+	gen      generator
+	genZero  bool // the generator has no pacing of its own: bound the queue
+	genBlock bool // a zero-spacing generator waits for queue room
+	genIndex int
+	// open is the arrival process of synthetic users' requests under
+	// Config.Arrival: users take turns (openNext) instead of thinking.
+	open      *arrivals
+	openNext  int
 	pending   *request
 	pendingAt time.Duration
 	// stopAfterDispatch ends the run once the current time's requests are
@@ -469,6 +474,14 @@ func (e *engine) run() error {
 	e.convs.max = cfg.ConversationStates
 	e.end = e.start + cfg.Duration
 	e.workers = min(cfg.NumUsers, 500)
+	if cfg.Arrival != "" {
+		// An open arrival process: each request is taken as it arrives
+		// (a server batching whatever is in flight), so the trace's
+		// request times are the arrivals. The reference's pool of
+		// min(users, 500) workers would queue them behind the generation
+		// of earlier ones, and the trace would show its completions.
+		e.workers = openWorkers
+	}
 	e.cache.raceP = 0
 	if cfg.NVMeAccounting == AccountingReference && e.workers > 1 {
 		e.cache.raceP = raceRun
@@ -483,6 +496,15 @@ func (e *engine) run() error {
 	if gen == nil {
 		// The reference draws its users first, then starts RAG ingestion.
 		e.makeUsers()
+		if cfg.Arrival != "" && len(e.users) > 0 {
+			rate, src := cfg.RequestRate, "--request-rate"
+			if rate <= 0 {
+				rate, src = e.closedLoopRate(), "the users' think times"
+			}
+			e.open = newArrivals(cfg, rate)
+			e.notes = append(e.notes, fmt.Sprintf("arrivals: %s, %.4g requests/s (%s), users in turn, arrival seed %d", e.open.describe(), rate, src, cfg.ArrivalSeed))
+			e.push(event{at: e.now + e.open.next(), kind: evOpen})
+		}
 		if cfg.EnableRAG {
 			e.rag = newRAGManager(e)
 			if err := e.rag.ingest(); err != nil {
@@ -522,6 +544,11 @@ func (e *engine) run() error {
 			if err := e.arrival(); err != nil {
 				return err
 			}
+		case evOpen:
+			u := e.users[e.openNext%len(e.users)]
+			e.openNext++
+			e.userRequest(u)
+			e.push(event{at: e.now + e.open.next(), kind: evOpen})
 		}
 		if err := e.dispatch(); err != nil {
 			return err
@@ -579,6 +606,10 @@ func (e *engine) dispatch() error {
 	}
 	return nil
 }
+
+// openWorkers is the worker pool of an open arrival process: in effect
+// unbounded.
+const openWorkers = 1 << 20
 
 // queueCap bounds the queue of a generator that has no pacing of its own.
 func (e *engine) queueCap() int { return 2 * e.workers }
@@ -854,6 +885,9 @@ func (e *engine) makeUsers() {
 		u.think = e.uniform(tp.ThinkMin, tp.ThinkMax)
 		e.users[i] = u
 	}
+	if cfg.Arrival != "" {
+		return // an open arrival process sends the users' requests
+	}
 	for _, u := range e.users {
 		e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
 	}
@@ -863,6 +897,14 @@ func (e *engine) makeUsers() {
 // for multi-turn conversations, one request, maybe one RAG request, and the
 // next think time.
 func (e *engine) userWake(u *user) error {
+	e.userRequest(u)
+	e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
+	return nil
+}
+
+// userRequest is a user's request (and maybe a RAG request), with the
+// bookkeeping of its conversation.
+func (e *engine) userRequest(u *user) {
 	cfg := e.cfg
 	if !cfg.DisableMultiTurn {
 		if u.conv != nil && (e.rng.Float64() >= 1-cfg.EndConversationProbability || len(u.conv.turns) >= cfg.MaxTurns) {
@@ -909,8 +951,6 @@ func (e *engine) userWake(u *user) error {
 			priority: cfg.QoS[u.qos].Priority, qos: u.qos, phase: phaseDecode, key: "rag_" + doc.id}
 		e.enqueue(rr)
 	}
-	e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
-	return nil
 }
 
 // conversationID names a user's next conversation. The reference embeds

@@ -168,6 +168,7 @@ type traceGen struct {
 	// after pass, and virtual time would never reach --duration.
 	untimed bool
 	rate    float64
+	arr     *arrivals // under --arrival, the gaps at rate
 	// keep says the pass being read is kept in kept; mem holds a kept
 	// pass, replayed from memIdx instead of the file.
 	keep   bool
@@ -210,6 +211,10 @@ func (g *traceGen) setUntimed(why string) {
 	default:
 		g.rate = DefaultUntimedRate
 		e.warn(fmt.Sprintf("%s: its requests arrive at %d requests/s, the default for an untimed trace (--request-rate sets it)", why, DefaultUntimedRate))
+	}
+	if g.rate > 0 && e.cfg.Arrival != "" {
+		g.arr = newArrivals(e.cfg, g.rate)
+		e.notes = append(e.notes, "arrivals: "+g.arr.describe()+", arrival seed "+strconv.FormatInt(e.cfg.ArrivalSeed, 10))
 	}
 }
 
@@ -273,6 +278,8 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 		g.checkLengths()
 		at := g.last + minSpacing
 		switch s := e.cfg.TraceSpeedup; {
+		case g.untimed && g.arr != nil:
+			at = g.last + g.arr.next()
 		case g.untimed && g.rate > 0:
 			at = g.last + time.Duration(math.Round(float64(time.Second)/g.rate))
 		case g.untimed:
@@ -374,6 +381,7 @@ type shareGPTGen struct {
 	last   time.Duration
 	first  bool
 	gap    time.Duration
+	arr    *arrivals // under --arrival, the gaps
 }
 
 func (e *engine) newShareGPT(path string) (generator, error) {
@@ -405,9 +413,18 @@ func (e *engine) newShareGPT(path string) (generator, error) {
 		return nil, nil
 	}
 	g.gap = minSpacing
-	if r := e.cfg.RequestRate; r > 0 {
+	r := e.cfg.RequestRate
+	if r <= 0 && e.cfg.Arrival != "" {
+		r = DefaultUntimedRate
+		e.warn(fmt.Sprintf("--arrival %s without --request-rate: --dataset-path %s arrives at %d requests/s", e.cfg.Arrival, path, DefaultUntimedRate))
+	}
+	switch {
+	case e.cfg.Arrival != "":
+		g.arr = newArrivals(e.cfg, r)
+		e.notes = append(e.notes, fmt.Sprintf("arrivals: %s, %.4g requests/s, arrival seed %d", g.arr.describe(), r, e.cfg.ArrivalSeed))
+	case r > 0:
 		g.gap = time.Duration(math.Round(float64(time.Second) / r))
-	} else {
+	default:
 		e.genZero = true
 	}
 	g.shuffle()
@@ -439,7 +456,11 @@ func (g *shareGPTGen) next(r *request) (time.Duration, bool, error) {
 	r.context, r.gen = t.InputTokens, t.OutputTokens
 	r.key = t.Conversation + "_turn_" + strconv.Itoa(t.Turn)
 	at := g.last
-	if !g.first {
+	switch {
+	case g.first:
+	case g.arr != nil:
+		at += g.arr.next()
+	default:
 		at += g.gap
 	}
 	g.first = false

@@ -90,6 +90,15 @@ func (c *Config) Validate() error {
 			p.addf("--request-trace-time-unit %s: needs --request-trace", quoteValue(c.RequestTraceTimeUnit))
 		}
 	}
+	if c.Arrival != "" {
+		p.oneOf("--arrival", c.Arrival, ArrivalFixed, ArrivalPoisson, ArrivalGamma)
+		if c.UseBurstTrace && c.DatasetPath == "" {
+			p.addf("--arrival %s: with --use-burst-trace the trace's timestamps are the arrivals (--arrival paces synthetic users, --dataset-path and untimed request traces)", quoteValue(c.Arrival))
+		}
+	}
+	if c.ArrivalCV <= 0 || c.ArrivalCV > 10 || math.IsNaN(c.ArrivalCV) {
+		p.addf("--arrival-cv %s: must be above 0 and at most 10 (the gamma gaps' coefficient of variation; 1 is Poisson's)", formatNumber(c.ArrivalCV))
+	}
 	if c.RequestTraceBlockTokens != 0 {
 		if c.RequestTraceBlockTokens < 0 || c.RequestTraceBlockTokens > 1<<20 {
 			p.addf("--request-trace-block-tokens %d: must be between 1 and 1048576 (tokens a hash id stands for; 0 is Mooncake's 512)", c.RequestTraceBlockTokens)
@@ -204,8 +213,8 @@ func (c *Config) Warnings() []string {
 	if c.DatasetPath != "" && c.UseBurstTrace {
 		w = append(w, fmt.Sprintf("--dataset-path %s: takes precedence over --use-burst-trace (as in the reference)", quoteValue(c.DatasetPath)))
 	}
-	if c.RequestRate > 0 && c.DatasetPath == "" && c.RequestTrace == "" {
-		w = append(w, fmt.Sprintf("--request-rate %s: no effect without --dataset-path or --request-trace (ShareGPT replay only, as in the reference, and untimed request traces)", formatNumber(c.RequestRate)))
+	if c.RequestRate > 0 && c.DatasetPath == "" && c.RequestTrace == "" && c.Arrival == "" {
+		w = append(w, fmt.Sprintf("--request-rate %s: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)", formatNumber(c.RequestRate)))
 	}
 	return w
 }

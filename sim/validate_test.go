@@ -240,7 +240,7 @@ func TestWarnings(t *testing.T) {
 			c.Models["tiny-1b"], c.Model = m, "tiny-1b"
 		}, []string{`--model tiny-1b: dtype fp8: unknown, 2 bytes per element assumed (as in the reference)`}},
 		{"dataset and burst", func(c *Config) { c.DatasetPath, c.UseBurstTrace = "sg.json", true }, []string{"--dataset-path sg.json: takes precedence over --use-burst-trace (as in the reference)"}},
-		{"request rate", func(c *Config) { c.RequestRate = 5 }, []string{"--request-rate 5: no effect without --dataset-path or --request-trace (ShareGPT replay only, as in the reference, and untimed request traces)"}},
+		{"request rate", func(c *Config) { c.RequestRate = 5 }, []string{"--request-rate 5: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)"}},
 		{"request rate with dataset", func(c *Config) { c.RequestRate, c.DatasetPath = 5, "sg.json" }, nil},
 	}
 	for _, tt := range tests {

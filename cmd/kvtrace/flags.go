@@ -215,6 +215,9 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.BoolVar(&o.Force, "force", false, "let the trace's sidecar (TRACE.meta.json) replace an existing file that is not a trace sidecar")
 	fs.IntVar(&mlperf, "mlperf-option", 0, mlperfOptionHelp())
 	fs.StringVar(&fv.RequestTraceTimeUnit, "request-trace-time-unit", "", "unit of a Mooncake-style --request-trace's timestamps: s, ms, us or ns (default: found from the first; noted in the sidecar)")
+	fs.StringVar(&fv.Arrival, "arrival", "", "an open arrival process at --request-rate: fixed, poisson or gamma, for synthetic users (their rate is their think times' unless --request-rate), --dataset-path and untimed request traces; none is the reference's think times and even spacing")
+	fs.Float64Var(&fv.ArrivalCV, "arrival-cv", def.ArrivalCV, "--arrival gamma's coefficient of variation of the gaps (1 is Poisson's; above is burstier)")
+	fs.Int64Var(&fv.ArrivalSeed, "arrival-seed", 0, "varies the arrivals alone: their generator is seeded by --seed and this, apart from the workload's")
 	fs.IntVar(&fv.RequestTraceBlockTokens, "request-trace-block-tokens", 0, "tokens a Mooncake-style --request-trace's hash id stands for (default Mooncake's 512); records whose ids do not fit it have their input apportioned over their ids, as the sidecar notes")
 
 	// kv-cache.py's argparse takes unique prefixes of its options
@@ -321,6 +324,9 @@ func applyChanged(fs *pflag.FlagSet, cfg, v *sim.Config) {
 		{"request-trace-format", func() { cfg.RequestTraceFormat = v.RequestTraceFormat }},
 		{"request-trace-time-unit", func() { cfg.RequestTraceTimeUnit = v.RequestTraceTimeUnit }},
 		{"request-trace-block-tokens", func() { cfg.RequestTraceBlockTokens = v.RequestTraceBlockTokens }},
+		{"arrival", func() { cfg.Arrival = v.Arrival }},
+		{"arrival-cv", func() { cfg.ArrivalCV = v.ArrivalCV }},
+		{"arrival-seed", func() { cfg.ArrivalSeed = v.ArrivalSeed }},
 		{"nvme-accounting", func() { cfg.NVMeAccounting = v.NVMeAccounting }},
 	} {
 		if fs.Changed(f.flag) {

@@ -185,7 +185,7 @@ func TestFlagDefaults(t *testing.T) {
 		"enable-latency-tracing": "false",
 		// kvtrace's.
 		"format": "kvbench", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
-		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "request-trace-block-tokens": "0", "nvme-accounting": "reference", "mlperf-option": "0",
+		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "request-trace-block-tokens": "0", "arrival": "", "arrival-cv": "2", "arrival-seed": "0", "nvme-accounting": "reference", "mlperf-option": "0",
 		"allow-system-path": "false", "force": "false",
 		"help": "false", "version": "false",
 	}
@@ -344,6 +344,9 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--request-trace-time-unit ns", "--request-trace-time-unit ns: needs --request-trace"},
 		{"--request-trace t.jsonl --request-trace-block-tokens -3", "--request-trace-block-tokens -3: must be between 1 and 1048576"},
 		{"--request-trace-block-tokens 16", "--request-trace-block-tokens 16: needs --request-trace"},
+		{"--arrival bursty", "--arrival bursty: must be one of fixed, poisson, gamma"},
+		{"--arrival gamma --arrival-cv 0", "--arrival-cv 0: must be above 0 and at most 10"},
+		{"--arrival poisson --use-burst-trace", "--arrival poisson: with --use-burst-trace the trace's timestamps are the arrivals"},
 		{"--request-trace t.csv --use-burst-trace", "--request-trace t.csv: cannot be combined with --use-burst-trace"},
 		{"--request-trace t.csv --dataset-path sg.json", "--request-trace t.csv: cannot be combined with --dataset-path sg.json"},
 		{"--use-burst-trace --burst-trace-path=", "--use-burst-trace: needs --burst-trace-path"},
@@ -448,7 +451,7 @@ func TestParseSimFlagsNoEffectAndWarnings(t *testing.T) {
 	}
 	wantWarnings := []string{
 		"--tensor-parallel 6: not a power of 2; uncommon for real deployments but allowed",
-		"--request-rate 3: no effect without --dataset-path or --request-trace (ShareGPT replay only, as in the reference, and untimed request traces)",
+		"--request-rate 3: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)",
 	}
 	if !slices.Equal(o.Warnings, wantWarnings) {
 		t.Errorf("Warnings %q, want %q", o.Warnings, wantWarnings)
