@@ -24,7 +24,9 @@ func Fraction(flag, s string) (float64, error) {
 		if err != nil || d == 0 || math.IsNaN(d) || math.IsInf(d, 0) {
 			return 0, want
 		}
-		v /= d
+		if v /= d; math.IsInf(v, 0) {
+			return 0, want
+		}
 	}
 	return v, nil
 }
