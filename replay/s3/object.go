@@ -63,6 +63,9 @@ type object struct {
 	e      *entry
 	s      *slot // set on the Object of a create
 	closed atomic.Bool
+
+	rmu     sync.Mutex
+	fetches map[int]*fetch // parts being read, by index
 }
 
 func (o *object) check(op string) error {
@@ -75,9 +78,15 @@ func (o *object) check(op string) error {
 	return nil
 }
 
-// ReadAt reads len(p) bytes at off with one ranged GET; the bytes up to
-// the object's end and io.EOF past it. The object must have been written
-// whole.
+// ReadAt reads len(p) bytes at off; the bytes up to the object's end and
+// io.EOF past it. The object must have been written whole.
+//
+// The engine reads an object as blocks, several at once; an object store
+// serves whole objects best. So the blocks of one part (the whole object,
+// up to PartSize) share one GET of that part through this Object: the
+// first block's ReadAt makes it, the others wait for it, and each copies
+// its range out; the part's buffer goes once all its bytes were read (or
+// at Close). A read of a whole part goes straight into p.
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
 	if err := o.check("read"); err != nil {
 		return 0, err
@@ -85,22 +94,107 @@ func (o *object) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("s3: read %q: negative offset %d", o.key, off)
 	}
-	if !o.e.stored() {
-		return 0, fmt.Errorf("s3: read %q: the object is not written whole yet (%d bytes)", o.key, o.e.size)
+	e := o.e
+	if !e.stored() {
+		return 0, fmt.Errorf("s3: read %q: the object is not written whole yet (%d bytes)", o.key, e.size)
 	}
-	if off >= o.e.size {
+	if off >= e.size {
 		return 0, io.EOF
 	}
-	n := int(min(int64(len(p)), o.e.size-off))
-	if n > 0 {
-		if err := o.b.c.getRange(context.Background(), o.name, off, p[:n], o.e.size); err != nil {
+	n := int(min(int64(len(p)), e.size-off))
+	for done := 0; done < n; {
+		at := off + int64(done)
+		i := int(at / e.part)
+		in := at - int64(i)*e.part
+		seg := int(min(int64(n-done), e.partLen(i)-in))
+		if err := o.readPart(i, in, p[done:done+seg]); err != nil {
 			return 0, fmt.Errorf("s3: read %q: %d bytes at offset %d: %w", o.key, n, off, err)
 		}
+		done += seg
 	}
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// fetch is one GET of a part that the blocks read from it share.
+type fetch struct {
+	done     chan struct{} // closed when buf and err are set
+	buf      []byte
+	err      error
+	refs     int   // readers between joining and copying out
+	consumed int64 // bytes copied out
+}
+
+// readPart copies the bytes at in of part i into p, through the part's
+// shared fetch.
+func (o *object) readPart(i int, in int64, p []byte) error {
+	e, b := o.e, o.b
+	plen := e.partLen(i)
+	o.rmu.Lock()
+	f := o.fetches[i]
+	if f == nil && in == 0 && int64(len(p)) == plen {
+		o.rmu.Unlock()
+		return b.c.getRange(context.Background(), o.name, int64(i)*e.part, p, e.size)
+	}
+	first := f == nil
+	if first {
+		f = &fetch{done: make(chan struct{})}
+		if o.fetches == nil {
+			o.fetches = map[int]*fetch{}
+		}
+		o.fetches[i] = f
+	}
+	f.refs++
+	o.rmu.Unlock()
+	if first {
+		buf := b.getBuf(plen)
+		err := b.c.getRange(context.Background(), o.name, int64(i)*e.part, buf, e.size)
+		if err != nil {
+			b.putBuf(buf)
+			buf = nil
+		}
+		f.buf, f.err = buf, err
+		close(f.done)
+	} else {
+		<-f.done
+	}
+	if f.err == nil {
+		copy(p, f.buf[in:])
+	}
+	o.rmu.Lock()
+	defer o.rmu.Unlock()
+	f.refs--
+	f.consumed += int64(len(p))
+	if f.err != nil || f.consumed >= plen {
+		// A failed fetch is not kept: the next read tries again.
+		if o.fetches[i] == f {
+			delete(o.fetches, i)
+		}
+		if f.refs == 0 && f.buf != nil {
+			b.putBuf(f.buf)
+			f.buf = nil
+		}
+	}
+	return f.err
+}
+
+// dropFetches gives back the buffers of parts read in part only.
+func (o *object) dropFetches() {
+	o.rmu.Lock()
+	defer o.rmu.Unlock()
+	for i, f := range o.fetches {
+		delete(o.fetches, i)
+		select {
+		case <-f.done:
+			if f.refs == 0 && f.buf != nil {
+				o.b.putBuf(f.buf)
+				f.buf = nil
+			}
+		default:
+		}
+	}
 }
 
 // WriteAt copies p into the parts it covers; a part written whole is
@@ -267,6 +361,7 @@ func (o *object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {
 		return fmt.Errorf("s3: close %q: %w", o.key, backend.ErrClosed)
 	}
+	o.dropFetches()
 	if o.b.closed.Load() {
 		return fmt.Errorf("s3: close %q: %w", o.key, backend.ErrClosed)
 	}
@@ -295,6 +390,7 @@ func (o *object) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
 		return fmt.Errorf("s3: remove %q: %w", o.key, backend.ErrClosed)
 	}
+	o.dropFetches()
 	b := o.b
 	b.mu.Lock()
 	if b.objs == nil {

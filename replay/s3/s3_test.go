@@ -389,3 +389,61 @@ func TestValidate(t *testing.T) {
 		t.Errorf("three problems: %v, want three lines", err)
 	}
 }
+
+// TestBlockReadsShareGets: the blocks an engine reads of one object, at
+// once and in any order, share one GET per part, and each gets its bytes.
+func TestBlockReadsShareGets(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	b := newBackend(t, srv.Endpoint, s3.Config{PartSize: s3.MinPartSize})
+	defer b.Close()
+	for _, tc := range []struct {
+		size int64
+		blk  int
+		gets int64
+	}{
+		{12 << 20, 1 << 20, 3},
+		{300 << 10, 4 << 10, 1},
+		{5<<20 + 4096, 1 << 20, 2}, // the last block passes the end
+	} {
+		o, err := b.Open("k", tc.size, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := make([]byte, tc.size)
+		replaytest.Fill(whole, uint64(tc.size), 0)
+		if _, err := o.WriteAt(whole, 0); err != nil {
+			t.Fatal(err)
+		}
+		before := b.Stats().Requests["GetObject"]
+		var offs []int64
+		for off := int64(0); off < tc.size; off += int64(tc.blk) {
+			offs = append(offs, off)
+		}
+		rand.Shuffle(len(offs), func(i, j int) { offs[i], offs[j] = offs[j], offs[i] })
+		var wg sync.WaitGroup
+		errs := make(chan error, len(offs))
+		for _, off := range offs {
+			wg.Go(func() {
+				p := make([]byte, tc.blk)
+				n, err := o.ReadAt(p, off)
+				end := min(off+int64(tc.blk), tc.size)
+				if int64(n) != end-off || err != nil && !(errors.Is(err, io.EOF) && end < off+int64(tc.blk)) {
+					errs <- fmt.Errorf("ReadAt(%d) = %d, %v", off, n, err)
+				} else if !bytes.Equal(p[:n], whole[off:end]) {
+					errs <- fmt.Errorf("block at %d differs", off)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if got := b.Stats().Requests["GetObject"] - before; got != tc.gets {
+			t.Errorf("%d bytes read in blocks of %d: %d GETs, want %d (one a part)", tc.size, tc.blk, got, tc.gets)
+		}
+		if err := o.Remove(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
