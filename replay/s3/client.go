@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,10 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		ac.Region = "us-east-1"
 	}
 	endpoint := cfg.Endpoint
+	if endpoint == "" && os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") != "true" {
+		// The service's own variable wins over the global one, as in the SDK.
+		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+	}
 	if endpoint == "" && ac.BaseEndpoint != nil {
 		endpoint = *ac.BaseEndpoint
 	}

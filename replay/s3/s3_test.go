@@ -447,3 +447,17 @@ func TestBlockReadsShareGets(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointFromEnv: with no endpoint given, the AWS chain's
+// (AWS_ENDPOINT_URL_S3) is used, addressed by path.
+func TestEndpointFromEnv(t *testing.T) {
+	srv := start(t, s3test.Options{})
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	b := newBackend(t, "", s3.Config{})
+	if !strings.HasSuffix(b.Where(), " at "+srv.Endpoint) {
+		t.Errorf("Where() = %q, want the environment's endpoint %s", b.Where(), srv.Endpoint)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
