@@ -66,7 +66,7 @@ Examples:
   kvreplay --fit --tier-map Tier-0=nvme,Tier-1=nvme,Tier-2=nvme --dir /mnt/nvme0/kv run.csv.zst -o stress.json
 
   # users wait for their storage; then: how many users does this system serve?
-  kvreplay --fit --closed-loop --duration 60s --dir /mnt/nvme0/kv run.csv.zst -o closed.json
+  kvreplay --fit --closed-loop --duration 20s --dir /mnt/nvme0/kv run.csv.zst -o closed.json
   kvreplay --fit --search users --duration 10s --search-probes 5 --dir /mnt/nvme0/kv run.csv.zst -o users.json
 
   # one rank of many, under mpirun or srun (ranks from the launcher's environment)

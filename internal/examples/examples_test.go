@@ -266,7 +266,7 @@ func adapt(seg []string) []string {
 				seg[i] = "--io-trace-log=" + fullName(strings.TrimPrefix(w, "--io-trace-log="))
 			}
 		}
-	case seg[0] == "kvreplay" && !has("--size-scale") && !has("--fit"):
+	case seg[0] == "kvreplay" && !has("--size-scale") && !has("--fit") && !has("--plan"):
 		if !slices.Contains(seg, "capacity") { // a capacity search doubles --speed from its own start
 			seg = append(seg, "--speed", "max")
 		}
