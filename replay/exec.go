@@ -132,10 +132,12 @@ func (s *sched) stage(t *task) bool {
 		return s.stageOpen(t)
 	case stIO:
 		t.stage = stSync
+		t.ioStart = s.clock.Now()
 		return s.blocks(t, t.op == schema.OpWrite, t.ioTier)
 	case stSync:
 		return s.stageSync(t)
 	case stClose:
+		t.ioEnd = s.clock.Now()
 		return s.stageClose(t)
 	case stRemoveOld:
 		t.stage = stFinish

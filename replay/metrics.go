@@ -36,6 +36,7 @@ type metrics struct {
 	lag      *results.Latency
 	lagLast  atomic.Int64 // for the progress line, from another goroutine
 	reqs     *results.Requests
+	device   results.Device
 	timeline []schema.Second
 	secLag   []*results.Latency
 	errCount int64
@@ -123,6 +124,9 @@ func (m *metrics) end(t *task, start, end time.Time, ok bool) {
 		return
 	}
 	c.Add(end.Sub(start), end.Sub(t.sched), t.logical, t.phys)
+	if !t.ioStart.IsZero() && !t.ioEnd.IsZero() {
+		m.device.Add(t.ioTier, t.op, t.ioEnd.Sub(t.ioStart))
+	}
 	s := &m.timeline[m.second(end)]
 	switch t.op {
 	case schema.OpRead:

@@ -54,6 +54,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	res.Tiers = results.TierTotals(res.Cells, wall)
 	results.ApplyTierBusy(res.Tiers, m.tierBusy())
 	res.Requests = m.reqs.Finalize()
+	res.Device = m.device.Finalize()
 	for i := range m.timeline {
 		if l := m.secLag[i]; l != nil {
 			m.timeline[i].LagP99US = l.Finalize().P99US

@@ -98,6 +98,9 @@ type task struct {
 	err      error
 	start    time.Time
 	parked   bool
+	// ioStart and ioEnd bound the operation's device span (results.Device):
+	// its first I/O submitted, its last I/O (or its fdatasync) done.
+	ioStart, ioEnd time.Time
 	// Metadata calls off the loop: the call and its arguments.
 	meta       uint8
 	metaB      backend.Backend

@@ -373,16 +373,16 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 	r.Summary.TierStorageKVBytesReadGB, _ = num("tier_storage_kv_bytes_read_gb")
 	r.Summary.TierStorageKVBytesWrittenGB, _ = num("tier_storage_kv_bytes_written_gb")
 	if measured {
-		// kvbench's Tier-2 latency from submission is the operation's own
-		// span, the reference's device latency (the np.load span, the
-		// fsync span); its storage_*_p*_ms add the host copy and stand in
-		// only where a document has no device figures.
+		// Its storage_*_p*_ms are each operation's whole span (with the
+		// host copy); its storage_*_device_p*_ms the device span (the
+		// np.load span, the fsync span), kvbench's device latency.
 		for _, op := range []string{"read", "write"} {
 			for _, p := range []string{"p50", "p95", "p99"} {
+				if v, ok := num("storage_" + op + "_" + p + "_ms"); ok {
+					values["tier2_"+op+"_"+p] = v
+				}
 				if v, ok := num("storage_" + op + "_device_" + p + "_ms"); ok && v > 0 {
-					values["tier2_"+op+"_"+p] = v
-				} else if v, ok := num("storage_" + op + "_" + p + "_ms"); ok {
-					values["tier2_"+op+"_"+p] = v
+					values["tier2_"+op+"_device_"+p] = v
 				}
 			}
 		}

@@ -197,6 +197,15 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 		return nil, whose("lag: ", err, self)
 	}
 	out.Lag = lag.Finalize()
+	var dev results.Device
+	devs := make([][]schema.DeviceLatency, len(docs))
+	for i, d := range docs {
+		devs[i] = d.Device
+	}
+	if err := dev.MergeAll(devs...); err != nil {
+		return nil, fmt.Errorf("report: merge: %w", err)
+	}
+	out.Device = dev.Finalize()
 	ts := make([]int, 0, len(timeline))
 	for t := range timeline {
 		ts = append(ts, t)

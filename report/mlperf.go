@@ -532,6 +532,12 @@ func rankFigures(d *Doc) (MLPerfRank, error) {
 			if err != nil {
 				return rk, fmt.Errorf("report: %s: %w", d.Path, err)
 			}
+			if x, ok := results.DeviceOf(r.Device, schema.TierNVMe, schema.OpRead); ok {
+				rl = x
+			}
+			if x, ok := results.DeviceOf(r.Device, schema.TierNVMe, schema.OpWrite); ok {
+				wl = x
+			}
 			if rk.DeviceReadP95MS == 0 {
 				rk.DeviceReadP95MS = rl.P95US / 1000
 			}
@@ -745,6 +751,7 @@ func pool(p *MLPerfPooled, trials []int) error {
 	}
 	var read, write, tok []float64
 	var cells []schema.Cell
+	var devs [][]schema.DeviceLatency
 	var reqs []schema.Latency
 	for _, t := range trials {
 		var ds []*schema.Result
@@ -762,7 +769,7 @@ func pool(p *MLPerfPooled, trials []int) error {
 			p.NotPooled = fmt.Sprintf("trial %d's ranks do not merge: %v", t, err)
 			return nil
 		}
-		f, err := figuresOf(m.Cells, []schema.Latency{m.Requests.Latency})
+		f, err := figuresOf(m.Cells, m.Device, []schema.Latency{m.Requests.Latency})
 		if err != nil {
 			return err
 		}
@@ -775,9 +782,14 @@ func pool(p *MLPerfPooled, trials []int) error {
 		p.Trials = append(p.Trials, tr)
 		read, write, tok = append(read, f.ReadBandwidthGBps), append(write, f.WriteBandwidthGBps), append(tok, f.StorageThroughputTokensPerSec)
 		cells = append(cells, m.Cells...)
+		devs = append(devs, m.Device)
 		reqs = append(reqs, m.Requests.Latency)
 	}
-	f, err := figuresOf(cells, reqs)
+	var dev results.Device
+	if err := dev.MergeAll(devs...); err != nil {
+		return fmt.Errorf("report: mlperf: %w", err)
+	}
+	f, err := figuresOf(cells, dev.Finalize(), reqs)
 	if err != nil {
 		return err
 	}
@@ -786,9 +798,10 @@ func pool(p *MLPerfPooled, trials []int) error {
 	return nil
 }
 
-// figuresOf pools the Tier-2 device latency of cells and the request
+// figuresOf pools the Tier-2 device latency (device's, else the cells'
+// latency from submission, as the summary takes it) and the request
 // latencies reqs, exactly.
-func figuresOf(cells []schema.Cell, reqs []schema.Latency) (MLPerfFigures, error) {
+func figuresOf(cells []schema.Cell, device []schema.DeviceLatency, reqs []schema.Latency) (MLPerfFigures, error) {
 	var f MLPerfFigures
 	rl, err := results.TierOpLatency(cells, schema.TierNVMe, schema.OpRead, false)
 	if err != nil {
@@ -797,6 +810,12 @@ func figuresOf(cells []schema.Cell, reqs []schema.Latency) (MLPerfFigures, error
 	wl, err := results.TierOpLatency(cells, schema.TierNVMe, schema.OpWrite, false)
 	if err != nil {
 		return f, fmt.Errorf("report: mlperf: %w", err)
+	}
+	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpRead); ok {
+		rl = d
+	}
+	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpWrite); ok {
+		wl = d
 	}
 	q := results.NewLatency()
 	if err := q.MergeAll(reqs); err != nil {

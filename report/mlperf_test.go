@@ -390,8 +390,8 @@ func ftoa(f float64) string {
 
 // kv-cache.py's per-rank result documents render beside kvreplay's: the
 // fixture copied from the reference's run (trace mode: no latency) and a
-// hand-edited one with device latency, whose Tier-2 p95s are its device
-// p95s (the span kvbench measures from submission), not its totals.
+// hand-edited one with device latency, whose device p95s are kvbench's
+// device metrics and whose totals its latency from submission.
 func TestKVCachePyBeside(t *testing.T) {
 	docs, err := Load([]string{"testdata/kvcache_py/u50_d20_trace_mode.json", "testdata/kvcache_py/u50_d20_hand_measured.json",
 		"testdata/u50_t1.json"}, nil, LoadOptions{GroupBy: []string{"file"}})
@@ -410,7 +410,8 @@ func TestKVCachePyBeside(t *testing.T) {
 	if trace == nil || measured == nil || kvb == nil {
 		t.Fatalf("groups %v", slices.Sorted(maps.Keys(groups)))
 	}
-	want := map[string]float64{"tier2_read_p95": 12.5, "tier2_write_p95": 25, "tier2_read_p50": 3.5, MetricRequestP95: 90, MetricRefTokens: 1234.5}
+	want := map[string]float64{"tier2_read_device_p95": 12.5, "tier2_write_device_p95": 25, "tier2_read_device_p50": 3.5, "tier2_read_p95": 14,
+		"tier2_write_p95": 30, MetricRequestP95: 90, MetricRefTokens: 1234.5}
 	for name, v := range want {
 		if got := measured.Stats[name]; got.N != 1 || got.Median != v {
 			t.Errorf("hand-measured %s: %+v, want %v", name, got, v)
@@ -426,7 +427,7 @@ func TestKVCachePyBeside(t *testing.T) {
 	if err := Render(&b, r, "text"); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"u50_d20_trace_mode", "u50_d20_hand_measured", "u50_t1", "tier2_read_p95", "12.5"} {
+	for _, s := range []string{"u50_d20_trace_mode", "u50_d20_hand_measured", "u50_t1", "tier2_read_device_p95", "12.5"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("the report lacks %q:\n%s", s, b.String())
 		}

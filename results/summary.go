@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/hist"
 	"github.com/kvbench/kvbench/schema"
@@ -101,6 +102,12 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 		return s, fmt.Errorf("results: summary: Tier-1 latency: %w", err)
 	}
 	s.StorageReadP95MS, s.StorageWriteP95MS, s.CPUP95MS = rl.P95US/1000, wl.P95US/1000, cl.P95US/1000
+	if d, ok := DeviceOf(r.Device, schema.TierNVMe, schema.OpRead); ok {
+		rl = d
+	}
+	if d, ok := DeviceOf(r.Device, schema.TierNVMe, schema.OpWrite); ok {
+		wl = d
+	}
 	setDevice(&s, rl, wl)
 	q := r.Requests.Latency
 	s.StorageIOLatencyMS = schema.Percentiles{Mean: q.MeanUS / 1000, P50: q.P50US / 1000, P95: q.P95US / 1000,
@@ -177,10 +184,8 @@ func DecodeBytesRead(cells []schema.Cell) int64 {
 }
 
 // setDevice sets the summary's device latency (the reference's
-// storage_{read,write}_device_*_ms) from the Tier-2 read and write
-// latencies from submission, rl and wl: each operation's own span (its
-// open, I/Os, fdatasync under --fsync), which is what the reference times
-// as its device span. A distribution without values leaves its figures
+// storage_{read,write}_device_*_ms) from the Tier-2 read and write device
+// latencies rl and wl. A distribution without values leaves its figures
 // zero (absent from the document).
 func setDevice(s *schema.Summary, rl, wl schema.Latency) {
 	if rl.Count > 0 {
@@ -191,4 +196,81 @@ func setDevice(s *schema.Summary, rl, wl schema.Latency) {
 		s.StorageWriteDeviceP50MS, s.StorageWriteDeviceP95MS, s.StorageWriteDeviceP99MS = wl.P50US/1000, wl.P95US/1000, wl.P99US/1000
 		s.StorageWriteDeviceP999MS, s.StorageWriteDeviceP9999MS = wl.P999US/1000, wl.P9999US/1000
 	}
+}
+
+// DeviceOf returns the device latency of a tier's operation among ds (a
+// document's Device); false when ds has none for it.
+func DeviceOf(ds []schema.DeviceLatency, tier schema.Tier, op schema.Op) (schema.Latency, bool) {
+	for _, d := range ds {
+		if d.Tier == tier.String() && d.Op == op.String() {
+			return d.Latency, true
+		}
+	}
+	return schema.Latency{}, false
+}
+
+// Device is a run's device latency per tier and operation (see
+// schema.DeviceLatency), mergeable: kvreplay Adds each operation's span,
+// kvreport Merges the documents of ranks. Its zero value is empty, ready
+// to use.
+type Device struct {
+	l [schema.NumTiers][schema.NumOps]*Latency
+}
+
+// Add records one operation's device span.
+func (d *Device) Add(tier schema.Tier, op schema.Op, span time.Duration) {
+	if !tier.Valid() || int(op) >= schema.NumOps {
+		return
+	}
+	if d.l[tier][op] == nil {
+		d.l[tier][op] = NewLatency()
+	}
+	d.l[tier][op].Add(span)
+}
+
+// MergeAll adds the device latencies of documents (each one's Device),
+// exactly; an entry naming an unknown tier or operation is an error.
+func (d *Device) MergeAll(docs ...[]schema.DeviceLatency) error {
+	var by [schema.NumTiers][schema.NumOps][]schema.Latency
+	for _, ds := range docs {
+		for _, x := range ds {
+			t, err := schema.ParseTier(x.Tier)
+			if err != nil {
+				return fmt.Errorf("results: device latency: %w", err)
+			}
+			o, err := schema.ParseOp(x.Op)
+			if err != nil {
+				return fmt.Errorf("results: device latency: %w", err)
+			}
+			by[t][o] = append(by[t][o], x.Latency)
+		}
+	}
+	for t := range by {
+		for o, ls := range by[t] {
+			if len(ls) == 0 {
+				continue
+			}
+			if d.l[t][o] == nil {
+				d.l[t][o] = NewLatency()
+			}
+			if err := d.l[t][o].MergeAll(ls); err != nil {
+				return fmt.Errorf("results: device latency of %s %s: %w", schema.Tier(t), schema.Op(o), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Finalize renders the tiers and operations that have values, in tier
+// and operation order; nil for none.
+func (d *Device) Finalize() []schema.DeviceLatency {
+	var out []schema.DeviceLatency
+	for t := range d.l {
+		for o, l := range d.l[t] {
+			if l != nil && l.Count() > 0 {
+				out = append(out, schema.DeviceLatency{Tier: schema.Tier(t).String(), Op: schema.Op(o).String(), Latency: l.Finalize()})
+			}
+		}
+	}
+	return out
 }
