@@ -51,7 +51,7 @@ Examples:
   kvreport --group-by system,config --format csv results/*.json > table.csv
   kvreport --format bench fast-*.json slow-*.json > all.txt; benchstat -col group all.txt
   kvreport kvcache_ref.json kvreplay.json
-  kvreplay -o - --label sysA trace.csv.zst | kvreport -
+  kvreplay --fit -o - --label sysA trace.csv.zst | kvreport -
   kvreport merge rank*.json -o all.json
   kvreport --aggregate mlperf results/option_1 --format json -o kvcache_run_summary.json
 
