@@ -227,7 +227,7 @@ func (o *object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
 		return 0, fmt.Errorf("%s: %s %q: %w", o.b.name, op, o.key, backend.ErrClosed)
 	}
-	n, err := backend.CheckIO(p, off, o.e.size, Align)
+	n, err := backend.CheckIO(p, off, o.e.size, Align, op == "write")
 	if err != nil {
 		return 0, fmt.Errorf("%s: %s %q: %w", o.b.name, op, o.key, err)
 	}
@@ -324,9 +324,6 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 	n, err := o.check("write", p, off)
 	if err != nil {
 		return 0, err
-	}
-	if n < len(p) {
-		return 0, fmt.Errorf("%s: write %q: %d bytes at offset %d pass the end of the object (%d bytes)", o.b.name, o.key, len(p), off, o.e.size)
 	}
 	if n > 0 {
 		if err := o.copyAt("write", p, off, true); err != nil {

@@ -8,21 +8,24 @@ import (
 // CheckIO validates an I/O of len(p) bytes at off on an object of size
 // bytes whose backend declares Caps().Align = align, before any byte
 // moves: it fails with ErrMisaligned when p's address, its length or off
-// is not a multiple of align (align <= 1 accepts anything), and on a
-// negative off. Otherwise it returns how many of p's bytes lie inside the
-// object: 0 at or past its end. The error names the I/O, not the object:
-// the backend wraps it with its name, the operation and the object.
-func CheckIO(p []byte, off, size int64, align int) (int, error) {
+// is not a multiple of align (align <= 1 accepts anything), on a negative
+// off, and for a write (write set) that passes the object's end: a write
+// moves all of p or nothing. Otherwise it returns how many of p's bytes
+// lie inside the object: 0 at or past its end (a read there reads io.EOF).
+// The error names the I/O, not the object: the backend wraps it with its
+// name, the operation and the object.
+func CheckIO(p []byte, off, size int64, align int, write bool) (int, error) {
 	if !IsAligned(p, off, align) {
 		return 0, fmt.Errorf("%d bytes at offset %d, buffer %p, alignment %d: %w", len(p), off, unsafe.SliceData(p), align, ErrMisaligned)
 	}
 	if off < 0 {
 		return 0, fmt.Errorf("negative offset %d", off)
 	}
-	if off >= size {
-		return 0, nil
+	n := int(max(0, min(int64(len(p)), size-off)))
+	if write && n < len(p) {
+		return 0, fmt.Errorf("%d bytes at offset %d pass the end of the object (%d bytes)", len(p), off, size)
 	}
-	return int(min(int64(len(p)), size-off)), nil
+	return n, nil
 }
 
 // IsAligned reports whether p's address and length and off are multiples

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -75,10 +76,17 @@ func TestCheckIO(t *testing.T) {
 		{"negative offset", p[:4096], -4096, 8192, 4096, 0, false, true},
 		{"empty", p[:0], 0, 8192, 4096, 0, false, false},
 	} {
-		n, err := CheckIO(tc.p, tc.off, tc.size, tc.align)
+		n, err := CheckIO(tc.p, tc.off, tc.size, tc.align, false)
 		if (err != nil) != tc.fails || errors.Is(err, ErrMisaligned) != tc.misalign || n != tc.want {
 			t.Errorf("%s: CheckIO(%d bytes, %d, %d, %d) = %d, %v; want %d, fails %v, misaligned %v",
 				tc.name, len(tc.p), tc.off, tc.size, tc.align, n, err, tc.want, tc.fails, tc.misalign)
+		}
+		// A write moves all of p or nothing: one that passes the end
+		// fails.
+		n, err = CheckIO(tc.p, tc.off, tc.size, tc.align, true)
+		passes := !tc.fails && tc.want < len(tc.p)
+		if (err != nil) != (tc.fails || passes) || passes && !strings.Contains(err.Error(), "pass the end of the object") || err == nil && n != len(tc.p) {
+			t.Errorf("%s: a write: %d, %v", tc.name, n, err)
 		}
 	}
 }

@@ -333,10 +333,12 @@ func (b *Backend) prewrite(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			buf := backend.AlignedBuffer(int(chunk), b.align)
+			base := make([]byte, chunk)
 			rng := rand.NewChaCha8([32]byte{byte(j), 'k', 'v', 'b'})
-			rng.Read(buf)
+			rng.Read(base)
 			for off := range next {
 				start, p := off, buf[:min(chunk, b.capacity-off)]
+				prewriteBytes(p, base, off)
 				for len(p) > 0 {
 					n, err := unix.Pwrite(int(b.fd), p, off)
 					if err == unix.EINTR {
@@ -705,7 +707,7 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() || o.b.closed.Load() {
 		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
-	n, err := backend.CheckIO(p, off, o.p.size, o.b.align)
+	n, err := backend.CheckIO(p, off, o.p.size, o.b.align, op == "write")
 	if err != nil {
 		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, err)
 	}
@@ -777,9 +779,6 @@ func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	n, err := o.check("write", p, off)
 	if err != nil {
 		return 0, err
-	}
-	if n < len(p) {
-		return 0, fmt.Errorf("extent: write %q: %d bytes at offset %d pass the end of the object (%d bytes)", o.key, len(p), off, o.p.size)
 	}
 	if n == 0 {
 		return 0, nil

@@ -150,7 +150,7 @@ func (o *object) check(op string, p []byte, off int64) (int, error) {
 	if o.e.gone.Load() {
 		return 0, fmt.Errorf("null: %s %q: removed or replaced since this Object was opened: %w", op, o.key, backend.ErrClosed)
 	}
-	n, err := backend.CheckIO(p, off, o.e.size, o.b.align)
+	n, err := backend.CheckIO(p, off, o.e.size, o.b.align, op == "write")
 	if err != nil {
 		return 0, fmt.Errorf("null: %s %q: %w", op, o.key, err)
 	}
@@ -174,9 +174,6 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 	n, err := o.check("write", p, off)
 	if err != nil {
 		return 0, err
-	}
-	if n < len(p) {
-		return 0, fmt.Errorf("null: write %q: %d bytes at offset %d pass the end of the object (%d bytes)", o.key, len(p), off, o.e.size)
 	}
 	return n, nil
 }

@@ -427,7 +427,7 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() {
 		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, backend.ErrClosed)
 	}
-	n, err := backend.CheckIO(p, off, o.size, o.b.align)
+	n, err := backend.CheckIO(p, off, o.size, o.b.align, op == "write")
 	if err != nil {
 		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, err)
 	}
@@ -472,9 +472,6 @@ func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	n, err := o.check("write", p, off)
 	if err != nil {
 		return 0, err
-	}
-	if n < len(p) {
-		return 0, fmt.Errorf("nvme: write %s: %d bytes at offset %d pass the end of the object (%d bytes)", o.path, len(p), off, o.size)
 	}
 	if n == 0 {
 		return 0, nil
