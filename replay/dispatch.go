@@ -30,6 +30,11 @@ func (s *sched) keyState(key []byte, src int) *keyState {
 		}
 	}
 	ks = &keyState{name: name}
+	if s.keys == nil {
+		// Made on the first object, at its size: a run stopped before
+		// any row (a pipe that never opened) allocates nothing.
+		s.keys = make(map[string]*keyState, keysHint(s.plan))
+	}
 	s.keys[name] = ks
 	s.objects++
 	return ks

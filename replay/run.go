@@ -89,7 +89,7 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 		}
 	}
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
-		keys: make(map[string]*keyState, keysHint(plan)), reqs: map[reqID]*reqState{}, rel: noRows{},
+		reqs: map[reqID]*reqState{}, rel: noRows{},
 		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
 		kick: make(chan struct{}, 1), clock: hooks.Clock}
 	if s.clock == nil {
