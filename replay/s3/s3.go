@@ -94,6 +94,9 @@ type Config struct {
 	MaxBackoff time.Duration
 	// Keep leaves the run's objects in the bucket at Close.
 	Keep bool
+	// Warn, when set, is also told what Close could not remove, for a
+	// caller that closes its backends without looking at the error.
+	Warn func(msg string)
 }
 
 // Validate reports every problem of c at once, one per line, named by
@@ -335,8 +338,12 @@ func (b *Backend) Close() error {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("s3: close: the run's objects may be left under %s (remove them with: aws s3 rm --recursive s3://%s/%s): %w",
+		err := fmt.Errorf("s3: close: the run's objects may be left under %s (remove them with: aws s3 rm --recursive s3://%s/%s): %w",
 			b.Where(), b.cfg.Bucket, b.runDir, errors.Join(errs...))
+		if b.cfg.Warn != nil {
+			b.cfg.Warn(strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+		return err
 	}
 	return nil
 }

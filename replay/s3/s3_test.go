@@ -300,7 +300,9 @@ func TestServerKilled(t *testing.T) {
 	root := t.TempDir()
 	srv := start(t, s3test.Options{Root: root})
 	srv.Put(t, bucket, "theirs", []byte("theirs"))
-	b := newBackend(t, srv.Endpoint, s3.Config{MaxAttempts: 2, MaxBackoff: time.Millisecond, RunID: "killed"})
+	var warned []string
+	b := newBackend(t, srv.Endpoint, s3.Config{MaxAttempts: 2, MaxBackoff: time.Millisecond, RunID: "killed",
+		Warn: func(m string) { warned = append(warned, m) }})
 	p := make([]byte, 4096)
 	o, err := b.Open("k", 4096, true)
 	if err != nil {
@@ -322,6 +324,9 @@ func TestServerKilled(t *testing.T) {
 	err = b.Close()
 	if err == nil || !strings.Contains(err.Error(), "run-killed/") || !strings.Contains(err.Error(), "aws s3 rm --recursive s3://"+bucket+"/run-killed/") {
 		t.Errorf("Close after the server died: %v, want an error naming what is left", err)
+	}
+	if len(warned) != 1 || strings.Contains(warned[0], "\n") || !strings.Contains(warned[0], "run-killed/") {
+		t.Errorf("Warn was told %q, want one line naming what is left", warned)
 	}
 	again := s3test.Start(t, s3test.Options{Root: root})
 	keys := again.Keys(t, bucket)

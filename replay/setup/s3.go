@@ -20,6 +20,7 @@ type S3Config = s3.Config
 func newS3(b *builder) (backend.Backend, error) {
 	cfg := b.opts.S3
 	cfg.Keep = b.opts.Keep
+	cfg.Warn = func(msg string) { b.print("warning: " + msg) }
 	if err := cfg.Validate(); err != nil {
 		return nil, cli.Input(err)
 	}
