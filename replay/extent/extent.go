@@ -333,10 +333,12 @@ func (b *Backend) prewrite(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			buf := backend.AlignedBuffer(int(chunk), b.align)
+			base := make([]byte, chunk)
 			rng := rand.NewChaCha8([32]byte{byte(j), 'k', 'v', 'b'})
-			rng.Read(buf)
+			rng.Read(base)
 			for off := range next {
 				start, p := off, buf[:min(chunk, b.capacity-off)]
+				prewriteBytes(p, base, off)
 				for len(p) > 0 {
 					n, err := unix.Pwrite(int(b.fd), p, off)
 					if err == unix.EINTR {
