@@ -105,6 +105,7 @@ type options struct {
 
 	rank    rankInfo
 	startAt time.Time // --start-at; zero: start when ready
+	barrier *barrier  // --start-barrier; nil once passed
 
 	listDevices bool
 	gpus        string         // --gpus
@@ -149,10 +150,13 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.cfg.ClosedLoop, "closed-loop", false, "each user waits for its storage: a user's next request is released when its previous one completed, plus the think time the trace recorded (needs a trace with a User column: kvtrace's)")
 	fs.IntVar(&o.cfg.Users, "users", 0, "with --closed-loop: replay only N users (0: all), a sample that keeps the trace's QoS mix: every class from N = the number of classes on, then each in proportion to its share, the first of each class to appear (a trace on a pipe: the first N to appear)")
 	fs.StringVar(&o.search, "search", "", "users: the most users (samples of the trace's users that keep its QoS mix, as --users N) that, closed-loop for --duration each, keep every QoS class within its SLA and pass storage_health; capacity: double --speed from a quarter of the trace's pace (or from --speed) until bandwidth stops improving. Writes a search document; a probe that does not complete (a full disk, an I/O error) stops the search with exit status 1, its answer a lower bound")
-	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID)")
-	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank; when not given: the launcher's)")
+	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX)")
+	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank, or with JOB_COMPLETION_INDEX: the Job's spec.completions; when not given: the launcher's, or KVBENCH_RANKS)")
 	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (every row of an object on the rank its key hashes to, so no rank reads what another wrote; a request whose objects lie on several ranks runs in part on each; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
 	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together: at most 24h ahead; one up to 1h past starts at once, with a warning")
+	startBarrier := fs.String("start-barrier", "", "a directory the ranks share (a new one for each run): each marks itself ready there, and all start together when all are (no launcher needed; a Kubernetes Indexed Job)")
+	barrierTimeout := cli.Seconds(defaultStartBarrierTimeout)
+	fs.Var(&barrierTimeout, "start-barrier-timeout", "how long a rank waits at --start-barrier for the others (seconds or a duration)")
 	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
 	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
 	fs.Var((*cli.Seconds)(&o.cfg.Duration), "duration", "bound the run to this wall time, in seconds (30, as kvtrace --duration) or a duration (20s, 2m): nothing is released after it, what was released completes (0: the whole trace)")
@@ -214,6 +218,16 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	}
 	if o.rank.ranks > 1 && (o.output == "" || o.output == "-") {
 		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.ranks))
+	}
+	if *startBarrier != "" {
+		switch {
+		case *startAt != "":
+			errs = append(errs, errors.New("--start-barrier with --start-at: give one (ranks start at an instant, or when all are ready)"))
+		case barrierTimeout.Duration() <= 0:
+			errs = append(errs, fmt.Errorf("--start-barrier-timeout %s: must be above 0", barrierTimeout.Duration()))
+		default:
+			o.barrier = newBarrier(*startBarrier, barrierTimeout.Duration())
+		}
 	}
 	var startWarning string
 	if *startAt != "" {
@@ -383,7 +397,17 @@ func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 // set, draws a live line on stderr (a terminal), which is cleared after.
 func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, progress func(replay.Progress), stderr io.Writer) (*schema.Result, error) {
 	var ready func() error
-	if !o.startAt.IsZero() {
+	switch {
+	case o.barrier != nil:
+		ready = func() error {
+			at, err := o.barrier.wait(ctx, o.rank)
+			if err != nil {
+				return err
+			}
+			o.barrier, o.startAt = nil, at
+			return waitUntil(ctx, at)
+		}
+	case !o.startAt.IsZero():
 		ready = func() error { return waitUntil(ctx, o.startAt) }
 	}
 	res, runErr := setup.Replay(ctx, o.env, cfg, plan, srcs, o.setupOptions(plan, stderr), ready, progress)

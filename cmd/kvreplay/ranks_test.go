@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,6 +37,17 @@ func TestFindRank(t *testing.T) {
 		{name: "flags win", rank: 0, ranks: 2, env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "6"}, want: rankInfo{rank: 0, ranks: 2, source: "--rank"}},
 		{name: "size missing", rank: -1, ranks: -1, env: map[string]string{"SLURM_PROCID": "5"}, wantErr: "SLURM_NTASKS"},
 		{name: "not a number", rank: -1, ranks: -1, env: map[string]string{"PMI_RANK": "x", "PMI_SIZE": "2"}, wantErr: "not a rank"},
+		{name: "indexed job, --ranks", rank: -1, ranks: 4, env: map[string]string{"JOB_COMPLETION_INDEX": "3"},
+			want: rankInfo{rank: 3, ranks: 4, source: "JOB_COMPLETION_INDEX"}},
+		{name: "indexed job, KVBENCH_RANKS", rank: -1, ranks: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "2", "KVBENCH_RANKS": "4"},
+			want: rankInfo{rank: 2, ranks: 4, source: "JOB_COMPLETION_INDEX"}},
+		{name: "indexed job, no size", rank: -1, ranks: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, wantErr: "give the Job's spec.completions as --ranks"},
+		{name: "indexed job, index beyond --ranks", rank: -1, ranks: 2, env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, wantErr: "must be below --ranks 2"},
+		{name: "indexed job, bad index", rank: -1, ranks: 2, env: map[string]string{"JOB_COMPLETION_INDEX": "-1"}, wantErr: "not a rank"},
+		{name: "mpirun in an indexed job's pod", rank: -1, ranks: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "0", "KVBENCH_RANKS": "1", "OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "8"},
+			want: rankInfo{rank: 5, ranks: 8, source: "OMPI_COMM_WORLD_RANK"}},
+		{name: "--rank wins over the index", rank: 1, ranks: 2, env: map[string]string{"JOB_COMPLETION_INDEX": "0", "KVBENCH_RANKS": "2"},
+			want: rankInfo{rank: 1, ranks: 2, source: "--rank"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,9 +150,11 @@ func TestStartAtBounds(t *testing.T) {
 }
 
 // TestRanksAsLaunched runs 4 real kvreplay processes as an mpirun (Open
-// MPI's variables) and an srun (Slurm's) would start them, on a kv-cache.py
-// trace, all waiting for one --start-at: key-sharded, their merged bytes
-// per tier equal a single process's replay exactly; tp-sharded, 4 times.
+// MPI's variables), an srun (Slurm's) and a Kubernetes Indexed Job
+// (JOB_COMPLETION_INDEX) would start them, on a kv-cache.py trace, all
+// waiting for one --start-at (the Job's at a --start-barrier): key-sharded,
+// their merged bytes per tier equal a single process's replay exactly;
+// tp-sharded, 4 times.
 func TestRanksAsLaunched(t *testing.T) {
 	t.Parallel()
 	_, kvreplay := buildTools(t)
@@ -159,13 +173,18 @@ func TestRanksAsLaunched(t *testing.T) {
 
 	launch := func(name string, env func(r int) []string, shard string) *schema.Result {
 		start := time.Now().Add(2 * time.Second)
+		startArgs := []string{"--start-at", strconv.FormatFloat(float64(start.UnixNano())/1e9, 'f', 3, 64)}
+		if name == "k8s" {
+			// An Indexed Job has no launcher to start its pods together.
+			startArgs = []string{"--start-barrier", filepath.Join(dir, "barrier")}
+		}
 		var wg sync.WaitGroup
 		for r := range 4 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				run(env(r), "--shard", shard, "--start-at", strconv.FormatFloat(float64(start.UnixNano())/1e9, 'f', 3, 64),
-					"--mkdir", "--dir", filepath.Join(dir, name+"{rank}"), "-o", filepath.Join(dir, name+".{rank}.json"))
+				run(env(r), append(startArgs, "--shard", shard,
+					"--mkdir", "--dir", filepath.Join(dir, name+"{rank}"), "-o", filepath.Join(dir, name+".{rank}.json"))...)
 			}()
 		}
 		wg.Wait()
@@ -205,9 +224,15 @@ func TestRanksAsLaunched(t *testing.T) {
 		}
 		return m
 	}
+	k8s := func(r int) []string {
+		return []string{"JOB_COMPLETION_INDEX=" + strconv.Itoa(r), "KVBENCH_RANKS=4"}
+	}
 	want := bytesOf(single)
 	if got := bytesOf(launch("key", ompi, "key")); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("key-sharded ranks moved %v, one process %v", got, want)
+	}
+	if got := bytesOf(launch("k8s", k8s, "key")); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("an Indexed Job's key-sharded ranks moved %v, one process %v", got, want)
 	}
 	four := map[string][2]int64{}
 	for k, v := range want {
@@ -310,5 +335,63 @@ func TestStartAtPastWarns(t *testing.T) {
 	}
 	if !found || r.StartAt == nil || r.StartSkewS < 600 {
 		t.Errorf("warnings %q, start at %v, skew %.1f s", r.Warnings, r.StartAt, r.StartSkewS)
+	}
+}
+
+// TestStartBarrier: 4 ranks sharing a directory each mark themselves ready
+// and wait; all pass when all are there, at one start instant.
+func TestStartBarrier(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "barrier")
+	starts := make([]time.Time, 4)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := newBarrier(dir, time.Minute)
+			b.poll = time.Millisecond
+			starts[r], errs[r] = b.wait(t.Context(), rankInfo{rank: r, ranks: 4})
+		}()
+	}
+	wg.Wait()
+	for r := range 4 {
+		if errs[r] != nil || !starts[r].Equal(starts[0]) || starts[r].IsZero() {
+			t.Errorf("rank %d: start %v, %v; rank 0's %v", r, starts[r], errs[r], starts[0])
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 4 {
+		t.Errorf("%d ready files, want 4", len(entries))
+	}
+	// The same directory again: the earlier run's files would let the
+	// barrier pass at once.
+	_, err := newBarrier(dir, time.Minute).wait(t.Context(), rankInfo{rank: 1, ranks: 4})
+	if err == nil || !strings.Contains(err.Error(), "kvreplay-ready.1-of-4 exists, from an earlier run") {
+		t.Errorf("a used barrier directory: %v", err)
+	}
+}
+
+// TestStartBarrierTimeout: on a fake clock, a rank whose peers never come
+// gives up after the timeout, naming the ranks missing; a rank of another
+// --ranks is an error.
+func TestStartBarrierTimeout(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	b := newBarrier(dir, 10*time.Minute)
+	slept := time.Duration(0)
+	b.now = func() time.Time { return now.Add(slept) }
+	b.sleep = func(_ context.Context, d time.Duration) error { slept += d; return nil }
+	_, err := b.wait(t.Context(), rankInfo{rank: 0, ranks: 3})
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 ranks ready after 10m0s (missing: 1, 2)") {
+		t.Errorf("timeout: %v", err)
+	}
+	if slept < 10*time.Minute || slept > 10*time.Minute+startBarrierPoll {
+		t.Errorf("waited %v on the fake clock, want the 10 min timeout", slept)
+	}
+	other := newBarrier(dir, time.Minute)
+	other.sleep = b.sleep
+	if _, err := other.wait(t.Context(), rankInfo{rank: 1, ranks: 2}); err == nil || !strings.Contains(err.Error(), "a rank of a run of 3 ranks, this one has 2") {
+		t.Errorf("another --ranks: %v", err)
 	}
 }
