@@ -248,7 +248,8 @@ func (p *outPipe) stop(complete bool) error {
 // header returns the header row of a dialect.
 func header(mlperf bool) string {
 	if mlperf {
-		return ColTimestamp + "," + ColOperation + "," + ColSize + "," + ColTier + "," + ColKey + "," + ColPhase + "\n"
+		// CRLF, as the reference's csv.writer ends its rows.
+		return ColTimestamp + "," + ColOperation + "," + ColSize + "," + ColTier + "," + ColKey + "," + ColPhase + "\r\n"
 	}
 	return strings.Join(roleNames[:], ",") + "\n"
 }
@@ -460,7 +461,7 @@ func (f *rowFormatter) format(b []byte, rec *schema.Record, keyAgain bool) (_ []
 	sh.ends[4] = int32(len(b) - start)
 	b = append(b, rec.Phase.String()...)
 	if f.mlperf {
-		b = append(b, '\n')
+		b = append(b, '\r', '\n')
 		sh.ends[5] = int32(len(b) - start)
 		sh.n = 6
 	} else {

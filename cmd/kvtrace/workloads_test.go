@@ -40,3 +40,38 @@ func TestRequestTraceSaid(t *testing.T) {
 		t.Errorf("an empty ShareGPT file: exit %d, %q; want 2 and the file named", code, stderr)
 	}
 }
+
+// TestMLPerfLineEndings writes --format mlperf with the reference trace's
+// command line: its header is the reference's, byte for byte, and every
+// row ends in CRLF as the reference's do (Python's csv.writer). They were
+// LF, which the help's "exactly kv-cache.py's dialect" did not say.
+func TestMLPerfLineEndings(t *testing.T) {
+	ref, err := os.ReadFile(filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.csv")
+	_, stderr, code := runKvtrace(t, "--format", "mlperf", "--model", "llama3.1-8b", "--num-users", "10", "--duration", "30",
+		"--gpu-mem-gb", "0", "--cpu-mem-gb", "4", "--seed", "42", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endings := func(b []byte) (crlf, lf int) {
+		crlf = strings.Count(string(b), "\r\n")
+		return crlf, strings.Count(string(b), "\n") - crlf
+	}
+	refHeader, _, _ := strings.Cut(string(ref), "\n")
+	header, _, _ := strings.Cut(string(got), "\n")
+	if header != refHeader {
+		t.Errorf("header %q, the reference's %q", header, refHeader)
+	}
+	rc, rl := endings(ref)
+	gc, gl := endings(got)
+	if rl != 0 || rc == 0 || gl != 0 || gc < 100 || !strings.HasSuffix(string(got), "\r\n") {
+		t.Errorf("line endings: %d CRLF and %d LF; the reference has %d and %d", gc, gl, rc, rl)
+	}
+}
