@@ -363,21 +363,47 @@ func (c *client) delete(ctx context.Context, name string) error {
 	return c.wrap("DELETE", name, err)
 }
 
-// deleteMany removes the objects names, a request per object: S3's
-// DeleteObjects would need a checksum or MD5 of its body and servers vary
-// in what they accept; a run's leftovers at Close are few.
+// deleteMany removes the objects names, a DELETE each, as many at once as
+// requests may be in flight: S3's DeleteObjects would need a checksum of
+// its body, which servers vary in accepting. It stops at the first
+// failure and says how many were not deleted.
 func (c *client) deleteMany(ctx context.Context, names []string) error {
-	var errs []error
-	for _, n := range names {
-		if err := c.delete(ctx, n); err != nil {
-			errs = append(errs, err)
-			if len(errs) >= 3 {
-				errs = append(errs, fmt.Errorf("and up to %d more objects not deleted", len(names)-len(errs)))
-				break
+	var (
+		mu    sync.Mutex
+		first error
+		left  = len(names)
+		wg    sync.WaitGroup
+		next  = make(chan string)
+	)
+	for range min(cap(c.sem), len(names)) {
+		wg.Go(func() {
+			for n := range next {
+				err := c.delete(ctx, n)
+				mu.Lock()
+				if err == nil {
+					left--
+				} else if first == nil {
+					first = err
+				}
+				mu.Unlock()
 			}
-		}
+		})
 	}
-	return errors.Join(errs...)
+	for _, n := range names {
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop {
+			break
+		}
+		next <- n
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return fmt.Errorf("%d of %d objects not deleted: %w", left, len(names), first)
+	}
+	return nil
 }
 
 // list returns the keys under prefix, at most limit of them (0: all).
