@@ -186,6 +186,10 @@ type Extra struct {
 	// or more; RequestsDispatched the requests workers took.
 	PrefillOnlyByRule  int64 `json:"prefill_only_by_rule"`
 	RequestsDispatched int64 `json:"requests_dispatched"`
+	// RequestsInFlight counts the requests still generating when the run
+	// ended: their rows are in the trace, but they are not completed
+	// (the reference counts them completed).
+	RequestsInFlight int64 `json:"requests_in_flight_at_end"`
 	// Warnings are the notes a user must see: a tool prints them on
 	// stderr. Each is in Notes too.
 	Warnings []string `json:"warnings,omitempty"`
@@ -354,7 +358,7 @@ func (e *engine) result() *Result {
 	x.ConversationsForgotten = e.convs.forgotten
 	x.RacedReservations = cs.racedReservations
 	x.NoEffect = cfg.NoEffect
-	x.PrefillOnlyByRule, x.RequestsDispatched = st.prefillOnlyRule, st.dispatched
+	x.PrefillOnlyByRule, x.RequestsDispatched, x.RequestsInFlight = st.prefillOnlyRule, st.dispatched, st.inFlight
 	if e.gen != nil && st.prefillOnlyRule > 0 && !cfg.PrefillOnly && !cfg.DecodeOnly {
 		// Synthetic users are drawn to the rule; a trace's requests are
 		// not, and it can take the decode I/O of half of them.

@@ -115,7 +115,8 @@ func simShape(tb testing.TB, cfg *Config) *shape {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s.requests = res.RequestsCompleted
+	// The reference counts the requests in flight at the end completed.
+	s.requests = res.RequestsCompleted + res.Kvbench.RequestsInFlight
 	return s
 }
 
