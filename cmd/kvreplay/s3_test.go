@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,20 +41,49 @@ func checkBucketAfter(t *testing.T, srv *s3test.Server) {
 	}
 }
 
-// TestS3Tier replays a kv-cache.py trace with Tier-2 on S3 (versitygw) and
-// --verify: complete, every byte of Tier-2 the trace implies read and
-// written, the tier described, the bucket as it was, and the credentials
-// in no output.
+// TestS3Tier replays a kv-cache.py trace and a kvtrace trace (demotions
+// from Tier-1 included) with Tier-2 on S3 (versitygw) and --verify:
+// complete, every byte of Tier-2 the trace implies read and written, the
+// tier and its requests described, the bucket as it was, and the
+// credentials in no output.
 func TestS3Tier(t *testing.T) {
 	srv := s3Server(t)
-	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	traces := []struct{ path, scale string }{
+		{filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv"), "1/4096"},
+	}
+	if !testing.Short() {
+		kvtrace, _ := buildTools(t)
+		tr := filepath.Join(t.TempDir(), "kvtrace.csv.zst")
+		if out, err := exec.Command(kvtrace, "--num-users", "6", "--duration", "20", "--generation-mode", "none",
+			"--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "-o", tr).CombinedOutput(); err != nil {
+			t.Fatalf("kvtrace: %v\n%s", err, out)
+		}
+		traces = append(traces, struct{ path, scale string }{tr, "1/1024"})
+	}
+	for _, tc := range traces {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) { replayS3(t, srv, tc.path, tc.scale) })
+	}
+}
+
+func replayS3(t *testing.T, srv *s3test.Server, tr, scale string) {
 	res, stderr := replayDoc(t, "--tier-map", "Tier-1=ram,Tier-2=s3", "--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket,
-		"--s3-prefix", "e2e", "--verify", "--speed", "max", "--size-scale", "1/4096", "-o", "-", tr)
+		"--s3-prefix", "e2e", "--verify", "--speed", "max", "--size-scale", scale, "-o", "-", tr)
 	if !res.Complete {
 		t.Fatalf("the replay did not complete: %s", stderr)
 	}
-	read, write, _ := implied(t, tr)
+	var f float64
+	if _, err := fmt.Sscanf(scale, "1/%g", &f); err != nil {
+		t.Fatal(err)
+	}
+	read, write, _ := impliedAt(t, tr, 1/f)
 	checkTierBytes(t, res, read, write)
+	var physRead int64
+	for _, tt := range res.Tiers {
+		physRead += tt.PhysicalReadBytes
+	}
+	if res.Replay.VerifiedBytes != physRead || read[schema.TierNVMe] == 0 || write[schema.TierNVMe] == 0 {
+		t.Errorf("verified %d bytes of the %d read; the trace reads %d bytes of Tier-2 and writes %d", res.Replay.VerifiedBytes, physRead, read[schema.TierNVMe], write[schema.TierNVMe])
+	}
 	var pi *schema.PathInfo
 	for i := range res.Host.TierPaths {
 		if res.Host.TierPaths[i].Backend == "s3" {
