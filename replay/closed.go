@@ -463,10 +463,13 @@ func (c *closedLoop) noMoreRows() bool {
 
 func (c *closedLoop) unstick() {
 	if c.windowClosed {
-		for _, r := range c.waiting {
+		// Cutting a request may hand its objects' turns to others that
+		// wait (unwait takes them out of c.waiting): take one at a time.
+		for len(c.waiting) > 0 {
+			r := c.waiting[0]
+			c.waiting = c.waiting[1:]
 			c.cutRequest(r)
 		}
-		c.waiting = c.waiting[:0]
 		return
 	}
 	r := c.waiting[0]
