@@ -11,11 +11,14 @@ import (
 )
 
 // The scheduler is one goroutine, an event loop that owns every piece of
-// a run's state: it takes rows from the reader, paces them, orders them
-// (rows of one key in trace order, reads of one key side by side, rows of
-// one request in sequence), reserves their space (reserve.go), starts them
-// (exec.go), and takes back completed blocks from the I/O engines and
-// completed metadata calls from its pool. Nothing is locked; the only
+// a run's state: it takes rows from the reader and hands them to its
+// releaser (release.go: the open loop paces them, the closed loop waits
+// for users' requests), which ingests those due; it orders them
+// (dispatch.go: rows of one key in trace order, reads of one key side by
+// side, rows of one request in sequence), reserves their space
+// (reserve.go), starts them (exec.go), and takes back completed blocks
+// from the I/O engines and completed metadata calls from its pool. Its
+// time is its Clock's (clock.go). Nothing is locked; the only
 // goroutine handoffs are the batches of rows, metadata calls, and blocks
 // of engines with goroutines of their own. An engine that is a Poller
 // (uring) runs on the loop itself: while it has ops the loop sleeps in its
@@ -88,6 +91,10 @@ type sched struct {
 	running  int     // tasks started, not complete
 	inWindow int     // tasks dispatched, not complete
 	metaBusy int
+
+	// allocs are the allocations started, not complete, at most
+	// allocLimit (0: unbounded).
+	allocs, allocLimit int
 
 	start time.Time
 	err   error // the first error: the run stops
