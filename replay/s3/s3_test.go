@@ -466,3 +466,25 @@ func TestEndpointFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKeep: with Keep, Close leaves the run's objects where they are.
+func TestKeep(t *testing.T) {
+	srv := start(t, s3test.Options{})
+	b := newBackend(t, srv.Endpoint, s3.Config{Keep: true, RunID: "kept"})
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 4096)
+	replaytest.Fill(p, 9, 0)
+	if _, err := o.WriteAt(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Get(t, bucket, "run-kept/k"); !bytes.Equal(got, p) {
+		t.Errorf("the kept object holds %d bytes, not those written", len(got))
+	}
+}
