@@ -7,13 +7,26 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// The errors a run stops with that a caller may test for (errors.Is), and
-// the constructors of the messages that wrap them.
+// The errors a run stops with that a caller may test for (errors.Is);
+// the messages that wrap them say what to do.
+var (
+	// ErrUnmappedTier stops a run whose trace has rows on a tier
+	// --tier-map maps to no backend.
+	ErrUnmappedTier = errors.New("tier mapped to no backend")
+	// ErrNoUsers stops a closed-loop replay of a trace that does not say
+	// which user each request belongs to.
+	ErrNoUsers = errors.New("the trace names no users")
+	// ErrVerify is wrapped by a VerifyError: bytes read differ from what
+	// was written.
+	ErrVerify = errors.New("verify: data differs from what was written")
+	// ErrShortTrace marks a run incomplete whose trace ended before the
+	// row count its sidecar gives (a trace cut short, at a line boundary,
+	// parses as a shorter trace): a result of part of the trace, never a
+	// PASS.
+	ErrShortTrace = errors.New("the trace ended before its sidecar's count")
+)
 
-// ErrUnmappedTier stops a run whose trace has rows on a tier --tier-map
-// maps to no backend.
-var ErrUnmappedTier = errors.New("tier mapped to no backend")
-
+// unmapped is the ErrUnmappedTier of rows rows on tier t.
 func unmapped(t schema.Tier, rows int64) error {
 	hint := ""
 	if t == schema.TierGPU {
@@ -23,19 +36,12 @@ func unmapped(t schema.Tier, rows int64) error {
 		rows, t, t, t, hint, ErrUnmappedTier)
 }
 
-// ErrNoUsers stops a closed-loop replay of a trace that does not say
-// which user each request belongs to.
-var ErrNoUsers = errors.New("the trace names no users")
-
+// noUsers is the ErrNoUsers of the trace name.
 func noUsers(name string) error {
 	return fmt.Errorf("replay: --closed-loop: %s has no User column, so which requests wait for which cannot be known "+
 		"(kv-cache.py's traces name users in their keys but not which rows make one request, and its worker threads "+
 		"interleave them): replay it open-loop, or make the trace with kvtrace, which writes Request and User: %w", name, ErrNoUsers)
 }
-
-// ErrVerify is wrapped by a VerifyError: bytes read differ from what was
-// written.
-var ErrVerify = errors.New("verify: data differs from what was written")
 
 // VerifyError reports the first differing byte of a read with --verify.
 type VerifyError struct {
@@ -54,8 +60,3 @@ func (v *VerifyError) Error() string {
 
 // Unwrap returns ErrVerify.
 func (v *VerifyError) Unwrap() error { return ErrVerify }
-
-// ErrShortTrace marks a run incomplete whose trace ended before the row
-// count its sidecar gives (a trace cut short, at a line boundary, parses
-// as a shorter trace): a result of part of the trace, never a PASS.
-var ErrShortTrace = errors.New("the trace ended before its sidecar's count")
