@@ -7,14 +7,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace/internal/zstdtest"
 )
 
 // writeRecs writes recs with a Writer of opt, flushing every flushEvery
@@ -42,35 +40,6 @@ func writeRecs(tb testing.TB, opt WriterOptions, recs []schema.Record, flushEver
 	return buf.Bytes()
 }
 
-// unzstd decodes zstd with the zstd library, and with the zstd command
-// when it is installed.
-func unzstd(tb testing.TB, enc []byte) []byte {
-	tb.Helper()
-	d, err := zstd.NewReader(bytes.NewReader(enc))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer d.Close()
-	got, err := io.ReadAll(d)
-	if err != nil {
-		tb.Fatalf("zstd library: %v", err)
-	}
-	if path, err := exec.LookPath("zstd"); err == nil {
-		cmd := exec.Command(path, "-d", "-c", "-q")
-		cmd.Stdin = bytes.NewReader(enc)
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		cli, err := cmd.Output()
-		if err != nil {
-			tb.Fatalf("zstd command: %v: %s", err, errb.String())
-		}
-		if !bytes.Equal(cli, got) {
-			tb.Fatalf("the zstd command decodes %d bytes, the library %d", len(cli), len(got))
-		}
-	}
-	return got
-}
-
 // checkRowEncoder writes recs plain and with the row encoder, and fails
 // unless the encoder's stream decodes to the plain text.
 func checkRowEncoder(tb testing.TB, opt WriterOptions, recs []schema.Record, flushEvery int) (plain, enc []byte) {
@@ -79,7 +48,7 @@ func checkRowEncoder(tb testing.TB, opt WriterOptions, recs []schema.Record, flu
 	plain = writeRecs(tb, opt, recs, 0)
 	opt.Compression, opt.Level = CompressZstd, 0
 	enc = writeRecs(tb, opt, recs, flushEvery)
-	if got := unzstd(tb, enc); !bytes.Equal(got, plain) {
+	if got := zstdtest.Decode(tb, enc); !bytes.Equal(got, plain) {
 		i := 0
 		for i < min(len(got), len(plain)) && got[i] == plain[i] {
 			i++

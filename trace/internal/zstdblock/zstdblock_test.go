@@ -5,40 +5,10 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"os/exec"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/kvbench/kvbench/trace/internal/zstdtest"
 )
-
-// unzstd decodes zstd with the zstd library, and with the zstd command
-// when it is installed.
-func unzstd(tb testing.TB, enc []byte) []byte {
-	tb.Helper()
-	d, err := zstd.NewReader(bytes.NewReader(enc))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer d.Close()
-	got, err := io.ReadAll(d)
-	if err != nil {
-		tb.Fatalf("zstd library: %v", err)
-	}
-	if path, err := exec.LookPath("zstd"); err == nil {
-		cmd := exec.Command(path, "-d", "-c", "-q")
-		cmd.Stdin = bytes.NewReader(enc)
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		cli, err := cmd.Output()
-		if err != nil {
-			tb.Fatalf("zstd command: %v: %s", err, errb.String())
-		}
-		if !bytes.Equal(cli, got) {
-			tb.Fatalf("the zstd command decodes %d bytes, the library %d", len(cli), len(got))
-		}
-	}
-	return got
-}
 
 // TestFittedTables codes random blocks, whose literal lengths,
 // match lengths and offsets spread over many codes, and checks that the
@@ -93,7 +63,7 @@ func TestFittedTables(t *testing.T) {
 		}
 		j := &Block{Head: FrameHeader(nil, 20), Lits: lits, Seqs: seqs, Last: true}
 		frame := c.code(bytes.Clone(j.Head), j)
-		if got := unzstd(t, frame); !bytes.Equal(got, want) {
+		if got := zstdtest.Decode(t, frame); !bytes.Equal(got, want) {
 			t.Fatalf("iteration %d (%d sequences): decoded %d bytes differ from the %d described", iter, len(seqs), len(got), len(want))
 		}
 	}
@@ -134,7 +104,7 @@ func TestWriterFrame(t *testing.T) {
 		t.Fatalf("a second Close: %v", err)
 	}
 	want := "Timestamp,Key\n" + "0.1,abcd\n0.1,abcd\n0.1,abcd\n" + "end\n"
-	if got := unzstd(t, out.Bytes()); string(got) != want {
+	if got := zstdtest.Decode(t, out.Bytes()); string(got) != want {
 		t.Fatalf("decoded %q, want %q", got, want)
 	}
 }
