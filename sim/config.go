@@ -71,6 +71,9 @@ type Config struct {
 	ArrivalCV   float64
 	ArrivalSeed int64
 
+	// SLO adds SLO attainment to the statistics (kvtrace --slo-ms).
+	SLO SLO
+
 	PrefillOnly         bool
 	DecodeOnly          bool
 	Precondition        bool

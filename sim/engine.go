@@ -300,6 +300,11 @@ type engine struct {
 	res   *Result
 	rows  int64
 	stats runStats
+	// onDone is Hooks.Completed; doneErr its first error, which stops
+	// the run.
+	onDone  func(*Completion) error
+	doneErr error
+	done    Completion
 }
 
 // chunked is an append-only list kept in chunks: it grows without
@@ -369,6 +374,22 @@ type Progress func(now, end time.Duration, rows int64)
 // RunWithProgress is Run reporting its progress to progress (which may be
 // nil). progress runs on Run's goroutine and must be quick.
 func RunWithProgress(ctx context.Context, cfg *Config, sink Sink, progress Progress) (*Result, error) {
+	return RunWithHooks(ctx, cfg, sink, Hooks{Progress: progress})
+}
+
+// Hooks are what a caller of RunWithHooks is told as the run goes; each
+// may be nil, and each runs on Run's goroutine.
+type Hooks struct {
+	// Progress is told how far the run has come (see Progress).
+	Progress Progress
+	// Completed is told of each request as it completes; c is valid only
+	// during the call. An error stops the run with it.
+	Completed func(c *Completion) error
+}
+
+// RunWithHooks is Run with Hooks.
+func RunWithHooks(ctx context.Context, cfg *Config, sink Sink, hooks Hooks) (*Result, error) {
+	progress := hooks.Progress
 	model, err := lookupModel(cfg.Models, cfg.Model)
 	if err != nil {
 		return nil, err
@@ -382,6 +403,7 @@ func RunWithProgress(ctx context.Context, cfg *Config, sink Sink, progress Progr
 		sink:     sink,
 		progress: progress,
 		spt:      generationSecondsPerToken[cfg.GenerationMode],
+		onDone:   hooks.Completed,
 	}
 	e.cache = newCache(cfg, e.bpt, e.emit)
 	if err := e.run(); err != nil {
@@ -561,6 +583,9 @@ func (e *engine) run() error {
 	if err := e.ctx.Err(); err != nil {
 		return err
 	}
+	if e.doneErr != nil {
+		return e.doneErr
+	}
 	e.drain()
 	return nil
 }
@@ -637,6 +662,19 @@ func (e *engine) complete(r *request) {
 	s.qos.add(uint8(r.qos))
 	if e.cfg.MaxRequests > 0 && s.completed >= int64(e.cfg.MaxRequests) {
 		e.stopped = true
+	}
+	if e.onDone != nil && e.doneErr == nil {
+		c := &e.done
+		*c = Completion{Request: r.id, User: r.userID, QoS: e.cfg.QoS[r.qos].Name, Phase: phaseNames[r.phase],
+			ArrivalS: (r.submit - e.start).Seconds(), CompletedS: (e.now - e.start).Seconds(), E2EMS: lat * 1000,
+			Tokens: r.gen, Context: r.context}
+		if t := e.cfg.SLO.target(r.qos); t > 0 {
+			in := lat <= t.Seconds()
+			c.WithinSLO = &in
+		}
+		if err := e.onDone(c); err != nil {
+			e.doneErr, e.stopped = err, true
+		}
 	}
 	// Nothing refers to a completed request: it serves the next, with
 	// its hash-id array.

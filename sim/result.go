@@ -190,6 +190,9 @@ type Extra struct {
 	// ended: their rows are in the trace, but they are not completed
 	// (the reference counts them completed).
 	RequestsInFlight int64 `json:"requests_in_flight_at_end"`
+	// SLO is the share of completed requests within --slo-ms, overall and
+	// by QoS class; nil without --slo-ms.
+	SLO *SLOAttainment `json:"slo,omitempty"`
 	// Warnings are the notes a user must see: a tool prints them on
 	// stderr. Each is in Notes too.
 	Warnings []string `json:"warnings,omitempty"`
@@ -229,10 +232,14 @@ const gib = float64(GiB)
 
 func (e *engine) result() *Result {
 	cfg, st, cs := e.cfg, &e.stats, &e.cache.stats
-	e2e, generation := st.e2e.slice(), st.generation.slice()
+	e2e, generation, qos := st.e2e.slice(), st.generation.slice(), st.qos.slice()
 	var byQoS [numQoSLevels][]float64
-	for i, q := range st.qos.slice() {
+	for i, q := range qos {
 		byQoS[q] = append(byQoS[q], e2e[i])
+	}
+	var slo *SLOAttainment
+	if cfg.SLO.Set() {
+		slo = sloAttainment(cfg.SLO, cfg.QoS, e2e, qos) // before e2e is sorted
 	}
 	elapsed := (min(e.now, e.end) - e.start).Seconds()
 	if e.stopped || e.events.Len() == 0 {
@@ -358,6 +365,7 @@ func (e *engine) result() *Result {
 	x.ConversationsForgotten = e.convs.forgotten
 	x.RacedReservations = cs.racedReservations
 	x.NoEffect = cfg.NoEffect
+	x.SLO = slo
 	x.PrefillOnlyByRule, x.RequestsDispatched, x.RequestsInFlight = st.prefillOnlyRule, st.dispatched, st.inFlight
 	if e.gen != nil && st.prefillOnlyRule > 0 && !cfg.PrefillOnly && !cfg.DecodeOnly {
 		// Synthetic users are drawn to the rule; a trace's requests are

@@ -95,6 +95,9 @@ type simOptions struct {
 	OutputPath string
 	// Format is the trace dialect: kvbench or mlperf.
 	Format string
+	// LatencyDump is where --latency-dump writes a JSON line per
+	// completed request; "" for none.
+	LatencyDump string
 	// Level is the zstd level (--zstd-level) of a compressed trace.
 	Level int
 	// ConfigPath is --config's file, "" when none was given.
@@ -215,6 +218,8 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.BoolVar(&o.Force, "force", false, "let the trace's sidecar (TRACE.meta.json) replace an existing file that is not a trace sidecar")
 	fs.IntVar(&mlperf, "mlperf-option", 0, mlperfOptionHelp())
 	fs.StringVar(&fv.RequestTraceTimeUnit, "request-trace-time-unit", "", "unit of a Mooncake-style --request-trace's timestamps: s, ms, us or ns (default: found from the first; noted in the sidecar)")
+	sloMS := fs.String("slo-ms", "", "add SLO attainment to the statistics: the share of completed requests whose end-to-end latency is within MS, for all requests (500) and/or by QoS class (interactive=50,batch=2000)")
+	fs.StringVar(&o.LatencyDump, "latency-dump", "", "write one JSON line per completed request to this file (- for stdout): id, user, qos, phase, arrival and completion times, e2e and storage latency, tokens, within_slo")
 	fs.StringVar(&fv.Arrival, "arrival", "", "an open arrival process at --request-rate: fixed, poisson or gamma, for synthetic users (their rate is their think times' unless --request-rate), --dataset-path and untimed request traces; none is the reference's think times and even spacing")
 	fs.Float64Var(&fv.ArrivalCV, "arrival-cv", def.ArrivalCV, "--arrival gamma's coefficient of variation of the gaps (1 is Poisson's; above is burstier)")
 	fs.Int64Var(&fv.ArrivalSeed, "arrival-seed", 0, "varies the arrivals alone: their generator is seeded by --seed and this, apart from the workload's")
@@ -266,7 +271,11 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 		}
 	}
 
-	problems := []error{cfg.Validate()}
+	var sloErr error
+	if *sloMS != "" {
+		cfg.SLO, sloErr = sim.ParseSLO(*sloMS, cfg.QoS)
+	}
+	problems := []error{cfg.Validate(), sloErr}
 	problems = append(problems, o.check(&cfg)...)
 	if err := errors.Join(problems...); err != nil {
 		return nil, cli.Input(err)
@@ -367,6 +376,9 @@ func (o *simOptions) check(cfg *sim.Config) []error {
 	}
 	if o.TracePath == "" {
 		bad(`--io-trace-log "": empty file name (want a file, or - for stdout)`)
+	}
+	if o.LatencyDump == "-" && (o.TracePath == "-" || o.OutputPath == "-") {
+		bad("--latency-dump -: stdout already carries the trace or the statistics (give --latency-dump FILE)")
 	}
 	if o.OutputPath == "-" && o.TracePath == "-" {
 		bad("--output -: stdout already carries the trace (give --io-trace-log FILE, or --output FILE)")

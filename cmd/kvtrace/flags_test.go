@@ -185,7 +185,7 @@ func TestFlagDefaults(t *testing.T) {
 		"enable-latency-tracing": "false",
 		// kvtrace's.
 		"format": "kvbench", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
-		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "request-trace-block-tokens": "0", "arrival": "", "arrival-cv": "2", "arrival-seed": "0", "nvme-accounting": "reference", "mlperf-option": "0",
+		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "request-trace-block-tokens": "0", "arrival": "", "arrival-cv": "2", "arrival-seed": "0", "slo-ms": "", "latency-dump": "", "nvme-accounting": "reference", "mlperf-option": "0",
 		"allow-system-path": "false", "force": "false",
 		"help": "false", "version": "false",
 	}
@@ -344,6 +344,8 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--request-trace-time-unit ns", "--request-trace-time-unit ns: needs --request-trace"},
 		{"--request-trace t.jsonl --request-trace-block-tokens -3", "--request-trace-block-tokens -3: must be between 1 and 1048576"},
 		{"--request-trace-block-tokens 16", "--request-trace-block-tokens 16: needs --request-trace"},
+		{"--slo-ms fast=3", `--slo-ms fast=3: class "fast": want one of interactive, responsive, batch`},
+		{"--latency-dump -", "--latency-dump -: stdout already carries the trace or the statistics"},
 		{"--arrival bursty", "--arrival bursty: must be one of fixed, poisson, gamma"},
 		{"--arrival gamma --arrival-cv 0", "--arrival-cv 0: must be above 0 and at most 10"},
 		{"--arrival poisson --use-burst-trace", "--arrival poisson: with --use-burst-trace the trace's timestamps are the arrivals"},

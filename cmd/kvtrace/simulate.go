@@ -85,7 +85,16 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 			fmt.Fprintf(stderr, "\rkvtrace: %5.1f%%  %.0f of %.0f s simulated, %d rows", 100*now.Seconds()/max(end.Seconds(), 1e-9), now.Seconds(), end.Seconds(), rows)
 		}
 	}
-	res, err := sim.RunWithProgress(ctx, cfg, sink, progress)
+	hooks := sim.Hooks{Progress: progress}
+	var dump *latencyDump
+	if opt.LatencyDump != "" {
+		if dump, err = openLatencyDump(ctx, opt.LatencyDump); err != nil {
+			return err
+		}
+		defer dump.abort()
+		hooks.Completed = dump.write
+	}
+	res, err := sim.RunWithHooks(ctx, cfg, sink, hooks)
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -95,6 +104,11 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	}
 	if err := w.Close(); err != nil {
 		return err
+	}
+	if dump != nil {
+		if err := dump.close(); err != nil {
+			return err
+		}
 	}
 	if file != nil {
 		if err := file.Close(); err != nil {

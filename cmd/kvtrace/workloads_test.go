@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,5 +74,60 @@ func TestMLPerfLineEndings(t *testing.T) {
 	gc, gl := endings(got)
 	if rl != 0 || rc == 0 || gl != 0 || gc < 100 || !strings.HasSuffix(string(got), "\r\n") {
 		t.Errorf("line endings: %d CRLF and %d LF; the reference has %d and %d", gc, gl, rc, rl)
+	}
+}
+
+// TestSLOAndLatencyDump runs kvtrace with --slo-ms and --latency-dump:
+// the statistics carry the SLO attainment, and the dump one JSON line per
+// completed request, whose within_slo flags add up to it.
+func TestSLOAndLatencyDump(t *testing.T) {
+	dir := t.TempDir()
+	stats, dump := filepath.Join(dir, "stats.json"), filepath.Join(dir, "lat.jsonl")
+	_, stderr, code := runKvtrace(t, "--num-users", "10", "--duration", "30", "--gpu-mem-gb", "0", "--cpu-mem-gb", "4", "--seed", "42",
+		"--slo-ms", "20000,interactive=5000", "--latency-dump", dump, "--output", stats, "-o", filepath.Join(dir, "t.csv"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		RequestsCompleted int64 `json:"requests_completed"`
+		Kvbench           struct {
+			SLO *struct {
+				Requests, Within int64
+				Attainment       float64
+				ByQoS            map[string]json.RawMessage `json:"by_qos"`
+			} `json:"slo"`
+		} `json:"kvbench"`
+	}
+	b, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, within int64
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(lines), "\n"), "\n") {
+		var c struct {
+			ID        uint64   `json:"id"`
+			User      string   `json:"user"`
+			E2EMS     *float64 `json:"e2e_ms"`
+			StorageMS *float64 `json:"storage_ms"`
+			WithinSLO *bool    `json:"within_slo"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil || c.ID == 0 || c.E2EMS == nil || c.StorageMS == nil || c.WithinSLO == nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		n++
+		if *c.WithinSLO {
+			within++
+		}
+	}
+	slo := res.Kvbench.SLO
+	if slo == nil || n != res.RequestsCompleted || slo.Requests != n || slo.Within != within || len(slo.ByQoS) != 3 {
+		t.Errorf("%d lines, %d within; statistics %+v, %d completed", n, within, slo, res.RequestsCompleted)
 	}
 }
