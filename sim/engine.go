@@ -357,6 +357,10 @@ type runStats struct {
 	dispatched      int64
 	prefillOnlyRule int64
 	inFlight        int64 // generating when the run ended
+	// prefillDone and decodeDone count the completed requests that wrote
+	// their context and that read it (the reference's prefill_latencies
+	// and decode_latencies have one entry each).
+	prefillDone, decodeDone int64
 }
 
 // Run simulates cfg in virtual time and sends every trace row to sink, in
@@ -660,6 +664,12 @@ func (e *engine) complete(r *request) {
 	s.e2e.add(lat)
 	s.generation.add(float64(r.gen) * e.spt)
 	s.qos.add(uint8(r.qos))
+	if r.phase != phaseDecode && !e.cfg.DecodeOnly {
+		s.prefillDone++
+	}
+	if r.phase != phasePrefill && !e.cfg.PrefillOnly {
+		s.decodeDone++
+	}
 	if e.cfg.MaxRequests > 0 && s.completed >= int64(e.cfg.MaxRequests) {
 		e.stopped = true
 	}

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
@@ -19,11 +22,24 @@ type Result struct {
 	TotalTokensGenerated   int64   `json:"total_tokens_generated"`
 	TotalStorageIOLatency  float64 `json:"total_storage_io_latency"`
 	TotalGenerationLatency float64 `json:"total_generation_latency"`
-	MultiTurnCacheHits     int64   `json:"multi_turn_cache_hits"`
-	MultiTurnCacheMisses   int64   `json:"multi_turn_cache_misses"`
-	Seed                   int64   `json:"seed"`
-	Summary                Summary `json:"summary"`
-	Kvbench                Extra   `json:"kvbench"`
+	// The reference's per-request latency arrays, in seconds, in the order
+	// requests complete: end-to-end, storage (0 in virtual time: a
+	// replay measures it), generation, and the storage time of the
+	// prefill (requests that wrote their context) and of the decode
+	// (requests that read it), 0 too.
+	EndToEndLatencies   []float64 `json:"end_to_end_latencies"`
+	StorageLatencies    []float64 `json:"storage_latencies"`
+	GenerationLatencies []float64 `json:"generation_latencies"`
+	PrefillLatencies    []float64 `json:"prefill_latencies"`
+	DecodeLatencies     []float64 `json:"decode_latencies"`
+	// ThroughputTimeline is filled only by the reference's autoscaler,
+	// which kvtrace does not run: always empty.
+	ThroughputTimeline   []struct{} `json:"throughput_timeline"`
+	MultiTurnCacheHits   int64      `json:"multi_turn_cache_hits"`
+	MultiTurnCacheMisses int64      `json:"multi_turn_cache_misses"`
+	Seed                 int64      `json:"seed"`
+	Summary              Summary    `json:"summary"`
+	Kvbench              Extra      `json:"kvbench"`
 }
 
 // Summary is the reference's summary block.
@@ -41,7 +57,14 @@ type Summary struct {
 	CacheStats          CacheStats           `json:"cache_stats"`
 	QoSMetrics          map[string]QoSMetric `json:"qos_metrics"`
 	PrefixCacheStats    *PrefixStats         `json:"prefix_cache_stats"`
-	MultiTurnStats      MultiTurnStats       `json:"multi_turn_stats"`
+	// AutoscalingStats and AutoscalingSummary are the reference's
+	// autoscaler's events and summary: kvtrace accepts
+	// --enable-autoscaling and does not scale (the reference's autoscaler
+	// does not change the load either, reference section 3.10), so they
+	// are always [] and null.
+	AutoscalingStats   []struct{}     `json:"autoscaling_stats"`
+	AutoscalingSummary *struct{}      `json:"autoscaling_summary"`
+	MultiTurnStats     MultiTurnStats `json:"multi_turn_stats"`
 }
 
 // Percentiles of a latency distribution in milliseconds (numpy's linear
@@ -94,6 +117,29 @@ type CacheStats struct {
 	ReadIOPS               int64         `json:"read_iops"`
 	WriteIOPS              int64         `json:"write_iops"`
 	StorageTokensProcessed float64       `json:"storage_tokens_processed"`
+	// TierLatencyMS are the reference's per-tier latency percentiles,
+	// {gpu,cpu,storage}_{read,write}_{p50,p95,p99,p999,p9999}_ms and
+	// storage_{read,write}_{device,host}_..., present (as in the
+	// reference) only for the tiers and operations that ran: all 0, since
+	// a trace's I/O takes no time until it is replayed. MarshalJSON puts
+	// them among the other keys.
+	TierLatencyMS map[string]float64 `json:"-"`
+}
+
+// MarshalJSON writes c with TierLatencyMS's keys among its own, as the
+// reference's cache_stats has them.
+func (c CacheStats) MarshalJSON() ([]byte, error) {
+	type plain CacheStats
+	b, err := json.Marshal(plain(c))
+	if err != nil || len(c.TierLatencyMS) == 0 {
+		return b, err
+	}
+	extra, err := json.Marshal(c.TierLatencyMS)
+	if err != nil {
+		return nil, err
+	}
+	// Both are objects: join their members.
+	return append(append(b[:len(b)-1], ','), extra[1:]...), nil
 }
 
 // StorageHealth is the reference's storage_health block, judged by the
@@ -237,6 +283,8 @@ func (e *engine) result() *Result {
 	for i, q := range qos {
 		byQoS[q] = append(byQoS[q], e2e[i])
 	}
+	// The arrays in completion order: copied before e2e is sorted.
+	e2eArray, genArray := slices.Clone(e2e), slices.Clone(generation)
 	var slo *SLOAttainment
 	if cfg.SLO.Set() {
 		slo = sloAttainment(cfg.SLO, cfg.QoS, e2e, qos) // before e2e is sorted
@@ -248,7 +296,14 @@ func (e *engine) result() *Result {
 	if elapsed <= 0 {
 		elapsed = cfg.Duration.Seconds()
 	}
+	zeros := make([]float64, max(int64(len(e2e)), st.prefillDone, st.decodeDone)) // the storage times, shared
 	r := &Result{
+		EndToEndLatencies:      e2eArray,
+		StorageLatencies:       zeros[:len(e2e)],
+		GenerationLatencies:    genArray,
+		PrefillLatencies:       zeros[:st.prefillDone],
+		DecodeLatencies:        zeros[:st.decodeDone],
+		ThroughputTimeline:     []struct{}{},
 		RequestsCompleted:      st.completed,
 		TotalTokensGenerated:   st.tokens,
 		TotalGenerationLatency: sum(generation),
@@ -291,12 +346,25 @@ func (e *engine) result() *Result {
 	c.ReadWriteRatio = float64(cs.readBytes) / float64(max(cs.writeBytes, 1))
 	c.ReadIOPS, c.WriteIOPS = cs.readOps, cs.writeOps
 	c.StorageTokensProcessed = cs.storageTokens
-	var criteria []Criterion
-	if n := cs.hits + cs.misses; n > 0 {
-		criteria = append(criteria, results.CacheHitRate(c.CacheHitRate))
+	c.TierLatencyMS = map[string]float64{}
+	for t, name := range [...]string{"gpu", "cpu", "storage"} {
+		for op, opName := range map[schema.Op]string{schema.OpRead: "read", schema.OpWrite: "write"} {
+			if e.tierOps[t][op] == 0 {
+				continue
+			}
+			kinds := []string{""}
+			if name == "storage" {
+				kinds = append(kinds, "_device", "_host")
+			}
+			for _, k := range kinds {
+				for _, p := range [...]string{"p50", "p95", "p99", "p999", "p9999"} {
+					c.TierLatencyMS[name+"_"+opName+k+"_"+p+"_ms"] = 0
+				}
+			}
+		}
 	}
-	c.StorageHealth = StorageHealth{StorageHealth: results.Judge(criteria, nil, ""),
-		Note: "simulated by kvtrace, not measured: a trace has no latencies, and the reference's latency criteria are measured by kvreplay"}
+	c.StorageHealth = StorageHealth{StorageHealth: results.Judge(e.healthCriteria(c), nil, ""),
+		Note: "simulated by kvtrace, not measured: a trace's I/O takes no time, so its latency criteria hold 0 (as the reference's trace mode does); kvreplay measures them"}
 
 	s.QoSMetrics = map[string]QoSMetric{}
 	for lvl := range numQoSLevels {
@@ -327,6 +395,7 @@ func (e *engine) result() *Result {
 		s.PrefixCacheStats = &PrefixStats{PrefixHits: st.prefixHits, PrefixMisses: st.prefixMisses,
 			SystemPromptReuse: st.systemPrompt, BytesSaved: st.bytesSaved}
 	}
+	s.AutoscalingStats = []struct{}{}
 	s.MultiTurnStats = MultiTurnStats{CacheHits: st.multiTurnHits, CacheMisses: st.multiTurnMisses}
 	if n := st.multiTurnHits + st.multiTurnMisses; n > 0 {
 		s.MultiTurnStats.HitRate = float64(st.multiTurnHits) / float64(n)
@@ -376,6 +445,51 @@ func (e *engine) result() *Result {
 	x.Notes = e.notes
 	x.Warnings = e.warnings
 	return r
+}
+
+// healthCriteria are the reference's storage_health criteria of the run's
+// --performance-profile, each where the reference has it (reference
+// section 5): the latency profile's Tier-2 write and read P95, CPU RAM
+// P95 and cache hit rate; the throughput profile's Tier-2 read and write
+// bandwidth. Latencies are 0 in virtual time.
+func (e *engine) healthCriteria(c *CacheStats) []Criterion {
+	cs := &e.cache.stats
+	nvme, cpu := e.tierOps[schema.TierNVMe], e.tierOps[schema.TierCPU]
+	var criteria []Criterion
+	if e.cfg.PerformanceProfile == "throughput" {
+		bw := func(what string, gbps float64) {
+			c := Criterion{Name: "Storage KV " + what + " Bandwidth", Target: 0, Actual: gbps, Unit: "GiB/s", Passed: gbps > 0}
+			if !c.Passed {
+				c.Reason = "no Tier-2 " + strings.ToLower(what) + " bandwidth (simulated)"
+			}
+			criteria = append(criteria, c)
+		}
+		reads, writes := nvme[schema.OpRead] > 0, nvme[schema.OpWrite] > 0
+		if reads || !writes {
+			bw("Read", c.StorageReadBandwidth)
+		}
+		if writes || !reads {
+			bw("Write", c.StorageWriteBandwidth)
+		}
+		return criteria
+	}
+	latency := func(what string, limit time.Duration) {
+		ms := float64(limit.Milliseconds())
+		criteria = append(criteria, Criterion{Name: fmt.Sprintf("%s P95 < %gms", what, ms), Target: ms, Unit: "ms", Passed: true})
+	}
+	if nvme[schema.OpWrite] > 0 {
+		latency("Storage Tier Write Total", results.StorageWriteP95Limit)
+	}
+	if nvme[schema.OpRead] > 0 {
+		latency("Storage Tier Read Total", results.StorageReadP95Limit)
+	}
+	if cpu[schema.OpRead]+cpu[schema.OpWrite] > 0 {
+		latency("CPU RAM", results.CPUP95Limit)
+	}
+	if cs.hits+cs.misses > 0 {
+		criteria = append(criteria, results.CacheHitRate(c.CacheHitRate))
+	}
+	return criteria
 }
 
 func sum(v []float64) float64 {

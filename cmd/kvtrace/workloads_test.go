@@ -131,3 +131,57 @@ func TestSLOAndLatencyDump(t *testing.T) {
 		t.Errorf("%d lines, %d within; statistics %+v, %d completed", n, within, slo, res.RequestsCompleted)
 	}
 }
+
+// jsonKeys lists the keys of a JSON document's objects, as dotted paths.
+func jsonKeys(v any, prefix string, into map[string]bool) {
+	if m, ok := v.(map[string]any); ok {
+		for k, x := range m {
+			into[prefix+k] = true
+			jsonKeys(x, prefix+k+".", into)
+		}
+	}
+}
+
+// TestStatisticsHaveReferenceKeys runs the configuration of the
+// reference's result document in testdata: kvtrace's --output has every
+// key the reference's has (per-request latency arrays, per-tier latency
+// percentiles, autoscaling fields, each storage_health criterion), so that
+// scripts written for kv-cache.py read it.
+func TestStatisticsHaveReferenceKeys(t *testing.T) {
+	refDoc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "reference", "llama8b_u50_d20_gpu2_cpu4_gennone_s42.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	stats := filepath.Join(dir, "stats.json")
+	_, stderr, code := runKvtrace(t, "--model", "llama3.1-8b", "--num-users", "50", "--duration", "20", "--gpu-mem-gb", "2", "--cpu-mem-gb", "4",
+		"--generation-mode", "none", "--seed", "42", "-o", filepath.Join(dir, "t.csv.zst"), "--output", stats)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	doc, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref, got map[string]any
+	if err := json.Unmarshal(refDoc, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatal(err)
+	}
+	want, have := map[string]bool{}, map[string]bool{}
+	jsonKeys(ref, "", want)
+	jsonKeys(got, "", have)
+	for k := range want {
+		if !have[k] {
+			t.Errorf("the reference's key %s is missing", k)
+		}
+	}
+	n := len(got["end_to_end_latencies"].([]any))
+	health := got["summary"].(map[string]any)["cache_stats"].(map[string]any)["storage_health"].(map[string]any)
+	if n != int(got["requests_completed"].(float64)) || len(got["storage_latencies"].([]any)) != n || len(health["criteria"].([]any)) != 4 {
+		t.Errorf("%d end-to-end latencies, %v completed, %d storage latencies, %d storage_health criteria (want 4, as the reference)",
+			n, got["requests_completed"], len(got["storage_latencies"].([]any)), len(health["criteria"].([]any)))
+	}
+}
