@@ -433,7 +433,7 @@ func TestBlockReadsShareGets(t *testing.T) {
 				n, err := o.ReadAt(p, off)
 				end := min(off+int64(tc.blk), tc.size)
 				if int64(n) != end-off || err != nil && !(errors.Is(err, io.EOF) && end < off+int64(tc.blk)) {
-					errs <- fmt.Errorf("ReadAt(%d) = %d, %v", off, n, err)
+					errs <- fmt.Errorf("ReadAt(%d) = %d, %w", off, n, err)
 				} else if !bytes.Equal(p[:n], whole[off:end]) {
 					errs <- fmt.Errorf("block at %d differs", off)
 				}
