@@ -191,3 +191,26 @@ func TestS3ServerKilled(t *testing.T) {
 		t.Errorf("the object kvreplay did not create now holds %q", got)
 	}
 }
+
+// TestS3Throttled: a 503 SlowDown from the server is retried, and the
+// result counts it.
+func TestS3Throttled(t *testing.T) {
+	srv := s3Server(t)
+	px := s3test.Throttle(t, srv)
+	px.Fail(1)
+	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	res, stderr := replayDoc(t, "--tier-map", "Tier-1=ram,Tier-2=s3", "--s3-endpoint", px.Endpoint, "--s3-bucket", s3Bucket,
+		"--speed", "max", "--size-scale", "1/4096", "-o", "-", tr)
+	if !res.Complete {
+		t.Fatalf("the replay did not complete: %s", stderr)
+	}
+	for _, pi := range res.Host.TierPaths {
+		if pi.Backend == "s3" && (pi.S3 == nil || pi.S3.Throttled != 1 || pi.S3.Retries != 1) {
+			t.Errorf("the s3 tier's requests %+v: want the one 503 counted, and its retry", pi.S3)
+		}
+	}
+	if px.Refused() != 1 {
+		t.Errorf("the proxy refused %d requests, want 1", px.Refused())
+	}
+	checkBucketAfter(t, srv)
+}

@@ -87,7 +87,8 @@ type Config struct {
 	// It is at least MinPartSize.
 	PartSize int64
 	// MaxAttempts is how many times a request is tried; 0 is
-	// DefaultMaxAttempts.
+	// DefaultMaxAttempts. AWS_MAX_ATTEMPTS (or max_attempts in the
+	// profile), when set, overrides it, as it does for every AWS client.
 	MaxAttempts int
 	// MaxBackoff bounds the wait between two attempts; 0 is the SDK's
 	// (20 s).
