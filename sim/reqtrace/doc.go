@@ -14,7 +14,12 @@
 //     the reference does without tiktoken (a quarter of the characters),
 //     all at arrival 0: the simulator paces them.
 //   - Mooncake (kvcache-ai/Mooncake FAST'25 JSONL): millisecond arrivals,
-//     token counts and the prefix-block hash ids (512 tokens a block).
+//     token counts and the prefix-block hash ids (512 tokens a block), and
+//     traces in its form with other units (Unix s, ms, us or ns, numbers or
+//     strings) and blocks of any size (an LMBench-style trace's ids cover 6
+//     to 101 tokens): a record whose ids are not one per 512 tokens (or per
+//     Options.BlockTokens) has its input apportioned over them, and
+//     HashBlocks says what was found.
 //   - Azure LLM inference traces (Azure/AzurePublicDataset 2023 and 2024,
 //     CSV "TIMESTAMP,ContextTokens,GeneratedTokens").
 //
