@@ -23,6 +23,11 @@ type Config struct {
 	QueueDepth int
 	// Workers bounds the object operations in flight.
 	Workers int
+	// MaxConcurrentAllocs bounds the allocations in flight (writes of new
+	// contents: Write rows but an Evict pair's move), as kv-cache.py's
+	// --max-concurrent-allocs bounds its allocate_cache calls; 0 takes the
+	// traces' sidecars' (kvtrace records it; unbounded without one).
+	MaxConcurrentAllocs int
 	// Speed scales the trace's clock: 1 issues rows at their timestamps, N
 	// N times faster, 0 as fast as ordering and concurrency allow (max).
 	Speed float64
@@ -108,6 +113,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers < 1 || c.Workers > 65536 {
 		bad("--workers %d: must be between 1 and 65536", c.Workers)
+	}
+	if c.MaxConcurrentAllocs < 0 || c.MaxConcurrentAllocs > 65536 {
+		bad("--max-concurrent-allocs %d: must be between 0 and 65536", c.MaxConcurrentAllocs)
 	}
 	if c.Speed < 0 || math.IsNaN(c.Speed) || math.IsInf(c.Speed, 0) {
 		bad("--speed %v: must be max or a positive number", c.Speed)

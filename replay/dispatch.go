@@ -168,17 +168,26 @@ func (s *sched) becomeReady(t *task) {
 	}
 }
 
-// startReady starts ready tasks while workers are free.
+// startReady starts ready tasks while workers are free; an allocation
+// waits, in order, while allocLimit are in flight.
 func (s *sched) startReady() {
-	n := 0
+	n, kept := 0, 0
 	for n < len(s.ready) && s.running < s.cfg.Workers {
 		t := s.ready[n]
 		n++
+		if t.isAlloc() && s.allocLimit > 0 {
+			if s.allocs >= s.allocLimit {
+				s.ready[kept] = t
+				kept++
+				continue
+			}
+			s.allocs++
+		}
 		s.running++
 		s.begin(t)
 	}
-	if n > 0 {
-		rest := copy(s.ready, s.ready[n:])
+	if n > kept {
+		rest := kept + copy(s.ready[kept:], s.ready[n:])
 		clear(s.ready[rest:])
 		s.ready = s.ready[:rest]
 	}
@@ -189,6 +198,9 @@ func (s *sched) startReady() {
 func (s *sched) complete(t *task, now time.Time) {
 	t.done = true
 	s.running--
+	if t.isAlloc() && s.allocLimit > 0 {
+		s.allocs--
+	}
 	s.inWindow--
 	for _, n := range t.succ {
 		n.deps--

@@ -70,7 +70,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		Fsync: s.cfg.Fsync, Syncs: s.counted.syncs,
 		Workers: s.cfg.Workers, QueueDepth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize,
 		Speed: s.cfg.Speed, Engine: s.engineName(),
-		ClosedLoop: s.cfg.ClosedLoop, DurationS: s.cfg.Duration.Seconds(), Shard: s.cfg.Shard,
+		ClosedLoop: s.cfg.ClosedLoop, DurationS: s.cfg.Duration.Seconds(), Shard: s.cfg.Shard, MaxConcurrentAllocs: s.allocLimit,
 	}
 	s.rel.report(res, wall)
 	var tokens *float64

@@ -96,6 +96,7 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 		s.clock = wallClock{}
 	}
 	s.hasWorkF = s.hasWork // one func value, not one per Wait
+	s.allocLimit = allocLimit(cfg, srcs)
 	return s
 }
 

@@ -382,6 +382,10 @@ type ReplayStats struct {
 	// Shard is how the trace was split among ranks: key, user or tp
 	// (empty for one rank, which replays every row).
 	Shard string `json:"shard,omitempty"`
+	// MaxConcurrentAllocs is the bound on writes of new contents in flight
+	// (kv-cache.py's --max-concurrent-allocs, from the trace's sidecar);
+	// absent when unbounded.
+	MaxConcurrentAllocs int `json:"max_concurrent_allocs,omitempty"`
 }
 
 // RankImbalance is how evenly the ranks of a merged run shared its work:
