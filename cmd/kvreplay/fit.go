@@ -2,20 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/cli"
-	"github.com/kvbench/kvbench/internal/host"
-	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/replay/setup"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -23,8 +16,8 @@ import (
 // the prescan says what the replay needs and the machine what it has.
 // --plan prints both with the options that make the replay fit; --fit
 // applies them and records why in the result; a replay that cannot start
-// here stops with the same figures and options (replay.Advise is the one
-// computation of all three).
+// here stops with the same figures and options (replay/setup's Fitting,
+// over replay.Advise, is the one computation of all three).
 
 // fitting is what --plan and --fit ask.
 type fitting struct {
@@ -71,243 +64,11 @@ func checkFitting(o *options, formatGiven, timeGiven bool) []error {
 	return errs
 }
 
-// prepare prescans the traces for the replay o describes. A capacity
+// fitter is what --fit-time and --search say of the plan: a capacity
 // search speeds its probes up, so their --duration windows reach further
-// than the configured speed's: its plan covers the whole trace.
-func prepare(ctx context.Context, o *options, srcs []replay.Source) (*replay.Plan, error) {
-	cfg := o.cfg
-	if o.search == search.KindCapacity {
-		cfg.Duration = 0
-	}
-	return replay.Prepare(ctx, &cfg, srcs)
-}
-
-// sizing is how kvreplay makes the backends o describes.
-func sizing(o *options) replay.Sizing {
-	return replay.Sizing{RAMBudget: o.ramBudget, Extent: o.layout == "extent"}
-}
-
-// machine is what this machine offers the replay o describes: its memory,
-// and the space where the NVMe tier would live.
-func machine(o *options) replay.Machine {
-	var m replay.Machine
-	m.MemAvailable, m.MemTotal = host.Memory()
-	if o.layout == "extent" && o.device != "" {
-		m.Disk = o.device
-		fi, err := os.Stat(o.device)
-		switch {
-		case err == nil && !fi.Mode().IsRegular():
-			m.DiskIsDevice, m.DiskFree = true, deviceSize(o.device)
-		case err == nil:
-			m.DiskFree = freeBytes(filepath.Dir(o.device)) + fi.Size() // its blocks are reused
-		default:
-			m.DiskFree = freeBytes(filepath.Dir(o.device))
-		}
-		return m
-	}
-	m.Disk = o.dir
-	if m.Disk == "" {
-		m.Disk = os.TempDir()
-	}
-	m.DiskFree = freeBytes(m.Disk)
-	return m
-}
-
-// deviceSize is a block device's size, 0 when it cannot be read.
-func deviceSize(path string) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-// planned reports whether a plan knows the traces' sizes: from a prescan,
-// or from their sidecars.
-func planned(plan *replay.Plan) bool { return plan.Scanned || plan.FromMeta }
-
-// advise is the plan of the replay o describes on this machine.
-func advise(o *options, plan *replay.Plan) *replay.Advice {
-	return replay.Advise(plan, &o.cfg, sizing(o), machine(o))
-}
-
-// checkFits stops, before any I/O, a replay that cannot start on this
-// machine (exit 2), naming the figures and the options that make it fit.
-func checkFits(o *options, plan *replay.Plan) error {
-	if !planned(plan) {
-		return nil
-	}
-	if a := advise(o, plan); !a.Runs {
-		return cli.Input(notFitError(a))
-	}
-	return nil
-}
-
-// notFitError says, in one line, why a replay cannot start here and what
-// would make it fit.
-func notFitError(a *replay.Advice) error {
-	msg := "the replay does not fit this machine: " + strings.Join(a.Blockers, "; ")
-	var opts []string
-	for _, op := range a.Options {
-		opts = append(opts, op.Option+" ("+op.Effect+")")
-	}
-	if len(opts) == 0 {
-		return errors.New(msg + ": no --size-scale makes it fit (kvreplay --plan shows the plan)")
-	}
-	return errors.New(msg + ": use " + strings.Join(opts, ", or ") + "; kvreplay --plan shows the plan, --fit applies the first")
-}
-
-// noPlan is the error of --plan and --fit where nothing says the traces'
-// sizes: a pipe without a sidecar, or --no-prescan.
-func noPlan(flag string) error {
-	return cli.Input(fmt.Errorf("%s: the traces were not read before the replay (a pipe, or --no-prescan) and have no sidecar, so nothing says their sizes: give the trace files, which kvreplay reads once first", flag))
-}
-
-// timeBound is the --duration that --fit applies to keep the replay o
-// describes within --fit-time at the trace's pace, 0 when it needs none:
-// at --speed max the pace is the machine's, and a --duration at most
-// --fit-time already bounds it. A closed loop issues each user's requests
-// no earlier than the trace does, so it takes at least as long as the
-// trace at its pace.
-func timeBound(o *options, plan *replay.Plan) time.Duration {
-	limit := o.fitting.time
-	if limit <= 0 || o.cfg.Speed <= 0 || (o.cfg.Duration > 0 && o.cfg.Duration <= limit) {
-		return 0
-	}
-	if wall := time.Duration(float64(plan.Span) / o.cfg.Speed); wall <= limit {
-		return 0
-	}
-	return limit
-}
-
-// timeLine says, in a line, why --fit bounds the replay at d.
-func timeLine(o *options, plan *replay.Plan, d time.Duration) string {
-	return fmt.Sprintf("--duration %s: the trace's %.1f s at --speed %g take %.1f s, longer than --fit-time %s; the replay keeps the trace's pace for its first %.1f s (--fit-time 0 replays it all)",
-		d, plan.Span.Seconds(), o.cfg.Speed, plan.Span.Seconds()/o.cfg.Speed, o.fitting.time, d.Seconds()*o.cfg.Speed)
-}
-
-// applyFit applies the plan's options (--fit) to o and returns the plan of
-// the replay they make, or an error when none makes it fit. o.fitting.result
-// and a warning record what it applied, and why. First, a tier the trace
-// uses and nothing here serves (Tier-0 without a GPU) goes to RAM, and a
-// replay that would run longer than --fit-time at the trace's pace is
-// bounded (--duration); then the sizes are planned for what it reaches.
-func applyFit(ctx context.Context, o *options, srcs []replay.Source, plan *replay.Plan, stderr io.Writer) (*replay.Plan, error) {
-	if !planned(plan) {
-		return nil, noPlan("--fit")
-	}
-	// First what the machine lacks and the time: each changes the plan.
-	var pre, whys []string
-	for t := range schema.Tier(schema.NumTiers) {
-		if plan.Used[t] && o.cfg.TierMap[t] == "" {
-			o.cfg.TierMap[t] = "ram"
-			pre = append(pre, fmt.Sprintf("--tier-map %s=ram", t))
-			whys = append(whys, fmt.Sprintf("--tier-map %s=ram: the trace has %d %s rows and nothing here serves that tier (kvreplay --list-devices), so RAM serves them and their figures are RAM's",
-				t, plan.UsedRows[t], t))
-		}
-	}
-	if d := timeBound(o, plan); d > 0 {
-		whys = append(whys, timeLine(o, plan, d))
-		o.cfg.Duration = d
-		pre = append(pre, "--duration "+d.String())
-	}
-	if len(pre) > 0 {
-		var err error
-		if plan, err = prepare(ctx, o, srcs); err != nil {
-			return nil, err
-		}
-	}
-	a := advise(o, plan)
-	if a.Fits {
-		o.fitting.result = &schema.Fit{Applied: []string{}, Why: "the replay fits this machine as it is: " + needsLine(a, a.Needs) + "; " + machineLine(a)}
-		if len(pre) > 0 {
-			o.fitting.result = &schema.Fit{Applied: pre, Why: strings.Join(whys, "; ") + "; so, the replay fits this machine: " + needsLine(a, a.Needs) + "; " + machineLine(a)}
-			fitWarning(o, pre, stderr)
-		}
-		return plan, nil
-	}
-	if a.Fit == nil {
-		return nil, cli.Input(fmt.Errorf("--fit: %w", notFitError(a)))
-	}
-	o.cfg.SizeScale = a.Fit.Scale
-	if a.Fit.Capacity > 0 {
-		o.cfg.Capacity = a.Fit.Capacity
-	}
-	if a.Fit.RAMBudget > 0 {
-		o.ramBudget = a.Fit.RAMBudget
-	}
-	fitted, err := prepare(ctx, o, srcs)
-	if err != nil {
-		return nil, err
-	}
-	after := advise(o, fitted)
-	if !after.Runs {
-		return nil, cli.Input(fmt.Errorf("--fit: %s: %w", strings.Join(a.Fit.Flags, " "), notFitError(after)))
-	}
-	why := "as given, " + needsLine(a, a.Needs) + ": " + strings.Join(append(a.Blockers, a.Problems...), "; ") +
-		"; with " + strings.Join(a.Fit.Flags, " ") + ", " + needsLine(after, after.Needs) + "; " + machineLine(a)
-	applied := append(pre, a.Fit.Flags...)
-	if len(whys) > 0 {
-		why = strings.Join(whys, "; ") + "; " + why
-	}
-	o.fitting.result = &schema.Fit{Applied: applied, Why: why}
-	fitWarning(o, applied, stderr)
-	return fitted, nil
-}
-
-// fitWarning records and prints what --fit applied.
-func fitWarning(o *options, applied []string, stderr io.Writer) {
-	w := fmt.Sprintf("--fit: replayed with %s, so that the replay fits this machine (the result's fit says why)", strings.Join(applied, " "))
-	o.warnings = append(o.warnings, w)
-	fmt.Fprintf(stderr, "kvreplay: %s\n", w)
-}
-
-// needsLine says what n asks, in a line.
-func needsLine(a *replay.Advice, n replay.Needs) string {
-	var parts []string
-	for _, b := range n.Backends {
-		s := fmt.Sprintf("%s %s at its peak", b.Backend, cli.FormatBytes(b.Peak))
-		if b.Rate > 0 {
-			s += ", asking " + replay.FormatRate(b.Rate)
-		}
-		parts = append(parts, s)
-	}
-	pace := fmt.Sprintf("%.1f s of trace", n.SpanS)
-	if n.WallS > 0 {
-		pace += fmt.Sprintf(" in %.1f s", n.WallS)
-	}
-	return fmt.Sprintf("the replay at --size-scale %s (%s) needs %s of memory and %s of disk: %s", replay.FormatScale(n.Scale), pace,
-		cli.FormatBytes(n.Memory), cli.FormatBytes(n.Disk), strings.Join(parts, "; "))
-}
-
-// machineLine says what the machine has and what a plan assumes of it.
-func machineLine(a *replay.Advice) string {
-	m := a.Machine
-	disk := fmt.Sprintf("%s free in %s", cli.FormatBytes(m.DiskFree), m.Disk)
-	if m.DiskIsDevice {
-		disk = fmt.Sprintf("%s in the device %s", cli.FormatBytes(m.DiskFree), m.Disk)
-	}
-	return fmt.Sprintf("this machine has %s of memory available of %s and %s; a replay that fits asks at most %.0f %% of them and of the rates assumed (not measured): RAM %s, disk %s",
-		cli.FormatBytes(m.MemAvailable), cli.FormatBytes(m.MemTotal), disk, a.Share*100, replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate))
-}
-
-// planDoc is --plan's document (--format json).
-type planDoc struct {
-	Traces  []string `json:"traces"`
-	Rows    int64    `json:"rows"`
-	Objects int64    `json:"objects"`
-	Speed   float64  `json:"speed"`
-	Scanned bool     `json:"prescanned"`
-	// FitDurationS is the --duration --fit applies to keep the replay
-	// within --fit-time (0: none), and FitDuration why.
-	FitDurationS float64        `json:"fit_duration_s,omitempty"`
-	FitDuration  string         `json:"fit_duration,omitempty"`
-	Advice       *replay.Advice `json:"plan"`
+// than the configured speed's, and its plan covers the whole trace.
+func (o *options) fitter() setup.Fitting {
+	return setup.Fitting{Time: o.fitting.time, WholeTrace: o.search == search.KindCapacity}
 }
 
 // runPlan prints the plan of the replay o describes (--plan): what it
@@ -318,98 +79,5 @@ func runPlan(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !planned(plan) {
-		return noPlan("--plan")
-	}
-	a := advise(o, plan)
-	doc := planDoc{Traces: o.traces, Rows: plan.Rows, Objects: plan.Objects, Speed: o.cfg.Speed, Scanned: plan.Scanned, Advice: a}
-	if d := timeBound(o, plan); d > 0 {
-		doc.FitDurationS, doc.FitDuration = d.Seconds(), timeLine(o, plan, d)
-	}
-	if o.fitting.format == "json" {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		return e.Encode(doc)
-	}
-	return writePlan(stdout, o, plan, a)
-}
-
-// writePlan renders a plan for people.
-func writePlan(w io.Writer, o *options, plan *replay.Plan, a *replay.Advice) error {
-	n := a.Needs
-	pace := "--speed max: as fast as the machine serves, so the trace's pace asks no bandwidth"
-	if o.cfg.Speed > 0 {
-		pace = fmt.Sprintf("a replay of %.1f s at --speed %g", n.WallS, o.cfg.Speed)
-	}
-	fmt.Fprintf(w, "kvreplay plan: %s: %d rows, %d objects, %.1f s of trace (%s)\n", strings.Join(o.traces, ", "), plan.Rows, n.Objects, n.SpanS, pace)
-	if a.WindowS > 0 {
-		fmt.Fprintf(w, "  --duration %g: the first %.1f s of the trace, all that the window can reach, is planned\n", o.cfg.Duration.Seconds(), a.WindowS)
-	}
-	if !plan.Scanned {
-		fmt.Fprintln(w, "  not read before the replay: the sizes are the sidecars', the bytes moved and their bandwidth unknown")
-	}
-	for t := range schema.Tier(schema.NumTiers) {
-		if plan.Used[t] && o.cfg.TierMap[t] == "" {
-			fmt.Fprintf(w, "  %s: %d rows and --tier-map maps it to nothing: a replay refuses them, --fit maps them to ram (--tier-map %s=ram; the plan below leaves them out)\n",
-				t, plan.UsedRows[t], t)
-		}
-	}
-	if d := timeBound(o, plan); d > 0 {
-		fmt.Fprintf(w, "  --fit replays with %s (the plan below is the whole trace's; --fit plans the window)\n", timeLine(o, plan, d))
-	}
-	exact := "exact"
-	if !n.Exact {
-		exact = "at most"
-	}
-	fmt.Fprintf(w, "\nWhat the replay needs (--size-scale %s, %s):\n", replay.FormatScale(n.Scale), exact)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  backend\ttiers\tpeak live\tlargest object\twritten\tread\tasks at the trace's pace\t")
-	for _, b := range n.Backends {
-		rate := "-"
-		if b.Rate > 0 {
-			rate = replay.FormatRate(b.Rate)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Backend, strings.Join(b.Tiers, ","), cli.FormatBytes(b.Peak), cli.FormatBytes(b.MaxObject),
-			cli.FormatBytes(b.Written), cli.FormatBytes(b.Read), rate)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "  memory  %s (the RAM arena and the engine's state for %d objects)\n", cli.FormatBytes(n.Memory), n.Objects)
-	if n.Disk > 0 {
-		fmt.Fprintf(w, "  disk    %s (the NVMe tier at its peak, with its largest object%s)\n", cli.FormatBytes(n.Disk), map[bool]string{true: ", in an extent file"}[o.layout == "extent"])
-	}
-	m := a.Machine
-	fmt.Fprintln(w, "\nWhat this machine has:")
-	fmt.Fprintf(w, "  memory   %s available of %s\n", cli.FormatBytes(m.MemAvailable), cli.FormatBytes(m.MemTotal))
-	if m.DiskIsDevice {
-		fmt.Fprintf(w, "  disk     %s: a device of %s\n", m.Disk, cli.FormatBytes(m.DiskFree))
-	} else {
-		fmt.Fprintf(w, "  disk     %s: %s free\n", m.Disk, cli.FormatBytes(m.DiskFree))
-	}
-	fmt.Fprintf(w, "  assumed  RAM %s, disk %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
-		replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate), a.Share*100)
-	switch {
-	case a.Fits:
-		fmt.Fprintln(w, "\nIt fits: nothing to change.")
-		return nil
-	case a.Runs:
-		fmt.Fprintln(w, "\nIt runs, but asks more of this machine than a replay that keeps the trace's pace should:")
-	default:
-		fmt.Fprintln(w, "\nIt does not fit: kvreplay would refuse to start it.")
-	}
-	for _, p := range append(a.Blockers, a.Problems...) {
-		fmt.Fprintf(w, "  %s\n", p)
-	}
-	if len(a.Options) == 0 {
-		fmt.Fprintln(w, "\nNo --size-scale makes it fit.")
-		return nil
-	}
-	fmt.Fprintln(w, "\nOptions that make it fit:")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i, op := range a.Options {
-		if i == 0 && a.Fit != nil {
-			op.Effect += " (--fit applies this)"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\n", op.Option, op.Effect)
-	}
-	return tw.Flush()
+	return o.fitter().WritePlan(stdout, o.fitting.format, o.traces, &o.cfg, plan, &o.tiers)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/replay/setup"
 )
 
 // hugeTrace writes a trace too big and too fast for any machine: 64 TiB
@@ -45,7 +46,7 @@ func TestPlanPrints(t *testing.T) {
 		t.Errorf("--plan made %v in --dir", entries)
 	}
 	code, stdout, _ = kvreplay("--plan", "--format", "json", "--speed", "max", "--dir", nv, tr)
-	var doc planDoc
+	var doc setup.PlanDoc
 	if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil {
 		t.Fatalf("--format json: exit %d, %v: %s", code, err, stdout)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/replay/setup"
 )
 
 // TestSIGTERMDuringPrewrite stops a real kvreplay with SIGTERM while it
@@ -29,7 +31,7 @@ func TestSIGTERMDuringPrewrite(t *testing.T) {
 		where := tc.where
 		t.Run(fmt.Sprintf("%s-%d", where, tc.signals), func(t *testing.T) {
 			dir := t.TempDir()
-			if free := freeBytes(dir); free < 8<<30 {
+			if free := setup.FreeBytes(dir); free < 8<<30 {
 				t.Skipf("%s has %d bytes free: the extent file needs 4.6 GiB", dir, free)
 			}
 			// One object of 512 MiB: an extent file of 4.6 GiB, prewritten.

@@ -75,43 +75,29 @@ Examples:
 
 func main() { os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run)) }
 
-// freeBytes is the space free where path is or will be (--plan's disk).
-var freeBytes = setup.FreeBytes
-
 // options are kvreplay's command line.
 type options struct {
-	cfg       replay.Config
-	output    string
-	dir       string
-	keep      bool
-	buffered  bool
-	ramBudget int64
-	layout    string
-	device    string
-	allowDev  bool
-	label     string
-	system    string
-	trial     int
-	quiet     bool
-	traces    []string
-	model     string // --model: the model of traces without a sidecar
+	cfg    replay.Config
+	output string
+	tiers  setup.Options // where and how the tiers live: --dir, --layout, --device, --ram-budget, --s3-*, ...
+	label  string
+	system string
+	trial  int
+	quiet  bool
+	traces []string
+	model  string // --model: the model of traces without a sidecar
 
-	deviceOverwrite bool            // --device may be an existing file with data
-	prewrite        bool            // extent layout: write what is preallocated once before the replay
-	out             *cli.OutputFile // -o's file, created before the replay
-	allowSystem     bool            // --allow-system-path
-	mkdir           bool            // --mkdir: make a missing --dir
-	warnings        []string        // for the result: --start-at's, --fit's
+	out         *cli.OutputFile // -o's file, created before the replay
+	allowSystem bool            // --allow-system-path
+	warnings    []string        // for the result: --start-at's, --fit's
 
 	rank    rankInfo
 	startAt time.Time // --start-at; zero: start when ready
 	barrier *barrier  // --start-barrier; nil once passed
 
 	listDevices bool
-	gpus        string         // --gpus
-	s3          setup.S3Config // --s3-*
-	gds         bool           // --gds
-	env         *setup.Env     // what the tier map's checks found here (a CUDA runtime, libcufile)
+	gds         bool       // --gds
+	env         *setup.Env // what the tier map's checks found here (a CUDA runtime, libcufile)
 
 	fitting fitting // --plan, --fit
 
@@ -122,19 +108,19 @@ type options struct {
 }
 
 func parse(args []string, stderr io.Writer) (*options, *bool, error) {
-	o := &options{cfg: replay.DefaultConfig(), env: &setup.Env{}}
+	o := &options{cfg: replay.DefaultConfig(), env: &setup.Env{}, tiers: setup.Options{Prewrite: true}}
 	fs := cli.NewFlagSet("kvreplay", fmt.Sprintf(usage, setup.Usage()), stderr)
 	_, version := cli.AddStandard(fs)
 	fs.StringVarP(&o.output, "output", "o", "", "write the result document to `FILE` (\"-\": stdout)")
-	fs.StringVar(&o.dir, "dir", "", "where the NVMe tier lives: kvreplay makes its own directory in `DIR` (kvreplay-PID-RANDOM) and removes only that; files already in DIR are never touched (default: the system temp dir)")
-	fs.BoolVar(&o.mkdir, "mkdir", false, "make --dir (and its missing parents) when it does not exist; without it a missing --dir is an error, so that a typo or an unmounted drive does not benchmark another disk")
-	fs.BoolVar(&o.keep, "keep", false, "keep the objects and directory kvreplay created")
-	fs.StringVar(&o.layout, "layout", "dir", "NVMe tier layout: dir (one file per object) or extent (all objects in one preallocated file or device)")
-	fs.StringVar(&o.device, "device", "", "extent layout: the file or raw block device to use (default: a new kvbench.extent in kvreplay's directory in --dir); never the trace or -o, an existing file with data only with --device-overwrite")
-	fs.BoolVar(&o.allowDev, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
+	fs.StringVar(&o.tiers.Dir, "dir", "", "where the NVMe tier lives: kvreplay makes its own directory in `DIR` (kvreplay-PID-RANDOM) and removes only that; files already in DIR are never touched (default: the system temp dir)")
+	fs.BoolVar(&o.tiers.Mkdir, "mkdir", false, "make --dir (and its missing parents) when it does not exist; without it a missing --dir is an error, so that a typo or an unmounted drive does not benchmark another disk")
+	fs.BoolVar(&o.tiers.Keep, "keep", false, "keep the objects and directory kvreplay created")
+	fs.StringVar(&o.tiers.Layout, "layout", "dir", "NVMe tier layout: dir (one file per object) or extent (all objects in one preallocated file or device)")
+	fs.StringVar(&o.tiers.Device, "device", "", "extent layout: the file or raw block device to use (default: a new kvbench.extent in kvreplay's directory in --dir); never the trace or -o, an existing file with data only with --device-overwrite")
+	fs.BoolVar(&o.tiers.AllowDevice, "allow-device", false, "extent layout: allow --device to be a raw block device (its data is overwritten)")
 	fs.BoolVar(&o.allowSystem, cli.AllowSystemPathFlag, false, "let -o lie under a system directory (/etc, /usr, /dev, ...), which kvreplay refuses by default")
-	fs.BoolVar(&o.deviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
-	fs.BoolVar(&o.prewrite, "prewrite", true, "extent layout: write the file's new blocks once before the replay, so that first writes do not measure the file system allocating them (=false: the result says they were not)")
+	fs.BoolVar(&o.tiers.DeviceOverwrite, "device-overwrite", false, "extent layout: allow --device to be an existing file with data in it (its data is overwritten)")
+	fs.BoolVar(&o.tiers.Prewrite, "prewrite", true, "extent layout: write the file's new blocks once before the replay, so that first writes do not measure the file system allocating them (=false: the result says they were not)")
 	tierMap := cli.NewKeyValues(cli.KeyValue{Key: "Tier-1", Value: "ram"}, cli.KeyValue{Key: "Tier-2", Value: "nvme"})
 	fs.Var(tierMap, "tier-map", "backend of each trace tier: "+strings.Join(setup.Names(), ", ")+"; a tier given overrides its default and keeps the others'")
 	var ramBudget, blockSize, capacity, s3Part cli.ByteSize
@@ -171,16 +157,16 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.fitting.fit, "fit", false, "apply the plan (--plan): replay at the largest --size-scale 1/2^k (with a --capacity or --ram-budget where scaling alone leaves too little space) at which the replay fits this machine's memory and disk and the bandwidth the trace's pace asks is well within what they are assumed to serve; the result's fit says what was applied and why")
 	fs.StringVar(&o.fitting.format, "format", "text", "with --plan: text or json")
 	fs.DurationVar(&o.fitting.time, "fit-time", defaultFitTime, "with --fit: the longest replay it keeps at the trace's pace; a trace that takes longer at --speed is replayed for its first part (--duration), planned for what that window reaches (0: no bound)")
-	fs.BoolVar(&o.buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
+	fs.BoolVar(&o.tiers.Buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
 	fs.StringVar(&o.label, "label", "", "label of the run in reports")
 	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
 	fs.IntVar(&o.trial, "trial", 0, "trial number in reports")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line or summary on a terminal")
-	fs.StringVar(&o.gpus, "gpus", "", "GPUs the gpu tier may use, e.g. 0,1 (default: all); each rank takes the one at its local rank")
-	fs.StringVar(&o.s3.Endpoint, "s3-endpoint", "", "s3 tier: the S3 service's `URL` (http://127.0.0.1:7070); default: the AWS chain's (AWS_ENDPOINT_URL_S3) or AWS's for the region")
-	fs.StringVar(&o.s3.Bucket, "s3-bucket", "", "s3 tier: the bucket (it must exist; kvreplay works under a prefix of its own in it, run-ID/, and removes only that)")
-	fs.StringVar(&o.s3.Prefix, "s3-prefix", "", "s3 tier: where in the bucket the run's prefix goes (P/run-ID/)")
-	fs.IntVar(&o.s3.Concurrency, "s3-concurrency", 0, "s3 tier: the most requests in flight (default 16)")
+	fs.StringVar(&o.tiers.GPUs, "gpus", "", "GPUs the gpu tier may use, e.g. 0,1 (default: all); each rank takes the one at its local rank")
+	fs.StringVar(&o.tiers.S3.Endpoint, "s3-endpoint", "", "s3 tier: the S3 service's `URL` (http://127.0.0.1:7070); default: the AWS chain's (AWS_ENDPOINT_URL_S3) or AWS's for the region")
+	fs.StringVar(&o.tiers.S3.Bucket, "s3-bucket", "", "s3 tier: the bucket (it must exist; kvreplay works under a prefix of its own in it, run-ID/, and removes only that)")
+	fs.StringVar(&o.tiers.S3.Prefix, "s3-prefix", "", "s3 tier: where in the bucket the run's prefix goes (P/run-ID/)")
+	fs.IntVar(&o.tiers.S3.Concurrency, "s3-concurrency", 0, "s3 tier: the most requests in flight (default 16)")
 	fs.Var(&s3Part, "s3-part-size", "s3 tier: objects above it are multipart uploads of parts of this size (default 8MiB)")
 	fs.BoolVar(&o.listDevices, "list-devices", false, "print the GPUs and GPUDirect Storage this machine offers, and exit")
 	fs.BoolVar(&o.gds, "gds", false, "move objects between the gpu and nvme tiers with GPUDirect Storage (libcufile), not through host memory")
@@ -209,7 +195,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	for _, t := range []struct {
 		flag string
 		path *string
-	}{{"-o", &o.output}, {"--dir", &o.dir}, {"--device", &o.device}} {
+	}{{"-o", &o.output}, {"--dir", &o.tiers.Dir}, {"--device", &o.tiers.Device}} {
 		if p, err := rankTemplate(t.flag, *t.path, o.rank); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -238,22 +224,13 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	o.cfg.BlockSize = int64(blockSize)
 	o.cfg.Capacity = int64(capacity)
 	o.cfg.Prescan = !*noPrescan
-	o.ramBudget = int64(ramBudget)
-	o.s3.PartSize = int64(s3Part)
+	o.tiers.RAMBudget, o.tiers.S3.PartSize = int64(ramBudget), int64(s3Part)
 	o.cfg.Speed = float64(speed)
 	o.speedGiven = fs.Changed("speed")
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
 		errs = append(errs, err)
 	}
-	o.cfg.TierMap = [schema.NumTiers]string{}
-	for _, kv := range tierMap.Pairs() {
-		t, err := schema.ParseTier(kv.Key)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want Tier-0, Tier-1 or Tier-2)", kv.Key, kv.Value, kv.Key))
-		} else if err := o.env.MapTier(&o.cfg, t, kv.Key, kv.Value); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, o.env.MapTiers(&o.cfg, tierMap.Pairs())...)
 	if o.gds {
 		if err := o.env.OpenGDS(&o.cfg); err != nil {
 			errs = append(errs, err)
@@ -262,30 +239,17 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	if len(o.traces) == 0 {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
 	}
-	if o.dir != "" {
-		if err := cli.CheckPath("--dir", o.dir); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	switch o.layout {
-	case "dir":
-		if o.device != "" {
-			errs = append(errs, fmt.Errorf("--device %s: only with --layout extent", o.device))
-		}
-	case "extent":
-	default:
-		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.layout))
-	}
 	errs = append(errs, checkSearch(o)...)
 	errs = append(errs, checkFitting(o, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, checkModel(o, fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, o.setupOptions(nil, nil).CheckPaths(o.traces, o.output, o.allowSystem)...)
+	errs = append(errs, o.tiers.CheckPaths(o.traces, o.output, o.allowSystem)...)
 	if len(errs) > 0 {
 		return nil, nil, cli.Input(errors.Join(errs...))
 	}
+	o.tiers.LocalRank, o.tiers.Quiet, o.tiers.Stderr = o.rank.local, o.quiet, stderr
 	if startWarning != "" {
 		o.warnings = append(o.warnings, startWarning)
 		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", startWarning)
@@ -322,18 +286,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for t := range schema.Tier(schema.NumTiers) {
-		if plan.Used[t] && o.cfg.TierMap[t] == "" && !o.fitting.fit { // --fit maps it to RAM
-			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (or =gpu where there is a GPU: kvreplay --list-devices), or simulate with kvtrace --gpu-mem-gb 0",
-				plan.UsedRows[t], t, t, t))
-		}
+	if err := setup.CheckMapped(&o.cfg, plan); err != nil && !o.fitting.fit { // --fit maps it to RAM
+		return err
 	}
 	if o.fitting.fit {
-		if plan, err = applyFit(ctx, o, srcs, plan, stderr); err != nil {
+		var warn string
+		if plan, o.fitting.result, warn, err = o.fitter().Fit(ctx, &o.cfg, &o.tiers, srcs, plan); err != nil {
 			return err
 		}
+		if warn != "" {
+			o.warnings = append(o.warnings, warn)
+		}
 	}
-	if err := checkFits(o, plan); err != nil {
+	if err := setup.CheckFits(&o.cfg, plan, &o.tiers); err != nil {
 		return err
 	}
 	defer setup.MemoryLimit(&o.cfg, plan, srcs)()
@@ -353,7 +318,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return runErr
 	}
-	if err := writeResult(o, res, toStdout, stdout); err != nil {
+	if err := writeJSON(o, res, toStdout, stdout); err != nil {
 		return err
 	}
 	if cli.IsTerminal(stdout) && !o.quiet {
@@ -382,7 +347,7 @@ func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 	if err := setup.CheckSidecars(o.model, &o.cfg, srcs); err != nil {
 		return nil, nil, cli.Input(err)
 	}
-	plan, err := prepare(ctx, o, srcs)
+	plan, err := o.fitter().Prepare(ctx, &o.cfg, srcs)
 	if err != nil {
 		if setup.InputError(err) {
 			return nil, nil, cli.Input(err)
@@ -410,7 +375,7 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	case !o.startAt.IsZero():
 		ready = func() error { return waitUntil(ctx, o.startAt) }
 	}
-	res, runErr := setup.Replay(ctx, o.env, cfg, plan, srcs, o.setupOptions(plan, stderr), ready, progress)
+	res, runErr := setup.Replay(ctx, o.env, cfg, plan, srcs, o.tiers, ready, progress)
 	if progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -431,19 +396,6 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	return res, runErr
 }
 
-// setupOptions are the flags of o that say where and how the tiers live.
-// A replay that does not fit here is refused with the plan's advice.
-func (o *options) setupOptions(plan *replay.Plan, stderr io.Writer) setup.Options {
-	return setup.Options{Dir: o.dir, Mkdir: o.mkdir, Layout: o.layout, Device: o.device, AllowDevice: o.allowDev, DeviceOverwrite: o.deviceOverwrite,
-		Prewrite: o.prewrite, Keep: o.keep, Buffered: o.buffered, RAMBudget: o.ramBudget, GPUs: o.gpus, LocalRank: o.rank.local, S3: o.s3,
-		Quiet: o.quiet, Stderr: stderr, NotFit: func() error {
-			if a := advise(o, plan); planned(plan) && !a.Runs {
-				return notFitError(a)
-			}
-			return nil
-		}}
-}
-
 func configJSON(o *options) json.RawMessage {
 	c := struct {
 		replay.Config
@@ -454,7 +406,7 @@ func configJSON(o *options) json.RawMessage {
 		Buffered  bool   `json:"buffered"`
 		Prewrite  bool   `json:"prewrite"`
 		RAMBudget int64  `json:"ram_budget"`
-	}{o.cfg, o.dir, o.layout, o.device, o.keep, o.buffered, o.prewrite && o.layout == "extent", o.ramBudget}
+	}{o.cfg, o.tiers.Dir, o.tiers.Layout, o.tiers.Device, o.tiers.Keep, o.tiers.Buffered, o.tiers.Prewrite && o.tiers.Layout == "extent", o.tiers.RAMBudget}
 	b, _ := json.Marshal(c)
 	return schema.SnakeCaseKeys(b) // replay.Config's Go field names
 }
@@ -469,10 +421,6 @@ func resultNote(o *options, toStdout bool) string {
 		return "result: " + o.output
 	}
 	return "result: not written (the summary above is all there is; give -o FILE to keep the result document)"
-}
-
-func writeResult(o *options, res *schema.Result, toStdout bool, stdout io.Writer) error {
-	return writeJSON(o, res, toStdout, stdout)
 }
 
 // writeJSON writes a document to -o, or stdout.

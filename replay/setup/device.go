@@ -192,7 +192,8 @@ func samePath(a, b string) bool {
 
 // CheckPaths refuses, before anything runs, a trace that is a directory,
 // a Dir that names something other than a directory (or none, without
-// Mkdir), a Device kvreplay must not overwrite (CheckDevice), and a result
+// Mkdir), a Layout other than dir or extent, a Device kvreplay must not
+// overwrite (CheckDevice) or without the extent layout, and a result
 // file (output, -o) it must not write: a system path unless allowSystem,
 // a trace or a trace's sidecar (cli.Files).
 func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []error {
@@ -204,6 +205,20 @@ func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []
 		files.Outputs = append(files.Outputs, cli.File{Flag: "-o", Path: output})
 	}
 	errs := files.Check()
+	if o.Dir != "" {
+		if err := cli.CheckPath("--dir", o.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch o.Layout {
+	case "dir":
+		if o.Device != "" {
+			errs = append(errs, fmt.Errorf("--device %s: only with --layout extent", o.Device))
+		}
+	case "extent":
+	default:
+		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.Layout))
+	}
 	for _, tr := range traces {
 		if fi, err := os.Stat(tr); err == nil && fi.IsDir() {
 			errs = append(errs, fmt.Errorf("trace %s: a directory (want a trace file, or - for stdin)", tr))

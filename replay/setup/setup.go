@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -66,11 +67,6 @@ type Options struct {
 	Quiet bool
 	// Stderr takes warnings and notes as they happen; nil drops them.
 	Stderr io.Writer
-	// NotFit, when set, gives the error for tiers that do not fit this
-	// machine (memory, disk) when the plan's advice has a better one than
-	// Build's own (--plan's, with the options that make it fit); nil
-	// keeps Build's.
-	NotFit func() error
 }
 
 // Describer is the optional capability of a backend that has more to say
@@ -105,6 +101,34 @@ func (e *Env) MapTier(cfg *replay.Config, t schema.Tier, tier, name string) erro
 		}
 	}
 	cfg.TierMap[t] = name
+	return nil
+}
+
+// MapTiers maps every --tier-map pair (Tier-N=name) through MapTier, the
+// tiers not given to nothing, and returns every problem.
+func (e *Env) MapTiers(cfg *replay.Config, pairs []cli.KeyValue) []error {
+	var errs []error
+	cfg.TierMap = [schema.NumTiers]string{}
+	for _, kv := range pairs {
+		t, err := schema.ParseTier(kv.Key)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want Tier-0, Tier-1 or Tier-2)", kv.Key, kv.Value, kv.Key))
+		} else if err := e.MapTier(cfg, t, kv.Key, kv.Value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// CheckMapped refuses, before any I/O, a trace with rows on a tier cfg
+// maps to no backend (exit 2).
+func CheckMapped(cfg *replay.Config, plan *replay.Plan) error {
+	for t := range schema.Tier(schema.NumTiers) {
+		if plan.Used[t] && cfg.TierMap[t] == "" {
+			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (or =gpu where there is a GPU: kvreplay --list-devices), or simulate with kvtrace --gpu-mem-gb 0",
+				plan.UsedRows[t], t, t, t))
+		}
+	}
 	return nil
 }
 
@@ -263,11 +287,12 @@ func (b *builder) print(line string) {
 	}
 }
 
-// notFit is the error for tiers that do not fit: the plan's, else own.
+// notFit is the error for tiers that do not fit: the plan's advice, with
+// the options that make it fit (--plan's), when it has one; else own.
 func (b *builder) notFit(own error) error {
-	if b.opts.NotFit != nil {
-		if err := b.opts.NotFit(); err != nil {
-			return err
+	if Planned(b.plan) {
+		if a := Advise(b.cfg, b.plan, b.opts); !a.Runs {
+			return notFitError(a)
 		}
 	}
 	return own

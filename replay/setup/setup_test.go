@@ -3,7 +3,6 @@ package setup
 import (
 	"bytes"
 	"context"
-	"errors"
 	"go/parser"
 	"go/token"
 	"os"
@@ -119,6 +118,26 @@ func TestMapTierThroughTable(t *testing.T) {
 	}
 }
 
+// TestMapTiers: the tier map is the pairs given, each through the table;
+// a tier that is not one, or a backend that is none, is named.
+func TestMapTiers(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	errs := (&Env{}).MapTiers(&cfg, []cli.KeyValue{{Key: "Tier-1", Value: "null"}, {Key: "Tier-9", Value: "ram"}, {Key: "Tier-2", Value: "tape"}})
+	if cfg.TierMap != [schema.NumTiers]string{"", "null", ""} || len(errs) != 2 ||
+		!strings.Contains(errs[0].Error(), "Tier-9 is not a tier") || !strings.Contains(errs[1].Error(), "--tier-map Tier-2=tape: want ram, nvme") {
+		t.Errorf("tier map %q, errors %v", cfg.TierMap, errs)
+	}
+	plan := &replay.Plan{UsedRows: [schema.NumTiers]int64{0, 3, 5}}
+	plan.Used[schema.TierCPU], plan.Used[schema.TierNVMe] = true, true
+	if err := CheckMapped(&cfg, plan); cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "the trace has 5 Tier-2 rows and --tier-map maps Tier-2 to nothing") {
+		t.Errorf("CheckMapped: %v", err)
+	}
+	cfg.TierMap[schema.TierNVMe] = "nvme"
+	if err := CheckMapped(&cfg, plan); err != nil {
+		t.Errorf("CheckMapped of a mapped trace: %v", err)
+	}
+}
+
 // nvmePlan is a scanned plan of peak bytes live on the nvme backend.
 func nvmePlan(peak int64) *replay.Plan {
 	p := &replay.Plan{Scanned: true, Peak: map[string]int64{"nvme": peak}, MaxObjectOf: map[string]int64{"nvme": 4096}}
@@ -174,7 +193,7 @@ func TestBuildNVMe(t *testing.T) {
 
 // TestBuildNotFit: an NVMe peak beyond the free space of Dir's file
 // system stops Build before anything is made, with the input's exit
-// status and the options that fit (NotFit's error where it has one).
+// status and the plan's options that make it fit.
 func TestBuildNotFit(t *testing.T) {
 	dir := t.TempDir()
 	free := FreeBytes(dir)
@@ -186,12 +205,8 @@ func TestBuildNotFit(t *testing.T) {
 	plan := nvmePlan(2 * free)
 	plan.Used[schema.TierCPU] = true
 	_, err := Build(context.Background(), &Env{}, &cfg, plan, Options{Dir: dir})
-	if err == nil || cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "use --capacity") || !strings.Contains(err.Error(), dir+" has ") {
-		t.Errorf("Build: %v; want an input error naming %s and --capacity", err, dir)
-	}
-	advice := errors.New("the plan's advice")
-	if _, err := Build(context.Background(), &Env{}, &cfg, plan, Options{Dir: dir, NotFit: func() error { return advice }}); !errors.Is(err, advice) {
-		t.Errorf("Build with NotFit: %v", err)
+	if err == nil || cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "does not fit this machine") || !strings.Contains(err.Error(), "--size-scale") {
+		t.Errorf("Build: %v; want an input error with the plan's advice (--size-scale)", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("a refused Build left %d entries in Dir", len(ents))
@@ -215,7 +230,7 @@ func TestBuildRAM(t *testing.T) {
 		t.Errorf("capacity %d, paths %+v", c.Capacity, res.Host.TierPaths)
 	}
 	plan.Peak["ram"] = 1 << 50
-	if _, err := Build(context.Background(), &Env{}, &cfg, plan, Options{}); err == nil || cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "use --size-scale (e.g. 1/") {
+	if _, err := Build(context.Background(), &Env{}, &cfg, plan, Options{}); err == nil || cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "--size-scale 1/") {
 		t.Errorf("an arena of 1 PiB: %v", err)
 	}
 }

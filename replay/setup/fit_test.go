@@ -1,0 +1,40 @@
+package setup
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+)
+
+// TestTimeBound: --fit bounds a replay at --fit-time only when the trace
+// at --speed would take longer, and never at --speed max, under a
+// --duration already within it, or with --fit-time 0.
+func TestTimeBound(t *testing.T) {
+	plan := &replay.Plan{Span: 600 * time.Second}
+	for _, tc := range []struct {
+		limit    time.Duration
+		speed    float64
+		duration time.Duration
+		want     time.Duration
+	}{
+		{2 * time.Minute, 1, 0, 2 * time.Minute},
+		{2 * time.Minute, 10, 0, 0},              // 60 s at 10x
+		{2 * time.Minute, 2, 0, 2 * time.Minute}, // 300 s at 2x
+		{2 * time.Minute, 0, 0, 0},               // --speed max
+		{2 * time.Minute, 1, time.Minute, 0},     // --duration within it
+		{2 * time.Minute, 1, 5 * time.Minute, 2 * time.Minute},
+		{0, 1, 0, 0},
+	} {
+		cfg := replay.Config{Speed: tc.speed, Duration: tc.duration}
+		f := Fitting{Time: tc.limit}
+		if got := f.timeBound(&cfg, plan); got != tc.want {
+			t.Errorf("--fit-time %v, --speed %g, --duration %v: %v, want %v", tc.limit, tc.speed, tc.duration, got, tc.want)
+		}
+	}
+	line := Fitting{Time: 2 * time.Minute}.timeLine(&replay.Config{Speed: 1}, plan, 2*time.Minute)
+	if !strings.HasPrefix(line, "--duration 2m0s: the trace's 600.0 s at --speed 1 take 600.0 s, longer than --fit-time 2m0s") {
+		t.Errorf("timeLine: %q", line)
+	}
+}
