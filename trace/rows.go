@@ -121,11 +121,10 @@ type rowSink interface {
 
 // outPipe runs a rowSink on a goroutine of its own, batch after batch.
 type outPipe struct {
-	sink  rowSink
-	count counter // what was written, for Writer.Counts
-	full  chan outMsg
-	free  chan *recBatch
-	done  chan struct{}
+	sink rowSink
+	full chan outMsg
+	free chan *recBatch
+	done chan struct{}
 
 	mu  sync.Mutex
 	err error // the sink's first error; the batches after it are dropped
@@ -175,7 +174,6 @@ func (p *outPipe) rows(b *recBatch) error {
 	for i := range b.recs {
 		b.record(i, &rec)
 		keyAgain := i > 0 && b.recs[i].keyEnd == b.recs[i-1].keyEnd
-		p.count.add(&rec, keyAgain, int64(b.recs[i].times))
 		if err := p.sink.row(&rec, keyAgain); err != nil {
 			return err
 		}

@@ -116,6 +116,7 @@ type Writer struct {
 	closed  bool
 	batch   *recBatch // records not yet handed to the output goroutine
 	out     *outPipe
+	count   counter // what was written, for Counts
 }
 
 // NewWriter returns a Writer to w and writes the header row. CompressAuto
@@ -192,11 +193,11 @@ func (w *Writer) Dropped() int64 { return w.dropped }
 // Counts returns the totals of what was written, as a sidecar carries
 // them: rows, distinct keys (Objects), distinct requests and users, the
 // bytes of Read and Write rows, and the Delete rows the mlperf dialect
-// dropped (in that dialect, no users: its columns carry none). Call it
-// after Close, once every row is written.
+// dropped (in that dialect, no users: its columns carry none). They count
+// what Write took so far; a sidecar takes them after Close.
 func (w *Writer) Counts() MetaCounts {
-	c := &w.out.count
-	m := MetaCounts{Rows: w.rows, Objects: int64(len(c.keys)), Requests: c.requests.n, Users: c.users.n,
+	c := &w.count
+	m := MetaCounts{Rows: w.rows, Objects: c.keys.n, Requests: c.requests.n, Users: c.users.n,
 		ReadBytes: c.readBytes, WriteBytes: c.writeBytes, DroppedDeletes: w.dropped}
 	if w.opt.Dialect == DialectMLPerf {
 		m.Users = 0
@@ -229,6 +230,9 @@ func (w *Writer) Write(rec *schema.Record) error {
 		full = w.batch.add(rec, sameKey)
 	}
 	w.rows++
+	// On the caller's goroutine, the lighter one: the output goroutine's
+	// formatting and matching bound a simulation's trace.
+	w.count.add(rec, sameKey)
 	if full {
 		w.batch = w.out.send(w.batch)
 		if err := w.out.failed(); err != nil {
