@@ -138,7 +138,7 @@ func realIOOnly() []struct{ flag, why string } {
 		{"autoscaler-mode", "no effect on a trace (real-I/O only in the reference)"},
 		{"target-saturation", "no effect on a trace (real-I/O only in the reference)"},
 		{"validation-trace", "no effect on a trace (real-I/O only in the reference)"},
-		{"max-concurrent-allocs", "no effect on a trace: kv-cache.py's semaphore around its allocations holds a writer back only while others write, and a simulated write takes no time, as in kv-cache.py's trace mode (recorded in the sidecar's config.max_concurrent_allocs)"},
+		{"max-concurrent-allocs", "no effect on a trace: kv-cache.py's semaphore around its allocations holds a writer back only while others write, and a simulated write takes no time, as in kv-cache.py's trace mode (recorded in the sidecar's config.max_concurrent_allocs, which kvreplay applies to its writes)"},
 		{"xlsx-output", "no effect on a trace (real-I/O only in the reference)"},
 		{"enable-latency-tracing", "no effect on a trace (real-I/O only in the reference)"},
 	}

@@ -122,7 +122,7 @@ func TestParseSimFlagsReference(t *testing.T) {
 					y + "saturation_detection: validated, not used (real-I/O only in the reference)",
 					y + "validation_limits: validated, not used (as in the reference)",
 					"--cache-dir: no effect on a trace (real-I/O only in the reference)",
-					"--max-concurrent-allocs: no effect on a trace: kv-cache.py's semaphore around its allocations holds a writer back only while others write, and a simulated write takes no time, as in kv-cache.py's trace mode (recorded in the sidecar's config.max_concurrent_allocs)",
+					"--max-concurrent-allocs: no effect on a trace: kv-cache.py's semaphore around its allocations holds a writer back only while others write, and a simulated write takes no time, as in kv-cache.py's trace mode (recorded in the sidecar's config.max_concurrent_allocs, which kvreplay applies to its writes)",
 				}
 			}, "rank0.csv.zst", "rank0.json"},
 	}
