@@ -66,3 +66,25 @@ func TestIDSet(t *testing.T) {
 		t.Fatalf("%d distinct IDs counted, want 8", s.n)
 	}
 }
+
+// TestHashSet counts distinct hashes through growth, with the recent cache
+// in front and hashes that share a cache slot or a table slot, 0 included.
+func TestHashSet(t *testing.T) {
+	var s hashSet
+	rng := rand.New(rand.NewPCG(7, 8))
+	want := map[uint64]bool{}
+	for range 100000 {
+		h := rng.Uint64() % 30000 // repeats, near and far
+		if rng.IntN(4) == 0 {
+			h <<= 32 // the recent cache's slot bits, same table slot low bits
+		}
+		s.add(h)
+		if h == 0 {
+			h = 1 // 0 marks an empty slot: it counts as 1
+		}
+		want[h] = true
+	}
+	if s.n != int64(len(want)) {
+		t.Fatalf("%d distinct hashes counted, want %d", s.n, len(want))
+	}
+}
