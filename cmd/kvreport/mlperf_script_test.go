@@ -81,9 +81,16 @@ func TestMLPerfOptionScript(t *testing.T) {
 						ReadOps, WriteOps int64
 					} `json:"tiers"`
 					Summary map[string]any `json:"summary"`
+					Replay  struct {
+						MaxConcurrentAllocs int `json:"max_concurrent_allocs"`
+					} `json:"replay"`
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					t.Fatal(err)
+				}
+				// The Option's --max-concurrent-allocs, from the trace's sidecar.
+				if want := map[string]int{"1": 16, "2": 16, "3": 4}[option]; d.Replay.MaxConcurrentAllocs != want {
+					t.Errorf("%s: replayed with max_concurrent_allocs %d, want the Option's %d", path, d.Replay.MaxConcurrentAllocs, want)
 				}
 				f := func(k string) float64 { v, _ := d.Summary[k].(float64); return v }
 				tr1 += f("tier_storage_read_bandwidth_gbps")
