@@ -681,6 +681,14 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 				len(o.MissingFiles), strings.Join(o.MissingFiles, ", ")))
 		}
 		for _, rk := range pooled.Ranks {
+			if r := rk.result; r != nil && !r.Complete {
+				why := r.IncompleteReason
+				if why == "" {
+					why = "stopped early"
+				}
+				kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s trial %d rank %d: an incomplete run (%s): its figures are in the sums, "+
+					"as mlpstorage takes every result file it finds (%s)", name, rk.Trial, rk.Rank, why, rk.Path))
+			}
 			if rk.RequestP95MS > 0 && (rk.DeviceReadP95MS > rk.RequestP95MS || rk.DeviceWriteP95MS > rk.RequestP95MS) {
 				kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s trial %d rank %d: a device p95 (read %s ms, write %s ms) above the "+
 					"request p95 (%s ms): its requests are not all storage operations (%s)", name, rk.Trial, rk.Rank,

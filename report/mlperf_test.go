@@ -258,6 +258,9 @@ func TestAggregateMLPerfFiles(t *testing.T) {
 	for _, s := range mlperfSpecs[:4] {
 		d := mlperfDoc(t, s)
 		d.Label = "option_1"
+		if s.trial == 1 && s.rank == 1 {
+			d.Complete, d.IncompleteReason = false, "interrupted"
+		}
 		raw, _ := json.Marshal(d)
 		p := filepath.Join(dir, "r"+itoa(s.trial)+itoa(s.rank)+".json")
 		if err := os.WriteFile(p, raw, 0o644); err != nil {
@@ -276,6 +279,9 @@ func TestAggregateMLPerfFiles(t *testing.T) {
 	o := s.Options["1"]
 	if o == nil || !nearly(o.AggregatedReadBandwidthGBps, 3.5) || !nearly(o.AggregatedStorageThroughputTokensPerSec, 3900) || o.PartialFailure {
 		t.Fatalf("files: %+v", o)
+	}
+	if w := strings.Join(s.KVBench.Warnings, "\n"); !strings.Contains(w, "option 1 trial 1 rank 1: an incomplete run (interrupted)") {
+		t.Errorf("no warning of the incomplete rank: %q", w)
 	}
 	// Without trial 1's rank 1, the rule adds rank 0 alone there, and
 	// says the rank is missing.
