@@ -38,6 +38,9 @@
 #   --trace-opt OPT        one more kvtrace option (repeat it)
 #   --replay-opt OPT       one more kvreplay option (repeat it), e.g.
 #                          --replay-opt=--size-scale=1/256
+#   --precondition         write each rank's storage once before measuring: its
+#                          objects in one preallocated file (kvreplay --layout
+#                          extent), written whole before each replay (--prewrite)
 #   --bin DIR              kvtrace, kvreplay and kvreport from DIR (default:
 #                          built from this checkout into the run directory)
 #
@@ -45,8 +48,8 @@
 # systems (Rules.md 6.4.1), under --launcher that every rank sees the results
 # directory (6.3.3.4: each rank writes a sentinel there first), and a cache
 # directory on a FUSE mount (an object store's POSIX gateway, 6.5) has its
-# type and mount options recorded in the run directory. It does not
-# precondition the storage, and says so.
+# type and mount options recorded in the run directory. Without
+# --precondition it says that the storage was not preconditioned.
 # Exit status: 0 when every rank of every trial left its result; 1 when some
 # did not (the summary says partial_failure and names them); 2 for bad usage.
 set -euo pipefail
@@ -91,7 +94,7 @@ __rank)
 esac
 
 options=all ranks=1 launcher= trials=3 seed=42 settle=90 delay=20
-users= duration= cache= results= bin=
+users= duration= cache= results= bin= precondition=
 trace_opts=() replay_opts=()
 while (($#)); do
 	arg=$1
@@ -99,7 +102,7 @@ while (($#)); do
 	if [[ $arg == --*=* ]]; then
 		val=${arg#*=}
 		arg=${arg%%=*}
-	elif [[ $arg != -h && $arg != --help ]]; then
+	elif [[ $arg != -h && $arg != --help && $arg != --precondition ]]; then
 		(($# >= 2)) || die "$arg: needs a value (see --help)"
 		val=$2
 		shift
@@ -121,6 +124,7 @@ while (($#)); do
 	--trace-opt) trace_opts+=("$val") ;;
 	--replay-opt) replay_opts+=("$val") ;;
 	--bin) bin=$val ;;
+	--precondition) precondition=1 ;;
 	*) die "$arg: unknown option (see --help)" ;;
 	esac
 done
@@ -161,7 +165,12 @@ fuse*)
 	echo "mlperf-option.sh: --cache-dir is on a FUSE mount (a POSIX gateway, Rules.md 6.5): its type and mount options are in $run/cache_gateway.txt; record the gateway's software and version with the submission" >&2
 	;;
 esac
-echo "mlperf-option.sh: note: this script does not precondition the storage (write it once before measuring, as the rules require); do so before the run" >&2
+if [[ -n $precondition ]]; then
+	replay_opts=(--layout extent --prewrite "${replay_opts[@]}")
+	echo "mlperf-option.sh: preconditioning: each rank's objects live in one preallocated file, written whole before each replay (kvreplay --layout extent --prewrite)" >&2
+else
+	echo "mlperf-option.sh: note: the storage is not preconditioned (the rules require it written once before measuring): give --precondition, or do it before the run" >&2
+fi
 
 if [[ -z $bin ]]; then
 	root=$(cd "$(dirname "$0")/.." && pwd)

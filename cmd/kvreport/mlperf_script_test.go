@@ -28,7 +28,7 @@ func TestMLPerfOptionScript(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	run := func(t *testing.T, options string, trials int, launcher string) (string, map[string]any) {
+	run := func(t *testing.T, options string, trials int, launcher string, extra ...string) (string, map[string]any) {
 		t.Helper()
 		cache, results := t.TempDir(), t.TempDir()
 		args := []string{filepath.Join("..", "..", "bench", "mlperf-option.sh"), "--option", options, "--ranks", "2",
@@ -37,6 +37,7 @@ func TestMLPerfOptionScript(t *testing.T) {
 		if launcher != "" {
 			args = append(args, "--launcher", launcher)
 		}
+		args = append(args, extra...)
 		out, err := exec.Command("bash", args...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("mlperf-option.sh: %v\n%s", err, out)
@@ -140,7 +141,8 @@ func TestMLPerfOptionScript(t *testing.T) {
 		if _, err := exec.LookPath("mpirun"); err != nil {
 			t.Skip("no mpirun on this machine")
 		}
-		dir, s := run(t, "3", 1, "mpirun --allow-run-as-root --oversubscribe -np 2")
+		// Preconditioned: each rank's file written whole before its replay.
+		dir, s := run(t, "3", 1, "mpirun --allow-run-as-root --oversubscribe -np 2", "--precondition")
 		check(t, dir, s, "3", 1, false)
 	})
 }
