@@ -337,24 +337,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // prescan opens the traces of o, checks their sidecars and plans the
-// replay (replay.Prepare): the part of a run --plan shares. A bad trace is
-// the user's input (exit 2).
+// replay (setup.Prescan): the part of a run --plan shares.
 func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, error) {
-	srcs, err := setup.Sources(ctx, o.traces)
-	if err != nil {
-		return nil, nil, cli.Input(err)
-	}
-	if err := setup.CheckSidecars(o.model, &o.cfg, srcs); err != nil {
-		return nil, nil, cli.Input(err)
-	}
-	plan, err := o.fitter().Prepare(ctx, &o.cfg, srcs)
-	if err != nil {
-		if setup.InputError(err) {
-			return nil, nil, cli.Input(err)
-		}
-		return nil, nil, err
-	}
-	return srcs, plan, nil
+	return setup.Prescan(ctx, o.traces, o.model, &o.cfg, o.fitter())
 }
 
 // replayOnce makes the backends, replays the traces with cfg, releases the
@@ -390,25 +375,10 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 		at := o.startAt.UTC()
 		res.StartAt, res.StartSkewS = &at, res.Started.Sub(o.startAt).Seconds()
 	}
-	res.Config = configJSON(o)
+	res.Config = setup.ConfigJSON(&o.cfg, &o.tiers)
 	res.Warnings = append(res.Warnings, o.warnings...)
 	res.Fit = o.fitting.result
 	return res, runErr
-}
-
-func configJSON(o *options) json.RawMessage {
-	c := struct {
-		replay.Config
-		Dir       string `json:"dir"`
-		Layout    string `json:"layout"`
-		Device    string `json:"device,omitempty"`
-		Keep      bool   `json:"keep"`
-		Buffered  bool   `json:"buffered"`
-		Prewrite  bool   `json:"prewrite"`
-		RAMBudget int64  `json:"ram_budget"`
-	}{o.cfg, o.tiers.Dir, o.tiers.Layout, o.tiers.Device, o.tiers.Keep, o.tiers.Buffered, o.tiers.Prewrite && o.tiers.Layout == "extent", o.tiers.RAMBudget}
-	b, _ := json.Marshal(c)
-	return schema.SnakeCaseKeys(b) // replay.Config's Go field names
 }
 
 // resultNote says where the result document went, for a run whose

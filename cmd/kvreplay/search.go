@@ -82,7 +82,7 @@ func searchWith(o *options, plan *replay.Plan, total int, once setup.ReplayFunc,
 	doc.CommandLine = append([]string{"kvreplay"}, args...)
 	doc.Label, doc.System = o.label, o.system
 	doc.Host = host.Facts()
-	doc.Config = configJSON(o)
+	doc.Config = setup.ConfigJSON(&o.cfg, &o.tiers)
 	if werr := writeJSON(o, doc, toStdout, stdout); werr != nil {
 		return werr
 	}

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )
 
@@ -74,4 +76,42 @@ func CheckSidecars(model string, cfg *replay.Config, srcs []replay.Source) error
 		}
 	}
 	return nil
+}
+
+// Prescan opens the traces (Sources), checks their sidecars against
+// --model (CheckSidecars) and plans the replay of cfg (f.Prepare): the
+// part a run and --plan share. A bad trace is the user's input (exit 2).
+func Prescan(ctx context.Context, traces []string, model string, cfg *replay.Config, f Fitting) ([]replay.Source, *replay.Plan, error) {
+	srcs, err := Sources(ctx, traces)
+	if err != nil {
+		return nil, nil, cli.Input(err)
+	}
+	if err := CheckSidecars(model, cfg, srcs); err != nil {
+		return nil, nil, cli.Input(err)
+	}
+	plan, err := f.Prepare(ctx, cfg, srcs)
+	if err != nil {
+		if InputError(err) {
+			return nil, nil, cli.Input(err)
+		}
+		return nil, nil, err
+	}
+	return srcs, plan, nil
+}
+
+// ConfigJSON is the configuration a result records: cfg, and where and how
+// the tiers lived (opts), in snake case.
+func ConfigJSON(cfg *replay.Config, opts *Options) json.RawMessage {
+	c := struct {
+		replay.Config
+		Dir       string `json:"dir"`
+		Layout    string `json:"layout"`
+		Device    string `json:"device,omitempty"`
+		Keep      bool   `json:"keep"`
+		Buffered  bool   `json:"buffered"`
+		Prewrite  bool   `json:"prewrite"`
+		RAMBudget int64  `json:"ram_budget"`
+	}{*cfg, opts.Dir, opts.Layout, opts.Device, opts.Keep, opts.Buffered, opts.Prewrite && opts.Layout == "extent", opts.RAMBudget}
+	b, _ := json.Marshal(c)
+	return schema.SnakeCaseKeys(b) // replay.Config's Go field names
 }
