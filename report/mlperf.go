@@ -515,12 +515,23 @@ func rankFigures(d *Doc) (MLPerfRank, error) {
 		rk.DeviceReadP95MS, rk.DeviceWriteP95MS = s.StorageReadDeviceP95MS, s.StorageWriteDeviceP95MS
 		rk.RequestP95MS = s.StorageIOLatencyMS.P95
 		var storageOps int64
+		inMemory := true
 		for _, t := range r.Tiers {
 			if t.Tier == schema.TierNVMe.String() {
 				storageOps += t.ReadOps + t.WriteOps
+				for _, b := range strings.Split(t.Backend, ",") {
+					inMemory = inMemory && memoryBackend(b)
+				}
 			}
 		}
-		rk.CPUTier = storageOps == 0
+		// A rank whose Tier-2 never ran, or ran in memory (kvreplay
+		// --tier-map Tier-2=ram, or --fit's), kept its working set in RAM:
+		// it reached no storage, and its storage figures are zeros.
+		rk.CPUTier = storageOps == 0 || inMemory
+		if rk.CPUTier {
+			rk.ReadBandwidthGBps, rk.WriteBandwidthGBps, rk.DeviceReadP95MS, rk.DeviceWriteP95MS = 0, 0, 0, 0
+			break
+		}
 		if rk.DeviceReadP95MS == 0 || rk.DeviceWriteP95MS == 0 {
 			// A document written before the device figures: the same
 			// distributions, from its cells.
@@ -549,6 +560,16 @@ func rankFigures(d *Doc) (MLPerfRank, error) {
 		return rk, fmt.Errorf("report: %s: a %s document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents", d.Path, d.Kind)
 	}
 	return rk, nil
+}
+
+// memoryBackend reports whether a kvreplay backend is memory, not
+// storage: a Tier-2 on it keeps the working set in memory.
+func memoryBackend(name string) bool {
+	switch name {
+	case "ram", "gpu", "null":
+		return true
+	}
+	return false
 }
 
 // fmean is Python's statistics.fmean: the mean of xs; 0 for none.
@@ -740,10 +761,11 @@ func sumOf(xs []float64) float64 {
 	return s
 }
 
-// pool fills p's exact view from the kvreplay documents of its ranks:
-// each trial's ranks merged (MergeRanks), rates averaged over the trials,
-// and every Tier-2 operation and request of every rank and trial pooled
-// into one latency distribution each.
+// pool fills p's exact view from the kvreplay documents of its ranks that
+// reached storage (a CPU-tier rank has no storage figures to pool): each
+// trial's ranks merged (MergeRanks), rates averaged over the trials, and
+// every Tier-2 operation and request of every rank and trial pooled into
+// one latency distribution each.
 func pool(p *MLPerfPooled, trials []int) error {
 	var docs []*schema.Result
 	for _, rk := range p.Ranks {
@@ -751,10 +773,12 @@ func pool(p *MLPerfPooled, trials []int) error {
 			p.NotPooled = "kv-cache.py documents carry percentiles, not histograms: no exact pooled view exists"
 			return nil
 		}
-		docs = append(docs, rk.result)
+		if !rk.CPUTier {
+			docs = append(docs, rk.result)
+		}
 	}
 	if len(docs) == 0 {
-		p.NotPooled = "no rank's document was read"
+		p.NotPooled = "no rank reached storage"
 		return nil
 	}
 	var read, write, tok []float64
@@ -765,7 +789,7 @@ func pool(p *MLPerfPooled, trials []int) error {
 		var ds []*schema.Result
 		var ranks []int
 		for _, rk := range p.Ranks {
-			if rk.Trial == t {
+			if rk.Trial == t && !rk.CPUTier {
 				ds, ranks = append(ds, rk.result), append(ranks, rk.Rank)
 			}
 		}

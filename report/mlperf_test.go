@@ -27,6 +27,7 @@ type rankSpec struct {
 	tokens              int64
 	ioS                 float64
 	cpuOnly             bool // only Tier-1: the working set stayed in RAM
+	tier2RAM            bool // Tier-2 on the RAM backend (--tier-map Tier-2=ram)
 }
 
 var mlperfStart = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
@@ -51,8 +52,12 @@ func mlperfDoc(tb testing.TB, s rankSpec) *schema.Result {
 		add("Tier-1", "Read", 1, ms, "ram")
 		add("Tier-1", "Write", 1, ms, "ram")
 	} else {
-		add("Tier-2", "Read", s.readGB, time.Duration(s.readMS)*ms, "nvme")
-		add("Tier-2", "Write", s.writeGB, time.Duration(s.writeMS)*ms, "nvme")
+		backend := "nvme"
+		if s.tier2RAM {
+			backend = "ram"
+		}
+		add("Tier-2", "Read", s.readGB, time.Duration(s.readMS)*ms, backend)
+		add("Tier-2", "Write", s.writeGB, time.Duration(s.writeMS)*ms, backend)
 	}
 	reqs := results.NewRequests()
 	for range 10 {
@@ -577,5 +582,40 @@ func TestPlaceOf(t *testing.T) {
 		if o, tr, r := placeOf(tt.path); o != tt.option || tr != tt.trial || r != tt.rank {
 			t.Errorf("placeOf(%q) = %q %d %d, want %q %d %d", tt.path, o, tr, r, tt.option, tt.trial, tt.rank)
 		}
+	}
+}
+
+// A rank whose Tier-2 ran on the RAM backend (kvreplay --tier-map
+// Tier-2=ram, or --fit's) kept its working set in memory: it is listed in
+// cpu_tier_ranks and adds zeros to the storage figures, however fast its
+// RAM was.
+func TestAggregateMLPerfTier2InRAM(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, s := range []rankSpec{
+		{option: 1, rank: 0, readGB: 2, writeGB: 0.2, readMS: 30, writeMS: 40, tokens: 100, ioS: 1},
+		{option: 1, rank: 1, readGB: 4, writeGB: 2, readMS: 90, writeMS: 90, tokens: 300, ioS: 1, tier2RAM: true},
+	} {
+		d := mlperfDoc(t, s)
+		d.Label = "option_1"
+		raw, _ := json.Marshal(d)
+		p := filepath.Join(dir, "rank_"+itoa(s.rank)+".json")
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	run, err := LoadMLPerf(paths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Options["1"]
+	if !nearly(o.AggregatedReadBandwidthGBps, 1) || !nearly(o.AggregatedWriteBandwidthGBps, 0.1) || *o.AggregatedDeviceReadP95MS > 31 ||
+		!nearly(o.AggregatedStorageThroughputTokensPerSec, 400) || !slices.Equal(o.CPUTierRanks, paths[1:]) {
+		t.Errorf("%+v (device read p95 %v)", o, *o.AggregatedDeviceReadP95MS)
 	}
 }
