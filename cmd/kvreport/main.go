@@ -67,6 +67,9 @@ json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
 "kvbench" block adds the per-rank figures and the exact pooled view);
 text and md show the rule's figures beside the pooled ones and any
 kvcache_run_summary or kv-cache.py documents given, and how they differ.
+kv-cache.py's per-rank documents aggregate by the same rule, apart from
+kvreplay's (their "GB/s" are GiB/s). Given a kvcache_run_summary,
+kvreport shows it this way without --aggregate.
 `
 
 const mergeUsage = `kvreport merge: merge the result documents of the ranks of one run exactly.
