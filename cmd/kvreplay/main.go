@@ -17,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/setup"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -138,6 +139,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.search, "search", "", "users: the most users (samples of the trace's users that keep its QoS mix, as --users N) that, closed-loop for --duration each, keep every QoS class within its SLA and pass storage_health; capacity: double --speed from a quarter of the trace's pace (or from --speed) until bandwidth stops improving. Writes a search document; a probe that does not complete (a full disk, an I/O error) stops the search with exit status 1, its answer a lower bound")
 	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX)")
 	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank, or with JOB_COMPLETION_INDEX: the Job's spec.completions; when not given: the launcher's, or KVBENCH_RANKS)")
+	sloMS := fs.String("slo-ms", "", "add the requests' SLO attainment to the result: the share of requests whose storage latency is within MS, for all (500) and/or by QoS class (interactive=50,batch=2000); for --closed-loop, whose users wait for their storage")
 	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (every row of an object on the rank its key hashes to, so no rank reads what another wrote; a request whose objects lie on several ranks runs in part on each; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
 	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together: at most 24h ahead; one up to 1h past starts at once, with a warning")
 	startBarrier := fs.String("start-barrier", "", "a directory the ranks share (a new one for each run): each marks itself ready there, and all start together when all are (no launcher needed; a Kubernetes Indexed Job)")
@@ -204,6 +206,11 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	}
 	if o.rank.ranks > 1 && (o.output == "" || o.output == "-") {
 		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.ranks))
+	}
+	if *sloMS != "" {
+		if o.cfg.SLO, err = results.ParseSLO(*sloMS); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if *startBarrier != "" {
 		switch {
@@ -282,23 +289,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer o.out.Abort()
 	}
 
-	srcs, plan, err := prescan(ctx, o)
+	srcs, plan, err := planFor(ctx, o)
 	if err != nil {
-		return err
-	}
-	if err := setup.CheckMapped(&o.cfg, plan); err != nil && !o.fitting.fit { // --fit maps it to RAM
-		return err
-	}
-	if o.fitting.fit {
-		var warn string
-		if plan, o.fitting.result, warn, err = o.fitter().Fit(ctx, &o.cfg, &o.tiers, srcs, plan); err != nil {
-			return err
-		}
-		if warn != "" {
-			o.warnings = append(o.warnings, warn)
-		}
-	}
-	if err := setup.CheckFits(&o.cfg, plan, &o.tiers); err != nil {
 		return err
 	}
 	defer setup.MemoryLimit(&o.cfg, plan, srcs)()
@@ -313,10 +305,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
 	defer drainStdin(o.traces, drainLimit)
 	if res == nil {
-		if setup.InputError(runErr) {
-			return cli.Input(runErr)
-		}
-		return runErr
+		return exitError(runErr, "")
 	}
 	if err := writeJSON(o, res, toStdout, stdout); err != nil {
 		return err
@@ -327,13 +316,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if !toStdout && o.out == nil {
 		fmt.Fprintln(stderr, "kvreplay: result: not written (give -o FILE)")
 	}
-	if runErr != nil {
-		if setup.InputError(runErr) {
-			return cli.Input(fmt.Errorf("run incomplete: %w", runErr))
-		}
-		return fmt.Errorf("run incomplete: %w", runErr)
+	return exitError(runErr, "run incomplete: ")
+}
+
+// exitError is a replay's error as kvreplay exits with it, after what:
+// the user's input (exit 2) where the replay stopped on it, else a
+// failure (exit 1); nil stays nil.
+func exitError(err error, what string) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	if what != "" {
+		err = fmt.Errorf("%s%w", what, err)
+	}
+	if setup.InputError(err) {
+		return cli.Input(err)
+	}
+	return err
+}
+
+// planFor prescans the traces of o and plans their replay here: a tier
+// the trace uses and the map leaves out is refused (--fit maps it to
+// RAM), --fit applies the plan's options, and a replay that cannot start
+// on this machine stops before any I/O.
+func planFor(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, error) {
+	srcs, plan, err := prescan(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := setup.CheckMapped(&o.cfg, plan); err != nil && !o.fitting.fit {
+		return nil, nil, err
+	}
+	if o.fitting.fit {
+		var warn string
+		if plan, o.fitting.result, warn, err = o.fitter().Fit(ctx, &o.cfg, &o.tiers, srcs, plan); err != nil {
+			return nil, nil, err
+		}
+		if warn != "" {
+			o.warnings = append(o.warnings, warn)
+		}
+	}
+	return srcs, plan, setup.CheckFits(&o.cfg, plan, &o.tiers)
 }
 
 // prescan opens the traces of o, checks their sidecars and plans the
