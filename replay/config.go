@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/replay/ioengine"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -62,6 +63,10 @@ type Config struct {
 	// think time the trace recorded (closed.go). The trace must name
 	// users (its User column).
 	ClosedLoop bool
+	// SLO adds the requests' SLO attainment to the result (kvreplay
+	// --slo-ms; schema.RequestStats.SLO): in a closed loop, the share of
+	// requests whose storage latency is within it.
+	SLO results.SLO
 	// Users replays only Users users of a closed loop (0: all): a sample
 	// stratified by QoS class that keeps the trace's mix, the first of
 	// each class to appear (SelectUsers). A trace the plan did not read

@@ -95,6 +95,7 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 	if s.clock == nil {
 		s.clock = wallClock{}
 	}
+	s.metrics.reqs.SetSLO(cfg.SLO)
 	s.hasWorkF = s.hasWork // one func value, not one per Wait
 	s.allocLimit = allocLimit(cfg, srcs)
 	return s

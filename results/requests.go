@@ -20,6 +20,8 @@ type Requests struct {
 	// qos is indexed by schema.QoS; QoSNone's entry stays empty (its
 	// requests count overall only).
 	qos [schema.NumQoS]qosAgg
+	// slo counts requests against an SLO (SetSLO); nil without one.
+	slo *sloAgg
 }
 
 type qosAgg struct {
@@ -36,6 +38,9 @@ func NewRequests() *Requests { return &Requests{} }
 func (r *Requests) Add(q schema.QoS, d time.Duration) {
 	r.count++
 	r.all.Add(d)
+	if r.slo != nil {
+		r.slo.add(q, d)
+	}
 	target := QoSTarget(q)
 	if target <= 0 {
 		return
@@ -95,7 +100,21 @@ func (r *Requests) mergeAll(ss []schema.RequestStats) (int, error) {
 	for q := range counts {
 		counts[q], within[q] = r.qos[q].count, r.qos[q].within
 	}
+	var sloCount, sloWithin [schema.NumQoS]int64
+	slo := r.slo
+	if slo == nil && r.count == 0 && len(ss) > 0 && ss[0].SLO != nil {
+		// Empty, as kvreport's merge starts: the first document's targets.
+		slo = &sloAgg{slo: sloOf(ss[0].SLO)}
+	}
 	for i, s := range ss {
+		c, w, serr := mergeSLO(slo, s.SLO)
+		if serr != nil {
+			return i, fmt.Errorf("requests: %w", serr)
+		}
+		for q := range c {
+			sloCount[q] += c[q]
+			sloWithin[q] += w[q]
+		}
 		if s.Count != s.Latency.Count {
 			return i, fmt.Errorf("requests: %w: %d requests, latency of %d", ErrInconsistent, s.Count, s.Latency.Count)
 		}
@@ -165,6 +184,13 @@ func (r *Requests) mergeAll(ss []schema.RequestStats) (int, error) {
 		return -1, err
 	}
 	r.count = count
+	r.slo = slo
+	if r.slo != nil {
+		for q := range sloCount {
+			r.slo.count[q] += sloCount[q]
+			r.slo.within[q] += sloWithin[q]
+		}
+	}
 	for q := range hs {
 		a := &r.qos[q]
 		a.count, a.within = counts[q], within[q]
@@ -211,6 +237,9 @@ func (r *Requests) Finalize() schema.RequestStats {
 			QoS: q.String(), Count: a.count, TargetP95MS: float64(QoSTarget(q).Milliseconds()),
 			WithinTarget: a.within, Compliance: share, Met: met, Latency: a.lat.Finalize(),
 		})
+	}
+	if r.slo != nil {
+		s.SLO = r.slo.finalize()
 	}
 	return s
 }

@@ -318,6 +318,29 @@ type RequestStats struct {
 	Count   int64      `json:"count"`
 	Latency Latency    `json:"latency"`
 	ByQoS   []QoSStats `json:"by_qos"`
+	// SLO is the share of requests within kvreplay --slo-ms; nil without
+	// it.
+	SLO *SLOStats `json:"slo,omitempty"`
+}
+
+// SLOStats is the attainment of a service level (kvreplay --slo-ms): the
+// requests with a target, and how many were within it, overall and by QoS
+// class. Counts, so that merges are exact; Attainment is Within/Count.
+type SLOStats struct {
+	TargetMS   float64    `json:"target_ms,omitempty"` // every request's, unless its class has one
+	Count      int64      `json:"count"`
+	Within     int64      `json:"within"`
+	Attainment float64    `json:"attainment"`
+	ByQoS      []SLOClass `json:"by_qos,omitempty"`
+}
+
+// SLOClass is one QoS class's SLO attainment.
+type SLOClass struct {
+	QoS        string  `json:"qos"`
+	TargetMS   float64 `json:"target_ms"`
+	Count      int64   `json:"count"`
+	Within     int64   `json:"within"`
+	Attainment float64 `json:"attainment"`
 }
 
 // QoSStats is one QoS class's requests and compliance with its p95 target:

@@ -1,0 +1,96 @@
+package results
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+func TestParseSLO(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    SLO
+		wantErr string
+	}{
+		{in: "500", want: SLO{All: 500 * time.Millisecond}},
+		{in: "interactive=50,batch=2000", want: SLO{ByQoS: [schema.NumQoS]time.Duration{schema.QoSInteractive: 50 * time.Millisecond, schema.QoSBatch: 2 * time.Second}}},
+		{in: "500,responsive=100", want: SLO{All: 500 * time.Millisecond, ByQoS: [schema.NumQoS]time.Duration{schema.QoSResponsive: 100 * time.Millisecond}}},
+		{in: "0", wantErr: "want milliseconds above 0"},
+		{in: "fast=3", wantErr: `class "fast"`},
+		{in: "=3", wantErr: `class ""`},
+	} {
+		got, err := ParseSLO(tc.in)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: %v, want %q", tc.in, err, tc.wantErr)
+			}
+		case err != nil || got != tc.want:
+			t.Errorf("%q: %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestRequestsSLO counts requests against an SLO of 100 ms, 20 ms for
+// interactive ones: the attainment is exact, and two halves merged (as
+// kvreport merges ranks) give the whole's counts; a document of another
+// target, or without an SLO, does not merge.
+func TestRequestsSLO(t *testing.T) {
+	slo, err := ParseSLO("100,interactive=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type req struct {
+		q schema.QoS
+		d time.Duration
+	}
+	var reqs []req
+	for i := range 200 {
+		reqs = append(reqs, req{schema.QoS(i % 4), time.Duration(i) * time.Millisecond})
+	}
+	whole, a, b := NewRequests(), NewRequests(), NewRequests()
+	for _, r := range []*Requests{whole, a, b} {
+		r.SetSLO(slo)
+	}
+	var within int64
+	for i, r := range reqs {
+		whole.Add(r.q, r.d)
+		if i%2 == 0 {
+			a.Add(r.q, r.d)
+		} else {
+			b.Add(r.q, r.d)
+		}
+		if t := slo.Target(r.q); r.d <= t {
+			within++
+		}
+	}
+	got := whole.Finalize().SLO
+	if got == nil || got.Count != 200 || got.Within != within || got.TargetMS != 100 || len(got.ByQoS) != 3 {
+		t.Fatalf("SLO %+v, want 200 requests, %d within", got, within)
+	}
+	if c := got.ByQoS[0]; c.QoS != "interactive" || c.TargetMS != 20 || c.Count != 50 || c.Within != 5 || c.Attainment != 0.1 {
+		t.Errorf("interactive %+v: want 5 of 50 within 20 ms", c)
+	}
+	merged := NewRequests()
+	if err := merged.MergeAll([]schema.RequestStats{a.Finalize(), b.Finalize()}); err != nil {
+		t.Fatal(err)
+	}
+	m := merged.Finalize().SLO
+	if m == nil || m.Count != got.Count || m.Within != got.Within || m.Attainment != got.Attainment {
+		t.Errorf("merged %+v, whole %+v", m, got)
+	}
+	other := NewRequests()
+	other.SetSLO(SLO{All: 200 * time.Millisecond})
+	other.Add(schema.QoSBatch, time.Millisecond)
+	if err := merged.Merge(other.Finalize()); !errors.Is(err, ErrTargetMismatch) {
+		t.Errorf("another target merged: %v", err)
+	}
+	plain := NewRequests()
+	plain.Add(schema.QoSBatch, time.Millisecond)
+	if err := merged.Merge(plain.Finalize()); !errors.Is(err, ErrTargetMismatch) {
+		t.Errorf("a document without an SLO merged: %v", err)
+	}
+}
