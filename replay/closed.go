@@ -464,8 +464,10 @@ func (c *closedLoop) noMoreRows() bool {
 func (c *closedLoop) unstick() {
 	if c.windowClosed {
 		// Cutting a request may hand its objects' turns to others that
-		// wait (unwait takes them out of c.waiting): take one at a time.
-		for len(c.waiting) > 0 {
+		// wait (unwait takes them out of c.waiting and makes them due):
+		// cut one at a time, until one is due; the loop runs it, and
+		// comes back here once idle again.
+		for len(c.waiting) > 0 && len(c.due) == 0 {
 			r := c.waiting[0]
 			c.waiting = c.waiting[1:]
 			c.cutRequest(r)
