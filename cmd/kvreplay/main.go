@@ -17,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/setup"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -138,6 +139,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.search, "search", "", "users: the most users (samples of the trace's users that keep its QoS mix, as --users N) that, closed-loop for --duration each, keep every QoS class within its SLA and pass storage_health; capacity: double --speed from a quarter of the trace's pace (or from --speed) until bandwidth stops improving. Writes a search document; a probe that does not complete (a full disk, an I/O error) stops the search with exit status 1, its answer a lower bound")
 	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX)")
 	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank, or with JOB_COMPLETION_INDEX: the Job's spec.completions; when not given: the launcher's, or KVBENCH_RANKS)")
+	sloMS := fs.String("slo-ms", "", "add the requests' SLO attainment to the result: the share of requests whose storage latency is within MS, for all (500) and/or by QoS class (interactive=50,batch=2000); for --closed-loop, whose users wait for their storage")
 	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (every row of an object on the rank its key hashes to, so no rank reads what another wrote; a request whose objects lie on several ranks runs in part on each; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
 	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together: at most 24h ahead; one up to 1h past starts at once, with a warning")
 	startBarrier := fs.String("start-barrier", "", "a directory the ranks share (a new one for each run): each marks itself ready there, and all start together when all are (no launcher needed; a Kubernetes Indexed Job)")
@@ -204,6 +206,11 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	}
 	if o.rank.ranks > 1 && (o.output == "" || o.output == "-") {
 		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.ranks))
+	}
+	if *sloMS != "" {
+		if o.cfg.SLO, err = results.ParseSLO(*sloMS); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if *startBarrier != "" {
 		switch {
