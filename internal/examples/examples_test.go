@@ -447,6 +447,9 @@ func makeInputs(t *testing.T, dir, bin string, env []string) {
 			doc[k] = v
 		}
 		b, _ := json.MarshalIndent(doc, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -467,6 +470,13 @@ func makeInputs(t *testing.T, dir, bin string, env []string) {
 	write("results/b.json", map[string]any{"system": "sysB"})
 	write("rank0.json", map[string]any{"rank": 0, "ranks": 2})
 	write("rank1.json", map[string]any{"rank": 1, "ranks": 2})
+	// An MLPerf Option's results as bench/mlperf-option.sh lays them out.
+	for trial := 1; trial <= 2; trial++ {
+		for rank := range 2 {
+			write(fmt.Sprintf("results/option_1/trial_%d/rank_%d/result.json", trial, rank),
+				map[string]any{"rank": rank, "ranks": 2, "trial": trial})
+		}
+	}
 }
 
 func tail(b []byte) string {
