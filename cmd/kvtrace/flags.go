@@ -66,6 +66,17 @@ Prefix caching works as in kv-cache.py: its kv_system_* objects are never
 written, so it adds no rows to the trace; it only shortens request contexts
 and counts hits in the statistics.
 
+Request traces (--request-trace, kvbench's own): a Mooncake-style JSONL's
+hash ids may stand for blocks of any size (--request-trace-block-tokens, or
+each record's input apportioned over its ids, as the sidecar notes); a trace
+without arrival times (ShareGPT) arrives at --request-rate, by default 20
+requests/s, said on stderr; no request generates for longer than --duration,
+and an output beyond 131,072 tokens is capped and reported with its line.
+--arrival fixed|poisson|gamma paces synthetic users, --dataset-path and
+untimed traces as an open process (--arrival-cv, --arrival-seed). --slo-ms
+adds SLO attainment to the statistics, --latency-dump a JSON line per
+completed request; requests still generating at the end are not completed.
+
 Examples:
   # The MLPerf Storage 8B workload: 150 users for 10 minutes, compressed.
   kvtrace --model llama3.1-8b --num-users 150 --duration 600 --generation-mode none --gpu-mem-gb 0 --cpu-mem-gb 4 -o run.csv.zst
