@@ -15,6 +15,19 @@
 // table. A backend that has more to say in the result than where it lives
 // (a GPU's device and copies) implements Describer.
 //
+// Around Build, setup holds the rest of a replay that is not flags or
+// terminal output, so that kvreplay's main is its command line, its
+// launcher plumbing and its summary: Prescan (the traces, their sidecars,
+// the plan), Fitting (--plan and --fit: what the replay needs beside what
+// this machine has, replay.Advise's options applied), Replay (Build, wait
+// for the start, replay.Run, Describe, Close), Search (the users and
+// capacity searches over replays), the path checks before anything runs
+// (Options.CheckPaths, CheckDevice) and the live progress line. Files:
+// setup.go (Options, Env, Build, Tiers), factories.go (the table), a file
+// per row's making (ram.go, nvme.go, gpu.go, s3.go), device.go (what
+// kvreplay may overwrite), fit.go, search.go, sources.go, replay.go,
+// memlimit.go, progress.go.
+//
 // package replay never imports setup, nor any backend: a main does (the
 // import rules in internal/lint keep it so).
 package setup
