@@ -37,6 +37,22 @@ bandwidth (tierN_read_bw) is its device rate, its offered load
 (tierN_read_offered) the bytes over the run. Every format shows each
 run's SLA per QoS class, and warns of comparisons of unlike runs.
 
+--aggregate mlperf combines the per-rank, per-trial documents of a run
+(directories laid out .../option_<O>/trial_<T>/rank_<N>/, as mlpstorage
+and bench/mlperf-option.sh write them, or files with kvreplay --trial and
+--rank) exactly as MLPerf Storage's Rules.md 6.3.4 says: storage read and
+write bandwidth and storage throughput summed over the ranks of a trial
+and averaged (fmean) over trials, device read and write p95 the largest
+rank's; missing ranks in missing_files (exit status 1: a partial failure),
+ranks whose working set never reached storage in cpu_tier_ranks. --format
+json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
+"kvbench" block adds the per-rank figures and the exact pooled view);
+text and md show the rule's figures beside the pooled ones and any
+kvcache_run_summary or kv-cache.py documents given, and how they differ.
+kv-cache.py's per-rank documents aggregate by the same rule, apart from
+kvreplay's (their "GB/s" are GiB/s). Given a kvcache_run_summary,
+kvreport shows it this way without --aggregate.
+
 Exit status: 0 when the report is written; 2 for bad usage or a document
 kvreport cannot read; 1 when what came on stdin ("-") is not a valid
 measurement, so that a pipeline whose kvreplay failed fails too: nothing at
@@ -53,23 +69,8 @@ Examples:
   kvreport kvcache_ref.json kvreplay.json
   kvreplay --fit -o - --label sysA trace.csv.zst | kvreport -
   kvreport merge rank*.json -o all.json
-  kvreport --aggregate mlperf results/option_1 --format json -o kvcache_run_summary.json
-
---aggregate mlperf combines the per-rank, per-trial documents of a run
-(directories laid out .../option_<O>/trial_<T>/rank_<N>/, as mlpstorage
-and bench/mlperf-option.sh write them, or files with kvreplay --trial and
---rank) exactly as MLPerf Storage's Rules.md 6.3.4 says: storage read and
-write bandwidth and storage throughput summed over the ranks of a trial
-and averaged (fmean) over trials, device read and write p95 the largest
-rank's; missing ranks in missing_files (exit status 1: a partial failure),
-ranks whose working set never reached storage in cpu_tier_ranks. --format
-json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
-"kvbench" block adds the per-rank figures and the exact pooled view);
-text and md show the rule's figures beside the pooled ones and any
-kvcache_run_summary or kv-cache.py documents given, and how they differ.
-kv-cache.py's per-rank documents aggregate by the same rule, apart from
-kvreplay's (their "GB/s" are GiB/s). Given a kvcache_run_summary,
-kvreport shows it this way without --aggregate.
+  kvreport --aggregate mlperf --format json -o kvcache_run_summary.json rank*.json
+  kvreport --aggregate mlperf rank*.json kvcache_ref.json
 `
 
 const mergeUsage = `kvreport merge: merge the result documents of the ranks of one run exactly.
