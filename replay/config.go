@@ -40,7 +40,8 @@ type Config struct {
 	// no Delete rows). 0 is unbounded.
 	Capacity int64
 	// Seed keys the data generator: the bytes of every object derive from
-	// (Seed, key, version, offset).
+	// (Seed, key, version, offset), the seed mixed with Rank (dataSeed) so
+	// that the ranks of a run write different bytes.
 	Seed uint64
 	// Engine is the I/O engine of objects in files and devices, by its
 	// registered name (ioengine.Names): "uring" (io_uring, batched,

@@ -90,7 +90,7 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 	}
 	s := &sched{cfg: cfg, srcs: srcs, plan: plan, hooks: hooks,
 		reqs: map[reqID]*reqState{}, rel: noRows{},
-		data: &blockData{gen: datagen.New(cfg.Seed), verify: cfg.Verify}, metrics: newMetrics(),
+		data: &blockData{gen: datagen.New(dataSeed(cfg)), verify: cfg.Verify}, metrics: newMetrics(),
 		kick: make(chan struct{}, 1), clock: hooks.Clock}
 	if s.clock == nil {
 		s.clock = wallClock{}
