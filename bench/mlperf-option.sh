@@ -87,7 +87,11 @@ __rank)
 	r=$(rank_of)
 	out=$run/option_$option/trial_$trial/rank_$r
 	mkdir -p "$out"
+	# Each Option's and trial's data bytes are their own (--seed; kvreplay
+	# mixes the rank in): a deduplicating store finds nothing of an earlier
+	# trial's in a later one.
 	exec "$bin/kvreplay" --quiet --rank "$r" --ranks "$ranks" --shard tp --trial "$trial" --label "option_$option" \
+		--seed $((option * 1000 + trial + 1)) \
 		--closed-loop --fsync --duration "$duration" --mkdir --dir "$cache/rank_{rank}" \
 		-o "$run/option_$option/trial_$trial/rank_{rank}/kvbench_result.json" "$@" "$run/traces/option_$option/rank_$r.csv.zst" >"$out/kvreplay.log" 2>&1
 	;;
