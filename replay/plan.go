@@ -213,18 +213,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 		scan = scan && s.Rescan
 	}
 	if !scan {
-		for _, s := range srcs {
-			if s.Meta == nil {
-				continue
-			}
-			p.FromMeta = true
-			for t := range schema.Tier(schema.NumTiers) {
-				if b := cfg.TierMap[t]; b != "" {
-					_, phys := sizes(s.Meta.PeakLiveBytes[t.String()], cfg.SizeScale, planAlign)
-					p.Peak[b] += phys
-				}
-			}
-		}
+		p.fromMeta(cfg, srcs)
 		return p, nil
 	}
 	p.Scanned = true
@@ -237,132 +226,50 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	}
 	// Traces replay side by side, merged by time: each is modelled on its
 	// own and their peaks add up (a bound: their peaks may not coincide).
-	peak, peakN := make([]int64, len(names)), make([]int64, len(names))
-	written, read := make([]int64, len(names)), make([]int64, len(names))
+	tot := &planTotals{peak: make([]int64, len(names)), peakN: make([]int64, len(names)),
+		written: make([]int64, len(names)), read: make([]int64, len(names))}
 	sh := newSharder(cfg, len(srcs))
 	for i, s := range srcs {
-		m := newModel(tierB, align, limit)
-		keys := map[string]*keyState{}
-		r, dig, closeTrace, err := openSource(s)
-		if err != nil {
+		ts := &traceScan{p: p, cfg: cfg, src: i, nsrc: len(srcs), names: names, tierB: tierB,
+			m: newModel(tierB, align, limit), keys: map[string]*keyState{}, prof: newProfile(),
+			wr: make([]int64, len(names)), rd: make([]int64, len(names))}
+		if err := ts.scan(ctx, s, sh); err != nil {
 			return nil, err
 		}
-		var (
-			rec     schema.Record
-			lastReq uint64
-			checked bool
-			// The window (p.Window): from the trace's first row, and the
-			// request of the last row modelled, whose rows all are.
-			first, last  time.Duration
-			seen, beyond bool
-			winReq       uint64
-			prof         = newProfile()
-			wr, rd       = make([]int64, len(names)), make([]int64, len(names))
-		)
-		for {
-			if p.Rows&0xffff == 0 {
-				if err := ctx.Err(); err != nil {
-					closeTrace()
-					return nil, err
-				}
-			}
-			err := r.Read(&rec)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				closeTrace()
-				return nil, err
-			}
-			if !checked {
-				checked = true
-				if cfg.ClosedLoop && !r.HasUser() {
-					closeTrace()
-					return nil, noUsers(s.Name)
-				}
-			}
-			if !sh.mine(&rec, i) {
-				continue // another rank's
-			}
-			if rec.Request != 0 && rec.User != 0 && rec.Request != lastReq {
-				if p.UserRequests == nil {
-					p.UserRequests = map[userKey]int64{}
-				}
-				k := userKey{int32(i), rec.User}
-				if p.UserRequests[k] == 0 {
-					p.Users = append(p.Users, User{Trace: i, ID: rec.User, QoS: rec.QoS})
-				}
-				p.UserRequests[k]++
-			}
-			lastReq = rec.Request
-			p.Rows++
-			p.Used[rec.Tier] = true
-			p.UsedRows[rec.Tier]++
-			b := tierB[rec.Tier]
-			if b < 0 {
-				continue // Run stops on it, naming the flag
-			}
-			if !seen {
-				seen, first = true, rec.Time
-			}
-			if p.Window > 0 && !(rec.Request != 0 && rec.Request == winReq) {
-				// Past the window, the rest is read for the trace's
-				// identity and counts only.
-				beyond = beyond || rec.Time-first >= p.Window
-				if beyond {
-					continue
-				}
-				winReq = rec.Request
-			}
-			last = max(last, rec.Time)
-			prof.advance(rec.Time-first, m, wr, rd)
-			logical, phys := sizes(rec.Size, cfg.SizeScale, planAlign)
-			switch rec.Op {
-			case schema.OpRead:
-				rd[b] += logical
-			case schema.OpWrite:
-				wr[b] += logical
-			}
-			p.MaxObject = max(p.MaxObject, phys)
-			p.MaxObjectOf[names[b]] = max(p.MaxObjectOf[names[b]], phys)
-			ks := keys[string(rec.Key)]
-			first := ks == nil
-			if first {
-				ks = &keyState{name: sourceKey(i, len(srcs), rec.Key)}
-				keys[string(rec.Key)] = ks
-			}
-			if trace.ColdRead(rec.Op, first) {
-				// Prepared before the run; a key read again after its
-				// Delete is written again lazily, when the read comes.
-				p.Cold = append(p.Cold, ColdObject{Key: ks.name, Tier: rec.Tier, Logical: logical})
-				m.seenCold(b, phys)
-			}
-			if _, err := m.apply(ks, rec.Op, rec.Tier, phys); err != nil {
-				closeTrace()
-				return nil, err
-			}
-		}
-		p.Traces = append(p.Traces, readInfo(s.Name, r, dig))
-		if err := closeTrace(); err != nil {
-			return nil, fmt.Errorf("replay: %s: %w", s.Name, err)
-		}
-		for b := range names {
-			peak[b] += windowPeak(m, b)
-			peakN[b] += m.peakCount[b] + m.coldCount[b]
-			written[b] += wr[b]
-			read[b] += rd[b]
-		}
-		if seen {
-			prof.close(last-first, m, wr, rd)
-			p.profile = p.profile.add(prof)
-			p.Span = max(p.Span, last-first)
-		}
-		p.Objects += int64(len(keys))
+		ts.addTo(tot)
 	}
+	p.finish(cfg, names, tot)
+	return p, nil
+}
+
+// fromMeta is the plan of traces not read before the replay: their
+// sidecars' peaks, where they have sidecars.
+func (p *Plan) fromMeta(cfg *Config, srcs []Source) {
+	for _, s := range srcs {
+		if s.Meta == nil {
+			continue
+		}
+		p.FromMeta = true
+		for t := range schema.Tier(schema.NumTiers) {
+			if b := cfg.TierMap[t]; b != "" {
+				_, phys := sizes(s.Meta.PeakLiveBytes[t.String()], cfg.SizeScale, planAlign)
+				p.Peak[b] += phys
+			}
+		}
+	}
+}
+
+// planTotals are the backends' figures summed over the traces.
+type planTotals struct {
+	peak, peakN, written, read []int64
+}
+
+// finish sets the plan's per-backend figures from the totals.
+func (p *Plan) finish(cfg *Config, names []string, tot *planTotals) {
 	for b, name := range names {
-		p.Peak[name] = peak[b]
-		p.PeakObjects[name] = peakN[b]
-		p.Written[name], p.Read[name] = written[b], read[b]
+		p.Peak[name] = tot.peak[b]
+		p.PeakObjects[name] = tot.peakN[b]
+		p.Written[name], p.Read[name] = tot.written[b], tot.read[b]
 	}
 	if p.profile != nil {
 		p.profile.names = names
@@ -372,5 +279,152 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 			p.Peak[b] = min(p.Peak[b], cfg.Capacity)
 		}
 	}
-	return p, nil
+}
+
+// traceScan is the prescan of one trace (source src of nsrc): the space
+// model of its rows, its keys, its bytes and its profile.
+type traceScan struct {
+	p         *Plan
+	cfg       *Config
+	src, nsrc int
+	names     []string
+	tierB     [schema.NumTiers]int8
+	m         *model
+	keys      map[string]*keyState
+	prof      *profile
+	wr, rd    []int64
+	lastReq   uint64
+	checked   bool
+	// The window (p.Window): from the trace's first row, and the request
+	// of the last row modelled, whose rows all are.
+	first, last  time.Duration
+	seen, beyond bool
+	winReq       uint64
+}
+
+// scan reads the trace s through, modelling the rows sh gives this rank.
+func (ts *traceScan) scan(ctx context.Context, s Source, sh *sharder) error {
+	r, dig, closeTrace, err := openSource(s)
+	if err != nil {
+		return err
+	}
+	var rec schema.Record
+	for {
+		if ts.p.Rows&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				closeTrace()
+				return err
+			}
+		}
+		err := r.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil && !ts.checked {
+			ts.checked = true
+			if ts.cfg.ClosedLoop && !r.HasUser() {
+				err = noUsers(s.Name)
+			}
+		}
+		if err == nil && sh.mine(&rec, ts.src) {
+			err = ts.row(&rec)
+		}
+		if err != nil {
+			closeTrace()
+			return err
+		}
+	}
+	ts.p.Traces = append(ts.p.Traces, readInfo(s.Name, r, dig))
+	if err := closeTrace(); err != nil {
+		return fmt.Errorf("replay: %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// countUser counts rec's request for its user, the first row of each.
+func (ts *traceScan) countUser(rec *schema.Record) {
+	p := ts.p
+	if rec.Request != 0 && rec.User != 0 && rec.Request != ts.lastReq {
+		if p.UserRequests == nil {
+			p.UserRequests = map[userKey]int64{}
+		}
+		k := userKey{int32(ts.src), rec.User}
+		if p.UserRequests[k] == 0 {
+			p.Users = append(p.Users, User{Trace: ts.src, ID: rec.User, QoS: rec.QoS})
+		}
+		p.UserRequests[k]++
+	}
+	ts.lastReq = rec.Request
+}
+
+// inWindow reports whether rec lies within the plan's window (all rows
+// do without one); the rest is read for the trace's identity and counts.
+func (ts *traceScan) inWindow(rec *schema.Record) bool {
+	if !ts.seen {
+		ts.seen, ts.first = true, rec.Time
+	}
+	if ts.p.Window > 0 && !(rec.Request != 0 && rec.Request == ts.winReq) {
+		ts.beyond = ts.beyond || rec.Time-ts.first >= ts.p.Window
+		if ts.beyond {
+			return false
+		}
+		ts.winReq = rec.Request
+	}
+	return true
+}
+
+// row models one of this rank's rows.
+func (ts *traceScan) row(rec *schema.Record) error {
+	p := ts.p
+	ts.countUser(rec)
+	p.Rows++
+	p.Used[rec.Tier] = true
+	p.UsedRows[rec.Tier]++
+	b := ts.tierB[rec.Tier]
+	if b < 0 || !ts.inWindow(rec) {
+		return nil // an unmapped tier: Run stops on it, naming the flag
+	}
+	ts.last = max(ts.last, rec.Time)
+	ts.prof.advance(rec.Time-ts.first, ts.m, ts.wr, ts.rd)
+	logical, phys := sizes(rec.Size, ts.cfg.SizeScale, planAlign)
+	switch rec.Op {
+	case schema.OpRead:
+		ts.rd[b] += logical
+	case schema.OpWrite:
+		ts.wr[b] += logical
+	}
+	p.MaxObject = max(p.MaxObject, phys)
+	p.MaxObjectOf[ts.names[b]] = max(p.MaxObjectOf[ts.names[b]], phys)
+	ks := ts.keys[string(rec.Key)]
+	first := ks == nil
+	if first {
+		ks = &keyState{name: sourceKey(ts.src, ts.nsrc, rec.Key)}
+		ts.keys[string(rec.Key)] = ks
+	}
+	if trace.ColdRead(rec.Op, first) {
+		// Prepared before the run; a key read again after its Delete is
+		// written again lazily, when the read comes.
+		p.Cold = append(p.Cold, ColdObject{Key: ks.name, Tier: rec.Tier, Logical: logical})
+		ts.m.seenCold(b, phys)
+	}
+	_, err := ts.m.apply(ks, rec.Op, rec.Tier, phys)
+	return err
+}
+
+// addTo adds the trace's figures to the totals, and its profile and span
+// to the plan's.
+func (ts *traceScan) addTo(tot *planTotals) {
+	p := ts.p
+	for b := range ts.names {
+		tot.peak[b] += windowPeak(ts.m, b)
+		tot.peakN[b] += ts.m.peakCount[b] + ts.m.coldCount[b]
+		tot.written[b] += ts.wr[b]
+		tot.read[b] += ts.rd[b]
+	}
+	if ts.seen {
+		ts.prof.close(ts.last-ts.first, ts.m, ts.wr, ts.rd)
+		p.profile = p.profile.add(ts.prof)
+		p.Span = max(p.Span, ts.last-ts.first)
+	}
+	p.Objects += int64(len(ts.keys))
 }
