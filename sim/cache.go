@@ -424,6 +424,9 @@ func (c *cache) demote(o *object, to schema.Tier) error {
 	c.reserve(from, -o.size)
 	c.place(o, to)
 	c.stats.evictions++
+	// Bytes that reach a tier by eviction are written to it, as the
+	// reference counts them since mlcommons/storage #408 and #420.
+	c.stats.tierWritten[to] += o.size
 	switch to {
 	case schema.TierCPU:
 		c.stats.offloadsCPU++
