@@ -442,6 +442,9 @@ func (e *engine) result() *Result {
 		e.warn(fmt.Sprintf("%d of %d requests (%.1f %%) have contexts of %d tokens or more: kv-cache.py's rule makes them prefill-only, without decode reads",
 			st.prefillOnlyRule, st.dispatched, 100*float64(st.prefillOnlyRule)/float64(st.dispatched), prefillOnlyTokens))
 	}
+	if g, ok := e.gen.(*traceGen); ok {
+		g.endRun()
+	}
 	x.Notes = e.notes
 	x.Warnings = e.warnings
 	return r

@@ -146,6 +146,7 @@ func (e *engine) fetch() error {
 // traceGen replays request-trace files with their own timestamps, scaled
 // by --trace-speedup, for --replay-cycles passes (0: until the run ends).
 type traceGen struct {
+	runNoted   bool // endRun noted the open file's first pass
 	e          *engine
 	files      []string
 	format     reqtrace.Format
@@ -302,23 +303,8 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 // endFile closes the current file at its end, noting what its first pass
 // found.
 func (g *traceGen) endFile() {
-	e := g.e
-	name := g.files[g.fileIdx]
 	if g.cycle == 0 {
-		if n := g.cur.Skipped(); n > 0 {
-			e.notes = append(e.notes, fmt.Sprintf("%s: %d rows skipped (unparseable, as the reference skips them)", name, n))
-		}
-		if u := g.cur.TimeUnit(); u != "" {
-			e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", name, u))
-		}
-		if b := g.cur.HashBlocks(); b != nil && b.Fit+b.Apportioned > 0 {
-			e.notes = append(e.notes, name+": "+b.String())
-		}
-		if g.absurd > 0 {
-			e.warn(fmt.Sprintf("%d records with lengths no model serves (%s): an output is capped at %d tokens, and --duration bounds a generation",
-				g.absurd, strings.Join(g.absurdAt, "; "), MaxGenTokens))
-			g.absurd, g.absurdAt = 0, nil
-		}
+		g.noteFile("")
 	}
 	g.cur.Close()
 	g.cur = nil
@@ -329,6 +315,37 @@ func (g *traceGen) endFile() {
 			g.mem = []reqtrace.Request{}
 		}
 		g.memIdx = len(g.mem)
+	}
+}
+
+// noteFile notes what the first pass of the current file found: in all
+// of it, or, with a qualifier such as " (in the rows read before the run
+// ended)", in what was read of it.
+func (g *traceGen) noteFile(qualifier string) {
+	e := g.e
+	name := g.files[g.fileIdx]
+	if n := g.cur.Skipped(); n > 0 {
+		e.notes = append(e.notes, fmt.Sprintf("%s: %d rows skipped (unparseable, as the reference skips them)%s", name, n, qualifier))
+	}
+	if u := g.cur.TimeUnit(); u != "" {
+		e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", name, u))
+	}
+	if b := g.cur.HashBlocks(); b != nil && b.Fit+b.Apportioned > 0 {
+		e.notes = append(e.notes, name+": "+b.String()+qualifier)
+	}
+	if g.absurd > 0 {
+		e.warn(fmt.Sprintf("%d records with lengths no model serves (%s)%s: an output is capped at %d tokens, and --duration bounds a generation",
+			g.absurd, strings.Join(g.absurdAt, "; "), qualifier, MaxGenTokens))
+		g.absurd, g.absurdAt = 0, nil
+	}
+}
+
+// endRun notes what the file still open in its first pass when the run
+// ended (--duration) found in the rows read of it.
+func (g *traceGen) endRun() {
+	if g.cur != nil && g.cycle == 0 && !g.runNoted {
+		g.runNoted = true
+		g.noteFile(" (in the rows read before the run ended)")
 	}
 }
 

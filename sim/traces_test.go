@@ -391,3 +391,30 @@ func TestInFlightNotCompleted(t *testing.T) {
 		t.Errorf("summary total_requests %d, requests_completed %d", res.Summary.TotalRequests, res.RequestsCompleted)
 	}
 }
+
+// TestRequestTraceNotesWhenDurationEndsFirst: a run whose --duration ends
+// before its request trace's first pass does still notes what the rows
+// it read showed (the hash ids' block sizes here), saying so. The notes
+// used to be written only at the end of the file, so a bounded run of a
+// long trace had none.
+func TestRequestTraceNotesWhenDurationEndsFirst(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RequestTrace = filepath.Join("reqtrace", "testdata", "lmbench_synthetic60.jsonl") // 60 records over 10.9 s
+	cfg.Duration, cfg.GenerationMode = 3*time.Second, "none"
+	res, err := Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequestsCompleted >= 60 {
+		t.Fatalf("%d requests completed: the run read the whole trace, the test proves nothing", res.RequestsCompleted)
+	}
+	found := 0
+	for _, n := range res.Kvbench.Notes {
+		if strings.Contains(n, "hash ids: not 512-token blocks") && strings.HasSuffix(n, "(in the rows read before the run ended)") {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("notes %q: want the hash ids' sizes noted once, for the rows read", res.Kvbench.Notes)
+	}
+}
