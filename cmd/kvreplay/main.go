@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/launch"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/setup"
@@ -92,9 +93,9 @@ type options struct {
 	allowSystem bool            // --allow-system-path
 	warnings    []string        // for the result: --start-at's, --fit's
 
-	rank    rankInfo
-	startAt time.Time // --start-at; zero: start when ready
-	barrier *barrier  // --start-barrier; nil once passed
+	rank    launch.Rank
+	startAt time.Time       // --start-at; zero: start when ready
+	barrier *launch.Barrier // --start-barrier; nil once passed
 
 	listDevices bool
 	gds         bool       // --gds
@@ -143,7 +144,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (every row of an object on the rank its key hashes to, so no rank reads what another wrote; a request whose objects lie on several ranks runs in part on each; the default under several ranks), user (whole users, with --closed-loop) or tp (every rank every row: an N-way tensor-parallel group)")
 	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together: at most 24h ahead; one up to 1h past starts at once, with a warning")
 	startBarrier := fs.String("start-barrier", "", "a directory the ranks share (a new one for each run): each marks itself ready there, and all start together when all are (no launcher needed; a Kubernetes Indexed Job)")
-	barrierTimeout := cli.Seconds(defaultStartBarrierTimeout)
+	barrierTimeout := cli.Seconds(launch.DefaultBarrierTimeout)
 	fs.Var(&barrierTimeout, "start-barrier-timeout", "how long a rank waits at --start-barrier for the others (seconds or a duration)")
 	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
 	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
@@ -181,11 +182,11 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	}
 	o.traces = rest
 	var errs []error
-	if o.rank, err = envRankFlags(*flagRank, *flagRanks); err != nil {
+	if o.rank, err = launch.FromFlags(*flagRank, *flagRanks, os.Getenv); err != nil {
 		errs = append(errs, err)
 	}
-	o.cfg.Rank, o.cfg.Ranks = o.rank.rank, o.rank.ranks
-	if o.rank.ranks > 1 && o.rank.rank != 0 {
+	o.cfg.Rank, o.cfg.Ranks = o.rank.Rank, o.rank.Ranks
+	if o.rank.Ranks > 1 && o.rank.Rank != 0 {
 		// The ranks of a launcher share its terminal: rank 0 draws the
 		// progress and prints the summary, the others write their
 		// documents silently (warnings still go to stderr).
@@ -198,14 +199,14 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		flag string
 		path *string
 	}{{"-o", &o.output}, {"--dir", &o.tiers.Dir}, {"--device", &o.tiers.Device}} {
-		if p, err := rankTemplate(t.flag, *t.path, o.rank); err != nil {
+		if p, err := launch.Template(t.flag, *t.path, o.rank); err != nil {
 			errs = append(errs, err)
 		} else {
 			*t.path = p
 		}
 	}
-	if o.rank.ranks > 1 && (o.output == "" || o.output == "-") {
-		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.ranks))
+	if o.rank.Ranks > 1 && (o.output == "" || o.output == "-") {
+		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.Ranks))
 	}
 	if *sloMS != "" {
 		if o.cfg.SLO, err = results.ParseSLO(*sloMS); err != nil {
@@ -219,12 +220,12 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		case barrierTimeout.Duration() <= 0:
 			errs = append(errs, fmt.Errorf("--start-barrier-timeout %s: must be above 0", barrierTimeout.Duration()))
 		default:
-			o.barrier = newBarrier(*startBarrier, barrierTimeout.Duration())
+			o.barrier = launch.NewBarrier(*startBarrier, barrierTimeout.Duration())
 		}
 	}
 	var startWarning string
 	if *startAt != "" {
-		if o.startAt, startWarning, err = parseStartAt(*startAt, time.Now()); err != nil {
+		if o.startAt, startWarning, err = launch.ParseStartAt(*startAt, time.Now()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -256,7 +257,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	if len(errs) > 0 {
 		return nil, nil, cli.Input(errors.Join(errs...))
 	}
-	o.tiers.LocalRank, o.tiers.Quiet, o.tiers.Stderr = o.rank.local, o.quiet, stderr
+	o.tiers.LocalRank, o.tiers.Quiet, o.tiers.Stderr = o.rank.Local, o.quiet, stderr
 	if startWarning != "" {
 		o.warnings = append(o.warnings, startWarning)
 		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", startWarning)
@@ -373,15 +374,15 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	switch {
 	case o.barrier != nil:
 		ready = func() error {
-			at, err := o.barrier.wait(ctx, o.rank)
+			at, err := o.barrier.Wait(ctx, o.rank)
 			if err != nil {
 				return err
 			}
 			o.barrier, o.startAt = nil, at
-			return waitUntil(ctx, at)
+			return launch.WaitUntil(ctx, at)
 		}
 	case !o.startAt.IsZero():
-		ready = func() error { return waitUntil(ctx, o.startAt) }
+		ready = func() error { return launch.WaitUntil(ctx, o.startAt) }
 	}
 	res, runErr := setup.Replay(ctx, o.env, cfg, plan, srcs, o.tiers, ready, progress)
 	if progress != nil {
@@ -393,7 +394,7 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	res.Tool, res.ToolVersion = "kvreplay", cli.Version()
 	res.CommandLine = append([]string{"kvreplay"}, args...)
 	res.Label, res.System, res.Trial = o.label, o.system, o.trial
-	res.LocalRank, res.RankSource = o.rank.local, o.rank.source
+	res.LocalRank, res.RankSource = o.rank.Local, o.rank.Source
 	if !o.startAt.IsZero() {
 		at := o.startAt.UTC()
 		res.StartAt, res.StartSkewS = &at, res.Started.Sub(o.startAt).Seconds()

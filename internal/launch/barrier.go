@@ -1,0 +1,166 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A start barrier: ranks that share a directory start together without a
+// launcher. Each rank creates its ready file there, and waits until every
+// rank's is there; all then start at one instant, startBarrierGrace after
+// the last one's modification time, so that ranks that saw it a poll apart
+// still start in step.
+const (
+	startBarrierPoll  = 100 * time.Millisecond
+	startBarrierGrace = time.Second
+	// DefaultBarrierTimeout is how long a rank waits for the others
+	// (--start-barrier-timeout): pods of a Job can take minutes to be
+	// scheduled and pull their image.
+	DefaultBarrierTimeout = 10 * time.Minute
+)
+
+// Barrier is --start-barrier DIR: a directory the ranks of a run share,
+// where each marks itself ready and waits for the others. now and sleep
+// are the clock (a test's fake one). A Barrier is used by one goroutine.
+type Barrier struct {
+	dir     string
+	timeout time.Duration
+	poll    time.Duration
+	now     func() time.Time
+	sleep   func(ctx context.Context, d time.Duration) error
+}
+
+// NewBarrier returns the barrier in dir (made at Wait if missing), where a
+// rank waits at most timeout for the others.
+func NewBarrier(dir string, timeout time.Duration) *Barrier {
+	return &Barrier{dir: dir, timeout: timeout, poll: startBarrierPoll, now: time.Now, sleep: sleepCtx}
+}
+
+// readyName is rank's ready file in a run of ranks: the run's size is in
+// the name, so ranks started with different --ranks are told apart.
+func readyName(rank, ranks int) string {
+	return "kvreplay-ready." + strconv.Itoa(rank) + "-of-" + strconv.Itoa(ranks)
+}
+
+// Wait marks r's rank ready and waits for every rank of r.Ranks, then
+// returns the instant they all start at (a second after the last was
+// ready: WaitUntil it). A ready file of this rank already there is an
+// earlier run's: an error, since the barrier would pass at once (kvreplay
+// removes nothing it did not make in this run). The ready files stay:
+// their times record when each rank was ready. When ctx ends, Wait returns
+// its cause.
+func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
+	fail := func(format string, args ...any) (time.Time, error) {
+		return time.Time{}, fmt.Errorf("--start-barrier %s: "+format, append([]any{b.dir}, args...)...)
+	}
+	if err := os.MkdirAll(b.dir, 0o755); err != nil {
+		return fail("%w", err)
+	}
+	mine := filepath.Join(b.dir, readyName(r.Rank, r.Ranks))
+	f, err := os.OpenFile(mine, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fail("%s exists, from an earlier run: give each run a new directory, or remove its kvreplay-ready.* files", filepath.Base(mine))
+	}
+	if err != nil {
+		return fail("%w", err)
+	}
+	// Empty: its modification time, when it was made, is what the others
+	// read, and a write after would move it under a rank that has read it.
+	if err := f.Close(); err != nil {
+		return fail("%w", err)
+	}
+	deadline := b.now().Add(b.timeout)
+	for {
+		last, missing, err := b.scan(r.Ranks)
+		if err != nil {
+			return fail("%w", err)
+		}
+		if len(missing) == 0 {
+			return last.Add(startBarrierGrace), nil
+		}
+		if !b.now().Before(deadline) {
+			return fail("%d of %d ranks ready after %s (missing: %s): the others did not start, or do not share this directory", r.Ranks-len(missing), r.Ranks, b.timeout, joinInts(missing, 8))
+		}
+		if err := b.sleep(ctx, b.poll); err != nil {
+			return time.Time{}, err
+		}
+	}
+}
+
+// scan returns the latest modification time of the ready files of a run of
+// ranks and the ranks whose file is missing. A ready file of a run of
+// another size is an error: its rank was given another --ranks.
+func (b *Barrier) scan(ranks int) (last time.Time, missing []int, err error) {
+	entries, err := os.ReadDir(b.dir)
+	if err != nil {
+		return last, nil, err
+	}
+	seen := make([]bool, ranks)
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "kvreplay-ready.")
+		if !ok {
+			continue
+		}
+		r, n, ok := strings.Cut(name, "-of-")
+		rank, err1 := strconv.Atoi(r)
+		size, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil {
+			continue
+		}
+		if size != ranks {
+			return last, nil, fmt.Errorf("%s: a rank of a run of %d ranks, this one has %d (give every rank the same --ranks)", e.Name(), size, ranks)
+		}
+		if rank < 0 || rank >= ranks {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return last, nil, err
+		}
+		seen[rank] = true
+		if t := info.ModTime(); t.After(last) {
+			last = t
+		}
+	}
+	for r, ok := range seen {
+		if !ok {
+			missing = append(missing, r)
+		}
+	}
+	return last, missing, nil
+}
+
+// joinInts lists up to most numbers, then how many more.
+func joinInts(v []int, most int) string {
+	var b strings.Builder
+	for i, n := range v {
+		if i == most {
+			fmt.Fprintf(&b, " and %d more", len(v)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(n))
+	}
+	return b.String()
+}
+
+// sleepCtx sleeps for d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

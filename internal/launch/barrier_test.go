@@ -1,0 +1,88 @@
+package launch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestStartBarrier: 4 ranks sharing a directory each mark themselves ready
+// and wait; all pass when all are there, at one start instant.
+func TestStartBarrier(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "barrier")
+	starts := make([]time.Time, 4)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := NewBarrier(dir, time.Minute)
+			b.poll = time.Millisecond
+			starts[r], errs[r] = b.Wait(t.Context(), Rank{Rank: r, Ranks: 4})
+		}()
+	}
+	wg.Wait()
+	for r := range 4 {
+		if errs[r] != nil || !starts[r].Equal(starts[0]) || starts[r].IsZero() {
+			t.Errorf("rank %d: start %v, %v; rank 0's %v", r, starts[r], errs[r], starts[0])
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 4 {
+		t.Errorf("%d ready files, want 4", len(entries))
+	}
+	// The same directory again: the earlier run's files would let the
+	// barrier pass at once.
+	_, err := NewBarrier(dir, time.Minute).Wait(t.Context(), Rank{Rank: 1, Ranks: 4})
+	if err == nil || !strings.Contains(err.Error(), "kvreplay-ready.1-of-4 exists, from an earlier run") {
+		t.Errorf("a used barrier directory: %v", err)
+	}
+}
+
+// TestStartBarrierTimeout: on a fake clock, a rank whose peers never come
+// gives up after the timeout, naming the ranks missing; a rank of another
+// --ranks is an error.
+func TestStartBarrierTimeout(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	b := NewBarrier(dir, 10*time.Minute)
+	slept := time.Duration(0)
+	b.now = func() time.Time { return now.Add(slept) }
+	b.sleep = func(_ context.Context, d time.Duration) error { slept += d; return nil }
+	_, err := b.Wait(t.Context(), Rank{Rank: 0, Ranks: 3})
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 ranks ready after 10m0s (missing: 1, 2)") {
+		t.Errorf("timeout: %v", err)
+	}
+	if slept < 10*time.Minute || slept > 10*time.Minute+startBarrierPoll {
+		t.Errorf("waited %v on the fake clock, want the 10 min timeout", slept)
+	}
+	other := NewBarrier(dir, time.Minute)
+	other.sleep = b.sleep
+	if _, err := other.Wait(t.Context(), Rank{Rank: 1, Ranks: 2}); err == nil || !strings.Contains(err.Error(), "a rank of a run of 3 ranks, this one has 2") {
+		t.Errorf("another --ranks: %v", err)
+	}
+}
+
+// TestJoinInts lists at most a few ranks, then how many more.
+func TestJoinInts(t *testing.T) {
+	tests := []struct {
+		v    []int
+		most int
+		want string
+	}{
+		{nil, 8, ""},
+		{[]int{3}, 8, "3"},
+		{[]int{1, 2}, 8, "1, 2"},
+		{[]int{0, 1, 2, 3, 4}, 3, "0, 1, 2 and 2 more"},
+	}
+	for _, tt := range tests {
+		if got := joinInts(tt.v, tt.most); got != tt.want {
+			t.Errorf("joinInts(%v, %d) = %q, want %q", tt.v, tt.most, got, tt.want)
+		}
+	}
+}

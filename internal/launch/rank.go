@@ -1,0 +1,151 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// launcherVars are the environment variables launchers set, in the order
+// they are trusted: rank, size and local rank (empty when the launcher
+// sets none).
+var launcherVars = []struct{ rank, size, local string }{
+	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+	{"PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+	{"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+	{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+	// A Kubernetes Indexed Job sets JOB_COMPLETION_INDEX in each pod, but
+	// not the number of completions: --ranks gives it, or KVBENCH_RANKS,
+	// set in the manifest from spec.completions. A pod is a host of its
+	// own: its local rank is 0.
+	{k8sIndex, k8sRanks, ""},
+}
+
+// The variables of a Kubernetes Indexed Job's ranks.
+const (
+	k8sIndex = "JOB_COMPLETION_INDEX"
+	k8sRanks = "KVBENCH_RANKS"
+)
+
+// Rank is where a process stands in its run: its rank of Ranks, its rank
+// among the ranks of its host (Local), and what said so (Source: "--rank",
+// a launcher variable's name, or "" for a process alone, rank 0 of 1).
+type Rank struct {
+	Rank, Ranks, Local int
+	Source             string
+}
+
+// Find reads the rank from the flags (flagRank >= 0; -1 when not given) or
+// from the environment, read through getenv (os.Getenv, or a test's map).
+// --rank wins over the launchers, and a launcher other than Kubernetes over
+// a pod's JOB_COMPLETION_INDEX (mpirun inside an MPIJob). Without either
+// it returns rank 0 of 1.
+func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
+	if idx := getenv(k8sIndex); flagRank < 0 && flagRanks >= 1 && idx != "" && !otherLauncher(getenv) {
+		// An Indexed Job with --ranks (its spec.completions).
+		rank, err := strconv.Atoi(idx)
+		if err != nil || rank < 0 {
+			return Rank{}, fmt.Errorf("%s=%q: not a rank", k8sIndex, idx)
+		}
+		if rank >= flagRanks {
+			return Rank{}, fmt.Errorf("%s=%d: must be below --ranks %d (the Job's spec.completions)", k8sIndex, rank, flagRanks)
+		}
+		return Rank{Rank: rank, Ranks: flagRanks, Source: k8sIndex}, nil
+	}
+	if flagRank >= 0 || flagRanks >= 0 {
+		if flagRank < 0 || flagRanks < 1 {
+			return Rank{}, errors.New("--rank and --ranks: give both, or neither (the launcher's environment then says)")
+		}
+		if flagRank >= flagRanks {
+			return Rank{}, fmt.Errorf("--rank %d: must be below --ranks %d", flagRank, flagRanks)
+		}
+		return Rank{Rank: flagRank, Ranks: flagRanks, Source: "--rank"}, nil
+	}
+	for _, v := range launcherVars {
+		r := getenv(v.rank)
+		if r == "" {
+			continue
+		}
+		rank, err := strconv.Atoi(r)
+		if err != nil || rank < 0 {
+			return Rank{}, fmt.Errorf("%s=%q: not a rank", v.rank, r)
+		}
+		size, err := strconv.Atoi(getenv(v.size))
+		if err != nil || size < 1 || rank >= size {
+			if v.rank == k8sIndex {
+				return Rank{}, fmt.Errorf("%s=%s but %s=%q: give the Job's spec.completions as --ranks, or set %s from it in the pod's env", v.rank, r, v.size, getenv(v.size), v.size)
+			}
+			return Rank{}, fmt.Errorf("%s=%s but %s=%q: the launcher's size is missing or below the rank", v.rank, r, v.size, getenv(v.size))
+		}
+		local := 0
+		if v.local != "" {
+			local, _ = strconv.Atoi(getenv(v.local))
+		}
+		return Rank{Rank: rank, Ranks: size, Local: local, Source: v.rank}, nil
+	}
+	return Rank{Ranks: 1}, nil
+}
+
+// FromFlags is Find with --rank and --ranks as given on the command line
+// ("" when not given): each must be a non-negative integer.
+func FromFlags(rank, ranks string, getenv func(string) string) (Rank, error) {
+	num := func(flag, v string) (int, error) {
+		if v == "" {
+			return -1, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%s %s: want a non-negative integer", flag, v)
+		}
+		return n, nil
+	}
+	r, err := num("--rank", rank)
+	if err != nil {
+		return Rank{}, err
+	}
+	n, err := num("--ranks", ranks)
+	if err != nil {
+		return Rank{}, err
+	}
+	return Find(r, n, getenv)
+}
+
+// otherLauncher reports whether a launcher other than Kubernetes set its
+// rank: mpirun inside a pod (an MPIJob) is trusted before the pod's index.
+func otherLauncher(getenv func(string) string) bool {
+	for _, v := range launcherVars {
+		if v.rank != k8sIndex && getenv(v.rank) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Template puts r's rank into path, the value of flag, for each {rank} in
+// it. "" and "-" (stdout) are returned as they are. Under several ranks a
+// path without {rank} would be shared by all of them, which is an error
+// for what a rank writes; the error shows flag with {rank} in it.
+func Template(flag, path string, r Rank) (string, error) {
+	if path == "" || path == "-" {
+		return path, nil
+	}
+	if !strings.Contains(path, "{rank}") {
+		if r.Ranks > 1 {
+			return "", fmt.Errorf("%s %s: %d ranks would share it: put {rank} in it (e.g. %s)", flag, path, r.Ranks, example(flag))
+		}
+		return path, nil
+	}
+	return strings.ReplaceAll(path, "{rank}", strconv.Itoa(r.Rank)), nil
+}
+
+// example is flag with a template of {rank}, for an error's hint.
+func example(flag string) string {
+	switch flag {
+	case "-o":
+		return "-o out.{rank}.json"
+	case "--device":
+		return "--device /mnt/nvme0/kv.{rank}.extent"
+	}
+	return "--dir /mnt/nvme0/rank{rank}"
+}

@@ -1,0 +1,83 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Bounds of --start-at, against the clock when the flags are parsed: an
+// instant further in the future is a typo (or milliseconds given as
+// seconds), not a start that ranks wait a day for; one further in the past
+// is a stale command line. Within startAtPast, a start more than
+// startAtLate ago is a rank launched late: the replay starts at once, with
+// a warning in the result and on stderr.
+const (
+	startAtFuture = 24 * time.Hour
+	startAtPast   = time.Hour
+	startAtLate   = 5 * time.Second
+)
+
+// ParseStartAt parses --start-at, RFC 3339 or Unix seconds, and checks it
+// against now: an instant more than 24 hours after now, or more than an
+// hour before it, is an error; one more than 5 seconds before it comes
+// with a warning (a rank launched late starts at once).
+func ParseStartAt(s string, now time.Time) (at time.Time, warning string, err error) {
+	if at, err = time.Parse(time.RFC3339Nano, s); err != nil {
+		f, perr := strconv.ParseFloat(s, 64)
+		if perr != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return time.Time{}, "", fmt.Errorf("--start-at %s: want RFC 3339 (2026-11-24T20:00:00Z) or Unix seconds", s)
+		}
+		// Checked as seconds before the conversion, which would overflow.
+		nowS := float64(now.UnixNano()) / 1e9
+		switch {
+		case f > nowS+startAtFuture.Seconds():
+			return time.Time{}, "", startAtErr(s, "after", startAtFuture, now)
+		case f < nowS-startAtPast.Seconds():
+			return time.Time{}, "", startAtErr(s, "before", startAtPast, now)
+		}
+		sec, frac := math.Modf(f)
+		at = time.Unix(int64(sec), int64(frac*1e9))
+	}
+	switch d := at.Sub(now); {
+	case d > startAtFuture:
+		return time.Time{}, "", startAtErr(s, "after", startAtFuture, now)
+	case d < -startAtPast:
+		return time.Time{}, "", startAtErr(s, "before", startAtPast, now)
+	case d < -startAtLate:
+		warning = fmt.Sprintf("--start-at %s: %s ago when kvreplay started: the replay starts at once, not in step with ranks that started on time", s, (-d).Round(time.Millisecond))
+	}
+	return at, warning, nil
+}
+
+func startAtErr(s, rel string, bound time.Duration, now time.Time) error {
+	return fmt.Errorf("--start-at %s: more than %s %s now (%s): want an instant within %s before and %s after it",
+		s, shortDuration(bound), rel, now.UTC().Format(time.RFC3339), shortDuration(startAtPast), shortDuration(startAtFuture))
+}
+
+// shortDuration writes whole hours as "24h", not "24h0m0s".
+func shortDuration(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	}
+	return d.String()
+}
+
+// WaitUntil sleeps until t, or until ctx ends (then it returns ctx's
+// cause). A t already past returns at once.
+func WaitUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
