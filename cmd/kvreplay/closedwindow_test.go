@@ -12,7 +12,8 @@ import (
 // they are cut, each once. Cutting one hands its objects' turns to others
 // that wait; walking the waiting list while that changed it cut a request
 // twice, after its rows were gone (a panic in about one run in three of
-// this trace, so the replay runs six times side by side).
+// this trace on a loaded machine, rarer on a quiet one: the replay runs
+// twice side by side; replay's TestClosedLoopWindow* hold the rule).
 func TestClosedLoopWindowCutsWaitingRequests(t *testing.T) {
 	t.Parallel()
 	kvtrace, kvreplay := buildTools(t)
@@ -22,7 +23,7 @@ func TestClosedLoopWindowCutsWaitingRequests(t *testing.T) {
 		"--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "-o", tr).CombinedOutput(); err != nil {
 		t.Fatalf("kvtrace: %v\n%s", err, out)
 	}
-	for i := range 6 {
+	for i := range 2 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
 			d := filepath.Join(dir, fmt.Sprint(i))

@@ -68,8 +68,8 @@ Examples:
   kvreplay --fit --tier-map Tier-0=nvme,Tier-1=nvme,Tier-2=nvme --dir /mnt/nvme0/kv run.csv.zst -o stress.json
 
   # users wait for their storage; then: how many users does this system serve?
-  kvreplay --fit --closed-loop --duration 20s --dir /mnt/nvme0/kv run.csv.zst -o closed.json
-  kvreplay --fit --search users --duration 10s --search-probes 5 --dir /mnt/nvme0/kv run.csv.zst -o users.json
+  kvreplay --fit --closed-loop --duration 10s --dir /mnt/nvme0/kv run.csv.zst -o closed.json
+  kvreplay --fit --search users --duration 5s --search-probes 4 --dir /mnt/nvme0/kv run.csv.zst -o users.json
 
   # one rank of many, under mpirun or srun (ranks from the launcher's environment)
   mpirun -np 4 kvreplay --shard key --size-scale 1/1024 --duration 2m --mkdir --dir /mnt/nvme0/rank{rank} -o out.{rank}.json run.csv.zst

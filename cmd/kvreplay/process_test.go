@@ -176,12 +176,12 @@ func TestPipeSmallRAM(t *testing.T) {
 		name  string
 		extra []string
 		evict bool
-	}{{"default", nil, false}, {"budget", []string{"--ram-budget", "16MiB"}, true}} {
+	}{{"default", nil, false}, {"budget", []string{"--ram-budget", "4MiB"}, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			res := filepath.Join(dir, c.name+".json")
 			gen := exec.Command(kvtrace, "--num-users", "10", "--duration", "30", "--generation-mode", "none",
 				"--gpu-mem-gb", "0", "--cpu-mem-gb", "8")
-			args := append([]string{"--speed", "max", "--size-scale", "1/256", "--mkdir", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
+			args := append([]string{"--speed", "max", "--size-scale", "1/1024", "--mkdir", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
 			rep := exec.Command(kvreplay, append(args, "-")...)
 			pipeline(t, gen, rep)
 			r := readResult(t, res)

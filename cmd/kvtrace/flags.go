@@ -88,7 +88,7 @@ Examples:
   kvtrace --format mlperf --model deepseek-v3 --num-users 50 --duration 30 -o ds.csv
 
   # Simulate, replay on NVMe and report in one pipeline.
-  kvtrace --model llama3.1-8b --num-users 50 --duration 60 --generation-mode none --gpu-mem-gb 0 | kvreplay --size-scale 1/1024 --dir /mnt/nvme - | kvreport -
+  kvtrace --model llama3.1-8b --num-users 50 --duration 20 --generation-mode none --gpu-mem-gb 0 | kvreplay --size-scale 1/1024 --dir /mnt/nvme - | kvreport -
 `
 
 // simOptions is a parsed and validated simulation command line.

@@ -77,7 +77,7 @@ func TestExamples(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", strings.Join(cmd, " "), err)
 		}
-		groups = append(groups, helpExamples(strings.Join(cmd, " "), string(out)))
+		groups = append(groups, helpExamples(strings.Join(cmd, " "), string(out))...)
 	}
 
 	inputs := t.TempDir()
@@ -176,18 +176,28 @@ func readmeBlocks(text string) [][]example {
 	return blocks
 }
 
-// helpExamples returns the command lines of a help text's Examples section.
-func helpExamples(where, help string) []example {
+// helpExamples returns the command lines of a help text's Examples
+// section, one group per paragraph (examples apart from each other, run
+// side by side).
+func helpExamples(where, help string) [][]example {
 	_, ex, ok := strings.Cut(help, "\nExamples:\n")
 	if !ok {
 		return nil
 	}
 	ex, _, _ = strings.Cut(ex, "\nOptions:\n")
-	var out []example
+	var out [][]example
+	var cur []example
 	for l := range strings.Lines(ex) {
-		if l = strings.TrimSpace(l); isCommand(l) {
-			out = append(out, example{where: where, line: l})
+		l = strings.TrimSpace(l)
+		if l == "" && len(cur) > 0 {
+			out, cur = append(out, cur), nil
 		}
+		if isCommand(l) {
+			cur = append(cur, example{where: where, line: l})
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
 	}
 	return out
 }
@@ -414,7 +424,7 @@ func makeInputs(t *testing.T, dir, bin string, env []string) {
 			t.Fatal(err)
 		}
 	}
-	run("kvtrace", "--num-users", "10", "--duration", "10", "--generation-mode", "none", "--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "-o", "run.csv.zst")
+	run("kvtrace", "--num-users", "10", "--duration", "5", "--generation-mode", "none", "--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "-o", "run.csv.zst")
 	copyFile("sim/testdata/config.yaml", "config.yaml")
 	copyFile("sim/reqtrace/testdata/mooncake_head200.jsonl", "conversation_trace.jsonl")
 	copyFile("testdata/reference/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst", "kv_trace.csv.zst")
