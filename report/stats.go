@@ -24,6 +24,7 @@ const (
 	MetricRefTokens    = "storage_throughput_tokens_per_sec"
 	MetricRequestsPerS = "requests_per_s"
 	MetricRequestP95   = "request_storage_p95"
+	MetricSLO          = "slo_attainment"
 	MetricLagP99       = "lag_p99"
 	MetricElapsed      = "elapsed"
 	MetricHealth       = "storage_health_pass"
@@ -90,6 +91,10 @@ func catalogue() []metricDef {
 		"tokens generated over the total storage I/O time of the completed requests; a closed-loop replay measures it")
 	def(MetricRequestsPerS, "req/s", "higher", "requests completed per second of the run")
 	def(MetricRequestP95, "ms", "lower", "request storage latency p95, all QoS classes")
+	def(MetricSLO, "%", "higher", "requests within kvreplay --slo-ms (the document's target, overall or its class's); absent without --slo-ms")
+	for q := range schema.QoS(schema.NumQoS) {
+		def(qosMetric(q.String(), "slo_attainment"), "%", "higher", q.String()+" requests within kvreplay --slo-ms's target for the class")
+	}
 	for q := range schema.QoS(schema.NumQoS) {
 		target := results.QoSTarget(q)
 		if target <= 0 {
@@ -210,6 +215,14 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 			v[MetricRequestsPerS] = float64(r.Requests.Count) / r.WallS
 		}
 		v[MetricRequestP95] = r.Requests.Latency.P95US / 1000
+	}
+	if slo := r.Requests.SLO; slo != nil && slo.Count > 0 {
+		v[MetricSLO] = 100 * float64(slo.Within) / float64(slo.Count)
+		for _, c := range slo.ByQoS {
+			if c.Count > 0 {
+				v[qosMetric(c.QoS, "slo_attainment")] = 100 * float64(c.Within) / float64(c.Count)
+			}
+		}
 	}
 	qosValues(r, v)
 	if r.Lag.Count > 0 {
