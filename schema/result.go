@@ -118,6 +118,13 @@ type PathInfo struct {
 	Device     string `json:"device"`
 	Model      string `json:"device_model,omitempty"`
 	Direct     bool   `json:"direct_io"`
+	// MountOptions are the options of the mount holding the path (its own
+	// and its file system's), "" where unknown.
+	MountOptions string `json:"mount_options,omitempty"`
+	// Gateway names the FUSE program behind a FUSE mount (s3fs, rclone,
+	// mount-s3: an object store through a POSIX gateway, as MLPerf's
+	// rules require) and its version, where it answers --version.
+	Gateway string `json:"gateway,omitempty"`
 	// GPU is the GPU tier's device and copies; nil for other tiers.
 	GPU *GPUPath `json:"gpu,omitempty"`
 	// S3 is the object tier's requests; nil for other tiers.

@@ -10,10 +10,13 @@
 package host
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/schema"
 )
@@ -84,6 +87,10 @@ func PathFacts(backend, path string) schema.PathInfo {
 	devNum := ""
 	if found {
 		info.FileSystem = m.fsType
+		info.MountOptions = m.options
+		if strings.HasPrefix(m.fsType, "fuse") {
+			info.Gateway = Gateway(m.fsType, m.source)
+		}
 		info.Device, devNum = m.majMin, m.majMin
 		if strings.HasPrefix(m.source, "/dev/") {
 			info.Device = m.source
@@ -102,6 +109,36 @@ func PathFacts(backend, path string) schema.PathInfo {
 		info.Model = deviceModel("/sys", devNum)
 	}
 	return info
+}
+
+// Gateway names the program behind a FUSE mount of type fsType
+// ("fuse.s3fs") from source ("s3fs"), with the first line its --version
+// prints where it is on PATH and answers within two seconds: "s3fs
+// (Amazon Simple Storage Service File System V1.91 ...)".
+func Gateway(fsType, source string) string {
+	name := strings.TrimPrefix(strings.TrimPrefix(fsType, "fuse"), ".")
+	if name == "" || name == "fuseblk" {
+		name = filepath.Base(source)
+	}
+	if name == "" {
+		return ""
+	}
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		return name
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return name
+	}
+	for l := range strings.Lines(string(out)) {
+		if l = strings.TrimSpace(l); l != "" {
+			return name + ": " + l
+		}
+	}
+	return name
 }
 
 // resolve makes path absolute and resolves its symbolic links; for a path

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +78,9 @@ type mount struct {
 	point  string // the mount point
 	fsType string
 	source string
+	// options are the mount's options and the file system's own (super
+	// options), as mount(8) shows them: "rw,relatime,user_id=0,...".
+	options string
 }
 
 // errMountinfo is a malformed mountinfo line.
@@ -108,17 +112,32 @@ func parseMountinfo(r io.Reader) ([]mount, error) {
 			return nil, fmt.Errorf("host: mountinfo:%d: %q: %w", n, line, errMountinfo)
 		}
 		ms = append(ms, mount{
-			majMin: f[2],
-			root:   unescape(f[3]),
-			point:  unescape(f[4]),
-			fsType: f[sep+1],
-			source: unescape(f[sep+2]),
+			majMin:  f[2],
+			root:    unescape(f[3]),
+			point:   unescape(f[4]),
+			fsType:  f[sep+1],
+			source:  unescape(f[sep+2]),
+			options: joinOptions(f[5], f[sep+3:]),
 		})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("host: mountinfo: %w", err)
 	}
 	return ms, nil
+}
+
+// joinOptions joins a mount's options and its super options, without
+// repeating one the mount already has.
+func joinOptions(mountOpts string, super []string) string {
+	opts := strings.Split(mountOpts, ",")
+	if len(super) > 0 {
+		for _, o := range strings.Split(super[0], ",") {
+			if o != "" && !slices.Contains(opts, o) {
+				opts = append(opts, o)
+			}
+		}
+	}
+	return unescape(strings.Join(opts, ","))
 }
 
 // unescape undoes the kernel's octal escapes (\NNN) in a mountinfo field.

@@ -29,12 +29,12 @@ func TestParseMountinfo(t *testing.T) {
 		t.Fatalf("%d mounts, want 8", len(ms))
 	}
 	want := []mount{
-		{"0:21", "/", "/proc", "proc", "proc"},
-		{"259:2", "/", "/", "ext4", "/dev/nvme0n1p2"},
-		{"0:27", "/", "/tmp", "tmpfs", "tmpfs"},
-		{"259:3", "/", "/mnt/fast disk", "xfs", "/dev/nvme1n1"},
-		{"259:3", "/sub", "/srv/bind", "xfs", "/dev/nvme1n1"},
-		{"0:40", "/", "/mnt/back\\slash\ttab", "nfs4", "server:/export dir"},
+		{"0:21", "/", "/proc", "proc", "proc", "rw,relatime"},
+		{"259:2", "/", "/", "ext4", "/dev/nvme0n1p2", "rw,relatime,errors=remount-ro"},
+		{"0:27", "/", "/tmp", "tmpfs", "tmpfs", "rw,nosuid,nodev,size=8g"},
+		{"259:3", "/", "/mnt/fast disk", "xfs", "/dev/nvme1n1", "rw,relatime,attr2,inode64"},
+		{"259:3", "/sub", "/srv/bind", "xfs", "/dev/nvme1n1", "rw,relatime"},
+		{"0:40", "/", "/mnt/back\\slash\ttab", "nfs4", "server:/export dir", "rw,vers=4.2"},
 	}
 	for i, w := range want {
 		if ms[i] != w {
