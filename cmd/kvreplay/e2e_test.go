@@ -128,8 +128,10 @@ func TestReferenceTracesAtScale(t *testing.T) {
 					for tier := range read {
 						moved += read[tier] + write[tier]
 					}
-					if raceEnabled && moved > 8<<30 {
-						t.Skipf("moves %d GiB: too slow under the race detector (CI runs it without)", moved>>30)
+					if raceEnabled && moved > 1<<30 {
+						// The race detector looks for races, which the small
+						// cases find as well; the bytes are checked without it.
+						t.Skipf("moves %d MiB: too slow under the race detector (CI runs it without)", moved>>20)
 					}
 					if !longTests && moved > 8<<30 {
 						t.Skipf("moves %d GiB: a long case, run with KVBENCH_LONG=1 (CI does)", moved>>30)
