@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,7 +169,7 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.StringVar(&o.tiers.GPUs, "gpus", "", "GPUs the gpu tier may use, e.g. 0,1 (default: all); each rank takes the one at its local rank")
 	fs.StringVar(&o.tiers.S3.Endpoint, "s3-endpoint", "", "s3 tier: the S3 service's `URL` (http://127.0.0.1:7070); default: the AWS chain's (AWS_ENDPOINT_URL_S3) or AWS's for the region")
 	fs.StringVar(&o.tiers.S3.Bucket, "s3-bucket", "", "s3 tier: the bucket (it must exist; kvreplay works under a prefix of its own in it, run-ID/, and removes only that)")
-	fs.StringVar(&o.tiers.S3.Prefix, "s3-prefix", "", "s3 tier: where in the bucket the run's prefix goes (P/run-ID/)")
+	fs.StringVar(&o.tiers.S3.Prefix, "s3-prefix", "", "s3 tier: where in the bucket the run's prefix goes (P/run-ID/); {rank} is this process's rank")
 	fs.IntVar(&o.tiers.S3.Concurrency, "s3-concurrency", 0, "s3 tier: the most requests in flight (default 16)")
 	fs.Var(&s3Part, "s3-part-size", "s3 tier: objects above it are multipart uploads of parts of this size (default 8MiB)")
 	fs.BoolVar(&o.listDevices, "list-devices", false, "print the GPUs and GPUDirect Storage this machine offers, and exit")
@@ -205,6 +206,9 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 			*t.path = p
 		}
 	}
+	// Each run has a prefix of its own below --s3-prefix (run-ID): ranks
+	// may share one, or name theirs with {rank}.
+	o.tiers.S3.Prefix = strings.ReplaceAll(o.tiers.S3.Prefix, "{rank}", strconv.Itoa(o.rank.Rank))
 	if o.rank.Ranks > 1 && (o.output == "" || o.output == "-") {
 		errs = append(errs, fmt.Errorf("%d ranks would write their results into one stdout: give -o with {rank} (e.g. -o out.{rank}.json)", o.rank.Ranks))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -42,5 +43,16 @@ func TestUsageErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := cli.Main("kvreplay", []string{"--version"}, &out, &errb, run); code != 0 || !strings.HasPrefix(out.String(), "kvreplay ") {
 		t.Errorf("--version: exit %d, %q", code, out.String())
+	}
+}
+
+// TestS3PrefixRank: --s3-prefix takes {rank} as the paths do.
+func TestS3PrefixRank(t *testing.T) {
+	o, _, err := parse([]string{"--rank", "1", "--ranks", "2", "--s3-prefix", "kv/r{rank}", "-o", "out.{rank}.json", "t.csv"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.tiers.S3.Prefix != "kv/r1" {
+		t.Errorf("--s3-prefix kv/r{rank} at rank 1: %q", o.tiers.S3.Prefix)
 	}
 }
