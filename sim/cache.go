@@ -330,7 +330,10 @@ func (c *cache) accessRef(ref *keyRef, phase schema.Phase, ct cacheType) (*objec
 		return nil, err
 	}
 	if o.tier == schema.TierNVMe && c.bpt > 0 {
-		c.stats.storageTokens += float64(o.size) / float64(c.bpt)
+		// An object holds one rank's share of its tokens' bytes: a read
+		// of it moves all its tokens, as the reference counts them since
+		// mlcommons/storage #402 (before, TP times too few).
+		c.stats.storageTokens += float64(o.size) * float64(c.tp) / float64(c.bpt)
 	}
 	return o, nil
 }

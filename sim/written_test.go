@@ -44,3 +44,24 @@ func TestTierWrittenCountsEvictions(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageTokensAcrossTP: the tokens that moved through the NVMe tier
+// do not depend on the tensor-parallel degree (each rank's objects hold
+// its share of every token), as the reference counts them since
+// mlcommons/storage #402; its reads used to count TP times too few.
+func TestStorageTokensAcrossTP(t *testing.T) {
+	tokens := map[int]float64{}
+	for _, tp := range []int{1, 2} {
+		cfg := DefaultConfig()
+		cfg.Model, cfg.NumUsers, cfg.Duration, cfg.GenerationMode = "llama3.1-70b-instruct", 10, 20*time.Second, "none"
+		cfg.GPUMemGB, cfg.CPUMemGB, cfg.Seed, cfg.NumGPUs, cfg.TensorParallel = 0, 0, 42, 2, tp
+		res, err := Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[tp] = res.Summary.CacheStats.StorageTokensProcessed
+	}
+	if tokens[1] == 0 || tokens[1] != tokens[2] {
+		t.Errorf("storage tokens processed: %.0f at TP 1, %.0f at TP 2; want the same, not 0", tokens[1], tokens[2])
+	}
+}
