@@ -19,6 +19,7 @@ import (
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/setup"
+	"github.com/kvbench/kvbench/report"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -316,7 +317,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if cli.IsTerminal(stdout) && !o.quiet {
-		writeSummary(stdout, res)
+		report.WriteReplaySummary(stdout, res)
 		fmt.Fprintln(stdout, resultNote(o, toStdout))
 	} else if !toStdout && o.out == nil {
 		fmt.Fprintln(stderr, "kvreplay: result: not written (give -o FILE)")

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -11,9 +11,10 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// writeSummary prints a result for people: tiers, bandwidth, latency
-// percentiles, requests, health and warnings.
-func writeSummary(w io.Writer, r *schema.Result) {
+// WriteReplaySummary prints a kvreplay result for people, as kvreplay does
+// on a terminal: tiers, bandwidth, latency percentiles, requests, health
+// and warnings.
+func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	status := "complete"
 	switch {
 	case !r.Complete:
