@@ -115,8 +115,12 @@ func referenceTraces(t *testing.T) []string {
 // under the race detector (CI's go test -race), and CI runs this test
 // again without it and with KVBENCH_LONG=1.
 func TestReferenceTracesAtScale(t *testing.T) {
+	scales := []string{"1/64", "1/1024"} // every one with KVBENCH_LONG=1 (CI)
+	if longTests {
+		scales = []string{"1/16", "1/64", "1/256", "1/1024"}
+	}
 	for _, f := range referenceTraces(t) {
-		for _, sc := range []string{"1/16", "1/64", "1/256", "1/1024"} {
+		for _, sc := range scales {
 			for _, qd := range []string{"1", "256"} {
 				t.Run(filepath.Base(f)+"/"+sc+"/qd"+qd, func(t *testing.T) {
 					v, err := cli.Fraction("--size-scale", sc)
