@@ -15,7 +15,7 @@ func TestMain(m *testing.M) {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		flag.Set("test.parallel", "16")
+		flag.Set("test.parallel", "8")
 	}
 	os.Exit(m.Run())
 }
