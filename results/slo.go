@@ -40,6 +40,29 @@ func (s SLO) Target(q schema.QoS) time.Duration {
 // "500,interactive=50").
 func ParseSLO(s string) (SLO, error) {
 	var slo SLO
+	err := ParseSLOItems(s, func(class string, named bool, d time.Duration) error {
+		if !named {
+			slo.All = d
+			return nil
+		}
+		q, err := schema.ParseQoS(class)
+		if err != nil || q == schema.QoSNone {
+			return fmt.Errorf("--slo-ms %s: class %q: want interactive, responsive or batch", s, class)
+		}
+		slo.ByQoS[q] = d
+		return nil
+	})
+	if err != nil {
+		return SLO{}, err
+	}
+	return slo, nil
+}
+
+// ParseSLOItems reads the items of --slo-ms s, "MS" or "CLASS=MS",
+// comma-separated, and hands each target to set, named false for the
+// target of every request; set names the classes it knows (kvtrace's come
+// from its QoS profiles). It stops at the first item that is not one.
+func ParseSLOItems(s string, set func(class string, named bool, d time.Duration) error) error {
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		name, ms, named := strings.Cut(part, "=")
@@ -48,20 +71,13 @@ func ParseSLO(s string) (SLO, error) {
 		}
 		v, err := strconv.ParseFloat(ms, 64)
 		if err != nil || !(v > 0) || v > 1e9 {
-			return SLO{}, fmt.Errorf("--slo-ms %s: %q: want milliseconds above 0, or CLASS=MS (e.g. 500,interactive=50)", s, part)
+			return fmt.Errorf("--slo-ms %s: %q: want milliseconds above 0, or CLASS=MS (e.g. 500,interactive=50)", s, part)
 		}
-		d := time.Duration(v * float64(time.Millisecond))
-		if !named {
-			slo.All = d
-			continue
+		if err := set(name, named, time.Duration(v*float64(time.Millisecond))); err != nil {
+			return err
 		}
-		q, err := schema.ParseQoS(name)
-		if err != nil || q == schema.QoSNone {
-			return SLO{}, fmt.Errorf("--slo-ms %s: class %q: want interactive, responsive or batch", s, name)
-		}
-		slo.ByQoS[q] = d
 	}
-	return slo, nil
+	return nil
 }
 
 // sloAgg counts requests against an SLO, by class (QoSNone's are the

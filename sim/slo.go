@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/results"
 )
 
 // SLO is a latency service level for kvtrace's statistics: the share of
@@ -35,26 +35,20 @@ func (s SLO) target(qos int) time.Duration {
 // "500,interactive=50"), class names as in qos.
 func ParseSLO(s string, qos [numQoSLevels]QoSProfile) (SLO, error) {
 	var slo SLO
-	for part := range strings.SplitSeq(s, ",") {
-		part = strings.TrimSpace(part)
-		name, ms, named := strings.Cut(part, "=")
-		if !named {
-			ms = name
-		}
-		v, err := strconv.ParseFloat(ms, 64)
-		if err != nil || !(v > 0) || v > 1e9 {
-			return SLO{}, fmt.Errorf("--slo-ms %s: %q: want milliseconds above 0, or CLASS=MS (e.g. 500,interactive=50)", s, part)
-		}
-		d := time.Duration(v * float64(time.Millisecond))
+	err := results.ParseSLOItems(s, func(name string, named bool, d time.Duration) error {
 		if !named {
 			slo.All = d
-			continue
+			return nil
 		}
 		lvl := slices.IndexFunc(qos[:], func(p QoSProfile) bool { return p.Name == name })
 		if lvl < 0 {
-			return SLO{}, fmt.Errorf("--slo-ms %s: class %q: want one of %s, %s, %s", s, name, qos[0].Name, qos[1].Name, qos[2].Name)
+			return fmt.Errorf("--slo-ms %s: class %q: want one of %s, %s, %s", s, name, qos[0].Name, qos[1].Name, qos[2].Name)
 		}
 		slo.ByQoS[lvl] = d
+		return nil
+	})
+	if err != nil {
+		return SLO{}, err
 	}
 	return slo, nil
 }
