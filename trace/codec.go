@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"sync/atomic"
+
+	"github.com/kvbench/kvbench/trace/internal/lz"
 )
 
 // ZstdCodec is a zstd library (RFC 8878) as a Reader and a Writer use it: a
@@ -11,8 +13,8 @@ import (
 // library levels of WriterOptions.Level (1 to 22). Package trace links
 // none, so that what reads traces (the replay engine) carries no zstd
 // library; package trace/zst registers klauspost/compress's when a main
-// (or a test) imports it. kvbench's own row encoder (Level 0) needs no
-// codec.
+// (or a test) imports it, with the block coder of kvbench's own row
+// encoder (Level 0), whose match finder is trace's.
 type ZstdCodec struct {
 	// NewReader returns the content of the zstd stream r. Its Read
 	// returns io.ErrUnexpectedEOF for a stream that ends inside a frame;
@@ -23,6 +25,10 @@ type ZstdCodec struct {
 	// pipe sees what was written; Close ends the frame and does not close
 	// w.
 	NewWriter func(w io.Writer, level int) (ZstdWriter, error)
+	// NewRowCoder returns the coder that entropy-codes and writes, to w,
+	// the blocks of the row encoder (WriterOptions.Level 0). Nil: no
+	// Level 0.
+	NewRowCoder func(w io.Writer) lz.Coder
 }
 
 // ZstdWriter is the encoder of ZstdCodec.NewWriter.

@@ -60,15 +60,16 @@
 // each block, a 1 MiB window and no content checksum. Matching what a
 // trace repeats instead of searching for it makes it the fastest way to
 // write a trace (kvtrace's MLPerf 8B run), in a file about 1.5 times the
-// size of level 3's (package internal/zstdblock codes its blocks). Levels 1
-// to 22 use the zstd library at its levels; level 3 is the reference's.
-// Every zstd decoder reads both.
+// size of level 3's. Levels 1 to 22 use the zstd library at its levels;
+// level 3 is the reference's. Every zstd decoder reads both.
 //
-// Reading a zstd stream and writing at levels 1 to 22 take the registered
-// ZstdCodec: package trace links no zstd library, so that what only reads
-// traces (the replay engine) carries none. Package trace/zst registers
-// github.com/klauspost/compress's when imported; the mains import it, and
-// without it such a stream is refused with ErrNoZstd.
+// Reading a zstd stream and writing one take the registered ZstdCodec:
+// package trace links no zstd code, neither the library nor the entropy
+// coder of its row encoder, so that what only reads traces (the replay
+// engine) carries none. Package trace/zst registers both when imported
+// (github.com/klauspost/compress's library, and internal/zstdblock as the
+// row encoder's block coder); the mains import it, and without it a zstd
+// stream, read or written, is refused with ErrNoZstd.
 //
 // # Timestamps
 //

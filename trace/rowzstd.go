@@ -1,10 +1,8 @@
 package trace
 
 import (
-	"io"
-
 	"github.com/kvbench/kvbench/schema"
-	"github.com/kvbench/kvbench/trace/internal/zstdblock"
+	"github.com/kvbench/kvbench/trace/internal/lz"
 )
 
 // rowEncoder formats rows and writes them as one zstd frame (RFC 8878),
@@ -16,22 +14,23 @@ import (
 // share a time and the last four columns; a decode read repeats its key's
 // size, tier and phase), so this finds most of what a general encoder
 // finds at a fraction of its cost (BenchmarkKvtraceMLPerf8B). This is the
-// match finder; internal/zstdblock codes and writes the blocks.
+// match finder; the registered codec's row coder (ZstdCodec.NewRowCoder,
+// internal/zstdblock) codes and writes the blocks.
 type rowEncoder struct {
 	f rowFormatter
 	// buf holds the content from stream position base: the window the
 	// matches may reach back into, then the current block's rows.
 	buf        []byte
 	base       int64
-	blockStart int                  // index in buf of the current block's first byte
-	litStart   int                  // index in buf of the first byte not yet in a sequence
-	lits       []byte               // the current block's literals
-	seqs       []zstdblock.Sequence // and sequences, copied to a block for the coder
-	rep, saved [3]uint32            // repeat offsets, now and at the block's start
-	prev       int                  // index in buf of the row before; -1 for none
+	blockStart int           // index in buf of the current block's first byte
+	litStart   int           // index in buf of the first byte not yet in a sequence
+	lits       []byte        // the current block's literals
+	seqs       []lz.Sequence // and sequences, copied to a block for the coder
+	rep, saved [3]uint32     // repeat offsets, now and at the block's start
+	prev       int           // index in buf of the row before; -1 for none
 	prevShape  rowShape
 	keys       []keyRow // by a hash of the key: the last row of the key
-	coder      *zstdblock.Writer
+	coder      lz.Coder
 	started    bool
 }
 
@@ -79,7 +78,7 @@ func (k *keyRow) shape() rowShape {
 const (
 	rowWindowLog = 20 // 1 MiB: what a match may reach back (as far as rows of a key recur, in the MLPerf 8B trace)
 	rowWindow    = 1 << rowWindowLog
-	maxBlock     = zstdblock.MaxBlock
+	maxBlock     = lz.MaxBlock
 	keyTableBits = 14
 	// trimSlack is how far beyond the window buf grows before its start
 	// is dropped: a copy of the window per trimSlack bytes written.
@@ -88,13 +87,13 @@ const (
 	maxRowText = 4 << 10
 )
 
-func newRowEncoder(w io.Writer, f rowFormatter) *rowEncoder {
+func newRowEncoder(coder lz.Coder, f rowFormatter) *rowEncoder {
 	e := &rowEncoder{f: f, rep: [3]uint32{1, 4, 8}, keys: make([]keyRow, 1<<keyTableBits), prev: -1}
 	for i := range e.keys {
 		e.keys[i].pos = -1
 	}
 	e.saved = e.rep
-	e.coder = zstdblock.NewWriter(w)
+	e.coder = coder
 	// buf never grows: it holds the window, the slack before a trim, and
 	// the rows of a block, each shorter than a block (or cut to blocks).
 	e.buf = make([]byte, 0, rowWindow+trimSlack+2*maxBlock+maxRowText)
@@ -288,7 +287,7 @@ func (e *rowEncoder) match(from, to, src int) {
 		}
 	}
 	ml := uint32(n - 3)
-	e.seqs = append(e.seqs, zstdblock.NewSequence(lit, ml, offBase))
+	e.seqs = append(e.seqs, lz.Sequence{LitLen: lit, MLBase: ml, OffBase: offBase})
 }
 
 // flush ends the current block and waits until it is written, so that a
@@ -324,12 +323,12 @@ func (e *rowEncoder) block(end int, last bool) error {
 	}
 	j := e.coder.NewBlock()
 	if !e.started {
-		j.Head = zstdblock.FrameHeader(j.Head[:0], rowWindowLog)
+		j.Head = lz.FrameHeader(j.Head[:0], rowWindowLog)
 		e.started = true
 	}
 	e.lits = append(e.lits, e.buf[e.litStart:end]...)
 	content := e.buf[e.blockStart:end]
-	if zstdblock.Bound(len(e.lits), len(e.seqs)) >= len(content) {
+	if lz.Bound(len(e.lits), len(e.seqs)) >= len(content) {
 		e.rep = e.saved
 		j.Raw = append(j.Raw[:0], content...)
 	} else {

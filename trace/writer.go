@@ -76,7 +76,7 @@ type WriterOptions struct {
 	// kvbench's row encoder, which matches rows against the rows they
 	// repeat instead of searching (see rowEncoder): faster than the
 	// library's levels on a simulation's rows (kvtrace's MLPerf 8B run),
-	// in a larger file than level 3's, and needs no codec.
+	// in a larger file than level 3's; the codec codes its blocks.
 	Level int
 }
 
@@ -130,12 +130,14 @@ func NewWriter(w io.Writer, opt WriterOptions) (*Writer, error) {
 	switch {
 	case opt.Compression != CompressZstd:
 		sink = newTextSink(w, nil, f)
-	case opt.Level == 0:
-		sink = newRowEncoder(w, f)
 	default:
 		codec := registeredZstd()
-		if codec == nil {
+		if codec == nil || (opt.Level == 0 && codec.NewRowCoder == nil) {
 			return nil, fmt.Errorf("trace: zstd level %d: %w", opt.Level, ErrNoZstd)
+		}
+		if opt.Level == 0 {
+			sink = newRowEncoder(codec.NewRowCoder(w), f)
+			break
 		}
 		enc, err := codec.NewWriter(w, opt.Level)
 		if err != nil {

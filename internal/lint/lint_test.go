@@ -199,7 +199,11 @@ var nonStandard = pkgSet{"packages outside the standard library", func(r pkgRef)
 // main module other than those of the given modules (import path
 // prefixes).
 func thirdPartyExcept(modules ...string) pkgSet {
-	return pkgSet{"third-party packages other than " + strings.Join(modules, ", "), func(r pkgRef) bool {
+	desc := "third-party packages"
+	if len(modules) > 0 {
+		desc += " other than " + strings.Join(modules, ", ")
+	}
+	return pkgSet{desc, func(r pkgRef) bool {
 		if r.std || r.rel != "" {
 			return false
 		}
@@ -231,12 +235,15 @@ func importRules() []importRule {
 		// It writes its files as every output is written (internal/outfile).
 		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"), exactly("internal/objname"),
 			exactly("internal/outfile"), exactly("internal/syspath"))},
-		// The codec links no zstd library; trace/zst registers one, which
-		// the mains import: what reads traces (the replay engine) has none.
-		{exactly("trace"), thirdPartyExcept("github.com/klauspost/compress/huff0", "github.com/klauspost/compress/fse",
-			"github.com/klauspost/compress/internal")},
-		{tree("replay"), pkgSet{"github.com/klauspost/compress/zstd", func(r pkgRef) bool {
-			return inTree(r.path, "github.com/klauspost/compress/zstd")
+		// The codec links no zstd code: trace/zst registers the library and
+		// the row encoder's block coder (internal/zstdblock), which the
+		// mains import; what reads traces (the replay engine) has neither.
+		{exactly("trace"), thirdPartyExcept()},
+		{pkgSet{"trace/... but trace/zst", func(r pkgRef) bool {
+			return inTree(r.rel, "trace") && r.rel != "trace/zst" && r.rel != "trace/internal/zstdblock"
+		}}, exactly("trace/internal/zstdblock")},
+		{tree("replay"), pkgSet{"zstd code (github.com/klauspost/compress, trace/zst, trace/internal/zstdblock)", func(r pkgRef) bool {
+			return inTree(r.path, "github.com/klauspost/compress") || r.rel == "trace/zst" || r.rel == "trace/internal/zstdblock"
 		}}},
 		// The extent allocator and the object names are leaves: standard
 		// library only.
@@ -430,8 +437,7 @@ func TestCheckImportsReports(t *testing.T) {
 {"ImportPath":"fmt","Standard":true}
 {"ImportPath":"github.com/klauspost/compress/zstd","Module":{"Path":"github.com/klauspost/compress"}}
 {"ImportPath":"` + mod + `/schema","Imports":["fmt","github.com/klauspost/compress/zstd"],"Deps":["fmt","github.com/klauspost/compress/zstd"]` + main + `}
-{"ImportPath":"github.com/klauspost/compress/huff0","Module":{"Path":"github.com/klauspost/compress"}}
-{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema","github.com/klauspost/compress/huff0"],"Deps":["fmt","github.com/klauspost/compress/huff0","` + mod + `/schema"]` + main + `}
+{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema"],"Deps":["fmt","` + mod + `/schema"]` + main + `}
 {"ImportPath":"` + mod + `/internal/x","Imports":["` + mod + `/trace"],"Deps":["` + mod + `/schema","` + mod + `/trace"]` + main + `}
 {"ImportPath":"` + mod + `/sim","Imports":["` + mod + `/internal/x"],"Deps":["` + mod + `/internal/x","` + mod + `/schema","` + mod + `/trace"]` + main + `}
 {"ImportPath":"` + mod + `/replay/uring","Imports":["` + mod + `/schema"],"Deps":["` + mod + `/schema"]` + main + `}
@@ -466,27 +472,37 @@ func TestCheckImportsReports(t *testing.T) {
 	}
 }
 
-// TestCheckImportsZstd: neither the codec nor the replay engine links the
-// zstd library (trace/zst, which the mains import, does).
+// TestCheckImportsZstd: neither the codec nor the replay engine links zstd
+// code, the library or the row encoder's block coder (trace/zst, which the
+// mains import, links both).
 func TestCheckImportsZstd(t *testing.T) {
 	const mod = "github.com/kvbench/kvbench"
 	const zstd = "github.com/klauspost/compress/zstd"
+	const huff0 = "github.com/klauspost/compress/huff0"
+	const block = mod + "/trace/internal/zstdblock"
 	main := `,"Module":{"Path":"` + mod + `","Main":true}`
 	list := `
 {"ImportPath":"fmt","Standard":true}
 {"ImportPath":"` + zstd + `","Module":{"Path":"github.com/klauspost/compress"}}
+{"ImportPath":"` + huff0 + `","Module":{"Path":"github.com/klauspost/compress"}}
 {"ImportPath":"` + mod + `/schema","Imports":["fmt"],"Deps":["fmt"]` + main + `}
-{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema","` + zstd + `"],"Deps":["fmt","` + zstd + `","` + mod + `/schema"]` + main + `}
-{"ImportPath":"` + mod + `/trace/zst","Imports":["` + mod + `/trace","` + zstd + `"],"Deps":["fmt","` + zstd + `","` + mod + `/schema","` + mod + `/trace"]` + main + `}
-{"ImportPath":"` + mod + `/replay","Imports":["` + mod + `/trace"],"Deps":["fmt","` + zstd + `","` + mod + `/schema","` + mod + `/trace"]` + main + `}
+{"ImportPath":"` + block + `","Imports":["` + huff0 + `"],"Deps":["` + huff0 + `"]` + main + `}
+{"ImportPath":"` + mod + `/trace","Imports":["` + mod + `/schema","` + zstd + `","` + block + `"],"Deps":["fmt","` + zstd + `","` + huff0 + `","` + block + `","` + mod + `/schema"]` + main + `}
+{"ImportPath":"` + mod + `/trace/zst","Imports":["` + mod + `/trace","` + zstd + `","` + block + `"],"Deps":["fmt","` + zstd + `","` + huff0 + `","` + block + `","` + mod + `/schema","` + mod + `/trace"]` + main + `}
+{"ImportPath":"` + mod + `/replay","Imports":["` + mod + `/trace"],"Deps":["fmt","` + zstd + `","` + huff0 + `","` + block + `","` + mod + `/schema","` + mod + `/trace"]` + main + `}
 `
 	pkgs, err := decodeList(strings.NewReader(list))
 	if err != nil {
 		t.Fatal(err)
 	}
+	const replayRule = ": replay/... must not depend on zstd code (github.com/klauspost/compress, trace/zst, trace/internal/zstdblock)"
 	want := []string{
-		"replay -> trace -> " + zstd + ": replay/... must not depend on " + zstd,
-		"trace -> " + zstd + ": trace must not depend on third-party packages other than github.com/klauspost/compress/huff0, github.com/klauspost/compress/fse, github.com/klauspost/compress/internal",
+		"replay -> trace -> " + zstd + replayRule,
+		"replay -> trace -> trace/internal/zstdblock -> " + huff0 + replayRule,
+		"replay -> trace -> trace/internal/zstdblock" + replayRule,
+		"trace -> " + zstd + ": trace must not depend on third-party packages",
+		"trace -> trace/internal/zstdblock -> " + huff0 + ": trace must not depend on third-party packages",
+		"trace -> trace/internal/zstdblock: trace/... but trace/zst must not depend on trace/internal/zstdblock",
 	}
 	if got := checkImports(pkgs); !slices.Equal(got, want) {
 		t.Errorf("checkImports =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

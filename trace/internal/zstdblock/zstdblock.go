@@ -1,5 +1,5 @@
-// Package zstdblock writes zstd frames (RFC 8878) from literals and
-// sequences that its caller found: the entropy stage of a zstd encoder
+// Package zstdblock writes zstd frames (RFC 8878) from the literals and
+// sequences (package lz) that its caller found: the entropy stage of a zstd encoder
 // without its match finder. A caller that knows where its data repeats
 // (trace's row encoder matches trace rows field by field) hands each block
 // as literals and sequences; Writer codes the literals with Huffman
@@ -16,81 +16,45 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/huff0"
+
+	"github.com/kvbench/kvbench/trace/internal/lz"
 )
-
-// MaxBlock is the format's largest block: the most content one Block may
-// describe.
-const MaxBlock = 128 << 10
-
-// Sequence is a zstd sequence (RFC 8878 3.1.1.3.2.1): LitLen literals,
-// then a match.
-type Sequence struct {
-	LitLen  uint32 // literals before the match
-	MLBase  uint32 // the match's length minus 3, the format's shortest match
-	OffBase uint32 // the offset plus 3, or a repeat code 1 to 3 (RFC 8878 3.1.1.5)
-	// The codes of the three values, kept beside them.
-	llCode, mlCode, ofCode uint8
-}
-
-// NewSequence returns the sequence of litLen literals, then a match of
-// mlBase+3 bytes at offBase (offset+3, or a repeat code).
-func NewSequence(litLen, mlBase, offBase uint32) Sequence {
-	return Sequence{LitLen: litLen, MLBase: mlBase, OffBase: offBase,
-		llCode: llCode(litLen), mlCode: mlCode(mlBase), ofCode: uint8(bits.Len32(offBase) - 1)}
-}
-
-// Extend makes the match n bytes longer.
-func (s *Sequence) Extend(n uint32) {
-	s.MLBase += n
-	s.mlCode = mlCode(s.MLBase)
-}
-
-// FrameHeader appends the zstd magic and a frame header without checksum
-// or content size, whose window is 1<<windowLog bytes (10 to 41).
-func FrameHeader(b []byte, windowLog uint8) []byte {
-	return append(b, 0x28, 0xb5, 0x2f, 0xfd, 0x00, (windowLog-10)<<3)
-}
-
-// Bound is the most bytes a compressed block of lits literals and seqs
-// sequences may take: the literals raw, at most 10 bytes a sequence (26
-// state bits and 54 extra bits), and three table descriptions. A block
-// whose content is no longer is better written raw.
-func Bound(lits, seqs int) int { return lits + 5 + 4 + 3*80 + 10*seqs }
-
-// Block is a block to write: a frame header before it, if any (Head),
-// then its literals and sequences, or its content when it is Raw (a raw
-// block leaves the repeat offsets as they were before it). Last ends the
-// frame.
-type Block struct {
-	Head []byte
-	Lits []byte
-	Seqs []Sequence
-	Raw  []byte
-	Last bool
-	sync chan struct{} // a marker, closed when every block before is written
-}
 
 // Writer codes and writes blocks, in order, on a goroutine of its own: the
 // entropy coding of one block runs beside the caller's matching of the
 // next. Its methods are for one goroutine; Close must be called.
 type Writer struct {
 	w    io.Writer
-	jobs chan *Block
-	free chan *Block
+	jobs chan job
+	free chan *lz.Block
 	done chan struct{}
 	out  []byte
 	huff huff0.Scratch
 	// fitted and norm are the sequence tables of the block being coded.
 	fitted [3]fseTable
 	norm   [3][]int16
+	codes  []codes // of the block's sequences
 
 	mu  sync.Mutex
 	err error
 }
 
+// job is a block to write, or a marker (sync), closed when every block
+// before it is written.
+type job struct {
+	b    *lz.Block
+	sync chan struct{}
+}
+
+// codes are the literal length, offset and match length codes of a
+// sequence.
+type codes struct{ ll, of, ml uint8 }
+
+var _ lz.Coder = (*Writer)(nil)
+
 // NewWriter returns a Writer to w, and starts its goroutine.
 func NewWriter(w io.Writer) *Writer {
-	c := &Writer{w: w, jobs: make(chan *Block, 8), free: make(chan *Block, 10), done: make(chan struct{})}
+	c := &Writer{w: w, jobs: make(chan job, 8), free: make(chan *lz.Block, 10), done: make(chan struct{})}
 	c.huff.Reuse = huff0.ReusePolicyNone
 	go c.run()
 	return c
@@ -98,11 +62,12 @@ func NewWriter(w io.Writer) *Writer {
 
 func (c *Writer) run() {
 	defer close(c.done)
-	for j := range c.jobs {
-		if j.sync != nil {
-			close(j.sync)
+	for jb := range c.jobs {
+		if jb.sync != nil {
+			close(jb.sync)
 			continue
 		}
+		j := jb.b
 		if c.Err() == nil {
 			out := append(c.out[:0], j.Head...)
 			out = c.code(out, j)
@@ -130,22 +95,22 @@ func (c *Writer) Err() error {
 }
 
 // NewBlock returns an empty Block, reusing one written before.
-func (c *Writer) NewBlock() *Block {
+func (c *Writer) NewBlock() *lz.Block {
 	select {
 	case j := <-c.free:
 		return j
 	default:
-		return &Block{}
+		return &lz.Block{}
 	}
 }
 
 // Send queues b to be written after the blocks sent before it. The
 // Writer owns b until it is written.
-func (c *Writer) Send(b *Block) { c.jobs <- b }
+func (c *Writer) Send(b *lz.Block) { c.jobs <- job{b: b} }
 
 // Sync waits until every block sent is written, and returns Err.
 func (c *Writer) Sync() error {
-	m := &Block{sync: make(chan struct{})}
+	m := job{sync: make(chan struct{})}
 	c.jobs <- m
 	<-m.sync
 	return c.Err()
@@ -165,7 +130,7 @@ func (c *Writer) Close() error {
 }
 
 // code appends block j.
-func (c *Writer) code(out []byte, j *Block) []byte {
+func (c *Writer) code(out []byte, j *lz.Block) []byte {
 	hdr := len(out)
 	out = append(out, 0, 0, 0)
 	if len(j.Raw) > 0 || (len(j.Lits) == 0 && len(j.Seqs) == 0) {
@@ -224,7 +189,7 @@ func (c *Writer) literals(out, lits []byte) []byte {
 // coded with a table fitted to the block's sequences when there are
 // enough of them to pay for the table's description, else with the
 // format's predefined table.
-func (c *Writer) sequences(out []byte, seqs []Sequence) []byte {
+func (c *Writer) sequences(out []byte, seqs []lz.Sequence) []byte {
 	n := len(seqs)
 	switch {
 	case n < 128:
@@ -238,11 +203,17 @@ func (c *Writer) sequences(out []byte, seqs []Sequence) []byte {
 		return out
 	}
 	var counts [3][maxCodes]int32
+	if cap(c.codes) < n {
+		c.codes = make([]codes, n)
+	}
+	cs := c.codes[:n]
 	for i := range seqs {
 		s := &seqs[i]
-		counts[0][s.llCode]++
-		counts[1][s.ofCode]++
-		counts[2][s.mlCode]++
+		k := codes{ll: llCode(s.LitLen), of: uint8(bits.Len32(s.OffBase) - 1), ml: mlCode(s.MLBase)}
+		cs[i] = k
+		counts[0][k.ll]++
+		counts[1][k.of]++
+		counts[2][k.ml]++
 	}
 	tables := [3]*fseTable{&predefLL, &predefOF, &predefML}
 	modesAt := len(out)
@@ -263,22 +234,22 @@ func (c *Writer) sequences(out []byte, seqs []Sequence) []byte {
 	}
 	llT, ofT, mlT := tables[0], tables[1], tables[2]
 	bw := bitWriter{out: out}
-	s := &seqs[n-1]
+	s, k := &seqs[n-1], &cs[n-1]
 	var ll, of, ml fseState
-	ll.init(llT, s.llCode)
-	of.init(ofT, s.ofCode)
-	ml.init(mlT, s.mlCode)
-	bw.add(s.LitLen, llBits[s.llCode])
-	bw.add(s.MLBase, mlBits[s.mlCode])
-	bw.add(s.OffBase, s.ofCode)
+	ll.init(llT, k.ll)
+	of.init(ofT, k.of)
+	ml.init(mlT, k.ml)
+	bw.add(s.LitLen, llBits[k.ll])
+	bw.add(s.MLBase, mlBits[k.ml])
+	bw.add(s.OffBase, k.of)
 	for i := n - 2; i >= 0; i-- {
-		s := &seqs[i]
-		of.encode(&bw, ofT, s.ofCode)
-		ml.encode(&bw, mlT, s.mlCode)
-		ll.encode(&bw, llT, s.llCode)
-		bw.add(s.LitLen, llBits[s.llCode])
-		bw.add(s.MLBase, mlBits[s.mlCode])
-		bw.add(s.OffBase, s.ofCode)
+		s, k := &seqs[i], &cs[i]
+		of.encode(&bw, ofT, k.of)
+		ml.encode(&bw, mlT, k.ml)
+		ll.encode(&bw, llT, k.ll)
+		bw.add(s.LitLen, llBits[k.ll])
+		bw.add(s.MLBase, mlBits[k.ml])
+		bw.add(s.OffBase, k.of)
 	}
 	bw.add(uint32(ml.state), mlT.log)
 	bw.add(uint32(of.state), ofT.log)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvbench/kvbench/trace/internal/lz"
 	"github.com/kvbench/kvbench/trace/internal/zstdtest"
 )
 
@@ -21,7 +22,7 @@ func TestFittedTables(t *testing.T) {
 	defer c.Close()
 	for iter := range 150 {
 		var want, lits []byte
-		var seqs []Sequence
+		var seqs []lz.Sequence
 		// skewed draws a length: mostly small, sometimes large.
 		skewed := func(small, large int) int {
 			if rng.IntN(8) == 0 {
@@ -36,7 +37,7 @@ func TestFittedTables(t *testing.T) {
 		for range n {
 			lit := skewed(1+iter%20, 3000)
 			ml := 3 + skewed(1+iter%40, 2000)
-			if len(want)+lit+ml > MaxBlock-200 {
+			if len(want)+lit+ml > lz.MaxBlock-200 {
 				break
 			}
 			for range lit {
@@ -53,7 +54,7 @@ func TestFittedTables(t *testing.T) {
 			for range ml {
 				want = append(want, want[len(want)-off])
 			}
-			seqs = append(seqs, NewSequence(uint32(lit), uint32(ml-3), uint32(off+3)))
+			seqs = append(seqs, lz.Sequence{LitLen: uint32(lit), MLBase: uint32(ml - 3), OffBase: uint32(off + 3)})
 		}
 		tail := rng.IntN(100)
 		for range tail {
@@ -61,7 +62,7 @@ func TestFittedTables(t *testing.T) {
 			lits = append(lits, b)
 			want = append(want, b)
 		}
-		j := &Block{Head: FrameHeader(nil, 20), Lits: lits, Seqs: seqs, Last: true}
+		j := &lz.Block{Head: lz.FrameHeader(nil, 20), Lits: lits, Seqs: seqs, Last: true}
 		frame := c.code(bytes.Clone(j.Head), j)
 		if got := zstdtest.Decode(t, frame); !bytes.Equal(got, want) {
 			t.Fatalf("iteration %d (%d sequences): decoded %d bytes differ from the %d described", iter, len(seqs), len(got), len(want))
@@ -77,7 +78,7 @@ func TestWriterFrame(t *testing.T) {
 	var out bytes.Buffer
 	w := NewWriter(&out)
 	b := w.NewBlock()
-	b.Head = FrameHeader(b.Head, 20)
+	b.Head = lz.FrameHeader(b.Head, 20)
 	b.Raw = append(b.Raw, "Timestamp,Key\n"...)
 	w.Send(b)
 	if err := w.Sync(); err != nil {
@@ -90,7 +91,7 @@ func TestWriterFrame(t *testing.T) {
 	// the row three times in all.
 	b = w.NewBlock()
 	b.Lits = append(b.Lits, "0.1,abcd\n"...)
-	s := NewSequence(9, 9-3, 9+3)
+	s := lz.Sequence{LitLen: 9, MLBase: 9 - 3, OffBase: 9 + 3}
 	s.Extend(9)
 	b.Seqs = append(b.Seqs, s)
 	w.Send(b)
@@ -115,7 +116,7 @@ func TestWriterError(t *testing.T) {
 	boom := errors.New("disk full")
 	w := NewWriter(failWriter{boom})
 	b := w.NewBlock()
-	b.Head = FrameHeader(b.Head, 20)
+	b.Head = lz.FrameHeader(b.Head, 20)
 	b.Raw = append(b.Raw, "x"...)
 	w.Send(b)
 	if err := w.Sync(); !errors.Is(err, boom) {
@@ -137,13 +138,13 @@ func TestBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	w := NewWriter(io.Discard)
 	defer w.Close()
-	for _, n := range []int{0, 1, 31, 32, 255, 256, 4095, 4096, 1 << 14, MaxBlock} {
+	for _, n := range []int{0, 1, 31, 32, 255, 256, 4095, 4096, 1 << 14, lz.MaxBlock} {
 		lits := make([]byte, n)
 		for i := range lits {
 			lits[i] = byte(rng.IntN(256))
 		}
-		j := &Block{Lits: lits, Seqs: []Sequence{NewSequence(0, 0, 4)}}
-		if got, bound := len(w.code(nil, j)), 3+Bound(len(lits), 1); got > bound {
+		j := &lz.Block{Lits: lits, Seqs: []lz.Sequence{{OffBase: 4}}}
+		if got, bound := len(w.code(nil, j)), 3+lz.Bound(len(lits), 1); got > bound {
 			t.Errorf("%d literals: block of %d bytes, Bound %d", n, got, bound)
 		}
 	}
