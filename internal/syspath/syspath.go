@@ -1,11 +1,13 @@
 // Package syspath owns which paths kvbench refuses to write to: the system
 // directories of design section 7 and everything under them. The command
 // line (internal/cli) and the NVMe backends (replay/nvme, replay/extent)
-// ask it, so they refuse the same paths. It uses the standard library only.
+// ask it (System, Check, Resolve), so they refuse the same paths in the same
+// words. It uses the standard library only.
 package syspath
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,19 @@ func Resolve(p string) (string, error) {
 		}
 		rest = filepath.Join(filepath.Base(dir), rest)
 		dir = parent
+	}
+}
+
+// Check returns nil when the clean absolute path p is allowed, and
+// otherwise an error naming p and the system directory it is or lies
+// under, wrapping refused (the caller's sentinel).
+func Check(p string, refused error) error {
+	switch sys, exact := System(p); {
+	case sys == "":
+		return nil
+	case exact:
+		return fmt.Errorf("%s is a system directory: %w", p, refused)
+	default:
+		return fmt.Errorf("%s is under the system directory %s: %w", p, sys, refused)
 	}
 }

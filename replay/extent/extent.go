@@ -46,6 +46,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	alloc "github.com/kvbench/kvbench/internal/extent"
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/internal/syspath"
 	"github.com/kvbench/kvbench/replay/backend"
 )
 
@@ -166,9 +168,9 @@ func NewContext(ctx context.Context, path string, opt Options) (*Backend, error)
 	if err != nil {
 		return nil, fmt.Errorf("extent: %s: %w", path, err)
 	}
-	resolved, err := resolve(abs)
+	resolved, err := syspath.Resolve(abs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("extent: %s: %w", abs, err)
 	}
 	name := abs
 	if resolved != abs {
@@ -183,14 +185,14 @@ func NewContext(ctx context.Context, path string, opt Options) (*Backend, error)
 		}
 		// A device under /dev is the one path there that is allowed.
 		if dir := filepath.Dir(resolved); dir != "/dev" && !strings.HasPrefix(dir, "/dev/") {
-			if err := checkDir(dir); err != nil {
+			if err := syspath.Check(dir, ErrSystemPath); err != nil {
 				return nil, fmt.Errorf("extent: %s: %w", name, err)
 			}
 		}
 		b.device = true
 	} else {
 		for _, p := range []string{abs, resolved} {
-			if err := checkDir(filepath.Dir(p)); err != nil {
+			if err := syspath.Check(filepath.Dir(p), ErrSystemPath); err != nil {
 				return nil, fmt.Errorf("extent: %s: %w", name, err)
 			}
 		}
@@ -287,7 +289,7 @@ func (b *Backend) open(ctx context.Context, opt Options, exists bool, created fu
 			return err
 		}
 	} else {
-		fstype = fsType(b.path)
+		fstype = host.FSType(b.path)
 		if err := b.sizeFile(ctx, opt.Size, fstype); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
@@ -31,7 +32,7 @@ func newExtent(t testing.TB, path string, opt Options) *Backend {
 // directFS skips t unless dir's file system is one known to take O_DIRECT.
 func directFS(t testing.TB, dir string) {
 	t.Helper()
-	switch fs := fsType(dir); fs {
+	switch fs := host.FSType(dir); fs {
 	case "ext4", "xfs", "btrfs", "f2fs":
 	default:
 		t.Skipf("%s is on %s, not a file system known to take O_DIRECT", dir, fs)
@@ -261,7 +262,7 @@ func TestSystemPaths(t *testing.T) {
 		}
 	}
 	// /dev/shm is allowed.
-	if fsType("/dev/shm") == "tmpfs" && unix.Access("/dev/shm", unix.W_OK) == nil {
+	if host.FSType("/dev/shm") == "tmpfs" && unix.Access("/dev/shm", unix.W_OK) == nil {
 		p := filepath.Join("/dev/shm", fmt.Sprintf("kvbench-extent-test-%d", os.Getpid()))
 		t.Cleanup(func() { os.Remove(p) })
 		b := newExtent(t, p, Options{Size: 1 << 20, Direct: true})
@@ -365,7 +366,7 @@ func TestBuffered(t *testing.T) {
 	b := newExtent(t, path, Options{Size: 1 << 20, Prewrite: true})
 	defer b.Close()
 	c := b.Caps()
-	want := fmt.Sprintf("extent: %s (%s): buffered I/O requested: page cache in the numbers", path, fsType(path))
+	want := fmt.Sprintf("extent: %s (%s): buffered I/O requested: page cache in the numbers", path, host.FSType(path))
 	if c.Direct || len(c.Warnings) != 1 || c.Warnings[0] != want {
 		t.Fatalf("Caps() = %+v, want buffered with the warning\n%s", c, want)
 	}
@@ -379,7 +380,7 @@ func TestFallbackSimulated(t *testing.T) {
 	b := newExtent(t, path, Options{Size: 1 << 20, Direct: true, refuseDirect: true, Prewrite: true})
 	defer b.Close()
 	c := b.Caps()
-	want := fmt.Sprintf("extent: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", path, fsType(path))
+	want := fmt.Sprintf("extent: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", path, host.FSType(path))
 	if c.Direct || len(c.Warnings) != 1 || c.Warnings[0] != want {
 		t.Fatalf("Caps() = %+v, want Direct false and the warning\n%s", c, want)
 	}

@@ -31,7 +31,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/internal/outfile"
+	"github.com/kvbench/kvbench/internal/syspath"
 	"github.com/kvbench/kvbench/replay/backend"
 )
 
@@ -94,14 +96,14 @@ func New(dir string, opt Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nvme: %s: %w", dir, err)
 	}
-	if err := checkDir(abs); err != nil {
+	if err := syspath.Check(abs, ErrSystemDir); err != nil {
 		return nil, fmt.Errorf("nvme: %w", err)
 	}
-	resolved, err := resolve(abs)
+	resolved, err := syspath.Resolve(abs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("nvme: %s: %w", abs, err)
 	}
-	if err := checkDir(resolved); err != nil {
+	if err := syspath.Check(resolved, ErrSystemDir); err != nil {
 		return nil, fmt.Errorf("nvme: %s links to %s: %w", abs, resolved, err)
 	}
 	b := &Backend{dir: abs, opt: opt, align: DefaultAlign, created: map[string]uint64{}, open: map[*Object]struct{}{}}
@@ -144,7 +146,7 @@ func (b *Backend) probe() error {
 			}
 		}
 	}
-	fstype := fsType(b.dir)
+	fstype := host.FSType(b.dir)
 	if !b.opt.Direct {
 		b.warnings = append(b.warnings, fmt.Sprintf("nvme: %s (%s): buffered I/O requested: page cache in the numbers", b.dir, fstype))
 		return nil

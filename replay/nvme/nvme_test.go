@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/internal/syspath"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
 )
@@ -27,7 +29,7 @@ func newNVMe(t testing.TB, dir string, opt Options) *Backend {
 // directFS skips t unless dir's file system is one known to take O_DIRECT.
 func directFS(t testing.TB, dir string) {
 	t.Helper()
-	switch fs := fsType(dir); fs {
+	switch fs := host.FSType(dir); fs {
 	case "ext4", "xfs", "btrfs", "f2fs":
 	default:
 		t.Skipf("%s is on %s, not a file system known to take O_DIRECT", dir, fs)
@@ -102,7 +104,7 @@ func TestFallbackSimulated(t *testing.T) {
 	b := newNVMe(t, dir, Options{Direct: true, refuseDirect: true})
 	defer b.Close()
 	c := b.Caps()
-	want := fmt.Sprintf("nvme: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", dir, fsType(dir))
+	want := fmt.Sprintf("nvme: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", dir, host.FSType(dir))
 	if c.Direct || len(c.Warnings) != 1 || c.Warnings[0] != want {
 		t.Fatalf("Caps() = %+v, want Direct false and the warning\n%s", c, want)
 	}
@@ -120,7 +122,7 @@ func TestFallbackSimulated(t *testing.T) {
 // O_DIRECT before Linux 6.6 and keeps its files in the page cache after.
 func TestFallbackTmpfs(t *testing.T) {
 	const shm = "/dev/shm"
-	if fs := fsType(shm); fs != "tmpfs" {
+	if fs := host.FSType(shm); fs != "tmpfs" {
 		t.Skipf("%s is %s, not tmpfs", shm, fs)
 	}
 	if unix.Access(shm, unix.W_OK) != nil {
@@ -338,8 +340,8 @@ func TestSystemDirs(t *testing.T) {
 		}
 	}
 	for _, d := range []string{"/etcetera", "/usrx/y", "/dev/shm", "/dev/shm/x", "/tmp/x", "/home/u/kv", "/mnt/nvme"} {
-		if err := checkDir(d); err != nil {
-			t.Errorf("checkDir(%q) = %v, want nil", d, err)
+		if err := syspath.Check(d, ErrSystemDir); err != nil {
+			t.Errorf("syspath.Check(%q) = %v, want nil", d, err)
 		}
 	}
 	// A link into a system directory is one too.
