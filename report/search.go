@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -165,8 +166,8 @@ func compareLine(d, base *schema.SearchResult, name, baseName string) string {
 }
 
 // probeRow is a probe's row of the probe table: its verdict is its
-// search's (Pass and Reason, judged by kvreplay), or that it is not a
-// measurement.
+// search's (Pass and Reason, judged by kvreplay, in results.ProbeVerdict's
+// words), or that it is not a measurement.
 func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 	load := fmt.Sprintf("%d users", p.Users)
 	if mix := usersMix(p); mix != "" {
@@ -175,15 +176,8 @@ func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 	if d.Kind == schema.SearchCapacity {
 		load = fmt.Sprintf("--speed %g", p.Speed)
 	}
-	verdict := "PASS"
-	switch {
-	case p.NotMeasured != "":
-		verdict = "NOT A MEASUREMENT: " + p.NotMeasured
-	case !p.Pass:
-		verdict = "FAIL: " + p.Reason
-	}
 	return []string{load, fmt.Sprintf("%.1f", p.RequestsPerSecond), fmt.Sprintf("%.0f", p.TokensPerSecond),
-		fmt.Sprintf("%.1f", p.BandwidthBps/1e6), p.P95s(), verdict}
+		fmt.Sprintf("%.1f", p.BandwidthBps/1e6), p.P95s(), results.ProbeVerdict(p)}
 }
 
 var probeHeader = []string{"probe", "requests/s", "tokens/s", "MB/s", "p95 ms by QoS", "verdict"}

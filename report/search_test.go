@@ -123,7 +123,7 @@ func TestRenderSearchHTML(t *testing.T) {
 		{users, []string{"users (probe)", ">requests/s<", "p95 latency (ms)", "Throughput by users", "10 users (interactive 3, batch 7)",
 			`<td class="fail">FAIL: interactive: 80% within 50 ms</td>`, "stratified by QoS class"}},
 		{capacity, []string{"--speed (× the trace&#39;s pace)", "bandwidth (MB/s)", "peak 2000.0 MB/s at --speed 0.25, saturated from the first probe",
-			`<td class="pass">PASS</td>`, "FAIL: storage_health FAIL: Storage Tier Read Total P95 &lt; 200ms failed at 312.0 ms"}},
+			`<td class="pass">PASS: storage_health PASS</td>`, "FAIL: storage_health FAIL: Storage Tier Read Total P95 &lt; 200ms failed at 312.0 ms"}},
 		{stopped, []string{"at least 3 of 40 users", "a lower bound", "NOT A MEASUREMENT: the run did not complete: no space left on device"}},
 	} {
 		var out strings.Builder

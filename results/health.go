@@ -176,6 +176,25 @@ func Verdict(h schema.StorageHealth) string {
 	return string(h.OverallStatus) + ": " + strings.Join(h.Reasons, "; ")
 }
 
+// ProbeVerdict is a one-line account of a search probe's verdict, as
+// kvreplay's progress and kvreport's probe tables show it: "NOT A
+// MEASUREMENT: why" when it is not one, else its pass ("PASS: reason" or
+// "FAIL: reason"), so that the word and the reason come from the same
+// judgement (replay/search's).
+func ProbeVerdict(p schema.SearchProbe) string {
+	status := HealthFail
+	switch {
+	case p.NotMeasured != "":
+		return "NOT A MEASUREMENT: " + p.NotMeasured
+	case p.Pass:
+		status = HealthPass
+	}
+	if p.Reason == "" {
+		return string(status)
+	}
+	return string(status) + ": " + p.Reason
+}
+
 // fmtMS formats milliseconds for a reason: three significant digits.
 func fmtMS(ms float64) string {
 	switch {

@@ -1,6 +1,13 @@
 package results
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,5 +118,90 @@ func TestJudge(t *testing.T) {
 		if h.OverallStatus != tt.status || strings.Join(h.Reasons, "; ") != tt.reasons {
 			t.Errorf("Judge(%v, %v, %q) = %s %q, want %s %q", tt.criteria, tt.failures, tt.incomplete, h.OverallStatus, h.Reasons, tt.status, tt.reasons)
 		}
+	}
+}
+
+// TestProbeVerdict: a probe's verdict word is its pass, its reason its
+// judgement's, and a probe that is not a measurement says so whatever its
+// pass.
+func TestProbeVerdict(t *testing.T) {
+	for _, tt := range []struct {
+		p    schema.SearchProbe
+		want string
+	}{
+		{schema.SearchProbe{Pass: true, Reason: "storage_health PASS (3 of 3 criteria)"}, "PASS: storage_health PASS (3 of 3 criteria)"},
+		{schema.SearchProbe{Reason: "interactive p95 62.9 ms > 50 ms target"}, "FAIL: interactive p95 62.9 ms > 50 ms target"},
+		{schema.SearchProbe{}, "FAIL"},
+		{schema.SearchProbe{Pass: true, NotMeasured: "the run did not complete: no space left on device"},
+			"NOT A MEASUREMENT: the run did not complete: no space left on device"},
+	} {
+		if got := ProbeVerdict(tt.p); got != tt.want {
+			t.Errorf("ProbeVerdict(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestHealthDecidedHere: no package but results (and schema, which names
+// the statuses) spells a storage_health status or the SLA's 95 % as a
+// literal in its code: a tool that compares a status as a bare string, or
+// re-derives whether a class met its SLA, drifts from the rule here
+// (issue 23: sim's own 0.95, kvreport's own "PASS" for a probe). Tests,
+// which check what the tools wrote, may.
+func TestHealthDecidedHere(t *testing.T) {
+	statuses := map[string]bool{}
+	for _, s := range []schema.HealthStatus{HealthPass, HealthFail, HealthIncomplete, HealthNoData} {
+		statuses[strconv.Quote(string(s))] = true
+	}
+	compliance := strconv.FormatFloat(ComplianceTarget, 'g', -1, 64)
+	fset := token.NewFileSet()
+	var bad []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "results", "schema", "testdata", "vendor":
+				return filepath.SkipDir
+			}
+			if strings.HasPrefix(d.Name(), ".") && path != ".." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BasicLit:
+				if n.Kind == token.STRING && statuses[n.Value] {
+					bad = append(bad, fmt.Sprintf("%s: status literal %s (use results' or schema's Health* constants, or results.Verdict/ProbeVerdict)", fset.Position(n.Pos()), n.Value))
+				}
+			case *ast.BinaryExpr:
+				switch n.Op {
+				case token.GEQ, token.GTR, token.LSS, token.LEQ:
+				default:
+					return true
+				}
+				for _, x := range []ast.Expr{n.X, n.Y} {
+					if lit, ok := x.(*ast.BasicLit); ok && lit.Kind == token.FLOAT && lit.Value == compliance {
+						bad = append(bad, fmt.Sprintf("%s: compares with %s, the SLA's share (use results.Compliance)", fset.Position(n.Pos()), lit.Value))
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Error(b)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -138,13 +139,7 @@ func usersWhat(plan *replay.Plan, n int) string {
 
 // probeResult is what a probe found, in a line.
 func probeResult(kind string, p search.Probe) string {
-	verdict := "PASS: " + p.Reason
-	switch {
-	case p.NotMeasured != "":
-		verdict = "NOT A MEASUREMENT: " + p.NotMeasured
-	case !p.Pass:
-		verdict = "FAIL: " + p.Reason
-	}
+	verdict := results.ProbeVerdict(p)
 	if kind == search.KindCapacity {
 		return fmt.Sprintf("%s/s, %.1f requests/s: %s", cli.FormatBytes(int64(p.BandwidthBps)), p.RequestsPerSecond, verdict)
 	}
