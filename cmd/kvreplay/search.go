@@ -31,6 +31,10 @@ func checkSearch(o *options) []error {
 		if o.cfg.Users != 0 {
 			errs = append(errs, fmt.Errorf("--users %d: --search users chooses the users itself", o.cfg.Users))
 		}
+		if !o.cfg.Prescan {
+			errs = append(errs, errors.New("--search users --no-prescan: a users search reads the traces once first, to sample each probe's users by QoS class "+
+				"(without it a probe of n users replays the first n to appear, and measures which classes come first): drop --no-prescan"))
+		}
 	case search.KindCapacity:
 		if o.cfg.ClosedLoop {
 			errs = append(errs, errors.New("--search capacity raises an open loop's --speed: drop --closed-loop"))

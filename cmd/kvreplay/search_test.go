@@ -160,3 +160,22 @@ func TestSearchCapacityStart(t *testing.T) {
 		t.Errorf("--speed max: %v", err)
 	}
 }
+
+// TestSearchUsersNeedsPrescan: a users search samples each probe's users
+// by QoS class from the prescan, so --no-prescan is refused (exit 2) at
+// the flags, and a plan that only the sidecars made (their count of users,
+// not their classes) before any probe runs: a probe of the first n users
+// to appear would measure which classes come first (issue 23).
+func TestSearchUsersNeedsPrescan(t *testing.T) {
+	_, _, err := parse([]string{"--search", "users", "--no-prescan", "x.csv"}, &bytes.Buffer{})
+	if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "--search users --no-prescan") {
+		t.Errorf("--no-prescan: %v", err)
+	}
+	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 8}
+	prog := &setup.SearchProgress{W: &bytes.Buffer{}, Now: f.now, Max: 12}
+	var stdout bytes.Buffer
+	err = searchWith(searchOptions(search.KindUsers), &replay.Plan{FromMeta: true}, 8, f.replay, prog, nil, true, &stdout)
+	if cli.ExitCode(err) != 2 || f.calls != 0 || stdout.Len() != 0 || !strings.Contains(err.Error(), "--no-prescan") {
+		t.Errorf("a plan from sidecars: exit %d (%v), %d probes, document %q", cli.ExitCode(err), err, f.calls, stdout.String())
+	}
+}

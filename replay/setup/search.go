@@ -38,8 +38,9 @@ type SearchOptions struct {
 // line, host, config) for the caller to fill. A probe that fails to run or
 // is not a measurement stops the search: the document is returned, marked
 // not done with its answer a lower bound, with the error. A users search
-// of traces whose users are unknown is the input's error, with no
-// document.
+// of traces whose users are unknown, or were not read (plan.Scanned: their
+// classes, which each probe samples, are unknown), is the input's error,
+// with no document.
 func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, prog *SearchProgress) (*search.Document, error) {
 	var (
 		traces   = plan.Traces
@@ -82,6 +83,12 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 	if so.Kind == search.KindUsers {
 		if total <= 0 {
 			return nil, cli.Input(errors.New("--search users: the trace's users are unknown: give a trace file with a User column (kvtrace's), which kvreplay reads once before the search"))
+		}
+		if !plan.Scanned {
+			// Each probe's users are a sample by QoS class of the users the
+			// prescan found; without them a probe of n users would be the
+			// first n to appear, whatever their classes.
+			return nil, cli.Input(errors.New("--search users: the traces were not read before the search (--no-prescan), so their users' QoS classes are unknown: drop --no-prescan"))
 		}
 		doc, err = search.Users(search.UsersOptions{Total: total, MaxProbes: so.Probes, Repeats: so.Repeats}, probe)
 	} else {
