@@ -124,7 +124,7 @@ func TestSearchProgressLive(t *testing.T) {
 	for _, w := range []string{
 		"\r\x1b[Kkvreplay: probe 1 of at most 5, 0s elapsed, speed=0.25x",
 		"\r\x1b[Kkvreplay: probe 1 of at most 5, 30s elapsed, speed=0.25x: 12s of 30s, 10 MB/s",
-		"\r\x1b[Kkvreplay: probe 2 of at most 5, 1m0s elapsed, speed=0.5x: 0 B/s, 0.0 requests/s: PASS",
+		"\r\x1b[Kkvreplay: probe 2 of at most 5, 1m0s elapsed, speed=0.5x: 0.0 MB/s, 0.0 requests/s: PASS",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("no %q in\n%q", w, out)
@@ -177,5 +177,29 @@ func TestSearchUsersNeedsPrescan(t *testing.T) {
 	err = searchWith(searchOptions(search.KindUsers), &replay.Plan{FromMeta: true}, 8, f.replay, prog, nil, true, &stdout)
 	if cli.ExitCode(err) != 2 || f.calls != 0 || stdout.Len() != 0 || !strings.Contains(err.Error(), "--no-prescan") {
 		t.Errorf("a plan from sidecars: exit %d (%v), %d probes, document %q", cli.ExitCode(err), err, f.calls, stdout.String())
+	}
+}
+
+// TestSearchBandwidthOneUnit: a capacity search shows a probe's bandwidth
+// in the unit its reason gives the peak in (MB/s, decimal), not in
+// binary units beside it ("2.61 GiB/s" and "peak 2800.0 MB/s" for one
+// figure, issue 23).
+func TestSearchBandwidthOneUnit(t *testing.T) {
+	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 8}
+	once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
+		res, err := f.replay(cfg, progress)
+		res.Tiers = []schema.TierTotals{{Tier: schema.TierNVMe.String(), ReadBandwidthBps: 2.8e9}}
+		return res, err
+	}
+	var stderr bytes.Buffer
+	prog := &setup.SearchProgress{W: &stderr, Now: f.now, Max: 5}
+	o := searchOptions(search.KindCapacity)
+	o.searchProbes = 5
+	if err := searchWith(o, mixedPlan(), 8, once, prog, nil, true, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	out := stderr.String()
+	if !strings.Contains(out, "speed=0.25x: 2800.0 MB/s, ") || !strings.Contains(out, "peak 2800.0 MB/s") || strings.Contains(out, "iB/s") {
+		t.Errorf("stderr:\n%s", out)
 	}
 }

@@ -148,7 +148,9 @@ func usersWhat(plan *replay.Plan, n int) string {
 func probeResult(kind string, p search.Probe) string {
 	verdict := results.ProbeVerdict(p)
 	if kind == search.KindCapacity {
-		return fmt.Sprintf("%s/s, %.1f requests/s: %s", cli.FormatBytes(int64(p.BandwidthBps)), p.RequestsPerSecond, verdict)
+		// MB/s, decimal, as the search's reason and kvreport's probe table
+		// give the same figure.
+		return fmt.Sprintf("%.1f MB/s, %.1f requests/s: %s", p.BandwidthBps/1e6, p.RequestsPerSecond, verdict)
 	}
 	return fmt.Sprintf("%.1f requests/s, %.0f tokens/s, p95 ms %s: %s", p.RequestsPerSecond, p.TokensPerSecond, p.P95s(), verdict)
 }
