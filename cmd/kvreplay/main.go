@@ -22,6 +22,7 @@ import (
 	"github.com/kvbench/kvbench/report"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/sim"
 )
 
 const usage = `kvreplay: replay KV-cache I/O traces against real RAM and NVMe and measure them.
@@ -95,15 +96,15 @@ type options struct {
 	allowSystem bool            // --allow-system-path
 	warnings    []string        // for the result: --start-at's, --fit's
 
-	rank    launch.Rank
-	startAt time.Time       // --start-at; zero: start when ready
-	barrier *launch.Barrier // --start-barrier; nil once passed
+	rank  launch.Rank
+	start launch.Start // --start-at, --start-barrier
 
 	listDevices bool
 	gds         bool       // --gds
 	env         *setup.Env // what the tier map's checks found here (a CUDA runtime, libcufile)
 
-	fitting fitting // --plan, --fit
+	fitting setup.Fitting // --plan, --fit, --fit-time, --format
+	fit     *schema.Fit   // what --fit applied, for the result
 
 	search       string // --search: users or capacity
 	searchProbes int
@@ -158,10 +159,10 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
 	fs.BoolVar(&o.cfg.Fsync, "fsync", false, "make each NVMe object write durable (fdatasync) before it completes, as kv-cache.py does")
 	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily)")
-	fs.BoolVar(&o.fitting.plan, "plan", false, "read the traces and print what the replay needs (peak live bytes per backend, bytes written and read, the bandwidth the trace's pace asks for) beside what this machine has, and the options that make it fit (--size-scale, --capacity, --ram-budget, --duration, --closed-loop, --speed); replays nothing, makes nothing")
-	fs.BoolVar(&o.fitting.fit, "fit", false, "apply the plan (--plan): replay at the largest --size-scale 1/2^k (with a --capacity or --ram-budget where scaling alone leaves too little space) at which the replay fits this machine's memory and disk and the bandwidth the trace's pace asks is well within what they are assumed to serve; the result's fit says what was applied and why")
-	fs.StringVar(&o.fitting.format, "format", "text", "with --plan: text or json")
-	fs.DurationVar(&o.fitting.time, "fit-time", defaultFitTime, "with --fit: the longest replay it keeps at the trace's pace; a trace that takes longer at --speed is replayed for its first part (--duration), planned for what that window reaches (0: no bound)")
+	fs.BoolVar(&o.fitting.Print, "plan", false, "read the traces and print what the replay needs (peak live bytes per backend, bytes written and read, the bandwidth the trace's pace asks for) beside what this machine has, and the options that make it fit (--size-scale, --capacity, --ram-budget, --duration, --closed-loop, --speed); replays nothing, makes nothing")
+	fs.BoolVar(&o.fitting.Apply, "fit", false, "apply the plan (--plan): replay at the largest --size-scale 1/2^k (with a --capacity or --ram-budget where scaling alone leaves too little space) at which the replay fits this machine's memory and disk and the bandwidth the trace's pace asks is well within what they are assumed to serve; the result's fit says what was applied and why")
+	fs.StringVar(&o.fitting.Format, "format", "text", "with --plan: text or json")
+	fs.DurationVar(&o.fitting.Time, "fit-time", setup.DefaultFitTime, "with --fit: the longest replay it keeps at the trace's pace; a trace that takes longer at --speed is replayed for its first part (--duration), planned for what that window reaches (0: no bound)")
 	fs.BoolVar(&o.tiers.Buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
 	fs.StringVar(&o.label, "label", "", "label of the run in reports")
 	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
@@ -218,21 +219,8 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 			errs = append(errs, err)
 		}
 	}
-	if *startBarrier != "" {
-		switch {
-		case *startAt != "":
-			errs = append(errs, errors.New("--start-barrier with --start-at: give one (ranks start at an instant, or when all are ready)"))
-		case barrierTimeout.Duration() <= 0:
-			errs = append(errs, fmt.Errorf("--start-barrier-timeout %s: must be above 0", barrierTimeout.Duration()))
-		default:
-			o.barrier = launch.NewBarrier(*startBarrier, barrierTimeout.Duration())
-		}
-	}
-	var startWarning string
-	if *startAt != "" {
-		if o.startAt, startWarning, err = launch.ParseStartAt(*startAt, time.Now()); err != nil {
-			errs = append(errs, err)
-		}
+	if o.start, err = launch.ParseStart(*startAt, *startBarrier, barrierTimeout.Duration(), time.Now()); err != nil {
+		errs = append(errs, err)
 	}
 	o.cfg.BlockSize = int64(blockSize)
 	o.cfg.Capacity = int64(capacity)
@@ -253,8 +241,8 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
 	}
 	errs = append(errs, checkSearch(o)...)
-	errs = append(errs, checkFitting(o, fs.Changed("format"), fs.Changed("fit-time"))...)
-	errs = append(errs, checkModel(o, fs.Changed("tensor-parallel"))...)
+	errs = append(errs, o.fitting.Check(o.output, o.search, fs.Changed("format"), fs.Changed("fit-time"))...)
+	errs = append(errs, setup.ApplyModel(&o.cfg, o.model, modelBytes(), fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -263,9 +251,9 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 		return nil, nil, cli.Input(errors.Join(errs...))
 	}
 	o.tiers.LocalRank, o.tiers.Quiet, o.tiers.Stderr = o.rank.Local, o.quiet, stderr
-	if startWarning != "" {
-		o.warnings = append(o.warnings, startWarning)
-		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", startWarning)
+	if w := o.start.Warning; w != "" {
+		o.warnings = append(o.warnings, w)
+		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", w)
 	}
 	return o, version, nil
 }
@@ -283,7 +271,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return setup.ListDevices(stdout)
 	}
 	defer o.env.Close()
-	if o.fitting.plan {
+	if o.fitting.Print {
 		return runPlan(ctx, o, stdout)
 	}
 	toStdout := o.output == "-" || (o.output == "" && !cli.IsTerminal(stdout))
@@ -325,6 +313,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return exitError(runErr, "run incomplete: ")
 }
 
+// modelBytes is kvtrace's model table as --model reads it: each model's
+// KV bytes per token.
+func modelBytes() map[string]int64 {
+	m := map[string]int64{}
+	for name, model := range sim.BuiltinModels() {
+		m[name] = model.BytesPerToken()
+	}
+	return m
+}
+
 // exitError is a replay's error as kvreplay exits with it, after what:
 // the user's input (exit 2) where the replay stopped on it, else a
 // failure (exit 1); nil stays nil.
@@ -350,12 +348,12 @@ func planFor(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := setup.CheckMapped(&o.cfg, plan); err != nil && !o.fitting.fit {
+	if err := setup.CheckMapped(&o.cfg, plan); err != nil && !o.fitting.Apply {
 		return nil, nil, err
 	}
-	if o.fitting.fit {
+	if o.fitting.Apply {
 		var warn string
-		if plan, o.fitting.result, warn, err = o.fitter().Fit(ctx, &o.cfg, &o.tiers, srcs, plan); err != nil {
+		if plan, o.fit, warn, err = o.fitter().Fit(ctx, &o.cfg, &o.tiers, srcs, plan); err != nil {
 			return nil, nil, err
 		}
 		if warn != "" {
@@ -376,18 +374,8 @@ func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 // set, draws a live line on stderr (a terminal), which is cleared after.
 func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, args []string, progress func(replay.Progress), stderr io.Writer) (*schema.Result, error) {
 	var ready func() error
-	switch {
-	case o.barrier != nil:
-		ready = func() error {
-			at, err := o.barrier.Wait(ctx, o.rank)
-			if err != nil {
-				return err
-			}
-			o.barrier, o.startAt = nil, at
-			return launch.WaitUntil(ctx, at)
-		}
-	case !o.startAt.IsZero():
-		ready = func() error { return launch.WaitUntil(ctx, o.startAt) }
+	if o.start.Waits() {
+		ready = func() error { return o.start.Wait(ctx, o.rank) }
 	}
 	res, runErr := setup.Replay(ctx, o.env, cfg, plan, srcs, o.tiers, ready, progress)
 	if progress != nil {
@@ -400,13 +388,12 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	res.CommandLine = append([]string{"kvreplay"}, args...)
 	res.Label, res.System, res.Trial = o.label, o.system, o.trial
 	res.LocalRank, res.RankSource = o.rank.Local, o.rank.Source
-	if !o.startAt.IsZero() {
-		at := o.startAt.UTC()
-		res.StartAt, res.StartSkewS = &at, res.Started.Sub(o.startAt).Seconds()
+	if at := o.start.At.UTC(); !at.IsZero() {
+		res.StartAt, res.StartSkewS = &at, res.Started.Sub(at).Seconds()
 	}
 	res.Config = setup.ConfigJSON(&o.cfg, &o.tiers)
 	res.Warnings = append(res.Warnings, o.warnings...)
-	res.Fit = o.fitting.result
+	res.Fit = o.fit
 	return res, runErr
 }
 

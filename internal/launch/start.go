@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -80,4 +81,53 @@ func WaitUntil(ctx context.Context, t time.Time) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// Start is when a rank starts its run: when it is ready (the zero Start),
+// at an instant (--start-at), or when every rank is ready (--start-barrier).
+type Start struct {
+	// At is the instant, from --start-at or, once passed, the barrier;
+	// zero: none.
+	At time.Time
+	// Warning, when set, says that At was already past when the flags
+	// were parsed: the run starts at once.
+	Warning string
+	barrier *Barrier // nil once passed
+}
+
+// ParseStart reads --start-at (at) and --start-barrier (dir, with its
+// timeout), which exclude each other, against now.
+func ParseStart(at, dir string, timeout time.Duration, now time.Time) (Start, error) {
+	var s Start
+	switch {
+	case dir != "" && at != "":
+		return s, errors.New("--start-barrier with --start-at: give one (ranks start at an instant, or when all are ready)")
+	case dir != "" && timeout <= 0:
+		return s, fmt.Errorf("--start-barrier-timeout %s: must be above 0", timeout)
+	case dir != "":
+		s.barrier = NewBarrier(dir, timeout)
+	case at != "":
+		var err error
+		if s.At, s.Warning, err = ParseStartAt(at, now); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// Waits reports whether the run waits before it starts.
+func (s *Start) Waits() bool { return s.barrier != nil || !s.At.IsZero() }
+
+// Wait waits until rank r may start: past the barrier, then until At.
+// Once passed, the barrier is not waited for again (a search's later
+// probes start when ready) and At is the instant it gave.
+func (s *Start) Wait(ctx context.Context, r Rank) error {
+	if s.barrier != nil {
+		at, err := s.barrier.Wait(ctx, r)
+		if err != nil {
+			return err
+		}
+		s.barrier, s.At = nil, at
+	}
+	return WaitUntil(ctx, s.At)
 }

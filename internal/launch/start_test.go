@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,5 +90,58 @@ func TestWaitUntil(t *testing.T) {
 	cancel(stop)
 	if err := WaitUntil(ctx, time.Now().Add(time.Hour)); !errors.Is(err, stop) {
 		t.Errorf("an ended context: %v, want %v", err, stop)
+	}
+}
+
+// TestParseStart: --start-at and --start-barrier exclude each other, the
+// barrier needs a timeout, and neither means no wait.
+func TestParseStart(t *testing.T) {
+	now := time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		at, dir string
+		timeout time.Duration
+		waits   bool
+		wantErr string
+	}{
+		{"", "", time.Minute, false, ""},
+		{"2026-11-24T19:30:00Z", "", time.Minute, true, ""},
+		{"", "/shared/b", time.Minute, true, ""},
+		{"2026-11-24T19:30:00Z", "/shared/b", time.Minute, false, "--start-barrier with --start-at: give one"},
+		{"", "/shared/b", 0, false, "--start-barrier-timeout 0s: must be above 0"},
+		{"1e30", "", time.Minute, false, "--start-at 1e30: more than 24h after now"},
+	} {
+		s, err := ParseStart(c.at, c.dir, c.timeout, now)
+		if c.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+				t.Errorf("ParseStart(%q, %q, %s) = %v, want %q", c.at, c.dir, c.timeout, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || s.Waits() != c.waits {
+			t.Errorf("ParseStart(%q, %q, %s): waits %v, %v; want %v", c.at, c.dir, c.timeout, s.Waits(), err, c.waits)
+		}
+	}
+}
+
+// TestStartWaitsForBarrierOnce: a Start at a barrier passes it once (one
+// rank: the barrier's grace second after its ready file) and keeps the
+// instant it gave; a second Wait does not go back to the barrier, whose
+// ready file would now refuse it.
+func TestStartWaitsForBarrierOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "barrier")
+	s, err := ParseStart("", dir, time.Minute, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	r := Rank{Rank: 0, Ranks: 1}
+	if err := s.Wait(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	if s.At.Before(before) || time.Since(s.At) < 0 || !s.Waits() {
+		t.Fatalf("after the barrier: At %v (Wait began at %v, ended at %v), waits %v", s.At, before, time.Now(), s.Waits())
+	}
+	if err := s.Wait(t.Context(), r); err != nil {
+		t.Fatalf("a second Wait went back to the barrier: %v", err)
 	}
 }

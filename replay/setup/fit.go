@@ -33,6 +33,46 @@ import (
 type Fitting struct {
 	Time       time.Duration
 	WholeTrace bool
+	Print      bool   // --plan: print the plan and replay nothing
+	Apply      bool   // --fit: apply the plan's options (Fit), then replay
+	Format     string // --plan's --format: text or json
+}
+
+// DefaultFitTime is --fit-time's default: a replay that --fit applies
+// takes at most two minutes at the trace's pace, so that a trace
+// simulated for longer (the MLPerf runs' 600 s) gives an answer on the
+// machine at hand in minutes; --fit-time 0 replays all of it.
+const DefaultFitTime = 2 * time.Minute
+
+// Check checks --plan, --fit, --fit-time and --format against each other
+// and against -o (output) and --search, saying which flag to change.
+// formatGiven and timeGiven say that --format and --fit-time were given.
+func (f *Fitting) Check(output, search string, formatGiven, timeGiven bool) []error {
+	var errs []error
+	switch f.Format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("--format %s: want text or json", f.Format))
+	}
+	if formatGiven && !f.Print {
+		errs = append(errs, fmt.Errorf("--format %s: the format of --plan's output: add --plan (a replay's result is always JSON)", f.Format))
+	}
+	if f.Print && f.Apply {
+		errs = append(errs, errors.New("--plan and --fit: --plan prints the plan and replays nothing; --fit applies it and replays: give one"))
+	}
+	if f.Print && output != "" && output != "-" {
+		errs = append(errs, fmt.Errorf("-o %s: --plan prints its plan on stdout and writes no result", output))
+	}
+	if timeGiven && !f.Print && !f.Apply {
+		errs = append(errs, fmt.Errorf("--fit-time %s: bounds what --fit applies: add --fit (or --duration to bound a run yourself)", f.Time))
+	}
+	if f.Time < 0 {
+		errs = append(errs, fmt.Errorf("--fit-time %s: must not be negative (0: no bound)", f.Time))
+	}
+	if f.Print && search != "" {
+		errs = append(errs, fmt.Errorf("--plan and --search %s: give one", search))
+	}
+	return errs
 }
 
 // Prepare prescans the traces srcs for the replay of cfg (replay.Prepare),

@@ -38,3 +38,34 @@ func TestTimeBound(t *testing.T) {
 		t.Errorf("timeLine: %q", line)
 	}
 }
+
+// TestFittingCheck: --plan, --fit, --fit-time and --format are refused in
+// the combinations that mean nothing, each naming the flag to change.
+func TestFittingCheck(t *testing.T) {
+	for _, tc := range []struct {
+		f                      Fitting
+		output, search         string
+		formatGiven, timeGiven bool
+		want                   string // "" for none; else the one error's start
+	}{
+		{f: Fitting{Format: "text", Time: DefaultFitTime}},
+		{f: Fitting{Print: true, Format: "json"}, formatGiven: true},
+		{f: Fitting{Apply: true, Format: "text", Time: time.Minute}, timeGiven: true},
+		{f: Fitting{Format: "yaml"}, want: "--format yaml: want text or json"},
+		{f: Fitting{Format: "json"}, formatGiven: true, want: "--format json: the format of --plan's output: add --plan"},
+		{f: Fitting{Print: true, Apply: true, Format: "text"}, want: "--plan and --fit:"},
+		{f: Fitting{Print: true, Format: "text"}, output: "r.json", want: "-o r.json: --plan prints its plan on stdout"},
+		{f: Fitting{Print: true, Format: "text"}, output: "-"},
+		{f: Fitting{Format: "text", Time: time.Minute}, timeGiven: true, want: "--fit-time 1m0s: bounds what --fit applies"},
+		{f: Fitting{Apply: true, Format: "text", Time: -time.Second}, want: "--fit-time -1s: must not be negative"},
+		{f: Fitting{Print: true, Format: "text"}, search: "users", want: "--plan and --search users: give one"},
+	} {
+		errs := tc.f.Check(tc.output, tc.search, tc.formatGiven, tc.timeGiven)
+		switch {
+		case tc.want == "" && len(errs) != 0:
+			t.Errorf("%+v: %v, want no error", tc.f, errs)
+		case tc.want != "" && (len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.want)):
+			t.Errorf("%+v: %v, want one error starting %q", tc.f, errs, tc.want)
+		}
+	}
+}

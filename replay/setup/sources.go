@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/replay"
@@ -56,6 +59,30 @@ func openStored(ctx context.Context, name string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	return f, nil
+}
+
+// ApplyModel resolves --model (model) into cfg's bytes per token, from the
+// model table kvtrace simulates with (bytesPerToken, by model name), so
+// that a trace without a sidecar (kv-cache.py's) has its KV tokens
+// measured. tpGiven says that --tensor-parallel was given, which means
+// nothing without --model.
+func ApplyModel(cfg *replay.Config, model string, bytesPerToken map[string]int64, tpGiven bool) []error {
+	var errs []error
+	if tp := cfg.TensorParallel; tp == 0 { // the rest is Config.Validate's
+		errs = append(errs, fmt.Errorf("--tensor-parallel %d: must be between 1 and 1024", tp))
+	}
+	if model == "" {
+		if tpGiven {
+			errs = append(errs, fmt.Errorf("--tensor-parallel %d: only with --model (a trace's sidecar gives its own)", cfg.TensorParallel))
+		}
+		return errs
+	}
+	b, ok := bytesPerToken[model]
+	if !ok {
+		return append(errs, fmt.Errorf("--model %s: unknown model (want one of %s)", model, strings.Join(slices.Sorted(maps.Keys(bytesPerToken)), ", ")))
+	}
+	cfg.BytesPerToken = b
+	return errs
 }
 
 // CheckSidecars refuses a --model (model, its bytes per token and tensor

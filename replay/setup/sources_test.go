@@ -55,3 +55,25 @@ func TestPrescan(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyModel: --model gives a trace its bytes per token from kvtrace's
+// model table; an unknown model names the known ones; --tensor-parallel
+// needs --model.
+func TestApplyModel(t *testing.T) {
+	models := map[string]int64{"llama3.1-8b": 131072, "llama2-7b": 524288}
+	cfg := replay.DefaultConfig()
+	cfg.TensorParallel = 1 // kvreplay's default
+	if errs := ApplyModel(&cfg, "llama3.1-8b", models, false); len(errs) != 0 || cfg.BytesPerToken != 131072 {
+		t.Errorf("llama3.1-8b: %v, %d bytes per token; want the table's 131072", errs, cfg.BytesPerToken)
+	}
+	cfg = replay.DefaultConfig()
+	cfg.TensorParallel = 1
+	if errs := ApplyModel(&cfg, "gpt-5", models, false); len(errs) != 1 || errs[0].Error() != "--model gpt-5: unknown model (want one of llama2-7b, llama3.1-8b)" || cfg.BytesPerToken != 0 {
+		t.Errorf("an unknown model: %v, %d bytes per token", errs, cfg.BytesPerToken)
+	}
+	cfg = replay.DefaultConfig()
+	cfg.TensorParallel = 2
+	if errs := ApplyModel(&cfg, "", models, true); len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "--tensor-parallel 2: only with --model") {
+		t.Errorf("--tensor-parallel without --model: %v", errs)
+	}
+}
