@@ -119,6 +119,7 @@ func judge(kind string, res *schema.Result, notMeasured string) (bool, string) {
 	status := string(h.OverallStatus)
 	if h.OverallStatus != schema.HealthPass {
 		said := false
+		var why []string
 		for _, c := range h.Criteria {
 			if c.Passed {
 				continue
@@ -127,9 +128,15 @@ func judge(kind string, res *schema.Result, notMeasured string) (bool, string) {
 			if class, _, _ := strings.Cut(c.Name, " "); slaFailed[class] {
 				continue // a class's SLA, where storage_health judges it too, is said once
 			}
-			failed = append(failed, "storage_health "+status+": "+cmp.Or(c.Reason, fmt.Sprintf("%s failed at %.1f %s", c.Name, c.Actual, c.Unit)))
+			why = append(why, cmp.Or(c.Reason, fmt.Sprintf("%s failed at %.1f %s", c.Name, c.Actual, c.Unit)))
 		}
 		if !said {
+			why = h.Reasons // no criterion failed: NO_DATA, or not judged
+		}
+		switch {
+		case len(why) > 0:
+			failed = append(failed, "storage_health "+cmp.Or(status, "not judged")+": "+strings.Join(why, "; "))
+		case !said:
 			failed = append(failed, "storage_health "+cmp.Or(status, "not judged"))
 		}
 	}

@@ -144,6 +144,20 @@ func TestProbeVerdicts(t *testing.T) {
 			t.Errorf("%s: pass %v, reason %q; want pass %v, reason with %q (and no %q)", tt.name, p.Pass, p.Reason, tt.pass, tt.want, tt.not)
 		}
 	}
+	// Several failed criteria follow one "storage_health FAIL:", each with
+	// its figures; a status without a failed criterion gives its reasons.
+	two := result("FAIL", nil)
+	two.Summary.StorageHealth.Criteria = append(two.Summary.StorageHealth.Criteria, schema.Criterion{Name: "Schedule Lag P95 < 1000ms",
+		Reason: "lag behind the trace's schedule: p95 4211 ms >= 1000 ms limit"})
+	if p := search.Summarize(search.KindCapacity, two); p.Pass || strings.Count(p.Reason, "storage_health") != 1 ||
+		p.Reason != "storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms; lag behind the trace's schedule: p95 4211 ms >= 1000 ms limit" {
+		t.Errorf("two failed criteria: pass %v, reason %q", p.Pass, p.Reason)
+	}
+	none := result("PASS", nil)
+	none.Summary.StorageHealth = schema.StorageHealth{OverallStatus: schema.HealthNoData, Reasons: []string{"nothing the criteria judge ran"}}
+	if p := search.Summarize(search.KindCapacity, none); p.Pass || p.Reason != "storage_health NO_DATA: nothing the criteria judge ran" {
+		t.Errorf("NO_DATA: pass %v, reason %q", p.Pass, p.Reason)
+	}
 	// A capacity search keeps its probes' verdicts as judged.
 	res := result("PASS", map[string]float64{"interactive": 0.045})
 	d, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 3}, func(_ int, speed float64) (search.Probe, error) {
