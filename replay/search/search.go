@@ -404,9 +404,9 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 	case d.SaturatedFromFirstProbe:
 		first, second := d.Probes[0], d.Probes[1]
 		d.Reason = fmt.Sprintf("saturated from the first probe: doubling --speed from %g to %g changed the bandwidth by %+.1f %% "+
-			"(%.1f to %.1f MB/s, under the %.0f %% that counts as improving): the system was at its plateau, %s, "+
-			"at the lowest load probed (give a lower --speed to see the rise)",
-			first.Speed, second.Speed, 100*gain, first.BandwidthBps/1e6, second.BandwidthBps/1e6, 100*plateauGain, peak)
+			"(%.1f to %.1f MB/s, under the %.0f %% that counts as improving): the system was at its plateau from the lowest load probed, "+
+			"--speed %g (give a lower --speed to see the rise); %s",
+			first.Speed, second.Speed, 100*gain, first.BandwidthBps/1e6, second.BandwidthBps/1e6, 100*plateauGain, first.Speed, peak)
 	case d.Plateau:
 		d.Reason = fmt.Sprintf("%s: bandwidth stopped improving (under %.0f %% over two doublings of the load) at --speed %g",
 			peak, 100*plateauGain, slices.Max(speeds(d.Probes)))

@@ -245,7 +245,8 @@ func TestCapacitySaturatedFromFirstProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !d.SaturatedFromFirstProbe || !d.Plateau || !d.Done || len(d.Probes) != 2 || speeds[0] != search.DefaultCapacityStart ||
-		!strings.Contains(d.Reason, "saturated from the first probe") || d.PeakBandwidthBps != 100.5 {
+		!strings.Contains(d.Reason, "saturated from the first probe") || d.PeakBandwidthBps != 100.5 ||
+		!strings.HasSuffix(d.Reason, "at its plateau from the lowest load probed, --speed 0.25 (give a lower --speed to see the rise); peak 0.0 MB/s at --speed 0.5") {
 		t.Errorf("speeds %v: saturated %v, plateau %v, done %v, peak %v: %s", speeds, d.SaturatedFromFirstProbe, d.Plateau, d.Done, d.PeakBandwidthBps, d.Reason)
 	}
 	// Rising at first: not saturated.
