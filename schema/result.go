@@ -125,6 +125,10 @@ type PathInfo struct {
 	// mount-s3: an object store through a POSIX gateway, as MLPerf's
 	// rules require) and its version, where it answers --version.
 	Gateway string `json:"gateway,omitempty"`
+	// GatewayCommand is the gateway's command line, with the values of
+	// credential-like options replaced by REDACTED: its options (cache,
+	// part size, parallel requests) shape what the mount measures.
+	GatewayCommand string `json:"gateway_command,omitempty"`
 	// GPU is the GPU tier's device and copies; nil for other tiers.
 	GPU *GPUPath `json:"gpu,omitempty"`
 	// S3 is the object tier's requests; nil for other tiers.

@@ -115,6 +115,41 @@ func replayS3(t *testing.T, srv *s3test.Server, tr, scale string) {
 	checkBucketAfter(t, srv)
 }
 
+// TestS3Gateway replays a trace with Tier-2 in --dir on an s3fs mount of
+// the bucket, the POSIX gateway MLPerf's rules require for object storage,
+// under --verify: complete, every byte read checked, the tier's path
+// recorded as the gateway (FUSE type, s3fs and its version, its command
+// line without the credentials), and the bucket as it was after.
+func TestS3Gateway(t *testing.T) {
+	srv := s3Server(t)
+	point := srv.MountS3FS(t, s3Bucket)
+	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	res, stderr := replayDoc(t, "--tier-map", "Tier-1=ram,Tier-2=nvme", "--dir", point, "--verify", "--speed", "max",
+		"--size-scale", "1/4096", "-o", "-", tr)
+	if !res.Complete || res.Replay.VerifiedBytes == 0 {
+		t.Fatalf("complete %v, %d bytes verified: %s", res.Complete, res.Replay.VerifiedBytes, stderr)
+	}
+	read, write, _ := impliedAt(t, tr, 1.0/4096)
+	checkTierBytes(t, res, read, write)
+	var pi *schema.PathInfo
+	for i := range res.Host.TierPaths {
+		if res.Host.TierPaths[i].Backend == "nvme" {
+			pi = &res.Host.TierPaths[i]
+		}
+	}
+	if pi == nil || pi.FileSystem != "fuse.s3fs" || !strings.HasPrefix(pi.Gateway, "s3fs: ") ||
+		!strings.Contains(pi.GatewayCommand, "s3fs "+s3Bucket+" "+point+" ") || !strings.Contains(pi.GatewayCommand, "url="+srv.Endpoint) {
+		t.Errorf("the gateway's path: %+v", pi)
+	}
+	doc, _ := json.Marshal(res)
+	for _, secret := range []string{srv.AccessKey, srv.SecretKey} {
+		if bytes.Contains(doc, []byte(secret)) || strings.Contains(stderr, secret) {
+			t.Errorf("a credential is in the result or on stderr")
+		}
+	}
+	checkBucketAfter(t, srv)
+}
+
 // TestS3Refusals: a tier on S3 without a bucket, or with a bucket that
 // does not exist, stops before any I/O with a clear message.
 func TestS3Refusals(t *testing.T) {

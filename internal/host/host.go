@@ -90,6 +90,7 @@ func PathFacts(backend, path string) schema.PathInfo {
 		info.MountOptions = m.options
 		if strings.HasPrefix(m.fsType, "fuse") {
 			info.Gateway = Gateway(m.fsType, m.source)
+			info.GatewayCommand = GatewayCommand("/proc", m.point, gatewayName(m.fsType, m.source))
 		}
 		info.Device, devNum = m.majMin, m.majMin
 		if strings.HasPrefix(m.source, "/dev/") {
@@ -116,10 +117,7 @@ func PathFacts(backend, path string) schema.PathInfo {
 // prints where it is on PATH and answers within two seconds: "s3fs
 // (Amazon Simple Storage Service File System V1.91 ...)".
 func Gateway(fsType, source string) string {
-	name := strings.TrimPrefix(strings.TrimPrefix(fsType, "fuse"), ".")
-	if name == "" || name == "fuseblk" {
-		name = filepath.Base(source)
-	}
+	name := gatewayName(fsType, source)
 	if name == "" {
 		return ""
 	}
@@ -137,6 +135,16 @@ func Gateway(fsType, source string) string {
 		if l = strings.TrimSpace(l); l != "" {
 			return name + ": " + l
 		}
+	}
+	return name
+}
+
+// gatewayName is the program behind a FUSE mount: its file system's
+// subtype ("fuse.s3fs"), else its source's base name.
+func gatewayName(fsType, source string) string {
+	name := strings.TrimPrefix(strings.TrimPrefix(fsType, "fuse"), ".")
+	if name == "" || name == "fuseblk" {
+		name = filepath.Base(source)
 	}
 	return name
 }

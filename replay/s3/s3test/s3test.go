@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -423,4 +424,73 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// MountS3FS mounts bucket of the server (http only) at a new directory
+// with s3fs-fuse, the POSIX gateway MLPerf's rules name, and unmounts it
+// when the test ends. The credentials go in a passwd file of the test's
+// own (mode 0600), as s3fs wants. It skips the test, saying why, where
+// s3fs or /dev/fuse is missing or the mount fails (no FUSE in a
+// container).
+func (s *Server) MountS3FS(t testing.TB, bucket string) string {
+	t.Helper()
+	bin, err := exec.LookPath("s3fs")
+	if err != nil {
+		t.Skip("s3fs is not installed (Debian: apt-get install s3fs)")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("no /dev/fuse: FUSE mounts are not possible here")
+	}
+	if s.CAFile != "" {
+		t.Fatal("MountS3FS: the server serves https; s3fs would need its CA")
+	}
+	dir := t.TempDir()
+	passwd, point := filepath.Join(dir, "passwd"), filepath.Join(dir, "mnt")
+	if err := os.WriteFile(passwd, []byte(s.AccessKey+":"+s.SecretKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(point, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// endpoint names the region s3fs signs for; versitygw's is us-east-1.
+	cmd := exec.Command(bin, bucket, point, "-o", "passwd_file="+passwd, "-o", "url="+s.Endpoint,
+		"-o", "use_path_request_style", "-o", "endpoint=us-east-1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Skipf("s3fs could not mount the bucket (%v): %s", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		var errs []string
+		for _, c := range [][]string{{"umount", point}, {"fusermount", "-u", point}, {"umount", "-l", point}} {
+			out, err := exec.Command(c[0], c[1:]...).CombinedOutput()
+			if err == nil {
+				return
+			}
+			errs = append(errs, fmt.Sprintf("%s: %v: %s", strings.Join(c, " "), err, bytes.TrimSpace(out)))
+		}
+		t.Errorf("unmounting %s: %s", point, strings.Join(errs, "; "))
+	})
+	// s3fs daemonizes before the mount is in place: wait for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for !mounted(point) {
+		if time.Now().After(deadline) {
+			t.Skipf("s3fs did not mount %s within 10 s", point)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return point
+}
+
+// mounted reports whether /proc/self/mounts lists point as a mount point.
+func mounted(point string) bool {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return false
+	}
+	for l := range strings.Lines(string(b)) {
+		if f := strings.Fields(l); len(f) > 2 && f[1] == point {
+			return true
+		}
+	}
+	return false
 }
