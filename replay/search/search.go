@@ -214,13 +214,13 @@ func Users(opt UsersOptions, probe Prober) (*Document, error) {
 	try := func(n int) (bool, error) {
 		p, err := probe(n, 0)
 		if err != nil {
-			stopErr = stop(d, fmt.Sprintf("%d users", n), err)
+			stopErr = stop(d, usersN(n), err)
 			return false, stopErr
 		}
 		p.Users = n
 		d.Probes = append(d.Probes, p)
 		if p.NotMeasured != "" {
-			stopErr = stop(d, fmt.Sprintf("%d users", n), nil)
+			stopErr = stop(d, usersN(n), nil)
 			return false, stopErr
 		}
 		trials[n]++
@@ -298,13 +298,13 @@ func Users(opt UsersOptions, probe Prober) (*Document, error) {
 	case stopErr != nil && lo == 0:
 		d.Reason = "no number of users passed before the search stopped (a lower bound of 0)"
 	case stopErr != nil:
-		d.Reason = fmt.Sprintf("at least %d users: %d passed before the search stopped", lo, lo)
+		d.Reason = fmt.Sprintf("at least %s: %d passed before the search stopped", usersN(lo), lo)
 	case lo == opt.Total:
 		d.Reason = fmt.Sprintf("all %d users passed: the system serves at least the trace's users (make a trace with more)", lo)
 	case lo == 0:
 		d.Reason = "no number of users passed: even 1 user misses its latency target or storage_health"
 	default:
-		d.Reason = fmt.Sprintf("%d users passed, %d failed", lo, hi)
+		d.Reason = fmt.Sprintf("%s passed, %d failed", usersN(lo), hi)
 	}
 	switch {
 	case stopErr != nil:
@@ -313,6 +313,14 @@ func Users(opt UsersOptions, probe Prober) (*Document, error) {
 		d.Reason += fmt.Sprintf(" (stopped at %d probes before the boundary was narrow and confirmed)", len(d.Probes))
 	}
 	return d, stopErr
+}
+
+// usersN is "1 user" or "n users".
+func usersN(n int) string {
+	if n == 1 {
+		return "1 user"
+	}
+	return fmt.Sprintf("%d users", n)
 }
 
 // CapacityOptions bound a capacity search.

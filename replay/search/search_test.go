@@ -33,6 +33,9 @@ func TestUsersFindsKnee(t *testing.T) {
 			if k > 0 && d.Confidence != 1 {
 				t.Errorf("total %d, knee %d: confidence %v", total, k, d.Confidence)
 			}
+			if k == 1 && total > 1 && !strings.HasPrefix(d.Reason, "1 user passed, 2 failed") {
+				t.Errorf("total %d, knee 1: %s", total, d.Reason)
+			}
 		}
 	}
 }
