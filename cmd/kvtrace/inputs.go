@@ -19,7 +19,8 @@ import (
 // checkSimFiles refuses, before the simulation, the files it would read
 // and cannot (checkInputs), outputs it must not write (an input, each
 // other, a system path, a file at the sidecar's path that is not a
-// sidecar; see cli.Files) and an --output it could not write.
+// sidecar; see cli.Files: --io-trace-log, --output and --latency-dump)
+// and an --output or --latency-dump it could not write.
 func checkSimFiles(opt *simOptions) error {
 	if errs := checkInputs(&opt.Config); len(errs) > 0 {
 		return cli.Input(errors.Join(errs...))
@@ -44,6 +45,9 @@ func checkSimFiles(opt *simOptions) error {
 	if opt.OutputPath != "" {
 		files.Outputs = append(files.Outputs, cli.File{Flag: "--output", Path: opt.OutputPath})
 	}
+	if opt.LatencyDump != "" {
+		files.Outputs = append(files.Outputs, cli.File{Flag: "--latency-dump", Path: opt.LatencyDump})
+	}
 	errs := files.Check()
 	if len(errs) == 0 && sidecar {
 		if err := checkSidecar(opt.TracePath, opt.Force); err != nil {
@@ -53,7 +57,10 @@ func checkSimFiles(opt *simOptions) error {
 	if len(errs) > 0 {
 		return cli.Input(errors.Join(errs...))
 	}
-	return probeOutput("--output", opt.OutputPath)
+	if err := probeOutput("--output", opt.OutputPath); err != nil {
+		return err
+	}
+	return probeOutput("--latency-dump", opt.LatencyDump)
 }
 
 // checkSidecar refuses to replace what lies at the sidecar's path of the

@@ -57,6 +57,11 @@ func TestOutputsNeverInputs(t *testing.T) {
 		{append([]string{"-o", x, "--output", x + ".meta.json"}, small...), "the sidecar of --io-trace-log " + x + ": is also --output"},
 		{append([]string{"-o", "/etc/kvbench-test.csv"}, small...), "system directory /etc"},
 		{append([]string{"-o", x, "--output", "/usr/kvbench-test.json"}, small...), "system directory /usr"},
+		{[]string{"--request-trace", req, "-o", x, "--latency-dump", req}, "--latency-dump " + req + ": is --request-trace " + req},
+		{[]string{"--request-trace", req, "-o", x, "--latency-dump", link}, "--latency-dump " + link + ": is --request-trace " + req},
+		{append([]string{"-o", x, "--latency-dump", x}, small...), "two outputs cannot share a file"},
+		{append([]string{"-o", x, "--output", filepath.Join(dir, "s.json"), "--latency-dump", filepath.Join(dir, "s.json")}, small...), "two outputs cannot share a file"},
+		{append([]string{"-o", x, "--latency-dump", "/etc/kvbench-test.jsonl"}, small...), "--latency-dump /etc/kvbench-test.jsonl: refusing a path under the system directory /etc"},
 	}
 	before := sum(t, req)
 	for _, tt := range tests {
@@ -71,7 +76,7 @@ func TestOutputsNeverInputs(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
 		t.Errorf("refused runs left files: %v", ents)
 	}
-	for _, p := range []string{"/etc/kvbench-test.csv", "/usr/kvbench-test.json"} {
+	for _, p := range []string{"/etc/kvbench-test.csv", "/usr/kvbench-test.json", "/etc/kvbench-test.jsonl"} {
 		if _, err := os.Stat(p); err == nil {
 			os.Remove(p)
 			t.Errorf("%s written", p)
