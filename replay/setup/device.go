@@ -132,7 +132,7 @@ func rdevOf(path string) (uint64, error) {
 }
 
 // CheckDevice refuses, before anything runs, an extent layout's Device
-// that is one of traces or the result's file (output, -o), a directory, an
+// that is one of traces, a trace's sidecar or the result's file (output, -o), a directory, an
 // existing regular file unless DeviceOverwrite, and a block device unless
 // AllowDevice, or when it holds a trace or the result (checkBlockDevice).
 // Without --layout extent --device there is nothing to check.
@@ -144,6 +144,9 @@ func (o Options) CheckDevice(traces []string, output string) error {
 	for _, tr := range traces {
 		if tr != "-" && samePath(dev, tr) {
 			return fmt.Errorf("--device %s: is the trace %s: refusing to overwrite it", dev, tr)
+		}
+		if tr != "-" && samePath(dev, tr+cli.SidecarSuffix) {
+			return fmt.Errorf("--device %s: is the sidecar of the trace %s: refusing to overwrite it", dev, tr)
 		}
 	}
 	if output != "" && output != "-" && samePath(dev, output) {

@@ -49,7 +49,9 @@ func TestBlockFamily(t *testing.T) {
 	}
 }
 
-// TestCheckDevice: --device is never a trace, the result, a directory or
+// TestCheckDevice: --device is never a trace, its sidecar (a hard link to
+// it too: --device t.csv.meta.json --device-overwrite replaced the sidecar
+// with extent data), the result, a directory or
 // a file of data (without --device-overwrite); a new file is fine, and
 // without --layout extent there is nothing to check.
 func TestCheckDevice(t *testing.T) {
@@ -62,12 +64,23 @@ func TestCheckDevice(t *testing.T) {
 		}
 	}
 	out := filepath.Join(dir, "r.json")
+	side := tr + ".meta.json"
+	if err := os.WriteFile(side, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sideLink := filepath.Join(dir, "side-link")
+	if err := os.Link(side, sideLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		o    Options
 		want string
 	}{
 		{Options{Layout: "extent", Device: tr}, "is the trace " + tr},
 		{Options{Layout: "extent", Device: out}, "is the result file (-o " + out + ")"},
+		{Options{Layout: "extent", Device: side, DeviceOverwrite: true}, "is the sidecar of the trace " + tr},
+		{Options{Layout: "extent", Device: sideLink, DeviceOverwrite: true}, "is the sidecar of the trace " + tr},
+		{Options{Layout: "extent", Device: filepath.Join(dir, "u.csv.meta.json")}, ""},
 		{Options{Layout: "extent", Device: dir}, "a directory"},
 		{Options{Layout: "extent", Device: data}, "an existing file of 1 B: the replay would overwrite it (pass --device-overwrite"},
 		{Options{Layout: "extent", Device: data, DeviceOverwrite: true}, ""},
