@@ -149,7 +149,14 @@ func (s *sched) closeRequest(id reqID) {
 	}
 	rs.closed = true
 	if rs.pending == 0 {
-		s.requestDone(rs, s.clock.Now())
+		// Its rows are done: it completed when the last of them did, not
+		// now (an open loop learns that a request has all its rows when
+		// the next request's first row is due).
+		end := rs.lastDone
+		if end.IsZero() {
+			end = s.clock.Now()
+		}
+		s.requestDone(rs, end)
 		delete(s.reqs, id)
 	}
 }
