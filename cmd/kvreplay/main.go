@@ -112,10 +112,10 @@ type options struct {
 	speedGiven   bool // --speed was given: a capacity search starts there
 }
 
-func parse(args []string, stderr io.Writer) (*options, *bool, error) {
+func parse(args []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: replay.DefaultConfig(), env: &setup.Env{}, tiers: setup.Options{Prewrite: true}}
 	fs := cli.NewFlagSet("kvreplay", fmt.Sprintf(usage, setup.Usage()), stderr)
-	_, version := cli.AddStandard(fs)
+	cli.AddStandard(fs)
 	fs.StringVarP(&o.output, "output", "o", "", "write the result document to `FILE` (\"-\": stdout)")
 	fs.StringVar(&o.tiers.Dir, "dir", "", "where the NVMe tier lives: kvreplay makes its own directory in `DIR` (kvreplay-PID-RANDOM) and removes only that; files already in DIR are never touched (default: the system temp dir)")
 	fs.BoolVar(&o.tiers.Mkdir, "mkdir", false, "make --dir (and its missing parents) when it does not exist; without it a missing --dir is an error, so that a typo or an unmounted drive does not benchmark another disk")
@@ -178,10 +178,10 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	fs.BoolVar(&o.gds, "gds", false, "move objects between the gpu and nvme tiers with GPUDirect Storage (libcufile), not through host memory")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if *version || o.listDevices {
-		return o, version, nil
+	if o.listDevices {
+		return o, nil
 	}
 	o.traces = rest
 	var errs []error
@@ -248,23 +248,19 @@ func parse(args []string, stderr io.Writer) (*options, *bool, error) {
 	}
 	errs = append(errs, o.tiers.CheckPaths(o.traces, o.output, o.allowSystem)...)
 	if len(errs) > 0 {
-		return nil, nil, cli.Input(errors.Join(errs...))
+		return nil, cli.Input(errors.Join(errs...))
 	}
 	o.tiers.LocalRank, o.tiers.Quiet, o.tiers.Stderr = o.rank.Local, o.quiet, stderr
 	if w := o.start.Warning; w != "" {
 		o.warnings = append(o.warnings, w)
 		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", w)
 	}
-	return o, version, nil
+	return o, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, version, err := parse(args, stderr)
+	o, err := parse(args, stderr)
 	if err != nil {
-		return err
-	}
-	if *version {
-		_, err := fmt.Fprintln(stdout, "kvreplay", cli.Version())
 		return err
 	}
 	if o.listDevices {

@@ -142,7 +142,7 @@ func TestSearchCapacityStart(t *testing.T) {
 		args []string
 		want float64
 	}{{nil, 0.25}, {[]string{"--speed", "2"}, 2}} {
-		o, _, err := parse(append([]string{"--search", "capacity", "x.csv"}, tt.args...), &bytes.Buffer{})
+		o, err := parse(append([]string{"--search", "capacity", "x.csv"}, tt.args...), &bytes.Buffer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestSearchCapacityStart(t *testing.T) {
 			t.Errorf("%v: speeds %v (%v), want from %v", tt.args, speeds, err, tt.want)
 		}
 	}
-	if _, _, err := parse([]string{"--search", "capacity", "--speed", "max", "x.csv"}, &bytes.Buffer{}); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "--speed max") {
+	if _, err := parse([]string{"--search", "capacity", "--speed", "max", "x.csv"}, &bytes.Buffer{}); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "--speed max") {
 		t.Errorf("--speed max: %v", err)
 	}
 }
@@ -167,7 +167,7 @@ func TestSearchCapacityStart(t *testing.T) {
 // not their classes) before any probe runs: a probe of the first n users
 // to appear would measure which classes come first (issue 23).
 func TestSearchUsersNeedsPrescan(t *testing.T) {
-	_, _, err := parse([]string{"--search", "users", "--no-prescan", "x.csv"}, &bytes.Buffer{})
+	_, err := parse([]string{"--search", "users", "--no-prescan", "x.csv"}, &bytes.Buffer{})
 	if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "--search users --no-prescan") {
 		t.Errorf("--no-prescan: %v", err)
 	}

@@ -15,7 +15,7 @@ func TestDurationSeconds(t *testing.T) {
 		arg  string
 		want time.Duration
 	}{{"30", 30 * time.Second}, {"0.5", 500 * time.Millisecond}, {"30s", 30 * time.Second}, {"2m", 2 * time.Minute}, {"0", 0}} {
-		o, _, err := parse([]string{"--duration", tt.arg, tr}, io.Discard)
+		o, err := parse([]string{"--duration", tt.arg, tr}, io.Discard)
 		if err != nil || o.cfg.Duration != tt.want {
 			t.Errorf("--duration %s: %v, err %v; want %v", tt.arg, o.cfgDuration(), err, tt.want)
 		}
@@ -54,7 +54,7 @@ func TestOnlyRankZeroTalks(t *testing.T) {
 	tr := nvmeTrace(t, t.TempDir())
 	out := t.TempDir() + "/out.{rank}.json"
 	for rank, quiet := range []bool{false, true, true} {
-		o, _, err := parse([]string{"--rank", string(rune('0' + rank)), "--ranks", "3", "-o", out, tr}, io.Discard)
+		o, err := parse([]string{"--rank", string(rune('0' + rank)), "--ranks", "3", "-o", out, tr}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestOnlyRankZeroTalks(t *testing.T) {
 			t.Errorf("rank %d of 3: quiet %v, want %v", rank, o.quiet, quiet)
 		}
 	}
-	o, _, err := parse([]string{tr}, io.Discard)
+	o, err := parse([]string{tr}, io.Discard)
 	if err != nil || o.quiet {
 		t.Errorf("one rank: quiet %v, err %v", o != nil && o.quiet, err)
 	}

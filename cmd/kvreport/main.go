@@ -120,7 +120,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		help = mergeUsage
 	}
 	fs := cli.NewFlagSet("kvreport", help, stderr)
-	_, version := cli.AddStandard(fs)
+	cli.AddStandard(fs)
 	format := fs.StringP("format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
 	baseline := fs.String("baseline", "", "label of the group the others are compared with (default: the first group)")
 	label := fs.String("label", "", "label every document with this label (one group)")
@@ -137,10 +137,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	paths, err := cli.ParseFlags(fs, args)
 	if err != nil {
-		return err
-	}
-	if *version {
-		_, err := fmt.Fprintln(stdout, "kvreport", cli.Version())
 		return err
 	}
 	opt := report.LoadOptions{Label: *label, GroupBy: *groupBy}

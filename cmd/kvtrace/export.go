@@ -74,7 +74,7 @@ Examples:
 
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("kvtrace export", exportUsage, stderr)
-	_, version := cli.AddStandard(fs)
+	cli.AddStandard(fs)
 	fioDef := export.DefaultFioOptions()
 	sai3Def := export.DefaultSai3Options()
 	to := fs.String("to", "", "what to write: fio or sai3 (required)")
@@ -95,10 +95,6 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	noSpaceCheck := fs.Bool("no-space-check", false, "fio: export even when --dir's file system, as this machine has it, lacks the space for the job's data files (a job for another machine)")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
-		return err
-	}
-	if *version {
-		_, err := fmt.Fprintln(stdout, "kvtrace", cli.Version())
 		return err
 	}
 

@@ -125,10 +125,9 @@ type simOptions struct {
 	Warnings []string
 	// Args are the positional arguments, for the caller to reject.
 	Args []string
-	// Help and Version say that --help or --version was given: with Help
-	// the usage has been printed and the error is pflag.ErrHelp; with
-	// Version nothing else was checked.
-	Help, Version bool
+	// Help says that --help was given: the usage has been printed and the
+	// error is pflag.ErrHelp.
+	Help bool
 }
 
 // Defaults of kvtrace's own options.
@@ -165,7 +164,7 @@ func realIOOnly() []struct{ flag, why string } {
 func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	def := sim.DefaultConfig()
 	fs := cli.NewFlagSet("kvtrace", simUsage, stderr)
-	_, version := cli.AddStandard(fs)
+	cli.AddStandard(fs)
 
 	var (
 		o        simOptions
@@ -248,9 +247,6 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 			return &simOptions{Help: true}, err
 		}
 		return nil, err
-	}
-	if *version {
-		return &simOptions{Version: true, Args: rest}, nil
 	}
 
 	// The file first, then the options given, so that they override it.

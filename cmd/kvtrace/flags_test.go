@@ -140,7 +140,7 @@ func TestParseSimFlagsReference(t *testing.T) {
 			if o.TracePath != tt.trace || o.OutputPath != tt.out {
 				t.Errorf("trace %q output %q, want %q and %q", o.TracePath, o.OutputPath, tt.trace, tt.out)
 			}
-			if o.Format != "kvbench" || o.Level != 0 || o.Help || o.Version || len(o.Args) != 0 {
+			if o.Format != "kvbench" || o.Level != 0 || o.Help || len(o.Args) != 0 {
 				t.Errorf("options %+v", o)
 			}
 		})
@@ -420,9 +420,8 @@ func TestParseSimFlagsHelpAndVersion(t *testing.T) {
 	if he, ok := errors.AsType[*cli.HelpError](err); !ok || !strings.HasPrefix(he.Text, "kvtrace: simulate") || stderr.Len() != 0 {
 		t.Errorf("-h: %v, stderr %q", err, stderr.String())
 	}
-	o, err = parse(t, "--version", "--num-users", "0")
-	if err != nil || !o.Version {
-		t.Errorf("--version: %+v, %v", o, err)
+	if _, err = parse(t, "--version", "--num-users", "0"); !errors.Is(err, cli.ErrVersion) {
+		t.Errorf("--version: %v, want cli.ErrVersion", err)
 	}
 	o, err = parse(t, "frobnicate")
 	if err != nil || !slices.Equal(o.Args, []string{"frobnicate"}) {

@@ -39,14 +39,10 @@ Examples:
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("kvtrace inspect", inspectUsage, stderr)
-	_, version := cli.AddStandard(fs)
+	cli.AddStandard(fs)
 	asJSON := fs.Bool("json", false, "write JSON (one object per trace) instead of text")
 	files, err := cli.ParseFlags(fs, args)
 	if err != nil {
-		return err
-	}
-	if *version {
-		_, err := fmt.Fprintln(stdout, "kvtrace", cli.Version())
 		return err
 	}
 	if len(files) == 0 {

@@ -45,10 +45,6 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if opt.Version {
-		_, err := fmt.Fprintln(stdout, "kvtrace", cli.Version())
-		return err
-	}
 	if len(opt.Args) > 0 {
 		return cli.Usagef("unknown command %q (want inspect, models, export or help, or options for a simulation)", opt.Args[0])
 	}

@@ -60,15 +60,11 @@ type modelInfo struct {
 // runModels lists the models: a table, or JSON with --json.
 func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("kvtrace models", modelsUsage, stderr)
-	_, version := cli.AddStandard(fs)
+	cli.AddStandard(fs)
 	asJSON := fs.Bool("json", false, "write JSON (an array of models) instead of a table")
 	configPath := fs.String("config", "", "merge this config.yaml's model_configs over the built-in models")
 	rest, err := cli.ParseFlags(fs, args)
 	if err != nil {
-		return err
-	}
-	if *version {
-		_, err := fmt.Fprintln(stdout, "kvtrace", cli.Version())
 		return err
 	}
 	if len(rest) > 0 {

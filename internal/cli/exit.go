@@ -55,7 +55,7 @@ func Input(err error) error {
 // included.
 func ExitCode(err error) int {
 	switch {
-	case err == nil, errors.Is(err, pflag.ErrHelp):
+	case err == nil, errors.Is(err, pflag.ErrHelp), errors.Is(err, ErrVersion):
 		return ExitOK
 	}
 	if _, ok := errors.AsType[*UsageError](err); ok {

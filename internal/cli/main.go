@@ -63,6 +63,13 @@ func Main(tool string, args []string, stdout, stderr io.Writer,
 	ctx, stop := SignalContext(context.Background())
 	defer stop()
 	err := run(ctx, args, stdout, stderr)
+	if errors.Is(err, ErrVersion) {
+		if _, werr := fmt.Fprintln(stdout, tool, Version()); werr != nil {
+			printError(stderr, tool, werr.Error())
+			return ExitFailure
+		}
+		return ExitOK
+	}
 	if he, ok := errors.AsType[*HelpError](err); ok {
 		if _, werr := io.WriteString(stdout, he.Text); werr != nil {
 			printError(stderr, tool, werr.Error())
@@ -121,6 +128,11 @@ func NewFlagSet(tool, usage string, stderr io.Writer) *pflag.FlagSet {
 	return fs
 }
 
+// ErrVersion is ParseFlags' answer to --version (AddStandard's): Main
+// prints the tool's name and Version on stdout and exits 0, and nothing
+// else of the command line is checked.
+var ErrVersion = errors.New("version requested")
+
 // HelpError is ParseFlags' answer to --help: Text is the usage to print.
 // It is pflag.ErrHelp for errors.Is; Main prints Text on stdout and exits
 // 0, as users of --help | less expect.
@@ -149,11 +161,10 @@ func Help(fs *pflag.FlagSet) error {
 }
 
 // AddStandard defines the flags every tool has: -h/--help and --version.
-// ParseFlags handles --help; the caller prints Version when *version is set.
-func AddStandard(fs *pflag.FlagSet) (help, version *bool) {
-	help = fs.BoolP("help", "h", false, "show this help and exit")
-	version = fs.Bool("version", false, "print the version and exit")
-	return help, version
+// ParseFlags answers both (a *HelpError, ErrVersion) and Main prints them.
+func AddStandard(fs *pflag.FlagSet) {
+	fs.BoolP("help", "h", false, "show this help and exit")
+	fs.Bool("version", false, "print the version and exit")
 }
 
 // ParseFlags parses args with fs and returns the positional arguments. A
@@ -163,7 +174,8 @@ func AddStandard(fs *pflag.FlagSet) (help, version *bool) {
 // --queue-depth?)". When --help is given
 // (or -h, defined by AddStandard or not), ParseFlags returns a *HelpError
 // holding fs.Usage's text, which is pflag.ErrHelp for errors.Is: Main
-// prints it on stdout, and Main and ExitCode treat it as success.
+// prints it on stdout, and Main and ExitCode treat it as success; when
+// --version is given, ErrVersion, which they treat alike.
 func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 	out := fs.Output()
 	var discard strings.Builder
@@ -176,10 +188,19 @@ func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 		}
 		return nil, &UsageError{Err: flagError(unknownFlag(fs, err))}
 	}
-	if f := fs.Lookup("help"); f != nil && f.Value.Type() == "bool" && f.Value.String() == "true" {
+	if isSet(fs, "help") {
 		return nil, Help(fs)
 	}
+	if isSet(fs, "version") {
+		return nil, ErrVersion
+	}
 	return fs.Args(), nil
+}
+
+// isSet reports whether fs's boolean flag name is set.
+func isSet(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Value.Type() == "bool" && f.Value.String() == "true"
 }
 
 // flagError rewrites pflag's invalid-value error, `invalid argument "12q"

@@ -100,33 +100,53 @@ Examples:
   kvtrace --users 10 -o run.csv.zst
 `
 
-func newFlags(stderr io.Writer) (*pflag.FlagSet, *int, *bool, *bool) {
+func newFlags(stderr io.Writer) (*pflag.FlagSet, *int) {
 	fs := cli.NewFlagSet("kvtrace", usage, stderr)
 	users := fs.Int("users", 1, "number of users")
 	fs.String("alpha", "", "sorts before users")
-	help, version := cli.AddStandard(fs)
-	return fs, users, help, version
+	cli.AddStandard(fs)
+	return fs, users
 }
 
 func TestParseFlags(t *testing.T) {
 	var stderr bytes.Buffer
-	fs, users, help, version := newFlags(&stderr)
-	rest, err := cli.ParseFlags(fs, []string{"--users", "3", "--version", "x.csv", "--", "--y"})
+	fs, users := newFlags(&stderr)
+	rest, err := cli.ParseFlags(fs, []string{"--users", "3", "x.csv", "--", "--y"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *users != 3 || *help || !*version || strings.Join(rest, " ") != "x.csv --y" {
-		t.Fatalf("users %d help %v version %v rest %q", *users, *help, *version, rest)
+	if *users != 3 || strings.Join(rest, " ") != "x.csv --y" {
+		t.Fatalf("users %d rest %q", *users, rest)
 	}
 	if stderr.Len() != 0 {
 		t.Fatalf("stderr = %q", stderr.String())
 	}
 }
 
+// TestParseFlagsVersion: --version is ErrVersion, whatever else the
+// command line holds (it is not checked), and Main prints the tool's
+// name and version for it and exits 0.
+func TestParseFlagsVersion(t *testing.T) {
+	var stderr bytes.Buffer
+	fs, _ := newFlags(&stderr)
+	if _, err := cli.ParseFlags(fs, []string{"--users", "3", "--version", "x.csv"}); !errors.Is(err, cli.ErrVersion) || cli.ExitCode(err) != 0 {
+		t.Fatalf("--version: %v (exit %d), want ErrVersion and exit 0", err, cli.ExitCode(err))
+	}
+	var out, errb bytes.Buffer
+	code := cli.Main("kvtool", []string{"--version", "--users", "4", "x.csv"}, &out, &errb, func(_ context.Context, args []string, _, stderr io.Writer) error {
+		fs, _ := newFlags(stderr)
+		_, err := cli.ParseFlags(fs, args)
+		return err
+	})
+	if code != 0 || out.String() != "kvtool "+cli.Version()+"\n" || errb.Len() != 0 {
+		t.Fatalf("Main --version: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
 func TestParseFlagsHelp(t *testing.T) {
 	for _, arg := range []string{"-h", "--help"} {
 		var stderr bytes.Buffer
-		fs, _, _, _ := newFlags(&stderr)
+		fs, _ := newFlags(&stderr)
 		_, err := cli.ParseFlags(fs, []string{arg})
 		if !errors.Is(err, pflag.ErrHelp) || cli.ExitCode(err) != cli.ExitOK {
 			t.Fatalf("%s: err = %v, want pflag.ErrHelp", arg, err)
@@ -191,7 +211,7 @@ func TestParseFlagsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stderr bytes.Buffer
-			fs, _, _, _ := newFlags(&stderr)
+			fs, _ := newFlags(&stderr)
 			var bs cli.ByteSize
 			var d cli.Seconds
 			var sp cli.Speed
