@@ -132,32 +132,8 @@ else
 
 	# Sequential objects: the trace's object sizes (aligned to the block
 	# size), in trace order, until they add up to --total-gib.
-	python3 - "$trace" "$bsb" "$total_gib" "$work" <<'EOF'
-import sys, subprocess, json
-trace, bs, total = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) * (1 << 30)
-out = sys.argv[4]
-rows = subprocess.run(["bash", "-c", f"zstd -dc '{trace}' 2>/dev/null || cat '{trace}'"], capture_output=True).stdout.decode().splitlines()
-hdr = rows[0].strip().split(",")
-ks, kk = hdr.index("Object_Size_Bytes"), hdr.index("Key")
-seen, sizes = set(), []
-for line in rows[1:]:
-    f = line.strip().split(",")
-    if len(f) < len(hdr) or f[kk] in seen:
-        continue
-    seen.add(f[kk])
-    sizes.append(max(bs, (int(f[ks]) + bs - 1) // bs * bs))
-    if sum(sizes) >= total:
-        break
-with open(f"{out}/write.csv", "w") as w, open(f"{out}/read.csv", "w") as r:
-    for fh in (w, r):
-        fh.write("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
-    for i, s in enumerate(sizes):
-        w.write(f"0.000000,Write,{s},Tier-2,obj{i},Prefill\n")
-        r.write(f"0.000000,Read,{s},Tier-2,obj{i},Decode\n")
-with open(f"{out}/total", "w") as t:
-    t.write(str(sum(sizes)))
-print(f"vs-fio: {len(sizes)} objects of the trace's sizes, {sum(sizes)/(1<<30):.2f} GiB", file=sys.stderr)
-EOF
+	python3 "$top/bench/objects.py" "$trace" "$work" --align "$bsb" --round up \
+		--total "$(python3 -c "print(int($total_gib * (1 << 30)))")" --name vs-fio
 	total=$(cat "$work/total")
 fi
 

@@ -136,36 +136,8 @@ fi
 
 # The objects: the trace's distinct keys at the scale, 4 KiB at least, in
 # trace order; their write and read traces, and files of the same sizes.
-python3 - "$trace" "$scale" "$total_mib" "$work" "$ram/src" <<'EOF'
-import os, subprocess, sys
-from fractions import Fraction
-trace, scale, total, out, src = sys.argv[1], Fraction(sys.argv[2]), int(sys.argv[3]) << 20, sys.argv[4], sys.argv[5]
-rows = subprocess.run(["bash", "-c", f"zstd -dc '{trace}' 2>/dev/null || cat '{trace}'"], capture_output=True).stdout.decode().splitlines()
-hdr = rows[0].strip().split(",")
-ks, kk = hdr.index("Object_Size_Bytes"), hdr.index("Key")
-seen, sizes = set(), []
-for line in rows[1:]:
-    f = line.strip().split(",")
-    if len(f) < len(hdr) or f[kk] in seen:
-        continue
-    seen.add(f[kk])
-    sizes.append(max(4096, int(int(f[ks]) * scale) // 4096 * 4096))
-    if sum(sizes) >= total:
-        break
-os.makedirs(src)
-with open(f"{out}/write.csv", "w") as w, open(f"{out}/read.csv", "w") as r:
-    for fh in (w, r):
-        fh.write("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
-    for i, s in enumerate(sizes):
-        w.write(f"0.000000,Write,{s},Tier-2,obj{i},Prefill\n")
-        r.write(f"0.000000,Read,{s},Tier-2,obj{i},Decode\n")
-        with open(f"{src}/obj{i}", "wb") as o:
-            o.write(os.urandom(s))
-with open(f"{out}/total", "w") as t:
-    t.write(str(sum(sizes)))
-s = sorted(sizes)
-print(f"vs-rclone: {len(sizes)} objects, {sum(sizes)/(1<<20):.0f} MiB, sizes {s[0]>>10} KiB to {s[-1]>>10} KiB (median {s[len(s)//2]>>10} KiB)", file=sys.stderr)
-EOF
+python3 "$top/bench/objects.py" "$trace" "$work" --scale "$scale" --align 4096 --round down \
+	--total $((total_mib << 20)) --src "$ram/src" --name vs-rclone
 total=$(cat "$work/total")
 kvflags="--block-size 8MiB --queue-depth $conc"
 [ -n "$kvdefaults" ] && kvflags=
