@@ -32,6 +32,14 @@ func TestFilesCheck(t *testing.T) {
 	if err := os.WriteFile(side, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	toEtc := filepath.Join(dir, "to-etc")
+	if err := os.Symlink("/etc/kvbench-test-link.json", toEtc); err != nil {
+		t.Fatal(err)
+	}
+	toNew := filepath.Join(dir, "to-new")
+	if err := os.Symlink("t.csv.zst.meta.json", toNew); err != nil {
+		t.Fatal(err)
+	}
 	trace := cli.File{Flag: "trace", Path: in, Sidecar: true}
 	out := func(path string) cli.File { return cli.File{Flag: "-o", Path: path} }
 	tests := []struct {
@@ -52,6 +60,8 @@ func TestFilesCheck(t *testing.T) {
 		{"output's sidecar is an input", cli.Files{Inputs: []cli.File{{Flag: "--request-trace", Path: side}}, Outputs: []cli.File{{Flag: "-o", Path: strings.TrimSuffix(side, ".meta.json"), Sidecar: true}}},
 			"the sidecar of -o " + strings.TrimSuffix(side, ".meta.json") + ": is --request-trace " + side},
 		{"system dir", cli.Files{Outputs: []cli.File{out("/etc/kvbench-test.json")}}, "refusing a path under the system directory /etc"},
+		{"a dangling link into /etc", cli.Files{Outputs: []cli.File{out(toEtc)}}, "refusing a path under the system directory /etc (it resolves to /etc/kvbench-test-link.json)"},
+		{"a dangling link to the sidecar", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(toNew)}}, "is the sidecar of trace " + in},
 		{"system dir allowed", cli.Files{AllowSystem: true, Outputs: []cli.File{out("/etc/kvbench-test.json")}}, ""},
 		{"new file in /dev", cli.Files{Outputs: []cli.File{out("/dev/kvbench-test")}}, "system directory /dev"},
 		{"/dev/null", cli.Files{Outputs: []cli.File{out("/dev/null")}}, ""},

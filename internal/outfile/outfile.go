@@ -128,9 +128,29 @@ func Classify(path string) (Target, error) {
 	case m&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0:
 		t.Kind, t.Path = InPlace, path
 	default:
-		return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %v, not a regular file: %w", m.Type(), ErrNotWritable)}
+		return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s, not a regular file: %w", typeName(m), ErrNotWritable)}
 	}
 	return t, nil
+}
+
+// typeName names the type of a file that is not regular, in words (a
+// FileMode prints its type as letters: "L---------").
+func typeName(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case t&fs.ModeCharDevice != 0:
+		return "character device"
+	case t&fs.ModeDevice != 0:
+		return "block device"
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeDir != 0:
+		return "directory"
+	}
+	return "file of mode " + m.String()
 }
 
 // fileMode converts a stat(2) mode to a FileMode's type bits.
@@ -415,7 +435,7 @@ func (f *File) commit() error {
 // never renamed over.
 func (f *File) rename(tmp string) error {
 	if fi, err := os.Lstat(f.target.Path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("a %v appeared at the path: %w", fi.Mode().Type(), ErrNotWritable)
+		return fmt.Errorf("a %s appeared at the path: %w", typeName(fi.Mode()), ErrNotWritable)
 	}
 	return os.Rename(tmp, f.target.Path)
 }

@@ -287,6 +287,42 @@ func TestSymlinkKept(t *testing.T) {
 	}
 }
 
+// A link that names nothing yet is written through, as a shell's
+// redirection would: the file it names is created and the link stays
+// (the output was renamed over nothing and Close failed: "a symlink
+// appeared at the path", after the whole run).
+func TestDanglingSymlinkWrittenThrough(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink("sub/new.json", link); err != nil {
+		t.Fatal(err)
+	}
+	chain := filepath.Join(dir, "chain.json")
+	if err := os.Symlink("link.json", chain); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{link, chain} {
+		write(t, path, "new "+path)
+		for _, l := range []string{link, chain} {
+			if fi, err := os.Lstat(l); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Fatalf("%s was replaced: %v, %v", l, fi, err)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "sub", "new.json")); string(b) != "new "+path {
+			t.Fatalf("target holds %q", b)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(dir, "sub")); len(ents) != 1 {
+			t.Fatalf("temporary file left: %v", ents)
+		}
+		if err := os.Remove(filepath.Join(dir, "sub", "new.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // What appears at the path between Create and Close and is not a regular
 // file is not renamed over.
 func TestNoRenameOverSpecial(t *testing.T) {
@@ -299,8 +335,8 @@ func TestNoRenameOverSpecial(t *testing.T) {
 	if err := syscall.Mkfifo(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Close(); !errors.Is(err, outfile.ErrNotWritable) {
-		t.Fatalf("Close = %v, want ErrNotWritable", err)
+	if err := f.Close(); !errors.Is(err, outfile.ErrNotWritable) || !strings.Contains(err.Error(), "a named pipe appeared at the path") {
+		t.Fatalf("Close = %v, want ErrNotWritable naming a named pipe", err)
 	}
 	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO was replaced: %v, %v", fi, err)

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // dirs are the directories no kvbench tool writes into, nor under. /dev
@@ -42,16 +44,35 @@ func System(p string) (dir string, exact bool) {
 
 // Resolve returns the clean absolute path p with the symbolic links of its
 // deepest existing ancestor (itself included) resolved, so that a link into
-// /etc is seen as /etc. Errors other than a missing path are returned.
+// /etc is seen as /etc. A link that names nothing yet (a dangling link,
+// which a write through it would create) is followed to what it names, so
+// that a link to /etc/x is seen as /etc/x. Errors other than a missing
+// path are returned; so is a loop of links.
 func Resolve(p string) (string, error) {
 	rest := ""
-	for dir := p; ; {
+	for dir, links := p, 0; ; {
 		resolved, err := filepath.EvalSymlinks(dir)
 		if err == nil {
 			return filepath.Join(resolved, rest), nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", err
+		}
+		if target, err := os.Readlink(dir); err == nil {
+			// dir is a dangling link: go on from what it names. Its
+			// directory exists, since the link does.
+			if links++; links > maxLinks {
+				return "", &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+			}
+			if !filepath.IsAbs(target) {
+				parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+				if err != nil {
+					return "", err
+				}
+				target = filepath.Join(parent, target)
+			}
+			dir = filepath.Clean(target)
+			continue
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -61,6 +82,10 @@ func Resolve(p string) (string, error) {
 		dir = parent
 	}
 }
+
+// maxLinks bounds the dangling links Resolve follows, as the kernel bounds
+// the links it follows in one path (40).
+const maxLinks = 40
 
 // Check returns nil when the clean absolute path p is allowed, and
 // otherwise an error naming p and the system directory it is or lies
