@@ -2,10 +2,12 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -349,5 +351,77 @@ func TestComparisonWarnsOfUnlikeRuns(t *testing.T) {
 		if strings.Contains(w, "DIFFERENT") {
 			t.Errorf("alike runs: %s", w)
 		}
+	}
+}
+
+// TestSLAPerTrialInCSV: the CSV view names every run's SLA, not only its
+// group's spread over trials: a row per trial, class and figure, with the
+// trial's own p95, target, share within and verdict.
+func TestSLAPerTrialInCSV(t *testing.T) {
+	raw, err := os.ReadFile(closedResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second trial of the same system whose interactive class missed
+	// its target: its p95 and verdict differ from the first's.
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["trial"] = 2
+	q := doc["requests"].(map[string]any)["by_qos"].([]any)[0].(map[string]any)
+	q["latency"].(map[string]any)["p95_us"] = 77700.0
+	q["met"], q["within_target"], q["compliance"] = false, 1, 1/q["count"].(float64)
+	second := filepath.Join(t.TempDir(), "closed_t2.json")
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := build(t, []string{closedResult, second}, LoadOptions{}, BuildOptions{})
+	if len(r.Groups) != 1 || len(r.Groups[0].Trials) != 2 {
+		t.Fatalf("want one group of two trials, got %d groups", len(r.Groups))
+	}
+	var out bytes.Buffer
+	if err := Render(&out, r, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	got := map[string][]string{} // trial/metric -> target, n, median
+	for _, rec := range recs[1:] {
+		if tr := rec[col["trial"]]; tr != "" {
+			got[tr+"/"+rec[col["metric"]]] = []string{rec[col["target"]], rec[col["n"]], rec[col["median"]]}
+		}
+	}
+	for _, s := range slaRows(r) {
+		met := "0"
+		if s.Met {
+			met = "1"
+		}
+		for what, want := range map[string][]string{
+			"p95":           {strconv.FormatFloat(s.TargetMS, 'g', -1, 64), "1", strconv.FormatFloat(s.P95MS, 'g', -1, 64)},
+			"within_target": {"95", "1", strconv.FormatFloat(s.WithinPct, 'g', -1, 64)},
+			"sla_met":       {"", "1", met},
+		} {
+			key := strconv.Itoa(s.Trial) + "/" + qosMetric(s.QoS, what)
+			if g := got[key]; !slices.Equal(g, want) {
+				t.Errorf("csv %s: target, n, median %q, want %q", key, g, want)
+			}
+		}
+	}
+	if g := got["2/qos_interactive_p95"]; len(g) != 3 || g[2] != "77.7" {
+		t.Errorf("the second trial's interactive p95 %q, want its own 77.7 ms", g)
+	}
+	if g := got["2/qos_interactive_sla_met"]; len(g) != 3 || g[2] != "0" {
+		t.Errorf("the second trial's interactive verdict %q, want 0 (not met)", g)
 	}
 }

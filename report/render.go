@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/gocarina/gocsv"
+
+	"github.com/kvbench/kvbench/results"
 )
 
 // Formats lists the formats Render knows, in the order --help shows them.
@@ -269,7 +271,12 @@ func renderText(w io.Writer, r *Report, md bool) error {
 // csvRow is one group's metric in the CSV view; a missing value is an
 // empty field. Target is the metric's target (MetricTarget: a QoS class's
 // p95 target), empty for a metric without one. Warnings are the group's (and the report's that name no
-// group), joined with " | ", on every row of the group.
+// group), joined with " | ", on every row of the group. Trial is empty on
+// the rows of the group's statistics over its trials; the rows that follow
+// them, one per trial, QoS class and SLA figure (its p95 against its
+// target, the share within the target, met 1 or 0, empty where the run
+// did not measure it), name their trial and hold its value as the median
+// of n = 1: every run's SLA, not only its group's spread.
 type csvRow struct {
 	Group    string `csv:"group"`
 	Metric   string `csv:"metric"`
@@ -288,6 +295,7 @@ type csvRow struct {
 	Ratio    string `csv:"ratio"`
 	WinRate  string `csv:"win_rate"`
 	Warnings string `csv:"warnings"`
+	Trial    string `csv:"trial"`
 }
 
 func csvNum(v float64) string {
@@ -327,11 +335,46 @@ func renderCSV(w io.Writer, r *Report) error {
 			}
 			rows = append(rows, row)
 		}
+		rows = append(rows, csvSLARows(r, g.Label, warns)...)
 	}
 	if err := gocsv.Marshal(rows, w); err != nil {
 		return fmt.Errorf("report: csv: %w", err)
 	}
 	return nil
+}
+
+// csvSLARows are the per-trial SLA rows of group label: for each trial
+// and QoS class, its p95 against its target, its share within the target
+// and whether it met its SLA (empty when the run did not measure it).
+func csvSLARows(r *Report, label, warns string) []*csvRow {
+	var rows []*csvRow
+	for _, s := range slaRows(r) {
+		if s.Group != label {
+			continue
+		}
+		met := ""
+		if s.Measured {
+			met = "0"
+			if s.Met {
+				met = "1"
+			}
+		}
+		for _, f := range []struct {
+			what, unit, better, target, value string
+		}{
+			{"p95", "ms", "lower", csvNum(s.TargetMS), csvNum(s.P95MS)},
+			{"within_target", "%", "higher", csvNum(100 * results.ComplianceTarget), csvNum(s.WithinPct)},
+			{"sla_met", "met", "higher", "", met},
+		} {
+			row := &csvRow{Group: label, Metric: qosMetric(s.QoS, f.what), Unit: f.unit, Target: f.target, Better: f.better,
+				Median: f.value, Warnings: warns, Trial: strconv.Itoa(s.Trial)}
+			if f.value != "" {
+				row.N = 1
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
 
 // The JSON view: every float that may be missing is a pointer (null).
