@@ -378,7 +378,7 @@ func ptr[T any](v T) *T { return &v }
 
 // The reasons Summarize gives for what it could not measure.
 const (
-	refTokens = "the reference's figure is its total tokens generated over its total storage I/O time, which only a closed-loop replay (--closed-loop) of a trace with a Tokens column measures: an open-loop replay's requests do not wait for their storage (see storage_kv_tokens_per_sec)"
+	refTokens = "the reference's figure is its total tokens generated over its total storage I/O time, which only a closed-loop replay (--closed-loop) of a trace with a Tokens column measures: an open-loop replay's requests do not wait for their storage (kvbench's own KV token rate, kv_tokens_moved_per_s, is the summary's storage_kv_tokens_per_sec)"
 	noBPT     = "the trace's bytes per token are unknown: kvreplay reads them from the trace's .meta.json sidecar, which a trace on a pipe and a kv-cache.py trace lack (kvreplay --model names the model)"
 	slaMax    = "under --speed max rows are released as fast as workers take them, not at their arrival times: requests wait behind the trace's backlog, so their latency and SLA compliance measure that queue, not the reference's served workload (replay at --speed 1 for the SLA)"
 )

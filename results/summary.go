@@ -45,7 +45,7 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	s := schema.Summary{ElapsedTime: r.WallS, TotalRequests: r.Requests.Count,
 		NotMeasured: map[string]string{NotMeasuredRefTokens: "the reference's figure is its total tokens generated over " +
 			"its total storage I/O time, which only a closed-loop replay (--closed-loop) of a trace with a Tokens column " +
-			"measures: an open-loop replay's requests do not wait for their storage (see storage_kv_tokens_per_sec)"}}
+			"measures: an open-loop replay's requests do not wait for their storage (kvbench's own KV token rate, kv_tokens_moved_per_s, is the summary's storage_kv_tokens_per_sec)"}}
 	if r.WallS > 0 {
 		s.RequestsPerSecond = float64(r.Requests.Count) / r.WallS
 	}
