@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -187,7 +188,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 
 	name := rest[0]
-	in, err := cli.OpenInput(name)
+	in, err := cli.OpenInput(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		space := exportSpace{out: outAbs, dir: fioOpt.Dir, layout: fioOpt.Layout, scale: sizeScale, checkDir: !*noSpaceCheck}
 		sized := false
-		if name != "-" && !*noPrescan {
+		if name != "-" && !*noPrescan && regularFile(name) {
 			// As kvreplay's prescan: cold objects are placed before the
 			// first row, so that the extents are the ones kvreplay uses.
 			if fioOpt.Cold, err = coldObjects(ctx, name, prog.pass("prescan")); err != nil {
@@ -285,7 +286,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // coldObjects reads the trace file once for its cold objects, counting
 // the bytes it reads in n.
 func coldObjects(ctx context.Context, name string, n *atomic.Int64) ([]export.ColdObject, error) {
-	f, err := cli.OpenInput(name)
+	f, err := cli.OpenInput(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +343,13 @@ func parseTiers(s string) ([]schema.Tier, error) {
 		tiers = append(tiers, t)
 	}
 	return tiers, nil
+}
+
+// regularFile reports whether name is a regular file, which can be read
+// more than once (a named pipe, like stdin, is read once).
+func regularFile(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // traceBase names the outputs after the trace: its file name without .csv

@@ -44,7 +44,7 @@ func (n exportNeed) dataBytes() (int64, string) {
 // sizeFio runs the export of the trace file name with opt into counters,
 // for what it and its job will write, counting the bytes it reads in n.
 func sizeFio(ctx context.Context, name string, opt export.FioOptions, n *atomic.Int64) (exportNeed, error) {
-	f, err := cli.OpenInput(name)
+	f, err := cli.OpenInput(ctx, name)
 	if err != nil {
 		return exportNeed{}, err
 	}

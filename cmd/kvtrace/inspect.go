@@ -52,9 +52,13 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s, err := inspect(name)
+		s, err := inspect(ctx, name)
 		if err != nil {
 			return err
+		}
+		short := shortOfSidecar(s)
+		if short != "" {
+			fmt.Fprintf(stderr, "kvtrace: warning: %s: %s\n", name, short)
 		}
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
@@ -65,6 +69,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				fmt.Fprintln(stdout)
 			}
 			err = s.WriteText(stdout)
+			if err == nil && short != "" {
+				_, err = fmt.Fprintf(stdout, "INCOMPLETE: %s\n", short)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("inspect: %w", err)
@@ -73,12 +80,16 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// inspect summarises one trace and attaches its sidecar.
-func inspect(name string) (*trace.Summary, error) {
-	r, err := trace.Open(name)
+// inspect summarises one trace and attaches its sidecar. A named pipe
+// with no writer waits until ctx is done, not in open(2).
+func inspect(ctx context.Context, name string) (*trace.Summary, error) {
+	in, err := cli.OpenInput(ctx, name)
 	if err != nil {
-		return nil, cli.Input(err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
+	defer in.Close()
+	r := trace.NewReader(in)
+	r.Name = name
 	defer r.Close()
 	s, err := trace.Summarize(r)
 	if err != nil {
@@ -98,4 +109,18 @@ func inspect(name string) (*trace.Summary, error) {
 		}
 	}
 	return s, nil
+}
+
+// shortOfSidecar says how the rows of s differ from its sidecar's count,
+// as kvreplay reports a trace that ended early ("" when they agree or the
+// sidecar gives none): a trace cut short is not the trace its sidecar
+// describes.
+func shortOfSidecar(s *trace.Summary) string {
+	if s.Meta == nil || s.Meta.Counts.Rows <= 0 || s.Rows == s.Meta.Counts.Rows {
+		return ""
+	}
+	if s.Rows < s.Meta.Counts.Rows {
+		return fmt.Sprintf("%d of %d rows: the trace ended before its sidecar's count", s.Rows, s.Meta.Counts.Rows)
+	}
+	return fmt.Sprintf("%d rows, %d more than its sidecar's count of %d: not the trace the sidecar describes", s.Rows, s.Rows-s.Meta.Counts.Rows, s.Meta.Counts.Rows)
 }

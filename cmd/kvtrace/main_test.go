@@ -89,6 +89,51 @@ func TestInspectShowsSidecar(t *testing.T) {
 	}
 }
 
+// TestInspectShortOfSidecar: a trace with fewer (or more) rows than its
+// sidecar counts is said to be so, on stdout and stderr, not summarised as
+// if it were the trace the sidecar describes; one that agrees is not.
+func TestInspectShortOfSidecar(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	for _, tc := range []struct {
+		name  string
+		rows  int64 // the sidecar's count; the file holds 594
+		wants string
+	}{
+		{"short", 1000, "INCOMPLETE: 594 of 1000 rows: the trace ended before its sidecar's count"},
+		{"long", 500, "INCOMPLETE: 594 rows, 94 more than its sidecar's count of 500"},
+		{"whole", 594, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".csv")
+			if err := os.WriteFile(path, []byte(strings.Join(lines[:595], "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := trace.WriteMeta(path, &trace.Meta{FormatVersion: 1, Dialect: "mlperf", Tool: "kvtrace", Counts: trace.MetaCounts{Rows: tc.rows}}); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := runKvtrace(t, "inspect", path)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			if tc.wants == "" {
+				if strings.Contains(stdout, "INCOMPLETE") || stderr != "" {
+					t.Errorf("a whole trace reported: %q, %q", stdout, stderr)
+				}
+				return
+			}
+			warn := "kvtrace: warning: " + path + ": " + strings.TrimPrefix(tc.wants, "INCOMPLETE: ")
+			if !strings.Contains(stdout, tc.wants) || !strings.Contains(stderr, warn) {
+				t.Errorf("stdout lacks %q or stderr %q lacks %q:\n%s", tc.wants, stderr, warn, stdout)
+			}
+		})
+	}
+}
+
 func TestExitStatuses(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.csv")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -199,7 +200,7 @@ func TestCreateOutputErrors(t *testing.T) {
 }
 
 func TestStdio(t *testing.T) {
-	r, err := cli.OpenInput("-")
+	r, err := cli.OpenInput(context.Background(), "-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestOpenInput(t *testing.T) {
 	if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := cli.OpenInput(path)
+	r, err := cli.OpenInput(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,14 +240,30 @@ func TestOpenInput(t *testing.T) {
 		t.Fatalf("read %q, close %v", b, err)
 	}
 	for _, name := range []string{"", filepath.Join(dir, "missing.csv")} {
-		_, err := cli.OpenInput(name)
+		_, err := cli.OpenInput(context.Background(), name)
 		if err == nil || cli.ExitCode(err) != cli.ExitUsage {
 			t.Errorf("OpenInput(%q) = %v, want a usage error", name, err)
 		}
 	}
-	_, err = cli.OpenInput(filepath.Join(dir, "missing.csv"))
+	_, err = cli.OpenInput(context.Background(), filepath.Join(dir, "missing.csv"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenInput error %v does not unwrap to fs.ErrNotExist", err)
+	}
+	// A named pipe with no writer: the open waits for ctx, not in open(2)
+	// (kvtrace export FIFO ignored ^C there).
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cli.OpenInput(ctx, fifo)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("OpenInput(a FIFO with no writer) after cancel = %v, want context.Canceled", err)
 	}
 }
 
