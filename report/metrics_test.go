@@ -339,6 +339,35 @@ func TestComparisonWarnsOfUnlikeRuns(t *testing.T) {
 			}
 		}
 	}
+	// The workbook's first sheet carries them, on the row of the group
+	// they warn of: not only its Warnings sheet, the last but one.
+	var xb bytes.Buffer
+	if err := Render(&xb, r, "xlsx"); err != nil {
+		t.Fatal(err)
+	}
+	x, err := excelize.OpenReader(&xb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	rows, err := x.GetRows(x.GetSheetList()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0][len(rows[0])-1] != "warnings" {
+		t.Fatalf("first sheet %q: want a header ending in warnings and a row per group", rows)
+	}
+	for _, row := range rows[1:] {
+		last := row[len(row)-1]
+		if row[0] == r.Comparison.Baseline {
+			continue
+		}
+		for _, w := range []string{"DIFFERENT WINDOWS", "DIFFERENT SIZE SCALES", "DIFFERENT LOOPS"} {
+			if !strings.Contains(last, w) {
+				t.Errorf("first sheet, group %s: its last cell %q lacks %s", row[0], last, w)
+			}
+		}
+	}
 	twin := filepath.Join(t.TempDir(), "twin.json")
 	if err := os.WriteFile(twin, raw, 0o644); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,9 @@ func init() { renderers["xlsx"] = renderXLSX }
 // header row on each, numbers as numbers and missing figures as empty
 // cells, the way the reference's json_to_xlsx.py users expect:
 //
-//   - Summary: one row per group, each metric's median over its trials;
+//   - Summary: one row per group, each metric's median over its trials
+//     and, last, the group's warnings (as the csv view's rows carry them:
+//     the first sheet says when runs are unlike or failed);
 //   - Stats: one row per group and metric: n, median, mean, min, max,
 //     standard deviation, CV, p95;
 //   - Trials: one row per trial: its run facts and each metric's value;
@@ -159,7 +161,8 @@ func xlsxWriteSummary(x *xlsxWriter, r *Report) {
 	for _, m := range r.Metrics {
 		header = append(header, xlsxMetricName(m))
 	}
-	x.start(xlsxSummary, header...)
+	x.start(xlsxSummary, append(header, "warnings")...)
+	all := allWarnings(r)
 	for _, g := range r.Groups {
 		label := g.Label
 		if g.Simulated {
@@ -173,7 +176,11 @@ func xlsxWriteSummary(x *xlsxWriter, r *Report) {
 				row = append(row, nil)
 			}
 		}
-		x.add(row...)
+		var warns any
+		if w := groupWarnings(all, g.Label, r.Groups); len(w) > 0 {
+			warns = strings.Join(w, " | ")
+		}
+		x.add(append(row, warns)...)
 	}
 }
 
