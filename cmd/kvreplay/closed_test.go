@@ -40,6 +40,7 @@ func usersFile(t *testing.T, users, requests int) string {
 // types them, and kvreport renders the searches; a kv-cache.py trace is
 // refused with exit 2.
 func TestClosedLoopCommand(t *testing.T) {
+	t.Parallel()
 	tr := usersFile(t, 6, 200)
 	dir := t.TempDir()
 	res, _ := replayDoc(t, "--closed-loop", "--duration", "1s", "--mkdir", "--dir", dir, "-q", "-o", "-", tr)

@@ -16,6 +16,7 @@ import (
 // TestPartialTierMap: --tier-map Tier-0=ram maps Tier-0 and keeps the
 // defaults of the other tiers (Tier-1 in RAM, Tier-2 on NVMe).
 func TestPartialTierMap(t *testing.T) {
+	t.Parallel()
 	f := filepath.Join("..", "..", "testdata", "reference", "llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst")
 	read, write, rows := implied(t, f)
 	if read[0]+write[0] == 0 || read[2]+write[2] == 0 {

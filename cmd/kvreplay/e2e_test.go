@@ -164,6 +164,7 @@ func TestReferenceTracesAtScale(t *testing.T) {
 // size, as fast as possible, into a temporary directory (Tier-0 in RAM),
 // and checks the logical bytes read and written per tier equal the trace's.
 func TestReplayReferenceTraces(t *testing.T) {
+	t.Parallel()
 	files := referenceTraces(t)
 	type combo struct{ engine, layout string }
 	all := []combo{{"uring", "dir"}, {"psync", "dir"}, {"uring", "extent"}, {"psync", "extent"}}

@@ -11,6 +11,7 @@ import (
 // overall one for the rest); an SLO no request can miss is attained by
 // all. A malformed --slo-ms is refused with exit 2.
 func TestClosedLoopSLO(t *testing.T) {
+	t.Parallel()
 	tr := usersFile(t, 6, 200)
 	dir := t.TempDir()
 	res, _ := replayDoc(t, "--closed-loop", "--duration", "1s", "--slo-ms", "5000,batch=60000", "--mkdir", "--dir", dir, "-q", "-o", "-", tr)
