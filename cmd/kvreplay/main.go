@@ -356,6 +356,9 @@ func planFor(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 			o.warnings = append(o.warnings, warn)
 		}
 	}
+	if o.search != "" {
+		return srcs, plan, searchFits(o, plan)
+	}
 	return srcs, plan, setup.CheckFits(&o.cfg, plan, &o.tiers)
 }
 

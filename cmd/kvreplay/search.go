@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -55,6 +56,33 @@ func checkSearch(o *options) []error {
 		o.cfg.Duration = defaultProbeWindow
 	}
 	return errs
+}
+
+// searchFits is setup.CheckFits for a search. A plan whose only blocker
+// is the NVMe tier's space (the whole trace's peak, or all its users',
+// beyond what --dir has free) is a warning, not a refusal: a search's
+// probes replay windows of the trace, which grow with a capacity search's
+// --speed and a users search's users, and the probe that fills the disk
+// stops the search, not done, its answer what the probes before it
+// measured (exit 1). Memory is refused as for a replay.
+func searchFits(o *options, plan *replay.Plan) error {
+	err := setup.CheckFits(&o.cfg, plan, &o.tiers)
+	if err == nil {
+		return nil
+	}
+	for _, b := range setup.Advise(&o.cfg, plan, &o.tiers).Blockers {
+		if !strings.HasPrefix(b, "disk: ") {
+			return err
+		}
+	}
+	w := fmt.Sprintf("--search %s: the last probes may not fit: %v; a probe that fills the disk stops the search (done: false, exit 1), "+
+		"its answer what the probes before it measured", o.search, err)
+	o.warnings = append(o.warnings, w)
+	o.tiers.MayFill = true
+	if o.tiers.Stderr != nil && !o.quiet {
+		fmt.Fprintln(o.tiers.Stderr, "kvreplay: warning: "+w)
+	}
+	return nil
 }
 
 // runSearch runs a search: each probe a replay of --duration on fresh

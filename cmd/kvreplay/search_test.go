@@ -203,3 +203,33 @@ func TestSearchBandwidthOneUnit(t *testing.T) {
 		t.Errorf("stderr:\n%s", out)
 	}
 }
+
+// TestSearchFitsDisk: a search whose plan needs more of --dir than it has
+// free runs, with a warning that names the figures and what a full disk
+// does to the search (its probes replay windows that may fit; the one
+// that fills the disk stops it, done: false), where a replay is refused
+// (exit 2); a search that does not fit memory is refused as a replay is.
+func TestSearchFitsDisk(t *testing.T) {
+	plan := func(disk, objects int64) *replay.Plan {
+		return &replay.Plan{Scanned: true, Objects: objects, Used: [schema.NumTiers]bool{schema.TierNVMe: true},
+			Peak: map[string]int64{"nvme": disk}, MaxObjectOf: map[string]int64{"nvme": 1 << 20}, PeakObjects: map[string]int64{"nvme": 1}}
+	}
+	for _, kind := range []string{search.KindCapacity, search.KindUsers} {
+		var stderr bytes.Buffer
+		o := searchOptions(kind)
+		o.tiers.Dir, o.tiers.Stderr = t.TempDir(), &stderr
+		if err := setup.CheckFits(&o.cfg, plan(1<<60, 1), &o.tiers); cli.ExitCode(err) != 2 {
+			t.Fatalf("a replay of 1 EiB on %s: %v, want refused", o.tiers.Dir, err)
+		}
+		if err := searchFits(o, plan(1<<60, 1)); err != nil {
+			t.Errorf("--search %s, 1 EiB on disk: %v, want a warning", kind, err)
+		}
+		if len(o.warnings) != 1 || !o.tiers.MayFill || !strings.Contains(o.warnings[0], "disk: the trace keeps 1.00 EiB live") ||
+			!strings.Contains(o.warnings[0], "done: false") || !strings.Contains(stderr.String(), "kvreplay: warning: --search "+kind) {
+			t.Errorf("--search %s: warnings %q, stderr %q", kind, o.warnings, stderr.String())
+		}
+		if err := searchFits(searchOptions(kind), plan(1<<20, 1<<50)); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "memory") {
+			t.Errorf("--search %s, 2^50 objects: %v, want refused for memory", kind, err)
+		}
+	}
+}

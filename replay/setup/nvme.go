@@ -117,7 +117,7 @@ func ExtentSize(plan *replay.Plan) int64 {
 // is the extent backend's to size.
 func (b *builder) checkFree(where string) error {
 	plan, o := b.plan, b.opts
-	if !plan.Scanned {
+	if !plan.Scanned || o.MayFill {
 		return nil
 	}
 	var have int64

@@ -67,6 +67,10 @@ type Options struct {
 	Prewrite        bool // --prewrite: write the extent file's new blocks before the replay
 	Keep            bool // --keep: leave what the run made
 	Buffered        bool // --buffered: the page cache, not O_DIRECT
+	// MayFill lets the NVMe tier start where the plan's peak exceeds the
+	// free space (a search, whose probes replay windows of the trace and
+	// stop at the one that fills the disk); else that is refused.
+	MayFill bool
 	// RAMBudget is the RAM arena's size (--ram-budget); 0 sizes it from
 	// the plan.
 	RAMBudget int64
