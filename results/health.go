@@ -3,6 +3,7 @@ package results
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -108,12 +109,14 @@ func evaluate(r *schema.Result, s *schema.Summary, p presence) schema.StorageHea
 			if q.Count == 0 || q.TargetP95MS <= 0 {
 				continue
 			}
-			p95 := q.Latency.P95US / 1000
-			c := schema.Criterion{Name: fmt.Sprintf("%s P95 <= %gms (SLA)", q.QoS, q.TargetP95MS), Target: q.TargetP95MS,
-				Actual: p95, Unit: "ms", Passed: q.Met}
+			// The SLA's rule is a share of the requests within the
+			// target (Compliance), so the criterion's figure is that
+			// share: a p95 of 40 ms fails a 50 ms target when 1 of 19
+			// requests took longer, and must not read as 40 > 50.
+			c := schema.Criterion{Name: fmt.Sprintf("%s SLA: %g%% within %gms", q.QoS, 100*ComplianceTarget, q.TargetP95MS),
+				Target: 100 * ComplianceTarget, Actual: sharePct(q.Compliance), Unit: "%", Passed: q.Met}
 			if !c.Passed {
-				c.Reason = fmt.Sprintf("%s p95 %s ms > %g ms target (%.1f %% of %d requests within it)",
-					q.QoS, fmtMS(p95), q.TargetP95MS, 100*q.Compliance, q.Count)
+				c.Reason = SLAFailure(q)
 			}
 			cs = append(cs, c)
 		}
@@ -194,6 +197,26 @@ func ProbeVerdict(p schema.SearchProbe) string {
 	}
 	return string(status) + ": " + p.Reason
 }
+
+// SLAFailure says why the QoS class q missed its SLA, with its figures:
+// its p95 above the target, and the share of its requests within the
+// target against the share needed ("interactive p95 62.9 ms > 50 ms
+// target (80.0 % of 100 requests within it, 95 % needed)"); where its p95
+// is not above the target (a few requests: 1 of 19 late is 94.7 %), the
+// share alone fails, and the reason says so, not "40 ms > 50 ms".
+func SLAFailure(q schema.QoSStats) string {
+	p95 := q.Latency.P95US / 1000
+	if p95 > q.TargetP95MS {
+		return fmt.Sprintf("%s p95 %s ms > %g ms target (%.1f %% of %d requests within it, %g %% needed)",
+			q.QoS, fmtMS(p95), q.TargetP95MS, sharePct(q.Compliance), q.Count, 100*ComplianceTarget)
+	}
+	return fmt.Sprintf("%s: %.1f %% of %d requests within the %g ms target, %g %% needed (p95 %s ms)",
+		q.QoS, sharePct(q.Compliance), q.Count, q.TargetP95MS, 100*ComplianceTarget, fmtMS(p95))
+}
+
+// sharePct is a share in percent, rounded down to a tenth, so that a
+// share below ComplianceTarget never reads as 95.0 %.
+func sharePct(share float64) float64 { return math.Floor(1000*share) / 10 }
 
 // fmtMS formats milliseconds for a reason: three significant digits.
 func fmtMS(ms float64) string {

@@ -30,6 +30,13 @@ func TestHealthLagAndSLA(t *testing.T) {
 			{QoS: "batch", Count: 10, TargetP95MS: 1000, WithinTarget: 10, Compliance: 1, Met: true, Latency: schema.Latency{Count: 10, P95US: 5000}},
 		}
 	}
+	// within of count requests within the target, the p95 p95ms: with
+	// few requests, under 95 % within while the p95 is not above it.
+	few := func(within, count int64, p95ms float64) []schema.QoSStats {
+		share, met := Compliance(within, count)
+		return []schema.QoSStats{{QoS: "interactive", Count: count, TargetP95MS: 50, WithinTarget: within, Compliance: share, Met: met,
+			Latency: schema.Latency{Count: count, P95US: p95ms * 1000}}}
+	}
 	tests := []struct {
 		name    string
 		speed   float64
@@ -47,7 +54,9 @@ func TestHealthLagAndSLA(t *testing.T) {
 		{name: "speed max is not paced", speed: 0, lagP95: 26500, qos: qos(true, 10), noSLA: true, status: HealthPass},
 		{name: "closed loop is not paced", speed: 1, closed: true, lagP95: 26500, qos: qos(true, 10), status: HealthPass},
 		{name: "SLA missed", speed: 1, lagP95: 2, qos: qos(false, 62.9), status: HealthFail,
-			reasons: []string{"interactive p95 62.9 ms > 50 ms target (80.0 % of 100 requests within it)"}},
+			reasons: []string{"interactive p95 62.9 ms > 50 ms target (80.0 % of 100 requests within it, 95 % needed)"}},
+		{name: "SLA missed, p95 within the target", speed: 1, lagP95: 2, qos: few(18, 19, 39.8), status: HealthFail,
+			reasons: []string{"interactive: 94.7 % of 19 requests within the 50 ms target, 95 % needed (p95 39.8 ms)"}},
 		{name: "SLA not measured", speed: 0, qos: qos(false, 62.9), noSLA: true, status: HealthPass},
 		{name: "both", speed: 1, lagP95: 5000, qos: qos(false, 62.9), status: HealthFail, reasons: []string{"lag", "interactive p95 62.9 ms"}},
 	}
@@ -78,6 +87,12 @@ func TestHealthLagAndSLA(t *testing.T) {
 			for _, c := range h.Criteria {
 				if c.Passed == (c.Reason != "") {
 					t.Errorf("criterion %q passed %v with reason %q", c.Name, c.Passed, c.Reason)
+				}
+				// A criterion's figures agree with its verdict: an SLA's
+				// share is at least its target when it passed, below
+				// when it failed.
+				if strings.Contains(c.Name, "SLA") && (c.Actual >= c.Target) != c.Passed {
+					t.Errorf("criterion %q passed %v at %v %s (target %v)", c.Name, c.Passed, c.Actual, c.Unit, c.Target)
 				}
 				if !c.Passed {
 					failed++

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -108,8 +109,7 @@ func judge(kind string, res *schema.Result, notMeasured string) (bool, string) {
 				continue
 			}
 			slaFailed[q.QoS] = true
-			failed = append(failed, fmt.Sprintf("%s p95 %.1f ms > %g ms target (%.1f %% of %d requests within it, 95 %% needed)",
-				q.QoS, q.Latency.P95US/1000, q.TargetP95MS, 100*q.Compliance, q.Count))
+			failed = append(failed, results.SLAFailure(q))
 		}
 		if judged == 0 {
 			failed = append(failed, "no request of a QoS class completed in the window, so no SLA was met")
