@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/syspath"
 )
 
 // Bounds of --start-at, against the clock when the flags are parsed: an
@@ -105,6 +109,9 @@ func ParseStart(at, dir string, timeout time.Duration, now time.Time) (Start, er
 	case dir != "" && timeout <= 0:
 		return s, fmt.Errorf("--start-barrier-timeout %s: must be above 0", timeout)
 	case dir != "":
+		if err := checkBarrierDir(dir); err != nil {
+			return s, err
+		}
 		s.barrier = NewBarrier(dir, timeout)
 	case at != "":
 		var err error
@@ -113,6 +120,27 @@ func ParseStart(at, dir string, timeout time.Duration, now time.Time) (Start, er
 		}
 	}
 	return s, nil
+}
+
+// checkBarrierDir refuses a --start-barrier that kvreplay must not make or
+// write ready files into: a path that is or lies under a system directory
+// (/etc, /usr, /dev, ...; links resolved), or a file that is not a
+// directory.
+func checkBarrierDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("--start-barrier %s: %w", dir, err)
+	}
+	if r, err := syspath.Resolve(abs); err == nil {
+		abs = r
+	}
+	if sys, _ := syspath.System(abs); sys != "" {
+		return fmt.Errorf("--start-barrier %s: refusing a path under the system directory %s: give a directory the ranks share, a new one for each run", dir, sys)
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--start-barrier %s: not a directory (want a directory the ranks share, a new one for each run)", dir)
+	}
+	return nil
 }
 
 // Waits reports whether the run waits before it starts.

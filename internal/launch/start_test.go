@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -97,6 +98,10 @@ func TestWaitUntil(t *testing.T) {
 // barrier needs a timeout, and neither means no wait.
 func TestParseStart(t *testing.T) {
 	now := time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC)
+	file := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		at, dir string
 		timeout time.Duration
@@ -109,6 +114,12 @@ func TestParseStart(t *testing.T) {
 		{"2026-11-24T19:30:00Z", "/shared/b", time.Minute, false, "--start-barrier with --start-at: give one"},
 		{"", "/shared/b", 0, false, "--start-barrier-timeout 0s: must be above 0"},
 		{"1e30", "", time.Minute, false, "--start-at 1e30: more than 24h after now"},
+		// A barrier is made and written into: never under /etc (kvreplay
+		// made /etc/x and its ready file), never over a file (exit 1 after
+		// the setup, "mkdir: not a directory").
+		{"", "/etc/kvbench-test-barrier", time.Minute, false, "--start-barrier /etc/kvbench-test-barrier: refusing a path under the system directory /etc"},
+		{"", "/dev/shm/kvbench-test-barrier", time.Minute, true, ""},
+		{"", file, time.Minute, false, "--start-barrier " + file + ": not a directory"},
 	} {
 		s, err := ParseStart(c.at, c.dir, c.timeout, now)
 		if c.wantErr != "" {
