@@ -36,6 +36,10 @@ type LoadOptions struct {
 	// "/": "system", "label", "config" (the trace's name without
 	// extensions, or the reference document's file name) and "file".
 	GroupBy []string
+	// Open, when set, opens a named file for Load (os.Open otherwise):
+	// kvreport's waits for a named pipe's writer under its signal
+	// context, so that ^C stops a wait that open(2) would not let go of.
+	Open func(name string) (io.ReadCloser, error)
 }
 
 // GroupKeys are the keys LoadOptions.GroupBy accepts.
@@ -78,6 +82,10 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	open := opt.Open
+	if open == nil {
+		open = func(name string) (io.ReadCloser, error) { return os.Open(name) }
+	}
 	var docs []*Doc
 	for _, p := range paths {
 		if p == "-" {
@@ -96,7 +104,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 			return nil, err
 		}
 		for _, name := range names {
-			f, err := os.Open(name)
+			f, err := open(name)
 			if err != nil {
 				return nil, fmt.Errorf("report: %w", err)
 			}

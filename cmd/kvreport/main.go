@@ -139,7 +139,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	opt := report.LoadOptions{Label: *label, GroupBy: *groupBy}
+	opt := report.LoadOptions{Label: *label, GroupBy: *groupBy,
+		Open: func(name string) (io.ReadCloser, error) { return cli.OpenRead(ctx, name) }}
 	var problems []error
 	if len(paths) == 0 {
 		problems = append(problems, errors.New("no RESULT given (see --help)"))
@@ -266,6 +267,9 @@ func loadError(err error) error {
 	if pe, ok := errors.AsType[*report.ParseError](err); ok && pe.File == "-" && strings.HasPrefix(pe.Msg, "unexpected end of input") {
 		return fmt.Errorf("%w (did the command before kvreport fail?)", err)
 	}
+	if errors.Is(err, context.Canceled) {
+		return err // a signal stopped the wait for a named pipe's writer: not bad input
+	}
 	return cli.Input(err)
 }
 
@@ -322,6 +326,9 @@ func anySearch(paths []string, stdin io.Reader) (bool, io.Reader, error) {
 		}
 		names, _ := report.Expand(p) // Load reports a bad pattern
 		for _, name := range names {
+			if !regularFile(name) {
+				continue // read once, by Load
+			}
 			f, err := os.Open(name)
 			if err != nil {
 				continue // Load reports it
@@ -334,4 +341,14 @@ func anySearch(paths []string, stdin io.Reader) (bool, io.Reader, error) {
 		}
 	}
 	return false, stdin, nil
+}
+
+// regularFile reports whether name is a regular file, which can be opened
+// and read more than once: a named pipe (or a shell's <(command), a pipe
+// named /dev/fd/N) is read once, by report.Load, not first looked into by
+// anySearch or anyRunSummary, which would take its bytes (and wait in
+// open(2) for a writer that never comes).
+func regularFile(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
 }

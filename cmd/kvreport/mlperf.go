@@ -72,6 +72,9 @@ func anyRunSummary(paths []string) bool {
 	for _, p := range paths {
 		names, _ := report.Expand(p) // Load reports a bad pattern
 		for _, name := range names {
+			if !regularFile(name) {
+				continue // read once, by Load
+			}
 			f, err := os.Open(name)
 			if err != nil {
 				continue

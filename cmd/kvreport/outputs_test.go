@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cli/clitest"
 )
 
@@ -78,5 +82,44 @@ func TestOutputSpecialFiles(t *testing.T) {
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO is now %v", fi.Mode())
+	}
+}
+
+// TestPipeInput: a result named by a path that is a pipe (a FIFO, or a
+// shell's <(command)) is read once and reported (it was looked into first
+// for a search or run summary document, which took its bytes: "empty
+// input", exit 2), and a FIFO with no writer stops with the run's context
+// (^C), not in open(2).
+func TestPipeInput(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "result.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(docA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{fifo}, {"--format", "csv", fifo}, {"merge", fifo}} {
+		written := make(chan error, 1)
+		go func() { written <- os.WriteFile(fifo, doc, 0o644) }()
+		code, out, errs := kvreport(t, "", args...)
+		// Release the writer if kvreport never read the pipe.
+		if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			r.Close()
+		}
+		if err := <-written; err != nil {
+			t.Errorf("kvreport %v did not read the pipe: %v", args, err)
+		}
+		if code != 0 || out == "" {
+			t.Errorf("kvreport %v: exit %d, stdout %d bytes, stderr %q", args, code, len(out), errs)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	err = run(ctx, []string{fifo}, strings.NewReader(""), &out, &errb)
+	if !errors.Is(err, context.Canceled) || cli.ExitCode(err) == cli.ExitUsage {
+		t.Errorf("kvreport FIFO (no writer) with its context done: %v (exit %d), want context.Canceled, not a usage error", err, cli.ExitCode(err))
 	}
 }
