@@ -39,6 +39,7 @@ type htmlPage struct {
 	Comparison *htmlComparison
 	Health     []htmlHealthRow
 	SLA        []htmlSLARow
+	Storage    *htmlTable // where each tier lived (pathTable); nil when no run says
 	Scatters   []template.HTML
 	Groups     []htmlGroup
 	Defs       []htmlMetricDef
@@ -52,6 +53,13 @@ type htmlSLARow struct {
 	P95, Target, Within string
 	Verdict             htmlCell
 	Why                 string
+}
+
+// htmlTable is a table of the tabular formats, for the template.
+type htmlTable struct {
+	Header []string
+	Rows   [][]string
+	Notes  []string
 }
 
 // htmlMetricDef defines a metric of the report.
@@ -156,6 +164,9 @@ func buildHTMLPage(r *Report) *htmlPage {
 		}
 		p.SLA = append(p.SLA, htmlSLARow{Group: s.Group, QoS: s.QoS, Trial: s.Trial, Requests: s.Requests,
 			P95: htmlNum(s.P95MS) + " ms", Target: htmlNum(s.TargetMS) + " ms", Within: s.within(), Verdict: v, Why: s.Why})
+	}
+	if t := pathTable(r); t != nil {
+		p.Storage = &htmlTable{Header: t.header, Rows: t.rows, Notes: t.notes}
 	}
 	for _, m := range r.Metrics {
 		d := htmlMetricDef{Metric: m, Target: "–", Desc: MetricDescription(m.Name)}
@@ -772,6 +783,16 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{end}}</table>
 {{else}}<p class="na">No QoS classes: the runs' traces name none.</p>{{end}}
 </section>
+{{with .Storage}}<section id="storage">
+<h2>Storage</h2>
+<p>Where each tier of each run lived: its backend, and the path, file system, device and I/O mode, the bucket and endpoint, or the POSIX gateway behind a mount.</p>
+<table>
+<tr>{{range .Header}}<th class="l">{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td class="l">{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .Notes}}<p>{{.}}</p>
+{{end}}</section>
+{{end}}
 <section id="scatter">
 <h2>Per-trial scatter</h2>
 <div class="charts">{{range .Scatters}}{{.}}{{end}}</div>

@@ -218,6 +218,9 @@ func tables(r *Report) []*table {
 	if t := slaTable(r); t != nil {
 		ts = append(ts, t)
 	}
+	if t := pathTable(r); t != nil {
+		ts = append(ts, t)
+	}
 	return append(ts, metricsTable(r))
 }
 
@@ -409,6 +412,15 @@ type (
 		HealthReasons []string           `json:"storage_health_reasons,omitempty"`
 		Metrics       map[string]float64 `json:"metrics"`
 		SLA           []jsonSLA          `json:"sla,omitempty"`
+		// Storage is where each tier lived (pathRows).
+		Storage []jsonPath `json:"storage,omitempty"`
+	}
+	// jsonPath is where one tier of a trial lived.
+	jsonPath struct {
+		Tier    string `json:"tier"`
+		Backend string `json:"backend"`
+		Where   string `json:"where"`
+		Gateway string `json:"gateway,omitempty"`
 	}
 	// jsonSLA is one QoS class's SLA in a trial; Verdict is "met", "NOT
 	// met", "not measured" (Why says why) or "simulated".
@@ -459,7 +471,7 @@ func renderJSON(w io.Writer, r *Report) error {
 		}
 		out.Metrics = append(out.Metrics, jm)
 	}
-	slas := slaRows(r)
+	slas, paths := slaRows(r), pathRows(r)
 	keep := map[string]bool{}
 	for _, m := range r.Metrics {
 		keep[m.Name] = true
@@ -478,6 +490,11 @@ func renderJSON(w io.Writer, r *Report) error {
 				if s.Group == g.Label && s.Trial == id {
 					jt.SLA = append(jt.SLA, jsonSLA{QoS: s.QoS, Requests: s.Requests, P95MS: s.P95MS, TargetP95MS: s.TargetMS,
 						WithinTarget: s.WithinPct, Verdict: s.verdict(), Why: s.Why})
+				}
+			}
+			for _, p := range paths {
+				if p.Group == g.Label && p.Trial == id {
+					jt.Storage = append(jt.Storage, jsonPath{Tier: p.Tier, Backend: p.Backend, Where: p.Where, Gateway: p.Gateway})
 				}
 			}
 			jg.Trials = append(jg.Trials, jt)
