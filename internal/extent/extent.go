@@ -78,6 +78,20 @@ func New(capacity, align int64) *Allocator {
 	return a
 }
 
+// Stats are an Allocator's occupancy.
+type Stats struct {
+	Capacity    int64 // the bytes it allocates from
+	Used        int64 // bytes allocated
+	Free        int64 // Capacity - Used
+	LargestFree int64 // the largest extent Alloc can satisfy now (AllocPieces, up to Free)
+	FreeExtents int   // free extents: 1 when unfragmented (0 when full)
+}
+
+// Stats returns the Allocator's occupancy now.
+func (a *Allocator) Stats() Stats {
+	return Stats{Capacity: a.capacity, Used: a.Used(), Free: a.free, LargestFree: a.LargestFree(), FreeExtents: a.count}
+}
+
 // Used returns the bytes allocated: the capacity less FreeBytes.
 func (a *Allocator) Used() int64 { return a.capacity - a.free }
 

@@ -95,28 +95,18 @@ func (b *Backend) Caps() backend.Caps {
 	return backend.Caps{Name: b.name, Align: Align, Capacity: b.capacity, FastMeta: true}
 }
 
-// Stats are an arena's occupancy.
+// Stats are an arena's occupancy: its allocator's (an object of up to
+// Free bytes fits, in pieces) and its objects.
 type Stats struct {
-	Capacity    int64 // the arena's size
-	Used        int64 // bytes held by objects
-	Free        int64 // Capacity - Used
-	LargestFree int64 // the largest free extent (an object of up to Free bytes fits, in pieces)
-	FreeExtents int   // free extents: 1 when unfragmented (0 when full)
-	Objects     int
+	extent.Stats
+	Objects int
 }
 
-// Stats returns the backend's occupancy now.
+// Stats returns the backend's occupancy now (nothing once closed).
 func (b *Backend) Stats() Stats {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return Stats{
-		Capacity:    b.capacity,
-		Used:        b.capacity - b.alloc.FreeBytes(),
-		Free:        b.alloc.FreeBytes(),
-		LargestFree: b.alloc.LargestFree(),
-		FreeExtents: b.alloc.Extents(),
-		Objects:     len(b.objs),
-	}
+	return Stats{Stats: b.alloc.Stats(), Objects: len(b.objs)}
 }
 
 // Open returns the object named key. With create it allocates size bytes

@@ -563,28 +563,19 @@ func (b *Backend) Caps() backend.Caps {
 	}
 }
 
-// Stats are an extent backend's occupancy.
+// Stats are an extent backend's occupancy: its allocator's over the
+// file's or device's size (LargestFree is the largest object that fits
+// now) and its objects.
 type Stats struct {
-	Capacity    int64 // the file's or device's size
-	Used        int64 // bytes held by objects
-	Free        int64 // Capacity - Used
-	LargestFree int64 // the largest object that fits now
-	FreeExtents int   // free extents: 1 when unfragmented (0 when full)
-	Objects     int
+	alloc.Stats
+	Objects int
 }
 
 // Stats returns the backend's occupancy now.
 func (b *Backend) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Stats{
-		Capacity:    b.capacity,
-		Used:        b.alloc.Used(),
-		Free:        b.alloc.FreeBytes(),
-		LargestFree: b.alloc.LargestFree(),
-		FreeExtents: b.alloc.Extents(),
-		Objects:     len(b.objs),
-	}
+	return Stats{Stats: b.alloc.Stats(), Objects: len(b.objs)}
 }
 
 // Open returns the object named key. With create it allocates size bytes

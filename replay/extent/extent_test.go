@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	alloc "github.com/kvbench/kvbench/internal/extent"
+
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
@@ -729,7 +731,7 @@ func TestNoSpaceMessage(t *testing.T) {
 	if !errors.Is(err, backend.ErrNoSpace) || err.Error() != want {
 		t.Errorf("error\n%v\nwant\n%s", err, want)
 	}
-	if st := b.Stats(); st != (Stats{Capacity: 8 * blk, Used: 5 * blk, Free: 3 * blk, LargestFree: blk, FreeExtents: 3, Objects: 5}) {
+	if st := b.Stats(); st != (Stats{Stats: alloc.Stats{Capacity: 8 * blk, Used: 5 * blk, Free: 3 * blk, LargestFree: blk, FreeExtents: 3}, Objects: 5}) {
 		t.Errorf("Stats() = %+v", st)
 	}
 }

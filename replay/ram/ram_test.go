@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/extent"
 	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ram"
@@ -71,7 +72,7 @@ func TestFragmentedArenaFits(t *testing.T) {
 		}
 	}
 	st := b.Stats()
-	if st != (arena.Stats{Capacity: 8 * P, Used: 5 * P, Free: 3 * P, LargestFree: P, FreeExtents: 3, Objects: 5}) {
+	if st != (arena.Stats{Stats: extent.Stats{Capacity: 8 * P, Used: 5 * P, Free: 3 * P, LargestFree: P, FreeExtents: 3}, Objects: 5}) {
 		t.Errorf("Stats() = %+v", st)
 	}
 	_, err := b.Open("big", 4*P, true)
