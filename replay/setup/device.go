@@ -153,11 +153,21 @@ func (o Options) CheckDevice(traces []string, output string) error {
 		return fmt.Errorf("--device %s: is the result file (-o %s): refusing to overwrite it", dev, output)
 	}
 	fi, err := os.Stat(dev)
+	block := err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0
+	if !block && (err == nil || errors.Is(err, fs.ErrNotExist)) {
+		// A file: never under a system directory (a block device lies
+		// under /dev, and is checked below).
+		if err := cli.CheckPath("--device", dev); err != nil {
+			return err
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return fmt.Errorf("--device %s: %w", dev, cli.UnwrapPath(err))
+	case !block && !fi.Mode().IsRegular() && !fi.IsDir():
+		return fmt.Errorf("--device %s: a %s: want a file or a block device", dev, fileType(fi.Mode()))
 	case fi.IsDir():
 		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", dev, dev)
 	case fi.Mode().IsRegular() && !o.DeviceOverwrite:
@@ -175,6 +185,19 @@ func (o Options) CheckDevice(traces []string, output string) error {
 		return checkBlockDevice(sysBlock, dev, rdev, runFiles(traces, output))
 	}
 	return nil
+}
+
+// fileType names a file's type that is neither regular nor a directory.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "file of mode " + m.String()
 }
 
 // samePath reports whether a and b name the same file: the same inode

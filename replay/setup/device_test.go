@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -68,6 +69,10 @@ func TestCheckDevice(t *testing.T) {
 	if err := os.WriteFile(side, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sideLink := filepath.Join(dir, "side-link")
 	if err := os.Link(side, sideLink); err != nil {
 		t.Fatal(err)
@@ -81,6 +86,10 @@ func TestCheckDevice(t *testing.T) {
 		{Options{Layout: "extent", Device: side, DeviceOverwrite: true}, "is the sidecar of the trace " + tr},
 		{Options{Layout: "extent", Device: sideLink, DeviceOverwrite: true}, "is the sidecar of the trace " + tr},
 		{Options{Layout: "extent", Device: filepath.Join(dir, "u.csv.meta.json")}, ""},
+		// Refused before any work (exit 2), not by the backend after the
+		// setup (exit 1).
+		{Options{Layout: "extent", Device: "/etc/kvbench-test.extent"}, "--device /etc/kvbench-test.extent: refusing a path under the system directory /etc"},
+		{Options{Layout: "extent", Device: fifo}, "--device " + fifo + ": a named pipe: want a file or a block device"},
 		{Options{Layout: "extent", Device: dir}, "a directory"},
 		{Options{Layout: "extent", Device: data}, "an existing file of 1 B: the replay would overwrite it (pass --device-overwrite"},
 		{Options{Layout: "extent", Device: data, DeviceOverwrite: true}, ""},
