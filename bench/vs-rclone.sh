@@ -150,7 +150,7 @@ import sys, json
 d = json.load(open(sys.argv[1]))
 assert d['complete'], 'kvreplay did not complete'
 t = [t for t in d['tiers'] if t['tier'] == 'Tier-2'][0]
-print('%.1f' % (t[sys.argv[2] + '_device_bytes_per_s'] / 1e6))" "$2" "$3"
+print('%.1f' % (t[sys.argv[2] + '_bandwidth_bytes_per_s'] / 1e6))" "$2" "$3"
 }
 rc() { # src dst -> MB/s of an rclone copy
 	local t0 t1

@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -82,8 +83,8 @@ func TestDeviceRateStaysWhenAnotherTierIsSlow(t *testing.T) {
 		}{
 			{"read device rate", f.ReadDeviceBps, s.ReadDeviceBps, 0.999, 1.001, false},
 			{"write device rate", f.WriteDeviceBps, s.WriteDeviceBps, 0.999, 1.001, false},
-			{"read offered load", f.ReadBandwidthBps, s.ReadBandwidthBps, 0.33, 0.34, true},
-			{"write offered load", f.WriteBandwidthBps, s.WriteBandwidthBps, 0.33, 0.34, true},
+			{"read offered load", f.ReadOfferedBps, s.ReadOfferedBps, 0.33, 0.34, true},
+			{"write offered load", f.WriteOfferedBps, s.WriteOfferedBps, 0.33, 0.34, true},
 		} {
 			if x.fast <= 0 || x.slow <= 0 {
 				t.Errorf("RAM %s: %g and %g bytes/s: not measured", x.name, x.fast, x.slow)
@@ -107,7 +108,66 @@ func TestDeviceRateStaysWhenAnotherTierIsSlow(t *testing.T) {
 				t.Errorf("RAM read device rate %g, want read bytes over read busy time %g", tt.ReadDeviceBps, want)
 			}
 		}
+		// The document says so under its keys: a tier's (and a cell's)
+		// bandwidth is the device rate, the same in both runs; the offered
+		// load, which fell, has its own name.
+		for _, res := range []*schema.Result{fast, slow} {
+			tier, cell := documentRates(t, res, schema.TierCPU)
+			if want := tier["read_bytes"] / tier["read_busy_s"]; tier["read_bandwidth_bytes_per_s"] != want ||
+				tier["write_bandwidth_bytes_per_s"] != tier["write_bytes"]/tier["write_busy_s"] {
+				t.Errorf("RAM tier in the document: read_bandwidth_bytes_per_s %g, want read bytes over read busy time %g (%v)",
+					tier["read_bandwidth_bytes_per_s"], want, tier)
+			}
+			if want := tier["read_bytes"] / res.WallS; tier["read_offered_bytes_per_s"] != want {
+				t.Errorf("RAM tier in the document: read_offered_bytes_per_s %g, want read bytes over the run %g", tier["read_offered_bytes_per_s"], want)
+			}
+			if want := cell["logical_bytes"] / cell["busy_s"]; cell["bandwidth_bytes_per_s"] != want || cell["offered_bytes_per_s"] != cell["logical_bytes"]/res.WallS {
+				t.Errorf("RAM read cell in the document: bandwidth_bytes_per_s %g, want %g over its busy time; %v", cell["bandwidth_bytes_per_s"], want, cell)
+			}
+		}
+		ft, _ := documentRates(t, fast, schema.TierCPU)
+		st, _ := documentRates(t, slow, schema.TierCPU)
+		if r := st["read_bandwidth_bytes_per_s"] / ft["read_bandwidth_bytes_per_s"]; r < 0.999 || r > 1.001 {
+			t.Errorf("the document's RAM read_bandwidth_bytes_per_s with a slow NVMe tier is %.2fx the fast run's", r)
+		}
 	})
+}
+
+// documentRates encodes res as kvreplay writes it and returns the numbers
+// of its tier's totals and of its tier's first Read cell, by key.
+func documentRates(t *testing.T, res *schema.Result, tier schema.Tier) (tt, cell map[string]float64) {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Tiers, Cells []map[string]any }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	numbers := func(m map[string]any) map[string]float64 {
+		out := map[string]float64{}
+		for k, v := range m {
+			if f, ok := v.(float64); ok {
+				out[k] = f
+			}
+		}
+		return out
+	}
+	for _, m := range doc.Tiers {
+		if m["tier"] == tier.String() && tt == nil {
+			tt = numbers(m)
+		}
+	}
+	for _, m := range doc.Cells {
+		if m["tier"] == tier.String() && m["op"] == schema.OpRead.String() && cell == nil {
+			cell = numbers(m)
+		}
+	}
+	if tt == nil || cell == nil {
+		t.Fatalf("no %s totals or read cell in %s", tier, b)
+	}
+	return tt, cell
 }
 
 // TestTierBusyCountsConcurrentOperationsOnce: ten reads that run at once

@@ -194,6 +194,11 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, fmt.Errorf("report: %w", place(err))
 		}
+		if probe.FormatVersion < 3 {
+			if err := schema.UpgradeBandwidths(&r, raw); err != nil {
+				return nil, fmt.Errorf("report: %s: %w", path, err)
+			}
+		}
 		if probe.FormatVersion == 1 {
 			// Version 1 had Go field names in config and traces' meta.
 			r.Config = schema.SnakeCaseKeys(r.Config)
@@ -358,13 +363,13 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		has := false
 		if v, ok := num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
 			*bw[2*i] = v
-			tt.ReadBandwidthBps = v * results.GiB
+			tt.ReadOfferedBps = v * results.GiB
 			values[tierMetric(i, "read_offered")] = v * results.GiB / results.GB
 			has = true
 		}
 		if v, ok := num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
 			*bw[2*i+1] = v
-			tt.WriteBandwidthBps = v * results.GiB
+			tt.WriteOfferedBps = v * results.GiB
 			values[tierMetric(i, "write_offered")] = v * results.GiB / results.GB
 			has = true
 		}

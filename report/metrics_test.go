@@ -201,7 +201,7 @@ func TestDeviceRateLeads(t *testing.T) {
 			ram = tt
 		}
 	}
-	if ram.ReadDeviceBps <= 0 || v["tier1_read_bw"] != ram.ReadDeviceBps/1e9 || v["tier1_read_offered"] != ram.ReadBandwidthBps/1e9 {
+	if ram.ReadDeviceBps <= 0 || v["tier1_read_bw"] != ram.ReadDeviceBps/1e9 || v["tier1_read_offered"] != ram.ReadOfferedBps/1e9 {
 		t.Fatalf("tier1 read bw %v offered %v, tier %+v", v["tier1_read_bw"], v["tier1_read_offered"], ram)
 	}
 	// The same bytes and busy times over a run twice as long, as when
@@ -210,7 +210,7 @@ func TestDeviceRateLeads(t *testing.T) {
 	slow.WallS *= 2
 	slow.Cells = append([]schema.Cell(nil), r.Cells...)
 	for i := range slow.Cells {
-		slow.Cells[i].BandwidthBps /= 2
+		slow.Cells[i].OfferedBps /= 2
 	}
 	slow.Tiers = results.TierTotals(slow.Cells, seconds(slow.WallS))
 	results.ApplyTierBusy(slow.Tiers, results.MergeTierBusy(r.Tiers))

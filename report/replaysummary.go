@@ -36,7 +36,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	fmt.Fprintln(tw, "tier\tbackend\top\tphase\tops\tGB\tGB/s\toffered GB/s\tp50 ms\tp99 ms\tp99 sched ms\tmax ms\t")
 	for _, c := range r.Cells {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
-			gb(c.LogicalBytes), c.BusyBandwidthBps/results.GB, c.BandwidthBps/results.GB, c.Latency.P50US/1000, c.Latency.P99US/1000,
+			gb(c.LogicalBytes), c.DeviceBps/results.GB, c.OfferedBps/results.GB, c.Latency.P50US/1000, c.Latency.P99US/1000,
 			c.FromSchedule.P99US/1000, c.Latency.MaxUS/1000)
 	}
 	tw.Flush()
@@ -44,7 +44,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	fmt.Fprintln(tw, "tier\tread GB/s\twrite GB/s\tread offered GB/s\twrite offered GB/s\tread GB\twritten GB\tbusy s\t")
 	for _, t := range r.Tiers {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%s\t%s\t%.3f\t\n", t.Tier, deviceRate(t.ReadBytes, t.ReadDeviceBps),
-			deviceRate(t.WriteBytes, t.WriteDeviceBps), t.ReadBandwidthBps/results.GB, t.WriteBandwidthBps/results.GB,
+			deviceRate(t.WriteBytes, t.WriteDeviceBps), t.ReadOfferedBps/results.GB, t.WriteOfferedBps/results.GB,
 			gb(t.ReadBytes), gb(t.WriteBytes), t.BusyS)
 	}
 	tw.Flush()

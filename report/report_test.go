@@ -129,7 +129,8 @@ func TestReferenceSideBySide(t *testing.T) {
 func TestLoadRefuses(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range []struct{ name, body, want string }{
-		{"newer.json", `{"format":"kvbench-result","format_version":3}`, "format_version 3"},
+		{"newer.json", fmt.Sprintf(`{"format":"kvbench-result","format_version":%d}`, schema.ResultFormatVersion+1),
+			fmt.Sprintf("format_version %d", schema.ResultFormatVersion+1)},
 		{"other.json", `{"format":"something"}`, `format "something"`},
 		{"neither.json", `{"a":1}`, "neither a kvreplay result"},
 		{"garbage.json", `{"format":`, "garbage.json:1:11: unexpected end of input"},
@@ -350,8 +351,8 @@ func TestMergeProperty(t *testing.T) {
 			if c.Latency != w.Latency || c.FromSchedule != w.FromSchedule {
 				t.Errorf("iter %d: %s %s: merged latency %+v, whole %+v", iter, c.Tier, c.Op, c.Latency, w.Latency)
 			}
-			if want := float64(c.LogicalBytes) / m.WallS; c.BandwidthBps != want {
-				t.Errorf("iter %d: bandwidth %v, want %v over the common window", iter, c.BandwidthBps, want)
+			if want := float64(c.LogicalBytes) / m.WallS; c.OfferedBps != want {
+				t.Errorf("iter %d: offered load %v, want %v over the common window", iter, c.OfferedBps, want)
 			}
 		}
 		if !reflect.DeepEqual(m.Requests, whole.Requests) {

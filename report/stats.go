@@ -172,8 +172,8 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 		if err != nil {
 			continue
 		}
-		v[tierMetric(int(t), "read_offered")] = tt.ReadBandwidthBps / results.GB
-		v[tierMetric(int(t), "write_offered")] = tt.WriteBandwidthBps / results.GB
+		v[tierMetric(int(t), "read_offered")] = tt.ReadOfferedBps / results.GB
+		v[tierMetric(int(t), "write_offered")] = tt.WriteOfferedBps / results.GB
 		// A device rate is bytes over busy time: none without bytes, and
 		// none in a document written before kvbench measured it.
 		if tt.ReadBytes > 0 && tt.ReadDeviceBps > 0 {

@@ -303,7 +303,7 @@ func xlsxWriteHealth(x *xlsxWriter, r *Report) {
 
 func xlsxWriteCells(x *xlsxWriter, r *Report) {
 	x.start(xlsxCells, "group", "trial", "tier", "backend", "op", "phase", "ops",
-		"logical_bytes", "physical_bytes", "busy_s", "offered_GBps", "device_GBps",
+		"logical_bytes", "physical_bytes", "busy_s", "bandwidth_GBps", "offered_GBps",
 		"count", "min_us", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
 		"from_schedule_p50_us", "from_schedule_p99_us", "from_schedule_max_us")
 	for _, g := range r.Groups {
@@ -314,7 +314,7 @@ func xlsxWriteCells(x *xlsxWriter, r *Report) {
 			for _, c := range t.Cells {
 				l, s := c.Latency, c.FromSchedule
 				x.add(g.Label, i+1, c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
-					c.LogicalBytes, c.PhysicalBytes, xlsxNum(c.BusyS), xlsxNum(c.BandwidthBps/results.GB), xlsxNum(c.BusyBandwidthBps/results.GB),
+					c.LogicalBytes, c.PhysicalBytes, xlsxNum(c.BusyS), xlsxNum(c.DeviceBps/results.GB), xlsxNum(c.OfferedBps/results.GB),
 					l.Count, xlsxNum(l.MinUS), xlsxNum(l.MeanUS), xlsxNum(l.P50US), xlsxNum(l.P90US), xlsxNum(l.P95US),
 					xlsxNum(l.P99US), xlsxNum(l.P999US), xlsxNum(l.P9999US), xlsxNum(l.MaxUS),
 					xlsxNum(s.P50US), xlsxNum(s.P99US), xlsxNum(s.MaxUS))

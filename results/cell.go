@@ -129,15 +129,16 @@ func cellName(ds []schema.Cell, i int) string {
 }
 
 // Finalize renders the cell of the given names over a run of wall time
-// wall: BandwidthBps is Logical over wall, BusyBandwidthBps Logical over
-// Busy (each 0 when its time is not positive). c stays usable.
+// wall: its bandwidth DeviceBps is Logical over Busy (the device rate),
+// OfferedBps Logical over wall (the offered load); each 0 when its time is
+// not positive. c stays usable.
 func (c *Cell) Finalize(tier, op, phase, backend string, wall time.Duration) schema.Cell {
 	s := schema.Cell{
 		Tier: tier, Op: op, Phase: phase, Backend: backend,
 		Ops: c.Ops, LogicalBytes: c.Logical, PhysicalBytes: c.Physical, BusyS: c.Busy.Seconds(),
 		Latency: c.lat.Finalize(), FromSchedule: c.sched.Finalize(),
 	}
-	s.BandwidthBps, s.BusyBandwidthBps = OfferedLoad(c.Logical, wall), DeviceRate(c.Logical, c.Busy)
+	s.DeviceBps, s.OfferedBps = DeviceRate(c.Logical, c.Busy), OfferedLoad(c.Logical, wall)
 	return s
 }
 
@@ -300,8 +301,8 @@ func TierTotals(cells []schema.Cell, wall time.Duration) []schema.TierTotals {
 	out = slices.DeleteFunc(out, func(t schema.TierTotals) bool { return t.ReadOps+t.WriteOps+t.DeleteOps == 0 })
 	slices.SortStableFunc(out, func(a, b schema.TierTotals) int { return cmp.Compare(tierOrder(a.Tier), tierOrder(b.Tier)) })
 	for i := range out {
-		out[i].ReadBandwidthBps = OfferedLoad(out[i].ReadBytes, wall)
-		out[i].WriteBandwidthBps = OfferedLoad(out[i].WriteBytes, wall)
+		out[i].ReadOfferedBps = OfferedLoad(out[i].ReadBytes, wall)
+		out[i].WriteOfferedBps = OfferedLoad(out[i].WriteBytes, wall)
 	}
 	return out
 }

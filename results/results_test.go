@@ -137,10 +137,10 @@ func TestTierTotals(t *testing.T) {
 		{"none", nil, time.Second, nil},
 		{"mixed", cells, 2 * time.Second, []schema.TierTotals{
 			{Tier: "Tier-1", Backend: "ram,ram2", ReadOps: 5, WriteOps: 2, DeleteOps: 7, ReadBytes: 50, WriteBytes: 20,
-				PhysicalReadBytes: 50, PhysicalWriteBytes: 20, ReadBandwidthBps: 25, WriteBandwidthBps: 10, BusyS: 0.015},
+				PhysicalReadBytes: 50, PhysicalWriteBytes: 20, ReadOfferedBps: 25, WriteOfferedBps: 10, BusyS: 0.015},
 			{Tier: "Tier-2", Backend: "nvme", ReadOps: 3, WriteOps: 4, ReadBytes: 300, WriteBytes: 4000,
-				PhysicalReadBytes: 300, PhysicalWriteBytes: 16384, ReadBandwidthBps: 150, WriteBandwidthBps: 2000, BusyS: 0.008},
-			{Tier: "Tier-9", Backend: "x", ReadOps: 1, ReadBytes: 1, PhysicalReadBytes: 1, ReadBandwidthBps: 0.5, BusyS: 0.001},
+				PhysicalReadBytes: 300, PhysicalWriteBytes: 16384, ReadOfferedBps: 150, WriteOfferedBps: 2000, BusyS: 0.008},
+			{Tier: "Tier-9", Backend: "x", ReadOps: 1, ReadBytes: 1, PhysicalReadBytes: 1, ReadOfferedBps: 0.5, BusyS: 0.001},
 		}},
 		{"no wall time", cells[:1], 0, []schema.TierTotals{
 			{Tier: "Tier-2", Backend: "nvme", ReadOps: 3, ReadBytes: 300, PhysicalReadBytes: 300, BusyS: 0.003},
@@ -690,13 +690,13 @@ func TestCellFinalize(t *testing.T) {
 	c.Busy = 500 * ms
 	got := c.Finalize("Tier-2", "Read", "Decode", "nvme", 2*time.Second)
 	want := schema.Cell{Tier: "Tier-2", Op: "Read", Phase: "Decode", Backend: "nvme", Ops: 2, LogicalBytes: 4000,
-		PhysicalBytes: 8192, BusyS: 0.5, BandwidthBps: 2000, BusyBandwidthBps: 8000,
+		PhysicalBytes: 8192, BusyS: 0.5, DeviceBps: 8000, OfferedBps: 2000,
 		Latency: lat(2*ms, 4*ms), FromSchedule: lat(3*ms, 5*ms)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 	empty := NewCell().Finalize("Tier-0", "Read", "Decode", "ram", 0)
-	if empty.BandwidthBps != 0 || empty.BusyBandwidthBps != 0 || empty.Latency != (schema.Latency{}) {
+	if empty.OfferedBps != 0 || empty.DeviceBps != 0 || empty.Latency != (schema.Latency{}) {
 		t.Errorf("empty cell %+v", empty)
 	}
 	// A merged busy time survives the document's seconds exactly.

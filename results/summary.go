@@ -74,7 +74,7 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 			"measure that queue, not the reference's served workload (replay at --speed 1 for the SLA)"
 	}
 	for _, t := range r.Tiers {
-		rd, wr := t.ReadBandwidthBps/GB, t.WriteBandwidthBps/GB
+		rd, wr := t.ReadOfferedBps/GB, t.WriteOfferedBps/GB
 		switch t.Tier {
 		case schema.TierGPU.String():
 			s.TierGPUReadBandwidthGBps, s.TierGPUWriteBandwidthGBps = rd, wr

@@ -2,16 +2,23 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
 // The result document's identity. A reader refuses other formats and newer
-// versions. Version 2 names every key in lower_snake_case, those of config
-// and of traces' meta included (SnakeCaseKeys); version 1 had Go field
-// names there (TierMap, BlockSize), and readers still read it.
+// versions. Version 3 keeps every "bandwidth" key for the device rate
+// (bytes over the time the tier was busy serving them) and names the
+// offered load (bytes over the run's elapsed time) "offered"; versions 1
+// and 2 had the offered load under the bandwidth keys and the device rate
+// under read_device_bytes_per_s, write_device_bytes_per_s and
+// busy_bandwidth_bytes_per_s (UpgradeBandwidths reads them). Version 2
+// names every key in lower_snake_case, those of config and of traces' meta
+// included (SnakeCaseKeys); version 1 had Go field names there (TierMap,
+// BlockSize). Readers read all three.
 const (
 	ResultFormat        = "kvbench-result"
-	ResultFormatVersion = 2
+	ResultFormatVersion = 3
 )
 
 // Result is the document kvreplay writes for one run (or one rank of a
@@ -249,10 +256,11 @@ type Cell struct {
 	PhysicalBytes int64 `json:"physical_bytes"`
 	// BusyS is the time at least one operation of the cell was in flight.
 	BusyS float64 `json:"busy_s"`
-	// BandwidthBps is LogicalBytes over the run's wall time (the offered
-	// load); BusyBandwidthBps over BusyS (the device rate).
-	BandwidthBps     float64 `json:"bandwidth_bytes_per_s"`
-	BusyBandwidthBps float64 `json:"busy_bandwidth_bytes_per_s"`
+	// DeviceBps is the cell's bandwidth: LogicalBytes over BusyS (the
+	// device rate); OfferedBps is LogicalBytes over the run's wall time
+	// (the offered load).
+	DeviceBps  float64 `json:"bandwidth_bytes_per_s"`
+	OfferedBps float64 `json:"offered_bytes_per_s"`
 	// Latency is measured from submission (the operation's start);
 	// FromSchedule from its scheduled time, which includes waiting for
 	// earlier operations and workers (coordinated-omission safe).
@@ -260,37 +268,40 @@ type Cell struct {
 	FromSchedule Latency `json:"latency_from_schedule"`
 }
 
-// TierTotals totals a tier's cells. A tier has two bandwidths, kept
-// apart: the device rate (ReadDeviceBps, WriteDeviceBps: bytes over the
-// time the tier was busy serving them), which is what the tier can do and
-// what kvbench's reports lead with, and the offered load
-// (ReadBandwidthBps, WriteBandwidthBps: bytes over the run's wall time,
-// the reference's tier bandwidth), which falls when anything else slows
-// the run. BusyS is the time at least one operation of the tier was in
-// flight: the union of their intervals, so that concurrent operations
+// TierTotals totals a tier's cells. A tier has two rates, kept apart: its
+// bandwidth, the device rate (ReadDeviceBps, WriteDeviceBps: bytes over
+// the time the tier was busy serving them), which is what the tier can do
+// and what kvbench's reports lead with, and the offered load
+// (ReadOfferedBps, WriteOfferedBps: bytes over the run's wall time, what
+// the reference calls a tier's bandwidth), which falls when anything else
+// slows the run. BusyS is the time at least one operation of the tier was
+// in flight: the union of their intervals, so that concurrent operations
 // count once (results.Busy).
 type TierTotals struct {
-	Tier               string  `json:"tier"`
-	Backend            string  `json:"backend"`
-	ReadOps            int64   `json:"read_ops"`
-	WriteOps           int64   `json:"write_ops"`
-	DeleteOps          int64   `json:"delete_ops"`
-	ReadBytes          int64   `json:"read_bytes"`
-	WriteBytes         int64   `json:"write_bytes"`
-	PhysicalReadBytes  int64   `json:"physical_read_bytes"`
-	PhysicalWriteBytes int64   `json:"physical_write_bytes"`
-	ReadBandwidthBps   float64 `json:"read_bandwidth_bytes_per_s"`
-	WriteBandwidthBps  float64 `json:"write_bandwidth_bytes_per_s"`
-	BusyS              float64 `json:"busy_s"`
+	Tier               string `json:"tier"`
+	Backend            string `json:"backend"`
+	ReadOps            int64  `json:"read_ops"`
+	WriteOps           int64  `json:"write_ops"`
+	DeleteOps          int64  `json:"delete_ops"`
+	ReadBytes          int64  `json:"read_bytes"`
+	WriteBytes         int64  `json:"write_bytes"`
+	PhysicalReadBytes  int64  `json:"physical_read_bytes"`
+	PhysicalWriteBytes int64  `json:"physical_write_bytes"`
+	// ReadDeviceBps and WriteDeviceBps are the tier's bandwidth, the
+	// device rate: logical bytes read (written) over ReadBusyS
+	// (WriteBusyS); 0 when unknown.
+	ReadDeviceBps  float64 `json:"read_bandwidth_bytes_per_s"`
+	WriteDeviceBps float64 `json:"write_bandwidth_bytes_per_s"`
+	// ReadOfferedBps and WriteOfferedBps are the offered load: logical
+	// bytes read (written) over the run's wall time.
+	ReadOfferedBps  float64 `json:"read_offered_bytes_per_s"`
+	WriteOfferedBps float64 `json:"write_offered_bytes_per_s"`
+	BusyS           float64 `json:"busy_s"`
 	// ReadBusyS and WriteBusyS are BusyS of the tier's reads and of its
 	// writes. Documents written before they existed lack them, and have in
 	// BusyS the longest busy time of the tier's cells.
 	ReadBusyS  float64 `json:"read_busy_s"`
 	WriteBusyS float64 `json:"write_busy_s"`
-	// ReadDeviceBps and WriteDeviceBps are the device rate: logical bytes
-	// read (written) over ReadBusyS (WriteBusyS); 0 when unknown.
-	ReadDeviceBps  float64 `json:"read_device_bytes_per_s"`
-	WriteDeviceBps float64 `json:"write_device_bytes_per_s"`
 }
 
 // DeviceLatency is the device span of one tier's operations of one kind,
@@ -486,10 +497,13 @@ type ErrorStats struct {
 // Summary carries the reference's metric names (kv-cache.py --output
 // summary and cache_stats) where the meaning is the same, so MLPerf users'
 // tooling reads kvreplay's results. results.Summarize computes
-// it, for kvreplay and for kvreport's merges. Its tier bandwidths are the
-// reference's: bytes over the run's elapsed time (the offered load, not the
-// device rate that TierTotals adds). Bandwidths are in GB/s and byte counts
-// in GB, decimal (10^9 bytes), as every kvbench figure is; kv-cache.py
+// it, for kvreplay and for kvreport's merges. Its tier bandwidths
+// (tier_*_bandwidth_gbps) keep the reference's meaning under the
+// reference's names: bytes over the run's elapsed time, the offered load
+// (TierTotals' ReadOfferedBps), not the device rate that kvbench calls a
+// tier's bandwidth everywhere else (TierTotals' ReadDeviceBps, the
+// document's read_bandwidth_bytes_per_s). Bandwidths are in GB/s and byte
+// counts in GB, decimal (10^9 bytes), as every kvbench figure is; kv-cache.py
 // divides by 2^30 under the same names, so its figures read 7.4 % lower
 // for the same bytes.
 type Summary struct {
@@ -595,4 +609,40 @@ type Criterion struct {
 	Unit   string  `json:"unit"`
 	Passed bool    `json:"passed"`
 	Reason string  `json:"reason,omitempty"`
+}
+
+// UpgradeBandwidths gives r, decoded from raw, a document of format
+// version 1 or 2, the meaning of version 3: those had the offered load
+// under the bandwidth keys (tiers' read_bandwidth_bytes_per_s and
+// write_bandwidth_bytes_per_s, cells' bandwidth_bytes_per_s) and the
+// device rate under read_device_bytes_per_s, write_device_bytes_per_s and
+// busy_bandwidth_bytes_per_s. A rate the document lacks is 0 (unknown),
+// as version 1's device rates of tiers are.
+func UpgradeBandwidths(r *Result, raw []byte) error {
+	var old struct {
+		Tiers []struct {
+			ReadOffered  float64 `json:"read_bandwidth_bytes_per_s"`
+			WriteOffered float64 `json:"write_bandwidth_bytes_per_s"`
+			ReadDevice   float64 `json:"read_device_bytes_per_s"`
+			WriteDevice  float64 `json:"write_device_bytes_per_s"`
+		} `json:"tiers"`
+		Cells []struct {
+			Offered float64 `json:"bandwidth_bytes_per_s"`
+			Device  float64 `json:"busy_bandwidth_bytes_per_s"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return err
+	}
+	if len(old.Tiers) != len(r.Tiers) || len(old.Cells) != len(r.Cells) {
+		return fmt.Errorf("schema: %d tiers and %d cells, decoded as %d and %d", len(old.Tiers), len(old.Cells), len(r.Tiers), len(r.Cells))
+	}
+	for i, t := range old.Tiers {
+		r.Tiers[i].ReadOfferedBps, r.Tiers[i].WriteOfferedBps = t.ReadOffered, t.WriteOffered
+		r.Tiers[i].ReadDeviceBps, r.Tiers[i].WriteDeviceBps = t.ReadDevice, t.WriteDevice
+	}
+	for i, c := range old.Cells {
+		r.Cells[i].OfferedBps, r.Cells[i].DeviceBps = c.Offered, c.Device
+	}
+	return nil
 }

@@ -59,8 +59,8 @@ func TestSummaryBandwidthAndTokens(t *testing.T) {
 	r := &schema.Result{Complete: true, WallS: 2, Traces: []schema.TraceInfo{{File: "t.csv", Rows: 10}},
 		Replay: schema.ReplayStats{RowsDone: 10, Speed: 1},
 		Cells: []schema.Cell{{Tier: "Tier-1", Op: "Read", Phase: "Decode", Backend: "ram", Ops: 10, LogicalBytes: 4e9,
-			BusyS: 0.5, BandwidthBps: 2e9, BusyBandwidthBps: 8e9}},
-		Tiers: []schema.TierTotals{{Tier: "Tier-1", Backend: "ram", ReadOps: 10, ReadBytes: 4e9, ReadBandwidthBps: 2e9,
+			BusyS: 0.5, DeviceBps: 8e9, OfferedBps: 2e9}},
+		Tiers: []schema.TierTotals{{Tier: "Tier-1", Backend: "ram", ReadOps: 10, ReadBytes: 4e9, ReadOfferedBps: 2e9,
 			BusyS: 0.5, ReadBusyS: 0.5, ReadDeviceBps: 8e9}},
 		ClosedLoop: &schema.ClosedLoopStats{TokensGenerated: 100, TokensKnown: true, StorageIOS: 4}}
 	var err error

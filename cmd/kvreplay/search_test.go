@@ -188,7 +188,7 @@ func TestSearchBandwidthOneUnit(t *testing.T) {
 	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 8}
 	once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
 		res, err := f.replay(cfg, progress)
-		res.Tiers = []schema.TierTotals{{Tier: schema.TierNVMe.String(), ReadBandwidthBps: 2.8e9}}
+		res.Tiers = []schema.TierTotals{{Tier: schema.TierNVMe.String(), ReadOfferedBps: 2.8e9}}
 		return res, err
 	}
 	var stderr bytes.Buffer

@@ -38,7 +38,7 @@ func Summarize(kind string, res *schema.Result) Probe {
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
 	var nvme, all float64
 	for _, t := range res.Tiers {
-		bw := t.ReadBandwidthBps + t.WriteBandwidthBps
+		bw := t.ReadOfferedBps + t.WriteOfferedBps
 		all += bw
 		if t.Tier == schema.TierNVMe.String() {
 			nvme += bw

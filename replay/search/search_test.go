@@ -165,7 +165,7 @@ func TestProbeVerdicts(t *testing.T) {
 	res := result("PASS", map[string]float64{"interactive": 0.045})
 	d, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 3}, func(_ int, speed float64) (search.Probe, error) {
 		r := *res
-		r.Tiers = []schema.TierTotals{{Tier: "Tier-2", ReadBandwidthBps: 1e6 * min(speed, 2)}}
+		r.Tiers = []schema.TierTotals{{Tier: "Tier-2", ReadOfferedBps: 1e6 * min(speed, 2)}}
 		return search.Summarize(search.KindCapacity, &r), nil
 	})
 	if err != nil {
