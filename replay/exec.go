@@ -446,6 +446,9 @@ func (s *sched) blockDone(op *ioengine.Op) {
 	if op.Err != nil && t.err == nil {
 		t.err = op.Err
 	}
+	if fb := op.FirstByte; !fb.IsZero() && (t.firstByte.IsZero() || fb.Before(t.firstByte)) {
+		t.firstByte = fb
+	}
 	*op = ioengine.Op{}
 	s.freeOps = append(s.freeOps, op)
 	// The engine has room: the oldest waiting transfers go first.

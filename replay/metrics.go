@@ -124,6 +124,11 @@ func (m *metrics) end(t *task, start, end time.Time, ok bool) {
 		return
 	}
 	c.Add(end.Sub(start), end.Sub(t.sched), t.logical, t.phys)
+	if !t.firstByte.IsZero() {
+		// A part fetched for another block of the object may have come
+		// before this operation started: its first byte waited for none.
+		c.AddFirstByte(max(0, t.firstByte.Sub(start)))
+	}
 	if !t.ioStart.IsZero() && !t.ioEnd.IsZero() {
 		m.device.Add(t.ioTier, t.op, t.ioEnd.Sub(t.ioStart))
 	}

@@ -101,6 +101,10 @@ type task struct {
 	// ioStart and ioEnd bound the operation's device span (results.Device):
 	// its first I/O submitted, its last I/O (or its fdatasync) done.
 	ioStart, ioEnd time.Time
+	// firstByte is when the first byte of the operation's reads came,
+	// for a backend that knows it (backend.FirstByteReader); zero
+	// otherwise.
+	firstByte time.Time
 	// Metadata calls off the loop: the call and its arguments.
 	meta       uint8
 	metaB      backend.Backend

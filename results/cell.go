@@ -26,6 +26,9 @@ type Cell struct {
 	Busy time.Duration
 
 	lat, sched Latency
+	// firstByte is the time to first byte of the reads whose backend
+	// knows it (an object store's GET); empty for the others.
+	firstByte Latency
 }
 
 // NewCell returns an empty Cell. Its two histograms, of about 190 KB
@@ -42,6 +45,10 @@ func (c *Cell) Add(lat, fromSched time.Duration, logical, physical int64) {
 	c.lat.Add(lat)
 	c.sched.Add(fromSched)
 }
+
+// AddFirstByte records a read's time from submission to its first byte,
+// for a backend that knows it (backend.FirstByteReader: S3).
+func (c *Cell) AddFirstByte(d time.Duration) { c.firstByte.Add(d) }
 
 // Merge adds a document's cell: operations and bytes add, both histograms
 // are decoded and added exactly, and Busy becomes the longer of the two
@@ -70,6 +77,7 @@ func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
 	ops, logical, physical, busy := c.Ops, c.Logical, c.Physical, c.Busy
 	lats := make([]schema.Latency, len(ds))
 	scheds := make([]schema.Latency, len(ds))
+	var firsts []schema.Latency
 	for i, d := range ds {
 		if d.Ops < 0 || d.LogicalBytes < 0 || d.PhysicalBytes < 0 || d.BusyS < 0 {
 			return i, fmt.Errorf("cell %s %s %s: %w: ops %d, bytes %d logical %d physical, busy %gs",
@@ -90,6 +98,12 @@ func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
 		}
 		busy = max(busy, fromSeconds(d.BusyS))
 		lats[i], scheds[i] = d.Latency, d.FromSchedule
+		if fb := d.FirstByte; fb != nil {
+			if fb.Count > d.Ops {
+				return i, fmt.Errorf("cell %s %s %s: %w: %d ops, %d times to first byte", d.Tier, d.Op, d.Phase, ErrInconsistent, d.Ops, fb.Count)
+			}
+			firsts = append(firsts, *fb)
+		}
 	}
 	lat, i, err := decodeAll(lats)
 	if err != nil {
@@ -105,12 +119,22 @@ func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
 	if err := c.sched.fits(sched); err != nil {
 		return -1, fmt.Errorf("cell %s: latency from schedule: %w", cellName(ds, 0), err)
 	}
+	first, _, err := decodeAll(firsts)
+	if err != nil {
+		return -1, fmt.Errorf("cell %s: time to first byte: %w", cellName(ds, 0), err)
+	}
+	if err := c.firstByte.fits(first); err != nil {
+		return -1, fmt.Errorf("cell %s: time to first byte: %w", cellName(ds, 0), err)
+	}
 	// Nothing below fails: the histograms share one geometry and their
 	// totals fit.
 	if err := c.lat.merge(lat); err != nil {
 		return -1, err
 	}
 	if err := c.sched.merge(sched); err != nil {
+		return -1, err
+	}
+	if err := c.firstByte.merge(first); err != nil {
 		return -1, err
 	}
 	c.Ops, c.Logical, c.Physical, c.Busy = ops, logical, physical, busy
@@ -137,6 +161,10 @@ func (c *Cell) Finalize(tier, op, phase, backend string, wall time.Duration) sch
 		Tier: tier, Op: op, Phase: phase, Backend: backend,
 		Ops: c.Ops, LogicalBytes: c.Logical, PhysicalBytes: c.Physical, BusyS: c.Busy.Seconds(),
 		Latency: c.lat.Finalize(), FromSchedule: c.sched.Finalize(),
+	}
+	if c.firstByte.Count() > 0 {
+		fb := c.firstByte.Finalize()
+		s.FirstByte = &fb
 	}
 	s.DeviceBps, s.OfferedBps = DeviceRate(c.Logical, c.Busy), OfferedLoad(c.Logical, wall)
 	return s

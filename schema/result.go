@@ -266,6 +266,10 @@ type Cell struct {
 	// earlier operations and workers (coordinated-omission safe).
 	Latency      Latency `json:"latency"`
 	FromSchedule Latency `json:"latency_from_schedule"`
+	// FirstByte is the time from submission to the first byte of the
+	// cell's reads, where the backend knows it (s3: each GET's response);
+	// nil otherwise. Its count may be below Ops.
+	FirstByte *Latency `json:"first_byte,omitempty"`
 }
 
 // TierTotals totals a tier's cells. A tier has two rates, kept apart: its

@@ -106,6 +106,19 @@ func replayS3(t *testing.T, srv *s3test.Server, tr, scale string) {
 			t.Errorf("the s3 tier's requests %+v, Tier-2 moved %d bytes read, %d written", st, t2.PhysicalReadBytes, t2.PhysicalWriteBytes)
 		}
 	}
+	// Each read of the S3 tier has its time to first byte, within its
+	// latency; no other tier's backend knows one.
+	for _, c := range res.Cells {
+		fb := c.FirstByte
+		switch {
+		case c.Backend != "s3" || c.Op != "Read":
+			if fb != nil {
+				t.Errorf("%s %s %s (%s): time to first byte %+v", c.Tier, c.Op, c.Phase, c.Backend, fb)
+			}
+		case fb == nil || fb.Count != c.Ops || fb.MinUS > c.Latency.MinUS || fb.P50US > c.Latency.P50US || fb.MaxUS > c.Latency.MaxUS:
+			t.Errorf("%s %s %s: %d ops, latency %+v, time to first byte %+v", c.Tier, c.Op, c.Phase, c.Ops, c.Latency, fb)
+		}
+	}
 	doc, _ := json.Marshal(res)
 	for _, secret := range []string{srv.AccessKey, srv.SecretKey} {
 		if bytes.Contains(doc, []byte(secret)) || strings.Contains(stderr, secret) {

@@ -28,6 +28,7 @@ import (
 	"io"
 	"io/fs"
 	"syscall"
+	"time"
 )
 
 // Backend stores the objects of the tiers mapped to it: RAM, an NVMe
@@ -123,6 +124,16 @@ type Locator interface {
 // nothing to make durable.
 type Syncer interface {
 	Sync() error
+}
+
+// FirstByteReader is an Object whose reads know when their first byte
+// came: an object store's GET, whose response starts long before its last
+// byte. It is an optional capability, found by type assertion: an engine
+// reads such an Object with ReadAtFirstByte (ReadAt's contract, and the
+// instant the first byte of p arrived, zero when unknown), and the replay
+// records each read operation's time to first byte beside its latency.
+type FirstByteReader interface {
+	ReadAtFirstByte(p []byte, off int64) (n int, first time.Time, err error)
 }
 
 // Errors a Backend returns; test them with errors.Is.

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/schema"
@@ -44,6 +45,9 @@ type Op struct {
 	From backend.Object
 	// Err is the block's error, set by the engine.
 	Err error
+	// FirstByte is when the first byte of a read came, set by the engine
+	// for an Obj that knows it (backend.FirstByteReader); zero otherwise.
+	FirstByte time.Time
 	// User is the submitter's; engines never look at it.
 	User any
 }

@@ -2,6 +2,7 @@ package ioengine
 
 import (
 	"sync"
+	"time"
 
 	"github.com/kvbench/kvbench/replay/backend"
 )
@@ -45,12 +46,22 @@ func (e *psync) worker() {
 		if op.Write {
 			e.p.Data.Fill(p, op)
 			_, op.Err = op.Obj.WriteAt(p, op.Off)
-		} else if _, op.Err = op.Obj.ReadAt(p, op.Off); op.Err == nil {
+		} else if _, op.FirstByte, op.Err = readAt(op.Obj, p, op.Off); op.Err == nil {
 			op.Err = e.p.Data.Check(p, op)
 		}
 		e.p.Done <- op
 		e.p.notify()
 	}
+}
+
+// readAt reads p at off of obj, with the instant its first byte came
+// where obj knows it (backend.FirstByteReader).
+func readAt(obj backend.Object, p []byte, off int64) (int, time.Time, error) {
+	if fb, ok := obj.(backend.FirstByteReader); ok {
+		return fb.ReadAtFirstByte(p, off)
+	}
+	n, err := obj.ReadAt(p, off)
+	return n, time.Time{}, err
 }
 
 func init() {

@@ -291,6 +291,13 @@ func (c *client) abort(ctx context.Context, name, id string) error {
 // getRange reads len(p) bytes at off of the object name, of size bytes:
 // a ranged GET (a plain one for the whole object).
 func (c *client) getRange(ctx context.Context, name string, off int64, p []byte, size int64) error {
+	_, err := c.getRangeFirst(ctx, name, off, p, size)
+	return err
+}
+
+// getRangeFirst is getRange, and the instant the response's first byte
+// came (zero when unknown).
+func (c *client) getRangeFirst(ctx context.Context, name string, off int64, p []byte, size int64) (time.Time, error) {
 	return c.get(ctx, name, off, int64(len(p)), size, func(body io.Reader) (int64, error) {
 		n, err := io.ReadFull(body, p)
 		return int64(n), err
@@ -300,20 +307,22 @@ func (c *client) getRange(ctx context.Context, name string, off int64, p []byte,
 // getInto reads n bytes at off of the object name, of size bytes, into w
 // at the same offset, streamed through a buffer of the client's.
 func (c *client) getInto(ctx context.Context, name string, w io.WriterAt, off, n, size int64) error {
-	return c.get(ctx, name, off, n, size, func(body io.Reader) (int64, error) {
+	_, err := c.get(ctx, name, off, n, size, func(body io.Reader) (int64, error) {
 		buf := c.bufs.Get().(*[]byte)
 		defer c.bufs.Put(buf)
 		return io.CopyBuffer(io.NewOffsetWriter(w, off), io.LimitReader(body, n), *buf)
 	})
+	return err
 }
 
 // get makes a GET of n bytes at off of the object name (of size bytes: a
 // plain GET when that is all of it, a ranged one otherwise) and gives the
 // body to consume, which returns how many bytes it took; fewer than n is
-// an error. It records the time to the response's first byte.
-func (c *client) get(ctx context.Context, name string, off, n, size int64, consume func(io.Reader) (int64, error)) error {
+// an error. It records the time to the response's first byte, and
+// returns the instant it came (zero when unknown).
+func (c *client) get(ctx context.Context, name string, off, n, size int64, consume func(io.Reader) (int64, error)) (time.Time, error) {
 	if err := c.acquire(ctx); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer c.release()
 	in := &s3.GetObjectInput{Bucket: &c.bucket, Key: &name}
@@ -343,13 +352,15 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	}
 	c.stats.done(opGet, err)
 	if err != nil {
-		return c.wrap("GET", name, err)
+		return time.Time{}, c.wrap("GET", name, err)
 	}
 	c.stats.bytesGot.Add(n)
-	if d := first.Load(); d > 0 {
-		c.stats.ttfb.record(time.Duration(d))
+	d := first.Load()
+	if d <= 0 {
+		return time.Time{}, nil
 	}
-	return nil
+	c.stats.ttfb.record(time.Duration(d))
+	return start.Add(time.Duration(d)), nil
 }
 
 // delete removes the object name.

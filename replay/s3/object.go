@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kvbench/kvbench/replay/backend"
 )
@@ -88,18 +89,29 @@ func (o *object) check(op string) error {
 // its range out; the part's buffer goes once all its bytes were read (or
 // at Close). A read of a whole part goes straight into p.
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
+	n, _, err := o.ReadAtFirstByte(p, off)
+	return n, err
+}
+
+var _ backend.FirstByteReader = (*object)(nil)
+
+// ReadAtFirstByte is ReadAt, and the instant the first byte of p came: of
+// the GET that brought it (one this read made, or one it shared with other
+// blocks of its part).
+func (o *object) ReadAtFirstByte(p []byte, off int64) (int, time.Time, error) {
+	var first time.Time
 	if err := o.check("read"); err != nil {
-		return 0, err
+		return 0, first, err
 	}
 	if off < 0 {
-		return 0, fmt.Errorf("s3: read %q: negative offset %d", o.key, off)
+		return 0, first, fmt.Errorf("s3: read %q: negative offset %d", o.key, off)
 	}
 	e := o.e
 	if !e.stored() {
-		return 0, fmt.Errorf("s3: read %q: the object is not written whole yet (%d bytes)", o.key, e.size)
+		return 0, first, fmt.Errorf("s3: read %q: the object is not written whole yet (%d bytes)", o.key, e.size)
 	}
 	if off >= e.size {
-		return 0, io.EOF
+		return 0, first, io.EOF
 	}
 	n := int(min(int64(len(p)), e.size-off))
 	for done := 0; done < n; {
@@ -107,36 +119,41 @@ func (o *object) ReadAt(p []byte, off int64) (int, error) {
 		i := int(at / e.part)
 		in := at - int64(i)*e.part
 		seg := int(min(int64(n-done), e.partLen(i)-in))
-		if err := o.readPart(i, in, p[done:done+seg]); err != nil {
-			return 0, fmt.Errorf("s3: read %q: %d bytes at offset %d: %w", o.key, n, off, err)
+		got, err := o.readPart(i, in, p[done:done+seg])
+		if err != nil {
+			return 0, time.Time{}, fmt.Errorf("s3: read %q: %d bytes at offset %d: %w", o.key, n, off, err)
+		}
+		if done == 0 {
+			first = got
 		}
 		done += seg
 	}
 	if n < len(p) {
-		return n, io.EOF
+		return n, first, io.EOF
 	}
-	return n, nil
+	return n, first, nil
 }
 
 // fetch is one GET of a part that the blocks read from it share.
 type fetch struct {
-	done     chan struct{} // closed when buf and err are set
+	done     chan struct{} // closed when buf, first and err are set
 	buf      []byte
+	first    time.Time // when the GET's first byte came
 	err      error
 	refs     int   // readers between joining and copying out
 	consumed int64 // bytes copied out
 }
 
 // readPart copies the bytes at in of part i into p, through the part's
-// shared fetch.
-func (o *object) readPart(i int, in int64, p []byte) error {
+// shared fetch, and returns when the GET's first byte came.
+func (o *object) readPart(i int, in int64, p []byte) (time.Time, error) {
 	e, b := o.e, o.b
 	plen := e.partLen(i)
 	o.rmu.Lock()
 	f := o.fetches[i]
 	if f == nil && in == 0 && int64(len(p)) == plen {
 		o.rmu.Unlock()
-		return b.c.getRange(context.Background(), o.name, int64(i)*e.part, p, e.size)
+		return b.c.getRangeFirst(context.Background(), o.name, int64(i)*e.part, p, e.size)
 	}
 	first := f == nil
 	if first {
@@ -150,12 +167,12 @@ func (o *object) readPart(i int, in int64, p []byte) error {
 	o.rmu.Unlock()
 	if first {
 		buf := b.getBuf(plen)
-		err := b.c.getRange(context.Background(), o.name, int64(i)*e.part, buf, e.size)
+		at, err := b.c.getRangeFirst(context.Background(), o.name, int64(i)*e.part, buf, e.size)
 		if err != nil {
 			b.putBuf(buf)
 			buf = nil
 		}
-		f.buf, f.err = buf, err
+		f.buf, f.first, f.err = buf, at, err
 		close(f.done)
 	} else {
 		<-f.done
@@ -177,7 +194,7 @@ func (o *object) readPart(i int, in int64, p []byte) error {
 			f.buf = nil
 		}
 	}
-	return f.err
+	return f.first, f.err
 }
 
 // dropFetches gives back the buffers of parts read in part only.
