@@ -84,6 +84,10 @@ func catalogue() []metricDef {
 				"the object (the reference's storage_"+op+"_device_"+p+"_ms, which MLPerf Storage scores)")
 		}
 	}
+	for _, p := range []string{"p50", "p95", "p99"} {
+		def("tier2_read_ttfb_"+p, "ms", "lower", "Tier-2 read time to first byte from submission, "+p+": when the first byte "+
+			"of an object store's GET came (absent for backends that do not know it)")
+	}
 	def(MetricDecodeBytesRead, "GB", "higher", "bytes the Decode phase read from Tier-2")
 	def(MetricKVTokensMoved, "tok/s", "higher", "kvbench's: KV tokens whose bytes moved through Tier-2 "+
 		"(Tier-2 bytes read and written over bytes per token) per second of the run; not the reference's storage throughput")
@@ -195,6 +199,11 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 			pre := "tier2_" + strings.ToLower(op.String()) + "_" + from
 			v[pre+"p50"], v[pre+"p95"], v[pre+"p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 		}
+	}
+	if m, err := results.TierFirstByte(r.Cells, schema.TierNVMe); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	} else if m.Count > 0 {
+		v["tier2_read_ttfb_p50"], v["tier2_read_ttfb_p95"], v["tier2_read_ttfb_p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 	}
 	for _, op := range []schema.Op{schema.OpRead, schema.OpWrite} {
 		if m, ok := results.DeviceOf(r.Device, schema.TierNVMe, op); ok && m.Count > 0 {

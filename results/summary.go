@@ -151,6 +151,24 @@ func TierOpLatency(cells []schema.Cell, tier schema.Tier, op schema.Op, fromSche
 	return l, nil
 }
 
+// TierFirstByte merges the times to first byte of tier's reads, over the
+// cells that have them (schema.Cell.FirstByte: an object store's); the
+// zero Latency when none has.
+func TierFirstByte(cells []schema.Cell, tier schema.Tier) (schema.Latency, error) {
+	t := tier.String()
+	var ls []schema.Latency
+	for i := range cells {
+		if c := &cells[i]; c.Tier == t && c.Op == schema.OpRead.String() && c.FirstByte != nil {
+			ls = append(ls, *c.FirstByte)
+		}
+	}
+	l, err := hist.MergeLatencies(ls...)
+	if err != nil {
+		return schema.Latency{}, fmt.Errorf("results: %s read time to first byte: %w", t, err)
+	}
+	return l, nil
+}
+
 // cellLatency merges the latencies of the cells match selects and counts
 // those cells.
 func cellLatency(cells []schema.Cell, match func(*schema.Cell) bool, fromSchedule bool) (schema.Latency, int, error) {
