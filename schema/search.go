@@ -115,3 +115,17 @@ func (p SearchProbe) P95s() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// MarshalJSON writes a users search's answer even when it is 0 (a search
+// whose every probe failed serves no user: the answer is there, not left
+// out), and leaves users out of a capacity search.
+func (s SearchResult) MarshalJSON() ([]byte, error) {
+	type plain SearchResult
+	if s.Kind != SearchUsers {
+		return json.Marshal(plain(s))
+	}
+	return json.Marshal(struct {
+		plain
+		Users int `json:"users"`
+	}{plain(s), s.Users})
+}
