@@ -313,7 +313,7 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 	for _, b := range n.Backends {
 		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate && !a.closed {
 			out = append(out, fmt.Sprintf("bandwidth: the trace's pace asks %s of the %s tier (%s written and %s read in %.1f s at --speed %g), more than %s of the %s assumed",
-				FormatRate(b.Rate), b.Backend, cli.FormatBytes(b.Written), cli.FormatBytes(b.Read), n.WallS, cfg.Speed, share(), FormatRate(rate)))
+				FormatRate(b.Rate), b.Backend, FormatData(b.Written), FormatData(b.Read), n.WallS, cfg.Speed, share(), FormatRate(rate)))
 		}
 	}
 	return out
@@ -565,27 +565,29 @@ func FormatScale(s float64) string {
 	return strconv.FormatFloat(s, 'g', -1, 64)
 }
 
-// FormatRate writes a bandwidth in decimal units, as disks are sold:
-// "1.13 TB/s", "276 MB/s".
+// FormatRate writes a bandwidth in GB/s (10^9 bytes a second), the one
+// unit of bandwidth in every kvbench output, to three significant digits:
+// "0.276 GB/s", "4.00 GB/s", "1130 GB/s".
 func FormatRate(bps float64) string {
-	units := []string{"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"}
-	i := 0
-	for bps >= 1000 && i+1 < len(units) {
-		bps /= 1000
-		i++
-	}
-	return strconv.FormatFloat(bps, 'f', 3-digits(bps), 64) + " " + units[i]
+	return decimalGB(bps) + " GB/s"
 }
 
-// digits is how many digits bps has before its point (1 to 3).
-func digits(v float64) int {
-	switch {
-	case v >= 100:
-		return 3
-	case v >= 10:
-		return 2
+// FormatData writes an amount of data moved (bytes written or read) in GB
+// (10^9 bytes), as every kvbench output does: "0.0105 GB", "12.3 GB".
+// Sizes (an object's, a tier's peak, memory and free space) stay binary
+// (cli.FormatBytes), as the flags that set them take them.
+func FormatData(n int64) string {
+	return decimalGB(float64(n)) + " GB"
+}
+
+// decimalGB is v bytes in GB, to three significant digits (more before the
+// point).
+func decimalGB(v float64) string {
+	v /= 1e9
+	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return 1
+	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Floor(math.Log10(v)))), 64)
 }
 
 // formatSeconds writes a duration as --duration takes it, to a tenth of

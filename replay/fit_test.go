@@ -263,9 +263,16 @@ func TestFormatScale(t *testing.T) {
 			t.Errorf("FormatScale(%v) = %q, want %q", s, got, want)
 		}
 	}
-	for r, want := range map[float64]string{276e6: "276 MB/s", 1.13e12: "1.13 TB/s", 4e9: "4.00 GB/s", 12: "12.0 B/s"} {
+	// One unit in one table: GB/s and GB, decimal, never MB/s beside GB/s.
+	for r, want := range map[float64]string{276e6: "0.276 GB/s", 1.13e12: "1130 GB/s", 4e9: "4.00 GB/s", 12: "0.0000000120 GB/s",
+		0: "0 GB/s", 999.6e9: "1000 GB/s", 9.996e9: "10.00 GB/s"} {
 		if got := replay.FormatRate(r); got != want {
 			t.Errorf("FormatRate(%v) = %q, want %q", r, got, want)
+		}
+	}
+	for n, want := range map[int64]string{10 << 20: "0.0105 GB", 1 << 30: "1.07 GB", 12_345_678_901: "12.3 GB", 0: "0 GB"} {
+		if got := replay.FormatData(n); got != want {
+			t.Errorf("FormatData(%v) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -307,10 +308,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	p("\ntime %.6f s to %.6f s (span %.6f s), %d rows out of order\n", s.StartS, s.EndS, s.SpanS, s.OutOfOrder)
 	p("read %d rows %s, write %d rows %s, delete %d rows\n\n",
-		s.Totals.ReadRows, human(s.Totals.ReadBytes), s.Totals.WriteRows, human(s.Totals.WriteBytes), s.Totals.DeleteRows)
-	p("op\ttier\tphase\trows\tbytes\t\n")
+		s.Totals.ReadRows, dataGB(s.Totals.ReadBytes), s.Totals.WriteRows, dataGB(s.Totals.WriteBytes), s.Totals.DeleteRows)
+	p("op\ttier\tphase\trows\tGB\t\n")
 	for _, c := range s.ByOpTierPhase {
-		p("%s\t%s\t%s\t%d\t%s\t\n", c.Op, c.Tier, c.Phase, c.Rows, human(c.Bytes))
+		p("%s\t%s\t%s\t%d\t%s\t\n", c.Op, c.Tier, c.Phase, c.Rows, strings.TrimSuffix(dataGB(c.Bytes), " GB"))
 	}
 	p("\nobject size\tmin %s\tp50 %s\tp95 %s\tmax %s\tmean %s\t\n",
 		human(s.ObjectSize.Min), human(s.ObjectSize.P50), human(s.ObjectSize.P95), human(s.ObjectSize.Max), human(int64(s.ObjectSize.Mean)))
@@ -350,7 +351,19 @@ func (s *Summary) WriteText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// human renders a byte count with a binary unit.
+// dataGB renders an amount of data moved in GB (10^9 bytes), as every
+// kvbench output does, to three significant digits (more before the
+// point): "0.0105 GB", "12.3 GB". Sizes (objects', tiers' capacities)
+// stay binary (human), as the flags that set them take them.
+func dataGB(n int64) string {
+	v := float64(n) / 1e9
+	if v <= 0 {
+		return "0 GB"
+	}
+	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Floor(math.Log10(v)))), 64) + " GB"
+}
+
+// human renders a size with a binary unit.
 func human(n int64) string {
 	const unit = 1024
 	if n < unit {

@@ -368,7 +368,7 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 			rate = replay.FormatRate(b.Rate)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Backend, strings.Join(b.Tiers, ","), cli.FormatBytes(b.Peak), cli.FormatBytes(b.MaxObject),
-			cli.FormatBytes(b.Written), cli.FormatBytes(b.Read), rate)
+			replay.FormatData(b.Written), replay.FormatData(b.Read), rate)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  memory  %s (the RAM arena and the engine's state for %d objects)\n", cli.FormatBytes(n.Memory), n.Objects)
