@@ -202,104 +202,133 @@ func stop(d *Document, what string, err error) error {
 // (ErrNotMeasured for the latter), holds the answer of the probes before
 // it as a lower bound.
 func Users(opt UsersOptions, probe Prober) (*Document, error) {
-	d := &Document{Kind: KindUsers, TotalUsers: opt.Total, UserSelection: UserSelection}
+	u := &usersSearch{opt: opt, probe: probe, max: max(opt.MaxProbes, 3), passes: map[int]int{}, trials: map[int]int{},
+		d: &Document{Kind: KindUsers, TotalUsers: opt.Total, UserSelection: UserSelection}, hi: opt.Total + 1}
 	if opt.Total < 1 {
-		d.Done, d.Reason = true, "the trace has no users"
-		return d, nil
+		u.d.Done, u.d.Reason = true, "the trace has no users"
+		return u.d, nil
 	}
-	maxProbes := max(opt.MaxProbes, 3)
-	passes := map[int]int{}
-	trials := map[int]int{}
-	var stopErr error
-	try := func(n int) (bool, error) {
-		p, err := probe(n, 0)
-		if err != nil {
-			stopErr = stop(d, usersN(n), err)
-			return false, stopErr
-		}
-		p.Users = n
-		d.Probes = append(d.Probes, p)
-		if p.NotMeasured != "" {
-			stopErr = stop(d, usersN(n), nil)
-			return false, stopErr
-		}
-		trials[n]++
-		if p.Pass {
-			passes[n]++
-		}
-		return p.Pass, nil
+	if u.bracket() {
+		u.narrow()
 	}
-	lo, hi := 0, opt.Total+1 // lo passed (0 trivially), hi failed (Total+1 by convention)
-	search := func() {
-		// Bracket.
-		n := max(1, (opt.Total+3)/4)
-		for len(d.Probes) < maxProbes {
-			ok, err := try(n)
-			if err != nil {
-				return
+	u.answer()
+	return u.d, u.err
+}
+
+// usersSearch is the state of a users search: lo users passed (0
+// trivially), hi failed (Total+1 by convention), and what each count did.
+type usersSearch struct {
+	opt            UsersOptions
+	probe          Prober
+	max            int // probes at most
+	d              *Document
+	lo, hi         int
+	passes, trials map[int]int // by users: probes passed, probes run
+	err            error       // what stopped the search
+}
+
+// try probes n users: whether they passed, and false once the search has
+// stopped (u.err).
+func (u *usersSearch) try(n int) (pass, ok bool) {
+	p, err := u.probe(n, 0)
+	if err != nil {
+		u.err = stop(u.d, usersN(n), err)
+		return false, false
+	}
+	p.Users = n
+	u.d.Probes = append(u.d.Probes, p)
+	if p.NotMeasured != "" {
+		u.err = stop(u.d, usersN(n), nil)
+		return false, false
+	}
+	u.trials[n]++
+	if p.Pass {
+		u.passes[n]++
+	}
+	return p.Pass, true
+}
+
+// bracket finds a count that passes and one that fails around the
+// boundary, from Total/4, doubling up or halving down; false when the
+// search stopped.
+func (u *usersSearch) bracket() bool {
+	total := u.opt.Total
+	n := max(1, (total+3)/4)
+	for len(u.d.Probes) < u.max {
+		pass, ok := u.try(n)
+		switch {
+		case !ok:
+			return false
+		case pass:
+			u.lo = n
+			if n == total || u.hi <= total {
+				return true
 			}
-			if ok {
-				lo = n
-				if n == opt.Total || hi <= opt.Total {
-					break
-				}
-				n = min(opt.Total, 2*n)
-			} else {
-				hi = n
-				if lo > 0 || n == 1 {
-					break
-				}
-				n = max(1, n/2)
+			n = min(total, 2*n)
+		default:
+			u.hi = n
+			if u.lo > 0 || n == 1 {
+				return true
 			}
+			n = max(1, n/2)
 		}
-		// Bisect, then confirm the answer.
-		for len(d.Probes) < maxProbes {
-			if gap := hi - lo; gap > 1 && float64(gap) > 0.05*float64(lo) {
-				mid := (lo + hi) / 2
-				ok, err := try(mid)
-				if err != nil {
-					return
-				}
-				if ok {
-					lo = mid
-				} else {
-					hi = mid
-				}
-				continue
-			}
-			if lo == 0 || trials[lo] >= max(1, opt.Repeats) {
-				d.Done = true
-				return
-			}
-			ok, err := try(lo)
-			if err != nil {
-				return
-			}
+	}
+	return true
+}
+
+// narrow bisects until the gap is 1 user or 5 % of the answer, then
+// probes the answer again, Repeats times in all, stepping down below an
+// answer that fails a repeat.
+func (u *usersSearch) narrow() {
+	for len(u.d.Probes) < u.max {
+		if gap := u.hi - u.lo; gap > 1 && float64(gap) > 0.05*float64(u.lo) {
+			mid := (u.lo + u.hi) / 2
+			pass, ok := u.try(mid)
 			if !ok {
-				// Not reproducible: the boundary is below. Step down to the
-				// largest count that passed every time it ran.
-				hi = lo
-				lo = 0
-				for k, p := range passes {
-					if k < hi && p == trials[k] && k > lo {
-						lo = k
-					}
+				return
+			}
+			if pass {
+				u.lo = mid
+			} else {
+				u.hi = mid
+			}
+			continue
+		}
+		if u.lo == 0 || u.trials[u.lo] >= max(1, u.opt.Repeats) {
+			u.d.Done = true
+			return
+		}
+		pass, ok := u.try(u.lo)
+		if !ok {
+			return
+		}
+		if !pass {
+			// Not reproducible: the boundary is below. Step down to the
+			// largest count that passed every time it ran.
+			u.hi, u.lo = u.lo, 0
+			for k, p := range u.passes {
+				if k < u.hi && p == u.trials[k] && k > u.lo {
+					u.lo = k
 				}
 			}
 		}
 	}
-	search()
+}
+
+// answer writes the answer, its confidence and resolution, and why.
+func (u *usersSearch) answer() {
+	d, lo, hi := u.d, u.lo, u.hi
 	d.Users = lo
 	if lo > 0 {
-		d.Confidence = float64(passes[lo]) / float64(trials[lo])
+		d.Confidence = float64(u.passes[lo]) / float64(u.trials[lo])
 	}
 	d.Resolution = hi - lo
 	switch {
-	case stopErr != nil && lo == 0:
+	case u.err != nil && lo == 0:
 		d.Reason = "no number of users passed before the search stopped (a lower bound of 0)"
-	case stopErr != nil:
+	case u.err != nil:
 		d.Reason = fmt.Sprintf("at least %s: %d passed before the search stopped", usersN(lo), lo)
-	case lo == opt.Total:
+	case lo == u.opt.Total:
 		d.Reason = fmt.Sprintf("all %d users passed: the system serves at least the trace's users (make a trace with more)", lo)
 	case lo == 0:
 		d.Reason = "no number of users passed: even 1 user misses its latency target or storage_health"
@@ -307,12 +336,11 @@ func Users(opt UsersOptions, probe Prober) (*Document, error) {
 		d.Reason = fmt.Sprintf("%s passed, %d failed", usersN(lo), hi)
 	}
 	switch {
-	case stopErr != nil:
+	case u.err != nil:
 		d.Reason += "; " + d.LowerBoundReason
 	case !d.Done:
 		d.Reason += fmt.Sprintf(" (stopped at %d probes before the boundary was narrow and confirmed)", len(d.Probes))
 	}
-	return d, stopErr
 }
 
 // usersN is "1 user" or "n users".
