@@ -392,8 +392,9 @@ func svgCDF(t *schema.Result) (template.HTML, []string) {
 	return ch.SVG(), notes
 }
 
-// svgBandwidth draws read and write GB/s (decimal) per second for each
-// tier that moved bytes in t's timeline.
+// svgBandwidth draws the GB (decimal) read and written in each second of
+// t's timeline for each tier that moved bytes: the offered load over
+// time, not the device rate that kvbench calls a tier's bandwidth.
 func svgBandwidth(t *schema.Result) []template.HTML {
 	var out []template.HTML
 	for tier := schema.Tier(0); tier < schema.NumTiers; tier++ {
@@ -409,7 +410,7 @@ func svgBandwidth(t *schema.Result) []template.HTML {
 			continue
 		}
 		ch := svgLineChart{
-			Title:  "Bandwidth timeline " + tier.String() + " (trial 1)",
+			Title:  "Offered load timeline " + tier.String() + " (trial 1)",
 			XLabel: "time (s)",
 			YLabel: "GB/s",
 			Series: []svgSeries{rd, wr},
@@ -814,7 +815,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 <h3>Latency CDF</h3>
 <div class="charts">{{.CDF}}</div>
-<h3>Bandwidth timeline</h3>
+<h3>Offered load timeline (GB moved each second)</h3>
 <div class="charts">{{range .Bandwidth}}{{.}}{{else}}<p class="na">no bytes moved</p>{{end}}</div>
 <h3>Lag over time</h3>
 <div class="charts">{{if .Lag}}{{.Lag}}{{else}}<p class="na">no timeline</p>{{end}}</div>

@@ -130,7 +130,7 @@ func renderHTMLString(tb testing.TB, r *Report) string {
 
 // htmlSections are the section titles every report page has.
 var htmlSections = []string{"Warnings", "Summary", "Comparison", "Storage health", "Per-trial scatter",
-	"Group: ram+nvme", "Group: ram only", "Latency CDF", "Bandwidth timeline", "Lag over time"}
+	"Group: ram+nvme", "Group: ram only", "Latency CDF", "Offered load timeline", "Lag over time"}
 
 // assertSelfContained fails when page could load anything from elsewhere.
 func assertSelfContained(t *testing.T, page string) {
