@@ -20,7 +20,7 @@ import (
 // than the configured speed's, and its plan covers the whole trace.
 func (o *options) fitter() setup.Fitting {
 	f := o.fitting
-	f.WholeTrace = o.search == search.KindCapacity
+	f.WholeTrace = o.search.Kind == search.KindCapacity
 	return f
 }
 

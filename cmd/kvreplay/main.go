@@ -106,10 +106,7 @@ type options struct {
 	fitting setup.Fitting // --plan, --fit, --fit-time, --format
 	fit     *schema.Fit   // what --fit applied, for the result
 
-	search       string // --search: users or capacity
-	searchProbes int
-	searchRepeat int
-	speedGiven   bool // --speed was given: a capacity search starts there
+	search setup.SearchOptions // --search, --search-probes, --search-repeats; SpeedGiven: a capacity search starts at --speed
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -140,7 +137,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Var(&capacity, "capacity", "bound Tier-2 bytes, evicting LRU objects (for traces without Delete rows)")
 	fs.BoolVar(&o.cfg.ClosedLoop, "closed-loop", false, "each user waits for its storage: a user's next request is released when its previous one completed, plus the think time the trace recorded (needs a trace with a User column: kvtrace's)")
 	fs.IntVar(&o.cfg.Users, "users", 0, "with --closed-loop: replay only N users (0: all), a sample that keeps the trace's QoS mix: every class from N = the number of classes on, then each in proportion to its share, the first of each class to appear (a trace on a pipe: the first N to appear)")
-	fs.StringVar(&o.search, "search", "", "users: the most users (samples of the trace's users that keep its QoS mix, as --users N) that, closed-loop for --duration each, keep every QoS class within its SLA and pass storage_health; capacity: double --speed from a quarter of the trace's pace (or from --speed) until bandwidth stops improving. Writes a search document; a probe that does not complete (a full disk, an I/O error) stops the search with exit status 1, its answer a lower bound")
+	fs.StringVar(&o.search.Kind, "search", "", "users: the most users (samples of the trace's users that keep its QoS mix, as --users N) that, closed-loop for --duration each, keep every QoS class within its SLA and pass storage_health; capacity: double --speed from a quarter of the trace's pace (or from --speed) until bandwidth stops improving. Writes a search document; a probe that does not complete (a full disk, an I/O error) stops the search with exit status 1, its answer a lower bound")
 	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX)")
 	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank, or with JOB_COMPLETION_INDEX: the Job's spec.completions; when not given: the launcher's, or KVBENCH_RANKS)")
 	sloMS := fs.String("slo-ms", "", "add the requests' SLO attainment to the result: the share of requests whose storage latency is within MS, for all (500) and/or by QoS class (interactive=50,batch=2000); for --closed-loop, whose users wait for their storage")
@@ -149,8 +146,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	startBarrier := fs.String("start-barrier", "", "a directory the ranks share (a new one for each run): each marks itself ready there, and all start together when all are (no launcher needed; a Kubernetes Indexed Job)")
 	barrierTimeout := cli.Seconds(launch.DefaultBarrierTimeout)
 	fs.Var(&barrierTimeout, "start-barrier-timeout", "how long a rank waits at --start-barrier for the others (seconds or a duration)")
-	fs.IntVar(&o.searchProbes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
-	fs.IntVar(&o.searchRepeat, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
+	fs.IntVar(&o.search.Probes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
+	fs.IntVar(&o.search.Repeats, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
 	fs.Var((*cli.Seconds)(&o.cfg.Duration), "duration", "bound the run to this wall time, in seconds (30, as kvtrace --duration) or a duration (20s, 2m): nothing is released after it, what was released completes (0: the whole trace)")
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
 	fs.StringVar(&o.model, "model", "", "the model of traces without a .meta.json sidecar (kv-cache.py's --io-trace-log, a pipe): its KV bytes per token, from kvtrace's model table (kvtrace models), make the KV tokens the run moves measurable (kv_tokens_moved_per_s)")
@@ -227,7 +224,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.cfg.Prescan = !*noPrescan
 	o.tiers.RAMBudget, o.tiers.S3.PartSize = int64(ramBudget), int64(s3Part)
 	o.cfg.Speed = float64(speed)
-	o.speedGiven = fs.Changed("speed")
+	o.search.SpeedGiven = fs.Changed("speed")
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
 		errs = append(errs, err)
 	}
@@ -240,8 +237,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if len(o.traces) == 0 {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
 	}
-	errs = append(errs, checkSearch(o)...)
-	errs = append(errs, o.fitting.Check(o.output, o.search, fs.Changed("format"), fs.Changed("fit-time"))...)
+	errs = append(errs, o.search.Check(&o.cfg)...)
+	errs = append(errs, o.fitting.Check(o.output, o.search.Kind, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, setup.ApplyModel(&o.cfg, o.model, modelBytes(), fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {
 		errs = append(errs, err)
@@ -284,7 +281,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer setup.MemoryLimit(&o.cfg, plan, srcs)()
-	if o.search != "" {
+	if o.search.Kind != "" {
 		return runSearch(ctx, o, plan, srcs, args, toStdout, stdout, stderr)
 	}
 	var progress func(replay.Progress)
@@ -356,7 +353,7 @@ func planFor(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 			o.warnings = append(o.warnings, warn)
 		}
 	}
-	if o.search != "" {
+	if o.search.Kind != "" {
 		return srcs, plan, searchFits(o, plan)
 	}
 	return srcs, plan, setup.CheckFits(&o.cfg, plan, &o.tiers)

@@ -65,7 +65,7 @@ func mixedPlan() *replay.Plan {
 }
 
 func searchOptions(kind string) *options {
-	o := &options{cfg: replay.DefaultConfig(), search: kind, searchProbes: 12, searchRepeat: 2}
+	o := &options{cfg: replay.DefaultConfig(), search: setup.SearchOptions{Kind: kind, Probes: 12, Repeats: 2}}
 	o.cfg.Duration = 30 * time.Second
 	return o
 }
@@ -116,7 +116,7 @@ func TestSearchProgressLive(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	prog := &setup.SearchProgress{W: &stderr, Live: true, Now: f.now, Max: 5, Window: 30 * time.Second}
 	o := searchOptions(search.KindCapacity)
-	o.searchProbes = 5
+	o.search.Probes = 5
 	if err := searchWith(o, mixedPlan(), 8, f.replay, prog, nil, true, &stdout); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestSearchBandwidthOneUnit(t *testing.T) {
 	var stderr bytes.Buffer
 	prog := &setup.SearchProgress{W: &stderr, Now: f.now, Max: 5}
 	o := searchOptions(search.KindCapacity)
-	o.searchProbes = 5
+	o.search.Probes = 5
 	if err := searchWith(o, mixedPlan(), 8, once, prog, nil, true, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}

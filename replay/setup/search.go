@@ -33,6 +33,72 @@ type SearchOptions struct {
 	SpeedGiven bool
 }
 
+// DefaultProbeWindow is a search probe's --duration when none is given.
+const DefaultProbeWindow = 30 * time.Second
+
+// Check validates --search (Kind), --search-probes and --search-repeats
+// against cfg, the replay's configuration, and sets on cfg what a search
+// implies: a users search is closed-loop, and a probe's window defaults
+// to DefaultProbeWindow. An empty Kind is no search: nothing to check.
+func (so *SearchOptions) Check(cfg *replay.Config) []error {
+	if so.Kind == "" {
+		return nil
+	}
+	var errs []error
+	switch so.Kind {
+	case search.KindUsers:
+		cfg.ClosedLoop = true
+		if cfg.Users != 0 {
+			errs = append(errs, fmt.Errorf("--users %d: --search users chooses the users itself", cfg.Users))
+		}
+		if !cfg.Prescan {
+			errs = append(errs, errors.New("--search users --no-prescan: a users search reads the traces once first, to sample each probe's users by QoS class "+
+				"(without it a probe of n users replays the first n to appear, and measures which classes come first): drop --no-prescan"))
+		}
+	case search.KindCapacity:
+		if cfg.ClosedLoop {
+			errs = append(errs, errors.New("--search capacity raises an open loop's --speed: drop --closed-loop"))
+		}
+		if so.SpeedGiven && cfg.Speed == 0 {
+			errs = append(errs, errors.New("--speed max: --search capacity doubles --speed from where it starts: give the speed to start from (default: 0.25, a quarter of the trace's pace)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--search %s: want users or capacity", so.Kind))
+	}
+	if so.Probes < 3 || so.Probes > 100 {
+		errs = append(errs, fmt.Errorf("--search-probes %d: must be between 3 and 100", so.Probes))
+	}
+	if so.Repeats < 1 || so.Repeats > 10 {
+		errs = append(errs, fmt.Errorf("--search-repeats %d: must be between 1 and 10", so.Repeats))
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = DefaultProbeWindow
+	}
+	return errs
+}
+
+// SearchFits is CheckFits for a search of kind. A plan whose only
+// blocker is the NVMe tier's space (the whole trace's peak, or all its
+// users', beyond what --dir has free) is a warning, returned, not a
+// refusal, and opts.MayFill is set: a search's probes replay windows of
+// the trace, which grow with a capacity search's --speed and a users
+// search's users, and the probe that fills the disk stops the search, not
+// done, its answer what the probes before it measured (exit 1). Memory is
+// refused as for a replay.
+func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Options) (warning string, err error) {
+	if err := CheckFits(cfg, plan, opts); err != nil {
+		for _, b := range Advise(cfg, plan, opts).Blockers {
+			if !strings.HasPrefix(b, "disk: ") {
+				return "", err
+			}
+		}
+		opts.MayFill = true
+		return fmt.Sprintf("--search %s: the last probes may not fit: %v; a probe that fills the disk stops the search (done: false, exit 1), "+
+			"its answer what the probes before it measured", kind, err), nil
+	}
+	return "", nil
+}
+
 // Search runs the search so asks over the traces' total users, each probe
 // a call of once, and returns its document, its identity (tool, command
 // line, host, config) for the caller to fill. A probe that fails to run or
