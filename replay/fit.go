@@ -54,7 +54,7 @@ func ExtentBytes(peak, big int64) int64 {
 }
 
 // Machine is what a machine offers a replay, as the caller found it; 0 is
-// unknown.
+// unknown, but for DiskFree, where 0 is a full file system and -1 unknown.
 type Machine struct {
 	// MemAvailable and MemTotal are /proc/meminfo's.
 	MemAvailable int64 `json:"mem_available_bytes"`
@@ -264,7 +264,7 @@ func (a *Advice) runProblems(n Needs) []string {
 	}
 	// A block device is the extent backend's to size; a file system's
 	// free space is checked here.
-	if free := a.Machine.DiskFree; free > 0 && n.Disk > free && !a.Machine.DiskIsDevice {
+	if free := a.Machine.DiskFree; free >= 0 && n.Disk > free && !a.Machine.DiskIsDevice {
 		out = append(out, fmt.Sprintf("disk: the trace keeps %s live on the NVMe tier at its peak (%s) and %s has %s free",
 			cli.FormatBytes(n.need("nvme").Peak), a.diskParts(n), a.Machine.Disk, cli.FormatBytes(free)))
 	}
@@ -307,7 +307,7 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 	if mem := a.Machine.memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
 		out = append(out, fmt.Sprintf("memory: the replay needs %s, more than %s of the %s available", cli.FormatBytes(n.Memory), share(), cli.FormatBytes(mem)))
 	}
-	if free := a.Machine.DiskFree; free > 0 && float64(n.Disk) > FitShare*float64(free) {
+	if free := a.Machine.DiskFree; free >= 0 && float64(n.Disk) > FitShare*float64(free) {
 		out = append(out, fmt.Sprintf("disk: the NVMe tier needs %s, more than %s of the %s %s in %s", cli.FormatBytes(n.Disk), share(), cli.FormatBytes(free), a.diskWord(), a.Machine.Disk))
 	}
 	for _, b := range n.Backends {
@@ -375,7 +375,7 @@ func (a *Advice) bounded(p *Plan, cfg *Config, sz Sizing, s float64) *Fit {
 	}
 	f := &Fit{Scale: s, Flags: []string{"--size-scale " + FormatScale(s)}}
 	c := *cfg
-	if free := a.Machine.DiskFree; free > 0 && float64(n.Disk) > FitShare*float64(free) {
+	if free := a.Machine.DiskFree; free >= 0 && float64(n.Disk) > FitShare*float64(free) {
 		d := n.need("nvme")
 		if d == nil || cfg.TierMap[schema.TierNVMe] != "nvme" {
 			return nil // the space is another tier's: --capacity bounds Tier-2
@@ -459,7 +459,7 @@ func (a *Advice) effect(n Needs) string {
 func (a *Advice) others(p *Plan, cfg *Config, sz Sizing) []Option {
 	var out []Option
 	n := a.Needs
-	if free := a.Machine.DiskFree; free > 0 && float64(n.Disk) > FitShare*float64(free) && cfg.TierMap[schema.TierNVMe] == "nvme" {
+	if free := a.Machine.DiskFree; free >= 0 && float64(n.Disk) > FitShare*float64(free) && cfg.TierMap[schema.TierNVMe] == "nvme" {
 		if d := n.need("nvme"); d != nil {
 			if c := capacityFor(free, d.MaxObject, sz); c >= 2*d.MaxObject {
 				out = append(out, Option{"--capacity " + cli.FormatBytes(c),

@@ -276,3 +276,24 @@ func TestFormatScale(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseFullDisk: a disk with no space left (0 bytes free) blocks a
+// replay that needs any; a disk whose free space is unknown (-1) is not
+// taken for either.
+func TestAdviseFullDisk(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	cfg.Speed = 0
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, bigTrace())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := replay.Machine{MemAvailable: 1 << 40, MemTotal: 1 << 40, Disk: "/full", DiskFree: 0}
+	if a := replay.Advise(plan, &cfg, replay.Sizing{}, full); a.Runs || !strings.Contains(strings.Join(a.Blockers, "\n"), "/full has 0 B free") {
+		t.Errorf("a full disk: runs %v, blockers %q", a.Runs, a.Blockers)
+	}
+	unknown := full
+	unknown.DiskFree = -1
+	if a := replay.Advise(plan, &cfg, replay.Sizing{}, unknown); strings.Contains(strings.Join(a.Blockers, "\n"), "/full") {
+		t.Errorf("a disk of unknown space: blockers %q", a.Blockers)
+	}
+}

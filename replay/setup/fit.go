@@ -102,7 +102,9 @@ func (o *Options) machine() replay.Machine {
 		case err == nil && !fi.Mode().IsRegular():
 			m.DiskIsDevice, m.DiskFree = true, deviceSize(o.Device)
 		case err == nil:
-			m.DiskFree = FreeBytes(filepath.Dir(o.Device)) + fi.Size() // its blocks are reused
+			if m.DiskFree = FreeBytes(filepath.Dir(o.Device)); m.DiskFree >= 0 {
+				m.DiskFree += fi.Size() // its blocks are reused
+			}
 		default:
 			m.DiskFree = FreeBytes(filepath.Dir(o.Device))
 		}
@@ -287,10 +289,19 @@ func needsLine(a *replay.Advice, n replay.Needs) string {
 		cli.FormatBytes(n.Memory), cli.FormatBytes(n.Disk), strings.Join(parts, "; "))
 }
 
+// diskFree is the free space of the machine's disk, or that it is
+// unknown.
+func diskFree(m replay.Machine) string {
+	if m.DiskFree < 0 {
+		return "unknown space"
+	}
+	return cli.FormatBytes(m.DiskFree)
+}
+
 // machineLine says what the machine has and what a plan assumes of it.
 func machineLine(a *replay.Advice) string {
 	m := a.Machine
-	disk := fmt.Sprintf("%s free in %s", cli.FormatBytes(m.DiskFree), m.Disk)
+	disk := fmt.Sprintf("%s free in %s", diskFree(m), m.Disk)
 	if m.DiskIsDevice {
 		disk = fmt.Sprintf("%s in the device %s", cli.FormatBytes(m.DiskFree), m.Disk)
 	}
@@ -381,7 +392,7 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	if m.DiskIsDevice {
 		fmt.Fprintf(w, "  disk     %s: a device of %s\n", m.Disk, cli.FormatBytes(m.DiskFree))
 	} else {
-		fmt.Fprintf(w, "  disk     %s: %s free\n", m.Disk, cli.FormatBytes(m.DiskFree))
+		fmt.Fprintf(w, "  disk     %s: %s free\n", m.Disk, diskFree(m))
 	}
 	fmt.Fprintf(w, "  assumed  RAM %s, disk %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
 		replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate), a.Share*100)

@@ -131,7 +131,7 @@ func (b *builder) checkFree(where string) error {
 		}
 	}
 	peak := plan.Peak["nvme"] + plan.MaxObjectOf["nvme"]
-	if free := FreeBytes(where); free > 0 && peak > free+have {
+	if free := FreeBytes(where); free >= 0 && peak > free+have {
 		return cli.Input(b.notFit(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free: use --capacity (kvreplay then evicts LRU objects) or --size-scale",
 			cli.FormatBytes(peak), where, cli.FormatBytes(free))))
 	}
@@ -140,11 +140,11 @@ func (b *builder) checkFree(where string) error {
 
 // FreeBytes is the space available to an unprivileged writer on the file
 // system that holds path, or will hold it once made (its deepest existing
-// ancestor); 0 when unknown.
+// ancestor); -1 when unknown (0 is a full file system).
 func FreeBytes(path string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(cli.DeepestExisting(path), &st); err != nil {
-		return 0
+		return -1
 	}
 	return int64(st.Bavail) * st.Bsize
 }
