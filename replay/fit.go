@@ -567,28 +567,15 @@ func FormatScale(s float64) string {
 
 // FormatRate writes a bandwidth in GB/s (10^9 bytes a second), the one
 // unit of bandwidth in every kvbench output, to three significant digits:
-// "0.276 GB/s", "4.00 GB/s", "1130 GB/s".
-func FormatRate(bps float64) string {
-	return decimalGB(bps) + " GB/s"
-}
+// "0.276 GB/s", "4.00 GB/s", "1130 GB/s" (cli.FormatRate).
+func FormatRate(bps float64) string { return cli.FormatRate(bps) }
 
 // FormatData writes an amount of data moved (bytes written or read) in GB
-// (10^9 bytes), as every kvbench output does: "0.0105 GB", "12.3 GB".
-// Sizes (an object's, a tier's peak, memory and free space) stay binary
-// (cli.FormatBytes), as the flags that set them take them.
-func FormatData(n int64) string {
-	return decimalGB(float64(n)) + " GB"
-}
-
-// decimalGB is v bytes in GB, to three significant digits (more before the
-// point).
-func decimalGB(v float64) string {
-	v /= 1e9
-	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Floor(math.Log10(v)))), 64)
-}
+// (10^9 bytes), as every kvbench output does: "0.0105 GB", "12.3 GB"
+// (cli.FormatData). Sizes (an object's, a tier's peak, memory and free
+// space) stay binary (cli.FormatBytes), as the flags that set them take
+// them.
+func FormatData(n int64) string { return cli.FormatData(n) }
 
 // formatSeconds writes a duration as --duration takes it, to a tenth of
 // a second (a millisecond below one).
