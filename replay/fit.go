@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -567,15 +568,15 @@ func FormatScale(s float64) string {
 
 // FormatRate writes a bandwidth in GB/s (10^9 bytes a second), the one
 // unit of bandwidth in every kvbench output, to three significant digits:
-// "0.276 GB/s", "4.00 GB/s", "1130 GB/s" (cli.FormatRate).
-func FormatRate(bps float64) string { return cli.FormatRate(bps) }
+// "0.276 GB/s", "4.00 GB/s", "1130 GB/s" (results.FormatRate).
+func FormatRate(bps float64) string { return results.FormatRate(bps) }
 
 // FormatData writes an amount of data moved (bytes written or read) in GB
 // (10^9 bytes), as every kvbench output does: "0.0105 GB", "12.3 GB"
-// (cli.FormatData). Sizes (an object's, a tier's peak, memory and free
+// (results.FormatData). Sizes (an object's, a tier's peak, memory and free
 // space) stay binary (cli.FormatBytes), as the flags that set them take
 // them.
-func FormatData(n int64) string { return cli.FormatData(n) }
+func FormatData(n int64) string { return results.FormatData(n) }
 
 // formatSeconds writes a duration as --duration takes it, to a tenth of
 // a second (a millisecond below one).

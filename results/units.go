@@ -1,4 +1,4 @@
-package cli
+package results
 
 import (
 	"math"
@@ -15,7 +15,7 @@ func FormatRate(bps float64) string {
 // FormatData writes an amount of data moved (bytes written or read) in GB
 // (10^9 bytes), as every kvbench output does: "0.0105 GB", "12.3 GB".
 // Sizes (an object's, a tier's peak, memory and free space) stay binary
-// (FormatBytes), as the flags that set them take them.
+// (cli.FormatBytes), as the flags that set them take them.
 func FormatData(n int64) string {
 	return FormatGB(float64(n)) + " GB"
 }
@@ -24,7 +24,7 @@ func FormatData(n int64) string {
 // three significant digits (more before the point): for a table whose
 // column names the unit.
 func FormatGB(v float64) string {
-	v /= 1e9
+	v /= GB
 	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}

@@ -1,10 +1,10 @@
-package cli_test
+package results_test
 
 import (
 	"math"
 	"testing"
 
-	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/results"
 )
 
 func TestFormatDecimal(t *testing.T) {
@@ -21,7 +21,7 @@ func TestFormatDecimal(t *testing.T) {
 		{math.Inf(1), "+Inf GB/s"},
 	}
 	for _, tt := range rates {
-		if got := cli.FormatRate(tt.bps); got != tt.want {
+		if got := results.FormatRate(tt.bps); got != tt.want {
 			t.Errorf("FormatRate(%v) = %q, want %q", tt.bps, got, tt.want)
 		}
 	}
@@ -35,11 +35,11 @@ func TestFormatDecimal(t *testing.T) {
 		{50_200_000_000, "50.2 GB"},
 	}
 	for _, tt := range data {
-		if got := cli.FormatData(tt.n); got != tt.want {
+		if got := results.FormatData(tt.n); got != tt.want {
 			t.Errorf("FormatData(%d) = %q, want %q", tt.n, got, tt.want)
 		}
 	}
-	if got := cli.FormatGB(2.5e9); got != "2.50" {
+	if got := results.FormatGB(2.5e9); got != "2.50" {
 		t.Errorf("FormatGB(2.5e9) = %q, want 2.50", got)
 	}
 }
