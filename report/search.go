@@ -55,8 +55,9 @@ func SniffFormat(r io.Reader) string {
 	return ""
 }
 
-// LoadSearches reads search documents from paths ("-" is stdin). It
-// refuses anything else: results and searches do not mix in one report.
+// LoadSearches reads search documents from paths ("-" is stdin), those of
+// format version 1 with the names of today's (schema.UpgradeSearchOffered).
+// It refuses anything else: results and searches do not mix in one report.
 func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []string, error) {
 	var docs []*schema.SearchResult
 	var names []string
@@ -91,6 +92,11 @@ func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []st
 		}
 		if d.FormatVersion > schema.SearchFormatVersion || d.FormatVersion < 1 {
 			return nil, nil, fmt.Errorf("report: %s: %w: search format_version %d, this kvreport reads 1 to %d", p, ErrFormat, d.FormatVersion, schema.SearchFormatVersion)
+		}
+		if d.FormatVersion == 1 {
+			if err := schema.UpgradeSearchOffered(&d, raw); err != nil {
+				return nil, nil, fmt.Errorf("report: %s: %w", p, err)
+			}
 		}
 		docs = append(docs, &d)
 		names = append(names, p)
@@ -127,7 +133,7 @@ func answer(d *schema.SearchResult) string {
 			s += fmt.Sprintf(" (confidence %.0f%%, resolution %d)", 100*d.Confidence, d.Resolution)
 		}
 	} else {
-		s = fmt.Sprintf("peak %.1f MB/s at --speed %g", d.PeakBandwidthBps/1e6, d.PeakSpeed)
+		s = fmt.Sprintf("peak offered load %s at --speed %g", results.FormatRate(d.PeakOfferedBps), d.PeakSpeed)
 		if d.SaturatedFromFirstProbe {
 			s += ", saturated from the first probe"
 		}
@@ -158,14 +164,16 @@ func compareLine(d, base *schema.SearchResult, name, baseName string) string {
 		}
 		return fmt.Sprintf("%s serves %.2fx the users of %s (%d vs %d)", name, float64(d.Users)/float64(base.Users), baseName, d.Users, base.Users)
 	}
-	if base.PeakBandwidthBps == 0 {
-		return fmt.Sprintf("%s peaks at %.1f MB/s; %s delivered nothing", name, d.PeakBandwidthBps/1e6, baseName)
+	if base.PeakOfferedBps == 0 {
+		return fmt.Sprintf("%s peaks at an offered load of %s; %s delivered nothing", name, results.FormatRate(d.PeakOfferedBps), baseName)
 	}
-	return fmt.Sprintf("%s delivers %.2fx the peak bandwidth of %s (%.1f vs %.1f MB/s)", name, d.PeakBandwidthBps/base.PeakBandwidthBps, baseName,
-		d.PeakBandwidthBps/1e6, base.PeakBandwidthBps/1e6)
+	return fmt.Sprintf("%s delivers %.2fx the peak offered load of %s (%s vs %s)", name, d.PeakOfferedBps/base.PeakOfferedBps, baseName,
+		results.FormatRate(d.PeakOfferedBps), results.FormatRate(base.PeakOfferedBps))
 }
 
-// probeRow is a probe's row of the probe table: its verdict is its
+// probeRow is a probe's row of the probe table: its offered load (bytes
+// over its elapsed time) in GB/s, decimal, as every kvbench bandwidth; its
+// verdict is its
 // search's (Pass and Reason, judged by kvreplay, in results.ProbeVerdict's
 // words), or that it is not a measurement.
 func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
@@ -177,10 +185,10 @@ func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 		load = fmt.Sprintf("--speed %g", p.Speed)
 	}
 	return []string{load, fmt.Sprintf("%.1f", p.RequestsPerSecond), fmt.Sprintf("%.0f", p.TokensPerSecond),
-		fmt.Sprintf("%.1f", p.BandwidthBps/1e6), p.P95s(), results.ProbeVerdict(p)}
+		results.FormatGB(p.OfferedBps), p.P95s(), results.ProbeVerdict(p)}
 }
 
-var probeHeader = []string{"probe", "requests/s", "tokens/s", "MB/s", "p95 ms by QoS", "verdict"}
+var probeHeader = []string{"probe", "requests/s", "tokens/s", "offered GB/s", "p95 ms by QoS", "verdict"}
 
 // RenderSearches writes the searches in format: text, markdown or html.
 func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, format string) error {
@@ -205,10 +213,10 @@ func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, fo
 				for _, p := range d.Probes {
 					w = max(w, len(probeRow(d, p)[0]))
 				}
-				fmt.Fprintf(&b, "  %-*s %10s %9s %9s  %-40s %s\n", w, probeHeader[0], probeHeader[1], probeHeader[2], probeHeader[3], probeHeader[4], probeHeader[5])
+				fmt.Fprintf(&b, "  %-*s %10s %9s %12s  %-40s %s\n", w, probeHeader[0], probeHeader[1], probeHeader[2], probeHeader[3], probeHeader[4], probeHeader[5])
 				for _, p := range d.Probes {
 					r := probeRow(d, p)
-					fmt.Fprintf(&b, "  %-*s %10s %9s %9s  %-40s %s\n", w, r[0], r[1], r[2], r[3], r[4], r[5])
+					fmt.Fprintf(&b, "  %-*s %10s %9s %12s  %-40s %s\n", w, r[0], r[1], r[2], r[3], r[4], r[5])
 				}
 			}
 			for _, warn := range d.Warnings {
@@ -293,8 +301,9 @@ func leftIf(left bool) string {
 
 // searchCharts plots a search's probes against their load (users, or
 // --speed as a multiple of the trace's pace), in load order: the
-// throughput (requests/s of a users search, the bandwidth in MB/s of a
-// capacity search), and each QoS class's p95 request latency in ms.
+// throughput (requests/s of a users search, the offered load delivered,
+// bytes over the elapsed time, in GB/s of a capacity search), and each
+// QoS class's p95 request latency in ms.
 func searchCharts(d *schema.SearchResult) []svgLineChart {
 	probes := slices.Clone(d.Probes)
 	load := func(p schema.SearchProbe) float64 {
@@ -308,7 +317,7 @@ func searchCharts(d *schema.SearchResult) []svgLineChart {
 	tp := svgLineChart{Title: "Throughput by users", XLabel: xl, YLabel: "requests/s"}
 	if d.Kind == schema.SearchCapacity {
 		xl = "--speed (× the trace's pace)"
-		tp = svgLineChart{Title: "Delivered bandwidth by load", XLabel: xl, YLabel: "bandwidth (MB/s)"}
+		tp = svgLineChart{Title: "Offered load delivered by --speed", XLabel: xl, YLabel: "offered load (GB/s)"}
 	}
 	lat := svgLineChart{Title: "p95 request latency by QoS class", XLabel: xl, YLabel: "p95 latency (ms)"}
 	series := svgSeries{Name: tp.YLabel}
@@ -319,7 +328,7 @@ func searchCharts(d *schema.SearchResult) []svgLineChart {
 		}
 		y := p.RequestsPerSecond
 		if d.Kind == schema.SearchCapacity {
-			y = p.BandwidthBps / 1e6
+			y = p.OfferedBps / results.GB
 		}
 		series.Points = append(series.Points, svgPoint{load(p), y})
 		for q := schema.QoSNone; q < schema.NumQoS; q++ {

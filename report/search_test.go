@@ -107,11 +107,11 @@ func TestRenderSearchHTML(t *testing.T) {
 	users.UserSelection = "stratified by QoS class"
 	users.Probes[0].UsersByQoS = map[string]int{"interactive": 3, "batch": 7}
 	capacity := &schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchCapacity,
-		System: "B", PeakBandwidthBps: 2e9, PeakSpeed: 0.25, Plateau: true, SaturatedFromFirstProbe: true, Done: true, WindowS: 30,
+		System: "B", PeakOfferedBps: 2e9, PeakSpeed: 0.25, Plateau: true, SaturatedFromFirstProbe: true, Done: true, WindowS: 30,
 		Reason: "saturated from the first probe: ...",
 		Probes: []schema.SearchProbe{
-			{Speed: 0.25, Pass: true, Reason: "storage_health PASS", BandwidthBps: 2e9, P95MSByQoS: map[string]float64{"batch": 30}},
-			{Speed: 0.5, Pass: false, Reason: "storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms", BandwidthBps: 1.99e9},
+			{Speed: 0.25, Pass: true, Reason: "storage_health PASS", OfferedBps: 2e9, P95MSByQoS: map[string]float64{"batch": 30}},
+			{Speed: 0.5, Pass: false, Reason: "storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms", OfferedBps: 1.99e9},
 		}}
 	stopped := usersSearch("C", 3)
 	stopped.Done, stopped.AnswerIsLowerBound = false, true
@@ -122,7 +122,7 @@ func TestRenderSearchHTML(t *testing.T) {
 	}{
 		{users, []string{"users (probe)", ">requests/s<", "p95 latency (ms)", "Throughput by users", "10 users (interactive 3, batch 7)",
 			`<td class="fail">FAIL: interactive: 80% within 50 ms</td>`, "stratified by QoS class"}},
-		{capacity, []string{"--speed (× the trace&#39;s pace)", "bandwidth (MB/s)", "peak 2000.0 MB/s at --speed 0.25, saturated from the first probe",
+		{capacity, []string{"--speed (× the trace&#39;s pace)", "offered load (GB/s)", "peak offered load 2.00 GB/s at --speed 0.25, saturated from the first probe",
 			`<td class="pass">PASS: storage_health PASS</td>`, "FAIL: storage_health FAIL: Storage Tier Read Total P95 &lt; 200ms failed at 312.0 ms"}},
 		{stopped, []string{"at least 3 of 40 users", "a lower bound", "NOT A MEASUREMENT: the run did not complete: no space left on device"}},
 	} {

@@ -6,10 +6,15 @@ import (
 	"strings"
 )
 
-// The search document's identity.
+// The search document's identity. Version 2 names a probe's bytes over
+// its elapsed time, and the capacity search's peak of them, the offered
+// load (offered_bytes_per_s, peak_offered_bytes_per_s), as the result
+// document does (format 3's *_offered_bytes_per_s); version 1 had the
+// same figures under bandwidth_bps and peak_bandwidth_bps
+// (UpgradeSearchOffered reads them). Readers read both.
 const (
 	SearchFormat        = "kvbench-search"
-	SearchFormatVersion = 1
+	SearchFormatVersion = 2
 )
 
 // Kinds of search.
@@ -41,12 +46,16 @@ type SearchProbe struct {
 	// UsersByQoS counts a users probe's users by QoS class: the sample
 	// keeps the trace's mix (SearchResult.UserSelection).
 	UsersByQoS map[string]int `json:"users_by_qos,omitempty"`
-	// What the probe measured.
+	// What the probe measured. OfferedBps is the offered load: the bytes
+	// Tier-2 read and wrote (every tier's when Tier-2 moved none) over the
+	// probe's elapsed time, the sum of the result's read and write
+	// *_offered_bytes_per_s; it falls when the device makes the run
+	// longer, and is not a device rate.
 	WallS             float64            `json:"wall_s"`
 	Requests          int64              `json:"requests"`
 	RequestsPerSecond float64            `json:"requests_per_second"`
 	TokensPerSecond   float64            `json:"storage_throughput_tokens_per_sec"`
-	BandwidthBps      float64            `json:"bandwidth_bps"`
+	OfferedBps        float64            `json:"offered_bytes_per_s"`
 	P95MSByQoS        map[string]float64 `json:"p95_ms_by_qos,omitempty"`
 	Health            string             `json:"storage_health"`
 }
@@ -74,12 +83,13 @@ type SearchResult struct {
 	Resolution int     `json:"resolution,omitempty"`
 	// UserSelection says which users a users probe of n replays.
 	UserSelection string `json:"user_selection,omitempty"`
-	// Capacity search: the peak delivered bandwidth and the --speed that
-	// reached it; Plateau says the search saw the bandwidth stop
-	// improving (false: it ran out of probes first), and
-	// SaturatedFromFirstProbe that it was at its plateau from the first
-	// probe: doubling the lowest load probed did not raise the bandwidth.
-	PeakBandwidthBps        float64 `json:"peak_bandwidth_bps,omitempty"`
+	// Capacity search: the peak offered load the system delivered (a
+	// probe's OfferedBps) and the --speed that reached it; Plateau says
+	// the search saw the offered load stop rising with --speed (false: it
+	// ran out of probes first), and SaturatedFromFirstProbe that it was at
+	// its plateau from the first probe: doubling the lowest --speed probed
+	// did not raise it.
+	PeakOfferedBps          float64 `json:"peak_offered_bytes_per_s,omitempty"`
 	PeakSpeed               float64 `json:"peak_speed,omitempty"`
 	Plateau                 bool    `json:"plateau,omitempty"`
 	SaturatedFromFirstProbe bool    `json:"saturated_from_first_probe,omitempty"`
@@ -89,7 +99,7 @@ type SearchResult struct {
 	Reason string `json:"reason"`
 	// AnswerIsLowerBound says the search stopped before its answer was
 	// found (a probe that is not a measurement, a signal, a failed
-	// setup): the answer (Users, PeakBandwidthBps) is what the probes
+	// setup): the answer (Users, PeakOfferedBps) is what the probes
 	// before the stop measured, a lower bound; LowerBoundReason says why.
 	AnswerIsLowerBound bool            `json:"answer_is_lower_bound,omitempty"`
 	LowerBoundReason   string          `json:"lower_bound_reason,omitempty"`
@@ -128,4 +138,29 @@ func (s SearchResult) MarshalJSON() ([]byte, error) {
 		plain
 		Users int `json:"users"`
 	}{plain(s), s.Users})
+}
+
+// UpgradeSearchOffered gives d, decoded from raw, a search document of
+// format version 1, the names of version 2: version 1 had the probes'
+// offered load under bandwidth_bps and the capacity search's peak under
+// peak_bandwidth_bps.
+func UpgradeSearchOffered(d *SearchResult, raw []byte) error {
+	var old struct {
+		Peak   float64 `json:"peak_bandwidth_bps"`
+		Probes []struct {
+			Offered float64 `json:"bandwidth_bps"`
+		} `json:"probes"`
+	}
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return err
+	}
+	if len(old.Probes) != len(d.Probes) {
+		return fmt.Errorf("schema: %d probes, decoded as %d", len(old.Probes), len(d.Probes))
+	}
+	d.PeakOfferedBps = old.Peak
+	for i, p := range old.Probes {
+		d.Probes[i].OfferedBps = p.Offered
+	}
+	d.FormatVersion = SearchFormatVersion
+	return nil
 }

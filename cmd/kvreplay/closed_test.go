@@ -79,7 +79,7 @@ func TestClosedLoopCommand(t *testing.T) {
 			if kind == "users" && (p.Users < 1 || p.Users > 6 || p.Requests == 0) {
 				t.Errorf("users probe %+v", p)
 			}
-			if kind == "capacity" && (p.Speed <= 0 || p.BandwidthBps <= 0) {
+			if kind == "capacity" && (p.Speed <= 0 || p.OfferedBps <= 0) {
 				t.Errorf("capacity probe %+v", p)
 			}
 		}

@@ -123,8 +123,8 @@ func TestSearchProgressLive(t *testing.T) {
 	out := stderr.String()
 	for _, w := range []string{
 		"\r\x1b[Kkvreplay: probe 1 of at most 5, 0s elapsed, speed=0.25x",
-		"\r\x1b[Kkvreplay: probe 1 of at most 5, 30s elapsed, speed=0.25x: 12s of 30s, 10 MB/s",
-		"\r\x1b[Kkvreplay: probe 2 of at most 5, 1m0s elapsed, speed=0.5x: 0.0 MB/s, 0.0 requests/s: PASS",
+		"\r\x1b[Kkvreplay: probe 1 of at most 5, 30s elapsed, speed=0.25x: 12s of 30s, offered load 0.0100 GB/s",
+		"\r\x1b[Kkvreplay: probe 2 of at most 5, 1m0s elapsed, speed=0.5x: offered load 0 GB/s, 0.0 requests/s: PASS",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("no %q in\n%q", w, out)
@@ -180,11 +180,12 @@ func TestSearchUsersNeedsPrescan(t *testing.T) {
 	}
 }
 
-// TestSearchBandwidthOneUnit: a capacity search shows a probe's bandwidth
-// in the unit its reason gives the peak in (MB/s, decimal), not in
+// TestSearchOfferedLoadOneUnit: a capacity search shows a probe's
+// offered load (bytes over its elapsed time) in the unit its reason gives
+// the peak in, GB/s (decimal) as every kvbench bandwidth, never MB/s or
 // binary units beside it ("2.61 GiB/s" and "peak 2800.0 MB/s" for one
-// figure, issue 23).
-func TestSearchBandwidthOneUnit(t *testing.T) {
+// figure, issue 23), and names it the offered load.
+func TestSearchOfferedLoadOneUnit(t *testing.T) {
 	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 8}
 	once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
 		res, err := f.replay(cfg, progress)
@@ -199,7 +200,8 @@ func TestSearchBandwidthOneUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := stderr.String()
-	if !strings.Contains(out, "speed=0.25x: 2800.0 MB/s, ") || !strings.Contains(out, "peak 2800.0 MB/s") || strings.Contains(out, "iB/s") {
+	if !strings.Contains(out, "speed=0.25x: offered load 2.80 GB/s, ") || !strings.Contains(out, "peak offered load 2.80 GB/s") ||
+		strings.Contains(out, "iB/s") || strings.Contains(out, "MB/s") || strings.Contains(out, "bandwidth") {
 		t.Errorf("stderr:\n%s", out)
 	}
 }
@@ -231,5 +233,21 @@ func TestSearchFitsDisk(t *testing.T) {
 		if err := searchFits(searchOptions(kind), plan(1<<20, 1<<50)); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "memory") {
 			t.Errorf("--search %s, 2^50 objects: %v, want refused for memory", kind, err)
 		}
+	}
+}
+
+// TestSearchHelpOfferedLoad: --help says what a capacity search raises
+// until it stops improving by its name, the offered load it delivers (bytes
+// over the elapsed time), not a bandwidth, which is a device rate (issue
+// 23).
+func TestSearchHelpOfferedLoad(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := cli.Main("kvreplay", []string{"--help"}, &out, &errb, run); code != 0 {
+		t.Fatalf("--help: exit %d: %s", code, errb.String())
+	}
+	help := strings.Join(strings.Fields(out.String()), " ")
+	if !strings.Contains(help, "until the offered load it delivers (bytes over the elapsed time, in GB/s) stops improving") ||
+		strings.Contains(help, "until bandwidth stops improving") {
+		t.Errorf("--search in --help:\n%s", out.String())
 	}
 }

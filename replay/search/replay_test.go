@@ -152,7 +152,7 @@ func TestCapacitySearchFindsPlateau(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range d.Probes {
-		t.Logf("speed %g: %.1f MB/s", p.Speed, p.BandwidthBps/1e6)
+		t.Logf("speed %g: offered load %s", p.Speed, replay.FormatRate(p.OfferedBps))
 	}
 	if !d.Plateau {
 		t.Fatalf("no plateau: %s", d.Reason)
@@ -160,11 +160,11 @@ func TestCapacitySearchFindsPlateau(t *testing.T) {
 	// The ceiling is a bound: a loaded machine's sleeps overshoot, which
 	// lowers the plateau but not the shape.
 	const ceiling = 500 * (64 << 10) // bytes/s at 4 workers of 8 ms
-	if d.PeakBandwidthBps > 1.05*ceiling {
-		t.Errorf("peak %.1f MB/s, above the device's ceiling of %.1f MB/s", d.PeakBandwidthBps/1e6, ceiling/1e6)
+	if d.PeakOfferedBps > 1.05*ceiling {
+		t.Errorf("peak offered load %s, above the device's ceiling of %s", replay.FormatRate(d.PeakOfferedBps), replay.FormatRate(ceiling))
 	}
-	if d.PeakSpeed < 4 || d.Probes[0].BandwidthBps > 0.25*d.PeakBandwidthBps {
-		t.Errorf("peak at --speed %g; the first probe (%g) delivered %.1f MB/s", d.PeakSpeed, d.Probes[0].Speed, d.Probes[0].BandwidthBps/1e6)
+	if d.PeakSpeed < 4 || d.Probes[0].OfferedBps > 0.25*d.PeakOfferedBps {
+		t.Errorf("peak at --speed %g; the first probe (%g) delivered %s", d.PeakSpeed, d.Probes[0].Speed, replay.FormatRate(d.Probes[0].OfferedBps))
 	}
 }
 
@@ -211,13 +211,13 @@ func TestSearchStopsAtFault(t *testing.T) {
 	probe = prober(t, search.KindCapacity, cfg, usersTrace(t, 8, 50), faulty(2, full))
 	c, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 10}, probe)
 	for _, p := range c.Probes {
-		t.Logf("--speed %g: %.1f MB/s, pass %v: %s", p.Speed, p.BandwidthBps/1e6, p.Pass, p.Reason)
+		t.Logf("--speed %g: %s, pass %v: %s", p.Speed, replay.FormatRate(p.OfferedBps), p.Pass, p.Reason)
 	}
 	if !errors.Is(err, search.ErrNotMeasured) || c.Done || !c.AnswerIsLowerBound || len(c.Probes) != 2 || c.SaturatedFromFirstProbe ||
-		c.PeakSpeed != 1 || c.PeakBandwidthBps != c.Probes[0].BandwidthBps || c.Probes[1].NotMeasured == "" ||
+		c.PeakSpeed != 1 || c.PeakOfferedBps != c.Probes[0].OfferedBps || c.Probes[1].NotMeasured == "" ||
 		!strings.Contains(c.LowerBoundReason, "no space left on device") {
 		t.Errorf("capacity: err %v, done %v, lower bound %v (%s), peak %v at %v after %d probes: %s",
-			err, c.Done, c.AnswerIsLowerBound, c.LowerBoundReason, c.PeakBandwidthBps, c.PeakSpeed, len(c.Probes), c.Reason)
+			err, c.Done, c.AnswerIsLowerBound, c.LowerBoundReason, c.PeakOfferedBps, c.PeakSpeed, len(c.Probes), c.Reason)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package search answers the questions behind a replay: how many of a
 // trace's users a system serves within their latency targets (Users), and
-// how much bandwidth it delivers before more load stops helping
-// (Capacity). Each is a sequence of probes, replays run by the caller
+// the most offered load (bytes over the elapsed time) it delivers before
+// more load stops helping (Capacity). Each is a sequence of probes, replays run by the caller
 // through a Prober; the package decides which probe comes next and what
 // the probes say, and knows nothing of backends.
 package search
@@ -31,22 +31,23 @@ type (
 )
 
 // Summarize reads a probe of a search of kind off its result, and judges
-// it by the kind's criteria. The bandwidth is Tier-2's reads and writes
-// when Tier-2 moved bytes, else every tier's.
+// it by the kind's criteria. Its offered load is Tier-2's reads and writes
+// over the elapsed time (the result's *_offered_bytes_per_s) when Tier-2
+// moved bytes, else every tier's.
 func Summarize(kind string, res *schema.Result) Probe {
 	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
 	var nvme, all float64
 	for _, t := range res.Tiers {
-		bw := t.ReadOfferedBps + t.WriteOfferedBps
-		all += bw
+		offered := t.ReadOfferedBps + t.WriteOfferedBps
+		all += offered
 		if t.Tier == schema.TierNVMe.String() {
-			nvme += bw
+			nvme += offered
 		}
 	}
-	p.BandwidthBps = all
+	p.OfferedBps = all
 	if nvme > 0 {
-		p.BandwidthBps = nvme
+		p.OfferedBps = nvme
 	}
 	for _, q := range res.Requests.ByQoS {
 		if p.P95MSByQoS == nil {
@@ -367,12 +368,13 @@ const DefaultCapacityStart = 0.25
 
 // plateauGain is the least gain over the peak that a doubling of the
 // load must bring to count as improving. Below saturation a doubling
-// nearly doubles the bandwidth; at the plateau it adds nothing but noise,
-// which stays well under this.
+// nearly doubles the offered load delivered; at the plateau it adds
+// nothing but noise, which stays well under this.
 const plateauGain = 0.10
 
 // Capacity raises the open-loop load, doubling --speed from Start, until
-// the delivered bandwidth stops improving: two probes in a row less than
+// the offered load delivered (Probe.OfferedBps, bytes over the elapsed
+// time) stops improving: two probes in a row less than
 // plateauGain above the peak, or, when the first doubling already brings
 // less, at once: the system was saturated from the first probe. It
 // reports the peak and the speed that reached it. A probe that fails to
@@ -403,9 +405,9 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 			break
 		}
 		switch {
-		case d.PeakBandwidthBps > 0:
-			gain = p.BandwidthBps/d.PeakBandwidthBps - 1
-		case p.BandwidthBps > 0:
+		case d.PeakOfferedBps > 0:
+			gain = p.OfferedBps/d.PeakOfferedBps - 1
+		case p.OfferedBps > 0:
 			gain = math.Inf(1)
 		default:
 			gain = 0 // nothing moved, then or now
@@ -417,8 +419,8 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 				stalls++
 			}
 		}
-		if p.BandwidthBps > d.PeakBandwidthBps || len(d.Probes) == 1 {
-			d.PeakBandwidthBps, d.PeakSpeed = p.BandwidthBps, speed
+		if p.OfferedBps > d.PeakOfferedBps || len(d.Probes) == 1 {
+			d.PeakOfferedBps, d.PeakSpeed = p.OfferedBps, speed
 		}
 		if len(d.Probes) == 2 && stalls == 1 {
 			d.SaturatedFromFirstProbe, d.Plateau, d.Done = true, true, true
@@ -430,21 +432,21 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 		}
 		speed *= 2
 	}
-	peak := fmt.Sprintf("peak %.1f MB/s at --speed %g", d.PeakBandwidthBps/1e6, d.PeakSpeed)
+	peak := fmt.Sprintf("peak offered load %s at --speed %g", results.FormatRate(d.PeakOfferedBps), d.PeakSpeed)
 	switch {
 	case stopErr != nil && len(d.Probes) == 0, stopErr != nil && d.Probes[0].NotMeasured != "":
-		d.PeakBandwidthBps, d.PeakSpeed = 0, 0
+		d.PeakOfferedBps, d.PeakSpeed = 0, 0
 		d.Reason = "nothing measured before the search stopped; " + d.LowerBoundReason
 	case stopErr != nil:
 		d.Reason = "at least " + peak + "; " + d.LowerBoundReason
 	case d.SaturatedFromFirstProbe:
 		first, second := d.Probes[0], d.Probes[1]
-		d.Reason = fmt.Sprintf("saturated from the first probe: doubling --speed from %g to %g changed the bandwidth by %+.1f %% "+
-			"(%.1f to %.1f MB/s, under the %.0f %% that counts as improving): the system was at its plateau from the lowest load probed, "+
+		d.Reason = fmt.Sprintf("saturated from the first probe: doubling --speed from %g to %g changed the offered load delivered by %+.1f %% "+
+			"(%s to %s, under the %.0f %% that counts as improving): the system was at its plateau from the lowest load probed, "+
 			"--speed %g (give a lower --speed to see the rise); %s",
-			first.Speed, second.Speed, 100*gain, first.BandwidthBps/1e6, second.BandwidthBps/1e6, 100*plateauGain, first.Speed, peak)
+			first.Speed, second.Speed, 100*gain, results.FormatRate(first.OfferedBps), results.FormatRate(second.OfferedBps), 100*plateauGain, first.Speed, peak)
 	case d.Plateau:
-		d.Reason = fmt.Sprintf("%s: bandwidth stopped improving (under %.0f %% over two doublings of the load) at --speed %g",
+		d.Reason = fmt.Sprintf("%s: the offered load delivered stopped improving (under %.0f %% over two doublings of the load) at --speed %g",
 			peak, 100*plateauGain, slices.Max(speeds(d.Probes)))
 	default:
 		d.Reason = fmt.Sprintf("%s, still improving after %d probes: the peak is at least this", peak, len(d.Probes))

@@ -67,18 +67,18 @@ func TestUsersFlakyAnswer(t *testing.T) {
 	}
 }
 
-// TestCapacityFindsPlateau doubles the load until bandwidth stops
-// improving and reports the first speed at the plateau.
+// TestCapacityFindsPlateau doubles the load until the offered load
+// delivered stops improving and reports the first speed at the plateau.
 func TestCapacityFindsPlateau(t *testing.T) {
 	probe := func(_ int, speed float64) (search.Probe, error) {
-		return search.Probe{BandwidthBps: min(10*speed, 100), Health: "PASS"}, nil
+		return search.Probe{OfferedBps: min(10*speed, 100), Health: "PASS"}, nil
 	}
 	d, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 20}, probe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Plateau || d.PeakBandwidthBps != 100 || d.PeakSpeed != 16 || len(d.Probes) != 7 {
-		t.Errorf("peak %v at %v, plateau %v, %d probes", d.PeakBandwidthBps, d.PeakSpeed, d.Plateau, len(d.Probes))
+	if !d.Plateau || d.PeakOfferedBps != 100 || d.PeakSpeed != 16 || len(d.Probes) != 7 {
+		t.Errorf("peak %v at %v, plateau %v, %d probes", d.PeakOfferedBps, d.PeakSpeed, d.Plateau, len(d.Probes))
 	}
 	still, _ := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 4}, probe)
 	if still.Plateau || still.Done {
@@ -201,14 +201,14 @@ func TestSearchStopsAtUnmeasuredProbe(t *testing.T) {
 	d, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 10}, func(_ int, speed float64) (search.Probe, error) {
 		calls++
 		if speed == 4 {
-			return search.Probe{BandwidthBps: 1e9, NotMeasured: "the run did not complete: no space left on device"}, nil
+			return search.Probe{OfferedBps: 1e9, NotMeasured: "the run did not complete: no space left on device"}, nil
 		}
-		return search.Probe{BandwidthBps: 10 * speed, Pass: true}, nil
+		return search.Probe{OfferedBps: 10 * speed, Pass: true}, nil
 	})
-	if !errors.Is(err, search.ErrNotMeasured) || d.Done || !d.AnswerIsLowerBound || d.PeakBandwidthBps != 20 || d.PeakSpeed != 2 ||
+	if !errors.Is(err, search.ErrNotMeasured) || d.Done || !d.AnswerIsLowerBound || d.PeakOfferedBps != 20 || d.PeakSpeed != 2 ||
 		calls != 3 || len(d.Probes) != 3 || !strings.Contains(d.LowerBoundReason, "no space left on device") || !strings.Contains(d.Reason, "at least") {
 		t.Errorf("capacity: err %v, done %v, lower bound %v (%s), peak %v at %v after %d calls: %s",
-			err, d.Done, d.AnswerIsLowerBound, d.LowerBoundReason, d.PeakBandwidthBps, d.PeakSpeed, calls, d.Reason)
+			err, d.Done, d.AnswerIsLowerBound, d.LowerBoundReason, d.PeakOfferedBps, d.PeakSpeed, calls, d.Reason)
 	}
 
 	calls = 0
@@ -236,27 +236,30 @@ func TestSearchStopsAtUnmeasuredProbe(t *testing.T) {
 }
 
 // TestCapacitySaturatedFromFirstProbe stops after two probes when the
-// first doubling of the load brings no more bandwidth, and says so; by
-// default the search starts at a quarter of the trace's pace.
+// first doubling of the load brings no more offered load, and says so,
+// in GB/s (decimal) as every kvbench bandwidth; by default the search
+// starts at a quarter of the trace's pace.
 func TestCapacitySaturatedFromFirstProbe(t *testing.T) {
 	var speeds []float64
 	d, err := search.Capacity(search.CapacityOptions{MaxProbes: 12}, func(_ int, speed float64) (search.Probe, error) {
 		speeds = append(speeds, speed)
-		return search.Probe{BandwidthBps: 100 + speed}, nil // saturated at any load, with a little noise
+		return search.Probe{OfferedBps: 2.5e9 + speed*4e7}, nil // saturated at any load, with a little noise
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !d.SaturatedFromFirstProbe || !d.Plateau || !d.Done || len(d.Probes) != 2 || speeds[0] != search.DefaultCapacityStart ||
-		!strings.Contains(d.Reason, "saturated from the first probe") || d.PeakBandwidthBps != 100.5 ||
-		!strings.HasSuffix(d.Reason, "at its plateau from the lowest load probed, --speed 0.25 (give a lower --speed to see the rise); peak 0.0 MB/s at --speed 0.5") {
-		t.Errorf("speeds %v: saturated %v, plateau %v, done %v, peak %v: %s", speeds, d.SaturatedFromFirstProbe, d.Plateau, d.Done, d.PeakBandwidthBps, d.Reason)
+		!strings.Contains(d.Reason, "saturated from the first probe") || d.PeakOfferedBps != 2.52e9 ||
+		!strings.Contains(d.Reason, "changed the offered load delivered by +0.4 % (2.51 GB/s to 2.52 GB/s, under the 10 % that counts as improving)") ||
+		!strings.HasSuffix(d.Reason, "at its plateau from the lowest load probed, --speed 0.25 (give a lower --speed to see the rise); peak offered load 2.52 GB/s at --speed 0.5") {
+		t.Errorf("speeds %v: saturated %v, plateau %v, done %v, peak %v: %s", speeds, d.SaturatedFromFirstProbe, d.Plateau, d.Done, d.PeakOfferedBps, d.Reason)
 	}
 	// Rising at first: not saturated.
 	d, _ = search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 12}, func(_ int, speed float64) (search.Probe, error) {
-		return search.Probe{BandwidthBps: min(10*speed, 40)}, nil
+		return search.Probe{OfferedBps: min(1e8*speed, 4e8)}, nil
 	})
-	if d.SaturatedFromFirstProbe || !d.Plateau || d.PeakSpeed != 4 {
+	if d.SaturatedFromFirstProbe || !d.Plateau || d.PeakSpeed != 4 ||
+		d.Reason != "peak offered load 0.400 GB/s at --speed 4: the offered load delivered stopped improving (under 10 % over two doublings of the load) at --speed 16" {
 		t.Errorf("rising: saturated %v, plateau %v, peak at %v: %s", d.SaturatedFromFirstProbe, d.Plateau, d.PeakSpeed, d.Reason)
 	}
 }

@@ -214,9 +214,10 @@ func usersWhat(plan *replay.Plan, n int) string {
 func probeResult(kind string, p search.Probe) string {
 	verdict := results.ProbeVerdict(p)
 	if kind == search.KindCapacity {
-		// MB/s, decimal, as the search's reason and kvreport's probe table
-		// give the same figure.
-		return fmt.Sprintf("%.1f MB/s, %.1f requests/s: %s", p.BandwidthBps/1e6, p.RequestsPerSecond, verdict)
+		// GB/s, decimal, as the search's reason and kvreport's probe table
+		// give the same figure: the offered load delivered, bytes over the
+		// probe's elapsed time.
+		return fmt.Sprintf("offered load %s, %.1f requests/s: %s", replay.FormatRate(p.OfferedBps), p.RequestsPerSecond, verdict)
 	}
 	return fmt.Sprintf("%.1f requests/s, %.0f tokens/s, p95 ms %s: %s", p.RequestsPerSecond, p.TokensPerSecond, p.P95s(), verdict)
 }
@@ -264,12 +265,12 @@ func (sp *SearchProgress) update() func(replay.Progress) {
 		return nil
 	}
 	return func(p replay.Progress) {
-		mbps := float64(p.Bytes) / 1e6 / max(p.Elapsed.Seconds(), 1e-9)
+		offered := float64(p.Bytes) / max(p.Elapsed.Seconds(), 1e-9)
 		window := ""
 		if sp.Window > 0 {
 			window = fmt.Sprintf(" of %v", sp.Window)
 		}
-		fmt.Fprintf(sp.W, "\r\033[K%s: %v%s, %.0f MB/s", sp.head(), p.Elapsed.Round(time.Second), window, mbps)
+		fmt.Fprintf(sp.W, "\r\033[K%s: %v%s, offered load %s", sp.head(), p.Elapsed.Round(time.Second), window, replay.FormatRate(offered))
 	}
 }
 
