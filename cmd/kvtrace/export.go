@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 	"github.com/kvbench/kvbench/trace/export"
@@ -276,9 +277,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := files.commit(); err != nil {
 			return err
 		}
+		// The data the operations move is in GB, decimal, as every kvbench
+		// output gives data moved.
 		fmt.Fprintf(stderr, "kvtrace: export: %d rows -> %d GET %s, %d PUT %s, %d DELETE -> %s\n", st.Rows,
-			st.Ops[schema.OpRead], cli.FormatBytes(st.Bytes[schema.OpRead]),
-			st.Ops[schema.OpWrite], cli.FormatBytes(st.Bytes[schema.OpWrite]), st.Ops[schema.OpDelete], tsvPath)
+			st.Ops[schema.OpRead], results.FormatData(st.Bytes[schema.OpRead]),
+			st.Ops[schema.OpWrite], results.FormatData(st.Bytes[schema.OpWrite]), st.Ops[schema.OpDelete], tsvPath)
 	}
 	return nil
 }
@@ -301,13 +304,15 @@ func coldObjects(ctx context.Context, name string, n *atomic.Int64) ([]export.Co
 	return cold, nil
 }
 
-// fioSummary renders what Fio wrote per tier, for the summary line.
+// fioSummary renders what Fio wrote per tier, for the summary line: the
+// data read and written in GB, decimal, as every kvbench output gives data
+// moved; the files' size on disk, a size, in binary units as disk free is.
 func fioSummary(st *export.FioStats, opt export.FioOptions) string {
 	var b strings.Builder
 	for _, t := range opt.Tiers {
 		s := st.Tier[t]
 		fmt.Fprintf(&b, "%s: %d reads %s, %d writes %s in %d I/Os, %s on disk; ", t,
-			s.ReadOps, cli.FormatBytes(s.ReadBytes), s.WriteOps, cli.FormatBytes(s.WriteBytes), s.Ops, cli.FormatBytes(s.FileSize))
+			s.ReadOps, results.FormatData(s.ReadBytes), s.WriteOps, results.FormatData(s.WriteBytes), s.Ops, cli.FormatBytes(s.FileSize))
 	}
 	fmt.Fprintf(&b, "%d cold reads -> ", st.ColdReads)
 	return b.String()

@@ -23,8 +23,10 @@ import (
 	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/replay/nvme"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
+	"github.com/kvbench/kvbench/trace/export"
 )
 
 const refU10 = "../../testdata/reference/llama8b_u10_d30_gpu0_cpu4_s42.csv"
@@ -175,6 +177,41 @@ func TestExportSai3(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^kvtrace: export: 594 rows -> 485 GET .*, 109 PUT .*, 0 DELETE -> .*\.tsv\n$`).MatchString(stderr) {
 		t.Errorf("summary %q", stderr)
 	}
+	// The data moved is in GB, decimal, as every kvbench output gives it
+	// (issue 23): the sums of the op-log's bytes column.
+	var get, put int64
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		n, err := strconv.ParseInt(f[5], 10, 64)
+		if err != nil {
+			t.Fatalf("bytes of %q: %v", l, err)
+		}
+		switch f[2] {
+		case "GET":
+			get += n
+		case "PUT":
+			put += n
+		}
+	}
+	if want := fmt.Sprintf("485 GET %s, 109 PUT %s, 0 DELETE", results.FormatData(get), results.FormatData(put)); !strings.Contains(stderr, want) ||
+		strings.Contains(stderr, "iB") {
+		t.Errorf("summary %q, want %q", stderr, want)
+	}
+}
+
+// TestFioSummaryUnits: the fio export's summary gives the data each tier
+// reads and writes in GB, decimal, as every kvbench output gives data
+// moved (issue 23), and the size of its files on disk, a size, in binary
+// units as disk free is.
+func TestFioSummaryUnits(t *testing.T) {
+	var st export.FioStats
+	st.Tier[schema.TierNVMe] = export.FioTierStats{Exported: true, ReadOps: 3, ReadBytes: 2_500_000_000, WriteOps: 4, WriteBytes: 1 << 30,
+		Ops: 7, FileSize: 1 << 30}
+	st.ColdReads = 2
+	got := fioSummary(&st, export.FioOptions{Tiers: []schema.Tier{schema.TierNVMe}})
+	if want := "Tier-2: 3 reads 2.50 GB, 4 writes 1.07 GB in 7 I/Os, 1.00 GiB on disk; 2 cold reads -> "; got != want {
+		t.Errorf("fioSummary:\n got %q\nwant %q", got, want)
+	}
 }
 
 // TestExportFioRuns exports a reference trace at 1/4096 of its size, runs
@@ -207,7 +244,7 @@ func TestExportFioRuns(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if !regexp.MustCompile(`(?m)^kvtrace: export: 594 rows -> Tier-2: 76 reads .*, 53 writes .* in \d+ I/Os, .* on disk; 0 cold reads -> .*\.fio\n$`).MatchString(stderr) {
+			if !regexp.MustCompile(`(?m)^kvtrace: export: 594 rows -> Tier-2: 76 reads [0-9.]+ GB, 53 writes [0-9.]+ GB in \d+ I/Os, .* on disk; 0 cold reads -> .*\.fio\n$`).MatchString(stderr) {
 				t.Errorf("summary %q", stderr)
 			}
 			jsonPath := filepath.Join(dir, layout+".json")
