@@ -28,12 +28,30 @@ var (
 
 // unmapped is the ErrUnmappedTier of rows rows on tier t.
 func unmapped(t schema.Tier, rows int64) error {
-	hint := ""
-	if t == schema.TierGPU {
-		hint = " (or gpu on a machine with a GPU)"
+	return fmt.Errorf("replay: the trace has %d %s rows and %s is mapped to no backend: add --tier-map %s=%s%s: %w",
+		rows, t, t, t, StandIn(t), TierHint(t), ErrUnmappedTier)
+}
+
+// StandIn is the backend that serves tier t's rows where the machine has
+// none of its own (kvreplay --fit): RAM for GPU memory, the NVMe tier's
+// drive for object storage (Tier-3), whose objects are large and many.
+func StandIn(t schema.Tier) string {
+	if t == schema.TierObject {
+		return "nvme"
 	}
-	return fmt.Errorf("replay: the trace has %d %s rows and %s is mapped to no backend: add --tier-map %s=ram%s: %w",
-		rows, t, t, t, hint, ErrUnmappedTier)
+	return "ram"
+}
+
+// TierHint says what else serves tier t, for messages: " (or gpu on a
+// machine with a GPU)".
+func TierHint(t schema.Tier) string {
+	switch t {
+	case schema.TierGPU:
+		return " (or gpu on a machine with a GPU)"
+	case schema.TierObject:
+		return " (or s3 with --s3-bucket, for an object store)"
+	}
+	return ""
 }
 
 // noUsers is the ErrNoUsers of the trace name.

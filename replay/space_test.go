@@ -101,7 +101,7 @@ func checkSpace(t *testing.T, seed uint64, budget float64, workers, qd int) {
 	recs := randomTrace(seed, 400)
 	src := memTrace(t, recs)
 	cfg := replay.DefaultConfig()
-	cfg.TierMap = [schema.NumTiers]string{"ram", "ram", "small"}
+	cfg.TierMap = [schema.NumTiers]string{"ram", "ram", "small", "ram"}
 	cfg.Speed, cfg.Verify, cfg.Workers, cfg.QueueDepth, cfg.BlockSize = 0, true, workers, qd, 16<<10
 	cfg.Engine = "psync"
 	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})

@@ -167,7 +167,9 @@ func MetricTarget(name string) (float64, bool) {
 // the run measured it (a closed loop).
 func MetricsOf(r *schema.Result) (map[string]float64, error) {
 	v := map[string]float64{MetricElapsed: r.WallS, MetricDecodeBytesRead: float64(results.DecodeBytesRead(r.Cells)) / results.GB}
-	for t := range schema.NumTiers {
+	// The reference's three tiers always have an offered load (0 when
+	// unused, as its tier bandwidths do); Tier-3 where a run has it.
+	for t := range schema.TierObject {
 		v[tierMetric(int(t), "read_offered")] = 0
 		v[tierMetric(int(t), "write_offered")] = 0
 	}

@@ -73,13 +73,18 @@ const (
 	TierGPU  Tier = iota // "Tier-0": GPU memory (HBM)
 	TierCPU              // "Tier-1": CPU RAM
 	TierNVMe             // "Tier-2": NVMe storage
-	NumTiers = 3         // number of Tier values; Tier values index arrays [NumTiers]
+	// TierObject, "Tier-3", is object storage (S3): an unbounded tier
+	// below a bounded NVMe tier, which only kvtrace --object-tier writes
+	// (the reference's traces, and kvtrace's without it, have three
+	// tiers, and readers of three tiers read them).
+	TierObject
+	NumTiers = 4 // number of Tier values; Tier values index arrays [NumTiers]
 )
 
-var tierNames = [NumTiers]string{"Tier-0", "Tier-1", "Tier-2"}
-var tierShort = [NumTiers]string{"gpu", "cpu", "nvme"}
+var tierNames = [NumTiers]string{"Tier-0", "Tier-1", "Tier-2", "Tier-3"}
+var tierShort = [NumTiers]string{"gpu", "cpu", "nvme", "object"}
 
-// String returns the trace text of t ("Tier-0", "Tier-1", "Tier-2"), or
+// String returns the trace text of t ("Tier-0" to "Tier-3"), or
 // "Tier(n)" for a value outside the enumeration.
 func (t Tier) String() string {
 	if t < NumTiers {
@@ -88,7 +93,8 @@ func (t Tier) String() string {
 	return fmt.Sprintf("Tier(%d)", uint8(t))
 }
 
-// Name returns the reference's short name of t: "gpu", "cpu" or "nvme".
+// Name returns the reference's short name of t: "gpu", "cpu" or "nvme"
+// (and kvbench's "object" for Tier-3).
 func (t Tier) Name() string {
 	if t < NumTiers {
 		return tierShort[t]
@@ -100,12 +106,12 @@ func (t Tier) Name() string {
 func (t Tier) Valid() bool { return t < NumTiers }
 
 // ParseTier parses the trace text of a tier. It accepts exactly "Tier-0",
-// "Tier-1" and "Tier-2".
+// "Tier-1", "Tier-2" and "Tier-3".
 func ParseTier(s string) (Tier, error) {
 	if t, ok := ParseTierBytes([]byte(s)); ok {
 		return t, nil
 	}
-	return 0, fmt.Errorf("schema: tier %q: %w (want Tier-0, Tier-1 or Tier-2)", s, ErrUnknownValue)
+	return 0, fmt.Errorf("schema: tier %q: %w (want Tier-0, Tier-1, Tier-2 or Tier-3)", s, ErrUnknownValue)
 }
 
 // ParseTierBytes is ParseTier for a byte slice without allocating; ok is

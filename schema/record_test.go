@@ -15,7 +15,7 @@ import (
 // that a change of the package's tables fails these tests.
 var (
 	opTexts    = []string{"Read", "Write", "Delete"}
-	tierTexts  = []string{"Tier-0", "Tier-1", "Tier-2"}
+	tierTexts  = []string{"Tier-0", "Tier-1", "Tier-2", "Tier-3"}
 	phaseTexts = []string{"Prefill", "Decode", "Evict"}
 	qosTexts   = []string{"", "interactive", "responsive", "batch"}
 )
@@ -116,7 +116,7 @@ func TestParseInvalid(t *testing.T) {
 		{"Op", ""},
 		{"Op", "Del"},
 		{"Op", "Evict"},
-		{"Tier", "Tier-3"},
+		{"Tier", "Tier-4"},
 		{"Tier", "tier-0"},
 		{"Tier", "Tier-"},
 		{"Tier", "Tier-00"},
@@ -167,8 +167,8 @@ func TestTierName(t *testing.T) {
 			t.Errorf("Tier(%d).Name() = %q, want %q", i, got, w)
 		}
 	}
-	if got := schema.Tier(3).Name(); got != "Tier(3)" {
-		t.Errorf("Tier(3).Name() = %q, want %q", got, "Tier(3)")
+	if got := schema.Tier(4).Name(); got != "Tier(4)" {
+		t.Errorf("Tier(4).Name() = %q, want %q", got, "Tier(4)")
 	}
 }
 
@@ -217,7 +217,7 @@ func FuzzParseEnums(f *testing.F) {
 			f.Add(s + " ")
 		}
 	}
-	for _, s := range []string{"read", "Tier-3", "Both", " Read", "Tier-9", "Tier-\x00", "\xffRead"} {
+	for _, s := range []string{"read", "Tier-4", "Both", " Read", "Tier-9", "Tier-\x00", "\xffRead"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -104,6 +104,7 @@ type cacheStats struct {
 	hits, misses                 int64
 	evictions                    int64
 	offloadsCPU, offloadsStorage int64
+	offloadsObject               int64 // objects written to Tier-3
 	prefillWrites, decodeReads   int64
 	tierWritten, tierRead        [schema.NumTiers]int64
 	systemPromptHits, commonHits int64
@@ -147,6 +148,9 @@ type cache struct {
 	bpt     int64 // bytes per token of the whole model
 	tp      int64
 	stats   cacheStats
+	// last is the last tier, which a write that finds no room above falls
+	// to: NVMe, or Tier-3 with Config.ObjectTier.
+	last schema.Tier
 	// raceP and raceState model kv-cache.py's NVMe reservation leak
 	// (Config.NVMeAccounting).
 	raceP     float64
@@ -167,6 +171,11 @@ func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier,
 	c.tiers[schema.TierNVMe].limit = math.Inf(1)
 	if cfg.StorageCapacityGB > 0 {
 		c.tiers[schema.TierNVMe].limit = cfg.StorageCapacityGB * GiB
+	}
+	c.last = schema.TierNVMe
+	if cfg.ObjectTier {
+		c.tiers[schema.TierObject].limit = math.Inf(1)
+		c.last = schema.TierObject
 	}
 	return c
 }
@@ -256,7 +265,7 @@ func (c *cache) allocateRef(ref *keyRef, tokens int, phase schema.Phase) (*objec
 	c.stats.writeOps++
 	c.stats.writeBytes += size
 	tier, placed := schema.TierGPU, false
-	for t := range schema.Tier(schema.NumTiers) {
+	for t := range c.last + 1 {
 		ok, err := c.ensureSpace(t, size, 0)
 		if err != nil {
 			return nil, err
@@ -289,6 +298,9 @@ func (c *cache) allocateRef(ref *keyRef, tokens int, phase schema.Phase) (*objec
 		c.stats.offloadsCPU++
 	case schema.TierNVMe:
 		c.stats.offloadsStorage++
+		c.stats.storageTokens += float64(tokens)
+	case schema.TierObject:
+		c.stats.offloadsObject++
 		c.stats.storageTokens += float64(tokens)
 	}
 	return o, nil
@@ -329,7 +341,7 @@ func (c *cache) accessRef(ref *keyRef, phase schema.Phase, ct cacheType) (*objec
 	if err := c.emit(schema.OpRead, o, o.tier, phase); err != nil {
 		return nil, err
 	}
-	if o.tier == schema.TierNVMe && c.bpt > 0 {
+	if o.tier >= schema.TierNVMe && c.bpt > 0 { // storage: NVMe, or Tier-3
 		// An object holds one rank's share of its tokens' bytes: a read
 		// of it moves all its tokens, as the reference counts them since
 		// mlcommons/storage #402 (before, TP times too few).
@@ -345,7 +357,7 @@ func (c *cache) accessRef(ref *keyRef, phase schema.Phase, ct cacheType) (*objec
 // take the object.
 func (c *cache) ensureSpace(t schema.Tier, required int64, depth int) (bool, error) {
 	ts := &c.tiers[t]
-	last := t == schema.TierNVMe
+	last := t == c.last
 	if last && math.IsInf(ts.limit, 1) {
 		c.reserve(t, required)
 		return true, nil
@@ -433,8 +445,12 @@ func (c *cache) demote(o *object, to schema.Tier) error {
 	switch to {
 	case schema.TierCPU:
 		c.stats.offloadsCPU++
-	case schema.TierNVMe:
-		c.stats.offloadsStorage++
+	case schema.TierNVMe, schema.TierObject:
+		if to == schema.TierNVMe {
+			c.stats.offloadsStorage++
+		} else {
+			c.stats.offloadsObject++
+		}
 		if perRank := c.bpt / c.tp; perRank > 0 {
 			c.stats.storageTokens += float64(o.size / perRank)
 		}

@@ -21,9 +21,10 @@ type scenario struct {
 	rows strings.Builder
 }
 
-func newScenario(gpu, cpu, nvme float64) *scenario {
+func newScenario(gpu, cpu, nvme float64, objectTier bool) *scenario {
 	s := &scenario{}
 	cfg := DefaultConfig()
+	cfg.ObjectTier = objectTier
 	s.c = newCache(&cfg, 1, func(op schema.Op, o *object, t schema.Tier, ph schema.Phase) error {
 		fmt.Fprintf(&s.rows, "%-6s %s %-7s %s %d\n", op, t, ph, o.key, o.size)
 		return nil
@@ -54,26 +55,27 @@ func (s *scenario) read(tb testing.TB, key string) {
 func TestEvictionScenarios(t *testing.T) {
 	inf := math.Inf(1)
 	tests := []struct {
-		name string
-		run  func(t *testing.T, s *scenario)
-		gpu  float64
-		cpu  float64
-		nvme float64
+		name   string
+		run    func(t *testing.T, s *scenario)
+		gpu    float64
+		cpu    float64
+		nvme   float64
+		object bool // kvtrace --object-tier: Tier-3 below NVMe
 	}{
 		{"fastest_tier_with_room", func(t *testing.T, s *scenario) {
 			s.write(t, "a", 50) // 50 <= 80 % of 100: GPU
 			s.write(t, "b", 30) // 80 <= 80: GPU
 			s.write(t, "c", 10) // 90 > 80: demote a (LRU) to CPU first
-		}, 100, 200, inf},
+		}, 100, 200, inf, false},
 		{"large_object_skips_tier", func(t *testing.T, s *scenario) {
 			s.write(t, "big", 96)   // > 95 % of the GPU tier: straight to CPU
 			s.write(t, "huge", 191) // > 95 % of CPU too: NVMe
-		}, 100, 200, inf},
+		}, 100, 200, inf, false},
 		{"waterfall_deepest_first", func(t *testing.T, s *scenario) {
 			s.write(t, "a", 60) // GPU
 			s.write(t, "b", 60) // a -> CPU, b on GPU
 			s.write(t, "c", 60) // b -> CPU needs room: a -> NVMe first, then b -> CPU
-		}, 100, 100, inf},
+		}, 100, 100, inf, false},
 		{"reads_refresh_recency_never_promote", func(t *testing.T, s *scenario) {
 			s.write(t, "a", 40)
 			s.write(t, "b", 40) // GPU holds a, b (80)
@@ -81,30 +83,38 @@ func TestEvictionScenarios(t *testing.T) {
 			s.write(t, "c", 40) // evicts b, not a
 			s.read(t, "b")      // read on CPU, no promotion
 			s.read(t, "zzz")    // miss: no row
-		}, 100, 200, inf},
+		}, 100, 200, inf, false},
 		{"bounded_last_tier_deletes_lru", func(t *testing.T, s *scenario) {
 			s.write(t, "a", 40) // GPU 0, CPU 0: NVMe
 			s.write(t, "b", 40)
 			s.read(t, "a")
 			s.write(t, "c", 40) // 120 > 100: delete b (LRU), keep a
 			s.read(t, "b")      // gone: miss
-		}, 0, 0, 100},
+		}, 0, 0, 100, false},
+		{"bounded_nvme_demotes_to_object_tier", func(t *testing.T, s *scenario) {
+			s.write(t, "a", 40) // GPU 0, CPU 0: NVMe
+			s.write(t, "b", 40)
+			s.read(t, "a")
+			s.write(t, "c", 40)   // 120 > 100: b (LRU) moves to Tier-3, not deleted
+			s.read(t, "b")        // read from Tier-3
+			s.write(t, "big", 99) // > 95 % of NVMe: straight to Tier-3
+		}, 0, 0, 100, true},
 		{"existing_key_writes_nothing", func(t *testing.T, s *scenario) {
 			s.write(t, "a", 10)
 			s.write(t, "a", 10)
-		}, 100, 100, inf},
+		}, 100, 100, inf, false},
 		{"bail_out_little_to_evict", func(t *testing.T, s *scenario) {
 			s.write(t, "small", 6) // CPU holds 6 (< 20 % of 100)
 			s.write(t, "x", 75)    // 81 > 80 and 75 > 40: skip CPU without evicting
-		}, 0, 100, inf},
+		}, 0, 100, inf, false},
 		{"near_empty_allowance", func(t *testing.T, s *scenario) {
 			s.write(t, "a", 4)  // usage 4 < 5 % of 100 after this? 0 < 5: allowed
 			s.write(t, "b", 90) // 94 > 80, usage 4 < 5: allowed over the target
-		}, 100, 100, inf},
+		}, 100, 100, inf, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newScenario(tt.gpu, tt.cpu, tt.nvme)
+			s := newScenario(tt.gpu, tt.cpu, tt.nvme, tt.object)
 			tt.run(t, s)
 			got := s.rows.String()
 			path := filepath.Join("testdata", "scenarios", tt.name+".golden")

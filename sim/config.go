@@ -31,6 +31,12 @@ type Config struct {
 	// StorageCapacityGB bounds the NVMe tier; 0 means unlimited, as in the
 	// reference's trace mode.
 	StorageCapacityGB float64
+	// ObjectTier adds Tier-3, unbounded object storage (S3), below the
+	// NVMe tier that StorageCapacityGB bounds: what NVMe evicts is
+	// demoted to it (an Evict Read on Tier-2, an Evict Write on Tier-3)
+	// instead of deleted, and read from it after (mlcommons/storage #285;
+	// kvbench's, not the reference's). Traces without it have three tiers.
+	ObjectTier bool
 
 	GenerationMode       string // none, fast or realistic
 	DisableMultiTurn     bool

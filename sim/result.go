@@ -80,43 +80,49 @@ type Percentiles struct {
 
 // CacheStats is the reference's cache_stats block.
 type CacheStats struct {
-	CacheHitRate           float64       `json:"cache_hit_rate"`
-	CacheHits              int64         `json:"cache_hits"`
-	CacheMisses            int64         `json:"cache_misses"`
-	GPUEntries             int           `json:"gpu_entries"`
-	CPUEntries             int           `json:"cpu_entries"`
-	StorageEntries         int           `json:"storage_entries"`
-	GPUMemoryUsedGB        float64       `json:"gpu_memory_used_gb"`
-	CPUMemoryUsedGB        float64       `json:"cpu_memory_used_gb"`
-	OffloadsCPU            int64         `json:"offloads_cpu"`
-	OffloadsStorage        int64         `json:"offloads_storage"`
-	StorageHealth          StorageHealth `json:"storage_health"`
-	PrefillWrites          int64         `json:"prefill_writes"`
-	DecodeReads            int64         `json:"decode_reads"`
-	GPUWrittenGB           float64       `json:"tier_gpu_kv_bytes_written_gb"`
-	CPUWrittenGB           float64       `json:"tier_cpu_kv_bytes_written_gb"`
-	StorageWrittenGB       float64       `json:"tier_storage_kv_bytes_written_gb"`
-	GPUReadGB              float64       `json:"tier_gpu_kv_bytes_read_gb"`
-	CPUReadGB              float64       `json:"tier_cpu_kv_bytes_read_gb"`
-	StorageReadGB          float64       `json:"tier_storage_kv_bytes_read_gb"`
-	GPUReadBandwidth       float64       `json:"tier_gpu_read_bandwidth_gbps"`
-	GPUWriteBandwidth      float64       `json:"tier_gpu_write_bandwidth_gbps"`
-	CPUReadBandwidth       float64       `json:"tier_cpu_read_bandwidth_gbps"`
-	CPUWriteBandwidth      float64       `json:"tier_cpu_write_bandwidth_gbps"`
-	StorageReadBandwidth   float64       `json:"tier_storage_read_bandwidth_gbps"`
-	StorageWriteBandwidth  float64       `json:"tier_storage_write_bandwidth_gbps"`
-	SystemPromptHits       int64         `json:"system_prompt_hits"`
-	CommonPhraseHits       int64         `json:"common_phrase_hits"`
-	UserCacheHits          int64         `json:"user_cache_hits"`
-	MultiTurnHits          int64         `json:"multi_turn_hits"`
-	TotalReadBytes         int64         `json:"total_read_bytes"`
-	TotalWriteBytes        int64         `json:"total_write_bytes"`
-	TotalReadGB            float64       `json:"total_read_gb"`
-	TotalWriteGB           float64       `json:"total_write_gb"`
-	ReadWriteRatio         float64       `json:"read_write_ratio"`
-	ReadIOPS               int64         `json:"read_iops"`
-	WriteIOPS              int64         `json:"write_iops"`
-	StorageTokensProcessed float64       `json:"storage_tokens_processed"`
+	CacheHitRate         float64       `json:"cache_hit_rate"`
+	CacheHits            int64         `json:"cache_hits"`
+	CacheMisses          int64         `json:"cache_misses"`
+	GPUEntries           int           `json:"gpu_entries"`
+	CPUEntries           int           `json:"cpu_entries"`
+	StorageEntries       int           `json:"storage_entries"`
+	GPUMemoryUsedGB      float64       `json:"gpu_memory_used_gb"`
+	CPUMemoryUsedGB      float64       `json:"cpu_memory_used_gb"`
+	OffloadsCPU          int64         `json:"offloads_cpu"`
+	OffloadsStorage      int64         `json:"offloads_storage"`
+	StorageHealth        StorageHealth `json:"storage_health"`
+	PrefillWrites        int64         `json:"prefill_writes"`
+	DecodeReads          int64         `json:"decode_reads"`
+	GPUWrittenGB         float64       `json:"tier_gpu_kv_bytes_written_gb"`
+	CPUWrittenGB         float64       `json:"tier_cpu_kv_bytes_written_gb"`
+	StorageWrittenGB     float64       `json:"tier_storage_kv_bytes_written_gb"`
+	GPUReadGB            float64       `json:"tier_gpu_kv_bytes_read_gb"`
+	CPUReadGB            float64       `json:"tier_cpu_kv_bytes_read_gb"`
+	StorageReadGB        float64       `json:"tier_storage_kv_bytes_read_gb"`
+	GPUReadBandwidth     float64       `json:"tier_gpu_read_bandwidth_gbps"`
+	GPUWriteBandwidth    float64       `json:"tier_gpu_write_bandwidth_gbps"`
+	CPUReadBandwidth     float64       `json:"tier_cpu_read_bandwidth_gbps"`
+	CPUWriteBandwidth    float64       `json:"tier_cpu_write_bandwidth_gbps"`
+	StorageReadBandwidth float64       `json:"tier_storage_read_bandwidth_gbps"`
+	// The object tier's (kvtrace --object-tier, Tier-3; kvbench's, not
+	// the reference's): absent without it.
+	ObjectEntries          int     `json:"object_entries,omitempty"`
+	OffloadsObject         int64   `json:"offloads_object,omitempty"`
+	ObjectWrittenGB        float64 `json:"tier_object_kv_bytes_written_gb,omitempty"`
+	ObjectReadGB           float64 `json:"tier_object_kv_bytes_read_gb,omitempty"`
+	StorageWriteBandwidth  float64 `json:"tier_storage_write_bandwidth_gbps"`
+	SystemPromptHits       int64   `json:"system_prompt_hits"`
+	CommonPhraseHits       int64   `json:"common_phrase_hits"`
+	UserCacheHits          int64   `json:"user_cache_hits"`
+	MultiTurnHits          int64   `json:"multi_turn_hits"`
+	TotalReadBytes         int64   `json:"total_read_bytes"`
+	TotalWriteBytes        int64   `json:"total_write_bytes"`
+	TotalReadGB            float64 `json:"total_read_gb"`
+	TotalWriteGB           float64 `json:"total_write_gb"`
+	ReadWriteRatio         float64 `json:"read_write_ratio"`
+	ReadIOPS               int64   `json:"read_iops"`
+	WriteIOPS              int64   `json:"write_iops"`
+	StorageTokensProcessed float64 `json:"storage_tokens_processed"`
 	// TierLatencyMS are the reference's per-tier latency percentiles,
 	// {gpu,cpu,storage}_{read,write}_{p50,p95,p99,p999,p9999}_ms and
 	// storage_{read,write}_{device,host}_..., present (as in the
@@ -339,6 +345,10 @@ func (e *engine) result() *Result {
 	c.GPUReadBandwidth, c.GPUWriteBandwidth = c.GPUReadGB/elapsed, c.GPUWrittenGB/elapsed
 	c.CPUReadBandwidth, c.CPUWriteBandwidth = c.CPUReadGB/elapsed, c.CPUWrittenGB/elapsed
 	c.StorageReadBandwidth, c.StorageWriteBandwidth = c.StorageReadGB/elapsed, c.StorageWrittenGB/elapsed
+	if e.cfg.ObjectTier {
+		c.ObjectEntries, c.OffloadsObject = e.cache.entries(schema.TierObject), cs.offloadsObject
+		c.ObjectWrittenGB, c.ObjectReadGB = float64(w[schema.TierObject])/gib, float64(rd[schema.TierObject])/gib
+	}
 	c.SystemPromptHits, c.CommonPhraseHits = cs.systemPromptHits, cs.commonHits
 	c.UserCacheHits, c.MultiTurnHits = cs.userHits, cs.multiTurnHits
 	c.TotalReadBytes, c.TotalWriteBytes = cs.readBytes, cs.writeBytes

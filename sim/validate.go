@@ -61,6 +61,9 @@ func (c *Config) Validate() error {
 	p.nonNegative("--request-rate", c.RequestRate)
 	p.atLeast("--max-requests", c.MaxRequests, 0)
 	p.nonNegative("--storage-capacity-gb", c.StorageCapacityGB)
+	if c.ObjectTier && c.StorageCapacityGB <= 0 {
+		p.addf("--object-tier: Tier-3 takes what a bounded NVMe tier evicts: give --storage-capacity-gb (an unbounded NVMe tier evicts nothing)")
+	}
 	p.nonNegative("--precondition-size-gb", c.PreconditionSizeGB)
 	p.atLeast("--precondition-threads", c.PreconditionThreads, 0)
 	p.oneOf("--nvme-accounting", c.NVMeAccounting, AccountingReference, AccountingExact)

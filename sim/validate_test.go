@@ -57,6 +57,7 @@ func TestValidateRules(t *testing.T) {
 		{"rate infinite", func(c *Config) { c.RequestRate = math.Inf(1) }, "--request-rate +Inf: must be a finite number"},
 		{"max requests negative", func(c *Config) { c.MaxRequests = -1 }, "--max-requests -1: must not be negative"},
 		{"storage negative", func(c *Config) { c.StorageCapacityGB = -10 }, "--storage-capacity-gb -10: must not be negative"},
+		{"object tier without a bounded NVMe tier", func(c *Config) { c.ObjectTier = true }, "--object-tier: Tier-3 takes what a bounded NVMe tier evicts: give --storage-capacity-gb (an unbounded NVMe tier evicts nothing)"},
 		{"precondition size negative", func(c *Config) { c.PreconditionSizeGB = -1 }, "--precondition-size-gb -1: must not be negative"},
 		{"precondition threads negative", func(c *Config) { c.PreconditionThreads = -4 }, "--precondition-threads -4: must not be negative"},
 		{"speedup negative", func(c *Config) { c.TraceSpeedup = -1 }, "--trace-speedup -1: must not be negative"},

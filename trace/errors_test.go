@@ -167,7 +167,7 @@ func errCases(tb testing.TB) []errCase {
 		{name: "enum/op empty", in: lf(h8, row8(2, "")), sentinel: trace.ErrBadEnum, line: 2, col: 2, colName: "Operation"},
 		{name: "enum/op trailing space", in: lf(h8, row8(2, "Read ")), sentinel: trace.ErrBadEnum, line: 2, col: 2, colName: "Operation"},
 		{name: "enum/op reordered", in: lf(hr, rowR("Operation", "Evict")), sentinel: trace.ErrBadEnum, line: 2, col: 9, colName: "Operation"},
-		{name: "enum/tier 3", in: lf(h8, row8(4, "Tier-3")), sentinel: trace.ErrBadEnum, line: 2, col: 4, colName: "Tier", value: ptr("Tier-3")},
+		{name: "enum/tier 4", in: lf(h8, row8(4, "Tier-4")), sentinel: trace.ErrBadEnum, line: 2, col: 4, colName: "Tier", value: ptr("Tier-4")},
 		{name: "enum/tier lowercase", in: crlf(h6, row6(4, "tier-1")), sentinel: trace.ErrBadEnum, line: 2, col: 4, colName: "Tier"},
 		{name: "enum/tier name", in: lf(h8, row8(4, "gpu")), sentinel: trace.ErrBadEnum, line: 2, col: 4, colName: "Tier"},
 		{name: "enum/tier reordered", in: lf(hr, rowR("Tier", "Tier-10")), sentinel: trace.ErrBadEnum, line: 2, col: 5, colName: "Tier"},

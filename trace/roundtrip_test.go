@@ -363,7 +363,7 @@ func TestWriterRejects(t *testing.T) {
 	}{
 		{"op 7", func(r *schema.Record) { r.Op = schema.Op(7) }, trace.ErrBadEnum, true},
 		{"op 3", func(r *schema.Record) { r.Op = schema.Op(schema.NumOps) }, trace.ErrBadEnum, true},
-		{"tier 3", func(r *schema.Record) { r.Tier = schema.Tier(3) }, trace.ErrBadEnum, true},
+		{"tier 4", func(r *schema.Record) { r.Tier = schema.Tier(4) }, trace.ErrBadEnum, true},
 		{"phase 9", func(r *schema.Record) { r.Phase = schema.Phase(9) }, trace.ErrBadEnum, true},
 		{"qos 4", func(r *schema.Record) { r.QoS = schema.QoS(4) }, trace.ErrBadEnum, true},
 		{"negative size", func(r *schema.Record) { r.Size = -1 }, trace.ErrNegativeSize, true},

@@ -41,10 +41,12 @@ omission safe).
 The result document (JSON) goes to -o FILE, or to stdout when stdout is not
 a terminal; on a terminal a summary is printed instead.
 
-Tiers: Tier-0 is GPU memory, Tier-1 CPU RAM, Tier-2 NVMe. --tier-map says
-which backend holds each:
+Tiers: Tier-0 is GPU memory, Tier-1 CPU RAM, Tier-2 NVMe, Tier-3 object
+storage (kvtrace --object-tier). --tier-map says which backend holds each:
 %s
-Without a GPU, replay a trace with Tier-0 rows with --tier-map Tier-0=ram.
+Without a GPU, replay a trace with Tier-0 rows with --tier-map Tier-0=ram;
+Tier-3 rows go to S3 with --tier-map Tier-3=s3 --s3-bucket NAME (--fit puts
+them on the nvme tier's --dir when no tier map names them).
 With --gds, objects moved between the gpu tier and the nvme tier go by
 GPUDirect Storage (libcufile: cuFileWrite and cuFileRead between GPU memory
 and the files), not through host memory; an error where libcufile is not.

@@ -163,6 +163,44 @@ func TestS3Gateway(t *testing.T) {
 	checkBucketAfter(t, srv)
 }
 
+// TestS3ObjectTier replays a kvtrace --object-tier trace (Tier-3 below a
+// bounded NVMe tier: NVMe's evictions move there and are read from there)
+// with Tier-3 on S3 and --verify: every Tier-3 byte the trace implies
+// moved through the bucket, checked, and the bucket as it was after.
+func TestS3ObjectTier(t *testing.T) {
+	kvtrace, _ := buildTools(t)
+	tr := filepath.Join(t.TempDir(), "object.csv.zst")
+	if out, err := exec.Command(kvtrace, "--num-users", "10", "--duration", "30", "--generation-mode", "none",
+		"--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "--storage-capacity-gb", "4", "--object-tier", "-o", tr).CombinedOutput(); err != nil {
+		t.Fatalf("kvtrace: %v\n%s", err, out)
+	}
+	read, write, _ := impliedAt(t, tr, 1.0/1024)
+	if read[schema.TierObject] == 0 || write[schema.TierObject] == 0 {
+		t.Fatalf("the trace reads %d and writes %d bytes of Tier-3: want both", read[schema.TierObject], write[schema.TierObject])
+	}
+	srv := s3Server(t)
+	res, stderr := replayDoc(t, "--tier-map", "Tier-1=ram,Tier-2=nvme,Tier-3=s3", "--mkdir", "--dir", filepath.Join(t.TempDir(), "nvme"),
+		"--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket, "--verify", "--speed", "max", "--size-scale", "1/1024", "-o", "-", tr)
+	if !res.Complete || res.Replay.VerifiedBytes == 0 {
+		t.Fatalf("complete %v, %d bytes verified: %s", res.Complete, res.Replay.VerifiedBytes, stderr)
+	}
+	checkTierBytes(t, res, read, write)
+	if p := tierPathOf(res, "s3"); p == nil || p.S3 == nil || p.S3.BytesPut == 0 || p.S3.BytesGot == 0 {
+		t.Errorf("the s3 tier's path: %+v", p)
+	}
+	checkBucketAfter(t, srv)
+}
+
+// tierPathOf is res's tier path of backend; nil when it has none.
+func tierPathOf(res *schema.Result, backend string) *schema.PathInfo {
+	for i := range res.Host.TierPaths {
+		if res.Host.TierPaths[i].Backend == backend {
+			return &res.Host.TierPaths[i]
+		}
+	}
+	return nil
+}
+
 // TestS3Refusals: a tier on S3 without a bucket, or with a bucket that
 // does not exist, stops before any I/O with a clear message.
 func TestS3Refusals(t *testing.T) {

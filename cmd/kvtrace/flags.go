@@ -206,6 +206,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&o.XLSXOutput, "xlsx-output", "", "kv-cache.py's Excel summary (no effect)")
 	fs.StringVar(&o.ConfigPath, "config", "", "kv-cache.py config.yaml to apply before these options")
 	fs.Float64Var(&fv.StorageCapacityGB, "storage-capacity-gb", def.StorageCapacityGB, "NVMe tier GiB; 0 unlimited (as in kv-cache.py's trace mode)")
+	fs.BoolVar(&fv.ObjectTier, "object-tier", false, "kvbench's: add Tier-3, unbounded object storage (S3), below the NVMe tier --storage-capacity-gb bounds: what it evicts moves to Tier-3 and is read from there (kvreplay --tier-map Tier-3=s3); the trace then has four tiers")
 	fs.BoolVar(&fv.Precondition, "precondition", false, "fill the NVMe tier with 2048-token objects before the run")
 	fs.Float64Var(&fv.PreconditionSizeGB, "precondition-size-gb", def.PreconditionSizeGB, "GiB to precondition; 0 is twice --storage-capacity-gb")
 	fs.IntVar(&fv.PreconditionThreads, "precondition-threads", 0, "kv-cache.py's preconditioning threads (only whether it is 1: see --nvme-accounting)")
@@ -329,6 +330,7 @@ func applyChanged(fs *pflag.FlagSet, cfg, v *sim.Config) {
 		{"request-rate", func() { cfg.RequestRate = v.RequestRate }},
 		{"max-requests", func() { cfg.MaxRequests = v.MaxRequests }},
 		{"storage-capacity-gb", func() { cfg.StorageCapacityGB = v.StorageCapacityGB }},
+		{"object-tier", func() { cfg.ObjectTier = v.ObjectTier }},
 		{"precondition", func() { cfg.Precondition = v.Precondition }},
 		{"precondition-size-gb", func() { cfg.PreconditionSizeGB = v.PreconditionSizeGB }},
 		{"precondition-threads", func() { cfg.PreconditionThreads = v.PreconditionThreads }},

@@ -179,7 +179,7 @@ func TestFlagDefaults(t *testing.T) {
 		"target-saturation": "0.8", "use-burst-trace": "false", "burst-trace-path": "BurstGPT/data/BurstGPT_1.csv",
 		"validation-trace": "", "dataset-path": "", "max-conversations": "500", "output": "",
 		"seed": "0", "max-concurrent-allocs": "0", "request-rate": "0", "max-requests": "0",
-		"xlsx-output": "", "config": "", "storage-capacity-gb": "0", "precondition": "false",
+		"xlsx-output": "", "config": "", "storage-capacity-gb": "0", "object-tier": "false", "precondition": "false",
 		"precondition-size-gb": "0", "precondition-threads": "0", "trace-speedup": "1",
 		"replay-cycles": "0", "prefill-only": "false", "decode-only": "false", "io-trace-log": "-",
 		"enable-latency-tracing": "false",

@@ -200,7 +200,8 @@ func (f Fitting) timeLine(cfg *replay.Config, plan *replay.Plan, d time.Duration
 // plan of the replay they make and what it applied and why, for the
 // result, or an error when none makes it fit; a warning says what it
 // applied on opts.Stderr and in the result (warn). First, a tier the
-// trace uses and nothing here serves (Tier-0 without a GPU) goes to RAM,
+// trace uses and nothing here serves goes to its stand-in (Tier-0
+// without a GPU to RAM, Tier-3 without a bucket to NVMe: replay.StandIn),
 // and a replay that would run longer than --fit-time at the trace's pace
 // is bounded (--duration); then the sizes are planned for what it reaches.
 func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, srcs []replay.Source, plan *replay.Plan) (fitted *replay.Plan, fit *schema.Fit, warn string, err error) {
@@ -211,10 +212,11 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 	var pre, whys []string
 	for t := range schema.Tier(schema.NumTiers) {
 		if plan.Used[t] && cfg.TierMap[t] == "" {
-			cfg.TierMap[t] = "ram"
-			pre = append(pre, fmt.Sprintf("--tier-map %s=ram", t))
-			whys = append(whys, fmt.Sprintf("--tier-map %s=ram: the trace has %d %s rows and nothing here serves that tier (kvreplay --list-devices), so RAM serves them and their figures are RAM's",
-				t, plan.UsedRows[t], t))
+			b := replay.StandIn(t)
+			cfg.TierMap[t] = b
+			pre = append(pre, fmt.Sprintf("--tier-map %s=%s", t, b))
+			whys = append(whys, fmt.Sprintf("--tier-map %s=%s: the trace has %d %s rows and the tier map gives that tier nothing%s, so %s serves them and their figures are %s's",
+				t, b, plan.UsedRows[t], t, replay.TierHint(t), b, b))
 		}
 	}
 	if d := f.timeBound(cfg, plan); d > 0 {

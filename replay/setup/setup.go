@@ -142,8 +142,8 @@ func (e *Env) MapTiers(cfg *replay.Config, pairs []cli.KeyValue) []error {
 func CheckMapped(cfg *replay.Config, plan *replay.Plan) error {
 	for t := range schema.Tier(schema.NumTiers) {
 		if plan.Used[t] && cfg.TierMap[t] == "" {
-			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=ram (or =gpu where there is a GPU: kvreplay --list-devices), or simulate with kvtrace --gpu-mem-gb 0",
-				plan.UsedRows[t], t, t, t))
+			return cli.Input(fmt.Errorf("the trace has %d %s rows and --tier-map maps %s to nothing: add --tier-map %s=%s%s, or --fit",
+				plan.UsedRows[t], t, t, t, replay.StandIn(t), replay.TierHint(t)))
 		}
 	}
 	return nil

@@ -266,3 +266,20 @@ func TestGDSNeedsTiers(t *testing.T) {
 		t.Errorf("--gds after a refused tier: %v", err)
 	}
 }
+
+// TestCheckMappedObjectTier: a trace with Tier-3 rows (kvtrace
+// --object-tier) and no mapping for it is refused, naming the stand-in
+// --fit would use (the nvme tier) and the object store.
+func TestCheckMappedObjectTier(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	plan := &replay.Plan{}
+	plan.Used[schema.TierObject], plan.UsedRows[schema.TierObject] = true, 5
+	err := CheckMapped(&cfg, plan)
+	if err == nil || !strings.Contains(err.Error(), "5 Tier-3 rows") || !strings.Contains(err.Error(), "--tier-map Tier-3=nvme (or s3 with --s3-bucket, for an object store)") {
+		t.Errorf("CheckMapped: %v", err)
+	}
+	cfg.TierMap[schema.TierObject] = "s3"
+	if err := CheckMapped(&cfg, plan); err != nil {
+		t.Errorf("Tier-3 mapped to s3: %v", err)
+	}
+}
