@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"io"
+	"time"
+)
 
 // GiB is the reference's gigabyte: the --*-gb flags count 1024^3 bytes.
 const GiB = 1 << 30
@@ -37,6 +40,10 @@ type Config struct {
 	// instead of deleted, and read from it after (mlcommons/storage #285;
 	// kvbench's, not the reference's). Traces without it have three tiers.
 	ObjectTier bool
+	// OpenInput opens the request traces and datasets; nil is os.Open.
+	// kvtrace gives one that its signal context ends, so that a named
+	// pipe with no writer does not hold it past ^C.
+	OpenInput func(path string) (io.ReadCloser, error) `json:"-" yaml:"-"`
 
 	GenerationMode       string // none, fast or realistic
 	DisableMultiTurn     bool

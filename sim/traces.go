@@ -247,7 +247,8 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 				g.fileIdx, g.rowsCycle, g.cycleStart, g.memIdx = 0, 0, start, 0
 			}
 			if g.mem == nil {
-				f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit, BlockTokens: e.cfg.RequestTraceBlockTokens})
+				f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit, BlockTokens: e.cfg.RequestTraceBlockTokens,
+					OpenFile: e.cfg.OpenInput})
 				if err != nil {
 					return 0, false, err
 				}
@@ -402,7 +403,7 @@ type shareGPTGen struct {
 }
 
 func (e *engine) newShareGPT(path string) (generator, error) {
-	f, err := reqtrace.Open(path, reqtrace.FormatShareGPT, reqtrace.Options{MaxConversations: e.cfg.MaxConversations})
+	f, err := reqtrace.Open(path, reqtrace.FormatShareGPT, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, OpenFile: e.cfg.OpenInput})
 	if err != nil {
 		return nil, err
 	}

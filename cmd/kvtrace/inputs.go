@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/outfile"
@@ -115,7 +116,15 @@ func checkInputs(cfg *sim.Config) []error {
 }
 
 // checkInputFile refuses a path given to flag that is not a readable file.
+// A named pipe is only checked for read permission: opening it would wait
+// for its writer (the simulation opens it, under the signal context).
 func checkInputFile(flag, path string) []error {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Type() == os.ModeNamedPipe {
+		if err := syscall.Access(path, 4 /* R_OK */); err != nil {
+			return []error{fmt.Errorf("%s %s: %w", flag, path, err)}
+		}
+		return nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return []error{fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err))}

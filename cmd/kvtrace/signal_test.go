@@ -61,4 +61,34 @@ func TestSignalsStopSimulation(t *testing.T) {
 			}
 		})
 	}
+	// A request trace on a named pipe with no writer waits in open:
+	// under the signal context, which ^C ends.
+	t.Run("request trace FIFO without a writer", func(t *testing.T) {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "requests.jsonl")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		cmd := exec.Command(bin, "--request-trace", fifo, "--request-trace-format", "mooncake", "-o", filepath.Join(dir, "t.csv"))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // a wait for the process to reach open: a stop at any point passes
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("exit status 0 after SIGINT; want non-zero")
+			}
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("still waiting for the FIFO's writer 5 s after SIGINT: %s", stderr.String())
+		}
+	})
 }

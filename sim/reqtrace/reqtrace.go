@@ -161,6 +161,10 @@ type Options struct {
 	// stands for; 0 takes MooncakeBlockTokens. A record whose ids do not
 	// fit it has its input apportioned over them (Request.BlockTokens).
 	BlockTokens int
+	// OpenFile opens a path for Open; nil is os.Open. A caller that must
+	// stop while the open waits (a named pipe with no writer yet blocks
+	// in open(2)) gives one that a signal ends.
+	OpenFile func(path string) (io.ReadCloser, error) `json:"-"`
 }
 
 // Validate reports whether o is usable.
@@ -334,7 +338,11 @@ func Open(path string, f Format, opt Options) (*File, error) {
 	if path == "-" {
 		src = os.Stdin
 	} else {
-		fh, err := os.Open(path)
+		open := opt.OpenFile
+		if open == nil {
+			open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
+		}
+		fh, err := open(path)
 		if err != nil {
 			return nil, fmt.Errorf("reqtrace: %w", err)
 		}
