@@ -115,13 +115,20 @@ func referenceTraces(t *testing.T) []string {
 // under the race detector (CI's go test -race), and CI runs this test
 // again without it and with KVBENCH_LONG=1.
 func TestReferenceTracesAtScale(t *testing.T) {
-	scales := []string{"1/64", "1/1024"} // every one with KVBENCH_LONG=1 (CI)
+	// Without KVBENCH_LONG=1, 1/64 at a deep queue and 1/1024 at depth 1;
+	// with it (CI), every scale at both depths.
+	scales, depths := []string{"1/64", "1/1024"}, map[string][]string{"1/64": {"256"}, "1/1024": {"1"}}
 	if longTests {
 		scales = []string{"1/16", "1/64", "1/256", "1/1024"}
+		depths = nil
 	}
 	for _, f := range referenceTraces(t) {
 		for _, sc := range scales {
-			for _, qd := range []string{"1", "256"} {
+			qds := []string{"1", "256"}
+			if d, ok := depths[sc]; ok {
+				qds = d
+			}
+			for _, qd := range qds {
 				t.Run(filepath.Base(f)+"/"+sc+"/qd"+qd, func(t *testing.T) {
 					v, err := cli.Fraction("--size-scale", sc)
 					if err != nil {
