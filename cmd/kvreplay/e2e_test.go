@@ -115,6 +115,7 @@ func referenceTraces(t *testing.T) []string {
 // under the race detector (CI's go test -race), and CI runs this test
 // again without it and with KVBENCH_LONG=1.
 func TestReferenceTracesAtScale(t *testing.T) {
+	t.Parallel()
 	// Without KVBENCH_LONG=1, 1/64 at a deep queue and 1/1024 at depth 1;
 	// with it (CI), every scale at both depths.
 	scales, depths := []string{"1/64", "1/1024"}, map[string][]string{"1/64": {"256"}, "1/1024": {"1"}}
