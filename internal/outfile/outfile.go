@@ -128,14 +128,14 @@ func Classify(path string) (Target, error) {
 	case m&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0:
 		t.Kind, t.Path = InPlace, path
 	default:
-		return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s, not a regular file: %w", typeName(m), ErrNotWritable)}
+		return t, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s, not a regular file: %w", TypeName(m), ErrNotWritable)}
 	}
 	return t, nil
 }
 
-// typeName names the type of a file that is not regular, in words (a
-// FileMode prints its type as letters: "L---------").
-func typeName(m fs.FileMode) string {
+// TypeName names the type of a file that is not regular, in words (a
+// FileMode prints its type as letters: "L---------"), for messages.
+func TypeName(m fs.FileMode) string {
 	switch t := m.Type(); {
 	case t&fs.ModeSymlink != 0:
 		return "symbolic link"
@@ -435,7 +435,7 @@ func (f *File) commit() error {
 // never renamed over.
 func (f *File) rename(tmp string) error {
 	if fi, err := os.Lstat(f.target.Path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("a %s appeared at the path: %w", typeName(fi.Mode()), ErrNotWritable)
+		return fmt.Errorf("a %s appeared at the path: %w", TypeName(fi.Mode()), ErrNotWritable)
 	}
 	return os.Rename(tmp, f.target.Path)
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -167,7 +168,7 @@ func (o Options) CheckDevice(traces []string, output string) error {
 	case err != nil:
 		return fmt.Errorf("--device %s: %w", dev, cli.UnwrapPath(err))
 	case !block && !fi.Mode().IsRegular() && !fi.IsDir():
-		return fmt.Errorf("--device %s: a %s: want a file or a block device", dev, fileType(fi.Mode()))
+		return fmt.Errorf("--device %s: a %s: want a file or a block device", dev, outfile.TypeName(fi.Mode()))
 	case fi.IsDir():
 		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", dev, dev)
 	case fi.Mode().IsRegular() && !o.DeviceOverwrite:
@@ -185,19 +186,6 @@ func (o Options) CheckDevice(traces []string, output string) error {
 		return checkBlockDevice(sysBlock, dev, rdev, runFiles(traces, output))
 	}
 	return nil
-}
-
-// fileType names a file's type that is neither regular nor a directory.
-func fileType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "file of mode " + m.String()
 }
 
 // samePath reports whether a and b name the same file: the same inode
