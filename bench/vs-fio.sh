@@ -11,7 +11,7 @@
 #               by kvtrace export and replayed by kvreplay itself
 #   small       N 4 KiB objects written, then read back in a shuffled order
 #               (one trace, --block-size 4KiB), beside fio's randwrite and
-#               randread at 4k on a file of the same size: IOPS, not MB/s
+#               randread at 4k on a file of the same size: IOPS, not GB/s
 # and prints each pair's figure, the ratio kvreplay/fio, and the medians
 # over the rounds. Uses only public tools: bash, fio, python3, go.
 #
@@ -225,7 +225,7 @@ kvsmall() { # result
 		"$work/small.csv" >/dev/null
 }
 
-mb() { awk -v x="$1" 'BEGIN { printf "%7.0f", x / 1e6 }'; }
+gb() { awk -v x="$1" 'BEGIN { printf "%7.3f", x / 1e9 }'; }
 kio() { awk -v x="$1" 'BEGIN { printf "%6.1f", x / 1e3 }'; }
 
 declare -A F K
@@ -236,14 +236,14 @@ for r in $(seq 1 "$rounds"); do
 		kvr "$work/write.csv" "$work/kw.json"; K[w$r]=$(kv_bw "$work/kw.json")
 		F[r$r]=$(fio_bw "$(seqjob read)" read)
 		kvr "$work/read.csv" "$work/kr.json"; K[r$r]=$(kv_bw "$work/kr.json")
-		line+=$(printf ' seq-write fio %s kvreplay %s MB/s | seq-read fio %s kvreplay %s MB/s |' \
-			"$(mb "${F[w$r]}")" "$(mb "${K[w$r]}")" "$(mb "${F[r$r]}")" "$(mb "${K[r$r]}")")
+		line+=$(printf ' seq-write fio %s kvreplay %s GB/s | seq-read fio %s kvreplay %s GB/s |' \
+			"$(gb "${F[w$r]}")" "$(gb "${K[w$r]}")" "$(gb "${F[r$r]}")" "$(gb "${K[r$r]}")")
 	fi
 	if has trace; then
 		F[t$r]=$(fio_bw "$job" "$replay_job")
 		kvr "$trace" "$work/kt.json" --tier-map Tier-0=null,Tier-1=null,Tier-2=nvme --size-scale "$scale"
 		K[t$r]=$(kv_bw "$work/kt.json")
-		line+=$(printf ' trace fio %s kvreplay %s MB/s |' "$(mb "${F[t$r]}")" "$(mb "${K[t$r]}")")
+		line+=$(printf ' trace fio %s kvreplay %s GB/s |' "$(gb "${F[t$r]}")" "$(gb "${K[t$r]}")")
 	fi
 	if has small; then
 		F[sw$r]=$(fio_iops "$(smalljob randwrite)" randwrite)
@@ -266,14 +266,15 @@ print(f"\nmedians over {rounds} rounds, queue depth {qd}, io_uring, O_DIRECT, on
 print(f"{'test':<12} {'block':>6} {'unit':>6} {'fio':>10} {'kvreplay':>10} {'ratio':>7}   per-round ratios")
 rows = []
 if "seq" in cases:
-    rows += [("seq-write", "w", bs, "MB/s", 1e6), ("seq-read", "r", bs, "MB/s", 1e6)]
+    rows += [("seq-write", "w", bs, "GB/s", 1e9), ("seq-read", "r", bs, "GB/s", 1e9)]
 if "trace" in cases:
-    rows += [("trace", "t", bs, "MB/s", 1e6)]
+    rows += [("trace", "t", bs, "GB/s", 1e9)]
 if "small" in cases:
     rows += [("small-write", "sw", "4KiB", "IOPS", 1), ("small-read", "sr", "4KiB", "IOPS", 1)]
 for name, p, block, unit, div in rows:
     f = statistics.median(F[f"{p}{i}"] for i in range(1, rounds + 1))
     k = statistics.median(K[f"{p}{i}"] for i in range(1, rounds + 1))
     per = " ".join(f"{K[f'{p}{i}'] / F[f'{p}{i}']:.3f}" if F[f'{p}{i}'] else "-" for i in range(1, rounds + 1))
-    print(f"{name:<12} {block:>6} {unit:>6} {f/div:>10.0f} {k/div:>10.0f} {k/f if f else 0:>7.3f}   {per}")
+    digits = 3 if unit == "GB/s" else 0
+    print(f"{name:<12} {block:>6} {unit:>6} {f/div:>10.{digits}f} {k/div:>10.{digits}f} {k/f if f else 0:>7.3f}   {per}")
 EOF

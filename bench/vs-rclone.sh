@@ -12,7 +12,7 @@
 #   get   kvreplay reads them back (a trace of their Read rows: written
 #         untimed first, then read), beside rclone copy --transfers C of
 #         the bucket's copies into a RAM directory
-# and prints each pair's MB/s (10^6 bytes), the ratio kvreplay/rclone and
+# and prints each pair's GB/s (10^9 bytes), the ratio kvreplay/rclone and
 # the medians over the rounds. kvreplay's figure is its Tier-2 bytes over
 # the time the tier was busy (the result's device rate: neither its
 # start-up nor its prepare phase); rclone's is the bytes over the wall
@@ -142,7 +142,7 @@ total=$(cat "$work/total")
 kvflags="--block-size 8MiB --queue-depth $conc"
 [ -n "$kvdefaults" ] && kvflags=
 
-kv() { # trace result op -> MB/s of Tier-2's op while busy
+kv() { # trace result op -> GB/s of Tier-2's op while busy
 	"$kvreplay" --tier-map Tier-2=s3 --s3-endpoint "$endpoint" --s3-bucket "$bucket" --s3-prefix kvreplay \
 		--s3-concurrency "$conc" $kvflags --speed max $verify -q -o "$2" "$1" >/dev/null
 	python3 -c "
@@ -150,18 +150,18 @@ import sys, json
 d = json.load(open(sys.argv[1]))
 assert d['complete'], 'kvreplay did not complete'
 t = [t for t in d['tiers'] if t['tier'] == 'Tier-2'][0]
-print('%.1f' % (t[sys.argv[2] + '_bandwidth_bytes_per_s'] / 1e6))" "$2" "$3"
+print('%.3f' % (t[sys.argv[2] + '_bandwidth_bytes_per_s'] / 1e9))" "$2" "$3"
 }
-rc() { # src dst -> MB/s of an rclone copy
+rc() { # src dst -> GB/s of an rclone copy
 	local t0 t1
 	t0=$(date +%s.%N)
 	rcl copy "$1" "$2"
 	t1=$(date +%s.%N)
-	python3 -c "import sys; print('%.1f' % (int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2])) / 1e6))" "$total" "$t0" "$t1"
+	python3 -c "import sys; print('%.3f' % (int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9))" "$total" "$t0" "$t1"
 }
 
 echo "vs-rclone: $endpoint, bucket $bucket, concurrency $conc, $rounds rounds${verify:+, kvreplay --verify}; $(rclone version 2>/dev/null | head -1) ${rclone_flags:-with its defaults}" >&2
-printf '%-6s %5s %12s %12s %7s\n' case round kvreplay rclone ratio
+printf '%-6s %5s %12s %12s %7s\n' case round 'kvreplay GB/s' 'rclone GB/s' ratio
 declare -a pr gr
 for r in $(seq "$rounds"); do
 	kp=$(kv "$work/write.csv" "$work/put-$r.json" write)
