@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,10 +108,8 @@ func pathNotes(rows []pathRow) []string {
 	byTier := map[string]*seen{}
 	var tiers []string
 	add := func(list []string, g string) []string {
-		for _, x := range list {
-			if x == g {
-				return list
-			}
+		if slices.Contains(list, g) {
+			return list
 		}
 		return append(list, g)
 	}

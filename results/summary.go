@@ -89,15 +89,15 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	nvme, cpu := schema.TierNVMe.String(), schema.TierCPU.String()
 	read, write, del := schema.OpRead.String(), schema.OpWrite.String(), schema.OpDelete.String()
 	s.DecodeBytesReadGB = float64(DecodeBytesRead(r.Cells)) / GB
-	rl, reads, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read }, false)
+	rl, reads, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 read latency: %w", err)
 	}
-	wl, writes, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write }, false)
+	wl, writes, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 write latency: %w", err)
 	}
-	cl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == cpu && c.Op != del }, false)
+	cl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == cpu && c.Op != del }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-1 latency: %w", err)
 	}
@@ -144,7 +144,11 @@ func StorageTokens(cells []schema.Cell, bytesPerToken int64, tensorParallel int)
 // metrics. It fails only on a damaged histogram.
 func TierOpLatency(cells []schema.Cell, tier schema.Tier, op schema.Op, fromSchedule bool) (schema.Latency, error) {
 	t, o := tier.String(), op.String()
-	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o }, fromSchedule)
+	of := submitted
+	if fromSchedule {
+		of = scheduled
+	}
+	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o }, of)
 	if err != nil {
 		return schema.Latency{}, fmt.Errorf("results: %s %s latency: %w", t, o, err)
 	}
@@ -155,33 +159,33 @@ func TierOpLatency(cells []schema.Cell, tier schema.Tier, op schema.Op, fromSche
 // cells that have them (schema.Cell.FirstByte: an object store's); the
 // zero Latency when none has.
 func TierFirstByte(cells []schema.Cell, tier schema.Tier) (schema.Latency, error) {
-	t := tier.String()
-	var ls []schema.Latency
-	for i := range cells {
-		if c := &cells[i]; c.Tier == t && c.Op == schema.OpRead.String() && c.FirstByte != nil {
-			ls = append(ls, *c.FirstByte)
-		}
-	}
-	l, err := hist.MergeLatencies(ls...)
+	t, read := tier.String(), schema.OpRead.String()
+	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == read },
+		func(c *schema.Cell) *schema.Latency { return c.FirstByte })
 	if err != nil {
 		return schema.Latency{}, fmt.Errorf("results: %s read time to first byte: %w", t, err)
 	}
 	return l, nil
 }
 
-// cellLatency merges the latencies of the cells match selects and counts
-// those cells.
-func cellLatency(cells []schema.Cell, match func(*schema.Cell) bool, fromSchedule bool) (schema.Latency, int, error) {
+// The latencies of a cell that cellLatency merges most: from submission
+// and from the scheduled time.
+var (
+	submitted = func(c *schema.Cell) *schema.Latency { return &c.Latency }
+	scheduled = func(c *schema.Cell) *schema.Latency { return &c.FromSchedule }
+)
+
+// cellLatency merges the latency of (of) the cells match selects and
+// counts the cells that have one.
+func cellLatency(cells []schema.Cell, match func(*schema.Cell) bool, of func(*schema.Cell) *schema.Latency) (schema.Latency, int, error) {
 	var ls []schema.Latency
 	for i := range cells {
 		c := &cells[i]
 		if !match(c) {
 			continue
 		}
-		if fromSchedule {
-			ls = append(ls, c.FromSchedule)
-		} else {
-			ls = append(ls, c.Latency)
+		if l := of(c); l != nil {
+			ls = append(ls, *l)
 		}
 	}
 	l, err := hist.MergeLatencies(ls...)

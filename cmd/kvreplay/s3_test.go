@@ -84,12 +84,7 @@ func replayS3(t *testing.T, srv *s3test.Server, tr, scale string) {
 	if res.Replay.VerifiedBytes != physRead || read[schema.TierNVMe] == 0 || write[schema.TierNVMe] == 0 {
 		t.Errorf("verified %d bytes of the %d read; the trace reads %d bytes of Tier-2 and writes %d", res.Replay.VerifiedBytes, physRead, read[schema.TierNVMe], write[schema.TierNVMe])
 	}
-	var pi *schema.PathInfo
-	for i := range res.Host.TierPaths {
-		if res.Host.TierPaths[i].Backend == "s3" {
-			pi = &res.Host.TierPaths[i]
-		}
-	}
+	pi := tierPathOf(res, "s3")
 	if pi == nil || !strings.HasPrefix(pi.Path, "s3://"+s3Bucket+"/e2e/run-") || pi.Device != srv.Endpoint {
 		t.Errorf("the s3 tier's path: %+v", pi)
 	}
@@ -144,12 +139,7 @@ func TestS3Gateway(t *testing.T) {
 	}
 	read, write, _ := impliedAt(t, tr, 1.0/4096)
 	checkTierBytes(t, res, read, write)
-	var pi *schema.PathInfo
-	for i := range res.Host.TierPaths {
-		if res.Host.TierPaths[i].Backend == "nvme" {
-			pi = &res.Host.TierPaths[i]
-		}
-	}
+	pi := tierPathOf(res, "nvme")
 	if pi == nil || pi.FileSystem != "fuse.s3fs" || !strings.HasPrefix(pi.Gateway, "s3fs: ") ||
 		!strings.Contains(pi.GatewayCommand, "s3fs "+s3Bucket+" "+point+" ") || !strings.Contains(pi.GatewayCommand, "url="+srv.Endpoint) {
 		t.Errorf("the gateway's path: %+v", pi)

@@ -83,7 +83,7 @@ func RedactArgs(args []string) []string {
 	for i, a := range args {
 		out[i] = a
 		switch {
-		case i > 0 && out[i-1] != "REDACTED" && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && isSecret(args[i-1]) && !strings.HasPrefix(a, "-"):
+		case i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && isSecret(args[i-1]) && !strings.HasPrefix(a, "-"):
 			out[i] = "REDACTED"
 		case strings.HasPrefix(a, "-") && strings.Contains(a, "="):
 			name, _, _ := strings.Cut(a, "=")

@@ -86,17 +86,21 @@ func (so *SearchOptions) Check(cfg *replay.Config) []error {
 // done, its answer what the probes before it measured (exit 1). Memory is
 // refused as for a replay.
 func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Options) (warning string, err error) {
-	if err := CheckFits(cfg, plan, opts); err != nil {
-		for _, b := range Advise(cfg, plan, opts).Blockers {
-			if !strings.HasPrefix(b, "disk: ") {
-				return "", err
-			}
-		}
-		opts.MayFill = true
-		return fmt.Sprintf("--search %s: the last probes may not fit: %v; a probe that fills the disk stops the search (done: false, exit 1), "+
-			"its answer what the probes before it measured", kind, err), nil
+	if !Planned(plan) {
+		return "", nil
 	}
-	return "", nil
+	a := Advise(cfg, plan, opts)
+	if a.Runs {
+		return "", nil
+	}
+	for _, b := range a.Blockers {
+		if !strings.HasPrefix(b, "disk: ") {
+			return "", cli.Input(notFitError(a))
+		}
+	}
+	opts.MayFill = true
+	return fmt.Sprintf("--search %s: the last probes may not fit: %v; a probe that fills the disk stops the search (done: false, exit 1), "+
+		"its answer what the probes before it measured", kind, notFitError(a)), nil
 }
 
 // Search runs the search so asks over the traces' total users, each probe
