@@ -1,6 +1,7 @@
 package report
 
 import (
+	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -825,31 +826,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 `))
 
 // htmlCSS styles kvreport's HTML pages: the report's and the searches'.
-const htmlCSS = `body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1b1b1b; background: #fff; max-width: 1320px; }
-h1 { font-size: 24px; margin: 0 0 12px; }
-h2 { font-size: 19px; margin: 28px 0 8px; border-bottom: 2px solid #0072B2; padding-bottom: 4px; }
-h3 { font-size: 16px; margin: 18px 0 6px; }
-nav a { margin-right: 12px; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
-th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; vertical-align: top; }
-th { background: #eef3f8; }
-td.l, th.l { text-align: left; }
-.warnings { background: #fff4e5; border: 2px solid #D55E00; padding: 8px 16px; margin: 12px 0; }
-.warnings h2 { border: none; color: #a33a00; margin: 4px 0; }
-.warnings li { font-weight: 600; margin: 4px 0; }
-.good { background: #e3f4ea; }
-.bad { background: #fbe3dc; }
-.pass { background: #2e7d32; color: #fff; font-weight: 700; text-align: center; }
-.fail { background: #c62828; color: #fff; font-weight: 700; text-align: center; }
-.na { color: #888; }
-.note { color: #a33a00; font-size: 13px; }
-.charts { display: flex; flex-wrap: wrap; gap: 12px; }
-svg.chart { background: #fff; border: 1px solid #ddd; }
-svg .title { font-size: 13px; font-weight: 700; fill: #1b1b1b; }
-svg .tick, svg .legend { font-size: 11px; fill: #333; }
-svg .axis { font-size: 12px; fill: #333; }
-svg .grid { stroke: #e5e5e5; stroke-width: 1; }
-svg .frame { fill: none; stroke: #999; }
-svg .median { stroke: #1b1b1b; stroke-width: 3; }
-ul.criteria { margin: 0; padding-left: 16px; text-align: left; }
-`
+// Each page carries it inline, so that a page is one self-contained file.
+//
+//go:embed report.css
+var htmlCSS string
