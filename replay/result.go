@@ -14,8 +14,7 @@ import (
 func (s *sched) result(wall time.Duration) *schema.Result {
 	m := s.metrics
 	res := &schema.Result{
-		Format:        schema.ResultFormat,
-		FormatVersion: schema.ResultFormatVersion,
+		Header:        schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion},
 		Rank:          s.cfg.Rank,
 		Ranks:         max(1, s.cfg.Ranks),
 		Started:       s.start.UTC(),

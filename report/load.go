@@ -331,7 +331,7 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		v, ok := cs[k].(float64)
 		return v, ok
 	}
-	r := &schema.Result{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: KindReference,
+	r := &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: KindReference},
 		Ranks: 1, Complete: true, SizeScale: 1}
 	values := map[string]float64{}
 	if s.ElapsedTime != nil {

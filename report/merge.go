@@ -55,12 +55,11 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 		}
 	}
 	out := &schema.Result{
-		Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion,
-		Tool: first.Tool, ToolVersion: first.ToolVersion, CommandLine: first.CommandLine,
-		Label: first.Label, System: first.System, Trial: first.Trial,
+		Header: first.Header, Trial: first.Trial,
 		Rank: 0, Complete: true,
 		Host: first.Host, Config: first.Config, SizeScale: first.SizeScale,
 	}
+	out.Format, out.FormatVersion = schema.ResultFormat, schema.ResultFormatVersion
 	start, end := first.Started, first.Started
 	for _, d := range docs {
 		if d.Started.Before(start) {

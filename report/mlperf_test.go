@@ -63,7 +63,7 @@ func mlperfDoc(tb testing.TB, s rankSpec) *schema.Result {
 	for range 10 {
 		reqs.Add(schema.QoSInteractive, time.Duration(s.readMS+s.writeMS+50)*ms)
 	}
-	r := &schema.Result{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: "kvreplay",
+	r := &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: "kvreplay"},
 		Rank: s.rank, Ranks: 2, Trial: s.trial, Started: mlperfStart.Add(time.Duration(s.trial) * time.Minute),
 		WallS: wall.Seconds(), Complete: true, SizeScale: 1, Host: schema.Host{Hostname: "host" + string(rune('a'+s.rank))},
 		Cells: cells, Tiers: results.TierTotals(cells, wall), Requests: reqs.Finalize(),

@@ -232,7 +232,7 @@ func synth(tb testing.TB, rng *rand.Rand, ranks int) (parts []*schema.Result, wh
 		wholeLat[id], wholeSched[id] = hist.New(), hist.New()
 	}
 	for r := range ranks {
-		d := &schema.Result{Format: schema.ResultFormat, FormatVersion: 1, Tool: "kvreplay", Rank: r, Ranks: ranks,
+		d := &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: 1, Tool: "kvreplay"}, Rank: r, Ranks: ranks,
 			Started: start.Add(time.Duration(rng.IntN(3)) * time.Second), WallS: float64(1 + rng.IntN(5)), Complete: true,
 			SizeScale: 1, Host: schema.Host{Hostname: fmt.Sprintf("h%d", r)}}
 		for _, id := range ids {

@@ -28,8 +28,8 @@ func writeDoc(t *testing.T, dir, name string, v any) string {
 }
 
 func usersSearch(system string, users int) *schema.SearchResult {
-	return &schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchUsers,
-		System: system, Users: users, TotalUsers: 40, Confidence: 1, Resolution: 1, Done: true, WindowS: 20,
+	return &schema.SearchResult{Header: schema.Header{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, System: system},
+		Kind: schema.SearchUsers, Users: users, TotalUsers: 40, Confidence: 1, Resolution: 1, Done: true, WindowS: 20,
 		Reason: "x users passed", Warnings: []string{"SCALED RUN: test"},
 		Probes: []schema.SearchProbe{
 			{Users: 10, Pass: true, RequestsPerSecond: 50, P95MSByQoS: map[string]float64{"interactive": 20}},
@@ -67,7 +67,7 @@ func TestRenderSearches(t *testing.T) {
 		t.Errorf("xlsx of a search: no error")
 	}
 	// A result beside a search, and searches of two kinds, are refused.
-	res := writeDoc(t, dir, "r.json", &schema.Result{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion})
+	res := writeDoc(t, dir, "r.json", &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion}})
 	if _, _, err := report.LoadSearches([]string{a, res}, nil); !errors.Is(err, report.ErrFormat) {
 		t.Errorf("search and result: %v", err)
 	}
@@ -106,8 +106,8 @@ func TestRenderSearchHTML(t *testing.T) {
 	users := usersSearch("A", 10)
 	users.UserSelection = "stratified by QoS class"
 	users.Probes[0].UsersByQoS = map[string]int{"interactive": 3, "batch": 7}
-	capacity := &schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchCapacity,
-		System: "B", PeakOfferedBps: 2e9, PeakSpeed: 0.25, Plateau: true, SaturatedFromFirstProbe: true, Done: true, WindowS: 30,
+	capacity := &schema.SearchResult{Header: schema.Header{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, System: "B"},
+		Kind: schema.SearchCapacity, PeakOfferedBps: 2e9, PeakSpeed: 0.25, Plateau: true, SaturatedFromFirstProbe: true, Done: true, WindowS: 30,
 		Reason: "saturated from the first probe: ...",
 		Probes: []schema.SearchProbe{
 			{Speed: 0.25, Pass: true, Reason: "storage_health PASS", OfferedBps: 2e9, P95MSByQoS: map[string]float64{"batch": 30}},

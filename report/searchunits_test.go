@@ -26,8 +26,8 @@ func TestSearchV1OfferedLoad(t *testing.T) {
 		d.Probes[0].OfferedBps != 45767617.8230922 || d.Probes[2].OfferedBps != d.PeakOfferedBps {
 		t.Fatalf("version 1 read as: version %d, peak %v, probes %+v", d.FormatVersion, d.PeakOfferedBps, d.Probes)
 	}
-	b := &schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchCapacity,
-		System: "B", PeakOfferedBps: 1e8, PeakSpeed: 2, Plateau: true, Done: true, WindowS: 1, Reason: "plateau",
+	b := &schema.SearchResult{Header: schema.Header{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, System: "B"},
+		Kind: schema.SearchCapacity, PeakOfferedBps: 1e8, PeakSpeed: 2, Plateau: true, Done: true, WindowS: 1, Reason: "plateau",
 		Probes: []schema.SearchProbe{{Speed: 2, Pass: true, OfferedBps: 1e8}}}
 	for _, f := range []string{"text", "markdown", "html"} {
 		var out strings.Builder

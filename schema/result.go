@@ -21,22 +21,30 @@ const (
 	ResultFormatVersion = 3
 )
 
+// Header opens each document kvreplay writes, a result or a search: what
+// it is, what wrote it, and the names a comparison goes by.
+type Header struct {
+	Format        string   `json:"format"`
+	FormatVersion int      `json:"format_version"`
+	Tool          string   `json:"tool"`
+	ToolVersion   string   `json:"tool_version"`
+	CommandLine   []string `json:"command_line"`
+	// Label and System name the run for comparisons (kvreplay --label,
+	// --system); empty when not given.
+	Label  string `json:"label,omitempty"`
+	System string `json:"system,omitempty"`
+}
+
 // Result is the document kvreplay writes for one run (or one rank of a
 // run) and kvreport reads, merges and renders (design section 6). Latency
 // histograms are carried encoded, so merges across trials and ranks are
 // exact. Durations are in seconds unless a name says otherwise (_us:
 // microseconds, _ms: milliseconds).
 type Result struct {
-	Format        string   `json:"format"`
-	FormatVersion int      `json:"format_version"`
-	Tool          string   `json:"tool"`
-	ToolVersion   string   `json:"tool_version"`
-	CommandLine   []string `json:"command_line"`
-	// Label, System and Trial name the run for comparisons (kvreplay
-	// --label, --system, --trial); empty when not given.
-	Label  string `json:"label,omitempty"`
-	System string `json:"system,omitempty"`
-	Trial  int    `json:"trial,omitempty"`
+	Header
+	// Trial names the run among its trials (kvreplay --trial); 0 when not
+	// given.
+	Trial int `json:"trial,omitempty"`
 	// Rank and Ranks place the document in a multi-host run (0 of 1 alone).
 	Rank  int `json:"rank"`
 	Ranks int `json:"ranks"`

@@ -63,14 +63,8 @@ type SearchProbe struct {
 // SearchResult is what a search (kvreplay --search) writes: the answer, its confidence, and every
 // probe in the order it ran.
 type SearchResult struct {
-	Format        string   `json:"format"`
-	FormatVersion int      `json:"format_version"`
-	Tool          string   `json:"tool"`
-	ToolVersion   string   `json:"tool_version"`
-	CommandLine   []string `json:"command_line"`
-	Label         string   `json:"label,omitempty"`
-	System        string   `json:"system,omitempty"`
-	Kind          string   `json:"kind"`
+	Header
+	Kind string `json:"kind"`
 	// WindowS is each probe's --duration.
 	WindowS float64 `json:"window_s"`
 	// Users search: the largest number of users that passed (0: none),

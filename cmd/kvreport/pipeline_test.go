@@ -60,8 +60,8 @@ func TestFailedPipeline(t *testing.T) {
 	}
 
 	// A search that did not finish, on stdin.
-	s := schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchUsers,
-		System: "A", Users: 3, TotalUsers: 20, Done: false, Reason: "probe 2 did not complete: no space left on device",
+	s := schema.SearchResult{Header: schema.Header{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, System: "A"},
+		Kind: schema.SearchUsers, Users: 3, TotalUsers: 20, Done: false, Reason: "probe 2 did not complete: no space left on device",
 		Probes: []schema.SearchProbe{{Users: 3, Pass: true}}}
 	b, _ := json.Marshal(s)
 	if code, out, errs := kvreport(t, string(b), "-"); code != 1 || out == "" || !strings.Contains(errs, "the search did not finish (probe 2 did not complete") {

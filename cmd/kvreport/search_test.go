@@ -15,8 +15,8 @@ import (
 func TestSearchDocuments(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, system string, users int) string {
-		d := schema.SearchResult{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, Kind: schema.SearchUsers,
-			System: system, Users: users, TotalUsers: 20, Confidence: 1, Resolution: 1, Done: true, Reason: "found",
+		d := schema.SearchResult{Header: schema.Header{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, System: system},
+			Kind: schema.SearchUsers, Users: users, TotalUsers: 20, Confidence: 1, Resolution: 1, Done: true, Reason: "found",
 			Probes: []schema.SearchProbe{{Users: users, Pass: true, RequestsPerSecond: 10}}}
 		b, _ := json.Marshal(d)
 		p := filepath.Join(dir, name)
