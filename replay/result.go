@@ -14,16 +14,16 @@ import (
 func (s *sched) result(wall time.Duration) *schema.Result {
 	m := s.metrics
 	res := &schema.Result{
-		Header:        schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion},
-		Rank:          s.cfg.Rank,
-		Ranks:         max(1, s.cfg.Ranks),
-		Started:       s.start.UTC(),
-		WallS:         wall.Seconds(),
-		Complete:      s.err == nil,
-		SizeScale:     s.cfg.SizeScale,
-		Traces:        s.traceInfos(),
-		Lag:           m.lag.Finalize(),
-		Errors:        schema.ErrorStats{Count: m.errCount, First: m.errFirst},
+		Header:    schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion},
+		Rank:      s.cfg.Rank,
+		Ranks:     max(1, s.cfg.Ranks),
+		Started:   s.start.UTC(),
+		WallS:     wall.Seconds(),
+		Complete:  s.err == nil,
+		SizeScale: s.cfg.SizeScale,
+		Traces:    s.traceInfos(),
+		Lag:       m.lag.Finalize(),
+		Errors:    schema.ErrorStats{Count: m.errCount, First: m.errFirst},
 	}
 	if s.err != nil {
 		res.IncompleteReason = s.err.Error()
