@@ -324,31 +324,35 @@ func anySearch(paths []string, stdin io.Reader) (bool, io.Reader, error) {
 			}
 			continue
 		}
-		names, _ := report.Expand(p) // Load reports a bad pattern
-		for _, name := range names {
-			if !regularFile(name) {
-				continue // read once, by Load
-			}
-			f, err := os.Open(name)
-			if err != nil {
-				continue // Load reports it
-			}
-			search := report.IsSearch(f)
-			f.Close()
-			if search {
-				return true, stdin, nil
-			}
+		if anyRegular(p, report.IsSearch) {
+			return true, stdin, nil
 		}
 	}
 	return false, stdin, nil
 }
 
-// regularFile reports whether name is a regular file, which can be opened
-// and read more than once: a named pipe (or a shell's <(command), a pipe
-// named /dev/fd/N) is read once, by report.Load, not first looked into by
-// anySearch or anyRunSummary, which would take its bytes (and wait in
-// open(2) for a writer that never comes).
-func regularFile(name string) bool {
-	fi, err := os.Stat(name)
-	return err == nil && fi.Mode().IsRegular()
+// anyRegular reports whether sniff says yes to any file that pattern
+// names (a glob, expanded as Load expands it). It looks only into regular
+// files, which can be opened and read more than once: a named pipe (or a
+// shell's <(command), a pipe named /dev/fd/N) is read once, by
+// report.Load, not first looked into here, which would take its bytes (and
+// wait in open(2) for a writer that never comes). A bad pattern or a file
+// that does not open is passed over: Load reports it.
+func anyRegular(pattern string, sniff func(io.Reader) bool) bool {
+	names, _ := report.Expand(pattern)
+	for _, name := range names {
+		if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		ok := sniff(f)
+		f.Close()
+		if ok {
+			return true
+		}
+	}
+	return false
 }

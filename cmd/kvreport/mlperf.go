@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
@@ -69,22 +68,5 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 // mlpstorage kvcache_run_summary document, which kvreport shows as
 // --aggregate mlperf does.
 func anyRunSummary(paths []string) bool {
-	for _, p := range paths {
-		names, _ := report.Expand(p) // Load reports a bad pattern
-		for _, name := range names {
-			if !regularFile(name) {
-				continue // read once, by Load
-			}
-			f, err := os.Open(name)
-			if err != nil {
-				continue
-			}
-			ok := report.IsRunSummary(f)
-			f.Close()
-			if ok {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(paths, func(p string) bool { return anyRegular(p, report.IsRunSummary) })
 }
