@@ -153,14 +153,18 @@ func testQueueFull(t *testing.T, name string) {
 		writer <- err
 	}()
 	seen := make([]int, queue)
-	for got := 0; got < queue; {
+	got := 0
+	take := func(op *ioengine.Op) {
+		if op.Err != nil {
+			t.Fatalf("%s: op %v: %v", name, op.User, op.Err)
+		}
+		seen[op.User.(int)]++
+		got++
+	}
+	for got < queue {
 		select {
 		case op := <-done:
-			if op.Err != nil {
-				t.Fatalf("%s: op %v: %v", name, op.User, op.Err)
-			}
-			seen[op.User.(int)]++
-			got++
+			take(op)
 			continue
 		default:
 		}
@@ -173,11 +177,7 @@ func testQueueFull(t *testing.T, name string) {
 		}
 		select {
 		case op := <-done:
-			if op.Err != nil {
-				t.Fatalf("%s: op %v: %v", name, op.User, op.Err)
-			}
-			seen[op.User.(int)]++
-			got++
+			take(op)
 		case <-time.After(stuck):
 			t.Fatalf("%s: ops never came back once their data was there", name)
 		}
