@@ -72,6 +72,15 @@ type Group struct {
 	Simulated bool
 }
 
+// TrialID is the trial number of g.Trials[i]: its TrialIDs entry, or i+1
+// where a group was built without them.
+func (g *Group) TrialID(i int) int {
+	if i < len(g.TrialIDs) {
+		return g.TrialIDs[i]
+	}
+	return i + 1
+}
+
 // Comparison is the ratio of each metric of every group to the baseline
 // group's, with the win rate over matched trials.
 type Comparison struct {

@@ -33,10 +33,7 @@ func pathRows(r *Report) []pathRow {
 			if t == nil || g.Simulated {
 				continue
 			}
-			id := i + 1
-			if i < len(g.TrialIDs) {
-				id = g.TrialIDs[i]
-			}
+			id := g.TrialID(i)
 			for _, tt := range t.Tiers {
 				p := tierPath(t, tt.Backend)
 				if p == nil {

@@ -72,10 +72,7 @@ func slaRows(r *Report) []slaRow {
 			if t == nil {
 				continue
 			}
-			id := i + 1
-			if i < len(g.TrialIDs) {
-				id = g.TrialIDs[i]
-			}
+			id := g.TrialID(i)
 			why := t.Summary.NotMeasured[results.NotMeasuredSLA]
 			if g.Simulated {
 				why = simulatedNote

@@ -600,10 +600,7 @@ func allWarnings(r *Report) []string {
 			if t == nil {
 				continue
 			}
-			id := i + 1
-			if i < len(g.TrialIDs) {
-				id = g.TrialIDs[i]
-			}
+			id := g.TrialID(i)
 			for _, w := range trialWarnings(id, t) {
 				add(g.Label + ": " + w)
 			}
