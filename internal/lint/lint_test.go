@@ -232,9 +232,10 @@ func importRules() []importRule {
 		{tree("schema"), moduleOutside(tree("schema"))},
 		// trace is the codec: within the module it sees only schema, and its
 		// fio exporter places and names objects as kvreplay's layouts do.
-		// It writes its files as every output is written (internal/outfile).
+		// It writes its files as every output is written (internal/outfile),
+		// and words its parse errors as sim/reqtrace does (internal/parsemsg).
 		{tree("trace"), moduleOutside(tree("schema"), tree("trace"), exactly("internal/extent"), exactly("internal/objname"),
-			exactly("internal/outfile"), exactly("internal/syspath"))},
+			exactly("internal/outfile"), exactly("internal/syspath"), exactly("internal/parsemsg"))},
 		// The codec links no zstd code: trace/zst registers the library and
 		// the row encoder's block coder (internal/zstdblock), which the
 		// mains import; what reads traces (the replay engine) has neither.
@@ -250,6 +251,7 @@ func importRules() []importRule {
 		{exactly("internal/extent"), nonStandard},
 		{exactly("internal/objname"), nonStandard},
 		{exactly("internal/syspath"), nonStandard},
+		{exactly("internal/parsemsg"), nonStandard},
 		{exactly("internal/outfile"), moduleOutside(exactly("internal/syspath"))},
 		{exactly("internal/outfile"), thirdPartyExcept()},
 		// sim emits to a sink; the main wires a trace.Writer in.
