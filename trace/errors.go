@@ -2,8 +2,9 @@ package trace
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // The classes of malformed input. A *ParseError wraps exactly one of them.
@@ -63,57 +64,23 @@ type ParseError struct {
 // `trace: run.csv.zst:1042: column 3 (Object_Size_Bytes): "12a": not a valid number: want a non-negative integer`
 // or `trace: run.csv.zst:1042: corrupt zstd stream: at byte 77154 of the compressed stream: ...`.
 func (e *ParseError) Error() string {
-	b := make([]byte, 0, 128)
-	b = append(b, "trace: "...)
-	if e.File != "" {
-		b = append(b, e.File...)
-		b = append(b, ':')
-	}
-	b = strconv.AppendInt(b, int64(e.Line), 10)
+	m := parsemsg.Start("trace", e.File, "", e.Line)
 	if e.Column > 0 {
-		b = append(b, ": column "...)
-		b = strconv.AppendInt(b, int64(e.Column), 10)
+		col := "column " + strconv.Itoa(e.Column)
 		if e.Name != "" {
-			b = append(b, " ("...)
-			b = append(b, e.Name...)
-			b = append(b, ')')
+			col += " (" + e.Name + ")"
 		}
+		m.Part(col)
 	}
 	if e.Value != "" || e.Column > 0 {
-		b = append(b, ": "...)
-		b = strconv.AppendQuote(b, e.Value)
+		m.Quote(e.Value)
 	}
-	b = append(b, ": "...)
-	b = append(b, e.Err.Error()...)
+	m.Part(e.Err.Error())
 	if e.Offset > 0 {
-		b = append(b, ": at byte "...)
-		b = strconv.AppendInt(b, e.Offset, 10)
-		b = append(b, " of the compressed stream"...)
+		m.Part("at byte " + strconv.FormatInt(e.Offset, 10) + " of the compressed stream")
 	}
-	if e.Detail != "" {
-		b = append(b, ": "...)
-		b = append(b, e.Detail...)
-	}
-	return string(b)
+	return m.Part(e.Detail).String()
 }
 
 // Unwrap returns the sentinel error.
 func (e *ParseError) Unwrap() error { return e.Err }
-
-const maxErrValue = 64
-
-func shorten(b []byte) string {
-	if len(b) > maxErrValue {
-		return string(b[:maxErrValue]) + "..."
-	}
-	return string(b)
-}
-
-// wrapIO wraps a failure of the underlying reader, which is not malformed
-// input and so not a *ParseError.
-func wrapIO(file string, line int, err error) error {
-	if file == "" {
-		return fmt.Errorf("trace: line %d: read: %w", line, err)
-	}
-	return fmt.Errorf("trace: %s:%d: read: %w", file, line, err)
-}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -443,6 +444,20 @@ func TestErrorMessage(t *testing.T) {
 	}
 	if strings.ContainsAny(err.Error(), "\x01\r\n") {
 		t.Errorf("Error() = %q holds a control character", err)
+	}
+
+	// A value is cut on a rune boundary: a two-byte rune across byte 64
+	// is left out whole, not split into an invalid byte the message
+	// would show as \xc3.
+	r = trace.NewReader(strings.NewReader(lf(h8, row8(3, strings.Repeat("9", 63)+strings.Repeat("é", 10)))))
+	r.Name = "x"
+	_, err = readRecords(t, r)
+	pe = asParseError(t, err)
+	if want := strings.Repeat("9", 63) + "..."; pe.Value != want {
+		t.Errorf("Value = %q, want %q", pe.Value, want)
+	}
+	if !utf8.ValidString(pe.Value) || strings.Contains(err.Error(), `\x`) {
+		t.Errorf("Error() = %q splits a rune", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -253,7 +254,7 @@ func (r *Reader) start() error {
 		return r.fail(&ParseError{File: r.Name, Line: r.line, Err: ErrBadHeader, Detail: "empty first line, want a header row"})
 	}
 	if i := bytes.IndexByte(line, '"'); i >= 0 {
-		return r.fail(&ParseError{File: r.Name, Line: r.line, Column: bytes.Count(line[:i], []byte{','}) + 1, Value: shorten(line), Err: ErrQuoted})
+		return r.fail(&ParseError{File: r.Name, Line: r.line, Column: bytes.Count(line[:i], []byte{','}) + 1, Value: parsemsg.Shorten(line), Err: ErrQuoted})
 	}
 	parts := bytes.Split(line, []byte{','})
 	header := make([]string, len(parts)) // r.header only once valid
@@ -278,7 +279,7 @@ func (r *Reader) start() error {
 		}
 	}
 	if len(missing) > 0 {
-		return r.fail(&ParseError{File: r.Name, Line: r.line, Value: shorten(line), Err: ErrBadHeader,
+		return r.fail(&ParseError{File: r.Name, Line: r.line, Value: parsemsg.Shorten(line), Err: ErrBadHeader,
 			Detail: fmt.Sprintf("missing required column(s) %s", joinNames(missing))})
 	}
 	r.header = header
@@ -326,7 +327,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 	// The limit is on the line without its ending.
 	if err == bufio.ErrBufferFull || n > MaxLineBytes {
-		return nil, &ParseError{File: r.Name, Line: r.line, Value: shorten(line), Err: ErrLineTooLong,
+		return nil, &ParseError{File: r.Name, Line: r.line, Value: parsemsg.Shorten(line), Err: ErrLineTooLong,
 			Detail: fmt.Sprintf("more than %d bytes", MaxLineBytes)}
 	}
 	return line[:n], nil
@@ -337,7 +338,7 @@ func (r *Reader) readLine() ([]byte, error) {
 // underlying reader.
 func (r *Reader) classify(err error) error {
 	if !r.compressed || r.src.err != nil {
-		return wrapIO(r.Name, r.line, err)
+		return parsemsg.ReadError("trace", r.Name, r.line, err)
 	}
 	line := r.line + 1
 	var off int64
@@ -386,7 +387,7 @@ func (r *Reader) parse(line []byte, rec *schema.Record) error {
 	r.fields = f
 	if len(f) != r.nfields {
 		col := min(len(f), r.nfields)
-		return &ParseError{File: r.Name, Line: r.line, Column: col + 1, Value: shorten(line), Err: ErrFieldCount,
+		return &ParseError{File: r.Name, Line: r.line, Column: col + 1, Value: parsemsg.Shorten(line), Err: ErrFieldCount,
 			Detail: fmt.Sprintf("want %d fields as in the header", r.nfields)}
 	}
 
@@ -477,7 +478,7 @@ func (r *Reader) fieldErr(i int, value []byte, err error, detail string) error {
 	if i < len(r.header) {
 		name = r.header[i]
 	}
-	return &ParseError{File: r.Name, Line: r.line, Column: i + 1, Name: name, Value: shorten(value), Err: err, Detail: detail}
+	return &ParseError{File: r.Name, Line: r.line, Column: i + 1, Name: name, Value: parsemsg.Shorten(value), Err: err, Detail: detail}
 }
 
 // SWAR constants: eight bytes at a time in a uint64.
