@@ -465,14 +465,9 @@ func svgScatter(r *Report, m Metric) template.HTML {
 	width := math.Max(left+right+minColW*n, 300)
 	colW := (width - left - right) / n
 	plotH := height - top - bottom
-	yPix := func(v float64) float64 {
-		if hi == lo {
-			return top + plotH/2
-		}
-		return top + plotH*(1-(v-lo)/(hi-lo))
-	}
+	yPix := func(v float64) float64 { return scale(v, hi, lo, top, plotH) } // up
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" width="%s" height="%s" viewBox="0 0 %s %s" role="img">`, svgNum(width), svgNum(height), svgNum(width), svgNum(height))
+	openSVG(&b, width, height)
 	title := m.Name
 	if m.Unit != "" {
 		title += " (" + m.Unit + ")"
@@ -577,21 +572,13 @@ func (c svgLineChart) SVG() template.HTML {
 	}
 	xPix := func(v float64) float64 {
 		if c.LogX {
-			return left + plotW*(math.Log10(v)-math.Log10(xlo))/(math.Log10(xhi)-math.Log10(xlo))
+			return scale(math.Log10(v), math.Log10(xlo), math.Log10(xhi), left, plotW)
 		}
-		if xhi == xlo {
-			return left + plotW/2
-		}
-		return left + plotW*(v-xlo)/(xhi-xlo)
+		return scale(v, xlo, xhi, left, plotW)
 	}
-	yPix := func(v float64) float64 {
-		if yhi == ylo {
-			return top + plotH/2
-		}
-		return top + plotH*(1-(v-ylo)/(yhi-ylo))
-	}
+	yPix := func(v float64) float64 { return scale(v, yhi, ylo, top, plotH) } // up
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" width="%s" height="%s" viewBox="0 0 %s %s" role="img">`, svgNum(width), svgNum(height), svgNum(width), svgNum(height))
+	openSVG(&b, width, height)
 	fmt.Fprintf(&b, `<text x="%s" y="18" class="title">%s</text>`, svgNum(left), template.HTMLEscapeString(c.Title))
 	for _, tk := range yTicks {
 		y := yPix(tk)
@@ -824,6 +811,22 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{end}}</body>
 </html>
 `))
+
+// scale maps v from [lo, hi] linearly onto [from, from+span]: the middle
+// when the range is empty. Given hi before lo, it maps upwards, as a
+// chart's y axis runs.
+func scale(v, lo, hi, from, span float64) float64 {
+	if hi == lo {
+		return from + span/2
+	}
+	return from + span*(v-lo)/(hi-lo)
+}
+
+// openSVG starts a chart of width by height pixels.
+func openSVG(b *strings.Builder, width, height float64) {
+	w, h := svgNum(width), svgNum(height)
+	fmt.Fprintf(b, `<svg class="chart" width="%s" height="%s" viewBox="0 0 %s %s" role="img">`, w, h, w, h)
+}
 
 // htmlCSS styles kvreport's HTML pages: the report's and the searches'.
 // Each page carries it inline, so that a page is one self-contained file.
