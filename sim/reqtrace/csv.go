@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // errBudget is what budget returns when a record runs past MaxLineBytes.
@@ -68,12 +70,12 @@ func (t *csvTable) read() ([]string, error) {
 		case err == errBudget:
 			return nil, &ParseError{File: t.name, Line: t.line + 1, Err: ErrTooLong, Detail: "a row is limited to " + strconv.Itoa(MaxLineBytes) + " bytes"}
 		case t.isIO(err):
-			return nil, ioError(t.name, t.line+1, err)
+			return nil, parsemsg.ReadError("reqtrace", t.name, t.line+1, err)
 		case errors.As(err, &ce):
 			t.line = ce.Line
 			return nil, &ParseError{File: t.name, Line: ce.StartLine, Err: ErrBadCSV, Detail: ce.Err.Error()}
 		}
-		return nil, ioError(t.name, t.line+1, err)
+		return nil, parsemsg.ReadError("reqtrace", t.name, t.line+1, err)
 	}
 	t.line, _ = t.cr.FieldPos(0)
 	return rec, nil
@@ -113,7 +115,7 @@ func (t *csvTable) missing(names []string, want string) error {
 		File:   t.name,
 		Line:   t.line,
 		Column: strings.Join(names, ", "),
-		Value:  shorten(strings.Join(t.header, ",")),
+		Value:  parsemsg.Shorten(strings.Join(t.header, ",")),
 		Err:    ErrBadHeader,
 		Detail: "missing column, want " + want,
 	}
@@ -127,9 +129,9 @@ func (t *csvTable) bad(i int, value string, err error, detail string) *ParseErro
 		detail = "empty field, " + detail
 	}
 	if i < len(t.header) && i >= 0 {
-		return &ParseError{File: t.name, Line: line, Column: t.header[i], Value: shorten(value), Err: err, Detail: detail}
+		return &ParseError{File: t.name, Line: line, Column: t.header[i], Value: parsemsg.Shorten(value), Err: err, Detail: detail}
 	}
-	return &ParseError{File: t.name, Line: line, Value: shorten(value), Err: err, Detail: detail}
+	return &ParseError{File: t.name, Line: line, Value: parsemsg.Shorten(value), Err: err, Detail: detail}
 }
 
 // parseCount parses a token count: a non-negative decimal integer, spaces

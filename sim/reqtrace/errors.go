@@ -2,9 +2,8 @@ package reqtrace
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
-	"unicode/utf8"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // The classes of malformed input. A *ParseError wraps exactly one of them;
@@ -63,53 +62,19 @@ type ParseError struct {
 // Error renders e on one line, for example
 // `reqtrace: b.csv:22: Request tokens: "12a": not a valid number: want a non-negative integer`.
 func (e *ParseError) Error() string {
-	b := make([]byte, 0, 128)
-	b = append(b, "reqtrace: "...)
-	if e.File != "" {
-		b = append(b, e.File...)
-		b = append(b, ':')
-	} else {
-		b = append(b, "line "...)
-	}
-	b = strconv.AppendInt(b, int64(e.Line), 10)
-	if e.Column != "" {
-		b = append(b, ": "...)
-		b = append(b, e.Column...)
-	}
+	m := parsemsg.Start("reqtrace", e.File, "line ", e.Line).Part(e.Column)
 	if e.Value != "" {
-		b = append(b, ": "...)
-		b = strconv.AppendQuote(b, e.Value)
+		m.Quote(e.Value)
 	}
-	b = append(b, ": "...)
+	sentinel := "error"
 	if e.Err != nil {
-		b = append(b, e.Err.Error()...)
-	} else {
-		b = append(b, "error"...)
+		sentinel = e.Err.Error()
 	}
-	if e.Detail != "" {
-		b = append(b, ": "...)
-		b = append(b, e.Detail...)
-	}
-	return string(b)
+	return m.Part(sentinel).Part(e.Detail).String()
 }
 
 // Unwrap returns the sentinel error.
 func (e *ParseError) Unwrap() error { return e.Err }
-
-const maxErrValue = 64
-
-// shorten cuts s to at most maxErrValue bytes, on a rune boundary, for an
-// error message.
-func shorten(s string) string {
-	if len(s) <= maxErrValue {
-		return s
-	}
-	n := maxErrValue
-	for n > maxErrValue-utf8.UTFMax && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
 
 // errTracker remembers the last error its reader returned other than
 // io.EOF, so that a decoding error can be told from an I/O error: csv and
@@ -125,13 +90,4 @@ func (t *errTracker) Read(p []byte) (int, error) {
 		t.err = err
 	}
 	return n, err
-}
-
-// ioError wraps a failure of the underlying reader, which is not malformed
-// input and so not a *ParseError.
-func ioError(file string, line int, err error) error {
-	if file == "" {
-		return fmt.Errorf("reqtrace: line %d: read: %w", line, err)
-	}
-	return fmt.Errorf("reqtrace: %s:%d: read: %w", file, line, err)
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // The Mooncake trace's field names (kvcache-ai/Mooncake FAST25-release).
@@ -95,7 +97,7 @@ func (m *mooncake) readLine() ([]byte, error) {
 			}
 			return m.buf, nil
 		default:
-			return nil, ioError(m.name, m.line, err)
+			return nil, parsemsg.ReadError("reqtrace", m.name, m.line, err)
 		}
 	}
 }
@@ -122,7 +124,7 @@ func (m *mooncake) parse(line []byte, req *Request) error {
 	}
 	ids, ok := parseIDs(v.HashIDs, req.HashIDs[:0])
 	if !ok {
-		return m.fail(&ParseError{File: m.name, Line: m.line, Column: mooncakeHashIDs, Value: shorten(string(v.HashIDs)), Err: ErrBadNumber, Detail: "want an array of integers"})
+		return m.fail(&ParseError{File: m.name, Line: m.line, Column: mooncakeHashIDs, Value: parsemsg.Shorten(v.HashIDs), Err: ErrBadNumber, Detail: "want an array of integers"})
 	}
 	n := len(ids)
 	if n == 0 && in > 0 || n > in {
@@ -152,9 +154,9 @@ func (m *mooncake) jsonError(line []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		// The only typed target is the line's object itself.
-		return &ParseError{File: m.name, Line: m.line, Value: shorten(string(line)), Err: ErrBadJSON, Detail: "want an object, got " + te.Value}
+		return &ParseError{File: m.name, Line: m.line, Value: parsemsg.Shorten(line), Err: ErrBadJSON, Detail: "want an object, got " + te.Value}
 	}
-	return &ParseError{File: m.name, Line: m.line, Value: shorten(string(line)), Err: ErrBadJSON, Detail: err.Error()}
+	return &ParseError{File: m.name, Line: m.line, Value: parsemsg.Shorten(line), Err: ErrBadJSON, Detail: err.Error()}
 }
 
 // A Mooncake-style trace's timestamps come in the unit and encoding its
@@ -188,7 +190,7 @@ func (m *mooncake) timestamp(raw json.RawMessage) (int64, error) {
 		return 0, m.missing(mooncakeTimestamp)
 	}
 	bad := func(detail string) error {
-		return &ParseError{File: m.name, Line: m.line, Column: mooncakeTimestamp, Value: shorten(string(raw)), Err: ErrBadNumber, Detail: detail}
+		return &ParseError{File: m.name, Line: m.line, Column: mooncakeTimestamp, Value: parsemsg.Shorten(raw), Err: ErrBadNumber, Detail: detail}
 	}
 	num := []byte(raw)
 	if len(num) >= 2 && num[0] == '"' {
@@ -242,7 +244,7 @@ func (m *mooncake) length(field string, raw json.RawMessage) (int, error) {
 	}
 	n, err := strconv.ParseInt(string(raw), 10, strconv.IntSize)
 	if err != nil || n < 0 {
-		return 0, &ParseError{File: m.name, Line: m.line, Column: field, Value: shorten(string(raw)), Err: ErrBadNumber, Detail: "want a non-negative integer"}
+		return 0, &ParseError{File: m.name, Line: m.line, Column: field, Value: parsemsg.Shorten(raw), Err: ErrBadNumber, Detail: "want a non-negative integer"}
 	}
 	return int(n), nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // Request is one LLM request of a trace.
@@ -208,7 +209,7 @@ func NewReader(r io.Reader, f Format, opt Options) (Reader, error) {
 	// after those bytes.
 	head, err := br.Peek(detectBytes)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && len(head) == 0 {
-		return nil, ioError(opt.Name, 1, err)
+		return nil, parsemsg.ReadError("reqtrace", opt.Name, 1, err)
 	}
 	if f == FormatAuto {
 		f, err = Detect(head)
@@ -294,7 +295,7 @@ func Detect(head []byte) (Format, error) {
 	}
 	return FormatAuto, &ParseError{
 		Line:   line,
-		Value:  shorten(string(first)),
+		Value:  parsemsg.Shorten(first),
 		Err:    ErrUnknownFormat,
 		Detail: "want a BurstGPT or Azure CSV header, a ShareGPT JSON array or Mooncake JSON lines",
 	}
@@ -353,7 +354,7 @@ func Open(path string, f Format, opt Options) (*File, error) {
 	magic, err := br.Peek(len(zstdMagic))
 	if err != nil && err != io.EOF {
 		file.Close()
-		return nil, ioError(opt.Name, 1, err)
+		return nil, parsemsg.ReadError("reqtrace", opt.Name, 1, err)
 	}
 	var in io.Reader = br
 	switch {
@@ -361,7 +362,7 @@ func Open(path string, f Format, opt Options) (*File, error) {
 		gz, err := gzip.NewReader(br)
 		if err != nil {
 			file.Close()
-			return nil, ioError(opt.Name, 1, fmt.Errorf("gzip: %w", err))
+			return nil, parsemsg.ReadError("reqtrace", opt.Name, 1, fmt.Errorf("gzip: %w", err))
 		}
 		file.close = append(file.close, gz.Close)
 		in = gz
@@ -370,7 +371,7 @@ func Open(path string, f Format, opt Options) (*File, error) {
 		zd, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			file.Close()
-			return nil, ioError(opt.Name, 1, fmt.Errorf("zstd: %w", err))
+			return nil, parsemsg.ReadError("reqtrace", opt.Name, 1, fmt.Errorf("zstd: %w", err))
 		}
 		file.close = append(file.close, func() error { zd.Close(); return nil })
 		in = zd

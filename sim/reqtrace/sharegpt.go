@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // shareGPT reads a ShareGPT V3 JSON array as kv-cache.py's ShareGPT loader
@@ -56,7 +58,7 @@ func newShareGPT(b base, r io.Reader, maxConv int) (Reader, error) {
 		return nil, g.decodeError(err, "want a JSON array of conversations")
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, &ParseError{File: g.name, Line: g.lineAt(g.dec.InputOffset()), Value: shorten(fmt.Sprint(tok)), Err: ErrBadJSON, Detail: "want a JSON array of conversations"}
+		return nil, &ParseError{File: g.name, Line: g.lineAt(g.dec.InputOffset()), Value: parsemsg.Shorten(fmt.Sprint(tok)), Err: ErrBadJSON, Detail: "want a JSON array of conversations"}
 	}
 	g.lc.advance(g.dec.InputOffset())
 	return g, nil
@@ -80,7 +82,7 @@ func (g *shareGPT) Next(req *Request) error {
 					File:   g.name,
 					Line:   g.convLine,
 					Column: "conversations",
-					Value:  shorten(h.From + "," + a.From),
+					Value:  parsemsg.Shorten(h.From + "," + a.From),
 					Err:    ErrNotPair,
 					Detail: fmt.Sprintf("conversation %q turn %d: want human then gpt", g.id, i/2+1),
 				})
@@ -146,14 +148,14 @@ func (g *shareGPT) end() error {
 	}
 	if d, ok := tok.(json.Delim); !ok || d != ']' {
 		// More says no element follows, so this is } or an error.
-		return &ParseError{File: g.name, Line: g.lineAt(g.dec.InputOffset()), Value: shorten(fmt.Sprint(tok)), Err: ErrBadJSON, Detail: "want ] after the last conversation"}
+		return &ParseError{File: g.name, Line: g.lineAt(g.dec.InputOffset()), Value: parsemsg.Shorten(fmt.Sprint(tok)), Err: ErrBadJSON, Detail: "want ] after the last conversation"}
 	}
 	g.lc.advance(g.dec.InputOffset())
 	if tok, err := g.dec.Token(); err != io.EOF {
 		if err != nil {
 			return g.decodeError(err, "want nothing after the array")
 		}
-		return &ParseError{File: g.name, Line: g.lineAt(g.dec.InputOffset()), Value: shorten(fmt.Sprint(tok)), Err: ErrBadJSON, Detail: "want nothing after the array"}
+		return &ParseError{File: g.name, Line: g.lineAt(g.dec.InputOffset()), Value: parsemsg.Shorten(fmt.Sprint(tok)), Err: ErrBadJSON, Detail: "want nothing after the array"}
 	}
 	return io.EOF
 }
@@ -176,7 +178,7 @@ func (g *shareGPT) conversationID(index int) (string, error) {
 	case isJSONNumber(raw):
 		return string(raw), nil
 	default:
-		return "", &ParseError{File: g.name, Line: g.convLine, Column: "id", Value: shorten(string(raw)), Err: ErrBadJSON, Detail: "want a string"}
+		return "", &ParseError{File: g.name, Line: g.convLine, Column: "id", Value: parsemsg.Shorten(raw), Err: ErrBadJSON, Detail: "want a string"}
 	}
 	return "conv_" + strconv.Itoa(index), nil
 }
@@ -189,7 +191,7 @@ func (g *shareGPT) decodeError(err error, want string) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case g.isIO(err):
-		return ioError(g.name, g.lineAt(g.lc.n), err)
+		return parsemsg.ReadError("reqtrace", g.name, g.lineAt(g.lc.n), err)
 	case err == errBudget:
 		return &ParseError{File: g.name, Line: g.lineAt(g.lc.skip(g.lc.start)), Err: ErrTooLong, Detail: "a conversation is limited to " + strconv.Itoa(g.lc.limit) + " bytes"}
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
