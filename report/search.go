@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"cmp"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/results"
@@ -190,105 +192,204 @@ func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 
 var probeHeader = []string{"probe", "requests/s", "tokens/s", "offered GB/s", "p95 ms by QoS", "verdict"}
 
-// RenderSearches writes the searches in format: text, markdown or html.
+// SearchFormats are the formats RenderSearches writes.
+var SearchFormats = []string{"text", "md", "html", "json", "csv"}
+
+// RenderSearches writes the searches in format: text, md, html, json (each
+// document whole, with its answer in words) or csv (a row a probe).
 func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, format string) error {
 	if len(docs) == 0 {
 		return errors.New("report: no search document")
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	switch format {
-	case "text", "markdown":
-		md := format == "markdown"
-		for i, d := range docs {
-			name := searchName(d, names[i])
-			if md {
-				fmt.Fprintf(&b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answer(d), d.Reason)
-				fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(probeHeader, " | "), strings.Repeat("---|", len(probeHeader)))
-				for _, p := range d.Probes {
-					fmt.Fprintf(&b, "| %s |\n", strings.Join(probeRow(d, p), " | "))
-				}
-			} else {
-				fmt.Fprintf(&b, "%s: %s search, %d probes of %gs: %s\n  %s\n", name, d.Kind, len(d.Probes), d.WindowS, answer(d), d.Reason)
-				w := 14 // the probe column: as wide as its widest
-				for _, p := range d.Probes {
-					w = max(w, len(probeRow(d, p)[0]))
-				}
-				fmt.Fprintf(&b, "  %-*s %10s %9s %12s  %-40s %s\n", w, probeHeader[0], probeHeader[1], probeHeader[2], probeHeader[3], probeHeader[4], probeHeader[5])
-				for _, p := range d.Probes {
-					r := probeRow(d, p)
-					fmt.Fprintf(&b, "  %-*s %10s %9s %12s  %-40s %s\n", w, r[0], r[1], r[2], r[3], r[4], r[5])
-				}
-			}
-			for _, warn := range d.Warnings {
-				fmt.Fprintf(&b, "  WARNING: %s\n", warn)
-			}
-			b.WriteString("\n")
-		}
-		for i := 1; i < len(docs); i++ {
-			fmt.Fprintln(&b, compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0])))
-		}
+	case "text", "md":
+		renderSearchText(&b, docs, names, format == "md")
 	case "html":
-		// The report's page: its styling, charts with labelled axes.
-		b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
-			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>kvbench search</title>\n<style>\n" +
-			htmlCSS + "</style>\n</head>\n<body>\n<h1>kvbench search</h1>\n")
-		var warnings []string
-		for _, d := range docs {
-			warnings = append(warnings, d.Warnings...)
+		renderSearchHTML(&b, docs, names)
+	case "json":
+		if err := renderSearchJSON(&b, docs, names); err != nil {
+			return err
 		}
-		if len(warnings) > 0 {
-			b.WriteString("<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul>")
-			for _, w := range warnings {
-				fmt.Fprintf(&b, "<li>WARNING: %s</li>", html.EscapeString(w))
-			}
-			b.WriteString("</ul>\n</section>\n")
+	case "csv":
+		if err := renderSearchCSV(&b, docs, names); err != nil {
+			return err
 		}
-		for i, d := range docs {
-			name := searchName(d, names[i])
-			fmt.Fprintf(&b, "<section>\n<h2>%s: %s search</h2>\n<p><b>%s</b>. %s</p>\n", html.EscapeString(name), html.EscapeString(d.Kind),
-				html.EscapeString(answer(d)), html.EscapeString(d.Reason))
-			if d.WindowS > 0 {
-				fmt.Fprintf(&b, "<p>%d probes, each a replay of %gs.", len(d.Probes), d.WindowS)
-			} else {
-				fmt.Fprintf(&b, "<p>%d probes.", len(d.Probes))
+	default:
+		return fmt.Errorf("report: --format %s: search documents render as %s", format, strings.Join(SearchFormats, ", "))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// renderSearchText writes each search's answer and probe table, aligned
+// text or Markdown, then the answers compared with the first's.
+func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []string, md bool) {
+	for i, d := range docs {
+		name := searchName(d, names[i])
+		if md {
+			fmt.Fprintf(b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answer(d), d.Reason)
+			fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(probeHeader, " | "), strings.Repeat("---|", len(probeHeader)))
+			for _, p := range d.Probes {
+				fmt.Fprintf(b, "| %s |\n", strings.Join(probeRow(d, p), " | "))
 			}
-			if d.UserSelection != "" {
-				fmt.Fprintf(&b, " Users: %s.", html.EscapeString(d.UserSelection))
+		} else {
+			fmt.Fprintf(b, "%s: %s search, %d probes of %gs: %s\n  %s\n", name, d.Kind, len(d.Probes), d.WindowS, answer(d), d.Reason)
+			w := 14 // the probe column: as wide as its widest
+			for _, p := range d.Probes {
+				w = max(w, len(probeRow(d, p)[0]))
 			}
-			b.WriteString("</p>\n<div class=\"charts\">")
-			for _, c := range searchCharts(d) {
-				b.WriteString(string(c.SVG()))
+			fmt.Fprintf(b, "  %-*s %10s %9s %12s  %-40s %s\n", w, probeHeader[0], probeHeader[1], probeHeader[2], probeHeader[3], probeHeader[4], probeHeader[5])
+			for _, p := range d.Probes {
+				r := probeRow(d, p)
+				fmt.Fprintf(b, "  %-*s %10s %9s %12s  %-40s %s\n", w, r[0], r[1], r[2], r[3], r[4], r[5])
 			}
-			b.WriteString("</div>\n<table>\n<tr>")
-			for j, h := range probeHeader {
-				fmt.Fprintf(&b, "<th%s>%s</th>", leftIf(j == 0 || j >= 4), html.EscapeString(h))
+		}
+		for _, warn := range d.Warnings {
+			fmt.Fprintf(b, "  WARNING: %s\n", warn)
+		}
+		b.WriteString("\n")
+	}
+	for i := 1; i < len(docs); i++ {
+		fmt.Fprintln(b, compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0])))
+	}
+}
+
+// renderSearchHTML writes the searches as one self-contained page, with
+// the report's styling and charts with labelled axes.
+func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []string) {
+	// The report's page: its styling, charts with labelled axes.
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>kvbench search</title>\n<style>\n" +
+		htmlCSS + "</style>\n</head>\n<body>\n<h1>kvbench search</h1>\n")
+	var warnings []string
+	for _, d := range docs {
+		warnings = append(warnings, d.Warnings...)
+	}
+	if len(warnings) > 0 {
+		b.WriteString("<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul>")
+		for _, w := range warnings {
+			fmt.Fprintf(b, "<li>WARNING: %s</li>", html.EscapeString(w))
+		}
+		b.WriteString("</ul>\n</section>\n")
+	}
+	for i, d := range docs {
+		name := searchName(d, names[i])
+		fmt.Fprintf(b, "<section>\n<h2>%s: %s search</h2>\n<p><b>%s</b>. %s</p>\n", html.EscapeString(name), html.EscapeString(d.Kind),
+			html.EscapeString(answer(d)), html.EscapeString(d.Reason))
+		if d.WindowS > 0 {
+			fmt.Fprintf(b, "<p>%d probes, each a replay of %gs.", len(d.Probes), d.WindowS)
+		} else {
+			fmt.Fprintf(b, "<p>%d probes.", len(d.Probes))
+		}
+		if d.UserSelection != "" {
+			fmt.Fprintf(b, " Users: %s.", html.EscapeString(d.UserSelection))
+		}
+		b.WriteString("</p>\n<div class=\"charts\">")
+		for _, c := range searchCharts(d) {
+			b.WriteString(string(c.SVG()))
+		}
+		b.WriteString("</div>\n<table>\n<tr>")
+		for j, h := range probeHeader {
+			fmt.Fprintf(b, "<th%s>%s</th>", leftIf(j == 0 || j >= 4), html.EscapeString(h))
+		}
+		b.WriteString("</tr>\n")
+		for _, p := range d.Probes {
+			b.WriteString("<tr>")
+			for j, c := range probeRow(d, p) {
+				class := leftIf(j == 0 || j == 4)
+				if j == 5 {
+					class = ` class="pass"`
+					if !p.Pass {
+						class = ` class="fail"`
+					}
+				}
+				fmt.Fprintf(b, "<td%s>%s</td>", class, html.EscapeString(c))
 			}
 			b.WriteString("</tr>\n")
-			for _, p := range d.Probes {
-				b.WriteString("<tr>")
-				for j, c := range probeRow(d, p) {
-					class := leftIf(j == 0 || j == 4)
-					if j == 5 {
-						class = ` class="pass"`
-						if !p.Pass {
-							class = ` class="fail"`
-						}
-					}
-					fmt.Fprintf(&b, "<td%s>%s</td>", class, html.EscapeString(c))
-				}
-				b.WriteString("</tr>\n")
-			}
-			b.WriteString("</table>\n</section>\n")
 		}
-		for i := 1; i < len(docs); i++ {
-			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0]))))
-		}
-		b.WriteString("</body>\n</html>\n")
-	default:
-		return fmt.Errorf("report: --format %s: search documents render as text, markdown or html", format)
+		b.WriteString("</table>\n</section>\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	for i := 1; i < len(docs); i++ {
+		fmt.Fprintf(b, "<p>%s</p>\n", html.EscapeString(compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0]))))
+	}
+	b.WriteString("</body>\n</html>\n")
+}
+
+// renderSearchJSON writes the searches for a program: each document whole
+// under "search", with its name and answer in words, and the comparisons.
+func renderSearchJSON(b *bytes.Buffer, docs []*schema.SearchResult, names []string) error {
+	type named struct {
+		Name   string               `json:"name"`
+		Answer string               `json:"answer"`
+		Search *schema.SearchResult `json:"search"`
+	}
+	out := struct {
+		Searches    []named  `json:"searches"`
+		Comparisons []string `json:"comparisons"`
+	}{Comparisons: []string{}}
+	for i, d := range docs {
+		out.Searches = append(out.Searches, named{Name: searchName(d, names[i]), Answer: answer(d), Search: d})
+	}
+	for i := 1; i < len(docs); i++ {
+		out.Comparisons = append(out.Comparisons, compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0])))
+	}
+	enc := json.NewEncoder(b)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// renderSearchCSV writes a row a probe of every search, in the order they
+// ran, with the figures unrounded (offered load in GB/s, decimal) and a
+// p95 column for each QoS class any probe names; an empty field is a
+// figure the probe does not have. Each row carries its search's answer,
+// its comparison with the first search and its warnings (joined by " | "),
+// as the results' CSV carries a group's.
+func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []string) error {
+	var classes []string
+	for q := schema.QoSNone; q < schema.NumQoS; q++ {
+		if slices.ContainsFunc(docs, func(d *schema.SearchResult) bool {
+			return slices.ContainsFunc(d.Probes, func(p schema.SearchProbe) bool { _, ok := p.P95MSByQoS[q.String()]; return ok })
+		}) {
+			classes = append(classes, q.String())
+		}
+	}
+	header := []string{"search", "kind", "answer", "probe", "users", "speed", "pass", "storage_health", "not_measured", "wall_s",
+		"requests", "requests_per_second", "tokens_per_second", "offered_GB_per_s"}
+	for _, c := range classes {
+		header = append(header, "p95_ms_"+cmp.Or(c, "none"))
+	}
+	w := csv.NewWriter(b)
+	if err := w.Write(append(header, "verdict", "comparison", "warnings")); err != nil {
+		return err
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for i, d := range docs {
+		name, compared := searchName(d, names[i]), ""
+		if i > 0 {
+			compared = compareLine(d, docs[0], name, searchName(docs[0], names[0]))
+		}
+		warns := strings.Join(d.Warnings, " | ")
+		for j, p := range d.Probes {
+			users, speed := strconv.Itoa(p.Users), num(p.Speed)
+			if d.Kind == schema.SearchCapacity {
+				users = ""
+			} else {
+				speed = ""
+			}
+			row := []string{name, d.Kind, answer(d), strconv.Itoa(j + 1), users, speed, strconv.FormatBool(p.Pass), p.Health, p.NotMeasured,
+				num(p.WallS), strconv.FormatInt(p.Requests, 10), num(p.RequestsPerSecond), num(p.TokensPerSecond), num(p.OfferedBps / results.GB)}
+			for _, c := range classes {
+				v, ok := p.P95MSByQoS[c]
+				row = append(row, map[bool]string{true: num(v)}[ok])
+			}
+			if err := w.Write(append(row, results.ProbeVerdict(p), compared, warns)); err != nil {
+				return err
+			}
+		}
+	}
+	w.Flush()
+	return w.Error()
 }
 
 // leftIf is the class attribute of a left-aligned cell when left.

@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"io"
@@ -48,13 +49,23 @@ func TestRenderSearches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"text", "markdown", "html"} {
+	for _, f := range []string{"text", "md", "html", "json", "csv"} {
 		var out strings.Builder
 		if err := report.RenderSearches(&out, docs, names, f); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		s := out.String()
-		for _, want := range []string{"B serves 1.80x the users of A (18 vs 10)", "10 of 40 users", "20 users", "FAIL: interactive: 80% within 50 ms", "SCALED RUN"} {
+		wants := []string{"B serves 1.80x the users of A (18 vs 10)", "10 of 40 users", "FAIL: interactive: 80% within 50 ms", "SCALED RUN"}
+		switch f {
+		case "json":
+			checkSearchJSON(t, s)
+			wants = wants[:2] // a probe's verdict is its pass and reason
+		case "csv":
+			checkSearchCSV(t, s)
+		default:
+			wants = append(wants, "20 users")
+		}
+		for _, want := range wants {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: no %q in\n%s", f, want, s)
 			}
@@ -136,6 +147,52 @@ func TestRenderSearchHTML(t *testing.T) {
 			if !strings.Contains(s, w) {
 				t.Errorf("%s search: no %q in\n%s", tt.doc.Kind, w, s)
 			}
+		}
+	}
+}
+
+// checkSearchJSON checks that --format json of the two searches of
+// TestRenderSearches holds each document whole, with its name and answer.
+func checkSearchJSON(t *testing.T, s string) {
+	t.Helper()
+	var got struct {
+		Searches []struct {
+			Name   string
+			Answer string
+			Search schema.SearchResult
+		}
+		Comparisons []string
+	}
+	if err := json.Unmarshal([]byte(s), &got); err != nil {
+		t.Fatalf("json: %v", err)
+	}
+	if len(got.Searches) != 2 || got.Searches[0].Name != "A" || got.Searches[1].Search.Users != 18 ||
+		got.Searches[1].Search.Format != schema.SearchFormat || len(got.Searches[1].Search.Probes) != 2 ||
+		got.Searches[1].Search.Probes[1].Reason != "interactive: 80% within 50 ms" || len(got.Comparisons) != 1 {
+		t.Errorf("json: %+v", got)
+	}
+}
+
+// checkSearchCSV checks that --format csv of the two searches of
+// TestRenderSearches has a row a probe, its figures as numbers.
+func checkSearchCSV(t *testing.T, s string) {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(s)).ReadAll()
+	if err != nil {
+		t.Fatalf("csv: %v", err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("csv: %d rows, want a header and 4 probes", len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	last := rows[4]
+	for k, want := range map[string]string{"search": "B", "users": "20", "speed": "", "pass": "false",
+		"requests_per_second": "60", "p95_ms_interactive": "90", "verdict": "FAIL: interactive: 80% within 50 ms"} {
+		if i, ok := col[k]; !ok || last[i] != want {
+			t.Errorf("csv: column %q of the last probe: want %q in %v", k, want, last)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func TestSearchV1OfferedLoad(t *testing.T) {
 	b := &schema.SearchResult{Header: schema.Header{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, System: "B"},
 		Kind: schema.SearchCapacity, PeakOfferedBps: 1e8, PeakSpeed: 2, Plateau: true, Done: true, WindowS: 1, Reason: "plateau",
 		Probes: []schema.SearchProbe{{Speed: 2, Pass: true, OfferedBps: 1e8}}}
-	for _, f := range []string{"text", "markdown", "html"} {
+	for _, f := range []string{"text", "md", "html", "json", "csv"} {
 		var out strings.Builder
 		if err := RenderSearches(&out, []*schema.SearchResult{d, b}, []string{names[0], "b.json"}, f); err != nil {
 			t.Fatal(err)
@@ -38,10 +38,17 @@ func TestSearchV1OfferedLoad(t *testing.T) {
 		if f != "html" {
 			golden(t, "search_capacity_v1."+f, []byte(s))
 		}
-		want := []string{"peak offered load 0.0508 GB/s at --speed 1", "offered GB/s", "0.0458",
+		want := []string{"peak offered load 0.0508 GB/s at --speed 1",
 			"B delivers 1.97x the peak offered load of v1-fixture (0.100 GB/s vs 0.0508 GB/s)"}
-		if f == "html" {
-			want = append(want, "offered load (GB/s)", "Offered load delivered by --speed")
+		switch f {
+		case "html":
+			want = append(want, "offered GB/s", "0.0458", "offered load (GB/s)", "Offered load delivered by --speed")
+		case "json":
+			want = append(want, `"offered_bytes_per_s": 45767617.8230922`)
+		case "csv":
+			want = append(want, "offered_GB_per_s", ",0.0457676178230922,")
+		default:
+			want = append(want, "offered GB/s", "0.0458")
 		}
 		for _, w := range want {
 			if !strings.Contains(s, w) {

@@ -36,6 +36,9 @@ matched trials. Bandwidths are GB/s and data GB (10^9 bytes); a tier's
 bandwidth (tierN_read_bw) is its device rate, its offered load
 (tierN_read_offered) the bytes over the run. Every format shows each
 run's SLA per QoS class, and warns of comparisons of unlike runs.
+Search documents (kvreplay --search) render on their own, as text, md,
+html, json (each document whole, with its answer) or csv (a row a probe),
+each answer compared with the first's.
 
 --aggregate mlperf combines the per-rank, per-trial documents of a run
 (directories laid out .../option_<O>/trial_<T>/rank_<N>/, as mlpstorage
@@ -185,6 +188,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		stdin = in
 		if search {
+			if !slices.Contains(report.SearchFormats, *format) {
+				return cli.Input(fmt.Errorf("--format %s: search documents render as %s", *format, strings.Join(report.SearchFormats, ", ")))
+			}
 			docs, names, err := report.LoadSearches(paths, stdin)
 			if err != nil {
 				return loadError(err)

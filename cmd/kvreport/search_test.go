@@ -37,6 +37,16 @@ func TestSearchDocuments(t *testing.T) {
 	if code, _, errs := kvreport(t, "", a, docA); code != 2 || !strings.Contains(errs, "search") {
 		t.Errorf("search beside a result: exit %d: %s", code, errs)
 	}
+	// Every format --format names that a search has: md (the flag's name
+	// for Markdown), json and csv; xlsx, bench are refused as input errors.
+	for f, want := range map[string]string{"md": "| probe |", "json": `"comparisons": [`, "csv": "search,kind,answer,probe,"} {
+		if code, out, errs := kvreport(t, "", "--format", f, a, b); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--format %s: exit %d, stdout:\n%s\nstderr: %s", f, code, out, errs)
+		}
+	}
+	if code, _, errs := kvreport(t, "", "--format", "xlsx", "-o", filepath.Join(dir, "x.xlsx"), a); code != 2 || !strings.Contains(errs, "search documents render as") {
+		t.Errorf("--format xlsx of a search: exit %d: %s", code, errs)
+	}
 	// A glob names them as Load's globs do.
 	if code, out, errs := kvreport(t, "", filepath.Join(dir, "*.json")); code != 0 || !strings.Contains(out, "B serves 1.80x the users of A") {
 		t.Errorf("glob: exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
