@@ -23,7 +23,6 @@ package arena
 import (
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 
@@ -61,8 +60,6 @@ type place struct {
 	// stale Object cannot write into space given to another.
 	gone atomic.Bool
 }
-
-var _ backend.Backend = (*Backend)(nil)
 
 var _ backend.Backend = (*Backend)(nil)
 
@@ -225,13 +222,18 @@ func (o *object) check(op string, p []byte, off int64) (int, error) {
 }
 
 // copyAt copies between p and the object's bytes at off, under the arena's
-// read lock.
-func (o *object) copyAt(op string, p []byte, off int64, write bool) error {
-	return o.span(op, off, int64(len(p)), func(mem Memory, at, n int64) error {
-		err := mem.Copy(p[:n], at, write)
-		p = p[n:]
+// read lock: all of p, or nothing and an error.
+func (o *object) copyAt(op string, p []byte, off int64, write bool) (int, error) {
+	q := p
+	err := o.span(op, off, int64(len(p)), func(mem Memory, at, n int64) error {
+		err := mem.Copy(q[:n], at, write)
+		q = q[n:]
 		return err
 	})
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // Span calls fn, under the arena's read lock, for each piece of the n
@@ -293,34 +295,13 @@ var _ Spanner = (*object)(nil)
 
 // ReadAt copies the object's bytes at off into p; io.EOF past its end.
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
-	n, err := o.check("read", p, off)
-	if err != nil {
-		return 0, err
-	}
-	if n > 0 {
-		if err := o.copyAt("read", p[:n], off, false); err != nil {
-			return 0, err
-		}
-	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return backend.ReadBlocks(p, off, o.check, o.copyAt)
 }
 
 // WriteAt copies p into the object at off; it writes nothing and fails if
 // p passes the object's end.
 func (o *object) WriteAt(p []byte, off int64) (int, error) {
-	n, err := o.check("write", p, off)
-	if err != nil {
-		return 0, err
-	}
-	if n > 0 {
-		if err := o.copyAt("write", p, off, true); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
+	return backend.WriteBlocks(p, off, o.check, o.copyAt)
 }
 
 // Close ends this use of the object.

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"io"
 	"unsafe"
 )
 
@@ -26,6 +27,54 @@ func CheckIO(p []byte, off, size int64, align int, write bool) (int, error) {
 		return 0, fmt.Errorf("%d bytes at offset %d pass the end of the object (%d bytes)", len(p), off, size)
 	}
 	return n, nil
+}
+
+// CheckFunc is a block store Object's check of an I/O named op ("read" or
+// "write") of p at off, before any byte moves: the Object's own state
+// (closed, removed) and then CheckIO. It returns how many of p's bytes lie
+// inside the object; its errors name the backend, op and the object.
+type CheckFunc func(op string, p []byte, off int64) (int, error)
+
+// MoveFunc moves the bytes of an I/O that its CheckFunc allowed: it reads
+// the object's bytes at off into p, or with write set writes p there (p
+// lies wholly inside the object), and returns how many moved. Its errors
+// name the backend, op and the object; a read that finds the object's
+// storage shorter than it was (a file cut behind its back) may return
+// io.EOF as it is.
+type MoveFunc func(op string, p []byte, off int64, write bool) (int, error)
+
+// ReadBlocks is io.ReaderAt's ReadAt of a block store's Object, so that
+// every backend reads by the same rules: check validates the I/O, move
+// (nil for a backend that keeps no bytes) reads the part of p that lies
+// inside the object, and a read that passes the object's end reads that
+// part and io.EOF. Neither check nor move is kept, so method values cost
+// no allocation.
+func ReadBlocks(p []byte, off int64, check CheckFunc, move MoveFunc) (int, error) {
+	n, err := check("read", p, off)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 && move != nil {
+		if m, err := move("read", p[:n], off, false); err != nil {
+			return m, err
+		}
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteBlocks is io.WriterAt's WriteAt of a block store's Object, as
+// ReadBlocks is its ReadAt: check validates the I/O (a write that passes
+// the object's end fails and writes nothing), and move (nil for a backend
+// that keeps no bytes) writes all of p.
+func WriteBlocks(p []byte, off int64, check CheckFunc, move MoveFunc) (int, error) {
+	n, err := check("write", p, off)
+	if err != nil || n == 0 || move == nil {
+		return n, err
+	}
+	return move("write", p, off, true)
 }
 
 // IsAligned reports whether p's address and length and off are multiples

@@ -749,19 +749,7 @@ func (o *Object) ioErr(op string, off, at int64, err error) error {
 // ReadAt reads len(p) bytes at off with pread (repeated on short reads and
 // EINTR); io.EOF past the object's end.
 func (o *Object) ReadAt(p []byte, off int64) (int, error) {
-	n, err := o.check("read", p, off)
-	if err != nil {
-		return 0, err
-	}
-	if n > 0 {
-		if m, err := o.rw("read", p[:n], off, false); err != nil {
-			return m, err
-		}
-	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return backend.ReadBlocks(p, off, o.check, o.rw)
 }
 
 // WriteAt writes p at off with pwrite (repeated on short writes and
@@ -769,14 +757,7 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 // (a sparse file on a full file system) matches both backend.ErrNoSpace and
 // syscall.ENOSPC.
 func (o *Object) WriteAt(p []byte, off int64) (int, error) {
-	n, err := o.check("write", p, off)
-	if err != nil {
-		return 0, err
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	return o.rw("write", p, off, true)
+	return backend.WriteBlocks(p, off, o.check, o.rw)
 }
 
 var _ backend.Syncer = (*Object)(nil)

@@ -445,44 +445,33 @@ func (o *Object) ioErr(op string, off int64, err error) error {
 	return fmt.Errorf("nvme: %s %q at offset %d (%s): %w", op, o.key, off, o.path, sysErr(err))
 }
 
+// rw runs pread or pwrite of p at off (repeated on short transfers and
+// EINTR). A read that finds the file shorter than it was reads io.EOF.
+func (o *Object) rw(op string, p []byte, off int64, write bool) (int, error) {
+	var n int
+	var err error
+	if write {
+		n, err = o.f.WriteAt(p, off)
+	} else {
+		n, err = o.f.ReadAt(p, off)
+	}
+	if err != nil && err != io.EOF {
+		err = o.ioErr(op, off+int64(n), err)
+	}
+	return n, err
+}
+
 // ReadAt reads len(p) bytes at off with pread (repeated on short reads and
 // EINTR); io.EOF past the object's end.
 func (o *Object) ReadAt(p []byte, off int64) (int, error) {
-	n, err := o.check("read", p, off)
-	if err != nil {
-		return 0, err
-	}
-	if n > 0 {
-		m, err := o.f.ReadAt(p[:n], off)
-		if err == io.EOF {
-			return m, io.EOF // the file is shorter than it was
-		}
-		if err != nil {
-			return m, o.ioErr("read", off+int64(m), err)
-		}
-	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return backend.ReadBlocks(p, off, o.check, o.rw)
 }
 
 // WriteAt writes p at off with pwrite (repeated on short writes and
 // EINTR). It writes nothing and fails if p passes the object's end. ENOSPC
 // matches both backend.ErrNoSpace and syscall.ENOSPC.
 func (o *Object) WriteAt(p []byte, off int64) (int, error) {
-	n, err := o.check("write", p, off)
-	if err != nil {
-		return 0, err
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	m, err := o.f.WriteAt(p, off)
-	if err != nil {
-		return m, o.ioErr("write", off+int64(m), err)
-	}
-	return m, nil
+	return backend.WriteBlocks(p, off, o.check, o.rw)
 }
 
 var _ backend.Syncer = (*Object)(nil)
