@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -253,13 +254,18 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 					return 0, false, err
 				}
 				g.cur = f
+				if g.cycle == 0 && g.fileIdx == 0 && e.cfg.ReplayCycles != 1 && slices.ContainsFunc(g.files, readOnce) {
+					// A pipe cannot be read again: the first pass is
+					// kept for the next ones.
+					g.keep = true
+				}
 				if f.Format() == reqtrace.FormatShareGPT {
 					g.setUntimed(g.files[g.fileIdx] + " is ShareGPT, whose requests carry no arrival times")
 					// Its requests (at most --max-conversations
 					// conversations' turns) are kept for the next passes:
 					// parsing its JSON again on every pass was most of a
 					// run's time.
-					g.keep = len(g.files) == 1
+					g.keep = g.keep || len(g.files) == 1
 				}
 			}
 		}
@@ -310,13 +316,21 @@ func (g *traceGen) endFile() {
 	g.cur.Close()
 	g.cur = nil
 	g.fileIdx++
-	if g.keep {
+	if g.keep && g.fileIdx == len(g.files) {
 		g.mem, g.kept, g.keep = g.kept, nil, false
 		if g.mem == nil {
 			g.mem = []reqtrace.Request{}
 		}
 		g.memIdx = len(g.mem)
 	}
+}
+
+// readOnce reports whether the request trace name can be read only once:
+// a named pipe (a shell's <(command) included) or another file that is
+// not a regular one.
+func readOnce(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && !fi.Mode().IsRegular()
 }
 
 // noteFile notes what the first pass of the current file found: in all

@@ -8,7 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -416,5 +418,74 @@ func TestRequestTraceNotesWhenDurationEndsFirst(t *testing.T) {
 	}
 	if found != 1 {
 		t.Errorf("notes %q: want the hash ids' sizes noted once, for the rows read", res.Kvbench.Notes)
+	}
+}
+
+// TestRequestTracePipeCycles replays request traces given as named pipes
+// (a shell's <(command)) for three passes: a pipe is read once and the
+// first pass kept, so the records are those of the same traces in files.
+// It used to wait in open(2), for a second writer, at the second pass.
+func TestRequestTracePipeCycles(t *testing.T) {
+	src := filepath.Join("reqtrace", "testdata", "burstgpt_1_head30.csv")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(set func(*Config)) []schema.Record {
+		t.Helper()
+		cfg := DefaultConfig()
+		set(&cfg)
+		cfg.Duration, cfg.GenerationMode, cfg.ReplayCycles = time.Hour, "none", 3
+		opened := map[string]bool{}
+		cfg.OpenInput = func(name string) (io.ReadCloser, error) {
+			if st, _ := os.Stat(name); st != nil && !st.Mode().IsRegular() && opened[name] {
+				return nil, fmt.Errorf("%s: a pipe opened a second time would wait for a writer that never comes", name)
+			}
+			opened[name] = true
+			return os.Open(name)
+		}
+		var recs []schema.Record
+		if _, err := Run(context.Background(), &cfg, func(r *schema.Record) error { recs = append(recs, *r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	pipe := func(p string) string {
+		t.Helper()
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		go func() { // one writer: a second open for reading would wait forever
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			f.Write(data)
+			f.Close()
+		}()
+		return p
+	}
+	want := run(func(c *Config) { c.RequestTrace = src })
+	fifo := pipe(filepath.Join(t.TempDir(), "requests.csv"))
+	if got := run(func(c *Config) { c.RequestTrace = fifo }); !reflect.DeepEqual(got, want) {
+		t.Errorf("--request-trace a pipe: %d records, want the file's %d, the same", len(got), len(want))
+	}
+	// BurstGPT's directory of files, one of them a pipe.
+	files, piped := t.TempDir(), t.TempDir()
+	for _, d := range []string{files, piped} {
+		if err := os.WriteFile(filepath.Join(d, "a.csv"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(files, "b.csv"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pipe(filepath.Join(piped, "b.csv"))
+	burst := func(dir string) func(*Config) {
+		return func(c *Config) { c.UseBurstTrace, c.BurstTracePath = true, dir }
+	}
+	want = run(burst(files))
+	if got := run(burst(piped)); len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("--burst-trace-path with a pipe: %d records, want the files' %d, the same", len(got), len(want))
 	}
 }

@@ -211,7 +211,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.Float64Var(&fv.PreconditionSizeGB, "precondition-size-gb", def.PreconditionSizeGB, "GiB to precondition; 0 is twice --storage-capacity-gb")
 	fs.IntVar(&fv.PreconditionThreads, "precondition-threads", 0, "kv-cache.py's preconditioning threads (only whether it is 1: see --nvme-accounting)")
 	fs.Float64Var(&fv.TraceSpeedup, "trace-speedup", def.TraceSpeedup, "BurstGPT time scale: 2 replays twice as fast, 0 without gaps")
-	fs.IntVar(&fv.ReplayCycles, "replay-cycles", def.ReplayCycles, "passes over a BurstGPT or ShareGPT trace; 0 loops until --duration")
+	fs.IntVar(&fv.ReplayCycles, "replay-cycles", def.ReplayCycles, "passes over a BurstGPT, ShareGPT or --request-trace trace; 0 loops until --duration (a pipe is read once, its requests kept in memory)")
 	fs.BoolVar(&fv.PrefillOnly, "prefill-only", false, "a disaggregated prefill node: writes, no decode reads")
 	fs.BoolVar(&fv.DecodeOnly, "decode-only", false, "a disaggregated decode node: reads of pre-populated objects")
 	fs.StringVarP(&o.TracePath, "io-trace-log", "o", "-", "write the trace to this file, - for stdout; a .zst name is compressed")
