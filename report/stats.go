@@ -62,8 +62,12 @@ func catalogue() []metricDef {
 	}
 	for t := range schema.Tier(schema.NumTiers) {
 		for _, op := range []string{"read", "write"} {
-			def(tierMetric(int(t), op+"_offered"), "GB/s", "higher", fmt.Sprintf("%s %s offered load: bytes %s over the run's elapsed time "+
-				"(the reference's tier bandwidth); it falls when anything makes the run longer", t, op, done[op]))
+			ref := " (the reference's tier bandwidth)"
+			if t == schema.TierObject {
+				ref = "" // kv-cache.py has no object tier
+			}
+			def(tierMetric(int(t), op+"_offered"), "GB/s", "higher", fmt.Sprintf("%s %s offered load: bytes %s over the run's elapsed time"+
+				"%s; it falls when anything makes the run longer", t, op, done[op], ref))
 		}
 	}
 	for _, from := range []string{"", "sched_"} {
