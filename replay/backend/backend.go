@@ -8,7 +8,9 @@
 // memory, NVMe files and devices) serves Open, and the engine moves an
 // object's bytes as aligned blocks through its Object's ReadAt and
 // WriteAt; CheckIO, IsAligned and AlignedBuffer are the alignment rules
-// every such backend and engine shares. An object store (S3) adds the
+// every such backend and engine shares, ReadBlocks and WriteBlocks the
+// body of its Object's ReadAt and WriteAt, and FileError, DirectIO and
+// Fdatasync the rules of those on files and devices. An object store (S3) adds the
 // optional ObjectStore capability: whole-object Put and Get, ranged
 // GetRange and Delete, so that it needs no block layer. Further optional
 // capabilities are found by type assertion: FdObject and Locator (an

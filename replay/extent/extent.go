@@ -383,14 +383,8 @@ feed:
 	if err != nil {
 		return err
 	}
-	for {
-		err = unix.Fdatasync(int(b.fd))
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("extent: prewrite %s: sync: %w", b.file, sysErr(err))
+	if err := backend.Fdatasync(b.fd); err != nil {
+		return fmt.Errorf("extent: prewrite %s: sync: %w", b.file, err)
 	}
 	if !b.direct {
 		// Buffered: what the prewrite left cached would serve the replay.
@@ -492,52 +486,52 @@ func (b *Backend) sizeFile(ctx context.Context, want int64, fstype string) error
 	}
 }
 
-// setDirect turns O_DIRECT on (fcntl F_SETFL) where asked and allowed, and
-// probes it with a read of one block, which writes nothing.
+// setDirect turns O_DIRECT on (fcntl F_SETFL) where asked and allowed,
+// by backend.DirectIO's rule.
 func (b *Backend) setDirect(opt Options, fstype string) error {
-	if !opt.Direct {
-		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s (%s): buffered I/O requested: page cache in the numbers", b.file, fstype))
-		return nil
+	direct, warning, err := backend.DirectIO("extent: "+b.file, fstype, opt.Direct, func() (bool, error) {
+		if opt.refuseDirect {
+			return true, nil
+		}
+		return b.probeDirect()
+	})
+	if err != nil {
+		return err
 	}
-	if fstype == "tmpfs" || fstype == "ramfs" {
-		// tmpfs takes O_DIRECT since Linux 6.6, but its files live in the
-		// page cache whatever the flag: nothing would bypass it.
-		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s (%s): memory file system, no device behind O_DIRECT: buffered I/O, page cache in the numbers", b.file, fstype))
-		return nil
+	if b.direct = direct; !direct {
+		b.warnings = append(b.warnings, warning)
 	}
-	fd := int(b.fd)
+	return nil
+}
+
+// probeDirect sets O_DIRECT on the descriptor and reads one block, which
+// writes nothing: it reports whether the file system refused (EINVAL),
+// and then turns O_DIRECT off again.
+func (b *Backend) probeDirect() (refused bool, err error) {
 	fl, err := unix.FcntlInt(b.fd, unix.F_GETFL, 0)
 	if err != nil {
-		return fmt.Errorf("extent: %s: %w", b.file, err)
+		return false, fmt.Errorf("extent: %s: %w", b.file, err)
 	}
-	refused := opt.refuseDirect
-	if !refused {
-		_, err = unix.FcntlInt(b.fd, unix.F_SETFL, fl|unix.O_DIRECT)
-		if err == nil {
-			buf := backend.AlignedBuffer(b.align, b.align)
-			for {
-				_, err = unix.Pread(fd, buf, 0)
-				if err != unix.EINTR {
-					break
-				}
+	_, err = unix.FcntlInt(b.fd, unix.F_SETFL, fl|unix.O_DIRECT)
+	if err == nil {
+		buf := backend.AlignedBuffer(b.align, b.align)
+		for {
+			_, err = unix.Pread(int(b.fd), buf, 0)
+			if err != unix.EINTR {
+				break
 			}
 		}
-		switch {
-		case errors.Is(err, unix.EINVAL):
-			refused = true
-			if _, err := unix.FcntlInt(b.fd, unix.F_SETFL, fl); err != nil {
-				return fmt.Errorf("extent: %s: %w", b.file, err)
-			}
-		case err != nil:
-			return fmt.Errorf("extent: probe O_DIRECT on %s: %w", b.file, err)
+	}
+	switch {
+	case errors.Is(err, unix.EINVAL):
+		if _, err := unix.FcntlInt(b.fd, unix.F_SETFL, fl); err != nil {
+			return false, fmt.Errorf("extent: %s: %w", b.file, err)
 		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("extent: probe O_DIRECT on %s: %w", b.file, err)
 	}
-	if refused {
-		b.warnings = append(b.warnings, fmt.Sprintf("extent: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", b.file, fstype))
-		return nil
-	}
-	b.direct = true
-	return nil
+	return false, nil
 }
 
 // Path returns the file or device, absolute, as New was given it.
@@ -769,16 +763,10 @@ func (o *Object) Sync() error {
 	if o.closed.Load() || o.b.closed.Load() {
 		return fmt.Errorf("extent: sync %q: %w", o.key, backend.ErrClosed)
 	}
-	for {
-		err := unix.Fdatasync(int(o.b.fd))
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return fmt.Errorf("extent: sync %q (%s): %w", o.key, o.b.file, sysErr(err))
-		}
-		return nil
+	if err := backend.Fdatasync(o.b.fd); err != nil {
+		return fmt.Errorf("extent: sync %q (%s): %w", o.key, o.b.file, err)
 	}
+	return nil
 }
 
 // Close ends this use of the object.

@@ -27,7 +27,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -147,28 +146,22 @@ func (b *Backend) probe() error {
 		}
 	}
 	fstype := host.FSType(b.dir)
-	if !b.opt.Direct {
-		b.warnings = append(b.warnings, fmt.Sprintf("nvme: %s (%s): buffered I/O requested: page cache in the numbers", b.dir, fstype))
-		return nil
-	}
-	if fstype == "tmpfs" || fstype == "ramfs" {
-		// tmpfs takes O_DIRECT since Linux 6.6, but its files live in the
-		// page cache whatever the flag: nothing would bypass it.
-		b.warnings = append(b.warnings, fmt.Sprintf("nvme: %s (%s): memory file system, no device behind O_DIRECT: buffered I/O, page cache in the numbers", b.dir, fstype))
-		return nil
-	}
-	refused := b.opt.refuseDirect
-	if !refused {
-		refused, err = probeDirect(name, b.align)
-		if err != nil {
-			return fmt.Errorf("nvme: probe %s: %w", b.dir, err)
+	direct, warning, err := backend.DirectIO("nvme: "+b.dir, fstype, b.opt.Direct, func() (bool, error) {
+		if b.opt.refuseDirect {
+			return true, nil
 		}
+		refused, err := probeDirect(name, b.align)
+		if err != nil {
+			return false, fmt.Errorf("nvme: probe %s: %w", b.dir, err)
+		}
+		return refused, nil
+	})
+	if err != nil {
+		return err
 	}
-	if refused {
-		b.warnings = append(b.warnings, fmt.Sprintf("nvme: %s (%s): file system refuses O_DIRECT: buffered I/O, page cache in the numbers", b.dir, fstype))
-		return nil
+	if b.direct = direct; !direct {
+		b.warnings = append(b.warnings, warning)
 	}
-	b.direct = true
 	return nil
 }
 
@@ -183,9 +176,7 @@ func probeDirect(name string, align int) (refused bool, err error) {
 		return false, err
 	}
 	defer f.Close()
-	buf := make([]byte, 2*align)
-	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & uintptr(align-1))
-	_, err = f.WriteAt(buf[skip:skip+align], 0)
+	_, err = f.WriteAt(backend.AlignedBuffer(align, align), 0)
 	if errors.Is(err, syscall.EINVAL) {
 		return true, nil
 	}
@@ -481,16 +472,10 @@ func (o *Object) Sync() error {
 	if o.closed.Load() {
 		return fmt.Errorf("nvme: sync %s: %w", o.path, backend.ErrClosed)
 	}
-	for {
-		err := unix.Fdatasync(int(o.f.Fd()))
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return fmt.Errorf("nvme: sync %q (%s): %w", o.key, o.path, sysErr(err))
-		}
-		return nil
+	if err := backend.Fdatasync(o.f.Fd()); err != nil {
+		return fmt.Errorf("nvme: sync %q (%s): %w", o.key, o.path, err)
 	}
+	return nil
 }
 
 // Close closes the file.
