@@ -235,15 +235,19 @@ func (a *Allocator) Free(off, size int64) error {
 	}
 	a.free += n
 	a.count++
-	// Read the neighbours before popping them: their nodes are recycled.
+	// A neighbour that touches the range joins it: split cuts it off its
+	// side (left keeps the extents before prev, right those after next),
+	// and its node is recycled once read.
 	if prev != nil && prev.off+prev.len == off {
 		off, n = prev.off, n+prev.len
-		left = a.popRightmost(left)
+		left, _ = split(left, prev.off)
+		a.recycle(prev)
 		a.count--
 	}
 	if next != nil && off+n == next.off {
 		n += next.len
-		right = a.popLeftmost(right)
+		_, right = split(right, next.off+next.len)
+		a.recycle(next)
 		a.count--
 	}
 	a.root = merge(merge(left, a.newNode(off, n)), right)
@@ -327,32 +331,6 @@ func rightmost(t *node) *node {
 	for t != nil && t.right != nil {
 		t = t.right
 	}
-	return t
-}
-
-// popLeftmost removes t's first extent, recycling its node, and returns
-// the new root.
-func (a *Allocator) popLeftmost(t *node) *node {
-	if t.left == nil {
-		r := t.right
-		a.recycle(t)
-		return r
-	}
-	t.left = a.popLeftmost(t.left)
-	t.update()
-	return t
-}
-
-// popRightmost removes t's last extent, recycling its node, and returns
-// the new root.
-func (a *Allocator) popRightmost(t *node) *node {
-	if t.right == nil {
-		l := t.left
-		a.recycle(t)
-		return l
-	}
-	t.right = a.popRightmost(t.right)
-	t.update()
 	return t
 }
 
