@@ -113,8 +113,8 @@ func (b *Backend) Stats() Stats {
 // size. The new object's bytes are whatever the arena held. Without
 // create, the object must exist (ErrNotFound) and have size bytes.
 func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("%s: open %q: negative size %d", b.name, key, size)
+	if err := backend.CheckOpen(key, size, Align, create); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.name, err)
 	}
 	if !create {
 		b.mu.RLock()
@@ -130,9 +130,6 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 			return nil, fmt.Errorf("%s: open %q of %d bytes: the object has %d", b.name, key, size, e.size)
 		}
 		return &object{b: b, key: key, e: e}, nil
-	}
-	if size%Align != 0 {
-		return nil, fmt.Errorf("%s: create %q: size %d is not a multiple of %d: %w", b.name, key, size, Align, backend.ErrMisaligned)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -29,6 +29,21 @@ func CheckIO(p []byte, off, size int64, align int, write bool) (int, error) {
 	return n, nil
 }
 
+// CheckOpen validates the size of an Open of the object named key, before
+// anything else: a negative size fails, and so, with create, does one that
+// is not a multiple of align, the backend's Caps().Align (ErrMisaligned;
+// align <= 1 accepts any). The error names the operation and key: the
+// backend wraps it with its name.
+func CheckOpen(key string, size int64, align int, create bool) error {
+	if size < 0 {
+		return fmt.Errorf("open %q: negative size %d", key, size)
+	}
+	if create && align > 1 && size%int64(align) != 0 {
+		return fmt.Errorf("create %q: size %d is not a multiple of %d: %w", key, size, align, ErrMisaligned)
+	}
+	return nil
+}
+
 // CheckFunc is a block store Object's check of an I/O named op ("read" or
 // "write") of p at off, before any byte moves: the Object's own state
 // (closed, removed) and then CheckIO. It returns how many of p's bytes lie

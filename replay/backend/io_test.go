@@ -196,3 +196,28 @@ func TestReadWriteBlocksAllocs(t *testing.T) {
 		t.Errorf("%v allocations a read and a write, want 0", allocs)
 	}
 }
+
+func TestCheckOpen(t *testing.T) {
+	for _, tc := range []struct {
+		key       string
+		size      int64
+		align     int
+		create    bool
+		msg       string // "" when it passes
+		misaligns bool
+	}{
+		{"k", 8192, 4096, true, "", false},
+		{"k", 0, 4096, true, "", false},
+		{"k", 100, 1, true, "", false},
+		{"k", 100, 0, true, "", false},
+		{"k", 4097, 4096, true, `create "k": size 4097 is not a multiple of 4096: misaligned I/O`, true},
+		{"k", 4097, 4096, false, "", false}, // an existing object's size is its own
+		{"k", -1, 4096, false, `open "k": negative size -1`, false},
+		{"k", -4096, 4096, true, `open "k": negative size -4096`, false},
+	} {
+		err := CheckOpen(tc.key, tc.size, tc.align, tc.create)
+		if got := fmt.Sprint(err); tc.msg == "" && err != nil || tc.msg != "" && got != tc.msg || errors.Is(err, ErrMisaligned) != tc.misaligns {
+			t.Errorf("CheckOpen(%q, %d, %d, %v) = %v; want %q", tc.key, tc.size, tc.align, tc.create, err, tc.msg)
+		}
+	}
+}

@@ -581,11 +581,8 @@ func (b *Backend) Stats() Stats {
 // the file held. Without create, the object must exist (ErrNotFound) and
 // have size bytes.
 func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("extent: open %q: negative size %d", key, size)
-	}
-	if create && size%int64(b.align) != 0 {
-		return nil, fmt.Errorf("extent: create %q: size %d is not a multiple of %d: %w", key, size, b.align, backend.ErrMisaligned)
+	if err := backend.CheckOpen(key, size, b.align, create); err != nil {
+		return nil, fmt.Errorf("extent: %w", err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

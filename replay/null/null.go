@@ -80,8 +80,8 @@ func (b *Backend) Caps() backend.Caps {
 // would be exceeded; ErrMisaligned when size is not a multiple of Align);
 // without, the object must exist with that size.
 func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("null: open %q: negative size %d", key, size)
+	if err := backend.CheckOpen(key, size, b.align, create); err != nil {
+		return nil, fmt.Errorf("null: %w", err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -97,9 +97,6 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 			return nil, fmt.Errorf("null: open %q of %d bytes: the object has %d", key, size, e.size)
 		}
 		return &object{b: b, key: key, e: e}, nil
-	}
-	if size%int64(b.align) != 0 {
-		return nil, fmt.Errorf("null: create %q: size %d is not a multiple of %d: %w", key, size, b.align, backend.ErrMisaligned)
 	}
 	if e != nil {
 		// Replacing: the old object's space is given back first.

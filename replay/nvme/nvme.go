@@ -206,11 +206,8 @@ func (b *Backend) Caps() backend.Caps {
 // Caps().Align (ErrMisaligned). Without create, the file must exist
 // (ErrNotFound) and hold size bytes.
 func (b *Backend) Open(key string, size int64, create bool) (backend.Object, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("nvme: open %q: negative size %d", key, size)
-	}
-	if create && size%int64(b.align) != 0 {
-		return nil, fmt.Errorf("nvme: create %q: size %d is not a multiple of %d: %w", key, size, b.align, backend.ErrMisaligned)
+	if err := backend.CheckOpen(key, size, b.align, create); err != nil {
+		return nil, fmt.Errorf("nvme: %w", err)
 	}
 	b.mu.Lock()
 	closed := b.closed
