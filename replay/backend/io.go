@@ -86,8 +86,11 @@ func ReadBlocks(p []byte, off int64, check CheckFunc, move MoveFunc) (int, error
 // that keeps no bytes) writes all of p.
 func WriteBlocks(p []byte, off int64, check CheckFunc, move MoveFunc) (int, error) {
 	n, err := check("write", p, off)
-	if err != nil || n == 0 || move == nil {
-		return n, err
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 || move == nil {
+		return n, nil
 	}
 	return move("write", p, off, true)
 }
