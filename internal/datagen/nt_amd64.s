@@ -1,5 +1,16 @@
 #include "textflag.h"
 
+// WORD stores the stream's word at counter SI (key BX) at off(DI), and
+// steps the counter by R9: AX = lo^hi of SI * (SI^BX).
+#define WORD(off) \
+	MOVQ SI, AX; \
+	MOVQ SI, R8; \
+	XORQ BX, R8; \
+	MULQ R8; \
+	XORQ DX, AX; \
+	MOVNTIQ AX, off(DI); \
+	ADDQ R9, SI
+
 // func wordsNT(p *byte, n int, x, b uint64)
 //
 // Stores n (a multiple of 4, at least 4) words of the stream from counter
@@ -16,38 +27,10 @@ TEXT ·wordsNT(SB), NOSPLIT, $0-32
 	SHRQ $2, CX
 
 loop:
-	MOVQ SI, AX
-	MOVQ SI, R8
-	XORQ BX, R8
-	MULQ R8
-	XORQ DX, AX
-	MOVNTIQ AX, 0(DI)
-	ADDQ R9, SI
-
-	MOVQ SI, AX
-	MOVQ SI, R8
-	XORQ BX, R8
-	MULQ R8
-	XORQ DX, AX
-	MOVNTIQ AX, 8(DI)
-	ADDQ R9, SI
-
-	MOVQ SI, AX
-	MOVQ SI, R8
-	XORQ BX, R8
-	MULQ R8
-	XORQ DX, AX
-	MOVNTIQ AX, 16(DI)
-	ADDQ R9, SI
-
-	MOVQ SI, AX
-	MOVQ SI, R8
-	XORQ BX, R8
-	MULQ R8
-	XORQ DX, AX
-	MOVNTIQ AX, 24(DI)
-	ADDQ R9, SI
-
+	WORD(0)
+	WORD(8)
+	WORD(16)
+	WORD(24)
 	ADDQ $32, DI
 	DECQ CX
 	JNZ  loop
