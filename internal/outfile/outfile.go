@@ -136,21 +136,26 @@ func Classify(path string) (Target, error) {
 // TypeName names the type of a file that is not regular, in words (a
 // FileMode prints its type as letters: "L---------"), for messages.
 func TypeName(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case t&fs.ModeCharDevice != 0:
-		return "character device"
-	case t&fs.ModeDevice != 0:
-		return "block device"
-	case t&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case t&fs.ModeSocket != 0:
-		return "socket"
-	case t&fs.ModeDir != 0:
-		return "directory"
+	for _, t := range typeNames {
+		if m.Type()&t.bit != 0 {
+			return t.name
+		}
 	}
 	return "file of mode " + m.String()
+}
+
+// typeNames names the file types, in the order TypeName tests them: a
+// character device has ModeDevice set too.
+var typeNames = []struct {
+	bit  fs.FileMode
+	name string
+}{
+	{fs.ModeSymlink, "symbolic link"},
+	{fs.ModeCharDevice, "character device"},
+	{fs.ModeDevice, "block device"},
+	{fs.ModeNamedPipe, "named pipe"},
+	{fs.ModeSocket, "socket"},
+	{fs.ModeDir, "directory"},
 }
 
 // fileMode converts a stat(2) mode to a FileMode's type bits.

@@ -345,3 +345,22 @@ func TestNoRenameOverSpecial(t *testing.T) {
 		t.Fatalf("temporary file left: %v", ents)
 	}
 }
+
+func TestTypeName(t *testing.T) {
+	for _, tt := range []struct {
+		mode fs.FileMode
+		want string
+	}{
+		{fs.ModeSymlink | 0o777, "symbolic link"},
+		{fs.ModeDevice | fs.ModeCharDevice | 0o666, "character device"}, // /dev/null's
+		{fs.ModeDevice | 0o660, "block device"},
+		{fs.ModeNamedPipe | 0o600, "named pipe"},
+		{fs.ModeSocket | 0o755, "socket"},
+		{fs.ModeDir | 0o755, "directory"},
+		{fs.ModeIrregular, "file of mode ?---------"},
+	} {
+		if got := outfile.TypeName(tt.mode); got != tt.want {
+			t.Errorf("TypeName(%v) = %q, want %q", tt.mode, got, tt.want)
+		}
+	}
+}
