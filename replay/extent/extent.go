@@ -737,16 +737,18 @@ func (o *Object) ioErr(op string, off, at int64, err error) error {
 	return fmt.Errorf("extent: %s %q at offset %d (%s at %d): %w", op, o.key, off, o.b.file, at, sysErr(err))
 }
 
-// ReadAt reads len(p) bytes at off with pread (repeated on short reads and
-// EINTR); io.EOF past the object's end.
+// ReadAt reads len(p) bytes at off of the object's extent in the shared
+// file or device, with pread (repeated on short reads and EINTR): io.EOF
+// past the object's end, io.ErrUnexpectedEOF where the file has become
+// shorter than New sized it.
 func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	return backend.ReadBlocks(p, off, o.check, o.rw)
 }
 
-// WriteAt writes p at off with pwrite (repeated on short writes and
-// EINTR). It writes nothing and fails if p passes the object's end. ENOSPC
-// (a sparse file on a full file system) matches both backend.ErrNoSpace and
-// syscall.ENOSPC.
+// WriteAt writes p at off of the object's extent, with pwrite (repeated
+// on short writes and EINTR); it writes nothing and fails if p passes the
+// object's end, into the next extent. ENOSPC (a sparse file on a full file
+// system) matches both backend.ErrNoSpace and syscall.ENOSPC.
 func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	return backend.WriteBlocks(p, off, o.check, o.rw)
 }

@@ -449,15 +449,17 @@ func (o *Object) rw(op string, p []byte, off int64, write bool) (int, error) {
 	return n, err
 }
 
-// ReadAt reads len(p) bytes at off with pread (repeated on short reads and
-// EINTR); io.EOF past the object's end.
+// ReadAt reads len(p) bytes at off of the object's own file, with pread
+// (repeated on short reads and EINTR): io.EOF past the object's end, or
+// where something else has cut the file short.
 func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	return backend.ReadBlocks(p, off, o.check, o.rw)
 }
 
-// WriteAt writes p at off with pwrite (repeated on short writes and
-// EINTR). It writes nothing and fails if p passes the object's end. ENOSPC
-// matches both backend.ErrNoSpace and syscall.ENOSPC.
+// WriteAt writes p at off of the object's file, with pwrite (repeated on
+// short writes and EINTR); it writes nothing and fails if p passes the
+// size the object was opened with. ENOSPC matches both backend.ErrNoSpace
+// and syscall.ENOSPC.
 func (o *Object) WriteAt(p []byte, off int64) (int, error) {
 	return backend.WriteBlocks(p, off, o.check, o.rw)
 }
