@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -73,79 +74,11 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	out.Started = start
 	out.WallS = wall.Seconds()
 
-	// The documents' cells, requests and lag are gathered and merged at
-	// once, which decodes their histograms much faster than one by one;
-	// docs says which document each came from, for errors.
-	type cellAcc struct {
-		backend string
-		cells   []schema.Cell
-		docs    []int
-	}
-	cells := map[cellKey]*cellAcc{}
-	reqs := make([]schema.RequestStats, len(docs))
-	lags := make([]schema.Latency, len(docs))
-	var hosts []string
-	var tokens float64
-	tokensKnown := true
-	timeline := map[int]*schema.Second{}
+	m := &rankMerger{docs: docs, out: out, start: start, cells: map[cellKey]*cellAcc{},
+		reqs: make([]schema.RequestStats, len(docs)), lags: make([]schema.Latency, len(docs)),
+		tokensKnown: true, timeline: map[int]*schema.Second{}}
 	for n, d := range docs {
-		if reason, incomplete := withoutPartial(d); incomplete {
-			out.Complete = false
-			out.IncompleteReason = results.JoinUnique(out.IncompleteReason, reason, "; ")
-		}
-		for _, h := range strings.Split(d.Host.Hostname, ",") {
-			hosts = appendUnique(hosts, h)
-		}
-		for _, t := range d.Traces {
-			if !slices.ContainsFunc(out.Traces, func(u schema.TraceInfo) bool { return sameTrace(u, t) }) {
-				out.Traces = append(out.Traces, t)
-			}
-		}
-		for _, w := range d.Warnings {
-			if !strings.HasPrefix(w, partialWarning) {
-				out.Warnings = appendUnique(out.Warnings, w)
-			}
-		}
-		for _, c := range d.Cells {
-			k := keyOf(c)
-			a := cells[k]
-			if a == nil {
-				a = &cellAcc{}
-				cells[k] = a
-			}
-			a.backend = results.JoinUnique(a.backend, c.Backend, ",")
-			a.cells = append(a.cells, c)
-			a.docs = append(a.docs, n)
-		}
-		reqs[n], lags[n] = d.Requests, d.Lag
-		off := int(math.Floor(d.Started.Sub(start).Seconds()))
-		for _, s := range d.Timeline {
-			t := s.T + off
-			m := timeline[t]
-			if m == nil {
-				m = &schema.Second{T: t}
-				timeline[t] = m
-			}
-			for i := range s.ReadBytes {
-				m.ReadBytes[i] += s.ReadBytes[i]
-				m.WriteBytes[i] += s.WriteBytes[i]
-				m.Ops[i] += s.Ops[i]
-			}
-			m.LagP99US = max(m.LagP99US, s.LagP99US)
-		}
-		mergeReplay(&out.Replay, &d.Replay)
-		out.Errors.Count += d.Errors.Count
-		for _, e := range d.Errors.First {
-			if len(out.Errors.First) < maxErrorMessages {
-				out.Errors.First = append(out.Errors.First, e)
-			}
-		}
-		if t := d.Summary.StorageKVTokensPerSec; t != nil {
-			tokens += *t * d.WallS
-		} else {
-			tokensKnown = false
-		}
-		out.MergedRanks = append(out.MergedRanks, ranksOf(d)...)
+		m.add(n, d)
 	}
 	slices.Sort(out.MergedRanks)
 	ranks, held, missing := MissingRanks(docs)
@@ -153,77 +86,169 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	if len(missing) > 0 {
 		markPartial(out, out.Ranks, held, missing)
 	}
-	slices.Sort(hosts)
-	out.Host.Hostname = strings.Join(hosts, ",")
-
-	keys := make([]cellKey, 0, len(cells))
-	for k := range cells {
-		keys = append(keys, k)
+	slices.Sort(m.hosts)
+	out.Host.Hostname = strings.Join(m.hosts, ",")
+	if err := m.mergeFigures(wall); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(keys, cellKey.compare)
-	// whose prefixes an error of a MergeAll with what it merged and, when
-	// it is about one value, with the document that value came from.
-	whose := func(what string, err error, docOf func(int) int) error {
-		if ie := (*results.IndexError)(nil); errors.As(err, &ie) {
-			n := docOf(ie.Index)
-			return fmt.Errorf("report: merge: document %d (rank %d): %s%w", n+1, docs[n].Rank, what, ie.Err)
-		}
-		return fmt.Errorf("report: merge: %s%w", what, err)
-	}
-	self := func(i int) int { return i }
-	for _, k := range keys {
-		a := cells[k]
-		agg := results.NewCell()
-		if err := agg.MergeAll(a.cells); err != nil {
-			return nil, whose("", err, func(i int) int { return a.docs[i] })
-		}
-		c := a.cells[0]
-		out.Cells = append(out.Cells, agg.Finalize(c.Tier, c.Op, c.Phase, a.backend, wall))
-	}
-	out.Tiers = results.TierTotals(out.Cells, wall)
-	tiers := make([][]schema.TierTotals, len(docs))
-	for i, d := range docs {
-		tiers[i] = d.Tiers
-	}
-	results.ApplyTierBusy(out.Tiers, results.MergeTierBusy(tiers...))
-	rs := results.NewRequests()
-	if err := rs.MergeAll(reqs); err != nil {
-		return nil, whose("", err, self)
-	}
-	out.Requests = rs.Finalize()
-	lag := results.NewLatency()
-	if err := lag.MergeAll(lags); err != nil {
-		return nil, whose("lag: ", err, self)
-	}
-	out.Lag = lag.Finalize()
-	var dev results.Device
-	devs := make([][]schema.DeviceLatency, len(docs))
-	for i, d := range docs {
-		devs[i] = d.Device
-	}
-	if err := dev.MergeAll(devs...); err != nil {
-		return nil, fmt.Errorf("report: merge: %w", err)
-	}
-	out.Device = dev.Finalize()
-	ts := make([]int, 0, len(timeline))
-	for t := range timeline {
-		ts = append(ts, t)
-	}
-	slices.Sort(ts)
-	for _, t := range ts {
-		out.Timeline = append(out.Timeline, *timeline[t])
+	for _, t := range slices.Sorted(maps.Keys(m.timeline)) {
+		out.Timeline = append(out.Timeline, *m.timeline[t])
 	}
 	out.RankImbalance = imbalance(docs, wall)
 	out.ClosedLoop = mergeClosed(docs)
 	var kvTokens *float64
-	if tokensKnown {
-		kvTokens = &tokens
+	if m.tokensKnown {
+		kvTokens = &m.tokens
 	}
 	var err error
 	if out.Summary, err = results.Summarize(out, kvTokens); err != nil {
 		return nil, fmt.Errorf("report: merge: %w", err)
 	}
 	return out, nil
+}
+
+// rankMerger gathers what MergeRanks merges from each document into out.
+// The documents' cells, requests and lag are gathered first and merged at
+// once, which decodes their histograms much faster than one by one.
+type rankMerger struct {
+	docs        []*schema.Result
+	out         *schema.Result
+	start       time.Time // the earliest document's start
+	cells       map[cellKey]*cellAcc
+	reqs        []schema.RequestStats
+	lags        []schema.Latency
+	hosts       []string
+	tokens      float64 // storage KV tokens, over the ranks
+	tokensKnown bool    // every rank said its tokens
+	timeline    map[int]*schema.Second
+}
+
+// cellAcc is one cell's documents: docs says which document each came
+// from, for errors.
+type cellAcc struct {
+	backend string
+	cells   []schema.Cell
+	docs    []int
+}
+
+// add gathers document n, d: what is merged as it comes (completeness,
+// hosts, traces, warnings, the timeline, the replay's counts, errors,
+// ranks, tokens) and what is merged at the end (cells, requests, lag).
+func (m *rankMerger) add(n int, d *schema.Result) {
+	out := m.out
+	if reason, incomplete := withoutPartial(d); incomplete {
+		out.Complete = false
+		out.IncompleteReason = results.JoinUnique(out.IncompleteReason, reason, "; ")
+	}
+	for _, h := range strings.Split(d.Host.Hostname, ",") {
+		m.hosts = appendUnique(m.hosts, h)
+	}
+	for _, t := range d.Traces {
+		if !slices.ContainsFunc(out.Traces, func(u schema.TraceInfo) bool { return sameTrace(u, t) }) {
+			out.Traces = append(out.Traces, t)
+		}
+	}
+	for _, w := range d.Warnings {
+		if !strings.HasPrefix(w, partialWarning) {
+			out.Warnings = appendUnique(out.Warnings, w)
+		}
+	}
+	for _, c := range d.Cells {
+		k := keyOf(c)
+		a := m.cells[k]
+		if a == nil {
+			a = &cellAcc{}
+			m.cells[k] = a
+		}
+		a.backend = results.JoinUnique(a.backend, c.Backend, ",")
+		a.cells = append(a.cells, c)
+		a.docs = append(a.docs, n)
+	}
+	m.reqs[n], m.lags[n] = d.Requests, d.Lag
+	m.addTimeline(d)
+	mergeReplay(&out.Replay, &d.Replay)
+	out.Errors.Count += d.Errors.Count
+	for _, e := range d.Errors.First {
+		if len(out.Errors.First) < maxErrorMessages {
+			out.Errors.First = append(out.Errors.First, e)
+		}
+	}
+	if t := d.Summary.StorageKVTokensPerSec; t != nil {
+		m.tokens += *t * d.WallS
+	} else {
+		m.tokensKnown = false
+	}
+	out.MergedRanks = append(out.MergedRanks, ranksOf(d)...)
+}
+
+// addTimeline adds d's seconds to the merged timeline, placed by d's start:
+// bytes and operations summed, a second's lag p99 the highest.
+func (m *rankMerger) addTimeline(d *schema.Result) {
+	off := int(math.Floor(d.Started.Sub(m.start).Seconds()))
+	for _, s := range d.Timeline {
+		t := s.T + off
+		sec := m.timeline[t]
+		if sec == nil {
+			sec = &schema.Second{T: t}
+			m.timeline[t] = sec
+		}
+		for i := range s.ReadBytes {
+			sec.ReadBytes[i] += s.ReadBytes[i]
+			sec.WriteBytes[i] += s.WriteBytes[i]
+			sec.Ops[i] += s.Ops[i]
+		}
+		sec.LagP99US = max(sec.LagP99US, s.LagP99US)
+	}
+}
+
+// mergeFigures merges the gathered cells (in cell order), the tiers, the
+// requests, the lag and the device latencies into out, over wall.
+func (m *rankMerger) mergeFigures(wall time.Duration) error {
+	docs, out := m.docs, m.out
+	self := func(i int) int { return i }
+	for _, k := range slices.SortedFunc(maps.Keys(m.cells), cellKey.compare) {
+		a := m.cells[k]
+		agg := results.NewCell()
+		if err := agg.MergeAll(a.cells); err != nil {
+			return m.whose("", err, func(i int) int { return a.docs[i] })
+		}
+		c := a.cells[0]
+		out.Cells = append(out.Cells, agg.Finalize(c.Tier, c.Op, c.Phase, a.backend, wall))
+	}
+	out.Tiers = results.TierTotals(out.Cells, wall)
+	tiers := make([][]schema.TierTotals, len(docs))
+	devs := make([][]schema.DeviceLatency, len(docs))
+	for i, d := range docs {
+		tiers[i], devs[i] = d.Tiers, d.Device
+	}
+	results.ApplyTierBusy(out.Tiers, results.MergeTierBusy(tiers...))
+	rs := results.NewRequests()
+	if err := rs.MergeAll(m.reqs); err != nil {
+		return m.whose("", err, self)
+	}
+	out.Requests = rs.Finalize()
+	lag := results.NewLatency()
+	if err := lag.MergeAll(m.lags); err != nil {
+		return m.whose("lag: ", err, self)
+	}
+	out.Lag = lag.Finalize()
+	var dev results.Device
+	if err := dev.MergeAll(devs...); err != nil {
+		return fmt.Errorf("report: merge: %w", err)
+	}
+	out.Device = dev.Finalize()
+	return nil
+}
+
+// whose prefixes an error of a MergeAll with what it merged and, when it
+// is about one value, with the document that value came from (docOf maps
+// the value's index to its document's).
+func (m *rankMerger) whose(what string, err error, docOf func(int) int) error {
+	if ie := (*results.IndexError)(nil); errors.As(err, &ie) {
+		n := docOf(ie.Index)
+		return fmt.Errorf("report: merge: document %d (rank %d): %s%w", n+1, m.docs[n].Rank, what, ie.Err)
+	}
+	return fmt.Errorf("report: merge: %s%w", what, err)
 }
 
 // ranksOf returns the ranks a document holds: a merged document's
