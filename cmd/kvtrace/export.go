@@ -74,215 +74,156 @@ Examples:
   sai3-bench replay --op-log out/run.tsv --target file:///mnt/nvme/kv/
 `
 
+// runExport is kvtrace export: the command line checked, then the trace
+// exported.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("kvtrace export", exportUsage, stderr)
-	cli.AddStandard(fs)
-	fioDef := export.DefaultFioOptions()
-	sai3Def := export.DefaultSai3Options()
-	to := fs.String("to", "", "what to write: fio or sai3 (required)")
-	out := fs.StringP("output", "o", "", "the directory to write into, made if need be (required)")
-	blockSize := cli.ByteSize(fioDef.BlockSize)
-	fs.Var(&blockSize, "block-size", "fio: largest I/O an object operation is split into")
-	tiers := fs.String("tiers", "Tier-2", "tiers to export, comma-separated: Tier-0, Tier-1, Tier-2 (or gpu, cpu, nvme)")
-	layout := fs.String("layout", fioDef.Layout, "fio: extent or dir")
-	scale := fs.String("size-scale", "1", "multiply every object's size by this number or fraction (such as 1/4096), as kvreplay does")
-	dir := fs.String("dir", "", "fio: the directory the job's data files live in (required for fio)")
-	speed := fs.String("speed", fioDef.Speed, "fio: asap (replay_no_stall) or timed (the trace's timestamps)")
-	iodepth := fs.Int("iodepth", fioDef.IODepth, "fio: I/Os in flight per job")
-	engine := fs.String("engine", fioDef.Engine, "fio: ioengine")
-	buffered := fs.Bool("buffered", false, "fio: direct=0, for file systems without O_DIRECT (tmpfs)")
-	noPrescan := fs.Bool("no-prescan", false, "fio: do not read a trace file twice to place its cold objects first, as kvreplay --no-prescan")
-	prefix := fs.String("prefix", sai3Def.Prefix, "sai3: the URI prefix of the objects (the endpoint column)")
-	allowSystem := fs.Bool(cli.AllowSystemPathFlag, false, "let --output lie under a system directory (/etc, /usr, ...), which export refuses by default")
-	noSpaceCheck := fs.Bool("no-space-check", false, "fio: export even when --dir's file system, as this machine has it, lacks the space for the job's data files (a job for another machine)")
-	rest, err := cli.ParseFlags(fs, args)
+	flags, err := parseExportFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-
-	var problems []error
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	switch len(rest) {
-	case 0:
-		bad("export: no trace given (want a file, or - for stdin)")
-	case 1:
-	default:
-		bad("export: %d traces given (want one)", len(rest))
-	}
-	switch *out {
-	case "":
-		bad("--output: required (the directory to write into)")
-	case "-":
-		bad("--output -: export writes several files: give a directory, not stdout")
-	default:
-		if !*allowSystem {
-			if err := cli.CheckPath("--output", *out); err != nil {
-				problems = append(problems, fmt.Errorf("%w (--%s writes there anyway)", err, cli.AllowSystemPathFlag))
-			}
-		}
-	}
-	tierList, err := parseTiers(*tiers)
+	cfg, err := flags.config()
 	if err != nil {
-		problems = append(problems, err)
-	}
-	sizeScale, scaleErr := cli.Fraction("--size-scale", *scale)
-	if scaleErr != nil {
-		problems = append(problems, scaleErr)
-	}
-	// The options' zero values mean their defaults; on the command line
-	// they are the user's and wrong.
-	if fs.Changed("block-size") && blockSize == 0 {
-		bad("--block-size 0: must be a power of two between 4KiB and 1GiB")
-	}
-	if *iodepth == 0 {
-		bad("--iodepth 0: must be between 1 and 4096")
-	}
-	if scaleErr == nil && sizeScale == 0 {
-		bad("--size-scale %s: must be greater than 0 and at most 1", *scale)
-	}
-	for _, n := range []string{"tiers", "layout", "speed", "engine", "prefix"} {
-		if f := fs.Lookup(n); f.Changed && f.Value.String() == "" {
-			bad("--%s: empty", n)
-		}
-	}
-	only := func(target string, names ...string) {
-		for _, n := range names {
-			if fs.Changed(n) {
-				bad("--%s: only for --to %s", n, target)
-			}
-		}
-	}
-	var fioOpt export.FioOptions
-	var sai3Opt export.Sai3Options
-	switch *to {
-	case "fio":
-		only("sai3", "prefix")
-		fioOpt = export.FioOptions{BlockSize: int64(blockSize), Tiers: tierList, Layout: *layout, SizeScale: sizeScale,
-			Speed: *speed, IODepth: *iodepth, Engine: *engine, Buffered: *buffered}
-		if *dir != "" {
-			fioOpt.Dir = *dir
-			if err := cli.CheckPath("--dir", *dir); err != nil {
-				problems = append(problems, err)
-			} else if fioOpt.Dir, err = filepath.Abs(*dir); err != nil {
-				bad("--dir %s: %w", *dir, err)
-			}
-		}
-		if err := fioOpt.Validate(); err != nil {
-			problems = append(problems, unjoin(err)...)
-		}
-	case "sai3":
-		only("fio", "block-size", "layout", "dir", "speed", "iodepth", "engine", "buffered", "no-prescan", "no-space-check")
-		sai3Opt = export.Sai3Options{Prefix: *prefix, Tiers: tierList, SizeScale: sizeScale}
-		if err := sai3Opt.Validate(); err != nil {
-			problems = append(problems, unjoin(err)...)
-		}
-	case "":
-		bad("--to: required (want fio or sai3)")
-	default:
-		bad("--to %s: want fio or sai3", *to)
-	}
-	if len(problems) > 0 {
-		return &cli.UsageError{Err: dedup(problems)}
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return exportTrace(ctx, cfg, stderr)
+}
 
-	name := rest[0]
-	in, err := cli.OpenInput(ctx, name)
+// exportJob is one export under way: the trace being read and the
+// outputs being written.
+type exportJob struct {
+	cfg    *exportConfig
+	r      *trace.Reader
+	read   *atomic.Int64 // what r has read, for the progress line
+	prog   *passProgress
+	files  *outputs
+	outAbs string // cfg.out, absolute
+	base   string // the outputs' names: the trace's, see traceBase
+	stderr io.Writer
+}
+
+// exportTrace exports the trace cfg names into cfg.out: every output, or
+// none.
+func exportTrace(ctx context.Context, cfg *exportConfig, stderr io.Writer) error {
+	in, err := cli.OpenInput(ctx, cfg.trace)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	prog := newPassProgress(stderr, name)
-	var read atomic.Int64 // by the export's own pass
-	r := trace.NewReader(ctxReader{ctx: ctx, r: in, n: &read})
-	r.Name = name
-	defer r.Close()
-	if _, err := cli.MakeDirs("--output", *out); err != nil {
+	j := &exportJob{cfg: cfg, read: new(atomic.Int64), prog: newPassProgress(stderr, cfg.trace),
+		files: &outputs{input: cfg.trace}, base: traceBase(cfg.trace), stderr: stderr}
+	j.r = trace.NewReader(ctxReader{ctx: ctx, r: in, n: j.read})
+	j.r.Name = cfg.trace
+	defer j.r.Close()
+	if _, err := cli.MakeDirs("--output", cfg.out); err != nil {
 		return err
 	}
-	outAbs, err := filepath.Abs(*out)
+	if j.outAbs, err = filepath.Abs(cfg.out); err != nil {
+		return cli.Input(fmt.Errorf("export: --output %s: %w", cfg.out, err))
+	}
+	defer j.files.abort()
+	if cfg.to == "fio" {
+		return j.fio(ctx)
+	}
+	return j.sai3(ctx)
+}
+
+// fio writes the iologs and the job file. A trace file is sized before
+// any of them is written; a trace read once, by its export, which is then
+// kept only when its job fits.
+func (j *exportJob) fio(ctx context.Context) error {
+	opt := j.cfg.fio
+	opt.Source = j.cfg.trace
+	opt.LogPath = func(t schema.Tier, k export.LogKind) string {
+		return filepath.Join(j.outAbs, export.LogName(j.base, t, k))
+	}
+	space := exportSpace{out: j.outAbs, dir: opt.Dir, layout: opt.Layout, scale: j.cfg.scale, checkDir: j.cfg.checkDir}
+	sized, err := j.prepass(ctx, &opt, space)
 	if err != nil {
-		return cli.Input(fmt.Errorf("export: --output %s: %w", *out, err))
+		return err
 	}
-	base := traceBase(name)
-	files := outputs{input: name}
-	defer files.abort()
-	switch *to {
-	case "fio":
-		fioOpt.Source = name
-		fioOpt.LogPath = func(t schema.Tier, k export.LogKind) string {
-			return filepath.Join(outAbs, export.LogName(base, t, k))
-		}
-		space := exportSpace{out: outAbs, dir: fioOpt.Dir, layout: fioOpt.Layout, scale: sizeScale, checkDir: !*noSpaceCheck}
-		sized := false
-		if name != "-" && !*noPrescan && regularFile(name) {
-			// As kvreplay's prescan: cold objects are placed before the
-			// first row, so that the extents are the ones kvreplay uses.
-			if fioOpt.Cold, err = coldObjects(ctx, name, prog.pass("prescan")); err != nil {
-				return err
-			}
-			// Then what the export and the job will write, before
-			// anything is: a pass that counts the iologs' bytes.
-			need, err := sizeFio(ctx, name, fioOpt, prog.pass("sizing"))
-			if err != nil {
-				return err
-			}
-			prog.done()
-			if err := space.check(stderr, need); err != nil {
-				return err
-			}
-			sized = true
-		}
-		var logBytes countWriter
-		logs := func(t schema.Tier, k export.LogKind) (io.Writer, error) {
-			w, err := files.create(ctx, fioOpt.LogPath(t, k))
-			return io.MultiWriter(w, &logBytes), err
-		}
-		jobPath := filepath.Join(*out, base+".fio")
-		job, err := files.create(ctx, jobPath)
-		if err != nil {
-			return err
-		}
-		prog.watch("export", &read)
-		st, err := export.Fio(r, fioOpt, logs, io.MultiWriter(job, &logBytes))
-		prog.done()
-		if err != nil {
-			return exportError(err)
-		}
-		if !sized {
-			// A trace read once is sized by its export: nothing is kept
-			// when its job does not fit.
-			if err := space.check(stderr, exportNeed{st: st, logBytes: int64(logBytes), written: true}); err != nil {
-				return err
-			}
-		}
-		if err := files.commit(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "kvtrace: export: %d rows -> %s%s\n", st.Rows, fioSummary(&st, fioOpt), jobPath)
-	case "sai3":
-		tsvPath := filepath.Join(*out, base+".tsv")
-		tsv, err := files.create(ctx, tsvPath)
-		if err != nil {
-			return err
-		}
-		prog.watch("export", &read)
-		st, err := export.Sai3(r, tsv, sai3Opt)
-		prog.done()
-		if err != nil {
-			return exportError(err)
-		}
-		if err := files.commit(); err != nil {
-			return err
-		}
-		// The data the operations move is in GB, decimal, as every kvbench
-		// output gives data moved.
-		fmt.Fprintf(stderr, "kvtrace: export: %d rows -> %d GET %s, %d PUT %s, %d DELETE -> %s\n", st.Rows,
-			st.Ops[schema.OpRead], results.FormatData(st.Bytes[schema.OpRead]),
-			st.Ops[schema.OpWrite], results.FormatData(st.Bytes[schema.OpWrite]), st.Ops[schema.OpDelete], tsvPath)
+	var logBytes countWriter
+	logs := func(t schema.Tier, k export.LogKind) (io.Writer, error) {
+		w, err := j.files.create(ctx, opt.LogPath(t, k))
+		return io.MultiWriter(w, &logBytes), err
 	}
+	jobPath := filepath.Join(j.cfg.out, j.base+".fio")
+	job, err := j.files.create(ctx, jobPath)
+	if err != nil {
+		return err
+	}
+	j.prog.watch("export", j.read)
+	st, err := export.Fio(j.r, opt, logs, io.MultiWriter(job, &logBytes))
+	j.prog.done()
+	if err != nil {
+		return exportError(err)
+	}
+	if !sized {
+		// A trace read once is sized by its export: nothing is kept
+		// when its job does not fit.
+		if err := space.check(j.stderr, exportNeed{st: st, logBytes: int64(logBytes), written: true}); err != nil {
+			return err
+		}
+	}
+	if err := j.files.commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(j.stderr, "kvtrace: export: %d rows -> %s%s\n", st.Rows, fioSummary(&st, opt), jobPath)
+	return nil
+}
+
+// prepass reads a trace file before its fio export, unless --no-prescan:
+// first for its cold objects, which it sets in opt, then for what the
+// export and the job will write, which it checks against space. It
+// reports whether the export is sized; a trace read once (stdin, a pipe)
+// is not.
+func (j *exportJob) prepass(ctx context.Context, opt *export.FioOptions, space exportSpace) (bool, error) {
+	name := j.cfg.trace
+	if name == "-" || !j.cfg.prescan || !regularFile(name) {
+		return false, nil
+	}
+	// As kvreplay's prescan: cold objects are placed before the first
+	// row, so that the extents are the ones kvreplay uses.
+	var err error
+	if opt.Cold, err = coldObjects(ctx, name, j.prog.pass("prescan")); err != nil {
+		return false, err
+	}
+	// Then what the export and the job will write, before anything is: a
+	// pass that counts the iologs' bytes.
+	need, err := sizeFio(ctx, name, *opt, j.prog.pass("sizing"))
+	if err != nil {
+		return false, err
+	}
+	j.prog.done()
+	if err := space.check(j.stderr, need); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// sai3 writes the op-log.
+func (j *exportJob) sai3(ctx context.Context) error {
+	tsvPath := filepath.Join(j.cfg.out, j.base+".tsv")
+	tsv, err := j.files.create(ctx, tsvPath)
+	if err != nil {
+		return err
+	}
+	j.prog.watch("export", j.read)
+	st, err := export.Sai3(j.r, tsv, j.cfg.sai3)
+	j.prog.done()
+	if err != nil {
+		return exportError(err)
+	}
+	if err := j.files.commit(); err != nil {
+		return err
+	}
+	// The data the operations move is in GB, decimal, as every kvbench
+	// output gives data moved.
+	fmt.Fprintf(j.stderr, "kvtrace: export: %d rows -> %d GET %s, %d PUT %s, %d DELETE -> %s\n", st.Rows,
+		st.Ops[schema.OpRead], results.FormatData(st.Bytes[schema.OpRead]),
+		st.Ops[schema.OpWrite], results.FormatData(st.Bytes[schema.OpWrite]), st.Ops[schema.OpDelete], tsvPath)
 	return nil
 }
 
@@ -327,29 +268,6 @@ func exportError(err error) error {
 	return err
 }
 
-// parseTiers parses a comma-separated list of tiers, by trace name (Tier-2)
-// or the reference's short name (nvme).
-func parseTiers(s string) ([]schema.Tier, error) {
-	var tiers []schema.Tier
-	for f := range strings.SplitSeq(s, ",") {
-		f = strings.TrimSpace(f)
-		t, err := schema.ParseTier(f)
-		if err != nil {
-			found := false
-			for c := range schema.Tier(schema.NumTiers) {
-				if c.Name() == f {
-					t, found = c, true
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("--tiers %s: %q: want Tier-0, Tier-1 or Tier-2 (or gpu, cpu, nvme)", s, f)
-			}
-		}
-		tiers = append(tiers, t)
-	}
-	return tiers, nil
-}
-
 // regularFile reports whether name is a regular file, which can be read
 // more than once (a named pipe, like stdin, is read once).
 func regularFile(name string) bool {
@@ -372,28 +290,6 @@ func traceBase(name string) string {
 		base = trimmed
 	}
 	return base
-}
-
-// unjoin splits an errors.Join of problems into its parts.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
-// dedup joins problems, dropping repeated messages (--tiers and
-// --size-scale are checked twice).
-func dedup(problems []error) error {
-	seen := map[string]bool{}
-	var out []error
-	for _, p := range problems {
-		if !seen[p.Error()] {
-			seen[p.Error()] = true
-			out = append(out, p)
-		}
-	}
-	return errors.Join(out...)
 }
 
 // outputs are the files of one export: all appear, or none.
