@@ -326,112 +326,38 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 	var all map[string]any
 	_ = json.Unmarshal(raw, &all)
 	s := ref.Summary
-	cs := s.CacheStats
-	num := func(k string) (float64, bool) {
-		v, ok := cs[k].(float64)
-		return v, ok
-	}
-	r := &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: KindReference},
-		Ranks: 1, Complete: true, SizeScale: 1}
-	values := map[string]float64{}
+	d := refDoc{cs: s.CacheStats, values: map[string]float64{},
+		r: &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: KindReference},
+			Ranks: 1, Complete: true, SizeScale: 1}}
+	r := d.r
 	if s.ElapsedTime != nil {
 		r.WallS = *s.ElapsedTime
 		r.Summary.ElapsedTime = *s.ElapsedTime
-		values[MetricElapsed] = *s.ElapsedTime
+		d.values[MetricElapsed] = *s.ElapsedTime
 	}
 	r.Requests.Count = ref.RequestsCompleted
 	r.Summary.TotalRequests = s.TotalRequests
 	if s.RequestsPerSecond != nil {
 		r.Summary.RequestsPerSecond = *s.RequestsPerSecond
-		values[MetricRequestsPerS] = *s.RequestsPerSecond
+		d.values[MetricRequestsPerS] = *s.RequestsPerSecond
 	}
 	measured := s.TotalStorageIOTime > 0 || ref.TotalStorageIOLatency > 0
 	if measured && s.StorageThroughputTokensPerSec != nil {
 		r.Summary.StorageThroughputTokensPerSec = *s.StorageThroughputTokensPerSec
-		values[MetricRefTokens] = *s.StorageThroughputTokensPerSec
+		d.values[MetricRefTokens] = *s.StorageThroughputTokensPerSec
 	}
 	if measured && s.StorageIOLatencyMS != nil {
 		r.Summary.StorageIOLatencyMS = *s.StorageIOLatencyMS
-		values[MetricRequestP95] = s.StorageIOLatencyMS.P95
+		d.values[MetricRequestP95] = s.StorageIOLatencyMS.P95
 	}
-	tiers := [...]struct{ ref, name string }{{"gpu", "Tier-0"}, {"cpu", "Tier-1"}, {"storage", "Tier-2"}}
-	bw := [...]*float64{&r.Summary.TierGPUReadBandwidthGBps, &r.Summary.TierGPUWriteBandwidthGBps,
-		&r.Summary.TierCPUReadBandwidthGBps, &r.Summary.TierCPUWriteBandwidthGBps,
-		&r.Summary.TierStorageReadBandwidthGBps, &r.Summary.TierStorageWriteBandwidthGBps}
-	for i, t := range tiers {
-		tt := schema.TierTotals{Tier: t.name}
-		has := false
-		if v, ok := num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
-			*bw[2*i] = v
-			tt.ReadOfferedBps = v * results.GiB
-			values[tierMetric(i, "read_offered")] = v * results.GiB / results.GB
-			has = true
-		}
-		if v, ok := num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
-			*bw[2*i+1] = v
-			tt.WriteOfferedBps = v * results.GiB
-			values[tierMetric(i, "write_offered")] = v * results.GiB / results.GB
-			has = true
-		}
-		if v, ok := num("tier_" + t.ref + "_kv_bytes_read_gb"); ok {
-			tt.ReadBytes = int64(v * results.GiB)
-		}
-		if v, ok := num("tier_" + t.ref + "_kv_bytes_written_gb"); ok {
-			tt.WriteBytes = int64(v * results.GiB)
-		}
-		if has {
-			r.Tiers = append(r.Tiers, tt)
-		}
-	}
-	r.Summary.TierStorageKVBytesReadGB, _ = num("tier_storage_kv_bytes_read_gb")
-	r.Summary.TierStorageKVBytesWrittenGB, _ = num("tier_storage_kv_bytes_written_gb")
+	d.tiers()
 	if measured {
-		// Its storage_*_p*_ms are each operation's whole span (with the
-		// host copy); its storage_*_device_p*_ms the device span (the
-		// np.load span, the fsync span), kvbench's device latency.
-		for _, op := range []string{"read", "write"} {
-			for _, p := range []string{"p50", "p95", "p99"} {
-				if v, ok := num("storage_" + op + "_" + p + "_ms"); ok {
-					values["tier2_"+op+"_"+p] = v
-				}
-				if v, ok := num("storage_" + op + "_device_" + p + "_ms"); ok && v > 0 {
-					values["tier2_"+op+"_device_"+p] = v
-				}
-			}
-		}
-		r.Summary.StorageReadP95MS, _ = num("storage_read_p95_ms")
-		r.Summary.StorageWriteP95MS, _ = num("storage_write_p95_ms")
-		r.Summary.CPUP95MS, _ = num("cpu_read_p95_ms")
+		d.latencies()
 	}
-	if _, ok := cs["storage_health"]; ok {
-		var health struct {
-			Summary struct {
-				CacheStats struct {
-					StorageHealth *schema.StorageHealth `json:"storage_health"`
-				} `json:"cache_stats"`
-			} `json:"summary"`
-		}
-		health.Summary.CacheStats.StorageHealth = &r.Summary.StorageHealth
-		if err := json.Unmarshal(raw, &health); err != nil {
-			return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
-		}
-		switch r.Summary.StorageHealth.OverallStatus {
-		case schema.HealthPass:
-			values[MetricHealth] = 1
-		case schema.HealthFail:
-			values[MetricHealth] = 0
-		}
+	if err := d.health(raw); err != nil {
+		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
 	}
-	for _, q := range []string{"interactive", "responsive", "batch"} {
-		m, ok := s.QoS[q]
-		if !ok || m.NoData {
-			continue
-		}
-		r.Requests.ByQoS = append(r.Requests.ByQoS, schema.QoSStats{QoS: q, Count: m.TotalRequests,
-			TargetP95MS: m.SLA.TargetP95MS, Compliance: m.SLA.Compliance, Met: m.SLA.Met,
-			Latency: schema.Latency{Count: m.TotalRequests, MeanUS: m.LatencyMS.Mean * 1000, P50US: m.LatencyMS.P50 * 1000,
-				P95US: m.LatencyMS.P95 * 1000, P99US: m.LatencyMS.P99 * 1000, MaxUS: m.LatencyMS.Max * 1000}})
-	}
+	d.qos(s.QoS)
 	kind := KindReference
 	switch {
 	case simulated:
@@ -442,18 +368,129 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		// Its virtual elapsed time and requests per second of it, marked
 		// simulated wherever they are shown, and compared with nothing
 		// measured.
-		values = map[string]float64{}
+		d.values = map[string]float64{}
 		if r.WallS > 0 {
-			values[MetricElapsed] = r.WallS
+			d.values[MetricElapsed] = r.WallS
 		}
 		if rps := r.Summary.RequestsPerSecond; rps > 0 {
-			values[MetricRequestsPerS] = rps
+			d.values[MetricRequestsPerS] = rps
 		}
 	case !measured:
 		r.Summary.NotMeasured = map[string]string{results.NotMeasuredSLA: "kv-cache.py timed no storage I/O (its trace mode): its latencies are zeros"}
 	default:
-		qosValues(r, values)
+		qosValues(r, d.values)
 	}
 	r.Started = time.Time{}
-	return &Doc{Path: path, Kind: kind, Config: baseName(path), Result: r, Reference: all, Values: values}, nil
+	return &Doc{Path: path, Kind: kind, Config: baseName(path), Result: r, Reference: all, Values: d.values}, nil
+}
+
+// refDoc is a kv-cache.py --output document being read into a result r
+// and its metric values: cs is its summary's cache_stats.
+type refDoc struct {
+	r      *schema.Result
+	values map[string]float64
+	cs     map[string]any
+}
+
+// num is the number cache_stats holds under k, if it holds one.
+func (d *refDoc) num(k string) (float64, bool) {
+	v, ok := d.cs[k].(float64)
+	return v, ok
+}
+
+// tiers reads each tier's bandwidths (its offered loads, in GiB/s) and
+// bytes, and the storage tier's bytes into the summary.
+func (d *refDoc) tiers() {
+	r := d.r
+	tiers := [...]struct{ ref, name string }{{"gpu", "Tier-0"}, {"cpu", "Tier-1"}, {"storage", "Tier-2"}}
+	bw := [...]*float64{&r.Summary.TierGPUReadBandwidthGBps, &r.Summary.TierGPUWriteBandwidthGBps,
+		&r.Summary.TierCPUReadBandwidthGBps, &r.Summary.TierCPUWriteBandwidthGBps,
+		&r.Summary.TierStorageReadBandwidthGBps, &r.Summary.TierStorageWriteBandwidthGBps}
+	for i, t := range tiers {
+		tt := schema.TierTotals{Tier: t.name}
+		has := false
+		if v, ok := d.num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
+			*bw[2*i] = v
+			tt.ReadOfferedBps = v * results.GiB
+			d.values[tierMetric(i, "read_offered")] = v * results.GiB / results.GB
+			has = true
+		}
+		if v, ok := d.num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
+			*bw[2*i+1] = v
+			tt.WriteOfferedBps = v * results.GiB
+			d.values[tierMetric(i, "write_offered")] = v * results.GiB / results.GB
+			has = true
+		}
+		if v, ok := d.num("tier_" + t.ref + "_kv_bytes_read_gb"); ok {
+			tt.ReadBytes = int64(v * results.GiB)
+		}
+		if v, ok := d.num("tier_" + t.ref + "_kv_bytes_written_gb"); ok {
+			tt.WriteBytes = int64(v * results.GiB)
+		}
+		if has {
+			r.Tiers = append(r.Tiers, tt)
+		}
+	}
+	r.Summary.TierStorageKVBytesReadGB, _ = d.num("tier_storage_kv_bytes_read_gb")
+	r.Summary.TierStorageKVBytesWrittenGB, _ = d.num("tier_storage_kv_bytes_written_gb")
+}
+
+// latencies reads the storage latencies of a run that timed its I/O. Its
+// storage_*_p*_ms are each operation's whole span (with the host copy);
+// its storage_*_device_p*_ms the device span (the np.load span, the fsync
+// span), kvbench's device latency.
+func (d *refDoc) latencies() {
+	for _, op := range []string{"read", "write"} {
+		for _, p := range []string{"p50", "p95", "p99"} {
+			if v, ok := d.num("storage_" + op + "_" + p + "_ms"); ok {
+				d.values["tier2_"+op+"_"+p] = v
+			}
+			if v, ok := d.num("storage_" + op + "_device_" + p + "_ms"); ok && v > 0 {
+				d.values["tier2_"+op+"_device_"+p] = v
+			}
+		}
+	}
+	d.r.Summary.StorageReadP95MS, _ = d.num("storage_read_p95_ms")
+	d.r.Summary.StorageWriteP95MS, _ = d.num("storage_write_p95_ms")
+	d.r.Summary.CPUP95MS, _ = d.num("cpu_read_p95_ms")
+}
+
+// health reads cache_stats' storage_health, where the document has one,
+// from raw, the document.
+func (d *refDoc) health(raw []byte) error {
+	if _, ok := d.cs["storage_health"]; !ok {
+		return nil
+	}
+	var health struct {
+		Summary struct {
+			CacheStats struct {
+				StorageHealth *schema.StorageHealth `json:"storage_health"`
+			} `json:"cache_stats"`
+		} `json:"summary"`
+	}
+	health.Summary.CacheStats.StorageHealth = &d.r.Summary.StorageHealth
+	if err := json.Unmarshal(raw, &health); err != nil {
+		return err
+	}
+	switch d.r.Summary.StorageHealth.OverallStatus {
+	case schema.HealthPass:
+		d.values[MetricHealth] = 1
+	case schema.HealthFail:
+		d.values[MetricHealth] = 0
+	}
+	return nil
+}
+
+// qos reads each QoS class's requests, latencies and SLA.
+func (d *refDoc) qos(metrics map[string]refQoS) {
+	for _, q := range []string{"interactive", "responsive", "batch"} {
+		m, ok := metrics[q]
+		if !ok || m.NoData {
+			continue
+		}
+		d.r.Requests.ByQoS = append(d.r.Requests.ByQoS, schema.QoSStats{QoS: q, Count: m.TotalRequests,
+			TargetP95MS: m.SLA.TargetP95MS, Compliance: m.SLA.Compliance, Met: m.SLA.Met,
+			Latency: schema.Latency{Count: m.TotalRequests, MeanUS: m.LatencyMS.Mean * 1000, P50US: m.LatencyMS.P50 * 1000,
+				P95US: m.LatencyMS.P95 * 1000, P99US: m.LatencyMS.P99 * 1000, MaxUS: m.LatencyMS.Max * 1000}})
+	}
 }
