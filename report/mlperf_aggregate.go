@@ -1,0 +1,341 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/results"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// maxMLPerfRanks bounds a run's ranks: each missing one is named.
+const maxMLPerfRanks = 1 << 16
+
+// mlperfTimeLayout is how mlpstorage names a run's date and time
+// (run_datetime, and the summary's file name).
+const mlperfTimeLayout = "20060102_150405"
+
+// fmean is Python's statistics.fmean: the mean of xs; 0 for none.
+func fmean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// maxOr0 is the largest of xs; 0 for none (mlpstorage's trial value).
+func maxOr0(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return slices.Max(xs)
+}
+
+// mlperfRule states, once, how AggregateMLPerf combines.
+const mlperfRule = "MLPerf Storage Rules.md 6.3.4, as mlpstorage computes it: within each trial the ranks' storage read " +
+	"and write bandwidths and storage throughputs are summed; the trials' sums are averaged (fmean); the device read " +
+	"and write p95 are the largest of every rank's and trial's p95 (a worst-client bound, not a pooled percentile); a " +
+	"missing rank contributes nothing and is listed in missing_files; a rank whose working set never reached storage " +
+	"contributes 0 and is listed in cpu_tier_ranks"
+
+// AggregateMLPerf combines the per-rank, per-trial documents of a run as
+// MLPerf Storage's Rules.md 6.3.4 says, exactly as mlpstorage's
+// _aggregate_option_results does: for each Option and each of its trials,
+// the ranks 0..TotalRanks-1 present add their storage read and write
+// bandwidths, avg and storage throughputs (a missing rank is listed in
+// missing_files and adds nothing), and their device read and write p95s
+// give the trial's largest; over the trials, the sums are averaged
+// (fmean) and the largest p95 kept. A rank whose working set never
+// reached storage adds its zeros and is listed in cpu_tier_ranks (its
+// path). now dates a run whose documents carry no time. The documents of
+// one Option must be of one kind (kvreplay's GB/s and kv-cache.py's GiB/s
+// do not add). Beside the rule's figures, KVBench holds the exact pooled
+// view of kvreplay documents and how the views differ.
+func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
+	sum := &MLPerfRunSummary{SchemaVersion: MLPerfSchemaVersion, TotalRanks: run.TotalRanks, Options: map[string]*MLPerfOption{}}
+	kinds := map[string]bool{}
+	hosts := map[string]bool{}
+	var first time.Time
+	for _, rk := range run.Ranks {
+		kinds[rk.Kind] = true
+		if rk.Host != "" {
+			hosts[rk.Host] = true
+		}
+		if !rk.when.IsZero() && (first.IsZero() || rk.when.Before(first)) {
+			first = rk.when
+		}
+	}
+	if run.TotalRanks > maxMLPerfRanks {
+		return nil, fmt.Errorf("report: %w: %d ranks (a document's rank or ranks): at most %d", ErrIncompatible, run.TotalRanks, maxMLPerfRanks)
+	}
+	if len(kinds) > 1 {
+		return nil, fmt.Errorf("report: %w: the run mixes kvreplay results and kv-cache.py documents, whose bandwidths are in GB/s and GiB/s: aggregate each on its own", ErrIncompatible)
+	}
+	if first.IsZero() {
+		first = now
+	}
+	sum.RunDatetime = first.UTC().Format(mlperfTimeLayout)
+	sum.HostCount = max(1, len(hosts))
+	sum.Npernode = max(1, sum.TotalRanks/sum.HostCount)
+	kb := &MLPerfKVBench{Source: KindKVReplay, BandwidthUnit: "GB/s (10^9 bytes/s), kvbench's unit", Rule: mlperfRule,
+		Options: map[string]*MLPerfPooled{}}
+	if kinds[KindReference] {
+		kb.Source, kb.BandwidthUnit = KindReference, "kv-cache.py's \"GB/s\": GiB/s (2^30 bytes/s)"
+	}
+	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
+		trials := run.TrialDirs[option]
+		ids := make([]int, 0, len(trials))
+		for t := range trials {
+			ids = append(ids, t)
+		}
+		slices.Sort(ids)
+		o := &MLPerfOption{Option: option, RankCount: run.TotalRanks, TrialCount: len(ids), MissingFiles: []string{}, CPUTierRanks: []string{}}
+		if n, err := strconv.Atoi(option); err == nil {
+			o.Option = n
+		}
+		pooled := &MLPerfPooled{}
+		var readBW, writeBW, avgTP, storTP, readP95, writeP95 []float64
+		for _, t := range ids {
+			var tr, tw, ta, ts, tpr, tpw []float64
+			for r := range run.TotalRanks {
+				i := slices.IndexFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == option && rk.Trial == t && rk.Rank == r })
+				if i < 0 {
+					o.MissingFiles = append(o.MissingFiles, missingName(run, option, t, r))
+					continue
+				}
+				rk := run.Ranks[i]
+				pooled.Ranks = append(pooled.Ranks, rk)
+				if rk.CPUTier {
+					o.CPUTierRanks = append(o.CPUTierRanks, rk.Path)
+				}
+				tr, tw = append(tr, rk.ReadBandwidthGBps), append(tw, rk.WriteBandwidthGBps)
+				ta, ts = append(ta, rk.AvgThroughputTokensPerSec), append(ts, rk.StorageThroughputTokensPerSec)
+				tpr, tpw = append(tpr, rk.DeviceReadP95MS), append(tpw, rk.DeviceWriteP95MS)
+			}
+			readBW, writeBW = append(readBW, sumOf(tr)), append(writeBW, sumOf(tw))
+			avgTP, storTP = append(avgTP, sumOf(ta)), append(storTP, sumOf(ts))
+			readP95, writeP95 = append(readP95, maxOr0(tpr)), append(writeP95, maxOr0(tpw))
+		}
+		o.AggregatedReadBandwidthGBps, o.AggregatedWriteBandwidthGBps = fmean(readBW), fmean(writeBW)
+		o.AggregatedAvgThroughputTokensPerSec, o.AggregatedStorageThroughputTokensPerSec = fmean(avgTP), fmean(storTP)
+		if len(ids) > 0 {
+			rp, wp := slices.Max(readP95), slices.Max(writeP95)
+			o.AggregatedDeviceReadP95MS, o.AggregatedDeviceWriteP95MS = &rp, &wp
+		}
+		o.PartialFailure = len(o.MissingFiles) > 0
+		sum.Options[option] = o
+		sum.TrialsPerOption = max(sum.TrialsPerOption, len(ids))
+		sum.PartialFailure = sum.PartialFailure || o.PartialFailure
+		if err := pool(pooled, ids); err != nil {
+			return nil, err
+		}
+		pooled.Differences = differences(o, pooled, run.TotalRanks)
+		kb.Options[option] = pooled
+		name := optionName(option)
+		if len(pooled.Ranks) > 0 && len(o.CPUTierRanks) == len(pooled.Ranks) {
+			kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s: every rank served its working set from the CPU tier: no storage "+
+				"was measured, and the rules fail such an Option (6.3.4.4)", name))
+		}
+		if o.PartialFailure {
+			kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s: partial failure: %d rank result(s) missing (%s)", name,
+				len(o.MissingFiles), strings.Join(o.MissingFiles, ", ")))
+		}
+		for _, rk := range pooled.Ranks {
+			if r := rk.result; r != nil && !r.Complete {
+				why := r.IncompleteReason
+				if why == "" {
+					why = "stopped early"
+				}
+				kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s trial %d rank %d: an incomplete run (%s): its figures are in the sums, "+
+					"as mlpstorage takes every result file it finds (%s)", name, rk.Trial, rk.Rank, why, rk.Path))
+			}
+			if rk.RequestP95MS > 0 && (rk.DeviceReadP95MS > rk.RequestP95MS || rk.DeviceWriteP95MS > rk.RequestP95MS) {
+				kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s trial %d rank %d: a device p95 (read %s ms, write %s ms) above the "+
+					"request p95 (%s ms): its requests are not all storage operations (%s)", name, rk.Trial, rk.Rank,
+					num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS), rk.Path))
+			}
+		}
+	}
+	for _, u := range run.Unreadable {
+		kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s: unreadable, counted missing: %v", u.Path, u.Err))
+		if o := sum.Options[u.Option]; o != nil && !slices.Contains(o.MissingFiles, u.Path) {
+			o.MissingFiles = append(o.MissingFiles, u.Path)
+			o.PartialFailure, sum.PartialFailure = true, true
+		}
+	}
+	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure {
+		sum.KVBench = kb
+	}
+	return sum, nil
+}
+
+// missingName is how missing_files names a missing rank: its directory
+// (mlpstorage's str(rank_dir)) when the trial's directory is known, else
+// its place.
+func missingName(run *MLPerfRun, option string, trial, rank int) string {
+	for _, u := range run.Unreadable {
+		if u.Option == option && u.Trial == trial && u.Rank == rank {
+			return u.Path
+		}
+	}
+	if dir := run.TrialDirs[option][trial]; dir != "" {
+		return filepath.Join(dir, fmt.Sprintf("rank_%d", rank))
+	}
+	return fmt.Sprintf("%s trial %d rank %d", optionName(option), trial, rank)
+}
+
+func sumOf(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// pool fills p's exact view from the kvreplay documents of its ranks that
+// reached storage (a CPU-tier rank has no storage figures to pool): each
+// trial's ranks merged (MergeRanks), rates averaged over the trials, and
+// every Tier-2 operation and request of every rank and trial pooled into
+// one latency distribution each.
+func pool(p *MLPerfPooled, trials []int) error {
+	var docs []*schema.Result
+	for _, rk := range p.Ranks {
+		if rk.result == nil {
+			p.NotPooled = "kv-cache.py documents carry percentiles, not histograms: no exact pooled view exists"
+			return nil
+		}
+		if !rk.CPUTier {
+			docs = append(docs, rk.result)
+		}
+	}
+	if len(docs) == 0 {
+		p.NotPooled = "no rank reached storage"
+		return nil
+	}
+	var read, write, tok []float64
+	var cells []schema.Cell
+	var devs [][]schema.DeviceLatency
+	var reqs []schema.Latency
+	for _, t := range trials {
+		var ds []*schema.Result
+		var ranks []int
+		for _, rk := range p.Ranks {
+			if rk.Trial == t && !rk.CPUTier {
+				ds, ranks = append(ds, rk.result), append(ranks, rk.Rank)
+			}
+		}
+		if len(ds) == 0 {
+			continue
+		}
+		m, err := MergeRanks(ds)
+		if err != nil {
+			p.NotPooled = fmt.Sprintf("trial %d's ranks do not merge: %v", t, err)
+			return nil
+		}
+		f, err := figuresOf(m.Cells, m.Device, []schema.Latency{m.Requests.Latency})
+		if err != nil {
+			return err
+		}
+		f.ReadBandwidthGBps, f.WriteBandwidthGBps = m.Summary.TierStorageReadBandwidthGBps, m.Summary.TierStorageWriteBandwidthGBps
+		f.StorageThroughputTokensPerSec = m.Summary.StorageThroughputTokensPerSec
+		tr := MLPerfTrial{Trial: t, Ranks: ranks, MLPerfFigures: f, WallS: m.WallS}
+		if m.RankImbalance != nil {
+			tr.StartSpreadS = m.RankImbalance.StartSpreadS
+		}
+		p.Trials = append(p.Trials, tr)
+		read, write, tok = append(read, f.ReadBandwidthGBps), append(write, f.WriteBandwidthGBps), append(tok, f.StorageThroughputTokensPerSec)
+		cells = append(cells, m.Cells...)
+		devs = append(devs, m.Device)
+		reqs = append(reqs, m.Requests.Latency)
+	}
+	var dev results.Device
+	if err := dev.MergeAll(devs...); err != nil {
+		return fmt.Errorf("report: mlperf: %w", err)
+	}
+	f, err := figuresOf(cells, dev.Finalize(), reqs)
+	if err != nil {
+		return err
+	}
+	f.ReadBandwidthGBps, f.WriteBandwidthGBps, f.StorageThroughputTokensPerSec = fmean(read), fmean(write), fmean(tok)
+	p.Pooled = &f
+	return nil
+}
+
+// figuresOf pools the Tier-2 device latency (device's, else the cells'
+// latency from submission, as the summary takes it) and the request
+// latencies reqs, exactly.
+func figuresOf(cells []schema.Cell, device []schema.DeviceLatency, reqs []schema.Latency) (MLPerfFigures, error) {
+	var f MLPerfFigures
+	rl, err := results.TierOpLatency(cells, schema.TierNVMe, schema.OpRead, false)
+	if err != nil {
+		return f, fmt.Errorf("report: mlperf: %w", err)
+	}
+	wl, err := results.TierOpLatency(cells, schema.TierNVMe, schema.OpWrite, false)
+	if err != nil {
+		return f, fmt.Errorf("report: mlperf: %w", err)
+	}
+	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpRead); ok {
+		rl = d
+	}
+	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpWrite); ok {
+		wl = d
+	}
+	q := results.NewLatency()
+	if err := q.MergeAll(reqs); err != nil {
+		return f, fmt.Errorf("report: mlperf: request latency: %w", err)
+	}
+	f.DeviceReadP95MS, f.DeviceWriteP95MS, f.RequestP95MS = rl.P95US/1000, wl.P95US/1000, q.Finalize().P95US/1000
+	f.DeviceReads, f.DeviceWrites = rl.Count, wl.Count
+	return f, nil
+}
+
+// differences says, with the figures, how the rule's view of an Option
+// differs from the pooled one, and why.
+func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
+	if p.Pooled == nil {
+		return nil
+	}
+	f := p.Pooled
+	var out []string
+	rel := func(a, b float64) string {
+		if b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%+.1f %%", (a/b-1)*100)
+	}
+	var spread float64
+	for _, t := range p.Trials {
+		spread = max(spread, t.StartSpreadS)
+	}
+	out = append(out, fmt.Sprintf("read bandwidth: the rule adds each rank's bytes over its own run (%s); pooled, every "+
+		"rank's bytes over the ranks' common window (%s, the rule's %s): they differ as far as the ranks did not run "+
+		"together (start spread up to %s s)", num(o.AggregatedReadBandwidthGBps), num(f.ReadBandwidthGBps),
+		rel(o.AggregatedReadBandwidthGBps, f.ReadBandwidthGBps), num(spread)))
+	if o.AggregatedDeviceReadP95MS != nil {
+		out = append(out, fmt.Sprintf("device read p95: the rule takes the worst rank's p95 over %d ranks and %d trials (%s ms); "+
+			"pooled, the p95 of all %d Tier-2 reads (%s ms, the rule's %s): the rule's is a worst-client bound",
+			ranks, o.TrialCount, num(*o.AggregatedDeviceReadP95MS), f.DeviceReads, num(f.DeviceReadP95MS),
+			rel(*o.AggregatedDeviceReadP95MS, f.DeviceReadP95MS)))
+		out = append(out, fmt.Sprintf("device write p95: the rule's worst rank %s ms; pooled, the p95 of all %d Tier-2 writes %s ms",
+			num(*o.AggregatedDeviceWriteP95MS), f.DeviceWrites, num(f.DeviceWriteP95MS)))
+	}
+	out = append(out, fmt.Sprintf("storage throughput: the rule adds each rank's tokens over its own storage time "+
+		"(%s tok/s); pooled, all tokens over all ranks' storage time (%s tok/s), a per-client rate: the rule's sum grows "+
+		"with the ranks (%d), the pooled rate does not", num(o.AggregatedStorageThroughputTokensPerSec), num(f.StorageThroughputTokensPerSec), ranks))
+	if math.IsNaN(f.RequestP95MS) || f.RequestP95MS == 0 {
+		return out
+	}
+	out = append(out, fmt.Sprintf("request p95 (the whole request's storage latency, pooled): %s ms, beside the device p95s",
+		num(f.RequestP95MS)))
+	return out
+}

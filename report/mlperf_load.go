@@ -1,0 +1,399 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/results"
+	"github.com/kvbench/kvbench/schema"
+)
+
+var (
+	optionDir = regexp.MustCompile(`^option_?(\d{1,6})$`)
+	trialDir  = regexp.MustCompile(`^trial_?(\d{1,6})$`)
+	rankDir   = regexp.MustCompile(`^rank_?(\d{1,6})$`)
+)
+
+// placeOf reads the option_<O>, trial_<T> and rank_<N> directories of a
+// path, the layout mlpstorage and kvbench's Option runner write
+// (.../option_<O>/trial_<T>/rank_<N>/result.json); -1 for what is absent.
+func placeOf(path string) (option string, trial, rank int) {
+	trial, rank = -1, -1
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(path)), "/") {
+		part = strings.TrimSuffix(part, ".json") // trial_0/rank_1.json too
+		if m := optionDir.FindStringSubmatch(part); m != nil {
+			option = m[1]
+		} else if m := trialDir.FindStringSubmatch(part); m != nil {
+			trial, _ = strconv.Atoi(m[1])
+		} else if m := rankDir.FindStringSubmatch(part); m != nil {
+			rank, _ = strconv.Atoi(m[1])
+		}
+	}
+	return option, trial, rank
+}
+
+// labelOption is the Option a label names ("option_1", "option-2",
+// "opt3"), else the label itself.
+func labelOption(label string) string {
+	l := strings.ToLower(label)
+	for _, p := range []string{"option", "opt"} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			rest = strings.TrimLeft(rest, "_- ")
+			if _, err := strconv.Atoi(rest); err == nil && rest != "" {
+				return rest
+			}
+		}
+	}
+	return label
+}
+
+// LoadMLPerf reads the per-rank documents of a run for AggregateMLPerf.
+// Each path is a directory (walked for .../trial_<T>/rank_<N>/*.json, under
+// option_<O> directories or not; in each rank directory the first JSON
+// file by name that kvreport reads is the rank's result, as mlpstorage
+// takes one), a file, a glob, or "-" for documents on stdin. A document's
+// Option, trial and rank come from its path's option_<O>, trial_<T> and
+// rank_<N> directories, else from the document (kvreplay --trial and
+// --rank; the Option from a label that names one, such as option_1, else
+// the label). A kvcache_run_summary document is kept to be compared
+// beside. In a walked directory a result file that cannot be read is
+// recorded as missing (mlpstorage's rule); a file named on the command
+// line that cannot be read is an error.
+func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
+	run := &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}}
+	addTrial := func(option string, trial int, dir string) { addTrialDir(run, option, trial, dir) }
+	add := func(name string, raw []byte, walked bool) error {
+		if s, ok, err := decodeRunSummary(raw); ok {
+			if err != nil {
+				return fmt.Errorf("report: %s: %w", name, err)
+			}
+			run.Summaries[name] = s
+			return nil
+		}
+		docs, err := decodeStream(name, strings.NewReader(string(raw)))
+		if err != nil {
+			if walked {
+				o, t, r := placeOf(name)
+				run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: name, Err: err})
+				return nil
+			}
+			return err
+		}
+		for _, d := range docs {
+			rk, err := rankFigures(d)
+			if err != nil {
+				return err
+			}
+			o, t, r := placeOf(name)
+			if o == "" && labelOption(d.Label) != d.Label {
+				o = labelOption(d.Label)
+			}
+			if o == "" && d.Result != nil {
+				o = traceOption(d.Result)
+			}
+			if o == "" {
+				o = d.Label
+			}
+			if o == "" {
+				o = "unknown"
+			}
+			if t < 0 {
+				t = d.Trial
+			}
+			if r < 0 {
+				r = d.Rank
+			}
+			rk.Option, rk.Trial, rk.Rank = o, t, r
+			if rk.when.IsZero() && name != "-" {
+				if st, err := os.Stat(name); err == nil {
+					rk.when = st.ModTime()
+				}
+			}
+			run.Ranks = append(run.Ranks, rk)
+			addTrial(o, t, "")
+			if d.Result != nil && d.Kind == KindKVReplay {
+				run.TotalRanks = max(run.TotalRanks, d.Result.Ranks)
+			}
+			run.TotalRanks = max(run.TotalRanks, r+1)
+		}
+		return nil
+	}
+	for _, p := range paths {
+		if p == "-" {
+			if stdin == nil {
+				return nil, errors.New("report: -: no standard input")
+			}
+			raw, err := io.ReadAll(stdin)
+			if err != nil {
+				return nil, fmt.Errorf("report: -: %w", err)
+			}
+			if err := add("-", raw, false); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		names, err := Expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			st, err := os.Stat(name)
+			if err != nil {
+				return nil, fmt.Errorf("report: %w", err)
+			}
+			if !st.IsDir() {
+				raw, err := os.ReadFile(name)
+				if err != nil {
+					return nil, fmt.Errorf("report: %w", err)
+				}
+				if err := add(name, raw, false); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			found := 0
+			err = filepath.WalkDir(name, func(path string, e fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !e.IsDir() {
+					if filepath.Dir(path) == filepath.Clean(name) && strings.HasSuffix(path, ".json") {
+						// A run summary at the top of a results directory.
+						raw, err := os.ReadFile(path)
+						if err != nil {
+							return err
+						}
+						if s, ok, err := decodeRunSummary(raw); ok && err == nil {
+							run.Summaries[path] = s
+						}
+					}
+					return nil
+				}
+				base := filepath.Base(path)
+				if trialDir.MatchString(base) {
+					o, t, _ := placeOf(path)
+					addTrial(o, t, path)
+					return nil
+				}
+				if !rankDir.MatchString(base) {
+					return nil
+				}
+				o, t, r := placeOf(path)
+				if t >= 0 {
+					addTrial(o, t, filepath.Dir(path))
+				}
+				run.TotalRanks = max(run.TotalRanks, r+1)
+				run.rankDirs = max(run.rankDirs, r+1)
+				files, _ := filepath.Glob(filepath.Join(path, "*.json"))
+				slices.Sort(files)
+				for _, f := range files {
+					raw, err := os.ReadFile(f)
+					if err != nil {
+						run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: f, Err: err})
+						break
+					}
+					if _, ok, _ := decodeRunSummary(raw); ok {
+						continue
+					}
+					n := len(run.Ranks) + len(run.Unreadable)
+					if err := add(f, raw, true); err != nil {
+						return err
+					}
+					if len(run.Ranks)+len(run.Unreadable) > n {
+						found++
+						break // the rank's one result
+					}
+				}
+				return filepath.SkipDir
+			})
+			if err != nil {
+				return nil, fmt.Errorf("report: %s: %w", name, err)
+			}
+			if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {
+				return nil, fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", name)
+			}
+		}
+	}
+	if len(run.Ranks) == 0 && len(run.Summaries) == 0 && len(run.Unreadable) == 0 && len(run.TrialDirs) == 0 {
+		return nil, errors.New("report: no per-rank result document and no kvcache_run_summary given")
+	}
+	return run, nil
+}
+
+// decodeRunSummary decodes an mlpstorage kvcache_run_summary document; ok
+// is false for any other document.
+func decodeRunSummary(raw []byte) (s *MLPerfRunSummary, ok bool, err error) {
+	var probe struct {
+		SchemaVersion *string         `json:"schema_version"`
+		Options       json.RawMessage `json:"options"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || probe.SchemaVersion == nil || probe.Options == nil {
+		return nil, false, nil
+	}
+	s = &MLPerfRunSummary{}
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, true, fmt.Errorf("a kvcache_run_summary document: %w", err)
+	}
+	if major, _, _ := strings.Cut(s.SchemaVersion, "."); major != "1" {
+		return nil, true, fmt.Errorf("a kvcache_run_summary of schema_version %q: this kvreport reads 1.x", s.SchemaVersion)
+	}
+	return s, true, nil
+}
+
+// rankFigures takes from a document what the rule reads: for a
+// kv-cache.py document, mlpstorage's keys (summary.cache_stats.
+// tier_storage_{read,write}_bandwidth_gbps, storage_{read,write}_device_
+// p95_ms and storage_entries; summary.avg_throughput_tokens_per_sec and
+// storage_throughput_tokens_per_sec), a missing key as 0.0 as mlpstorage
+// reads it; for a kvreplay document, its summary's figures of the same
+// names (decimal GB/s), the device p95s recomputed from its Tier-2 cells
+// when it predates them. kvreplay documents have no
+// avg_throughput_tokens_per_sec (0, as a missing key).
+func rankFigures(d *Doc) (MLPerfRank, error) {
+	rk := MLPerfRank{Path: d.Path, Kind: d.Kind, ranks: 1}
+	switch d.Kind {
+	case KindReference:
+		s, _ := d.Reference["summary"].(map[string]any)
+		cs, _ := s["cache_stats"].(map[string]any)
+		f := func(m map[string]any, k string) float64 {
+			v, _ := m[k].(float64)
+			return v
+		}
+		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = f(cs, "tier_storage_read_bandwidth_gbps"), f(cs, "tier_storage_write_bandwidth_gbps")
+		rk.AvgThroughputTokensPerSec, rk.StorageThroughputTokensPerSec = f(s, "avg_throughput_tokens_per_sec"), f(s, "storage_throughput_tokens_per_sec")
+		rk.DeviceReadP95MS, rk.DeviceWriteP95MS = f(cs, "storage_read_device_p95_ms"), f(cs, "storage_write_device_p95_ms")
+		if l, ok := s["storage_io_latency_ms"].(map[string]any); ok {
+			rk.RequestP95MS = f(l, "p95")
+		}
+		if v, ok := cs["storage_entries"].(float64); ok && v == 0 {
+			rk.CPUTier = true
+		}
+	case KindKVReplay:
+		r := d.Result
+		s := r.Summary
+		rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks
+		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = s.TierStorageReadBandwidthGBps, s.TierStorageWriteBandwidthGBps
+		rk.StorageThroughputTokensPerSec = s.StorageThroughputTokensPerSec
+		rk.DeviceReadP95MS, rk.DeviceWriteP95MS = s.StorageReadDeviceP95MS, s.StorageWriteDeviceP95MS
+		rk.RequestP95MS = s.StorageIOLatencyMS.P95
+		var storageOps int64
+		inMemory := true
+		for _, t := range r.Tiers {
+			if t.Tier == schema.TierNVMe.String() {
+				storageOps += t.ReadOps + t.WriteOps
+				for _, b := range strings.Split(t.Backend, ",") {
+					inMemory = inMemory && memoryBackend(b)
+				}
+			}
+		}
+		// A rank whose Tier-2 never ran, or ran in memory (kvreplay
+		// --tier-map Tier-2=ram, or --fit's), kept its working set in RAM:
+		// it reached no storage, and its storage figures are zeros.
+		rk.CPUTier = storageOps == 0 || inMemory
+		if rk.CPUTier {
+			rk.ReadBandwidthGBps, rk.WriteBandwidthGBps, rk.DeviceReadP95MS, rk.DeviceWriteP95MS = 0, 0, 0, 0
+			break
+		}
+		if rk.DeviceReadP95MS == 0 || rk.DeviceWriteP95MS == 0 {
+			// A document written before the device figures: the same
+			// distributions, from its cells.
+			rl, err := results.TierOpLatency(r.Cells, schema.TierNVMe, schema.OpRead, false)
+			if err != nil {
+				return rk, fmt.Errorf("report: %s: %w", d.Path, err)
+			}
+			wl, err := results.TierOpLatency(r.Cells, schema.TierNVMe, schema.OpWrite, false)
+			if err != nil {
+				return rk, fmt.Errorf("report: %s: %w", d.Path, err)
+			}
+			if x, ok := results.DeviceOf(r.Device, schema.TierNVMe, schema.OpRead); ok {
+				rl = x
+			}
+			if x, ok := results.DeviceOf(r.Device, schema.TierNVMe, schema.OpWrite); ok {
+				wl = x
+			}
+			if rk.DeviceReadP95MS == 0 {
+				rk.DeviceReadP95MS = rl.P95US / 1000
+			}
+			if rk.DeviceWriteP95MS == 0 {
+				rk.DeviceWriteP95MS = wl.P95US / 1000
+			}
+		}
+	default:
+		return rk, fmt.Errorf("report: %s: a %s document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents", d.Path, d.Kind)
+	}
+	return rk, nil
+}
+
+// memoryBackend reports whether a kvreplay backend is memory, not
+// storage: a Tier-2 on it keeps the working set in memory.
+func memoryBackend(name string) bool {
+	switch name {
+	case "ram", "gpu", "null":
+		return true
+	}
+	return false
+}
+
+// IsRunSummary reports whether r holds an mlpstorage kvcache_run_summary
+// document (its first megabyte, decoded).
+func IsRunSummary(r io.Reader) bool {
+	raw, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return false
+	}
+	_, ok, _ := decodeRunSummary(raw)
+	return ok
+}
+
+// traceOption is the MLPerf Option a kvreplay result's trace was made
+// for, from the trace's sidecar: kvtrace's --mlperf-option N on its
+// command line, else the one Option whose model, GPU and CPU tiers and
+// --max-concurrent-allocs its configuration has (users and duration may
+// be scaled); "" when neither says.
+func traceOption(r *schema.Result) string {
+	found := ""
+	for _, t := range r.Traces {
+		var meta struct {
+			CommandLine []string `json:"command_line"`
+			Config      struct {
+				Model               string  `json:"model"`
+				GPUMemGB            float64 `json:"gpu_mem_gb"`
+				CPUMemGB            float64 `json:"cpu_mem_gb"`
+				MaxConcurrentAllocs int     `json:"max_concurrent_allocs"`
+			} `json:"config"`
+		}
+		if len(t.Meta) == 0 || json.Unmarshal(t.Meta, &meta) != nil {
+			return ""
+		}
+		o := ""
+		for i, a := range meta.CommandLine {
+			if v, ok := strings.CutPrefix(a, "--mlperf-option="); ok {
+				o = v
+			} else if a == "--mlperf-option" && i+1 < len(meta.CommandLine) {
+				o = meta.CommandLine[i+1]
+			}
+		}
+		if o == "" {
+			c := meta.Config
+			for _, x := range schema.MLPerfOptions() {
+				if c.Model == x.Model && c.GPUMemGB == x.GPUMemGB && c.CPUMemGB == x.CPUMemGB && c.MaxConcurrentAllocs == x.MaxConcurrentAllocs {
+					o = strconv.Itoa(x.Number)
+				}
+			}
+		}
+		if o == "" || found != "" && o != found {
+			return ""
+		}
+		found = o
+	}
+	return found
+}
