@@ -283,7 +283,7 @@ func percentilesMS(v []float64) Percentiles {
 const gib = float64(GiB)
 
 func (e *engine) result() *Result {
-	cfg, st, cs := e.cfg, &e.stats, &e.cache.stats
+	cfg, st := e.cfg, &e.stats
 	e2e, generation, qos := st.e2e.slice(), st.generation.slice(), st.qos.slice()
 	var byQoS [numQoSLevels][]float64
 	for i, q := range qos {
@@ -327,7 +327,27 @@ func (e *engine) result() *Result {
 	s.StorageIOLatencyMS = Percentiles{}     // no storage time in virtual time: every request's is 0
 	s.GenerationLatencyMS = percentilesMS(generation)
 
-	c := &s.CacheStats
+	e.cacheStats(&s.CacheStats, elapsed)
+	s.QoSMetrics = e.qosMetrics(&byQoS)
+	if !cfg.DisablePrefixCaching {
+		s.PrefixCacheStats = &PrefixStats{PrefixHits: st.prefixHits, PrefixMisses: st.prefixMisses,
+			SystemPromptReuse: st.systemPrompt, BytesSaved: st.bytesSaved}
+	}
+	s.AutoscalingStats = []struct{}{}
+	s.MultiTurnStats = MultiTurnStats{CacheHits: st.multiTurnHits, CacheMisses: st.multiTurnMisses}
+	if n := st.multiTurnHits + st.multiTurnMisses; n > 0 {
+		s.MultiTurnStats.HitRate = float64(st.multiTurnHits) / float64(n)
+	}
+
+	e.kvbenchStats(&r.Kvbench, &byQoS, slo)
+	return r
+}
+
+// cacheStats fills the reference's cache_stats: hits, entries and bytes by
+// tier, the rates over elapsed seconds, its latency keys (0 in virtual
+// time) and storage_health.
+func (e *engine) cacheStats(c *CacheStats, elapsed float64) {
+	cs := &e.cache.stats
 	c.CacheHits, c.CacheMisses = cs.hits, cs.misses
 	if n := cs.hits + cs.misses; n > 0 {
 		c.CacheHitRate = float64(cs.hits) / float64(n)
@@ -376,12 +396,18 @@ func (e *engine) result() *Result {
 	c.StorageHealth = StorageHealth{StorageHealth: results.Judge(e.healthCriteria(c), nil, ""),
 		Note: "simulated by kvtrace, not measured: a trace's I/O takes no time, so its latency criteria hold 0 (as the reference's trace mode does); kvreplay measures them"}
 
-	s.QoSMetrics = map[string]QoSMetric{}
+}
+
+// qosMetrics is each QoS class's requests, end-to-end latency and SLA, by
+// the class's name, from its latencies in byQoS (sorted here, in place).
+func (e *engine) qosMetrics(byQoS *[numQoSLevels][]float64) map[string]QoSMetric {
+	cfg := e.cfg
+	out := map[string]QoSMetric{}
 	for lvl := range numQoSLevels {
 		name := cfg.QoS[lvl].Name
 		lat := byQoS[lvl]
 		if len(lat) == 0 {
-			s.QoSMetrics[name] = QoSMetric{NoData: true}
+			out[name] = QoSMetric{NoData: true}
 			continue
 		}
 		sorted := lat // the run is over: sorted in place
@@ -397,24 +423,22 @@ func (e *engine) result() *Result {
 		// the SLA is results' rule, kvreplay's too.
 		compliance := 1 - float64(violations)/float64(len(sorted))
 		_, met := results.Compliance(int64(len(sorted)-violations), int64(len(sorted)))
-		s.QoSMetrics[name] = QoSMetric{
+		out[name] = QoSMetric{
 			TotalRequests: int64(len(sorted)),
 			LatencyMS: &QoSLatency{Mean: sum(sorted) / float64(len(sorted)) * 1000, P50: percentile(sorted, 50) * 1000,
 				P95: percentile(sorted, 95) * 1000, P99: percentile(sorted, 99) * 1000, Max: sorted[len(sorted)-1] * 1000},
 			SLA: &SLA{TargetP95MS: target * 1000, ActualP95MS: percentile(sorted, 95) * 1000, Compliance: compliance, Met: met},
 		}
 	}
-	if !cfg.DisablePrefixCaching {
-		s.PrefixCacheStats = &PrefixStats{PrefixHits: st.prefixHits, PrefixMisses: st.prefixMisses,
-			SystemPromptReuse: st.systemPrompt, BytesSaved: st.bytesSaved}
-	}
-	s.AutoscalingStats = []struct{}{}
-	s.MultiTurnStats = MultiTurnStats{CacheHits: st.multiTurnHits, CacheMisses: st.multiTurnMisses}
-	if n := st.multiTurnHits + st.multiTurnMisses; n > 0 {
-		s.MultiTurnStats.HitRate = float64(st.multiTurnHits) / float64(n)
-	}
+	return out
+}
 
-	x := &r.Kvbench
+// kvbenchStats fills the "kvbench" block: what the reference does not
+// report (rows, objects, capacities, peaks and bytes by tier, requests by
+// QoS class, RAG, blocks, the SLO's attainment), and the run's notes and
+// warnings.
+func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLOAttainment) {
+	cfg, st, cs := e.cfg, &e.stats, &e.cache.stats
 	x.Model, x.BytesPerToken = e.model.Key, e.bpt
 	x.Rows = e.rows
 	x.Objects = e.cache.live + cs.deletes
@@ -460,7 +484,6 @@ func (e *engine) result() *Result {
 	}
 	x.Notes = e.notes
 	x.Warnings = e.warnings
-	return r
 }
 
 // healthCriteria are the reference's storage_health criteria of the run's
