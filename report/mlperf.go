@@ -180,7 +180,7 @@ func (run *MLPerfRun) ByKind() []*MLPerfRun {
 	order := []string{KindKVReplay, KindReference}
 	var out []*MLPerfRun
 	for i, k := range order {
-		sub := &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}}
+		sub := newMLPerfRun()
 		if i == 0 {
 			sub.Unreadable, sub.rankDirs, sub.TotalRanks = run.Unreadable, run.rankDirs, run.rankDirs
 			for o, ts := range run.TrialDirs {
@@ -204,6 +204,11 @@ func (run *MLPerfRun) ByKind() []*MLPerfRun {
 		}
 	}
 	return out
+}
+
+// newMLPerfRun is an empty run, its maps made.
+func newMLPerfRun() *MLPerfRun {
+	return &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}}
 }
 
 // addTrialDir records a trial of an Option and its directory ("" when

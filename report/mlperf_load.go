@@ -64,169 +64,236 @@ func labelOption(label string) string {
 // Option, trial and rank come from its path's option_<O>, trial_<T> and
 // rank_<N> directories, else from the document (kvreplay --trial and
 // --rank; the Option from a label that names one, such as option_1, else
-// the label). A kvcache_run_summary document is kept to be compared
-// beside. In a walked directory a result file that cannot be read is
-// recorded as missing (mlpstorage's rule); a file named on the command
-// line that cannot be read is an error.
+// from the trace's sidecar, else the label). A kvcache_run_summary
+// document is kept to be compared beside. In a walked directory a result
+// file that cannot be read is recorded as missing (mlpstorage's rule); a
+// file named on the command line that cannot be read is an error.
 func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
-	run := &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}}
-	addTrial := func(option string, trial int, dir string) { addTrialDir(run, option, trial, dir) }
-	add := func(name string, raw []byte, walked bool) error {
-		if s, ok, err := decodeRunSummary(raw); ok {
-			if err != nil {
-				return fmt.Errorf("report: %s: %w", name, err)
-			}
-			run.Summaries[name] = s
-			return nil
-		}
-		docs, err := decodeStream(name, strings.NewReader(string(raw)))
-		if err != nil {
-			if walked {
-				o, t, r := placeOf(name)
-				run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: name, Err: err})
-				return nil
-			}
-			return err
-		}
-		for _, d := range docs {
-			rk, err := rankFigures(d)
-			if err != nil {
-				return err
-			}
-			o, t, r := placeOf(name)
-			if o == "" && labelOption(d.Label) != d.Label {
-				o = labelOption(d.Label)
-			}
-			if o == "" && d.Result != nil {
-				o = traceOption(d.Result)
-			}
-			if o == "" {
-				o = d.Label
-			}
-			if o == "" {
-				o = "unknown"
-			}
-			if t < 0 {
-				t = d.Trial
-			}
-			if r < 0 {
-				r = d.Rank
-			}
-			rk.Option, rk.Trial, rk.Rank = o, t, r
-			if rk.when.IsZero() && name != "-" {
-				if st, err := os.Stat(name); err == nil {
-					rk.when = st.ModTime()
-				}
-			}
-			run.Ranks = append(run.Ranks, rk)
-			addTrial(o, t, "")
-			if d.Result != nil && d.Kind == KindKVReplay {
-				run.TotalRanks = max(run.TotalRanks, d.Result.Ranks)
-			}
-			run.TotalRanks = max(run.TotalRanks, r+1)
-		}
-		return nil
-	}
+	run := newMLPerfRun()
 	for _, p := range paths {
-		if p == "-" {
-			if stdin == nil {
-				return nil, errors.New("report: -: no standard input")
-			}
-			raw, err := io.ReadAll(stdin)
-			if err != nil {
-				return nil, fmt.Errorf("report: -: %w", err)
-			}
-			if err := add("-", raw, false); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		names, err := Expand(p)
-		if err != nil {
+		if err := run.loadPath(p, stdin); err != nil {
 			return nil, err
-		}
-		for _, name := range names {
-			st, err := os.Stat(name)
-			if err != nil {
-				return nil, fmt.Errorf("report: %w", err)
-			}
-			if !st.IsDir() {
-				raw, err := os.ReadFile(name)
-				if err != nil {
-					return nil, fmt.Errorf("report: %w", err)
-				}
-				if err := add(name, raw, false); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			found := 0
-			err = filepath.WalkDir(name, func(path string, e fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if !e.IsDir() {
-					if filepath.Dir(path) == filepath.Clean(name) && strings.HasSuffix(path, ".json") {
-						// A run summary at the top of a results directory.
-						raw, err := os.ReadFile(path)
-						if err != nil {
-							return err
-						}
-						if s, ok, err := decodeRunSummary(raw); ok && err == nil {
-							run.Summaries[path] = s
-						}
-					}
-					return nil
-				}
-				base := filepath.Base(path)
-				if trialDir.MatchString(base) {
-					o, t, _ := placeOf(path)
-					addTrial(o, t, path)
-					return nil
-				}
-				if !rankDir.MatchString(base) {
-					return nil
-				}
-				o, t, r := placeOf(path)
-				if t >= 0 {
-					addTrial(o, t, filepath.Dir(path))
-				}
-				run.TotalRanks = max(run.TotalRanks, r+1)
-				run.rankDirs = max(run.rankDirs, r+1)
-				files, _ := filepath.Glob(filepath.Join(path, "*.json"))
-				slices.Sort(files)
-				for _, f := range files {
-					raw, err := os.ReadFile(f)
-					if err != nil {
-						run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: f, Err: err})
-						break
-					}
-					if _, ok, _ := decodeRunSummary(raw); ok {
-						continue
-					}
-					n := len(run.Ranks) + len(run.Unreadable)
-					if err := add(f, raw, true); err != nil {
-						return err
-					}
-					if len(run.Ranks)+len(run.Unreadable) > n {
-						found++
-						break // the rank's one result
-					}
-				}
-				return filepath.SkipDir
-			})
-			if err != nil {
-				return nil, fmt.Errorf("report: %s: %w", name, err)
-			}
-			if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {
-				return nil, fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", name)
-			}
 		}
 	}
 	if len(run.Ranks) == 0 && len(run.Summaries) == 0 && len(run.Unreadable) == 0 && len(run.TrialDirs) == 0 {
 		return nil, errors.New("report: no per-rank result document and no kvcache_run_summary given")
 	}
 	return run, nil
+}
+
+// loadPath reads what one of LoadMLPerf's paths names into run: "-"
+// (stdin), or each file or directory the path or glob gives.
+func (run *MLPerfRun) loadPath(p string, stdin io.Reader) error {
+	if p == "-" {
+		if stdin == nil {
+			return errors.New("report: -: no standard input")
+		}
+		raw, err := io.ReadAll(stdin)
+		if err != nil {
+			return fmt.Errorf("report: -: %w", err)
+		}
+		return run.add("-", raw, false)
+	}
+	names, err := Expand(p)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		st, err := os.Stat(name)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if st.IsDir() {
+			err = run.loadDir(name)
+		} else {
+			err = run.loadFile(name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadFile reads a file named on the command line: one that cannot be
+// read is an error, not a missing rank.
+func (run *MLPerfRun) loadFile(name string) error {
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return run.add(name, raw, false)
+}
+
+// loadDir walks a run's directory: each trial_<T> directory is a trial
+// (whether a rank of it left a result or not), each rank_<N> directory
+// holds the rank's one result (loadRankDir), and a JSON file at the top
+// may be the run's kvcache_run_summary. It is an error when the walk finds
+// none of these, so that a wrong directory is not a run with no ranks.
+func (run *MLPerfRun) loadDir(name string) error {
+	found := 0
+	err := filepath.WalkDir(name, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !e.IsDir() {
+			if filepath.Dir(path) == filepath.Clean(name) && strings.HasSuffix(path, ".json") {
+				return run.addTopSummary(path)
+			}
+			return nil
+		}
+		base := filepath.Base(path)
+		if trialDir.MatchString(base) {
+			o, t, _ := placeOf(path)
+			addTrialDir(run, o, t, path)
+			return nil
+		}
+		if !rankDir.MatchString(base) {
+			return nil
+		}
+		ok, err := run.loadRankDir(path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			found++
+		}
+		return filepath.SkipDir
+	})
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", name, err)
+	}
+	if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {
+		return fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", name)
+	}
+	return nil
+}
+
+// addTopSummary keeps a file at the top of a run's directory when it is
+// a kvcache_run_summary; any other file there, or a summary that does not
+// decode, is not the run's and is left alone.
+func (run *MLPerfRun) addTopSummary(path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if s, ok, err := decodeRunSummary(raw); ok && err == nil {
+		run.Summaries[path] = s
+	}
+	return nil
+}
+
+// loadRankDir reads a rank_<N> directory: its first JSON file by name
+// that is not a kvcache_run_summary is the rank's result, as mlpstorage
+// takes one (recorded as missing when it does not decode), and found says
+// there was one. A file that cannot be read at all is recorded as missing
+// too, but ends the search with found false.
+func (run *MLPerfRun) loadRankDir(path string) (found bool, err error) {
+	o, t, r := placeOf(path)
+	if t >= 0 {
+		addTrialDir(run, o, t, filepath.Dir(path))
+	}
+	run.TotalRanks = max(run.TotalRanks, r+1)
+	run.rankDirs = max(run.rankDirs, r+1)
+	files, _ := filepath.Glob(filepath.Join(path, "*.json"))
+	slices.Sort(files)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: f, Err: err})
+			return false, nil
+		}
+		if _, ok, _ := decodeRunSummary(raw); ok {
+			continue
+		}
+		n := len(run.Ranks) + len(run.Unreadable)
+		if err := run.add(f, raw, true); err != nil {
+			return false, err
+		}
+		if len(run.Ranks)+len(run.Unreadable) > n {
+			return true, nil // the rank's one result
+		}
+	}
+	return false, nil
+}
+
+// add reads one file's documents into run: a kvcache_run_summary is kept
+// to be compared, each result document is a rank (addRank). A file that
+// does not decode is recorded as missing when walked is set (a file found
+// in a run's directory, mlpstorage's rule), else it is an error.
+func (run *MLPerfRun) add(name string, raw []byte, walked bool) error {
+	if s, ok, err := decodeRunSummary(raw); ok {
+		if err != nil {
+			return fmt.Errorf("report: %s: %w", name, err)
+		}
+		run.Summaries[name] = s
+		return nil
+	}
+	docs, err := decodeStream(name, strings.NewReader(string(raw)))
+	if err != nil {
+		if walked {
+			o, t, r := placeOf(name)
+			run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: name, Err: err})
+			return nil
+		}
+		return err
+	}
+	for _, d := range docs {
+		if err := run.addRank(name, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRank places a document read from the file name as a rank: its
+// Option, trial and rank from the file's path, else from the document.
+func (run *MLPerfRun) addRank(name string, d *Doc) error {
+	rk, err := rankFigures(d)
+	if err != nil {
+		return err
+	}
+	o, t, r := placeOf(name)
+	if o == "" {
+		o = docOption(d)
+	}
+	if t < 0 {
+		t = d.Trial
+	}
+	if r < 0 {
+		r = d.Rank
+	}
+	rk.Option, rk.Trial, rk.Rank = o, t, r
+	if rk.when.IsZero() && name != "-" {
+		if st, err := os.Stat(name); err == nil {
+			rk.when = st.ModTime()
+		}
+	}
+	run.Ranks = append(run.Ranks, rk)
+	addTrialDir(run, o, t, "")
+	if d.Result != nil && d.Kind == KindKVReplay {
+		run.TotalRanks = max(run.TotalRanks, d.Result.Ranks)
+	}
+	run.TotalRanks = max(run.TotalRanks, r+1)
+	return nil
+}
+
+// docOption is the Option a document names itself, for one whose path has
+// no option_<O> directory: a label that names one (option_1), else the
+// Option its trace was made for, else its label, else "unknown".
+func docOption(d *Doc) string {
+	if o := labelOption(d.Label); o != d.Label {
+		return o
+	}
+	if d.Result != nil {
+		if o := traceOption(d.Result); o != "" {
+			return o
+		}
+	}
+	if d.Label != "" {
+		return d.Label
+	}
+	return "unknown"
 }
 
 // decodeRunSummary decodes an mlpstorage kvcache_run_summary document; ok
