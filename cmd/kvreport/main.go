@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/report"
-	"github.com/kvbench/kvbench/schema"
 )
 
 const usage = `kvreport: merge, compare and render kvreplay results.
@@ -76,23 +74,6 @@ Examples:
   kvreport --aggregate mlperf rank*.json kvcache_ref.json
 `
 
-const mergeUsage = `kvreport merge: merge the result documents of the ranks of one run exactly.
-
-Usage:
-  kvreport merge [-o FILE] RESULT...
-
-RESULT is a kvreplay result document (one per MPI rank of one run), a glob,
-or "-" for a stream of documents on stdin. Their counters add up and their
-latency histograms merge exactly (not averaged percentiles); the merged
-document, which kvreport reads like any other, goes to -o FILE or stdout.
-Every rank of the run must be given: --force merges part of them into a
-document marked incomplete (never a PASS) that names the missing ranks.
-
-Examples:
-  kvreport merge rank*.json -o all.json
-  kvreport merge rank*.json | kvreport -
-`
-
 func main() {
 	os.Exit(cli.Main("kvreport", os.Args[1:], os.Stdout, os.Stderr, runWith(os.Stdin)))
 }
@@ -104,161 +85,189 @@ func runWith(stdin io.Reader) func(context.Context, []string, io.Writer, io.Writ
 	}
 }
 
+// run is kvreport: the command line parsed and checked, then the report
+// or the merge written; cli.Main maps its error to the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "help" {
-		// kvreport help [merge]: the command's --help.
-		switch {
-		case len(args) == 1:
-			args = []string{"--help"}
-		case len(args) == 2 && args[1] == "merge":
-			args = []string{"merge", "--help"}
-		default:
-			return cli.Usagef("help %s: no such command (want kvreport help [merge])", strings.Join(args[1:], " "))
-		}
+	args, err := helpArgs(args)
+	if err != nil {
+		return err
 	}
-	merge := len(args) > 0 && args[0] == "merge"
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if stdin, err = readStdin(cfg.paths, stdin); err != nil {
+		return err
+	}
+	if cfg.merge {
+		return runMerge(ctx, cfg, stdin, stdout, stderr)
+	}
+	return runReport(ctx, cfg, stdin, stdout)
+}
+
+// config is kvreport's command line: a report, or kvreport merge.
+type config struct {
+	merge       bool
+	paths       []string // the RESULT operands
+	format      string
+	baseline    string
+	label       string
+	groupBy     []string
+	metrics     []string
+	output      string
+	allowSystem bool
+	aggregate   string
+	force       bool
+}
+
+// aggregateFormats are the formats --aggregate writes.
+var aggregateFormats = []string{"json", "text", "md"}
+
+// helpArgs turns kvreport help [merge] into the command's --help.
+func helpArgs(args []string) ([]string, error) {
+	if len(args) == 0 || args[0] != "help" {
+		return args, nil
+	}
+	switch {
+	case len(args) == 1:
+		return []string{"--help"}, nil
+	case len(args) == 2 && args[1] == "merge":
+		return []string{"merge", "--help"}, nil
+	default:
+		return nil, cli.Usagef("help %s: no such command (want kvreport help [merge])", strings.Join(args[1:], " "))
+	}
+}
+
+// parseFlags parses the command line of a report, or of kvreport merge
+// when args start with merge; its errors are pflag's (an unknown option,
+// --help).
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{merge: len(args) > 0 && args[0] == "merge"}
 	help := usage
-	if merge {
+	if c.merge {
 		args = args[1:]
 		help = mergeUsage
 	}
 	fs := cli.NewFlagSet("kvreport", help, stderr)
 	cli.AddStandard(fs)
-	format := fs.StringP("format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
-	baseline := fs.String("baseline", "", "label of the group the others are compared with (default: the first group)")
-	label := fs.String("label", "", "label every document with this label (one group)")
-	groupBy := fs.StringSlice("group-by", nil, "label documents by these keys: system, label, config, file")
-	metrics := fs.StringSlice("metrics", nil, "report only these metrics (default: all that any group has)")
-	output := fs.StringP("output", "o", "-", `write to FILE ("-" is stdout)`)
-	allowSystem := fs.Bool(cli.AllowSystemPathFlag, false, "let -o lie under a system directory (/etc, /usr, /dev, ...), which kvreport refuses by default")
-	aggregate := fs.String("aggregate", "", "combine per-rank, per-trial documents as a benchmark's rules say: mlperf (MLPerf Storage Rules.md 6.3.4, written as mlpstorage's kvcache_run_summary with --format json, beside kvbench's pooled view)")
-	force := fs.Bool("force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning")
-	if merge {
+	fs.StringVarP(&c.format, "format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	fs.StringVar(&c.baseline, "baseline", "", "label of the group the others are compared with (default: the first group)")
+	fs.StringVar(&c.label, "label", "", "label every document with this label (one group)")
+	fs.StringSliceVar(&c.groupBy, "group-by", nil, "label documents by these keys: system, label, config, file")
+	fs.StringSliceVar(&c.metrics, "metrics", nil, "report only these metrics (default: all that any group has)")
+	fs.StringVarP(&c.output, "output", "o", "-", `write to FILE ("-" is stdout)`)
+	fs.BoolVar(&c.allowSystem, cli.AllowSystemPathFlag, false, "let -o lie under a system directory (/etc, /usr, /dev, ...), which kvreport refuses by default")
+	fs.StringVar(&c.aggregate, "aggregate", "", "combine per-rank, per-trial documents as a benchmark's rules say: mlperf (MLPerf Storage Rules.md 6.3.4, written as mlpstorage's kvcache_run_summary with --format json, beside kvbench's pooled view)")
+	fs.BoolVar(&c.force, "force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning")
+	if c.merge {
 		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics", "aggregate"} {
 			_ = fs.MarkHidden(name) // report options, not merge's
 		}
 	}
 	paths, err := cli.ParseFlags(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	opt := report.LoadOptions{Label: *label, GroupBy: *groupBy,
-		Open: func(name string) (io.ReadCloser, error) { return cli.OpenRead(ctx, name) }}
+	c.paths = paths
+	return c, nil
+}
+
+// validate reports every problem of the command line at once, one per
+// line, as bad input (exit 2).
+func (c *config) validate() error {
 	var problems []error
-	if len(paths) == 0 {
+	if len(c.paths) == 0 {
 		problems = append(problems, errors.New("no RESULT given (see --help)"))
 	}
-	if *aggregate != "" && !slices.Contains(aggregations, *aggregate) {
-		problems = append(problems, fmt.Errorf("--aggregate %s: must be one of %s", *aggregate, strings.Join(aggregations, ", ")))
+	if c.aggregate != "" && !slices.Contains(aggregations, c.aggregate) {
+		problems = append(problems, fmt.Errorf("--aggregate %s: must be one of %s", c.aggregate, strings.Join(aggregations, ", ")))
 	}
-	if *aggregate != "" && !slices.Contains([]string{"json", "text", "md"}, *format) {
-		problems = append(problems, fmt.Errorf("--format %s: --aggregate writes json, text or md", *format))
+	if c.aggregate != "" && !slices.Contains(aggregateFormats, c.format) {
+		problems = append(problems, fmt.Errorf("--format %s: --aggregate writes json, text or md", c.format))
 	}
-	if !merge && !slices.Contains(report.Formats(), *format) {
-		problems = append(problems, fmt.Errorf("--format %s: must be one of %s", *format, strings.Join(report.Formats(), ", ")))
+	if !c.merge && !slices.Contains(report.Formats(), c.format) {
+		problems = append(problems, fmt.Errorf("--format %s: must be one of %s", c.format, strings.Join(report.Formats(), ", ")))
 	}
-	if err := opt.Validate(); err != nil {
+	if err := c.loadOptions().Validate(); err != nil {
 		problems = append(problems, err)
 	}
-	problems = append(problems, checkFiles(paths, *output, *allowSystem)...)
-	if err := errors.Join(problems...); err != nil {
-		return cli.Input(err)
-	}
-	if slices.Contains(paths, "-") {
-		raw, err := io.ReadAll(stdin)
-		if err != nil {
-			return fmt.Errorf("stdin: %w", err)
-		}
-		if len(bytes.TrimSpace(raw)) == 0 {
-			return errNoStdin
-		}
-		stdin = bytes.NewReader(raw)
-	}
-	if !merge && *aggregate == "" && anyRunSummary(paths) && slices.Contains([]string{"json", "text", "md"}, *format) {
-		// mlpstorage's run summaries compare as MLPerf runs.
-		*aggregate = "mlperf"
-	}
-	if *aggregate != "" && !merge {
-		return runMLPerf(ctx, paths, stdin, stdout, *output, *format)
-	}
-	if !merge {
-		search, in, err := anySearch(paths, stdin)
-		if err != nil {
-			return cli.Input(err)
-		}
-		stdin = in
-		if search {
-			if !slices.Contains(report.SearchFormats, *format) {
-				return cli.Input(fmt.Errorf("--format %s: search documents render as %s", *format, strings.Join(report.SearchFormats, ", ")))
-			}
-			docs, names, err := report.LoadSearches(paths, stdin)
-			if err != nil {
-				return loadError(err)
-			}
-			err = cli.WriteOutput(ctx, *output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, *format) })
-			if err != nil {
-				return err
-			}
-			for i, d := range docs {
-				if names[i] == "-" && !d.Done {
-					return fmt.Errorf("stdin: the search did not finish (%s): rendered, but its answer is not a measurement (did the command before kvreport fail?)", d.Reason)
-				}
-			}
-			return nil
-		}
-	}
-	docs, err := report.Load(paths, stdin, opt)
+	problems = append(problems, checkFiles(c.paths, c.output, c.allowSystem)...)
+	return cli.Input(errors.Join(problems...))
+}
+
+// loadOptions are report.Load's options, but Open, which load sets.
+func (c *config) loadOptions() report.LoadOptions {
+	return report.LoadOptions{Label: c.label, GroupBy: c.groupBy}
+}
+
+// load reads the documents of c.paths, "-" from stdin, opening files
+// through ctx.
+func load(ctx context.Context, c *config, stdin io.Reader) ([]*report.Doc, error) {
+	opt := c.loadOptions()
+	opt.Open = func(name string) (io.ReadCloser, error) { return cli.OpenRead(ctx, name) }
+	docs, err := report.Load(c.paths, stdin, opt)
 	if err != nil {
-		return loadError(err)
+		return nil, loadError(err)
 	}
-	// What came on stdin and is not a whole run fails the pipeline once
-	// rendered: the command before kvreport failed.
-	write0 := func(fn func(io.Writer) error) error { return cli.WriteOutput(ctx, *output, stdout, fn) }
-	write := func(fn func(io.Writer) error) error {
-		if err := write0(fn); err != nil {
-			return err
-		}
-		return incompleteOnStdin(docs)
+	return docs, nil
+}
+
+// readStdin reads stdin whole when "-" is among paths, so that it can be
+// looked into before it is loaded, and refuses an empty one (errNoStdin).
+func readStdin(paths []string, stdin io.Reader) (io.Reader, error) {
+	if !slices.Contains(paths, "-") {
+		return stdin, nil
 	}
-	if !merge && *output == "-" && report.Binary(*format) && cli.IsTerminal(stdout) {
-		return cli.Usagef("--format %s: refusing to write a binary file to a terminal: give -o FILE or redirect stdout", *format)
+	raw, err := io.ReadAll(stdin)
+	if err != nil {
+		return nil, fmt.Errorf("stdin: %w", err)
 	}
-	if merge {
-		results := make([]*schema.Result, len(docs))
-		names := make([]string, len(docs))
-		for i, d := range docs {
-			if d.Kind != report.KindKVReplay {
-				return cli.Input(fmt.Errorf("merge: %s: a %s document, only kvreplay results merge", d.Path, d.Kind))
-			}
-			results[i], names[i] = d.Result, d.Path
-		}
-		checked := report.CheckRanks(results, names)
-		if checked != nil {
-			if !*force {
-				return cli.Input(fmt.Errorf("merge: %w (pass --force to merge anyway)", checked))
-			}
-			fmt.Fprintf(stderr, "kvreport: warning: merging anyway (--force): %v\n", checked)
-		}
-		merged, err := report.MergeRanks(results)
-		if err != nil {
-			return cli.Input(err)
-		}
-		// A merge that lacks ranks says so itself (incomplete, PARTIAL
-		// RUN), and stops saying so once merged with them.
-		if missing := (*report.MissingRanksError)(nil); checked != nil && !errors.As(checked, &missing) {
-			merged.Warnings = append(merged.Warnings, "MERGED ANYWAY (--force): "+checked.Error())
-		}
-		return write(func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(merged)
-		})
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, errNoStdin
 	}
-	rep, err := report.Build(docs, report.BuildOptions{Baseline: *baseline, Metrics: *metrics, Force: *force})
+	return bytes.NewReader(raw), nil
+}
+
+// runReport renders the report on c.paths: as MLPerf's rules aggregate
+// them (--aggregate, or run summaries given), as searches when any is
+// one, else grouped, with statistics and comparisons.
+func runReport(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer) error {
+	// --aggregate, or mlpstorage's run summaries, which compare as MLPerf runs.
+	if c.aggregate != "" || (anyRunSummary(c.paths) && slices.Contains(aggregateFormats, c.format)) {
+		return runMLPerf(ctx, c.paths, stdin, stdout, c.output, c.format)
+	}
+	search, stdin, err := anySearch(c.paths, stdin)
 	if err != nil {
 		return cli.Input(err)
 	}
-	return write(func(w io.Writer) error { return report.Render(w, rep, *format) })
+	if search {
+		return runSearch(ctx, c, stdin, stdout)
+	}
+	docs, err := load(ctx, c, stdin)
+	if err != nil {
+		return err
+	}
+	if c.output == "-" && report.Binary(c.format) && cli.IsTerminal(stdout) {
+		return cli.Usagef("--format %s: refusing to write a binary file to a terminal: give -o FILE or redirect stdout", c.format)
+	}
+	rep, err := report.Build(docs, report.BuildOptions{Baseline: c.baseline, Metrics: c.metrics, Force: c.force})
+	if err != nil {
+		return cli.Input(err)
+	}
+	return write(ctx, c, stdout, docs, func(w io.Writer) error { return report.Render(w, rep, c.format) })
+}
+
+// write writes what render writes to -o, then answers for the documents:
+// what came on stdin and is not a whole run fails the pipeline once
+// rendered (incompleteOnStdin), as the command before kvreport failed.
+func write(ctx context.Context, c *config, stdout io.Writer, docs []*report.Doc, render func(io.Writer) error) error {
+	if err := cli.WriteOutput(ctx, c.output, stdout, render); err != nil {
+		return err
+	}
+	return incompleteOnStdin(docs)
 }
 
 // errNoStdin is kvreport's answer to an empty stdin: the command before it
@@ -311,30 +320,6 @@ func checkFiles(paths []string, output string, allowSystem bool) []error {
 		}
 	}
 	return files.Check()
-}
-
-// anySearch reports whether any of paths (globs expanded, as Load
-// expands them) is a search document (kvreplay --search), reading each
-// file only as far as its format. Stdin, when given, is read whole and
-// handed back re-readable.
-func anySearch(paths []string, stdin io.Reader) (bool, io.Reader, error) {
-	for _, p := range paths {
-		if p == "-" {
-			raw, err := io.ReadAll(stdin)
-			if err != nil {
-				return false, stdin, fmt.Errorf("stdin: %w", err)
-			}
-			stdin = bytes.NewReader(raw)
-			if report.IsSearch(bytes.NewReader(raw)) {
-				return true, stdin, nil
-			}
-			continue
-		}
-		if anyRegular(p, report.IsSearch) {
-			return true, stdin, nil
-		}
-	}
-	return false, stdin, nil
 }
 
 // anyRegular reports whether sniff says yes to any file that pattern

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/report"
+)
+
+// runSearch renders search documents (kvreplay --search), each answer
+// compared with the first's. A search read from stdin that did not finish
+// is rendered, then answered with exit status 1: its answer is not a
+// measurement.
+func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer) error {
+	if !slices.Contains(report.SearchFormats, c.format) {
+		return cli.Input(fmt.Errorf("--format %s: search documents render as %s", c.format, strings.Join(report.SearchFormats, ", ")))
+	}
+	docs, names, err := report.LoadSearches(c.paths, stdin)
+	if err != nil {
+		return loadError(err)
+	}
+	err = cli.WriteOutput(ctx, c.output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, c.format) })
+	if err != nil {
+		return err
+	}
+	for i, d := range docs {
+		if names[i] == "-" && !d.Done {
+			return fmt.Errorf("stdin: the search did not finish (%s): rendered, but its answer is not a measurement (did the command before kvreport fail?)", d.Reason)
+		}
+	}
+	return nil
+}
+
+// anySearch reports whether any of paths (globs expanded, as Load
+// expands them) is a search document (kvreplay --search), reading each
+// file only as far as its format. Stdin, when given, is read whole and
+// handed back re-readable.
+func anySearch(paths []string, stdin io.Reader) (bool, io.Reader, error) {
+	for _, p := range paths {
+		if p == "-" {
+			raw, err := io.ReadAll(stdin)
+			if err != nil {
+				return false, stdin, fmt.Errorf("stdin: %w", err)
+			}
+			stdin = bytes.NewReader(raw)
+			if report.IsSearch(bytes.NewReader(raw)) {
+				return true, stdin, nil
+			}
+			continue
+		}
+		if anyRegular(p, report.IsSearch) {
+			return true, stdin, nil
+		}
+	}
+	return false, stdin, nil
+}
