@@ -472,9 +472,70 @@ func phaseOf(contextTokens int) phase {
 }
 
 func (e *engine) run() error {
+	if err := e.preRun(); err != nil {
+		return err
+	}
 	cfg := e.cfg
-	// Pre-run phases take one microsecond of virtual time per object, so
-	// a replay can tell them from the measured window.
+	e.start = e.now
+	e.convs.max = cfg.ConversationStates
+	e.end = e.start + cfg.Duration
+	e.workers = min(cfg.NumUsers, 500)
+	if cfg.Arrival != "" {
+		// An open arrival process: each request is taken as it arrives
+		// (a server batching whatever is in flight), so the trace's
+		// request times are the arrivals. The reference's pool of
+		// min(users, 500) workers would queue them behind the generation
+		// of earlier ones, and the trace would show its completions.
+		e.workers = openWorkers
+	}
+	e.cache.raceP = 0
+	if cfg.NVMeAccounting == AccountingReference && e.workers > 1 {
+		e.cache.raceP = raceRun
+	}
+	e.idle = e.workers
+
+	if err := e.startWorkload(); err != nil {
+		return err
+	}
+	for n := 0; e.events.Len() > 0 && !e.stopped; n++ {
+		if n&0x3ff == 0 {
+			// Rows check the context too, but a run can go a long way
+			// without a row (requests waiting for workers).
+			if err := e.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ev := e.events.pop()
+		if ev.at > e.end {
+			break
+		}
+		e.now = ev.at
+		if err := e.step(ev); err != nil {
+			return err
+		}
+		if err := e.dispatch(); err != nil {
+			return err
+		}
+		if e.stopAfterDispatch {
+			e.stopped = true
+		}
+	}
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	if e.doneErr != nil {
+		return e.doneErr
+	}
+	e.drain()
+	return nil
+}
+
+// preRun runs the phases before the measured window: preconditioning and
+// a decode-only run's pre-population. They take one microsecond of virtual
+// time per object, so a replay can tell them from the measured window,
+// and the window starts on the next millisecond.
+func (e *engine) preRun() error {
+	cfg := e.cfg
 	if cfg.Precondition {
 		e.cache.raceState = uint64(cfg.Seed)
 		if cfg.NVMeAccounting == AccountingReference && cfg.PreconditionThreads != 1 {
@@ -497,24 +558,14 @@ func (e *engine) run() error {
 	if e.now > 0 {
 		e.now = (e.now/time.Millisecond + 1) * time.Millisecond
 	}
-	e.start = e.now
-	e.convs.max = cfg.ConversationStates
-	e.end = e.start + cfg.Duration
-	e.workers = min(cfg.NumUsers, 500)
-	if cfg.Arrival != "" {
-		// An open arrival process: each request is taken as it arrives
-		// (a server batching whatever is in flight), so the trace's
-		// request times are the arrivals. The reference's pool of
-		// min(users, 500) workers would queue them behind the generation
-		// of earlier ones, and the trace would show its completions.
-		e.workers = openWorkers
-	}
-	e.cache.raceP = 0
-	if cfg.NVMeAccounting == AccountingReference && e.workers > 1 {
-		e.cache.raceP = raceRun
-	}
-	e.idle = e.workers
+	return nil
+}
 
+// startWorkload makes the run's request generator, or its users (with an
+// open arrival process and RAG ingestion where asked), and pushes the
+// first event.
+func (e *engine) startWorkload() error {
+	cfg := e.cfg
 	gen, err := e.newGenerator()
 	if err != nil {
 		return err
@@ -546,51 +597,24 @@ func (e *engine) run() error {
 		// population (the reference's threads make its own dynamics noisy).
 		e.rng = newPyRand(cfg.Seed ^ int64(cfg.dynamicsSalt)<<32)
 	}
+	return nil
+}
 
-	for n := 0; e.events.Len() > 0 && !e.stopped; n++ {
-		if n&0x3ff == 0 {
-			// Rows check the context too, but a run can go a long way
-			// without a row (requests waiting for workers).
-			if err := e.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		ev := e.events.pop()
-		if ev.at > e.end {
-			break
-		}
-		e.now = ev.at
-		switch ev.kind {
-		case evUser:
-			if err := e.userWake(ev.user); err != nil {
-				return err
-			}
-		case evDone:
-			e.complete(ev.req)
-		case evArrival:
-			if err := e.arrival(); err != nil {
-				return err
-			}
-		case evOpen:
-			u := e.users[e.openNext%len(e.users)]
-			e.openNext++
-			e.userRequest(u)
-			e.push(event{at: e.now + e.open.next(), kind: evOpen})
-		}
-		if err := e.dispatch(); err != nil {
-			return err
-		}
-		if e.stopAfterDispatch {
-			e.stopped = true
-		}
+// step handles one event at e.now.
+func (e *engine) step(ev event) error {
+	switch ev.kind {
+	case evUser:
+		return e.userWake(ev.user)
+	case evDone:
+		e.complete(ev.req)
+	case evArrival:
+		return e.arrival()
+	case evOpen:
+		u := e.users[e.openNext%len(e.users)]
+		e.openNext++
+		e.userRequest(u)
+		e.push(event{at: e.now + e.open.next(), kind: evOpen})
 	}
-	if err := e.ctx.Err(); err != nil {
-		return err
-	}
-	if e.doneErr != nil {
-		return e.doneErr
-	}
-	e.drain()
 	return nil
 }
 
