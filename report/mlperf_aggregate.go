@@ -271,24 +271,13 @@ func pool(p *MLPerfPooled, trials []int) error {
 	return nil
 }
 
-// figuresOf pools the Tier-2 device latency (device's, else the cells'
-// latency from submission, as the summary takes it) and the request
-// latencies reqs, exactly.
+// figuresOf pools the Tier-2 device latency (tier2Latency) and the
+// request latencies reqs, exactly.
 func figuresOf(cells []schema.Cell, device []schema.DeviceLatency, reqs []schema.Latency) (MLPerfFigures, error) {
 	var f MLPerfFigures
-	rl, err := results.TierOpLatency(cells, schema.TierNVMe, schema.OpRead, false)
+	rl, wl, err := tier2Latency(cells, device)
 	if err != nil {
 		return f, fmt.Errorf("report: mlperf: %w", err)
-	}
-	wl, err := results.TierOpLatency(cells, schema.TierNVMe, schema.OpWrite, false)
-	if err != nil {
-		return f, fmt.Errorf("report: mlperf: %w", err)
-	}
-	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpRead); ok {
-		rl = d
-	}
-	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpWrite); ok {
-		wl = d
 	}
 	q := results.NewLatency()
 	if err := q.MergeAll(reqs); err != nil {
@@ -297,6 +286,27 @@ func figuresOf(cells []schema.Cell, device []schema.DeviceLatency, reqs []schema
 	f.DeviceReadP95MS, f.DeviceWriteP95MS, f.RequestP95MS = rl.P95US/1000, wl.P95US/1000, q.Finalize().P95US/1000
 	f.DeviceReads, f.DeviceWrites = rl.Count, wl.Count
 	return f, nil
+}
+
+// tier2Latency is the Tier-2 read and write latency of a result's cells
+// and device figures: the device's, else the cells' latency from
+// submission, as the summary takes it.
+func tier2Latency(cells []schema.Cell, device []schema.DeviceLatency) (read, write schema.Latency, err error) {
+	read, err = results.TierOpLatency(cells, schema.TierNVMe, schema.OpRead, false)
+	if err != nil {
+		return read, write, err
+	}
+	write, err = results.TierOpLatency(cells, schema.TierNVMe, schema.OpWrite, false)
+	if err != nil {
+		return read, write, err
+	}
+	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpRead); ok {
+		read = d
+	}
+	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpWrite); ok {
+		write = d
+	}
+	return read, write, nil
 }
 
 // differences says, with the figures, how the rule's view of an Option

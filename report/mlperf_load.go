@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -317,87 +316,99 @@ func decodeRunSummary(raw []byte) (s *MLPerfRunSummary, ok bool, err error) {
 }
 
 // rankFigures takes from a document what the rule reads: for a
-// kv-cache.py document, mlpstorage's keys (summary.cache_stats.
-// tier_storage_{read,write}_bandwidth_gbps, storage_{read,write}_device_
-// p95_ms and storage_entries; summary.avg_throughput_tokens_per_sec and
-// storage_throughput_tokens_per_sec), a missing key as 0.0 as mlpstorage
-// reads it; for a kvreplay document, its summary's figures of the same
-// names (decimal GB/s), the device p95s recomputed from its Tier-2 cells
-// when it predates them. kvreplay documents have no
-// avg_throughput_tokens_per_sec (0, as a missing key).
+// kv-cache.py document, mlpstorage's keys (referenceFigures); for a
+// kvreplay document, its summary's figures of the same names
+// (kvreplayFigures). Any other document is not a measurement.
 func rankFigures(d *Doc) (MLPerfRank, error) {
 	rk := MLPerfRank{Path: d.Path, Kind: d.Kind, ranks: 1}
 	switch d.Kind {
 	case KindReference:
-		s, _ := d.Reference["summary"].(map[string]any)
-		cs, _ := s["cache_stats"].(map[string]any)
-		f := func(m map[string]any, k string) float64 {
-			v, _ := m[k].(float64)
-			return v
-		}
-		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = f(cs, "tier_storage_read_bandwidth_gbps"), f(cs, "tier_storage_write_bandwidth_gbps")
-		rk.AvgThroughputTokensPerSec, rk.StorageThroughputTokensPerSec = f(s, "avg_throughput_tokens_per_sec"), f(s, "storage_throughput_tokens_per_sec")
-		rk.DeviceReadP95MS, rk.DeviceWriteP95MS = f(cs, "storage_read_device_p95_ms"), f(cs, "storage_write_device_p95_ms")
-		if l, ok := s["storage_io_latency_ms"].(map[string]any); ok {
-			rk.RequestP95MS = f(l, "p95")
-		}
-		if v, ok := cs["storage_entries"].(float64); ok && v == 0 {
-			rk.CPUTier = true
-		}
+		referenceFigures(&rk, d.Reference)
 	case KindKVReplay:
-		r := d.Result
-		s := r.Summary
-		rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks
-		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = s.TierStorageReadBandwidthGBps, s.TierStorageWriteBandwidthGBps
-		rk.StorageThroughputTokensPerSec = s.StorageThroughputTokensPerSec
-		rk.DeviceReadP95MS, rk.DeviceWriteP95MS = s.StorageReadDeviceP95MS, s.StorageWriteDeviceP95MS
-		rk.RequestP95MS = s.StorageIOLatencyMS.P95
-		var storageOps int64
-		inMemory := true
-		for _, t := range r.Tiers {
-			if t.Tier == schema.TierNVMe.String() {
-				storageOps += t.ReadOps + t.WriteOps
-				for _, b := range strings.Split(t.Backend, ",") {
-					inMemory = inMemory && memoryBackend(b)
-				}
-			}
-		}
-		// A rank whose Tier-2 never ran, or ran in memory (kvreplay
-		// --tier-map Tier-2=ram, or --fit's), kept its working set in RAM:
-		// it reached no storage, and its storage figures are zeros.
-		rk.CPUTier = storageOps == 0 || inMemory
-		if rk.CPUTier {
-			rk.ReadBandwidthGBps, rk.WriteBandwidthGBps, rk.DeviceReadP95MS, rk.DeviceWriteP95MS = 0, 0, 0, 0
-			break
-		}
-		if rk.DeviceReadP95MS == 0 || rk.DeviceWriteP95MS == 0 {
-			// A document written before the device figures: the same
-			// distributions, from its cells.
-			rl, err := results.TierOpLatency(r.Cells, schema.TierNVMe, schema.OpRead, false)
-			if err != nil {
-				return rk, fmt.Errorf("report: %s: %w", d.Path, err)
-			}
-			wl, err := results.TierOpLatency(r.Cells, schema.TierNVMe, schema.OpWrite, false)
-			if err != nil {
-				return rk, fmt.Errorf("report: %s: %w", d.Path, err)
-			}
-			if x, ok := results.DeviceOf(r.Device, schema.TierNVMe, schema.OpRead); ok {
-				rl = x
-			}
-			if x, ok := results.DeviceOf(r.Device, schema.TierNVMe, schema.OpWrite); ok {
-				wl = x
-			}
-			if rk.DeviceReadP95MS == 0 {
-				rk.DeviceReadP95MS = rl.P95US / 1000
-			}
-			if rk.DeviceWriteP95MS == 0 {
-				rk.DeviceWriteP95MS = wl.P95US / 1000
-			}
+		if err := kvreplayFigures(&rk, d.Result); err != nil {
+			return rk, fmt.Errorf("report: %s: %w", d.Path, err)
 		}
 	default:
 		return rk, fmt.Errorf("report: %s: a %s document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents", d.Path, d.Kind)
 	}
 	return rk, nil
+}
+
+// referenceFigures sets rk from a kv-cache.py document by mlpstorage's
+// keys (summary.cache_stats.tier_storage_{read,write}_bandwidth_gbps,
+// storage_{read,write}_device_p95_ms and storage_entries;
+// summary.avg_throughput_tokens_per_sec and
+// storage_throughput_tokens_per_sec), a missing key as 0.0 as mlpstorage
+// reads it. storage_entries 0 marks a rank that never reached storage.
+func referenceFigures(rk *MLPerfRank, doc map[string]any) {
+	s, _ := doc["summary"].(map[string]any)
+	cs, _ := s["cache_stats"].(map[string]any)
+	f := func(m map[string]any, k string) float64 {
+		v, _ := m[k].(float64)
+		return v
+	}
+	rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = f(cs, "tier_storage_read_bandwidth_gbps"), f(cs, "tier_storage_write_bandwidth_gbps")
+	rk.AvgThroughputTokensPerSec, rk.StorageThroughputTokensPerSec = f(s, "avg_throughput_tokens_per_sec"), f(s, "storage_throughput_tokens_per_sec")
+	rk.DeviceReadP95MS, rk.DeviceWriteP95MS = f(cs, "storage_read_device_p95_ms"), f(cs, "storage_write_device_p95_ms")
+	if l, ok := s["storage_io_latency_ms"].(map[string]any); ok {
+		rk.RequestP95MS = f(l, "p95")
+	}
+	if v, ok := cs["storage_entries"].(float64); ok && v == 0 {
+		rk.CPUTier = true
+	}
+}
+
+// kvreplayFigures sets rk from a kvreplay result: its summary's figures
+// of mlpstorage's names (decimal GB/s), zeros for a rank that kept its
+// working set in memory, and the device p95s recomputed from its Tier-2
+// cells when it predates them. kvreplay documents have no
+// avg_throughput_tokens_per_sec (0, as a missing key).
+func kvreplayFigures(rk *MLPerfRank, r *schema.Result) error {
+	s := r.Summary
+	rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks
+	rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = s.TierStorageReadBandwidthGBps, s.TierStorageWriteBandwidthGBps
+	rk.StorageThroughputTokensPerSec = s.StorageThroughputTokensPerSec
+	rk.DeviceReadP95MS, rk.DeviceWriteP95MS = s.StorageReadDeviceP95MS, s.StorageWriteDeviceP95MS
+	rk.RequestP95MS = s.StorageIOLatencyMS.P95
+	rk.CPUTier = keptInMemory(r)
+	if rk.CPUTier {
+		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps, rk.DeviceReadP95MS, rk.DeviceWriteP95MS = 0, 0, 0, 0
+		return nil
+	}
+	if rk.DeviceReadP95MS != 0 && rk.DeviceWriteP95MS != 0 {
+		return nil
+	}
+	// A document written before the device figures: the same
+	// distributions, from its cells.
+	rl, wl, err := tier2Latency(r.Cells, r.Device)
+	if err != nil {
+		return err
+	}
+	if rk.DeviceReadP95MS == 0 {
+		rk.DeviceReadP95MS = rl.P95US / 1000
+	}
+	if rk.DeviceWriteP95MS == 0 {
+		rk.DeviceWriteP95MS = wl.P95US / 1000
+	}
+	return nil
+}
+
+// keptInMemory reports whether a kvreplay rank kept its working set in
+// RAM: its Tier-2 never ran, or ran in memory (kvreplay --tier-map
+// Tier-2=ram, or --fit's). It reached no storage, and its storage figures
+// are zeros.
+func keptInMemory(r *schema.Result) bool {
+	var storageOps int64
+	inMemory := true
+	for _, t := range r.Tiers {
+		if t.Tier == schema.TierNVMe.String() {
+			storageOps += t.ReadOps + t.WriteOps
+			for _, b := range strings.Split(t.Backend, ",") {
+				inMemory = inMemory && memoryBackend(b)
+			}
+		}
+	}
+	return storageOps == 0 || inMemory
 }
 
 // memoryBackend reports whether a kvreplay backend is memory, not
