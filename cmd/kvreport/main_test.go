@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cli/clitest"
@@ -272,5 +276,80 @@ func TestMergeMissingRanks(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "PARTIAL RUN: 1 of 2 ranks (missing rank 1)") || strings.Contains(out, "PASS") {
 			t.Errorf("kvreport %s: exit %d, stderr %q:\n%s", filepath.Base(doc), code, errs, out)
 		}
+	}
+}
+
+// TestHelpArgs: kvreport help [merge] is the command's --help; help of
+// anything else is bad usage (exit 2).
+func TestHelpArgs(t *testing.T) {
+	for _, c := range []struct {
+		args, want []string
+		usage      bool
+	}{
+		{[]string{"help"}, []string{"--help"}, false},
+		{[]string{"help", "merge"}, []string{"merge", "--help"}, false},
+		{[]string{"help", "merge", "x"}, nil, true},
+		{[]string{"help", "report"}, nil, true},
+		{[]string{"merge", "help"}, []string{"merge", "help"}, false},
+		{[]string{"a.json", "help"}, []string{"a.json", "help"}, false},
+		{nil, nil, false},
+	} {
+		got, err := helpArgs(c.args)
+		if _, ok := errors.AsType[*cli.UsageError](err); ok != c.usage || (err != nil && !ok) {
+			t.Errorf("helpArgs(%q): error %v, want a usage error: %v", c.args, err, c.usage)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("helpArgs(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestParseFlags: merge is a command of its own, whose operands and
+// options the config holds as a report's are.
+func TestParseFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want config
+	}{
+		{[]string{"a.json", "b.json"}, config{paths: []string{"a.json", "b.json"}, format: "text", output: "-"}},
+		{[]string{"merge", "--force", "-o", "m.json", "a.json"},
+			config{merge: true, paths: []string{"a.json"}, format: "text", output: "m.json", force: true}},
+		{[]string{"--format", "md", "--baseline", "x", "--label", "y", "--group-by", "system,config", "--metrics", "m1",
+			"--aggregate", "mlperf", "--allow-system-path", "-"},
+			config{paths: []string{"-"}, format: "md", baseline: "x", label: "y", groupBy: []string{"system", "config"},
+				metrics: []string{"m1"}, output: "-", allowSystem: true, aggregate: "mlperf"}},
+	} {
+		got, err := parseFlags(c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if !reflect.DeepEqual(*got, c.want) {
+			t.Errorf("%q:\n %+v, want\n %+v", c.args, *got, c.want)
+		}
+	}
+}
+
+// TestReadStdin: stdin is read whole only when "-" is given, and an empty
+// one (blank included) is errNoStdin, which fails the pipeline (exit 1).
+func TestReadStdin(t *testing.T) {
+	in := strings.NewReader("{}")
+	if r, err := readStdin([]string{"a.json"}, in); err != nil || r != io.Reader(in) {
+		t.Errorf("without -: %v, %v; want stdin untouched", r, err)
+	}
+	for _, blank := range []string{"", " \n\t\n"} {
+		if _, err := readStdin([]string{"a.json", "-"}, strings.NewReader(blank)); !errors.Is(err, errNoStdin) {
+			t.Errorf("stdin %q: %v, want errNoStdin", blank, err)
+		}
+	}
+	r, err := readStdin([]string{"-"}, iotest.OneByteReader(strings.NewReader(`{"a":1}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(r); string(b) != `{"a":1}` {
+		t.Errorf("read %q", b)
+	}
+	if _, err := readStdin([]string{"-"}, iotest.ErrReader(os.ErrClosed)); err == nil || errors.Is(err, errNoStdin) ||
+		!strings.HasPrefix(err.Error(), "stdin: ") {
+		t.Errorf("a failed read: %v, want it named", err)
 	}
 }
