@@ -3,8 +3,9 @@
 #
 # For each round it alternates fio and kvreplay on the same file, block size
 # and queue depth (io_uring, O_DIRECT, the extent layout's single file; fio
-# with registered buffers and batched submission and completion, as kvreplay
-# does them, so the comparison is with fio at its best):
+# with registered buffers, batched submission and completion and, where the
+# machine has huge pages reserved, huge-page buffers, as kvreplay does them,
+# so the comparison is with fio at its best):
 #   seq-write   write the objects of a real trace, back to back
 #   seq-read    read them back
 #   trace       replay the same trace's Tier-2 rows, exported to a fio iolog
@@ -22,8 +23,13 @@
 # Usage: bench/vs-fio.sh [--dir DIR] [--block-size 1MiB] [--queue-depth 32]
 #                        [--rounds 5] [--total-gib 4] [--trace FILE] [--scale 1/256]
 #                        [--small-objects 500000] [--cases seq,trace,small]
-#                        [--kvreplay BIN] [--kvtrace BIN]
+#                        [--kvreplay BIN] [--kvtrace BIN] [--fio-iomem auto]
 #   --cases       which cases to run (seq is seq-write and seq-read)
+#   --fio-iomem   fio's buffers: shmhuge (huge pages: reserve them first, as
+#                 root: echo 64 > /proc/sys/vm/nr_hugepages), malloc, or auto
+#                 (shmhuge where enough huge pages are free, else malloc, said
+#                 on stderr: kvreplay's buffers are huge pages where the kernel
+#                 gives them, and virtio-blk splits a 1 MiB I/O of 4 KiB pages)
 #   --kvreplay, --kvtrace  use these binaries instead of building ./cmd/...
 set -euo pipefail
 
@@ -38,6 +44,7 @@ small_n=500000
 cases=seq,trace,small
 kvreplay_bin=
 kvtrace_bin=
+fio_iomem=auto
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dir) base=$2; shift 2 ;;
@@ -51,7 +58,8 @@ while [ $# -gt 0 ]; do
 	--cases) cases=$2; shift 2 ;;
 	--kvreplay) kvreplay_bin=$2; shift 2 ;;
 	--kvtrace) kvtrace_bin=$2; shift 2 ;;
-	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+	--fio-iomem) fio_iomem=$2; shift 2 ;;
+	-h|--help) sed -n '2,33p' "$0"; exit 0 ;;
 	*) echo "vs-fio: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -86,6 +94,25 @@ for k in sorted(u,key=len,reverse=True):
   if s.endswith(k): print(int(float(s[:-len(k)])*u[k])); break
 else: print(int(s))" "$bs")
 file=$dir/kvbench.extent
+
+# fio's buffers: huge pages where enough are free for its queue of blocks
+# (shmhuge takes them from the reserved pool, which nothing here changes).
+need_mib=$(( (qd * (bsb > 4096 ? bsb : 4096) + (1 << 20) - 1) >> 20 ))
+free_mib=$(awk '/^HugePages_Free:/ { f = $2 } /^Hugepagesize:/ { s = $2 } END { print int(f * s / 1024) }' /proc/meminfo)
+case $fio_iomem in
+auto)
+	if [ "$free_mib" -ge $((need_mib + 2)) ]; then
+		fio_iomem=shmhuge
+	else
+		fio_iomem=malloc
+		echo "vs-fio: fio's buffers are malloc'd (4 KiB pages): ${free_mib} MiB of huge pages free, ${need_mib} MiB needed; for fio at its best reserve them first, as root: echo $(( (need_mib + 2) / 2 + 8 )) > /proc/sys/vm/nr_hugepages" >&2
+	fi ;;
+shmhuge)
+	[ "$free_mib" -ge $((need_mib + 2)) ] || { echo "vs-fio: --fio-iomem shmhuge: ${free_mib} MiB of huge pages free, ${need_mib} MiB needed (echo N > /proc/sys/vm/nr_hugepages)" >&2; exit 2; } ;;
+malloc) ;;
+*) echo "vs-fio: --fio-iomem $fio_iomem: want auto, shmhuge or malloc" >&2; exit 2 ;;
+esac
+echo "vs-fio: fio's buffers: iomem=$fio_iomem" >&2
 
 fio_bw() { # job-file job-name -> bytes/s of that job (read+write)
 	fio --output-format=json "$1" 2>/dev/null | python3 -c "
@@ -142,6 +169,7 @@ seqjob() { # rw -> job file
 [global]
 ioengine=io_uring
 fixedbufs=1
+iomem=$fio_iomem
 iodepth_batch_submit=$qd
 iodepth_batch_complete_max=$qd
 direct=1
@@ -167,9 +195,9 @@ if has trace; then
 	"$kvtrace" export --to fio --tiers Tier-2 --layout extent --dir "$dir" --size-scale "$scale" \
 		--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export" "$trace" >/dev/null 2>&1
 	job=$(ls "$work"/export/*.fio)
-	# fio at its best, with what kvreplay does too: registered buffers, and
-	# submissions and completions batched up to the queue depth.
-	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$job"
+	# fio at its best, with what kvreplay does too: registered (huge-page)
+	# buffers, and submissions and completions batched up to the queue depth.
+	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niomem=$fio_iomem\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$job"
 	replay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$job" | head -1 | tr -d '[]')
 fi
 
@@ -206,6 +234,7 @@ smalljob() { # rw -> job file: 4k, the small file, as much I/O as kvreplay's hal
 [global]
 ioengine=io_uring
 fixedbufs=1
+iomem=$fio_iomem
 registerfiles=1
 iodepth_batch_submit=$qd
 iodepth_batch_complete_max=$qd
@@ -262,7 +291,7 @@ import statistics, sys
 rounds, bs, qd, cases = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4].split(",")
 F = {$(for k in "${!F[@]}"; do printf '"%s": %s, ' "$k" "${F[$k]}"; done)}
 K = {$(for k in "${!K[@]}"; do printf '"%s": %s, ' "$k" "${K[$k]}"; done)}
-print(f"\nmedians over {rounds} rounds, queue depth {qd}, io_uring, O_DIRECT, one file")
+print(f"\nmedians over {rounds} rounds, queue depth {qd}, io_uring, O_DIRECT, one file, fio's buffers iomem=$fio_iomem")
 print(f"{'test':<12} {'block':>6} {'unit':>6} {'fio':>10} {'kvreplay':>10} {'ratio':>7}   per-round ratios")
 rows = []
 if "seq" in cases:
