@@ -58,11 +58,40 @@ const mlperfRule = "MLPerf Storage Rules.md 6.3.4, as mlpstorage computes it: wi
 // (fmean) and the largest p95 kept. A rank whose working set never
 // reached storage adds its zeros and is listed in cpu_tier_ranks (its
 // path). now dates a run whose documents carry no time. The documents of
-// one Option must be of one kind (kvreplay's GB/s and kv-cache.py's GiB/s
-// do not add). Beside the rule's figures, KVBench holds the exact pooled
+// a run must be of one kind (kvreplay's GB/s and kv-cache.py's GiB/s do
+// not add: ByKind splits a run). Beside the rule's figures, KVBench holds the exact pooled
 // view of kvreplay documents and how the views differ.
 func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
-	sum := &MLPerfRunSummary{SchemaVersion: MLPerfSchemaVersion, TotalRanks: run.TotalRanks, Options: map[string]*MLPerfOption{}}
+	sum, kind, err := newRunSummary(run, now)
+	if err != nil {
+		return nil, err
+	}
+	kb := newMLPerfKVBench(kind)
+	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
+		trials := slices.Sorted(maps.Keys(run.TrialDirs[option]))
+		o, pooled := aggregateOption(run, option, trials)
+		sum.Options[option] = o
+		sum.TrialsPerOption = max(sum.TrialsPerOption, len(trials))
+		sum.PartialFailure = sum.PartialFailure || o.PartialFailure
+		if err := pool(pooled, trials); err != nil {
+			return nil, err
+		}
+		pooled.Differences = differences(o, pooled, run.TotalRanks)
+		kb.Options[option] = pooled
+		kb.Warnings = append(kb.Warnings, optionWarnings(option, o, pooled)...)
+	}
+	kb.Warnings = append(kb.Warnings, countUnreadable(run, sum)...)
+	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure {
+		sum.KVBench = kb
+	}
+	return sum, nil
+}
+
+// newRunSummary is a run's summary before its Options: the run's date
+// (its earliest document's, else now), its hosts and ranks per host; and
+// the one kind of documents the run holds ("" for none). A run of more
+// than maxMLPerfRanks ranks, or of two kinds, is refused.
+func newRunSummary(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, string, error) {
 	kinds := map[string]bool{}
 	hosts := map[string]bool{}
 	var first time.Time
@@ -76,107 +105,169 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 		}
 	}
 	if run.TotalRanks > maxMLPerfRanks {
-		return nil, fmt.Errorf("report: %w: %d ranks (a document's rank or ranks): at most %d", ErrIncompatible, run.TotalRanks, maxMLPerfRanks)
+		return nil, "", fmt.Errorf("report: %w: %d ranks (a document's rank or ranks): at most %d", ErrIncompatible, run.TotalRanks, maxMLPerfRanks)
 	}
 	if len(kinds) > 1 {
-		return nil, fmt.Errorf("report: %w: the run mixes kvreplay results and kv-cache.py documents, whose bandwidths are in GB/s and GiB/s: aggregate each on its own", ErrIncompatible)
+		return nil, "", fmt.Errorf("report: %w: the run mixes kvreplay results and kv-cache.py documents, whose bandwidths are in GB/s and GiB/s: aggregate each on its own", ErrIncompatible)
 	}
 	if first.IsZero() {
 		first = now
 	}
-	sum.RunDatetime = first.UTC().Format(mlperfTimeLayout)
-	sum.HostCount = max(1, len(hosts))
+	sum := &MLPerfRunSummary{SchemaVersion: MLPerfSchemaVersion, RunDatetime: first.UTC().Format(mlperfTimeLayout),
+		TotalRanks: run.TotalRanks, HostCount: max(1, len(hosts)), Options: map[string]*MLPerfOption{}}
 	sum.Npernode = max(1, sum.TotalRanks/sum.HostCount)
+	var kind string
+	for k := range kinds {
+		kind = k
+	}
+	return sum, kind, nil
+}
+
+// newMLPerfKVBench is kvbench's block for a run of documents of kind,
+// before its Options: the source and its bandwidth unit, and the rule.
+func newMLPerfKVBench(kind string) *MLPerfKVBench {
 	kb := &MLPerfKVBench{Source: KindKVReplay, BandwidthUnit: "GB/s (10^9 bytes/s), kvbench's unit", Rule: mlperfRule,
 		Options: map[string]*MLPerfPooled{}}
-	if kinds[KindReference] {
+	if kind == KindReference {
 		kb.Source, kb.BandwidthUnit = KindReference, "kv-cache.py's \"GB/s\": GiB/s (2^30 bytes/s)"
 	}
-	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
-		trials := run.TrialDirs[option]
-		ids := make([]int, 0, len(trials))
-		for t := range trials {
-			ids = append(ids, t)
-		}
-		slices.Sort(ids)
-		o := &MLPerfOption{Option: option, RankCount: run.TotalRanks, TrialCount: len(ids), MissingFiles: []string{}, CPUTierRanks: []string{}}
-		if n, err := strconv.Atoi(option); err == nil {
-			o.Option = n
-		}
-		pooled := &MLPerfPooled{}
-		var readBW, writeBW, avgTP, storTP, readP95, writeP95 []float64
-		for _, t := range ids {
-			var tr, tw, ta, ts, tpr, tpw []float64
-			for r := range run.TotalRanks {
-				i := slices.IndexFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == option && rk.Trial == t && rk.Rank == r })
-				if i < 0 {
-					o.MissingFiles = append(o.MissingFiles, missingName(run, option, t, r))
-					continue
-				}
-				rk := run.Ranks[i]
-				pooled.Ranks = append(pooled.Ranks, rk)
-				if rk.CPUTier {
-					o.CPUTierRanks = append(o.CPUTierRanks, rk.Path)
-				}
-				tr, tw = append(tr, rk.ReadBandwidthGBps), append(tw, rk.WriteBandwidthGBps)
-				ta, ts = append(ta, rk.AvgThroughputTokensPerSec), append(ts, rk.StorageThroughputTokensPerSec)
-				tpr, tpw = append(tpr, rk.DeviceReadP95MS), append(tpw, rk.DeviceWriteP95MS)
-			}
-			readBW, writeBW = append(readBW, sumOf(tr)), append(writeBW, sumOf(tw))
-			avgTP, storTP = append(avgTP, sumOf(ta)), append(storTP, sumOf(ts))
-			readP95, writeP95 = append(readP95, maxOr0(tpr)), append(writeP95, maxOr0(tpw))
-		}
-		o.AggregatedReadBandwidthGBps, o.AggregatedWriteBandwidthGBps = fmean(readBW), fmean(writeBW)
-		o.AggregatedAvgThroughputTokensPerSec, o.AggregatedStorageThroughputTokensPerSec = fmean(avgTP), fmean(storTP)
-		if len(ids) > 0 {
-			rp, wp := slices.Max(readP95), slices.Max(writeP95)
-			o.AggregatedDeviceReadP95MS, o.AggregatedDeviceWriteP95MS = &rp, &wp
-		}
-		o.PartialFailure = len(o.MissingFiles) > 0
-		sum.Options[option] = o
-		sum.TrialsPerOption = max(sum.TrialsPerOption, len(ids))
-		sum.PartialFailure = sum.PartialFailure || o.PartialFailure
-		if err := pool(pooled, ids); err != nil {
-			return nil, err
-		}
-		pooled.Differences = differences(o, pooled, run.TotalRanks)
-		kb.Options[option] = pooled
-		name := optionName(option)
-		if len(pooled.Ranks) > 0 && len(o.CPUTierRanks) == len(pooled.Ranks) {
-			kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s: every rank served its working set from the CPU tier: no storage "+
-				"was measured, and the rules fail such an Option (6.3.4.4)", name))
-		}
-		if o.PartialFailure {
-			kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s: partial failure: %d rank result(s) missing (%s)", name,
-				len(o.MissingFiles), strings.Join(o.MissingFiles, ", ")))
-		}
-		for _, rk := range pooled.Ranks {
-			if r := rk.result; r != nil && !r.Complete {
-				why := r.IncompleteReason
-				if why == "" {
-					why = "stopped early"
-				}
-				kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s trial %d rank %d: an incomplete run (%s): its figures are in the sums, "+
-					"as mlpstorage takes every result file it finds (%s)", name, rk.Trial, rk.Rank, why, rk.Path))
-			}
-			if rk.RequestP95MS > 0 && (rk.DeviceReadP95MS > rk.RequestP95MS || rk.DeviceWriteP95MS > rk.RequestP95MS) {
-				kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s trial %d rank %d: a device p95 (read %s ms, write %s ms) above the "+
-					"request p95 (%s ms): its requests are not all storage operations (%s)", name, rk.Trial, rk.Rank,
-					num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS), rk.Path))
-			}
-		}
+	return kb
+}
+
+// aggregateOption applies the rule to one Option over its trials (in
+// order), each of ranks 0..TotalRanks-1: the Option's entry of the
+// summary, and the ranks the rule combined, to be pooled.
+func aggregateOption(run *MLPerfRun, option string, trials []int) (*MLPerfOption, *MLPerfPooled) {
+	o := &MLPerfOption{Option: option, RankCount: run.TotalRanks, TrialCount: len(trials), MissingFiles: []string{}, CPUTierRanks: []string{}}
+	if n, err := strconv.Atoi(option); err == nil {
+		o.Option = n
 	}
+	pooled := &MLPerfPooled{}
+	var rule []ruleTrial
+	for _, t := range trials {
+		ranks, missing := trialRanks(run, option, t)
+		o.MissingFiles = append(o.MissingFiles, missing...)
+		for _, rk := range ranks {
+			if rk.CPUTier {
+				o.CPUTierRanks = append(o.CPUTierRanks, rk.Path)
+			}
+		}
+		pooled.Ranks = append(pooled.Ranks, ranks...)
+		rule = append(rule, ruleTrialOf(ranks))
+	}
+	o.setRule(rule)
+	o.PartialFailure = len(o.MissingFiles) > 0
+	return o, pooled
+}
+
+// trialRanks are ranks 0..TotalRanks-1 of one trial of an Option: the
+// documents found, in rank order, and how missing_files names the others
+// (missingName).
+func trialRanks(run *MLPerfRun, option string, trial int) (found []MLPerfRank, missing []string) {
+	for r := range run.TotalRanks {
+		i := slices.IndexFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == option && rk.Trial == trial && rk.Rank == r })
+		if i < 0 {
+			missing = append(missing, missingName(run, option, trial, r))
+			continue
+		}
+		found = append(found, run.Ranks[i])
+	}
+	return found, missing
+}
+
+// ruleTrial is one trial of an Option as the rule sees it: its ranks'
+// rates summed, and the largest of their device p95s.
+type ruleTrial struct {
+	read, write, avgTP, storTP float64
+	readP95, writeP95          float64
+}
+
+// ruleTrialOf applies the rule to the ranks found of one trial.
+func ruleTrialOf(ranks []MLPerfRank) ruleTrial {
+	var t ruleTrial
+	var readP95, writeP95 []float64
+	for _, rk := range ranks {
+		t.read += rk.ReadBandwidthGBps
+		t.write += rk.WriteBandwidthGBps
+		t.avgTP += rk.AvgThroughputTokensPerSec
+		t.storTP += rk.StorageThroughputTokensPerSec
+		readP95, writeP95 = append(readP95, rk.DeviceReadP95MS), append(writeP95, rk.DeviceWriteP95MS)
+	}
+	t.readP95, t.writeP95 = maxOr0(readP95), maxOr0(writeP95)
+	return t
+}
+
+// setRule sets o's figures from its trials': the sums averaged (fmean),
+// the largest device p95s kept; the p95s stay null without a trial.
+func (o *MLPerfOption) setRule(trials []ruleTrial) {
+	var read, write, avgTP, storTP, readP95, writeP95 []float64
+	for _, t := range trials {
+		read, write = append(read, t.read), append(write, t.write)
+		avgTP, storTP = append(avgTP, t.avgTP), append(storTP, t.storTP)
+		readP95, writeP95 = append(readP95, t.readP95), append(writeP95, t.writeP95)
+	}
+	o.AggregatedReadBandwidthGBps, o.AggregatedWriteBandwidthGBps = fmean(read), fmean(write)
+	o.AggregatedAvgThroughputTokensPerSec, o.AggregatedStorageThroughputTokensPerSec = fmean(avgTP), fmean(storTP)
+	if len(trials) > 0 {
+		rp, wp := slices.Max(readP95), slices.Max(writeP95)
+		o.AggregatedDeviceReadP95MS, o.AggregatedDeviceWriteP95MS = &rp, &wp
+	}
+}
+
+// optionWarnings are what a reader must know of one Option before
+// trusting its figures: every rank in the CPU tier, ranks missing, and
+// each rank's own (rankWarnings).
+func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
+	name := optionName(option)
+	var w []string
+	if len(p.Ranks) > 0 && len(o.CPUTierRanks) == len(p.Ranks) {
+		w = append(w, fmt.Sprintf("%s: every rank served its working set from the CPU tier: no storage "+
+			"was measured, and the rules fail such an Option (6.3.4.4)", name))
+	}
+	if o.PartialFailure {
+		w = append(w, fmt.Sprintf("%s: partial failure: %d rank result(s) missing (%s)", name,
+			len(o.MissingFiles), strings.Join(o.MissingFiles, ", ")))
+	}
+	for _, rk := range p.Ranks {
+		w = append(w, rankWarnings(name, rk)...)
+	}
+	return w
+}
+
+// rankWarnings are what a reader must know of one rank of the Option
+// name: an incomplete run, whose figures are in the sums all the same,
+// and a device p95 above the request p95.
+func rankWarnings(name string, rk MLPerfRank) []string {
+	var w []string
+	if r := rk.result; r != nil && !r.Complete {
+		why := r.IncompleteReason
+		if why == "" {
+			why = "stopped early"
+		}
+		w = append(w, fmt.Sprintf("%s trial %d rank %d: an incomplete run (%s): its figures are in the sums, "+
+			"as mlpstorage takes every result file it finds (%s)", name, rk.Trial, rk.Rank, why, rk.Path))
+	}
+	if rk.RequestP95MS > 0 && (rk.DeviceReadP95MS > rk.RequestP95MS || rk.DeviceWriteP95MS > rk.RequestP95MS) {
+		w = append(w, fmt.Sprintf("%s trial %d rank %d: a device p95 (read %s ms, write %s ms) above the "+
+			"request p95 (%s ms): its requests are not all storage operations (%s)", name, rk.Trial, rk.Rank,
+			num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS), rk.Path))
+	}
+	return w
+}
+
+// countUnreadable lists each result file that could not be read in its
+// Option's missing_files, a partial failure, and returns a warning of
+// each.
+func countUnreadable(run *MLPerfRun, sum *MLPerfRunSummary) []string {
+	var w []string
 	for _, u := range run.Unreadable {
-		kb.Warnings = append(kb.Warnings, fmt.Sprintf("%s: unreadable, counted missing: %v", u.Path, u.Err))
+		w = append(w, fmt.Sprintf("%s: unreadable, counted missing: %v", u.Path, u.Err))
 		if o := sum.Options[u.Option]; o != nil && !slices.Contains(o.MissingFiles, u.Path) {
 			o.MissingFiles = append(o.MissingFiles, u.Path)
 			o.PartialFailure, sum.PartialFailure = true, true
 		}
 	}
-	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure {
-		sum.KVBench = kb
-	}
-	return sum, nil
+	return w
 }
 
 // missingName is how missing_files names a missing rank: its directory
@@ -192,14 +283,6 @@ func missingName(run *MLPerfRun, option string, trial, rank int) string {
 		return filepath.Join(dir, fmt.Sprintf("rank_%d", rank))
 	}
 	return fmt.Sprintf("%s trial %d rank %d", optionName(option), trial, rank)
-}
-
-func sumOf(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }
 
 // pool fills p's exact view from the kvreplay documents of its ranks that
