@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,23 +28,50 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 		return fmt.Errorf("report: --format %s: --aggregate mlperf writes json, text or md", format)
 	}
 	md := format == "md"
+	if err := mlperfHead(s).write(w, md); err != nil {
+		return err
+	}
+	bnames := slices.Sorted(maps.Keys(beside))
+	for _, k := range optionKeys(s.Options) {
+		var p *MLPerfPooled
+		if s.KVBench != nil {
+			p = s.KVBench.Options[k]
+		}
+		if err := optionTable(s, k, p, beside, bnames).write(w, md); err != nil {
+			return err
+		}
+		if p == nil || len(p.Ranks) == 0 {
+			continue
+		}
+		if err := rankTable(k, p).write(w, md); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mlperfHead is the run's table: its own fields, the documents' kind and
+// unit, the rule, and the warnings.
+func mlperfHead(s *MLPerfRunSummary) *table {
 	head := &table{title: "MLPerf Storage KV cache run summary (mlpstorage kvcache_run_summary, schema_version " + s.SchemaVersion + ")"}
 	head.notes = append(head.notes, fmt.Sprintf("run_datetime %s, total_ranks %d, host_count %d, npernode %d, trials_per_option %d, partial_failure %t",
 		s.RunDatetime, s.TotalRanks, s.HostCount, s.Npernode, s.TrialsPerOption, s.PartialFailure))
-	if s.KVBench == nil {
+	kb := s.KVBench
+	if kb == nil {
 		head.notes = append(head.notes, "an mlpstorage run summary of kv-cache.py's documents: bandwidths in its \"GB/s\", GiB/s (2^30 bytes/s)")
+		return head
 	}
-	if kb := s.KVBench; kb != nil {
-		head.notes = append(head.notes, "aggregated from "+kb.Source+" documents; bandwidths in "+kb.BandwidthUnit, kb.Rule)
-		for _, w := range kb.Warnings {
-			head.notes = append(head.notes, "WARNING: "+w)
-		}
+	head.notes = append(head.notes, "aggregated from "+kb.Source+" documents; bandwidths in "+kb.BandwidthUnit, kb.Rule)
+	for _, w := range kb.Warnings {
+		head.notes = append(head.notes, "WARNING: "+w)
 	}
-	if err := head.write(w, md); err != nil {
-		return err
-	}
-	keys := make([]string, 0, len(s.Options))
-	for k := range s.Options {
+	return head
+}
+
+// optionKeys are a summary's Options in order: by number, else by name.
+func optionKeys(options map[string]*MLPerfOption) []string {
+	keys := make([]string, 0, len(options))
+	for k := range options {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b string) int {
@@ -54,112 +82,121 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 		}
 		return strings.Compare(a, b)
 	})
-	bnames := make([]string, 0, len(beside))
-	for k := range beside {
-		bnames = append(bnames, k)
+	return keys
+}
+
+// mlperfRow is a figure of an Option's table: its name, and its value in
+// an Option of a summary (the rule's, or one shown beside) and in the
+// pooled view.
+type mlperfRow struct {
+	name   string
+	option func(*MLPerfOption) string
+	pooled func(*MLPerfFigures) string
+}
+
+// mlperfRows are the rows of an Option's table, in order.
+func mlperfRows() []mlperfRow {
+	return []mlperfRow{
+		{"aggregated_read_bandwidth_gbps", func(x *MLPerfOption) string { return num(x.AggregatedReadBandwidthGBps) },
+			func(f *MLPerfFigures) string { return num(f.ReadBandwidthGBps) }},
+		{"aggregated_write_bandwidth_gbps", func(x *MLPerfOption) string { return num(x.AggregatedWriteBandwidthGBps) },
+			func(f *MLPerfFigures) string { return num(f.WriteBandwidthGBps) }},
+		{"aggregated_storage_throughput_tokens_per_sec", func(x *MLPerfOption) string { return num(x.AggregatedStorageThroughputTokensPerSec) },
+			func(f *MLPerfFigures) string { return num(f.StorageThroughputTokensPerSec) }},
+		{"aggregated_device_read_p95_ms", func(x *MLPerfOption) string { return numOrNull(x.AggregatedDeviceReadP95MS) },
+			func(f *MLPerfFigures) string { return num(f.DeviceReadP95MS) }},
+		{"aggregated_device_write_p95_ms", func(x *MLPerfOption) string { return numOrNull(x.AggregatedDeviceWriteP95MS) },
+			func(f *MLPerfFigures) string { return num(f.DeviceWriteP95MS) }},
+		{"request p95 ms (kvbench)", func(*MLPerfOption) string { return "-" },
+			func(f *MLPerfFigures) string { return num(f.RequestP95MS) }},
+		{"aggregated_avg_throughput_tokens_per_sec", func(x *MLPerfOption) string { return num(x.AggregatedAvgThroughputTokensPerSec) },
+			func(*MLPerfFigures) string { return "-" }},
 	}
-	slices.Sort(bnames)
-	opt := func(v *float64) string {
-		if v == nil {
-			return "null"
-		}
-		return num(*v)
+}
+
+// numOrNull is num of a figure that JSON may hold as null.
+func numOrNull(v *float64) string {
+	if v == nil {
+		return "null"
 	}
-	for _, k := range keys {
-		o := s.Options[k]
-		var p *MLPerfPooled
-		if s.KVBench != nil {
-			p = s.KVBench.Options[k]
-		}
-		t := &table{title: fmt.Sprintf("%s: %d trial(s) x %d rank(s)", optionName(k), o.TrialCount, o.RankCount),
-			header: []string{"figure", "MLPerf rule (6.3.4)"}}
-		pooled := p != nil && p.Pooled != nil
+	return num(*v)
+}
+
+// optionTable is Option k's figures under the rule, pooled (p, when there
+// is a pooled view), and in each summary beside (bnames, in order); its
+// notes are the Option's failures and how the views differ.
+func optionTable(s *MLPerfRunSummary, k string, p *MLPerfPooled, beside map[string]*MLPerfRunSummary, bnames []string) *table {
+	o := s.Options[k]
+	t := &table{title: fmt.Sprintf("%s: %d trial(s) x %d rank(s)", optionName(k), o.TrialCount, o.RankCount),
+		header: []string{"figure", "MLPerf rule (6.3.4)"}}
+	pooled := p != nil && p.Pooled != nil
+	if pooled {
+		t.header = append(t.header, "kvbench pooled")
+	}
+	for _, b := range bnames {
+		t.header = append(t.header, besideHeader(b, beside[b]))
+	}
+	for _, r := range mlperfRows() {
+		row := []string{r.name, r.option(o)}
 		if pooled {
-			t.header = append(t.header, "kvbench pooled")
+			row = append(row, r.pooled(p.Pooled))
 		}
 		for _, b := range bnames {
-			h := baseName(b)
-			if x := beside[b]; x.KVBench == nil || x.KVBench.Source == KindReference {
-				// mlpstorage's summaries add kv-cache.py's figures.
-				h += " (GiB/s)"
+			if x := optionBeside(s, beside[b], k); x != nil {
+				row = append(row, r.option(x))
+			} else {
+				row = append(row, "-")
 			}
-			t.header = append(t.header, h)
 		}
-		type rowDef struct {
-			name  string
-			rule  string
-			pool  func(*MLPerfFigures) string
-			other func(*MLPerfOption) string
-		}
-		rows := []rowDef{
-			{"aggregated_read_bandwidth_gbps", num(o.AggregatedReadBandwidthGBps), func(f *MLPerfFigures) string { return num(f.ReadBandwidthGBps) },
-				func(x *MLPerfOption) string { return num(x.AggregatedReadBandwidthGBps) }},
-			{"aggregated_write_bandwidth_gbps", num(o.AggregatedWriteBandwidthGBps), func(f *MLPerfFigures) string { return num(f.WriteBandwidthGBps) },
-				func(x *MLPerfOption) string { return num(x.AggregatedWriteBandwidthGBps) }},
-			{"aggregated_storage_throughput_tokens_per_sec", num(o.AggregatedStorageThroughputTokensPerSec),
-				func(f *MLPerfFigures) string { return num(f.StorageThroughputTokensPerSec) },
-				func(x *MLPerfOption) string { return num(x.AggregatedStorageThroughputTokensPerSec) }},
-			{"aggregated_device_read_p95_ms", opt(o.AggregatedDeviceReadP95MS), func(f *MLPerfFigures) string { return num(f.DeviceReadP95MS) },
-				func(x *MLPerfOption) string { return opt(x.AggregatedDeviceReadP95MS) }},
-			{"aggregated_device_write_p95_ms", opt(o.AggregatedDeviceWriteP95MS), func(f *MLPerfFigures) string { return num(f.DeviceWriteP95MS) },
-				func(x *MLPerfOption) string { return opt(x.AggregatedDeviceWriteP95MS) }},
-			{"request p95 ms (kvbench)", "-", func(f *MLPerfFigures) string { return num(f.RequestP95MS) }, func(*MLPerfOption) string { return "-" }},
-			{"aggregated_avg_throughput_tokens_per_sec", num(o.AggregatedAvgThroughputTokensPerSec), func(*MLPerfFigures) string { return "-" },
-				func(x *MLPerfOption) string { return num(x.AggregatedAvgThroughputTokensPerSec) }},
-		}
-		for _, r := range rows {
-			row := []string{r.name, r.rule}
-			if pooled {
-				row = append(row, r.pool(p.Pooled))
-			}
-			for _, b := range bnames {
-				if x := optionBeside(s, beside[b], k); x != nil {
-					row = append(row, r.other(x))
-				} else {
-					row = append(row, "-")
-				}
-			}
-			t.rows = append(t.rows, row)
-		}
-		t.notes = append(t.notes, fmt.Sprintf("partial_failure %t, missing_files [%s], cpu_tier_ranks [%s]", o.PartialFailure,
-			strings.Join(o.MissingFiles, ", "), strings.Join(o.CPUTierRanks, ", ")))
-		if p != nil {
-			if p.NotPooled != "" {
-				t.notes = append(t.notes, "no pooled view: "+p.NotPooled)
-			}
-			t.notes = append(t.notes, p.Differences...)
-		}
-		if err := t.write(w, md); err != nil {
-			return err
-		}
-		if p == nil || len(p.Ranks) == 0 {
-			continue
-		}
-		root := commonDir(p.Ranks)
-		title := optionName(k) + ": per rank (what the rule combined)"
-		if root != "" {
-			title += ", documents in " + root
-		}
-		rt := &table{title: title,
-			header: []string{"trial", "rank", "read GB/s", "write GB/s", "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
-		for _, rk := range p.Ranks {
-			path := rk.Path
-			if rel, err := filepath.Rel(root, path); root != "" && err == nil {
-				path = rel
-			}
-			rt.rows = append(rt.rows, []string{strconv.Itoa(rk.Trial), strconv.Itoa(rk.Rank), num(rk.ReadBandwidthGBps), num(rk.WriteBandwidthGBps),
-				num(rk.StorageThroughputTokensPerSec), num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS),
-				strconv.FormatBool(rk.CPUTier), path})
-		}
-		for _, tr := range p.Trials {
-			rt.notes = append(rt.notes, fmt.Sprintf("trial %d pooled (ranks %v merged exactly): read %s GB/s, write %s GB/s, device read p95 %s ms, device write p95 %s ms, request p95 %s ms",
-				tr.Trial, tr.Ranks, num(tr.ReadBandwidthGBps), num(tr.WriteBandwidthGBps), num(tr.DeviceReadP95MS), num(tr.DeviceWriteP95MS), num(tr.RequestP95MS)))
-		}
-		if err := rt.write(w, md); err != nil {
-			return err
-		}
+		t.rows = append(t.rows, row)
 	}
-	return nil
+	t.notes = append(t.notes, fmt.Sprintf("partial_failure %t, missing_files [%s], cpu_tier_ranks [%s]", o.PartialFailure,
+		strings.Join(o.MissingFiles, ", "), strings.Join(o.CPUTierRanks, ", ")))
+	if p != nil {
+		if p.NotPooled != "" {
+			t.notes = append(t.notes, "no pooled view: "+p.NotPooled)
+		}
+		t.notes = append(t.notes, p.Differences...)
+	}
+	return t
+}
+
+// besideHeader is the column of a summary shown beside, named by its
+// file's base name, with the unit when it is kv-cache.py's.
+func besideHeader(name string, x *MLPerfRunSummary) string {
+	h := baseName(name)
+	if x.KVBench == nil || x.KVBench.Source == KindReference {
+		// mlpstorage's summaries add kv-cache.py's figures.
+		h += " (GiB/s)"
+	}
+	return h
+}
+
+// rankTable is what the rule combined for Option k: each rank's figures
+// and document (relative to the run's directory), and each trial's ranks
+// merged exactly.
+func rankTable(k string, p *MLPerfPooled) *table {
+	root := commonDir(p.Ranks)
+	title := optionName(k) + ": per rank (what the rule combined)"
+	if root != "" {
+		title += ", documents in " + root
+	}
+	rt := &table{title: title,
+		header: []string{"trial", "rank", "read GB/s", "write GB/s", "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
+	for _, rk := range p.Ranks {
+		path := rk.Path
+		if rel, err := filepath.Rel(root, path); root != "" && err == nil {
+			path = rel
+		}
+		rt.rows = append(rt.rows, []string{strconv.Itoa(rk.Trial), strconv.Itoa(rk.Rank), num(rk.ReadBandwidthGBps), num(rk.WriteBandwidthGBps),
+			num(rk.StorageThroughputTokensPerSec), num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS),
+			strconv.FormatBool(rk.CPUTier), path})
+	}
+	for _, tr := range p.Trials {
+		rt.notes = append(rt.notes, fmt.Sprintf("trial %d pooled (ranks %v merged exactly): read %s GB/s, write %s GB/s, device read p95 %s ms, device write p95 %s ms, request p95 %s ms",
+			tr.Trial, tr.Ranks, num(tr.ReadBandwidthGBps), num(tr.WriteBandwidthGBps), num(tr.DeviceReadP95MS), num(tr.DeviceWriteP95MS), num(tr.RequestP95MS)))
+	}
+	return rt
 }
 
 // commonDir is the directory that holds every rank's document, the run's
