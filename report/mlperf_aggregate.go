@@ -291,18 +291,8 @@ func missingName(run *MLPerfRun, option string, trial, rank int) string {
 // every Tier-2 operation and request of every rank and trial pooled into
 // one latency distribution each.
 func pool(p *MLPerfPooled, trials []int) error {
-	var docs []*schema.Result
-	for _, rk := range p.Ranks {
-		if rk.result == nil {
-			p.NotPooled = "kv-cache.py documents carry percentiles, not histograms: no exact pooled view exists"
-			return nil
-		}
-		if !rk.CPUTier {
-			docs = append(docs, rk.result)
-		}
-	}
-	if len(docs) == 0 {
-		p.NotPooled = "no rank reached storage"
+	if why := notPooled(p.Ranks); why != "" {
+		p.NotPooled = why
 		return nil
 	}
 	var read, write, tok []float64
@@ -310,13 +300,7 @@ func pool(p *MLPerfPooled, trials []int) error {
 	var devs [][]schema.DeviceLatency
 	var reqs []schema.Latency
 	for _, t := range trials {
-		var ds []*schema.Result
-		var ranks []int
-		for _, rk := range p.Ranks {
-			if rk.Trial == t && !rk.CPUTier {
-				ds, ranks = append(ds, rk.result), append(ranks, rk.Rank)
-			}
-		}
+		ds, ranks := storageRanks(p.Ranks, t)
 		if len(ds) == 0 {
 			continue
 		}
@@ -325,18 +309,12 @@ func pool(p *MLPerfPooled, trials []int) error {
 			p.NotPooled = fmt.Sprintf("trial %d's ranks do not merge: %v", t, err)
 			return nil
 		}
-		f, err := figuresOf(m.Cells, m.Device, []schema.Latency{m.Requests.Latency})
+		tr, err := mergedTrial(t, ranks, m)
 		if err != nil {
 			return err
 		}
-		f.ReadBandwidthGBps, f.WriteBandwidthGBps = m.Summary.TierStorageReadBandwidthGBps, m.Summary.TierStorageWriteBandwidthGBps
-		f.StorageThroughputTokensPerSec = m.Summary.StorageThroughputTokensPerSec
-		tr := MLPerfTrial{Trial: t, Ranks: ranks, MLPerfFigures: f, WallS: m.WallS}
-		if m.RankImbalance != nil {
-			tr.StartSpreadS = m.RankImbalance.StartSpreadS
-		}
 		p.Trials = append(p.Trials, tr)
-		read, write, tok = append(read, f.ReadBandwidthGBps), append(write, f.WriteBandwidthGBps), append(tok, f.StorageThroughputTokensPerSec)
+		read, write, tok = append(read, tr.ReadBandwidthGBps), append(write, tr.WriteBandwidthGBps), append(tok, tr.StorageThroughputTokensPerSec)
 		cells = append(cells, m.Cells...)
 		devs = append(devs, m.Device)
 		reqs = append(reqs, m.Requests.Latency)
@@ -352,6 +330,52 @@ func pool(p *MLPerfPooled, trials []int) error {
 	f.ReadBandwidthGBps, f.WriteBandwidthGBps, f.StorageThroughputTokensPerSec = fmean(read), fmean(write), fmean(tok)
 	p.Pooled = &f
 	return nil
+}
+
+// notPooled says why ranks have no exact pooled view (kv-cache.py
+// documents, or no rank that reached storage); "" when they have one.
+func notPooled(ranks []MLPerfRank) string {
+	stored := 0
+	for _, rk := range ranks {
+		if rk.result == nil {
+			return "kv-cache.py documents carry percentiles, not histograms: no exact pooled view exists"
+		}
+		if !rk.CPUTier {
+			stored++
+		}
+	}
+	if stored == 0 {
+		return "no rank reached storage"
+	}
+	return ""
+}
+
+// storageRanks are the documents of one trial's ranks that reached
+// storage, and their ranks.
+func storageRanks(all []MLPerfRank, trial int) (docs []*schema.Result, ranks []int) {
+	for _, rk := range all {
+		if rk.Trial == trial && !rk.CPUTier {
+			docs, ranks = append(docs, rk.result), append(ranks, rk.Rank)
+		}
+	}
+	return docs, ranks
+}
+
+// mergedTrial is the figures of one trial's ranks merged into m: its
+// bandwidths and throughput over the ranks' common window, its latencies
+// pooled, and how far apart the ranks started.
+func mergedTrial(trial int, ranks []int, m *schema.Result) (MLPerfTrial, error) {
+	f, err := figuresOf(m.Cells, m.Device, []schema.Latency{m.Requests.Latency})
+	if err != nil {
+		return MLPerfTrial{}, err
+	}
+	f.ReadBandwidthGBps, f.WriteBandwidthGBps = m.Summary.TierStorageReadBandwidthGBps, m.Summary.TierStorageWriteBandwidthGBps
+	f.StorageThroughputTokensPerSec = m.Summary.StorageThroughputTokensPerSec
+	tr := MLPerfTrial{Trial: trial, Ranks: ranks, MLPerfFigures: f, WallS: m.WallS}
+	if m.RankImbalance != nil {
+		tr.StartSpreadS = m.RankImbalance.StartSpreadS
+	}
+	return tr, nil
 }
 
 // figuresOf pools the Tier-2 device latency (tier2Latency) and the
