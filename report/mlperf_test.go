@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -230,6 +231,14 @@ func TestAggregateMLPerf(t *testing.T) {
 	}
 	golden(t, "mlperf.json", []byte(strings.ReplaceAll(js.String(), dir, "RUN")))
 	golden(t, "mlperf.text", []byte(strings.ReplaceAll(text.String(), dir, "RUN")))
+	var md bytes.Buffer
+	if err := RenderMLPerf(&md, s, nil, "md"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "mlperf.md", []byte(strings.ReplaceAll(md.String(), dir, "RUN")))
+	if err := RenderMLPerf(&md, s, nil, "csv"); err == nil || err.Error() != "report: --format csv: --aggregate mlperf writes json, text or md" {
+		t.Errorf("--format csv: %v", err)
+	}
 
 	// The summary reads back as mlpstorage's document, field for field.
 	var raw map[string]any
@@ -491,6 +500,9 @@ func TestMLPerfByKind(t *testing.T) {
 	if !strings.Contains(b.String(), "| kv-cache.py documents (GiB/s) |") || !strings.Contains(b.String(), "| 178.9 |") {
 		t.Errorf("beside:\n%s", b.String())
 	}
+	// Option 1 shows the reference's figures beside; Options 2 and 3,
+	// which it lacks, show "-".
+	golden(t, "mlperf_beside.md", []byte(strings.ReplaceAll(b.String(), dir, "RUN")))
 }
 
 // FuzzDecodeRunSummary: any input is a run summary, an error, or not a
@@ -618,4 +630,147 @@ func TestAggregateMLPerfTier2InRAM(t *testing.T) {
 		!nearly(o.AggregatedStorageThroughputTokensPerSec, 400) || !slices.Equal(o.CPUTierRanks, paths[1:]) {
 		t.Errorf("%+v (device read p95 %v)", o, *o.AggregatedDeviceReadP95MS)
 	}
+}
+
+// TestLoadMLPerfInputs: what LoadMLPerf makes of each kind of path it is
+// given (stdin, a file, a glob, a run's directory) and of what such a
+// directory holds: its Options, trials and ranks, the summaries kept
+// beside, the files counted missing, and the errors, word for word.
+func TestLoadMLPerfInputs(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel string, raw []byte) string {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	doc := func(s rankSpec, label string) []byte {
+		d := mlperfDoc(t, s)
+		d.Label = label
+		raw, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	const summary = `{"schema_version": "1.0", "options": {"1": {"option": 1, "aggregated_read_bandwidth_gbps": 9}}}`
+	r0, r1 := mlperfSpecs[0], mlperfSpecs[1]
+	// A run's directory: a summary at its top (kept) and a file that is
+	// not one (ignored); rank 0's directory holds a summary (skipped)
+	// before its result; rank 1's first file does not parse (missing,
+	// and the rank's one file: the next is not read); a trial with no
+	// rank directory.
+	write("run/kvcache_run_summary_20260701_120000.json", []byte(summary))
+	write("run/notes.json", []byte(`{"x": 1}`))
+	write("run/option_1/trial_0/rank_0/a.json", []byte(summary))
+	write("run/option_1/trial_0/rank_0/b.json", doc(r0, ""))
+	write("run/option_1/trial_0/rank_1/a.json", []byte(`{"cut": `))
+	write("run/option_1/trial_0/rank_1/b.json", doc(r1, ""))
+	if err := os.MkdirAll(filepath.Join(root, "run/option_1/trial_1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one := write("files/one.json", doc(r0, "opt-4"))
+	named := write("files/named.json", doc(r1, "sysA"))
+	noLabel := write("files/nolabel.json", doc(r1, ""))
+	badSummary := write("files/bad_summary.json", []byte(`{"schema_version": "2.0", "options": {}}`))
+	garbage := write("files/garbage.json", []byte(`nope`))
+	sim := write("files/sim.json", mustReadFile(t, "testdata/kvtrace_stats.json"))
+	simRun := write("simrun/trial_0/rank_0/s.json", mustReadFile(t, "testdata/kvtrace_stats.json"))
+	empty := filepath.Join(root, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(root, "run")
+
+	// place is a rank's Option, trial, rank and file, one per line.
+	place := func(run *MLPerfRun) string {
+		var b strings.Builder
+		for _, rk := range run.Ranks {
+			b.WriteString(rk.Option + " " + itoa(rk.Trial) + " " + itoa(rk.Rank) + " " + strings.TrimPrefix(rk.Path, root) + "\n")
+		}
+		for _, u := range run.Unreadable {
+			b.WriteString("missing " + u.Option + " " + itoa(u.Trial) + " " + itoa(u.Rank) + " " + strings.TrimPrefix(u.Path, root) + "\n")
+		}
+		for _, k := range slices.Sorted(maps.Keys(run.Summaries)) {
+			b.WriteString("summary " + strings.TrimPrefix(k, root) + "\n")
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name    string
+		paths   []string
+		stdin   string
+		noStdin bool
+		want    string // place, or the error
+		ranks   int
+	}{
+		{name: "a run's directory", paths: []string{run}, ranks: 2,
+			want: "1 0 0 /run/option_1/trial_0/rank_0/b.json\nmissing 1 0 1 /run/option_1/trial_0/rank_1/a.json\nsummary /run/kvcache_run_summary_20260701_120000.json\n"},
+		{name: "files: the Option from a label, else the label, else unknown", paths: []string{one, named, noLabel}, ranks: 2,
+			want: "4 0 0 /files/one.json\nsysA 0 1 /files/named.json\nunknown 0 1 /files/nolabel.json\n"},
+		{name: "a glob", paths: []string{filepath.Join(root, "files", "n*.json")}, ranks: 2,
+			want: "sysA 0 1 /files/named.json\nunknown 0 1 /files/nolabel.json\n"},
+		{name: "stdin", paths: []string{"-"}, stdin: string(doc(r0, "option_2")) + string(doc(r1, "option_2")), ranks: 2,
+			want: "2 0 0 -#1\n2 0 1 -#2\n"},
+		{name: "a summary on stdin", paths: []string{"-"}, stdin: summary, want: "summary -\n"},
+		{name: "no stdin", paths: []string{"-"}, noStdin: true, want: "report: -: no standard input"},
+		{name: "stdin empty", paths: []string{"-"}, want: "report: -: unknown document format: empty input, want a JSON document"},
+		{name: "nothing", want: "report: no per-rank result document and no kvcache_run_summary given"},
+		{name: "an empty directory", paths: []string{empty},
+			want: "report: " + empty + ": no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it"},
+		{name: "no such file", paths: []string{filepath.Join(root, "nope.json")},
+			want: "report: stat " + filepath.Join(root, "nope.json") + ": no such file or directory"},
+		{name: "a glob matching nothing", paths: []string{filepath.Join(root, "x*.json")},
+			want: "report: " + filepath.Join(root, "x*.json") + ": no file matches"},
+		{name: "a named file that does not parse", paths: []string{garbage},
+			want: "report: " + garbage + ":1:2: invalid character 'o' in literal null (expecting 'u')"},
+		{name: "a summary of another major version", paths: []string{badSummary},
+			want: "report: " + badSummary + `: a kvcache_run_summary of schema_version "2.0": this kvreport reads 1.x`},
+		{name: "a simulation", paths: []string{sim},
+			want: "report: " + sim + ": a kvtrace document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents"},
+		{name: "a simulation in a run's directory", paths: []string{filepath.Join(root, "simrun")},
+			want: "report: " + filepath.Join(root, "simrun") + ": report: " + simRun + ": a kvtrace document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdin io.Reader = strings.NewReader(tt.stdin)
+			if tt.noStdin {
+				stdin = nil
+			}
+			run, err := LoadMLPerf(tt.paths, stdin)
+			if err != nil {
+				if err.Error() != tt.want {
+					t.Errorf("error\n%s\nwant\n%s", err, tt.want)
+				}
+				return
+			}
+			if got := place(run); got != tt.want || run.TotalRanks != tt.ranks {
+				t.Errorf("%d ranks, placed\n%swant %d ranks\n%s", run.TotalRanks, got, tt.ranks, tt.want)
+			}
+		})
+	}
+
+	// The run's directory: both trials found, where they are.
+	r, err := LoadMLPerf([]string{run}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[int]string{"1": {0: filepath.Join(run, "option_1/trial_0"), 1: filepath.Join(run, "option_1/trial_1")}}
+	if !maps.EqualFunc(r.TrialDirs, want, maps.Equal) {
+		t.Errorf("trials %v, want %v", r.TrialDirs, want)
+	}
+}
+
+func mustReadFile(tb testing.TB, name string) []byte {
+	tb.Helper()
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raw
 }
