@@ -21,26 +21,6 @@ const maxMLPerfRanks = 1 << 16
 // (run_datetime, and the summary's file name).
 const mlperfTimeLayout = "20060102_150405"
 
-// fmean is Python's statistics.fmean: the mean of xs; 0 for none.
-func fmean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-// maxOr0 is the largest of xs; 0 for none (mlpstorage's trial value).
-func maxOr0(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	return slices.Max(xs)
-}
-
 // mlperfRule states, once, how AggregateMLPerf combines.
 const mlperfRule = "MLPerf Storage Rules.md 6.3.4, as mlpstorage computes it: within each trial the ranks' storage read " +
 	"and write bandwidths and storage throughputs are summed; the trials' sums are averaged (fmean); the device read " +
@@ -59,8 +39,8 @@ const mlperfRule = "MLPerf Storage Rules.md 6.3.4, as mlpstorage computes it: wi
 // reached storage adds its zeros and is listed in cpu_tier_ranks (its
 // path). now dates a run whose documents carry no time. The documents of
 // a run must be of one kind (kvreplay's GB/s and kv-cache.py's GiB/s do
-// not add: ByKind splits a run). Beside the rule's figures, KVBench holds the exact pooled
-// view of kvreplay documents and how the views differ.
+// not add: ByKind splits a run). Beside the rule's figures, KVBench holds
+// the exact pooled view of kvreplay documents and how the views differ.
 func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 	sum, kind, err := newRunSummary(run, now)
 	if err != nil {
@@ -212,6 +192,26 @@ func (o *MLPerfOption) setRule(trials []ruleTrial) {
 		rp, wp := slices.Max(readP95), slices.Max(writeP95)
 		o.AggregatedDeviceReadP95MS, o.AggregatedDeviceWriteP95MS = &rp, &wp
 	}
+}
+
+// fmean is Python's statistics.fmean: the mean of xs; 0 for none.
+func fmean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// maxOr0 is the largest of xs; 0 for none (mlpstorage's trial value).
+func maxOr0(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return slices.Max(xs)
 }
 
 // optionWarnings are what a reader must know of one Option before
