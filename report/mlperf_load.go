@@ -16,45 +16,6 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-var (
-	optionDir = regexp.MustCompile(`^option_?(\d{1,6})$`)
-	trialDir  = regexp.MustCompile(`^trial_?(\d{1,6})$`)
-	rankDir   = regexp.MustCompile(`^rank_?(\d{1,6})$`)
-)
-
-// placeOf reads the option_<O>, trial_<T> and rank_<N> directories of a
-// path, the layout mlpstorage and kvbench's Option runner write
-// (.../option_<O>/trial_<T>/rank_<N>/result.json); -1 for what is absent.
-func placeOf(path string) (option string, trial, rank int) {
-	trial, rank = -1, -1
-	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(path)), "/") {
-		part = strings.TrimSuffix(part, ".json") // trial_0/rank_1.json too
-		if m := optionDir.FindStringSubmatch(part); m != nil {
-			option = m[1]
-		} else if m := trialDir.FindStringSubmatch(part); m != nil {
-			trial, _ = strconv.Atoi(m[1])
-		} else if m := rankDir.FindStringSubmatch(part); m != nil {
-			rank, _ = strconv.Atoi(m[1])
-		}
-	}
-	return option, trial, rank
-}
-
-// labelOption is the Option a label names ("option_1", "option-2",
-// "opt3"), else the label itself.
-func labelOption(label string) string {
-	l := strings.ToLower(label)
-	for _, p := range []string{"option", "opt"} {
-		if rest, ok := strings.CutPrefix(l, p); ok {
-			rest = strings.TrimLeft(rest, "_- ")
-			if _, err := strconv.Atoi(rest); err == nil && rest != "" {
-				return rest
-			}
-		}
-	}
-	return label
-}
-
 // LoadMLPerf reads the per-rank documents of a run for AggregateMLPerf.
 // Each path is a directory (walked for .../trial_<T>/rank_<N>/*.json, under
 // option_<O> directories or not; in each rank directory the first JSON
@@ -293,6 +254,47 @@ func docOption(d *Doc) string {
 		return d.Label
 	}
 	return "unknown"
+}
+
+// optionDir, trialDir and rankDir name the directories of the layout
+// mlpstorage and kvbench's Option runner write.
+var (
+	optionDir = regexp.MustCompile(`^option_?(\d{1,6})$`)
+	trialDir  = regexp.MustCompile(`^trial_?(\d{1,6})$`)
+	rankDir   = regexp.MustCompile(`^rank_?(\d{1,6})$`)
+)
+
+// placeOf reads the option_<O>, trial_<T> and rank_<N> directories of a
+// path, the layout mlpstorage and kvbench's Option runner write
+// (.../option_<O>/trial_<T>/rank_<N>/result.json); -1 for what is absent.
+func placeOf(path string) (option string, trial, rank int) {
+	trial, rank = -1, -1
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(path)), "/") {
+		part = strings.TrimSuffix(part, ".json") // trial_0/rank_1.json too
+		if m := optionDir.FindStringSubmatch(part); m != nil {
+			option = m[1]
+		} else if m := trialDir.FindStringSubmatch(part); m != nil {
+			trial, _ = strconv.Atoi(m[1])
+		} else if m := rankDir.FindStringSubmatch(part); m != nil {
+			rank, _ = strconv.Atoi(m[1])
+		}
+	}
+	return option, trial, rank
+}
+
+// labelOption is the Option a label names ("option_1", "option-2",
+// "opt3"), else the label itself.
+func labelOption(label string) string {
+	l := strings.ToLower(label)
+	for _, p := range []string{"option", "opt"} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			rest = strings.TrimLeft(rest, "_- ")
+			if _, err := strconv.Atoi(rest); err == nil && rest != "" {
+				return rest
+			}
+		}
+	}
+	return label
 }
 
 // decodeRunSummary decodes an mlpstorage kvcache_run_summary document; ok
