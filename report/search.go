@@ -57,7 +57,8 @@ func SniffFormat(r io.Reader) string {
 	return ""
 }
 
-// LoadSearches reads search documents from paths ("-" is stdin), those of
+// LoadSearches reads search documents from paths ("-" is stdin; a file or
+// stdin may hold a stream of them, as Load reads results), those of
 // format version 1 with the names of today's (schema.UpgradeSearchOffered).
 // It refuses anything else: results and searches do not mix in one report.
 func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []string, error) {
@@ -85,23 +86,12 @@ func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []st
 		if err != nil {
 			return nil, nil, fmt.Errorf("report: %w", err)
 		}
-		if !IsSearch(bytes.NewReader(raw)) {
-			return nil, nil, fmt.Errorf("report: %s: %w: not a search document; kvreport renders search documents (kvreplay --search) on their own, not with results", p, ErrFormat)
+		ds, ns, err := decodeSearches(p, raw)
+		if err != nil {
+			return nil, nil, err
 		}
-		var d schema.SearchResult
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return nil, nil, fmt.Errorf("report: %w", jsonError(p, raw, 0, err))
-		}
-		if d.FormatVersion > schema.SearchFormatVersion || d.FormatVersion < 1 {
-			return nil, nil, fmt.Errorf("report: %s: %w: search format_version %d, this kvreport reads 1 to %d", p, ErrFormat, d.FormatVersion, schema.SearchFormatVersion)
-		}
-		if d.FormatVersion == 1 {
-			if err := schema.UpgradeSearchOffered(&d, raw); err != nil {
-				return nil, nil, fmt.Errorf("report: %s: %w", p, err)
-			}
-		}
-		docs = append(docs, &d)
-		names = append(names, p)
+		docs = append(docs, ds...)
+		names = append(names, ns...)
 	}
 	if len(docs) > 1 {
 		for i, d := range docs[1:] {
@@ -111,6 +101,48 @@ func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []st
 		}
 	}
 	return docs, names, nil
+}
+
+// decodeSearches decodes the concatenated search documents of raw, read
+// from p, as Load decodes a stream of results: a document of stdin, or
+// one of several in a file, is named p#N (its place in the stream).
+func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, error) {
+	var docs []*schema.SearchResult
+	var names []string
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for i := 0; ; i++ {
+		var doc json.RawMessage
+		if err := dec.Decode(&doc); err == io.EOF {
+			if i == 0 {
+				return nil, nil, fmt.Errorf("report: %s: %w: empty input, want a JSON document", p, ErrFormat)
+			}
+			return docs, names, nil
+		} else if err != nil {
+			return nil, nil, fmt.Errorf("report: %w", jsonError(p, raw, 0, err))
+		}
+		name := p
+		if p == "-" || i > 0 {
+			name = fmt.Sprintf("%s#%d", p, i+1)
+		}
+		start := int(dec.InputOffset()) - len(doc)
+		if !IsSearch(bytes.NewReader(doc)) {
+			return nil, nil, fmt.Errorf("report: %s: %w: not a search document; kvreport renders search documents (kvreplay --search) on their own, not with results", name, ErrFormat)
+		}
+		var d schema.SearchResult
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return nil, nil, fmt.Errorf("report: %w", jsonError(p, raw, start, err))
+		}
+		if d.FormatVersion > schema.SearchFormatVersion || d.FormatVersion < 1 {
+			return nil, nil, fmt.Errorf("report: %s: %w: search format_version %d, this kvreport reads 1 to %d", name, ErrFormat, d.FormatVersion, schema.SearchFormatVersion)
+		}
+		if d.FormatVersion == 1 {
+			if err := schema.UpgradeSearchOffered(&d, doc); err != nil {
+				return nil, nil, fmt.Errorf("report: %s: %w", name, err)
+			}
+		}
+		docs = append(docs, &d)
+		names = append(names, name)
+	}
 }
 
 // searchName names a search in a report: its system, label, or file.

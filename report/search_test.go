@@ -89,6 +89,44 @@ func TestRenderSearches(t *testing.T) {
 	}
 }
 
+// TestLoadSearchStream reads searches as Load reads results: a stream of
+// documents on stdin, or several in one file, each named by its place
+// (name#N); a result among them is refused by its place.
+func TestLoadSearchStream(t *testing.T) {
+	var stream strings.Builder
+	for _, d := range []*schema.SearchResult{usersSearch("A", 10), usersSearch("B", 18)} {
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream.Write(b)
+		stream.WriteString("\n")
+	}
+	docs, names, err := report.LoadSearches([]string{"-"}, strings.NewReader(stream.String()))
+	if err != nil {
+		t.Fatalf("stdin: %v", err)
+	}
+	if len(docs) != 2 || docs[0].System != "A" || docs[1].System != "B" || strings.Join(names, " ") != "-#1 -#2" {
+		t.Fatalf("stdin: %d documents named %q", len(docs), names)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "both.json")
+	if err := os.WriteFile(file, []byte(stream.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if docs, names, err = report.LoadSearches([]string{file}, nil); err != nil || len(docs) != 2 || names[0] != file || names[1] != file+"#2" {
+		t.Fatalf("a file of two: %d documents named %q, %v", len(docs), names, err)
+	}
+	res, err := json.Marshal(&schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = report.LoadSearches([]string{"-"}, strings.NewReader(stream.String()+string(res)))
+	if !errors.Is(err, report.ErrFormat) || !strings.Contains(err.Error(), "-#3") {
+		t.Errorf("a result third on stdin: %v", err)
+	}
+}
+
 // TestSniffFormat reads a document's format without reading past it, and
 // finds it after other members too.
 func TestSniffFormat(t *testing.T) {

@@ -29,11 +29,20 @@ func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 		return err
 	}
 	for i, d := range docs {
-		if names[i] == "-" && !d.Done {
-			return fmt.Errorf("stdin: the search did not finish (%s): rendered, but its answer is not a measurement (did the command before kvreport fail?)", d.Reason)
+		if strings.HasPrefix(names[i], "-#") && !d.Done {
+			return fmt.Errorf("%s: the search did not finish (%s): rendered, but its answer is not a measurement (did the command before kvreport fail?)", stdinName(names[i]), d.Reason)
 		}
 	}
 	return nil
+}
+
+// stdinName names a document of stdin for people: "stdin", or "stdin
+// document N" when it is not the first.
+func stdinName(name string) string {
+	if name == "-#1" {
+		return "stdin"
+	}
+	return "stdin document " + strings.TrimPrefix(name, "-#")
 }
 
 // anySearch reports whether any of paths (globs expanded, as Load
