@@ -119,12 +119,13 @@ func TestMapTierThroughTable(t *testing.T) {
 }
 
 // TestMapTiers: the tier map is the pairs given, each through the table;
-// a tier that is not one, or a backend that is none, is named.
+// a tier that is not one (naming all four tiers: Tier-3 is kvtrace
+// --object-tier's), or a backend that is none, is named.
 func TestMapTiers(t *testing.T) {
 	cfg := replay.DefaultConfig()
 	errs := (&Env{}).MapTiers(&cfg, []cli.KeyValue{{Key: "Tier-1", Value: "null"}, {Key: "Tier-9", Value: "ram"}, {Key: "Tier-2", Value: "tape"}})
 	if cfg.TierMap != [schema.NumTiers]string{"", "null", ""} || len(errs) != 2 ||
-		!strings.Contains(errs[0].Error(), "Tier-9 is not a tier") || !strings.Contains(errs[1].Error(), "--tier-map Tier-2=tape: want ram, nvme") {
+		!strings.Contains(errs[0].Error(), "Tier-9 is not a tier (want Tier-0, Tier-1, Tier-2 or Tier-3)") || !strings.Contains(errs[1].Error(), "--tier-map Tier-2=tape: want ram, nvme") {
 		t.Errorf("tier map %q, errors %v", cfg.TierMap, errs)
 	}
 	plan := &replay.Plan{UsedRows: [schema.NumTiers]int64{0, 3, 5}}
