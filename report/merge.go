@@ -33,7 +33,8 @@ const maxErrorMessages = 10
 // (the earliest Started to the latest Started+WallS); timelines are
 // aligned by Started, to the whole second; QoS compliance is recomputed
 // from the requests within target of each rank; tier totals and the
-// summary are recomputed as kvreplay computes them. Three figures cannot
+// summary are recomputed as kvreplay computes them; the host names are
+// joined and every rank's distinct tier paths kept. Three figures cannot
 // be exact and say so here: a cell's and a tier's busy times are the
 // longest of the ranks' (so the device rate over them is an upper bound), a
 // second's LagP99US the highest of the ranks', and storage KV tokens per
@@ -60,6 +61,9 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 		Rank: 0, Complete: true,
 		Host: first.Host, Config: first.Config, SizeScale: first.SizeScale,
 	}
+	// Every rank's tier paths (their drives and file systems may differ),
+	// gathered by add; first's are not appended to.
+	out.Host.TierPaths = nil
 	out.Format, out.FormatVersion = schema.ResultFormat, schema.ResultFormatVersion
 	start, end := first.Started, first.Started
 	for _, d := range docs {
@@ -142,6 +146,11 @@ func (m *rankMerger) add(n int, d *schema.Result) {
 	}
 	for _, h := range strings.Split(d.Host.Hostname, ",") {
 		m.hosts = appendUnique(m.hosts, h)
+	}
+	for _, p := range d.Host.TierPaths {
+		if !slices.ContainsFunc(out.Host.TierPaths, func(q schema.PathInfo) bool { return samePath(p, q) }) {
+			out.Host.TierPaths = append(out.Host.TierPaths, p)
+		}
 	}
 	for _, t := range d.Traces {
 		if !slices.ContainsFunc(out.Traces, func(u schema.TraceInfo) bool { return sameTrace(u, t) }) {
@@ -249,6 +258,14 @@ func (m *rankMerger) whose(what string, err error, docOf func(int) int) error {
 		return fmt.Errorf("report: merge: document %d (rank %d): %s%w", n+1, m.docs[n].Rank, what, ie.Err)
 	}
 	return fmt.Errorf("report: merge: %s%w", what, err)
+}
+
+// samePath reports whether p and q are the same storage of one backend:
+// the same path on the same file system, device and I/O mode, behind the
+// same gateway.
+func samePath(p, q schema.PathInfo) bool {
+	return p.Backend == q.Backend && p.Path == q.Path && p.FileSystem == q.FileSystem && p.Device == q.Device &&
+		p.Model == q.Model && p.Direct == q.Direct && p.Gateway == q.Gateway && p.GatewayCommand == q.GatewayCommand
 }
 
 // ranksOf returns the ranks a document holds: a merged document's

@@ -35,32 +35,34 @@ func pathRows(r *Report) []pathRow {
 			}
 			id := g.TrialID(i)
 			for _, tt := range t.Tiers {
-				p := tierPath(t, tt.Backend)
-				if p == nil {
-					continue
-				}
-				row := pathRow{Group: g.Label, Trial: id, Tier: tt.Tier, Backend: tt.Backend, Where: where(p)}
-				if p.Gateway != "" {
-					row.Gateway = p.Gateway
-					if p.GatewayCommand != "" {
-						row.Gateway += " (" + p.GatewayCommand + ")"
+				// A merged run's tier has a path per rank whose
+				// storage differs.
+				for _, p := range tierPaths(t, tt.Backend) {
+					row := pathRow{Group: g.Label, Trial: id, Tier: tt.Tier, Backend: tt.Backend, Where: where(p)}
+					if p.Gateway != "" {
+						row.Gateway = p.Gateway
+						if p.GatewayCommand != "" {
+							row.Gateway += " (" + p.GatewayCommand + ")"
+						}
 					}
+					out = append(out, row)
 				}
-				out = append(out, row)
 			}
 		}
 	}
 	return out
 }
 
-// tierPath is r's path of backend; nil when it has none.
-func tierPath(r *schema.Result, backend string) *schema.PathInfo {
+// tierPaths are r's paths of backend, in its order; none when it has
+// none.
+func tierPaths(r *schema.Result, backend string) []*schema.PathInfo {
+	var ps []*schema.PathInfo
 	for i := range r.Host.TierPaths {
 		if r.Host.TierPaths[i].Backend == backend {
-			return &r.Host.TierPaths[i]
+			ps = append(ps, &r.Host.TierPaths[i])
 		}
 	}
-	return nil
+	return ps
 }
 
 // where describes a tier's path in a few words: "s3://kv/run-1/ at

@@ -69,3 +69,41 @@ func TestPathsNativeBesideGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestPathsOfMergedRanks: the ranks of a run merged keep every rank's
+// storage (one drive per rank, or per host), once each, in the document
+// and in the report; the inputs keep their own.
+func TestPathsOfMergedRanks(t *testing.T) {
+	r0 := loadTestResult(t, "a1.json")
+	r0.Ranks = 2
+	r1 := loadTestResult(t, "a1.json")
+	r1.Rank, r1.Ranks = 1, 2
+	r1.Host.TierPaths[1].Path, r1.Host.TierPaths[1].Device = "/mnt/nvme1/kvreplay-2", "/dev/nvme1n1"
+	m, err := MergeRanks([]*schema.Result{r0, r1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r0.Host.TierPaths) != 2 || len(r1.Host.TierPaths) != 2 {
+		t.Errorf("inputs' tier paths changed: %d and %d", len(r0.Host.TierPaths), len(r1.Host.TierPaths))
+	}
+	var paths []string
+	for _, p := range m.Host.TierPaths {
+		paths = append(paths, p.Path)
+	}
+	if want := "anonymous mmap 64.00 MiB /tmp/tmp.KB97w5YodG /mnt/nvme1/kvreplay-2"; strings.Join(paths, " ") != want {
+		t.Errorf("merged tier paths %q, want %q", paths, want)
+	}
+	rep, err := Build([]*Doc{{Path: "m.json", Kind: "kvreplay", Label: "m", Result: m}}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"/tmp/tmp.KB97w5YodG on ext4, /dev/vda", "/mnt/nvme1/kvreplay-2 on ext4, /dev/nvme1n1"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("no %q in\n%s", s, b.String())
+		}
+	}
+}
