@@ -897,7 +897,9 @@ func (e *engine) precondition() error {
 	case e.cfg.StorageCapacityGB > 0:
 		target = 2 * e.cfg.StorageCapacityGB * GiB
 	default:
-		e.notes = append(e.notes, "precondition skipped: NVMe capacity unknown and --precondition-size-gb not set (as in the reference)")
+		// A warning, not only a note: the reference warns, and a user who
+		// asked for --precondition must see that it did nothing.
+		e.warn("--precondition: skipped (as the reference skips it): the NVMe tier is unbounded and --precondition-size-gb is not set; give --precondition-size-gb GiB or --storage-capacity-gb GiB")
 		return nil
 	}
 	var written int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,6 +155,18 @@ func TestDecodeOnlyAndPrecondition(t *testing.T) {
 	}
 	if w := res.Summary.CacheStats.PrefillWrites; w != measured || w == 0 {
 		t.Errorf("preconditioned run counts %d prefill writes, want the %d of the measured run", w, measured)
+	}
+	// With nothing to size it by (an unbounded NVMe tier, no
+	// --precondition-size-gb) preconditioning is skipped, as the
+	// reference skips it with a warning: kvtrace warns too (a tool prints
+	// Warnings on stderr; Notes only reach the sidecar).
+	cfg.PreconditionSizeGB, cfg.StorageCapacityGB = 0, 0
+	c, res = collect(t, &cfg)
+	if c.keys["precond_0"] {
+		t.Errorf("preconditioning with no size wrote precond_0")
+	}
+	if !slices.ContainsFunc(res.Kvbench.Warnings, func(w string) bool { return strings.HasPrefix(w, "--precondition: skipped") }) {
+		t.Errorf("preconditioning skipped with warnings %q: want one that says so", res.Kvbench.Warnings)
 	}
 }
 
