@@ -244,7 +244,7 @@ func buildHTMLHealth(r *Report) []htmlHealthRow {
 	var rows []htmlHealthRow
 	for _, g := range r.Groups {
 		for i, t := range g.Trials {
-			row := htmlHealthRow{Group: g.Label, Trial: i + 1}
+			row := htmlHealthRow{Group: g.Label, Trial: g.TrialID(i)}
 			status := ""
 			if t != nil {
 				sh := judgedHealth(t)
@@ -483,7 +483,15 @@ func svgScatter(r *Report, m Metric) template.HTML {
 	}
 	for i, g := range r.Groups {
 		cx := left + colW*(float64(i)+0.5)
-		vals := g.Values[m.Name]
+		// Each trial's own value, named by its trial number; a trial
+		// without the metric has no dot.
+		var vals []float64
+		var ids []int
+		for i := range g.Trials {
+			if v, ok := trialValue(g, i, m.Name); ok {
+				vals, ids = append(vals, v), append(ids, g.TrialID(i))
+			}
+		}
 		for j, v := range vals {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
@@ -495,7 +503,7 @@ func svgScatter(r *Report, m Metric) template.HTML {
 				dx = (float64(j)/float64(len(vals)-1) - 0.5) * colW * 0.5
 			}
 			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="4" fill="%s" fill-opacity="0.7"><title>%s trial %d: %s</title></circle>`,
-				svgNum(cx+dx), svgNum(yPix(v)), svgPalette[i%len(svgPalette)], template.HTMLEscapeString(g.Label), j+1, template.HTMLEscapeString(htmlNum(v)))
+				svgNum(cx+dx), svgNum(yPix(v)), svgPalette[i%len(svgPalette)], template.HTMLEscapeString(g.Label), ids[j], template.HTMLEscapeString(htmlNum(v)))
 		}
 		if st, ok := g.Stats[m.Name]; ok && st.N > 0 {
 			y := yPix(st.Median)

@@ -84,9 +84,12 @@ func testGroup(label string, trials ...*schema.Result) *Group {
 	g := &Group{Label: label, Trials: trials, Values: map[string][]float64{}, Stats: map[string]Stats{}}
 	for _, t := range trials {
 		g.Health = append(g.Health, string(t.Summary.StorageHealth.OverallStatus))
+		vals := map[string]float64{}
 		for _, m := range testMetrics {
+			vals[m.Name] = m.get(t)
 			g.Values[m.Name] = append(g.Values[m.Name], m.get(t))
 		}
+		g.TrialValues = append(g.TrialValues, vals) // as buildGroup keeps them
 	}
 	for name, vals := range g.Values {
 		g.Stats[name] = testStats(vals)

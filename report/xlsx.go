@@ -51,8 +51,9 @@ func init() { renderers["xlsx"] = renderXLSX }
 // A simulated group (kvtrace's statistics) is labelled so on the Summary
 // sheet.
 //
-// A Group's Values hold only the trials that have a metric; the Trials
-// sheet places value i on trial i, which is exact when every trial has it.
+// Every sheet names a trial by its number (kvreplay --trial), as the other
+// formats do, and the Trials sheet holds each trial's own values (a trial
+// without a metric has an empty cell).
 func renderXLSX(w io.Writer, r *Report) error {
 	f := excelize.NewFile()
 	defer f.Close()
@@ -206,7 +207,7 @@ func xlsxWriteTrials(x *xlsxWriter, r *Report) {
 	x.start(xlsxTrials, header...)
 	for _, g := range r.Groups {
 		for i, t := range g.Trials {
-			row := []any{g.Label, i + 1}
+			row := []any{g.Label, g.TrialID(i)}
 			if t != nil {
 				row = append(row, t.System, t.Ranks, xlsxNum(t.WallS), t.Complete, t.IncompleteReason,
 					xlsxNum(t.SizeScale), t.Errors.Count, t.Replay.RowsDone, healthStatus(t))
@@ -219,8 +220,8 @@ func xlsxWriteTrials(x *xlsxWriter, r *Report) {
 				}
 			}
 			for _, m := range r.Metrics {
-				if vals := g.Values[m.Name]; i < len(vals) {
-					row = append(row, xlsxNum(vals[i]))
+				if v, ok := trialValue(g, i, m.Name); ok {
+					row = append(row, xlsxNum(v))
 				} else {
 					row = append(row, nil)
 				}
@@ -228,6 +229,15 @@ func xlsxWriteTrials(x *xlsxWriter, r *Report) {
 			x.add(row...)
 		}
 	}
+}
+
+// trialValue is metric name's value in trial i of g, if it has one.
+func trialValue(g *Group, i int, name string) (float64, bool) {
+	if i >= len(g.TrialValues) {
+		return 0, false
+	}
+	v, ok := g.TrialValues[i][name]
+	return v, ok
 }
 
 func xlsxWriteComparison(x *xlsxWriter, r *Report) {
@@ -288,14 +298,14 @@ func xlsxWriteHealth(x *xlsxWriter, r *Report) {
 				status = g.Health[i]
 			}
 			if len(sh.Criteria) == 0 {
-				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, "", "", "", "", "", strings.Join(sh.Reasons, "; "))
+				x.add(g.Label, g.TrialID(i), status, sh.PassedCount, sh.TotalCount, "", "", "", "", "", strings.Join(sh.Reasons, "; "))
 				continue
 			}
 			for _, c := range sh.Criteria {
-				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, c.Name, xlsxNum(c.Target), xlsxNum(c.Actual), c.Unit, c.Passed, c.Reason)
+				x.add(g.Label, g.TrialID(i), status, sh.PassedCount, sh.TotalCount, c.Name, xlsxNum(c.Target), xlsxNum(c.Actual), c.Unit, c.Passed, c.Reason)
 			}
 			for _, why := range sh.Reasons[min(len(sh.Reasons), countFailed(sh.Criteria)):] {
-				x.add(g.Label, i+1, status, sh.PassedCount, sh.TotalCount, "", "", "", "", "", why) // failed operations, incompleteness
+				x.add(g.Label, g.TrialID(i), status, sh.PassedCount, sh.TotalCount, "", "", "", "", "", why) // failed operations, incompleteness
 			}
 		}
 	}
@@ -313,7 +323,7 @@ func xlsxWriteCells(x *xlsxWriter, r *Report) {
 			}
 			for _, c := range t.Cells {
 				l, s := c.Latency, c.FromSchedule
-				x.add(g.Label, i+1, c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
+				x.add(g.Label, g.TrialID(i), c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
 					c.LogicalBytes, c.PhysicalBytes, xlsxNum(c.BusyS), xlsxNum(c.DeviceBps/results.GB), xlsxNum(c.OfferedBps/results.GB),
 					l.Count, xlsxNum(l.MinUS), xlsxNum(l.MeanUS), xlsxNum(l.P50US), xlsxNum(l.P90US), xlsxNum(l.P95US),
 					xlsxNum(l.P99US), xlsxNum(l.P999US), xlsxNum(l.P9999US), xlsxNum(l.MaxUS),

@@ -154,6 +154,7 @@ func TestXLSXMissingFigures(t *testing.T) {
 	r.Comparison = nil
 	r.Groups[1].Stats = map[string]Stats{}
 	r.Groups[1].Values["storage_read_p95"] = []float64{math.NaN()}
+	r.Groups[1].TrialValues[0]["storage_read_p95"] = math.NaN() // the Trials sheet's source
 	f := renderXLSXFile(t, r)
 	for _, cell := range []string{"C3", "D3"} {
 		if got := xlsxCell(t, f, "Summary", cell); got != "" {
@@ -165,6 +166,57 @@ func TestXLSXMissingFigures(t *testing.T) {
 	}
 	if rows, err := f.GetRows("Comparison"); err != nil || len(rows) != 1 {
 		t.Errorf("Comparison without a comparison: %d rows (%v), want the header alone", len(rows), err)
+	}
+}
+
+// TestXLSXTrialNumbers: the workbook names trials by their numbers
+// (kvreplay --trial), as the other formats do, and places each trial's
+// own values on its row: an incomplete first trial has no
+// storage_health_pass, and the second's is not moved onto it.
+func TestXLSXTrialNumbers(t *testing.T) {
+	var docs []*Doc
+	for _, trial := range []int{5, 7} {
+		r := loadTestResult(t, "a1.json")
+		r.Trial = trial
+		if trial == 5 {
+			r.Complete, r.IncompleteReason = false, "interrupted"
+		}
+		docs = append(docs, &Doc{Path: "a" + strconv.Itoa(trial) + ".json", Kind: KindKVReplay, Label: "a", Trial: trial, Result: r})
+	}
+	rep, err := Build(docs, BuildOptions{Metrics: []string{MetricHealth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := renderXLSXFile(t, rep)
+	for _, sheet := range []string{"Trials", "Health", "Cells"} {
+		rows, err := f.GetRows(sheet)
+		if err != nil || len(rows) < 3 {
+			t.Fatalf("%s: %d rows, %v", sheet, len(rows), err)
+		}
+		if rows[1][1] != "5" || rows[len(rows)-1][1] != "7" {
+			t.Errorf("%s: trials %q to %q, want 5 to 7", sheet, rows[1][1], rows[len(rows)-1][1])
+		}
+	}
+	rows, _ := f.GetRows("Trials")
+	col := slices.Index(rows[0], xlsxMetricName(Metric{Name: MetricHealth, Unit: "pass"}))
+	if col < 0 {
+		t.Fatalf("Trials: no %s column in %q", MetricHealth, rows[0])
+	}
+	cell := func(row int) string {
+		if col < len(rows[row]) {
+			return rows[row][col]
+		}
+		return ""
+	}
+	if cell(1) != "" || cell(2) != "1" {
+		t.Errorf("Trials: storage_health_pass %q (incomplete trial 5) and %q (trial 7), want empty and 1", cell(1), cell(2))
+	}
+	var page strings.Builder
+	if err := Render(&page, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	if s := page.String(); !strings.Contains(s, "a trial 7: 1.000") || strings.Contains(s, "a trial 1:") || strings.Contains(s, "a trial 5: 1") {
+		t.Errorf("html: the storage_health_pass dot is not trial 7's alone")
 	}
 }
 
