@@ -277,8 +277,15 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 				fmt.Fprintf(b, "  %-*s %10s %9s %12s  %-40s %s\n", w, r[0], r[1], r[2], r[3], r[4], r[5])
 			}
 		}
+		if md && len(d.Warnings) > 0 {
+			b.WriteString("\n") // a line right after a table would be read as a row of it
+		}
 		for _, warn := range d.Warnings {
-			fmt.Fprintf(b, "  WARNING: %s\n", warn)
+			if md {
+				fmt.Fprintf(b, "- WARNING: %s\n", warn)
+			} else {
+				fmt.Fprintf(b, "  WARNING: %s\n", warn)
+			}
 		}
 		b.WriteString("\n")
 	}
