@@ -18,6 +18,7 @@ import (
 	"github.com/kvbench/kvbench/internal/launch"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/ioengine"
+	"github.com/kvbench/kvbench/replay/search"
 	"github.com/kvbench/kvbench/replay/setup"
 	"github.com/kvbench/kvbench/report"
 	"github.com/kvbench/kvbench/results"
@@ -240,6 +241,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
 	}
 	errs = append(errs, o.search.Check(&o.cfg)...)
+	// A search's own options do nothing without it, and --search-repeats
+	// nothing to a capacity search (it probes each speed once): refused,
+	// as --fit-time without --fit is, rather than silently ignored.
+	if o.search.Kind == "" && fs.Changed("search-probes") {
+		errs = append(errs, fmt.Errorf("--search-probes %d: bounds the probes of a search: add --search users or --search capacity", o.search.Probes))
+	}
+	if o.search.Kind != search.KindUsers && fs.Changed("search-repeats") {
+		errs = append(errs, fmt.Errorf("--search-repeats %d: how many times a users search probes its answer: only with --search users", o.search.Repeats))
+	}
 	errs = append(errs, o.fitting.Check(o.output, o.search.Kind, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, setup.ApplyModel(&o.cfg, o.model, modelBytes(), fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {

@@ -24,6 +24,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--size-scale", "1/0", "x.csv"}, 2, "--size-scale 1/0"},
 		{[]string{"--mkdir", "--dir", "/etc/kv", "x.csv"}, 2, "/etc"},
 		{[]string{"does-not-exist.csv"}, 2, "no such file"},
+		// A search's options without the search they shape are refused,
+		// not ignored.
+		{[]string{"--search-probes", "5", "x.csv"}, 2, "--search-probes 5: bounds the probes of a search: add --search"},
+		{[]string{"--search-repeats", "3", "x.csv"}, 2, "--search-repeats 3: how many times a users search probes its answer: only with --search users"},
+		{[]string{"--search", "capacity", "--search-repeats", "3", "x.csv"}, 2, "--search-repeats 3: how many times a users search probes its answer: only with --search users"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
