@@ -121,7 +121,7 @@ func (t *table) write(w io.Writer, md bool) error {
 	}
 	if md {
 		fmt.Fprintf(w, "## %s\n\n", t.title)
-		fmt.Fprintf(w, "| %s |\n", strings.Join(t.header, " | "))
+		fmt.Fprintf(w, "| %s |\n", mdRow(t.header))
 		seps := make([]string, len(t.header))
 		for i := range seps {
 			seps[i] = "---"
@@ -131,7 +131,7 @@ func (t *table) write(w io.Writer, md bool) error {
 		}
 		fmt.Fprintf(w, "|%s|\n", strings.Join(seps, "|"))
 		for _, row := range t.rows {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+			fmt.Fprintf(w, "| %s |\n", mdRow(row))
 		}
 		if len(t.notes) > 0 {
 			fmt.Fprintln(w)
@@ -241,6 +241,17 @@ func metricsTable(r *Report) *table {
 
 // renderText writes the warnings first, where they cannot be missed, then
 // the tables.
+// mdRow joins cells into the inside of a Markdown table row, each "|" in
+// them escaped: a label, a file name or a reason may hold one, which
+// would split its cell in two.
+func mdRow(cells []string) string {
+	esc := make([]string, len(cells))
+	for i, c := range cells {
+		esc[i] = strings.ReplaceAll(c, "|", `\|`)
+	}
+	return strings.Join(esc, " | ")
+}
+
 func renderText(w io.Writer, r *Report, md bool) error {
 	if md {
 		fmt.Fprint(w, "# kvreport\n\n")

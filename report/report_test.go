@@ -73,6 +73,38 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestMarkdownPipes: a label with a "|" (--label, --system, a file name)
+// keeps its cell in every Markdown table: each row has the header's
+// cells, the "|" escaped.
+func TestMarkdownPipes(t *testing.T) {
+	r := build(t, goldenInputs[:2], LoadOptions{Label: "sys|x"}, BuildOptions{})
+	var b bytes.Buffer
+	if err := Render(&b, r, "md"); err != nil {
+		t.Fatal(err)
+	}
+	// cells counts a row's cells: its unescaped "|" less one.
+	cells := func(line string) int { return strings.Count(line, "|") - strings.Count(line, `\|`) - 1 }
+	width, rows := 0, 0
+	for _, line := range strings.Split(b.String(), "\n") {
+		switch {
+		case !strings.HasPrefix(line, "|"):
+			width = 0
+		case width == 0:
+			width = cells(line)
+		case cells(line) != width:
+			t.Errorf("row of %d cells under a header of %d: %s", cells(line), width, line)
+		case strings.Contains(line, "sys"):
+			rows++
+			if !strings.Contains(line, `| sys\|x |`) {
+				t.Errorf("label cell not escaped: %s", line)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Fatalf("no table row holds the label:\n%s", b.String())
+	}
+}
+
 // TestReferenceSideBySide compares the reference's own result with
 // kvreplay results of the same configuration: the table renders, and what
 // the reference does not measure is "-", not 0.

@@ -261,9 +261,9 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		name := searchName(d, names[i])
 		if md {
 			fmt.Fprintf(b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answer(d), d.Reason)
-			fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(probeHeader, " | "), strings.Repeat("---|", len(probeHeader)))
+			fmt.Fprintf(b, "| %s |\n|%s\n", mdRow(probeHeader), strings.Repeat("---|", len(probeHeader)))
 			for _, p := range d.Probes {
-				fmt.Fprintf(b, "| %s |\n", strings.Join(probeRow(d, p), " | "))
+				fmt.Fprintf(b, "| %s |\n", mdRow(probeRow(d, p)))
 			}
 		} else {
 			fmt.Fprintf(b, "%s: %s search, %d probes of %gs: %s\n  %s\n", name, d.Kind, len(d.Probes), d.WindowS, answer(d), d.Reason)
