@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -446,9 +447,25 @@ func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
 		out = append(out, fmt.Sprintf("device write p95: the rule's worst rank %s ms; pooled, the p95 of all %d Tier-2 writes %s ms",
 			num(*o.AggregatedDeviceWriteP95MS), f.DeviceWrites, num(f.DeviceWriteP95MS)))
 	}
-	out = append(out, fmt.Sprintf("storage throughput: the rule adds each rank's tokens over its own storage time "+
+	tokens := fmt.Sprintf("storage throughput: the rule adds each rank's tokens over its own storage time "+
 		"(%s tok/s); pooled, all tokens over all ranks' storage time (%s tok/s), a per-client rate: the rule's sum grows "+
-		"with the ranks (%d), the pooled rate does not", num(o.AggregatedStorageThroughputTokensPerSec), num(f.StorageThroughputTokensPerSec), ranks))
+		"with the ranks (%d), the pooled rate does not", num(o.AggregatedStorageThroughputTokensPerSec), num(f.StorageThroughputTokensPerSec), ranks)
+	// A rank that did not measure it (an open-loop replay) adds a 0 that
+	// is no measurement: say so, with its own reason.
+	unmeasured, why := 0, ""
+	for _, rk := range p.Ranks {
+		if rk.result == nil {
+			continue
+		}
+		if w := rk.result.Summary.NotMeasured[results.NotMeasuredRefTokens]; w != "" {
+			unmeasured++
+			why = cmp.Or(why, w)
+		}
+	}
+	if unmeasured > 0 {
+		tokens += fmt.Sprintf("; NOT MEASURED by %d of %d rank documents, which count as 0 in both: %s", unmeasured, len(p.Ranks), why)
+	}
+	out = append(out, tokens)
 	if math.IsNaN(f.RequestP95MS) || f.RequestP95MS == 0 {
 		return out
 	}
