@@ -280,8 +280,9 @@ func ranksOf(d *schema.Result) []int {
 // CheckRanks reports, wrapping ErrIncompatible, why docs are not distinct
 // ranks of one run, which MergeRanks would merge into a document that
 // reads as one run: a rank held by two documents (the same document given
-// twice, or two runs that were not launched as one), documents that
-// replayed different traces (SameTraces), or, last and as a
+// twice, or two runs that were not launched as one), documents of
+// different trials (kvreplay --trial), documents that replayed different
+// traces (SameTraces), or, last and as a
 // *MissingRanksError, documents (even one) that lack some of their run's
 // ranks. names name the documents in the
 // error (file names; the documents' positions when nil).
@@ -305,6 +306,10 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 					name(j), name(i), ErrIncompatible, what)
 			}
 			holder[r] = i
+		}
+		if i > 0 && d.Trial != docs[0].Trial {
+			return fmt.Errorf("%s and %s: %w: they are of trial %d and trial %d: the ranks of one run are of one trial",
+				name(0), name(i), ErrIncompatible, docs[0].Trial, d.Trial)
 		}
 		if i > 0 {
 			if ok, why := SameTraces(docs[0].Traces, d.Traces); !ok {

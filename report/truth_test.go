@@ -103,8 +103,8 @@ func TestRunWarningsInEveryFormat(t *testing.T) {
 	}
 }
 
-// TestCheckRanks: the same document twice, a rank twice and ranks that
-// replayed different traces are refused; ranks of one trace, told apart
+// TestCheckRanks: the same document twice, a rank twice, ranks of two
+// trials and ranks that replayed different traces are refused; ranks of one trace, told apart
 // by digest even under different names, merge.
 func TestCheckRanks(t *testing.T) {
 	tr := func(file, sum string, rows int64) []schema.TraceInfo {
@@ -126,6 +126,7 @@ func TestCheckRanks(t *testing.T) {
 		{"older documents, other rows", []*schema.Result{doc(0, tr("run.csv", "", 10)), doc(1, tr("run.csv", "", 11))}, "different traces"},
 		{"older documents, other names", []*schema.Result{doc(0, tr("a.csv", "", 10)), doc(1, tr("b.csv", "", 10))}, "different traces"},
 		{"a merged document and a rank it holds", []*schema.Result{{MergedRanks: []int{0, 1}, Traces: tr("x", "aa", 1)}, doc(1, tr("x", "aa", 1))}, "rank 1"},
+		{"ranks of two trials", []*schema.Result{a, {Trial: 2, Rank: 1, Ranks: 2, Traces: tr("run.csv.zst", "aa", 10)}}, "they are of trial 0 and trial 2"},
 	} {
 		err := CheckRanks(tt.docs, nil)
 		switch {
