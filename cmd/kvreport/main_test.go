@@ -103,7 +103,8 @@ func TestStdinStream(t *testing.T) {
 	}
 }
 
-// rankOf writes a copy of the document at path as rank of ranks, in dir.
+// rankOf writes a copy of the document at path as rank of ranks of trial
+// 1 (the ranks of one run share its trial), in dir.
 func rankOf(t *testing.T, dir, path string, rank, ranks int) string {
 	t.Helper()
 	raw, err := os.ReadFile(path)
@@ -114,7 +115,7 @@ func rankOf(t *testing.T, dir, path string, rank, ranks int) string {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	doc["rank"], doc["ranks"] = rank, ranks
+	doc["rank"], doc["ranks"], doc["trial"] = rank, ranks, 1
 	out, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
