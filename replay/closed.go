@@ -501,7 +501,7 @@ func (c *closedLoop) cutRequest(r *clRequest) {
 
 // closeWindow stops releasing requests, at the end of --duration: those
 // released run to their end with the rows read so far.
-func (c *closedLoop) closeWindow() {
+func (c *closedLoop) closeWindow(time.Time) {
 	c.windowClosed = true
 	for i, r := range c.bySrc {
 		if r != nil {

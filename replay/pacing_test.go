@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -176,5 +177,51 @@ func TestPacingOnInjectedClock(t *testing.T) {
 	}
 	if res.Started.Year() != 2001 || res.WallS < 60 || res.Replay.RowsDone != 61 {
 		t.Errorf("started %v, lasted %.1f s on the clock, %d rows done; want 2001, at least the trace's 60 s, 61", res.Started, res.WallS, res.Replay.RowsDone)
+	}
+}
+
+// TestWindowClosesBehindSchedule: a --duration window that closes while
+// rows already due wait for a worker (the device is slower than the
+// trace) says how many it never released, across batches, so that a run
+// whose released rows kept a low lag does not pass for one that kept the
+// trace's pace; at --speed max, where no row is late, it says nothing.
+func TestWindowClosesBehindSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		speed float64
+		held  bool
+	}{{"paced", 1, true}, {"max", 0, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n, gap, delay = 600, 10 * time.Microsecond, 10 * time.Millisecond
+				var recs []schema.Record
+				for i := range n {
+					recs = append(recs, rec(time.Duration(i)*gap, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+				}
+				cfg := replay.DefaultConfig()
+				cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+				cfg.Speed, cfg.Workers, cfg.QueueDepth, cfg.Duration = tc.speed, 1, 1, 55*time.Millisecond
+				res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), delay)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A row at a time, 10 ms each: a few rows run in the 55 ms
+				// window, and every row is due within its first 6 ms.
+				rel := res.Replay.Rows
+				if rel == 0 || rel > 20 {
+					t.Fatalf("%d rows released, want a few", rel)
+				}
+				want := fmt.Sprintf("BEHIND SCHEDULE: %d rows due before the --duration window closed were never released (%d were)", n-rel, rel)
+				got := ""
+				for _, w := range res.Warnings {
+					if strings.HasPrefix(w, "BEHIND SCHEDULE") {
+						got = w
+					}
+				}
+				if tc.held != strings.HasPrefix(got, want) {
+					t.Errorf("warning %q, want one starting %q: %v", got, want, tc.held)
+				}
+			})
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kvbench/kvbench/schema"
@@ -28,10 +30,10 @@ type releaser interface {
 	next() time.Time
 	// drained reports that it holds no row that waits to be released.
 	drained() bool
-	// closeWindow stops releasing (--duration passed): what was
-	// released completes, and the requests it cut end with the rows
+	// closeWindow stops releasing (--duration passed, at now): what
+	// was released completes, and the requests it cut end with the rows
 	// they had.
-	closeWindow()
+	closeWindow(now time.Time)
 	// stop drops every row not released: the run stopped.
 	stop()
 	// requestDone is a request's completion, took after its first row
@@ -83,7 +85,7 @@ func (noRows) absorb(*batch)                               {}
 func (noRows) release(time.Time)                           {}
 func (noRows) next() time.Time                             { return time.Time{} }
 func (noRows) drained() bool                               { return true }
-func (noRows) closeWindow()                                {}
+func (noRows) closeWindow(time.Time)                       {}
 func (noRows) stop()                                       {}
 func (noRows) requestDone(reqID, time.Duration, time.Time) {}
 func (noRows) report(*schema.Result, time.Duration)        {}
@@ -101,6 +103,11 @@ type openLoop struct {
 	pos   int    // its next row
 	// lastReq is each trace's request being read.
 	lastReq []uint64
+	// held counts the rows due by the window's end that it never
+	// released (the run was behind the trace's pace); heldAtLeast is set
+	// when rows not yet read may be more of them.
+	held        int64
+	heldAtLeast bool
 }
 
 func newOpenLoop(in intake, rr *rowReader, p *pace, speed float64, traces int) *openLoop {
@@ -169,12 +176,41 @@ func (o *openLoop) next() time.Time {
 	return o.due(o.pos, time.Time{})
 }
 
-func (o *openLoop) closeWindow() {
+func (o *openLoop) closeWindow(now time.Time) {
+	o.countHeld(now)
 	o.stop()
 	for src, id := range o.lastReq {
 		if id != 0 {
 			o.lastReq[src] = 0
 			o.in.closeRequest(reqID{src, id})
+		}
+	}
+}
+
+// countHeld counts the rows due by now (the window's end) that were not
+// released: those left in the current batch, then those of the batches
+// already read (it does not wait for more), up to the first row not yet
+// due.
+func (o *openLoop) countHeld(now time.Time) {
+	if o.speed <= 0 {
+		return // --speed max: every row is due, and none is late
+	}
+	for o.cur != nil {
+		for ; o.pos < len(o.cur.recs); o.pos++ {
+			if o.due(o.pos, now).After(now) {
+				return
+			}
+			o.held++
+		}
+		o.rr.recycle(o.cur)
+		o.cur, o.pos = nil, 0
+		select {
+		case b, ok := <-o.rr.out:
+			if ok {
+				o.cur = b
+			}
+		default:
+			o.heldAtLeast = true
 		}
 	}
 }
@@ -187,4 +223,18 @@ func (o *openLoop) stop() {
 }
 
 func (o *openLoop) requestDone(reqID, time.Duration, time.Time) {}
-func (o *openLoop) report(*schema.Result, time.Duration)        {}
+
+// report says when the window closed on rows that were due: the run was
+// behind the trace's pace, and its lag and storage_health cover only the
+// rows released.
+func (o *openLoop) report(res *schema.Result, _ time.Duration) {
+	if o.held == 0 {
+		return
+	}
+	n := strconv.FormatInt(o.held, 10)
+	if o.heldAtLeast {
+		n = "at least " + n
+	}
+	res.Warnings = append(res.Warnings, fmt.Sprintf("BEHIND SCHEDULE: %s rows due before the --duration window closed were never released "+
+		"(%d were): the run fell behind the trace's pace, and its lag and storage_health cover only the rows released", n, res.Replay.Rows))
+}

@@ -215,8 +215,8 @@ func (s *sched) closeWindow(l *loopState, now time.Time) {
 	if l.deadline.IsZero() || now.Before(l.deadline) {
 		return
 	}
+	s.rel.closeWindow(l.deadline)
 	l.deadline = time.Time{}
-	s.rel.closeWindow()
 	l.rowsCh = nil
 }
 
