@@ -575,8 +575,16 @@ func trialWarnings(id int, r *schema.Result) []string {
 		out = append(out, fmt.Sprintf("SCALED RUN (--size-scale %g): not a full-size measurement", r.SizeScale))
 	}
 	if im := r.RankImbalance; im != nil && (im.SlowestWallS > 1.2*im.FastestWallS || im.StartSpreadS > 1) {
-		out = append(out, fmt.Sprintf("RANK IMBALANCE: trial %d: rank %d took %.2f s (the fastest %.2f s) for %.0f%% of the bytes; the ranks started %.2f s apart",
-			id, im.SlowestRank, im.SlowestWallS, im.FastestWallS, 100*im.SlowestBytesShare, im.StartSpreadS))
+		w := fmt.Sprintf("RANK IMBALANCE: trial %d: rank %d took %.2f s (the fastest %.2f s) for %.0f%% of the bytes; the ranks started %.2f s apart",
+			id, im.SlowestRank, im.SlowestWallS, im.FastestWallS, 100*im.SlowestBytesShare, im.StartSpreadS)
+		if im.StartSpreadS > 1 {
+			// MergeRanks divides the ranks' bytes by the longest rank's
+			// busy time: the union of their busy intervals is longer by
+			// as much as they were busy apart.
+			w += ": the merged tiers' device rates (tierN_*_bw: every rank's bytes over the longest rank's busy time) " +
+				"overstate the device rate as far as the ranks were not busy together"
+		}
+		out = append(out, w)
 	}
 	return out
 }

@@ -232,3 +232,39 @@ func TestRankList(t *testing.T) {
 		}
 	}
 }
+
+// TestRankImbalanceWarning: ranks of one trial that ran apart are named in
+// a RANK IMBALANCE warning, which says that the merged device rates
+// (every rank's bytes over the longest rank's busy time) overstate the
+// device rate; ranks that started together get neither.
+func TestRankImbalanceWarning(t *testing.T) {
+	d := loadOne(t, goldenInputs[0], "sysA")
+	for _, tt := range []struct {
+		name   string
+		spread time.Duration
+		want   bool
+	}{
+		{"together", 10 * time.Millisecond, false},
+		{"apart", 3 * time.Second, true},
+	} {
+		r0 := *d.Result
+		r0.Rank, r0.Ranks = 0, 2
+		r1 := r0
+		r1.Rank = 1
+		r1.Started = r1.Started.Add(tt.spread)
+		docs := []*Doc{{Path: "r0.json", Kind: KindKVReplay, Label: "a", Trial: r0.Trial, Result: &r0},
+			{Path: "r1.json", Kind: KindKVReplay, Label: "a", Trial: r1.Trial, Result: &r1}}
+		rep, err := Build(docs, BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var imb, rate bool
+		for _, w := range allWarnings(rep) {
+			imb = imb || strings.Contains(w, "RANK IMBALANCE")
+			rate = rate || strings.Contains(w, "overstate the device rate as far as the ranks were not busy together")
+		}
+		if imb != tt.want || rate != tt.want {
+			t.Errorf("%s: RANK IMBALANCE %v, device rate caveat %v, want %v: %q", tt.name, imb, rate, tt.want, allWarnings(rep))
+		}
+	}
+}
