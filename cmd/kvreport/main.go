@@ -126,6 +126,9 @@ type config struct {
 // aggregateFormats are the formats --aggregate writes.
 var aggregateFormats = []string{"json", "text", "md"}
 
+// reportOnly are the report's options, which kvreport merge refuses.
+var reportOnly = []string{"format", "baseline", "label", "group-by", "metrics", "aggregate"}
+
 // helpArgs turns kvreport help [merge] into the command's --help.
 func helpArgs(args []string) ([]string, error) {
 	if len(args) == 0 || args[0] != "help" {
@@ -163,13 +166,26 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.aggregate, "aggregate", "", "combine per-rank, per-trial documents as a benchmark's rules say: mlperf (MLPerf Storage Rules.md 6.3.4, written as mlpstorage's kvcache_run_summary with --format json, beside kvbench's pooled view)")
 	fs.BoolVar(&c.force, "force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning")
 	if c.merge {
-		for _, name := range []string{"format", "baseline", "label", "group-by", "metrics", "aggregate"} {
-			_ = fs.MarkHidden(name) // report options, not merge's
+		for _, name := range reportOnly {
+			_ = fs.MarkHidden(name)
 		}
 	}
 	paths, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return nil, err
+	}
+	if c.merge {
+		// A report option given to merge would be ignored: its one JSON
+		// document is not what the option asked for (--format json is).
+		var given []string
+		for _, name := range reportOnly {
+			if fs.Changed(name) && (name != "format" || c.format != "json") {
+				given = append(given, "--"+name)
+			}
+		}
+		if len(given) > 0 {
+			return nil, cli.Usagef("%s: a report option, not merge's: kvreport merge writes one result document (JSON) to -o; report on it with kvreport", strings.Join(given, ", "))
+		}
 	}
 	c.paths = paths
 	return c, nil

@@ -157,6 +157,24 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestMergeRefusesReportOptions: kvreport merge refuses, with exit 2, the
+// report's options, which it would ignore (its output is one JSON
+// document), and takes --format json.
+func TestMergeRefusesReportOptions(t *testing.T) {
+	dir := t.TempDir()
+	r0, r1 := rankOf(t, dir, docA, 0, 2), rankOf(t, dir, docB, 1, 2)
+	for _, args := range [][]string{{"--format", "md"}, {"-f", "csv"}, {"--label", "x"}, {"--group-by", "file"},
+		{"--metrics", "elapsed"}, {"--baseline", "a"}, {"--aggregate", "mlperf"}} {
+		code, out, errs := kvreport(t, "", append(append([]string{"merge"}, args...), r0, r1)...)
+		if code != 2 || out != "" || !strings.Contains(errs, "a report option, not merge's") {
+			t.Errorf("merge %q: exit %d, stdout %d bytes, stderr %q", args, code, len(out), errs)
+		}
+	}
+	if code, out, errs := kvreport(t, "", "merge", "--format", "json", r0, r1); code != 0 || !strings.HasPrefix(out, "{") {
+		t.Errorf("merge --format json: exit %d: %s", code, errs)
+	}
+}
+
 // TestMergeRefuses: merge refuses, with exit 2, documents that are not
 // distinct ranks of one run, unless --force, which merges them with a
 // warning in the merged document.
