@@ -67,7 +67,7 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", "--to", "sai3", "--dir", dir, "--iodepth", "4", "-o", out, refU10}, []string{
 			"kvtrace: --dir: only for --to fio", "kvtrace: --iodepth: only for --to fio"}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "--tiers", "Tier-9", "-o", out, refU10}, []string{
-			`kvtrace: --tiers Tier-9: "Tier-9": want Tier-0, Tier-1 or Tier-2 (or gpu, cpu, nvme)`}},
+			`kvtrace: --tiers Tier-9: "Tier-9": want Tier-0, Tier-1, Tier-2 or Tier-3 (or gpu, cpu, nvme, object)`}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "--size-scale", "1/x", "--block-size", "3000", "--layout", "tree",
 			"--speed", "fast", "-o", out, refU10}, []string{
 			"kvtrace: --size-scale 1/x: want a number or a fraction such as 1/1024",

@@ -56,7 +56,7 @@ func parseExportFlags(args []string, stderr io.Writer) (*exportFlags, error) {
 	fs.StringVarP(&f.out, "output", "o", "", "the directory to write into, made if need be (required)")
 	f.blockSize = cli.ByteSize(fioDef.BlockSize)
 	fs.Var(&f.blockSize, "block-size", "fio: largest I/O an object operation is split into")
-	fs.StringVar(&f.tiers, "tiers", "Tier-2", "tiers to export, comma-separated: Tier-0, Tier-1, Tier-2 (or gpu, cpu, nvme)")
+	fs.StringVar(&f.tiers, "tiers", "Tier-2", "tiers to export, comma-separated: Tier-0, Tier-1, Tier-2, Tier-3 (or gpu, cpu, nvme, object)")
 	fs.StringVar(&f.layout, "layout", fioDef.Layout, "fio: extent or dir")
 	fs.StringVar(&f.scale, "size-scale", "1", "multiply every object's size by this number or fraction (such as 1/4096), as kvreplay does")
 	fs.StringVar(&f.dir, "dir", "", "fio: the directory the job's data files live in (required for fio)")
@@ -219,7 +219,7 @@ func parseTiers(s string) ([]schema.Tier, error) {
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("--tiers %s: %q: want Tier-0, Tier-1 or Tier-2 (or gpu, cpu, nvme)", s, f)
+				return nil, fmt.Errorf("--tiers %s: %q: want Tier-0, Tier-1, Tier-2 or Tier-3 (or gpu, cpu, nvme, object)", s, f)
 			}
 		}
 		tiers = append(tiers, t)

@@ -75,7 +75,7 @@ func TestExportConfigProblems(t *testing.T) {
 	want := []string{
 		"export: 2 traces given (want one)",
 		"--output -: export writes several files: give a directory, not stdout",
-		`--tiers ssd: "ssd": want Tier-0, Tier-1 or Tier-2 (or gpu, cpu, nvme)`,
+		`--tiers ssd: "ssd": want Tier-0, Tier-1, Tier-2 or Tier-3 (or gpu, cpu, nvme, object)`,
 		"--iodepth 0: must be between 1 and 4096",
 		"--size-scale 0: must be greater than 0 and at most 1",
 		"--layout: only for --to fio",
@@ -91,5 +91,14 @@ func TestExportConfigProblems(t *testing.T) {
 				t.Errorf("%q reported twice", line)
 			}
 		}
+	}
+}
+
+// TestParseTiersObject: --tiers takes Tier-3 (kvtrace --object-tier's
+// object storage) by either name, as its help and errors say.
+func TestParseTiersObject(t *testing.T) {
+	got, err := parseTiers("Tier-3, object,nvme")
+	if want := []schema.Tier{schema.TierObject, schema.TierObject, schema.TierNVMe}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("parseTiers: %v, %v; want %v", got, err, want)
 	}
 }
