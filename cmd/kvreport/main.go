@@ -252,7 +252,12 @@ func readStdin(paths []string, stdin io.Reader) (io.Reader, error) {
 // one, else grouped, with statistics and comparisons.
 func runReport(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer) error {
 	// --aggregate, or mlpstorage's run summaries, which compare as MLPerf runs.
-	if c.aggregate != "" || (anyRunSummary(c.paths) && slices.Contains(aggregateFormats, c.format)) {
+	if summary := anyRunSummary(c.paths); c.aggregate != "" || summary {
+		if !slices.Contains(aggregateFormats, c.format) {
+			// Read as a result, it would be "an unknown document format".
+			return cli.Input(fmt.Errorf("--format %s: an mlpstorage kvcache_run_summary renders as %s, as --aggregate mlperf does",
+				c.format, strings.Join(aggregateFormats, ", ")))
+		}
 		return runMLPerf(ctx, c.paths, stdin, stdout, c.output, c.format)
 	}
 	search, stdin, err := anySearch(c.paths, stdin)

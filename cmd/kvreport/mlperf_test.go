@@ -80,6 +80,15 @@ func TestAggregateMLPerf(t *testing.T) {
 		t.Errorf("a run summary: exit %d %s\n%s", code, errs, out)
 	}
 
+	// In a format a run summary has not, it is refused as such, not as
+	// an unknown document.
+	for _, f := range []string{"csv", "html", "xlsx", "bench"} {
+		code, _, errs = kvreport(t, "", "--format", f, "-o", filepath.Join(t.TempDir(), "out."+f), summary)
+		if code != 2 || !strings.Contains(errs, "--format "+f+": an mlpstorage kvcache_run_summary renders as json, text, md") {
+			t.Errorf("a run summary in %s: exit %d %s", f, code, errs)
+		}
+	}
+
 	// A rank's result missing: written, and exit 1.
 	if err := os.Remove(filepath.Join(dir, "option_1", "trial_1", "rank_1", "kvcache_results_20260701_120000.json")); err != nil {
 		t.Fatal(err)
