@@ -252,7 +252,11 @@ func readStdin(paths []string, stdin io.Reader) (io.Reader, error) {
 // one, else grouped, with statistics and comparisons.
 func runReport(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer) error {
 	// --aggregate, or mlpstorage's run summaries, which compare as MLPerf runs.
-	if summary := anyRunSummary(c.paths); c.aggregate != "" || summary {
+	summary, stdin, err := anyRunSummary(c.paths, stdin)
+	if err != nil {
+		return cli.Input(err)
+	}
+	if c.aggregate != "" || summary {
 		if !slices.Contains(aggregateFormats, c.format) {
 			// Read as a result, it would be "an unknown document format".
 			return cli.Input(fmt.Errorf("--format %s: an mlpstorage kvcache_run_summary renders as %s, as --aggregate mlperf does",

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -64,9 +66,26 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 	return nil
 }
 
-// anyRunSummary reports whether any file of paths (globs expanded) is an
-// mlpstorage kvcache_run_summary document, which kvreport shows as
-// --aggregate mlperf does.
-func anyRunSummary(paths []string) bool {
-	return slices.ContainsFunc(paths, func(p string) bool { return anyRegular(p, report.IsRunSummary) })
+// anyRunSummary reports whether any file of paths (globs expanded), or
+// the first document on stdin when "-" is among them, is an mlpstorage
+// kvcache_run_summary document, which kvreport shows as --aggregate
+// mlperf does. Stdin is read whole and handed back re-readable.
+func anyRunSummary(paths []string, stdin io.Reader) (bool, io.Reader, error) {
+	found := false
+	for _, p := range paths {
+		if p != "-" {
+			found = found || anyRegular(p, report.IsRunSummary)
+			continue
+		}
+		raw, err := io.ReadAll(stdin)
+		if err != nil {
+			return false, stdin, fmt.Errorf("stdin: %w", err)
+		}
+		stdin = bytes.NewReader(raw)
+		var first json.RawMessage
+		if json.NewDecoder(bytes.NewReader(raw)).Decode(&first) == nil && report.IsRunSummary(bytes.NewReader(first)) {
+			found = true
+		}
+	}
+	return found, stdin, nil
 }

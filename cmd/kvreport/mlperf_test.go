@@ -80,6 +80,16 @@ func TestAggregateMLPerf(t *testing.T) {
 		t.Errorf("a run summary: exit %d %s\n%s", code, errs, out)
 	}
 
+	// So is one on stdin.
+	raw, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = kvreport(t, string(raw), "-")
+	if code != 0 || !strings.Contains(out, "MLPerf Storage KV cache run summary") || !strings.Contains(out, "aggregated_device_read_p95_ms") {
+		t.Errorf("a run summary on stdin: exit %d %s\n%s", code, errs, out)
+	}
+
 	// In a format a run summary has not, it is refused as such, not as
 	// an unknown document.
 	for _, f := range []string{"csv", "html", "xlsx", "bench"} {
