@@ -213,3 +213,40 @@ func TestFIFOTraceReadOnce(t *testing.T) {
 		t.Errorf("complete %v, rows done %d, want 4", r.Complete, r.Replay.RowsDone)
 	}
 }
+
+// TestStderrReaderGone runs a real kvreplay whose stderr is a pipe nobody
+// reads any more (kvreplay ... 2>&1 | head -1, once head has exited): its
+// first warning must not kill it with SIGPIPE, which left the -o file's
+// temporary beside it and the run's directory in --dir; the replay runs,
+// writes its result and leaves nothing else.
+func TestStderrReaderGone(t *testing.T) {
+	_, kvreplay := buildTools(t)
+	dir := t.TempDir()
+	tr := nvmeTrace(t, dir)
+	nv := filepath.Join(dir, "nvme")
+	out := filepath.Join(dir, "r.json")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	// --buffered warns on stderr once the run's directory exists.
+	cmd := exec.Command(kvreplay, "--buffered", "--mkdir", "--dir", nv, "-o", out, tr)
+	cmd.Stderr = w
+	err = cmd.Run()
+	w.Close()
+	if err != nil {
+		t.Fatalf("kvreplay with its stderr's reader gone: %v, want exit 0", err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no result: %v", err)
+	}
+	for _, d := range []string{dir, nv} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if n := e.Name(); n != "t.csv" && n != "r.json" && n != "nvme" {
+				t.Errorf("%s left in %s", n, d)
+			}
+		}
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -81,7 +83,14 @@ Examples:
   mpirun -np 4 kvreplay --shard key --size-scale 1/1024 --duration 2m --mkdir --dir /mnt/nvme0/rank{rank} -o out.{rank}.json run.csv.zst
 `
 
-func main() { os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run)) }
+func main() {
+	// A reader of stderr or stdout that goes away (kvreplay ... 2>&1 |
+	// head) must not kill a replay with SIGPIPE, before it removes what it
+	// made (the -o file's temporary, its run directory): the write fails
+	// instead, with EPIPE, and the run cleans up as after any error.
+	signal.Ignore(syscall.SIGPIPE)
+	os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run))
+}
 
 // options are kvreplay's command line.
 type options struct {
