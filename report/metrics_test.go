@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -301,6 +302,13 @@ func TestSimulatedIsNoMeasurement(t *testing.T) {
 		if _, ok := row.Ratios["kvtrace_stats"]; ok {
 			t.Errorf("%s: the simulation has a ratio to a measurement", row.Metric.Name)
 		}
+	}
+	// Asked for as the baseline of a measured run, the simulation is
+	// refused, naming the measured group: its comparison would leave the
+	// measured run's column empty.
+	_, err = Build(docs, BuildOptions{Baseline: "kvtrace_stats"})
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "no baseline of measured groups: give one of sysA") {
+		t.Errorf("a simulated --baseline beside a measured run: %v", err)
 	}
 }
 

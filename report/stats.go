@@ -393,6 +393,20 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 		}
 		return nil, fmt.Errorf("report: --baseline %s: no such group (groups: %s)", baseline, strings.Join(labels, ", "))
 	}
+	if byLabel[baseline].Simulated {
+		// A simulated baseline compares with no measured group: every
+		// measured group's column would be empty.
+		var measured []string
+		for _, g := range rep.Groups {
+			if !g.Simulated {
+				measured = append(measured, g.Label)
+			}
+		}
+		if len(measured) > 0 {
+			return nil, fmt.Errorf("report: --baseline %s: %w: a simulated group (kvtrace's statistics) is no baseline of measured groups: give one of %s",
+				baseline, ErrIncompatible, strings.Join(measured, ", "))
+		}
+	}
 	rep.Comparison = compare(rep.Groups, baseline, rep.Metrics)
 	warnTraces(rep, byLabel[baseline])
 	warnShapes(rep, byLabel[baseline])
