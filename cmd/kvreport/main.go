@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -342,6 +343,16 @@ func checkFiles(paths []string, output string, allowSystem bool) []error {
 		}
 		for _, m := range matches {
 			files.Inputs = append(files.Inputs, cli.File{Flag: "the document", Path: m})
+			// A run's directory (--aggregate mlperf): every file in it
+			// may be one of its documents.
+			if fi, err := os.Stat(m); err == nil && fi.IsDir() {
+				_ = filepath.WalkDir(m, func(path string, d fs.DirEntry, err error) error {
+					if err == nil && d.Type().IsRegular() {
+						files.Inputs = append(files.Inputs, cli.File{Flag: "the document", Path: path})
+					}
+					return nil
+				})
+			}
 		}
 	}
 	return files.Check()

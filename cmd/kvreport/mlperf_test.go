@@ -110,6 +110,30 @@ func TestAggregateMLPerf(t *testing.T) {
 	}
 }
 
+// TestAggregateMLPerfKeepsItsInputs: -o naming a document inside a run's
+// directory given as RESULT is refused (exit 2) and the document is left
+// as it was; a new file beside the ranks (mlperf-option.sh's summary) is
+// written.
+func TestAggregateMLPerfKeepsItsInputs(t *testing.T) {
+	dir := writeRefRun(t, 1, 2)
+	rank := filepath.Join(dir, "option_1", "trial_0", "rank_1", "kvcache_results_20260701_120000.json")
+	before, err := os.ReadFile(rank)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := kvreport(t, "", "--aggregate", "mlperf", "-o", rank, dir)
+	if code != 2 || !strings.Contains(errs, "refusing to overwrite an input of the run") {
+		t.Errorf("-o a rank's document: exit %d, stderr %q", code, errs)
+	}
+	if after, err := os.ReadFile(rank); err != nil || string(after) != string(before) {
+		t.Errorf("the rank's document was changed (%v)", err)
+	}
+	summary := filepath.Join(dir, "kvcache_run_summary_20260701_120000.json")
+	if code, _, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", "-o", summary, dir); code != 0 {
+		t.Errorf("-o a new summary beside the ranks: exit %d: %s", code, errs)
+	}
+}
+
 func TestAggregateMLPerfUsage(t *testing.T) {
 	dir := writeRefRun(t, 1, 1)
 	tests := []struct {
