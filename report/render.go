@@ -158,12 +158,20 @@ func (t *table) write(w io.Writer, md bool) error {
 	return err
 }
 
+// count says n of what: "1 trial", "3 trials".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
 // tables are the views every tabular format shows: statistics per group,
 // the comparison, and storage_health per run.
 func tables(r *Report) []*table {
 	var ts []*table
 	for _, g := range r.Groups {
-		title := fmt.Sprintf("%s: %d trials", g.Label, len(g.Trials))
+		title := fmt.Sprintf("%s: %s", g.Label, count(len(g.Trials), "trial"))
 		if g.Simulated {
 			title += " (" + simulatedNote + ")"
 		}

@@ -529,3 +529,25 @@ func BenchmarkMerge1000(b *testing.B) {
 		}
 	}
 }
+
+// TestCount: one of a thing is singular ("1 trial", "1 user"), as the
+// group titles and the search probes say it.
+func TestCount(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		what string
+		want string
+	}{{0, "trial", "0 trials"}, {1, "trial", "1 trial"}, {3, "trial", "3 trials"}, {1, "user", "1 user"}, {17, "user", "17 users"}} {
+		if got := count(tt.n, tt.what); got != tt.want {
+			t.Errorf("count(%d, %q) = %q, want %q", tt.n, tt.what, got, tt.want)
+		}
+	}
+	r := build(t, goldenInputs[:1], LoadOptions{}, BuildOptions{})
+	var b bytes.Buffer
+	if err := Render(&b, r, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ": 1 trial\n") {
+		t.Errorf("one trial's group title:\n%.300s", b.String())
+	}
+}

@@ -211,7 +211,7 @@ func compareLine(d, base *schema.SearchResult, name, baseName string) string {
 // search's (Pass and Reason, judged by kvreplay, in results.ProbeVerdict's
 // words), or that it is not a measurement.
 func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
-	load := fmt.Sprintf("%d users", p.Users)
+	load := count(p.Users, "user")
 	if mix := usersMix(p); mix != "" {
 		load += " (" + mix + ")"
 	}
