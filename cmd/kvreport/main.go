@@ -100,6 +100,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err := cfg.validate(); err != nil {
 		return err
 	}
+	if err := stdinIsOutput(cfg, stdin); err != nil {
+		return err
+	}
 	if stdin, err = readStdin(cfg.paths, stdin); err != nil {
 		return err
 	}
@@ -230,6 +233,24 @@ func load(ctx context.Context, c *config, stdin io.Reader) ([]*report.Doc, error
 		return nil, loadError(err)
 	}
 	return docs, nil
+}
+
+// stdinIsOutput refuses an -o that is the file stdin was redirected from
+// (kvreport - -o run.json < run.json), read as "-": it would be
+// overwritten by its own report. A pipe cannot be told apart and is not.
+func stdinIsOutput(c *config, stdin io.Reader) error {
+	f, ok := stdin.(*os.File)
+	if !ok || c.output == "-" || !slices.Contains(c.paths, "-") {
+		return nil
+	}
+	in, err := f.Stat()
+	if err != nil || !in.Mode().IsRegular() {
+		return nil
+	}
+	if out, err := os.Stat(c.output); err == nil && os.SameFile(in, out) {
+		return cli.Usagef("-o %s: is the document read on stdin (\"-\"): refusing to overwrite an input of the run", c.output)
+	}
+	return nil
 }
 
 // readStdin reads stdin whole when "-" is among paths, so that it can be

@@ -157,6 +157,40 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestStdinIsNotOverwritten: -o naming the file stdin is redirected from
+// (kvreport - -o run.json < run.json) is refused, exit 2, and the file
+// left as it was, for a report and for merge; another -o is written.
+func TestStdinIsNotOverwritten(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "run.json")
+	want, err := os.ReadFile(docA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(doc, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-", "-o", doc}, {"merge", "--force", "-", "-o", doc}, {"-", "-o", filepath.Join(dir, "report.txt")}} {
+		f, err := os.Open(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := cli.Main("kvreport", args, &out, &errb, runWith(f))
+		f.Close()
+		refused := args[len(args)-1] == doc
+		switch {
+		case refused && (code != 2 || !strings.Contains(errb.String(), "is the document read on stdin")):
+			t.Errorf("%q: exit %d, stderr %q: want 2, refused", args, code, errb.String())
+		case !refused && code != 0:
+			t.Errorf("%q: exit %d: %s", args, code, errb.String())
+		}
+		if got, err := os.ReadFile(doc); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%q: the document on stdin was changed (%v)", args, err)
+		}
+	}
+}
+
 // TestMergeRefusesReportOptions: kvreport merge refuses, with exit 2, the
 // report's options, which it would ignore (its output is one JSON
 // document), and takes --format json.
