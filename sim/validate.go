@@ -219,6 +219,15 @@ func (c *Config) Warnings() []string {
 	if c.RequestRate > 0 && c.DatasetPath == "" && c.RequestTrace == "" && c.Arrival == "" {
 		w = append(w, fmt.Sprintf("--request-rate %s: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)", formatNumber(c.RequestRate)))
 	}
+	// Synthetic users run for --duration at their own think times: the
+	// options that pace and repeat a replayed trace change nothing then.
+	replayed := c.DatasetPath != "" || c.UseBurstTrace || c.RequestTrace != ""
+	if c.ReplayCycles != 0 && !replayed {
+		w = append(w, fmt.Sprintf("--replay-cycles %d: no effect without --use-burst-trace, --dataset-path or --request-trace (passes over a replayed trace; synthetic users run for --duration)", c.ReplayCycles))
+	}
+	if c.TraceSpeedup != 1 && !replayed {
+		w = append(w, fmt.Sprintf("--trace-speedup %s: no effect without --use-burst-trace, --dataset-path or --request-trace (the time scale of a replayed trace)", formatNumber(c.TraceSpeedup)))
+	}
 	return w
 }
 

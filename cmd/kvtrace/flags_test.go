@@ -433,7 +433,7 @@ func TestParseSimFlagsNoEffectAndWarnings(t *testing.T) {
 	o, err := parse(t, "--log-level", "DEBUG", "--cache-dir", t.TempDir(), "--performance-profile", "throughput",
 		"--enable-autoscaling", "--autoscaler-mode", "qos", "--target-saturation", "0.5", "--validation-trace", "v.json",
 		"--max-concurrent-allocs", "4", "--xlsx-output", "r.xlsx", "--precondition-threads", "8", "--enable-latency-tracing",
-		"--num-gpus", "8", "--tensor-parallel", "6", "--request-rate", "3")
+		"--num-gpus", "8", "--tensor-parallel", "6", "--request-rate", "3", "--replay-cycles", "2", "--trace-speedup", "4")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,6 +453,8 @@ func TestParseSimFlagsNoEffectAndWarnings(t *testing.T) {
 	wantWarnings := []string{
 		"--tensor-parallel 6: not a power of 2; uncommon for real deployments but allowed",
 		"--request-rate 3: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)",
+		"--replay-cycles 2: no effect without --use-burst-trace, --dataset-path or --request-trace (passes over a replayed trace; synthetic users run for --duration)",
+		"--trace-speedup 4: no effect without --use-burst-trace, --dataset-path or --request-trace (the time scale of a replayed trace)",
 	}
 	if !slices.Equal(o.Warnings, wantWarnings) {
 		t.Errorf("Warnings %q, want %q", o.Warnings, wantWarnings)
