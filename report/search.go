@@ -145,8 +145,9 @@ func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, err
 	}
 }
 
-// searchName names a search in a report: its system, label, or file.
-func searchName(d *schema.SearchResult, file string) string {
+// SearchName names a search in a report: its system, label, or file (the
+// name it was read from).
+func SearchName(d *schema.SearchResult, file string) string {
 	switch {
 	case d.System != "" && d.Label != "":
 		return d.System + " " + d.Label
@@ -258,7 +259,7 @@ func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, fo
 // text or Markdown, then the answers compared with the first's.
 func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []string, md bool) {
 	for i, d := range docs {
-		name := searchName(d, names[i])
+		name := SearchName(d, names[i])
 		if md {
 			fmt.Fprintf(b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answer(d), d.Reason)
 			fmt.Fprintf(b, "| %s |\n|%s\n", mdRow(probeHeader), strings.Repeat("---|", len(probeHeader)))
@@ -290,7 +291,7 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		b.WriteString("\n")
 	}
 	for i := 1; i < len(docs); i++ {
-		fmt.Fprintln(b, compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0])))
+		fmt.Fprintln(b, compareLine(docs[i], docs[0], SearchName(docs[i], names[i]), SearchName(docs[0], names[0])))
 	}
 }
 
@@ -313,7 +314,7 @@ func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		b.WriteString("</ul>\n</section>\n")
 	}
 	for i, d := range docs {
-		name := searchName(d, names[i])
+		name := SearchName(d, names[i])
 		fmt.Fprintf(b, "<section>\n<h2>%s: %s search</h2>\n<p><b>%s</b>. %s</p>\n", html.EscapeString(name), html.EscapeString(d.Kind),
 			html.EscapeString(answer(d)), html.EscapeString(d.Reason))
 		if d.WindowS > 0 {
@@ -350,7 +351,7 @@ func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		b.WriteString("</table>\n</section>\n")
 	}
 	for i := 1; i < len(docs); i++ {
-		fmt.Fprintf(b, "<p>%s</p>\n", html.EscapeString(compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0]))))
+		fmt.Fprintf(b, "<p>%s</p>\n", html.EscapeString(compareLine(docs[i], docs[0], SearchName(docs[i], names[i]), SearchName(docs[0], names[0]))))
 	}
 	b.WriteString("</body>\n</html>\n")
 }
@@ -368,10 +369,10 @@ func renderSearchJSON(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		Comparisons []string `json:"comparisons"`
 	}{Comparisons: []string{}}
 	for i, d := range docs {
-		out.Searches = append(out.Searches, named{Name: searchName(d, names[i]), Answer: answer(d), Search: d})
+		out.Searches = append(out.Searches, named{Name: SearchName(d, names[i]), Answer: answer(d), Search: d})
 	}
 	for i := 1; i < len(docs); i++ {
-		out.Comparisons = append(out.Comparisons, compareLine(docs[i], docs[0], searchName(docs[i], names[i]), searchName(docs[0], names[0])))
+		out.Comparisons = append(out.Comparisons, compareLine(docs[i], docs[0], SearchName(docs[i], names[i]), SearchName(docs[0], names[0])))
 	}
 	enc := json.NewEncoder(b)
 	enc.SetIndent("", "  ")
@@ -404,9 +405,9 @@ func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []strin
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for i, d := range docs {
-		name, compared := searchName(d, names[i]), ""
+		name, compared := SearchName(d, names[i]), ""
 		if i > 0 {
-			compared = compareLine(d, docs[0], name, searchName(docs[0], names[0]))
+			compared = compareLine(d, docs[0], name, SearchName(docs[0], names[0]))
 		}
 		warns := strings.Join(d.Warnings, " | ")
 		for j, p := range d.Probes {

@@ -37,7 +37,7 @@ bandwidth (tierN_read_bw) is its device rate, its offered load
 run's SLA per QoS class, and warns of comparisons of unlike runs.
 Search documents (kvreplay --search) render on their own, as text, md,
 html, json (each document whole, with its answer) or csv (a row a probe),
-each answer compared with the first's.
+each answer compared with the first's (or --baseline's).
 
 --aggregate mlperf combines the per-rank, per-trial documents of a run
 (directories laid out .../option_<O>/trial_<T>/rank_<N>/, as mlpstorage

@@ -5,24 +5,60 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/report"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // runSearch renders search documents (kvreplay --search), each answer
-// compared with the first's. A search read from stdin that did not finish
-// is rendered, then answered with exit status 1: its answer is not a
-// measurement.
+// compared with the first's (--baseline's, when given). A search read
+// from stdin that did not finish is rendered, then answered with exit
+// status 1: its answer is not a measurement. The report's options for
+// results (--label, --group-by, --metrics) are refused.
 func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer) error {
 	if !slices.Contains(report.SearchFormats, c.format) {
 		return cli.Input(fmt.Errorf("--format %s: search documents render as %s", c.format, strings.Join(report.SearchFormats, ", ")))
 	}
+	// The report's options for results would be ignored: refused.
+	var unused []string
+	for _, o := range []struct {
+		name  string
+		given bool
+	}{{"--label", c.label != ""}, {"--group-by", len(c.groupBy) > 0}, {"--metrics", len(c.metrics) > 0}} {
+		if o.given {
+			unused = append(unused, o.name)
+		}
+	}
+	if len(unused) > 0 {
+		return cli.Input(fmt.Errorf("%s: options of a report on results: search documents are named by their system, label or file and shown whole",
+			strings.Join(unused, ", ")))
+	}
 	docs, names, err := report.LoadSearches(c.paths, stdin)
 	if err != nil {
 		return loadError(err)
+	}
+	if c.baseline != "" {
+		// The baseline first: every answer is compared with the first's.
+		i := -1
+		for j, d := range docs {
+			if report.SearchName(d, names[j]) == c.baseline || names[j] == c.baseline || filepath.Base(names[j]) == c.baseline {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			var all []string
+			for j, d := range docs {
+				all = append(all, report.SearchName(d, names[j]))
+			}
+			return cli.Input(fmt.Errorf("--baseline %s: no such search (searches: %s)", c.baseline, strings.Join(all, ", ")))
+		}
+		docs = append([]*schema.SearchResult{docs[i]}, append(docs[:i:i], docs[i+1:]...)...)
+		names = append([]string{names[i]}, append(names[:i:i], names[i+1:]...)...)
 	}
 	err = cli.WriteOutput(ctx, c.output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, c.format) })
 	if err != nil {

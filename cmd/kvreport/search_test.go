@@ -47,6 +47,20 @@ func TestSearchDocuments(t *testing.T) {
 	if code, _, errs := kvreport(t, "", "--format", "xlsx", "-o", filepath.Join(dir, "x.xlsx"), a); code != 2 || !strings.Contains(errs, "search documents render as") {
 		t.Errorf("--format xlsx of a search: exit %d: %s", code, errs)
 	}
+	// --baseline picks the search the others are compared with; the
+	// report's options for results, which a search has no use for, are
+	// refused rather than ignored.
+	if code, out, errs := kvreport(t, "", "--baseline", "B", a, b); code != 0 || !strings.Contains(out, "A serves 0.56x the users of B (5 vs 9)") {
+		t.Errorf("--baseline B: exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
+	}
+	if code, _, errs := kvreport(t, "", "--baseline", "C", a, b); code != 2 || !strings.Contains(errs, "--baseline C: no such search (searches: A, B)") {
+		t.Errorf("--baseline C: exit %d: %s", code, errs)
+	}
+	for _, args := range [][]string{{"--metrics", "bogus"}, {"--label", "x"}, {"--group-by", "file"}} {
+		if code, _, errs := kvreport(t, "", append(args, a, b)...); code != 2 || !strings.Contains(errs, "options of a report on results") {
+			t.Errorf("%q on searches: exit %d: %s", args, code, errs)
+		}
+	}
 	// A glob names them as Load's globs do.
 	if code, out, errs := kvreport(t, "", filepath.Join(dir, "*.json")); code != 0 || !strings.Contains(out, "B serves 1.80x the users of A") {
 		t.Errorf("glob: exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
