@@ -159,6 +159,24 @@ func SearchName(d *schema.SearchResult, file string) string {
 	return file
 }
 
+// searchNames are the searches' names in a report: SearchName's, and for
+// names two searches share (two searches of one system), the file each
+// was read from beside it, so that a comparison says which is which.
+func searchNames(docs []*schema.SearchResult, files []string) []string {
+	shown := make([]string, len(docs))
+	seen := map[string]int{}
+	for i, d := range docs {
+		shown[i] = SearchName(d, files[i])
+		seen[shown[i]]++
+	}
+	for i := range shown {
+		if seen[shown[i]] > 1 && shown[i] != files[i] {
+			shown[i] += " (" + files[i] + ")"
+		}
+	}
+	return shown
+}
+
 // answer is a search's answer in words.
 func answer(d *schema.SearchResult) string {
 	var s string
@@ -258,8 +276,9 @@ func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, fo
 // renderSearchText writes each search's answer and probe table, aligned
 // text or Markdown, then the answers compared with the first's.
 func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []string, md bool) {
+	shown := searchNames(docs, names)
 	for i, d := range docs {
-		name := SearchName(d, names[i])
+		name := shown[i]
 		if md {
 			fmt.Fprintf(b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answer(d), d.Reason)
 			fmt.Fprintf(b, "| %s |\n|%s\n", mdRow(probeHeader), strings.Repeat("---|", len(probeHeader)))
@@ -291,13 +310,14 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		b.WriteString("\n")
 	}
 	for i := 1; i < len(docs); i++ {
-		fmt.Fprintln(b, compareLine(docs[i], docs[0], SearchName(docs[i], names[i]), SearchName(docs[0], names[0])))
+		fmt.Fprintln(b, compareLine(docs[i], docs[0], shown[i], shown[0]))
 	}
 }
 
 // renderSearchHTML writes the searches as one self-contained page, with
 // the report's styling and charts with labelled axes.
 func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []string) {
+	shown := searchNames(docs, names)
 	// The report's page: its styling, charts with labelled axes.
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>kvbench search</title>\n<style>\n" +
@@ -314,7 +334,7 @@ func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		b.WriteString("</ul>\n</section>\n")
 	}
 	for i, d := range docs {
-		name := SearchName(d, names[i])
+		name := shown[i]
 		fmt.Fprintf(b, "<section>\n<h2>%s: %s search</h2>\n<p><b>%s</b>. %s</p>\n", html.EscapeString(name), html.EscapeString(d.Kind),
 			html.EscapeString(answer(d)), html.EscapeString(d.Reason))
 		if d.WindowS > 0 {
@@ -351,7 +371,7 @@ func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		b.WriteString("</table>\n</section>\n")
 	}
 	for i := 1; i < len(docs); i++ {
-		fmt.Fprintf(b, "<p>%s</p>\n", html.EscapeString(compareLine(docs[i], docs[0], SearchName(docs[i], names[i]), SearchName(docs[0], names[0]))))
+		fmt.Fprintf(b, "<p>%s</p>\n", html.EscapeString(compareLine(docs[i], docs[0], shown[i], shown[0])))
 	}
 	b.WriteString("</body>\n</html>\n")
 }
@@ -359,6 +379,7 @@ func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 // renderSearchJSON writes the searches for a program: each document whole
 // under "search", with its name and answer in words, and the comparisons.
 func renderSearchJSON(b *bytes.Buffer, docs []*schema.SearchResult, names []string) error {
+	shown := searchNames(docs, names)
 	type named struct {
 		Name   string               `json:"name"`
 		Answer string               `json:"answer"`
@@ -369,10 +390,10 @@ func renderSearchJSON(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		Comparisons []string `json:"comparisons"`
 	}{Comparisons: []string{}}
 	for i, d := range docs {
-		out.Searches = append(out.Searches, named{Name: SearchName(d, names[i]), Answer: answer(d), Search: d})
+		out.Searches = append(out.Searches, named{Name: shown[i], Answer: answer(d), Search: d})
 	}
 	for i := 1; i < len(docs); i++ {
-		out.Comparisons = append(out.Comparisons, compareLine(docs[i], docs[0], SearchName(docs[i], names[i]), SearchName(docs[0], names[0])))
+		out.Comparisons = append(out.Comparisons, compareLine(docs[i], docs[0], shown[i], shown[0]))
 	}
 	enc := json.NewEncoder(b)
 	enc.SetIndent("", "  ")
@@ -386,6 +407,7 @@ func renderSearchJSON(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 // its comparison with the first search and its warnings (joined by " | "),
 // as the results' CSV carries a group's.
 func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []string) error {
+	shown := searchNames(docs, names)
 	var classes []string
 	for q := schema.QoSNone; q < schema.NumQoS; q++ {
 		if slices.ContainsFunc(docs, func(d *schema.SearchResult) bool {
@@ -405,9 +427,9 @@ func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []strin
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for i, d := range docs {
-		name, compared := SearchName(d, names[i]), ""
+		name, compared := shown[i], ""
 		if i > 0 {
-			compared = compareLine(d, docs[0], name, SearchName(docs[0], names[0]))
+			compared = compareLine(d, docs[0], name, shown[0])
 		}
 		warns := strings.Join(d.Warnings, " | ")
 		for j, p := range d.Probes {

@@ -127,6 +127,32 @@ func TestLoadSearchStream(t *testing.T) {
 	}
 }
 
+// TestSearchNamesApart: two searches of one system (two runs of it) are
+// named by system and file in every format, so that the comparison says
+// which is which; searches of distinct systems keep their plain names.
+func TestSearchNamesApart(t *testing.T) {
+	dir := t.TempDir()
+	a := writeDoc(t, dir, "monday.json", usersSearch("A", 10))
+	b := writeDoc(t, dir, "tuesday.json", usersSearch("A", 15))
+	docs, names, err := report.LoadSearches([]string{a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range report.SearchFormats {
+		var out strings.Builder
+		if err := report.RenderSearches(&out, docs, names, f); err != nil {
+			t.Fatal(err)
+		}
+		want := "A (" + b + ") serves 1.50x the users of A (" + a + ") (15 vs 10)"
+		if f == "csv" {
+			want = "A (" + b + "),users"
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s: no %q in\n%s", f, want, out.String())
+		}
+	}
+}
+
 // TestSniffFormat reads a document's format without reading past it, and
 // finds it after other members too.
 func TestSniffFormat(t *testing.T) {
