@@ -140,7 +140,13 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 			}
 			return docs, nil
 		} else if err != nil {
-			return nil, fmt.Errorf("report: %w", jsonError(name, data, 0, err))
+			err = jsonError(name, data, 0, err)
+			if pe := (*ParseError)(nil); i == 0 && errors.As(err, &pe) && pe.Line == 1 && pe.Column == 1 {
+				// Not JSON from its first byte: a trace, a log, a
+				// compressed file, not a document kvreport reads.
+				pe.Msg += " (not JSON: kvreport reads kvreplay results, kv-cache.py --output and kvtrace --output documents; a trace is replayed with kvreplay first)"
+			}
+			return nil, fmt.Errorf("report: %w", err)
 		}
 		path := name
 		if name == "-" || i > 0 {

@@ -197,6 +197,7 @@ func TestLoadRefuses(t *testing.T) {
 		{"neither.json", `{"a":1}`, "neither a kvreplay result"},
 		{"garbage.json", `{"format":`, "garbage.json:1:11: unexpected end of input"},
 		{"empty.json", ``, "empty input"},
+		{"trace.csv", "Timestamp,Operation,Object_Size_Bytes\n0.1,Write,4096\n", "trace.csv:1:1: invalid character 'T' looking for beginning of value (not JSON: kvreport reads kvreplay results, kv-cache.py --output and kvtrace --output documents; a trace is replayed with kvreplay first)"},
 	} {
 		p := filepath.Join(dir, tt.name)
 		if err := os.WriteFile(p, []byte(tt.body), 0o644); err != nil {
