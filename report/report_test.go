@@ -552,3 +552,22 @@ func TestCount(t *testing.T) {
 		t.Errorf("one trial's group title:\n%.300s", b.String())
 	}
 }
+
+// TestMetricsNoDocumentHas: --metrics naming a metric of the catalogue
+// that no document has warns, in every format, instead of leaving its
+// rows out silently; the metrics that are there are shown.
+func TestMetricsNoDocumentHas(t *testing.T) {
+	r := build(t, goldenInputs[:1], LoadOptions{}, BuildOptions{Metrics: []string{"tier3_read_bw", MetricElapsed}})
+	if len(r.Metrics) != 1 || r.Metrics[0].Name != MetricElapsed {
+		t.Errorf("metrics %v, want elapsed alone", r.Metrics)
+	}
+	for _, f := range []string{"text", "md", "csv", "json", "bench", "html"} {
+		var b bytes.Buffer
+		if err := Render(&b, r, f); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "--metrics tier3_read_bw: no document has this metric") {
+			t.Errorf("%s: no warning of the missing metric:\n%.800s", f, b.String())
+		}
+	}
+}

@@ -346,6 +346,13 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 			}
 		}
 	}
+	// A metric asked for that no document has would leave its rows out
+	// without a word.
+	for _, name := range opt.Metrics {
+		if !present[name] {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("--metrics %s: no document has this metric: %s", name, MetricDescription(name)))
+		}
+	}
 	// One high-variance warning per group, naming its metrics.
 	varies := map[*Group][]string{}
 	trials := map[*Group]int{}
