@@ -571,3 +571,21 @@ func TestMetricsNoDocumentHas(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceTrials: kv-cache.py's documents carry no trial number;
+// several given one label are that group's trials 1, 2, ... in the order
+// given, with statistics over them, not refused as "trial 0 given
+// twice".
+func TestReferenceTrials(t *testing.T) {
+	r := build(t, []string{referenceJSON, "testdata/kvcache_py/u50_d20_hand_measured.json"}, LoadOptions{Label: "ref"}, BuildOptions{})
+	if len(r.Groups) != 1 {
+		t.Fatalf("%d groups, want 1", len(r.Groups))
+	}
+	g := r.Groups[0]
+	if len(g.Trials) != 2 || g.TrialID(0) != 1 || g.TrialID(1) != 2 {
+		t.Fatalf("trials %v, want 1 and 2", g.TrialIDs)
+	}
+	if st := g.Stats[MetricElapsed]; st.N != 2 {
+		t.Errorf("elapsed over %d trials, want 2", st.N)
+	}
+}

@@ -494,12 +494,33 @@ func (g *Group) warn(rep *Report, s string) {
 // warnings (a scaled run, buffered I/O), and their being incomplete or
 // having failed operations, become warnings of g.
 func buildGroup(g *Group, rep *Report, force bool) error {
+	// kv-cache.py's documents (and kvtrace's statistics) carry no trial
+	// number: several in one group are its trials 1, 2, ... in the order
+	// given, as kv-cache.py's runs of one system are.
+	numbered := map[*Doc]int{}
+	var unnumbered []*Doc
+	for _, d := range g.Docs {
+		if (d.Kind == KindReference || d.Kind == KindSimulated) && d.Trial == 0 {
+			unnumbered = append(unnumbered, d)
+		}
+	}
+	if len(unnumbered) > 1 {
+		for i, d := range unnumbered {
+			numbered[d] = i + 1
+		}
+	}
+	trialOf := func(d *Doc) int {
+		if n, ok := numbered[d]; ok {
+			return n
+		}
+		return d.Trial
+	}
 	byTrial := map[int][]*Doc{}
 	for _, d := range g.Docs {
-		if _, ok := byTrial[d.Trial]; !ok {
-			g.TrialIDs = append(g.TrialIDs, d.Trial)
+		if _, ok := byTrial[trialOf(d)]; !ok {
+			g.TrialIDs = append(g.TrialIDs, trialOf(d))
 		}
-		byTrial[d.Trial] = append(byTrial[d.Trial], d)
+		byTrial[trialOf(d)] = append(byTrial[trialOf(d)], d)
 	}
 	slices.Sort(g.TrialIDs)
 	warn := func(s string) { g.warn(rep, s) }
