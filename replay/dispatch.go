@@ -142,6 +142,10 @@ func (s *sched) after(t, p *task) {
 }
 
 // closeRequest marks a request as having all its rows.
+func (s *sched) missed(due, closed time.Time) {
+	s.metrics.lag.Add(max(0, closed.Sub(due)))
+}
+
 func (s *sched) closeRequest(id reqID) {
 	rs := s.reqs[id]
 	if rs == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -221,7 +222,56 @@ func TestWindowClosesBehindSchedule(t *testing.T) {
 				if tc.held != strings.HasPrefix(got, want) {
 					t.Errorf("warning %q, want one starting %q: %v", got, want, tc.held)
 				}
+				// The rows never released count in the lag, late by at
+				// least the time from when each was due to the window's
+				// end (49 ms and more here).
+				if missed := res.Replay.RowsMissed; tc.held && (missed != n-rel || res.Lag.Count != n || res.Lag.P50US < 49000) {
+					t.Errorf("%d rows missed, lag of %d rows, p50 %.0f us; want %d, %d and at least 49 ms", missed, res.Lag.Count, res.Lag.P50US, n-rel, n)
+				}
 			})
 		})
 	}
+}
+
+// TestWindowClosesOnBacklogFails: a run that keeps the trace's pace until
+// a burst it cannot serve, and whose window closes on most of the burst,
+// fails storage_health's schedule criterion. Of the rows it released, few
+// were a second late; counted with the rows it never released, each late
+// by at least the time from when it was due to the window's end, more
+// than 5 % were, so the lag p95 is over a second. Before, the rows never
+// released were not counted, and the run passed.
+func TestWindowClosesOnBacklogFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const steady, burst, delay = 1000, 500, 10 * time.Millisecond
+		var recs []schema.Record
+		for i := range steady { // one row per 20 ms: served on time
+			recs = append(recs, rec(time.Duration(i)*20*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("s", i), schema.PhasePrefill, 0))
+		}
+		at := time.Duration(steady) * 20 * time.Millisecond
+		for i := range burst { // all due at once: 5 s of work
+			recs = append(recs, rec(at, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("b", i), schema.PhasePrefill, 0))
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
+		cfg.Duration = at + 1500*time.Millisecond
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), delay)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Replay.Rows+res.Replay.RowsMissed != steady+burst || res.Replay.RowsMissed < burst/2 {
+			t.Fatalf("%d rows released, %d missed; want %d in all, most of the burst missed", res.Replay.Rows, res.Replay.RowsMissed, steady+burst)
+		}
+		t.Logf("%d rows released, %d missed, lag p95 %.3f s", res.Replay.Rows, res.Replay.RowsMissed, res.Lag.P95US/1e6)
+		h := res.Summary.StorageHealth
+		failed := ""
+		for _, c := range h.Criteria {
+			if !c.Passed {
+				failed += c.Name + "; "
+			}
+		}
+		if h.OverallStatus != results.HealthFail || !strings.HasPrefix(failed, "Schedule Lag P95") || res.Lag.P95US < 1e6 {
+			t.Errorf("storage_health %s (failed: %s), lag p95 %.0f us; want FAIL on the schedule lag, p95 over a second", h.OverallStatus, failed, res.Lag.P95US)
+		}
+	})
 }

@@ -55,6 +55,9 @@ type intake interface {
 	idle() bool
 	// fail stops the run.
 	fail(err error)
+	// missed counts a row due at due that the window closed on, at
+	// closed, without releasing it: its lag is at least closed-due.
+	missed(due, closed time.Time)
 }
 
 // pace maps trace times to the run's clock: the first row read is due at
@@ -197,10 +200,12 @@ func (o *openLoop) countHeld(now time.Time) {
 	}
 	for o.cur != nil {
 		for ; o.pos < len(o.cur.recs); o.pos++ {
-			if o.due(o.pos, now).After(now) {
+			due := o.due(o.pos, now)
+			if due.After(now) {
 				return
 			}
 			o.held++
+			o.in.missed(due, now)
 		}
 		o.rr.recycle(o.cur)
 		o.cur, o.pos = nil, 0
@@ -225,16 +230,17 @@ func (o *openLoop) stop() {
 func (o *openLoop) requestDone(reqID, time.Duration, time.Time) {}
 
 // report says when the window closed on rows that were due: the run was
-// behind the trace's pace, and its lag and storage_health cover only the
-// rows released.
+// behind the trace's pace. Each such row counted in the lag (missed).
 func (o *openLoop) report(res *schema.Result, _ time.Duration) {
 	if o.held == 0 {
 		return
 	}
+	res.Replay.RowsMissed = o.held
 	n := strconv.FormatInt(o.held, 10)
 	if o.heldAtLeast {
 		n = "at least " + n
 	}
 	res.Warnings = append(res.Warnings, fmt.Sprintf("BEHIND SCHEDULE: %s rows due before the --duration window closed were never released "+
-		"(%d were): the run fell behind the trace's pace, and its lag and storage_health cover only the rows released", n, res.Replay.Rows))
+		"(%d were): the run fell behind the trace's pace; each counts in the lag (and storage_health's schedule criterion) as late by "+
+		"at least the time from when it was due to the window's end", n, res.Replay.Rows))
 }

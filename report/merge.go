@@ -533,6 +533,7 @@ func (a cellKey) compare(b cellKey) int {
 func mergeReplay(dst, src *schema.ReplayStats) {
 	dst.Rows += src.Rows
 	dst.RowsDone += src.RowsDone
+	dst.RowsMissed += src.RowsMissed
 	dst.Objects += src.Objects
 	dst.ColdPrepared += src.ColdPrepared
 	dst.ColdPreparedBytes += src.ColdPreparedBytes

@@ -406,8 +406,13 @@ type Second struct {
 
 // ReplayStats counts what the replay did besides the trace's rows.
 type ReplayStats struct {
-	Rows              int64 `json:"rows"`
-	RowsDone          int64 `json:"rows_done"`
+	Rows     int64 `json:"rows"`
+	RowsDone int64 `json:"rows_done"`
+	// RowsMissed are the rows due in an open-loop --duration window that
+	// it closed on without releasing them: the run fell behind the
+	// trace's pace. Each counts in Lag, late by at least the time from
+	// when it was due to the window's end.
+	RowsMissed        int64 `json:"rows_missed,omitempty"`
 	Objects           int64 `json:"objects"`
 	ColdPrepared      int64 `json:"cold_prepared"`
 	ColdPreparedBytes int64 `json:"cold_prepared_bytes"`
