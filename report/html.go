@@ -214,7 +214,7 @@ func buildHTMLComparison(r *Report) *htmlComparison {
 			if !ok || math.IsNaN(ratio) || math.IsInf(ratio, 0) {
 				hr.Cells = append(hr.Cells, htmlCell{"–", "na"})
 			} else {
-				hr.Cells = append(hr.Cells, htmlCell{Text: strconv.FormatFloat(ratio, 'f', 3, 64) + "×", Class: htmlRatioClass(ratio, row.Metric.Better)})
+				hr.Cells = append(hr.Cells, htmlCell{Text: ratioNum(ratio, 3) + "×", Class: htmlRatioClass(ratio, row.Metric.Better)})
 			}
 			win, ok := row.WinRate[label]
 			if !ok || math.IsNaN(win) {

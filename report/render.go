@@ -75,7 +75,18 @@ func ratio(v float64, ok bool) string {
 	if !ok {
 		return "-"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64) + "x"
+	return ratioNum(v, 2) + "x"
+}
+
+// ratioNum writes a ratio with digits decimals, or, for one that would
+// round to zero and is not (a kvreplay smoke test against the
+// reference's 192 GB/s: 0.0042), with two significant digits: "0.00x"
+// read as nothing at all.
+func ratioNum(v float64, digits int) string {
+	if v != 0 && math.Abs(v) < 0.5*math.Pow(10, -float64(digits)) {
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', digits, 64)
 }
 
 func percent(v float64, ok bool) string {

@@ -589,3 +589,20 @@ func TestReferenceTrials(t *testing.T) {
 		t.Errorf("elapsed over %d trials, want 2", st.N)
 	}
 }
+
+// TestRatioText: a ratio that would round to 0.00x and is not zero keeps
+// two significant digits; a true zero and ordinary ratios keep their
+// fixed decimals.
+func TestRatioText(t *testing.T) {
+	for _, tt := range []struct {
+		v    float64
+		want string
+	}{{0, "0.00x"}, {0.0042, "0.0042x"}, {0.004999, "0.005x"}, {0.005, "0.01x"}, {0.935, "0.94x"}, {34.09, "34.09x"}, {1.2e-5, "1.2e-05x"}} {
+		if got := ratio(tt.v, true); got != tt.want {
+			t.Errorf("ratio(%v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+	if got := ratioNum(0.0004, 3) + "×"; got != "0.0004×" {
+		t.Errorf("html ratio of 0.0004: %q", got)
+	}
+}
