@@ -139,6 +139,14 @@ type closedLoop struct {
 	// nil when every user is replayed or the plan does not know the users
 	// (a pipe: then the first --users users to appear are replayed).
 	chosen map[userKey]bool
+	// ownKeys are the objects the replayed users' rows touched, when
+	// --users leaves users out: an Evict or Delete row of one that a
+	// left-out user's request carries (the trace's LRU demoting a
+	// replayed user's object during another's request) is replayed at its
+	// trace time as a row outside requests, so that the object is on the
+	// tier where the trace has it when its user reads it again. The
+	// left-out users' reads of it are not: they are those users' load.
+	ownKeys map[string]bool
 
 	released, completed, tokens int64
 	ioTime                      time.Duration
@@ -165,6 +173,7 @@ func newClosedLoop(ci closedInputs) *closedLoop {
 	c := &closedLoop{closedInputs: ci, users: map[userKey]*clUser{}, bySrc: make([]*clRequest, len(ci.names)),
 		inflight: map[reqID]*clRequest{}, keyq: map[string]*keyRows{}}
 	if n := ci.userLimit; n > 0 {
+		c.ownKeys = map[string]bool{}
 		if ci.plan != nil && len(ci.plan.Users) > 0 {
 			c.chosen = map[userKey]bool{}
 			for _, u := range SelectUsers(ci.plan.Users, n) {
@@ -232,6 +241,7 @@ func (c *closedLoop) open(rec *schema.Record, src int32) *clRequest {
 		if u == nil {
 			if !c.replays(k) {
 				r.skip = true
+				c.add(r, rec)
 				return r
 			}
 			u = &clUser{key: k, qos: rec.QoS}
@@ -282,7 +292,15 @@ func (c *closedLoop) keyRowsOf(src int32, key []byte, make bool) *keyRows {
 // add appends rec to r, and to its object's rows.
 func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	if r.skip {
+		if (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && c.ownKeys[sourceKey(int(r.src), len(c.names), rec.Key)] {
+			loose := *rec
+			loose.Request, loose.User = 0, 0
+			c.open(&loose, r.src)
+		}
 		return
+	}
+	if c.ownKeys != nil && r.user != nil {
+		c.ownKeys[sourceKey(int(r.src), len(c.names), rec.Key)] = true
 	}
 	cp := *rec
 	cp.Key = append([]byte(nil), rec.Key...)

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -360,5 +361,57 @@ func TestSelectUsers(t *testing.T) {
 	}
 	if got := replay.SelectUsers(users, 0); len(got) != total {
 		t.Errorf("n 0: %d users, want all", len(got))
+	}
+}
+
+// TestClosedLoopUsersKeepTheirEvictions replays --users 1 of a trace in
+// which the trace's LRU demotes user 1's object during user 2's request
+// (the Evict pair rides in the request that caused it): the pair is
+// replayed, at its trace time, so that user 1's later read finds the
+// object on Tier-2, where the trace reads it, and is measured there; user
+// 2's own rows, its read of user 1's object too, are not replayed.
+// Before, the pair went with user 2's request, and the read, counted as
+// Tier-2's, read the object in Tier-1's RAM, with a warning that blamed
+// the trace's Evict pairs. On a file (the users sampled from the plan)
+// and a pipe (the first users to appear).
+func TestClosedLoopUsersKeepTheirEvictions(t *testing.T) {
+	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
+	ms := time.Millisecond
+	recs := []schema.Record{
+		user(rec(0, schema.OpWrite, 1<<20, schema.TierCPU, "a", schema.PhasePrefill, 1), 1),
+		user(rec(1*ms, schema.OpRead, 1<<20, schema.TierCPU, "a", schema.PhaseEvict, 2), 2),
+		user(rec(1*ms, schema.OpWrite, 1<<20, schema.TierNVMe, "a", schema.PhaseEvict, 2), 2),
+		user(rec(1*ms, schema.OpWrite, 1<<20, schema.TierCPU, "b", schema.PhasePrefill, 2), 2),
+		user(rec(1500*time.Microsecond, schema.OpRead, 1<<20, schema.TierNVMe, "a", schema.PhaseDecode, 4), 2),
+		user(rec(2*ms, schema.OpRead, 1<<20, schema.TierNVMe, "a", schema.PhaseDecode, 3), 1),
+	}
+	for _, prescan := range []bool{true, false} {
+		cfg := closedConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", "nvme"}
+		cfg.Users, cfg.Prescan = 1, prescan
+		cpu, nvme := fault.Record(newRAM(t, 64<<20)), fault.Record(newRAM(t, 64<<20))
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": cpu, "nvme": nvme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells := map[string]int64{}
+		for _, c := range res.Cells {
+			cells[c.Tier+" "+c.Op+" "+c.Phase] = c.Ops
+		}
+		want := map[string]int64{"Tier-1 Write Prefill": 1, "Tier-1 Read Evict": 1, "Tier-2 Write Evict": 1, "Tier-2 Read Decode": 1}
+		if !maps.Equal(cells, want) || res.Replay.RowsDone != 4 {
+			t.Errorf("prescan %v: cells %v, %d rows done; want %v and 4", prescan, cells, res.Replay.RowsDone, want)
+		}
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "named a tier their object was not on") {
+				t.Errorf("prescan %v: %s", prescan, w)
+			}
+		}
+		if _, ok := callsOf(cpu.Log())["b"]; ok {
+			t.Errorf("prescan %v: user 2's object b was written", prescan)
+		}
+		if len(callsOf(nvme.Log())["a"]) == 0 {
+			t.Errorf("prescan %v: Tier-2's backend never saw a: %v", prescan, callsOf(nvme.Log()))
+		}
 	}
 }
