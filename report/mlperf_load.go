@@ -224,6 +224,17 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		r = d.Rank
 	}
 	rk.Option, rk.Trial, rk.Rank = o, t, r
+	// The rule takes one document a rank (of each kind, which aggregate
+	// apart): another would be dropped without a word (two systems' runs
+	// given together). One file reached twice (a directory and a file in
+	// it) is read once.
+	if i := slices.IndexFunc(run.Ranks, func(x MLPerfRank) bool { return x.Option == o && x.Trial == t && x.Rank == r && x.Kind == rk.Kind }); i >= 0 {
+		if samePathFile(run.Ranks[i].Path, name) {
+			return nil
+		}
+		return fmt.Errorf("report: %s and %s: %w: both are rank %d of trial %d of Option %q: aggregate one run at a time, "+
+			"its documents in option_<O>/trial_<T>/rank_<N>/ or told apart by kvreplay --trial and --rank", run.Ranks[i].Path, name, ErrIncompatible, r, t, o)
+	}
 	if rk.when.IsZero() && name != "-" {
 		if st, err := os.Stat(name); err == nil {
 			rk.when = st.ModTime()
@@ -236,6 +247,20 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 	}
 	run.TotalRanks = max(run.TotalRanks, r+1)
 	return nil
+}
+
+// samePathFile reports whether paths a and b name one file ("-", stdin,
+// is never the same as another).
+func samePathFile(a, b string) bool {
+	if a == "-" || b == "-" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // docOption is the Option a document names itself, for one whose path has

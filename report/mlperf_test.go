@@ -454,6 +454,41 @@ func TestKVCachePyBeside(t *testing.T) {
 	}
 }
 
+// TestMLPerfOneDocumentARank: two documents of one kind at one place
+// (two systems' rank 0 of trial 1, given as files) are refused, naming
+// both, rather than one dropped; one file reached twice (its run's
+// directory and itself) is read once.
+func TestMLPerfOneDocumentARank(t *testing.T) {
+	dir, _ := writeMLPerfRun(t)
+	file := filepath.Join(dir, "option_1", "trial_0", "rank_0", "kvbench_result.json")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Outside the layout, each is placed by its own trial and rank.
+	a, b := filepath.Join(t.TempDir(), "sysA.json"), filepath.Join(t.TempDir(), "sysB.json")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = LoadMLPerf([]string{a, b}, nil)
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), a+" and "+b) || !strings.Contains(err.Error(), "both are rank 0 of trial") {
+		t.Errorf("two documents at one place: %v", err)
+	}
+	alone, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := LoadMLPerf([]string{dir, file}, nil)
+	if err != nil {
+		t.Fatalf("a file and its run's directory: %v", err)
+	}
+	if len(twice.Ranks) != len(alone.Ranks) {
+		t.Errorf("a file and its run's directory: %d ranks, want %d", len(twice.Ranks), len(alone.Ranks))
+	}
+}
+
 // kvreplay results and kv-cache.py documents given together aggregate
 // apart, the second beside the first, Option for Option.
 func TestMLPerfByKind(t *testing.T) {
