@@ -237,8 +237,23 @@ func probeRow(d *schema.SearchResult, p schema.SearchProbe) []string {
 	if d.Kind == schema.SearchCapacity {
 		load = fmt.Sprintf("--speed %g", p.Speed)
 	}
-	return []string{load, fmt.Sprintf("%.1f", p.RequestsPerSecond), fmt.Sprintf("%.0f", p.TokensPerSecond),
+	tokens := "-"
+	if tok, ok := probeTokens(d, p); ok {
+		tokens = fmt.Sprintf("%.0f", tok)
+	}
+	return []string{load, fmt.Sprintf("%.1f", p.RequestsPerSecond), tokens,
 		results.FormatGB(p.OfferedBps), p.P95s(), results.ProbeVerdict(p)}
+}
+
+// probeTokens is a probe's storage throughput (the reference's tokens
+// over storage time), unless it did not measure it: a capacity search's
+// probes replay open loop, whose requests do not wait for their storage,
+// and write 0 for it.
+func probeTokens(d *schema.SearchResult, p schema.SearchProbe) (float64, bool) {
+	if d.Kind == schema.SearchCapacity && p.TokensPerSecond == 0 {
+		return 0, false
+	}
+	return p.TokensPerSecond, true
 }
 
 var probeHeader = []string{"probe", "requests/s", "tokens/s", "offered GB/s", "p95 ms by QoS", "verdict"}
@@ -440,7 +455,10 @@ func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []strin
 				speed = ""
 			}
 			row := []string{name, d.Kind, answer(d), strconv.Itoa(j + 1), users, speed, strconv.FormatBool(p.Pass), p.Health, p.NotMeasured,
-				num(p.WallS), strconv.FormatInt(p.Requests, 10), num(p.RequestsPerSecond), num(p.TokensPerSecond), num(p.OfferedBps / results.GB)}
+				num(p.WallS), strconv.FormatInt(p.Requests, 10), num(p.RequestsPerSecond), "", num(p.OfferedBps / results.GB)}
+			if tok, ok := probeTokens(d, p); ok {
+				row[12] = num(tok)
+			}
 			for _, c := range classes {
 				v, ok := p.P95MSByQoS[c]
 				row = append(row, map[bool]string{true: num(v)}[ok])
