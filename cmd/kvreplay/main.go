@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -241,6 +242,25 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, o.env.MapTiers(&o.cfg, tierMap.Pairs())...)
+	// The options of a layout, a tier or a barrier do nothing without it:
+	// refused, as --device without --layout extent is, not ignored.
+	mapped := func(name string) bool { return slices.Contains(o.cfg.TierMap[:], name) }
+	for _, g := range []struct {
+		unused bool
+		flags  []string
+		why    string
+	}{
+		{o.tiers.Layout != "extent", []string{"allow-device", "device-overwrite", "prewrite"}, "only with --layout extent"},
+		{!mapped("s3"), []string{"s3-endpoint", "s3-bucket", "s3-prefix", "s3-concurrency", "s3-part-size"}, "only with an s3 tier (--tier-map Tier-2=s3 or Tier-3=s3)"},
+		{!mapped("gpu"), []string{"gpus"}, "only with a gpu tier (--tier-map Tier-0=gpu)"},
+		{*startBarrier == "", []string{"start-barrier-timeout"}, "only with --start-barrier"},
+	} {
+		for _, f := range g.flags {
+			if g.unused && fs.Changed(f) {
+				errs = append(errs, fmt.Errorf("--%s %s: %s", f, fs.Lookup(f).Value, g.why))
+			}
+		}
+	}
 	if o.gds {
 		if err := o.env.OpenGDS(&o.cfg); err != nil {
 			errs = append(errs, err)

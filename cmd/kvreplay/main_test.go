@@ -29,6 +29,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--search-probes", "5", "x.csv"}, 2, "--search-probes 5: bounds the probes of a search: add --search"},
 		{[]string{"--search-repeats", "3", "x.csv"}, 2, "--search-repeats 3: how many times a users search probes its answer: only with --search users"},
 		{[]string{"--search", "capacity", "--search-repeats", "3", "x.csv"}, 2, "--search-repeats 3: how many times a users search probes its answer: only with --search users"},
+		// So are a layout's, a tier's and a barrier's options without them.
+		{[]string{"--prewrite=false", "x.csv"}, 2, "--prewrite false: only with --layout extent"},
+		{[]string{"--device-overwrite", "x.csv"}, 2, "--device-overwrite true: only with --layout extent"},
+		{[]string{"--s3-bucket", "kv", "x.csv"}, 2, "--s3-bucket kv: only with an s3 tier (--tier-map Tier-2=s3 or Tier-3=s3)"},
+		{[]string{"--s3-concurrency", "0", "x.csv"}, 2, "--s3-concurrency 0: only with an s3 tier"},
+		{[]string{"--gpus", "0", "x.csv"}, 2, "--gpus 0: only with a gpu tier (--tier-map Tier-0=gpu)"},
+		{[]string{"--start-barrier-timeout", "1s", "x.csv"}, 2, "--start-barrier-timeout 1s: only with --start-barrier"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
@@ -53,7 +60,7 @@ func TestUsageErrors(t *testing.T) {
 
 // TestS3PrefixRank: --s3-prefix takes {rank} as the paths do.
 func TestS3PrefixRank(t *testing.T) {
-	o, err := parse([]string{"--rank", "1", "--ranks", "2", "--s3-prefix", "kv/r{rank}", "-o", "out.{rank}.json", "t.csv"}, io.Discard)
+	o, err := parse([]string{"--rank", "1", "--ranks", "2", "--tier-map", "Tier-2=s3", "--s3-bucket", "kv", "--s3-prefix", "kv/r{rank}", "-o", "out.{rank}.json", "t.csv"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
