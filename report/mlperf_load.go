@@ -229,11 +229,11 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 	// given together). One file reached twice (a directory and a file in
 	// it) is read once.
 	if i := slices.IndexFunc(run.Ranks, func(x MLPerfRank) bool { return x.Option == o && x.Trial == t && x.Rank == r && x.Kind == rk.Kind }); i >= 0 {
-		if samePathFile(run.Ranks[i].Path, name) {
+		if samePathFile(run.Ranks[i].Path, rk.Path) {
 			return nil
 		}
 		return fmt.Errorf("report: %s and %s: %w: both are rank %d of trial %d of Option %q: aggregate one run at a time, "+
-			"its documents in option_<O>/trial_<T>/rank_<N>/ or told apart by kvreplay --trial and --rank", run.Ranks[i].Path, name, ErrIncompatible, r, t, o)
+			"its documents in option_<O>/trial_<T>/rank_<N>/ or told apart by kvreplay --trial and --rank", run.Ranks[i].Path, rk.Path, ErrIncompatible, r, t, o)
 	}
 	if rk.when.IsZero() && name != "-" {
 		if st, err := os.Stat(name); err == nil {

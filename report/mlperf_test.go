@@ -476,6 +476,11 @@ func TestMLPerfOneDocumentARank(t *testing.T) {
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), a+" and "+b) || !strings.Contains(err.Error(), "both are rank 0 of trial") {
 		t.Errorf("two documents at one place: %v", err)
 	}
+	// On stdin, each is named by its place in the stream.
+	_, err = LoadMLPerf([]string{"-"}, strings.NewReader(string(raw)+string(raw)))
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "-#1 and -#2: ") {
+		t.Errorf("two documents at one place on stdin: %v", err)
+	}
 	alone, err := LoadMLPerf([]string{dir}, nil)
 	if err != nil {
 		t.Fatal(err)
