@@ -249,7 +249,8 @@ func (s *sched) complete(t *task, now time.Time) {
 		}
 	}
 	s.release(t)
-	if t.kind == kindRow {
+	if t.kind == kindRow && !t.skip {
+		// A row skipped once the run stopped did not run: it is not done.
 		s.rowsDone.Add(1)
 	}
 	succ := t.succ

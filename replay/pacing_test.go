@@ -275,3 +275,41 @@ func TestWindowClosesOnBacklogFails(t *testing.T) {
 		}
 	})
 }
+
+// TestStoppedRunCountsOnlyRowsRun stops a run while rows it released wait
+// for the device: those rows complete without running (skipped), and
+// rows_done counts the rows that ran, as the cells do, not them too (a
+// truncated trace's replay said 1551 rows done of which 1301 ran).
+func TestStoppedRunCountsOnlyRowsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var recs []schema.Record
+		for i := range 200 {
+			recs = append(recs, rec(0, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+		cfg.Speed, cfg.QueueDepth = 0, 1
+		src := memTrace(t, recs)
+		plan, err := replay.Prepare(t.Context(), &cfg, []replay.Source{src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() {
+			time.Sleep(35 * time.Millisecond)
+			cancel()
+		}()
+		res, err := replay.Run(ctx, &cfg, plan, []replay.Source{src}, map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond)}, replay.Hooks{})
+		if !errors.Is(err, context.Canceled) || res == nil {
+			t.Fatalf("error %v", err)
+		}
+		var ops int64
+		for _, c := range res.Cells {
+			ops += c.Ops
+		}
+		if res.Replay.RowsDone != ops || ops == 0 || res.Replay.Rows <= ops {
+			t.Errorf("%d rows released, %d done, %d ran (the cells' ops); want done = ran, fewer than released", res.Replay.Rows, res.Replay.RowsDone, ops)
+		}
+	})
+}
