@@ -102,6 +102,9 @@ func (t Tier) Name() string {
 	return t.String()
 }
 
+// TierChoices names the tiers for messages ("want " + TierChoices).
+const TierChoices = "Tier-0, Tier-1, Tier-2 or Tier-3"
+
 // Valid reports whether t is one of the defined tiers.
 func (t Tier) Valid() bool { return t < NumTiers }
 
@@ -111,7 +114,7 @@ func ParseTier(s string) (Tier, error) {
 	if t, ok := ParseTierBytes([]byte(s)); ok {
 		return t, nil
 	}
-	return 0, fmt.Errorf("schema: tier %q: %w (want Tier-0, Tier-1, Tier-2 or Tier-3)", s, ErrUnknownValue)
+	return 0, fmt.Errorf("schema: tier %q: %w (want %s)", s, ErrUnknownValue, TierChoices)
 }
 
 // ParseTierBytes is ParseTier for a byte slice without allocating; ok is

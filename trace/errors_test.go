@@ -472,3 +472,19 @@ func TestOpenMissing(t *testing.T) {
 		t.Errorf("Open of a missing file gave a ParseError: %v", err)
 	}
 }
+
+// TestTierMessage: a row on a tier that is none names every tier the
+// format has, Tier-3 (kvtrace --object-tier) included, which it reads.
+func TestTierMessage(t *testing.T) {
+	r := trace.NewReader(strings.NewReader(lf(h8, row8(4, "Tier-3"), row8(4, "Tier-7"))))
+	defer r.Close()
+	var rec schema.Record
+	if err := r.Read(&rec); err != nil || rec.Tier != schema.TierObject {
+		t.Fatalf("Tier-3: %v, tier %v", err, rec.Tier)
+	}
+	err := r.Read(&rec)
+	var pe *trace.ParseError
+	if !errors.As(err, &pe) || pe.Detail != "want Tier-0, Tier-1, Tier-2 or Tier-3" {
+		t.Errorf("Tier-7: %v", err)
+	}
+}

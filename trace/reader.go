@@ -433,7 +433,7 @@ func (r *Reader) parse(line []byte, rec *schema.Record) error {
 	rec.Size = int64(size)
 	b = f[ix[roleTier]]
 	if rec.Tier, ok = schema.ParseTierBytes(b); !ok {
-		return r.fieldErr(ix[roleTier], b, ErrBadEnum, "want Tier-0, Tier-1 or Tier-2")
+		return r.fieldErr(ix[roleTier], b, ErrBadEnum, "want "+schema.TierChoices)
 	}
 	b = f[ix[roleKey]]
 	if !validKey(b) {

@@ -219,7 +219,7 @@ func parseTiers(s string) ([]schema.Tier, error) {
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("--tiers %s: %q: want Tier-0, Tier-1, Tier-2 or Tier-3 (or gpu, cpu, nvme, object)", s, f)
+				return nil, fmt.Errorf("--tiers %s: %q: want %s (or gpu, cpu, nvme, object)", s, f, schema.TierChoices)
 			}
 		}
 		tiers = append(tiers, t)

@@ -129,7 +129,7 @@ func (e *Env) MapTiers(cfg *replay.Config, pairs []cli.KeyValue) []error {
 	for _, kv := range pairs {
 		t, err := schema.ParseTier(kv.Key)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want Tier-0, Tier-1, Tier-2 or Tier-3)", kv.Key, kv.Value, kv.Key))
+			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want %s)", kv.Key, kv.Value, kv.Key, schema.TierChoices))
 		} else if err := e.MapTier(cfg, t, kv.Key, kv.Value); err != nil {
 			errs = append(errs, err)
 		}

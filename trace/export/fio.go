@@ -244,7 +244,7 @@ func checkTiers(tiers []schema.Tier) error {
 	var seen [schema.NumTiers]bool
 	for _, t := range tiers {
 		if !t.Valid() {
-			return fmt.Errorf("--tiers: %s: want Tier-0, Tier-1 or Tier-2", t)
+			return fmt.Errorf("--tiers: %s: want %s", t, schema.TierChoices)
 		}
 		if seen[t] {
 			return fmt.Errorf("--tiers: %s given twice", t)
