@@ -10,18 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/launch"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/ioengine"
-	"github.com/kvbench/kvbench/replay/search"
 	"github.com/kvbench/kvbench/replay/setup"
 	"github.com/kvbench/kvbench/report"
 	"github.com/kvbench/kvbench/results"
@@ -85,11 +81,7 @@ Examples:
 `
 
 func main() {
-	// A reader of stderr or stdout that goes away (kvreplay ... 2>&1 |
-	// head) must not kill a replay with SIGPIPE, before it removes what it
-	// made (the -o file's temporary, its run directory): the write fails
-	// instead, with EPIPE, and the run cleans up as after any error.
-	signal.Ignore(syscall.SIGPIPE)
+	cli.IgnoreBrokenPipe()
 	os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run))
 }
 
@@ -237,30 +229,14 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.cfg.Prescan = !*noPrescan
 	o.tiers.RAMBudget, o.tiers.S3.PartSize = int64(ramBudget), int64(s3Part)
 	o.cfg.Speed = float64(speed)
-	o.search.SpeedGiven = fs.Changed("speed")
+	o.search.SpeedGiven, o.search.ProbesGiven, o.search.RepeatsGiven = fs.Changed("speed"), fs.Changed("search-probes"), fs.Changed("search-repeats")
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, o.env.MapTiers(&o.cfg, tierMap.Pairs())...)
-	// The options of a layout, a tier or a barrier do nothing without it:
-	// refused, as --device without --layout extent is, not ignored.
-	mapped := func(name string) bool { return slices.Contains(o.cfg.TierMap[:], name) }
-	for _, g := range []struct {
-		unused bool
-		flags  []string
-		why    string
-	}{
-		{o.tiers.Layout != "extent", []string{"allow-device", "device-overwrite", "prewrite"}, "only with --layout extent"},
-		{!mapped("s3"), []string{"s3-endpoint", "s3-bucket", "s3-prefix", "s3-concurrency", "s3-part-size"}, "only with an s3 tier (--tier-map Tier-2=s3 or Tier-3=s3)"},
-		{!mapped("gpu"), []string{"gpus"}, "only with a gpu tier (--tier-map Tier-0=gpu)"},
-		{*startBarrier == "", []string{"start-barrier-timeout"}, "only with --start-barrier"},
-	} {
-		for _, f := range g.flags {
-			if g.unused && fs.Changed(f) {
-				errs = append(errs, fmt.Errorf("--%s %s: %s", f, fs.Lookup(f).Value, g.why))
-			}
-		}
-	}
+	errs = append(errs, o.tiers.Unowned(&o.cfg, *startBarrier != "", func(f string) (string, bool) {
+		return fs.Lookup(f).Value.String(), fs.Changed(f)
+	})...)
 	if o.gds {
 		if err := o.env.OpenGDS(&o.cfg); err != nil {
 			errs = append(errs, err)
@@ -270,15 +246,6 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
 	}
 	errs = append(errs, o.search.Check(&o.cfg)...)
-	// A search's own options do nothing without it, and --search-repeats
-	// nothing to a capacity search (it probes each speed once): refused,
-	// as --fit-time without --fit is, rather than silently ignored.
-	if o.search.Kind == "" && fs.Changed("search-probes") {
-		errs = append(errs, fmt.Errorf("--search-probes %d: bounds the probes of a search: add --search users or --search capacity", o.search.Probes))
-	}
-	if o.search.Kind != search.KindUsers && fs.Changed("search-repeats") {
-		errs = append(errs, fmt.Errorf("--search-repeats %d: how many times a users search probes its answer: only with --search users", o.search.Repeats))
-	}
 	errs = append(errs, o.fitting.Check(o.output, o.search.Kind, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, setup.ApplyModel(&o.cfg, o.model, modelBytes(), fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {
@@ -333,7 +300,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
 	defer drainStdin(o.traces, drainLimit)
 	if res == nil {
-		return exitError(runErr, "")
+		return setup.ExitError(runErr, "")
 	}
 	if err := writeJSON(o, res, toStdout, stdout); err != nil {
 		return err
@@ -344,7 +311,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if !toStdout && o.out == nil {
 		fmt.Fprintln(stderr, "kvreplay: result: not written (give -o FILE)")
 	}
-	return exitError(runErr, "run incomplete: ")
+	return setup.ExitError(runErr, "run incomplete: ")
 }
 
 // modelBytes is kvtrace's model table as --model reads it: each model's
@@ -355,22 +322,6 @@ func modelBytes() map[string]int64 {
 		m[name] = model.BytesPerToken()
 	}
 	return m
-}
-
-// exitError is a replay's error as kvreplay exits with it, after what:
-// the user's input (exit 2) where the replay stopped on it, else a
-// failure (exit 1); nil stays nil.
-func exitError(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	if what != "" {
-		err = fmt.Errorf("%s%w", what, err)
-	}
-	if setup.InputError(err) {
-		return cli.Input(err)
-	}
-	return err
 }
 
 // planFor prescans the traces of o and plans their replay here: a tier

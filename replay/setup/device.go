@@ -257,6 +257,22 @@ func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []
 	return errs
 }
 
+// ExitError is a replay's error as kvreplay exits with it, after what:
+// the user's input (exit 2, cli.Input) where the replay stopped on it
+// (InputError), else a failure (exit 1); nil stays nil.
+func ExitError(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if what != "" {
+		err = fmt.Errorf("%s%w", what, err)
+	}
+	if InputError(err) {
+		return cli.Input(err)
+	}
+	return err
+}
+
 // InputError reports whether a replay stopped on the user's input: a
 // malformed trace row found mid-stream (a pipe is not prescanned), a row
 // on a tier --tier-map leaves unmapped, or a closed loop of traces without

@@ -26,11 +26,13 @@ type ReplayFunc func(cfg *replay.Config, progress func(replay.Progress)) (*schem
 // --duration the probe's window; a capacity search starts at its Speed
 // when SpeedGiven, else at search.DefaultCapacityStart).
 type SearchOptions struct {
-	Kind       string
-	Probes     int
-	Repeats    int
-	Config     replay.Config
-	SpeedGiven bool
+	Kind    string
+	Probes  int
+	Repeats int
+	Config  replay.Config
+	// SpeedGiven, ProbesGiven and RepeatsGiven say that --speed,
+	// --search-probes and --search-repeats were given.
+	SpeedGiven, ProbesGiven, RepeatsGiven bool
 }
 
 // DefaultProbeWindow is a search probe's --duration when none is given.
@@ -39,12 +41,20 @@ const DefaultProbeWindow = 30 * time.Second
 // Check validates --search (Kind), --search-probes and --search-repeats
 // against cfg, the replay's configuration, and sets on cfg what a search
 // implies: a users search is closed-loop, and a probe's window defaults
-// to DefaultProbeWindow. An empty Kind is no search: nothing to check.
+// to DefaultProbeWindow. A search's own options do nothing without it,
+// and --search-repeats nothing to a capacity search (it probes each speed
+// once): they are refused, as --fit-time without --fit is, not ignored.
 func (so *SearchOptions) Check(cfg *replay.Config) []error {
-	if so.Kind == "" {
-		return nil
-	}
 	var errs []error
+	if so.Kind == "" && so.ProbesGiven {
+		errs = append(errs, fmt.Errorf("--search-probes %d: bounds the probes of a search: add --search users or --search capacity", so.Probes))
+	}
+	if so.Kind != search.KindUsers && so.RepeatsGiven {
+		errs = append(errs, fmt.Errorf("--search-repeats %d: how many times a users search probes its answer: only with --search users", so.Repeats))
+	}
+	if so.Kind == "" {
+		return errs
+	}
 	switch so.Kind {
 	case search.KindUsers:
 		cfg.ClosedLoop = true

@@ -36,6 +36,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -132,6 +133,33 @@ func (e *Env) MapTiers(cfg *replay.Config, pairs []cli.KeyValue) []error {
 			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want %s)", kv.Key, kv.Value, kv.Key, schema.TierChoices))
 		} else if err := e.MapTier(cfg, t, kv.Key, kv.Value); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// Unowned refuses the options given (given(flag) says whether a flag was,
+// and its value) that do nothing without another one: the extent layout's
+// without --layout extent, the s3 tier's and the gpu tier's without such
+// a tier in cfg.TierMap, --start-barrier-timeout without a barrier. They
+// are refused, as --device without --layout extent is, not ignored.
+func (o *Options) Unowned(cfg *replay.Config, barrier bool, given func(flag string) (string, bool)) []error {
+	mapped := func(name string) bool { return slices.Contains(cfg.TierMap[:], name) }
+	var errs []error
+	for _, g := range []struct {
+		unused bool
+		flags  []string
+		why    string
+	}{
+		{o.Layout != "extent", []string{"allow-device", "device-overwrite", "prewrite"}, "only with --layout extent"},
+		{!mapped("s3"), []string{"s3-endpoint", "s3-bucket", "s3-prefix", "s3-concurrency", "s3-part-size"}, "only with an s3 tier (--tier-map Tier-2=s3 or Tier-3=s3)"},
+		{!mapped("gpu"), []string{"gpus"}, "only with a gpu tier (--tier-map Tier-0=gpu)"},
+		{!barrier, []string{"start-barrier-timeout"}, "only with --start-barrier"},
+	} {
+		for _, f := range g.flags {
+			if v, ok := given(f); g.unused && ok {
+				errs = append(errs, fmt.Errorf("--%s %s: %s", f, v, g.why))
+			}
 		}
 	}
 	return errs

@@ -3,6 +3,8 @@ package setup
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -282,5 +284,41 @@ func TestCheckMappedObjectTier(t *testing.T) {
 	cfg.TierMap[schema.TierObject] = "s3"
 	if err := CheckMapped(&cfg, plan); err != nil {
 		t.Errorf("Tier-3 mapped to s3: %v", err)
+	}
+}
+
+func TestUnowned(t *testing.T) {
+	given := func(flags ...string) func(string) (string, bool) {
+		return func(f string) (string, bool) { return "v", slices.Contains(flags, f) }
+	}
+	var cfg replay.Config
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", "nvme"}
+	o := Options{Layout: "dir"}
+	errs := o.Unowned(&cfg, false, given("prewrite", "s3-bucket", "gpus", "start-barrier-timeout", "dir"))
+	want := []string{"--prewrite v: only with --layout extent", "--s3-bucket v: only with an s3 tier", "--gpus v: only with a gpu tier", "--start-barrier-timeout v: only with --start-barrier"}
+	if len(errs) != len(want) {
+		t.Fatalf("%d errors, want %d: %v", len(errs), len(want), errs)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(errs[i].Error(), w) {
+			t.Errorf("error %d: %q, want %q", i, errs[i], w)
+		}
+	}
+	o.Layout, cfg.TierMap[0], cfg.TierMap[2] = "extent", "gpu", "s3"
+	if errs := o.Unowned(&cfg, true, given("prewrite", "s3-bucket", "gpus", "start-barrier-timeout")); len(errs) != 0 {
+		t.Errorf("with their owners: %v", errs)
+	}
+}
+
+func TestExitError(t *testing.T) {
+	if ExitError(nil, "x: ") != nil {
+		t.Error("nil: not nil")
+	}
+	in := ExitError(fmt.Errorf("row: %w", replay.ErrNoUsers), "run incomplete: ")
+	if !errors.Is(in, replay.ErrNoUsers) || cli.ExitCode(in) != 2 || !strings.HasPrefix(in.Error(), "run incomplete: row: ") {
+		t.Errorf("input: %v (exit %d)", in, cli.ExitCode(in))
+	}
+	if fail := ExitError(errors.New("disk"), ""); cli.ExitCode(fail) != 1 || fail.Error() != "disk" {
+		t.Errorf("failure: %v (exit %d)", fail, cli.ExitCode(fail))
 	}
 }
