@@ -110,7 +110,18 @@ func rowsDone(r *schema.Result) string {
 	if len(r.Traces) == 0 {
 		return cli.FormatCount(r.Replay.RowsDone) + " rows"
 	}
+	if shardRank(r) {
+		return fmt.Sprintf("%s rows, rank %d's shard (--shard %s) of the trace's %s rows over %d ranks,",
+			cli.FormatCount(r.Replay.RowsDone), r.Rank, r.Replay.Shard, cli.FormatCount(total), r.Ranks)
+	}
 	return fmt.Sprintf("%s of %s rows", cli.FormatCount(r.Replay.RowsDone), cli.FormatCount(total))
+}
+
+// shardRank reports whether r is one rank's part of a trace split among
+// ranks (--shard), not a merge of them: its traces' rows are the whole
+// trace's, most of them other ranks'.
+func shardRank(r *schema.Result) bool {
+	return r.Ranks > 1 && r.Replay.Shard != "" && len(r.MergedRanks) == 0
 }
 
 // stoppedByWindow reports whether the --duration window ended the run
@@ -128,6 +139,9 @@ func stoppedByWindow(r *schema.Result) bool {
 	}
 	if cl := r.ClosedLoop; cl != nil && cl.RequestsLeft != 0 {
 		return true // a sample of the users does not run every row
+	}
+	if shardRank(r) {
+		return r.WallS >= r.Replay.DurationS // the window, not the shard, ended it
 	}
 	return len(r.Traces) > 0 && r.Replay.RowsDone < total && (r.ClosedLoop == nil || r.ClosedLoop.UserLimit == 0)
 }
