@@ -141,11 +141,13 @@ func (s *sched) after(t, p *task) {
 	}
 }
 
-// closeRequest marks a request as having all its rows.
+// missed counts a row the window closed on without releasing it: late by
+// at least the time from when it was due to the window's end.
 func (s *sched) missed(due, closed time.Time) {
 	s.metrics.lag.Add(max(0, closed.Sub(due)))
 }
 
+// closeRequest marks a request as having all its rows.
 func (s *sched) closeRequest(id reqID) {
 	rs := s.reqs[id]
 	if rs == nil {
