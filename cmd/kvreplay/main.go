@@ -245,6 +245,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if len(o.traces) == 0 {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
 	}
+	if o.trial < 0 {
+		errs = append(errs, fmt.Errorf("--trial %d: must not be negative (a trial number, 1, 2, ...)", o.trial))
+	}
 	errs = append(errs, o.search.Check(&o.cfg)...)
 	errs = append(errs, o.fitting.Check(o.output, o.search.Kind, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, setup.ApplyModel(&o.cfg, o.model, modelBytes(), fs.Changed("tensor-parallel"))...)

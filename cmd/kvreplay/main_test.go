@@ -24,6 +24,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--size-scale", "1/0", "x.csv"}, 2, "--size-scale 1/0"},
 		{[]string{"--mkdir", "--dir", "/etc/kv", "x.csv"}, 2, "/etc"},
 		{[]string{"does-not-exist.csv"}, 2, "no such file"},
+		{[]string{"--trial", "-1", "x.csv"}, 2, "--trial -1: must not be negative"},
 		// A search's options without the search they shape are refused,
 		// not ignored.
 		{[]string{"--search-probes", "5", "x.csv"}, 2, "--search-probes 5: bounds the probes of a search: add --search"},
