@@ -220,6 +220,7 @@ func TestFIFOTraceReadOnce(t *testing.T) {
 // temporary beside it and the run's directory in --dir; the replay runs,
 // writes its result and leaves nothing else.
 func TestStderrReaderGone(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	dir := t.TempDir()
 	tr := nvmeTrace(t, dir)
