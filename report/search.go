@@ -460,8 +460,11 @@ func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []strin
 				row[12] = num(tok)
 			}
 			for _, c := range classes {
-				v, ok := p.P95MSByQoS[c]
-				row = append(row, map[bool]string{true: num(v)}[ok])
+				field := "" // the class has no figure in this probe
+				if v, ok := p.P95MSByQoS[c]; ok {
+					field = num(v)
+				}
+				row = append(row, field)
 			}
 			if err := w.Write(append(row, results.ProbeVerdict(p), compared, warns)); err != nil {
 				return err

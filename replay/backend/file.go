@@ -2,6 +2,10 @@ package backend
 
 import "fmt"
 
+// MemoryFS reports whether fstype is a memory file system (tmpfs, ramfs):
+// its files are the page cache, with no device behind them.
+func MemoryFS(fstype string) bool { return fstype == "tmpfs" || fstype == "ramfs" }
+
 // DirectIO is the O_DIRECT rule of the backends on files and devices, so
 // that they decide Caps.Direct alike and say why in the same words: I/O
 // bypasses the page cache when it was asked for (want), when the file
@@ -15,7 +19,7 @@ func DirectIO(what, fstype string, want bool, probe func() (refused bool, err er
 	switch {
 	case !want:
 		return false, fmt.Sprintf("%s (%s): buffered I/O requested: page cache in the numbers", what, fstype), nil
-	case fstype == "tmpfs" || fstype == "ramfs":
+	case MemoryFS(fstype):
 		// tmpfs takes O_DIRECT since Linux 6.6, but its files live in the
 		// page cache whatever the flag: nothing would bypass it.
 		return false, fmt.Sprintf("%s (%s): memory file system, no device behind O_DIRECT: buffered I/O, page cache in the numbers", what, fstype), nil

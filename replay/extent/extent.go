@@ -300,7 +300,7 @@ func (b *Backend) open(ctx context.Context, opt Options, exists bool, created fu
 	if err := b.setDirect(opt, fstype); err != nil {
 		return err
 	}
-	if b.device || b.prealloc >= b.capacity || fstype == "tmpfs" || fstype == "ramfs" {
+	if b.device || b.prealloc >= b.capacity || backend.MemoryFS(fstype) {
 		return nil // nothing preallocated, or memory with no extents to convert
 	}
 	if !opt.Prewrite {
