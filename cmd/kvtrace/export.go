@@ -60,7 +60,9 @@ existing directory), so a job exported for another machine passes
 trace on stdin is sized as it is exported, and nothing is kept when it does
 not fit. On a terminal, stderr shows the progress of each pass.
 
-A summary line goes to stderr.
+A tier of --tiers on which the trace has no rows is refused (exit 2) once
+the trace is read, naming the tiers it has rows on: its job or op-log
+would do no I/O there. A summary line goes to stderr.
 
 Examples:
   # the README's MLPerf 8B trace at 1/65536: a 2.4 GiB data file (124 TiB in full)
@@ -259,10 +261,14 @@ func fioSummary(st *export.FioStats, opt export.FioOptions) string {
 	return b.String()
 }
 
-// exportError marks a malformed trace as the user's (exit 2); other errors
-// (writing, an interrupt) are failures.
+// exportError marks a malformed trace, and --tiers naming a tier the
+// trace has no rows on, as the user's (exit 2); other errors (writing, an
+// interrupt) are failures.
 func exportError(err error) error {
 	if _, ok := errors.AsType[*trace.ParseError](err); ok {
+		return cli.Input(err)
+	}
+	if _, ok := errors.AsType[*export.NoRowsError](err); ok {
 		return cli.Input(err)
 	}
 	return err

@@ -86,6 +86,16 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", "--to", "fio", "--dir", dir, "-o", out, filepath.Join(dir, "missing.csv")}, []string{"kvtrace: open "}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "-o", out, bad}, []string{"kvtrace: export: trace: " + bad + ":2: column 3 (Object_Size_Bytes)"}},
 		{[]string{"export", "--to", "sai3", "-o", out, bad}, []string{"kvtrace: export: trace: " + bad + ":2: column 3 (Object_Size_Bytes)"}},
+		// A tier the trace has no rows on: its fio job or op-log would do
+		// no I/O there (both were written, exit 0), whether the trace is
+		// read before the export (sizing) or by it (--no-prescan).
+		{[]string{"export", "--to", "fio", "--dir", dir, "--tiers", "object", "-o", out, refU10}, []string{
+			"kvtrace: export: --tiers Tier-3: trace " + refU10 + " has no Tier-3 rows, so its fio job would do no I/O there; " +
+				"its rows are on Tier-1 (465 rows), Tier-2 (129 rows): export those (--tiers Tier-1,Tier-2)"}},
+		{[]string{"export", "--to", "fio", "--dir", dir, "--no-prescan", "--tiers", "Tier-0,Tier-2", "-o", out, refU10}, []string{
+			"kvtrace: export: --tiers Tier-0: trace " + refU10 + " has no Tier-0 rows, so its fio job would do no I/O there; its rows are on Tier-1 (465 rows), Tier-2 (129 rows)"}},
+		{[]string{"export", "--to", "sai3", "--tiers", "gpu", "-o", out, refU10}, []string{
+			"kvtrace: export: --tiers Tier-0: trace " + refU10 + " has no Tier-0 rows, so its op-log would do no I/O there"}},
 	} {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
 			stdout, stderr, code := runKvtrace(t, c.args...)

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -544,14 +545,15 @@ type errWriter struct{}
 func (errWriter) Write([]byte) (int, error) { return 0, errDisk }
 
 // TestSai3Golden renders the op-log of the hand-written trace, with every
-// tier, a scale and a start time.
+// tier it has rows on (Tier-0 it has none on: TestNoRows), a scale and a
+// start time.
 func TestSai3Golden(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opt  Sai3Options
 	}{
 		{"sai3/tiny.tsv", Sai3Options{}},
-		{"sai3/tiny-all-tiers.tsv", Sai3Options{Prefix: "file:///mnt/kv/", Tiers: []schema.Tier{0, 1, 2}, SizeScale: 0.5,
+		{"sai3/tiny-all-tiers.tsv", Sai3Options{Prefix: "file:///mnt/kv/", Tiers: []schema.Tier{1, 2}, SizeScale: 0.5,
 			ClientID: "c1", Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -566,6 +568,54 @@ func TestSai3Golden(t *testing.T) {
 			}
 			checkSai3(t, b.Bytes(), st)
 		})
+	}
+}
+
+// TestNoRows: a tier asked for on which the trace has no rows is refused
+// by both exporters, naming the tiers asked for and the trace, and the
+// tiers it has rows on; fio's job file is not written. Before, the fio job
+// had no job for the tier and the op-log no operation, without a word.
+func TestNoRows(t *testing.T) {
+	const have = "its rows are on Tier-1 (2 rows), Tier-2 (9 rows): export those (--tiers Tier-1,Tier-2)"
+	for _, c := range []struct {
+		tiers []schema.Tier
+		empty []schema.Tier
+		msg   string
+	}{
+		{[]schema.Tier{schema.TierObject}, []schema.Tier{schema.TierObject},
+			"export: --tiers Tier-3: trace testdata/tiny.csv has no Tier-3 rows, so its %s would do no I/O there; " + have},
+		{[]schema.Tier{schema.TierNVMe, schema.TierGPU, schema.TierObject}, []schema.Tier{schema.TierGPU, schema.TierObject},
+			"export: --tiers Tier-0,Tier-3: trace testdata/tiny.csv has no Tier-0 or Tier-3 rows, so its %s would do no I/O there; " + have},
+	} {
+		check := func(what string, err error) {
+			t.Helper()
+			e, ok := errors.AsType[*NoRowsError](err)
+			if !ok {
+				t.Fatalf("%s --tiers %v: %v, want a *NoRowsError", what, c.tiers, err)
+			}
+			if !slices.Equal(e.Empty, c.empty) || e.Rows != [schema.NumTiers]int64{0, 2, 9, 0} {
+				t.Errorf("%s --tiers %v: empty %v rows %v", what, c.tiers, e.Empty, e.Rows)
+			}
+			if want := fmt.Sprintf(c.msg, what); err.Error() != want {
+				t.Errorf("%s --tiers %v:\n got %s\nwant %s", what, c.tiers, err, want)
+			}
+		}
+		opt := FioOptions{Dir: "/d", Tiers: c.tiers}.withDefaults()
+		var job bytes.Buffer
+		_, err := Fio(openTrace(t, "testdata/tiny.csv"), opt, newMemLogs(&opt).open, &job)
+		check("fio job", err)
+		if job.Len() != 0 {
+			t.Errorf("fio --tiers %v: wrote a job file of %d bytes", c.tiers, job.Len())
+		}
+		_, err = Sai3(openTrace(t, "testdata/tiny.csv"), io.Discard, Sai3Options{Tiers: c.tiers})
+		check("op-log", err)
+	}
+	// A trace with no rows at all, on stdin, says so.
+	r := trace.NewReader(strings.NewReader("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n"))
+	r.Name = "-"
+	_, err := Sai3(r, io.Discard, Sai3Options{})
+	if want := "export: --tiers Tier-2: the trace on stdin has no Tier-2 rows, so its op-log would do no I/O there; the trace has no rows at all"; err == nil || err.Error() != want {
+		t.Errorf("empty trace: %v, want %s", err, want)
 	}
 }
 

@@ -315,7 +315,8 @@ type FioStats struct {
 type FioTierStats struct {
 	// Exported reports that the tier has an iolog.
 	Exported bool
-	// Rows counts the tier's rows: reads, writes and deletes.
+	// Rows counts the tier's rows, exported or not: reads, writes and
+	// deletes.
 	Rows int64
 	// ReadOps and WriteOps count the I/O lines of the replay log; Ops is
 	// their sum.
@@ -342,8 +343,11 @@ type FioTierStats struct {
 // iolog through logs (called once per tier with ReplayLog, and with PrepLog
 // in the dir layout, before the first row is read), then the job file to
 // job. It returns what it wrote, and with an error the figures so far. A
-// tier without I/O gets an iolog but no job section. Writers that are
-// io.Closers are not closed.
+// tier of opt.Tiers on which the trace has no rows is refused, once the
+// trace is read, with a *NoRowsError (its job would measure nothing), and
+// the job file is not written; a tier with rows but no I/O (only deletes)
+// gets an iolog but no job section. Writers that are io.Closers are not
+// closed.
 func Fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKind) (io.Writer, error), job io.Writer) (FioStats, error) {
 	opt = opt.withDefaults()
 	var st FioStats
@@ -367,6 +371,13 @@ func Fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKi
 		}
 	}
 	if err := x.run(r); err != nil {
+		return st, err
+	}
+	var rows [schema.NumTiers]int64
+	for t := range rows {
+		rows[t] = st.Tier[t].Rows
+	}
+	if err := checkRows(r.Name, "fio job", opt.Tiers, &rows); err != nil {
 		return st, err
 	}
 	for _, ft := range x.tiers {
@@ -525,9 +536,7 @@ func (x *fioExport) run(r *trace.Reader) error {
 // row applies one row at us microseconds, as kvreplay's engine executes it
 // (replay/engine.go, execute): a key lives on one tier at a time.
 func (x *fioExport) row(us int64, rec *schema.Record) error {
-	if ft := x.tiers[rec.Tier]; ft != nil {
-		ft.st.Rows++
-	}
+	x.st.Tier[rec.Tier].Rows++
 	key := rec.Key
 	ks, live := x.keys[string(key)]
 	size := x.physical(rec.Size)

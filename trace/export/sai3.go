@@ -94,6 +94,8 @@ type Sai3Stats struct {
 	// Ops and Bytes count the operations written and their bytes, by
 	// schema.Op: GET, PUT, DELETE (DELETEs carry 0 bytes).
 	Ops, Bytes [schema.NumOps]int64
+	// TierRows counts the trace's rows on each tier, exported or not.
+	TierRows [schema.NumTiers]int64
 }
 
 var sai3Ops = [schema.NumOps]string{schema.OpRead: "GET", schema.OpWrite: "PUT", schema.OpDelete: "DELETE"}
@@ -101,7 +103,10 @@ var sai3Ops = [schema.NumOps]string{schema.OpRead: "GET", schema.OpWrite: "PUT",
 // Sai3 streams the trace once and writes its rows of opt.Tiers to w as a
 // sai3-bench op-log: one operation per row, in trace order, with start
 // times that never decrease. It returns what it wrote, and with an error
-// the figures so far.
+// the figures so far. A tier of opt.Tiers on which the trace has no rows
+// is refused, once the trace is read, with a *NoRowsError (the op-log
+// would leave its operations out without a word); w may have been
+// written to, as with any error.
 func Sai3(r *trace.Reader, w io.Writer, opt Sai3Options) (Sai3Stats, error) {
 	opt = opt.withDefaults()
 	var st Sai3Stats
@@ -134,6 +139,7 @@ func Sai3(r *trace.Reader, w io.Writer, opt Sai3Options) (Sai3Stats, error) {
 			return st, fmt.Errorf("export: %w", err)
 		}
 		st.Rows++
+		st.TierRows[rec.Tier]++
 		if first {
 			first = false
 			if epoch, ok := r.Epoch(); ok {
@@ -175,6 +181,9 @@ func Sai3(r *trace.Reader, w io.Writer, opt Sai3Options) (Sai3Stats, error) {
 		idx++
 		st.Ops[rec.Op]++
 		st.Bytes[rec.Op] += n
+	}
+	if err := checkRows(r.Name, "op-log", opt.Tiers, &st.TierRows); err != nil {
+		return st, err
 	}
 	if err := bw.Flush(); err != nil {
 		return st, fmt.Errorf("export: sai3: %w", err)
