@@ -18,9 +18,9 @@ import (
 
 // LoadMLPerf reads the per-rank documents of a run for AggregateMLPerf.
 // Each path is a directory (walked for .../trial_<T>/rank_<N>/*.json, under
-// option_<O> directories or not; in each rank directory the first JSON
-// file by name that kvreport reads is the rank's result, as mlpstorage
-// takes one), a file, a glob, or "-" for documents on stdin. A document's
+// option_<O> directories or not; each rank directory holds the rank's one
+// result, and two are an error: see loadRankDir), a file, a glob, or "-"
+// for documents on stdin. A document's
 // Option, trial and rank come from its path's option_<O>, trial_<T> and
 // rank_<N> directories, else from the document (kvreplay --trial and
 // --rank; the Option from a label that names one, such as option_1, else
@@ -143,11 +143,13 @@ func (run *MLPerfRun) addTopSummary(path string) error {
 	return nil
 }
 
-// loadRankDir reads a rank_<N> directory: its first JSON file by name
-// that is not a kvcache_run_summary is the rank's result, as mlpstorage
-// takes one (recorded as missing when it does not decode), and found says
-// there was one. A file that cannot be read at all is recorded as missing
-// too, but ends the search with found false.
+// loadRankDir reads a rank_<N> directory, which holds the rank's one
+// result: its one JSON file that may be a result (mayBeResult), and found
+// says there was one. One that does not decode is recorded as missing
+// (mlpstorage's rule); one that cannot be read at all is recorded as
+// missing too, with found false. Two such files are an error naming them:
+// which one the aggregate took would decide the run's figures (mlpstorage
+// takes whichever its glob lists first).
 func (run *MLPerfRun) loadRankDir(path string) (found bool, err error) {
 	o, t, r := placeOf(path)
 	if t >= 0 {
@@ -157,24 +159,74 @@ func (run *MLPerfRun) loadRankDir(path string) (found bool, err error) {
 	run.rankDirs = max(run.rankDirs, r+1)
 	files, _ := filepath.Glob(filepath.Join(path, "*.json"))
 	slices.Sort(files)
+	var results []rankFile
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
-		if err != nil {
-			run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: f, Err: err})
-			return false, nil
-		}
-		if _, ok, _ := decodeRunSummary(raw); ok {
+		if err == nil && !mayBeResult(raw) {
 			continue
 		}
-		n := len(run.Ranks) + len(run.Unreadable)
-		if err := run.add(f, raw, true); err != nil {
-			return false, err
-		}
-		if len(run.Ranks)+len(run.Unreadable) > n {
-			return true, nil // the rank's one result
+		results = append(results, rankFile{path: f, raw: raw, err: err})
+	}
+	switch {
+	case len(results) == 0:
+		return false, nil
+	case len(results) > 1:
+		return false, twoResults(path, results)
+	}
+	f := results[0]
+	if f.err != nil {
+		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: f.path, Err: f.err})
+		return false, nil
+	}
+	n := len(run.Ranks) + len(run.Unreadable)
+	if err := run.add(f.path, f.raw, true); err != nil {
+		return false, err
+	}
+	return len(run.Ranks)+len(run.Unreadable) > n, nil
+}
+
+// rankFile is a file of a rank directory that may be the rank's result:
+// its bytes, or why they could not be read.
+type rankFile struct {
+	path string
+	raw  []byte
+	err  error
+}
+
+// mayBeResult reports whether a JSON file of a rank directory may be the
+// rank's result: a kvreplay result or a kv-cache.py document, or a file
+// that is not whole JSON (a result cut short). A kvcache_run_summary, or
+// JSON of any other kind (notes, a harness's metadata, which mlpstorage's
+// aggregation never reads either), is not.
+func mayBeResult(raw []byte) bool {
+	if _, ok, _ := decodeRunSummary(raw); ok {
+		return false
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) != nil {
+		return true
+	}
+	_, format := keys["format"]
+	_, summary := keys["summary"]
+	_, completed := keys["requests_completed"]
+	return format || summary && completed
+}
+
+// twoResults is the error for a rank directory with several files that
+// may be its result, naming each (and why one does not read).
+func twoResults(dir string, files []rankFile) error {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f.path)
+		switch {
+		case f.err != nil:
+			names[i] += " (" + f.err.Error() + ")"
+		case !json.Valid(f.raw):
+			names[i] += " (not whole JSON: cut short?)"
 		}
 	}
-	return false, nil
+	return fmt.Errorf("%s: %d result files, %s: a rank directory holds its rank's one result, and which one the aggregate took "+
+		"would decide the run's figures: keep the rank's result there and move the others out", dir, len(files), strings.Join(names, " and "))
 }
 
 // add reads one file's documents into run: a kvcache_run_summary is kept

@@ -702,15 +702,22 @@ func TestLoadMLPerfInputs(t *testing.T) {
 	r0, r1 := mlperfSpecs[0], mlperfSpecs[1]
 	// A run's directory: a summary at its top (kept) and a file that is
 	// not one (ignored); rank 0's directory holds a summary (skipped)
-	// before its result; rank 1's first file does not parse (missing,
-	// and the rank's one file: the next is not read); a trial with no
-	// rank directory.
+	// and JSON that is no result (a harness's metadata: skipped) beside
+	// its result; rank 1's one file does not parse (missing); a trial
+	// with no rank directory.
 	write("run/kvcache_run_summary_20260701_120000.json", []byte(summary))
 	write("run/notes.json", []byte(`{"x": 1}`))
 	write("run/option_1/trial_0/rank_0/a.json", []byte(summary))
 	write("run/option_1/trial_0/rank_0/b.json", doc(r0, ""))
+	write("run/option_1/trial_0/rank_0/a_metadata.json", []byte(`{"summary": {}, "run": 1}`))
 	write("run/option_1/trial_0/rank_1/a.json", []byte(`{"cut": `))
-	write("run/option_1/trial_0/rank_1/b.json", doc(r1, ""))
+	// A rank directory with two results, or a result and a file cut
+	// short (a result too, perhaps): which one counts would decide the
+	// figures, so neither is taken.
+	twoDir := filepath.Dir(write("two/option_1/trial_0/rank_1/a_old.json", doc(r1, "")))
+	write("two/option_1/trial_0/rank_1/b.json", doc(r1, ""))
+	cutDir := filepath.Dir(write("cut/option_1/trial_0/rank_0/a.json", doc(r0, "")))
+	write("cut/option_1/trial_0/rank_0/b.json", doc(r0, "")[:40])
 	if err := os.MkdirAll(filepath.Join(root, "run/option_1/trial_1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -751,6 +758,12 @@ func TestLoadMLPerfInputs(t *testing.T) {
 	}{
 		{name: "a run's directory", paths: []string{run}, ranks: 2,
 			want: "1 0 0 /run/option_1/trial_0/rank_0/b.json\nmissing 1 0 1 /run/option_1/trial_0/rank_1/a.json\nsummary /run/kvcache_run_summary_20260701_120000.json\n"},
+		{name: "two results in a rank directory", paths: []string{filepath.Join(root, "two")},
+			want: "report: " + filepath.Join(root, "two") + ": " + twoDir + ": 2 result files, a_old.json and b.json: a rank directory holds its rank's one result, " +
+				"and which one the aggregate took would decide the run's figures: keep the rank's result there and move the others out"},
+		{name: "a result and a file cut short in a rank directory", paths: []string{filepath.Join(root, "cut")},
+			want: "report: " + filepath.Join(root, "cut") + ": " + cutDir + ": 2 result files, a.json and b.json (not whole JSON: cut short?): a rank directory holds its rank's one result, " +
+				"and which one the aggregate took would decide the run's figures: keep the rank's result there and move the others out"},
 		{name: "files: the Option from a label, else the label, else unknown", paths: []string{one, named, noLabel}, ranks: 2,
 			want: "4 0 0 /files/one.json\nsysA 0 1 /files/named.json\nunknown 0 1 /files/nolabel.json\n"},
 		{name: "a glob", paths: []string{filepath.Join(root, "files", "n*.json")}, ranks: 2,

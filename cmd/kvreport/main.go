@@ -41,8 +41,8 @@ each answer compared with the first's (or --baseline's).
 
 --aggregate mlperf combines the per-rank, per-trial documents of a run
 (directories laid out .../option_<O>/trial_<T>/rank_<N>/, as mlpstorage
-and bench/mlperf-option.sh write them, or files with kvreplay --trial and
---rank) exactly as MLPerf Storage's Rules.md 6.3.4 says: storage read and
+and bench/mlperf-option.sh write them, one result in each rank's, or files
+with kvreplay --trial and --rank) exactly as MLPerf Storage's Rules.md 6.3.4 says: storage read and
 write bandwidth and storage throughput summed over the ranks of a trial
 and averaged (fmean) over trials, device read and write p95 the largest
 rank's; missing ranks in missing_files (exit status 1: a partial failure),

@@ -136,6 +136,17 @@ func TestAggregateMLPerfKeepsItsInputs(t *testing.T) {
 
 func TestAggregateMLPerfUsage(t *testing.T) {
 	dir := writeRefRun(t, 1, 1)
+	// A second result in a rank's directory (an older run's, copied in):
+	// which one counts would decide the figures.
+	twice := writeRefRun(t, 1, 1)
+	rank := filepath.Join(twice, "option_1", "trial_0", "rank_0")
+	raw, err := os.ReadFile(filepath.Join(rank, "kvcache_results_20260701_120000.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rank, "kvcache_results_20260601_120000.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args   []string
 		stderr string
@@ -143,6 +154,8 @@ func TestAggregateMLPerfUsage(t *testing.T) {
 		{[]string{"--aggregate", "dlio", dir}, "--aggregate dlio: must be one of mlperf"},
 		{[]string{"--aggregate", "mlperf", "--format", "csv", dir}, "--format csv: --aggregate writes json, text or md"},
 		{[]string{"--aggregate", "mlperf", t.TempDir()}, "no .../trial_<T>/rank_<N>/*.json result"},
+		{[]string{"--aggregate", "mlperf", twice}, rank + ": 2 result files, kvcache_results_20260601_120000.json and kvcache_results_20260701_120000.json: " +
+			"a rank directory holds its rank's one result"},
 	}
 	for _, tt := range tests {
 		code, _, errs := kvreport(t, "", tt.args...)
