@@ -111,7 +111,7 @@ type cacheStats struct {
 	userHits, multiTurnHits      int64
 	readBytes, writeBytes        int64
 	readOps, writeOps            int64
-	storageTokens                float64
+	tierTokens                   [schema.NumTiers]float64 // storage tiers' (Tier-2, Tier-3): see CacheStats.StorageTokensProcessed
 	deletes                      int64
 	forcedWrites                 int64
 	racedReservations            int64
@@ -298,10 +298,10 @@ func (c *cache) allocateRef(ref *keyRef, tokens int, phase schema.Phase) (*objec
 		c.stats.offloadsCPU++
 	case schema.TierNVMe:
 		c.stats.offloadsStorage++
-		c.stats.storageTokens += float64(tokens)
+		c.stats.tierTokens[tier] += float64(tokens)
 	case schema.TierObject:
 		c.stats.offloadsObject++
-		c.stats.storageTokens += float64(tokens)
+		c.stats.tierTokens[tier] += float64(tokens)
 	}
 	return o, nil
 }
@@ -345,7 +345,7 @@ func (c *cache) accessRef(ref *keyRef, phase schema.Phase, ct cacheType) (*objec
 		// An object holds one rank's share of its tokens' bytes: a read
 		// of it moves all its tokens, as the reference counts them since
 		// mlcommons/storage #402 (before, TP times too few).
-		c.stats.storageTokens += float64(o.size) * float64(c.tp) / float64(c.bpt)
+		c.stats.tierTokens[o.tier] += float64(o.size) * float64(c.tp) / float64(c.bpt)
 	}
 	return o, nil
 }
@@ -452,7 +452,7 @@ func (c *cache) demote(o *object, to schema.Tier) error {
 			c.stats.offloadsObject++
 		}
 		if perRank := c.bpt / c.tp; perRank > 0 {
-			c.stats.storageTokens += float64(o.size / perRank)
+			c.stats.tierTokens[to] += float64(o.size / perRank)
 		}
 	}
 	return nil

@@ -78,7 +78,13 @@ type Percentiles struct {
 	P9999 float64 `json:"p9999"`
 }
 
-// CacheStats is the reference's cache_stats block.
+// CacheStats is the reference's cache_stats block. Its storage_* keys
+// are Tier-2's (NVMe, the reference's storage tier) alone, and the
+// object_* keys Tier-3's: storage_tokens_processed (StorageTokensProcessed)
+// is the tokens that Tier-2's writes, the demotions into it and its reads
+// moved, each counted as the reference counts it (mlcommons/storage #402),
+// and object_tokens_processed the same for Tier-3. kvreplay's
+// kv_tokens_moved_per_s counts Tier-2's bytes alone too.
 type CacheStats struct {
 	CacheHitRate         float64       `json:"cache_hit_rate"`
 	CacheHits            int64         `json:"cache_hits"`
@@ -105,11 +111,13 @@ type CacheStats struct {
 	CPUWriteBandwidth    float64       `json:"tier_cpu_write_bandwidth_gbps"`
 	StorageReadBandwidth float64       `json:"tier_storage_read_bandwidth_gbps"`
 	// The object tier's (kvtrace --object-tier, Tier-3; kvbench's, not
-	// the reference's): absent without it.
+	// the reference's): absent without it. object_tokens_processed is
+	// storage_tokens_processed's count for Tier-3.
 	ObjectEntries          int     `json:"object_entries,omitempty"`
 	OffloadsObject         int64   `json:"offloads_object,omitempty"`
 	ObjectWrittenGB        float64 `json:"tier_object_kv_bytes_written_gb,omitempty"`
 	ObjectReadGB           float64 `json:"tier_object_kv_bytes_read_gb,omitempty"`
+	ObjectTokensProcessed  float64 `json:"object_tokens_processed,omitempty"`
 	StorageWriteBandwidth  float64 `json:"tier_storage_write_bandwidth_gbps"`
 	SystemPromptHits       int64   `json:"system_prompt_hits"`
 	CommonPhraseHits       int64   `json:"common_phrase_hits"`
@@ -368,6 +376,7 @@ func (e *engine) cacheStats(c *CacheStats, elapsed float64) {
 	if e.cfg.ObjectTier {
 		c.ObjectEntries, c.OffloadsObject = e.cache.entries(schema.TierObject), cs.offloadsObject
 		c.ObjectWrittenGB, c.ObjectReadGB = float64(w[schema.TierObject])/gib, float64(rd[schema.TierObject])/gib
+		c.ObjectTokensProcessed = cs.tierTokens[schema.TierObject]
 	}
 	c.SystemPromptHits, c.CommonPhraseHits = cs.systemPromptHits, cs.commonHits
 	c.UserCacheHits, c.MultiTurnHits = cs.userHits, cs.multiTurnHits
@@ -375,7 +384,7 @@ func (e *engine) cacheStats(c *CacheStats, elapsed float64) {
 	c.TotalReadGB, c.TotalWriteGB = float64(cs.readBytes)/gib, float64(cs.writeBytes)/gib
 	c.ReadWriteRatio = float64(cs.readBytes) / float64(max(cs.writeBytes, 1))
 	c.ReadIOPS, c.WriteIOPS = cs.readOps, cs.writeOps
-	c.StorageTokensProcessed = cs.storageTokens
+	c.StorageTokensProcessed = cs.tierTokens[schema.TierNVMe]
 	c.TierLatencyMS = map[string]float64{}
 	for t, name := range [...]string{"gpu", "cpu", "storage"} {
 		for op, opName := range map[schema.Op]string{schema.OpRead: "read", schema.OpWrite: "write"} {

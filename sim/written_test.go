@@ -65,3 +65,40 @@ func TestStorageTokensAcrossTP(t *testing.T) {
 		t.Errorf("storage tokens processed: %.0f at TP 1, %.0f at TP 2; want the same, not 0", tokens[1], tokens[2])
 	}
 }
+
+// TestStorageTokensByTier: storage_tokens_processed is Tier-2's alone, as
+// every storage_* key of cache_stats is and as kvreplay's
+// kv_tokens_moved_per_s counts, and object_tokens_processed Tier-3's: the
+// tokens of each tier's writes (Prefill and Evict) and of its reads other
+// than a demotion's. Before, storage_tokens_processed added Tier-3's
+// tokens to Tier-2's.
+func TestStorageTokensByTier(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NumUsers, cfg.Duration, cfg.GenerationMode = 20, 30*time.Second, "none"
+	cfg.GPUMemGB, cfg.CPUMemGB, cfg.StorageCapacityGB, cfg.ObjectTier, cfg.Seed = 0, 0, 20, true, 42
+	var want [schema.NumTiers]float64
+	var rows [schema.NumTiers][schema.NumOps]int
+	res, err := Run(context.Background(), &cfg, func(r *schema.Record) error {
+		rows[r.Tier][r.Op]++
+		if r.Op == schema.OpWrite || r.Op == schema.OpRead && r.Phase != schema.PhaseEvict {
+			want[r.Tier] += float64(r.Size)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bpt := res.Kvbench.BytesPerToken
+	if rows[schema.TierNVMe][schema.OpRead] == 0 || rows[schema.TierObject][schema.OpRead] == 0 || rows[schema.TierObject][schema.OpWrite] == 0 {
+		t.Fatalf("rows by tier and operation %v: no Tier-2 or Tier-3 reads and writes, the test proves nothing", rows)
+	}
+	c := res.Summary.CacheStats
+	for _, tt := range []struct {
+		tier schema.Tier
+		got  float64
+	}{{schema.TierNVMe, c.StorageTokensProcessed}, {schema.TierObject, c.ObjectTokensProcessed}} {
+		if w := want[tt.tier] / float64(bpt); tt.got != w {
+			t.Errorf("%s tokens processed %.0f, want its rows' %.0f", tt.tier, tt.got, w)
+		}
+	}
+}
