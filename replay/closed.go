@@ -60,7 +60,8 @@ type clRequest struct {
 	// be due at waitAt once that row was ingested.
 	waiting bool
 	waitAt  time.Time
-	cut     bool // the window closed on it: its rows left are dropped
+	// sent: every row of it was released (dispatched).
+	sent bool
 }
 
 // clUser is a user's queue of requests and figures.
@@ -75,6 +76,7 @@ type clUser struct {
 	lat      results.Latency
 	requests int64
 	tokens   int64
+	cut      int64 // requests the window cut
 }
 
 type clItem struct {
@@ -427,20 +429,13 @@ func (c *closedLoop) forget(kq *keyRows, ref rowRef) {
 }
 
 // headTurn releases the request whose next row is now its object's
-// first, if it waited, and drops the rows of requests the window cut.
+// first, if it waited.
 func (c *closedLoop) headTurn(kq *keyRows) {
-	for len(kq.rows) > 0 {
-		h := kq.rows[0]
-		if h.req.cut {
-			if kq.rows = kq.rows[1:]; len(kq.rows) == 0 {
-				delete(c.keyq, kq.name)
-			}
-			continue
-		}
-		if h.req.waiting && h.req.next == h.i {
-			c.unwait(h.req)
-		}
+	if len(kq.rows) == 0 {
 		return
+	}
+	if h := kq.rows[0]; h.req.waiting && h.req.next == h.i {
+		c.unwait(h.req)
 	}
 }
 
@@ -458,10 +453,10 @@ func (c *closedLoop) unwait(r *clRequest) {
 
 // next is when the first row due is; zero when none is. When rows wait
 // for their objects' turns with nothing else to come (the run idle,
-// nothing due, no row left to read), they would wait forever: the window
-// closed on the rows they wait for (the requests they wait in are cut);
-// else (which trace order rules out, each user's requests being read in
-// order) the oldest waiting row goes, counted in a warning.
+// nothing due, no row left to read), they would wait forever (which
+// trace order rules out, each user's requests being read in order): the
+// oldest waiting row goes, counted in a warning. (Once the window
+// closed, nothing waits: closeWindow cut it.)
 func (c *closedLoop) next() time.Time {
 	if len(c.due) == 0 && len(c.waiting) > 0 && c.in.idle() && c.noMoreRows() {
 		c.unstick()
@@ -474,24 +469,12 @@ func (c *closedLoop) next() time.Time {
 }
 
 // noMoreRows reports that no row read later can release a waiting one:
-// the window closed, or the reader sent every row and the loop took them.
+// the reader sent every row and the loop took them.
 func (c *closedLoop) noMoreRows() bool {
-	return c.windowClosed || (c.rr.ended.Load() && len(c.rr.out) == 0)
+	return c.rr.ended.Load() && len(c.rr.out) == 0
 }
 
 func (c *closedLoop) unstick() {
-	if c.windowClosed {
-		// Cutting a request may hand its objects' turns to others that
-		// wait (unwait takes them out of c.waiting and makes them due):
-		// cut one at a time, until one is due; the loop runs it, and
-		// comes back here once idle again.
-		for len(c.waiting) > 0 && len(c.due) == 0 {
-			r := c.waiting[0]
-			c.waiting = c.waiting[1:]
-			c.cutRequest(r)
-		}
-		return
-	}
 	r := c.waiting[0]
 	c.unordered++
 	kq := c.keyRowsOf(r.src, r.recs[r.next].Key, false)
@@ -500,46 +483,51 @@ func (c *closedLoop) unstick() {
 	c.ingestNext(r, kq, r.waitAt)
 }
 
-// cutRequest drops r's rows left: it ends with the rows it had.
-func (c *closedLoop) cutRequest(r *clRequest) {
-	r.cut, r.waiting = true, false
-	c.buffered -= len(r.recs) - r.next
-	for _, rec := range r.recs[r.next:] {
-		if kq := c.keyRowsOf(r.src, rec.Key, false); kq != nil {
-			c.headTurn(kq)
-			if len(kq.rows) == 0 {
-				delete(c.keyq, kq.name)
-			}
-		}
-	}
-	r.next = len(r.recs)
-	r.whole = true
-	c.dispatched(r)
-}
-
-// closeWindow stops releasing requests, at the end of --duration: those
-// released run to their end with the rows read so far.
-func (c *closedLoop) closeWindow(time.Time) {
+// closeWindow ends the window (--duration) at end: no row is released
+// after it. A request whose rows were all released completes; one with
+// rows left (due later, waiting for their objects' turns, or not read)
+// is cut: it ends with the rows it had, is not a completed request, and
+// its user's next request is not released. A request due after end (its
+// user thinking) was not released.
+func (c *closedLoop) closeWindow(end time.Time) {
 	c.windowClosed = true
-	for i, r := range c.bySrc {
-		if r != nil {
-			c.whole(r)
-			c.bySrc[i] = nil
+	clear(c.bySrc)
+	for id, r := range c.inflight {
+		if r.sent {
+			continue
 		}
+		delete(c.inflight, id)
+		u := r.user
+		if u != nil {
+			u.active = nil
+		}
+		if r.next == 0 && r.release.After(end) {
+			c.released--
+			if u != nil {
+				u.queue = append([]*clRequest{r}, u.queue...)
+			}
+			continue
+		}
+		if u != nil {
+			u.cut++
+		}
+		c.in.cutRequest(id)
 	}
+	c.stop()
 }
 
-// stop drops what waits: the run stopped.
+// stop drops what waits: the run stopped, or the window closed.
 func (c *closedLoop) stop() {
 	c.due = c.due[:0]
 	c.waiting = c.waiting[:0]
 	clear(c.keyq)
+	c.buffered = 0
 }
 
 // dispatched closes r once its last row is dispatched: its request
 // completes when its rows do.
 func (c *closedLoop) dispatched(r *clRequest) {
-	r.recs = nil
+	r.recs, r.sent = nil, true
 	if r.id != 0 {
 		c.in.closeRequest(reqID{int(r.src), r.id})
 	}
@@ -585,7 +573,7 @@ func (c *closedLoop) left() int64 {
 	}
 	n = 0
 	for _, u := range c.order {
-		n += p.UserRequests[u.key] - u.requests
+		n += p.UserRequests[u.key] - u.requests - u.cut
 		if u.active != nil {
 			n-- // released, not complete
 		}

@@ -73,9 +73,10 @@ type Config struct {
 	// each class to appear (SelectUsers). A trace the plan did not read
 	// (a pipe) replays the first Users users to appear, with a warning.
 	Users int
-	// Duration bounds the run in wall time: no row (open loop) or request
-	// (closed loop) is released after it, and what was released completes.
-	// 0 runs the trace to its end.
+	// Duration bounds the run in wall time: no row is released after it.
+	// What was released completes; a request it closed on with rows left
+	// is cut (ReplayStats.RequestsCut), not counted as completed. 0 runs
+	// the trace to its end.
 	Duration time.Duration
 	// Rank and Ranks place this process in a multi-host run (0 of 1
 	// alone); Shard says which rows are this rank's (shard.go): "key",

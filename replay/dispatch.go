@@ -167,8 +167,23 @@ func (s *sched) closeRequest(id reqID) {
 	}
 }
 
-// requestDone records a request's completion at end.
+// cutRequest ends a request the window closed on with rows not released
+// (none is released after it): once the rows it had complete, it ends,
+// counted apart from the completed requests, whose latencies it would
+// shorten.
+func (s *sched) cutRequest(id reqID) {
+	s.counted.cut++
+	if rs := s.reqs[id]; rs != nil {
+		rs.cut = true
+		s.closeRequest(id)
+	}
+}
+
+// requestDone records a request's completion at end; a cut one is not.
 func (s *sched) requestDone(rs *reqState, end time.Time) {
+	if rs.cut {
+		return
+	}
 	s.metrics.request(rs, end)
 	s.rel.requestDone(rs.id, end.Sub(rs.first), end)
 }

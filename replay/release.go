@@ -30,9 +30,9 @@ type releaser interface {
 	next() time.Time
 	// drained reports that it holds no row that waits to be released.
 	drained() bool
-	// closeWindow stops releasing (--duration passed, at now): what
-	// was released completes, and the requests it cut end with the rows
-	// they had.
+	// closeWindow stops releasing (--duration passed, at now): no row
+	// is released after it; what was released completes, and each
+	// request with rows left is cut (intake.cutRequest).
 	closeWindow(now time.Time)
 	// stop drops every row not released: the run stopped.
 	stop()
@@ -49,6 +49,9 @@ type intake interface {
 	ingest(rec *schema.Record, src int, due time.Time)
 	// closeRequest marks a request as having all its rows.
 	closeRequest(id reqID)
+	// cutRequest marks a request the window closed on with rows not
+	// released: it ends with the rows it had, and is not completed.
+	cutRequest(id reqID)
 	// room reports that the run goes on and may take another row now.
 	room() bool
 	// idle reports that nothing dispatched is incomplete.
@@ -159,6 +162,7 @@ func (o *openLoop) endBatch() {
 	b := o.cur
 	if b.ended >= 0 {
 		if id := o.lastReq[b.ended]; id != 0 {
+			o.lastReq[b.ended] = 0
 			o.in.closeRequest(reqID{int(b.ended), id})
 		}
 	}
@@ -179,13 +183,22 @@ func (o *openLoop) next() time.Time {
 	return o.due(o.pos, time.Time{})
 }
 
+// closeWindow counts the rows due by the window's end (now) that it did
+// not release, and ends each trace's request at hand: closed when the
+// trace's next row is of another request, cut when it is of the same one
+// or not read yet.
 func (o *openLoop) closeWindow(now time.Time) {
-	o.countHeld(now)
+	after := o.countHeld(now)
 	o.stop()
 	for src, id := range o.lastReq {
-		if id != 0 {
-			o.lastReq[src] = 0
+		if id == 0 {
+			continue
+		}
+		o.lastReq[src] = 0
+		if next, ok := after[src]; ok && next != id {
 			o.in.closeRequest(reqID{src, id})
+		} else {
+			o.in.cutRequest(reqID{src, id})
 		}
 	}
 }
@@ -193,31 +206,46 @@ func (o *openLoop) closeWindow(now time.Time) {
 // countHeld counts the rows due by now (the window's end) that were not
 // released: those left in the current batch, then those of the batches
 // already read (it does not wait for more), up to the first row not yet
-// due.
-func (o *openLoop) countHeld(now time.Time) {
-	if o.speed <= 0 {
-		return // --speed max: every row is due, and none is late
-	}
+// due. It returns the Request of each trace's first row not released, as
+// far as it read (0: none, or the trace ended there).
+func (o *openLoop) countHeld(now time.Time) map[int]uint64 {
+	after := map[int]uint64{}
+	late := o.speed > 0 // at --speed max every row is due, and none is late
 	for o.cur != nil {
-		for ; o.pos < len(o.cur.recs); o.pos++ {
-			due := o.due(o.pos, now)
-			if due.After(now) {
-				return
+		b := o.cur
+		for i := o.pos; i < len(b.recs); i++ {
+			src := int(b.src[i])
+			if _, ok := after[src]; !ok {
+				after[src] = b.recs[i].Request
 			}
-			o.held++
-			o.in.missed(due, now)
+			if !late {
+				continue
+			}
+			if due := o.due(i, now); !due.After(now) {
+				o.held++
+				o.in.missed(due, now)
+				continue
+			}
+			late = false
 		}
-		o.rr.recycle(o.cur)
+		if _, ok := after[int(b.ended)]; b.ended >= 0 && !ok {
+			after[int(b.ended)] = 0
+		}
+		if !late {
+			return after
+		}
+		o.rr.recycle(b)
 		o.cur, o.pos = nil, 0
 		select {
-		case b, ok := <-o.rr.out:
+		case nb, ok := <-o.rr.out:
 			if ok {
-				o.cur = b
+				o.cur = nb
 			}
 		default:
 			o.heldAtLeast = true
 		}
 	}
+	return after
 }
 
 func (o *openLoop) stop() {

@@ -64,7 +64,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	res.Replay = schema.ReplayStats{
 		Rows: s.rows.Load(), RowsDone: s.rowsDone.Load(), Objects: s.objects,
 		ColdPrepared: s.counted.cold, ColdPreparedBytes: s.counted.coldBytes,
-		CapacityEvictions: s.counted.evictions, Rematerialised: s.counted.remat,
+		CapacityEvictions: s.counted.evictions, Rematerialised: s.counted.remat, RequestsCut: s.counted.cut,
 		Verify: s.cfg.Verify, VerifiedBytes: s.data.verified.Load(),
 		Fsync: s.cfg.Fsync, Syncs: s.counted.syncs,
 		Workers: s.cfg.Workers, QueueDepth: s.cfg.QueueDepth, BlockSize: s.cfg.BlockSize,

@@ -101,7 +101,7 @@ type sched struct {
 
 	rows, rowsDone, bytesDone atomic.Int64
 	lag                       atomic.Int64
-	counted                   struct{ cold, coldBytes, evictions, remat, mismatch, syncs int64 }
+	counted                   struct{ cold, coldBytes, evictions, remat, mismatch, syncs, cut int64 }
 	warnings                  []string
 	infos                     []schema.TraceInfo
 }
@@ -209,8 +209,8 @@ func (s *sched) loop(rows *rowReader) {
 }
 
 // closeWindow ends the window once its deadline passed: nothing more is
-// released; what was released completes, and the requests it cut end
-// with the rows they had.
+// released; what was released completes, and the requests it cut (rows
+// left) end with the rows they had, not counted as completed.
 func (s *sched) closeWindow(l *loopState, now time.Time) {
 	if l.deadline.IsZero() || now.Before(l.deadline) {
 		return

@@ -40,8 +40,11 @@ type reqState struct {
 	first   time.Time
 	pending int
 	closed  bool
-	qos     schema.QoS
-	last    *task
+	// cut: the window closed on it with rows not released; it is not a
+	// completed request.
+	cut  bool
+	qos  schema.QoS
+	last *task
 	// lastDone is when the last of its rows so far completed.
 	lastDone time.Time
 }

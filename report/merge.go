@@ -534,6 +534,7 @@ func mergeReplay(dst, src *schema.ReplayStats) {
 	dst.Rows += src.Rows
 	dst.RowsDone += src.RowsDone
 	dst.RowsMissed += src.RowsMissed
+	dst.RequestsCut += src.RequestsCut
 	dst.Objects += src.Objects
 	dst.ColdPrepared += src.ColdPrepared
 	dst.ColdPreparedBytes += src.ColdPreparedBytes

@@ -412,7 +412,12 @@ type ReplayStats struct {
 	// it closed on without releasing them: the run fell behind the
 	// trace's pace. Each counts in Lag, late by at least the time from
 	// when it was due to the window's end.
-	RowsMissed        int64 `json:"rows_missed,omitempty"`
+	RowsMissed int64 `json:"rows_missed,omitempty"`
+	// RequestsCut are the requests the --duration window closed on with
+	// rows not yet released: none of their rows is released after it, and
+	// they are not completed requests (their latency would be that of the
+	// rows they had), so Requests leaves them out.
+	RequestsCut       int64 `json:"requests_cut,omitempty"`
 	Objects           int64 `json:"objects"`
 	ColdPrepared      int64 `json:"cold_prepared"`
 	ColdPreparedBytes int64 `json:"cold_prepared_bytes"`
@@ -473,7 +478,8 @@ type ClosedLoopStats struct {
 	// WindowS is --duration in seconds: no request was released after
 	// it (0: unbounded, the trace ran out).
 	WindowS float64 `json:"window_s,omitempty"`
-	// RequestsReleased and RequestsCompleted count the users' requests;
+	// RequestsReleased and RequestsCompleted count the users' requests
+	// (released are completed, or cut by the window: Replay.RequestsCut);
 	// RequestsLeft those of the replayed users that were never released
 	// (the window closed first), -1 when unknown (a trace on a pipe stopped
 	// by the window).
