@@ -459,7 +459,9 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	x.PeakLiveBytes = map[string]int64{}
 	x.TierBytesWritten = map[string]int64{}
 	x.TierBytesRead = map[string]int64{}
-	for t := range schema.Tier(schema.NumTiers) {
+	// The trace's tiers: Tier-3 only with --object-tier (it is not a tier
+	// of capacity 0 without it).
+	for t := range e.cache.last + 1 {
 		ts := &e.cache.tiers[t]
 		capacity := int64(-1) // unlimited
 		if !math.IsInf(ts.limit, 1) {

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -99,6 +101,36 @@ func TestStorageTokensByTier(t *testing.T) {
 	}{{schema.TierNVMe, c.StorageTokensProcessed}, {schema.TierObject, c.ObjectTokensProcessed}} {
 		if w := want[tt.tier] / float64(bpt); tt.got != w {
 			t.Errorf("%s tokens processed %.0f, want its rows' %.0f", tt.tier, tt.got, w)
+		}
+	}
+}
+
+// TestTierMapsNameTheTraceTiers: the statistics' (and so the sidecar's)
+// per-tier maps name Tier-3 only with --object-tier. Before, every trace
+// carried a Tier-3 of capacity 0, which kvtrace inspect showed as
+// "capacity Tier-3 0 B" for a trace without one.
+func TestTierMapsNameTheTraceTiers(t *testing.T) {
+	for _, object := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.NumUsers, cfg.Duration, cfg.GenerationMode, cfg.Seed = 2, 5*time.Second, "none", 42
+		cfg.GPUMemGB, cfg.CPUMemGB, cfg.StorageCapacityGB, cfg.ObjectTier = 0, 0, 1, object
+		res, err := Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := res.Kvbench
+		want := []string{"Tier-0", "Tier-1", "Tier-2"}
+		if object {
+			want = append(want, "Tier-3")
+		}
+		for name, m := range map[string]map[string]int64{"tier_capacity_bytes": x.TierCapacityBytes,
+			"peak_live_bytes": x.PeakLiveBytes, "tier_bytes_written": x.TierBytesWritten, "tier_bytes_read": x.TierBytesRead} {
+			if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, want) {
+				t.Errorf("--object-tier %v: %s names %v, want %v", object, name, got, want)
+			}
+		}
+		if object && x.TierCapacityBytes["Tier-3"] != -1 {
+			t.Errorf("--object-tier: Tier-3 capacity %d, want -1 (unlimited)", x.TierCapacityBytes["Tier-3"])
 		}
 	}
 }
