@@ -306,10 +306,11 @@ func renderText(w io.Writer, r *Report, md bool) error {
 // p95 target), empty for a metric without one. Warnings are the group's (and the report's that name no
 // group), joined with " | ", on every row of the group. Trial is empty on
 // the rows of the group's statistics over its trials; the rows that follow
-// them, one per trial, QoS class and SLA figure (its p95 against its
+// them name their trial and hold its value as the median of n = 1 (empty,
+// n = 0, where the trial has none), trial by trial: each metric of the
+// trial, then each of its QoS classes' SLA figures (its p95 against its
 // target, the share within the target, met 1 or 0, empty where the run
-// did not measure it), name their trial and hold its value as the median
-// of n = 1: every run's SLA, not only its group's spread.
+// did not measure it). Every trial's figures, not only its group's spread.
 type csvRow struct {
 	Group    string `csv:"group"`
 	Metric   string `csv:"metric"`
@@ -348,13 +349,11 @@ func csvOpt(m map[string]float64, k string) string {
 func renderCSV(w io.Writer, r *Report) error {
 	var rows []*csvRow
 	all := allWarnings(r)
+	slas := slaRows(r)
 	for _, g := range r.Groups {
 		warns := strings.Join(groupWarnings(all, g.Label, r.Groups), " | ")
 		for i, m := range r.Metrics {
-			row := &csvRow{Group: g.Label, Metric: m.Name, Unit: m.Unit, Better: m.Better, Warnings: warns}
-			if v, ok := MetricTarget(m.Name); ok {
-				row.Target = csvNum(v)
-			}
+			row := csvMetricRow(g.Label, m, warns)
 			if st, ok := g.Stats[m.Name]; ok {
 				row.N = st.N
 				row.Median, row.Mean, row.Min, row.Max = csvNum(st.Median), csvNum(st.Mean), csvNum(st.Min), csvNum(st.Max)
@@ -368,7 +367,10 @@ func renderCSV(w io.Writer, r *Report) error {
 			}
 			rows = append(rows, row)
 		}
-		rows = append(rows, csvSLARows(r, g.Label, warns)...)
+		for i := range g.Trials {
+			rows = append(rows, csvTrialRows(r, g, i, warns)...)
+			rows = append(rows, csvSLARows(slas, g.Label, g.TrialID(i), warns)...)
+		}
 	}
 	if err := gocsv.Marshal(rows, w); err != nil {
 		return fmt.Errorf("report: csv: %w", err)
@@ -376,13 +378,37 @@ func renderCSV(w io.Writer, r *Report) error {
 	return nil
 }
 
-// csvSLARows are the per-trial SLA rows of group label: for each trial
-// and QoS class, its p95 against its target, its share within the target
-// and whether it met its SLA (empty when the run did not measure it).
-func csvSLARows(r *Report, label, warns string) []*csvRow {
+// csvMetricRow is a row of metric m of group label, its figures empty.
+func csvMetricRow(label string, m Metric, warns string) *csvRow {
+	row := &csvRow{Group: label, Metric: m.Name, Unit: m.Unit, Better: m.Better, Warnings: warns}
+	if v, ok := MetricTarget(m.Name); ok {
+		row.Target = csvNum(v)
+	}
+	return row
+}
+
+// csvTrialRows are the rows of trial i of group g: each metric's value in
+// the trial as the median of n = 1, empty (n = 0) where it has none.
+func csvTrialRows(r *Report, g *Group, i int, warns string) []*csvRow {
+	rows := make([]*csvRow, 0, len(r.Metrics))
+	for _, m := range r.Metrics {
+		row := csvMetricRow(g.Label, m, warns)
+		row.Trial = strconv.Itoa(g.TrialID(i))
+		if v, ok := trialValue(g, i, m.Name); ok && csvNum(v) != "" {
+			row.N, row.Median = 1, csvNum(v)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// csvSLARows are the SLA rows of trial id of group label: for each QoS
+// class, its p95 against its target, its share within the target and
+// whether it met its SLA (empty when the run did not measure it).
+func csvSLARows(slas []slaRow, label string, id int, warns string) []*csvRow {
 	var rows []*csvRow
-	for _, s := range slaRows(r) {
-		if s.Group != label {
+	for _, s := range slas {
+		if s.Group != label || s.Trial != id {
 			continue
 		}
 		met := ""
