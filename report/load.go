@@ -116,10 +116,64 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 			docs = append(docs, ds...)
 		}
 	}
+	if opt.Label == "" {
+		if err := checkGroupBy(docs, opt.GroupBy); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+	}
 	for _, d := range docs {
 		d.Label = labelOf(d, opt)
 	}
 	return docs, nil
+}
+
+// groupKeySetBy says what gives a document a --group-by key it may lack
+// (config and file every document has).
+var groupKeySetBy = map[string]string{"system": "kvreplay --system", "label": "kvreplay --label"}
+
+// checkGroupBy refuses a --group-by key that none of docs has: it would
+// put every document in one group, "-", and tell none apart. The error
+// says what sets the key and what the documents can be grouped by.
+func checkGroupBy(docs []*Doc, keys []string) error {
+	for _, k := range keys {
+		setBy, ok := groupKeySetBy[k]
+		if !ok || slices.ContainsFunc(docs, func(d *Doc) bool { return groupValue(d, k) != "" }) {
+			continue
+		}
+		var others []string
+		for _, o := range groupKeys {
+			if o == k || slices.Contains(keys, o) {
+				continue
+			}
+			if _, lacks := groupKeySetBy[o]; !lacks {
+				others = append(others, o)
+				continue
+			}
+			var vals []string
+			for _, d := range docs {
+				if v := groupValue(d, o); v != "" && !slices.Contains(vals, v) {
+					vals = append(vals, v)
+				}
+			}
+			if len(vals) > 0 {
+				others = append(others, fmt.Sprintf("%s (%s)", o, strings.Join(vals, ", ")))
+			}
+		}
+		what := fmt.Sprintf("none of the %d documents has a %s", len(docs), k)
+		if len(docs) == 1 {
+			what = "the document has no " + k
+		}
+		instead := "give --label NAME to put them in one group"
+		if n := len(others); n > 0 {
+			by := others[n-1]
+			if n > 1 {
+				by = strings.Join(others[:n-1], ", ") + " or " + by
+			}
+			instead = "group them by what they have, --group-by " + by + ", or " + instead
+		}
+		return fmt.Errorf("--group-by %s: %s (%s sets one; kv-cache.py documents have none): %s", k, what, setBy, instead)
+	}
+	return nil
 }
 
 // decodeStream decodes the concatenated JSON documents of r. It reads r
@@ -251,6 +305,22 @@ func baseName(p string) string {
 	return b
 }
 
+// groupValue is document d's value of the --group-by key k ("" when it
+// has none).
+func groupValue(d *Doc, k string) string {
+	switch k {
+	case "system":
+		return d.System
+	case "label":
+		return d.Label
+	case "config":
+		return d.Config
+	case "file":
+		return baseName(d.Path)
+	}
+	return ""
+}
+
 func labelOf(d *Doc, opt LoadOptions) string {
 	if opt.Label != "" {
 		return opt.Label
@@ -258,17 +328,7 @@ func labelOf(d *Doc, opt LoadOptions) string {
 	if len(opt.GroupBy) > 0 {
 		parts := make([]string, 0, len(opt.GroupBy))
 		for _, k := range opt.GroupBy {
-			var v string
-			switch k {
-			case "system":
-				v = d.System
-			case "label":
-				v = d.Label
-			case "config":
-				v = d.Config
-			case "file":
-				v = baseName(d.Path)
-			}
+			v := groupValue(d, k)
 			if v == "" {
 				v = "-"
 			}

@@ -55,6 +55,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"--nope"}, 2, "", "unknown flag: --nope"},
 		{[]string{"--format", "pdf", docA}, 2, "", "--format pdf: must be one of"},
 		{[]string{"--group-by", "colour", docA}, 2, "", "--group-by colour"},
+		{[]string{"--group-by", "system", docA, docB}, 2, "", "--group-by system: none of the 2 documents has a system (kvreplay --system sets one"},
 		{[]string{bad}, 2, "", "format_version 99"},
 		{[]string{"nonexistent.json"}, 2, "", "nonexistent.json"},
 		{[]string{"--baseline", "nobody", docA}, 2, "", "--baseline nobody: no such group"},
