@@ -205,11 +205,18 @@ func (p *problems) addf(format string, args ...any) {
 }
 
 // parseTiers parses a comma-separated list of tiers, by trace name (Tier-2)
-// or the reference's short name (nvme).
+// or the reference's short name (nvme). An empty list is none (the caller
+// says --tiers is empty); an empty item among others is an error.
 func parseTiers(s string) ([]schema.Tier, error) {
 	var tiers []schema.Tier
+	if s == "" {
+		return nil, nil
+	}
 	for f := range strings.SplitSeq(s, ",") {
 		f = strings.TrimSpace(f)
+		if f == "" {
+			return nil, fmt.Errorf("--tiers %s: an empty item: want tiers separated by single commas, such as Tier-1,Tier-2", s)
+		}
 		t, err := schema.ParseTier(f)
 		if err != nil {
 			found := false

@@ -102,3 +102,23 @@ func TestParseTiersObject(t *testing.T) {
 		t.Errorf("parseTiers: %v, %v; want %v", got, err, want)
 	}
 }
+
+// TestParseTiersEmpty: an empty --tiers is reported once, by the check of
+// empty options (it was also refused as the tier ""), and an empty item
+// among tiers is named as one.
+func TestParseTiersEmpty(t *testing.T) {
+	for _, c := range []struct{ tiers, want string }{
+		{"", "--tiers: empty"},
+		{" ", "--tiers  : an empty item: want tiers separated by single commas, such as Tier-1,Tier-2"},
+		{"Tier-2,", "--tiers Tier-2,: an empty item: want tiers separated by single commas, such as Tier-1,Tier-2"},
+		{"cpu,,nvme", "--tiers cpu,,nvme: an empty item: want tiers separated by single commas, such as Tier-1,Tier-2"},
+	} {
+		f, err := parseExportFlags([]string{"--to", "sai3", "--tiers", c.tiers, "-o", "out", "t.csv"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.config(); err == nil || err.Error() != c.want {
+			t.Errorf("--tiers %q: %v, want %s", c.tiers, err, c.want)
+		}
+	}
+}
