@@ -619,6 +619,19 @@ func TestNoRows(t *testing.T) {
 	}
 }
 
+// TestFioSourceStdin: a job file exported from stdin says so in its
+// header, not "from -".
+func TestFioSourceStdin(t *testing.T) {
+	opt := FioOptions{Dir: "/d", Source: "-"}.withDefaults()
+	var job bytes.Buffer
+	if _, err := Fio(openTrace(t, "testdata/tiny.csv"), opt, newMemLogs(&opt).open, &job); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(job.String(), "\n"); first != "; fio job file written by kvtrace export from stdin (11 rows)." {
+		t.Errorf("job file header %q", first)
+	}
+}
+
 // checkSai3 parses an op-log as s3dlio's reader does (split on tabs,
 // columns by header name, RFC 3339 start) and checks it against the stats.
 func checkSai3(tb testing.TB, b []byte, st Sai3Stats) {

@@ -114,7 +114,8 @@ type FioOptions struct {
 	// default is LogName("kvbench", tier, kind). It must name the file the
 	// logs callback of Fio writes.
 	LogPath func(tier schema.Tier, kind LogKind) string
-	// Source names the trace in the job file's header comment.
+	// Source names the trace in the job file's header comment ("-" is
+	// stdin).
 	Source string
 	// Cold are objects to place, in order, before the first row, as
 	// kvreplay writes the cold objects its prescan of a trace file finds
@@ -817,8 +818,11 @@ func (ft *fioTier) writeLine(w *bufio.Writer, us int64, name, act string, off, n
 func (x *fioExport) writeJob(w *bufio.Writer) {
 	o := x.opt
 	src := o.Source
-	if src == "" {
+	switch src {
+	case "":
 		src = "a trace"
+	case "-":
+		src = "stdin"
 	}
 	fmt.Fprintf(w, "; fio job file written by kvtrace export from %s (%d rows).\n", src, x.st.Rows)
 	w.WriteString("; It needs fio 3.31 or later (iolog version 3). Run it as\n")
