@@ -48,6 +48,10 @@ var groupKeys = []string{"system", "label", "config", "file"}
 // Validate reports every problem of o, one per line.
 func (o LoadOptions) Validate() error {
 	var errs []error
+	if o.Label != "" && len(o.GroupBy) > 0 {
+		errs = append(errs, fmt.Errorf("--label %s and --group-by %s: --label puts every document in one group, which --group-by would not change: give one of them",
+			o.Label, strings.Join(o.GroupBy, ",")))
+	}
 	for _, k := range o.GroupBy {
 		if !slices.Contains(groupKeys, k) {
 			errs = append(errs, fmt.Errorf("--group-by %s: must be one of %s", k, strings.Join(groupKeys, ", ")))
@@ -116,10 +120,8 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 			docs = append(docs, ds...)
 		}
 	}
-	if opt.Label == "" {
-		if err := checkGroupBy(docs, opt.GroupBy); err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
+	if err := checkGroupBy(docs, opt.GroupBy); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	for _, d := range docs {
 		d.Label = labelOf(d, opt)

@@ -127,6 +127,20 @@ type config struct {
 	force       bool
 }
 
+// given are the options among names (the report's options on results:
+// --baseline, --label, --group-by, --metrics, --force) that c was given.
+func (c *config) given(names ...string) []string {
+	set := map[string]bool{"--baseline": c.baseline != "", "--label": c.label != "", "--group-by": len(c.groupBy) > 0,
+		"--metrics": len(c.metrics) > 0, "--force": c.force}
+	var out []string
+	for _, n := range names {
+		if set[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // aggregateFormats are the formats --aggregate writes.
 var aggregateFormats = []string{"json", "text", "md"}
 
@@ -283,6 +297,11 @@ func runReport(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 			// Read as a result, it would be "an unknown document format".
 			return cli.Input(fmt.Errorf("--format %s: an mlpstorage kvcache_run_summary renders as %s, as --aggregate mlperf does",
 				c.format, strings.Join(aggregateFormats, ", ")))
+		}
+		// The report's options for results would be ignored: refused.
+		if unused := c.given("--baseline", "--label", "--group-by", "--metrics", "--force"); len(unused) > 0 {
+			return cli.Usagef("%s: options of a report on results: the MLPerf aggregation combines a run's rank results as Rules.md 6.3.4 says, "+
+				"by their option_<O>/trial_<T>/rank_<N> places, every metric of the rule", strings.Join(unused, ", "))
 		}
 		return runMLPerf(ctx, c.paths, stdin, stdout, c.output, c.format)
 	}

@@ -56,6 +56,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"--format", "pdf", docA}, 2, "", "--format pdf: must be one of"},
 		{[]string{"--group-by", "colour", docA}, 2, "", "--group-by colour"},
 		{[]string{"--group-by", "system", docA, docB}, 2, "", "--group-by system: none of the 2 documents has a system (kvreplay --system sets one"},
+		{[]string{"--label", "x", "--group-by", "system", docA}, 2, "", "--label x and --group-by system: --label puts every document in one group"},
 		{[]string{bad}, 2, "", "format_version 99"},
 		{[]string{"nonexistent.json"}, 2, "", "nonexistent.json"},
 		{[]string{"--baseline", "nobody", docA}, 2, "", "--baseline nobody: no such group"},

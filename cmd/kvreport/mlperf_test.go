@@ -147,6 +147,11 @@ func TestAggregateMLPerfUsage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(rank, "kvcache_results_20260601_120000.json"), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A kvcache_run_summary given is shown as --aggregate mlperf shows it.
+	summary := `{"schema_version": "1.0", "options": {"1": {"option": 1, "aggregated_read_bandwidth_gbps": 9}}}`
+	if err := os.WriteFile(filepath.Join(dir, "..", "summary.json"), []byte(summary), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args   []string
 		stderr string
@@ -154,6 +159,9 @@ func TestAggregateMLPerfUsage(t *testing.T) {
 		{[]string{"--aggregate", "dlio", dir}, "--aggregate dlio: must be one of mlperf"},
 		{[]string{"--aggregate", "mlperf", "--format", "csv", dir}, "--format csv: --aggregate writes json, text or md"},
 		{[]string{"--aggregate", "mlperf", t.TempDir()}, "no .../trial_<T>/rank_<N>/*.json result"},
+		{[]string{"--aggregate", "mlperf", "--baseline", "x", "--metrics", "elapsed", "--force", dir},
+			"--baseline, --metrics, --force: options of a report on results: the MLPerf aggregation combines"},
+		{[]string{"--label", "x", filepath.Join(dir, "..", "summary.json")}, "--label: options of a report on results"},
 		{[]string{"--aggregate", "mlperf", twice}, rank + ": 2 result files, kvcache_results_20260601_120000.json and kvcache_results_20260701_120000.json: " +
 			"a rank directory holds its rank's one result"},
 	}

@@ -24,16 +24,7 @@ func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 		return cli.Input(fmt.Errorf("--format %s: search documents render as %s", c.format, strings.Join(report.SearchFormats, ", ")))
 	}
 	// The report's options for results would be ignored: refused.
-	var unused []string
-	for _, o := range []struct {
-		name  string
-		given bool
-	}{{"--label", c.label != ""}, {"--group-by", len(c.groupBy) > 0}, {"--metrics", len(c.metrics) > 0}} {
-		if o.given {
-			unused = append(unused, o.name)
-		}
-	}
-	if len(unused) > 0 {
+	if unused := c.given("--label", "--group-by", "--metrics"); len(unused) > 0 {
 		return cli.Input(fmt.Errorf("%s: options of a report on results: search documents are named by their system, label or file and shown whole",
 			strings.Join(unused, ", ")))
 	}
