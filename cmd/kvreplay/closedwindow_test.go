@@ -7,13 +7,15 @@ import (
 	"testing"
 )
 
-// TestClosedLoopWindowCutsWaitingRequests: when a closed loop's --duration
-// window closes on requests whose rows wait for their objects' turns,
-// they are cut, each once. Cutting one hands its objects' turns to others
-// that wait; walking the waiting list while that changed it cut a request
-// twice, after its rows were gone (a panic in about one run in three of
-// this trace on a loaded machine, rarer on a quiet one: the replay runs
-// twice side by side; replay's TestClosedLoopWindow* hold the rule).
+// TestClosedLoopWindowCutsWaitingRequests: a closed loop's --duration
+// window closes on requests in flight, some of whose rows are due later
+// or wait for their objects' turns; no row is released after it, and
+// each request is counted once: completed (all its rows ran) or cut. It
+// once panicked here cutting a request twice (one run in three on a
+// loaded machine), and ran each 2 s window about 10 s, the requests it
+// had released running to their end at trace pace. The replay runs twice
+// side by side; replay's TestWindowCutsRequests and
+// TestClosedLoopWindowCutsWaitingRow hold the rule on a fake clock.
 func TestClosedLoopWindowCutsWaitingRequests(t *testing.T) {
 	t.Parallel()
 	kvtrace, kvreplay := buildTools(t)
@@ -27,10 +29,16 @@ func TestClosedLoopWindowCutsWaitingRequests(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
 			d := filepath.Join(dir, fmt.Sprint(i))
-			out, err := exec.Command(kvreplay, "--closed-loop", "--duration", "2s", "--speed", "4", "--size-scale", "1/8",
+			out, err := exec.Command(kvreplay, "--closed-loop", "--duration", "2s", "--speed", "4", "--size-scale", "1/64",
 				"--mkdir", "--dir", d, "-q", "-o", d+".json", tr).CombinedOutput()
 			if err != nil {
 				t.Fatalf("kvreplay: %v\n%s", err, out)
+			}
+			res := readResult(t, d+".json")
+			cl := res.ClosedLoop
+			if !res.Complete || cl.RequestsReleased != cl.RequestsCompleted+res.Replay.RequestsCut || res.Requests.Count != cl.RequestsCompleted {
+				t.Errorf("complete %v, closed_loop %+v, %d cut, %d requests measured: want released = completed + cut, the completed measured",
+					res.Complete, cl, res.Replay.RequestsCut, res.Requests.Count)
 			}
 		})
 	}
