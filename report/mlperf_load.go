@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/schema"
 )
@@ -286,6 +287,16 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		}
 		return fmt.Errorf("report: %s and %s: %w: both are rank %d of trial %d of Option %q: aggregate one run at a time, "+
 			"its documents in option_<O>/trial_<T>/rank_<N>/ or told apart by kvreplay --trial and --rank", run.Ranks[i].Path, rk.Path, ErrIncompatible, r, t, o)
+	}
+	// One rank's result of one run at two places (copied into another
+	// trial's or rank's directory) would count twice.
+	if i := slices.IndexFunc(run.Ranks, func(x MLPerfRank) bool {
+		return x.result != nil && rk.result != nil && x.result.Rank == rk.result.Rank && sameRun(x.result, rk.result)
+	}); i >= 0 {
+		x := run.Ranks[i]
+		return fmt.Errorf("report: %s and %s: %w: both are the result of rank %d of one run (on %s, started %s), placed as trial %d rank %d and trial %d rank %d: "+
+			"a copy would count it twice; keep the one where its run wrote it", x.Path, rk.Path, ErrIncompatible, x.result.Rank, x.Host,
+			x.when.Format(time.RFC3339Nano), x.Trial, x.Rank, t, r)
 	}
 	if rk.when.IsZero() && name != "-" {
 		if st, err := os.Stat(name); err == nil {

@@ -65,7 +65,7 @@ func mlperfDoc(tb testing.TB, s rankSpec) *schema.Result {
 		reqs.Add(schema.QoSInteractive, time.Duration(s.readMS+s.writeMS+50)*ms)
 	}
 	r := &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion, Tool: "kvreplay"},
-		Rank: s.rank, Ranks: 2, Trial: s.trial, Started: mlperfStart.Add(time.Duration(s.trial) * time.Minute),
+		Rank: s.rank, Ranks: 2, Trial: s.trial, Started: mlperfStart.Add(time.Duration(s.option-1)*time.Hour + time.Duration(s.trial)*time.Minute),
 		WallS: wall.Seconds(), Complete: true, SizeScale: 1, Host: schema.Host{Hostname: "host" + string(rune('a'+s.rank))},
 		Cells: cells, Tiers: results.TierTotals(cells, wall), Requests: reqs.Finalize(),
 		Replay: schema.ReplayStats{ClosedLoop: true, Shard: "tp"},
@@ -692,6 +692,9 @@ func TestLoadMLPerfInputs(t *testing.T) {
 	doc := func(s rankSpec, label string) []byte {
 		d := mlperfDoc(t, s)
 		d.Label = label
+		if label != "" {
+			d.Host.Hostname = label + "-" + d.Host.Hostname // another system's run
+		}
 		raw, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
@@ -718,6 +721,10 @@ func TestLoadMLPerfInputs(t *testing.T) {
 	write("two/option_1/trial_0/rank_1/b.json", doc(r1, ""))
 	cutDir := filepath.Dir(write("cut/option_1/trial_0/rank_0/a.json", doc(r0, "")))
 	write("cut/option_1/trial_0/rank_0/b.json", doc(r0, "")[:40])
+	// One rank's result copied into another trial's directory: one run
+	// counted twice.
+	copied := write("copied/option_1/trial_0/rank_0/a.json", doc(r0, ""))
+	copy1 := write("copied/option_1/trial_1/rank_0/a.json", doc(r0, ""))
 	if err := os.MkdirAll(filepath.Join(root, "run/option_1/trial_1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -764,6 +771,9 @@ func TestLoadMLPerfInputs(t *testing.T) {
 		{name: "a result and a file cut short in a rank directory", paths: []string{filepath.Join(root, "cut")},
 			want: "report: " + filepath.Join(root, "cut") + ": " + cutDir + ": 2 result files, a.json and b.json (not whole JSON: cut short?): a rank directory holds its rank's one result, " +
 				"and which one the aggregate took would decide the run's figures: keep the rank's result there and move the others out"},
+		{name: "a result copied to another trial", paths: []string{filepath.Join(root, "copied")},
+			want: "report: " + filepath.Join(root, "copied") + ": report: " + copied + " and " + copy1 + ": incompatible documents: both are the result of rank 0 of one run " +
+				"(on hosta, started 2026-07-01T12:00:00Z), placed as trial 0 rank 0 and trial 1 rank 0: a copy would count it twice; keep the one where its run wrote it"},
 		{name: "files: the Option from a label, else the label, else unknown", paths: []string{one, named, noLabel}, ranks: 2,
 			want: "4 0 0 /files/one.json\nsysA 0 1 /files/named.json\nunknown 0 1 /files/nolabel.json\n"},
 		{name: "a glob", paths: []string{filepath.Join(root, "files", "n*.json")}, ranks: 2,
