@@ -69,9 +69,9 @@ type Machine struct {
 	DiskIsDevice bool   `json:"disk_is_device,omitempty"`
 }
 
-// memory is the memory a replay may count on: what is available, else
+// Memory is the memory a replay may count on: what is available, else
 // the total.
-func (m Machine) memory() int64 {
+func (m Machine) Memory() int64 {
 	if m.MemAvailable > 0 {
 		return m.MemAvailable
 	}
@@ -86,6 +86,29 @@ type Sizing struct {
 	// Extent says that the NVMe tier is one extent file or device
 	// (ExtentBytes), not a directory of one file per object.
 	Extent bool
+
+	mem int64 // the machine's memory (Machine.Memory), for ArenaBytes
+}
+
+// ArenaBytes is the RAM arena a replay of cfg makes (without
+// --ram-budget) for a RAM tier that holds peak bytes at most in the
+// trace's order and reach bytes in any order (Plan.Peak, Plan.Reach),
+// beside the engine's state for objects objects, on a machine of mem bytes
+// (available, else total; 0: unknown): the peak, 1 MiB at least. A closed
+// loop releases the users' requests in another order than the trace's
+// (each user waits for its own storage), so more can be live at once (8
+// of a 20-user trace's users, closed-loop, outgrew an arena of the trace's
+// peak of 3.9 MiB by 2x): its arena is the reach, as much of it as
+// FitShare of mem holds beside the engine's state, never less than the
+// peak. Past the arena the replay evicts least recently used objects,
+// counted in the result.
+func ArenaBytes(cfg *Config, peak, reach, objects, mem int64) int64 {
+	size := max(peak, 1<<20)
+	if !cfg.ClosedLoop || reach <= size || mem <= 0 {
+		return size
+	}
+	room := (int64(FitShare*float64(mem)) - EngineMemory(cfg, objects)) &^ (1<<20 - 1)
+	return max(size, min(reach, room))
 }
 
 // Need is what one backend asks of the machine.
@@ -96,6 +119,10 @@ type Need struct {
 	// largest object.
 	Peak      int64 `json:"peak_live_bytes"`
 	MaxObject int64 `json:"largest_object_bytes"`
+	// Reach, for a closed loop, is the most bytes it can keep live at
+	// once, in its order (Plan.Reach); 0 for an open loop, whose order is
+	// the trace's.
+	Reach int64 `json:"closed_loop_reach_bytes,omitempty"`
 	// Written and Read are the logical bytes the replay moves.
 	Written int64 `json:"written_bytes"`
 	Read    int64 `json:"read_bytes"`
@@ -112,9 +139,11 @@ type Needs struct {
 	Exact    bool   `json:"exact"`
 	Backends []Need `json:"backends"`
 	Objects  int64  `json:"objects"`
-	// Memory is the RAM the process takes: the RAM arena and the
-	// engine's state (EngineMemory); Disk the space the NVMe tier takes.
+	// Memory is the RAM the process takes: the RAM arena (Arena:
+	// --ram-budget, or ArenaBytes) and the engine's state (EngineMemory);
+	// Disk the space the NVMe tier takes.
 	Memory int64 `json:"memory_bytes"`
+	Arena  int64 `json:"ram_arena_bytes,omitempty"`
 	Disk   int64 `json:"disk_bytes"`
 	// Span is the trace time replayed, WallS the replay's wall time at
 	// --speed (0 at max).
@@ -167,8 +196,11 @@ func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
 		if len(need.Tiers) == 0 {
 			continue // mapped, not used: never made
 		}
+		if cfg.ClosedLoop {
+			need.Reach = max(need.Peak, peakAt(p.Reach[name], p.ReachObjects[name], cfg.SizeScale, scale))
+		}
 		if cfg.Capacity > 0 && cfg.TierMap[schema.TierNVMe] == name {
-			need.Peak = min(need.Peak, cfg.Capacity)
+			need.Peak, need.Reach = min(need.Peak, cfg.Capacity), min(need.Reach, cfg.Capacity)
 		}
 		if n.WallS > 0 {
 			need.Rate = float64(need.Written+need.Read) / n.WallS
@@ -206,6 +238,9 @@ type Advice struct {
 	// found).
 	Options []Option `json:"options,omitempty"`
 	Fit     *Fit     `json:"fit,omitempty"`
+	// Notes say what the replay may do that its figures do not show: a
+	// closed loop whose RAM arena holds less than it can keep live.
+	Notes []string `json:"notes,omitempty"`
 
 	sizing Sizing
 	closed bool // a closed loop: the rates are the most it asks
@@ -230,11 +265,13 @@ type Fit struct {
 // Advise compares what the replay of p with cfg needs with what m offers,
 // and finds the options that make it fit. p must be a plan of cfg.
 func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
+	sz.mem = m.Memory()
 	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: AssumedDiskRate, Share: FitShare,
 		WindowS: p.Window.Seconds(), Needs: p.needs(cfg, sz, cfg.SizeScale), sizing: sz, closed: cfg.ClosedLoop}
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
 	a.Runs, a.Fits = len(a.Blockers) == 0, len(a.Blockers) == 0 && len(a.Problems) == 0
+	a.Notes = a.arenaNotes(a.Needs)
 	if a.Fits {
 		return a
 	}
@@ -244,6 +281,21 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	}
 	a.Options = append(a.Options, a.others(p, cfg, sz)...)
 	return a
+}
+
+// arenaNotes says when a closed loop's RAM arena holds less than the
+// loop can keep live: it may evict.
+func (a *Advice) arenaNotes(n Needs) []string {
+	r := n.need("ram")
+	if r == nil || r.Reach <= n.Arena {
+		return nil
+	}
+	why := "as much of it as " + share() + " of the memory available holds"
+	if a.sizing.RAMBudget > 0 {
+		why = "--ram-budget"
+	}
+	return []string{fmt.Sprintf("ram: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the RAM tier (every object its users put there), more than the trace's peak of %s; the arena holds %s (%s): past it kvreplay evicts least recently used objects, counted in the result (a read of one rewrites it untimed first); a larger --ram-budget, up to %s, or a smaller --size-scale keeps them",
+		cli.FormatBytes(r.Reach), cli.FormatBytes(r.Peak), cli.FormatBytes(n.Arena), why, cli.FormatBytes(r.Reach))}
 }
 
 // memLimit is the memory a replay may take to run at all: 80 % of the
@@ -284,11 +336,10 @@ func (a *Advice) memoryParts(n Needs) string {
 	eng := n.Memory
 	parts := ""
 	if r := n.need("ram"); r != nil {
-		arena := max(r.Peak, 1<<20)
-		if arena < n.Memory {
-			eng -= arena
+		if n.Arena < n.Memory {
+			eng -= n.Arena
 		}
-		parts = fmt.Sprintf("the RAM tier's arena %s at its peak, ", cli.FormatBytes(arena))
+		parts = fmt.Sprintf("the RAM tier's arena %s, ", cli.FormatBytes(n.Arena))
 	}
 	return parts + fmt.Sprintf("the engine's state %s for %d objects", cli.FormatBytes(eng), n.Objects)
 }
@@ -305,7 +356,7 @@ func (a *Advice) diskParts(n Needs) string {
 // shareProblems says where n asks more than the share of the machine.
 func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 	var out []string
-	if mem := a.Machine.memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
+	if mem := a.Machine.Memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
 		out = append(out, fmt.Sprintf("memory: the replay needs %s, more than %s of the %s available", cli.FormatBytes(n.Memory), share(), cli.FormatBytes(mem)))
 	}
 	if free := a.Machine.DiskFree; free >= 0 && float64(n.Disk) > FitShare*float64(free) {
@@ -388,7 +439,7 @@ func (a *Advice) bounded(p *Plan, cfg *Config, sz Sizing, s float64) *Fit {
 		f.Capacity, c.Capacity = capacity, capacity
 		f.Flags = append(f.Flags, "--capacity "+cli.FormatBytes(capacity))
 	}
-	if mem := a.Machine.memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
+	if mem := a.Machine.Memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
 		r := n.need("ram")
 		if r == nil || sz.RAMBudget > 0 {
 			return nil // the engine's own state, or the user's budget
@@ -468,7 +519,7 @@ func (a *Advice) others(p *Plan, cfg *Config, sz Sizing) []Option {
 			}
 		}
 	}
-	if mem := a.Machine.memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) && sz.RAMBudget == 0 {
+	if mem := a.Machine.Memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) && sz.RAMBudget == 0 {
 		if r := n.need("ram"); r != nil {
 			if b := budgetFor(mem, cfg, p.Objects); b > 0 && b >= 2*r.MaxObject {
 				out = append(out, Option{"--ram-budget " + cli.FormatBytes(b),
@@ -538,14 +589,14 @@ func (a *Advice) window(p *Plan, cfg *Config, sz Sizing) time.Duration {
 // needsWindow computes n's memory and disk from its backends' peaks (the
 // whole trace's, or a window's).
 func (p *Plan) needsWindow(cfg *Config, sz Sizing, n Needs) Needs {
-	n.Memory, n.Disk = 0, 0
+	n.Memory, n.Arena, n.Disk = 0, 0, 0
 	if r := n.need("ram"); r != nil {
-		n.Memory = max(r.Peak, 1<<20)
+		n.Arena = ArenaBytes(cfg, r.Peak, r.Reach, p.Objects, sz.mem)
 		if sz.RAMBudget > 0 {
-			n.Memory = sz.RAMBudget
+			n.Arena = sz.RAMBudget
 		}
 	}
-	n.Memory += EngineMemory(cfg, p.Objects)
+	n.Memory = n.Arena + EngineMemory(cfg, p.Objects)
 	if d := n.need("nvme"); d != nil {
 		n.Disk = d.Peak + d.MaxObject
 		if sz.Extent {

@@ -95,6 +95,18 @@ type Plan struct {
 	// ones included: with Peak it bounds the peak at a smaller size scale
 	// (Plan.peakAt), each object rounding up by at most planAlign.
 	PeakObjects map[string]int64
+	// Reach is the most physical bytes that can be live at once on each
+	// backend, by name, in any order of the rows: every object the
+	// modelled rows put on it, once for each of its tiers there. A closed
+	// loop releases the users' requests in another order than the
+	// trace's (each user waits for its own storage), so it may keep more
+	// live at once than Peak, never more than Reach. ReachObjects counts
+	// those objects (copies), to bound Reach at a smaller size scale.
+	Reach, ReachObjects map[string]int64
+	// UserLimit is the closed loop's --users N whose users the plan
+	// models (their requests' rows, and the rows outside requests, as the
+	// run replays them); 0 when it models every user's.
+	UserLimit int
 
 	// profile is the peaks and bytes by trace time, so that a window
 	// that fits can be found without another prescan.
@@ -205,20 +217,55 @@ func backendIndex(cfg *Config) (tierB [schema.NumTiers]int8, names []string) {
 // largest object, by running the trace through the same model of live
 // bytes the run uses, with unbounded backends; otherwise it plans from the
 // sidecars. Malformed traces stop here, before any I/O.
+//
+// A closed loop of --users N replays some of the users, which only the
+// whole trace names: the traces are then read a second time, to model
+// only the rows the run replays (closedUsers).
 func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
-	p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
 	srcs = bounded(cfg, srcs)
 	scan := cfg.Prescan
 	for _, s := range srcs {
 		scan = scan && s.Rescan
 	}
 	if !scan {
+		p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
 		p.fromMeta(cfg, srcs)
 		return p, nil
 	}
+	p, err := prepareScan(ctx, cfg, srcs, nil)
+	if err != nil {
+		return nil, err
+	}
+	if chosen := closedUsers(cfg, p); chosen != nil {
+		if p, err = prepareScan(ctx, cfg, srcs, chosen); err != nil {
+			return nil, err
+		}
+		p.UserLimit = cfg.Users
+	}
+	return p, nil
+}
+
+// closedUsers are the users a closed loop of --users N replays
+// (SelectUsers of the plan's), nil when it replays every user.
+func closedUsers(cfg *Config, p *Plan) map[userKey]bool {
+	if !cfg.ClosedLoop || cfg.Users <= 0 || cfg.Users >= len(p.Users) {
+		return nil
+	}
+	chosen := map[userKey]bool{}
+	for _, u := range SelectUsers(p.Users, cfg.Users) {
+		chosen[userKey{int32(u.Trace), u.ID}] = true
+	}
+	return chosen
+}
+
+// prepareScan reads the traces through and plans their replay, modelling
+// the rows of the users chosen replays (all when nil).
+func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[userKey]bool) (*Plan, error) {
+	p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
 	p.Scanned = true
 	p.Window = WindowOf(cfg)
 	p.Written, p.Read, p.PeakObjects = map[string]int64{}, map[string]int64{}, map[string]int64{}
+	p.Reach, p.ReachObjects = map[string]int64{}, map[string]int64{}
 	tierB, names := backendIndex(cfg)
 	align, limit := make([]int64, len(names)), make([]int64, len(names))
 	for i := range names {
@@ -226,13 +273,17 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 	}
 	// Traces replay side by side, merged by time: each is modelled on its
 	// own and their peaks add up (a bound: their peaks may not coincide).
-	tot := &planTotals{peak: make([]int64, len(names)), peakN: make([]int64, len(names)),
-		written: make([]int64, len(names)), read: make([]int64, len(names))}
+	n := len(names)
+	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n),
+		written: make([]int64, n), read: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
 	sh := newSharder(cfg, len(srcs))
 	for i, s := range srcs {
 		ts := &traceScan{p: p, cfg: cfg, src: i, nsrc: len(srcs), names: names, tierB: tierB,
-			m: newModel(tierB, align, limit), keys: map[string]*keyState{}, prof: newProfile(),
-			wr: make([]int64, len(names)), rd: make([]int64, len(names))}
+			m: newModel(tierB, align, limit), keys: map[string]*scanKey{}, prof: newProfile(),
+			wr: make([]int64, n), rd: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
+		if chosen != nil {
+			ts.chosen, ts.own, ts.left = chosen, map[string]bool{}, map[string]bool{}
+		}
 		if err := ts.scan(ctx, s, sh); err != nil {
 			return nil, err
 		}
@@ -261,7 +312,7 @@ func (p *Plan) fromMeta(cfg *Config, srcs []Source) {
 
 // planTotals are the backends' figures summed over the traces.
 type planTotals struct {
-	peak, peakN, written, read []int64
+	peak, peakN, written, read, reach, reachN []int64
 }
 
 // finish sets the plan's per-backend figures from the totals.
@@ -270,6 +321,7 @@ func (p *Plan) finish(cfg *Config, names []string, tot *planTotals) {
 		p.Peak[name] = tot.peak[b]
 		p.PeakObjects[name] = tot.peakN[b]
 		p.Written[name], p.Read[name] = tot.written[b], tot.read[b]
+		p.Reach[name], p.ReachObjects[name] = max(tot.reach[b], tot.peak[b]), tot.reachN[b]
 	}
 	if p.profile != nil {
 		p.profile.names = names
@@ -277,8 +329,16 @@ func (p *Plan) finish(cfg *Config, names []string, tot *planTotals) {
 	if cfg.Capacity > 0 {
 		if b := cfg.TierMap[schema.TierNVMe]; b != "" {
 			p.Peak[b] = min(p.Peak[b], cfg.Capacity)
+			p.Reach[b] = min(p.Reach[b], cfg.Capacity)
 		}
 	}
+}
+
+// scanKey is a key of the prescan: its state in the model, and the most
+// physical bytes it has had on each tier (Plan.Reach).
+type scanKey struct {
+	keyState
+	onTier [schema.NumTiers]int64
 }
 
 // traceScan is the prescan of one trace (source src of nsrc): the space
@@ -290,11 +350,20 @@ type traceScan struct {
 	names     []string
 	tierB     [schema.NumTiers]int8
 	m         *model
-	keys      map[string]*keyState
+	keys      map[string]*scanKey
 	prof      *profile
 	wr, rd    []int64
 	lastReq   uint64
 	checked   bool
+	// reach and reachN are each backend's Plan.Reach and ReachObjects.
+	reach, reachN []int64
+	// chosen are the users a closed loop's --users N replays (nil: all),
+	// own the keys their rows touched so far, left the keys of rows left
+	// out, and skipReq the request of a user left out that the last row
+	// was in (closedUsers).
+	chosen    map[userKey]bool
+	own, left map[string]bool
+	skipReq   uint64
 	// The window (p.Window): from the trace's first row, and the request
 	// of the last row modelled, whose rows all are.
 	first, last  time.Duration
@@ -373,6 +442,34 @@ func (ts *traceScan) inWindow(rec *schema.Record) bool {
 	return true
 }
 
+// replayed reports whether a closed loop of --users N replays rec, as
+// the run's closed loop decides (closed.go): the rows of the chosen users'
+// requests and the rows outside users' requests are replayed; of a left-out
+// user's request, only the Evict and Delete rows of objects a chosen
+// user's rows touched before (the trace's LRU demoting them during that
+// request), as rows outside requests.
+func (ts *traceScan) replayed(rec *schema.Record) bool {
+	if ts.chosen == nil {
+		return true
+	}
+	userReq := rec.User != 0 && rec.Request != 0
+	if (rec.Request != 0 && rec.Request == ts.skipReq) || (userReq && !ts.chosen[userKey{int32(ts.src), rec.User}]) {
+		ts.skipReq = rec.Request
+		if (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && ts.own[string(rec.Key)] {
+			return true
+		}
+		if !ts.left[string(rec.Key)] {
+			ts.left[string(rec.Key)] = true
+		}
+		return false
+	}
+	ts.skipReq = 0
+	if userReq {
+		ts.own[string(rec.Key)] = true
+	}
+	return true
+}
+
 // row models one of this rank's rows.
 func (ts *traceScan) row(rec *schema.Record) error {
 	p := ts.p
@@ -381,6 +478,9 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	p.Used[rec.Tier] = true
 	p.UsedRows[rec.Tier]++
 	b := ts.tierB[rec.Tier]
+	if !ts.replayed(rec) {
+		return nil
+	}
 	if b < 0 || !ts.inWindow(rec) {
 		return nil // an unmapped tier: Run stops on it, naming the flag
 	}
@@ -395,19 +495,30 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	}
 	p.MaxObject = max(p.MaxObject, phys)
 	p.MaxObjectOf[ts.names[b]] = max(p.MaxObjectOf[ts.names[b]], phys)
-	ks := ts.keys[string(rec.Key)]
-	first := ks == nil
+	sk := ts.keys[string(rec.Key)]
+	first := sk == nil
 	if first {
-		ks = &keyState{name: sourceKey(ts.src, ts.nsrc, rec.Key)}
-		ts.keys[string(rec.Key)] = ks
+		// An object a left-out user wrote is not cold: the run makes it
+		// when a replayed row first reads it (a chosen user's request
+		// demoting it), as the model does here, not before its clock.
+		first = !ts.left[string(rec.Key)]
+		sk = &scanKey{keyState: keyState{name: sourceKey(ts.src, ts.nsrc, rec.Key)}}
+		ts.keys[string(rec.Key)] = sk
+	}
+	if on := &sk.onTier[rec.Tier]; phys > *on {
+		if *on == 0 {
+			ts.reachN[b]++
+		}
+		ts.reach[b] += phys - *on
+		*on = phys
 	}
 	if trace.ColdRead(rec.Op, first) {
 		// Prepared before the run; a key read again after its Delete is
 		// written again lazily, when the read comes.
-		p.Cold = append(p.Cold, ColdObject{Key: ks.name, Tier: rec.Tier, Logical: logical})
+		p.Cold = append(p.Cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical})
 		ts.m.seenCold(b, phys)
 	}
-	_, err := ts.m.apply(ks, rec.Op, rec.Tier, phys)
+	_, err := ts.m.apply(&sk.keyState, rec.Op, rec.Tier, phys)
 	return err
 }
 
@@ -420,6 +531,8 @@ func (ts *traceScan) addTo(tot *planTotals) {
 		tot.peakN[b] += ts.m.peakCount[b] + ts.m.coldCount[b]
 		tot.written[b] += ts.wr[b]
 		tot.read[b] += ts.rd[b]
+		tot.reach[b] += ts.reach[b]
+		tot.reachN[b] += ts.reachN[b]
 	}
 	if ts.seen {
 		ts.prof.close(ts.last-ts.first, ts.m, ts.wr, ts.rd)

@@ -45,9 +45,13 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 			"%d reads named a tier their object was not on (the trace's Evict pairs were not adjacent or were missing); they read the object where it was", n))
 	}
 	if n := s.counted.evictions; n > 0 {
+		why := "the trace keeps more live than a bounded tier holds"
+		if s.cfg.ClosedLoop {
+			// Its order is its users', not the trace's (replay.ArenaBytes).
+			why = "the closed loop kept more live at once than a bounded tier holds (its users' requests ran in another order than the trace's, which can keep more live than the trace's peak: kvreplay --plan says how much; --ram-budget sizes the RAM tier)"
+		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"the trace keeps more live than a bounded tier holds: kvreplay evicted %d least recently used objects itself (%d read again were rewritten untimed first)",
-			n, s.counted.remat))
+			"%s: kvreplay evicted %d least recently used objects itself (%d read again were rewritten untimed first)", why, n, s.counted.remat))
 	}
 	res.Cells = s.cells(wall)
 	res.Tiers = results.TierTotals(res.Cells, wall)

@@ -359,6 +359,10 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	if !plan.Scanned {
 		fmt.Fprintln(w, "  not read before the replay: the sizes are the sidecars', the bytes moved and their bandwidth unknown")
 	}
+	if plan.UserLimit > 0 {
+		fmt.Fprintf(w, "  --closed-loop --users %d: what the %d of the trace's %d users it replays (a sample that keeps the QoS mix: %s) need is planned: their requests' rows, the rows outside users' requests, and the Evict and Delete rows of their objects that the others' requests carry\n",
+			plan.UserLimit, plan.UserLimit, len(plan.Users), strings.TrimPrefix(usersWhat(plan, plan.UserLimit), fmt.Sprintf("users=%d ", plan.UserLimit)))
+	}
 	for t := range schema.Tier(schema.NumTiers) {
 		if plan.Used[t] && cfg.TierMap[t] == "" {
 			fmt.Fprintf(w, "  %s: %d rows and --tier-map maps it to nothing: a replay refuses them, --fit maps them to ram (--tier-map %s=ram; the plan below leaves them out)\n",
@@ -384,7 +388,17 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 			replay.FormatData(b.Written), replay.FormatData(b.Read), rate)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  memory  %s (the RAM arena and the engine's state for %d objects)\n", cli.FormatBytes(n.Memory), n.Objects)
+	arena := "the RAM arena"
+	for _, b := range n.Backends {
+		if b.Backend == "ram" && b.Reach > b.Peak && o.RAMBudget == 0 {
+			arena = fmt.Sprintf("the RAM arena, %s, sized for a closed loop, whose order is not the trace's: it may keep up to %s live there, more than the trace's peak of %s;",
+				cli.FormatBytes(n.Arena), cli.FormatBytes(b.Reach), cli.FormatBytes(b.Peak))
+		}
+	}
+	fmt.Fprintf(w, "  memory  %s (%s and the engine's state for %d objects)\n", cli.FormatBytes(n.Memory), arena, n.Objects)
+	for _, note := range a.Notes {
+		fmt.Fprintf(w, "  note: %s\n", note)
+	}
 	if n.Disk > 0 {
 		fmt.Fprintf(w, "  disk    %s (the NVMe tier at its peak, with its largest object%s)\n", cli.FormatBytes(n.Disk), map[bool]string{true: ", in an extent file"}[o.Layout == "extent"])
 	}

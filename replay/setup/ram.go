@@ -50,8 +50,9 @@ func newRAM(b *builder) (backend.Backend, error) {
 // RAMSize is the RAM arena's size: budget (--ram-budget) when set, else
 // the plan's peak live bytes on the RAM tier (the engine waits for frees
 // in trace order and the arena cannot fragment, so the peak is enough),
-// else, for a trace nothing sized, an arena that grows: it reserves
-// replay.FitShare of the memory available beside the engine's own, and is
+// or a closed loop's reach within the memory available
+// (replay.ArenaBytes), else, for a trace nothing sized, an arena that
+// grows: it reserves replay.FitShare of the memory available beside the engine's own, and is
 // not prefaulted, so the kernel commits its pages as objects first use
 // them (the arena places objects first fit by address, so they stay low:
 // its memory follows the most bytes live at once); the replay waits for
@@ -62,7 +63,7 @@ func RAMSize(cfg *replay.Config, plan *replay.Plan, budget int64) (size int64, p
 	case budget > 0:
 		return budget, true
 	case plan.Scanned || plan.FromMeta:
-		return max(plan.Peak["ram"], 1<<20), true
+		return replay.ArenaBytes(cfg, plan.Peak["ram"], plan.Reach["ram"], plan.Objects, hostMemory()), true
 	}
 	avail, total := host.Memory()
 	if avail == 0 {
@@ -73,6 +74,12 @@ func RAMSize(cfg *replay.Config, plan *replay.Plan, budget int64) (size int64, p
 	}
 	size = int64(replay.FitShare*float64(avail)) - replay.EngineMemory(cfg, plan.Objects)
 	return max(size&^(1<<20-1), min(defaultRAM, avail/4)), false
+}
+
+// hostMemory is the memory a replay may count on here (replay.Machine's).
+func hostMemory() int64 {
+	avail, total := host.Memory()
+	return replay.Machine{MemAvailable: avail, MemTotal: total}.Memory()
 }
 
 // suggestScale is a --size-scale 1/2^k that brings need bytes within a
