@@ -66,6 +66,9 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 			fmt.Fprintf(w, "  SLA not measured: %s\n", why)
 		}
 	}
+	if n := r.Replay.RequestsCut; n > 0 {
+		fmt.Fprintf(w, "requests cut by the --duration window: %d (rows left when it closed: not measured as requests)\n", n)
+	}
 	// Two token rates, each under its own name: kvbench's and the
 	// reference's.
 	if t := r.Summary.StorageKVTokensPerSec; t != nil {
@@ -136,6 +139,9 @@ func stoppedByWindow(r *schema.Result) bool {
 			return true
 		}
 		total += t.Rows
+	}
+	if r.Replay.RequestsCut > 0 {
+		return true // it closed on requests with rows left
 	}
 	if cl := r.ClosedLoop; cl != nil && cl.RequestsLeft != 0 {
 		return true // a sample of the users does not run every row

@@ -40,6 +40,9 @@ func TestSummaryStoppedByWindow(t *testing.T) {
 		{"closed loop sample done", schema.Result{Complete: true, WallS: 3, Traces: []schema.TraceInfo{{Rows: 1000}},
 			ClosedLoop: &schema.ClosedLoopStats{UserLimit: 4}, Replay: schema.ReplayStats{RowsDone: 90, DurationS: 30}},
 			"kvreplay: 90 of 1,000 rows in 3.00 s (complete)\n"},
+		{"closed loop sample, its last requests cut", schema.Result{Complete: true, WallS: 30, Traces: []schema.TraceInfo{{Rows: 1000}},
+			ClosedLoop: &schema.ClosedLoopStats{UserLimit: 4}, Replay: schema.ReplayStats{RowsDone: 88, DurationS: 30, RequestsCut: 2}},
+			"kvreplay: 88 of 1,000 rows in 30.00 s (stopped at the --duration window of 30 s)\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
