@@ -100,7 +100,7 @@ func catalogue() []metricDef {
 	def(MetricRequestsPerS, "req/s", "higher", "requests completed per second of the run")
 	def(MetricRequestP95, "ms", "lower", "request storage latency p95, all QoS classes")
 	def(MetricSLO, "%", "higher", "requests within kvreplay --slo-ms (the document's target, overall or its class's); absent without --slo-ms")
-	for q := range schema.QoS(schema.NumQoS) {
+	for q := schema.QoSInteractive; q < schema.NumQoS; q++ { // the classes kvreplay's SLO counts apart
 		def(qosMetric(q.String(), "slo_attainment"), "%", "higher", q.String()+" requests within kvreplay --slo-ms's target for the class")
 	}
 	for q := range schema.QoS(schema.NumQoS) {
@@ -305,6 +305,45 @@ type BuildOptions struct {
 	Force bool
 }
 
+// unknownMetric is the error for --metrics naming no metric of the
+// catalogue: it offers the metrics whose names begin with the most of the
+// name's words, else the words kvreport's metrics begin with.
+func unknownMetric(name string, catalogue []Metric) error {
+	words := strings.Split(name, "_")
+	var like []string
+	head := ""
+	for n := len(words); n > 0 && len(like) == 0; n-- {
+		head = strings.Join(words[:n], "_") + "_"
+		for _, m := range catalogue {
+			if strings.HasPrefix(m.Name+"_", head) {
+				like = append(like, m.Name)
+			}
+		}
+	}
+	switch n := len(like); {
+	case n > 6:
+		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s or another %s* metric? %s", name, strings.Join(like[:6], ", "), head, metricsNote)
+	case n > 1:
+		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s or %s? %s", name, strings.Join(like[:n-1], ", "), like[n-1], metricsNote)
+	case n == 1:
+		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s? %s", name, like[0], metricsNote)
+	}
+	var heads []string
+	for _, m := range catalogue {
+		head, _, more := strings.Cut(m.Name, "_")
+		if more {
+			head += "_*"
+		}
+		if !slices.Contains(heads, head) {
+			heads = append(heads, head)
+		}
+	}
+	return fmt.Errorf("report: --metrics %s: no such metric: kvreport's metrics are %s %s", name, strings.Join(heads, ", "), metricsNote)
+}
+
+// metricsNote says where the metrics are described.
+const metricsNote = "(a text report's metrics section says what each means)"
+
 // highCV is the coefficient of variation above which fewer than 3 trials
 // are flagged.
 const highCV = 0.10
@@ -321,7 +360,7 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 	catalogue := Metrics()
 	for _, name := range opt.Metrics {
 		if !slices.ContainsFunc(catalogue, func(m Metric) bool { return m.Name == name }) {
-			return nil, fmt.Errorf("report: metric %q: unknown", name)
+			return nil, unknownMetric(name, catalogue)
 		}
 	}
 	rep := &Report{}
