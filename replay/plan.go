@@ -105,8 +105,10 @@ type Plan struct {
 	Reach, ReachObjects map[string]int64
 	// UserLimit is the closed loop's --users N whose users the plan
 	// models (their requests' rows, and the rows outside requests, as the
-	// run replays them); 0 when it models every user's.
+	// run replays them); 0 when it models every user's. UserRows counts
+	// the rows of the whole trace that it replays.
 	UserLimit int
+	UserRows  int64
 
 	// profile is the peaks and bytes by trace time, so that a window
 	// that fits can be found without another prescan.
@@ -481,6 +483,7 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	if !ts.replayed(rec) {
 		return nil
 	}
+	p.UserRows++
 	if b < 0 || !ts.inWindow(rec) {
 		return nil // an unmapped tier: Run stops on it, naming the flag
 	}

@@ -35,7 +35,9 @@ func loopConfig(users int) replay.Config {
 
 // TestPlanOfUsers plans a closed loop of --users N for the rows it
 // replays: the bytes the plan says each backend writes and reads are
-// those the run moved, for a sample of the users as for all of them.
+// those the run moved, for a sample of the users as for all of them; the
+// RAM arena sized for the closed loop (ArenaBytes) evicts nothing, and
+// no read is served by another tier than its row's.
 // Before, the plan of --users 8 was the whole trace's (every user's
 // bytes, objects and peaks): kvreplay --plan sized a run it would not do.
 func TestPlanOfUsers(t *testing.T) {
@@ -55,6 +57,9 @@ func TestPlanOfUsers(t *testing.T) {
 			t.Errorf("--users %d: plan of %d users, %d objects, %d bytes written on ram; the whole trace's: %d objects, %d bytes",
 				users, plan.UserLimit, plan.Objects, plan.Written["ram"], all.Objects, all.Written["ram"])
 		}
+		if n := plan.UserRows; users > 0 && n >= plan.Rows {
+			t.Errorf("--users %d: the plan says the run replays %d of %d rows", users, n, plan.Rows)
+		}
 		if plan.Rows != all.Rows || len(plan.Users) != len(all.Users) {
 			t.Errorf("--users %d: the plan counts %d rows and %d users, want the trace's %d and %d", users, plan.Rows, len(plan.Users), all.Rows, len(all.Users))
 		}
@@ -63,6 +68,9 @@ func TestPlanOfUsers(t *testing.T) {
 			map[string]backend.Backend{"ram": ram, "null": null.New()}, replay.Hooks{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if res.Replay.RowsDone != plan.UserRows {
+			t.Errorf("--users %d: the run did %d rows, the plan says %d", users, res.Replay.RowsDone, plan.UserRows)
 		}
 		moved := map[string][2]int64{} // backend: written, read
 		for _, c := range res.Cells {
@@ -79,6 +87,12 @@ func TestPlanOfUsers(t *testing.T) {
 			if got, want := moved[b], [2]int64{plan.Written[b], plan.Read[b]}; got != want {
 				t.Errorf("--users %d: %s: the run wrote and read %v bytes, the plan says %v", users, b, got, want)
 			}
+		}
+		// Every read was served by the tier its row names: none read an
+		// object where the trace had moved it from (counted as another
+		// tier's).
+		if w := strings.Join(res.Warnings, "\n"); strings.Contains(w, "reads named a tier") {
+			t.Errorf("--users %d: %s", users, w)
 		}
 		if res.Replay.CapacityEvictions != 0 {
 			t.Errorf("--users %d: the closed loop evicted %d objects from a RAM arena of %d bytes (the trace's peak %d, its reach %d)",

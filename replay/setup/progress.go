@@ -14,7 +14,8 @@ import (
 type ProgressView struct {
 	// total is the rows the run does when nothing stops it: the plan's
 	// (this rank's); 0 when unknown (a pipe nothing sized, or a closed
-	// loop of a sample of the users, whose rows the plan does not count).
+	// loop of a sample of the users the plan did not count: a search's
+	// probe).
 	total int64
 	// window is --duration: nothing is released after it (0: none).
 	window time.Duration
@@ -25,6 +26,9 @@ func NewProgressView(cfg *replay.Config, plan *replay.Plan) ProgressView {
 	v := ProgressView{total: plan.Rows, window: cfg.Duration}
 	if cfg.ClosedLoop && cfg.Users > 0 {
 		v.total = 0
+		if plan.UserLimit == cfg.Users {
+			v.total = plan.UserRows
+		}
 	}
 	return v
 }

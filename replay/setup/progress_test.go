@@ -42,6 +42,13 @@ func TestProgressLine(t *testing.T) {
 	if v := NewProgressView(&replay.Config{ClosedLoop: true, Users: 3, Duration: time.Second}, plan); v.total != 0 || v.window != time.Second {
 		t.Errorf("a closed loop of 3 users: view %+v, want no total and the window", v)
 	}
+	sample := &replay.Plan{Rows: 500, UserLimit: 3, UserRows: 120}
+	if v := NewProgressView(&replay.Config{ClosedLoop: true, Users: 3}, sample); v.total != 120 {
+		t.Errorf("a closed loop of the 3 users the plan planned: view %+v, want their 120 rows", v)
+	}
+	if v := NewProgressView(&replay.Config{ClosedLoop: true, Users: 4}, sample); v.total != 0 {
+		t.Errorf("a closed loop of 4 users, the plan of 3: view %+v, want no total", v)
+	}
 	if v := NewProgressView(&replay.Config{ClosedLoop: true}, plan); v.total != 500 {
 		t.Errorf("a closed loop of every user: view %+v, want the plan's rows", v)
 	}
