@@ -43,7 +43,8 @@
 //     NVMe directory backend (replay/nvme.FileName): bytes outside
 //     [A-Za-z0-9._-] become %XX, so names hold no whitespace. Tier-2's
 //     files lie in Dir itself, exactly where kvreplay --dir puts them; the
-//     files of the other tiers, when exported, in Dir/tier0 and Dir/tier1.
+//     files of the other tiers, when exported, in Dir/tier<N> (tier0,
+//     tier1, tier3).
 //     Dropping an object closes its file: iologs cannot remove files.
 //
 // What real fio (3.31 and later; tested with 3.33) needs, and how the job

@@ -86,9 +86,10 @@ type FioOptions struct {
 	// BlockSize is the largest I/O an object operation is split into: a
 	// power of two between 4 KiB and 1 GiB, as kvreplay's --block-size.
 	BlockSize int64
-	// Tiers are the tiers that get an iolog and replay job. The rows of
-	// the other tiers do no I/O but still move objects: a write there
-	// drops the object's copy on an exported tier.
+	// Tiers are the tiers that get an iolog and replay job; each must
+	// have rows in the trace (Fio refuses one without, NoRowsError). The
+	// rows of the other tiers do no I/O but still move objects: a write
+	// there drops the object's copy on an exported tier.
 	Tiers []schema.Tier
 	// Layout is LayoutExtent or LayoutDir.
 	Layout string

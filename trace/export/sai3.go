@@ -27,7 +27,8 @@ type Sai3Options struct {
 	// under, such as s3://bucket/ or file:///mnt/kv/. An object's URI is
 	// Prefix followed by its key.
 	Prefix string
-	// Tiers are the tiers whose rows become operations.
+	// Tiers are the tiers whose rows become operations; each must have
+	// rows in the trace (Sai3 refuses one without, NoRowsError).
 	Tiers []schema.Tier
 	// SizeScale multiplies every object's size, truncated to whole bytes
 	// as kvreplay scales; greater than 0 and at most 1.
