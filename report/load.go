@@ -108,6 +108,10 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 			return nil, err
 		}
 		for _, name := range names {
+			if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+				return nil, fmt.Errorf("report: %s: a directory, not a result document: give the results in it (%s), "+
+					"or aggregate a run's .../trial_<T>/rank_<N>/ directories with kvreport --aggregate mlperf", name, filepath.Join(name, "*.json"))
+			}
 			f, err := open(name)
 			if err != nil {
 				return nil, fmt.Errorf("report: %w", err)
