@@ -480,11 +480,13 @@ func makeInputs(t *testing.T, dir, bin string, env []string) {
 	write("results/b.json", map[string]any{"system": "sysB"})
 	write("rank0.json", map[string]any{"rank": 0, "ranks": 2})
 	write("rank1.json", map[string]any{"rank": 1, "ranks": 2})
-	// An MLPerf Option's results as bench/mlperf-option.sh lays them out.
+	// An MLPerf Option's results as bench/mlperf-option.sh lays them out:
+	// the ranks of a trial start together, each trial an hour after the
+	// last (kvreport refuses one rank's result found at two places).
 	for trial := 1; trial <= 2; trial++ {
 		for rank := range 2 {
 			write(fmt.Sprintf("results/option_1/trial_%d/rank_%d/result.json", trial, rank),
-				map[string]any{"rank": rank, "ranks": 2, "trial": trial})
+				map[string]any{"rank": rank, "ranks": 2, "trial": trial, "started": fmt.Sprintf("2026-11-26T%02d:00:00Z", trial)})
 		}
 	}
 }
