@@ -22,6 +22,7 @@ const Align = arena.Align
 // config is what the options set.
 type config struct {
 	populate  bool
+	first     int64 // PopulateFirst's bytes
 	noReserve bool
 	hugePages bool
 }
@@ -33,6 +34,15 @@ type Option func(*config)
 // first-touch page fault lands in a measured write; the arena's memory is
 // then committed at once, and New takes about as long as writing it.
 func Populate() Option { return func(c *config) { c.populate = true } }
+
+// PopulateFirst prefaults the arena's first n bytes at New, as Populate
+// does the whole arena, and leaves the rest to be committed as objects
+// first use it: the arena places objects first fit by address, so they
+// fill it from the start, and an arena sized above what a replay is sure
+// to keep live (a closed loop's, replay.ArenaBytes) commits no more
+// memory than the replay uses, and takes first-touch page faults only
+// past the bytes prefaulted.
+func PopulateFirst(n int64) Option { return func(c *config) { c.first = n } }
 
 // NoReserve maps the arena with MAP_NORESERVE: no swap is reserved for it,
 // so an arena bigger than the memory the kernel would promise maps, and
@@ -73,7 +83,21 @@ func New(capacity int64, opts ...Option) (*arena.Backend, error) {
 		// EINVAL where THP is not built in: a hint, nothing to report.
 		_ = unix.Madvise(mem, unix.MADV_HUGEPAGE)
 	}
+	if n := min(c.first, size); n > 0 && !c.populate {
+		populate(mem[:n])
+	}
 	return arena.New("ram", size, hostMemory(mem)), nil
+}
+
+// populate faults mem's pages in for writing: MADV_POPULATE_WRITE (Linux
+// 5.14), else a write to each page.
+func populate(mem []byte) {
+	if unix.Madvise(mem, unix.MADV_POPULATE_WRITE) == nil {
+		return
+	}
+	for i := 0; i < len(mem); i += Align {
+		mem[i] = 0
+	}
 }
 
 // hostMemory is the RAM tier's Memory: an anonymous mapping.

@@ -19,15 +19,26 @@ func TestPipeRAMArena(t *testing.T) {
 		t.Skipf("%d bytes of memory available: too little to tell", avail)
 	}
 	cfg := replay.DefaultConfig()
-	size, populate := RAMSize(&cfg, &replay.Plan{}, 0)
-	if populate || size < avail/2-1<<30 || size > avail/2 {
-		t.Errorf("arena %d bytes, populated %v; want about half of %d, not populated", size, populate, avail)
+	size, prefault := RAMSize(&cfg, &replay.Plan{}, 0)
+	if prefault != 0 || size < avail/2-1<<30 || size > avail/2 {
+		t.Errorf("arena %d bytes, %d prefaulted; want about half of %d, not prefaulted", size, prefault, avail)
 	}
-	if size, populate := RAMSize(&cfg, &replay.Plan{}, 64<<20); size != 64<<20 || !populate {
-		t.Errorf("--ram-budget: %d, %v", size, populate)
+	if size, prefault := RAMSize(&cfg, &replay.Plan{}, 64<<20); size != 64<<20 || prefault != size {
+		t.Errorf("--ram-budget: %d, %d prefaulted", size, prefault)
 	}
-	if size, populate := RAMSize(&cfg, &replay.Plan{FromMeta: true, Peak: map[string]int64{"ram": 4096}}, 0); size != 1<<20 || !populate {
-		t.Errorf("a sidecar's peak of 4 KiB: %d, %v; want the least arena, 1 MiB, prefaulted", size, populate)
+	if size, prefault := RAMSize(&cfg, &replay.Plan{FromMeta: true, Peak: map[string]int64{"ram": 4096}}, 0); size != 1<<20 || prefault != size {
+		t.Errorf("a sidecar's peak of 4 KiB: %d, %d prefaulted; want the least arena, 1 MiB, prefaulted", size, prefault)
+	}
+	// A closed loop's arena holds its reach, prefaulted for the trace's
+	// peak.
+	loop := cfg
+	loop.ClosedLoop = true
+	plan := &replay.Plan{Scanned: true, Peak: map[string]int64{"ram": 4 << 20}, Reach: map[string]int64{"ram": 64 << 20}}
+	if size, prefault := RAMSize(&loop, plan, 0); size != 64<<20 || prefault != 4<<20 {
+		t.Errorf("a closed loop of peak 4 MiB, reach 64 MiB: arena %d, %d prefaulted", size, prefault)
+	}
+	if size, prefault := RAMSize(&cfg, plan, 0); size != 4<<20 || prefault != size {
+		t.Errorf("an open loop of peak 4 MiB: arena %d, %d prefaulted", size, prefault)
 	}
 }
 

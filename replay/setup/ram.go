@@ -20,16 +20,23 @@ const defaultRAM = 1 << 30
 // newRAM makes the RAM tier: an arena of RAMSize, refused when it passes
 // 8/10 of the machine's memory. An arena sized by guess (a trace nothing
 // counted) is not prefaulted, and shrinks where the kernel will not
-// reserve it (strict overcommit).
+// reserve it (strict overcommit); a closed loop's is prefaulted for the
+// trace's peak.
 func newRAM(b *builder) (backend.Backend, error) {
-	size, populate := RAMSize(b.cfg, b.plan, b.opts.RAMBudget)
+	size, prefault := RAMSize(b.cfg, b.plan, b.opts.RAMBudget)
+	populate := prefault > 0
 	if mem := host.Facts().MemoryB; mem > 0 && size > mem*8/10 {
 		return nil, cli.Input(b.notFit(fmt.Errorf("the RAM tier needs %s and this machine has %s of memory: use --size-scale (e.g. %s), map a tier to nvme, or set --ram-budget (kvreplay then evicts LRU objects)",
 			cli.FormatBytes(size), cli.FormatBytes(mem), suggestScale(size, mem))))
 	}
 	opts := []ram.Option{ram.Populate()}
-	if !populate {
+	switch {
+	case !populate:
 		opts = []ram.Option{ram.NoReserve()}
+	case prefault < size:
+		opts = []ram.Option{ram.PopulateFirst(prefault)}
+		b.note(fmt.Sprintf("the RAM tier's arena of a closed loop, %s, holds every object its users put there (a closed loop's order is not the trace's, and can keep more live than the trace's peak); "+
+			"its first %s, the trace's peak, were prefaulted, the rest is committed as objects first use it (a first write to a page past them faults)", cli.FormatBytes(size), cli.FormatBytes(prefault)))
 	}
 	r, err := ram.New(size, opts...)
 	for err != nil && !populate && size > defaultRAM {
@@ -57,23 +64,26 @@ func newRAM(b *builder) (backend.Backend, error) {
 // them (the arena places objects first fit by address, so they stay low:
 // its memory follows the most bytes live at once); the replay waits for
 // frees and evicts LRU objects within it, as within any bounded tier.
-// populate says whether to prefault it: not an arena sized by guess.
-func RAMSize(cfg *replay.Config, plan *replay.Plan, budget int64) (size int64, populate bool) {
+// prefault is the bytes to prefault from its start: all of it, but the
+// trace's peak of a closed loop's larger arena, and none of an arena
+// sized by guess.
+func RAMSize(cfg *replay.Config, plan *replay.Plan, budget int64) (size, prefault int64) {
 	switch {
 	case budget > 0:
-		return budget, true
+		return budget, budget
 	case plan.Scanned || plan.FromMeta:
-		return replay.ArenaBytes(cfg, plan.Peak["ram"], plan.Reach["ram"], plan.Objects, hostMemory()), true
+		size = replay.ArenaBytes(cfg, plan.Peak["ram"], plan.Reach["ram"], plan.Objects, hostMemory())
+		return size, min(size, max(plan.Peak["ram"], 1<<20))
 	}
 	avail, total := host.Memory()
 	if avail == 0 {
 		avail = total / 2
 	}
 	if avail <= 0 {
-		return defaultRAM, false
+		return defaultRAM, 0
 	}
 	size = int64(replay.FitShare*float64(avail)) - replay.EngineMemory(cfg, plan.Objects)
-	return max(size&^(1<<20-1), min(defaultRAM, avail/4)), false
+	return max(size&^(1<<20-1), min(defaultRAM, avail/4)), 0
 }
 
 // hostMemory is the memory a replay may count on here (replay.Machine's).
