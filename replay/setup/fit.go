@@ -391,7 +391,7 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	arena := "the RAM arena"
 	for _, b := range n.Backends {
 		if b.Backend == "ram" && b.Reach > b.Peak && o.RAMBudget == 0 {
-			arena = fmt.Sprintf("the RAM arena, %s, sized for a closed loop, whose order is not the trace's: it may keep up to %s live there, more than the trace's peak of %s;",
+			arena = fmt.Sprintf("the RAM arena, %s at most, sized for a closed loop, whose order is not the trace's: it may keep up to %s live there, more than the trace's peak of %s, which is prefaulted;",
 				cli.FormatBytes(n.Arena), cli.FormatBytes(b.Reach), cli.FormatBytes(b.Peak))
 		}
 	}
