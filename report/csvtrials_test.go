@@ -13,9 +13,10 @@ import (
 var trials3 = []string{"testdata/trials3/sysA_t1.json", "testdata/trials3/sysA_t2.json", "testdata/trials3/sysA_t3.json"}
 
 // TestCSVTrialRows: the csv view of a group of three trials holds, after
-// the group's statistics, each trial's own figures (its value of every
-// metric as the median of n = 1, then its SLA rows), trial by trial, in
-// the columns it always had; the statistics are those of the trials' rows.
+// the group's statistics, each trial's own figures, trial by trial: its
+// value of every metric as the median of n = 1, then its SLA rows, each
+// (trial, metric) once, in the columns it always had; the statistics are
+// those of the trials' rows.
 func TestCSVTrialRows(t *testing.T) {
 	r := build(t, trials3, LoadOptions{}, BuildOptions{})
 	var out bytes.Buffer
@@ -40,51 +41,64 @@ func TestCSVTrialRows(t *testing.T) {
 	}
 	rows := recs[1:]
 	nm := len(r.Metrics)
-	slas := slaRows(r)
-	perTrialSLA := len(slas) / 3
-	if len(slas) == 0 || len(rows) != nm+3*nm+3*perTrialSLA*3 {
-		t.Fatalf("%d rows for %d metrics and %d QoS classes x trials: want the statistics, then each trial's metrics and SLA figures",
-			len(rows), nm, len(slas))
-	}
 	for i, m := range r.Metrics {
-		if rows[i][colTrial] != "" || rows[i][colMetric] != m.Name {
-			t.Fatalf("row %d: %q, want the statistics of %s", i, rows[i], m.Name)
+		if i >= len(rows) || rows[i][colTrial] != "" || rows[i][colMetric] != m.Name {
+			t.Fatalf("row %d: want the statistics of %s first", i, m.Name)
 		}
 	}
-	at := nm
-	sums := map[string]float64{}
-	for i := range g.Trials {
-		id := strconv.Itoa(g.TrialID(i))
-		for _, m := range r.Metrics {
-			row := rows[at]
-			at++
-			if row[colTrial] != id || row[colMetric] != m.Name {
-				t.Fatalf("row %d: trial %q metric %q, want trial %s's %s", at, row[colTrial], row[colMetric], id, m.Name)
-			}
-			v, ok := g.TrialValues[i][m.Name]
-			if !ok {
-				if row[colN] != "0" || row[colMedian] != "" {
-					t.Errorf("trial %s %s: n %s median %q, want it empty: the trial has none", id, m.Name, row[colN], row[colMedian])
-				}
-				continue
-			}
-			if row[colN] != "1" || row[colMedian] != strconv.FormatFloat(v, 'g', -1, 64) {
-				t.Errorf("trial %s %s: n %s median %q, want 1 and the trial's %v", id, m.Name, row[colN], row[colMedian], v)
-			}
-			sums[m.Name] += v
+	// The trials' rows: in trial order, each trial's metrics in the
+	// report's order, then its SLA rows; each (trial, metric) once.
+	seen := map[[2]string]bool{}
+	isSLA := map[string]bool{}
+	for _, s := range slaRows(r) {
+		for _, what := range []string{"p95", "within_target", "sla_met"} {
+			isSLA[qosMetric(s.QoS, what)] = true
 		}
-		for range perTrialSLA * 3 {
-			if rows[at][colTrial] != id {
-				t.Fatalf("row %d: trial %q, want trial %s's SLA rows after its metrics", at, rows[at][colTrial], id)
+	}
+	sums := map[string]float64{}
+	last, inSLA := 0, false
+	for _, row := range rows[nm:] {
+		id, name := row[colTrial], row[colMetric]
+		trial, err := strconv.Atoi(id)
+		if err != nil || trial < last {
+			t.Fatalf("trial %q after trial %d: want the trials' rows in trial order", id, last)
+		}
+		if trial > last {
+			last, inSLA = trial, false
+		}
+		if seen[[2]string{id, name}] {
+			t.Errorf("trial %s %s: twice", id, name)
+		}
+		seen[[2]string{id, name}] = true
+		if isSLA[name] {
+			inSLA = true
+			continue
+		}
+		if inSLA {
+			t.Errorf("trial %s %s: after the trial's SLA rows, want its metrics first", id, name)
+		}
+		i := slices.Index(g.TrialIDs, trial)
+		v, ok := g.TrialValues[i][name]
+		switch {
+		case !ok && (row[colN] != "0" || row[colMedian] != ""):
+			t.Errorf("trial %s %s: n %s median %q, want it empty: the trial has none", id, name, row[colN], row[colMedian])
+		case ok && (row[colN] != "1" || row[colMedian] != strconv.FormatFloat(v, 'g', -1, 64)):
+			t.Errorf("trial %s %s: n %s median %q, want 1 and the trial's %v", id, name, row[colN], row[colMedian], v)
+		}
+		sums[name] += v
+	}
+	for _, id := range g.TrialIDs {
+		for _, m := range r.Metrics {
+			if !seen[[2]string{strconv.Itoa(id), m.Name}] {
+				t.Errorf("trial %d: no row of %s", id, m.Name)
 			}
-			at++
 		}
 	}
 	// The statistics rows are those of the trials' values.
 	for i, m := range r.Metrics {
 		mean, err := strconv.ParseFloat(rows[i][colMean], 64)
-		if err != nil {
-			continue // a metric no trial has
+		if err != nil || isSLA[m.Name] {
+			continue // a metric no trial has, or one the SLA rows hold
 		}
 		if want := sums[m.Name] / 3; math.Abs(mean-want) > 1e-9*math.Max(1, math.Abs(want)) {
 			t.Errorf("%s: mean %v, the trials' rows average %v", m.Name, mean, want)

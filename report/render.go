@@ -310,7 +310,8 @@ func renderText(w io.Writer, r *Report, md bool) error {
 // n = 0, where the trial has none), trial by trial: each metric of the
 // trial, then each of its QoS classes' SLA figures (its p95 against its
 // target, the share within the target, met 1 or 0, empty where the run
-// did not measure it). Every trial's figures, not only its group's spread.
+// did not measure it), each (trial, metric) once. Every trial's figures,
+// not only its group's spread.
 type csvRow struct {
 	Group    string `csv:"group"`
 	Metric   string `csv:"metric"`
@@ -368,8 +369,9 @@ func renderCSV(w io.Writer, r *Report) error {
 			rows = append(rows, row)
 		}
 		for i := range g.Trials {
-			rows = append(rows, csvTrialRows(r, g, i, warns)...)
-			rows = append(rows, csvSLARows(slas, g.Label, g.TrialID(i), warns)...)
+			sla := csvSLARows(slas, g.Label, g.TrialID(i), warns)
+			rows = append(rows, csvTrialRows(r, g, i, warns, sla)...)
+			rows = append(rows, sla...)
 		}
 	}
 	if err := gocsv.Marshal(rows, w); err != nil {
@@ -388,10 +390,15 @@ func csvMetricRow(label string, m Metric, warns string) *csvRow {
 }
 
 // csvTrialRows are the rows of trial i of group g: each metric's value in
-// the trial as the median of n = 1, empty (n = 0) where it has none.
-func csvTrialRows(r *Report, g *Group, i int, warns string) []*csvRow {
+// the trial as the median of n = 1, empty (n = 0) where it has none, but
+// the metrics its SLA rows hold (sla: a QoS class's p95, share within
+// target and verdict, which they give even where the SLA was not judged).
+func csvTrialRows(r *Report, g *Group, i int, warns string, sla []*csvRow) []*csvRow {
 	rows := make([]*csvRow, 0, len(r.Metrics))
 	for _, m := range r.Metrics {
+		if slices.ContainsFunc(sla, func(s *csvRow) bool { return s.Metric == m.Name }) {
+			continue
+		}
 		row := csvMetricRow(g.Label, m, warns)
 		row.Trial = strconv.Itoa(g.TrialID(i))
 		if v, ok := trialValue(g, i, m.Name); ok && csvNum(v) != "" {
