@@ -271,7 +271,7 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
 	a.Runs, a.Fits = len(a.Blockers) == 0, len(a.Blockers) == 0 && len(a.Problems) == 0
-	a.Notes = a.arenaNotes(a.Needs)
+	a.Notes = a.arenaNotes(a.Needs, cfg)
 	if a.Fits {
 		return a
 	}
@@ -285,17 +285,20 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 
 // arenaNotes says when a closed loop's RAM arena holds less than the
 // loop can keep live: it may evict.
-func (a *Advice) arenaNotes(n Needs) []string {
+func (a *Advice) arenaNotes(n Needs, cfg *Config) []string {
 	r := n.need("ram")
 	if r == nil || r.Reach <= n.Arena {
 		return nil
 	}
-	why := "as much of it as " + share() + " of the memory available holds"
+	why, fix := "as much of it as "+share()+" of the memory available holds", "a smaller --size-scale"
 	if a.sizing.RAMBudget > 0 {
 		why = "--ram-budget"
 	}
-	return []string{fmt.Sprintf("ram: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the RAM tier (every object its users put there), more than the trace's peak of %s; the arena holds %s (%s): past it kvreplay evicts least recently used objects, counted in the result (a read of one rewrites it untimed first); a larger --ram-budget, up to %s, or a smaller --size-scale keeps them",
-		cli.FormatBytes(r.Reach), cli.FormatBytes(r.Peak), cli.FormatBytes(n.Arena), why, cli.FormatBytes(r.Reach))}
+	if ArenaBytes(cfg, r.Peak, r.Reach, n.Objects, a.Machine.Memory()) >= r.Reach {
+		fix = "--ram-budget " + cli.FormatBytes(r.Reach)
+	}
+	return []string{fmt.Sprintf("ram: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the RAM tier (every object its users put there), more than the trace's peak of %s; the arena holds %s (%s): past it kvreplay evicts least recently used objects, counted in the result (a read of one rewrites it untimed first); %s keeps them",
+		cli.FormatBytes(r.Reach), cli.FormatBytes(r.Peak), cli.FormatBytes(n.Arena), why, fix)}
 }
 
 // memLimit is the memory a replay may take to run at all: 80 % of the

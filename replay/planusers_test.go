@@ -151,3 +151,38 @@ func TestLoopEvictionWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestArenaNotes: --plan notes when a closed loop's RAM arena holds less
+// than the loop can keep live, and what keeps it: a --ram-budget where
+// the memory holds it, else a smaller --size-scale; nothing when it holds
+// it, or for an open loop.
+func TestArenaNotes(t *testing.T) {
+	src := loopTrace(t)
+	cfg := loopConfig(8)
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := replay.Machine{MemAvailable: 1 << 40, MemTotal: 1 << 40, DiskFree: -1}
+	small := replay.Machine{MemAvailable: 2 * replay.EngineMemory(&cfg, plan.Objects), MemTotal: 1 << 40, DiskFree: -1}
+	open := cfg
+	open.ClosedLoop = false
+	for _, tt := range []struct {
+		name string
+		cfg  *replay.Config
+		sz   replay.Sizing
+		m    replay.Machine
+		want string // "" for no note
+	}{
+		{"held", &cfg, replay.Sizing{}, big, ""},
+		{"budget", &cfg, replay.Sizing{RAMBudget: 1 << 20}, big, "(--ram-budget): past it kvreplay evicts least recently used objects"},
+		{"memory", &cfg, replay.Sizing{}, small, "a smaller --size-scale keeps them"},
+		{"open loop", &open, replay.Sizing{RAMBudget: 1 << 20}, big, ""},
+	} {
+		a := replay.Advise(plan, tt.cfg, tt.sz, tt.m)
+		got := strings.Join(a.Notes, "\n")
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: notes %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
