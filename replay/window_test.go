@@ -32,31 +32,42 @@ func TestWindowCutsRequests(t *testing.T) {
 		recs = append(recs, w(25*ms+time.Duration(i)*20*ms, fmt.Sprint("b", i), 2, 1))
 	}
 	recs = append(recs, w(300*ms, "d0", 4, 2))
-	for _, closed := range []bool{false, true} {
-		t.Run(fmt.Sprint("closed=", closed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				cfg := replay.DefaultConfig()
-				cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
-				cfg.Speed, cfg.ClosedLoop, cfg.Duration = 1, closed, 100*ms
-				res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), ms)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				// Rows a0, a1, c0 and the first four of b (the closed loop
-				// releases b 1 ms later: a1's completion, plus think time).
-				if r := res.Replay; r.Rows != 7 || r.RowsDone != 7 || r.RequestsCut != 1 || r.RowsMissed != 0 {
-					t.Errorf("replay %+v; want 7 rows done, 1 request cut, none missed", r)
-				}
-				if res.Requests.Count != 2 || res.WallS < 0.1 || res.WallS > 0.102 {
-					t.Errorf("%d requests measured, wall %.4f s; want 2 (1 and 3), ending a row's time after the window", res.Requests.Count, res.WallS)
-				}
-				if !closed {
-					return
-				}
-				if cl := res.ClosedLoop; cl.RequestsReleased != 3 || cl.RequestsCompleted != 2 || cl.RequestsLeft != 1 {
-					t.Errorf("closed_loop %+v; want 3 released (1, 2, 3), 2 completed, 1 left (4, due in user 2's think time)", cl)
-				}
+	for _, tc := range []struct {
+		window                    time.Duration
+		rows, cut, released, left int64
+	}{
+		// The window closes in request 2: 1 and 3 complete, 2 is cut, 4
+		// is due in user 2's think time.
+		{window: 100 * ms, rows: 7, cut: 1, released: 3, left: 1},
+		// The window closes between requests (3 ran, 2's first row is
+		// due at 25 ms, later in the closed loop): none is cut.
+		{window: 22 * ms, rows: 3, cut: 0, released: 2, left: 2},
+	} {
+		for _, closed := range []bool{false, true} {
+			t.Run(fmt.Sprint(tc.window, " closed=", closed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					cfg := replay.DefaultConfig()
+					cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+					cfg.Speed, cfg.ClosedLoop, cfg.Duration = 1, closed, tc.window
+					res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), ms)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r := res.Replay; r.Rows != tc.rows || r.RowsDone != tc.rows || r.RequestsCut != tc.cut || r.RowsMissed != 0 {
+						t.Errorf("replay %+v; want %d rows done, %d requests cut, none missed", r, tc.rows, tc.cut)
+					}
+					end := tc.window.Seconds()
+					if res.Requests.Count != 2 || res.WallS < end || res.WallS > end+0.002 {
+						t.Errorf("%d requests measured, wall %.4f s; want 2 (1 and 3), ending within a row's time after the window", res.Requests.Count, res.WallS)
+					}
+					if !closed {
+						return
+					}
+					if cl := res.ClosedLoop; cl.RequestsReleased != tc.released || cl.RequestsCompleted != 2 || cl.RequestsLeft != tc.left {
+						t.Errorf("closed_loop %+v; want %d released, 2 completed, %d left", cl, tc.released, tc.left)
+					}
+				})
 			})
-		})
+		}
 	}
 }
