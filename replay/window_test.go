@@ -21,6 +21,7 @@ import (
 // ran all their rows complete. Before, a closed loop ran released
 // requests to their end at trace pace, and the think times it had
 // released, so a 5 s window ran 20 s and counted its requests over that.
+// A window of 22 ms closes between requests: none is cut.
 func TestWindowCutsRequests(t *testing.T) {
 	ms := time.Millisecond
 	w := func(at time.Duration, key string, req, user uint64) schema.Record {
