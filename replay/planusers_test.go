@@ -33,6 +33,16 @@ func loopConfig(users int) replay.Config {
 	return cfg
 }
 
+// prepare plans the replay of src with cfg.
+func prepare(t *testing.T, cfg *replay.Config, src replay.Source) *replay.Plan {
+	t.Helper()
+	plan, err := replay.Prepare(context.Background(), cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 // TestPlanOfUsers plans a closed loop of --users N for the rows it
 // replays: the bytes the plan says each backend writes and reads are
 // those the run moved, for a sample of the users as for all of them; the
@@ -43,16 +53,10 @@ func loopConfig(users int) replay.Config {
 func TestPlanOfUsers(t *testing.T) {
 	src := loopTrace(t)
 	whole := loopConfig(0)
-	all, err := replay.Prepare(context.Background(), &whole, []replay.Source{src})
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := prepare(t, &whole, src)
 	for _, users := range []int{0, 3, 8} {
 		cfg := loopConfig(users)
-		plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := prepare(t, &cfg, src)
 		if users > 0 && (plan.UserLimit != users || plan.Objects >= all.Objects || plan.Written["ram"] >= all.Written["ram"]) {
 			t.Errorf("--users %d: plan of %d users, %d objects, %d bytes written on ram; the whole trace's: %d objects, %d bytes",
 				users, plan.UserLimit, plan.Objects, plan.Written["ram"], all.Objects, all.Written["ram"])
@@ -159,10 +163,7 @@ func TestLoopEvictionWarning(t *testing.T) {
 func TestArenaNotes(t *testing.T) {
 	src := loopTrace(t)
 	cfg := loopConfig(8)
-	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := prepare(t, &cfg, src)
 	big := replay.Machine{MemAvailable: 1 << 40, MemTotal: 1 << 40, DiskFree: -1}
 	small := replay.Machine{MemAvailable: 2 * replay.EngineMemory(&cfg, plan.Objects), MemTotal: 1 << 40, DiskFree: -1}
 	open := cfg
