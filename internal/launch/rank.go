@@ -9,7 +9,9 @@ import (
 
 // launcherVars are the environment variables launchers set, in the order
 // they are trusted: rank, size and local rank (empty when the launcher
-// sets none).
+// sets none). A launcher's rank is read with its own size only: one
+// without it is refused, but for PMIx's, which srun --mpi=pmix sets
+// beside Slurm's rank and size (then taken when they name the same rank).
 var launcherVars = []struct{ rank, size, local string }{
 	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
 	{"PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
@@ -62,6 +64,9 @@ func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
 		}
 		return Rank{Rank: flagRank, Ranks: flagRanks, Source: "--rank"}, nil
 	}
+	// PMIx sets its rank but no size: under srun --mpi=pmix, Slurm's
+	// variables, later in the order, say the same rank with its size.
+	var pmix struct{ val string }
 	for _, v := range launcherVars {
 		r := getenv(v.rank)
 		if r == "" {
@@ -71,18 +76,35 @@ func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
 		if err != nil || rank < 0 {
 			return Rank{}, fmt.Errorf("%s=%q: not a rank", v.rank, r)
 		}
-		size, err := strconv.Atoi(getenv(v.size))
-		if err != nil || size < 1 || rank >= size {
+		if pmix.val != "" && r != pmix.val {
+			return Rank{}, fmt.Errorf("PMIX_RANK=%s but %s=%s: two launchers give this process different ranks (give --rank and --ranks)", pmix.val, v.rank, r)
+		}
+		s := getenv(v.size)
+		if s == "" && v.rank == "PMIX_RANK" {
+			pmix.val = r
+			continue
+		}
+		if s == "" {
 			if v.rank == k8sIndex {
-				return Rank{}, fmt.Errorf("%s=%s but %s=%q: give the Job's spec.completions as --ranks, or set %s from it in the pod's env", v.rank, r, v.size, getenv(v.size), v.size)
+				return Rank{}, fmt.Errorf("%s=%s but %s is not set: give the Job's spec.completions as --ranks, or set %s from it in the pod's env", v.rank, r, v.size, v.size)
 			}
-			return Rank{}, fmt.Errorf("%s=%s but %s=%q: the launcher's size is missing or below the rank", v.rank, r, v.size, getenv(v.size))
+			return Rank{}, fmt.Errorf("%s=%s but %s is not set: the launcher's environment has a rank without its size (give --rank and --ranks)", v.rank, r, v.size)
+		}
+		size, err := strconv.Atoi(s)
+		if err != nil || size < 1 {
+			return Rank{}, fmt.Errorf("%s=%q: not a number of ranks (with %s=%s)", v.size, s, v.rank, r)
+		}
+		if rank >= size {
+			return Rank{}, fmt.Errorf("%s=%d but %s=%d: a rank must be below the run's number of ranks", v.rank, rank, v.size, size)
 		}
 		local := 0
 		if v.local != "" {
 			local, _ = strconv.Atoi(getenv(v.local))
 		}
 		return Rank{Rank: rank, Ranks: size, Local: local, Source: v.rank}, nil
+	}
+	if pmix.val != "" {
+		return Rank{}, fmt.Errorf("PMIX_RANK=%s but neither OMPI_COMM_WORLD_SIZE nor SLURM_PROCID and SLURM_NTASKS are set: the launcher's environment has a rank without its size (give --rank and --ranks)", pmix.val)
 	}
 	return Rank{Ranks: 1}, nil
 }
