@@ -53,17 +53,23 @@ func readyName(rank, ranks int) string {
 // returns the instant they all start at (a second after the last was
 // ready: WaitUntil it). A ready file of this rank already there is an
 // earlier run's: an error, since the barrier would pass at once (kvreplay
-// removes nothing it did not make in this run). The ready files stay:
-// their times record when each rank was ready. When ctx ends, Wait returns
-// its cause.
+// removes nothing it did not make in this run). Once all are ready, the
+// ready files stay: their times record when each rank was ready. A rank
+// that gives up (the timeout, ctx's end, an error) removes its ready file,
+// and the directories Wait made for it if nothing else is in them, so that
+// a rank arriving later does not count it ready and start without it. When
+// ctx ends, Wait returns its cause.
 func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
+	made := missingDirs(b.dir)
+	mine := filepath.Join(b.dir, readyName(r.Rank, r.Ranks))
+	ready := false
 	fail := func(format string, args ...any) (time.Time, error) {
+		b.withdraw(mine, ready, made)
 		return time.Time{}, fmt.Errorf("--start-barrier %s: "+format, append([]any{b.dir}, args...)...)
 	}
 	if err := os.MkdirAll(b.dir, 0o755); err != nil {
 		return fail("%w", err)
 	}
-	mine := filepath.Join(b.dir, readyName(r.Rank, r.Ranks))
 	f, err := os.OpenFile(mine, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return fail("%s exists, from an earlier run: give each run a new directory, or remove its kvreplay-ready.* files", filepath.Base(mine))
@@ -71,6 +77,7 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 	if err != nil {
 		return fail("%w", err)
 	}
+	ready = true
 	// Empty: its modification time, when it was made, is what the others
 	// read, and a write after would move it under a rank that has read it.
 	if err := f.Close(); err != nil {
@@ -89,7 +96,37 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 			return fail("%d of %d ranks ready after %s (missing: %s): the others did not start, or do not share this directory", r.Ranks-len(missing), r.Ranks, b.timeout, joinInts(missing, 8))
 		}
 		if err := b.sleep(ctx, b.poll); err != nil {
+			b.withdraw(mine, ready, made)
 			return time.Time{}, err
+		}
+	}
+}
+
+// missingDirs returns dir and those of its parents that do not exist yet,
+// innermost first: what MkdirAll of dir makes.
+func missingDirs(dir string) []string {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return made
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			return made
+		}
+	}
+}
+
+// withdraw undoes what a rank that gives up made at the barrier: its ready
+// file (when ready: Wait made it), then each directory of made, innermost
+// first, while it is empty (another rank's file keeps it and those above).
+func (b *Barrier) withdraw(mine string, ready bool, made []string) {
+	if ready {
+		os.Remove(mine)
+	}
+	for _, d := range made {
+		if os.Remove(d) != nil {
+			return
 		}
 	}
 }

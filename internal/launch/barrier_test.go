@@ -2,6 +2,8 @@ package launch
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,26 +47,68 @@ func TestStartBarrier(t *testing.T) {
 }
 
 // TestStartBarrierTimeout: on a fake clock, a rank whose peers never come
-// gives up after the timeout, naming the ranks missing; a rank of another
+// gives up after the timeout, naming the ranks missing, and withdraws: its
+// ready file and the directories it made are gone (a rank arriving later
+// must not count it ready), what it did not make stays. A rank of another
 // --ranks is an error.
 func TestStartBarrierTimeout(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	fake := func(b *Barrier) *time.Duration {
+		now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+		slept := new(time.Duration)
+		b.now = func() time.Time { return now.Add(*slept) }
+		b.sleep = func(_ context.Context, d time.Duration) error { *slept += d; return nil }
+		return slept
+	}
+	top := t.TempDir()
+	dir := filepath.Join(top, "run", "barrier") // made by Wait, parent and all
 	b := NewBarrier(dir, 10*time.Minute)
-	slept := time.Duration(0)
-	b.now = func() time.Time { return now.Add(slept) }
-	b.sleep = func(_ context.Context, d time.Duration) error { slept += d; return nil }
+	slept := fake(b)
 	_, err := b.Wait(t.Context(), Rank{Rank: 0, Ranks: 3})
 	if err == nil || !strings.Contains(err.Error(), "1 of 3 ranks ready after 10m0s (missing: 1, 2)") {
 		t.Errorf("timeout: %v", err)
 	}
-	if slept < 10*time.Minute || slept > 10*time.Minute+startBarrierPoll {
-		t.Errorf("waited %v on the fake clock, want the 10 min timeout", slept)
+	if *slept < 10*time.Minute || *slept > 10*time.Minute+startBarrierPoll {
+		t.Errorf("waited %v on the fake clock, want the 10 min timeout", *slept)
 	}
-	other := NewBarrier(dir, time.Minute)
-	other.sleep = b.sleep
-	if _, err := other.Wait(t.Context(), Rank{Rank: 1, Ranks: 2}); err == nil || !strings.Contains(err.Error(), "a rank of a run of 3 ranks, this one has 2") {
+	if entries, err := os.ReadDir(top); err != nil || len(entries) != 0 {
+		t.Errorf("after the timeout %s holds %v (%v), want nothing: the rank withdraws what it made", top, entries, err)
+	}
+
+	// A directory that was there, with another rank's ready file: only
+	// the rank's own file goes.
+	dir = t.TempDir()
+	other := filepath.Join(dir, readyName(2, 3))
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b = NewBarrier(dir, time.Minute)
+	fake(b)
+	if _, err := b.Wait(t.Context(), Rank{Rank: 0, Ranks: 3}); err == nil || !strings.Contains(err.Error(), "2 of 3 ranks ready after 1m0s (missing: 1)") {
+		t.Errorf("timeout with rank 2 there: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != readyName(2, 3) {
+		t.Errorf("after the timeout %s holds %v, want rank 2's file alone", dir, entries)
+	}
+
+	// Cancelled while waiting: the cause, and the rank withdraws too.
+	b = NewBarrier(dir, time.Minute)
+	fake(b)
+	stop := errors.New("terminated")
+	b.sleep = func(context.Context, time.Duration) error { return stop }
+	if _, err := b.Wait(t.Context(), Rank{Rank: 1, Ranks: 3}); err != stop {
+		t.Errorf("cancelled: %v, want %v", err, stop)
+	}
+	if _, err := os.Stat(filepath.Join(dir, readyName(1, 3))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a cancelled rank's ready file: %v, want it removed", err)
+	}
+
+	b = NewBarrier(dir, time.Minute)
+	fake(b)
+	if _, err := b.Wait(t.Context(), Rank{Rank: 1, Ranks: 2}); err == nil || !strings.Contains(err.Error(), "a rank of a run of 3 ranks, this one has 2") {
 		t.Errorf("another --ranks: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("after refusing another --ranks %s holds %v, want rank 2's file alone", dir, entries)
 	}
 }
 
