@@ -7,7 +7,8 @@ import (
 
 // TestGroupByKeyNoDocumentHas: a --group-by key that no document has is
 // refused, saying what sets it and what the documents can be grouped by
-// instead; one that some document has groups the others under "-".
+// instead; one that some document has groups the others under
+// "no-<key>" (not "-", which names stdin).
 func TestGroupByKeyNoDocumentHas(t *testing.T) {
 	const ref = "testdata/kvcache_py/u50_d20_hand_measured.json"
 	tests := []struct {
@@ -31,9 +32,9 @@ func TestGroupByKeyNoDocumentHas(t *testing.T) {
 			want: "report: --group-by system: the document has no system (kvreplay --system sets one; kv-cache.py documents have none): " +
 				"give --label NAME to put them in one group"},
 		{name: "some have a label", paths: []string{goldenInputs[0], trials3[0]}, keys: []string{"label"},
-			want: "llama8b_u10_d30_gpu0_cpu4_s42 -"},
+			want: "llama8b_u10_d30_gpu0_cpu4_s42 no-label"},
 		{name: "system and label", paths: []string{goldenInputs[0], trials3[0]}, keys: []string{"system", "label"},
-			want: "-/llama8b_u10_d30_gpu0_cpu4_s42 sysA/-"},
+			want: "no-system/llama8b_u10_d30_gpu0_cpu4_s42 sysA/no-label"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

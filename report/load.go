@@ -34,7 +34,8 @@ type LoadOptions struct {
 	Label string
 	// GroupBy, when set, labels each document by these keys joined with
 	// "/": "system", "label", "config" (the trace's name without
-	// extensions, or the reference document's file name) and "file".
+	// extensions, or the reference document's file name) and "file"; a
+	// document without the key's value has "no-<key>" (no-label).
 	GroupBy []string
 	// Open, when set, opens a named file for Load (os.Open otherwise):
 	// kvreport's waits for a named pipe's writer under its signal
@@ -138,7 +139,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 var groupKeySetBy = map[string]string{"system": "kvreplay --system", "label": "kvreplay --label"}
 
 // checkGroupBy refuses a --group-by key that none of docs has: it would
-// put every document in one group, "-", and tell none apart. The error
+// put every document in one group, "no-<key>", and tell none apart. The error
 // says what sets the key and what the documents can be grouped by.
 func checkGroupBy(docs []*Doc, keys []string) error {
 	for _, k := range keys {
@@ -336,7 +337,7 @@ func labelOf(d *Doc, opt LoadOptions) string {
 		for _, k := range opt.GroupBy {
 			v := groupValue(d, k)
 			if v == "" {
-				v = "-"
+				v = "no-" + k // not "-", which names stdin
 			}
 			parts = append(parts, v)
 		}
