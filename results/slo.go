@@ -2,9 +2,11 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/kvbench/kvbench/schema"
 )
@@ -47,7 +49,7 @@ func ParseSLO(s string) (SLO, error) {
 		}
 		q, err := schema.ParseQoS(class)
 		if err != nil || q == schema.QoSNone {
-			return fmt.Errorf("--slo-ms %s: class %q: want interactive, responsive or batch", s, class)
+			return fmt.Errorf("class %q: want interactive, responsive or batch", class)
 		}
 		slo.ByQoS[q] = d
 		return nil
@@ -61,7 +63,10 @@ func ParseSLO(s string) (SLO, error) {
 // ParseSLOItems reads the items of --slo-ms s, "MS" or "CLASS=MS",
 // comma-separated, and hands each target to set, named false for the
 // target of every request; set names the classes it knows (kvtrace's come
-// from its QoS profiles). It stops at the first item that is not one.
+// from its QoS profiles). It stops at the first item that is not one. Its
+// errors, and set's, are one line that starts with the flag and its value.
+// A target is rounded to the nanosecond, so that a decimal reads exactly;
+// one that rounds to 0 is refused rather than taken for no target.
 func ParseSLOItems(s string, set func(class string, named bool, d time.Duration) error) error {
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
@@ -70,14 +75,25 @@ func ParseSLOItems(s string, set func(class string, named bool, d time.Duration)
 			ms = name
 		}
 		v, err := strconv.ParseFloat(ms, 64)
-		if err != nil || !(v > 0) || v > 1e9 {
-			return fmt.Errorf("--slo-ms %s: %q: want milliseconds above 0, or CLASS=MS (e.g. 500,interactive=50)", s, part)
+		d := time.Duration(math.Round(v * float64(time.Millisecond)))
+		if err != nil || !(v > 0) || v > 1e9 || d <= 0 {
+			return fmt.Errorf("--slo-ms %s: %q: want milliseconds above 0 (at least 0.000001, at most 1e9), or CLASS=MS (e.g. 500,interactive=50)", flagValue(s), part)
 		}
-		if err := set(name, named, time.Duration(v*float64(time.Millisecond))); err != nil {
-			return err
+		if err := set(name, named, d); err != nil {
+			return fmt.Errorf("--slo-ms %s: %w", flagValue(s), err)
 		}
 	}
 	return nil
+}
+
+// flagValue returns s for an error message: as typed, or quoted when it
+// has spaces or characters that are not printable, so that the message
+// stays on one line.
+func flagValue(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '"' }) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // sloAgg counts requests against an SLO, by class (QoSNone's are the

@@ -42,7 +42,7 @@ func ParseSLO(s string, qos [numQoSLevels]QoSProfile) (SLO, error) {
 		}
 		lvl := slices.IndexFunc(qos[:], func(p QoSProfile) bool { return p.Name == name })
 		if lvl < 0 {
-			return fmt.Errorf("--slo-ms %s: class %q: want one of %s, %s, %s", s, name, qos[0].Name, qos[1].Name, qos[2].Name)
+			return fmt.Errorf("class %q: want one of %s, %s, %s", name, qos[0].Name, qos[1].Name, qos[2].Name)
 		}
 		slo.ByQoS[lvl] = d
 		return nil
