@@ -76,7 +76,7 @@ func FuzzParseSLO(f *testing.F) {
 	for _, s := range []string{
 		"500", "0.5", "interactive=50,batch=2000", "500,interactive=50", "500, responsive = 100",
 		"interactive=50,interactive=60", "500,600", "1e9", "1000000000.0001", "1e-6", "1e-7", "0.0000005",
-		"4.35", "0.3", "0x1p3", "1_000", "Inf", "NaN", "-5", "0", "", ",", "500,", "=3", "fast=3",
+		"4.35", "1.001", "0.3", "0x1p3", "1_000", "Inf", "NaN", "-5", "0", "", ",", "500,", "=3", "fast=3",
 		"Interactive=5", "batch=", "batch==5", "interactive=5=6", "500\n,batch=3", "\xff=1", " 500 ",
 		"responsive=1e-300", "999999999.9999999", "5\nx", "batch=\t", "a b=1",
 	} {
