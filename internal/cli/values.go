@@ -98,12 +98,13 @@ func (v *Speed) Set(s string) error {
 	return nil
 }
 
-// String returns "max" for SpeedMax and the factor otherwise ("1", "2.5").
+// String returns "max" for SpeedMax and the factor otherwise ("1", "2.5"),
+// as a decimal without an exponent, so that Set reads it back.
 func (v Speed) String() string {
 	if v <= 0 {
 		return "max"
 	}
-	return strconv.FormatFloat(float64(v), 'g', -1, 64)
+	return strconv.FormatFloat(float64(v), 'f', -1, 64)
 }
 
 // Type returns "speed", the name pflag shows in usage text.
