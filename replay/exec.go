@@ -186,6 +186,13 @@ func (s *sched) stageMatClose(t *task) bool {
 // operation leaves it, and the copy its blocks move.
 func (s *sched) stageBegin(t *task) {
 	ks := t.ks
+	if t.op == schema.OpRead && ks.tier != t.tier {
+		// The trace named another tier (its Evict pairs were missing or
+		// not adjacent): the read is where the object is, and counts
+		// there, so that a tier's figures are its own.
+		s.counted.mismatch++
+		t.tier = ks.tier
+	}
 	t.start = s.clock.Now()
 	s.metrics.begin(t, t.start)
 	t.stage = stOpen
@@ -199,9 +206,6 @@ func (s *sched) stageBegin(t *task) {
 		ks.logical, ks.phys = t.logical, t.phys
 		t.ioTier = t.tier
 	case schema.OpRead:
-		if ks.tier != t.tier {
-			s.counted.mismatch++ // read where the object is
-		}
 		t.ioTier = ks.tier
 	case schema.OpDelete:
 		t.stage = stRemove

@@ -42,7 +42,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	}
 	if n := s.counted.mismatch; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d reads named a tier their object was not on (the trace's Evict pairs were not adjacent or were missing); they read the object where it was", n))
+			"%d reads named a tier their object was not on (the trace's Evict pairs were not adjacent or were missing); they read the object where it was, and count in that tier's figures", n))
 	}
 	if n := s.counted.evictions; n > 0 {
 		why := "the trace keeps more live than a bounded tier holds"
