@@ -492,13 +492,11 @@ func (d *refDoc) tiers() {
 		if v, ok := d.num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
 			*bw[2*i] = v
 			tt.ReadOfferedBps = v * results.GiB
-			d.values[tierMetric(i, "read_offered")] = v * results.GiB / results.GB
 			has = true
 		}
 		if v, ok := d.num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
 			*bw[2*i+1] = v
 			tt.WriteOfferedBps = v * results.GiB
-			d.values[tierMetric(i, "write_offered")] = v * results.GiB / results.GB
 			has = true
 		}
 		if v, ok := d.num("tier_" + t.ref + "_kv_bytes_read_gb"); ok {
@@ -507,8 +505,14 @@ func (d *refDoc) tiers() {
 		if v, ok := d.num("tier_" + t.ref + "_kv_bytes_written_gb"); ok {
 			tt.WriteBytes = int64(v * results.GiB)
 		}
-		if has {
-			r.Tiers = append(r.Tiers, tt)
+		if !has {
+			continue
+		}
+		r.Tiers = append(r.Tiers, tt)
+		// Its unused tiers' bandwidths are zeros it never measured.
+		if tierUsed(tt) {
+			d.values[tierMetric(i, "read_offered")] = tt.ReadOfferedBps / results.GB
+			d.values[tierMetric(i, "write_offered")] = tt.WriteOfferedBps / results.GB
 		}
 	}
 	r.Summary.TierStorageKVBytesReadGB, _ = d.num("tier_storage_kv_bytes_read_gb")

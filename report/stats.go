@@ -160,9 +160,19 @@ func MetricTarget(name string) (float64, bool) {
 	return 0, false
 }
 
+// tierUsed reports whether a run used tier tt: it did an operation on it
+// or moved bytes through it. The offered load of a tier a run never used
+// is no measured zero (the reference's tier bandwidths say 0 for its
+// unused tiers, and a trace without Tier-0 rows replays none): it is
+// absent.
+func tierUsed(tt schema.TierTotals) bool {
+	return tt.ReadOps+tt.WriteOps+tt.DeleteOps > 0 || tt.ReadBytes+tt.WriteBytes > 0 || tt.ReadOfferedBps+tt.WriteOfferedBps > 0
+}
+
 // MetricsOf computes the metrics of one (merged) kvreplay result. A metric
 // the result cannot give (no Tier-2 reads, no requests, tokens per second
-// without the trace's bytes per token, the device rate of a tier that
+// without the trace's bytes per token, the offered load of a tier the run
+// never used, the device rate of a tier that
 // moved nothing or of a document written before kvbench measured it,
 // storage_health_pass of a run that is
 // neither PASS nor FAIL) is absent, never zero. kv_tokens_moved_per_s is
@@ -171,15 +181,9 @@ func MetricTarget(name string) (float64, bool) {
 // the run measured it (a closed loop).
 func MetricsOf(r *schema.Result) (map[string]float64, error) {
 	v := map[string]float64{MetricElapsed: r.WallS, MetricDecodeBytesRead: float64(results.DecodeBytesRead(r.Cells)) / results.GB}
-	// The reference's three tiers always have an offered load (0 when
-	// unused, as its tier bandwidths do); Tier-3 where a run has it.
-	for t := range schema.TierObject {
-		v[tierMetric(int(t), "read_offered")] = 0
-		v[tierMetric(int(t), "write_offered")] = 0
-	}
 	for _, tt := range r.Tiers {
 		t, err := schema.ParseTier(tt.Tier)
-		if err != nil {
+		if err != nil || !tierUsed(tt) {
 			continue
 		}
 		v[tierMetric(int(t), "read_offered")] = tt.ReadOfferedBps / results.GB
