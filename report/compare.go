@@ -9,7 +9,9 @@ import (
 // when baseline is empty or names none) over the metrics of the catalogue
 // that any group has: the ratio of medians over trials, and the win rate
 // over matched trials (trial i of a group against trial i of the
-// baseline, by number or else by position; a tie counts half). A
+// baseline, by number or else by position; a tie counts half; a pair
+// with the metric 0 on both sides, nothing against nothing, is no tie and
+// is not compared, nor is one where either side lacks it). A
 // simulated group (kvtrace's statistics) is compared only with a
 // simulated baseline, and a measured one only with a measured baseline:
 // a simulation's figures are not a measurement's. Groups must have been
@@ -66,7 +68,9 @@ func compare(groups []*Group, baseline string, ms []Metric) *Comparison {
 
 // winRate is the share of trials of g better than the baseline's trial of
 // the same number (or, when no trial numbers match, of the same position);
-// false when no trial matches.
+// false when no trial matches. A pair that lacks the metric on either
+// side, or has 0 on both (no bytes against no bytes, a FAIL against a
+// FAIL), compares nothing: it is left out, not counted a tie.
 func winRate(g, base *Group, m Metric) (float64, bool) {
 	byNumber := slices.ContainsFunc(g.TrialIDs, func(id int) bool { return slices.Contains(base.TrialIDs, id) })
 	var n, wins float64
@@ -80,7 +84,7 @@ func winRate(g, base *Group, m Metric) (float64, bool) {
 		}
 		a, ok1 := g.TrialValues[i][m.Name]
 		b, ok2 := base.TrialValues[j][m.Name]
-		if !ok1 || !ok2 {
+		if !ok1 || !ok2 || (a == 0 && b == 0) {
 			continue
 		}
 		n++

@@ -86,6 +86,7 @@ type htmlComparison struct {
 	Baseline string
 	Groups   []string
 	Rows     []htmlComparisonRow
+	Note     string // what "-" means (comparisonNote)
 }
 
 type htmlComparisonRow struct {
@@ -195,7 +196,7 @@ func buildHTMLComparison(r *Report) *htmlComparison {
 	if c == nil || len(c.Rows) == 0 {
 		return nil
 	}
-	hc := &htmlComparison{Baseline: c.Baseline}
+	hc := &htmlComparison{Baseline: c.Baseline, Note: comparisonNote}
 	for _, g := range r.Groups {
 		if g.Label != c.Baseline {
 			hc.Groups = append(hc.Groups, g.Label)
@@ -756,7 +757,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 </section>
 <section id="comparison">
 <h2>Comparison</h2>
-{{with .Comparison}}<p>Ratio of each group's median to the baseline's ({{.Baseline}}); win rate: share of matched trials better than the baseline.</p>
+{{with .Comparison}}<p>Ratio of each group's median to the baseline's ({{.Baseline}}); win rate: share of matched trials better than the baseline; {{.Note}}.</p>
 <table>
 <tr><th class="l" rowspan="2">metric</th><th rowspan="2">better</th><th rowspan="2">{{.Baseline}} (baseline)</th>{{range .Groups}}<th colspan="3">{{.}}</th>{{end}}</tr>
 <tr>{{range .Groups}}<th>median</th><th>ratio</th><th>win rate</th>{{end}}</tr>

@@ -220,6 +220,7 @@ func tables(r *Report) []*table {
 			}
 			t.rows = append(t.rows, cells)
 		}
+		t.notes = append(t.notes, comparisonNote)
 		ts = append(ts, t)
 	}
 	t := &table{title: "storage_health (MLPerf) per run", header: []string{"group", "trial", "status", "criteria passed", "why"}}
@@ -242,6 +243,10 @@ func tables(r *Report) []*table {
 	}
 	return append(ts, metricsTable(r))
 }
+
+// comparisonNote says what the comparison's "-" means.
+const comparisonNote = "ratio and wins are - where nothing was compared: the metric is absent on either side, the baseline's median is 0, " +
+	"or every matched pair of trials has it 0 on both sides (nothing against nothing is no tie)"
 
 // metricsTable defines the report's metrics, so that no figure is read
 // for another (a device rate for an offered load, kvbench's token rate for

@@ -281,6 +281,55 @@ func TestCompareWinRate(t *testing.T) {
 	}
 }
 
+// TestCompareNothingIsNoTie: a pair of trials with the metric 0 on both
+// sides (no bytes against no bytes) or absent on either is not compared:
+// it is no tie, counts in no win rate, and a metric with no pair compared
+// has none.
+func TestCompareNothingIsNoTie(t *testing.T) {
+	nan := math.NaN() // absent
+	for _, tc := range []struct {
+		name      string
+		base, new []float64
+		want      float64 // NaN: no win rate
+	}{
+		{"zeros on both sides", []float64{0, 0, 0}, []float64{0, 0, 0}, nan},
+		{"absent on both sides", []float64{nan, nan}, []float64{nan, nan}, nan},
+		{"absent against zero", []float64{nan, 0}, []float64{0, nan}, nan},
+		{"a zero pair among compared ones", []float64{0, 1, 2}, []float64{0, 2, 2}, 0.75},
+		{"zero against something", []float64{0, 0}, []float64{1, 0}, 1},
+		{"an equal pair is a tie", []float64{3}, []float64{3}, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mk := func(label string, vals []float64) *Group {
+				g := &Group{Label: label, Values: map[string][]float64{}}
+				for i, v := range vals {
+					g.TrialIDs = append(g.TrialIDs, i+1)
+					tv := map[string]float64{}
+					if !math.IsNaN(v) {
+						tv["tier1_read_offered"] = v
+						g.Values["tier1_read_offered"] = append(g.Values["tier1_read_offered"], v)
+					}
+					g.TrialValues = append(g.TrialValues, tv)
+				}
+				return g
+			}
+			c := Compare([]*Group{mk("base", tc.base), mk("new", tc.new)}, "base")
+			for _, row := range c.Rows {
+				if row.Metric.Name != "tier1_read_offered" {
+					continue
+				}
+				w, ok := row.WinRate["new"]
+				if math.IsNaN(tc.want) && ok {
+					t.Errorf("win rate %v, want none: nothing was compared", w)
+				}
+				if !math.IsNaN(tc.want) && (!ok || !near(w, tc.want)) {
+					t.Errorf("win rate %v (%v), want %v", w, ok, tc.want)
+				}
+			}
+		})
+	}
+}
+
 // synth builds the rank documents of one synthetic run, and the document
 // of the whole run recorded from all the samples at once.
 func synth(tb testing.TB, rng *rand.Rand, ranks int) (parts []*schema.Result, whole *schema.Result) {
