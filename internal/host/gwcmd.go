@@ -82,14 +82,12 @@ func RedactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
+		name, _, eq := strings.Cut(a, "=")
 		switch {
 		case i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && isSecret(args[i-1]) && !strings.HasPrefix(a, "-"):
 			out[i] = "REDACTED"
-		case strings.HasPrefix(a, "-") && strings.Contains(a, "="):
-			name, _, _ := strings.Cut(a, "=")
-			if isSecret(name) {
-				out[i] = name + "=REDACTED"
-			}
+		case strings.HasPrefix(a, "-") && eq && isSecret(name):
+			out[i] = name + "=REDACTED"
 		case i > 0 && args[i-1] == "-o":
 			opts := strings.Split(a, ",")
 			for j, o := range opts {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,9 @@ func meminfo(r io.Reader, fields ...string) []int64 {
 				break
 			}
 			if len(f) >= 3 && f[2] == "kB" {
+				if n > math.MaxInt64/1024 {
+					break // more bytes than an int64 holds: malformed
+				}
 				n *= 1024
 			}
 			out[i] = n
