@@ -41,8 +41,9 @@ func (n exportNeed) dataBytes() (int64, string) {
 	return sum, strings.Join(parts, ", ")
 }
 
-// sizeFio runs the export of the trace file name with opt into counters,
-// for what it and its job will write, counting the bytes it reads in n.
+// sizeFio sizes the export of the trace file name with opt
+// (export.FioSize, which counts the iologs' lines without formatting
+// them): what it and its job will write, counting the bytes it reads in n.
 func sizeFio(ctx context.Context, name string, opt export.FioOptions, n *atomic.Int64) (exportNeed, error) {
 	f, err := cli.OpenInput(ctx, name)
 	if err != nil {
@@ -52,12 +53,11 @@ func sizeFio(ctx context.Context, name string, opt export.FioOptions, n *atomic.
 	r := trace.NewReader(ctxReader{ctx: ctx, r: f, n: n})
 	r.Name = name
 	defer r.Close()
-	var c countWriter
-	st, err := export.Fio(r, opt, func(schema.Tier, export.LogKind) (io.Writer, error) { return &c, nil }, &c)
+	st, logBytes, err := export.FioSize(r, opt)
 	if err != nil {
 		return exportNeed{}, exportError(err)
 	}
-	return exportNeed{st: st, logBytes: int64(c)}, nil
+	return exportNeed{st: st, logBytes: logBytes}, nil
 }
 
 // countWriter counts the bytes written to it and keeps none.

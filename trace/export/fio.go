@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"strconv"
 	"time"
@@ -351,16 +352,33 @@ type FioTierStats struct {
 // gets an iolog but no job section. Writers that are io.Closers are not
 // closed.
 func Fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKind) (io.Writer, error), job io.Writer) (FioStats, error) {
+	st, _, err := fio(r, opt, logs, job)
+	return st, err
+}
+
+// FioSize is Fio without its output: it returns what Fio would, with the
+// same r and opt, and the bytes Fio would write through logs and to job,
+// all of them. It counts the iologs' lines without formatting them, so
+// that it sizes an export of many terabytes in the time the trace takes
+// to read: an object operation's I/O lines are counted at once, whatever
+// their number.
+func FioSize(r *trace.Reader, opt FioOptions) (FioStats, int64, error) {
+	return fio(r, opt, nil, nil)
+}
+
+// fio is Fio, and with no logs FioSize: the bytes of its output are the
+// second result.
+func fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKind) (io.Writer, error), job io.Writer) (FioStats, int64, error) {
 	opt = opt.withDefaults()
 	var st FioStats
 	if err := opt.Validate(); err != nil {
-		return st, fmt.Errorf("export: %w", err)
+		return st, 0, fmt.Errorf("export: %w", err)
 	}
-	x := &fioExport{opt: opt, st: &st, keys: map[string]keyState{}}
+	x := &fioExport{opt: opt, st: &st, keys: map[string]keyState{}, count: logs == nil}
 	for _, t := range opt.Tiers {
 		ft, err := x.openTier(t, logs)
 		if err != nil {
-			return st, err
+			return st, 0, err
 		}
 		x.tiers[t] = ft
 		st.Tier[t].Exported = true
@@ -368,35 +386,66 @@ func Fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKi
 	for _, c := range opt.Cold {
 		if _, live := x.keys[c.Key]; !live {
 			if err := x.cold([]byte(c.Key), c.Tier, x.physical(c.Size)); err != nil {
-				return st, err
+				return st, 0, err
 			}
 		}
 	}
 	if err := x.run(r); err != nil {
-		return st, err
+		return st, 0, err
 	}
 	var rows [schema.NumTiers]int64
 	for t := range rows {
 		rows[t] = st.Tier[t].Rows
 	}
 	if err := checkRows(r.Name, "fio job", opt.Tiers, &rows); err != nil {
-		return st, err
+		return st, 0, err
 	}
+	var n int64
 	for _, ft := range x.tiers {
 		if ft == nil {
 			continue
 		}
 		ft.finish()
 		if err := ft.flush(); err != nil {
-			return st, err
+			return st, 0, err
+		}
+		for _, l := range []*iolog{ft.log, ft.prep} {
+			if l != nil {
+				n += l.n
+			}
 		}
 	}
-	bw := bufio.NewWriter(job)
+	jobBytes := new(counter)
+	if job == nil {
+		job = io.Discard
+	}
+	bw := bufio.NewWriter(io.MultiWriter(job, jobBytes))
 	x.writeJob(bw)
 	if err := bw.Flush(); err != nil {
-		return st, fmt.Errorf("export: fio job: %w", err)
+		return st, 0, fmt.Errorf("export: fio job: %w", err)
 	}
-	return st, nil
+	return st, n + int64(*jobBytes), nil
+}
+
+// counter counts the bytes written to it.
+type counter int64
+
+func (c *counter) Write(p []byte) (int, error) {
+	*c += counter(len(p))
+	return len(p), nil
+}
+
+// iolog is one iolog being written, or, for FioSize, counted.
+type iolog struct {
+	w *bufio.Writer // nil: counted only
+	n int64         // the bytes written, or that would be
+}
+
+func (l *iolog) write(b []byte) {
+	l.n += int64(len(b))
+	if l.w != nil {
+		l.w.Write(b) // a write error is sticky: flush reports it
+	}
 }
 
 // fioExport is the state of one Fio call.
@@ -407,6 +456,8 @@ type fioExport struct {
 	// keys holds every key live on some tier, exported or not.
 	keys map[string]keyState
 	buf  []byte
+	// count: the logs are counted, not written (FioSize).
+	count bool
 }
 
 // keyState is where a key lives, as kvreplay's engine tracks it: on one
@@ -422,9 +473,9 @@ type fioTier struct {
 	x     *fioExport
 	tier  schema.Tier
 	st    *FioTierStats
-	log   *bufio.Writer
-	prep  *bufio.Writer // dir layout
-	file  string        // extent layout: the tier file
+	log   *iolog
+	prep  *iolog // dir layout
+	file  string // extent layout: the tier file
 	alloc *extent.Allocator
 	dir   string // dir layout: where the object files are
 	objs  map[string]*object
@@ -459,16 +510,19 @@ func (x *fioExport) openTier(t schema.Tier, logs func(schema.Tier, LogKind) (io.
 		if err := fioName("export: fio: iolog", name); err != nil {
 			return nil, err
 		}
-		w, err := logs(t, kind)
-		if err != nil {
-			return nil, fmt.Errorf("export: fio: %s iolog: %w", t, err)
+		l := &iolog{}
+		if !x.count {
+			w, err := logs(t, kind)
+			if err != nil {
+				return nil, fmt.Errorf("export: fio: %s iolog: %w", t, err)
+			}
+			l.w = bufio.NewWriterSize(w, 64<<10)
 		}
-		bw := bufio.NewWriterSize(w, 64<<10)
-		bw.WriteString("fio version 3 iolog\n")
+		l.write([]byte("fio version 3 iolog\n"))
 		if kind == ReplayLog {
-			ft.log = bw
+			ft.log = l
 		} else {
-			ft.prep = bw
+			ft.prep = l
 		}
 	}
 	switch x.opt.Layout {
@@ -632,6 +686,23 @@ func (ft *fioTier) transfer(us int64, o *object, write bool) {
 		name = o.path
 	}
 	bs := ft.x.opt.BlockSize
+	if ft.x.count {
+		// The lines the loop below writes, counted at once: the closes
+		// queued before them first, as writeLine writes them.
+		if len(ft.closes) > 0 {
+			ft.flushCloses(us)
+		}
+		lines := ft.countIO(ft.log, us, name, act, o.off, o.off+o.size)
+		ft.st.Ops += lines
+		if write {
+			ft.st.WriteOps += lines
+			ft.st.WriteBytes += o.size
+		} else {
+			ft.st.ReadOps += lines
+			ft.st.ReadBytes += o.size
+		}
+		return
+	}
 	for off := int64(0); off < o.size; off += bs {
 		n := min(bs, o.size-off)
 		ft.io(ft.log, us, name, act, o.off+off, n)
@@ -743,9 +814,13 @@ func (ft *fioTier) prepare(o *object, size int64) {
 		ft.prepOpen = o
 	}
 	bs := ft.x.opt.BlockSize
-	for off := o.prepped; off < size; off += bs {
-		n := min(bs, size-off)
-		ft.io(ft.prep, 0, o.path, "write", off, n)
+	if ft.x.count {
+		ft.countIO(ft.prep, 0, o.path, "write", o.prepped, size)
+	} else {
+		for off := o.prepped; off < size; off += bs {
+			n := min(bs, size-off)
+			ft.io(ft.prep, 0, o.path, "write", off, n)
+		}
 	}
 	ft.st.PrepBytes += size - o.prepped
 	ft.st.FileSize += size - o.prepped
@@ -761,11 +836,11 @@ func (ft *fioTier) finish() {
 }
 
 func (ft *fioTier) flush() error {
-	for _, w := range []*bufio.Writer{ft.log, ft.prep} {
-		if w == nil {
+	for _, l := range []*iolog{ft.log, ft.prep} {
+		if l == nil || l.w == nil {
 			continue
 		}
-		if err := w.Flush(); err != nil {
+		if err := l.w.Flush(); err != nil {
 			return fmt.Errorf("export: fio: %s iolog: %w", ft.tier, err)
 		}
 	}
@@ -785,18 +860,26 @@ func (ft *fioTier) flushCloses(us int64) {
 }
 
 // line writes a file action line.
-func (ft *fioTier) line(w *bufio.Writer, us int64, name, act string) {
+func (ft *fioTier) line(w *iolog, us int64, name, act string) {
 	ft.writeLine(w, us, name, act, -1, 0)
 }
 
 // io writes an I/O line.
-func (ft *fioTier) io(w *bufio.Writer, us int64, name, act string, off, n int64) {
+func (ft *fioTier) io(w *iolog, us int64, name, act string, off, n int64) {
 	ft.writeLine(w, us, name, act, off, n)
 }
 
-func (ft *fioTier) writeLine(w *bufio.Writer, us int64, name, act string, off, n int64) {
+func (ft *fioTier) writeLine(w *iolog, us int64, name, act string, off, n int64) {
 	if w == ft.log && len(ft.closes) > 0 {
 		ft.flushCloses(us)
+	}
+	if ft.x.count {
+		// The length of the line below.
+		w.n += int64(numLen(us)+len(name)+len(act)) + 3
+		if off >= 0 {
+			w.n += int64(numLen(off)+numLen(n)) + 2
+		}
+		return
 	}
 	b := ft.x.buf[:0]
 	b = strconv.AppendInt(b, us, 10)
@@ -811,8 +894,62 @@ func (ft *fioTier) writeLine(w *bufio.Writer, us int64, name, act string, off, n
 		b = strconv.AppendInt(b, n, 10)
 	}
 	b = append(b, '\n')
-	w.Write(b) // a write error is sticky: flush reports it
+	w.write(b)
 	ft.x.buf = b
+}
+
+// countIO counts in w, without formatting them, the I/O lines at us that
+// move the bytes [off, end) of name in blocks of the block size, as the
+// loops of transfer and prepare write them ("us name act off n\n" for
+// each block), and returns their number.
+func (ft *fioTier) countIO(w *iolog, us int64, name, act string, off, end int64) int64 {
+	if end <= off {
+		return 0
+	}
+	bs := ft.x.opt.BlockSize
+	lines := (end - off + bs - 1) / bs
+	last := end - off - (lines-1)*bs // the last block's length
+	fixed := int64(numLen(us)+len(name)+len(act)) + 5
+	w.n += lines*fixed + digitsOfRun(off, bs, lines) + (lines-1)*int64(numLen(bs)) + int64(numLen(last))
+	return lines
+}
+
+// numLen is the length of v in decimal, as strconv.AppendInt writes it.
+func numLen(v int64) int {
+	n := 1
+	if v < 0 {
+		n++
+		if v == math.MinInt64 {
+			return 20
+		}
+		v = -v
+	}
+	for ; v >= 10; v /= 10 {
+		n++
+	}
+	return n
+}
+
+// digitsOfRun is the sum of the decimal lengths of a, a+step, ...,
+// a+(k-1)*step (a >= 0, step > 0, no overflow): each term has one digit,
+// and one more for every power of ten 10^j it reaches, so the sum is k
+// plus, for each j, the terms at or above 10^j.
+func digitsOfRun(a, step, k int64) int64 {
+	sum := k
+	for p := int64(10); ; p *= 10 {
+		below := int64(0) // the terms under p
+		if a < p {
+			below = min(k, (p-a+step-1)/step)
+		}
+		if below == k {
+			break
+		}
+		sum += k - below
+		if p > math.MaxInt64/10 {
+			break
+		}
+	}
+	return sum
 }
 
 // writeJob writes the job file.

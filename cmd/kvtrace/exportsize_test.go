@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace/export"
+)
+
+// TestExportRefusesHugeAtOnce refuses the export of a petabyte object in
+// 4 KiB blocks from its sizing pass, which counts its 2^38 I/O lines
+// without formatting them (formatting them took hours), and writes
+// nothing.
+func TestExportRefusesHugeAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "huge.csv")
+	src := fmt.Sprintf("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n"+
+		"0.000000,Write,%d,Tier-2,huge,Prefill\n1.000000,Read,%d,Tier-2,huge,Decode\n", int64(1<<50), int64(1<<50))
+	if err := os.WriteFile(tr, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	_, stderr, code := runKvtrace(t, "export", "--to", "fio", "--block-size", "4KiB", "--dir", filepath.Join(dir, "data"), "-o", out, tr)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, stderr)
+	}
+	// 2^39 lines of some 90 bytes (the temporary directory's name in
+	// each): the iologs' need refused or, on a file system with 50 TiB
+	// free, the 1 PiB data file's.
+	if !strings.Contains(stderr, "TiB of iologs and job file") ||
+		!strings.Contains(stderr, "the job's data files take 1.00 PiB") || !strings.Contains(stderr, "use --size-scale 1/") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		t.Errorf("a refused export left %d files in %s", len(entries), out)
+	}
+}
+
+// TestExportSizingIsExact holds what the sizing pass counts against the
+// files the export then writes, on a kvtrace trace, in both layouts.
+func TestExportSizingIsExact(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "run.csv.zst")
+	if _, stderr, code := runKvtrace(t, "--num-users", "10", "--duration", "30", "--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "-o", tr); code != 0 {
+		t.Fatalf("kvtrace: exit %d: %s", code, stderr)
+	}
+	for _, layout := range []string{export.LayoutExtent, export.LayoutDir} {
+		out := filepath.Join(dir, "out-"+layout)
+		args := []string{"--to", "fio", "--layout", layout, "--tiers", "Tier-1,Tier-2", "--block-size", "64KiB",
+			"--size-scale", "1/256", "--dir", filepath.Join(dir, "data"), "-o", out, tr}
+		flags, err := parseExportFlags(args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := flags.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The options the export gives its sizing pass (exportJob.fio).
+		opt := cfg.fio
+		opt.Source = cfg.trace
+		outAbs, err := filepath.Abs(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.LogPath = func(t schema.Tier, k export.LogKind) string {
+			return filepath.Join(outAbs, export.LogName(traceBase(tr), t, k))
+		}
+		ctx := context.Background()
+		if opt.Cold, err = coldObjects(ctx, tr, new(atomic.Int64)); err != nil {
+			t.Fatal(err)
+		}
+		need, err := sizeFio(ctx, tr, opt, new(atomic.Int64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, code := runKvtrace(t, append([]string{"export"}, args...)...); code != 0 {
+			t.Fatalf("export: exit %d: %s", code, stderr)
+		}
+		entries, err := os.ReadDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wrote int64
+		for _, e := range entries {
+			fi, err := e.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wrote += fi.Size()
+		}
+		if want := 3 + map[string]int{export.LayoutExtent: 0, export.LayoutDir: 2}[layout]; len(entries) != want {
+			t.Errorf("%s: %d files in %s, want %d", layout, len(entries), out, want)
+		}
+		if need.logBytes != wrote {
+			t.Errorf("%s: the sizing pass counted %d bytes (%s), the export wrote %d", layout, need.logBytes, cli.FormatBytes(need.logBytes), wrote)
+		}
+		if s := need.st.Tier[schema.TierNVMe]; s.Ops == 0 || s.FileSize == 0 {
+			t.Errorf("%s: the trace's Tier-2 does no I/O: %+v", layout, s)
+		}
+	}
+}
