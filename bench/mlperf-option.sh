@@ -50,8 +50,11 @@
 # directory on a FUSE mount (an object store's POSIX gateway, 6.5) has its
 # type and mount options recorded in the run directory. Without
 # --precondition it says that the storage was not preconditioned.
-# Exit status: 0 when every rank of every trial left its result; 1 when some
-# did not (the summary says partial_failure and names them); 2 for bad usage.
+# A rank that fails does not stop the others (under a launcher too).
+# Exit status: 0 when every rank of every trial left a complete result; 1
+# when some did not: missing (the summary says partial_failure and names
+# them), cut short or failed (named on stderr; kvreport sums a cut-short
+# result, as mlpstorage does, and warns); 2 for bad usage.
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
@@ -60,10 +63,13 @@ die() {
 	exit 2
 }
 
-# rank_of prints this process's rank as the launcher set it.
+# rank_of prints this process's rank: the one this script gave it
+# (KVBENCH_RANK, set for the ranks it starts itself; first, since a batch
+# job's own SLURM_PROCID=0 is in every one's environment), else the one
+# the launcher set.
 rank_of() {
 	local v
-	for v in OMPI_COMM_WORLD_RANK PMIX_RANK PMI_RANK SLURM_PROCID KVBENCH_RANK; do
+	for v in KVBENCH_RANK OMPI_COMM_WORLD_RANK PMIX_RANK PMI_RANK SLURM_PROCID; do
 		if [[ -n ${!v:-} ]]; then
 			echo "${!v}"
 			return
@@ -90,12 +96,34 @@ __rank)
 	# Each Option's and trial's data bytes are their own (--seed; kvreplay
 	# mixes the rank in): a deduplicating store finds nothing of an earlier
 	# trial's in a later one.
-	exec "$bin/kvreplay" --quiet --rank "$r" --ranks "$ranks" --shard tp --trial "$trial" --label "option_$option" \
+	"$bin/kvreplay" --quiet --rank "$r" --ranks "$ranks" --shard tp --trial "$trial" --label "option_$option" \
 		--seed $((option * 1000 + trial + 1)) \
 		--closed-loop --fsync --duration "$duration" --mkdir --dir "$cache/rank_{rank}" \
-		-o "$run/option_$option/trial_$trial/rank_{rank}/kvbench_result.json" "$@" "$run/traces/option_$option/rank_$r.csv.zst" >"$out/kvreplay.log" 2>&1
+		-o "$run/option_$option/trial_$trial/rank_{rank}/kvbench_result.json" "$@" "$run/traces/option_$option/rank_$r.csv.zst" >"$out/kvreplay.log" 2>&1 &
+	pid=$! sig=
+	# A signal to this rank (the launcher's, on an interrupt) goes on to
+	# its kvreplay, which ends its replay and writes what it measured.
+	for s in INT TERM HUP; do
+		# shellcheck disable=SC2064 # the signal's name, now
+		trap "sig=$s; kill -$s $pid 2>/dev/null" "$s"
+	done
+	rc=0
+	while :; do
+		wait "$pid" && rc=0 || rc=$?
+		kill -0 "$pid" 2>/dev/null || break # else a trap ended the wait
+	done
+	echo "mlperf-option.sh: kvreplay exit status $rc" >>"$out/kvreplay.log"
+	# A rank that fails on its own exits 0: a launcher (mpirun) would kill
+	# the other ranks mid-replay, and their cache files with them; the
+	# script finds the rank's result missing and says so. An interrupted
+	# rank says it was.
+	[[ -n $sig ]] && exit "$rc"
+	exit 0
 	;;
 esac
+# The ranks the launcher starts are told their rank by it, not by a
+# KVBENCH_RANK of this script's environment.
+unset KVBENCH_RANK
 
 options=all ranks=1 launcher= trials=3 seed=42 settle=90 delay=20
 users= duration= cache= results= bin= precondition=
@@ -138,23 +166,44 @@ done
 [[ -d $cache ]] || die "--cache-dir $cache: not a directory"
 [[ -d $results ]] || die "--results-dir $results: not a directory"
 [[ $options == all ]] && options=1,2,3
+[[ $options =~ ^[123](,[123])*$ ]] || die "--option $options: want 1, 2, 3, a list of them (1,3) or all"
 IFS=, read -r -a option_list <<<"$options"
-for o in "${option_list[@]}"; do
-	[[ $o == [123] ]] || die "--option $o: must be 1, 2, 3 or all"
+for ((i = 1; i < ${#option_list[@]}; i++)); do
+	for ((j = 0; j < i; j++)); do
+		# A second run of an Option would write over the first's results.
+		[[ ${option_list[i]} != "${option_list[j]}" ]] || die "--option $options: Option ${option_list[i]} twice (give --trials for more runs of it)"
+	done
 done
 for n in ranks trials seed settle delay; do
 	[[ ${!n} =~ ^[0-9]+$ ]] || die "--${n/delay/inter-option-delay} ${!n}: must be a whole number"
+	printf -v "$n" %d "$((10#${!n}))" # 08 is 8, not an octal error
 done
 ((ranks >= 1)) || die "--ranks $ranks: must be at least 1"
 ((trials >= 1)) || die "--trials $trials: must be at least 1"
 [[ -z $users || $users =~ ^[0-9]+$ ]] || die "--users $users: must be a whole number"
 [[ -z $duration || $duration =~ ^[0-9]+$ ]] || die "--duration $duration: must be whole seconds"
+[[ -z $users ]] || users=$((10#$users))
+[[ -z $duration ]] || duration=$((10#$duration))
+((${users:-1} >= 1)) || die "--users $users: must be at least 1"
+((${duration:-1} >= 1)) || die "--duration $duration: must be at least 1 second"
+if [[ -n $bin ]]; then
+	[[ -d $bin ]] || die "--bin $bin: not a directory"
+	for t in kvtrace kvreplay kvreport; do
+		[[ -x $bin/$t ]] || die "--bin $bin: no $t there"
+	done
+fi
 
 cache=$(cd "$cache" && pwd)
 results=$(cd "$results" && pwd)
-ts=$(date -u +%Y%m%d_%H%M%S)
-run=$results/kvbench_mlperf_$ts
-mkdir "$run" || die "--results-dir $results: cannot make $run"
+# A run directory of its own, named by the second as mlpstorage names
+# its runs: one started the same second waits for the next.
+for try in 1 2 3 4 5; do
+	ts=$(date -u +%Y%m%d_%H%M%S)
+	run=$results/kvbench_mlperf_$ts
+	mkdir "$run" 2>/dev/null && break
+	[[ -e $run && $try -lt 5 ]] || die "--results-dir $results: cannot make $run"
+	sleep 1
+done
 echo "mlperf-option.sh: run directory $run" >&2
 
 if [[ $(stat -c %d "$cache") == $(stat -c %d "$results") ]]; then
@@ -214,7 +263,7 @@ if [[ -n $launcher ]]; then
 	rm -rf "$run/.probe"
 fi
 
-first=1
+first=1 failed=()
 for o in "${option_list[@]}"; do
 	if ((!first && delay > 0)); then
 		echo "mlperf-option.sh: inter-option delay, $delay s" >&2
@@ -237,8 +286,19 @@ for o in "${option_list[@]}"; do
 		((settle > 0)) && sleep "$settle"
 		for ((r = 0; r < ranks; r++)); do
 			f=$run/option_$o/trial_$t/rank_$r
+			why=
 			if [[ ! -s $f/kvbench_result.json ]]; then
-				echo "mlperf-option.sh: option $o trial $t rank $r left no result; its log:" >&2
+				why="left no result"
+			elif grep -q '^  "complete": false' "$f/kvbench_result.json"; then
+				# kvreport sums it all the same, as mlpstorage sums every
+				# result it finds: the run is not whole.
+				why="left the result of an incomplete replay"
+			elif ! grep -q '^mlperf-option.sh: kvreplay exit status 0$' "$f/kvreplay.log" 2>/dev/null; then
+				why="failed (its kvreplay did not exit 0)"
+			fi
+			if [[ -n $why ]]; then
+				failed+=("option_$o/trial_$t/rank_$r")
+				echo "mlperf-option.sh: option $o trial_$t rank_$r $why; its log:" >&2
 				tail -n 5 "$f/kvreplay.log" >&2 2>/dev/null || true
 			fi
 		done
@@ -250,4 +310,8 @@ rc=0
 "$bin/kvreport" --aggregate mlperf "$run" || true
 "$bin/kvreport" --aggregate mlperf --format json -o "$summary" "$run" || rc=$?
 echo "mlperf-option.sh: summary $summary" >&2
+if ((${#failed[@]})); then
+	echo "mlperf-option.sh: ${#failed[@]} rank run(s) missing, incomplete or failed (${failed[*]}): not a whole run" >&2
+	((rc)) || rc=1
+fi
 exit "$rc"
