@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,7 +35,9 @@ const maxErrorMessages = 10
 // aligned by Started, to the whole second; QoS compliance is recomputed
 // from the requests within target of each rank; tier totals and the
 // summary are recomputed as kvreplay computes them; the host names are
-// joined and every rank's distinct tier paths kept. Three figures cannot
+// joined and every rank's distinct tier paths kept; each warning is kept
+// once, saying which ranks gave it ("rank 2: ...", "all ranks: ...": a
+// rank's warning speaks of "this rank"). Three figures cannot
 // be exact and say so here: a cell's and a tier's busy times are the
 // longest of the ranks' (so the device rate over them is an upper bound), a
 // second's LagP99US the highest of the ranks', and storage KV tokens per
@@ -80,13 +83,14 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 
 	m := &rankMerger{docs: docs, out: out, start: start, cells: map[cellKey]*cellAcc{},
 		reqs: make([]schema.RequestStats, len(docs)), lags: make([]schema.Latency, len(docs)),
-		tokensKnown: true, timeline: map[int]*schema.Second{}}
+		tokensKnown: true, timeline: map[int]*schema.Second{}, warnings: map[string][]int{}}
 	for n, d := range docs {
 		m.add(n, d)
 	}
 	slices.Sort(out.MergedRanks)
 	ranks, held, missing := MissingRanks(docs)
 	out.Ranks = max(ranks, len(held))
+	out.Warnings = m.rankWarnings(held, len(missing) == 0)
 	if len(missing) > 0 {
 		markPartial(out, out.Ranks, held, missing)
 	}
@@ -125,6 +129,66 @@ type rankMerger struct {
 	tokens      float64 // storage KV tokens, over the ranks
 	tokensKnown bool    // every rank said its tokens
 	timeline    map[int]*schema.Second
+	// warnings are the ranks that gave each warning, warnOrder the
+	// warnings in the order they first came.
+	warnings  map[string][]int
+	warnOrder []string
+}
+
+// allRanks starts a merged document's warning that every rank of its run
+// gave.
+const allRanks = "all ranks: "
+
+// rankPrefix matches a warning that names its ranks (rankWarnings'),
+// the ranks as rankList writes them in its group 1.
+var rankPrefix = regexp.MustCompile(`^ranks? ([0-9][0-9, -]*): `)
+
+// rankPrefixed splits a warning that names its ranks into the ranks and
+// the warning; false for one that names none.
+func rankPrefixed(w string) ([]int, string, bool) {
+	sub := rankPrefix.FindStringSubmatch(w)
+	if sub == nil {
+		return nil, w, false
+	}
+	var rs []int
+	for _, part := range strings.Split(sub[1], ", ") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			return nil, w, false
+		}
+		for r := a; r <= b; r++ {
+			rs = append(rs, r)
+		}
+	}
+	return rs, w[len(sub[0]):], true
+}
+
+// rankWarnings are the merged document's warnings, each once, in the
+// order they came, saying whose they are: a rank's own warning speaks of
+// "this rank", which means nothing in a document of several. One that
+// every rank held gave begins "all ranks: " when the merge is the whole
+// run (whole), else it names the ranks held; one that only some gave
+// names them ("rank 2: ", "ranks 0-1, 3: "). A document of one rank keeps
+// its warnings as they are.
+func (m *rankMerger) rankWarnings(held []int, whole bool) []string {
+	out := make([]string, 0, len(m.warnOrder))
+	for _, w := range m.warnOrder {
+		rs := slices.Compact(slices.Sorted(slices.Values(m.warnings[w])))
+		switch {
+		case len(held) < 2:
+		case whole && slices.Equal(rs, held):
+			w = allRanks + w
+		default:
+			w = rankList(rs) + ": " + w
+		}
+		out = appendUnique(out, w)
+	}
+	return out
 }
 
 // cellAcc is one cell's documents: docs says which document each came
@@ -158,9 +222,20 @@ func (m *rankMerger) add(n int, d *schema.Result) {
 		}
 	}
 	for _, w := range d.Warnings {
-		if !strings.HasPrefix(w, partialWarning) {
-			out.Warnings = appendUnique(out.Warnings, w)
+		if strings.HasPrefix(w, partialWarning) {
+			continue
 		}
+		// A merge's warning of all its ranks is each of theirs; one that
+		// names its ranks is theirs.
+		whose := ranksOf(d)
+		if rs, rest, ok := rankPrefixed(w); ok {
+			whose, w = rs, rest
+		}
+		w = strings.TrimPrefix(w, allRanks)
+		if _, ok := m.warnings[w]; !ok {
+			m.warnOrder = append(m.warnOrder, w)
+		}
+		m.warnings[w] = append(m.warnings[w], whose...)
 	}
 	for _, c := range d.Cells {
 		k := keyOf(c)
