@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/outfile"
 )
@@ -125,8 +127,46 @@ func ReadMeta(tracePath string) (*Meta, error) {
 		}
 		return nil, fmt.Errorf("trace: meta: %s: %w", path, err)
 	}
+	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
+		return nil, fmt.Errorf("trace: meta: %s: offset %d: more after the JSON object: a damaged sidecar (write the trace again, or remove the sidecar)", path, len(b)-len(rest))
+	}
 	if m.FormatVersion > FormatVersion {
 		return nil, fmt.Errorf("trace: meta: %s: format version %d: this kvbench reads up to %d", path, m.FormatVersion, FormatVersion)
 	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("trace: meta: %s: %w: a damaged sidecar (write the trace again, or remove the sidecar)", path, err)
+	}
 	return &m, nil
+}
+
+// check refuses a sidecar whose figures no writer writes: a negative
+// count, peak, size or time, or a capacity below -1 (unlimited), which
+// would size a replay's arenas or count its users wrong.
+func (m *Meta) check() error {
+	c := m.Counts
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"format_version", float64(m.FormatVersion)}, {"bytes_per_token", float64(m.BytesPerToken)},
+		{"tensor_parallel", float64(m.TensorParallel)}, {"measured_from_s", m.MeasuredFrom},
+		{"counts.rows", float64(c.Rows)}, {"counts.objects", float64(c.Objects)}, {"counts.requests", float64(c.Requests)},
+		{"counts.users", float64(c.Users)}, {"counts.read_bytes", float64(c.ReadBytes)},
+		{"counts.write_bytes", float64(c.WriteBytes)}, {"counts.dropped_deletes", float64(c.DroppedDeletes)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%s %g: must not be negative", f.name, f.v)
+		}
+	}
+	for _, tier := range slices.Sorted(maps.Keys(m.PeakLiveBytes)) {
+		if n := m.PeakLiveBytes[tier]; n < 0 {
+			return fmt.Errorf("peak_live_bytes %q %d: must not be negative", tier, n)
+		}
+	}
+	for _, tier := range slices.Sorted(maps.Keys(m.TierCapacityBytes)) {
+		if n := m.TierCapacityBytes[tier]; n < -1 {
+			return fmt.Errorf("tier_capacity_bytes %q %d: want -1 (unlimited), 0 (disabled) or a size", tier, n)
+		}
+	}
+	return nil
 }
