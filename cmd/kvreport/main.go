@@ -35,6 +35,23 @@ matched trials. Bandwidths are GB/s and data GB (10^9 bytes); a tier's
 bandwidth (tierN_read_bw) is its device rate, its offered load
 (tierN_read_offered) the bytes over the run. Every format shows each
 run's SLA per QoS class, and warns of comparisons of unlike runs.
+A figure a run did not measure (the offered load of a tier it never
+used, a latency of an operation it never did) is shown as absent ("-",
+an empty csv field, no json key), never as 0; a pair of trials with a
+metric absent on either side or 0 on both is not compared (no win rate).
+
+Warnings lead every format, each naming its group: unlike runs (other
+traces, --size-scale, --duration windows, loops), incomplete trials,
+failed operations, a storage_health FAIL, and VARIES OVER TRIALS: a
+group of 2 or more trials in which any metric's coefficient of variation
+(stddev / mean) over its trials is above 10%, each such metric named with
+its CV, MLPerf Storage's headline metrics (tier2_read_offered,
+tier2_read_device_p95, tier2_write_device_p95,
+storage_throughput_tokens_per_sec) first. MLPerf runs 3 trials and scores
+its headline over them, setting no bound on their spread; 10% is
+kvbench's. A rank's warning in a merged run names its rank ("rank 2: "),
+or "all ranks: " when every rank gave it.
+
 Search documents (kvreplay --search) render on their own, as text, md,
 html, json (each document whole, with its answer) or csv (a row a probe),
 each answer compared with the first's (or --baseline's).

@@ -23,6 +23,9 @@ latency histograms merge exactly (not averaged percentiles); the merged
 document, which kvreport reads like any other, goes to -o FILE or stdout.
 Every rank of the run must be given: --force merges part of them into a
 document marked incomplete (never a PASS) that names the missing ranks.
+The ranks' warnings are kept once each, saying whose: "rank 2: ..." for
+one rank's own (its "this rank" is rank 2), "all ranks: ..." for one
+every rank gave.
 
 Examples:
   kvreport merge rank*.json -o all.json
