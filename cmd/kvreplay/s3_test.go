@@ -191,25 +191,51 @@ func tierPathOf(res *schema.Result, backend string) *schema.PathInfo {
 	return nil
 }
 
-// TestS3Refusals: a tier on S3 without a bucket, or with a bucket that
-// does not exist, stops before any I/O with a clear message.
+// TestS3Refusals: a tier on S3 without a bucket, with a bucket that does
+// not exist, an endpoint where no server listens, credentials the server
+// refuses or none at all stops before any I/O with one line that names
+// what to change, and no result. Flags that cannot work exit with status
+// 2; the failures of s3.New's check exit non-zero (2 once replay/setup
+// marks the errors s3.IsInput reports as input).
 func TestS3Refusals(t *testing.T) {
 	srv := s3Server(t)
 	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
 	for _, tc := range []struct {
+		name string
 		args []string
-		code int
+		env  map[string]string
 		want string
+		flag bool // refused by the flags' validation: exit status 2
 	}{
-		{[]string{"--s3-endpoint", srv.Endpoint}, 2, "--s3-bucket: a tier maps to s3 and names no bucket"},
-		{[]string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", "nope-missing"}, 1, `bucket "nope-missing" does not exist`},
-		{[]string{"--s3-endpoint", "127.0.0.1:1", "--s3-bucket", s3Bucket}, 2, `--s3-endpoint "127.0.0.1:1": want a URL`},
+		{"no bucket", []string{"--s3-endpoint", srv.Endpoint}, nil, "kvreplay: --s3-bucket: a tier maps to s3 and names no bucket", true},
+		{"missing bucket", []string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", "nope-missing"}, nil,
+			"kvreplay: --s3-bucket nope-missing: no such bucket at " + srv.Endpoint + ": create it first (kvreplay never creates buckets)", false},
+		{"not a URL", []string{"--s3-endpoint", "127.0.0.1:1", "--s3-bucket", s3Bucket}, nil, `kvreplay: --s3-endpoint "127.0.0.1:1": want a URL`, true},
+		{"nothing listening", []string{"--s3-endpoint", "http://127.0.0.1:1", "--s3-bucket", s3Bucket}, nil,
+			"kvreplay: --s3-endpoint http://127.0.0.1:1: cannot connect (connect: connection refused)", false},
+		{"wrong secret", []string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket}, map[string]string{"AWS_SECRET_ACCESS_KEY": "not-the-secret-0123"},
+			"kvreplay: s3: " + srv.Endpoint + " refused the credentials (SignatureDoesNotMatch): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", false},
+		{"no credentials", []string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket}, map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""},
+			"kvreplay: s3: no AWS credentials found for " + srv.Endpoint + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", false},
 	} {
-		var out, errb bytes.Buffer
-		args := append([]string{"--tier-map", "Tier-1=ram,Tier-2=s3", "--speed", "max", "--size-scale", "1/4096", "-o", "-", tr}, tc.args...)
-		if code := cli.Main("kvreplay", args, &out, &errb, run); code != tc.code || !strings.Contains(errb.String(), tc.want) {
-			t.Errorf("kvreplay %s: exit %d, %q; want %d and %q", strings.Join(tc.args, " "), code, errb.String(), tc.code, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			out := filepath.Join(t.TempDir(), "r.json")
+			var stdout, errb bytes.Buffer
+			args := append([]string{"--tier-map", "Tier-1=ram,Tier-2=s3", "--speed", "max", "--size-scale", "1/4096", "-o", out, tr}, tc.args...)
+			code := cli.Main("kvreplay", args, &stdout, &errb, run)
+			if tc.flag && code != cli.ExitUsage || code == cli.ExitOK {
+				t.Errorf("kvreplay %s: exit %d", strings.Join(tc.args, " "), code)
+			}
+			if msg := errb.String(); !strings.HasPrefix(msg, tc.want) || strings.Count(msg, "\n") != 1 || strings.Contains(msg, srv.SecretKey) {
+				t.Errorf("kvreplay %s: %q; want one line %q", strings.Join(tc.args, " "), msg, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a refused run wrote %s", out)
+			}
+		})
 	}
 	checkBucketAfter(t, srv)
 }

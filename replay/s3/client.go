@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -35,18 +36,24 @@ type client struct {
 	s3       *s3.Client
 	bucket   string
 	endpoint string // for messages: the URL, or "AWS S3 (region)"
-	sem      chan struct{}
-	stats    stats
-	secrets  []string // scrubbed from every error
-	server   atomic.Pointer[string]
-	down     atomic.Pointer[error] // the server was unreachable: every request fails so
-	idle     func()                // closes idle connections
-	bufs     sync.Pool             // *[]byte of 256 KiB, for bodies streamed into a WriterAt
+	// from names where the endpoint came from, for messages that tell
+	// what to change: "--s3-endpoint http://...", "AWS_ENDPOINT_URL_S3
+	// http://...", or AWS's own for the region.
+	from    string
+	credErr error // the chain found no credentials
+	sem     chan struct{}
+	timeout time.Duration // Config.Timeout
+	stats   stats
+	secrets []string // scrubbed from every error
+	server  atomic.Pointer[string]
+	down    atomic.Pointer[error] // the server was unreachable: every request fails so
+	idle    func()                // closes idle connections
+	bufs    sync.Pool             // *[]byte of 256 KiB, for bodies streamed into a WriterAt
 }
 
 // newClient loads the AWS configuration chain and makes the client.
 func newClient(ctx context.Context, cfg *Config) (*client, error) {
-	c := &client{bucket: cfg.Bucket, sem: make(chan struct{}, cfg.Concurrency)}
+	c := &client{bucket: cfg.Bucket, sem: make(chan struct{}, cfg.Concurrency), timeout: cfg.Timeout}
 	c.bufs.New = func() any {
 		p := make([]byte, 256<<10)
 		return &p
@@ -60,7 +67,16 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		tr.DisableCompression = true
 		tr.WriteBufferSize = 64 << 10
 		tr.ReadBufferSize = 64 << 10
-		tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &idleConn{Conn: nc, timeout: cfg.Timeout}, nil
+		}
+		// An idle connection goes before its read deadline can.
+		tr.IdleConnTimeout = cfg.Timeout / 2
 	})
 	opts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(hc),
@@ -78,29 +94,35 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 	}
 	ac, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("s3: the AWS configuration: %w", err)
+		return nil, usage(fmt.Errorf("s3: the AWS configuration (AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CA_BUNDLE): %w", err))
 	}
 	if ac.Region == "" {
 		ac.Region = "us-east-1"
 	}
 	endpoint := cfg.Endpoint
+	c.from = "--s3-endpoint " + endpoint
 	if endpoint == "" && os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") != "true" {
 		// The service's own variable wins over the global one, as in the SDK.
 		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+		c.from = "AWS_ENDPOINT_URL_S3 " + endpoint + " (no --s3-endpoint)"
 	}
 	if endpoint == "" && ac.BaseEndpoint != nil {
 		endpoint = *ac.BaseEndpoint
+		c.from = "the AWS configuration's endpoint " + endpoint + " (AWS_ENDPOINT_URL or endpoint_url; no --s3-endpoint)"
 	}
 	c.endpoint = endpoint
 	if endpoint == "" {
 		c.endpoint = "AWS S3 (" + ac.Region + ")"
+		c.from = "AWS S3's endpoint for region " + ac.Region + " (no --s3-endpoint)"
 	}
-	if ac.Credentials != nil {
-		if cr, err := ac.Credentials.Retrieve(ctx); err == nil {
-			for _, s := range []string{cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken} {
-				if len(s) >= 4 {
-					c.secrets = append(c.secrets, s)
-				}
+	if ac.Credentials == nil {
+		c.credErr = errors.New("no credential provider")
+	} else if cr, err := ac.Credentials.Retrieve(ctx); err != nil {
+		c.credErr = err
+	} else {
+		for _, s := range []string{cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken} {
+			if len(s) >= 4 {
+				c.secrets = append(c.secrets, s)
 			}
 		}
 	}
@@ -488,21 +510,119 @@ func (c *client) wrap(what, name string, err error) error {
 		}
 	}
 	var op *net.OpError
-	down := hint == "" && errors.As(err, &op) && op.Op == "dial"
-	if down {
-		hint = fmt.Sprintf(": cannot connect to %s: is the server up?", c.endpoint)
-	}
+	dial := hint == "" && errors.As(err, &op) && op.Op == "dial"
+	silent := hint == "" && !dial && stalled(err)
 	msg := fmt.Sprintf("%s %s: %v%s", what, name, err, hint)
-	if down {
+	switch {
+	case dial:
 		// The SDK's account of its attempts says less than the dial error.
 		msg = fmt.Sprintf("%s %s: %v: is the server up?", what, name, op)
+	case silent:
+		msg = fmt.Sprintf("%s %s: %s sent nothing for %s: is the server up and well?", what, name, c.endpoint, c.timeout)
 	}
 	re := &requestError{msg: c.scrub(msg), err: err}
-	if down {
-		var e error = &requestError{msg: c.scrub(fmt.Sprintf("%s is unreachable (an earlier request could not connect: %v): is the server up?", c.endpoint, op)), err: err}
+	var down string
+	switch {
+	case dial:
+		down = fmt.Sprintf("%s is unreachable (an earlier request could not connect: %v): is the server up?", c.endpoint, op)
+	case silent:
+		down = fmt.Sprintf("%s stopped answering (an earlier request got nothing for %s): is the server up and well?", c.endpoint, c.timeout)
+	}
+	if down != "" {
+		var e error = &requestError{msg: c.scrub(down), err: err}
 		c.down.CompareAndSwap(nil, &e)
 	}
 	return re
+}
+
+// checkError turns the failure of New's check (a list of the run's
+// prefix, the first request) into one line that names what to change:
+// the flag or the variable and its value. A bucket, endpoint or
+// credentials that cannot work are the user's input (exit status 2); a
+// server that does not answer in time, or another failure, is not.
+func (c *client) checkError(err error, timeout time.Duration) error {
+	var ae smithy.APIError
+	code := ""
+	if errors.As(err, &ae) {
+		code = ae.ErrorCode()
+	}
+	var op *net.OpError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var msg string
+	switch {
+	case code == "NoSuchBucket":
+		return usage(fmt.Errorf("--s3-bucket %s: no such bucket at %s: create it first (kvreplay never creates buckets)", c.bucket, c.endpoint))
+	case code == "AccessDenied" || code == "Forbidden":
+		return usage(fmt.Errorf("--s3-bucket %s: %s denied access (%s): the credentials need s3:ListBucket, s3:PutObject, s3:GetObject, s3:DeleteObject and s3:AbortMultipartUpload on it", c.bucket, c.endpoint, code))
+	case c.credErr != nil && code == "":
+		return usage(fmt.Errorf("s3: no AWS credentials found for %s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", c.endpoint))
+	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "InvalidToken" || code == "ExpiredToken" || code == "XAdminUserNotFound":
+		return usage(fmt.Errorf("s3: %s refused the credentials (%s): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", c.endpoint, code))
+	case code == "":
+		switch {
+		case errors.As(err, &ua), errors.As(err, &he), errors.As(err, &ci):
+			msg = fmt.Sprintf("%s: the server's certificate is not trusted (%s): give its CA's PEM file in AWS_CA_BUNDLE, or a name the certificate holds", c.from, c.scrub(certReason(err)))
+		case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+			msg = fmt.Sprintf("%s: the server answers http, not https: give its http:// URL", c.from)
+		case errors.As(err, &op) && op.Op == "dial":
+			msg = fmt.Sprintf("%s: cannot connect (%v): is this the server's address, and is it up?", c.from, op.Err)
+		}
+		if msg != "" {
+			return usage(errors.New(msg))
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || stalled(err) {
+		return fmt.Errorf("%s: no answer within %s: is it an S3 server, and is it up?", c.from, timeout)
+	}
+	return fmt.Errorf("s3: %s: %w", c.from, err)
+}
+
+// certReason is the certificate error in err, without the SDK's account
+// of the request.
+func certReason(err error) string {
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &ua):
+		return ua.Error()
+	case errors.As(err, &he):
+		return he.Error()
+	case errors.As(err, &ci):
+		return ci.Error()
+	}
+	return err.Error()
+}
+
+// usage marks err as the user's input (IsInput).
+func usage(err error) error { return &inputError{err} }
+
+// inputError is an error of New that the user's input caused: a flag's
+// value, the AWS configuration or credentials.
+type inputError struct{ error }
+
+func (e *inputError) Unwrap() error { return e.error }
+
+// IsInput reports that err, from New, was caused by the user's input (a
+// bucket that does not exist, an endpoint where no S3 server answers,
+// credentials refused or missing, an AWS configuration that cannot be
+// read) rather than by a failure of the server: a command exits with the
+// status of bad input for it.
+func IsInput(err error) bool {
+	var ie *inputError
+	return errors.As(err, &ie)
+}
+
+// stalled reports that err is a request whose connection went Timeout
+// without a byte from the server (idleConn's deadline), not a context's
+// end.
+func stalled(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	return errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func (c *client) scrub(s string) string {
@@ -522,3 +642,26 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 func (e *requestError) Unwrap() error { return e.err }
+
+// idleConn is a connection to the server on which a read fails once the
+// server has sent nothing for timeout: each read, and each write (a
+// request going out, after which its response is awaited), sets the read
+// deadline afresh. A server that takes a request and never answers, or
+// stops in the middle of a body, fails the attempt instead of hanging the
+// run.
+type idleConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(c.timeout))
+	return c.Conn.Read(p)
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	now := time.Now()
+	c.Conn.SetWriteDeadline(now.Add(c.timeout))
+	c.Conn.SetReadDeadline(now.Add(c.timeout))
+	return c.Conn.Write(p)
+}

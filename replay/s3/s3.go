@@ -61,6 +61,11 @@ const (
 	// DefaultMaxAttempts is how many times a request is tried, retries
 	// of throttling responses and transient errors included.
 	DefaultMaxAttempts = 5
+	// DefaultTimeout is how long a connection may go without a byte from
+	// the server while a request waits for its response or reads its
+	// body: a server that stops answering fails the request's attempt
+	// after it, not never.
+	DefaultTimeout = 30 * time.Second
 )
 
 // Config says where a run's objects live and how they move.
@@ -93,6 +98,10 @@ type Config struct {
 	// MaxBackoff bounds the wait between two attempts; 0 is the SDK's
 	// (20 s).
 	MaxBackoff time.Duration
+	// Timeout is how long a request's attempt may wait for the server's
+	// next byte (its response, or more of its body), and how long New
+	// waits for its check; 0 is DefaultTimeout.
+	Timeout time.Duration
 	// Keep leaves the run's objects in the bucket at Close.
 	Keep bool
 	// Warn, when set, is also told what Close could not remove, for a
@@ -186,6 +195,9 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
 	if cfg.RunID == "" {
 		var r [4]byte
 		if _, err := rand.Read(r[:]); err != nil {
@@ -202,10 +214,17 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if p := cfg.Prefix; p != "" {
 		b.runDir = strings.TrimSuffix(p, "/") + "/" + b.runDir
 	}
-	keys, err := c.list(ctx, b.runDir, 1)
+	// The check is bounded: a server that takes the connection and never
+	// answers fails it in Timeout, not after every attempt's.
+	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	keys, err := c.list(cctx, b.runDir, 1)
+	cancel()
 	if err != nil {
 		c.close()
-		return nil, fmt.Errorf("s3: %s: %w", b.Where(), err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("s3: %s: %w", b.Where(), err)
+		}
+		return nil, c.checkError(err, cfg.Timeout)
 	}
 	if len(keys) > 0 {
 		c.close()
@@ -339,8 +358,16 @@ func (b *Backend) Close() error {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		err := fmt.Errorf("s3: close: the run's objects may be left under %s (remove them with: aws s3 rm --recursive s3://%s/%s): %w",
-			b.Where(), b.cfg.Bucket, b.runDir, errors.Join(errs...))
+		if down := b.c.down.Load(); down != nil {
+			// Each request failed so: say it once.
+			errs = []error{*down}
+		}
+		rm := "aws s3 rm --recursive s3://" + b.cfg.Bucket + "/" + b.runDir
+		if strings.Contains(b.c.endpoint, "://") {
+			rm = "aws --endpoint-url " + b.c.endpoint + " s3 rm --recursive s3://" + b.cfg.Bucket + "/" + b.runDir
+		}
+		err := fmt.Errorf("s3: close: the run's objects may be left under %s (remove them with: %s): %w",
+			b.Where(), rm, errors.Join(errs...))
 		if b.cfg.Warn != nil {
 			b.cfg.Warn(strings.ReplaceAll(err.Error(), "\n", "; "))
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -223,34 +224,112 @@ func TestOthersUntouched(t *testing.T) {
 	}
 }
 
-func TestMissingBucket(t *testing.T) {
+// TestCheckErrors: New's check fails, for every set-up a user can get
+// wrong, with one line that names the flag or variable to change and
+// says what to do, marked as the user's input (IsInput) where it is, within Config.Timeout where the server never answers, and without
+// a credential.
+func TestCheckErrors(t *testing.T) {
 	srv := start(t, s3test.Options{})
-	_, err := s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: "no-such-bucket"})
-	if err == nil || !strings.Contains(err.Error(), `bucket "no-such-bucket" does not exist`) || !strings.Contains(err.Error(), srv.Endpoint) {
-		t.Errorf("a missing bucket: %v, want an error naming it and the endpoint", err)
+	silent := s3test.Throttle(t, srv)
+	silent.Hang(s3test.Silent)
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// TestWrongCredentials: a refused key or secret is a clear error, at New,
-// that carries neither.
-func TestWrongCredentials(t *testing.T) {
-	srv := start(t, s3test.Options{})
-	for _, tc := range []struct{ name, key, secret string }{
-		{"secret", srv.AccessKey, "wrong-secret-0123456789"},
-		{"key", "wrongkey0123456789", srv.SecretKey},
+	closed := "http://" + refused.Addr().String()
+	refused.Close()
+	for _, tc := range []struct {
+		name   string
+		cfg    s3.Config
+		env    map[string]string
+		want   string
+		input  bool // the user's input, not the server's failure
+		within time.Duration
+	}{
+		{name: "missing bucket", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: "no-such-bucket"},
+			want: "--s3-bucket no-such-bucket: no such bucket at " + srv.Endpoint + ": create it first", input: true},
+		{name: "wrong secret", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_SECRET_ACCESS_KEY": "wrong-secret-0123456789"},
+			want: srv.Endpoint + " refused the credentials (SignatureDoesNotMatch): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", input: true},
+		{name: "wrong key", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_ACCESS_KEY_ID": "wrongkey0123456789"},
+			want: srv.Endpoint + " refused the credentials", input: true},
+		{name: "no credentials", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""},
+			want: "no AWS credentials found for " + srv.Endpoint + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", input: true},
+		{name: "nothing listening", cfg: s3.Config{Endpoint: closed, Bucket: bucket},
+			want: "--s3-endpoint " + closed + ": cannot connect (connect: connection refused): is this the server's address, and is it up?", input: true},
+		{name: "endpoint from the environment", cfg: s3.Config{Bucket: bucket}, env: map[string]string{"AWS_ENDPOINT_URL_S3": closed},
+			want: "AWS_ENDPOINT_URL_S3 " + closed + " (no --s3-endpoint): cannot connect", input: true},
+		{name: "https to an http server", cfg: s3.Config{Endpoint: strings.Replace(srv.Endpoint, "http:", "https:", 1), Bucket: bucket},
+			want: "--s3-endpoint https://" + strings.TrimPrefix(srv.Endpoint, "http://") + ": the server answers http, not https: give its http:// URL", input: true},
+		{name: "a server that never answers", cfg: s3.Config{Endpoint: silent.Endpoint, Bucket: bucket, Timeout: 300 * time.Millisecond},
+			want: "--s3-endpoint " + silent.Endpoint + ": no answer within 300ms: is it an S3 server, and is it up?", input: false, within: 5 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("AWS_ACCESS_KEY_ID", tc.key)
-			t.Setenv("AWS_SECRET_ACCESS_KEY", tc.secret)
-			_, err := s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: bucket})
-			if err == nil || !strings.Contains(err.Error(), "refused the credentials") {
-				t.Fatalf("wrong %s: %v, want an error that says the credentials were refused", tc.name, err)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
 			}
-			for _, secret := range []string{tc.key, tc.secret, srv.SecretKey} {
+			begin := time.Now()
+			b, err := s3.New(context.Background(), tc.cfg)
+			if err == nil {
+				b.Close()
+				t.Fatalf("New succeeded; want %q", tc.want)
+			}
+			if took := time.Since(begin); tc.within > 0 && took > tc.within {
+				t.Errorf("New took %v to fail, want at most %v", took, tc.within)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") || strings.Contains(msg, "RequestID") {
+				t.Errorf("New: %q\nwant one line with %q (and not the SDK's account of the request)", msg, tc.want)
+			}
+			if s3.IsInput(err) != tc.input {
+				t.Errorf("New: %v: IsInput %v, want %v", err, s3.IsInput(err), tc.input)
+			}
+			for _, secret := range []string{srv.SecretKey, "wrong-secret-0123456789", "wrongkey0123456789"} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("the error carries a credential: %v", err)
 				}
 			}
+		})
+	}
+}
+
+// TestServerHangs: a server that takes requests and stops answering, or
+// stops in the middle of a response's body, fails the request once every
+// attempt went Timeout without a byte, and every later request at once,
+// so that a run ends in bounded time instead of hanging.
+func TestServerHangs(t *testing.T) {
+	for _, mode := range []int{s3test.Silent, s3test.MidBody} {
+		t.Run(map[int]string{s3test.Silent: "silent", s3test.MidBody: "mid-body"}[mode], func(t *testing.T) {
+			srv := start(t, s3test.Options{KeepAlive: true})
+			px := s3test.Throttle(t, srv)
+			b := newBackend(t, px.Endpoint, s3.Config{MaxAttempts: 2, MaxBackoff: time.Millisecond, Timeout: 300 * time.Millisecond})
+			const size = 64 << 10
+			p := make([]byte, size)
+			replaytest.Fill(p, 7, 0)
+			o, err := b.Open("k", size, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.WriteAt(p, 0); err != nil {
+				t.Fatal(err)
+			}
+			px.Hang(mode)
+			begin := time.Now()
+			_, err = o.ReadAt(make([]byte, size), 0)
+			if took := time.Since(begin); err == nil || took > 5*time.Second ||
+				!strings.Contains(err.Error(), px.Endpoint+" sent nothing for 300ms: is the server up and well?") {
+				t.Fatalf("a read from a server that hangs: %v after %v; want it to fail within seconds, saying so", err, took)
+			}
+			// The SDK retries a request that got no response; a body that
+			// stops is the one attempt's.
+			if want := map[int]int64{s3test.Silent: 2, s3test.MidBody: 1}[mode]; px.Hung() < want {
+				t.Errorf("the proxy hung %d requests, want at least %d", px.Hung(), want)
+			}
+			begin = time.Now()
+			_, err = o.ReadAt(make([]byte, size), 0)
+			if took := time.Since(begin); err == nil || took > time.Second || !strings.Contains(err.Error(), "stopped answering") {
+				t.Errorf("a read after one hung: %v after %v; want it to fail at once", err, took)
+			}
+			o.Close()
+			px.Hang(s3test.Answer)
 		})
 	}
 }
@@ -322,8 +401,12 @@ func TestServerKilled(t *testing.T) {
 		t.Errorf("a write to a dead server: %v, want an error that says the server cannot be reached", err)
 	}
 	err = b.Close()
-	if err == nil || !strings.Contains(err.Error(), "run-killed/") || !strings.Contains(err.Error(), "aws s3 rm --recursive s3://"+bucket+"/run-killed/") {
-		t.Errorf("Close after the server died: %v, want an error naming what is left", err)
+	// What is left, and the command that removes it from this server; the
+	// server's absence said once, not once per object.
+	if err == nil || !strings.Contains(err.Error(), "run-killed/") ||
+		!strings.Contains(err.Error(), "aws --endpoint-url "+srv.Endpoint+" s3 rm --recursive s3://"+bucket+"/run-killed/") ||
+		strings.Count(err.Error(), "is the server up?") != 1 {
+		t.Errorf("Close after the server died: %v, want an error naming what is left and how to remove it, the cause once", err)
 	}
 	if len(warned) != 1 || strings.Contains(warned[0], "\n") || !strings.Contains(warned[0], "run-killed/") {
 		t.Errorf("Warn was told %q, want one line naming what is left", warned)

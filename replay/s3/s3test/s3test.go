@@ -17,6 +17,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -296,7 +297,8 @@ func (s *Server) Keys(t testing.TB, bucket string) []string {
 func (s *Server) Log() string { return s.log.String() }
 
 // Proxy is a reverse proxy in front of a server that answers requests
-// with 503 SlowDown when told to, as a throttling S3 service does.
+// with 503 SlowDown when told to, as a throttling S3 service does, or
+// stops answering, as a server that hangs does.
 type Proxy struct {
 	// Endpoint is the proxy's URL, to give the client instead of the
 	// server's.
@@ -304,6 +306,48 @@ type Proxy struct {
 	fail     atomic.Int64 // requests still to refuse; < 0: all
 	refused  atomic.Int64
 	served   atomic.Int64
+	hang     atomic.Int32 // a Hang mode
+	hung     atomic.Int64
+	stop     chan struct{} // closed at the test's end: hung requests end
+}
+
+// Hang modes.
+const (
+	// Answer passes requests through.
+	Answer = iota
+	// Silent takes every request and never answers it.
+	Silent
+	// MidBody passes every request through, sends its response's headers
+	// and its body's first kilobyte, then nothing more (a response with
+	// less body passes whole).
+	MidBody
+)
+
+// Hang makes the requests that come after it hang as mode says (Answer,
+// Silent, MidBody); a hung request ends when its client gives it up, or
+// at the test's end.
+func (p *Proxy) Hang(mode int) { p.hang.Store(int32(mode)) }
+
+// Hung is how many requests were hung.
+func (p *Proxy) Hung() int64 { return p.hung.Load() }
+
+// stallWriter passes left bytes of a response body through, then flushes
+// them and blocks until the request ends.
+type stallWriter struct {
+	http.ResponseWriter
+	left int
+	wait func()
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p[:min(len(p), w.left)])
+	w.left -= n
+	if err != nil || w.left > 0 {
+		return n, err
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+	w.wait()
+	return n, errors.New("s3test: the response hangs")
 }
 
 // Throttle starts a proxy in front of srv on 127.0.0.1, closed at the
@@ -314,7 +358,7 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{}
+	p := &Proxy{stop: make(chan struct{})}
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
 		// The client signed the Host it sent: keep it.
@@ -325,6 +369,23 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 		t.Fatal(err)
 	}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wait := func() {
+			select {
+			case <-r.Context().Done():
+			case <-p.stop:
+			}
+		}
+		switch p.hang.Load() {
+		case Silent:
+			p.hung.Add(1)
+			io.Copy(io.Discard, r.Body)
+			wait()
+			return
+		case MidBody:
+			p.hung.Add(1)
+			rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, wait: wait}, r)
+			return
+		}
 		if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
 			p.refused.Add(1)
 			io.Copy(io.Discard, r.Body)
@@ -337,7 +398,10 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 		rp.ServeHTTP(w, r)
 	})}
 	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	t.Cleanup(func() {
+		close(p.stop)
+		hs.Close()
+	})
 	p.Endpoint = "http://" + ln.Addr().String()
 	return p
 }
