@@ -20,7 +20,12 @@ import (
 //	      trace's bytes exactly.
 //	user  each user's requests go to one rank, by a stable hash of the
 //	      user (a closed loop keeps whole users together); rows of no user
-//	      go by key.
+//	      go by key. A request's rows go with it whatever their objects:
+//	      the Evict pairs that move another user's objects, a shared
+//	      document's read. Such a row runs on a rank that did not write its
+//	      object (made when first read), while the rank that did never
+//	      moves it; each rank says how many of its rows are of objects
+//	      first touched on another rank.
 //	tp    every rank replays every row: the trace holds one tensor-parallel
 //	      rank's sizes, so N ranks model an N-way TP group, N times the
 //	      bytes.
@@ -46,6 +51,11 @@ type sharder struct {
 	// that also have rows on another rank.
 	keyReq          []keyRequest
 	requests, split int64
+	// Sharding by user: the rank each object's first row went to (this
+	// one or another), and this rank's rows of objects first touched on
+	// another rank, Evict rows among them.
+	owner                  map[string]bool
+	foreign, foreignEvicts int64
 }
 
 type keyRequest struct {
@@ -59,8 +69,12 @@ func newSharder(cfg *Config, nsrc int) *sharder {
 	if cfg.Ranks <= 1 || cfg.Shard == "" || cfg.Shard == ShardTP {
 		return nil
 	}
-	return &sharder{rank: cfg.Rank, ranks: cfg.Ranks, mode: cfg.Shard, req: make([]uint64, nsrc), reqMine: make([]bool, nsrc),
+	s := &sharder{rank: cfg.Rank, ranks: cfg.Ranks, mode: cfg.Shard, req: make([]uint64, nsrc), reqMine: make([]bool, nsrc),
 		keyReq: make([]keyRequest, nsrc)}
+	if s.mode == ShardUser {
+		s.owner = map[string]bool{}
+	}
+	return s
 }
 
 // mine reports whether rec, a row of trace src read in order, is this
@@ -84,18 +98,39 @@ func (s *sharder) mine(rec *schema.Record, src int) bool {
 		}
 		return mine
 	}
+	var mine bool
 	if rec.Request != 0 && rec.Request == s.req[src] {
-		return s.reqMine[src]
-	}
-	var h uint64
-	if s.mode == ShardUser && rec.User != 0 {
-		h = mix(rec.User)
+		mine = s.reqMine[src]
 	} else {
-		h = hashKey(rec.Key)
+		var h uint64
+		if s.mode == ShardUser && rec.User != 0 {
+			h = mix(rec.User)
+		} else {
+			h = hashKey(rec.Key)
+		}
+		mine = int(h%uint64(s.ranks)) == s.rank
+		s.req[src], s.reqMine[src] = rec.Request, mine
 	}
-	mine := int(h%uint64(s.ranks)) == s.rank
-	s.req[src], s.reqMine[src] = rec.Request, mine
+	if s.owner != nil {
+		s.countOwner(rec, mine)
+	}
 	return mine
+}
+
+// countOwner records which rank touched rec's object first, and counts
+// rec when it is this rank's row of an object another rank touched first.
+func (s *sharder) countOwner(rec *schema.Record, mine bool) {
+	first, seen := s.owner[string(rec.Key)]
+	if !seen {
+		s.owner[string(rec.Key)] = mine
+		return
+	}
+	if mine && !first {
+		s.foreign++
+		if rec.Phase == schema.PhaseEvict {
+			s.foreignEvicts++
+		}
+	}
 }
 
 // endRequest counts the request k, whose rows have all been read.
@@ -112,7 +147,18 @@ func (s *sharder) endRequest(k *keyRequest) {
 // rank's requests have rows on other ranks too ("" when none): a merge of
 // the ranks' request figures is then one of parts of requests.
 func (s *sharder) splitWarning() string {
-	if s == nil || s.mode != ShardKey {
+	if s == nil {
+		return ""
+	}
+	if s.mode == ShardUser {
+		if s.foreign == 0 {
+			return ""
+		}
+		return fmt.Sprintf("--shard user: %d rows this rank ran (%d of them Evict rows) are of objects another rank touched first: "+
+			"a request's rows follow its user, so this rank moved or read objects it did not write (made when first read), "+
+			"and their writer's rank did not move them; the ranks' tiers are not one replay's (--shard key keeps each object on one rank)", s.foreign, s.foreignEvicts)
+	}
+	if s.mode != ShardKey {
 		return ""
 	}
 	for i := range s.keyReq {

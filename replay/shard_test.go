@@ -3,6 +3,7 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -187,4 +188,64 @@ func TestShardKeyKeepsObjects(t *testing.T) {
 		t.Errorf("%d objects, want the trace's thousands", len(rankOf))
 	}
 	t.Logf("%d rows, %d objects on %d ranks", rows, len(rankOf), ranks)
+}
+
+// TestShardUserSaysForeignObjects replays kvtrace's MLPerf-like workload
+// (as TestShardKeyKeepsObjects, whose requests carry the Evict pairs of
+// other users' objects and read documents other users wrote) as 4
+// user-sharded closed-loop ranks: a request's rows follow its user, so a
+// rank moves and reads objects another rank wrote. Each rank that prepared
+// such objects cold says how many of its rows are of objects another rank
+// touched first (at least one a cold object), Evict rows among them; a
+// trace whose users touch only their own objects draws no such word.
+// Before, only "reads named a tier their object was not on" hinted at it.
+func TestShardUserSaysForeignObjects(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Model, cfg.NumUsers, cfg.Duration = "llama3.1-8b", 20, 60*time.Second
+	cfg.GenerationMode, cfg.GPUMemGB, cfg.CPUMemGB, cfg.EnableRAG = "none", 0, 4, true
+	sim, _ := simTrace(t, cfg)
+	own := memTrace(t, userTrace(7, 5, 0))
+	const ranks = 4
+	for _, tt := range []struct {
+		name string
+		src  replay.Source
+	}{{"rag", sim}, {"own objects", own}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var foreign, evicts int64
+			for rank := range ranks {
+				rcfg := replay.DefaultConfig()
+				rcfg.TierMap = [schema.NumTiers]string{"", "null", "null"}
+				rcfg.Speed, rcfg.ClosedLoop = 0, true
+				rcfg.SizeScale = 1.0 / 65536
+				if tt.name == "own objects" {
+					rcfg.TierMap = [schema.NumTiers]string{"", "null", ""}
+					rcfg.SizeScale = 1
+				}
+				rcfg.Rank, rcfg.Ranks, rcfg.Shard = rank, ranks, replay.ShardUser
+				res, err := runReplay(t, rcfg, tt.src, map[string]backend.Backend{"null": null.New()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n, e int64
+				for _, w := range res.Warnings {
+					if strings.HasPrefix(w, "--shard user: ") {
+						if _, err := fmt.Sscanf(w, "--shard user: %d rows this rank ran (%d of them Evict rows)", &n, &e); err != nil {
+							t.Fatalf("rank %d: %q: %v", rank, w, err)
+						}
+					}
+				}
+				if n < res.Replay.ColdPrepared || e > n {
+					t.Errorf("rank %d: %d rows of others' objects (%d Evict), %d cold objects prepared: %q", rank, n, e, res.Replay.ColdPrepared, res.Warnings)
+				}
+				foreign, evicts = foreign+n, evicts+e
+			}
+			if tt.name == "rag" && (foreign == 0 || evicts == 0) {
+				t.Errorf("the ranks ran %d rows of others' objects (%d Evict): want some of each", foreign, evicts)
+			}
+			if tt.name == "own objects" && foreign != 0 {
+				t.Errorf("users touching only their own objects: %d rows of others' objects", foreign)
+			}
+			t.Logf("%d rows of objects another rank touched first, %d of them Evict rows", foreign, evicts)
+		})
+	}
 }
