@@ -81,7 +81,9 @@ func (f Format) String() string {
 // wraps ErrUnknownFormat.
 func ParseFormat(s string) (Format, error) {
 	for f := FormatAuto; f <= FormatAzure; f++ {
-		if strings.EqualFold(s, f.String()) {
+		// Equal lengths: ASCII case only, not the Unicode letters that
+		// fold to ASCII ones ("ſharegpt").
+		if len(s) == len(f.String()) && strings.EqualFold(s, f.String()) {
 			return f, nil
 		}
 	}
