@@ -28,9 +28,13 @@ func TestExportRefusesHugeAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
+	reads := countReads(t)
 	_, stderr, code := runKvtrace(t, "export", "--to", "fio", "--block-size", "4KiB", "--dir", filepath.Join(dir, "data"), "-o", out, tr)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2: %s", code, stderr)
+	}
+	if *reads != 1 {
+		t.Errorf("the trace was read %d times before the refusal, want once (its cold objects and size)", *reads)
 	}
 	// 2^39 lines of some 90 bytes (the temporary directory's name in
 	// each): the iologs' need refused or, on a file system with 50 TiB
@@ -41,6 +45,64 @@ func TestExportRefusesHugeAtOnce(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(out); len(entries) > 0 {
 		t.Errorf("a refused export left %d files in %s", len(entries), out)
+	}
+}
+
+// countReads counts, until the test ends, export's reads of a trace: the
+// files it opens and reads from.
+func countReads(t *testing.T) *int {
+	var n int
+	t.Cleanup(func() { openTrace = cli.OpenInput })
+	openTrace = func(ctx context.Context, name string) (io.ReadCloser, error) {
+		f, err := cli.OpenInput(ctx, name)
+		return &readCounter{ReadCloser: f, reads: &n}, err
+	}
+	return &n
+}
+
+// readCounter counts itself in reads at its first read.
+type readCounter struct {
+	io.ReadCloser
+	reads *int
+	read  bool
+}
+
+func (r *readCounter) Read(p []byte) (int, error) {
+	if !r.read {
+		r.read = true
+		*r.reads++
+	}
+	return r.ReadCloser.Read(p)
+}
+
+// TestExportReadsCold reads a trace with cold objects three times: for
+// them, to size the export that places them first, to export it.
+func TestExportReadsCold(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "cold.csv")
+	src := "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n" +
+		"0.000000,Write,8192,Tier-2,a,Prefill\n1.000000,Read,16384,Tier-2,cold,Decode\n2.000000,Read,8192,Tier-2,a,Decode\n"
+	if err := os.WriteFile(tr, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reads := countReads(t)
+	_, stderr, code := runKvtrace(t, "export", "--to", "fio", "--dir", filepath.Join(dir, "data"), "-o", filepath.Join(dir, "out"), tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, " 1 cold reads ->") {
+		t.Fatalf("not one cold read: %s", stderr)
+	}
+	// The cold object is placed first, at 0, so a's write is at 16384.
+	log, err := os.ReadFile(filepath.Join(dir, "out", "cold.tier2.iolog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0 " + filepath.Join(dir, "data", "kvbench.extent") + " write 16384 8192\n"; !strings.Contains(string(log), want) {
+		t.Errorf("iolog lacks %q:\n%s", want, log)
+	}
+	if *reads != 3 {
+		t.Errorf("the trace was read %d times, want 3", *reads)
 	}
 }
 
@@ -74,16 +136,21 @@ func TestExportSizingIsExact(t *testing.T) {
 		opt.LogPath = func(t schema.Tier, k export.LogKind) string {
 			return filepath.Join(outAbs, export.LogName(traceBase(tr), t, k))
 		}
-		ctx := context.Background()
-		if opt.Cold, err = coldObjects(ctx, tr, new(atomic.Int64)); err != nil {
-			t.Fatal(err)
-		}
-		need, err := sizeFio(ctx, tr, opt, new(atomic.Int64))
+		// A kvtrace trace has no cold objects: it is sized by the read
+		// that finds there are none, as the export sizes it.
+		need, cold, err := sizeFio(context.Background(), tr, opt, true, new(atomic.Int64))
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(cold) > 0 {
+			t.Fatalf("%d cold objects in a kvtrace trace", len(cold))
+		}
+		reads := countReads(t)
 		if _, stderr, code := runKvtrace(t, append([]string{"export"}, args...)...); code != 0 {
 			t.Fatalf("export: exit %d: %s", code, stderr)
+		}
+		if *reads != 2 {
+			t.Errorf("%s: the export read the trace %d times, want 2 (size, export)", layout, *reads)
 		}
 		entries, err := os.ReadDir(out)
 		if err != nil {

@@ -43,21 +43,32 @@ func (n exportNeed) dataBytes() (int64, string) {
 
 // sizeFio sizes the export of the trace file name with opt
 // (export.FioSize, which counts the iologs' lines without formatting
-// them): what it and its job will write, counting the bytes it reads in n.
-func sizeFio(ctx context.Context, name string, opt export.FioOptions, n *atomic.Int64) (exportNeed, error) {
-	f, err := cli.OpenInput(ctx, name)
+// them): what it and its job will write, counting the bytes it reads in
+// n. With cold, it also returns the trace's cold objects
+// (export.FioSizeCold).
+func sizeFio(ctx context.Context, name string, opt export.FioOptions, cold bool, n *atomic.Int64) (exportNeed, []export.ColdObject, error) {
+	f, err := openTrace(ctx, name)
 	if err != nil {
-		return exportNeed{}, err
+		return exportNeed{}, nil, err
 	}
 	defer f.Close()
 	r := trace.NewReader(ctxReader{ctx: ctx, r: f, n: n})
 	r.Name = name
 	defer r.Close()
-	st, logBytes, err := export.FioSize(r, opt)
-	if err != nil {
-		return exportNeed{}, exportError(err)
+	var (
+		st       export.FioStats
+		logBytes int64
+		objs     []export.ColdObject
+	)
+	if cold {
+		st, logBytes, objs, err = export.FioSizeCold(r, opt)
+	} else {
+		st, logBytes, err = export.FioSize(r, opt)
 	}
-	return exportNeed{st: st, logBytes: logBytes}, nil
+	if err != nil {
+		return exportNeed{}, nil, exportError(err)
+	}
+	return exportNeed{st: st, logBytes: logBytes}, objs, nil
 }
 
 // countWriter counts the bytes written to it and keeps none.

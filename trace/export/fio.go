@@ -352,7 +352,7 @@ type FioTierStats struct {
 // gets an iolog but no job section. Writers that are io.Closers are not
 // closed.
 func Fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKind) (io.Writer, error), job io.Writer) (FioStats, error) {
-	st, _, err := fio(r, opt, logs, job)
+	st, _, err := fio(r, opt, logs, job, nil)
 	return st, err
 }
 
@@ -363,18 +363,29 @@ func Fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKi
 // to read: an object operation's I/O lines are counted at once, whatever
 // their number.
 func FioSize(r *trace.Reader, opt FioOptions) (FioStats, int64, error) {
-	return fio(r, opt, nil, nil)
+	return fio(r, opt, nil, nil, nil)
+}
+
+// FioSizeCold is FioSize that also returns the trace's cold objects, as
+// ColdObjects does, from the same read. When there are none, its figures
+// are also those of the export with opt.Cold set to them (there is
+// nothing to place first), so that a trace without cold objects is
+// prescanned and sized in one read.
+func FioSizeCold(r *trace.Reader, opt FioOptions) (FioStats, int64, []ColdObject, error) {
+	scan := &coldScan{seen: map[string]struct{}{}}
+	st, n, err := fio(r, opt, nil, nil, scan)
+	return st, n, scan.cold, err
 }
 
 // fio is Fio, and with no logs FioSize: the bytes of its output are the
-// second result.
-func fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKind) (io.Writer, error), job io.Writer) (FioStats, int64, error) {
+// second result. With scan, it gathers the trace's cold objects there.
+func fio(r *trace.Reader, opt FioOptions, logs func(tier schema.Tier, kind LogKind) (io.Writer, error), job io.Writer, scan *coldScan) (FioStats, int64, error) {
 	opt = opt.withDefaults()
 	var st FioStats
 	if err := opt.Validate(); err != nil {
 		return st, 0, fmt.Errorf("export: %w", err)
 	}
-	x := &fioExport{opt: opt, st: &st, keys: map[string]keyState{}, count: logs == nil}
+	x := &fioExport{opt: opt, st: &st, keys: map[string]keyState{}, count: logs == nil, scan: scan}
 	for _, t := range opt.Tiers {
 		ft, err := x.openTier(t, logs)
 		if err != nil {
@@ -458,6 +469,7 @@ type fioExport struct {
 	buf  []byte
 	// count: the logs are counted, not written (FioSize).
 	count bool
+	scan  *coldScan // FioSizeCold
 }
 
 // keyState is where a key lives, as kvreplay's engine tracks it: on one
@@ -574,6 +586,9 @@ func (x *fioExport) run(r *trace.Reader) error {
 			return fmt.Errorf("export: %w", err)
 		}
 		x.st.Rows++
+		if x.scan != nil {
+			x.scan.add(&rec)
+		}
 		if first {
 			base, first = rec.Time, false
 		}
@@ -1057,25 +1072,32 @@ type ColdObject struct {
 // Delete is not one: the replay (and the export's row) writes it again
 // when the read comes.
 func ColdObjects(r *trace.Reader) ([]ColdObject, error) {
-	var (
-		cold []ColdObject
-		rec  schema.Record
-	)
-	seen := map[string]struct{}{}
+	var rec schema.Record
+	scan := coldScan{seen: map[string]struct{}{}}
 	for {
 		err := r.Read(&rec)
 		if err == io.EOF {
-			return cold, nil
+			return scan.cold, nil
 		}
 		if err != nil {
-			return cold, fmt.Errorf("export: %w", err)
+			return scan.cold, fmt.Errorf("export: %w", err)
 		}
-		_, again := seen[string(rec.Key)]
-		if !again {
-			seen[string(rec.Key)] = struct{}{}
-		}
-		if trace.ColdRead(rec.Op, !again) {
-			cold = append(cold, ColdObject{Key: string(rec.Key), Tier: rec.Tier, Size: rec.Size})
-		}
+		scan.add(&rec)
+	}
+}
+
+// coldScan gathers a trace's cold objects, row by row.
+type coldScan struct {
+	seen map[string]struct{} // every key so far
+	cold []ColdObject
+}
+
+func (c *coldScan) add(rec *schema.Record) {
+	_, again := c.seen[string(rec.Key)]
+	if !again {
+		c.seen[string(rec.Key)] = struct{}{}
+	}
+	if trace.ColdRead(rec.Op, !again) {
+		c.cold = append(c.cold, ColdObject{Key: string(rec.Key), Tier: rec.Tier, Size: rec.Size})
 	}
 }

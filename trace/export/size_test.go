@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ var sizeCases = []sizeCase{
 // checkFioSize exports src with every sizeCase (at scale, unless 0)
 // through Fio, counting what it writes, and through FioSize, and reports
 // where they differ: the bytes, the figures or the error.
-func checkFioSize(t *testing.T, what string, src []byte, scale float64) {
+func checkFioSize(t *testing.T, what string, src []byte, scale float64, noCold *int) {
 	t.Helper()
 	cases := sizeCases
 	if scale == 1 {
@@ -93,6 +94,29 @@ func checkFioSize(t *testing.T, what string, src []byte, scale float64) {
 		if sized != st {
 			t.Errorf("%s %s: FioSize's figures differ from Fio's:\n%+v\n%+v", what, c.name, sized, st)
 		}
+		if !c.prescan {
+			continue
+		}
+		// One read for the cold objects and the size: the same cold
+		// objects, and without any, the same size.
+		opt.Cold = nil
+		sized, n, cold, err := FioSizeCold(trace.NewReader(bytes.NewReader(src)), opt)
+		if err != nil {
+			t.Fatalf("%s %s: FioSizeCold: %v", what, c.name, err)
+		}
+		want, err := ColdObjects(trace.NewReader(bytes.NewReader(src)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(cold, want) {
+			t.Errorf("%s %s: FioSizeCold found %d cold objects, ColdObjects %d", what, c.name, len(cold), len(want))
+		}
+		if len(cold) == 0 && (n != wrote.n || sized != st) {
+			t.Errorf("%s %s: without cold objects FioSizeCold counts %d bytes, Fio wrote %d; figures\n%+v\n%+v", what, c.name, n, wrote.n, sized, st)
+		}
+		if len(cold) == 0 {
+			*noCold++
+		}
 	}
 }
 
@@ -100,6 +124,7 @@ func checkFioSize(t *testing.T, what string, src []byte, scale float64) {
 // the hand-written trace, kv-cache.py's reference traces and random ones.
 func TestFioSizeExact(t *testing.T) {
 	files := []string{"testdata/tiny.csv"}
+	var noCold int // the prescans that found no cold object
 	for _, f := range []string{
 		"llama8b_u10_d30_gpu0_cpu4_s42.csv",
 		"llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst",
@@ -113,21 +138,25 @@ func TestFioSizeExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkFioSize(t, f, src, 0)
+		checkFioSize(t, f, src, 0, &noCold)
 	}
 	for seed := range uint64(20) {
-		checkFioSize(t, "random trace "+strconv.FormatUint(seed, 10), randomTrace(seed), 0)
+		checkFioSize(t, "random trace "+strconv.FormatUint(seed, 10), randomTrace(seed, seed%2 == 1), 0, &noCold)
+	}
+	if noCold == 0 {
+		t.Errorf("no trace without cold objects: FioSizeCold's one read is untested")
 	}
 }
 
 // randomTrace is a trace of a few keys on every tier, with sizes up to
-// 256 MiB that change, Evict pairs, deletes, cold reads and rows out of
-// order.
-func randomTrace(seed uint64) []byte {
+// 256 MiB that change, Evict pairs, deletes, cold reads (unless warm: then
+// every key is written first) and rows out of order.
+func randomTrace(seed uint64, warm bool) []byte {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	var b strings.Builder
 	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
 	sizes := map[string]int64{}
+	written := map[string]bool{}
 	now := time.Duration(0)
 	for range 400 {
 		now += time.Duration(rng.IntN(3_000_000)-300_000) * time.Microsecond
@@ -137,11 +166,13 @@ func randomTrace(seed uint64) []byte {
 			sizes[key] = rng.Int64N(256 << 20)
 		}
 		tier := schema.Tier(rng.IntN(3))
+		first := !written[key]
+		written[key] = true
 		line := func(op schema.Op, tier schema.Tier, phase schema.Phase) {
 			fmt.Fprintf(&b, "%.6f,%s,%d,%s,%s,%s\n", now.Seconds(), op, sizes[key], tier, key, phase)
 		}
 		switch p := rng.IntN(10); {
-		case p < 3:
+		case p < 3 || warm && first:
 			line(schema.OpWrite, tier, schema.PhasePrefill)
 		case p < 6:
 			line(schema.OpRead, tier, schema.PhaseDecode)
@@ -252,5 +283,7 @@ func TestFioSizeTraceFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFioSize(t, name, src, scale)
+	var noCold int
+	checkFioSize(t, name, src, scale, &noCold)
+	t.Logf("%d prescans of %s found no cold object", noCold, name)
 }
