@@ -186,16 +186,19 @@ func tables(r *Report) []*table {
 		if g.Simulated {
 			title += " (" + simulatedNote + ")"
 		}
+		ids := make([]string, len(g.Trials))
+		for i := range ids {
+			ids[i] = strconv.Itoa(g.TrialID(i))
+		}
 		t := &table{title: title,
-			header: []string{"metric", "unit", "n", "median", "mean", "min", "max", "stddev", "cv", "p95"}}
+			header: []string{"metric", "unit", "n", "median", "mean", "min", "max", "stddev", "cv", "p95", trialsHeader(ids)}}
 		for _, m := range r.Metrics {
-			st, ok := g.Stats[m.Name]
-			if !ok {
-				t.rows = append(t.rows, []string{m.Name, m.Unit, "0", "-", "-", "-", "-", "-", "-", "-"})
-				continue
+			row := []string{m.Name, m.Unit, "0", "-", "-", "-", "-", "-", "-", "-"}
+			if st, ok := g.Stats[m.Name]; ok {
+				row = []string{m.Name, m.Unit, strconv.Itoa(st.N), num(st.Median), num(st.Mean),
+					num(st.Min), num(st.Max), num(st.StdDev), strconv.FormatFloat(st.CV, 'f', 3, 64), num(st.P95)}
 			}
-			t.rows = append(t.rows, []string{m.Name, m.Unit, strconv.Itoa(st.N), num(st.Median), num(st.Mean),
-				num(st.Min), num(st.Max), num(st.StdDev), strconv.FormatFloat(st.CV, 'f', 3, 64), num(st.P95)})
+			t.rows = append(t.rows, append(row, trialValues(g, m.Name)))
 		}
 		ts = append(ts, t)
 	}
@@ -247,6 +250,30 @@ func tables(r *Report) []*table {
 // comparisonNote says what the comparison's "-" means.
 const comparisonNote = "ratio and wins are - where nothing was compared: the metric is absent on either side, the baseline's median is 0, " +
 	"or every matched pair of trials has it 0 on both sides (nothing against nothing is no tie)"
+
+// trialsHeader heads the column of each trial's value: "trial 1",
+// "trials 1, 2, 3".
+func trialsHeader(ids []string) string {
+	if len(ids) == 1 {
+		return "trial " + ids[0]
+	}
+	return "trials " + strings.Join(ids, ", ")
+}
+
+// trialValues is metric name's value in each trial of g, in trial order,
+// "-" where a trial has none: every trial's figure beside the statistics
+// over them.
+func trialValues(g *Group, name string) string {
+	vs := make([]string, len(g.Trials))
+	for i := range vs {
+		v, ok := trialValue(g, i, name)
+		if !ok {
+			v = math.NaN()
+		}
+		vs[i] = num(v)
+	}
+	return strings.Join(vs, ", ")
+}
 
 // metricsTable defines the report's metrics, so that no figure is read
 // for another (a device rate for an offered load, kvbench's token rate for
