@@ -512,7 +512,7 @@ func (c *client) wrap(what, name string, err error) error {
 	var op *net.OpError
 	dial := hint == "" && errors.As(err, &op) && op.Op == "dial"
 	silent := hint == "" && !dial && stalled(err)
-	msg := fmt.Sprintf("%s %s: %v%s", what, name, err, hint)
+	msg := fmt.Sprintf("%s %s: %s%s", what, name, brief(err), hint)
 	switch {
 	case dial:
 		// The SDK's account of its attempts says less than the dial error.
@@ -613,6 +613,33 @@ func (e *inputError) Unwrap() error { return e.error }
 func IsInput(err error) bool {
 	var ie *inputError
 	return errors.As(err, &ie)
+}
+
+// brief is err as a line a user reads: for the server's refusal, its HTTP
+// status, code, message and request ID (to find it in the server's logs)
+// and the attempts made, without the SDK's account of the operation; any
+// other error as it is.
+func brief(err error) string {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	s := ae.ErrorCode()
+	if m := ae.ErrorMessage(); m != "" {
+		s += " (" + strings.TrimSuffix(m, ".") + ")"
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		s = fmt.Sprintf("HTTP %d %s", re.HTTPStatusCode(), s)
+		if id := re.ServiceRequestID(); id != "" {
+			s += ", request id " + id
+		}
+	}
+	var ma *retry.MaxAttemptsError
+	if errors.As(err, &ma) {
+		s += fmt.Sprintf(", after %d attempts", ma.Attempt)
+	}
+	return s
 }
 
 // stalled reports that err is a request whose connection went Timeout

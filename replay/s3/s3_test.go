@@ -358,8 +358,11 @@ func TestThrottled(t *testing.T) {
 	px.Fail(-1)
 	q := make([]byte, len(p))
 	_, err = o.ReadAt(q, 0)
-	if err == nil || !strings.Contains(err.Error(), "SlowDown") || !strings.Contains(err.Error(), "throttling after every retry") {
-		t.Errorf("a read in a storm of 503s: %v, want an error naming SlowDown", err)
+	// The server's answer and the attempts, not the SDK's account of the
+	// operation ("operation error S3: GetObject, ... RequestID: , HostID: ,").
+	want := "GET " + b.RunPrefix() + `k: HTTP 503 SlowDown (Please reduce your request rate), after 4 attempts: the server kept throttling after every retry`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "operation error") {
+		t.Errorf("a read in a storm of 503s: %v, want an error with %q", err, want)
 	}
 	if st := b.Stats(); st.Throttled != 3+4 || st.Failed["GetObject"] != 1 {
 		t.Errorf("after the storm: throttled %d, failed %v; want 7 and one GET", st.Throttled, st.Failed)
