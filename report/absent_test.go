@@ -16,7 +16,8 @@ import (
 // json, no line in bench; and it is compared with nothing. The u10
 // documents replayed a trace without Tier-0 rows (gpu0); the u50 ones
 // used Tier-0. A kv-cache.py document's unused tier (its tier_gpu_*
-// bandwidths 0 with no bytes) is absent too, its used tiers kept.
+// bandwidths 0 with no bytes) is absent too, its used tiers kept; so are
+// the Tier-2 figures of a run whose working set never left RAM.
 func TestUnusedTierIsAbsent(t *testing.T) {
 	const gpu0, gpu2 = "llama8b_u10_d30_gpu0_cpu4_s42", "llama8b_u50_d20_gpu2_cpu4_gennone_s42"
 	r := build(t, goldenInputs, LoadOptions{}, BuildOptions{Baseline: gpu2})
@@ -113,6 +114,24 @@ func TestUnusedTierIsAbsent(t *testing.T) {
 		if i < 0 || i >= len(row) || row[i] != "" {
 			t.Errorf("xlsx: Summary column %q of %s: header %q row %q, want an empty cell", name, gpu0, header, row)
 		}
+	}
+
+	// A run that never used Tier-2 measured none of Tier-2's figures.
+	ram, err := Load([]string{"testdata/ramonly/ram1.json"}, nil, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := MetricsOf(ram[0].Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tier0_read_offered", "tier2_read_offered", "tier2_write_offered", MetricDecodeBytesRead, MetricKVTokensMoved} {
+		if v, ok := rv[name]; ok {
+			t.Errorf("a run without Tier-2 rows: %s = %v, want absent", name, v)
+		}
+	}
+	if rv["tier1_read_offered"] <= 0 {
+		t.Errorf("a run without Tier-2 rows lost its Tier-1 offered load: %v", rv)
 	}
 
 	// A kv-cache.py document whose GPU tier moved nothing.

@@ -183,7 +183,8 @@ func tierUsed(tt schema.TierTotals) bool {
 // MetricsOf computes the metrics of one (merged) kvreplay result. A metric
 // the result cannot give (no Tier-2 reads, no requests, tokens per second
 // without the trace's bytes per token, the offered load of a tier the run
-// never used, the device rate of a tier that
+// never used, Tier-2's decode bytes and tokens moved in a run that never
+// used Tier-2, the device rate of a tier that
 // moved nothing or of a document written before kvbench measured it,
 // storage_health_pass of a run that is
 // neither PASS nor FAIL) is absent, never zero. kv_tokens_moved_per_s is
@@ -191,7 +192,13 @@ func tierUsed(tt schema.TierTotals) bool {
 // storage_throughput_tokens_per_sec the summary's figure of that name when
 // the run measured it (a closed loop).
 func MetricsOf(r *schema.Result) (map[string]float64, error) {
-	v := map[string]float64{MetricElapsed: r.WallS, MetricDecodeBytesRead: float64(results.DecodeBytesRead(r.Cells)) / results.GB}
+	v := map[string]float64{MetricElapsed: r.WallS}
+	// Tier-2's figures of a run that never used Tier-2 (its working set
+	// stayed in RAM) are not measured: no decode bytes, no tokens moved.
+	nvme := slices.ContainsFunc(r.Tiers, func(tt schema.TierTotals) bool { return tt.Tier == schema.TierNVMe.String() && tierUsed(tt) })
+	if nvme {
+		v[MetricDecodeBytesRead] = float64(results.DecodeBytesRead(r.Cells)) / results.GB
+	}
 	for _, tt := range r.Tiers {
 		t, err := schema.ParseTier(tt.Tier)
 		if err != nil || !tierUsed(tt) {
@@ -232,7 +239,7 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 			v[pre+"p50"], v[pre+"p95"], v[pre+"p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 		}
 	}
-	if s := r.Summary.StorageKVTokensPerSec; s != nil {
+	if s := r.Summary.StorageKVTokensPerSec; s != nil && nvme {
 		v[MetricKVTokensMoved] = *s
 	}
 	// Documents from before NotMeasured existed never measured it (their
