@@ -39,21 +39,22 @@ type client struct {
 	// from names where the endpoint came from, for messages that tell
 	// what to change: "--s3-endpoint http://...", "AWS_ENDPOINT_URL_S3
 	// http://...", or AWS's own for the region.
-	from    string
-	credErr error // the chain found no credentials
-	sem     chan struct{}
-	timeout time.Duration // Config.Timeout
-	stats   stats
-	secrets []string // scrubbed from every error
-	server  atomic.Pointer[string]
-	down    atomic.Pointer[error] // the server was unreachable: every request fails so
-	idle    func()                // closes idle connections
-	bufs    sync.Pool             // *[]byte of 256 KiB, for bodies streamed into a WriterAt
+	from     string
+	credErr  error // the chain found no credentials
+	sem      chan struct{}
+	timeout  time.Duration // Config.Timeout
+	attempts int           // Config.MaxAttempts
+	stats    stats
+	secrets  []string // scrubbed from every error
+	server   atomic.Pointer[string]
+	down     atomic.Pointer[error] // the server was unreachable: every request fails so
+	idle     func()                // closes idle connections
+	bufs     sync.Pool             // *[]byte of 256 KiB, for bodies streamed into a WriterAt
 }
 
 // newClient loads the AWS configuration chain and makes the client.
 func newClient(ctx context.Context, cfg *Config) (*client, error) {
-	c := &client{bucket: cfg.Bucket, sem: make(chan struct{}, cfg.Concurrency), timeout: cfg.Timeout}
+	c := &client{bucket: cfg.Bucket, sem: make(chan struct{}, cfg.Concurrency), timeout: cfg.Timeout, attempts: cfg.MaxAttempts}
 	c.bufs.New = func() any {
 		p := make([]byte, 256<<10)
 		return &p
@@ -355,12 +356,14 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	var first atomic.Int64
 	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { first.Store(int64(time.Since(start))) }})
 	out, err := c.s3.GetObject(tctx, in)
-	if err == nil {
+	for attempt := 1; err == nil; attempt++ {
 		var got int64
 		got, err = consume(out.Body)
+		retry := false
 		switch {
 		case err == nil && got < n:
 			err = fmt.Errorf("the response ended after %d of %d bytes", got, n)
+			retry = true
 		case err == nil:
 			// The body's end, so that the connection is kept.
 			var one [1]byte
@@ -368,9 +371,17 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 				err = fmt.Errorf("the server sent more than the %d bytes asked", n)
 			}
 		default:
+			// A body cut short (a connection reset) is tried again, as the
+			// SDK tries a request that got no response; one that stopped
+			// coming for Timeout is not: it waited enough.
+			retry = ctx.Err() == nil && !stalled(err)
 			err = fmt.Errorf("read %d of %d bytes of the response: %w", got, n, err)
 		}
 		out.Body.Close()
+		if err == nil || !retry || attempt >= c.attempts {
+			break
+		}
+		out, err = c.s3.GetObject(tctx, in)
 	}
 	c.stats.done(opGet, err)
 	if err != nil {

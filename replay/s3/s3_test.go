@@ -374,6 +374,45 @@ func TestThrottled(t *testing.T) {
 	o.Close()
 }
 
+// TestCutBodies: a GET whose body is cut short (the connection reset
+// after its first kilobyte) is tried again within the attempts, counted
+// as a retry, and its bytes are right; one cut on every attempt fails the
+// read, saying how much came.
+func TestCutBodies(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	px := s3test.Throttle(t, srv)
+	b := newBackend(t, px.Endpoint, s3.Config{MaxAttempts: 3, MaxBackoff: time.Millisecond})
+	defer b.Close()
+	const size = 64 << 10
+	p := make([]byte, size)
+	replaytest.Fill(p, 3, 0)
+	o, err := b.Open("k", size, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.WriteAt(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	px.Cut(2)
+	q := make([]byte, size)
+	if _, err := o.ReadAt(q, 0); err != nil || !bytes.Equal(p, q) {
+		t.Fatalf("a read whose first 2 responses were cut, of 3 attempts: %v (bytes equal: %v)", err, bytes.Equal(p, q))
+	}
+	if st := b.Stats(); px.Cuts() != 2 || st.Requests["GetObject"] != 1 || st.Retries != 2 || st.Failed["GetObject"] != 0 || st.BytesGot != size {
+		t.Errorf("after 2 cut responses: %d cut, requests %v, retries %d, failed %v, %d bytes got; want 2, one GET, 2 retries, none failed, %d bytes",
+			px.Cuts(), st.Requests, st.Retries, st.Failed, st.BytesGot, size)
+	}
+	px.Cut(3)
+	_, err = o.ReadAt(q, 0)
+	if err == nil || !strings.Contains(err.Error(), "read 1024 of 65536 bytes of the response") {
+		t.Errorf("a read cut on every attempt: %v, want an error that says how much came", err)
+	}
+	if st := b.Stats(); px.Cuts() != 5 || st.Failed["GetObject"] != 1 {
+		t.Errorf("after a read cut on every attempt: %d cut, failed %v; want 5 and one GET", px.Cuts(), st.Failed)
+	}
+}
+
 // TestServerKilled: requests to a server that died fail with an error that
 // says so, Close says what it could not delete and where, and a server
 // started again on the same directory shows that only the run's objects

@@ -308,6 +308,8 @@ type Proxy struct {
 	served   atomic.Int64
 	hang     atomic.Int32 // a Hang mode
 	hung     atomic.Int64
+	cut      atomic.Int64 // responses still to cut
+	cuts     atomic.Int64
 	stop     chan struct{} // closed at the test's end: hung requests end
 }
 
@@ -331,23 +333,38 @@ func (p *Proxy) Hang(mode int) { p.hang.Store(int32(mode)) }
 // Hung is how many requests were hung.
 func (p *Proxy) Hung() int64 { return p.hung.Load() }
 
-// stallWriter passes left bytes of a response body through, then flushes
-// them and blocks until the request ends.
+// Cut makes the next n responses whose bodies pass a kilobyte end after
+// their first kilobyte: the connection is closed, as a reset one is.
+func (p *Proxy) Cut(n int) { p.cut.Store(int64(n)) }
+
+// Cuts is how many responses were cut.
+func (p *Proxy) Cuts() int64 { return p.cuts.Load() }
+
+// stallWriter passes left bytes of a response body through, flushes
+// them and calls at, which blocks, or panics to cut the connection, or
+// returns false to pass the rest through.
 type stallWriter struct {
 	http.ResponseWriter
 	left int
-	wait func()
+	at   func() bool
 }
 
 func (w *stallWriter) Write(p []byte) (int, error) {
+	if w.left < 0 {
+		return w.ResponseWriter.Write(p)
+	}
 	n, err := w.ResponseWriter.Write(p[:min(len(p), w.left)])
 	w.left -= n
 	if err != nil || w.left > 0 {
 		return n, err
 	}
 	http.NewResponseController(w.ResponseWriter).Flush()
-	w.wait()
-	return n, errors.New("s3test: the response hangs")
+	if w.at() {
+		return n, errors.New("s3test: the response hangs")
+	}
+	w.left = -1
+	m, err := w.ResponseWriter.Write(p[n:])
+	return n + m, err
 }
 
 // Throttle starts a proxy in front of srv on 127.0.0.1, closed at the
@@ -383,7 +400,17 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 			return
 		case MidBody:
 			p.hung.Add(1)
-			rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, wait: wait}, r)
+			rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool { wait(); return true }}, r)
+			return
+		}
+		if r.Method == http.MethodGet && p.cut.Load() > 0 {
+			rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool {
+				if n := p.cut.Load(); n > 0 && p.cut.CompareAndSwap(n, n-1) {
+					p.cuts.Add(1)
+					panic(http.ErrAbortHandler)
+				}
+				return false
+			}}, r)
 			return
 		}
 		if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
