@@ -477,27 +477,42 @@ func (c *client) list(ctx context.Context, prefix string, limit int) ([]string, 
 	}
 }
 
-// abortAll aborts the unfinished multipart uploads under prefix.
+// uploadsPage is how many uploads a ListMultipartUploads asks for (S3's
+// most); tests make it smaller.
+var uploadsPage int32 = 1000
+
+// abortAll aborts the unfinished multipart uploads under prefix, every
+// page of them: it lists the first page again after aborting one (a
+// marker naming an aborted upload is refused by some servers), until a
+// page is the last or none of its aborts went through.
 func (c *client) abortAll(ctx context.Context, prefix string) error {
-	if err := c.acquire(ctx); err != nil {
-		return err
-	}
-	out, err := c.s3.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &c.bucket, Prefix: &prefix})
-	c.release()
-	c.stats.done(opListUploads, err)
-	if err != nil {
-		return c.wrap("list the multipart uploads under", prefix, err)
-	}
-	var errs []error
-	for _, u := range out.Uploads {
-		if !strings.HasPrefix(aws.ToString(u.Key), prefix) {
-			continue
+	in := &s3.ListMultipartUploadsInput{Bucket: &c.bucket, Prefix: &prefix, MaxUploads: aws.Int32(uploadsPage)}
+	for {
+		if err := c.acquire(ctx); err != nil {
+			return err
 		}
-		if err := c.abort(ctx, aws.ToString(u.Key), aws.ToString(u.UploadId)); err != nil {
-			errs = append(errs, err)
+		out, err := c.s3.ListMultipartUploads(ctx, in)
+		c.release()
+		c.stats.done(opListUploads, err)
+		if err != nil {
+			return c.wrap("list the multipart uploads under", prefix, err)
+		}
+		var errs []error
+		aborted := 0
+		for _, u := range out.Uploads {
+			if !strings.HasPrefix(aws.ToString(u.Key), prefix) {
+				continue
+			}
+			if err := c.abort(ctx, aws.ToString(u.Key), aws.ToString(u.UploadId)); err != nil {
+				errs = append(errs, err)
+			} else {
+				aborted++
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) || aborted == 0 || len(errs) > 0 {
+			return errors.Join(errs...)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // wrap names the request and the object in err, says what to do about

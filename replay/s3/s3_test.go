@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
 	"github.com/kvbench/kvbench/replay/s3"
@@ -411,6 +414,40 @@ func TestCutBodies(t *testing.T) {
 	if st := b.Stats(); px.Cuts() != 5 || st.Failed["GetObject"] != 1 {
 		t.Errorf("after a read cut on every attempt: %d cut, failed %v; want 5 and one GET", px.Cuts(), st.Failed)
 	}
+}
+
+// TestCloseAbortsEveryUpload: Close aborts the unfinished multipart
+// uploads under the run's prefix that the backend does not know of (a
+// create that failed on the client after the server took it), however
+// many pages of them the server lists.
+func TestCloseAbortsEveryUpload(t *testing.T) {
+	defer s3.SetUploadsPage(2)()
+	srv := start(t, s3test.Options{})
+	srv.Put(t, bucket, "theirs", []byte("theirs"))
+	cl := srv.Client()
+	var theirs string
+	if out, err := cl.CreateMultipartUpload(context.Background(), &awss3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("their-upload")}); err != nil {
+		t.Fatal(err)
+	} else {
+		theirs = aws.ToString(out.UploadId)
+	}
+	b := newBackend(t, srv.Endpoint, s3.Config{})
+	for i := range 5 {
+		key := fmt.Sprintf("%sorphan-%d", b.RunPrefix(), i)
+		if _, err := cl.CreateMultipartUpload(context.Background(), &awss3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: &key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	noneUnder(t, srv, b.RunPrefix())
+	keys := srv.Keys(t, bucket)
+	slices.Sort(keys)
+	if !slices.Equal(keys, []string{"theirs", "upload:their-upload"}) {
+		t.Errorf("after Close the bucket holds %q: want theirs, and their upload", keys)
+	}
+	cl.AbortMultipartUpload(context.Background(), &awss3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("their-upload"), UploadId: &theirs})
 }
 
 // TestServerKilled: requests to a server that died fail with an error that
