@@ -522,8 +522,9 @@ func TestHTTPS(t *testing.T) {
 	}
 	t.Setenv("AWS_CA_BUNDLE", "")
 	_, err = s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: bucket, MaxAttempts: 1})
-	if err == nil || !strings.Contains(err.Error(), "certificate") {
-		t.Errorf("https without the CA: %v, want a certificate error", err)
+	if want := "--s3-endpoint " + srv.Endpoint + ": the server's certificate is not trusted (x509: certificate signed by unknown authority"; err == nil ||
+		!strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "give its CA's PEM file in AWS_CA_BUNDLE") || !s3.IsInput(err) {
+		t.Errorf("https without the CA: %v, want the user's input error %q..., naming AWS_CA_BUNDLE", err, want)
 	}
 }
 
