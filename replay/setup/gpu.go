@@ -85,7 +85,7 @@ func parseGPUs(s string, n int) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("--gpus %s: %q is not one of the %d GPUs here (0 to %d)", s, f, n, n-1)
+			return nil, fmt.Errorf("--gpus %s: %q is not one of the %d GPUs here (0 to %d)", flagText(s), f, n, n-1)
 		}
 		ids = append(ids, i)
 	}

@@ -37,8 +37,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cuda"
@@ -110,7 +112,7 @@ type Env struct {
 func (e *Env) MapTier(cfg *replay.Config, t schema.Tier, tier, name string) error {
 	f := factory(name)
 	if f == nil {
-		return fmt.Errorf("--tier-map %s=%s: want %s", tier, name, nameList())
+		return fmt.Errorf("--tier-map %s: want %s", flagText(tier+"="+name), nameList())
 	}
 	if f.Check != nil {
 		if err := f.Check(e, tier); err != nil {
@@ -130,7 +132,7 @@ func (e *Env) MapTiers(cfg *replay.Config, pairs []cli.KeyValue) []error {
 	for _, kv := range pairs {
 		t, err := schema.ParseTier(kv.Key)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("--tier-map %s=%s: %s is not a tier (want %s)", kv.Key, kv.Value, kv.Key, schema.TierChoices))
+			errs = append(errs, fmt.Errorf("--tier-map %s: %s is not a tier (want %s)", flagText(kv.Key+"="+kv.Value), flagText(kv.Key), schema.TierChoices))
 		} else if err := e.MapTier(cfg, t, kv.Key, kv.Value); err != nil {
 			errs = append(errs, err)
 		}
@@ -360,6 +362,16 @@ func Names() []string {
 		names = append(names, f.Name)
 	}
 	return names
+}
+
+// flagText returns a flag's value for a message: as typed, or quoted when
+// it has spaces or characters that are not printable, so that the message
+// stays on one line.
+func flagText(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '"' }) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // nameList is Names for a message: "ram, nvme, gpu or null".
