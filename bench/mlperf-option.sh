@@ -238,20 +238,48 @@ done
 
 # start_ranks runs "$0 ARGS" once per rank: under the launcher, or here.
 start_ranks() {
+	pids=()
 	if [[ -n $launcher ]]; then
 		# shellcheck disable=SC2086 # the launcher's words
-		$launcher "$0" "$@" || true
-		return
-	fi
-	local pids=() r
-	for ((r = 0; r < ranks; r++)); do
-		KVBENCH_RANK=$r "$0" "$@" &
+		$launcher "$0" "$@" &
 		pids+=($!)
+	else
+		local r
+		for ((r = 0; r < ranks; r++)); do
+			KVBENCH_RANK=$r "$0" "$@" &
+			pids+=($!)
+		done
+	fi
+	local p
+	for p in "${pids[@]}"; do
+		# A trap ends the wait early: wait again until the rank has ended.
+		while ! wait "$p"; do
+			kill -0 "$p" 2>/dev/null || break
+		done
 	done
-	for r in "${pids[@]}"; do
-		wait "$r" || true
-	done
+	pids=()
+	if [[ -n $stopped ]]; then
+		echo "mlperf-option.sh: stopped by SIG$stopped: the ranks have ended; results so far are in $run" >&2
+		exit 1
+	fi
 }
+
+# A signal to this script goes on to the ranks it started (or their
+# launcher), which end their replays and remove their cache files; the
+# script then stops (at once when no rank runs). Before, its ranks ran on,
+# unseen, after it ended.
+pids=() stopped=
+on_signal() {
+	stopped=$1
+	if ((${#pids[@]} == 0)); then
+		echo "mlperf-option.sh: stopped by SIG$1" >&2
+		exit 1
+	fi
+	kill -"$1" "${pids[@]}" 2>/dev/null || true
+}
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+trap 'on_signal HUP' HUP
 
 if [[ -n $launcher ]]; then
 	# Every rank must see the results directory (Rules.md 6.3.3.4).

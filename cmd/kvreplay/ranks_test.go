@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -300,18 +301,7 @@ func TestMLPerfScriptFailingRank(t *testing.T) {
 	if os.Getenv("KVBENCH_LONG") != "1" {
 		t.Skip("builds kvreport and replays: a long case, run with KVBENCH_LONG=1 (CI does)")
 	}
-	kvtrace, kvreplay := buildTools(t)
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+string(os.PathSeparator), "./cmd/kvreport")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	for _, tool := range []string{kvtrace, kvreplay} {
-		if err := os.Symlink(tool, filepath.Join(bin, filepath.Base(tool))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := scriptTools(t)
 	for _, launcher := range []string{"", "mpirun"} {
 		t.Run("launcher="+launcher, func(t *testing.T) {
 			cache, results := t.TempDir(), t.TempDir()
@@ -359,4 +349,82 @@ func TestMLPerfScriptFailingRank(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMLPerfScriptStopped sends SIGTERM to bench/mlperf-option.sh while
+// its ranks replay: it passes the signal on and stops once they have
+// ended, exit 1, each rank's result there and marked incomplete, the
+// cache directory empty. Before, the script ended at once and its ranks
+// ran on unseen, their results written after it. A long case.
+func TestMLPerfScriptStopped(t *testing.T) {
+	if os.Getenv("KVBENCH_LONG") != "1" {
+		t.Skip("builds and replays: a long case, run with KVBENCH_LONG=1 (CI does)")
+	}
+	bin := scriptTools(t)
+	cache, results := t.TempDir(), t.TempDir()
+	cmd := exec.Command("bash", mlperfScript, "--option", "1", "--ranks", "2", "--trials", "2", "--settle", "0", "--users", "2",
+		"--duration", "60", "--replay-opt=--size-scale=1/1024", "--cache-dir", cache, "--results-dir", results, "--bin", bin)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Both ranks replay once kvreplay has made their cache directories.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		a, _ := os.Stat(filepath.Join(cache, "rank_0"))
+		b, _ := os.Stat(filepath.Join(cache, "rank_1"))
+		if a != nil && b != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the ranks did not start:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.String(), "stopped by SIGTERM: the ranks have ended") {
+		t.Fatalf("exit %v, want 1 and the ranks ended:\n%s", err, out.String())
+	}
+	runs, _ := filepath.Glob(filepath.Join(results, "kvbench_mlperf_*"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories %v", runs)
+	}
+	for r := range 2 {
+		res := readResult(t, filepath.Join(runs[0], "option_1", "trial_0", fmt.Sprintf("rank_%d", r), "kvbench_result.json"))
+		if res.Complete || res.WallS > 30 {
+			t.Errorf("rank %d: complete %v after %.1f s, want a replay cut short by the signal", r, res.Complete, res.WallS)
+		}
+	}
+	if left, _ := os.ReadDir(cache); len(left) != 0 {
+		t.Errorf("the cache directory holds %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(runs[0], "option_1", "trial_1")); err == nil {
+		t.Error("a second trial started after the signal")
+	}
+}
+
+// scriptTools builds kvreport beside kvtrace and kvreplay (buildTools'):
+// the --bin bench/mlperf-option.sh wants.
+func scriptTools(t *testing.T) string {
+	t.Helper()
+	kvtrace, kvreplay := buildTools(t)
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+string(os.PathSeparator), "./cmd/kvreport")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, tool := range []string{kvtrace, kvreplay} {
+		if err := os.Symlink(tool, filepath.Join(bin, filepath.Base(tool))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bin
 }
