@@ -40,7 +40,10 @@ func TestRanksAsLaunched(t *testing.T) {
 	single := readResult(t, filepath.Join(dir, "single.json"))
 
 	launch := func(name string, env func(r int) []string, shard string) *schema.Result {
-		start := time.Now().Add(2 * time.Second)
+		// Time for 4 processes to read the trace and make their tiers on
+		// a loaded 2-core machine (2 s was short of it: a rank ready 4 s
+		// late started at once, and its skew failed the test).
+		start := time.Now().Add(6 * time.Second)
 		startArgs := []string{"--start-at", strconv.FormatFloat(float64(start.UnixNano())/1e9, 'f', 3, 64)}
 		if name == "k8s" {
 			// An Indexed Job has no launcher to start its pods together.
