@@ -73,6 +73,7 @@ func TestObjectStore(t *testing.T) {
 		{part - 100, 200, 200, false},
 		{2*part + 4000, 200, 96, true},
 		{2*part + 4096, 10, 0, true},
+		{100, 0, 0, false}, // nothing asked: no request
 	} {
 		p := make([]byte, tc.n)
 		n, err := b.GetRange(ctx, "three", p, tc.off)
