@@ -28,6 +28,13 @@
 // Every request is counted by type, with its retries, the throttling
 // responses among them (503 SlowDown, 429) and, for GETs, the time to the
 // first byte of the response; Stats reports them.
+//
+// A run ends in bounded time whatever the server does: an attempt that
+// gets no byte for Config.Timeout fails (a retry follows, as for a
+// connection reset, a body cut short or a 503), and once a request found
+// the server unreachable or silent on every attempt, every later request
+// fails at once. The errors of New's check name the flag or variable to
+// change; IsInput tells those the user's input caused.
 package s3
 
 import (
