@@ -30,9 +30,10 @@
 // first byte of the response; Stats reports them.
 //
 // A run ends in bounded time whatever the server does: an attempt that
-// gets no byte for Config.Timeout fails (a retry follows, as for a
-// connection reset, a body cut short or a 503), and once a request found
-// the server unreachable or silent on every attempt, every later request
+// gets no byte for Config.Timeout fails, and is tried again as one that
+// got a reset or a 503 is (a GET's body cut short is tried again too, one
+// that stopped coming for Timeout is not); once a request found the
+// server unreachable or silent on every attempt, every later request
 // fails at once. The errors of New's check name the flag or variable to
 // change; IsInput tells those the user's input caused.
 package s3
