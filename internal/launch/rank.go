@@ -40,8 +40,9 @@ type Rank struct {
 
 // Find reads the rank from the flags (flagRank >= 0; -1 when not given) or
 // from the environment, read through getenv (os.Getenv, or a test's map).
-// --rank wins over the launchers, and a launcher other than Kubernetes over
-// a pod's JOB_COMPLETION_INDEX (mpirun inside an MPIJob). Without either
+// --rank wins over the launchers (but an MPI launcher of several processes
+// that says otherwise is an error), and a launcher other than Kubernetes
+// over a pod's JOB_COMPLETION_INDEX (mpirun inside an MPIJob). Without either
 // it returns rank 0 of 1.
 func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
 	if idx := getenv(k8sIndex); flagRank < 0 && flagRanks >= 1 && idx != "" && !otherLauncher(getenv) {
@@ -61,6 +62,9 @@ func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
 		}
 		if flagRank >= flagRanks {
 			return Rank{}, fmt.Errorf("--rank %d: must be below --ranks %d", flagRank, flagRanks)
+		}
+		if err := mpiDisagrees(flagRank, flagRanks, getenv); err != nil {
+			return Rank{}, err
 		}
 		return Rank{Rank: flagRank, Ranks: flagRanks, Source: "--rank"}, nil
 	}
@@ -131,6 +135,27 @@ func FromFlags(rank, ranks string, getenv func(string) string) (Rank, error) {
 		return Rank{}, err
 	}
 	return Find(r, n, getenv)
+}
+
+// mpiDisagrees refuses --rank and --ranks that an MPI launcher of several
+// processes contradicts: under mpirun -np 4, --rank 0 --ranks 2 would make
+// every process rank 0, each writing over the others' result. Slurm's
+// variables are not asked: a batch script's own (SLURM_PROCID=0 of the
+// job's tasks) are in the environment of the processes it starts itself.
+func mpiDisagrees(rank, ranks int, getenv func(string) string) error {
+	for _, v := range launcherVars[:3] {
+		r, err1 := strconv.Atoi(getenv(v.rank))
+		n, err2 := strconv.Atoi(getenv(v.size))
+		if err1 != nil || err2 != nil || n <= 1 {
+			continue
+		}
+		if r != rank || n != ranks {
+			return fmt.Errorf("--rank %d --ranks %d, but %s=%d and %s=%d: this process is one of a launcher's %d; leave --rank and --ranks out (the launcher's environment says), or give its values",
+				rank, ranks, v.rank, r, v.size, n, n)
+		}
+		return nil
+	}
+	return nil
 }
 
 // otherLauncher reports whether a launcher other than Kubernetes set its

@@ -23,7 +23,15 @@ func TestFindRank(t *testing.T) {
 		{name: "pmi", rank: -1, ranks: -1, env: map[string]string{"PMI_RANK": "1", "PMI_SIZE": "2"}, want: Rank{Rank: 1, Ranks: 2, Source: "PMI_RANK"}},
 		{name: "slurm", rank: -1, ranks: -1, env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "6", "SLURM_LOCALID": "2"},
 			want: Rank{Rank: 5, Ranks: 6, Local: 2, Source: "SLURM_PROCID"}},
+		// A batch script's own SLURM_PROCID is in the environment of the
+		// ranks it starts with --rank.
 		{name: "flags win", rank: 0, ranks: 2, env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "6"}, want: Rank{Rank: 0, Ranks: 2, Source: "--rank"}},
+		{name: "flags as mpirun's", rank: 3, ranks: 4, env: map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}, want: Rank{Rank: 3, Ranks: 4, Source: "--rank"}},
+		{name: "flags under mpirun -np 1", rank: 1, ranks: 2, env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"}, want: Rank{Rank: 1, Ranks: 2, Source: "--rank"}},
+		{name: "flags against mpirun's", rank: 0, ranks: 2, env: map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"},
+			wantErr: "--rank 0 --ranks 2, but OMPI_COMM_WORLD_RANK=3 and OMPI_COMM_WORLD_SIZE=4: this process is one of a launcher's 4"},
+		{name: "flags against a pmi launcher's", rank: 1, ranks: 2, env: map[string]string{"PMI_RANK": "1", "PMI_SIZE": "3"},
+			wantErr: "but PMI_RANK=1 and PMI_SIZE=3"},
 		{name: "size missing", rank: -1, ranks: -1, env: map[string]string{"SLURM_PROCID": "5"}, wantErr: "SLURM_PROCID=5 but SLURM_NTASKS is not set"},
 		{name: "rank at size", rank: -1, ranks: -1, env: map[string]string{"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "2"},
 			wantErr: "OMPI_COMM_WORLD_RANK=2 but OMPI_COMM_WORLD_SIZE=2: a rank must be below the run's number of ranks"},
