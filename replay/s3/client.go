@@ -303,11 +303,12 @@ func (c *client) abort(ctx context.Context, name, id string) error {
 	}
 	defer c.release()
 	_, err := c.s3.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &c.bucket, Key: &name, UploadId: &id})
-	c.stats.done(opAbortMultipart, err)
 	var nf *types.NoSuchUpload
 	if errors.As(err, &nf) {
-		return nil
+		// Gone already: what the abort is for, not a failure.
+		err = nil
 	}
+	c.stats.done(opAbortMultipart, err)
 	return c.wrap("abort the multipart upload of", name, err)
 }
 

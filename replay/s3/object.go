@@ -347,8 +347,14 @@ func (o *object) fail(err error) error {
 	}
 	id := e.uploadID
 	e.mu.Unlock()
-	if first && id != "" {
-		o.b.c.abort(context.Background(), o.name, id) // Close lists and aborts what is left
+	if first && id != "" && o.b.c.abort(context.Background(), o.name, id) == nil {
+		// Aborted: Close and Remove need not abort it again. (One that
+		// failed, they try again, and Close lists what is left.)
+		e.mu.Lock()
+		if e.uploadID == id {
+			e.uploadID = ""
+		}
+		e.mu.Unlock()
 	}
 	return err
 }

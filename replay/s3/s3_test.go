@@ -377,6 +377,38 @@ func TestThrottled(t *testing.T) {
 	o.Close()
 }
 
+// TestFailedUploadAbortedOnce: a multipart upload whose part fails after
+// every attempt is aborted once, and neither the object's Close nor the
+// backend's aborts it again (the second abort's 404 NoSuchUpload counted
+// as a failed request), and it leaves nothing.
+func TestFailedUploadAbortedOnce(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	px := s3test.Throttle(t, srv)
+	b := newBackend(t, px.Endpoint, s3.Config{PartSize: s3.MinPartSize, MaxAttempts: 2, MaxBackoff: time.Millisecond})
+	const size = s3.MinPartSize + 4096
+	p := make([]byte, size)
+	o, err := b.Open("k", size, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.WriteAt(p[:s3.MinPartSize], 0); err != nil {
+		t.Fatal(err)
+	}
+	px.Fail(2)
+	if _, err := o.WriteAt(p[s3.MinPartSize:], s3.MinPartSize); err == nil || !strings.Contains(err.Error(), "SlowDown") {
+		t.Fatalf("the last part through 2 503s of 2 attempts: %v, want a SlowDown error", err)
+	}
+	o.Close()
+	prefix := b.RunPrefix()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.Requests["AbortMultipartUpload"] != 1 || st.Failed["AbortMultipartUpload"] != 0 || st.Failed["UploadPart"] != 1 {
+		t.Errorf("requests %v, failed %v: want one abort, not failed, and one failed UploadPart", st.Requests, st.Failed)
+	}
+	noneUnder(t, srv, prefix)
+}
+
 // TestCutBodies: a GET whose body is cut short (the connection reset
 // after its first kilobyte) is tried again within the attempts, counted
 // as a retry, and its bytes are right; one cut on every attempt fails the
