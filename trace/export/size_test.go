@@ -41,7 +41,7 @@ var sizeCases = []sizeCase{
 	{"extent-4KiB-1/4096-two-tiers-timed", FioOptions{BlockSize: 4096, SizeScale: 1.0 / 4096, Speed: SpeedTimed,
 		Tiers: []schema.Tier{schema.TierCPU, schema.TierNVMe}}, false},
 	{"extent-1GiB-full", FioOptions{BlockSize: 1 << 30}, true},
-	{"extent-64KiB-0.3", FioOptions{BlockSize: 64 << 10, SizeScale: 0.3}, true},
+	{"extent-4MiB-0.3", FioOptions{BlockSize: 4 << 20, SizeScale: 0.3}, true},
 	{"dir-64KiB-1/1024-all-tiers", FioOptions{BlockSize: 64 << 10, SizeScale: 1.0 / 1024, Layout: LayoutDir,
 		Tiers: []schema.Tier{schema.TierGPU, schema.TierCPU, schema.TierNVMe}}, true},
 	{"dir-1GiB-full", FioOptions{BlockSize: 1 << 30, Layout: LayoutDir}, false},
