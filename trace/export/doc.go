@@ -32,6 +32,12 @@
 // trace on a pipe, or before the first row when FioOptions.Cold lists it,
 // as kvreplay does after its prescan of a trace file (ColdObjects).
 //
+// FioSize returns what Fio would and the bytes it would write, counting
+// the iologs' lines without formatting them (an object operation's lines
+// at once, whatever their number), so that an export is sized, and one
+// that does not fit refused, in the time its trace takes to read;
+// FioSizeCold also finds the trace's cold objects in that read.
+//
 // Objects are placed by Layout:
 //
 //   - "extent" (the default): each tier is one file (Tier-2's is
