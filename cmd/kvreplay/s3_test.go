@@ -285,7 +285,7 @@ func TestS3ServerKilled(t *testing.T) {
 	if res.Complete || res.Summary.StorageHealth.OverallStatus == schema.HealthPass {
 		t.Errorf("a replay whose server died: complete %v, health %v", res.Complete, res.Summary.StorageHealth.OverallStatus)
 	}
-	if !strings.Contains(stderr.String(), "is the server up?") || !strings.Contains(stderr.String(), "warning: s3: close: the run's objects may be left under s3://"+s3Bucket+"/run-") {
+	if !strings.Contains(stderr.String(), "is the server up?") || !strings.Contains(stderr.String(), "warning: s3: close: the run's objects and unfinished uploads may be left under s3://"+s3Bucket+"/run-") {
 		t.Errorf("stderr does not say the server went away and what it left: %s", stderr.String())
 	}
 	again := s3test.Start(t, s3test.Options{Root: root})

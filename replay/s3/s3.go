@@ -370,12 +370,14 @@ func (b *Backend) Close() error {
 			// Each request failed so: say it once.
 			errs = []error{*down}
 		}
-		rm := "aws s3 rm --recursive s3://" + b.cfg.Bucket + "/" + b.runDir
+		aws := "aws"
 		if strings.Contains(b.c.endpoint, "://") {
-			rm = "aws --endpoint-url " + b.c.endpoint + " s3 rm --recursive s3://" + b.cfg.Bucket + "/" + b.runDir
+			aws += " --endpoint-url " + b.c.endpoint
 		}
-		err := fmt.Errorf("s3: close: the run's objects may be left under %s (remove them with: %s): %w",
-			b.Where(), rm, errors.Join(errs...))
+		// aws s3 rm leaves unfinished uploads, whose parts a store keeps
+		// (and bills) until they are aborted.
+		err := fmt.Errorf("s3: close: the run's objects and unfinished uploads may be left under %s (remove the objects with: %s s3 rm --recursive s3://%s/%s; list the uploads with: %s s3api list-multipart-uploads --bucket %s --prefix %s, and abort each with s3api abort-multipart-upload): %w",
+			b.Where(), aws, b.cfg.Bucket, b.runDir, aws, b.cfg.Bucket, b.runDir, errors.Join(errs...))
 		if b.cfg.Warn != nil {
 			b.cfg.Warn(strings.ReplaceAll(err.Error(), "\n", "; "))
 		}

@@ -516,6 +516,7 @@ func TestServerKilled(t *testing.T) {
 	// server's absence said once, not once per object.
 	if err == nil || !strings.Contains(err.Error(), "run-killed/") ||
 		!strings.Contains(err.Error(), "aws --endpoint-url "+srv.Endpoint+" s3 rm --recursive s3://"+bucket+"/run-killed/") ||
+		!strings.Contains(err.Error(), "aws --endpoint-url "+srv.Endpoint+" s3api list-multipart-uploads --bucket "+bucket+" --prefix run-killed/") ||
 		strings.Count(err.Error(), "is the server up?") != 1 {
 		t.Errorf("Close after the server died: %v, want an error naming what is left and how to remove it, the cause once", err)
 	}
