@@ -40,7 +40,8 @@ type client struct {
 	// what to change: "--s3-endpoint http://...", "AWS_ENDPOINT_URL_S3
 	// http://...", or AWS's own for the region.
 	from     string
-	credErr  error // the chain found no credentials
+	credErr  error  // the chain found no credentials
+	region   string // the requests are signed for
 	sem      chan struct{}
 	timeout  time.Duration // Config.Timeout
 	attempts int           // Config.MaxAttempts
@@ -111,7 +112,7 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		endpoint = *ac.BaseEndpoint
 		c.from = "the AWS configuration's endpoint " + endpoint + " (AWS_ENDPOINT_URL or endpoint_url; no --s3-endpoint)"
 	}
-	c.endpoint = endpoint
+	c.endpoint, c.region = endpoint, ac.Region
 	if endpoint == "" {
 		c.endpoint = "AWS S3 (" + ac.Region + ")"
 		c.from = "AWS S3's endpoint for region " + ac.Region + " (no --s3-endpoint)"
@@ -587,6 +588,10 @@ func (c *client) checkError(err error, timeout time.Duration) error {
 		return usage(fmt.Errorf("s3: no AWS credentials found for %s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", c.endpoint))
 	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "InvalidToken" || code == "ExpiredToken" || code == "XAdminUserNotFound":
 		return usage(fmt.Errorf("s3: %s refused the credentials (%s): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", c.endpoint, code))
+	case code == "AuthorizationHeaderMalformed" || code == "PermanentRedirect" || code == "IncorrectEndpoint":
+		// The bucket, or the server, is in another region than the one
+		// the requests were signed for.
+		return usage(fmt.Errorf("s3: %s: bucket %s is not in region %s (%s: %s): set AWS_REGION (or the profile's region) to its region", c.endpoint, c.bucket, c.region, code, strings.TrimSuffix(apiMessage(err), ".")))
 	case code == "":
 		switch {
 		case errors.As(err, &ua), errors.As(err, &he), errors.As(err, &ci):
@@ -604,6 +609,15 @@ func (c *client) checkError(err error, timeout time.Duration) error {
 		return fmt.Errorf("%s: no answer within %s: is it an S3 server, and is it up?", c.from, timeout)
 	}
 	return fmt.Errorf("s3: %s: %w", c.from, err)
+}
+
+// apiMessage is the server's message in err, "" when none.
+func apiMessage(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorMessage()
+	}
+	return ""
 }
 
 // certReason is the certificate error in err, without the SDK's account

@@ -255,6 +255,8 @@ func TestCheckErrors(t *testing.T) {
 			want: srv.Endpoint + " refused the credentials (SignatureDoesNotMatch): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", input: true},
 		{name: "wrong key", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_ACCESS_KEY_ID": "wrongkey0123456789"},
 			want: srv.Endpoint + " refused the credentials", input: true},
+		{name: "wrong region", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_REGION": "eu-west-1"},
+			want: "s3: " + srv.Endpoint + ": bucket " + bucket + " is not in region eu-west-1 (AuthorizationHeaderMalformed: ", input: true},
 		{name: "no credentials", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""},
 			want: "no AWS credentials found for " + srv.Endpoint + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", input: true},
 		{name: "nothing listening", cfg: s3.Config{Endpoint: closed, Bucket: bucket},
