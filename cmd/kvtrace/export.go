@@ -60,7 +60,8 @@ write (at full size, the peak of the trace's live bytes on each tier: a
 existing directory), so a job exported for another machine passes
 --no-space-check. A trace file is sized before the export, by a read that
 counts the iologs' lines without writing them (seconds for the 8B trace's
-41 GiB of iologs in full); a trace on stdin is sized as it is exported, and
+41 GiB of iologs in full); a trace on stdin is sized as it is exported,
+its iologs no longer written once they outgrow OUTDIR's free space, and
 nothing is kept when it does not fit. On a terminal, stderr shows the
 progress of each pass.
 
@@ -151,9 +152,17 @@ func (j *exportJob) fio(ctx context.Context) error {
 		return err
 	}
 	var logBytes countWriter
+	// A trace read once writes its iologs while it is sized: they stop
+	// going to disk where they outgrow OUTDIR's free space.
+	guard := &spaceGuard{left: -1}
+	if !sized {
+		if f := space.freeBytes(j.outAbs); f > 0 {
+			guard.left = f
+		}
+	}
 	logs := func(t schema.Tier, k export.LogKind) (io.Writer, error) {
 		w, err := j.files.create(ctx, opt.LogPath(t, k))
-		return io.MultiWriter(w, &logBytes), err
+		return io.MultiWriter(guard.writer(w), &logBytes), err
 	}
 	jobPath := filepath.Join(j.cfg.out, j.base+".fio")
 	job, err := j.files.create(ctx, jobPath)
@@ -161,7 +170,7 @@ func (j *exportJob) fio(ctx context.Context) error {
 		return err
 	}
 	j.prog.watch("export", j.read)
-	st, err := export.Fio(j.r, opt, logs, io.MultiWriter(job, &logBytes))
+	st, err := export.Fio(j.r, opt, logs, io.MultiWriter(guard.writer(job), &logBytes))
 	j.prog.done()
 	if err != nil {
 		return exportError(err)
@@ -169,8 +178,16 @@ func (j *exportJob) fio(ctx context.Context) error {
 	if !sized {
 		// A trace read once is sized by its export: nothing is kept
 		// when its job does not fit.
-		if err := space.check(j.stderr, exportNeed{st: st, logBytes: int64(logBytes), written: true}); err != nil {
+		need := exportNeed{st: st, logBytes: int64(logBytes), written: !guard.over}
+		if guard.over {
+			j.files.abort()
+		}
+		if err := space.check(j.stderr, need); err != nil {
 			return err
+		}
+		if guard.over {
+			return fmt.Errorf("export: the iologs need %s in %s, more than its file system had free when the export began; nothing is written: run it again",
+				cli.FormatBytes(need.logBytes), j.outAbs)
 		}
 	}
 	if err := j.files.commit(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -173,5 +174,61 @@ func TestExportSizingIsExact(t *testing.T) {
 		if s := need.st.Tier[schema.TierNVMe]; s.Ops == 0 || s.FileSize == 0 {
 			t.Errorf("%s: the trace's Tier-2 does no I/O: %+v", layout, s)
 		}
+	}
+}
+
+// TestExportReadOnceGuardsSpace exports a trace read once (--no-prescan),
+// which writes its iologs as it sizes them, into an OUTDIR with less free
+// space than they take: they stop going to disk once they outgrow it
+// (spaceGuard), and the export is refused naming what they need, with
+// nothing left behind. (They were written, and the export kept.)
+func TestExportReadOnceGuardsSpace(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	t.Cleanup(func() { freeBytes = cli.FreeBytes })
+	freeBytes = func(p string) int64 {
+		if p == out {
+			return 64 << 10
+		}
+		return 1 << 50
+	}
+	_, stderr, code := runKvtrace(t, "export", "--to", "fio", "--no-prescan", "--tiers", "Tier-1,Tier-2", "--size-scale", "1/64",
+		"--dir", filepath.Join(dir, "data"), "-o", out, refU10)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, stderr)
+	}
+	m := regexp.MustCompile(`kvtrace: export: writes (.+) of iologs and job file in `).FindStringSubmatch(stderr)
+	if m == nil || !strings.Contains(stderr, "kvtrace: export: the iologs need "+m[1]+" in "+out+" and its file system has 64.00 KiB free: use --size-scale 1/") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		t.Errorf("a refused export left %d files in %s", len(entries), out)
+	}
+}
+
+func TestSpaceGuard(t *testing.T) {
+	var a, b strings.Builder
+	g := &spaceGuard{left: 10}
+	wa, wb := g.writer(&a), g.writer(&b)
+	for _, w := range []struct {
+		w    io.Writer
+		p    string
+		over bool
+	}{{wa, "123456", false}, {wb, "1234", false}, {wa, "x", true}, {wb, "", true}} {
+		if n, err := w.w.Write([]byte(w.p)); n != len(w.p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w.p, n, err)
+		}
+		if g.over != w.over {
+			t.Errorf("after %q over = %v", w.p, g.over)
+		}
+	}
+	if a.String() != "123456" || b.String() != "1234" {
+		t.Errorf("wrote %q and %q, want the first 10 bytes", a.String(), b.String())
+	}
+	unbounded := &spaceGuard{left: -1}
+	var c strings.Builder
+	unbounded.writer(&c).Write(make([]byte, 1<<20))
+	if c.Len() != 1<<20 || unbounded.over {
+		t.Errorf("an unbounded guard wrote %d of 1 MiB (over %v)", c.Len(), unbounded.over)
 	}
 }

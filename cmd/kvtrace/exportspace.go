@@ -97,10 +97,7 @@ type exportSpace struct {
 // (exit 2) what does not fit, naming the figures and the --size-scale
 // that fits. A file system whose free space is unknown passes.
 func (s exportSpace) check(stderr io.Writer, need exportNeed) error {
-	free, same := s.free, s.same
-	if free == nil {
-		free = cli.FreeBytes
-	}
+	free, same := s.freeBytes, s.same
 	if same == nil {
 		same = cli.SameFileSystem
 	}
@@ -132,6 +129,48 @@ func (s exportSpace) check(stderr io.Writer, need exportNeed) error {
 			cli.FormatBytes(data), s.dir, tiers, cli.FormatBytes(max(freeDir, 0)), beside, fitScale(s.scale, data, max(freeDir, 1)))
 	}
 	return nil
+}
+
+// freeBytes is the free space of path's file system (0: unknown).
+func (s exportSpace) freeBytes(path string) int64 {
+	if s.free != nil {
+		return s.free(path)
+	}
+	return freeBytes(path)
+}
+
+// freeBytes is cli.FreeBytes; tests replace it.
+var freeBytes = cli.FreeBytes
+
+// spaceGuard keeps the iologs of a trace read once, written as the export
+// sizes them, from filling OUTDIR's file system: once they outgrow the
+// space it had free (left) they are no longer written, only counted, and
+// the export is refused with what they need.
+type spaceGuard struct {
+	left int64 // the bytes that may still be written; -1: no bound
+	over bool  // some were not written
+}
+
+// writer is w, guarded.
+func (g *spaceGuard) writer(w io.Writer) io.Writer { return guardedWriter{g: g, w: w} }
+
+type guardedWriter struct {
+	g *spaceGuard
+	w io.Writer
+}
+
+func (gw guardedWriter) Write(p []byte) (int, error) {
+	g := gw.g
+	if !g.over && g.left >= 0 && int64(len(p)) > g.left {
+		g.over = true
+	}
+	if g.over {
+		return len(p), nil
+	}
+	if g.left >= 0 {
+		g.left -= int64(len(p))
+	}
+	return gw.w.Write(p)
 }
 
 // reused is the bytes of the extent layout's data files that already
