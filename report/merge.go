@@ -357,7 +357,9 @@ func ranksOf(d *schema.Result) []int {
 // reads as one run: a rank held by two documents (the same document given
 // twice, or two runs that were not launched as one), documents of
 // different trials (kvreplay --trial), documents that replayed different
-// traces (SameTraces), or, last and as a
+// traces (SameTraces), that were sharded differently (--shard) or ran at
+// different size scales, documents whose measured windows are further
+// apart than MaxRankGap (ranks of different runs), or, last and as a
 // *MissingRanksError, documents (even one) that lack some of their run's
 // ranks. names name the documents in the
 // error (file names; the documents' positions when nil).
@@ -391,7 +393,18 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 				return fmt.Errorf("%s and %s: %w: they replayed different traces, %s: the ranks of one run replay one trace",
 					name(0), name(i), ErrIncompatible, why)
 			}
+			if d.Replay.Shard != docs[0].Replay.Shard {
+				return fmt.Errorf("%s and %s: %w: they were sharded differently, --shard %s and --shard %s: the ranks of one run split one trace one way",
+					name(0), name(i), ErrIncompatible, shardName(docs[0].Replay.Shard), shardName(d.Replay.Shard))
+			}
+			if d.SizeScale != docs[0].SizeScale {
+				return fmt.Errorf("%s and %s: %w: they ran at different size scales, %g and %g: the ranks of one run share --size-scale",
+					name(0), name(i), ErrIncompatible, docs[0].SizeScale, d.SizeScale)
+			}
 		}
+	}
+	if err := checkOverlap(docs, name); err != nil {
+		return err
 	}
 	for i, d := range docs {
 		if d.Ranks != declared && len(d.MergedRanks) == 0 && len(docs[0].MergedRanks) == 0 {
@@ -409,6 +422,48 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 		return &MissingRanksError{Run: run, Ranks: ranks, Held: held, Missing: missing}
 	}
 	return nil
+}
+
+// MaxRankGap is how long after every other rank of its run had ended a
+// rank may start and still be taken for one of the run's: ranks that
+// kvreplay started together (--start-at, --start-barrier) start within
+// seconds, and ranks that a launcher started without either within the
+// time each takes to read the trace and make its tiers. Ranks further
+// apart are of different runs.
+const MaxRankGap = 30 * time.Second
+
+// checkOverlap refuses documents whose measured windows ([Started,
+// Started+WallS]) leave a gap of more than MaxRankGap: the ranks of one run
+// replay at one time, and two runs merged as one would read as a run
+// spanning both.
+func checkOverlap(docs []*schema.Result, name func(int) string) error {
+	order := make([]int, len(docs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return docs[a].Started.Compare(docs[b].Started) })
+	last := order[0] // the document that ends last among those before
+	end := func(i int) time.Time { return docs[i].Started.Add(seconds(docs[i].WallS)) }
+	for _, i := range order[1:] {
+		if gap := docs[i].Started.Sub(end(last)); gap > MaxRankGap {
+			return fmt.Errorf("%s and %s: %w: they are of different runs: %s started at %s, %s after %s had ended (%s): the ranks of one run replay together (at most %s apart)",
+				name(last), name(i), ErrIncompatible, name(i), docs[i].Started.UTC().Format(time.RFC3339),
+				gap.Round(time.Second), name(last), end(last).UTC().Format(time.RFC3339), MaxRankGap)
+		}
+		if end(i).After(end(last)) {
+			last = i
+		}
+	}
+	return nil
+}
+
+// shardName is --shard as a document says it, "none" for a rank that
+// replayed every row.
+func shardName(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // MissingRanks returns the number of ranks of the run docs belong to (the

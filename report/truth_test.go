@@ -104,8 +104,10 @@ func TestRunWarningsInEveryFormat(t *testing.T) {
 }
 
 // TestCheckRanks: the same document twice, a rank twice, ranks of two
-// trials and ranks that replayed different traces are refused; ranks of one trace, told apart
-// by digest even under different names, merge.
+// trials, ranks that replayed different traces, were sharded differently,
+// ran at different size scales or minutes apart are refused; ranks of one
+// trace, told apart by digest even under different names, merge, and so
+// do ranks that start within MaxRankGap of the others' end.
 func TestCheckRanks(t *testing.T) {
 	tr := func(file, sum string, rows int64) []schema.TraceInfo {
 		return []schema.TraceInfo{{File: file, SHA256: sum, Rows: rows}}
@@ -114,6 +116,27 @@ func TestCheckRanks(t *testing.T) {
 		return &schema.Result{Rank: rank, Ranks: 2, Traces: traces}
 	}
 	a := doc(0, tr("run.csv.zst", "aa", 10))
+	sharded := func(d *schema.Result, shard string) *schema.Result {
+		c := *d
+		c.Replay.Shard = shard
+		return &c
+	}
+	scaled := func(d *schema.Result, scale float64) *schema.Result {
+		c := *d
+		c.SizeScale = scale
+		return &c
+	}
+	t0 := time.Date(2026, 11, 26, 21, 0, 0, 0, time.UTC)
+	at := func(d *schema.Result, started time.Time, wallS float64) *schema.Result {
+		c := *d
+		c.Started, c.WallS = started, wallS
+		return &c
+	}
+	threeOf := func(d *schema.Result, rank int) *schema.Result {
+		c := *d
+		c.Rank, c.Ranks = rank, 3
+		return &c
+	}
 	for _, tt := range []struct {
 		name string
 		docs []*schema.Result
@@ -127,6 +150,21 @@ func TestCheckRanks(t *testing.T) {
 		{"older documents, other names", []*schema.Result{doc(0, tr("a.csv", "", 10)), doc(1, tr("b.csv", "", 10))}, "different traces"},
 		{"a merged document and a rank it holds", []*schema.Result{{MergedRanks: []int{0, 1}, Traces: tr("x", "aa", 1)}, doc(1, tr("x", "aa", 1))}, "rank 1"},
 		{"ranks of two trials", []*schema.Result{a, {Trial: 2, Rank: 1, Ranks: 2, Traces: tr("run.csv.zst", "aa", 10)}}, "they are of trial 0 and trial 2"},
+		{"ranks sharded differently", []*schema.Result{sharded(a, "key"), sharded(doc(1, tr("-", "aa", 10)), "tp")},
+			"they were sharded differently, --shard key and --shard tp"},
+		{"a rank that replayed every row", []*schema.Result{sharded(a, "user"), doc(1, tr("-", "aa", 10))},
+			"--shard user and --shard none"},
+		{"ranks of two size scales", []*schema.Result{scaled(a, 1.0/1024), scaled(doc(1, tr("-", "aa", 10)), 1.0/4096)},
+			"different size scales, 0.0009765625 and 0.000244140625"},
+		// Ranks started together overlap; a rank that starts within
+		// MaxRankGap of the others' end (it read the trace slower) is one
+		// of them; one that starts minutes later is of another run.
+		{"overlapping ranks", []*schema.Result{at(a, t0, 60), at(doc(1, tr("-", "aa", 10)), t0.Add(2*time.Second), 60)}, ""},
+		{"a rank within the skew", []*schema.Result{at(a, t0, 1), at(doc(1, tr("-", "aa", 10)), t0.Add(1*time.Second+MaxRankGap), 1)}, ""},
+		{"ranks minutes apart", []*schema.Result{at(doc(1, tr("-", "aa", 10)), t0.Add(5*time.Minute), 60), at(a, t0, 60)},
+			"document 2 and document 1: incompatible documents: they are of different runs: document 1 started at 2026-11-26T21:05:00Z, 4m0s after document 2 had ended (2026-11-26T21:01:00Z)"},
+		{"a third rank of another run", []*schema.Result{at(threeOf(a, 0), t0, 60), at(threeOf(a, 1), t0.Add(time.Second), 10),
+			at(threeOf(a, 2), t0.Add(2*time.Minute), 60)}, "document 1 and document 3: incompatible documents: they are of different runs"},
 	} {
 		err := CheckRanks(tt.docs, nil)
 		switch {

@@ -109,6 +109,20 @@ func TestStdinStream(t *testing.T) {
 // 1 (the ranks of one run share its trial), in dir.
 func rankOf(t *testing.T, dir, path string, rank, ranks int) string {
 	t.Helper()
+	name := fmt.Sprintf("%s.rank%d.json", strings.TrimSuffix(filepath.Base(path), ".json"), rank)
+	return edited(t, dir, path, name, func(doc map[string]any) {
+		doc["rank"], doc["ranks"], doc["trial"] = rank, ranks, 1
+	})
+}
+
+// shard3 are the three ranks of one real run
+// (report/testdata/shard3/README.md).
+var shard3 = []string{"../../report/testdata/shard3/r0.json", "../../report/testdata/shard3/r1.json", "../../report/testdata/shard3/r2.json"}
+
+// edited writes a copy of the document at path, changed by edit, to
+// dir/name.
+func edited(t *testing.T, dir, path, name string, edit func(map[string]any)) string {
+	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -117,12 +131,12 @@ func rankOf(t *testing.T, dir, path string, rank, ranks int) string {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	doc["rank"], doc["ranks"], doc["trial"] = rank, ranks, 1
+	edit(doc)
 	out, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := filepath.Join(dir, fmt.Sprintf("%s.rank%d.json", strings.TrimSuffix(filepath.Base(path), ".json"), rank))
+	name = filepath.Join(dir, name)
 	if err := os.WriteFile(name, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +239,14 @@ func TestMergeRefuses(t *testing.T) {
 		{"the same document twice", []string{docA, docA}, "are the same run (rank 0)"},
 		{"two rank 0s", []string{docA, docB}, "both hold rank 0"},
 		{"different traces", []string{docA, other}, "replayed different traces"},
+		// Ranks of two runs of one trace: the audit's key/out.0.json with
+		// a tp/out.1.json, and ranks of runs minutes apart.
+		{"sharded differently", []string{shard3[0], edited(t, dir, shard3[1], "tp.json", func(d map[string]any) {
+			d["replay"].(map[string]any)["shard"] = "tp"
+		})}, "r0.json and " + filepath.Join(dir, "tp.json") + ": incompatible documents: they were sharded differently, --shard key and --shard tp"},
+		{"runs minutes apart", []string{shard3[0], shard3[1], edited(t, dir, shard3[2], "later.json", func(d map[string]any) {
+			d["started"] = "2026-11-26T21:09:54.78273587Z" // 4 minutes later
+		})}, "r1.json and " + filepath.Join(dir, "later.json") + ": incompatible documents: they are of different runs"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(dir, "m.json")
