@@ -50,6 +50,12 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 		stopAll()
 		return nil, err
 	}
+	if hooks.Ready != nil {
+		if err := hooks.Ready(); err != nil {
+			stopAll()
+			return nil, err
+		}
+	}
 	rr := newRowReader(s.srcs)
 	rr.shard = newSharder(cfg, len(s.srcs))
 	rr.notify = s.wake

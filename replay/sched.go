@@ -36,6 +36,12 @@ type Hooks struct {
 	Movers []ioengine.Factory
 	// Clock is the run's time (clock.go); nil is the wall clock.
 	Clock Clock
+	// Ready, when set, is called once the untimed preparation (the cold
+	// objects written) is done, just before the clock starts: a rank's
+	// wait for the others (--start-at, --start-barrier), so that ranks
+	// start their timed replays together whatever each prepared. Its
+	// error stops the run before it starts.
+	Ready func() error
 }
 
 // Progress is a run's state for a live progress line.

@@ -381,6 +381,9 @@ func replayOnce(ctx context.Context, o *options, cfg *replay.Config, plan *repla
 	res.LocalRank, res.RankSource = o.rank.Local, o.rank.Source
 	if at := o.start.At.UTC(); !at.IsZero() {
 		res.StartAt, res.StartSkewS = &at, res.Started.Sub(at).Seconds()
+		if w := o.start.Late(); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	res.Config = setup.ConfigJSON(&o.cfg, &o.tiers)
 	res.Warnings = append(res.Warnings, o.warnings...)

@@ -97,6 +97,39 @@ type Start struct {
 	// were parsed: the run starts at once.
 	Warning string
 	barrier *Barrier // nil once passed
+	flag    string   // the flag that set At: --start-at or --start-barrier
+	waited  bool     // Wait was called: later starts (probes) start when ready
+	late    string   // Late's warning, until asked
+}
+
+// lateBound is how long after At a rank may start before its result says
+// it was late: the barrier's grace, within which ranks that saw the last
+// one ready a poll apart still start in step.
+const lateBound = startBarrierGrace
+
+// Late returns, once, the warning of a rank whose first start (Wait) came
+// more than lateBound after At: it was not in step with the ranks that
+// started on time (one that passed the barrier late, through a slow
+// shared file system, or prepared its cold objects past --start-at,
+// starts at once). "" when it was in step, when there is no At, or when
+// Warning already said At was past.
+func (s *Start) Late() string {
+	w := s.late
+	s.late = ""
+	return w
+}
+
+// lateAt is Late's warning for a first start at started.
+func (s *Start) lateAt(started time.Time) string {
+	if s.At.IsZero() || s.Warning != "" {
+		return ""
+	}
+	d := started.Sub(s.At)
+	if d <= lateBound {
+		return ""
+	}
+	return fmt.Sprintf("%s: this rank started %s after the ranks' start instant %s: it was late, and its replay is not in step with the ranks that started on time",
+		s.flag, d.Round(time.Millisecond), s.At.UTC().Format(time.RFC3339Nano))
 }
 
 // ParseStart reads --start-at (at) and --start-barrier (dir, with its
@@ -112,8 +145,9 @@ func ParseStart(at, dir string, timeout time.Duration, now time.Time) (Start, er
 		if err := checkBarrierDir(dir); err != nil {
 			return s, err
 		}
-		s.barrier = NewBarrier(dir, timeout)
+		s.barrier, s.flag = NewBarrier(dir, timeout), "--start-barrier"
 	case at != "":
+		s.flag = "--start-at"
 		var err error
 		if s.At, s.Warning, err = ParseStartAt(at, now); err != nil {
 			return s, err
@@ -150,6 +184,8 @@ func (s *Start) Waits() bool { return s.barrier != nil || !s.At.IsZero() }
 // Once passed, the barrier is not waited for again (a search's later
 // probes start when ready) and At is the instant it gave.
 func (s *Start) Wait(ctx context.Context, r Rank) error {
+	first := !s.waited
+	s.waited = true
 	if s.barrier != nil {
 		at, err := s.barrier.Wait(ctx, r)
 		if err != nil {
@@ -157,5 +193,11 @@ func (s *Start) Wait(ctx context.Context, r Rank) error {
 		}
 		s.barrier, s.At = nil, at
 	}
-	return WaitUntil(ctx, s.At)
+	if err := WaitUntil(ctx, s.At); err != nil {
+		return err
+	}
+	if first {
+		s.late = s.lateAt(time.Now())
+	}
+	return nil
 }

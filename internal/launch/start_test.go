@@ -156,3 +156,54 @@ func TestStartWaitsForBarrierOnce(t *testing.T) {
 		t.Fatalf("a second Wait went back to the barrier: %v", err)
 	}
 }
+
+// TestStartLate: a rank that starts more than the barrier's grace after
+// the ranks' instant says it was late, naming the flag; one in step, one
+// without an instant, and one whose --start-at was already past when it
+// started (its own warning said so) say nothing more. Only the first
+// start can be late: a search's later probes start when ready.
+func TestStartLate(t *testing.T) {
+	now := time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC)
+	at, err := ParseStart("2026-11-24T19:00:10Z", "", time.Minute, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past, err := ParseStart("2026-11-24T18:59:00Z", "", time.Minute, now)
+	if err != nil || past.Warning == "" {
+		t.Fatalf("a past --start-at: %v, warning %q", err, past.Warning)
+	}
+	barrier, err := ParseStart("", t.TempDir(), time.Minute, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier.At, barrier.barrier = now, nil // as passed
+	instant := now.Add(10 * time.Second)
+	for _, c := range []struct {
+		s       Start
+		started time.Time
+		want    string
+	}{
+		{at, instant.Add(300 * time.Millisecond), ""},
+		{at, instant.Add(lateBound), ""},
+		{at, instant.Add(2500 * time.Millisecond), "--start-at: this rank started 2.5s after the ranks' start instant 2026-11-24T19:00:10Z: it was late"},
+		{barrier, now.Add(4 * time.Second), "--start-barrier: this rank started 4s after the ranks' start instant 2026-11-24T19:00:00Z: it was late"},
+		{past, now.Add(time.Minute), ""},
+		{Start{}, now, ""},
+	} {
+		got := c.s.lateAt(c.started)
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s started %s: Late %q, want %q", c.s.flag, c.started.Format(time.RFC3339Nano), got, c.want)
+		}
+	}
+	late := at
+	late.At = time.Now().Add(-time.Minute)
+	if err := late.Wait(t.Context(), Rank{Ranks: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if w := late.Late(); !strings.HasPrefix(w, "--start-at: this rank started 1m0") {
+		t.Errorf("first start a minute late: %q", w)
+	}
+	if err := late.Wait(t.Context(), Rank{Ranks: 1}); err != nil || late.Late() != "" {
+		t.Errorf("a second start (a probe): %v, warning %q; want none", err, late.Late())
+	}
+}

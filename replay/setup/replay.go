@@ -9,8 +9,9 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// Replay makes the tiers of cfg (Build), calls ready once they are made
-// (a start time to wait for; nil: none), replays srcs on them, closes
+// Replay makes the tiers of cfg (Build), replays srcs on them (calling
+// ready once the tiers are made and the cold objects written, before the
+// clock starts: a start time to wait for; nil: none), closes
 // them, and returns the result with what setup knows of the run: the
 // host's facts, the tier paths, the peak RSS, the tiers' warnings and the
 // traces' sidecars. The caller adds its identity (tool, command line,
@@ -23,12 +24,7 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 		return nil, err
 	}
 	defer tiers.Close()
-	if ready != nil {
-		if err := ready(); err != nil {
-			return nil, err
-		}
-	}
-	res, runErr := replay.Run(ctx, cfg, plan, srcs, tiers.Backends, replay.Hooks{Progress: progress, Movers: tiers.Movers})
+	res, runErr := replay.Run(ctx, cfg, plan, srcs, tiers.Backends, replay.Hooks{Progress: progress, Movers: tiers.Movers, Ready: ready})
 	if res == nil {
 		return nil, runErr
 	}
