@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -68,10 +69,30 @@ type MLPerfKVBench struct {
 	// (a rank missing, every rank CPU-tier, a device p95 above the
 	// request p95).
 	Warnings []string `json:"warnings,omitempty"`
+	// IncompleteRanks are the ranks whose run was cut short (a kvreplay
+	// result with complete false): the rule sums their figures as it
+	// finds them, and partial_failure, which mlpstorage sets for missing
+	// files only, does not say so; kvreport fails such a run.
+	IncompleteRanks []MLPerfIncomplete `json:"incomplete_ranks,omitempty"`
 	// Beside are the run summaries shown beside this one: mlpstorage's
 	// kvcache_run_summary documents given, and the aggregation of
 	// kv-cache.py documents given with kvreplay's (by name).
 	Beside map[string]*MLPerfRunSummary `json:"beside,omitempty"`
+}
+
+// MLPerfIncomplete is a rank of a trial of an Option whose run was cut
+// short, its result file, and why it was (its incomplete_reason).
+type MLPerfIncomplete struct {
+	Option string `json:"option"`
+	Trial  int    `json:"trial"`
+	Rank   int    `json:"rank"`
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// String names the rank, its file and why its run was cut short.
+func (i MLPerfIncomplete) String() string {
+	return fmt.Sprintf("%s trial %d rank %d was cut short (%s): %s", optionName(i.Option), i.Trial, i.Rank, i.Reason, i.Path)
 }
 
 // MLPerfPooled is one Option seen both ways: Ranks are the per-rank

@@ -60,6 +60,7 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 		pooled.Differences = differences(o, pooled, run.TotalRanks)
 		kb.Options[option] = pooled
 		kb.Warnings = append(kb.Warnings, optionWarnings(option, o, pooled)...)
+		kb.IncompleteRanks = append(kb.IncompleteRanks, incompleteRanks(pooled.Ranks)...)
 	}
 	kb.Warnings = append(kb.Warnings, countUnreadable(run, sum)...)
 	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure {
@@ -235,18 +236,31 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 	return w
 }
 
+// incompleteRanks are the ranks whose run was cut short, in order.
+func incompleteRanks(ranks []MLPerfRank) []MLPerfIncomplete {
+	var out []MLPerfIncomplete
+	for _, rk := range ranks {
+		if r := rk.result; r != nil && !r.Complete {
+			out = append(out, MLPerfIncomplete{Option: rk.Option, Trial: rk.Trial, Rank: rk.Rank, Path: rk.Path,
+				Reason: incompleteReason(r)})
+		}
+	}
+	return out
+}
+
+// incompleteReason is why a run was cut short, as its document says.
+func incompleteReason(r *schema.Result) string {
+	return cmp.Or(r.IncompleteReason, "stopped early")
+}
+
 // rankWarnings are what a reader must know of one rank of the Option
 // name: an incomplete run, whose figures are in the sums all the same,
 // and a device p95 above the request p95.
 func rankWarnings(name string, rk MLPerfRank) []string {
 	var w []string
 	if r := rk.result; r != nil && !r.Complete {
-		why := r.IncompleteReason
-		if why == "" {
-			why = "stopped early"
-		}
 		w = append(w, fmt.Sprintf("%s trial %d rank %d: an incomplete run (%s): its figures are in the sums, "+
-			"as mlpstorage takes every result file it finds (%s)", name, rk.Trial, rk.Rank, why, rk.Path))
+			"as mlpstorage takes every result file it finds (%s)", name, rk.Trial, rk.Rank, incompleteReason(r), rk.Path))
 	}
 	if rk.RequestP95MS > 0 && (rk.DeviceReadP95MS > rk.RequestP95MS || rk.DeviceWriteP95MS > rk.RequestP95MS) {
 		w = append(w, fmt.Sprintf("%s trial %d rank %d: a device p95 (read %s ms, write %s ms) above the "+

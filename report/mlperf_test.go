@@ -297,6 +297,12 @@ func TestAggregateMLPerfFiles(t *testing.T) {
 	if w := strings.Join(s.KVBench.Warnings, "\n"); !strings.Contains(w, "option 1 trial 1 rank 1: an incomplete run (interrupted)") {
 		t.Errorf("no warning of the incomplete rank: %q", w)
 	}
+	// mlpstorage's partial_failure is of missing files only (above); the
+	// rank cut short is listed in kvbench's block.
+	want := []MLPerfIncomplete{{Option: "1", Trial: 1, Rank: 1, Path: paths[3], Reason: "interrupted"}}
+	if s.PartialFailure || !slices.Equal(s.KVBench.IncompleteRanks, want) {
+		t.Errorf("partial_failure %v, incomplete ranks %+v, want %+v", s.PartialFailure, s.KVBench.IncompleteRanks, want)
+	}
 	// Without trial 1's rank 1, the rule adds rank 0 alone there, and
 	// says the rank is missing.
 	run, err = LoadMLPerf(paths[:3], nil)

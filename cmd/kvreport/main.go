@@ -63,7 +63,9 @@ with kvreplay --trial and --rank) exactly as MLPerf Storage's Rules.md 6.3.4 say
 write bandwidth and storage throughput summed over the ranks of a trial
 and averaged (fmean) over trials, device read and write p95 the largest
 rank's; missing ranks in missing_files (exit status 1: a partial failure),
-ranks whose working set never reached storage in cpu_tier_ranks. --format
+ranks whose working set never reached storage in cpu_tier_ranks. A rank
+cut short (complete false) is summed as mlpstorage sums it, and listed in
+the kvbench block's incomplete_ranks (exit status 1: not a whole run). --format
 json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
 "kvbench" block adds the per-rank figures and the exact pooled view);
 text and md show the rule's figures beside the pooled ones and any

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -21,7 +22,9 @@ var aggregations = []string{"mlperf"}
 // documents of paths combined as MLPerf Storage's rules say, written as
 // mlpstorage's kvcache_run_summary (--format json) or rendered beside
 // kvbench's pooled view (text, md). A run with missing rank results is
-// written, then answered with exit status 1: it is a partial failure.
+// written, then answered with exit status 1: it is a partial failure; so
+// is a run with a rank cut short (incomplete), which the rule sums as
+// whole.
 func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.Writer, output, format string) error {
 	run, err := report.LoadMLPerf(paths, stdin)
 	if err != nil {
@@ -60,10 +63,30 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 	if err != nil {
 		return err
 	}
+	return runFailure(s)
+}
+
+// runFailure is the error of a run summary that is not of a whole run:
+// rank results missing (partial_failure), or ranks whose run was cut
+// short (kvbench's incomplete_ranks; mlpstorage sums them as whole); nil
+// for a whole run.
+func runFailure(s *report.MLPerfRunSummary) error {
+	var why []string
 	if s.PartialFailure {
-		return fmt.Errorf("partial_failure: rank results are missing (see missing_files): written, but not a whole run")
+		why = append(why, "partial_failure: rank results are missing (see missing_files)")
 	}
-	return nil
+	if s.KVBench != nil && len(s.KVBench.IncompleteRanks) > 0 {
+		var ranks []string
+		for _, i := range s.KVBench.IncompleteRanks {
+			ranks = append(ranks, i.String())
+		}
+		why = append(why, fmt.Sprintf("%d rank run(s) cut short, summed as if whole (see kvbench.incomplete_ranks): %s",
+			len(ranks), strings.Join(ranks, "; ")))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: written, but not a whole run", strings.Join(why, "; "))
 }
 
 // anyRunSummary reports whether any file of paths (globs expanded), or

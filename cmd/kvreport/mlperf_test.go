@@ -186,3 +186,44 @@ func TestAggregateMLPerfBeside(t *testing.T) {
 		t.Errorf("json: exit %d %s\n%s", code, errs, out)
 	}
 }
+
+// TestAggregateMLPerfIncompleteRank: a rank whose run was cut short is
+// summed as mlpstorage sums it (partial_failure stays false: no file is
+// missing), listed in kvbench's incomplete_ranks, and the run fails (exit
+// 1) naming the rank, its trial and why.
+func TestAggregateMLPerfIncompleteRank(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kvbench_mlperf_20261126_210554")
+	for r, src := range shard3 {
+		rd := filepath.Join(dir, "option_1", "trial_0", fmt.Sprintf("rank_%d", r))
+		if err := os.MkdirAll(rd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		edited(t, rd, src, "kvbench_result.json", func(d map[string]any) {
+			if r == 2 {
+				d["complete"], d["incomplete_reason"] = false, "interrupt signal received"
+			}
+		})
+	}
+	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir)
+	var s struct {
+		PartialFailure bool `json:"partial_failure"`
+		Options        map[string]struct {
+			RankCount int `json:"rank_count"`
+		} `json:"options"`
+		KVBench struct {
+			Incomplete []map[string]any `json:"incomplete_ranks"`
+		} `json:"kvbench"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("exit %d %s: %v: %s", code, errs, err, out)
+	}
+	want := "option 1 trial 0 rank 2 was cut short (interrupt signal received): " +
+		filepath.Join(dir, "option_1", "trial_0", "rank_2", "kvbench_result.json")
+	if code != 1 || !strings.Contains(errs, want) || strings.Contains(errs, "partial_failure") {
+		t.Errorf("exit %d, stderr %q: want 1 and %q", code, errs, want)
+	}
+	if s.PartialFailure || s.Options["1"].RankCount != 3 || len(s.KVBench.Incomplete) != 1 ||
+		s.KVBench.Incomplete[0]["rank"] != 2.0 || s.KVBench.Incomplete[0]["reason"] != "interrupt signal received" {
+		t.Errorf("summary: %+v", s)
+	}
+}
