@@ -20,12 +20,15 @@ import (
 //	      trace's bytes exactly.
 //	user  each user's requests go to one rank, by a stable hash of the
 //	      user (a closed loop keeps whole users together); rows of no user
-//	      go by key. A request's rows go with it whatever their objects:
-//	      the Evict pairs that move another user's objects, a shared
-//	      document's read. Such a row runs on a rank that did not write its
-//	      object (made when first read), while the rank that did never
-//	      moves it; each rank says how many of its rows are of objects
-//	      first touched on another rank.
+//	      go by key. An object's moves and deletes (Evict rows, Deletes)
+//	      go to the rank that touched it first, whichever request carries
+//	      them (the trace's LRU demotes one user's objects during another's
+//	      request): that rank replays them as rows outside requests, at
+//	      their trace times, as a closed loop of --users N does the moves
+//	      of its users' objects, so each object is moved where it was
+//	      written. Reads go with their request: one of an object another
+//	      rank wrote (a shared document, a prefix) runs where it was not
+//	      written (made when first read); each rank says how many.
 //	tp    every rank replays every row: the trace holds one tensor-parallel
 //	      rank's sizes, so N ranks model an N-way TP group, N times the
 //	      bytes.
@@ -52,10 +55,11 @@ type sharder struct {
 	keyReq          []keyRequest
 	requests, split int64
 	// Sharding by user: the rank each object's first row went to (this
-	// one or another), and this rank's rows of objects first touched on
-	// another rank, Evict rows among them.
-	owner                  map[string]bool
-	foreign, foreignEvicts int64
+	// one or another); this rank's rows of objects first touched on
+	// another rank, and the moves and deletes of its objects it took from
+	// other ranks' requests.
+	owner            map[string]bool
+	foreign, adopted int64
 }
 
 type keyRequest struct {
@@ -112,25 +116,36 @@ func (s *sharder) mine(rec *schema.Record, src int) bool {
 		s.req[src], s.reqMine[src] = rec.Request, mine
 	}
 	if s.owner != nil {
-		s.countOwner(rec, mine)
+		return s.byOwner(rec, mine)
 	}
 	return mine
 }
 
-// countOwner records which rank touched rec's object first, and counts
-// rec when it is this rank's row of an object another rank touched first.
-func (s *sharder) countOwner(rec *schema.Record, mine bool) {
+// byOwner records which rank touched rec's object first, and sends its
+// moves and deletes there: a rank takes those of its objects that other
+// ranks' requests carry, as rows outside requests (rec is changed so),
+// and leaves its requests' moves of other ranks' objects to them. It
+// counts this rank's other rows of objects another rank touched first.
+func (s *sharder) byOwner(rec *schema.Record, mine bool) bool {
 	first, seen := s.owner[string(rec.Key)]
 	if !seen {
 		s.owner[string(rec.Key)] = mine
-		return
+		return mine
 	}
-	if mine && !first {
-		s.foreign++
-		if rec.Phase == schema.PhaseEvict {
-			s.foreignEvicts++
+	if first == mine {
+		return mine
+	}
+	if rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete {
+		if first {
+			rec.Request, rec.User = 0, 0
+			s.adopted++
 		}
+		return first
 	}
+	if mine {
+		s.foreign++
+	}
+	return mine
 }
 
 // endRequest counts the request k, whose rows have all been read.
@@ -154,9 +169,9 @@ func (s *sharder) splitWarning() string {
 		if s.foreign == 0 {
 			return ""
 		}
-		return fmt.Sprintf("--shard user: %d rows this rank ran (%d of them Evict rows) are of objects another rank touched first: "+
-			"a request's rows follow its user, so this rank moved or read objects it did not write (made when first read), "+
-			"and their writer's rank did not move them; the ranks' tiers are not one replay's (--shard key keeps each object on one rank)", s.foreign, s.foreignEvicts)
+		return fmt.Sprintf("--shard user: %d rows this rank ran are of objects another rank touched first (a shared document or prefix): "+
+			"a request's reads follow its user, so this rank read objects it did not write (made when first read), where their "+
+			"writer's rank moves them; the ranks' tiers are not one replay's (--shard key keeps each object on one rank)", s.foreign)
 	}
 	if s.mode != ShardKey {
 		return ""
