@@ -205,18 +205,18 @@ func TestS3Refusals(t *testing.T) {
 		args []string
 		env  map[string]string
 		want string
-		flag bool // refused by the flags' validation: exit status 2
+		flag bool // refused as bad input: exit status 2
 	}{
 		{"no bucket", []string{"--s3-endpoint", srv.Endpoint}, nil, "kvreplay: --s3-bucket: a tier maps to s3 and names no bucket", true},
 		{"missing bucket", []string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", "nope-missing"}, nil,
-			"kvreplay: --s3-bucket nope-missing: no such bucket at " + srv.Endpoint + ": create it first (kvreplay never creates buckets)", false},
+			"kvreplay: --s3-bucket nope-missing: no such bucket at " + srv.Endpoint + ": create it first (kvreplay never creates buckets)", true},
 		{"not a URL", []string{"--s3-endpoint", "127.0.0.1:1", "--s3-bucket", s3Bucket}, nil, `kvreplay: --s3-endpoint "127.0.0.1:1": want a URL`, true},
 		{"nothing listening", []string{"--s3-endpoint", "http://127.0.0.1:1", "--s3-bucket", s3Bucket}, nil,
-			"kvreplay: --s3-endpoint http://127.0.0.1:1: cannot connect (connect: connection refused)", false},
+			"kvreplay: --s3-endpoint http://127.0.0.1:1: cannot connect (connect: connection refused)", true},
 		{"wrong secret", []string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket}, map[string]string{"AWS_SECRET_ACCESS_KEY": "not-the-secret-0123"},
-			"kvreplay: s3: " + srv.Endpoint + " refused the credentials (SignatureDoesNotMatch): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", false},
+			"kvreplay: s3: " + srv.Endpoint + " refused the credentials (SignatureDoesNotMatch): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", true},
 		{"no credentials", []string{"--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket}, map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""},
-			"kvreplay: s3: no AWS credentials found for " + srv.Endpoint + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", false},
+			"kvreplay: s3: no AWS credentials found for " + srv.Endpoint + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {

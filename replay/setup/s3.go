@@ -25,6 +25,9 @@ func newS3(b *builder) (backend.Backend, error) {
 		return nil, cli.Input(err)
 	}
 	s, err := s3.New(b.ctx, cfg)
+	if s3.IsInput(err) {
+		return nil, cli.Input(err) // a bucket, endpoint or credentials to change
+	}
 	if err != nil {
 		return nil, err
 	}
