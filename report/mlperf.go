@@ -158,7 +158,10 @@ type MLPerfRank struct {
 
 	result *schema.Result
 	when   time.Time
-	ranks  int // the run's ranks, as the document says (kvreplay --ranks)
+	// runDatetime is the run's date and time its run directory names
+	// (runDatetime), "" when it names none.
+	runDatetime string
+	ranks       int // the run's ranks, as the document says (kvreplay --ranks)
 }
 
 // MLPerfRun is the per-rank documents of one run, placed by Option,

@@ -70,14 +70,21 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 }
 
 // newRunSummary is a run's summary before its Options: the run's date
-// (its earliest document's, else now), its hosts and ranks per host; and
+// and time (run_datetime: the one its run directory is named by, as
+// mlpstorage's and bench/mlperf-option.sh's are, which name the summary
+// file after it too; else its earliest document's; else now), its hosts
+// and ranks per host; and
 // the one kind of documents the run holds ("" for none). A run of more
 // than maxMLPerfRanks ranks, or of two kinds, is refused.
 func newRunSummary(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, string, error) {
 	kinds := map[string]bool{}
 	hosts := map[string]bool{}
 	var first time.Time
+	var dated string // the earliest run directory's date
 	for _, rk := range run.Ranks {
+		if rk.runDatetime != "" && (dated == "" || rk.runDatetime < dated) {
+			dated = rk.runDatetime
+		}
 		kinds[rk.Kind] = true
 		if rk.Host != "" {
 			hosts[rk.Host] = true
@@ -95,7 +102,7 @@ func newRunSummary(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, string, er
 	if first.IsZero() {
 		first = now
 	}
-	sum := &MLPerfRunSummary{SchemaVersion: MLPerfSchemaVersion, RunDatetime: first.UTC().Format(mlperfTimeLayout),
+	sum := &MLPerfRunSummary{SchemaVersion: MLPerfSchemaVersion, RunDatetime: cmp.Or(dated, first.UTC().Format(mlperfTimeLayout)),
 		TotalRanks: run.TotalRanks, HostCount: max(1, len(hosts)), Options: map[string]*MLPerfOption{}}
 	sum.Npernode = max(1, sum.TotalRanks/sum.HostCount)
 	var kind string

@@ -303,6 +303,9 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 			rk.when = st.ModTime()
 		}
 	}
+	if name != "-" {
+		rk.runDatetime = runDatetime(name)
+	}
 	run.Ranks = append(run.Ranks, rk)
 	addTrialDir(run, o, t, "")
 	if d.Result != nil && d.Kind == KindKVReplay {
@@ -368,6 +371,37 @@ func placeOf(path string) (option string, trial, rank int) {
 		}
 	}
 	return option, trial, rank
+}
+
+// datedRunDir matches a run directory named by its run's date and time,
+// as mlpstorage names its runs (.../run/20260704_140000) and
+// bench/mlperf-option.sh its own (kvbench_mlperf_20260704_140000).
+var datedRunDir = regexp.MustCompile(`(?:^|_)(\d{8}_\d{6})$`)
+
+// runDatetime is the date and time (mlperfTimeLayout) its run directory
+// names for a result file: the directory above its option_<O> (else its
+// trial_<T>) directory, when that is named by a valid one; "" otherwise.
+func runDatetime(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	parts := strings.Split(filepath.ToSlash(abs), "/")
+	i := slices.IndexFunc(parts, optionDir.MatchString)
+	if i < 0 {
+		i = slices.IndexFunc(parts, trialDir.MatchString)
+	}
+	if i < 1 {
+		return ""
+	}
+	m := datedRunDir.FindStringSubmatch(parts[i-1])
+	if m == nil {
+		return ""
+	}
+	if _, err := time.Parse(mlperfTimeLayout, m[1]); err != nil {
+		return ""
+	}
+	return m[1]
 }
 
 // labelOption is the Option a label names ("option_1", "option-2",

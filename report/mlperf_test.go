@@ -843,3 +843,42 @@ func mustReadFile(tb testing.TB, name string) []byte {
 	}
 	return raw
 }
+
+// TestMLPerfRunDatetime: run_datetime is the date and time the run's
+// directory is named by (bench/mlperf-option.sh's kvbench_mlperf_<ts>,
+// mlpstorage's run/<ts>), which names the summary file too, whether the
+// run's directory, an Option's or a rank's file is given; the earliest
+// document's start when the directory names none (or no valid one).
+func TestMLPerfRunDatetime(t *testing.T) {
+	for _, tt := range []struct{ runDir, given, want string }{
+		{"kvbench_mlperf_20260701_113000", "", "20260701_113000"},
+		{"kvbench_mlperf_20260701_113000", "option_1", "20260701_113000"},
+		{"kvbench_mlperf_20260701_113000", "option_1/trial_0/rank_1/kvbench_result.json", "20260701_113000"},
+		{"run/20260701_113000", "", "20260701_113000"},
+		{"results", "", "20260701_120000"},
+		{"kvbench_mlperf_20261399_999999", "", "20260701_120000"},
+	} {
+		dir := filepath.Join(t.TempDir(), tt.runDir)
+		for _, s := range mlperfSpecs[:2] {
+			rd := filepath.Join(dir, "option_1", "trial_0", "rank_"+itoa(s.rank))
+			if err := os.MkdirAll(rd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(mlperfDoc(t, s))
+			if err := os.WriteFile(filepath.Join(rd, "kvbench_result.json"), raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run, err := LoadMLPerf([]string{filepath.Join(dir, tt.given)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := AggregateMLPerf(run, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.RunDatetime != tt.want || MLPerfSummaryName(s) != "kvcache_run_summary_"+tt.want+".json" {
+			t.Errorf("%s, given %q: run_datetime %s, want %s", tt.runDir, tt.given, s.RunDatetime, tt.want)
+		}
+	}
+}

@@ -67,7 +67,10 @@ ranks whose working set never reached storage in cpu_tier_ranks. A rank
 cut short (complete false) is summed as mlpstorage sums it, and listed in
 the kvbench block's incomplete_ranks (exit status 1: not a whole run). --format
 json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
-"kvbench" block adds the per-rank figures and the exact pooled view);
+"kvbench" block adds the per-rank figures and the exact pooled view),
+its run_datetime the one the run's directory is named by (mlpstorage's
+run/<ts>, mlperf-option.sh's kvbench_mlperf_<ts>, which names the
+summary file too), else the earliest document's start;
 text and md show the rule's figures beside the pooled ones and any
 kvcache_run_summary or kv-cache.py documents given, and how they differ.
 kv-cache.py's per-rank documents aggregate by the same rule, apart from
