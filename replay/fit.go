@@ -26,14 +26,16 @@ import (
 // The figures a plan assumes of a machine, stated wherever one is shown
 // and never measured: the rates are those a modest machine sustains
 // (memcpy and data generation on a core or two; one NVMe SSD or a good
-// cloud volume under mixed reads and writes), and a fitted replay asks
+// cloud volume under mixed reads and writes; one client's requests to an
+// object store over a network), and a fitted replay asks
 // for at most FitShare of each, of the memory available and of the free
 // space, so that the replay keeps the trace's pace with room for the page
 // cache, other processes and a disk slower than assumed.
 const (
-	AssumedRAMRate  = 4e9 // bytes/s
-	AssumedDiskRate = 1e9 // bytes/s
-	FitShare        = 0.5
+	AssumedRAMRate    = 4e9    // bytes/s
+	AssumedDiskRate   = 1e9    // bytes/s
+	AssumedObjectRate = 0.25e9 // bytes/s, the s3 backend
+	FitShare          = 0.5
 )
 
 // EngineMemory is the memory the engine itself takes beside the RAM
@@ -215,10 +217,11 @@ func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
 type Advice struct {
 	Machine Machine `json:"machine"`
 	// The rates and the share assumed (AssumedRAMRate, AssumedDiskRate,
-	// FitShare).
-	AssumedRAMRate  float64 `json:"assumed_ram_bytes_per_s"`
-	AssumedDiskRate float64 `json:"assumed_disk_bytes_per_s"`
-	Share           float64 `json:"share"`
+	// AssumedObjectRate, FitShare).
+	AssumedRAMRate    float64 `json:"assumed_ram_bytes_per_s"`
+	AssumedDiskRate   float64 `json:"assumed_disk_bytes_per_s"`
+	AssumedObjectRate float64 `json:"assumed_object_bytes_per_s"`
+	Share             float64 `json:"share"`
 	// WindowS is the trace time the plan covers (--duration at --speed),
 	// 0 for the whole trace.
 	WindowS float64 `json:"window_s,omitempty"`
@@ -266,7 +269,7 @@ type Fit struct {
 // and finds the options that make it fit. p must be a plan of cfg.
 func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	sz.mem = m.Memory()
-	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: AssumedDiskRate, Share: FitShare,
+	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: AssumedDiskRate, AssumedObjectRate: AssumedObjectRate, Share: FitShare,
 		WindowS: p.Window.Seconds(), Needs: p.needs(cfg, sz, cfg.SizeScale), sizing: sz, closed: cfg.ClosedLoop}
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
@@ -383,6 +386,8 @@ func (a *Advice) rate(backend string) float64 {
 		return a.AssumedRAMRate
 	case "nvme":
 		return a.AssumedDiskRate
+	case "s3":
+		return a.AssumedObjectRate
 	}
 	return 0
 }

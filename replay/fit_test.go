@@ -297,3 +297,35 @@ func TestAdviseFullDisk(t *testing.T) {
 		t.Errorf("a disk of unknown space: blockers %q", a.Blockers)
 	}
 }
+
+// TestAdviseObjectStore: the s3 backend has an assumed rate, as RAM and
+// disk do: a Tier-2 mapped to s3 whose pace asks 0.2 GB/s (2 GB in 10 s)
+// asks more than the share of the 0.25 GB/s assumed, and --fit scales
+// it down to what the rate serves; the same trace on nvme fits. Before,
+// an s3 tier had no rate, and --fit replayed an object-tier trace at full
+// size, hours on a local server.
+func TestAdviseObjectStore(t *testing.T) {
+	recs := []schema.Record{
+		{Time: 0, Op: schema.OpWrite, Size: 1 << 30, Tier: schema.TierNVMe, Key: []byte("a"), Phase: schema.PhasePrefill},
+		{Time: 10 * time.Second, Op: schema.OpRead, Size: 1 << 30, Tier: schema.TierNVMe, Key: []byte("a"), Phase: schema.PhaseDecode},
+	}
+	machine := replay.Machine{MemAvailable: 64 << 30, MemTotal: 64 << 30, Disk: "/d", DiskFree: 1 << 40}
+	for _, tc := range []struct {
+		backend string
+		fits    bool
+	}{{"nvme", true}, {"s3", false}} {
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", tc.backend}
+		plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, recs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := replay.Advise(plan, &cfg, replay.Sizing{}, machine)
+		if a.Fits != tc.fits || a.AssumedObjectRate != replay.AssumedObjectRate {
+			t.Errorf("%s: fits %v, problems %q; want fits %v", tc.backend, a.Fits, a.Problems, tc.fits)
+		}
+		if !tc.fits && (a.Fit == nil || a.Fit.Scale > 0.5 || !strings.Contains(strings.Join(a.Problems, "\n"), "s3")) {
+			t.Errorf("%s: fit %+v, problems %q; want the rate named and a smaller --size-scale", tc.backend, a.Fit, a.Problems)
+		}
+	}
+}

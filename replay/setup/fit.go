@@ -307,8 +307,9 @@ func machineLine(a *replay.Advice) string {
 	if m.DiskIsDevice {
 		disk = fmt.Sprintf("%s in the device %s", cli.FormatBytes(m.DiskFree), m.Disk)
 	}
-	return fmt.Sprintf("this machine has %s of memory available of %s and %s; a replay that fits asks at most %.0f %% of them and of the rates assumed (not measured): RAM %s, disk %s",
-		cli.FormatBytes(m.MemAvailable), cli.FormatBytes(m.MemTotal), disk, a.Share*100, replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate))
+	return fmt.Sprintf("this machine has %s of memory available of %s and %s; a replay that fits asks at most %.0f %% of them and of the rates assumed (not measured): RAM %s, disk %s, object store %s",
+		cli.FormatBytes(m.MemAvailable), cli.FormatBytes(m.MemTotal), disk, a.Share*100, replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate),
+		replay.FormatRate(a.AssumedObjectRate))
 }
 
 // PlanDoc is --plan's document (--format json).
@@ -410,8 +411,8 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	} else {
 		fmt.Fprintf(w, "  disk     %s: %s free\n", m.Disk, diskFree(m))
 	}
-	fmt.Fprintf(w, "  assumed  RAM %s, disk %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
-		replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate), a.Share*100)
+	fmt.Fprintf(w, "  assumed  RAM %s, disk %s, object store %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
+		replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate), replay.FormatRate(a.AssumedObjectRate), a.Share*100)
 	switch {
 	case a.Fits:
 		fmt.Fprintln(w, "\nIt fits: nothing to change.")
