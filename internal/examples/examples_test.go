@@ -480,15 +480,22 @@ func makeInputs(t *testing.T, dir, bin string, env []string) {
 	write("results/b.json", map[string]any{"system": "sysB"})
 	write("rank0.json", map[string]any{"rank": 0, "ranks": 2})
 	write("rank1.json", map[string]any{"rank": 1, "ranks": 2})
-	// An MLPerf Option's results as bench/mlperf-option.sh lays them out:
-	// the ranks of a trial start together, each trial an hour after the
-	// last (kvreport refuses one rank's result found at two places).
-	for trial := 1; trial <= 2; trial++ {
+	// An MLPerf Option's run as bench/mlperf-option.sh --option 1 --ranks
+	// 2 --trials 3 writes it: RESULTS/kvbench_mlperf_<ts>/ holding
+	// option_1/trial_<T>/rank_<N>/kvbench_result.json, trials from 0, and
+	// the run's summary, kvcache_run_summary_<ts>.json, which the script
+	// has kvreport write. The ranks of a trial start together, each trial
+	// an hour after the last (kvreport refuses one rank's result found at
+	// two places).
+	const mlperfRun = "mnt/nvme1/results/kvbench_mlperf_20261126_213000"
+	for trial := range 3 {
 		for rank := range 2 {
-			write(fmt.Sprintf("results/option_1/trial_%d/rank_%d/result.json", trial, rank),
-				map[string]any{"rank": rank, "ranks": 2, "trial": trial, "started": fmt.Sprintf("2026-11-26T%02d:00:00Z", trial)})
+			write(fmt.Sprintf("%s/option_1/trial_%d/rank_%d/kvbench_result.json", mlperfRun, trial, rank),
+				map[string]any{"rank": rank, "ranks": 2, "trial": trial, "label": "option_1",
+					"started": fmt.Sprintf("2026-11-26T%02d:30:00Z", 21+trial)})
 		}
 	}
+	run("kvreport", "--aggregate", "mlperf", "--format", "json", "-o", mlperfRun+"/kvcache_run_summary_20261126_213000.json", mlperfRun)
 }
 
 func tail(b []byte) string {
