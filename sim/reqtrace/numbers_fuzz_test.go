@@ -1,0 +1,135 @@
+package reqtrace
+
+import (
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// pyFloat is the text Python's float() reads as a finite number, less
+// inf, nan and underscores, which the request-trace readers refuse.
+var pyFloat = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// FuzzParseSeconds: a request trace's timestamp is read as Python's
+// float() reads it (pyFloat), within maxSeconds; a plain decimal is
+// exactly its value rounded half away from zero to the nanosecond
+// (big.Rat arithmetic), one with an exponent within a float64's rounding
+// of it.
+func FuzzParseSeconds(f *testing.F) {
+	for _, s := range []string{
+		"0", "1700000000.123456", " 12.5 ", "-3", "+4", "5.", ".5", ".", "", "1e3", "1.5E-3", "1e", "1e+", "inf", "nan",
+		"1_000", "0x10", "4500000000", "4500000001", "4500000000.5", "4.5e9", "4.6e9", "00000000000001.5", "99999999999",
+		"0.0000000005", "0.0000000004999", "-0.0000000005", "1e-400", "1e400", "--1", "+-1", "-+1e5", "1.2.3", "١",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseSeconds(s)
+		tr := strings.TrimSpace(s)
+		if !pyFloat.MatchString(tr) {
+			if ok {
+				t.Fatalf("parseSeconds(%q) = %d; Python's float() refuses it", s, got)
+			}
+			return
+		}
+		exact, _ := new(big.Rat).SetString(strings.TrimPrefix(tr, "+"))
+		if exact == nil {
+			// An exponent too large for big.Rat ("1E2000000"): a float64
+			// of it is 0 or infinite.
+			f64, _ := strconv.ParseFloat(tr, 64)
+			if in := math.Abs(f64) <= maxSeconds; in != ok || ok && got != int64(math.Round(f64*1e9)) {
+				t.Fatalf("parseSeconds(%q) = %d, %v; as a float64 %g", s, got, ok, f64)
+			}
+			return
+		}
+		abs := new(big.Rat).Abs(exact)
+		if !strings.ContainsAny(tr, "eE") {
+			// The integer part bounds a plain decimal.
+			intPart, _ := new(big.Int).SetString("0"+strings.TrimLeft(strings.Split(strings.TrimLeft(tr, "+-"), ".")[0], "0"), 10)
+			if in := intPart.Cmp(big.NewInt(maxSeconds)) <= 0; in != ok {
+				t.Fatalf("parseSeconds(%q) = %d, %v; integer part %v, bound %v", s, got, ok, intPart, int64(maxSeconds))
+			}
+			if !ok {
+				return
+			}
+			ns := new(big.Rat).Mul(abs, big.NewRat(1e9, 1))
+			ns.Add(ns, big.NewRat(1, 2))
+			want := new(big.Int).Quo(ns.Num(), ns.Denom()) // floor: ns > 0
+			if exact.Sign() < 0 {
+				want.Neg(want)
+			}
+			if !want.IsInt64() || got != want.Int64() {
+				t.Fatalf("parseSeconds(%q) = %d, want %v", s, got, want)
+			}
+			return
+		}
+		f64, _ := exact.Float64()
+		if in := math.Abs(f64) <= maxSeconds; in != ok {
+			t.Fatalf("parseSeconds(%q) = %d, %v; %g seconds, bound %g", s, got, ok, f64, float64(maxSeconds))
+		}
+		if !ok {
+			return
+		}
+		want, _ := new(big.Rat).Mul(exact, big.NewRat(1e9, 1)).Float64()
+		if d := math.Abs(float64(got) - want); d > 1+math.Abs(want)*1e-15 {
+			t.Fatalf("parseSeconds(%q) = %d, want about %g", s, got, want)
+		}
+	})
+}
+
+// FuzzParseCount: a token count is a decimal integer, spaces around it,
+// a sign, 0 or more, and exactly the number written.
+func FuzzParseCount(f *testing.F) {
+	for _, s := range []string{"0", "512", " 77 ", "+5", "-0", "-1", "1_000", "1.0", "1e3", "", "9223372036854775807", "9223372036854775808", "0x10", "٣"} {
+		f.Add(s)
+	}
+	digits := regexp.MustCompile(`^[+-]?[0-9]+$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseCount(s)
+		tr := strings.TrimSpace(s)
+		want, isInt := new(big.Int).SetString(strings.TrimPrefix(tr, "+"), 10)
+		accept := digits.MatchString(tr) && isInt && want.Sign() >= 0 && want.IsInt64() && want.Int64() <= math.MaxInt
+		if ok != accept || ok && int64(got) != want.Int64() {
+			t.Fatalf("parseCount(%q) = %d, %v; want %v, %v", s, got, ok, want, accept)
+		}
+	})
+}
+
+// FuzzParseAzureTime: an Azure trace's timestamp read is written back
+// with all its digits (and its offset, when it has one) and reads the
+// same instant; without an offset it is UTC; the text it came from starts
+// with that date.
+func FuzzParseAzureTime(f *testing.F) {
+	for _, s := range []string{
+		"2023-11-16 18:17:03.9799600", "2024-05-10 00:00:00.009930+00:00", "2024-05-10T00:00:00Z", "2024-05-10 00:00:00-07:30",
+		"2024-02-30 00:00:00", "2024-05-10 24:00:00", "2024-05-10", "2024-05-10 00:00:00.", " 2024-05-10 00:00:00 ", "2024-05-10x00:00:00",
+		"2024-05-10 00:00:00+25:00", "9999-12-31 23:59:59.999999999999",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseAzureTime(s)
+		if !ok {
+			return
+		}
+		tr := strings.TrimSpace(s)
+		// The date as written (time.Parse takes an hour of one digit and
+		// a comma before the fraction, both harmless).
+		if !strings.HasPrefix(tr, got.Format("2006-01-02")) {
+			t.Fatalf("parseAzureTime(%q) = %v, another date", s, got)
+		}
+		if !strings.ContainsAny(tr[19:], "Z+-") {
+			if _, off := got.Zone(); off != 0 {
+				t.Fatalf("parseAzureTime(%q) = %v, not UTC", s, got)
+			}
+		}
+		text := got.Format("2006-01-02 15:04:05.999999999Z07:00")
+		back, ok := parseAzureTime(text)
+		if !ok || !back.Equal(got) {
+			t.Fatalf("parseAzureTime(%q) = %v, written as %q reads %v, %v", s, got, text, back, ok)
+		}
+	})
+}
