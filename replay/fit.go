@@ -380,16 +380,35 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 func share() string { return strconv.FormatFloat(FitShare*100, 'f', -1, 64) + " %" }
 
 // rate is the bandwidth assumed of a backend, 0 for none (null, gpu).
-func (a *Advice) rate(backend string) float64 {
+func (a *Advice) rate(backend string) float64 { return AssumedRate(backend) }
+
+// AssumedRate is the bandwidth a plan assumes of a backend
+// (AssumedRAMRate, AssumedDiskRate, AssumedObjectRate), 0 for one it
+// assumes none of (null, gpu).
+func AssumedRate(backend string) float64 {
 	switch backend {
 	case "ram":
-		return a.AssumedRAMRate
+		return AssumedRAMRate
 	case "nvme":
-		return a.AssumedDiskRate
+		return AssumedDiskRate
 	case "s3":
-		return a.AssumedObjectRate
+		return AssumedObjectRate
 	}
 	return 0
+}
+
+// AssumedTime is how long the replay p plans takes at the assumed rates
+// when nothing paces it (--speed max): the longest of its backends'
+// bytes written and read over their rates; 0 where a plan does not know
+// the bytes (from sidecars) or assumes no rate.
+func (p *Plan) AssumedTime() time.Duration {
+	var s float64
+	for name, w := range p.Written {
+		if r := AssumedRate(name); r > 0 {
+			s = max(s, float64(w+p.Read[name])/r)
+		}
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // fits reports whether n asks at most the share of the machine.

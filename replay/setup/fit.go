@@ -174,15 +174,22 @@ func noPlan(flag string) error {
 }
 
 // timeBound is the --duration that --fit applies to keep the replay of
-// cfg within --fit-time at the trace's pace, 0 when it needs none: at
-// --speed max the pace is the machine's, and a --duration at most
-// --fit-time already bounds it. A closed loop issues each user's requests
-// no earlier than the trace does, so it takes at least as long as the
-// trace at its pace.
+// cfg within --fit-time, 0 when it needs none: a --duration at most
+// --fit-time already bounds it, or the trace at its pace takes no longer,
+// or, at --speed max, where the pace is the machine's, its bytes at the
+// rates assumed take no longer. A closed loop issues each user's
+// requests no earlier than the trace does, so it takes at least as long
+// as the trace at its pace.
 func (f Fitting) timeBound(cfg *replay.Config, plan *replay.Plan) time.Duration {
 	limit := f.Time
-	if limit <= 0 || cfg.Speed <= 0 || (cfg.Duration > 0 && cfg.Duration <= limit) {
+	if limit <= 0 || (cfg.Duration > 0 && cfg.Duration <= limit) {
 		return 0
+	}
+	if cfg.Speed <= 0 {
+		if plan.AssumedTime() <= limit {
+			return 0
+		}
+		return limit
 	}
 	if wall := time.Duration(float64(plan.Span) / cfg.Speed); wall <= limit {
 		return 0
@@ -192,6 +199,10 @@ func (f Fitting) timeBound(cfg *replay.Config, plan *replay.Plan) time.Duration 
 
 // timeLine says, in a line, why --fit bounds the replay at d.
 func (f Fitting) timeLine(cfg *replay.Config, plan *replay.Plan, d time.Duration) string {
+	if cfg.Speed <= 0 {
+		return fmt.Sprintf("--duration %s: at --speed max the replay's bytes take %.1f s at the rates assumed (not measured), longer than --fit-time %s; the replay stops at the window (--fit-time 0 replays it all)",
+			d, plan.AssumedTime().Seconds(), f.Time)
+	}
 	return fmt.Sprintf("--duration %s: the trace's %.1f s at --speed %g take %.1f s, longer than --fit-time %s; the replay keeps the trace's pace for its first %.1f s (--fit-time 0 replays it all)",
 		d, plan.Span.Seconds(), cfg.Speed, plan.Span.Seconds()/cfg.Speed, f.Time, d.Seconds()*cfg.Speed)
 }

@@ -9,28 +9,35 @@ import (
 )
 
 // TestTimeBound: --fit bounds a replay at --fit-time only when the trace
-// at --speed would take longer, and never at --speed max, under a
-// --duration already within it, or with --fit-time 0.
+// at --speed would take longer or, at --speed max, when its bytes at the
+// rates assumed would (an s3 tier's 25 GB took over 10 minutes, unbounded),
+// and never under a --duration already within it, or with --fit-time 0.
 func TestTimeBound(t *testing.T) {
 	plan := &replay.Plan{Span: 600 * time.Second}
+	disk := &replay.Plan{Span: 600 * time.Second, Written: map[string]int64{"nvme": 10e9}, Read: map[string]int64{"nvme": 10e9}}
+	s3 := &replay.Plan{Span: 600 * time.Second, Written: map[string]int64{"s3": 10e9}, Read: map[string]int64{"s3": 25e9}}
 	for _, tc := range []struct {
+		plan     *replay.Plan
 		limit    time.Duration
 		speed    float64
 		duration time.Duration
 		want     time.Duration
 	}{
-		{2 * time.Minute, 1, 0, 2 * time.Minute},
-		{2 * time.Minute, 10, 0, 0},              // 60 s at 10x
-		{2 * time.Minute, 2, 0, 2 * time.Minute}, // 300 s at 2x
-		{2 * time.Minute, 0, 0, 0},               // --speed max
-		{2 * time.Minute, 1, time.Minute, 0},     // --duration within it
-		{2 * time.Minute, 1, 5 * time.Minute, 2 * time.Minute},
-		{0, 1, 0, 0},
+		{plan, 2 * time.Minute, 1, 0, 2 * time.Minute},
+		{plan, 2 * time.Minute, 10, 0, 0},              // 60 s at 10x
+		{plan, 2 * time.Minute, 2, 0, 2 * time.Minute}, // 300 s at 2x
+		{plan, 2 * time.Minute, 0, 0, 0},               // --speed max, no bytes known
+		{disk, 2 * time.Minute, 0, 0, 0},               // 20 GB at 1 GB/s: 20 s
+		{s3, 2 * time.Minute, 0, 0, 2 * time.Minute},   // 35 GB at 0.25 GB/s: 140 s
+		{s3, 2 * time.Minute, 0, time.Minute, 0},       // --duration within it
+		{plan, 2 * time.Minute, 1, time.Minute, 0},     // --duration within it
+		{plan, 2 * time.Minute, 1, 5 * time.Minute, 2 * time.Minute},
+		{plan, 0, 1, 0, 0},
 	} {
 		cfg := replay.Config{Speed: tc.speed, Duration: tc.duration}
 		f := Fitting{Time: tc.limit}
-		if got := f.timeBound(&cfg, plan); got != tc.want {
-			t.Errorf("--fit-time %v, --speed %g, --duration %v: %v, want %v", tc.limit, tc.speed, tc.duration, got, tc.want)
+		if got := f.timeBound(&cfg, tc.plan); got != tc.want {
+			t.Errorf("--fit-time %v, --speed %g, --duration %v, %v written: %v, want %v", tc.limit, tc.speed, tc.duration, tc.plan.Written, got, tc.want)
 		}
 	}
 	line := Fitting{Time: 2 * time.Minute}.timeLine(&replay.Config{Speed: 1}, plan, 2*time.Minute)
