@@ -233,10 +233,20 @@ func ExpandPrefixes(fs *pflag.FlagSet, args []string) ([]string, error) {
 				i++
 				out = append(out, args[i])
 			}
-		case strings.HasPrefix(a, "-") && len(a) == 2:
-			if takesValue(fs.ShorthandLookup(a[1:])) && i+1 < len(args) {
-				i++
-				out = append(out, args[i])
+		case strings.HasPrefix(a, "-") && len(a) >= 2:
+			// Shorthands, alone or run together as pflag reads them (-vo
+			// FILE): the first that takes a value takes the rest of the
+			// argument, or the next argument when it is last.
+			for j := 1; j < len(a); j++ {
+				f := fs.ShorthandLookup(a[j : j+1])
+				if f == nil || !takesValue(f) {
+					continue
+				}
+				if j == len(a)-1 && i+1 < len(args) {
+					i++
+					out = append(out, args[i])
+				}
+				break
 			}
 		}
 	}
