@@ -143,9 +143,11 @@ const allRanks = "all ranks: "
 // the ranks as rankList writes them in its group 1.
 var rankPrefix = regexp.MustCompile(`^ranks? ([0-9][0-9, -]*): `)
 
-// rankPrefixed splits a warning that names its ranks into the ranks and
-// the warning; false for one that names none.
-func rankPrefixed(w string) ([]int, string, bool) {
+// rankPrefixed splits a warning of a document holding the ranks own that
+// names its ranks into the ranks and the warning; false for one that
+// names none, or names a rank the document does not hold (a damaged
+// document: "ranks 0-2000000000" is not expanded).
+func rankPrefixed(w string, own []int) ([]int, string, bool) {
 	sub := rankPrefix.FindStringSubmatch(w)
 	if sub == nil {
 		return nil, w, false
@@ -158,10 +160,13 @@ func rankPrefixed(w string) ([]int, string, bool) {
 		if isRange {
 			b, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || b < a {
+		if err1 != nil || err2 != nil || b < a || b-a >= len(own) {
 			return nil, w, false
 		}
 		for r := a; r <= b; r++ {
+			if !slices.Contains(own, r) {
+				return nil, w, false
+			}
 			rs = append(rs, r)
 		}
 	}
@@ -228,7 +233,7 @@ func (m *rankMerger) add(n int, d *schema.Result) {
 		// A merge's warning of all its ranks is each of theirs; one that
 		// names its ranks is theirs.
 		whose := ranksOf(d)
-		if rs, rest, ok := rankPrefixed(w); ok {
+		if rs, rest, ok := rankPrefixed(w, whose); ok {
 			whose, w = rs, rest
 		}
 		w = strings.TrimPrefix(w, allRanks)
