@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 )
@@ -192,7 +193,7 @@ func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, Help(fs)
 		}
-		return nil, &UsageError{Err: flagError(unknownFlag(fs, err))}
+		return nil, &UsageError{Err: oneLine(flagError(unknownFlag(fs, err)))}
 	}
 	if isSet(fs, "help") {
 		return nil, Help(fs)
@@ -201,6 +202,35 @@ func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 		return nil, ErrVersion
 	}
 	return fs.Args(), nil
+}
+
+// lineError is an error whose message had control characters (an option
+// typed with a newline in it, which pflag's messages quote as typed):
+// Error escapes them, so that the message stays one line.
+type lineError struct{ err error }
+
+func (e *lineError) Error() string {
+	var b strings.Builder
+	for _, r := range e.err.Error() {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (e *lineError) Unwrap() error { return e.err }
+
+// oneLine returns err, or err with its control characters escaped
+// (lineError) when its message has any.
+func oneLine(err error) error {
+	if strings.ContainsFunc(err.Error(), unicode.IsControl) {
+		return &lineError{err}
+	}
+	return err
 }
 
 // isSet reports whether fs's boolean flag name is set.
