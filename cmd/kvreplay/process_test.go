@@ -163,7 +163,7 @@ func TestMemoryBoundLargeObjects(t *testing.T) {
 
 // TestPipeSmallRAM pipes a small kvtrace workload (10 users, 8 GB of RAM)
 // into kvreplay
-// with real RAM and NVMe tiers at 1/256 (no sidecar, no prescan): the RAM
+// with real RAM and NVMe tiers at 1/4096 (no sidecar, no prescan): the RAM
 // arena is the bounded, unprefaulted default, so the run's peak RSS follows
 // what the trace keeps live, not the arena's size. Then again with a
 // --ram-budget below what the trace keeps live: the replay completes and
@@ -176,12 +176,14 @@ func TestPipeSmallRAM(t *testing.T) {
 		name  string
 		extra []string
 		evict bool
-	}{{"default", nil, false}, {"budget", []string{"--ram-budget", "4MiB"}, true}} {
+	}{{"default", nil, false}, {"budget", []string{"--ram-budget", "1MiB"}, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			res := filepath.Join(dir, c.name+".json")
 			gen := exec.Command(kvtrace, "--num-users", "10", "--duration", "30", "--generation-mode", "none",
 				"--gpu-mem-gb", "0", "--cpu-mem-gb", "8")
-			args := append([]string{"--speed", "max", "--size-scale", "1/1024", "--mkdir", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
+			// 1/4096: the arena's default bound is the same at any scale,
+			// and 1/1024 moved 2.4 GB through the disk per run.
+			args := append([]string{"--speed", "max", "--size-scale", "1/4096", "--mkdir", "--dir", filepath.Join(dir, "nvme-"+c.name), "-o", res}, c.extra...)
 			rep := exec.Command(kvreplay, append(args, "-")...)
 			pipeline(t, gen, rep)
 			r := readResult(t, res)
