@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -404,24 +405,31 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 			Ranks: 1, Complete: true, SizeScale: 1}}
 	r := d.r
 	if s.ElapsedTime != nil {
-		r.WallS = *s.ElapsedTime
-		r.Summary.ElapsedTime = *s.ElapsedTime
-		d.values[MetricElapsed] = *s.ElapsedTime
+		r.WallS = d.figure("summary.elapsed_time", *s.ElapsedTime)
+		r.Summary.ElapsedTime = r.WallS
+		d.values[MetricElapsed] = r.WallS
 	}
 	r.Requests.Count = ref.RequestsCompleted
 	r.Summary.TotalRequests = s.TotalRequests
 	if s.RequestsPerSecond != nil {
-		r.Summary.RequestsPerSecond = *s.RequestsPerSecond
-		d.values[MetricRequestsPerS] = *s.RequestsPerSecond
+		r.Summary.RequestsPerSecond = d.figure("summary.requests_per_second", *s.RequestsPerSecond)
+		d.values[MetricRequestsPerS] = r.Summary.RequestsPerSecond
 	}
 	measured := s.TotalStorageIOTime > 0 || ref.TotalStorageIOLatency > 0
 	if measured && s.StorageThroughputTokensPerSec != nil {
-		r.Summary.StorageThroughputTokensPerSec = *s.StorageThroughputTokensPerSec
-		d.values[MetricRefTokens] = *s.StorageThroughputTokensPerSec
+		r.Summary.StorageThroughputTokensPerSec = d.figure("summary.storage_throughput_tokens_per_sec", *s.StorageThroughputTokensPerSec)
+		d.values[MetricRefTokens] = r.Summary.StorageThroughputTokensPerSec
 	}
 	if measured && s.StorageIOLatencyMS != nil {
-		r.Summary.StorageIOLatencyMS = *s.StorageIOLatencyMS
-		d.values[MetricRequestP95] = s.StorageIOLatencyMS.P95
+		l := s.StorageIOLatencyMS
+		for _, p := range []struct {
+			name string
+			v    float64
+		}{{"mean", l.Mean}, {"p50", l.P50}, {"p95", l.P95}, {"p99", l.P99}, {"p999", l.P999}, {"p9999", l.P9999}} {
+			d.figure("summary.storage_io_latency_ms."+p.name, p.v)
+		}
+		r.Summary.StorageIOLatencyMS = *l
+		d.values[MetricRequestP95] = l.P95
 	}
 	d.tiers()
 	if measured {
@@ -431,6 +439,10 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
 	}
 	d.qos(s.QoS)
+	d.counts(&ref)
+	if d.err != nil {
+		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(d.err))
+	}
 	kind := KindReference
 	switch {
 	case simulated:
@@ -465,17 +477,52 @@ const refQoSLatency = "the p95 and compliance it gives per QoS class are of its 
 	"(submission to completion: queue wait, storage I/O and generation time), not of storage latency"
 
 // refDoc is a kv-cache.py --output document being read into a result r
-// and its metric values: cs is its summary's cache_stats.
+// and its metric values: cs is its summary's cache_stats; err the first
+// figure out of range.
 type refDoc struct {
 	r      *schema.Result
 	values map[string]float64
 	cs     map[string]any
+	err    error
+}
+
+// maxFigure bounds the figures kvreport reads from a kv-cache.py document
+// (seconds, GB, GiB/s, ms, tokens/s, requests): a billion of any is a
+// damaged document, and 1e300 GB read as bytes is past any integer.
+const maxFigure = 1e9
+
+// figure checks the figure v the document holds under name: a number from
+// 0 to maxFigure; the first that is not is d.err.
+func (d *refDoc) figure(name string, v float64) float64 {
+	if d.err == nil && !(v >= 0 && v <= maxFigure) {
+		d.err = fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", name, v, float64(maxFigure))
+	}
+	return v
 }
 
 // num is the number cache_stats holds under k, if it holds one.
 func (d *refDoc) num(k string) (float64, bool) {
 	v, ok := d.cs[k].(float64)
+	if ok {
+		d.figure("summary.cache_stats."+k, v)
+	}
 	return v, ok
+}
+
+// counts checks the document's request counts and its QoS classes'
+// figures.
+func (d *refDoc) counts(ref *reference) {
+	d.figure("requests_completed", float64(ref.RequestsCompleted))
+	d.figure("summary.total_requests", float64(ref.Summary.TotalRequests))
+	for _, q := range slices.Sorted(maps.Keys(ref.Summary.QoS)) {
+		m, pre := ref.Summary.QoS[q], "summary.qos_metrics."+q+"."
+		d.figure(pre+"total_requests", float64(m.TotalRequests))
+		l := m.LatencyMS
+		for i, v := range []float64{l.Mean, l.P50, l.P95, l.P99, l.Max, m.SLA.TargetP95MS, m.SLA.Compliance} {
+			d.figure(pre+[...]string{"latency_ms.mean", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "latency_ms.max",
+				"sla.target_p95_ms", "sla.compliance"}[i], v)
+		}
+	}
 }
 
 // tiers reads each tier's bandwidths (its offered loads, in GiB/s) and
