@@ -118,16 +118,21 @@ func TestPipelineBoundedMemory(t *testing.T) {
 	}
 }
 
-// TestMemoryBoundLargeObjects replays 2.5 GiB objects (llama3.1-70B at an
-// 8K context: 327,680 bytes per token x 8,192 tokens) on a real NVMe
-// directory and checks kvreplay's peak RSS stays within 64 MiB + queue
-// depth x block size (design section 8), whatever the object sizes.
+// TestMemoryBoundLargeObjects replays two objects of llama3.1-70B's KV
+// (327,680 bytes per token) at once on a real NVMe directory and checks
+// kvreplay's peak RSS stays within 64 MiB + queue depth x block size
+// (design section 8), whatever the object sizes: 1,600 tokens (500 MiB,
+// 16 times the queue's bytes), and with KVBENCH_LONG=1 an 8K context
+// (2.5 GiB, 10 GiB through the disk).
 func TestMemoryBoundLargeObjects(t *testing.T) {
 	t.Parallel()
 	_, kvreplay := buildTools(t)
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "big.csv")
-	const size = 327680 * 8192
+	size := int64(327680 * 1600)
+	if os.Getenv("KVBENCH_LONG") == "1" {
+		size = 327680 * 8192
+	}
 	var b strings.Builder
 	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
 	for i := range 2 {
