@@ -177,10 +177,7 @@ func newClosedLoop(ci closedInputs) *closedLoop {
 	if n := ci.userLimit; n > 0 {
 		c.ownKeys = map[string]bool{}
 		if ci.plan != nil && len(ci.plan.Users) > 0 {
-			c.chosen = map[userKey]bool{}
-			for _, u := range SelectUsers(ci.plan.Users, n) {
-				c.chosen[userKey{int32(u.Trace), u.ID}] = true
-			}
+			c.chosen = chooseUsers(ci.plan.Users, n)
 		} else {
 			c.warnings = append(c.warnings, fmt.Sprintf("--users %d: the trace was not read before the run (a pipe, or --no-prescan), "+
 				"so its users' QoS classes were unknown: the first %d users to appear were replayed, not a sample that keeps the trace's QoS mix", n, n))

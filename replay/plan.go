@@ -253,8 +253,14 @@ func closedUsers(cfg *Config, p *Plan) map[userKey]bool {
 	if !cfg.ClosedLoop || cfg.Users <= 0 || cfg.Users >= len(p.Users) {
 		return nil
 	}
+	return chooseUsers(p.Users, cfg.Users)
+}
+
+// chooseUsers is the set of the n users of users SelectUsers picks: the
+// one rule for the plan and the closed loop.
+func chooseUsers(users []User, n int) map[userKey]bool {
 	chosen := map[userKey]bool{}
-	for _, u := range SelectUsers(p.Users, cfg.Users) {
+	for _, u := range SelectUsers(users, n) {
 		chosen[userKey{int32(u.Trace), u.ID}] = true
 	}
 	return chosen
@@ -460,7 +466,7 @@ func (ts *traceScan) replayed(rec *schema.Record) bool {
 		if (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && ts.own[string(rec.Key)] {
 			return true
 		}
-		if !ts.left[string(rec.Key)] {
+		if !ts.left[string(rec.Key)] { // a lookup allocates no key
 			ts.left[string(rec.Key)] = true
 		}
 		return false
