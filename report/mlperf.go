@@ -74,6 +74,12 @@ type MLPerfKVBench struct {
 	// finds them, and partial_failure, which mlpstorage sets for missing
 	// files only, does not say so; kvreport fails such a run.
 	IncompleteRanks []MLPerfIncomplete `json:"incomplete_ranks,omitempty"`
+	// MissingTrials are the trials that are not a measurement: a
+	// trial_<T> directory with no rank result, or a trial number the
+	// Option lacks among the run's (missingTrials). The rule averages
+	// the trials it finds, and partial_failure, of missing rank files
+	// only, does not say so; kvreport fails such a run.
+	MissingTrials []MLPerfMissingTrial `json:"missing_trials,omitempty"`
 	// Beside are the run summaries shown beside this one: mlpstorage's
 	// kvcache_run_summary documents given, and the aggregation of
 	// kv-cache.py documents given with kvreplay's (by name).
@@ -93,6 +99,24 @@ type MLPerfIncomplete struct {
 // String names the rank, its file and why its run was cut short.
 func (i MLPerfIncomplete) String() string {
 	return fmt.Sprintf("%s trial %d rank %d was cut short (%s): %s", optionName(i.Option), i.Trial, i.Rank, i.Reason, i.Path)
+}
+
+// MLPerfMissingTrial is a trial of an Option that is not a measurement,
+// its directory ("" when unknown), and why.
+type MLPerfMissingTrial struct {
+	Option string `json:"option"`
+	Trial  int    `json:"trial"`
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// String names the trial, why it is not a measurement, and its directory.
+func (m MLPerfMissingTrial) String() string {
+	s := fmt.Sprintf("%s trial %d: %s", optionName(m.Option), m.Trial, m.Reason)
+	if m.Path != "" {
+		s += " (" + m.Path + ")"
+	}
+	return s
 }
 
 // MLPerfPooled is one Option seen both ways: Ranks are the per-rank

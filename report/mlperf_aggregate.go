@@ -63,7 +63,11 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 		kb.IncompleteRanks = append(kb.IncompleteRanks, incompleteRanks(pooled.Ranks)...)
 	}
 	kb.Warnings = append(kb.Warnings, countUnreadable(run, sum)...)
-	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure {
+	kb.MissingTrials = missingTrials(run, sum)
+	for _, m := range kb.MissingTrials {
+		kb.Warnings = append(kb.Warnings, m.String())
+	}
+	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure || len(kb.MissingTrials) > 0 {
 		sum.KVBench = kb
 	}
 	return sum, nil
@@ -493,4 +497,84 @@ func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
 	out = append(out, fmt.Sprintf("request p95 (the whole request's storage latency, pooled): %s ms, beside the device p95s",
 		num(f.RequestP95MS)))
 	return out
+}
+
+// missingTrials are the trials of each Option that are not a measurement:
+// a trial_<T> directory with no rank result in it, and a trial number
+// missing, one the Option lacks among the run's trials (every Option of a
+// run runs the same trials: mlpstorage's and mlperf-option.sh's --trials),
+// between them, or below the lowest (trials are numbered from 0, as
+// mlperf-option.sh does, or from 1). The rule averages the trials it
+// finds, so a trial left out (a failed one removed, or never run) changes
+// the figures without a word: mlpstorage's partial_failure is of missing
+// rank files only. A trial directory with no result, when no trial says
+// how many ranks the run had (total_ranks 0), is a partial failure, its
+// directory in missing_files: with ranks known, missing_files already
+// names each of its ranks.
+func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
+	all := map[int]bool{}
+	for _, ts := range run.TrialDirs {
+		for t := range ts {
+			all[t] = true
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	nums := slices.Sorted(maps.Keys(all))
+	lo, hi := min(nums[0], 1), nums[len(nums)-1]
+	var out []MLPerfMissingTrial
+	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
+		dirs := run.TrialDirs[option]
+		var parent string // the Option's directory, where its trials are
+		for _, d := range dirs {
+			if d != "" {
+				parent = filepath.Dir(d)
+			}
+		}
+		for t := lo; t <= hi; t++ {
+			dir, ok := dirs[t]
+			if !ok {
+				m := MLPerfMissingTrial{Option: option, Trial: t, Reason: fmt.Sprintf("no trial_%d directory or document: "+
+					"the run's trials are %s", t, trialList(nums))}
+				if parent != "" {
+					m.Path = filepath.Join(parent, fmt.Sprintf("trial_%d", t))
+				}
+				out = append(out, m)
+				continue
+			}
+			if trialHasResult(run, option, t) {
+				continue
+			}
+			out = append(out, MLPerfMissingTrial{Option: option, Trial: t, Path: dir,
+				Reason: "no rank result in its directory: not a measurement"})
+			if o := sum.Options[option]; o != nil && run.TotalRanks == 0 {
+				o.MissingFiles = append(o.MissingFiles, cmp.Or(dir, fmt.Sprintf("%s trial %d", optionName(option), t)))
+				o.PartialFailure, sum.PartialFailure = true, true
+			}
+		}
+	}
+	return out
+}
+
+// trialHasResult reports whether a trial of an Option has a rank's
+// result file, read or not.
+func trialHasResult(run *MLPerfRun, option string, trial int) bool {
+	return slices.ContainsFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == option && rk.Trial == trial }) ||
+		slices.ContainsFunc(run.Unreadable, func(u MLPerfUnreadable) bool { return u.Option == option && u.Trial == trial })
+}
+
+// trialList names trial numbers: "0-2", or "0, 2, 5".
+func trialList(nums []int) string {
+	if nums[len(nums)-1]-nums[0] == len(nums)-1 {
+		if len(nums) == 1 {
+			return strconv.Itoa(nums[0])
+		}
+		return fmt.Sprintf("%d-%d", nums[0], nums[len(nums)-1])
+	}
+	s := make([]string, len(nums))
+	for i, n := range nums {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }

@@ -65,7 +65,12 @@ and averaged (fmean) over trials, device read and write p95 the largest
 rank's; missing ranks in missing_files (exit status 1: a partial failure),
 ranks whose working set never reached storage in cpu_tier_ranks. A rank
 cut short (complete false) is summed as mlpstorage sums it, and listed in
-the kvbench block's incomplete_ranks (exit status 1: not a whole run). --format
+the kvbench block's incomplete_ranks (exit status 1: not a whole run); so
+is a trial that is not a measurement, in its missing_trials: a trial_<T>
+directory with no rank result (with no trial to say how many ranks the run
+had, its directory in missing_files, a partial failure), or a trial number
+that an Option lacks among the run's trials (each Option runs the same
+trials, numbered from 0 or 1; a gap is a trial left out of the means). --format
 json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
 "kvbench" block adds the per-rank figures and the exact pooled view),
 its run_datetime the one the run's directory is named by (mlpstorage's

@@ -67,9 +67,10 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 }
 
 // runFailure is the error of a run summary that is not of a whole run:
-// rank results missing (partial_failure), or ranks whose run was cut
-// short (kvbench's incomplete_ranks; mlpstorage sums them as whole); nil
-// for a whole run.
+// rank results missing (partial_failure), ranks whose run was cut short
+// (kvbench's incomplete_ranks; mlpstorage sums them as whole), or trials
+// with no rank result or missing from the run's numbers (kvbench's
+// missing_trials); nil for a whole run.
 func runFailure(s *report.MLPerfRunSummary) error {
 	var why []string
 	if s.PartialFailure {
@@ -82,6 +83,14 @@ func runFailure(s *report.MLPerfRunSummary) error {
 		}
 		why = append(why, fmt.Sprintf("%d rank run(s) cut short, summed as if whole (see kvbench.incomplete_ranks): %s",
 			len(ranks), strings.Join(ranks, "; ")))
+	}
+	if s.KVBench != nil && len(s.KVBench.MissingTrials) > 0 {
+		var trials []string
+		for _, m := range s.KVBench.MissingTrials {
+			trials = append(trials, m.String())
+		}
+		why = append(why, fmt.Sprintf("%d trial(s) not measured (see kvbench.missing_trials): %s",
+			len(trials), strings.Join(trials, "; ")))
 	}
 	if len(why) == 0 {
 		return nil

@@ -227,3 +227,29 @@ func TestAggregateMLPerfIncompleteRank(t *testing.T) {
 		t.Errorf("summary: %+v", s)
 	}
 }
+
+// TestAggregateMLPerfEmptyTrial: a run whose trial_<T> directory holds no
+// rank result, or whose trial numbers have a gap, is written, and fails
+// (exit 1) naming the trial: it was summarised as total_ranks 0, exit 0.
+func TestAggregateMLPerfEmptyTrial(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "kvbench_mlperf_20261126_210554")
+	empty := filepath.Join(run, "option_1", "trial_0")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", run)
+	if code != 1 || !strings.Contains(errs, "option 1 trial 0: no rank result in its directory: not a measurement ("+empty+")") ||
+		!strings.Contains(out, `"missing_trials"`) || !strings.Contains(out, `"partial_failure": true`) {
+		t.Errorf("an empty trial: exit %d, stderr %q\n%s", code, errs, out)
+	}
+	// Trials 0 and 2 of a laid-out run: trial 1 is missing.
+	gap := writeRefRun(t, 3, 1)
+	if err := os.RemoveAll(filepath.Join(gap, "option_1", "trial_1")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = kvreport(t, "", "--aggregate", "mlperf", gap)
+	want := "option 1 trial 1: no trial_1 directory or document: the run's trials are 0, 2"
+	if code != 1 || !strings.Contains(errs, want) || !strings.Contains(out, "WARNING: "+want) {
+		t.Errorf("a trial missing: exit %d, stderr %q\n%s", code, errs, out)
+	}
+}

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// layTrials writes a run of Option 1 under dir: trials[t] is how many
+// ranks trial t left a result (-1: no trial_<t> directory at all; 0: the
+// directory, empty).
+func layTrials(t *testing.T, dir string, trials map[int]int) {
+	t.Helper()
+	for tr, ranks := range trials {
+		if ranks < 0 {
+			continue
+		}
+		td := filepath.Join(dir, "option_1", fmt.Sprintf("trial_%d", tr))
+		if err := os.MkdirAll(td, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for r := range ranks {
+			d := mlperfDoc(t, rankSpec{option: 1, trial: tr, rank: r, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+			raw, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd := filepath.Join(td, fmt.Sprintf("rank_%d", r))
+			if err := os.MkdirAll(rd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(rd, "kvbench_result.json"), raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestMLPerfTrialsMissing: a trial that is not a measurement (a trial_<T>
+// directory with no rank result, a trial number missing between the
+// others, or below them) is listed in kvbench's missing_trials with why,
+// and warned of; a trial directory with no result, when no trial says how
+// many ranks the run had, is a partial failure whose missing_files names
+// it (total_ranks 0 was a whole run). A whole run lists none.
+func TestMLPerfTrialsMissing(t *testing.T) {
+	tests := []struct {
+		name    string
+		trials  map[int]int
+		missing []string // "trial T: reason prefix"
+		partial bool
+		files   []string // missing_files, relative to option_1
+	}{
+		{"whole", map[int]int{0: 2, 1: 2, 2: 2}, nil, false, nil},
+		{"the only trial empty", map[int]int{0: 0}, []string{"0: no rank result"}, true, []string{"trial_0"}},
+		{"every trial empty", map[int]int{0: 0, 1: 0}, []string{"0: no rank result", "1: no rank result"}, true, []string{"trial_0", "trial_1"}},
+		{"one trial empty", map[int]int{0: 2, 1: 0, 2: 2}, []string{"1: no rank result"}, true,
+			[]string{"trial_1/rank_0", "trial_1/rank_1"}},
+		{"a trial with fewer ranks", map[int]int{0: 2, 1: 1}, nil, true, []string{"trial_1/rank_1"}},
+		{"a trial number missing", map[int]int{0: 2, 1: -1, 2: 2}, []string{"1: no trial_1"}, false, nil},
+		{"numbered from 1, a gap", map[int]int{1: 2, 3: 2}, []string{"2: no trial_2"}, false, nil},
+		{"numbered from 1, whole", map[int]int{1: 2, 2: 2, 3: 2}, nil, false, nil},
+		{"the first trials missing", map[int]int{3: 2}, []string{"1: no trial_1", "2: no trial_2"}, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			layTrials(t, dir, tt.trials)
+			run, err := LoadMLPerf([]string{dir}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := AggregateMLPerf(run, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			if s.KVBench != nil {
+				for _, m := range s.KVBench.MissingTrials {
+					if m.Option != "1" {
+						t.Errorf("option %q", m.Option)
+					}
+					got = append(got, fmt.Sprintf("%d: %s", m.Trial, m.Reason))
+				}
+			}
+			if len(got) != len(tt.missing) {
+				t.Fatalf("missing trials %q, want %q", got, tt.missing)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.missing[i]) {
+					t.Errorf("missing trial %q, want %q...", got[i], tt.missing[i])
+				}
+			}
+			o := s.Options["1"]
+			var files []string
+			for _, f := range o.MissingFiles {
+				rel, _ := filepath.Rel(filepath.Join(dir, "option_1"), f)
+				files = append(files, filepath.ToSlash(rel))
+			}
+			if o.PartialFailure != tt.partial || s.PartialFailure != tt.partial || !slices.Equal(files, tt.files) {
+				t.Errorf("partial_failure %v (run %v), missing_files %q; want %v %q", o.PartialFailure, s.PartialFailure, files, tt.partial, tt.files)
+			}
+			if len(tt.missing) > 0 && !strings.Contains(strings.Join(s.KVBench.Warnings, "\n"), "option 1 trial "+strings.SplitN(tt.missing[0], ":", 2)[0]+": ") {
+				t.Errorf("no warning naming the trial: %q", s.KVBench.Warnings)
+			}
+		})
+	}
+}
+
+// TestMLPerfTrialsAcrossOptions: an Option that ran fewer trials than
+// another of the run lacks the others' trials.
+func TestMLPerfTrialsAcrossOptions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	layTrials(t, dir, map[int]int{0: 1, 1: 1})
+	d := mlperfDoc(t, rankSpec{option: 2, trial: 0, rank: 0, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+	raw, _ := json.Marshal(d)
+	rd := filepath.Join(dir, "option_2", "trial_0", "rank_0")
+	if err := os.MkdirAll(rd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rd, "kvbench_result.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MLPerfMissingTrial{{Option: "2", Trial: 1, Path: filepath.Join(dir, "option_2", "trial_1"),
+		Reason: "no trial_1 directory or document: the run's trials are 0-1"}}
+	if !slices.Equal(s.KVBench.MissingTrials, want) {
+		t.Errorf("missing trials %+v, want %+v", s.KVBench.MissingTrials, want)
+	}
+}
