@@ -439,8 +439,10 @@ func (c *cache) demote(o *object, to schema.Tier) error {
 	c.reserve(from, -o.size)
 	c.place(o, to)
 	c.stats.evictions++
-	// Bytes that reach a tier by eviction are written to it, as the
-	// reference counts them since mlcommons/storage #408 and #420.
+	// A demotion reads the object out of its tier and writes it to the
+	// next: both count in the tiers' bytes, as the reference counts them
+	// since mlcommons/storage #408 and #420 (before, neither did).
+	c.stats.tierRead[from] += o.size
 	c.stats.tierWritten[to] += o.size
 	switch to {
 	case schema.TierCPU:

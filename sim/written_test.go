@@ -11,21 +11,30 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// TestTierWrittenCountsEvictions: each tier's written bytes in the
-// statistics are all the bytes the trace writes to it, the Prefill writes
-// and the Evict writes that bring objects down from the tier above, as
-// the reference counts them since mlcommons/storage #408 and #420 (before,
-// the NVMe tier of this run missed seven eighths of its bytes).
-func TestTierWrittenCountsEvictions(t *testing.T) {
+// TestTierBytesCountEvictions: each tier's written and read bytes in the
+// statistics are all the bytes the trace writes to it and reads from it:
+// the Prefill writes and the Evict writes that bring objects down from the
+// tier above, the Decode reads and the Evict reads that take objects down
+// to the tier below, as the reference counts them since mlcommons/storage
+// #408 and #420 (before, the NVMe tier of this run missed seven eighths of
+// its written bytes, and the GPU and CPU tiers' read bytes missed every
+// demotion).
+func TestTierBytesCountEvictions(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NumUsers, cfg.Duration, cfg.GenerationMode = 20, 20*time.Second, "none"
 	cfg.GPUMemGB, cfg.CPUMemGB, cfg.Seed = 1, 2, 42
-	var written, evicted [schema.NumTiers]int64
+	var written, read, evicted, demoted [schema.NumTiers]int64
 	res, err := Run(context.Background(), &cfg, func(r *schema.Record) error {
-		if r.Op == schema.OpWrite {
+		switch r.Op {
+		case schema.OpWrite:
 			written[r.Tier] += r.Size
 			if r.Phase == schema.PhaseEvict {
 				evicted[r.Tier] += r.Size
+			}
+		case schema.OpRead:
+			read[r.Tier] += r.Size
+			if r.Phase == schema.PhaseEvict {
+				demoted[r.Tier] += r.Size
 			}
 		}
 		return nil
@@ -33,17 +42,31 @@ func TestTierWrittenCountsEvictions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if evicted[schema.TierCPU] == 0 || evicted[schema.TierNVMe] == 0 {
-		t.Fatalf("no evictions to count (Evict writes by tier %v): the test proves nothing", evicted)
+	if evicted[schema.TierCPU] == 0 || evicted[schema.TierNVMe] == 0 || demoted[schema.TierGPU] == 0 || demoted[schema.TierCPU] == 0 {
+		t.Fatalf("no evictions to count (Evict writes by tier %v, Evict reads %v): the test proves nothing", evicted, demoted)
 	}
 	c := res.Summary.CacheStats
 	for _, tt := range []struct {
-		tier schema.Tier
-		gb   float64
-	}{{schema.TierGPU, c.GPUWrittenGB}, {schema.TierCPU, c.CPUWrittenGB}, {schema.TierNVMe, c.StorageWrittenGB}} {
-		if want := float64(written[tt.tier]) / (1 << 30); math.Abs(tt.gb-want) > 1e-9*max(want, 1) {
-			t.Errorf("%s written %.6f GiB, want the trace's %.6f GiB (of which %.6f by eviction)", tt.tier, tt.gb, want, float64(evicted[tt.tier])/(1<<30))
+		what  string
+		tier  schema.Tier
+		gb    float64
+		trace int64
+		evict int64
+	}{
+		{"written", schema.TierGPU, c.GPUWrittenGB, written[schema.TierGPU], evicted[schema.TierGPU]},
+		{"written", schema.TierCPU, c.CPUWrittenGB, written[schema.TierCPU], evicted[schema.TierCPU]},
+		{"written", schema.TierNVMe, c.StorageWrittenGB, written[schema.TierNVMe], evicted[schema.TierNVMe]},
+		{"read", schema.TierGPU, c.GPUReadGB, read[schema.TierGPU], demoted[schema.TierGPU]},
+		{"read", schema.TierCPU, c.CPUReadGB, read[schema.TierCPU], demoted[schema.TierCPU]},
+		{"read", schema.TierNVMe, c.StorageReadGB, read[schema.TierNVMe], demoted[schema.TierNVMe]},
+	} {
+		if want := float64(tt.trace) / (1 << 30); math.Abs(tt.gb-want) > 1e-9*max(want, 1) {
+			t.Errorf("%s %s %.6f GiB, want the trace's %.6f GiB (of which %.6f by eviction)", tt.tier, tt.what, tt.gb, want, float64(tt.evict)/(1<<30))
 		}
+	}
+	// The rates are the same bytes over the run.
+	if want := c.CPUReadGB / res.Summary.ElapsedTime; math.Abs(c.CPUReadBandwidth-want) > 1e-12 {
+		t.Errorf("tier_cpu_read_bandwidth_gbps %v, want %v", c.CPUReadBandwidth, want)
 	}
 }
 
