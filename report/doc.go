@@ -25,6 +25,12 @@ var (
 	// merged or grouped together (a different size scale, a rank given
 	// twice, ranks missing: a *MissingRanksError is ErrIncompatible too).
 	ErrIncompatible = errors.New("incompatible documents")
+	// ErrScales is wrapped, beside ErrIncompatible, by the error of ranks
+	// replayed at different size scales: unlike CheckRanks' other
+	// refusals, no merge joins them, even one told to (kvreport --force),
+	// for a merged document states one size scale, at which every byte
+	// and rate in it is read, and theirs would add bytes of two.
+	ErrScales = errors.New("different size scales")
 	// ErrNotBuilt is wrapped by the error of a format whose renderer is not
 	// in this build.
 	ErrNotBuilt = errors.New("not built yet")

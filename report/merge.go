@@ -42,7 +42,8 @@ const maxErrorMessages = 10
 // longest of the ranks' (so the device rate over them is an upper bound), a
 // second's LagP99US the highest of the ranks', and storage KV tokens per
 // second the ranks' tokens over the common window (unknown when a rank's
-// are). The documents must share their size scale; a document whose
+// are). The documents must share their size scale (checkScales: an
+// error wrapping ErrScales); a document whose
 // figures contradict each other, that names an unknown QoS class or whose
 // QoS targets differ from this build's is refused, and the error names it.
 // The merged document's MergedRanks are the ranks it holds. MergeRanks
@@ -54,10 +55,8 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 		return nil, fmt.Errorf("report: merge: no documents")
 	}
 	first := docs[0]
-	for _, d := range docs[1:] {
-		if d.SizeScale != first.SizeScale {
-			return nil, fmt.Errorf("report: merge: %w: size scale %g and %g", ErrIncompatible, first.SizeScale, d.SizeScale)
-		}
+	if err := checkScales(docs, func(i int) string { return fmt.Sprintf("document %d", i+1) }); err != nil {
+		return nil, fmt.Errorf("report: merge: %w", err)
 	}
 	out := &schema.Result{
 		Header: first.Header, Trial: first.Trial,
@@ -375,6 +374,10 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 		}
 		return fmt.Sprintf("document %d", i+1)
 	}
+	// First: no merge, even one forced, joins ranks of two size scales.
+	if err := checkScales(docs, name); err != nil {
+		return err
+	}
 	holder := map[int]int{}
 	declared := docs[0].Ranks
 	for i, d := range docs {
@@ -402,10 +405,6 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 				return fmt.Errorf("%s and %s: %w: they were sharded differently, --shard %s and --shard %s: the ranks of one run split one trace one way",
 					name(0), name(i), ErrIncompatible, shardName(docs[0].Replay.Shard), shardName(d.Replay.Shard))
 			}
-			if d.SizeScale != docs[0].SizeScale {
-				return fmt.Errorf("%s and %s: %w: they ran at different size scales, %g and %g: the ranks of one run share --size-scale",
-					name(0), name(i), ErrIncompatible, docs[0].SizeScale, d.SizeScale)
-			}
 		}
 	}
 	if err := checkOverlap(docs, name); err != nil {
@@ -425,6 +424,23 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 			run = fmt.Sprintf("%s and %d more", run, len(docs)-1)
 		}
 		return &MissingRanksError{Run: run, Ranks: ranks, Held: held, Missing: missing}
+	}
+	return nil
+}
+
+// checkScales refuses documents of different size scales, naming the
+// first two (name names a document by its position), with an error
+// wrapping ErrIncompatible and ErrScales that says why no merge, not even
+// one told to, joins them: the merged document states one size scale, and
+// its bytes and rates would be of two.
+func checkScales(docs []*schema.Result, name func(int) string) error {
+	for i, d := range docs {
+		if d.SizeScale != docs[0].SizeScale {
+			return fmt.Errorf("%s and %s: %w: they ran at %w, %g and %g: the ranks of one run share --size-scale, and --force cannot "+
+				"merge them: a merged document states one size scale, at which all its bytes and rates are read, and theirs would add "+
+				"bytes of two (replay the ranks at one --size-scale, or report them apart with --label or --group-by)",
+				name(0), name(i), ErrIncompatible, ErrScales, docs[0].SizeScale, d.SizeScale)
+		}
 	}
 	return nil
 }

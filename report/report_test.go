@@ -548,8 +548,14 @@ func TestMergeNamesTheDocument(t *testing.T) {
 func TestMergeRefusesScales(t *testing.T) {
 	a := &schema.Result{SizeScale: 1}
 	b := &schema.Result{SizeScale: 0.5}
-	if _, err := MergeRanks([]*schema.Result{a, b}); !errors.Is(err, ErrIncompatible) {
-		t.Errorf("error %v, want ErrIncompatible", err)
+	_, err := MergeRanks([]*schema.Result{a, b})
+	if !errors.Is(err, ErrIncompatible) || !errors.Is(err, ErrScales) || !strings.Contains(err.Error(), "document 1 and document 2") {
+		t.Errorf("error %v, want ErrIncompatible and ErrScales naming both", err)
+	}
+	// CheckRanks refuses the scales before what --force may override
+	// (the same rank twice, here), so a forced merge never gets to them.
+	if err := CheckRanks([]*schema.Result{a, a, b}, []string{"a", "a", "b"}); !errors.Is(err, ErrScales) {
+		t.Errorf("CheckRanks: %v, want ErrScales", err)
 	}
 }
 

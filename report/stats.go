@@ -323,7 +323,8 @@ type BuildOptions struct {
 	// Metrics, when set, restricts the report to these metric names.
 	Metrics []string
 	// Force merges the ranks of a trial that CheckRanks refuses (the same
-	// rank twice, different traces), with a warning.
+	// rank twice, different traces), with a warning; never ranks of
+	// different size scales (ErrScales).
 	Force bool
 }
 
@@ -643,7 +644,10 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 			// it is a part.
 			var missing *MissingRanksError
 			if err := CheckRanks(results, names); err != nil && !(len(results) == 1 && errors.As(err, &missing)) {
-				if !force {
+				switch {
+				case errors.Is(err, ErrScales): // its message says why --force cannot merge them
+					return fmt.Errorf("report: %w (trial %d of %s)", err, id, g.Label)
+				case !force:
 					return fmt.Errorf("report: %w (trial %d of %s; label the runs apart with --label or --group-by, or merge them anyway with --force)",
 						err, id, g.Label)
 				}

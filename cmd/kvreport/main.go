@@ -209,7 +209,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVarP(&c.output, "output", "o", "-", `write to FILE ("-" is stdout)`)
 	fs.BoolVar(&c.allowSystem, cli.AllowSystemPathFlag, false, "let -o lie under a system directory (/etc, /usr, /dev, ...), which kvreport refuses by default")
 	fs.StringVar(&c.aggregate, "aggregate", "", "combine per-rank, per-trial documents as a benchmark's rules say: mlperf (MLPerf Storage Rules.md 6.3.4, written as mlpstorage's kvcache_run_summary with --format json, beside kvbench's pooled view)")
-	fs.BoolVar(&c.force, "force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning")
+	fs.BoolVar(&c.force, "force", false, "merge documents that are not distinct ranks of one run (the same rank twice, different traces) or not all of them, with a warning; never ranks of different --size-scale")
 	if c.merge {
 		for _, name := range reportOnly {
 			_ = fs.MarkHidden(name)

@@ -23,6 +23,12 @@ latency histograms merge exactly (not averaged percentiles); the merged
 document, which kvreport reads like any other, goes to -o FILE or stdout.
 Every rank of the run must be given: --force merges part of them into a
 document marked incomplete (never a PASS) that names the missing ranks.
+Documents that are not distinct ranks of one run (a rank twice, other
+traces, trials or --shard, windows far apart) are refused, and --force
+merges them with a warning in the merged document; ranks replayed at
+different --size-scale are refused even with --force: a merged document
+states one size scale, at which all its bytes and rates are read, and
+theirs would add bytes of two.
 The ranks' warnings are kept once each, saying whose: "rank 2: ..." for
 one rank's own (its "this rank" is rank 2), "all ranks: ..." for one
 every rank gave.
@@ -46,6 +52,9 @@ func runMerge(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io
 	}
 	checked := report.CheckRanks(results, names)
 	if checked != nil {
+		if errors.Is(checked, report.ErrScales) {
+			return cli.Input(fmt.Errorf("merge: %w", checked)) // it says why --force cannot merge them
+		}
 		if !c.force {
 			return cli.Input(fmt.Errorf("merge: %w (pass --force to merge anyway)", checked))
 		}
