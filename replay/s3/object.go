@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -153,7 +152,7 @@ func (o *object) readPart(i int, in int64, p []byte) (time.Time, error) {
 	f := o.fetches[i]
 	if f == nil && in == 0 && int64(len(p)) == plen {
 		o.rmu.Unlock()
-		return b.c.getRangeFirst(context.Background(), o.name, int64(i)*e.part, p, e.size)
+		return b.c.getRangeFirst(o.b.ctx, o.name, int64(i)*e.part, p, e.size)
 	}
 	first := f == nil
 	if first {
@@ -167,7 +166,7 @@ func (o *object) readPart(i int, in int64, p []byte) (time.Time, error) {
 	o.rmu.Unlock()
 	if first {
 		buf := b.getBuf(plen)
-		at, err := b.c.getRangeFirst(context.Background(), o.name, int64(i)*e.part, buf, e.size)
+		at, err := b.c.getRangeFirst(o.b.ctx, o.name, int64(i)*e.part, buf, e.size)
 		if err != nil {
 			b.putBuf(buf)
 			buf = nil
@@ -274,7 +273,7 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 // part.
 func (o *object) upload(i int, buf []byte) error {
 	e, b := o.e, o.b
-	ctx := context.Background()
+	ctx := b.ctx
 	b.mu.Lock()
 	if o.s != nil {
 		o.s.onServer = true // the server may take it even if we see an error
@@ -347,7 +346,7 @@ func (o *object) fail(err error) error {
 	}
 	id := e.uploadID
 	e.mu.Unlock()
-	if first && id != "" && o.b.c.abort(context.Background(), o.name, id) == nil {
+	if first && id != "" && o.b.c.abort(o.b.ctx, o.name, id) == nil {
 		// Aborted: Close and Remove need not abort it again. (One that
 		// failed, they try again, and Close lists what is left.)
 		e.mu.Lock()
@@ -365,7 +364,7 @@ func (o *object) rewrite(p []byte, off int64) (int, error) {
 	e, b := o.e, o.b
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ctx := context.Background()
+	ctx := o.b.ctx
 	whole := make([]byte, e.size)
 	if err := b.c.getRange(ctx, o.name, 0, whole, e.size); err != nil {
 		return 0, fmt.Errorf("s3: rewrite %q: %w", o.key, err)
@@ -395,14 +394,14 @@ func (o *object) Close() error {
 		o.b.mu.Lock()
 		o.s.onServer = true
 		o.b.mu.Unlock()
-		if err := o.b.c.put(context.Background(), o.name, nil); err != nil {
+		if err := o.b.c.put(o.b.ctx, o.name, nil); err != nil {
 			return fmt.Errorf("s3: close %q: %w", o.key, err)
 		}
 		o.e.whole.Store(true)
 		return nil
 	}
 	if id := o.e.abandon(); id != "" {
-		o.b.c.abort(context.Background(), o.name, id)
+		o.b.c.abort(o.b.ctx, o.name, id)
 	}
 	return nil
 }
@@ -429,10 +428,10 @@ func (o *object) Remove() error {
 	onServer := s.onServer
 	b.mu.Unlock()
 	if id := o.e.abandon(); id != "" {
-		b.c.abort(context.Background(), o.name, id)
+		b.c.abort(o.b.ctx, o.name, id)
 	}
 	if onServer {
-		if err := b.c.delete(context.Background(), o.name); err != nil {
+		if err := b.c.delete(o.b.ctx, o.name); err != nil {
 			// The slot stays, so that Close tries again.
 			return fmt.Errorf("s3: remove %q: %w", o.key, err)
 		}

@@ -34,8 +34,11 @@
 // got a reset or a 503 is (a GET's body cut short is tried again too, one
 // that stopped coming for Timeout is not); once a request found the
 // server unreachable or silent on every attempt, every later request
-// fails at once. The errors of New's check name the flag or variable to
-// change; IsInput tells those the user's input caused.
+// fails at once. The context given to New is the run's: once it is done
+// (SIGINT, SIGTERM), the requests in flight end and later ones fail at
+// once, and Close removes what it can within Config.CleanupGrace. The
+// errors of New's check name the flag or variable to change; IsInput
+// tells those the user's input caused.
 package s3
 
 import (
@@ -74,6 +77,11 @@ const (
 	// body: a server that stops answering fails the request's attempt
 	// after it, not never.
 	DefaultTimeout = 30 * time.Second
+	// DefaultCleanupGrace is how long Close's clean-up may go on once
+	// the run's context is done: an interrupted run removes its objects
+	// from a server that answers, and exits in seconds from one that
+	// does not.
+	DefaultCleanupGrace = 5 * time.Second
 )
 
 // Config says where a run's objects live and how they move.
@@ -110,7 +118,12 @@ type Config struct {
 	// next byte (its response, or more of its body), and how long New
 	// waits for its check; 0 is DefaultTimeout.
 	Timeout time.Duration
-	// Keep leaves the run's objects in the bucket at Close.
+	// CleanupGrace bounds Close's clean-up once the context given to New
+	// is done (an interrupted run), from that moment; 0 is
+	// DefaultCleanupGrace. A clean-up cut short says what is left.
+	CleanupGrace time.Duration
+	// Keep leaves the run's objects in the bucket at Close (its
+	// unfinished multipart uploads, no object of it, are aborted).
 	Keep bool
 	// Warn, when set, is also told what Close could not remove, for a
 	// caller that closes its backends without looking at the error.
@@ -167,6 +180,7 @@ func validBucket(b string) bool {
 // Close must be called: it removes what the run created.
 type Backend struct {
 	cfg    Config
+	ctx    context.Context // the run's: its object requests end with it
 	c      *client
 	runDir string // <prefix>/run-<id>/, the run's own prefix
 	part   int64
@@ -189,7 +203,10 @@ var _ backend.Backend = (*Backend)(nil)
 
 // New makes the tier: it loads the AWS configuration, and checks with one
 // request that the bucket exists, that the credentials are accepted and
-// that the run's prefix is empty. ctx bounds that check only.
+// that the run's prefix is empty. ctx is the run's: it bounds the check,
+// and every request of the Objects; once it is done they fail at once
+// (the requests in flight are abandoned), and Close's clean-up has
+// Config.CleanupGrace more.
 func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -206,6 +223,9 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.CleanupGrace <= 0 {
+		cfg.CleanupGrace = DefaultCleanupGrace
+	}
 	if cfg.RunID == "" {
 		var r [4]byte
 		if _, err := rand.Read(r[:]); err != nil {
@@ -217,7 +237,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, c: c, part: cfg.PartSize, objs: map[string]*slot{}}
+	b := &Backend{cfg: cfg, ctx: ctx, c: c, part: cfg.PartSize, objs: map[string]*slot{}}
 	b.runDir = "run-" + cfg.RunID + "/"
 	if p := cfg.Prefix; p != "" {
 		b.runDir = strings.TrimSuffix(p, "/") + "/" + b.runDir
@@ -249,6 +269,22 @@ func (b *Backend) Where() string {
 
 // RunPrefix is the run's own prefix in the bucket, "<prefix>/run-<id>/".
 func (b *Backend) RunPrefix() string { return b.runDir }
+
+// aws is the AWS CLI's command for the backend's server: "aws", with
+// --endpoint-url for an endpoint of the user's.
+func (b *Backend) aws() string {
+	if strings.Contains(b.c.endpoint, "://") {
+		return "aws --endpoint-url " + b.c.endpoint
+	}
+	return "aws"
+}
+
+// RemoveCommand is the AWS CLI's command that removes the run's objects
+// ("aws --endpoint-url URL s3 rm --recursive s3://bucket/p/run-x/"), for
+// a user who kept them.
+func (b *Backend) RemoveCommand() string {
+	return b.aws() + " s3 rm --recursive s3://" + b.cfg.Bucket + "/" + b.runDir
+}
 
 // Caps reports Name "s3", no alignment and no bound; Open and Remove make
 // requests, so they are not FastMeta.
@@ -316,11 +352,12 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 }
 
 // Close removes the run's objects and unfinished uploads from the bucket
-// (unless Config.Keep) and releases the backend; its Objects then fail
-// with ErrClosed. It deletes what the backend knows it wrote, then lists
-// the run's prefix for anything left (a request that failed on the client
-// after the server took it), so that the prefix is empty afterwards. An
-// error says what is left and where.
+// (the uploads only, with Config.Keep) and releases the backend; its
+// Objects then fail with ErrClosed. It deletes what the backend knows it
+// wrote, then lists the run's prefix for anything left (a request that
+// failed on the client after the server took it), so that the prefix is
+// empty afterwards. Once the run's context is done it stops within
+// Config.CleanupGrace. An error says what is left and where.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	if b.objs == nil {
@@ -332,10 +369,8 @@ func (b *Backend) Close() error {
 	b.closed.Store(true)
 	b.mu.Unlock()
 	defer b.c.close()
-	if b.cfg.Keep {
-		return nil
-	}
-	ctx := context.Background()
+	ctx, stop := b.cleanupContext()
+	defer stop()
 	var errs []error
 	var names []string
 	for key, s := range objs {
@@ -351,16 +386,18 @@ func (b *Backend) Close() error {
 			names = append(names, b.objectKey(key))
 		}
 	}
-	if err := b.c.deleteMany(ctx, names); err != nil {
-		errs = append(errs, err)
-	}
-	// Whatever the run's prefix still holds is the run's own.
-	left, err := b.c.list(ctx, b.runDir, 0)
-	if err == nil && len(left) > 0 {
-		err = b.c.deleteMany(ctx, left)
-	}
-	if err != nil {
-		errs = append(errs, err)
+	if !b.cfg.Keep {
+		if err := b.c.deleteMany(ctx, names); err != nil {
+			errs = append(errs, err)
+		}
+		// Whatever the run's prefix still holds is the run's own.
+		left, err := b.c.list(ctx, b.runDir, 0)
+		if err == nil && len(left) > 0 {
+			err = b.c.deleteMany(ctx, left)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := b.c.abortAll(ctx, b.runDir); err != nil {
 		errs = append(errs, err)
@@ -369,21 +406,58 @@ func (b *Backend) Close() error {
 		if down := b.c.down.Load(); down != nil {
 			// Each request failed so: say it once.
 			errs = []error{*down}
+		} else if cause := context.Cause(ctx); cause != nil {
+			// Each request after it failed so.
+			errs = []error{cause}
 		}
-		aws := "aws"
-		if strings.Contains(b.c.endpoint, "://") {
-			aws += " --endpoint-url " + b.c.endpoint
+		what := "the run's objects and unfinished uploads"
+		if b.cfg.Keep {
+			what = "the run's unfinished uploads"
 		}
 		// aws s3 rm leaves unfinished uploads, whose parts a store keeps
 		// (and bills) until they are aborted.
-		err := fmt.Errorf("s3: close: the run's objects and unfinished uploads may be left under %s (remove the objects with: %s s3 rm --recursive s3://%s/%s; list the uploads with: %s s3api list-multipart-uploads --bucket %s --prefix %s, and abort each with s3api abort-multipart-upload): %w",
-			b.Where(), aws, b.cfg.Bucket, b.runDir, aws, b.cfg.Bucket, b.runDir, errors.Join(errs...))
+		err := fmt.Errorf("s3: close: %s may be left under %s (remove the objects with: %s; list the uploads with: %s s3api list-multipart-uploads --bucket %s --prefix %s, and abort each with s3api abort-multipart-upload): %w",
+			what, b.Where(), b.RemoveCommand(), b.aws(), b.cfg.Bucket, b.runDir, errors.Join(errs...))
 		if b.cfg.Warn != nil {
 			b.cfg.Warn(strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 		return err
 	}
 	return nil
+}
+
+// errCleanupCut ends a clean-up that went on CleanupGrace past the run's
+// end.
+type errCleanupCut struct{ grace time.Duration }
+
+func (e errCleanupCut) Error() string {
+	return fmt.Sprintf("the clean-up stopped %s after the run was interrupted", e.grace)
+}
+
+// cleanupContext is the context of Close's requests: not ended by the
+// run's context, so that an interrupted run still removes what it made,
+// but CleanupGrace after it is done. stop releases it.
+func (b *Backend) cleanupContext() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(b.ctx))
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-b.ctx.Done():
+		case <-done:
+			return
+		}
+		t := time.NewTimer(b.cfg.CleanupGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel(errCleanupCut{b.cfg.CleanupGrace})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
 }
 
 // Stats returns the requests made so far, by type, with their retries,

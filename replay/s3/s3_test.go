@@ -665,10 +665,12 @@ func TestEndpointFromEnv(t *testing.T) {
 	}
 }
 
-// TestKeep: with Keep, Close leaves the run's objects where they are.
+// TestKeep: with Keep, Close leaves the run's objects where they are, and
+// aborts its unfinished multipart uploads (no object of the run's: parts
+// a store would keep, and bill, out of sight of aws s3 ls).
 func TestKeep(t *testing.T) {
 	srv := start(t, s3test.Options{})
-	b := newBackend(t, srv.Endpoint, s3.Config{Keep: true, RunID: "kept"})
+	b := newBackend(t, srv.Endpoint, s3.Config{Keep: true, RunID: "kept", PartSize: s3.MinPartSize})
 	o, err := b.Open("k", 4096, true)
 	if err != nil {
 		t.Fatal(err)
@@ -679,10 +681,21 @@ func TestKeep(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Close()
+	// The run ends with an object whose first part only is up.
+	big, err := b.Open("big", s3.MinPartSize+4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := big.WriteAt(make([]byte, s3.MinPartSize), 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Get(t, bucket, "run-kept/k"); !bytes.Equal(got, p) {
 		t.Errorf("the kept object holds %d bytes, not those written", len(got))
+	}
+	if keys := srv.Keys(t, bucket); !slices.Equal(keys, []string{"run-kept/k"}) {
+		t.Errorf("after Close with Keep the bucket holds %q: want the object written, no upload", keys)
 	}
 }

@@ -14,7 +14,10 @@ import (
 // clock starts: a start time to wait for; nil: none), closes
 // them, and returns the result with what setup knows of the run: the
 // host's facts, the tier paths, the peak RSS, the tiers' warnings and the
-// traces' sidecars. The caller adds its identity (tool, command line,
+// traces' sidecars. The tiers are closed before they are described, so
+// that what a tier reports of its requests counts its clean-up (an S3
+// tier's deletes and listings at Close), and what the clean-up could not
+// remove is among the warnings. The caller adds its identity (tool, command line,
 // labels). A run stopped early returns its result with the error; one
 // that did not run, no result.
 func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, opts Options,
@@ -28,6 +31,7 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 	if res == nil {
 		return nil, runErr
 	}
+	tiers.Close()
 	res.Host = host.Facts()
 	res.Replay.PeakRSSBytes = host.PeakRSS()
 	tiers.Describe(res)

@@ -16,11 +16,12 @@ type S3Config = s3.Config
 // newS3 makes the s3 tier: a prefix of the run's own in the bucket,
 // checked with one request before any I/O (the bucket exists, the
 // credentials are accepted, the prefix is empty), removed at the end
-// unless --keep.
+// unless --keep, and then printed, with the command that removes it.
+// What the clean-up could not remove is a warning of the result's.
 func newS3(b *builder) (backend.Backend, error) {
 	cfg := b.opts.S3
 	cfg.Keep = b.opts.Keep
-	cfg.Warn = func(msg string) { b.print("warning: " + msg) }
+	cfg.Warn = b.warn
 	if err := cfg.Validate(); err != nil {
 		return nil, cli.Input(err)
 	}
@@ -32,5 +33,10 @@ func newS3(b *builder) (backend.Backend, error) {
 		return nil, err
 	}
 	b.where(schema.PathInfo{Backend: "s3"})
+	if cfg.Keep {
+		b.after(func() {
+			b.print("--keep: the S3 tier's objects are kept under " + s.Where() + " (remove them with: " + s.RemoveCommand() + ")")
+		})
+	}
 	return s, nil
 }

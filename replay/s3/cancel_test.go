@@ -1,0 +1,118 @@
+package s3_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay/replaytest"
+	"github.com/kvbench/kvbench/replay/s3"
+	"github.com/kvbench/kvbench/replay/s3/s3test"
+)
+
+// TestInterrupted: the run's context (SIGINT, SIGTERM) ends a request the
+// server stopped answering at once, not after every attempt's Timeout, and
+// Close then removes what the run made from a server that answers again,
+// or, from one that stays silent, stops CleanupGrace after the run's end
+// and says what is left and how to remove it.
+func TestInterrupted(t *testing.T) {
+	for _, answers := range []bool{true, false} {
+		t.Run(map[bool]string{true: "server answers again", false: "server stays silent"}[answers], func(t *testing.T) {
+			srv := start(t, s3test.Options{KeepAlive: true})
+			px := s3test.Throttle(t, srv)
+			ctx, interrupt := context.WithCancel(context.Background())
+			defer interrupt()
+			// Without the run's context a read would take 2 attempts of 5 s.
+			// The grace runs from the interrupt: a server that answers
+			// has all the clean-up needs on a busy machine.
+			grace := 200 * time.Millisecond
+			if answers {
+				grace = time.Minute
+			}
+			b, err := s3.New(ctx, s3.Config{Endpoint: px.Endpoint, Bucket: bucket, PartSize: s3.MinPartSize, MaxAttempts: 2,
+				MaxBackoff: time.Millisecond, Timeout: 5 * time.Second, CleanupGrace: grace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefix := b.RunPrefix()
+			const size = 64 << 10
+			p := make([]byte, size)
+			replaytest.Fill(p, 11, 0)
+			o, err := b.Open("k", size, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.WriteAt(p, 0); err != nil {
+				t.Fatal(err)
+			}
+			// An object whose first part is up: an unfinished upload.
+			big, err := b.Open("big", s3.MinPartSize+size, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			part := make([]byte, s3.MinPartSize)
+			if _, err := big.WriteAt(part, 0); err != nil {
+				t.Fatal(err)
+			}
+
+			px.Hang(s3test.Silent)
+			read := make(chan error, 1)
+			go func() {
+				_, err := o.ReadAt(make([]byte, size), 0)
+				read <- err
+			}()
+			// The GET is at the server, unanswered.
+			for px.Hung() == 0 {
+				select {
+				case err := <-read:
+					t.Fatalf("the read ended before the server took it: %v", err)
+				case <-time.After(time.Millisecond):
+				}
+			}
+			begin := time.Now()
+			interrupt()
+			select {
+			case err = <-read:
+			case <-time.After(3 * time.Second):
+				t.Fatal("a read from a silent server went on 3 s past the run's end")
+			}
+			if took := time.Since(begin); err == nil || !errors.Is(err, context.Canceled) || took > 2*time.Second {
+				t.Errorf("the interrupted read: %v after %v; want context.Canceled within 2 s", err, took)
+			}
+			if _, err := big.WriteAt(p, s3.MinPartSize); err == nil || !errors.Is(err, context.Canceled) {
+				t.Errorf("a write after the run's end: %v, want it to fail at once", err)
+			}
+			o.Close()
+			big.Close()
+
+			if answers {
+				px.Hang(s3test.Answer)
+			}
+			begin = time.Now()
+			err = b.Close()
+			took := time.Since(begin)
+			if answers {
+				if err != nil {
+					t.Errorf("Close after an interrupted run, the server answering: %v", err)
+				}
+				noneUnder(t, srv, prefix)
+				return
+			}
+			if took > grace+2*time.Second {
+				t.Errorf("Close took %v against a silent server; want it within %v of the run's end", took, grace)
+			}
+			for _, want := range []string{"s3: close: the run's objects and unfinished uploads may be left under s3://" + bucket + "/" + prefix + " at " + px.Endpoint,
+				"aws --endpoint-url " + px.Endpoint + " s3 rm --recursive s3://" + bucket + "/" + prefix,
+				"the clean-up stopped 200ms after the run was interrupted"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Close against a silent server: %v; want %q", err, want)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("Close's error is more than one line: %q", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,122 @@
+package setup
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/s3/s3test"
+	"github.com/kvbench/kvbench/schema"
+)
+
+const s3Bucket = "kvbench-setup"
+
+// s3Replay replays a small Tier-2 trace (writes, reads, deletes) with
+// Tier-2 on the S3 server at endpoint, and returns the result and what
+// was printed on stderr.
+func s3Replay(t *testing.T, endpoint string, keep bool) (*schema.Result, string) {
+	t.Helper()
+	var rows strings.Builder
+	rows.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range 8 {
+		fmt.Fprintf(&rows, "%d.0,Write,65536,Tier-2,k%d,Prefill\n", i, i)
+		fmt.Fprintf(&rows, "%d.5,Read,65536,Tier-2,k%d,Decode\n", i, i)
+	}
+	// Two deleted by the trace, the rest left for the clean-up.
+	rows.WriteString("9.0,Delete,65536,Tier-2,k0,Evict\n9.1,Delete,65536,Tier-2,k1,Evict\n")
+	tr := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(tr, []byte(rows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := replay.DefaultConfig()
+	cfg.Speed = 0 // as fast as it goes
+	env := &Env{}
+	if err := env.MapTier(&cfg, schema.TierNVMe, "Tier-2", "s3"); err != nil {
+		t.Fatal(err)
+	}
+	srcs, plan, err := Prescan(context.Background(), []string{tr}, "", &cfg, Fitting{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	opts := Options{Keep: keep, Stderr: &stderr, S3: S3Config{Endpoint: endpoint, Bucket: s3Bucket, Prefix: "setup"}}
+	res, err := Replay(context.Background(), env, &cfg, plan, srcs, opts, nil, nil)
+	if err != nil || res == nil || !res.Complete {
+		t.Fatalf("Replay: %v (result %v): %s", err, res != nil, stderr.String())
+	}
+	return res, stderr.String()
+}
+
+// s3PathOf is res's s3 tier path; the test fails without one.
+func s3PathOf(t *testing.T, res *schema.Result) *schema.PathInfo {
+	t.Helper()
+	for i, pi := range res.Host.TierPaths {
+		if pi.Backend == "s3" && pi.S3 != nil {
+			return &res.Host.TierPaths[i]
+		}
+	}
+	t.Fatalf("the result has no s3 tier path: %+v", res.Host.TierPaths)
+	return nil
+}
+
+// TestS3ResultCountsCleanup: the result's S3 requests are every request
+// the run made to the server, as a proxy in front of it counts them: the
+// clean-up's deletes and listings at the backend's Close included (the
+// result was described before the Close, and left them out).
+func TestS3ResultCountsCleanup(t *testing.T) {
+	srv := s3test.Start(t, s3test.Options{KeepAlive: true})
+	srv.Env(t)
+	srv.Bucket(t, s3Bucket)
+	px := s3test.Throttle(t, srv)
+	res, _ := s3Replay(t, px.Endpoint, false)
+	st := s3PathOf(t, res).S3
+	var calls int64
+	for _, n := range st.Requests {
+		calls += n
+	}
+	if got := calls + st.Retries; got != px.Served() {
+		t.Errorf("the result counts %d requests (%v, %d retries); the server was sent %d", got, st.Requests, st.Retries, px.Served())
+	}
+	// The six objects the trace left, deleted at the clean-up; its
+	// listing of what is left and of the unfinished uploads.
+	if st.Requests["DeleteObject"] != 8 || st.Requests["ListMultipartUploads"] < 1 || st.Requests["ListObjectsV2"] < 2 {
+		t.Errorf("requests %v: want 8 DeleteObject (2 of the trace's, 6 of the clean-up), the clean-up's listings", st.Requests)
+	}
+	if keys := srv.Keys(t, s3Bucket); len(keys) != 0 {
+		t.Errorf("the bucket holds %q after the run", keys)
+	}
+}
+
+// TestS3Keep: with --keep the objects stay, and kvreplay says where they
+// are (endpoint, bucket, the run's prefix) and how to remove them; the
+// result records the same place.
+func TestS3Keep(t *testing.T) {
+	srv := s3test.Start(t, s3test.Options{})
+	srv.Env(t)
+	srv.Bucket(t, s3Bucket)
+	res, stderr := s3Replay(t, srv.Endpoint, true)
+	pi := s3PathOf(t, res)
+	where := "s3://" + s3Bucket + "/" + pi.S3.Prefix
+	if !strings.HasPrefix(pi.S3.Prefix, "setup/run-") || pi.Path != where || pi.S3.Endpoint != srv.Endpoint {
+		t.Errorf("the result's s3 path %q, prefix %q, endpoint %q", pi.Path, pi.S3.Prefix, pi.S3.Endpoint)
+	}
+	want := "kvreplay: --keep: the S3 tier's objects are kept under " + where + " at " + srv.Endpoint +
+		" (remove them with: aws --endpoint-url " + srv.Endpoint + " s3 rm --recursive " + where + ")\n"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q; want the line %q", stderr, want)
+	}
+	keys := srv.Keys(t, s3Bucket)
+	if len(keys) != 6 {
+		t.Errorf("the bucket holds %q; want the 6 objects the trace left", keys)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, pi.S3.Prefix) {
+			t.Errorf("kept key %q is not under the prefix printed", k)
+		}
+	}
+}
