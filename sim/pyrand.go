@@ -103,9 +103,12 @@ func (r *pyRand) getrandbits(k int) uint64 {
 	return hi<<32 | lo
 }
 
-// below is random._randbelow(n): uniform in [0, n) by rejection.
+// below is random._randbelow(n): uniform in [0, n) by rejection. As in
+// CPython, n == 1 draws too (getrandbits(1) until it is 0): randint(a, a)
+// and a choice among one consume the stream, and every later draw depends
+// on it. n <= 0, which CPython refuses, is 0 without a draw.
 func (r *pyRand) below(n int) int {
-	if n <= 1 {
+	if n <= 0 {
 		return 0
 	}
 	k := bits.Len64(uint64(n))
@@ -119,9 +122,10 @@ func (r *pyRand) below(n int) int {
 // IntN is uniform in [0, n), as random.randrange(n) and random.choice.
 func (r *pyRand) IntN(n int) int { return r.below(n) }
 
-// randint is random.randint(lo, hi), both ends included.
+// randint is random.randint(lo, hi), both ends included; hi < lo, which
+// CPython refuses, is lo without a draw.
 func (r *pyRand) randint(lo, hi int) int {
-	if hi <= lo {
+	if hi < lo {
 		return lo
 	}
 	return lo + r.below(hi-lo+1)
