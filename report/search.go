@@ -23,38 +23,52 @@ import (
 // latency and throughput), and the answers compared with the first
 // document's ("B serves 1.8x the users of A").
 
-// IsSearch reports whether the document r holds is a search document. It
-// reads only as far as the document's "format" member (the first one in
-// every kvbench document), so telling a directory of results from
-// searches costs a few bytes of each, not a parse.
+// IsSearch reports whether the document r holds is a search document
+// (SniffFormat).
 func IsSearch(r io.Reader) bool { return SniffFormat(r) == schema.SearchFormat }
 
 // SniffFormat returns the "format" member of the JSON object r starts
-// with, reading no further than that member; "" when r holds no object or
-// the object has no string "format" in its first megabyte.
+// with, as a full decode into a struct finds it (Decode, LoadSearches):
+// the last member whose name is "format" in any case (encoding/json's
+// rule), when its value is a string; "" when r holds no object, or the
+// object no such member or a non-string one. It reads the first object
+// whole, never what follows it in a stream: the first "format" member
+// (kvbench writes it first) could be overridden by a later one, and a
+// document sniffed as one format must not decode as another ({"format":
+// "kvbench-search", ..., "format": "kvbench-result"} is a result). An
+// object cut short gives the format of the members before the cut.
 func SniffFormat(r io.Reader) string {
-	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	dec := json.NewDecoder(r)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
+	format := ""
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
-			return ""
+			return format
 		}
-		if k == "format" {
-			var v string
-			if dec.Decode(&v) != nil {
-				return ""
+		name, _ := k.(string)
+		if !strings.EqualFold(name, "format") { // bytes.EqualFold is encoding/json's match
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return format
 			}
-			return v
+			continue
 		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return ""
+		var v *string
+		if err := dec.Decode(&v); err != nil {
+			if _, ok := errors.AsType[*json.UnmarshalTypeError](err); !ok {
+				return format // cut short
+			}
+			v = nil // not a string: a decode refuses it
+		}
+		format = ""
+		if v != nil {
+			format = *v
 		}
 	}
-	return ""
+	return format
 }
 
 // LoadSearches reads search documents from paths ("-" is stdin; a file or
