@@ -164,13 +164,13 @@ func TestS3ObjectTier(t *testing.T) {
 		"--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "--storage-capacity-gb", "4", "--object-tier", "-o", tr).CombinedOutput(); err != nil {
 		t.Fatalf("kvtrace: %v\n%s", err, out)
 	}
-	read, write, _ := impliedAt(t, tr, 1.0/1024)
+	read, write, _ := impliedAt(t, tr, 1.0/4096)
 	if read[schema.TierObject] == 0 || write[schema.TierObject] == 0 {
 		t.Fatalf("the trace reads %d and writes %d bytes of Tier-3: want both", read[schema.TierObject], write[schema.TierObject])
 	}
 	srv := s3Server(t)
 	res, stderr := replayDoc(t, "--tier-map", "Tier-1=ram,Tier-2=nvme,Tier-3=s3", "--mkdir", "--dir", filepath.Join(t.TempDir(), "nvme"),
-		"--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket, "--verify", "--speed", "max", "--size-scale", "1/1024", "-o", "-", tr)
+		"--s3-endpoint", srv.Endpoint, "--s3-bucket", s3Bucket, "--verify", "--speed", "max", "--size-scale", "1/4096", "-o", "-", tr)
 	if !res.Complete || res.Replay.VerifiedBytes == 0 {
 		t.Fatalf("complete %v, %d bytes verified: %s", res.Complete, res.Replay.VerifiedBytes, stderr)
 	}
