@@ -112,9 +112,14 @@ type cacheStats struct {
 	readBytes, writeBytes        int64
 	readOps, writeOps            int64
 	tierTokens                   [schema.NumTiers]float64 // storage tiers' (Tier-2, Tier-3): see CacheStats.StorageTokensProcessed
-	deletes                      int64
-	forcedWrites                 int64
-	racedReservations            int64
+	// samples counts the operations the reference takes a latency
+	// sample of, by tier: a new object's write and a hit's read, never a
+	// demotion's. Its per-tier latency keys and storage_health's latency
+	// criteria exist where it has samples.
+	samples           [schema.NumTiers][schema.NumOps]int64
+	deletes           int64
+	forcedWrites      int64
+	racedReservations int64
 }
 
 // resetStats zeroes the reference's counters (its reset_stats, after
@@ -293,6 +298,7 @@ func (c *cache) allocateRef(ref *keyRef, tokens int, phase schema.Phase) (*objec
 		return nil, err
 	}
 	c.stats.tierWritten[tier] += size
+	c.stats.samples[tier][schema.OpWrite]++
 	switch tier {
 	case schema.TierCPU:
 		c.stats.offloadsCPU++
@@ -333,6 +339,7 @@ func (c *cache) accessRef(ref *keyRef, phase schema.Phase, ct cacheType) (*objec
 		c.stats.userHits++
 	}
 	c.stats.tierRead[o.tier] += o.size
+	c.stats.samples[o.tier][schema.OpRead]++
 	if phase == schema.PhaseDecode {
 		c.stats.decodeReads++
 	}

@@ -353,7 +353,10 @@ func (e *engine) result() *Result {
 
 // cacheStats fills the reference's cache_stats: hits, entries and bytes by
 // tier, the rates over elapsed seconds, its latency keys (0 in virtual
-// time) and storage_health.
+// time) and storage_health. The latency keys are those of the tiers and
+// operations the reference has latency samples of: new objects' writes and
+// hits' reads in the measured run, not demotions, nor what preconditioning
+// or pre-population wrote before it.
 func (e *engine) cacheStats(c *CacheStats, elapsed float64) {
 	cs := &e.cache.stats
 	c.CacheHits, c.CacheMisses = cs.hits, cs.misses
@@ -388,7 +391,7 @@ func (e *engine) cacheStats(c *CacheStats, elapsed float64) {
 	c.TierLatencyMS = map[string]float64{}
 	for t, name := range [...]string{"gpu", "cpu", "storage"} {
 		for op, opName := range map[schema.Op]string{schema.OpRead: "read", schema.OpWrite: "write"} {
-			if e.tierOps[t][op] == 0 {
+			if cs.samples[t][op] == 0 {
 				continue
 			}
 			kinds := []string{""}
@@ -499,12 +502,15 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 
 // healthCriteria are the reference's storage_health criteria of the run's
 // --performance-profile, each where the reference has it (reference
-// section 5): the latency profile's Tier-2 write and read P95, CPU RAM
-// P95 and cache hit rate; the throughput profile's Tier-2 read and write
-// bandwidth. Latencies are 0 in virtual time.
+// section 5): the latency profile's Tier-2 write and read P95 and CPU RAM
+// P95 where it has latency samples of them (new objects' writes, hits'
+// reads: a Tier-2 that only demotions wrote has no write criterion), and
+// the cache hit rate; the throughput profile's Tier-2 read and write
+// bandwidth, by the tier's bytes in the statistics (demotions' included).
+// Latencies are 0 in virtual time.
 func (e *engine) healthCriteria(c *CacheStats) []Criterion {
 	cs := &e.cache.stats
-	nvme, cpu := e.tierOps[schema.TierNVMe], e.tierOps[schema.TierCPU]
+	nvme, cpu := cs.samples[schema.TierNVMe], cs.samples[schema.TierCPU]
 	var criteria []Criterion
 	if e.cfg.PerformanceProfile == "throughput" {
 		bw := func(what string, gbps float64) {
@@ -514,7 +520,7 @@ func (e *engine) healthCriteria(c *CacheStats) []Criterion {
 			}
 			criteria = append(criteria, c)
 		}
-		reads, writes := nvme[schema.OpRead] > 0, nvme[schema.OpWrite] > 0
+		reads, writes := cs.tierRead[schema.TierNVMe] > 0, cs.tierWritten[schema.TierNVMe] > 0
 		if reads || !writes {
 			bw("Read", c.StorageReadBandwidth)
 		}
