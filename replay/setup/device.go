@@ -143,14 +143,14 @@ func (o Options) CheckDevice(traces []string, output string) error {
 		return nil
 	}
 	for _, tr := range traces {
-		if tr != "-" && samePath(dev, tr) {
+		if cli.SameFile(dev, tr) {
 			return fmt.Errorf("--device %s: is the trace %s: refusing to overwrite it", dev, tr)
 		}
-		if tr != "-" && samePath(dev, tr+cli.SidecarSuffix) {
+		if tr != "-" && cli.SameFile(dev, tr+cli.SidecarSuffix) {
 			return fmt.Errorf("--device %s: is the sidecar of the trace %s: refusing to overwrite it", dev, tr)
 		}
 	}
-	if output != "" && output != "-" && samePath(dev, output) {
+	if cli.SameFile(dev, output) {
 		return fmt.Errorf("--device %s: is the result file (-o %s): refusing to overwrite it", dev, output)
 	}
 	fi, err := os.Stat(dev)
@@ -186,22 +186,6 @@ func (o Options) CheckDevice(traces []string, output string) error {
 		return checkBlockDevice(sysBlock, dev, rdev, runFiles(traces, output))
 	}
 	return nil
-}
-
-// samePath reports whether a and b name the same file: the same inode
-// where both exist, the same absolute path where neither does.
-func samePath(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(fa, fb)
-	}
-	if errA == nil || errB == nil {
-		return false
-	}
-	absA, err1 := filepath.Abs(a)
-	absB, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && absA == absB
 }
 
 // CheckPaths refuses, before anything runs, a trace that is a directory,

@@ -77,12 +77,19 @@ func TestCheckDevice(t *testing.T) {
 	if err := os.Link(side, sideLink); err != nil {
 		t.Fatal(err)
 	}
+	// The result file does not exist yet: named through a link to its
+	// directory it is still the result.
+	dirLink := filepath.Join(t.TempDir(), "dir-link")
+	if err := os.Symlink(dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		o    Options
 		want string
 	}{
 		{Options{Layout: "extent", Device: tr}, "is the trace " + tr},
 		{Options{Layout: "extent", Device: out}, "is the result file (-o " + out + ")"},
+		{Options{Layout: "extent", Device: filepath.Join(dirLink, "r.json")}, "is the result file (-o " + out + ")"},
 		{Options{Layout: "extent", Device: side, DeviceOverwrite: true}, "is the sidecar of the trace " + tr},
 		{Options{Layout: "extent", Device: sideLink, DeviceOverwrite: true}, "is the sidecar of the trace " + tr},
 		{Options{Layout: "extent", Device: filepath.Join(dir, "u.csv.meta.json")}, ""},
