@@ -434,12 +434,19 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 // one told to, joins them: the merged document states one size scale, and
 // its bytes and rates would be of two.
 func checkScales(docs []*schema.Result, name func(int) string) error {
+	return sameScale(docs, name, "the ranks of one run share --size-scale, and --force cannot merge them: a merged document states "+
+		"one size scale, at which all its bytes and rates are read, and theirs would add bytes of two (replay the ranks at one "+
+		"--size-scale, or report them apart with --label or --group-by)")
+}
+
+// sameScale returns an error wrapping ErrIncompatible and ErrScales that
+// names the first two of docs whose size scales differ, and says why
+// after it; nil when they share one.
+func sameScale(docs []*schema.Result, name func(int) string, why string) error {
 	for i, d := range docs {
 		if d.SizeScale != docs[0].SizeScale {
-			return fmt.Errorf("%s and %s: %w: they ran at %w, %g and %g: the ranks of one run share --size-scale, and --force cannot "+
-				"merge them: a merged document states one size scale, at which all its bytes and rates are read, and theirs would add "+
-				"bytes of two (replay the ranks at one --size-scale, or report them apart with --label or --group-by)",
-				name(0), name(i), ErrIncompatible, ErrScales, docs[0].SizeScale, d.SizeScale)
+			return fmt.Errorf("%s and %s: %w: they ran at %w, %g and %g: %s",
+				name(0), name(i), ErrIncompatible, ErrScales, docs[0].SizeScale, d.SizeScale, why)
 		}
 	}
 	return nil

@@ -127,9 +127,13 @@ func (m MLPerfMissingTrial) String() string {
 // absent (NotPooled says why) for documents without histograms
 // (kv-cache.py's).
 type MLPerfPooled struct {
-	Ranks  []MLPerfRank   `json:"ranks"`
-	Trials []MLPerfTrial  `json:"trials,omitempty"`
-	Pooled *MLPerfFigures `json:"pooled,omitempty"`
+	// SizeScale is the kvreplay documents' --size-scale (one for every
+	// rank and trial of an Option): below 1, not a full-size
+	// measurement. Absent for kv-cache.py's documents.
+	SizeScale float64        `json:"size_scale,omitempty"`
+	Ranks     []MLPerfRank   `json:"ranks"`
+	Trials    []MLPerfTrial  `json:"trials,omitempty"`
+	Pooled    *MLPerfFigures `json:"pooled,omitempty"`
 	// NotPooled says why there is no pooled view.
 	NotPooled   string   `json:"not_pooled,omitempty"`
 	Differences []string `json:"differences,omitempty"`

@@ -51,6 +51,9 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
 		trials := slices.Sorted(maps.Keys(run.TrialDirs[option]))
 		o, pooled := aggregateOption(run, option, trials)
+		if err := optionScale(pooled); err != nil {
+			return nil, err
+		}
 		sum.Options[option] = o
 		sum.TrialsPerOption = max(sum.TrialsPerOption, len(trials))
 		sum.PartialFailure = sum.PartialFailure || o.PartialFailure
@@ -244,7 +247,76 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 	for _, rk := range p.Ranks {
 		w = append(w, rankWarnings(name, rk)...)
 	}
-	return w
+	return append(w, docWarnings(name, p)...)
+}
+
+// optionScale sets p's size scale, the one of its kvreplay documents,
+// and refuses documents of two (ErrScales): the rule would add and
+// average bytes of two scales.
+func optionScale(p *MLPerfPooled) error {
+	var docs []*schema.Result
+	var names []string
+	for _, rk := range p.Ranks {
+		if rk.result != nil {
+			docs, names = append(docs, rk.result), append(names, rk.Path)
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	err := sameScale(docs, func(i int) string { return names[i] }, "the rule would add and average bytes of two scales: "+
+		"replay every rank and trial of an Option at one --size-scale")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	p.SizeScale = docs[0].SizeScale
+	return nil
+}
+
+// docWarnings are what the kvreplay documents of an Option's ranks say of
+// themselves (a scaled run, buffered I/O, a tier that fell back), each
+// once, naming the ranks that gave it ("every rank of every trial" when
+// all did), and each rank's failed operations: the rule sums their
+// figures without a word. A scaled run is said even when its documents
+// do not say it.
+func docWarnings(name string, p *MLPerfPooled) []string {
+	var order []string
+	who := map[string][]string{}
+	docs := 0
+	for _, rk := range p.Ranks {
+		r := rk.result
+		if r == nil {
+			continue
+		}
+		docs++
+		place := fmt.Sprintf("trial %d rank %d", rk.Trial, rk.Rank)
+		for _, w := range slices.Compact(slices.Clone(r.Warnings)) {
+			if who[w] == nil {
+				order = append(order, w)
+			}
+			who[w] = append(who[w], place)
+		}
+	}
+	var out []string
+	scaled := false
+	for _, w := range order {
+		scaled = scaled || strings.Contains(w, "--size-scale")
+		if len(who[w]) == docs && docs > 1 {
+			out = append(out, fmt.Sprintf("%s, every rank of every trial: %s", name, w))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s: %s", name, strings.Join(who[w], ", "), w))
+	}
+	if p.SizeScale != 1 && p.SizeScale != 0 && !scaled {
+		out = append(out, fmt.Sprintf("%s: SCALED RUN (--size-scale %g): not a full-size measurement", name, p.SizeScale))
+	}
+	for _, rk := range p.Ranks {
+		if r := rk.result; r != nil && r.Errors.Count > 0 {
+			out = append(out, fmt.Sprintf("%s trial %d rank %d: %d operations failed: the rule sums the figures of those that completed (%s)",
+				name, rk.Trial, rk.Rank, r.Errors.Count, rk.Path))
+		}
+	}
+	return out
 }
 
 // incompleteRanks are the ranks whose run was cut short, in order.

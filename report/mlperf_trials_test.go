@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,12 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/schema"
 )
 
 // layTrials writes a run of Option 1 under dir: trials[t] is how many
 // ranks trial t left a result (-1: no trial_<t> directory at all; 0: the
-// directory, empty).
-func layTrials(t *testing.T, dir string, trials map[int]int) {
+// directory, empty); edit, when not nil, changes each document first.
+func layTrials(t *testing.T, dir string, trials map[int]int, edit ...func(trial, rank int, d *schema.Result)) {
 	t.Helper()
 	for tr, ranks := range trials {
 		if ranks < 0 {
@@ -26,6 +29,9 @@ func layTrials(t *testing.T, dir string, trials map[int]int) {
 		}
 		for r := range ranks {
 			d := mlperfDoc(t, rankSpec{option: 1, trial: tr, rank: r, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+			for _, e := range edit {
+				e(tr, r, d)
+			}
 			raw, err := json.Marshal(d)
 			if err != nil {
 				t.Fatal(err)
@@ -137,5 +143,65 @@ func TestMLPerfTrialsAcrossOptions(t *testing.T) {
 		Reason: "no trial_1 directory or document: the run's trials are 0-1"}}
 	if !slices.Equal(s.KVBench.MissingTrials, want) {
 		t.Errorf("missing trials %+v, want %+v", s.KVBench.MissingTrials, want)
+	}
+}
+
+// TestMLPerfRankDocWarnings: what the rank documents say of themselves
+// reaches the aggregate's warnings, naming the ranks (a scaled run, which
+// the aggregate did not say at all, and failed operations), the size
+// scale is in the kvbench block; an Option whose ranks or trials ran at
+// different size scales is refused (ErrScales), as a merge of them is:
+// the rule would add and average bytes of two scales.
+func TestMLPerfRankDocWarnings(t *testing.T) {
+	const scale = 1.0 / 4096
+	const scaledWarning = "SCALED RUN: every object is 0.000244140625 of its trace size (--size-scale)"
+	scaled := func(_, _ int, d *schema.Result) {
+		d.SizeScale = scale
+		d.Warnings = append(d.Warnings, scaledWarning)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	layTrials(t, dir, map[int]int{0: 2, 1: 2}, scaled, func(tr, r int, d *schema.Result) {
+		if tr == 1 && r == 0 {
+			d.Errors.Count = 3
+			d.Warnings = append(d.Warnings, "buffered I/O: /tmp is tmpfs")
+		}
+	})
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(s.KVBench.Warnings, "\n")
+	for _, want := range []string{
+		"option 1, every rank of every trial: " + scaledWarning,
+		"option 1 trial 1 rank 0: buffered I/O: /tmp is tmpfs",
+		"option 1 trial 1 rank 0: 3 operations failed",
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no warning %q in\n%s", want, w)
+		}
+	}
+	if got := s.KVBench.Options["1"].SizeScale; got != scale {
+		t.Errorf("size_scale %v, want %v", got, scale)
+	}
+
+	// Trial 1 at another scale: refused, naming a document of each.
+	dir = filepath.Join(t.TempDir(), "run")
+	layTrials(t, dir, map[int]int{0: 1, 1: 1}, scaled, func(tr, _ int, d *schema.Result) {
+		if tr == 1 {
+			d.SizeScale = 1.0 / 1024
+		}
+	})
+	if run, err = LoadMLPerf([]string{dir}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = AggregateMLPerf(run, time.Time{})
+	want := filepath.Join(dir, "option_1", "trial_0", "rank_0", "kvbench_result.json") + " and " +
+		filepath.Join(dir, "option_1", "trial_1", "rank_0", "kvbench_result.json") + ": incompatible documents: they ran at different size scales, 0.000244140625 and 0.0009765625"
+	if !errors.Is(err, ErrScales) || !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want ErrScales and %q", err, want)
 	}
 }
