@@ -158,6 +158,15 @@ type traceGen struct {
 	cycleStart time.Duration
 	last       time.Duration
 	req        reqtrace.Request
+	// paced is the pass's time so far at speed 1, as the reference's
+	// replay sleeps it: the sum of the positive steps from one record's
+	// Stamp to the next, over all the files of the pass (a record stamped
+	// earlier than the one before it sleeps nothing, and the next sleeps
+	// from it). prevStamp is the pass's last record's Stamp, stamped says
+	// there is one.
+	paced     time.Duration
+	prevStamp time.Duration
+	stamped   bool
 	// absurd counts the records of the first pass whose lengths no model
 	// serves (checkLengths); absurdAt names the first few.
 	absurd   int
@@ -246,6 +255,7 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 					g.setUntimed(g.files[0] + "'s requests all arrive at one instant")
 				}
 				g.fileIdx, g.rowsCycle, g.cycleStart, g.memIdx = 0, 0, start, 0
+				g.paced, g.stamped = 0, false
 			}
 			if g.mem == nil {
 				f, err := reqtrace.Open(g.files[g.fileIdx], g.format, reqtrace.Options{MaxConversations: e.cfg.MaxConversations, TimeUnit: e.cfg.RequestTraceTimeUnit, BlockTokens: e.cfg.RequestTraceBlockTokens,
@@ -284,6 +294,7 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 		}
 		g.rowsCycle++
 		g.checkLengths()
+		g.pace()
 		at := g.last + minSpacing
 		switch s := e.cfg.TraceSpeedup; {
 		case g.untimed && g.arr != nil:
@@ -292,7 +303,7 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 			at = g.last + time.Duration(math.Round(float64(time.Second)/g.rate))
 		case g.untimed:
 		case s > 0:
-			at = max(g.last, g.cycleStart+time.Duration(float64(g.req.Arrival)/s))
+			at = max(g.last, g.cycleStart+time.Duration(float64(g.paced)/s))
 		}
 		g.last = at
 		r.context, r.gen = g.req.InputTokens, g.req.OutputTokens
@@ -305,6 +316,25 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 		}
 		return at, true, nil
 	}
+}
+
+// pace adds the current record's step from the one before it in the pass
+// to paced: its Stamp's advance, none when it is stamped earlier. Within a
+// file whose stamps never decrease, paced is the record's Arrival; the
+// next file of a pass goes on from the last record of the one before, as
+// the reference's replay goes on sleeping from its previous timestamp
+// (the files' Arrivals each start at 0).
+func (g *traceGen) pace() {
+	st := g.req.Stamp
+	if g.stamped && st > g.prevStamp {
+		step := st - g.prevStamp
+		if step < 0 || g.paced+step < g.paced { // overflowed: stamps 292 years apart
+			g.paced = math.MaxInt64
+		} else {
+			g.paced += step
+		}
+	}
+	g.prevStamp, g.stamped = st, true
 }
 
 // endFile closes the current file at its end, noting what its first pass

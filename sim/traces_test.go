@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -487,5 +488,63 @@ func TestRequestTracePipeCycles(t *testing.T) {
 	want = run(burst(files))
 	if got := run(burst(piped)); len(want) == 0 || !reflect.DeepEqual(got, want) {
 		t.Errorf("--burst-trace-path with a pipe: %d records, want the files' %d, the same", len(got), len(want))
+	}
+}
+
+// TestBurstGPTPacing: a BurstGPT replay's requests arrive as the
+// reference's generator sleeps them, (t - previous t) / --trace-speedup
+// when positive, over all the files of a pass in their sorted order, each
+// pass starting again at the previous one's last request. A second file
+// used to start its arrivals at the pass's start again, so all its
+// requests up to the first file's span arrived at one instant; and a
+// record stamped earlier than the one before made the next arrive at its
+// stamp after the highest, not after its own.
+func TestBurstGPTPacing(t *testing.T) {
+	const header = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+	rows := func(stamps ...string) string {
+		s := header
+		for _, ts := range stamps {
+			s += ts + ",ChatGPT,100,10,110,Conversation log\n"
+		}
+		return s
+	}
+	tests := []struct {
+		name    string
+		files   map[string]string
+		speedup float64
+		cycles  int
+		want    []float64 // arrival seconds
+	}{
+		{"two files, stamps going on", map[string]string{"a.csv": rows("0", "5", "10"), "b.csv": rows("15", "20", "25")}, 1, 1,
+			[]float64{0, 5, 10, 15, 20, 25}},
+		{"two files, each from 0", map[string]string{"a.csv": rows("0", "5", "10"), "b.csv": rows("0", "4", "9")}, 1, 1,
+			[]float64{0, 5, 10, 10, 14, 19}},
+		{"a stamp earlier than the one before", map[string]string{"a.csv": rows("0", "10", "5", "15")}, 2, 1,
+			[]float64{0, 5, 5, 10}},
+		{"two passes", map[string]string{"a.csv": rows("100", "103.5")}, 1, 2,
+			[]float64{0, 3.5, 3.5, 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := DefaultConfig()
+			cfg.UseBurstTrace, cfg.BurstTracePath, cfg.TraceSpeedup, cfg.ReplayCycles = true, dir, tt.speedup, tt.cycles
+			cfg.Duration, cfg.GenerationMode, cfg.NumUsers, cfg.GPUMemGB, cfg.CPUMemGB = time.Minute, "none", 4, 0, 4
+			c, _ := collect(t, &cfg)
+			var got []float64
+			for _, r := range c.rows {
+				if r.Op == schema.OpWrite && r.Phase == schema.PhasePrefill {
+					got = append(got, r.Time.Seconds())
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("arrivals %v s, want %v", got, tt.want)
+			}
+		})
 	}
 }

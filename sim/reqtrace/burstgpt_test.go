@@ -211,3 +211,41 @@ func TestBurstGPTStickyEOF(t *testing.T) {
 		}
 	}
 }
+
+// TestStamps: a record's Stamp is its own timestamp, decreasing where the
+// trace's do, while its Arrival never decreases: BurstGPT's and a
+// Mooncake-style trace's from their zero, an Azure trace's from its first
+// record; ShareGPT's 0.
+func TestStamps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    Format
+		in   string
+		want []time.Duration
+	}{
+		{"burstgpt", FormatBurstGPT, "Timestamp,Request tokens,Response tokens\n10,1,1\n20.5,1,1\n15,1,1\n",
+			[]time.Duration{10 * time.Second, 20500 * time.Millisecond, 15 * time.Second}},
+		{"mooncake", FormatMooncake, `{"timestamp": 3000, "input_length": 1, "output_length": 1, "hash_ids": [1]}` + "\n" +
+			`{"timestamp": 2000, "input_length": 1, "output_length": 1, "hash_ids": [2]}` + "\n",
+			[]time.Duration{3 * time.Second, 2 * time.Second}},
+		{"azure", FormatAzure, "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.5,1,1\n2023-11-16 18:17:02,1,1\n",
+			[]time.Duration{0, -1500 * time.Millisecond}},
+		{"sharegpt", FormatShareGPT, `[{"id": "a", "conversations": [{"from": "human", "value": "hello there"}, {"from": "gpt", "value": "hi"}]}]`,
+			[]time.Duration{0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := readAll(t, newReader(t, tc.in, tc.f, Options{}))
+			if len(got) != len(tc.want) {
+				t.Fatalf("%d requests, want %d", len(got), len(tc.want))
+			}
+			for i, w := range tc.want {
+				if got[i].Stamp != w {
+					t.Errorf("request %d: Stamp %v, want %v", i, got[i].Stamp, w)
+				}
+				if i > 0 && got[i].Arrival < got[i-1].Arrival {
+					t.Errorf("request %d: Arrival %v before the one before's %v", i, got[i].Arrival, got[i-1].Arrival)
+				}
+			}
+		})
+	}
+}

@@ -28,8 +28,11 @@
 // found by their magic numbers. Summarize computes a trace's Stats.
 //
 // Arrivals are durations from the first request and never decrease: a
-// request stamped earlier than the one before it arrives with it, as a
-// replay that sleeps (t - previous t) cannot sleep backwards.
+// request stamped earlier than the one before it arrives with it. Each
+// request's Stamp keeps its own timestamp, for a replay that sleeps
+// (t - previous t) when it is positive, over one file or several, as the
+// reference's BurstGPT replay does: there a request after one stamped
+// early sleeps from that one's stamp.
 //
 // Malformed input is a *ParseError naming the file, line, column and value
 // and wrapping one of the sentinel errors of this package; no input makes a

@@ -142,7 +142,7 @@ func (m *mooncake) parse(line []byte, req *Request) error {
 		m.haveFirst = true
 		m.t0 = ts
 	}
-	*req = Request{Arrival: m.arrival(time.Duration(ts - m.t0)), InputTokens: in, OutputTokens: out, HashIDs: ids, BlockTokens: bt}
+	*req = Request{Arrival: m.arrival(time.Duration(ts - m.t0)), Stamp: time.Duration(ts), InputTokens: in, OutputTokens: out, HashIDs: ids, BlockTokens: bt}
 	return nil
 }
 

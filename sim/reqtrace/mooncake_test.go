@@ -30,7 +30,7 @@ func TestMooncakeSample(t *testing.T) {
 		{1, Request{InputTokens: 7322, OutputTokens: 490, HashIDs: seq(0, 14, 27), BlockTokens: 512}},
 		{2, Request{InputTokens: 7236, OutputTokens: 794, HashIDs: seq(0, 28, 41), BlockTokens: 512}},
 		{3, Request{InputTokens: 2290, OutputTokens: 316, HashIDs: seq(0, 42, 45), BlockTokens: 512}},
-		{10, Request{Arrival: 3 * time.Second, InputTokens: 13544, OutputTokens: 71, HashIDs: seq(0, 219, 244), BlockTokens: 512}},
+		{10, Request{Arrival: 3 * time.Second, Stamp: 3 * time.Second, InputTokens: 13544, OutputTokens: 71, HashIDs: seq(0, 219, 244), BlockTokens: 512}},
 	} {
 		if !reflect.DeepEqual(got[tc.i], tc.want) {
 			t.Errorf("request %d = %+v, want %+v", tc.i, got[tc.i], tc.want)
@@ -52,8 +52,8 @@ func TestMooncakeLines(t *testing.T) {
 			"\r\n{\"timestamp\": 1000, \"input_length\": 512, \"output_length\": 3, \"hash_ids\": [5], \"extra\": \"x\"}\r\n\r\n   \n" +
 				`{"hash_ids": [5, 6], "output_length": 0, "input_length": 513, "timestamp": 1250}`,
 			[]Request{
-				{InputTokens: 512, OutputTokens: 3, HashIDs: []int64{5}, BlockTokens: 512},
-				{Arrival: 250 * time.Millisecond, InputTokens: 513, HashIDs: []int64{5, 6}, BlockTokens: 512},
+				{Stamp: time.Second, InputTokens: 512, OutputTokens: 3, HashIDs: []int64{5}, BlockTokens: 512},
+				{Arrival: 250 * time.Millisecond, Stamp: 1250 * time.Millisecond, InputTokens: 513, HashIDs: []int64{5, 6}, BlockTokens: 512},
 			},
 		},
 		{
@@ -62,9 +62,9 @@ func TestMooncakeLines(t *testing.T) {
 				`{"timestamp": 11.5, "input_length": 1, "output_length": 1, "hash_ids": [ -1 ]}` + "\n" +
 				`{"timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [9223372036854775807]}` + "\n",
 			[]Request{
-				{InputTokens: 0, OutputTokens: 1},
-				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{-1}, BlockTokens: 512},
-				{Arrival: 1500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{9223372036854775807}, BlockTokens: 512},
+				{Stamp: 10 * time.Millisecond, InputTokens: 0, OutputTokens: 1},
+				{Arrival: 1500 * time.Microsecond, Stamp: 11500 * time.Microsecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{-1}, BlockTokens: 512},
+				{Arrival: 1500 * time.Microsecond, Stamp: 5 * time.Millisecond, InputTokens: 1, OutputTokens: 1, HashIDs: []int64{9223372036854775807}, BlockTokens: 512},
 			},
 		},
 		{"empty input", "", nil},

@@ -21,6 +21,14 @@ type Request struct {
 	// 0. It never decreases from one request to the next (see the package
 	// doc); ShareGPT requests all arrive at 0.
 	Arrival time.Duration
+	// Stamp is the record's own timestamp: BurstGPT's Timestamp and a
+	// Mooncake-style trace's, as durations from their zero (which the
+	// files of one trace share), and an Azure trace's, from the file's
+	// first record. Unlike Arrival it decreases where the trace's
+	// timestamps do, so that a replay that sleeps (t - previous t) between
+	// records, as the reference's BurstGPT replay does over all the files
+	// of a pass, can be reproduced. 0 for ShareGPT.
+	Stamp time.Duration
 	// InputTokens is the prompt, or context, length in tokens (>= 0).
 	InputTokens int
 	// OutputTokens is the number of generated tokens (>= 0).
