@@ -36,7 +36,8 @@
 // server unreachable or silent on every attempt, every later request
 // fails at once. The context given to New is the run's: once it is done
 // (SIGINT, SIGTERM), the requests in flight end and later ones fail at
-// once, and Close removes what it can within Config.CleanupGrace. The
+// once, and Close removes what it can while the server answers (see
+// Config.CleanupGrace). The
 // errors of New's check name the flag or variable to change; IsInput
 // tells those the user's input caused.
 package s3
@@ -77,11 +78,14 @@ const (
 	// body: a server that stops answering fails the request's attempt
 	// after it, not never.
 	DefaultTimeout = 30 * time.Second
-	// DefaultCleanupGrace is how long Close's clean-up may go on once
-	// the run's context is done: an interrupted run removes its objects
-	// from a server that answers, and exits in seconds from one that
-	// does not.
-	DefaultCleanupGrace = 5 * time.Second
+	// DefaultCleanupGrace is how long Close's clean-up, once the run's
+	// context is done, may go without a request ending: an interrupted
+	// run removes its objects from a server that answers, and exits in
+	// seconds from one that does not.
+	DefaultCleanupGrace = 2 * time.Second
+	// CleanupGraces bounds an interrupted run's clean-up to this many
+	// CleanupGraces in all, however the server answers.
+	CleanupGraces = 15
 )
 
 // Config says where a run's objects live and how they move.
@@ -119,7 +123,9 @@ type Config struct {
 	// waits for its check; 0 is DefaultTimeout.
 	Timeout time.Duration
 	// CleanupGrace bounds Close's clean-up once the context given to New
-	// is done (an interrupted run), from that moment; 0 is
+	// is done (an interrupted run): it stops once CleanupGrace passes
+	// without a request of it ending (a server that stopped answering),
+	// or CleanupGraces of them after the run's end; 0 is
 	// DefaultCleanupGrace. A clean-up cut short says what is left.
 	CleanupGrace time.Duration
 	// Keep leaves the run's objects in the bucket at Close (its
@@ -205,8 +211,8 @@ var _ backend.Backend = (*Backend)(nil)
 // request that the bucket exists, that the credentials are accepted and
 // that the run's prefix is empty. ctx is the run's: it bounds the check,
 // and every request of the Objects; once it is done they fail at once
-// (the requests in flight are abandoned), and Close's clean-up has
-// Config.CleanupGrace more.
+// (the requests in flight are abandoned), and Close's clean-up goes on
+// while the server answers (Config.CleanupGrace).
 func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -356,8 +362,9 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 // Objects then fail with ErrClosed. It deletes what the backend knows it
 // wrote, then lists the run's prefix for anything left (a request that
 // failed on the client after the server took it), so that the prefix is
-// empty afterwards. Once the run's context is done it stops within
-// Config.CleanupGrace. An error says what is left and where.
+// empty afterwards. Once the run's context is done it stops when the
+// server answers nothing for Config.CleanupGrace. An error says what is
+// left and where.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	if b.objs == nil {
@@ -426,17 +433,25 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// errCleanupCut ends a clean-up that went on CleanupGrace past the run's
-// end.
-type errCleanupCut struct{ grace time.Duration }
+// errCleanupCut ends a clean-up after the run was interrupted: no request
+// ended for grace, or it went on for the most graces.
+type errCleanupCut struct {
+	grace time.Duration
+	idle  bool
+}
 
 func (e errCleanupCut) Error() string {
-	return fmt.Sprintf("the clean-up stopped %s after the run was interrupted", e.grace)
+	if e.idle {
+		return fmt.Sprintf("the run was interrupted, and the clean-up stopped when the server answered nothing for %s", e.grace)
+	}
+	return fmt.Sprintf("the run was interrupted, and the clean-up stopped %s after", e.grace*CleanupGraces)
 }
 
 // cleanupContext is the context of Close's requests: not ended by the
 // run's context, so that an interrupted run still removes what it made,
-// but CleanupGrace after it is done. stop releases it.
+// but once the run's context is done (and Close started), ended by a
+// CleanupGrace in which no request ended, or CleanupGraces after. stop
+// releases it.
 func (b *Backend) cleanupContext() (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(b.ctx))
 	done := make(chan struct{})
@@ -446,12 +461,22 @@ func (b *Backend) cleanupContext() (ctx context.Context, stop func()) {
 		case <-done:
 			return
 		}
-		t := time.NewTimer(b.cfg.CleanupGrace)
+		grace := b.cfg.CleanupGrace
+		t := time.NewTicker(grace)
 		defer t.Stop()
-		select {
-		case <-t.C:
-			cancel(errCleanupCut{b.cfg.CleanupGrace})
-		case <-done:
+		last := b.c.stats.ended()
+		for n := 1; ; n++ {
+			select {
+			case <-t.C:
+			case <-done:
+				return
+			}
+			now := b.c.stats.ended()
+			if now == last || n >= CleanupGraces {
+				cancel(errCleanupCut{grace: grace, idle: now == last})
+				return
+			}
+			last = now
 		}
 	}()
 	return ctx, func() {

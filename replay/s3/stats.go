@@ -63,6 +63,15 @@ func (t *ttfb) record(d time.Duration) {
 	h.Record(d)
 }
 
+// ended is how many calls ended, of every operation.
+func (s *stats) ended() int64 {
+	var n int64
+	for i := range numOps {
+		n += s.requests[i].Load()
+	}
+	return n
+}
+
 func (s *stats) done(o op, err error) {
 	s.requests[o].Add(1)
 	if err != nil {
