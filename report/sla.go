@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/kvbench/kvbench/results"
@@ -39,6 +40,9 @@ type slaRow struct {
 	P95MS     float64
 	TargetMS  float64
 	WithinPct float64
+	// Share is the share of requests within target, 0 to 1 (WithinPct
+	// is 100 times it).
+	Share float64
 	// Measured is false when the run could not measure the SLA (Why says
 	// why) or simulated it; Met is the verdict of a measured one.
 	Measured bool
@@ -60,8 +64,13 @@ func (s slaRow) verdict() string {
 	return "NOT met"
 }
 
-// within is the share within target for people: "97.5%".
-func (s slaRow) within() string { return strconv.FormatFloat(s.WithinPct, 'f', 1, 64) + "%" }
+// within is the share within target for people: "97.5%", rounded down
+// to a tenth as storage_health's criteria show it (results' sharePct), so
+// that a share below the target never reads as the target (94.97 % of
+// requests, NOT met, is "94.9%", not "95.0%").
+func (s slaRow) within() string {
+	return strconv.FormatFloat(math.Floor(1000*s.Share)/10, 'f', 1, 64) + "%"
+}
 
 // slaRows returns the SLA of each QoS class of each trial of r, in group
 // and trial order: every run and system, whatever the metrics selected.
@@ -79,7 +88,7 @@ func slaRows(r *Report) []slaRow {
 			}
 			for _, q := range t.Requests.ByQoS {
 				out = append(out, slaRow{Group: g.Label, Trial: id, QoS: q.QoS, Requests: q.Count,
-					P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS, WithinPct: 100 * q.Compliance,
+					P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS, WithinPct: 100 * q.Compliance, Share: q.Compliance,
 					Measured: why == "", Met: q.Met, Why: why})
 			}
 		}
