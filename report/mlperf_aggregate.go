@@ -247,7 +247,31 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 	for _, rk := range p.Ranks {
 		w = append(w, rankWarnings(name, rk)...)
 	}
+	w = append(w, rankCountWarning(name, p.Ranks)...)
 	return append(w, docWarnings(name, p)...)
+}
+
+// rankCountWarning warns of an Option whose trials ran different numbers
+// of ranks, as their kvreplay documents say (kvreplay --ranks): the rule
+// sums each trial's ranks, so its means mix runs of different sizes (the
+// smaller trials' ranks are in missing_files as well, a partial failure).
+func rankCountWarning(name string, ranks []MLPerfRank) []string {
+	declared := map[int]int{} // trial -> its documents' ranks
+	for _, rk := range ranks {
+		if rk.result != nil && rk.result.Ranks > 0 {
+			declared[rk.Trial] = max(declared[rk.Trial], rk.result.Ranks)
+		}
+	}
+	trials := slices.Sorted(maps.Keys(declared))
+	if len(trials) < 2 || !slices.ContainsFunc(trials, func(t int) bool { return declared[t] != declared[trials[0]] }) {
+		return nil
+	}
+	var each []string
+	for _, t := range trials {
+		each = append(each, fmt.Sprintf("trial %d of %d", t, declared[t]))
+	}
+	return []string{fmt.Sprintf("%s: its trials ran different numbers of ranks, as their documents say (kvreplay --ranks): %s: "+
+		"the rule sums each trial's ranks, and its means mix runs of different sizes", name, strings.Join(each, ", "))}
 }
 
 // optionScale sets p's size scale, the one of its kvreplay documents,

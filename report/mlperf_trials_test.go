@@ -205,3 +205,23 @@ func TestMLPerfRankDocWarnings(t *testing.T) {
 		t.Errorf("error %v, want ErrScales and %q", err, want)
 	}
 }
+
+// TestMLPerfRankCounts: trials whose documents are of runs of different
+// numbers of ranks (2, then 3) are warned of, beside the smaller trial's
+// rank counted missing.
+func TestMLPerfRankCounts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	layTrials(t, dir, map[int]int{0: 2, 1: 3}, func(tr, _ int, d *schema.Result) { d.Ranks = tr + 2 })
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "option 1: its trials ran different numbers of ranks, as their documents say (kvreplay --ranks): trial 0 of 2, trial 1 of 3"
+	if w := strings.Join(s.KVBench.Warnings, "\n"); !strings.Contains(w, want) || !s.PartialFailure {
+		t.Errorf("partial_failure %v, warnings:\n%s\nwant %q", s.PartialFailure, w, want)
+	}
+}
