@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -90,5 +92,48 @@ func TestLatencyKeysFollowSamples(t *testing.T) {
 				t.Errorf("storage_health %s, want %s (%v)", got, tt.status, c.StorageHealth.Reasons)
 			}
 		})
+	}
+}
+
+// TestPrefixCacheStatsBlock: summary.prefix_cache_stats is the reference's
+// counters with prefix caching on, and {} with it off, as the reference
+// writes it (kvtrace wrote null, which a script reading the reference's
+// document with .get() fails on).
+func TestPrefixCacheStatsBlock(t *testing.T) {
+	for _, disabled := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.NumUsers, cfg.Duration, cfg.GenerationMode, cfg.Seed = 4, 10*time.Second, "none", 42
+		cfg.DisablePrefixCaching = disabled
+		res, err := Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Summary struct {
+				Prefix json.RawMessage `json:"prefix_cache_stats"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var block map[string]float64
+		if err := json.Unmarshal(doc.Summary.Prefix, &block); err != nil || block == nil {
+			t.Fatalf("disabled %v: prefix_cache_stats %s: want an object (%v)", disabled, doc.Summary.Prefix, err)
+		}
+		keys := slices.Sorted(maps.Keys(block))
+		want := []string{"bytes_saved", "common_phrase_reuse", "prefix_hits", "prefix_misses", "system_prompt_reuse"}
+		if disabled {
+			want = []string{}
+		}
+		if !slices.Equal(keys, want) {
+			t.Errorf("disabled %v: prefix_cache_stats keys %v, want %v", disabled, keys, want)
+		}
+		if !disabled && block["prefix_hits"]+block["prefix_misses"] == 0 {
+			t.Errorf("prefix_cache_stats %s: no request counted", doc.Summary.Prefix)
+		}
 	}
 }

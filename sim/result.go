@@ -195,13 +195,25 @@ type SLA struct {
 	Met         bool    `json:"met"`
 }
 
-// PrefixStats is the reference's prefix_cache_stats block.
+// PrefixStats is the reference's prefix_cache_stats block. Disabled marks
+// a run without prefix caching (--disable-prefix-caching), whose block is
+// {}, as the reference writes it.
 type PrefixStats struct {
 	PrefixHits        int64 `json:"prefix_hits"`
 	PrefixMisses      int64 `json:"prefix_misses"`
 	SystemPromptReuse int64 `json:"system_prompt_reuse"`
 	CommonPhraseReuse int64 `json:"common_phrase_reuse"`
 	BytesSaved        int64 `json:"bytes_saved"`
+	Disabled          bool  `json:"-"`
+}
+
+// MarshalJSON writes p, or {} when prefix caching was disabled.
+func (p PrefixStats) MarshalJSON() ([]byte, error) {
+	if p.Disabled {
+		return []byte("{}"), nil
+	}
+	type plain PrefixStats
+	return json.Marshal(plain(p))
 }
 
 // MultiTurnStats is the reference's multi_turn_stats block.
@@ -337,6 +349,7 @@ func (e *engine) result() *Result {
 
 	e.cacheStats(&s.CacheStats, elapsed)
 	s.QoSMetrics = e.qosMetrics(&byQoS)
+	s.PrefixCacheStats = &PrefixStats{Disabled: true}
 	if !cfg.DisablePrefixCaching {
 		s.PrefixCacheStats = &PrefixStats{PrefixHits: st.prefixHits, PrefixMisses: st.prefixMisses,
 			SystemPromptReuse: st.systemPrompt, BytesSaved: st.bytesSaved}
