@@ -203,14 +203,17 @@ func mayBeResult(raw []byte) bool {
 	if _, ok, _ := decodeRunSummary(raw); ok {
 		return false
 	}
-	var keys map[string]json.RawMessage
+	// The members decode finds, as it finds them (in any case: a map's
+	// exact names would pass over a result that decodes).
+	var keys struct {
+		Format            json.RawMessage `json:"format"`
+		Summary           json.RawMessage `json:"summary"`
+		RequestsCompleted json.RawMessage `json:"requests_completed"`
+	}
 	if json.Unmarshal(raw, &keys) != nil {
 		return true
 	}
-	_, format := keys["format"]
-	_, summary := keys["summary"]
-	_, completed := keys["requests_completed"]
-	return format || summary && completed
+	return keys.Format != nil || keys.Summary != nil && keys.RequestsCompleted != nil
 }
 
 // twoResults is the error for a rank directory with several files that

@@ -225,3 +225,24 @@ func TestMLPerfRankCounts(t *testing.T) {
 		t.Errorf("partial_failure %v, warnings:\n%s\nwant %q", s.PartialFailure, w, want)
 	}
 }
+
+// TestMayBeResult: a rank directory's JSON file is its result when
+// decode would read it as one, its member names in any case.
+func TestMayBeResult(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		want bool
+	}{
+		{`{"format":"kvbench-result"}`, true},
+		{`{"FORMAT":"kvbench-result"}`, true},
+		{`{"Summary":{},"requests_completed":3}`, true},
+		{`{"summary":{}}`, false},
+		{`{"notes":"harness metadata"}`, false},
+		{`{"format":"kvbench-result"`, true}, // cut short
+		{`{"schema_version":"1.0","options":{}}`, false},
+	} {
+		if got := mayBeResult([]byte(tt.doc)); got != tt.want {
+			t.Errorf("mayBeResult(%s) = %v, want %v", tt.doc, got, tt.want)
+		}
+	}
+}
