@@ -369,6 +369,14 @@ func (c *cache) ensureSpace(t schema.Tier, required int64, depth int) (bool, err
 		c.reserve(t, required)
 		return true, nil
 	}
+	if !last && ts.limit <= 0 {
+		// A tier of no capacity (--gpu-mem-gb 0, --cpu-mem-gb 0) is
+		// disabled: it takes nothing. kv-cache.py's rule would still put
+		// an object of 0 bytes there (0 > 0.95 x 0 is false, 0 + 0 fits
+		// 0), so that a BurstGPT failed request (0 tokens) wrote Tier-0
+		// rows into a trace without a GPU tier, which kvreplay refuses.
+		return false, nil
+	}
 	if depth > c.ev.MaxRecursionDepth {
 		return false, nil
 	}

@@ -107,6 +107,13 @@ func TestEvictionScenarios(t *testing.T) {
 			s.write(t, "small", 6) // CPU holds 6 (< 20 % of 100)
 			s.write(t, "x", 75)    // 81 > 80 and 75 > 40: skip CPU without evicting
 		}, 0, 100, inf, false},
+		{"zero_bytes_skip_disabled_tiers", func(t *testing.T, s *scenario) {
+			s.write(t, "empty", 0) // GPU and CPU disabled (0 bytes): NVMe, not Tier-0
+			s.read(t, "empty")
+		}, 0, 0, inf, false},
+		{"zero_bytes_fastest_enabled_tier", func(t *testing.T, s *scenario) {
+			s.write(t, "empty", 0) // GPU disabled: CPU
+		}, 0, 100, inf, false},
 		{"near_empty_allowance", func(t *testing.T, s *scenario) {
 			s.write(t, "a", 4)  // usage 4 < 5 % of 100 after this? 0 < 5: allowed
 			s.write(t, "b", 90) // 94 > 80, usage 4 < 5: allowed over the target

@@ -548,3 +548,27 @@ func TestBurstGPTPacing(t *testing.T) {
 		})
 	}
 }
+
+// TestBurstGPTFailedRequestsNoGPU: BurstGPT's failed requests (0 tokens:
+// row 21 of the sample) make 0-byte objects, which a disabled tier
+// (--gpu-mem-gb 0) does not take: the trace has no Tier-0 row, as
+// --gpu-mem-gb 0 promises, and kvreplay runs it without a GPU. They went
+// to Tier-0, kv-cache.py's rule taking a 0-byte object anywhere.
+func TestBurstGPTFailedRequestsNoGPU(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.UseBurstTrace, cfg.BurstTracePath = true, filepath.Join("reqtrace", "testdata", "burstgpt_1_head30.csv")
+	cfg.ReplayCycles, cfg.Duration, cfg.GenerationMode, cfg.GPUMemGB, cfg.CPUMemGB = 1, time.Hour, "none", 0, 4
+	c, _ := collect(t, &cfg)
+	empty := 0
+	for _, r := range c.rows {
+		if r.Tier == schema.TierGPU {
+			t.Errorf("%s %s %s of %d bytes on Tier-0 with --gpu-mem-gb 0", r.Op, r.Key, r.Phase, r.Size)
+		}
+		if r.Size == 0 {
+			empty++
+		}
+	}
+	if empty == 0 {
+		t.Fatal("no 0-byte object in the sample's trace: the test proves nothing")
+	}
+}
