@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -12,7 +13,9 @@ import (
 // qosValues adds r's per-QoS SLA metrics to v: each class's storage
 // latency p95, the share of its requests within its target (percent) and
 // whether its SLA was met (1 or 0). A run that did not measure the SLA
-// (--speed max of an open loop, the reference's trace mode) has none.
+// (--speed max of an open loop, the reference's trace mode) has none; an
+// incomplete run has no verdict (sla_met), as it has no
+// storage_health_pass: its requests are those before it stopped.
 func qosValues(r *schema.Result, v map[string]float64) {
 	if r.Summary.NotMeasured[results.NotMeasuredSLA] != "" {
 		return
@@ -23,6 +26,9 @@ func qosValues(r *schema.Result, v map[string]float64) {
 		}
 		v[qosMetric(q.QoS, "p95")] = q.Latency.P95US / 1000
 		v[qosMetric(q.QoS, "within_target")] = 100 * q.Compliance
+		if !r.Complete {
+			continue
+		}
 		v[qosMetric(q.QoS, "sla_met")] = 0
 		if q.Met {
 			v[qosMetric(q.QoS, "sla_met")] = 1
@@ -44,18 +50,23 @@ type slaRow struct {
 	// is 100 times it).
 	Share float64
 	// Measured is false when the run could not measure the SLA (Why says
-	// why) or simulated it; Met is the verdict of a measured one.
-	Measured bool
-	Met      bool
-	Why      string
+	// why), simulated it, or stopped early (Incomplete); Met is the
+	// verdict of a measured one.
+	Measured   bool
+	Met        bool
+	Incomplete bool
+	Why        string
 }
 
 // verdict is the row's SLA verdict for people: "met", "NOT met", "not
-// measured", "simulated".
+// measured", "simulated", "incomplete" (a run stopped early, whose
+// storage_health is INCOMPLETE: no verdict).
 func (s slaRow) verdict() string {
 	switch {
 	case s.Why == simulatedNote:
 		return "simulated"
+	case s.Incomplete:
+		return "incomplete"
 	case !s.Measured:
 		return "not measured"
 	case s.Met:
@@ -83,13 +94,19 @@ func slaRows(r *Report) []slaRow {
 			}
 			id := g.TrialID(i)
 			why := t.Summary.NotMeasured[results.NotMeasuredSLA]
-			if g.Simulated {
+			incomplete := false
+			switch {
+			case g.Simulated:
 				why = simulatedNote
+			case why == "" && !t.Complete:
+				incomplete = true
+				why = "an incomplete run (" + cmp.Or(t.IncompleteReason, "stopped early") + "): its requests are those " +
+					"before it stopped, and it is judged no more than its storage_health is"
 			}
 			for _, q := range t.Requests.ByQoS {
 				out = append(out, slaRow{Group: g.Label, Trial: id, QoS: q.QoS, Requests: q.Count,
 					P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS, WithinPct: 100 * q.Compliance, Share: q.Compliance,
-					Measured: why == "", Met: q.Met, Why: why})
+					Measured: why == "", Met: q.Met, Incomplete: incomplete, Why: why})
 			}
 		}
 	}
@@ -112,6 +129,9 @@ func slaTable(r *Report) *table {
 			num(s.P95MS), num(s.TargetMS), s.within(), s.verdict()})
 		if !s.Measured && s.Why != simulatedNote {
 			note := fmt.Sprintf("%s trial %d: SLA not measured: %s", s.Group, s.Trial, s.Why)
+			if s.Incomplete {
+				note = fmt.Sprintf("%s trial %d: SLA not judged: %s", s.Group, s.Trial, s.Why)
+			}
 			if len(notes) == 0 || notes[len(notes)-1] != note {
 				notes = append(notes, note)
 			}

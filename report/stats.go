@@ -120,7 +120,7 @@ func catalogue() []metricDef {
 				float64(target.Milliseconds())},
 			metricDef{Metric{qosMetric(c, "within_target"), "%", "higher"}, c + " requests within the class's p95 target; the SLA is met at the target share",
 				100 * results.ComplianceTarget},
-			metricDef{Metric{qosMetric(c, "sla_met"), "met", "higher"}, c + " SLA: 1 met, 0 not met", 0})
+			metricDef{Metric{qosMetric(c, "sla_met"), "met", "higher"}, c + " SLA: 1 met, 0 not met (absent for an incomplete run, as storage_health_pass)", 0})
 	}
 	def(MetricLagP99, "ms", "lower", "lag of rows behind their scheduled time, p99")
 	def(MetricElapsed, "s", "lower", "the run's elapsed (wall) time")
