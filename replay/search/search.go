@@ -33,7 +33,8 @@ type (
 // Summarize reads a probe of a search of kind off its result, and judges
 // it by the kind's criteria. Its offered load is Tier-2's reads and writes
 // over the elapsed time (the result's *_offered_bytes_per_s) when Tier-2
-// moved bytes, else every tier's.
+// moved bytes, else every tier's. A users probe that replayed users of a
+// QoS class and judged none of its requests fails (unjudged).
 func Summarize(kind string, res *schema.Result) Probe {
 	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
@@ -63,7 +64,37 @@ func Summarize(kind string, res *schema.Result) Probe {
 	}
 	p.NotMeasured = notMeasured(res)
 	p.Pass, p.Reason = judge(kind, res, p.NotMeasured)
+	if p.Pass && kind == KindUsers {
+		if why := unjudged(res, p.UsersByQoS); why != "" {
+			p.Pass, p.Reason = false, why
+		}
+	}
 	return p
+}
+
+// unjudged says which QoS classes with an SLA a users probe replayed
+// users of but judged no request of (none completed in the window: their
+// first requests came after it, or it cut them), "" when there are none:
+// a probe passes when every class it replays met its SLA, and such a
+// class's SLA was not measured.
+func unjudged(res *schema.Result, users map[string]int) string {
+	judged := map[string]bool{}
+	for _, q := range res.Requests.ByQoS {
+		if q.Count > 0 {
+			judged[q.QoS] = true
+		}
+	}
+	var why []string
+	for q := range schema.QoS(schema.NumQoS) {
+		class := q.String()
+		if n := users[class]; n > 0 && results.QoSTarget(q) > 0 && !judged[class] {
+			why = append(why, fmt.Sprintf("%s: %s replayed, no request of the class completed in the window, so its SLA was not measured", class, usersN(n)))
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + " (a longer --duration measures it)"
 }
 
 // notMeasured says why a probe's result is not a measurement: its run
@@ -201,7 +232,9 @@ func stop(d *Document, what string, err error) error {
 // how far it got. A probe that fails to run or is not a measurement
 // stops the search at once: the document, returned with the error
 // (ErrNotMeasured for the latter), holds the answer of the probes before
-// it as a lower bound.
+// it as a lower bound. The answer passed every probe of it, and every
+// failing probe is at answer+Resolution or above; counts whose probes
+// disagreed are named in the reason (noise at the boundary).
 func Users(opt UsersOptions, probe Prober) (*Document, error) {
 	u := &usersSearch{opt: opt, probe: probe, max: max(opt.MaxProbes, 3), passes: map[int]int{}, trials: map[int]int{},
 		d: &Document{Kind: KindUsers, TotalUsers: opt.Total, UserSelection: UserSelection}, hi: opt.Total + 1}
@@ -281,8 +314,19 @@ func (u *usersSearch) bracket() bool {
 // probes the answer again, Repeats times in all, stepping down below an
 // answer that fails a repeat.
 func (u *usersSearch) narrow() {
-	for len(u.d.Probes) < u.max {
-		if gap := u.hi - u.lo; gap > 1 && float64(gap) > 0.05*float64(u.lo) {
+	for {
+		gap := u.hi - u.lo
+		narrow := gap <= 1 || float64(gap) <= 0.05*float64(u.lo)
+		if narrow && (u.lo == 0 || u.trials[u.lo] >= max(1, u.opt.Repeats)) {
+			// Done whether or not the probes ran out with the probe that
+			// narrowed it.
+			u.d.Done = true
+			return
+		}
+		if len(u.d.Probes) >= u.max {
+			return
+		}
+		if !narrow {
 			mid := (u.lo + u.hi) / 2
 			pass, ok := u.try(mid)
 			if !ok {
@@ -294,10 +338,6 @@ func (u *usersSearch) narrow() {
 				u.hi = mid
 			}
 			continue
-		}
-		if u.lo == 0 || u.trials[u.lo] >= max(1, u.opt.Repeats) {
-			u.d.Done = true
-			return
 		}
 		pass, ok := u.try(u.lo)
 		if !ok {
@@ -331,8 +371,12 @@ func (u *usersSearch) answer() {
 		d.Reason = fmt.Sprintf("at least %s: %d passed before the search stopped", usersN(lo), lo)
 	case lo == u.opt.Total:
 		d.Reason = fmt.Sprintf("all %d users passed: the system serves at least the trace's users (make a trace with more)", lo)
-	case lo == 0:
+	case lo == 0 && hi == 1:
 		d.Reason = "no number of users passed: even 1 user misses its latency target or storage_health"
+	case lo == 0:
+		// 1 user was not probed: what failed is hi, the smallest count
+		// with a failing probe (every failing probe is at hi or above).
+		d.Reason = fmt.Sprintf("no number of users passed every probe of it: %s failed, fewer were not probed", usersN(hi))
 	default:
 		d.Reason = fmt.Sprintf("%s passed, %d failed", usersN(lo), hi)
 	}
@@ -342,6 +386,31 @@ func (u *usersSearch) answer() {
 	case !d.Done:
 		d.Reason += fmt.Sprintf(" (stopped at %d probes before the boundary was narrow and confirmed)", len(d.Probes))
 	}
+	if noisy := u.disagreed(); noisy != "" {
+		d.Reason += "; " + noisy
+	}
+}
+
+// disagreed says which counts of users passed some probes and failed
+// others, "" when none did: the answer is then no more certain than the
+// boundary's noise (a longer --duration measures more requests a probe).
+func (u *usersSearch) disagreed() string {
+	var ks []int
+	for k, n := range u.trials {
+		if p := u.passes[k]; p > 0 && p < n {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 0 {
+		return ""
+	}
+	slices.Sort(ks)
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = fmt.Sprintf("%s passed %d of %d probes", usersN(k), u.passes[k], u.trials[k])
+	}
+	return "noisy: the probes of one count disagreed (" + strings.Join(parts, ", ") + "), so the boundary moves from run to run " +
+		"(a longer --duration measures more requests a probe)"
 }
 
 // usersN is "1 user" or "n users".
