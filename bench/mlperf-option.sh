@@ -23,7 +23,9 @@
 # Usage: bench/mlperf-option.sh --cache-dir DIR --results-dir DIR [options]
 #   --option 1|2|3|all     the Option(s) to run (default all, in order)
 #   --ranks N              clients (MPI ranks); default 1
-#   --launcher CMD         start the ranks with CMD, e.g. "mpirun -np 2" or
+#   --launcher CMD         start the ranks with CMD, e.g. "mpirun -np 2 --mca
+#                          odls_base_sigkill_timeout 10" (time for interrupted
+#                          ranks to write their results and remove their files) or
 #                          "srun -n 2" (its rank count must be --ranks); each
 #                          rank finds its number in OMPI_COMM_WORLD_RANK,
 #                          PMIX_RANK, PMI_RANK or SLURM_PROCID. Without it the

@@ -263,6 +263,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		o.warnings = append(o.warnings, w)
 		fmt.Fprintf(stderr, "kvreplay: warning: %s\n", w)
 	}
+	if n := launch.KillGrace(o.rank, os.Getenv); n != "" && !o.quiet {
+		fmt.Fprintf(stderr, "kvreplay: %s\n", n)
+	}
 	return o, nil
 }
 

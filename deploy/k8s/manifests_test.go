@@ -308,13 +308,15 @@ func TestIndexedJob(t *testing.T) {
 }
 
 // fakeMPIRun stands in for mpirun on this machine: -np copies of the
-// program, each with Open MPI's rank variables, as mpirun starts them.
+// program, each with Open MPI's rank variables and the --mca parameters
+// (OMPI_MCA_name), as mpirun starts them.
 const fakeMPIRun = `#!/bin/sh
 np=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -np|-n) np=$2; shift 2 ;;
     --allow-run-as-root|--oversubscribe) shift ;;
+    --mca) export "OMPI_MCA_$2=$3"; shift 3 ;;
     -*) echo "mpirun (test stand-in): unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
