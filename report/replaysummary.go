@@ -51,19 +51,19 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	if r.Requests.Count > 0 {
 		l := r.Requests.Latency
 		fmt.Fprintf(w, "requests %d: storage latency p50 %.3f ms, p95 %.3f ms, p99 %.3f ms\n", r.Requests.Count, l.P50US/1000, l.P95US/1000, l.P99US/1000)
+		// Each class's verdict and share as every kvreport format gives
+		// them (slaRow).
 		for _, q := range r.Requests.ByQoS {
-			met := "met"
-			switch {
-			case r.Summary.NotMeasured[results.NotMeasuredSLA] != "":
-				met = "not measured"
-			case !q.Met:
-				met = "NOT met"
-			}
-			fmt.Fprintf(w, "  %-11s %6d requests, p95 %.3f ms vs %.0f ms target: %.1f%% within, SLA %s\n",
-				q.QoS, q.Count, q.Latency.P95US/1000, q.TargetP95MS, 100*q.Compliance, met)
+			s := newSLARow(r, q, false)
+			fmt.Fprintf(w, "  %-11s %6d requests, p95 %.3f ms vs %.0f ms target: %s within, SLA %s\n",
+				q.QoS, q.Count, s.P95MS, s.TargetMS, s.within(), s.verdict())
 		}
-		if why := r.Summary.NotMeasured[results.NotMeasuredSLA]; why != "" && len(r.Requests.ByQoS) > 0 {
-			fmt.Fprintf(w, "  SLA not measured: %s\n", why)
+		if len(r.Requests.ByQoS) > 0 {
+			if s := newSLARow(r, r.Requests.ByQoS[0], false); s.Incomplete {
+				fmt.Fprintf(w, "  SLA not judged: %s\n", s.Why)
+			} else if !s.Measured {
+				fmt.Fprintf(w, "  SLA not measured: %s\n", s.Why)
+			}
 		}
 	}
 	if n := r.Replay.RequestsCut; n > 0 {

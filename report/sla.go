@@ -93,24 +93,32 @@ func slaRows(r *Report) []slaRow {
 				continue
 			}
 			id := g.TrialID(i)
-			why := t.Summary.NotMeasured[results.NotMeasuredSLA]
-			incomplete := false
-			switch {
-			case g.Simulated:
-				why = simulatedNote
-			case why == "" && !t.Complete:
-				incomplete = true
-				why = "an incomplete run (" + cmp.Or(t.IncompleteReason, "stopped early") + "): its requests are those " +
-					"before it stopped, and it is judged no more than its storage_health is"
-			}
 			for _, q := range t.Requests.ByQoS {
-				out = append(out, slaRow{Group: g.Label, Trial: id, QoS: q.QoS, Requests: q.Count,
-					P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS, WithinPct: 100 * q.Compliance, Share: q.Compliance,
-					Measured: why == "", Met: q.Met, Incomplete: incomplete, Why: why})
+				s := newSLARow(t, q, g.Simulated)
+				s.Group, s.Trial = g.Label, id
+				out = append(out, s)
 			}
 		}
 	}
 	return out
+}
+
+// newSLARow is the SLA of QoS class q of run r (simulated when it is
+// kvtrace's): measured, not measured (the run says why), or not judged
+// (an incomplete run).
+func newSLARow(r *schema.Result, q schema.QoSStats, simulated bool) slaRow {
+	why := r.Summary.NotMeasured[results.NotMeasuredSLA]
+	incomplete := false
+	switch {
+	case simulated:
+		why = simulatedNote
+	case why == "" && !r.Complete:
+		incomplete = true
+		why = "an incomplete run (" + cmp.Or(r.IncompleteReason, "stopped early") + "): its requests are those " +
+			"before it stopped, and it is judged no more than its storage_health is"
+	}
+	return slaRow{QoS: q.QoS, Requests: q.Count, P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS,
+		WithinPct: 100 * q.Compliance, Share: q.Compliance, Measured: why == "", Met: q.Met, Incomplete: incomplete, Why: why}
 }
 
 // slaTable is the SLA view of the tabular formats; nil when no run has a

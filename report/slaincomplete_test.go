@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/schema"
 )
 
 // TestSLAIncompleteRun: the SLA of a run stopped early is not judged, as
@@ -50,5 +52,28 @@ func TestSLAIncompleteRun(t *testing.T) {
 		if f == "csv" && strings.Contains(out, "sla_met,met,,higher,1,") {
 			t.Errorf("csv: an sla_met of an incomplete run:\n%s", out)
 		}
+	}
+}
+
+// TestReplaySummarySLA: kvreplay's terminal summary gives each class the
+// verdict and share kvreport gives it: an incomplete run's SLA is not
+// judged (it said "SLA met"), and a share is rounded down to a tenth.
+func TestReplaySummarySLA(t *testing.T) {
+	d := loadOne(t, "testdata/closed_t1.json", "sysA")
+	var b bytes.Buffer
+	WriteReplaySummary(&b, d.Result)
+	whole := b.String()
+	for _, s := range slaRows(&Report{Groups: []*Group{{Label: "x", Trials: []*schema.Result{d.Result}}}}) {
+		want := s.within() + " within, SLA " + s.verdict()
+		if !strings.Contains(whole, want) {
+			t.Errorf("%s: no %q in\n%s", s.QoS, want, whole)
+		}
+	}
+	d.Result.Complete, d.Result.IncompleteReason = false, "interrupt signal received"
+	b.Reset()
+	WriteReplaySummary(&b, d.Result)
+	if out := b.String(); strings.Contains(out, "SLA met") || strings.Contains(out, "SLA NOT met") ||
+		!strings.Contains(out, "SLA incomplete") || !strings.Contains(out, "SLA not judged: an incomplete run (interrupt signal received)") {
+		t.Errorf("an incomplete run's summary:\n%s", out)
 	}
 }
