@@ -488,9 +488,17 @@ func referenceFigures(rk *MLPerfRank, doc map[string]any) {
 // kvreplayFigures sets rk from a kvreplay result: its summary's figures
 // of mlpstorage's names (decimal GB/s), zeros for a rank that kept its
 // working set in memory, and the device p95s recomputed from its Tier-2
-// cells when it predates them. kvreplay documents have no
+// cells when it predates them. A merged document of several ranks is
+// refused. kvreplay documents have no
 // avg_throughput_tokens_per_sec (0, as a missing key).
 func kvreplayFigures(rk *MLPerfRank, r *schema.Result) error {
+	if len(r.MergedRanks) > 1 {
+		// Its figures are its ranks' together, over their common window:
+		// counted as one rank, the rule would take them for one client's
+		// and count the others missing.
+		return fmt.Errorf("%w: a merged document of %s (kvreport merge): the rule sums each rank's own figures: "+
+			"aggregate the ranks' own documents", ErrIncompatible, rankList(r.MergedRanks))
+	}
 	s := r.Summary
 	rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks
 	rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = s.TierStorageReadBandwidthGBps, s.TierStorageWriteBandwidthGBps

@@ -246,3 +246,24 @@ func TestMayBeResult(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfMergedDocument: a merged document (kvreport merge) given as a
+// rank is refused, naming its ranks: it was summed as one rank's figures,
+// its run's other ranks counted missing.
+func TestMLPerfMergedDocument(t *testing.T) {
+	r0 := mlperfDoc(t, rankSpec{option: 1, rank: 0, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+	r1 := mlperfDoc(t, rankSpec{option: 1, rank: 1, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+	m, err := MergeRanks([]*schema.Result{r0, r1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(m)
+	p := filepath.Join(t.TempDir(), "merged.json")
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadMLPerf([]string{p}, nil)
+	if want := p + ": incompatible documents: a merged document of ranks 0, 1 (kvreport merge)"; !errors.Is(err, ErrIncompatible) || !strings.Contains(fmt.Sprint(err), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
