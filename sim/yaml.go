@@ -63,7 +63,10 @@ func (e *YAMLError) Unwrap() error { return e.Err }
 //   - user_templates, qos_profiles, qos_distribution, eviction, rag,
 //     decode.batch_size, conversation.max_turns_per_conv and
 //     max_conversations, and prefix_cache.system_prompt_hit_probability
-//     override c's values field by field;
+//     override c's values field by field. (kv-cache.py reads qos_profiles
+//     too late for its own use: its queue priorities and SLA checks keep
+//     the built-in profiles, imported before --config rebinds them; the
+//     shipped config.yaml has the same values. kvtrace applies them.);
 //   - every other key of the reference's schema is type-checked and not
 //     used: generation_timing, gpu_backend, autoscaler, sharegpt,
 //     saturation_detection, validation_limits,

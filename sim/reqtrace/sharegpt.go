@@ -161,8 +161,10 @@ func (g *shareGPT) end() error {
 }
 
 // conversationID returns the element's id, or "conv_<index>" when it has
-// none or an empty one (the reference: conversation['id'] or 'conv_'+idx).
-// A numeric id is taken as written.
+// none, a null or an empty one. A numeric id is taken as written. The
+// reference takes conversation.get('id', 'conv_'+idx): a null id becomes
+// "None" and an empty one "", so that all such conversations share their
+// keys; here each has its own.
 func (g *shareGPT) conversationID(index int) (string, error) {
 	raw := g.conv.ID
 	switch {
