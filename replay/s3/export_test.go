@@ -7,3 +7,11 @@ func SetUploadsPage(n int32) func() {
 	uploadsPage = n
 	return func() { uploadsPage = old }
 }
+
+// PartsHeld is the bytes of part buffers out and the parts on their way
+// up, for the test.
+func PartsHeld(b *Backend) (int64, int) {
+	b.parts.mu.Lock()
+	defer b.parts.mu.Unlock()
+	return b.parts.held, b.parts.pending
+}

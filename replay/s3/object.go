@@ -42,12 +42,19 @@ func (e *entry) stored() bool { return e.whole.Load() }
 // partLen is part i's size.
 func (e *entry) partLen(i int) int64 { return min(e.part, e.size-int64(i)*e.part) }
 
-// abandon ends the entry's assembly: its buffers go, and the id of a
-// multipart upload it started and did not complete is returned to abort.
-func (e *entry) abandon() string {
+// abandon ends the entry's assembly: the buffers of its parts not
+// written whole go back to b (those written whole, an upload gives back),
+// and the id of a multipart upload it started and did not complete is
+// returned to abort.
+func (e *entry) abandon(b *Backend) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ended = true
+	for i, buf := range e.bufs {
+		if buf != nil && e.filled[i] < e.partLen(i) {
+			b.putPart(buf, false)
+		}
+	}
 	e.bufs = nil
 	if e.whole.Load() {
 		return ""
@@ -247,7 +254,17 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 			return 0, fmt.Errorf("s3: write %q: an earlier part failed: %w", o.key, err)
 		}
 		if e.bufs[i] == nil {
-			e.bufs[i] = o.b.getBuf(plen)
+			// The budget is waited for outside the entry's lock, which
+			// an upload's end takes.
+			e.mu.Unlock()
+			buf := o.b.getPart(plen)
+			e.mu.Lock()
+			if e.err != nil || e.ended || e.bufs[i] != nil {
+				e.mu.Unlock()
+				o.b.putPart(buf, false)
+				continue
+			}
+			e.bufs[i] = buf
 		}
 		n := copy(e.bufs[i][in:], p[done:])
 		e.filled[i] += int64(n)
@@ -259,6 +276,7 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 		e.mu.Unlock()
 		done += n
 		if full {
+			o.b.parts.sending()
 			if err := o.upload(i, buf); err != nil {
 				return 0, fmt.Errorf("s3: write %q: %w", o.key, err)
 			}
@@ -285,7 +303,7 @@ func (o *object) upload(i int, buf []byte) error {
 			e.bufs[i] = nil
 		}
 		e.mu.Unlock()
-		b.putBuf(buf)
+		b.putPart(buf, true)
 	}
 	if e.nparts == 1 {
 		err := b.c.put(ctx, o.name, buf)
@@ -400,7 +418,7 @@ func (o *object) Close() error {
 		o.e.whole.Store(true)
 		return nil
 	}
-	if id := o.e.abandon(); id != "" {
+	if id := o.e.abandon(o.b); id != "" {
 		o.b.c.abort(o.b.ctx, o.name, id)
 	}
 	return nil
@@ -427,7 +445,7 @@ func (o *object) Remove() error {
 	o.e.gone.Store(true)
 	onServer := s.onServer
 	b.mu.Unlock()
-	if id := o.e.abandon(); id != "" {
+	if id := o.e.abandon(o.b); id != "" {
 		b.c.abort(o.b.ctx, o.name, id)
 	}
 	if onServer {

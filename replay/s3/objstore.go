@@ -185,7 +185,7 @@ func (b *Backend) Delete(ctx context.Context, key string) error {
 	}
 	b.mu.Unlock()
 	if cur != nil {
-		if id := cur.abandon(); id != "" {
+		if id := cur.abandon(b); id != "" {
 			b.c.abort(ctx, b.objectKey(key), id)
 		}
 	}

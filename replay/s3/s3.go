@@ -195,6 +195,50 @@ type Backend struct {
 	objs   map[string]*slot // nil once closed
 	closed atomic.Bool
 	pools  [64]sync.Pool // *[]byte of part buffers, by size class
+	parts  partBudget
+}
+
+// partBudget bounds the memory of the parts being assembled: a writer
+// that needs a part buffer waits while the buffers out hold the budget
+// and a part written whole is on its way up (whose buffer comes back
+// when it is), so that the engine's writes run no further ahead of the
+// uploads than the budget. It never waits with no part on its way up:
+// the buffers out are then parts that wait for the engine's next blocks,
+// which a writer that waited would hold back.
+type partBudget struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	max     int64 // bytes
+	held    int64 // bytes of the buffers out
+	pending int   // parts written whole, not yet up
+}
+
+// take reserves n bytes of buffer, waiting as above (or until ctx is
+// done).
+func (p *partBudget) take(ctx context.Context, n int64) {
+	p.mu.Lock()
+	for p.held+n > p.max && p.pending > 0 && ctx.Err() == nil {
+		p.cond.Wait()
+	}
+	p.held += n
+	p.mu.Unlock()
+}
+
+// give returns n bytes taken, and the part on its way up that they held
+// (up: 1) or none (0).
+func (p *partBudget) give(n int64, up int) {
+	p.mu.Lock()
+	p.held -= n
+	p.pending -= up
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// sending marks a part written whole, on its way up.
+func (p *partBudget) sending() {
+	p.mu.Lock()
+	p.pending++
+	p.mu.Unlock()
 }
 
 // slot is what the backend knows of one key: its current object, and
@@ -244,6 +288,13 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{cfg: cfg, ctx: ctx, c: c, part: cfg.PartSize, objs: map[string]*slot{}}
+	b.parts.cond.L = &b.parts.mu
+	// The parts going up, and a quarter more being assembled.
+	b.parts.max = int64(cfg.Concurrency+cfg.Concurrency/4+1) * cfg.PartSize
+	context.AfterFunc(ctx, func() {
+		// Writers waiting for the budget see the run's end.
+		b.parts.give(0, 0)
+	})
 	b.runDir = "run-" + cfg.RunID + "/"
 	if p := cfg.Prefix; p != "" {
 		b.runDir = strings.TrimSuffix(p, "/") + "/" + b.runDir
@@ -383,7 +434,7 @@ func (b *Backend) Close() error {
 	for key, s := range objs {
 		if s.cur != nil {
 			s.cur.gone.Store(true)
-			if id := s.cur.abandon(); id != "" {
+			if id := s.cur.abandon(b); id != "" {
 				if err := b.c.abort(ctx, b.objectKey(key), id); err != nil {
 					errs = append(errs, err)
 				}
@@ -497,6 +548,25 @@ func (b *Backend) getBuf(n int64) []byte {
 		return (*p)[:n]
 	}
 	return make([]byte, n, 1<<c)
+}
+
+// getPart returns a buffer for n bytes of a part being assembled, within
+// the part budget (partBudget.take).
+func (b *Backend) getPart(n int64) []byte {
+	b.parts.take(b.ctx, n)
+	return b.getBuf(n)
+}
+
+// putPart gives a buffer from getPart back; up says that it held a part
+// written whole (partBudget.sending).
+func (b *Backend) putPart(p []byte, up bool) {
+	n := int64(len(p))
+	b.putBuf(p)
+	u := 0
+	if up {
+		u = 1
+	}
+	b.parts.give(n, u)
 }
 
 // putBuf gives a buffer from getBuf back.

@@ -118,6 +118,9 @@ func TestMultipart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if held, up := s3.PartsHeld(b); held != 0 || up != 0 {
+		t.Errorf("after every object was written whole: %d bytes of part buffers out, %d parts going up; want none", held, up)
+	}
 	want := make([]byte, 3*blk)
 	for i, size := range sizes {
 		o, err := b.Open(fmt.Sprintf("obj-%d", i), size, false)
@@ -691,6 +694,9 @@ func TestKeep(t *testing.T) {
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if held, up := s3.PartsHeld(b); held != 0 || up != 0 {
+		t.Errorf("after Close: %d bytes of part buffers out, %d parts going up; want the abandoned part's given back", held, up)
 	}
 	if got := srv.Get(t, bucket, "run-kept/k"); !bytes.Equal(got, p) {
 		t.Errorf("the kept object holds %d bytes, not those written", len(got))
