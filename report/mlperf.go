@@ -137,6 +137,9 @@ type MLPerfPooled struct {
 	// NotPooled says why there is no pooled view.
 	NotPooled   string   `json:"not_pooled,omitempty"`
 	Differences []string `json:"differences,omitempty"`
+
+	// imbalanced are the RANK IMBALANCE warnings of its trials' merges.
+	imbalanced []string
 }
 
 // MLPerfFigures are the scored figures of one view (the headline of Rules

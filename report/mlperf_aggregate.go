@@ -247,6 +247,12 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 	for _, rk := range p.Ranks {
 		w = append(w, rankWarnings(name, rk)...)
 	}
+	for _, im := range p.imbalanced {
+		// The report's warning of the same merge, and what it does to
+		// the rule's sums.
+		w = append(w, fmt.Sprintf("%s: %s: the rule sums each rank's rates over its own run, as if the ranks had loaded "+
+			"the storage together", name, im))
+	}
 	w = append(w, rankCountWarning(name, p.Ranks)...)
 	return append(w, docWarnings(name, p)...)
 }
@@ -436,6 +442,9 @@ func pool(p *MLPerfPooled, trials []int) error {
 			return err
 		}
 		p.Trials = append(p.Trials, tr)
+		if w := imbalanceWarning(t, m.RankImbalance); w != "" {
+			p.imbalanced = append(p.imbalanced, w)
+		}
 		read, write, tok = append(read, tr.ReadBandwidthGBps), append(write, tr.WriteBandwidthGBps), append(tok, tr.StorageThroughputTokensPerSec)
 		cells = append(cells, m.Cells...)
 		devs = append(devs, m.Device)

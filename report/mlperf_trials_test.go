@@ -267,3 +267,27 @@ func TestMLPerfMergedDocument(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// TestMLPerfRankImbalance: a trial whose ranks started seconds apart gets
+// the report's RANK IMBALANCE warning in the aggregate too (it gave none).
+func TestMLPerfRankImbalance(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	layTrials(t, dir, map[int]int{0: 2, 1: 2}, func(tr, r int, d *schema.Result) {
+		if tr == 1 && r == 1 {
+			d.Started = d.Started.Add(5 * time.Second)
+		}
+	})
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(s.KVBench.Warnings, "\n")
+	if want := "option 1: RANK IMBALANCE: trial 1: "; !strings.Contains(w, want) || !strings.Contains(w, "the ranks started 5.00 s apart") ||
+		strings.Contains(w, "RANK IMBALANCE: trial 0") {
+		t.Errorf("warnings:\n%s\nwant %q for trial 1 only", w, want)
+	}
+}

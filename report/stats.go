@@ -713,10 +713,8 @@ func trialWarnings(id int, r *schema.Result) []string {
 	if r.SizeScale != 1 && r.SizeScale != 0 && !scaled {
 		out = append(out, fmt.Sprintf("SCALED RUN (--size-scale %g): not a full-size measurement", r.SizeScale))
 	}
-	if im := r.RankImbalance; im != nil && (im.SlowestWallS > 1.2*im.FastestWallS || im.StartSpreadS > 1) {
-		w := fmt.Sprintf("RANK IMBALANCE: trial %d: rank %d took %.2f s (the fastest %.2f s) for %.0f%% of the bytes; the ranks started %.2f s apart",
-			id, im.SlowestRank, im.SlowestWallS, im.FastestWallS, 100*im.SlowestBytesShare, im.StartSpreadS)
-		if im.StartSpreadS > 1 {
+	if w := imbalanceWarning(id, r.RankImbalance); w != "" {
+		if r.RankImbalance.StartSpreadS > 1 {
 			// MergeRanks divides the ranks' bytes by the longest rank's
 			// busy time: the union of their busy intervals is longer by
 			// as much as they were busy apart.
@@ -726,6 +724,18 @@ func trialWarnings(id int, r *schema.Result) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// imbalanceWarning is the RANK IMBALANCE warning of trial id's ranks,
+// merged: the slowest rank took more than 1.2 times the fastest's time,
+// or the ranks started more than 1 s apart (kvreplay's start barrier's
+// grace); "" when neither.
+func imbalanceWarning(id int, im *schema.RankImbalance) string {
+	if im == nil || im.SlowestWallS <= 1.2*im.FastestWallS && im.StartSpreadS <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("RANK IMBALANCE: trial %d: rank %d took %.2f s (the fastest %.2f s) for %.0f%% of the bytes; the ranks started %.2f s apart",
+		id, im.SlowestRank, im.SlowestWallS, im.FastestWallS, 100*im.SlowestBytesShare, im.StartSpreadS)
 }
 
 // allWarnings returns every warning of r once, in order, each naming its
