@@ -32,23 +32,22 @@ type (
 
 // Summarize reads a probe of a search of kind off its result, and judges
 // it by the kind's criteria. Its offered load is Tier-2's reads and writes
-// over the elapsed time (the result's *_offered_bytes_per_s) when Tier-2
-// moved bytes, else every tier's. A users probe that replayed users of a
-// QoS class and judged none of its requests fails (unjudged).
-func Summarize(kind string, res *schema.Result) Probe {
+// over the elapsed time (the result's *_offered_bytes_per_s) when tier2,
+// else every tier's. A search gives every probe the same tier2 (whether
+// its traces have Tier-2 rows, setup.Search), so that its probes' loads
+// are one measure: a probe whose window reached no Tier-2 row offered
+// Tier-2 nothing, and is not measured on the RAM tier instead while the
+// next is on Tier-2 (a capacity search took that fall for saturation).
+// MovedTier2 is the rule for traces whose tiers are unknown. A users probe
+// that replayed users of a QoS class and judged none of its requests
+// fails (unjudged).
+func Summarize(kind string, res *schema.Result, tier2 bool) Probe {
 	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
-	var nvme, all float64
 	for _, t := range res.Tiers {
-		offered := t.ReadOfferedBps + t.WriteOfferedBps
-		all += offered
-		if t.Tier == schema.TierNVMe.String() {
-			nvme += offered
+		if !tier2 || t.Tier == schema.TierNVMe.String() {
+			p.OfferedBps += t.ReadOfferedBps + t.WriteOfferedBps
 		}
-	}
-	p.OfferedBps = all
-	if nvme > 0 {
-		p.OfferedBps = nvme
 	}
 	for _, q := range res.Requests.ByQoS {
 		if p.P95MSByQoS == nil {
@@ -95,6 +94,17 @@ func unjudged(res *schema.Result, users map[string]int) string {
 		return ""
 	}
 	return strings.Join(why, "; ") + " (a longer --duration measures it)"
+}
+
+// MovedTier2 reports whether the run res moved Tier-2 bytes: Summarize's
+// tier2 for a probe of traces whose tiers were not read before the search.
+func MovedTier2(res *schema.Result) bool {
+	for _, t := range res.Tiers {
+		if t.Tier == schema.TierNVMe.String() && t.ReadBytes+t.WriteBytes > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // notMeasured says why a probe's result is not a measurement: its run

@@ -152,7 +152,11 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		if len(warnings) == 0 {
 			warnings = res.Warnings
 		}
-		p := search.Summarize(so.Kind, res)
+		tier2, known := storageTier(plan)
+		if !known {
+			tier2 = search.MovedTier2(res)
+		}
+		p := search.Summarize(so.Kind, res, tier2)
 		prog.end(probeResult(so.Kind, p))
 		return p, nil
 	}
@@ -189,6 +193,14 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		return doc, fmt.Errorf("search incomplete: %w", err)
 	}
 	return doc, nil
+}
+
+// storageTier says whether the traces have Tier-2 rows, and whether that
+// is known (the prescan read them): a search's probes then offer load to
+// one measure, Tier-2's bytes or every tier's, whatever each probe's
+// window reached (search.Summarize).
+func storageTier(plan *replay.Plan) (tier2, known bool) {
+	return plan.Used[schema.TierNVMe], plan.Scanned
 }
 
 // TotalUsers is the traces' number of users: counted by the prescan, else
