@@ -456,7 +456,9 @@ const plateauGain = 0.10
 // time) stops improving: two probes in a row less than
 // plateauGain above the peak, or, when the first doubling already brings
 // less, at once: the system was saturated from the first probe. It
-// reports the peak and the speed that reached it. A probe that fails to
+// reports the peak and the speed that reached it. Probes that delivered
+// nothing while none before them did (their windows reached no row of the
+// tiers measured) are no plateau: the doubling goes on. A probe that fails to
 // run or is not a measurement stops the search at once: the document,
 // returned with the error (ErrNotMeasured for the latter), holds the peak
 // of the probes before it as a lower bound, never the stopped probe's
@@ -483,15 +485,19 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 			stopErr = stop(d, what, nil)
 			break
 		}
+		idle := false
 		switch {
 		case d.PeakOfferedBps > 0:
 			gain = p.OfferedBps/d.PeakOfferedBps - 1
 		case p.OfferedBps > 0:
 			gain = math.Inf(1)
 		default:
-			gain = 0 // nothing moved, then or now
+			// Nothing moved, then or now: the load has not reached what
+			// is measured (the windows held no Tier-2 row), which is no
+			// plateau.
+			gain, idle = 0, true
 		}
-		if len(d.Probes) > 1 {
+		if len(d.Probes) > 1 && !idle {
 			if gain > plateauGain {
 				stalls = 0
 			} else {
@@ -518,6 +524,9 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 		d.Reason = "nothing measured before the search stopped; " + d.LowerBoundReason
 	case stopErr != nil:
 		d.Reason = "at least " + peak + "; " + d.LowerBoundReason
+	case d.PeakOfferedBps == 0:
+		d.Reason = fmt.Sprintf("no probe delivered an offered load up to --speed %g: their windows moved no byte of the tiers measured "+
+			"(give a longer --duration or a higher --speed)", slices.Max(speeds(d.Probes)))
 	case d.SaturatedFromFirstProbe:
 		first, second := d.Probes[0], d.Probes[1]
 		d.Reason = fmt.Sprintf("saturated from the first probe: doubling --speed from %g to %g changed the offered load delivered by %+.1f %% "+

@@ -161,3 +161,28 @@ func TestProbeClassNotJudged(t *testing.T) {
 		t.Errorf("capacity: pass %v, %s", p.Pass, p.Reason)
 	}
 }
+
+// TestCapacityIdleProbesNoPlateau: probes whose windows reached no row of
+// the tiers measured (a trace whose Tier-2 rows begin after the first
+// probes' windows) delivered nothing, which is no plateau: the search
+// doubles on until the load arrives, then finds the plateau as usual. It
+// said "saturated from the first probe" after two probes of 0 B/s.
+func TestCapacityIdleProbesNoPlateau(t *testing.T) {
+	d, err := search.Capacity(search.CapacityOptions{Start: 0.25, MaxProbes: 12}, func(_ int, speed float64) (search.Probe, error) {
+		if speed < 1 {
+			return search.Probe{}, nil
+		}
+		return search.Probe{OfferedBps: min(1e8*speed, 4e8)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.SaturatedFromFirstProbe || !d.Plateau || !d.Done || d.PeakOfferedBps != 4e8 || d.PeakSpeed != 4 || len(d.Probes) != 7 {
+		t.Errorf("%d probes: saturated from the first %v, plateau %v, peak %v at %v: %s", len(d.Probes), d.SaturatedFromFirstProbe, d.Plateau, d.PeakOfferedBps, d.PeakSpeed, d.Reason)
+	}
+	none, _ := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 4}, func(int, float64) (search.Probe, error) { return search.Probe{}, nil })
+	if none.Done || none.Plateau || none.SaturatedFromFirstProbe || len(none.Probes) != 4 ||
+		!strings.HasPrefix(none.Reason, "no probe delivered an offered load up to --speed 8: ") {
+		t.Errorf("nothing moves: %d probes, done %v, plateau %v: %s", len(none.Probes), none.Done, none.Plateau, none.Reason)
+	}
+}
