@@ -216,6 +216,9 @@ type MLPerfRun struct {
 	Summaries map[string]*MLPerfRunSummary
 	// rankDirs is one more than the largest rank_<N> directory found.
 	rankDirs int
+	// optionDirs are the option_<O> directories found (O -> path), with
+	// a trial or not.
+	optionDirs map[string]string
 }
 
 // ByKind splits a run whose documents are of several kinds (kvreplay
@@ -237,7 +240,7 @@ func (run *MLPerfRun) ByKind() []*MLPerfRun {
 	for i, k := range order {
 		sub := newMLPerfRun()
 		if i == 0 {
-			sub.Unreadable, sub.rankDirs, sub.TotalRanks = run.Unreadable, run.rankDirs, run.rankDirs
+			sub.Unreadable, sub.rankDirs, sub.TotalRanks, sub.optionDirs = run.Unreadable, run.rankDirs, run.rankDirs, run.optionDirs
 			for o, ts := range run.TrialDirs {
 				for t, dir := range ts {
 					if !slices.ContainsFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == o && rk.Trial == t }) {
@@ -263,7 +266,7 @@ func (run *MLPerfRun) ByKind() []*MLPerfRun {
 
 // newMLPerfRun is an empty run, its maps made.
 func newMLPerfRun() *MLPerfRun {
-	return &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}}
+	return &MLPerfRun{TrialDirs: map[string]map[int]string{}, Summaries: map[string]*MLPerfRunSummary{}, optionDirs: map[string]string{}}
 }
 
 // addTrialDir records a trial of an Option and its directory ("" when

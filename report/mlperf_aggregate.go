@@ -628,10 +628,19 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 	}
 	nums := slices.Sorted(maps.Keys(all))
 	lo, hi := min(nums[0], 1), nums[len(nums)-1]
+	// Every Option of the run, an option_<O> directory without a trial
+	// too (an Option that left nothing).
+	options := map[string]bool{}
+	for o := range run.TrialDirs {
+		options[o] = true
+	}
+	for o := range run.optionDirs {
+		options[o] = true
+	}
 	var out []MLPerfMissingTrial
-	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
+	for _, option := range slices.Sorted(maps.Keys(options)) {
 		dirs := run.TrialDirs[option]
-		var parent string // the Option's directory, where its trials are
+		parent := run.optionDirs[option] // the Option's directory, where its trials are
 		for _, d := range dirs {
 			if d != "" {
 				parent = filepath.Dir(d)

@@ -104,6 +104,10 @@ func (run *MLPerfRun) loadDir(name string) error {
 			return nil
 		}
 		base := filepath.Base(path)
+		if m := optionDir.FindStringSubmatch(base); m != nil {
+			run.optionDirs[m[1]] = path
+			return nil
+		}
 		if trialDir.MatchString(base) {
 			o, t, _ := placeOf(path)
 			addTrialDir(run, o, t, path)

@@ -291,3 +291,33 @@ func TestMLPerfRankImbalance(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant %q for trial 1 only", w, want)
 	}
 }
+
+// TestMLPerfOptionWithoutTrials: an option_<O> directory of the run with
+// no trial in it lacks every trial of the run (it was left out of the
+// summary without a word).
+func TestMLPerfOptionWithoutTrials(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	layTrials(t, dir, map[int]int{0: 1, 1: 1})
+	if err := os.MkdirAll(filepath.Join(dir, "option_2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range s.KVBench.MissingTrials {
+		got = append(got, m.String())
+	}
+	want := []string{
+		"option 2 trial 0: no trial_0 directory or document: the run's trials are 0-1 (" + filepath.Join(dir, "option_2", "trial_0") + ")",
+		"option 2 trial 1: no trial_1 directory or document: the run's trials are 0-1 (" + filepath.Join(dir, "option_2", "trial_1") + ")",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("missing trials %q, want %q", got, want)
+	}
+}
