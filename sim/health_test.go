@@ -31,11 +31,11 @@ func TestLatencyKeysFollowSamples(t *testing.T) {
 		status   schema.HealthStatus
 	}{
 		{"tier-2 written only by demotions", func(c *Config) { c.GPUMemGB, c.CPUMemGB = 0, 4 },
-			[]string{"Storage Tier Read Total P95 < 200ms", "CPU RAM P95 < 150ms", "Cache Hit Rate > 30%"}, "PASS"},
+			[]string{"Storage Tier Read Device P95 < 200ms", "CPU RAM P95 < 150ms", "Cache Hit Rate > 30%"}, "PASS"},
 		{"all on tier-2", func(c *Config) { c.GPUMemGB, c.CPUMemGB = 0, 0 },
-			[]string{"Storage Tier Write Total P95 < 500ms", "Storage Tier Read Total P95 < 200ms", "Cache Hit Rate > 30%"}, "PASS"},
+			[]string{"Storage Tier Write Device P95 < 500ms", "Storage Tier Read Device P95 < 200ms", "Cache Hit Rate > 30%"}, "PASS"},
 		{"decode-only on tier-2", func(c *Config) { c.GPUMemGB, c.CPUMemGB, c.DecodeOnly = 0, 0, true },
-			[]string{"Storage Tier Read Total P95 < 200ms", "Cache Hit Rate > 30%"}, "PASS"},
+			[]string{"Storage Tier Read Device P95 < 200ms", "Cache Hit Rate > 30%"}, "PASS"},
 		{"throughput, decode-only on tier-2", func(c *Config) {
 			c.GPUMemGB, c.CPUMemGB, c.DecodeOnly, c.PerformanceProfile = 0, 0, true, "throughput"
 		}, []string{"Storage KV Read Bandwidth"}, "PASS"},

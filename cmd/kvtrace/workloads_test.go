@@ -206,6 +206,18 @@ func TestStatisticsHaveReferenceKeys(t *testing.T) {
 			}
 			n := len(got["end_to_end_latencies"].([]any))
 			health := got["summary"].(map[string]any)["cache_stats"].(map[string]any)["storage_health"].(map[string]any)
+			// The criteria are named as the reference names them: its
+			// storage latencies come with device latencies (0 in its
+			// trace mode), so "Storage Tier Write Device P95 < 500ms".
+			refNames := map[string]bool{}
+			for _, c := range ref["summary"].(map[string]any)["cache_stats"].(map[string]any)["storage_health"].(map[string]any)["criteria"].([]any) {
+				refNames[c.(map[string]any)["name"].(string)] = true
+			}
+			for _, c := range health["criteria"].([]any) {
+				if name := c.(map[string]any)["name"].(string); !refNames[name] {
+					t.Errorf("storage_health criterion %q: the reference names its criteria %v", name, refNames)
+				}
+			}
 			if n != int(got["requests_completed"].(float64)) || len(got["storage_latencies"].([]any)) != n || len(health["criteria"].([]any)) != criteria {
 				t.Errorf("%d end-to-end latencies, %v completed, %d storage latencies, %d storage_health criteria (want %d: %d objects written straight to Tier-2)",
 					n, got["requests_completed"], len(got["storage_latencies"].([]any)), len(health["criteria"].([]any)), criteria, direct)
