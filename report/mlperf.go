@@ -240,7 +240,13 @@ func (run *MLPerfRun) ByKind() []*MLPerfRun {
 	for i, k := range order {
 		sub := newMLPerfRun()
 		if i == 0 {
-			sub.Unreadable, sub.rankDirs, sub.TotalRanks, sub.optionDirs = run.Unreadable, run.rankDirs, run.rankDirs, run.optionDirs
+			sub.Unreadable, sub.rankDirs, sub.TotalRanks = run.Unreadable, run.rankDirs, run.rankDirs
+			// An Option that left nothing (no trial: of no kind).
+			for o, dir := range run.optionDirs {
+				if run.TrialDirs[o] == nil {
+					sub.optionDirs[o] = dir
+				}
+			}
 			for o, ts := range run.TrialDirs {
 				for t, dir := range ts {
 					if !slices.ContainsFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == o && rk.Trial == t }) {
