@@ -380,6 +380,9 @@ func (o *simOptions) check(cfg *sim.Config) []error {
 	if o.Format != "kvbench" && o.Format != "mlperf" {
 		bad("--format %s: must be one of kvbench, mlperf", quoteArg(o.Format))
 	}
+	if o.Format == "mlperf" && cfg.ObjectTier {
+		bad("--format mlperf with --object-tier: kv-cache.py's dialect has three tiers, and --object-tier writes Tier-3 rows (use --format kvbench)")
+	}
 	if o.Level < 0 || o.Level > 22 {
 		bad("--zstd-level %d: must be between 0 and 22", o.Level)
 	}

@@ -334,6 +334,7 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--model llama4", "--model llama4: unknown model (want one of deepseek-v3, gpt-oss-120b,"},
 		{"--log-level info", "--log-level info: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"},
 		{"--format csv", "--format csv: must be one of kvbench, mlperf"},
+		{"--format mlperf --object-tier --storage-capacity-gb 4", "--format mlperf with --object-tier: kv-cache.py's dialect has three tiers"},
 		{"--zstd-level -1", "--zstd-level -1: must be between 0 and 22"},
 		{"--zstd-level 23", "--zstd-level 23: must be between 0 and 22"},
 		{"--key-style s3", "--key-style s3: must be one of kvbench, mlperf"},
