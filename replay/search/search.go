@@ -462,7 +462,8 @@ const plateauGain = 0.10
 // run or is not a measurement stops the search at once: the document,
 // returned with the error (ErrNotMeasured for the latter), holds the peak
 // of the probes before it as a lower bound, never the stopped probe's
-// figures.
+// figures. When the peak's probe failed storage_health, the reason says
+// so and gives the most offered load a probe that passed delivered.
 func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 	d := &Document{Kind: KindCapacity}
 	speed := opt.Start
@@ -539,7 +540,33 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 	default:
 		d.Reason = fmt.Sprintf("%s, still improving after %d probes: the peak is at least this", peak, len(d.Probes))
 	}
+	if d.PeakOfferedBps > 0 {
+		d.Reason += withinProfile(d.Probes, d.PeakSpeed)
+	}
 	return d, stopErr
+}
+
+// withinProfile says, when the probe at the peak (its --speed peak)
+// failed storage_health (a load served behind the trace's pace, or with
+// its latencies beyond the profile), so, and the most offered load a
+// probe that passed delivered: the peak is the most the system moves,
+// not what it serves within its latency targets. "" when the peak's
+// probe passed.
+func withinProfile(ps []Probe, peak float64) string {
+	best := -1
+	for i, p := range ps {
+		if p.Speed == peak && p.Pass {
+			return ""
+		}
+		if p.Pass && p.NotMeasured == "" && (best < 0 || p.OfferedBps > ps[best].OfferedBps) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "; storage_health failed at the peak, and in every probe"
+	}
+	return fmt.Sprintf("; storage_health failed at the peak: the most offered load served within it was %s at --speed %g",
+		results.FormatRate(ps[best].OfferedBps), ps[best].Speed)
 }
 
 func speeds(ps []Probe) []float64 {

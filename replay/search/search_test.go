@@ -243,7 +243,7 @@ func TestCapacitySaturatedFromFirstProbe(t *testing.T) {
 	var speeds []float64
 	d, err := search.Capacity(search.CapacityOptions{MaxProbes: 12}, func(_ int, speed float64) (search.Probe, error) {
 		speeds = append(speeds, speed)
-		return search.Probe{OfferedBps: 2.5e9 + speed*4e7}, nil // saturated at any load, with a little noise
+		return search.Probe{OfferedBps: 2.5e9 + speed*4e7, Pass: true}, nil // saturated at any load, with a little noise
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestCapacitySaturatedFromFirstProbe(t *testing.T) {
 	}
 	// Rising at first: not saturated.
 	d, _ = search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 12}, func(_ int, speed float64) (search.Probe, error) {
-		return search.Probe{OfferedBps: min(1e8*speed, 4e8)}, nil
+		return search.Probe{OfferedBps: min(1e8*speed, 4e8), Pass: true}, nil
 	})
 	if d.SaturatedFromFirstProbe || !d.Plateau || d.PeakSpeed != 4 ||
 		d.Reason != "peak offered load 0.400 GB/s at --speed 4: the offered load delivered stopped improving (under 10 % over two doublings of the load) at --speed 16" {
