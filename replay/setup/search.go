@@ -296,7 +296,10 @@ func (sp *SearchProgress) update() func(replay.Progress) {
 		if sp.Window > 0 {
 			window = fmt.Sprintf(" of %v", sp.Window)
 		}
-		fmt.Fprintf(sp.W, "\r\033[K%s: %v%s, offered load %s", sp.head(), p.Elapsed.Round(time.Second), window, replay.FormatRate(offered))
+		// Every tier's bytes, as the replay counts them so far: named
+		// apart from the probe's offered load (Tier-2's when the traces
+		// have Tier-2 rows), which its line gives when it ends.
+		fmt.Fprintf(sp.W, "\r\033[K%s: %v%s, every tier's offered load %s", sp.head(), p.Elapsed.Round(time.Second), window, replay.FormatRate(offered))
 	}
 }
 
