@@ -93,6 +93,12 @@ func TestInterrupted(t *testing.T) {
 			begin = time.Now()
 			err = b.Close()
 			took := time.Since(begin)
+			// Every request the server was sent is counted, and none
+			// that was not (one made after the run's end).
+			st := b.Stats()
+			if sent := px.Served() + px.Hung(); st.Total()+st.Retries != sent {
+				t.Errorf("the backend counts %d requests (%v) and %d retries; the server was sent %d", st.Total(), st.Requests, st.Retries, sent)
+			}
 			if answers {
 				if err != nil {
 					t.Errorf("Close after an interrupted run, the server answering: %v", err)

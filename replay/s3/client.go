@@ -187,6 +187,11 @@ func (c *client) acquire(ctx context.Context) error {
 	if err := c.down.Load(); err != nil {
 		return *err
 	}
+	if err := ctx.Err(); err != nil {
+		// Not a request: none is sent, none counted (a free slot would
+		// win the select below half the time).
+		return err
+	}
 	select {
 	case c.sem <- struct{}{}:
 		return nil
