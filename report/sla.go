@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/kvbench/kvbench/results"
@@ -76,11 +75,11 @@ func (s slaRow) verdict() string {
 }
 
 // within is the share within target for people: "97.5%", rounded down
-// to a tenth as storage_health's criteria show it (results' sharePct), so
+// to a tenth as storage_health's criteria show it (results.SharePct), so
 // that a share below the target never reads as the target (94.97 % of
 // requests, NOT met, is "94.9%", not "95.0%").
 func (s slaRow) within() string {
-	return strconv.FormatFloat(math.Floor(1000*s.Share)/10, 'f', 1, 64) + "%"
+	return strconv.FormatFloat(results.SharePct(s.Share), 'f', 1, 64) + "%"
 }
 
 // slaRows returns the SLA of each QoS class of each trial of r, in group

@@ -3,7 +3,7 @@ package report
 import "testing"
 
 // TestSLAWithinRoundsDown: the share within target is shown rounded down
-// to a tenth, as storage_health's criteria show it (results' sharePct):
+// to a tenth, as storage_health's criteria show it (results.SharePct):
 // 189 of 199 requests (94.97 %) read "95.0%" beside "NOT met", and 21 of
 // 22 read 95.5% in the SLA table beside 95.4 % in the same run's
 // storage_health criterion.

@@ -114,7 +114,7 @@ func evaluate(r *schema.Result, s *schema.Summary, p presence) schema.StorageHea
 			// share: a p95 of 40 ms fails a 50 ms target when 1 of 19
 			// requests took longer, and must not read as 40 > 50.
 			c := schema.Criterion{Name: fmt.Sprintf("%s SLA: %g%% within %gms", q.QoS, 100*ComplianceTarget, q.TargetP95MS),
-				Target: 100 * ComplianceTarget, Actual: sharePct(q.Compliance), Unit: "%", Passed: q.Met}
+				Target: 100 * ComplianceTarget, Actual: SharePct(q.Compliance), Unit: "%", Passed: q.Met}
 			if !c.Passed {
 				c.Reason = SLAFailure(q)
 			}
@@ -213,15 +213,16 @@ func SLAFailure(q schema.QoSStats) string {
 	}
 	if p95 > q.TargetP95MS {
 		return fmt.Sprintf("%s p95 %s ms > %g ms target (%.1f %% of %d requests within it, %g %% needed%s)",
-			q.QoS, fmtMS(p95), q.TargetP95MS, sharePct(q.Compliance), q.Count, 100*ComplianceTarget, few)
+			q.QoS, fmtMS(p95), q.TargetP95MS, SharePct(q.Compliance), q.Count, 100*ComplianceTarget, few)
 	}
 	return fmt.Sprintf("%s: %.1f %% of %d requests within the %g ms target, %g %% needed (p95 %s ms%s)",
-		q.QoS, sharePct(q.Compliance), q.Count, q.TargetP95MS, 100*ComplianceTarget, fmtMS(p95), few)
+		q.QoS, SharePct(q.Compliance), q.Count, q.TargetP95MS, 100*ComplianceTarget, fmtMS(p95), few)
 }
 
-// sharePct is a share in percent, rounded down to a tenth, so that a
-// share below ComplianceTarget never reads as 95.0 %.
-func sharePct(share float64) float64 { return math.Floor(1000*share) / 10 }
+// SharePct is a share in percent, rounded down to a tenth, so that a
+// share below ComplianceTarget never reads as 95.0 %: every verdict's
+// figure (storage_health's criteria, kvreport's SLA table) shows it so.
+func SharePct(share float64) float64 { return math.Floor(1000*share) / 10 }
 
 // fmtMS formats milliseconds for a reason: three significant digits.
 func fmtMS(ms float64) string {
