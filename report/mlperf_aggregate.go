@@ -119,13 +119,20 @@ func newRunSummary(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, string, er
 	return sum, kind, nil
 }
 
+// noAvgThroughput says why a kvreplay run's
+// aggregated_avg_throughput_tokens_per_sec is 0.
+const noAvgThroughput = "aggregated_avg_throughput_tokens_per_sec is the rule's 0 for a missing key, not a measurement: " +
+	"kvreplay documents have no avg_throughput_tokens_per_sec (kv-cache.py's tokens generated over its run's wall time, " +
+	"generation included); aggregated_storage_throughput_tokens_per_sec is their tokens over storage I/O time"
+
 // newMLPerfKVBench is kvbench's block for a run of documents of kind,
-// before its Options: the source and its bandwidth unit, and the rule.
+// before its Options: the source and its bandwidth unit, and the rule
+// (for kvreplay's, with why its avg throughput is 0).
 func newMLPerfKVBench(kind string) *MLPerfKVBench {
-	kb := &MLPerfKVBench{Source: KindKVReplay, BandwidthUnit: "GB/s (10^9 bytes/s), kvbench's unit", Rule: mlperfRule,
+	kb := &MLPerfKVBench{Source: KindKVReplay, BandwidthUnit: "GB/s (10^9 bytes/s), kvbench's unit", Rule: mlperfRule + "; " + noAvgThroughput,
 		Options: map[string]*MLPerfPooled{}}
 	if kind == KindReference {
-		kb.Source, kb.BandwidthUnit = KindReference, "kv-cache.py's \"GB/s\": GiB/s (2^30 bytes/s)"
+		kb.Source, kb.BandwidthUnit, kb.Rule = KindReference, "kv-cache.py's \"GB/s\": GiB/s (2^30 bytes/s)", mlperfRule
 	}
 	return kb
 }

@@ -152,6 +152,9 @@ func optionTable(s *MLPerfRunSummary, k string, p *MLPerfPooled, beside map[stri
 	}
 	t.notes = append(t.notes, fmt.Sprintf("partial_failure %t, missing_files [%s], cpu_tier_ranks [%s]", o.PartialFailure,
 		strings.Join(o.MissingFiles, ", "), strings.Join(o.CPUTierRanks, ", ")))
+	if s.KVBench != nil && s.KVBench.Source == KindKVReplay {
+		t.notes = append(t.notes, noAvgThroughput)
+	}
 	if p != nil {
 		if p.NotPooled != "" {
 			t.notes = append(t.notes, "no pooled view: "+p.NotPooled)
