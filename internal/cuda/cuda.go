@@ -11,6 +11,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"unsafe"
@@ -26,20 +28,64 @@ var (
 )
 
 // Libraries are the names Load tries, in order: the unversioned name of a
-// CUDA toolkit, then the sonames of the runtimes in use (12, 11).
-var Libraries = []string{"libcudart.so", "libcudart.so.12", "libcudart.so.11.0"}
+// CUDA toolkit, then the sonames of the runtimes in use (CUDA 12's
+// libcudart.so.12, 13's libcudart.so.13, 11's libcudart.so.11.0), each
+// through the loader's search path first and then in the directories of
+// a CUDA toolkit (CUDADirs), which the loader often does not search.
+var Libraries = []string{"libcudart.so", "libcudart.so.12", "libcudart.so.13", "libcudart.so.11.0"}
 
-// Memcpy kinds (cudaMemcpyKind).
+// CUDADirs are the directories of a CUDA toolkit's libraries where Load
+// and LoadCuFile look after the loader's search path: $CUDA_HOME's and
+// $CUDA_PATH's lib64 and targets/<arch>-linux/lib, then /usr/local/cuda's.
+func CUDADirs() []string {
+	arch := map[string]string{"amd64": "x86_64", "arm64": "sbsa"}[runtime.GOARCH]
+	var dirs []string
+	seen := map[string]bool{}
+	for _, root := range []string{os.Getenv("CUDA_HOME"), os.Getenv("CUDA_PATH"), "/usr/local/cuda"} {
+		if root == "" {
+			continue
+		}
+		for _, d := range []string{filepath.Join(root, "lib64"), filepath.Join(root, "targets", arch+"-linux", "lib")} {
+			if !seen[d] {
+				seen[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
+}
+
+// candidates are names as the loader finds them, then each name in each
+// of CUDADirs that exists.
+func candidates(names []string) []string {
+	out := append([]string(nil), names...)
+	for _, d := range CUDADirs() {
+		for _, n := range names {
+			if p := filepath.Join(d, n); fileExists(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Memcpy kinds (cudaMemcpyKind of driver_types.h: cudaMemcpyHostToHost 0,
+// HostToDevice 1, DeviceToHost 2, DeviceToDevice 3, Default 4).
 const (
 	HostToDevice = 1
 	DeviceToHost = 2
 )
 
-// Device attributes (cudaDeviceAttr) Device reads.
+// Device attributes (cudaDeviceAttr of driver_types.h) Device reads.
 const (
-	attrPCIBusID    = 33
-	attrPCIDeviceID = 34
-	attrPCIDomainID = 50
+	attrPCIBusID    = 33 // cudaDevAttrPciBusId
+	attrPCIDeviceID = 34 // cudaDevAttrPciDeviceId: the device (slot) number on its bus
+	attrPCIDomainID = 50 // cudaDevAttrPciDomainId
 )
 
 // Runtime is a loaded CUDA runtime. Its methods are safe for concurrent
@@ -78,7 +124,7 @@ type Runtime struct {
 // binds every call; the error wraps ErrNoRuntime with each attempt's
 // reason when none does.
 func Load(paths ...string) (*Runtime, error) {
-	return loadFirst(paths, Libraries, ErrNoRuntime, load)
+	return loadFirst(paths, candidates(Libraries), ErrNoRuntime, load)
 }
 
 // loadFirst returns what bind makes of the first of paths (defaults when
@@ -121,40 +167,52 @@ func dlopen(path string) (uintptr, error) {
 func load(lib uintptr, path string) (*Runtime, error) {
 	r := &Runtime{Path: path}
 	for _, s := range []struct {
-		fn   any
-		name string
+		fn    any
+		names []string
 	}{
-		{&r.getErrorString, "cudaGetErrorString"},
-		{&r.getDeviceCount, "cudaGetDeviceCount"},
-		{&r.setDevice, "cudaSetDevice"},
-		{&r.getDeviceProperties, "cudaGetDeviceProperties"},
-		{&r.deviceGetAttribute, "cudaDeviceGetAttribute"},
-		{&r.memGetInfo, "cudaMemGetInfo"},
-		{&r.driverGetVersion, "cudaDriverGetVersion"},
-		{&r.runtimeGetVersion, "cudaRuntimeGetVersion"},
-		{&r.malloc, "cudaMalloc"},
-		{&r.free, "cudaFree"},
-		{&r.hostAlloc, "cudaHostAlloc"},
-		{&r.freeHost, "cudaFreeHost"},
-		{&r.hostRegister, "cudaHostRegister"},
-		{&r.hostUnregister, "cudaHostUnregister"},
-		{&r.memcpyAsync, "cudaMemcpyAsync"},
-		{&r.streamCreate, "cudaStreamCreateWithFlags"},
-		{&r.streamDestroy, "cudaStreamDestroy"},
-		{&r.streamSynchronize, "cudaStreamSynchronize"},
-		{&r.eventCreate, "cudaEventCreateWithFlags"},
-		{&r.eventRecord, "cudaEventRecord"},
-		{&r.eventSynchronize, "cudaEventSynchronize"},
-		{&r.eventElapsedTime, "cudaEventElapsedTime"},
-		{&r.eventDestroy, "cudaEventDestroy"},
+		{&r.getErrorString, []string{"cudaGetErrorString"}},
+		{&r.getDeviceCount, []string{"cudaGetDeviceCount"}},
+		{&r.setDevice, []string{"cudaSetDevice"}},
+		// CUDA 12's cuda_runtime_api.h maps cudaGetDeviceProperties to
+		// its _v2 (the cudaDeviceProp of 12.x); the plain symbol stays for
+		// programs built against 11.x's layout. Both start with name.
+		{&r.getDeviceProperties, []string{"cudaGetDeviceProperties_v2", "cudaGetDeviceProperties"}},
+		{&r.deviceGetAttribute, []string{"cudaDeviceGetAttribute"}},
+		{&r.memGetInfo, []string{"cudaMemGetInfo"}},
+		{&r.driverGetVersion, []string{"cudaDriverGetVersion"}},
+		{&r.runtimeGetVersion, []string{"cudaRuntimeGetVersion"}},
+		{&r.malloc, []string{"cudaMalloc"}},
+		{&r.free, []string{"cudaFree"}},
+		{&r.hostAlloc, []string{"cudaHostAlloc"}},
+		{&r.freeHost, []string{"cudaFreeHost"}},
+		{&r.hostRegister, []string{"cudaHostRegister"}},
+		{&r.hostUnregister, []string{"cudaHostUnregister"}},
+		{&r.memcpyAsync, []string{"cudaMemcpyAsync"}},
+		{&r.streamCreate, []string{"cudaStreamCreateWithFlags"}},
+		{&r.streamDestroy, []string{"cudaStreamDestroy"}},
+		{&r.streamSynchronize, []string{"cudaStreamSynchronize"}},
+		{&r.eventCreate, []string{"cudaEventCreateWithFlags"}},
+		{&r.eventRecord, []string{"cudaEventRecord"}},
+		{&r.eventSynchronize, []string{"cudaEventSynchronize"}},
+		{&r.eventElapsedTime, []string{"cudaEventElapsedTime"}},
+		{&r.eventDestroy, []string{"cudaEventDestroy"}},
 	} {
-		sym, err := purego.Dlsym(lib, s.name)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", path, s.name, err)
+		if err := bindAny(lib, path, s.fn, s.names...); err != nil {
+			return nil, err
 		}
-		purego.RegisterFunc(s.fn, sym)
 	}
 	return r, nil
+}
+
+// bindAny binds fn to the first of names lib exports.
+func bindAny(lib uintptr, path string, fn any, names ...string) error {
+	for _, name := range names {
+		if sym, err := purego.Dlsym(lib, name); err == nil {
+			purego.RegisterFunc(fn, sym)
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no %s", path, strings.Join(names, " or "))
 }
 
 // Error is a CUDA call's failure.
@@ -209,8 +267,11 @@ type Device struct {
 const propBytes = 8 << 10
 
 // Device returns what the runtime says of device i. It makes i the
-// calling thread's current device.
+// calling thread's current device: cudaMemGetInfo reports the current
+// device's memory, so the calls stay on one thread.
 func (r *Runtime) Device(i int) (Device, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	d := Device{Index: i}
 	if err := r.check("cudaSetDevice", r.setDevice(int32(i))); err != nil {
 		return d, err
@@ -310,15 +371,17 @@ func (r *Runtime) SyncStream(s Stream) error {
 	return r.check("cudaStreamSynchronize", r.streamSynchronize(uintptr(s)))
 }
 
-// CopyAsync queues a copy of n bytes from src to dst (HostToDevice or
-// DeviceToHost) on stream s; it returns before the copy is done. Host
-// memory must be pinned (HostAlloc) for the copy to be asynchronous and
-// must stay untouched until an event recorded after it completes.
+// hostRegisterPortable is cudaHostRegisterPortable: the memory counts as
+// pinned in every CUDA context, not only the calling thread's current
+// device's (the RAM arena serves the GPUs of every rank's device).
+const hostRegisterPortable = 0x01
+
 // HostRegister pins n bytes of host memory at p (cudaHostRegister) so
 // that copies to and from them run at the link's speed, as from
-// HostAlloc's memory; HostUnregister undoes it.
+// HostAlloc's memory; HostUnregister undoes it. Registering a range that
+// overlaps one registered already fails (cudaErrorHostMemoryAlreadyRegistered).
 func (r *Runtime) HostRegister(p uintptr, n uint64) error {
-	return r.check("cudaHostRegister", r.hostRegister(p, n, 0))
+	return r.check("cudaHostRegister", r.hostRegister(p, n, hostRegisterPortable))
 }
 
 // HostUnregister undoes HostRegister of the memory at p.
@@ -326,6 +389,11 @@ func (r *Runtime) HostUnregister(p uintptr) error {
 	return r.check("cudaHostUnregister", r.hostUnregister(p))
 }
 
+// CopyAsync queues a copy of n bytes from src to dst (HostToDevice or
+// DeviceToHost) on stream s; it returns before the copy is done. Host
+// memory must be pinned (HostAlloc, HostRegister) for the copy to be
+// asynchronous and must stay untouched until an event recorded after it
+// completes.
 func (r *Runtime) CopyAsync(dst, src uintptr, n uint64, kind int, s Stream) error {
 	return r.check("cudaMemcpyAsync", r.memcpyAsync(dst, src, n, int32(kind), uintptr(s)))
 }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,6 +26,8 @@ func TestLoadFake(t *testing.T) {
 		t.Fatalf("DeviceCount = %d, %v", n, err)
 	}
 	d, err := r.Device(1)
+	// "Fake GPU" is the fake's cudaGetDeviceProperties_v2, the symbol
+	// CUDA 12's header binds; its plain one says "CUDA 11 layout".
 	if err != nil || d.Name != "Fake GPU" || d.TotalBytes != 1<<20 || d.PCIBusID != "00000000:18:00" {
 		t.Fatalf("Device(1) = %+v, %v", d, err)
 	}
@@ -73,6 +76,44 @@ func TestLoadFake(t *testing.T) {
 	if err := r.DestroyStream(s); err != nil {
 		t.Error(err)
 	}
+	// Events time copies: created with timing, so they can be.
+	e1, err := r.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := r.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Record(e1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Record(e2, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Wait(e2); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := r.Elapsed(e1, e2); err != nil || s < 0 {
+		t.Errorf("Elapsed = %v, %v", s, err)
+	}
+	r.DestroyEvent(e1)
+	r.DestroyEvent(e2)
+	// Pinning host memory: portable, once; an overlapping range is refused
+	// as CUDA refuses it (cudaErrorHostMemoryAlreadyRegistered).
+	region := make([]byte, 8192)
+	if err := r.HostRegister(addr(region), 8192); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.HostRegister(addr(region)+4096, 4096); !errors.As(err, &ce) || ce.Code != 712 {
+		t.Errorf("HostRegister of a registered range: %v; want code 712", err)
+	}
+	if err := r.HostUnregister(addr(region)); err != nil {
+		t.Error(err)
+	}
+	if err := r.HostUnregister(addr(region)); !errors.As(err, &ce) || ce.Code != 713 {
+		t.Errorf("HostUnregister twice: %v; want code 713", err)
+	}
 	if err := r.FreeHost(back); err != nil {
 		t.Error(err)
 	}
@@ -93,5 +134,56 @@ func TestLoadMissing(t *testing.T) {
 	// A library without the calls is refused too, naming the call.
 	if _, err := Load("libc.so.6"); !errors.Is(err, ErrNoRuntime) || !strings.Contains(err.Error(), "cudaGetErrorString") {
 		t.Errorf("Load of libc: %v", err)
+	}
+}
+
+// TestABIValues holds the enum and flag values kvbench passes to the
+// values of CUDA's driver_types.h.
+func TestABIValues(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"cudaMemcpyHostToDevice", HostToDevice, 1},
+		{"cudaMemcpyDeviceToHost", DeviceToHost, 2},
+		{"cudaDevAttrPciBusId", attrPCIBusID, 33},
+		{"cudaDevAttrPciDeviceId", attrPCIDeviceID, 34},
+		{"cudaDevAttrPciDomainId", attrPCIDomainID, 50},
+		{"cudaStreamNonBlocking", streamNonBlocking, 1},
+		{"cudaEventBlockingSync", eventBlockingSync, 1},
+		{"cudaHostRegisterPortable", hostRegisterPortable, 1},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s is %d here; driver_types.h has %d", c.name, c.got, c.want)
+		}
+	}
+	if VersionString(12040) != "12.4" || VersionString(11080) != "11.8" || VersionString(13000) != "13.0" {
+		t.Errorf("VersionString does not read 1000 x major + 10 x minor")
+	}
+}
+
+// TestCUDADirs finds a runtime that only a toolkit's directory holds.
+func TestCUDADirs(t *testing.T) {
+	home := t.TempDir()
+	lib := filepath.Join(home, "lib64")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := cudatest.FakeRuntime(t)
+	b, err := os.ReadFile(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lib, "libcudart.so.99"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CUDA_HOME", home)
+	got := candidates([]string{"libcudart.so.99"})
+	if len(got) < 2 || got[0] != "libcudart.so.99" || got[1] != filepath.Join(lib, "libcudart.so.99") {
+		t.Fatalf("candidates = %q", got)
+	}
+	r, err := loadFirst(nil, got, ErrNoRuntime, load)
+	if err != nil || r.Path != got[1] {
+		t.Errorf("loaded %v, %v; want %s", r, err, got[1])
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"syscall"
 	"unsafe"
 
@@ -15,8 +14,11 @@ import (
 // (libcufile) could be loaded.
 var ErrNoCuFile = errors.New("no GPUDirect Storage library (libcufile)")
 
-// CuFileLibraries are the names LoadCuFile tries, in order.
-var CuFileLibraries = []string{"libcufile.so", "libcufile.so.0", "libcufile.so.1"}
+// CuFileLibraries are the names LoadCuFile tries, in order: libcufile's
+// soname (libcufile.so.0 in CUDA 11.4 to 13), then the toolkit's
+// unversioned link, each through the loader's search path and then in
+// CUDADirs.
+var CuFileLibraries = []string{"libcufile.so.0", "libcufile.so"}
 
 // CuFile is a loaded libcufile, the GPUDirect Storage API: reads and
 // writes between files and GPU memory that do not stage through host
@@ -47,20 +49,12 @@ type CuFile struct {
 // loads and binds every call; the error wraps ErrNoCuFile with each
 // attempt's reason when none does.
 func LoadCuFile(paths ...string) (*CuFile, error) {
-	return loadFirst(paths, CuFileLibraries, ErrNoCuFile, loadCuFile)
+	return loadFirst(paths, candidates(CuFileLibraries), ErrNoCuFile, loadCuFile)
 }
 
 func loadCuFile(lib uintptr, path string) (*CuFile, error) {
 	f := &CuFile{Path: path}
-	bind := func(fn any, names ...string) error {
-		for _, name := range names {
-			if sym, err := purego.Dlsym(lib, name); err == nil {
-				purego.RegisterFunc(fn, sym)
-				return nil
-			}
-		}
-		return fmt.Errorf("%s: no %s", path, strings.Join(names, " or "))
-	}
+	bind := func(fn any, names ...string) error { return bindAny(lib, path, fn, names...) }
 	for _, s := range []struct {
 		fn    any
 		names []string
@@ -96,7 +90,8 @@ func loadCuFile(lib uintptr, path string) (*CuFile, error) {
 
 // CuFileError is a cuFile call's failure: its cuFile status (the
 // CUfileOpError of cufile.h, 5000 and up) and, for a CUDA driver failure
-// underneath, the driver's CUresult.
+// underneath (CU_FILE_CUDA_DRIVER_ERROR and others), the driver's
+// CUresult.
 type CuFileError struct {
 	Call   string
 	Status int32
@@ -105,10 +100,56 @@ type CuFileError struct {
 
 func (e *CuFileError) Error() string {
 	s := fmt.Sprintf("cuda: %s: cuFile status %d", e.Call, e.Status)
+	if name := cuFileStatusNames[e.Status]; name != "" {
+		s += " " + name
+	}
 	if e.CUDA != 0 {
 		s += fmt.Sprintf(" (CUDA driver error %d)", e.CUDA)
 	}
 	return s
+}
+
+// cuFileStatusNames name the CUfileOpError values of cufile.h (libcufile
+// 1.x; CUFILEOP_BASE_ERR is 5000, 5021 and 5032 are unused). The header
+// turns them into text with an inline function, which libcufile does not
+// export, so the names are kept here.
+var cuFileStatusNames = map[int32]string{
+	5001: "CU_FILE_DRIVER_NOT_INITIALIZED",
+	5002: "CU_FILE_DRIVER_INVALID_PROPS",
+	5003: "CU_FILE_DRIVER_UNSUPPORTED_LIMIT",
+	5004: "CU_FILE_DRIVER_VERSION_MISMATCH",
+	5005: "CU_FILE_DRIVER_VERSION_READ_ERROR",
+	5006: "CU_FILE_DRIVER_CLOSING",
+	5007: "CU_FILE_PLATFORM_NOT_SUPPORTED",
+	5008: "CU_FILE_IO_NOT_SUPPORTED",
+	5009: "CU_FILE_DEVICE_NOT_SUPPORTED",
+	5010: "CU_FILE_NVFS_DRIVER_ERROR",
+	5011: "CU_FILE_CUDA_DRIVER_ERROR",
+	5012: "CU_FILE_CUDA_POINTER_INVALID",
+	5013: "CU_FILE_CUDA_MEMORY_TYPE_INVALID",
+	5014: "CU_FILE_CUDA_POINTER_RANGE_ERROR",
+	5015: "CU_FILE_CUDA_CONTEXT_MISMATCH",
+	5016: "CU_FILE_INVALID_MAPPING_SIZE",
+	5017: "CU_FILE_INVALID_MAPPING_RANGE",
+	5018: "CU_FILE_INVALID_FILE_TYPE",
+	5019: "CU_FILE_INVALID_FILE_OPEN_FLAG",
+	5020: "CU_FILE_DIO_NOT_SET",
+	5022: "CU_FILE_INVALID_VALUE",
+	5023: "CU_FILE_MEMORY_ALREADY_REGISTERED",
+	5024: "CU_FILE_MEMORY_NOT_REGISTERED",
+	5025: "CU_FILE_PERMISSION_DENIED",
+	5026: "CU_FILE_DRIVER_ALREADY_OPEN",
+	5027: "CU_FILE_HANDLE_NOT_REGISTERED",
+	5028: "CU_FILE_HANDLE_ALREADY_REGISTERED",
+	5029: "CU_FILE_DEVICE_NOT_FOUND",
+	5030: "CU_FILE_INTERNAL_ERROR",
+	5031: "CU_FILE_GETNEWFD_FAILED",
+	5033: "CU_FILE_NVFS_SETUP_ERROR",
+	5034: "CU_FILE_IO_DISABLED",
+	5035: "CU_FILE_BATCH_SUBMIT_FAILED",
+	5036: "CU_FILE_GPU_MEMORY_PINNING_FAILED",
+	5037: "CU_FILE_BATCH_FULL",
+	5038: "CU_FILE_ASYNC_NOT_SUPPORTED",
 }
 
 // status turns a CUfileError_t, read as a uint64, into a *CuFileError, nil
@@ -143,8 +184,10 @@ func (f *CuFile) Version() (v int, ok bool) {
 // FileHandle is a file registered with cuFile.
 type FileHandle uintptr
 
-// descr is CUfileDescr_t for a Linux file descriptor: the handle type, a
-// union of an fd and a pointer, and the file system operations (none).
+// descr is CUfileDescr_t for a Linux file descriptor: the handle type (a
+// 4-byte enum), a union of an int fd and a void * (8 bytes, at offset 8
+// on LP64), and the file system operations (a pointer at 16; nil for a
+// file of the kernel's). 24 bytes in all.
 type descr struct {
 	typ   int32
 	_     int32
@@ -153,7 +196,8 @@ type descr struct {
 	fsOps uintptr
 }
 
-// handleTypeOpaqueFD is CU_FILE_HANDLE_TYPE_OPAQUE_FD.
+// handleTypeOpaqueFD is CU_FILE_HANDLE_TYPE_OPAQUE_FD (CUfileFileHandleType:
+// OPAQUE_FD 1, OPAQUE_WIN32 2, USERSPACE_FS 3).
 const handleTypeOpaqueFD = 1
 
 // RegisterFile registers fd, opened with O_DIRECT, for cuFile I/O. The

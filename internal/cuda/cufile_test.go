@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -76,8 +77,12 @@ func TestCuFileFake(t *testing.T) {
 	if err := f.RegisterBuffer(0, 0); !errors.As(err, &ce) || ce.Status != 5012 || ce.CUDA != 1 || ce.Call != "cuFileBufRegister" {
 		t.Errorf("RegisterBuffer(nil) = %v; want status 5012 with CUDA error 1", err)
 	}
-	if _, err := f.RegisterFile(-1); !errors.As(err, &ce) || ce.Status != 5030 {
-		t.Errorf("RegisterFile(-1) = %v; want status 5030", err)
+	if _, err := f.RegisterFile(-1); !errors.As(err, &ce) || ce.Status != 5022 || !strings.Contains(err.Error(), "CU_FILE_INVALID_VALUE") {
+		t.Errorf("RegisterFile(-1) = %v; want status 5022 CU_FILE_INVALID_VALUE", err)
+	}
+	// A file registered twice: libcufile's CU_FILE_HANDLE_ALREADY_REGISTERED.
+	if _, err := f.RegisterFile(int(file.Fd())); !errors.As(err, &ce) || ce.Status != 5028 {
+		t.Errorf("RegisterFile of a registered file = %v; want status 5028", err)
 	}
 	// pread on a file opened for writing only: -1 and EBADF.
 	wo, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -115,5 +120,67 @@ func TestCuFileDriverFails(t *testing.T) {
 	var ce *CuFileError
 	if err := f.Open(); !errors.As(err, &ce) || ce.Status != 5001 || ce.Call != "cuFileDriverOpen" {
 		t.Errorf("Open = %v; want status 5001", err)
+	}
+}
+
+// TestDescrLayout holds descr to CUfileDescr_t's layout on LP64 (cufile.h:
+// an enum, a union of int fd and void *handle, const CUfileFSOps_t
+// *fs_ops): the fd at offset 8, the operations at 16, 24 bytes.
+func TestDescrLayout(t *testing.T) {
+	var d descr
+	if s, fd, ops := unsafe.Sizeof(d), unsafe.Offsetof(d.fd), unsafe.Offsetof(d.fsOps); s != 24 || fd != 8 || ops != 16 {
+		t.Errorf("descr: size %d, fd at %d, fs_ops at %d; CUfileDescr_t has 24, 8, 16", s, fd, ops)
+	}
+	if handleTypeOpaqueFD != 1 {
+		t.Errorf("CU_FILE_HANDLE_TYPE_OPAQUE_FD is 1, not %d", handleTypeOpaqueFD)
+	}
+}
+
+// TestStatusWord decodes CUfileError_t as the ABIs return it in one
+// register: err (CUfileOpError) in the low 32 bits, cu_err (CUresult) in
+// the high.
+func TestStatusWord(t *testing.T) {
+	for _, c := range []struct {
+		word     uint64
+		status   int32
+		cu       int32
+		contains string
+	}{
+		{0, 0, 0, ""},
+		{5001, 5001, 0, "CU_FILE_DRIVER_NOT_INITIALIZED"},
+		{5011 | 700<<32, 5011, 700, "CU_FILE_CUDA_DRIVER_ERROR (CUDA driver error 700)"},
+		{5028, 5028, 0, "CU_FILE_HANDLE_ALREADY_REGISTERED"},
+		{5999, 5999, 0, "status 5999"},
+	} {
+		err := status("call", c.word)
+		if c.status == 0 {
+			if err != nil {
+				t.Errorf("status(%#x) = %v; want nil", c.word, err)
+			}
+			continue
+		}
+		var ce *CuFileError
+		if !errors.As(err, &ce) || ce.Status != c.status || ce.CUDA != c.cu || !strings.Contains(err.Error(), c.contains) {
+			t.Errorf("status(%#x) = %v; want status %d, CUDA %d, naming %q", c.word, err, c.status, c.cu, c.contains)
+		}
+	}
+}
+
+// TestStatusNames holds the names to cufile.h's CUfileOpError values.
+func TestStatusNames(t *testing.T) {
+	for code, name := range map[int32]string{
+		5001: "CU_FILE_DRIVER_NOT_INITIALIZED", 5011: "CU_FILE_CUDA_DRIVER_ERROR", 5012: "CU_FILE_CUDA_POINTER_INVALID",
+		5020: "CU_FILE_DIO_NOT_SET", 5022: "CU_FILE_INVALID_VALUE", 5023: "CU_FILE_MEMORY_ALREADY_REGISTERED",
+		5026: "CU_FILE_DRIVER_ALREADY_OPEN", 5028: "CU_FILE_HANDLE_ALREADY_REGISTERED", 5030: "CU_FILE_INTERNAL_ERROR",
+		5033: "CU_FILE_NVFS_SETUP_ERROR", 5036: "CU_FILE_GPU_MEMORY_PINNING_FAILED", 5038: "CU_FILE_ASYNC_NOT_SUPPORTED",
+	} {
+		if got := cuFileStatusNames[code]; got != name {
+			t.Errorf("status %d is %q here; cufile.h names it %s", code, got, name)
+		}
+	}
+	for _, unused := range []int32{5021, 5032} {
+		if got, ok := cuFileStatusNames[unused]; ok {
+			t.Errorf("status %d is unused in cufile.h, named %q here", unused, got)
+		}
 	}
 }

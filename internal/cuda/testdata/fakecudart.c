@@ -8,7 +8,8 @@
 
 static int devices(void) { const char *s = getenv("FAKE_CUDA_DEVICES"); return s ? atoi(s) : 1; }
 static unsigned long long mem(void) { const char *s = getenv("FAKE_CUDA_MEM"); return s ? strtoull(s, 0, 10) : (1ull << 30); }
-static int current;
+/* The current device is per thread, as CUDA's is. */
+static __thread int current;
 static unsigned long long used;
 
 const char *cudaGetErrorString(int e) {
@@ -18,21 +19,38 @@ const char *cudaGetErrorString(int e) {
 	case 2: return "out of memory";
 	case 100: return "no CUDA-capable device is detected";
 	case 101: return "invalid device ordinal";
+	case 400: return "invalid resource handle";
+	case 712: return "part or all of the requested memory range is already mapped";
+	case 713: return "pointer does not correspond to a registered memory region";
 	}
 	return "unrecognized error code";
 }
 int cudaGetDeviceCount(int *n) { *n = devices(); return devices() > 0 ? 0 : 100; }
 int cudaSetDevice(int d) { if (d < 0 || d >= devices()) return 101; current = d; return 0; }
-int cudaGetDeviceProperties(void *prop, int d) {
+/* CUDA 12's header maps cudaGetDeviceProperties to its _v2; the plain
+ * symbol fills the CUDA 11 layout. Both start with char name[256]. */
+int cudaGetDeviceProperties_v2(void *prop, int d) {
 	if (d < 0 || d >= devices()) return 101;
-	memset(prop, 0, 1024);
+	memset(prop, 0, 1032); /* sizeof(struct cudaDeviceProp) in CUDA 12.x */
 	strcpy((char *)prop, "Fake GPU");
 	return 0;
 }
+int cudaGetDeviceProperties(void *prop, int d) {
+	if (d < 0 || d >= devices()) return 101;
+	memset(prop, 0, 712);
+	strcpy((char *)prop, "Fake GPU (CUDA 11 layout)");
+	return 0;
+}
+/* cudaDevAttrPciBusId 33, cudaDevAttrPciDeviceId 34, cudaDevAttrPciDomainId
+ * 50 (driver_types.h); the fake knows no others. */
 int cudaDeviceGetAttribute(int *v, int attr, int d) {
 	if (d < 0 || d >= devices()) return 101;
-	*v = attr == 33 ? 0x17 + d : 0;
-	return 0;
+	switch (attr) {
+	case 33: *v = 0x17 + d; return 0;
+	case 34: *v = 0; return 0;
+	case 50: *v = 0; return 0;
+	}
+	return 1;
 }
 int cudaMemGetInfo(unsigned long long *free, unsigned long long *total) { *total = mem(); *free = mem() - used; return 0; }
 int cudaDriverGetVersion(int *v) { *v = 12040; return 0; }
@@ -57,10 +75,41 @@ int cudaFree(void *p) {
 	free(h);
 	return 0;
 }
-int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) { (void)flags; *p = malloc(n ? n : 1); return *p ? 0 : 2; }
+/* cudaHostAllocDefault 0, Portable 1, Mapped 2, WriteCombined 4. */
+int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) {
+	if (flags & ~7u) return 1;
+	*p = malloc(n ? n : 1);
+	return *p ? 0 : 2;
+}
 int cudaFreeHost(void *p) { free(p); return 0; }
-int cudaHostRegister(void *p, unsigned long long n, unsigned int flags) { (void)flags; return p && n ? 0 : 1; }
-int cudaHostUnregister(void *p) { return p ? 0 : 1; }
+/* Registered ranges: a range overlapping one registered is refused with
+ * cudaErrorHostMemoryAlreadyRegistered (712), and unregistering a pointer
+ * that starts none with cudaErrorHostMemoryNotRegistered (713), as CUDA
+ * does. Flags: cudaHostRegisterDefault 0, Portable 1, Mapped 2,
+ * IoMemory 4, ReadOnly 8. */
+static volatile int reglock;
+static struct { unsigned long long base, n; } regs[256];
+int cudaHostRegister(void *p, unsigned long long n, unsigned int flags) {
+	if (!p || !n || (flags & ~15u)) return 1;
+	unsigned long long b = (unsigned long long)p;
+	int r = 2;
+	while (__sync_lock_test_and_set(&reglock, 1));
+	for (int i = 0; i < 256; i++)
+		if (regs[i].n && b < regs[i].base + regs[i].n && regs[i].base < b + n) { r = 712; goto out; }
+	for (int i = 0; i < 256; i++)
+		if (!regs[i].n) { regs[i].base = b; regs[i].n = n; r = 0; break; }
+out:
+	__sync_lock_release(&reglock);
+	return r;
+}
+int cudaHostUnregister(void *p) {
+	int r = 713;
+	while (__sync_lock_test_and_set(&reglock, 1));
+	for (int i = 0; i < 256; i++)
+		if (regs[i].n && regs[i].base == (unsigned long long)p) { regs[i].n = 0; r = 0; break; }
+	__sync_lock_release(&reglock);
+	return r;
+}
 int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
 	if (kind != 1 && kind != 2) return 1;
 	memcpy(dst, src, n);
@@ -70,7 +119,12 @@ int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
  * call returns, so events are complete when recorded. Events hold the
  * monotonic time of their record. FAKE_CUDA_FAIL_ASYNC makes async copies
  * fail with "invalid argument". */
-int cudaStreamCreateWithFlags(void **s, unsigned int flags) { (void)flags; *s = malloc(1); return *s ? 0 : 2; }
+/* cudaStreamDefault 0, cudaStreamNonBlocking 1. */
+int cudaStreamCreateWithFlags(void **s, unsigned int flags) {
+	if (flags & ~1u) return 1;
+	*s = malloc(1);
+	return *s ? 0 : 2;
+}
 int cudaStreamDestroy(void *s) { free(s); return 0; }
 int cudaMemcpyAsync(void *dst, const void *src, unsigned long long n, int kind, void *s) {
 	(void)s;
@@ -78,7 +132,16 @@ int cudaMemcpyAsync(void *dst, const void *src, unsigned long long n, int kind, 
 	return cudaMemcpy(dst, src, n, kind);
 }
 int cudaStreamSynchronize(void *s) { (void)s; return 0; }
-int cudaEventCreateWithFlags(double **e, unsigned int flags) { (void)flags; *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }
+/* cudaEventDefault 0, BlockingSync 1, DisableTiming 2, Interprocess 4:
+ * an event without timing cannot be timed (cudaErrorInvalidResourceHandle).
+ * The time sits first, the flags after it. */
+int cudaEventCreateWithFlags(double **e, unsigned int flags) {
+	if (flags & ~7u) return 1;
+	*e = calloc(2, sizeof(double));
+	if (!*e) return 2;
+	(*e)[1] = flags;
+	return 0;
+}
 int cudaEventRecord(double *e, void *s) {
 	(void)s;
 	struct timespec t;
@@ -87,5 +150,9 @@ int cudaEventRecord(double *e, void *s) {
 	return 0;
 }
 int cudaEventSynchronize(double *e) { (void)e; return 0; }
-int cudaEventElapsedTime(float *ms, double *a, double *b) { *ms = (float)(*b - *a); return 0; }
+int cudaEventElapsedTime(float *ms, double *a, double *b) {
+	if (((unsigned)a[1] | (unsigned)b[1]) & 2) return 400;
+	*ms = (float)(*b - *a);
+	return 0;
+}
 int cudaEventDestroy(double *e) { free(e); return 0; }

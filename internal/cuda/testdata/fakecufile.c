@@ -1,9 +1,11 @@
 /* A fake libcufile (GPUDirect Storage) for kvbench's tests: the calls
  * internal/cuda binds, over host memory (the fake CUDA runtime's device
  * memory is host memory) and pread/pwrite. FAKE_CUFILE_FAIL_OPEN makes
- * cuFileDriverOpen fail with status 5001 (driver not initialized);
- * FAKE_CUFILE_FAIL_IO makes reads and writes return -5011. Built by the
- * tests with the system's C compiler; never shipped. */
+ * cuFileDriverOpen fail with status 5001 (CU_FILE_DRIVER_NOT_INITIALIZED);
+ * FAKE_CUFILE_FAIL_IO makes reads and writes return -5011
+ * (CU_FILE_CUDA_DRIVER_ERROR). Status values and the descriptor's layout
+ * are cufile.h's. Built by the tests with the system's C compiler; never
+ * shipped. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -23,19 +25,22 @@ CUfileError_t cuFileDriverOpen(void) {
 }
 CUfileError_t cuFileDriverClose_v2(void) { opened = 0; return ok(); }
 CUfileError_t cuFileGetVersion(int *v) { *v = 1140; return ok(); }
-/* A descriptor registered twice is refused (status 5031), as a strict
- * library may: the engine must register each file once. */
+/* A descriptor registered twice is refused with
+ * CU_FILE_HANDLE_ALREADY_REGISTERED (5028), as libcufile documents: the
+ * engine must register each file once. A handle type other than
+ * CU_FILE_HANDLE_TYPE_OPAQUE_FD (1), or file system operations given with
+ * one, is CU_FILE_INVALID_VALUE (5022). */
 static volatile int lock;
 static char registered[4096];
 CUfileError_t cuFileHandleRegister(void **fh, CUfileDescr_t *d) {
 	if (!opened) return fail(5001, 0);
 	int fd = d->handle.fd;
-	if (d->type != 1 || fd < 0 || fd >= 4096) return fail(5030, 0);
+	if (d->type != 1 || d->fs_ops || fd < 0 || fd >= 4096) return fail(5022, 0);
 	while (__sync_lock_test_and_set(&lock, 1));
 	int twice = registered[fd];
 	registered[fd] = 1;
 	__sync_lock_release(&lock);
-	if (twice) return fail(5031, 0);
+	if (twice) return fail(5028, 0);
 	int *h = malloc(sizeof(int));
 	*h = fd;
 	*fh = h;
@@ -47,9 +52,10 @@ void cuFileHandleDeregister(void *fh) {
 	__sync_lock_release(&lock);
 	free(fh);
 }
+/* Flags: CU_FILE_RDMA_REGISTER 1, CU_FILE_RDMA_RELAXED_ORDERING 2. */
 CUfileError_t cuFileBufRegister(const void *p, size_t n, int flags) {
-	(void)flags;
 	if (!opened) return fail(5001, 0);
+	if (flags & ~3) return fail(5022, 0);
 	if (!p || !n) return fail(5012, 1);
 	return ok();
 }
