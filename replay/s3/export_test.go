@@ -15,3 +15,10 @@ func PartsHeld(b *Backend) (int64, int) {
 	defer b.parts.mu.Unlock()
 	return b.parts.held, b.parts.pending
 }
+
+// PartsPeak is the most bytes of part buffers out at once.
+func PartsPeak(b *Backend) int64 {
+	b.parts.mu.Lock()
+	defer b.parts.mu.Unlock()
+	return b.parts.peak
+}

@@ -21,8 +21,9 @@ type entry struct {
 	whole  atomic.Bool // written whole: the server holds it
 
 	mu       sync.Mutex
-	bufs     [][]byte // per part, nil until its first byte and after its upload
-	filled   []int64  // bytes written into each part
+	bufs     [][]byte              // per part, nil until its first byte and after its upload
+	filled   []int64               // bytes written into each part
+	taking   map[int]chan struct{} // parts whose buffer a writer is taking, closed when it has
 	once     sync.Once
 	uploadID string // of a multipart upload, once started
 	etags    []string
@@ -254,12 +255,25 @@ func (o *object) WriteAt(p []byte, off int64) (int, error) {
 			return 0, fmt.Errorf("s3: write %q: an earlier part failed: %w", o.key, err)
 		}
 		if e.bufs[i] == nil {
-			// The budget is waited for outside the entry's lock, which
-			// an upload's end takes.
+			// One writer takes the part's buffer, outside the entry's
+			// lock (an upload's end takes it) as it may wait for the
+			// budget; the part's other blocks wait for that one.
+			if ch := e.taking[i]; ch != nil {
+				e.mu.Unlock()
+				<-ch
+				continue
+			}
+			ch := make(chan struct{})
+			if e.taking == nil {
+				e.taking = map[int]chan struct{}{}
+			}
+			e.taking[i] = ch
 			e.mu.Unlock()
 			buf := o.b.getPart(plen)
 			e.mu.Lock()
-			if e.err != nil || e.ended || e.bufs[i] != nil {
+			delete(e.taking, i)
+			close(ch)
+			if e.err != nil || e.ended {
 				e.mu.Unlock()
 				o.b.putPart(buf, false)
 				continue

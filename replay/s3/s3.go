@@ -210,6 +210,7 @@ type partBudget struct {
 	cond    sync.Cond
 	max     int64 // bytes
 	held    int64 // bytes of the buffers out
+	peak    int64 // the most held
 	pending int   // parts written whole, not yet up
 }
 
@@ -221,6 +222,7 @@ func (p *partBudget) take(ctx context.Context, n int64) {
 		p.cond.Wait()
 	}
 	p.held += n
+	p.peak = max(p.peak, p.held)
 	p.mu.Unlock()
 }
 

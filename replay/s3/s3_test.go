@@ -668,6 +668,47 @@ func TestEndpointFromEnv(t *testing.T) {
 	}
 }
 
+// TestOnePartOneBuffer: the blocks of one part written at once take one
+// part buffer between them (each took one, and all but one went back: a
+// part of 8 MiB written by 64 blocks at once held up to 512 MiB).
+func TestOnePartOneBuffer(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	b := newBackend(t, srv.Endpoint, s3.Config{PartSize: s3.MinPartSize})
+	defer b.Close()
+	const size, blk = 2 * s3.MinPartSize, 64 << 10
+	o, err := b.Open("k", size, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	want := make([]byte, size)
+	replaytest.Fill(want, 13, 0)
+	go1 := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, size/blk)
+	for off := int64(0); off < size; off += blk {
+		wg.Go(func() {
+			<-go1
+			if _, err := o.WriteAt(want[off:off+blk], off); err != nil {
+				errs <- err
+			}
+		})
+	}
+	close(go1)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if peak := s3.PartsPeak(b); peak > size {
+		t.Errorf("the %d blocks of 2 parts written at once held %d bytes of part buffers at most; want at most the 2 parts' %d", size/blk, peak, int64(size))
+	}
+	got := make([]byte, size)
+	if _, err := o.ReadAt(got, 0); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("read back: %v (bytes equal: %v)", err, bytes.Equal(got, want))
+	}
+}
+
 // TestKeep: with Keep, Close leaves the run's objects where they are, and
 // aborts its unfinished multipart uploads (no object of the run's: parts
 // a store would keep, and bill, out of sight of aws s3 ls).
