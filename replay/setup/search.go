@@ -182,6 +182,9 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		}
 		doc, err = search.Capacity(search.CapacityOptions{Start: start, MaxProbes: so.Probes}, probe)
 	}
+	if so.Kind == search.KindCapacity && len(doc.Probes) > 0 {
+		doc.Reason += "; " + offeredMeasure(plan)
+	}
 	doc.Format, doc.FormatVersion = schema.SearchFormat, schema.SearchFormatVersion
 	doc.WindowS = so.Config.Duration.Seconds()
 	doc.Traces = traces
@@ -201,6 +204,19 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 // window reached (search.Summarize).
 func storageTier(plan *replay.Plan) (tier2, known bool) {
 	return plan.Used[schema.TierNVMe], plan.Scanned
+}
+
+// offeredMeasure says which tiers' bytes a search's offered loads count
+// (storageTier), as its reason ends: the figures name no tier.
+func offeredMeasure(plan *replay.Plan) string {
+	switch tier2, known := storageTier(plan); {
+	case !known:
+		return "offered load: Tier-2's reads and writes over each probe's elapsed time where it moved Tier-2 bytes, else every tier's (the traces were not read before the search)"
+	case tier2:
+		return "offered load: Tier-2's reads and writes over each probe's elapsed time"
+	default:
+		return "offered load: every tier's reads and writes over each probe's elapsed time (the traces have no Tier-2 row)"
+	}
 }
 
 // TotalUsers is the traces' number of users: counted by the prescan, else
