@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ type client struct {
 	from     string
 	credErr  error  // the chain found no credentials
 	region   string // the requests are signed for
+	path     string // the endpoint's path, "" when none
 	sem      chan struct{}
 	timeout  time.Duration // Config.Timeout
 	attempts int           // Config.MaxAttempts
@@ -113,6 +115,9 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		c.from = "the AWS configuration's endpoint " + endpoint + " (AWS_ENDPOINT_URL or endpoint_url; no --s3-endpoint)"
 	}
 	c.endpoint, c.region = endpoint, ac.Region
+	if u, err := url.Parse(endpoint); err == nil && strings.Trim(u.Path, "/") != "" {
+		c.path = u.Path
+	}
 	if endpoint == "" {
 		c.endpoint = "AWS S3 (" + ac.Region + ")"
 		c.from = "AWS S3's endpoint for region " + ac.Region + " (no --s3-endpoint)"
@@ -585,6 +590,9 @@ func (c *client) checkError(err error, timeout time.Duration) error {
 	var ci x509.CertificateInvalidError
 	var msg string
 	switch {
+	case (code == "NoSuchBucket" || code == "InvalidBucketName") && c.path != "":
+		// The path's first part was taken for the bucket.
+		return usage(fmt.Errorf("--s3-bucket %s: no such bucket at %s: the endpoint has a path (%s), which the requests' paths start with: give the server's URL without it, or create the bucket first (kvreplay never creates buckets)", c.bucket, c.endpoint, c.path))
 	case code == "NoSuchBucket":
 		return usage(fmt.Errorf("--s3-bucket %s: no such bucket at %s: create it first (kvreplay never creates buckets)", c.bucket, c.endpoint))
 	case code == "AccessDenied" || code == "Forbidden":

@@ -151,6 +151,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--s3-endpoint %q: want a URL such as http://127.0.0.1:7070 or https://s3.example.com", c.Endpoint))
 		} else if u.User != nil {
 			errs = append(errs, errors.New("--s3-endpoint: carries credentials in the URL: give them through the AWS environment or profile instead"))
+		} else if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+			errs = append(errs, fmt.Errorf("--s3-endpoint %q: has a query or fragment: give the server's URL alone (the bucket is --s3-bucket)", c.Endpoint))
 		}
 	}
 	if strings.HasPrefix(c.Prefix, "/") {
