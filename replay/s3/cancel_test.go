@@ -122,3 +122,35 @@ func TestInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptedCheck: the run's end during New's check of a server that
+// does not answer ends it at once, in a line that says so.
+func TestInterruptedCheck(t *testing.T) {
+	srv := start(t, s3test.Options{})
+	px := s3test.Throttle(t, srv)
+	px.Hang(s3test.Silent)
+	ctx, interrupt := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s3.New(ctx, s3.Config{Endpoint: px.Endpoint, Bucket: bucket, RunID: "check"})
+		done <- err
+	}()
+	for px.Hung() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("New ended before the server took its check: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	interrupt()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("New went on 3 s past the run's end")
+	}
+	want := "s3: s3://" + bucket + "/run-check/ at " + px.Endpoint + ": the check of the bucket was interrupted: context canceled"
+	if err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
+		t.Errorf("New interrupted: %v; want %q", err, want)
+	}
+}

@@ -311,7 +311,8 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		c.close()
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("s3: %s: %w", b.Where(), err)
+			// The SDK's account of the cancelled request says no more.
+			return nil, fmt.Errorf("s3: %s: the check of the bucket was interrupted: %w", b.Where(), ctx.Err())
 		}
 		return nil, c.checkError(err, cfg.Timeout)
 	}
