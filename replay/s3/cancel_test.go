@@ -78,8 +78,9 @@ func TestInterrupted(t *testing.T) {
 			case <-time.After(3 * time.Second):
 				t.Fatal("a read from a silent server went on 3 s past the run's end")
 			}
-			if took := time.Since(begin); err == nil || !errors.Is(err, context.Canceled) || took > 2*time.Second {
-				t.Errorf("the interrupted read: %v after %v; want context.Canceled within 2 s", err, took)
+			if took := time.Since(begin); err == nil || !errors.Is(err, context.Canceled) || took > 2*time.Second ||
+				!strings.HasSuffix(err.Error(), "GET "+prefix+"k: abandoned, the run having been interrupted") {
+				t.Errorf("the interrupted read: %v after %v; want context.Canceled within 2 s, saying so", err, took)
 			}
 			if _, err := big.WriteAt(p, s3.MinPartSize); err == nil || !errors.Is(err, context.Canceled) {
 				t.Errorf("a write after the run's end: %v, want it to fail at once", err)

@@ -548,10 +548,16 @@ func (c *client) wrap(what, name string, err error) error {
 		}
 	}
 	var op *net.OpError
-	dial := hint == "" && errors.As(err, &op) && op.Op == "dial"
-	silent := hint == "" && !dial && stalled(err)
+	// A request abandoned (a connection's dial too) says nothing of the
+	// server.
+	abandoned := hint == "" && errors.Is(err, context.Canceled)
+	dial := hint == "" && !abandoned && errors.As(err, &op) && op.Op == "dial"
+	silent := hint == "" && !abandoned && !dial && stalled(err)
 	msg := fmt.Sprintf("%s %s: %s%s", what, name, brief(err), hint)
 	switch {
+	case abandoned:
+		// The SDK's account of a request it abandoned says no more.
+		msg = fmt.Sprintf("%s %s: abandoned, the run having been interrupted", what, name)
 	case dial:
 		// The SDK's account of its attempts says less than the dial error.
 		msg = fmt.Sprintf("%s %s: %v: is the server up?", what, name, op)
