@@ -1,70 +1,139 @@
 #!/usr/bin/env bash
-# gpu-check.sh: the GPU tier on a real GPU, in one run, with what a plain
-# copy loop reaches beside it.
+# gpu-check.sh: the GPU tier on a real GPU, in one run of about five
+# minutes, with what a plain copy loop reaches beside it.
 #
-# It runs, with binaries built elsewhere (the GPU machine needs no Go):
+# It runs, with binaries built elsewhere (the GPU machine needs no Go),
+# each step under a time limit, going on after a step that fails:
+#   0. what the machine is: kernel, nvidia-smi's GPU, driver and CUDA
+#      version, where libcudart and libcufile are (added to
+#      LD_LIBRARY_PATH when the loader does not see them), nvidia_fs,
+#      gdscheck -p when installed
 #   1. kvreplay --list-devices
 #   2. the test binaries given with --tests (go test -c output), each run
-#   3. a three-tier kvtrace trace (Tier-0 on the GPU) replayed with
-#      --tier-map Tier-0=gpu,Tier-1=ram,Tier-2=nvme --verify, and, when
-#      libcufile is there, a trace of moves between GPU and NVMe with
-#      --gds --verify; it prints the GPU path of each
-#      result (host-to-device and device-to-host copies and their rates,
-#      the RAM arena's pinning, GDS's blocks) and whether every byte read
-#      verified
-#   4. when python3 has torch: pinned host<->device copies of the block
+#      with KVBENCH_GPU=1 (the tests named Real* drive the machine's own
+#      CUDA runtime, and libcufile with KVBENCH_GDS_DIR, and log a plain
+#      cudaMemcpyAsync copy loop's GB/s); full logs kept
+#   3. a three-tier kvtrace trace replayed with --verify twice, Tier-0 on
+#      the GPU and then in RAM (--tier-map Tier-0=gpu,Tier-1=ram,Tier-2=nvme
+#      and Tier-0=ram): complete, errors, bytes verified, the GPU path
+#      (copies and their rates, the RAM arena's pinning) and whether the
+#      bytes per tier of the two replays are equal
+#   4. when libcufile's driver opens: 256 objects of 16 MiB moved between
+#      GPU and NVMe with --gds --verify
+#   5. when python3 has torch: pinned host<->device copies of the block
 #      size in a loop on one stream, in GB/s, for comparison
-# Everything goes to a fresh directory made inside --dir (default $TMPDIR,
-# else /var/tmp), removed at the end; nothing else is touched.
+# Scratch goes to a fresh directory made inside --dir (default $TMPDIR,
+# else /var/tmp), removed at the end; nothing else is touched. With --out
+# DIR, the record (machine.txt, devices.txt, tests-*.log, *.json,
+# summary.txt) is copied there first. Exit status: 0 when every step
+# passed, 1 when one failed, 2 for bad options.
 #
-# Usage: bench/gpu-check.sh --bin DIR [--tests DIR] [--dir DIR] [--scale 1/64]
-#                           [--block-size 1MiB] [--gpu-mem-gb 16]
+# Usage: bench/gpu-check.sh --bin DIR [--tests DIR] [--out DIR] [--dir DIR]
+#                           [--scale 1/256] [--block-size 1MiB] [--gpu-mem-gb 16]
 #   --bin    holds kvtrace and kvreplay (CGO_ENABLED=0 go build -o DIR ./cmd/...)
-#   --tests  holds *.test binaries to run first (go test -c -o DIR/x.test ./pkg)
-set -euo pipefail
+#   --tests  holds *.test binaries to run first: CGO_ENABLED=0 go test -c -o
+#            DIR/ ./internal/cuda ./replay/gpu
+#   --out    a directory to keep the record in (on the device tool: $OUT)
+set -uo pipefail
 
-bin= tests= base=${TMPDIR:-/var/tmp} scale=1/64 bs=1MiB gpu_gb=16
+bin= tests= out= base=${TMPDIR:-/var/tmp} scale=1/256 bs=1MiB gpu_gb=16
 while [ $# -gt 0 ]; do
 	case $1 in
 	--bin) bin=$2; shift 2 ;;
 	--tests) tests=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
 	--dir) base=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
 	--block-size) bs=$2; shift 2 ;;
 	--gpu-mem-gb) gpu_gb=$2; shift 2 ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,37p' "$0"; exit 0 ;;
 	*) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
 	esac
 done
 [ -x "$bin/kvreplay" ] && [ -x "$bin/kvtrace" ] || { echo "gpu-check: --bin DIR must hold kvtrace and kvreplay" >&2; exit 2; }
 [ -d "$base" ] || { echo "gpu-check: --dir $base: no such directory" >&2; exit 2; }
-work=
-trap 'rm -rf ${work:+"$work"}' EXIT
-work=$(mktemp -d "$base/kvbench-gpu-check.XXXXXX")
+[ -z "$tests" ] || [ -d "$tests" ] || { echo "gpu-check: --tests $tests: no such directory" >&2; exit 2; }
+if [ -n "$out" ]; then
+	mkdir -p "$out" || { echo "gpu-check: --out $out: cannot make it" >&2; exit 2; }
+fi
+bin=$(cd "$bin" && pwd)
+[ -z "$tests" ] || tests=$(cd "$tests" && pwd)
+work=$(mktemp -d "$base/kvbench-gpu-check.XXXXXX") || exit 1
+keep() { # copy the record to --out
+	[ -n "$out" ] && cp "$work"/*.txt "$work"/*.log "$work"/*.json "$out"/ 2>/dev/null
+	return 0
+}
+trap 'keep; rm -rf "$work"' EXIT
+failed=()
+step() { # name: records a failed step
+	failed+=("$1")
+	echo "gpu-check: FAILED: $1" | tee -a "$work/summary.txt" >&2
+}
+
+echo "== the machine"
+{
+	date -u
+	uname -r
+	if command -v nvidia-smi >/dev/null; then
+		nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
+		nvidia-smi | grep -m1 'CUDA Version' || true
+	else
+		echo "no nvidia-smi"
+	fi
+	echo "libraries the loader sees:"
+	ldconfig -p 2>/dev/null | grep -E 'libcudart|libcufile|libcuda\.so' || echo "  none of libcudart, libcufile, libcuda"
+	echo "libraries on disk:"
+	ls -d /usr/local/cuda*/lib64/libcudart.so* /usr/local/cuda*/targets/*/lib/libcudart.so* \
+		/usr/local/cuda*/lib64/libcufile.so* /usr/local/cuda*/targets/*/lib/libcufile.so* 2>/dev/null
+	python3 -c 'import nvidia, os; print("\n".join(os.path.join(p, d, "lib") for p in nvidia.__path__ for d in sorted(os.listdir(p))))' 2>/dev/null |
+		while read -r d; do ls "$d"/libcudart.so* "$d"/libcufile.so* 2>/dev/null; done
+	grep -qE '^nvidia_fs ' /proc/modules 2>/dev/null && echo "nvidia_fs loaded" || echo "nvidia_fs not loaded (cuFile runs in compatibility mode)"
+} 2>&1 | tee "$work/machine.txt"
+# A runtime only a Python wheel or an odd toolkit holds: give the loader
+# its directory (kvreplay looks in $CUDA_HOME and /usr/local/cuda itself).
+if ! ldconfig -p 2>/dev/null | grep -q 'libcudart\.so'; then
+	for lib in libcudart libcufile; do
+		f=$(grep -m1 -E "^/.*/$lib\.so" "$work/machine.txt")
+		[ -n "$f" ] && export LD_LIBRARY_PATH="$(dirname "$f")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	done
+	echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" | tee -a "$work/machine.txt"
+fi
+for g in /usr/local/cuda/gds/tools/gdscheck /usr/local/cuda*/gds/tools/gdscheck; do
+	if [ -x "$g" ]; then
+		echo "== $g -p" | tee -a "$work/machine.txt"
+		timeout 60 "$g" -p 2>&1 | tee -a "$work/machine.txt" | grep -E 'NVMe|Platform verification|compat|GDS release|nvidia_fs' | head -20
+		break
+	fi
+done
 
 echo "== kvreplay --list-devices"
-"$bin/kvreplay" --list-devices | tee "$work/devices.txt"
+timeout 120 "$bin/kvreplay" --list-devices 2>&1 | tee "$work/devices.txt"
 if ! grep -q '^GPU 0:' "$work/devices.txt"; then
+	step "kvreplay --list-devices names no GPU"
 	echo "gpu-check: no GPU here; nothing more to check" >&2
 	exit 1
 fi
+gds=
+grep -q '^cuFile (GPUDirect Storage): .*driver opens' "$work/devices.txt" && gds=1
 
 if [ -n "$tests" ]; then
+	mkdir -p "$work/gds"
 	for t in "$tests"/*.test; do
 		[ -x "$t" ] || continue
-		echo "== $(basename "$t")"
-		(cd "$work" && "$t" -test.count=1 2>&1 | tail -5)
+		name=$(basename "$t" .test)
+		echo "== $name.test (KVBENCH_GPU=1${gds:+, KVBENCH_GDS_DIR})"
+		(cd "$work" && KVBENCH_GPU=1 KVBENCH_GDS_DIR=${gds:+$work/gds} timeout 300 "$t" -test.count=1 -test.v >"$work/tests-$name.log" 2>&1)
+		rc=$?
+		grep -E '^(--- FAIL|--- SKIP: TestReal|FAIL|PASS|ok)|real_test\.go' "$work/tests-$name.log" | head -40
+		[ $rc -eq 0 ] || step "$name.test (exit $rc; tests-$name.log)"
 	done
 fi
 
-echo "== a three-tier trace, Tier-0 on the GPU"
-"$bin/kvtrace" --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb "$gpu_gb" --cpu-mem-gb 4 \
-	-o "$work/three.csv.zst" >/dev/null
-show() { # result.json
+show() { # result.json: what it says, as lines
 	python3 - "$1" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(f"complete {d['complete']}, errors {d['errors']['count']}, verified {d['replay'].get('verified_bytes', 0)} bytes, wall {d['wall_s']:.1f} s")
+print(f"complete {d['complete']}, errors {d['errors']['count']}, verified {d['replay'].get('verified_bytes', 0) / 2**30:.2f} GiB, wall {d['wall_s']:.1f} s")
 for p in d['host']['tier_paths']:
     g = p.get('gpu')
     if not g:
@@ -79,34 +148,61 @@ for p in d['host']['tier_paths']:
         print(f"  GDS {s['library']} ({s.get('buffer_registration') or 'nothing moved'}): to files {s['to_file']['blocks']} blocks at {s['to_file']['per_call_gbps']:.2f} GB/s per call, from files {s['from_file']['blocks']} blocks at {s['from_file']['per_call_gbps']:.2f} GB/s per call")
 for t in d['tiers']:
     print(f"  {t['tier']}: read {t['read_bytes'] / 2**30:.2f} GiB, wrote {t['write_bytes'] / 2**30:.2f} GiB")
+sys.exit(0 if d['complete'] and d['errors']['count'] == 0 else 1)
 EOF
 }
-mkdir -p "$work/data"
-"$bin/kvreplay" --tier-map Tier-0=gpu,Tier-1=ram,Tier-2=nvme --size-scale "$scale" --block-size "$bs" --speed max \
-	--verify --layout extent --dir "$work/data" -q -o "$work/gpu.json" "$work/three.csv.zst"
-show "$work/gpu.json"
-if grep -q '^cuFile (GPUDirect Storage): .*driver opens' "$work/devices.txt"; then
+replay() { # name, tier map, trace, extra options...: a verified replay
+	local name=$1 map=$2 trace=$3
+	shift 3
+	rm -rf "$work/data" && mkdir -p "$work/data"
+	timeout 300 "$bin/kvreplay" --tier-map "$map" --block-size "$bs" --speed max --verify --layout extent \
+		--dir "$work/data" -q -o "$work/$name.json" "$@" "$trace" 2>&1 | tail -20
+	local rc=$?
+	[ $rc -eq 0 ] || { step "kvreplay $name (exit $rc)"; return 1; }
+	show "$work/$name.json" || step "kvreplay $name: incomplete or errors"
+}
+
+echo "== a three-tier trace, Tier-0 on the GPU, then in RAM"
+if timeout 120 "$bin/kvtrace" --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb "$gpu_gb" --cpu-mem-gb 4 \
+	-o "$work/three.csv.zst" >/dev/null; then
+	replay gpu Tier-0=gpu,Tier-1=ram,Tier-2=nvme "$work/three.csv.zst" --size-scale "$scale"
+	replay ram Tier-0=ram,Tier-1=ram,Tier-2=nvme "$work/three.csv.zst" --size-scale "$scale"
+	if [ -f "$work/gpu.json" ] && [ -f "$work/ram.json" ]; then
+		python3 - "$work/gpu.json" "$work/ram.json" <<'EOF' || step "bytes per tier differ between Tier-0 on the GPU and in RAM"
+import json, sys
+g, r = (json.load(open(p)) for p in sys.argv[1:])
+tiers = lambda d: {t['tier']: (t['read_bytes'], t['write_bytes']) for t in d['tiers']}
+same = tiers(g) == tiers(r) and g['replay'].get('verified_bytes') == r['replay'].get('verified_bytes')
+print("bytes per tier and verified: " + ("equal with Tier-0 on the GPU and in RAM" if same else f"DIFFER: gpu {tiers(g)}, ram {tiers(r)}"))
+sys.exit(0 if same else 1)
+EOF
+	fi
+else
+	step "kvtrace"
+fi
+
+if [ -n "$gds" ]; then
 	# kv-cache.py's waterfall demotes GPU objects to CPU RAM, not to NVMe:
 	# a trace of its own moves 256 objects of 16 MiB to NVMe and back.
 	echo "== GPU <-> NVMe moves with --gds"
 	awk 'BEGIN { print "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase"
 		split("Write,Tier-0,Prefill Read,Tier-0,Evict Write,Tier-2,Evict Read,Tier-2,Decode Read,Tier-2,Evict Write,Tier-0,Evict Read,Tier-0,Decode", r, " ")
 		for (k = 0; k < 256; k++) for (i = 1; i <= 7; i++) { split(r[i], f, ","); printf "0.0,%s,16777216,%s,k%d,%s\n", f[1], f[2], k, f[3] } }' >"$work/moves.csv"
-	rm -rf "$work/data" && mkdir -p "$work/data"
-	"$bin/kvreplay" --tier-map Tier-0=gpu,Tier-2=nvme --block-size "$bs" --speed max \
-		--verify --gds --layout extent --dir "$work/data" -q -o "$work/gds.json" "$work/moves.csv"
-	show "$work/gds.json"
+	replay gds Tier-0=gpu,Tier-2=nvme "$work/moves.csv" --gds
+else
+	echo "== no libcufile driver here: no --gds run"
 fi
 
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	echo "== PyTorch: pinned copies of one block, on one stream"
-	python3 - "$bs" <<'EOF'
+	timeout 120 python3 - "$bs" <<'EOF' 2>&1 | tee "$work/torch.txt"
 import sys, time, torch
 units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 s = sys.argv[1]
 n = next((int(s[:-3]) * u for k, u in units.items() if s.endswith(k)), None) or int(s)
 host = torch.empty(n, dtype=torch.uint8).pin_memory()
 dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+print(f"  torch {torch.__version__}, CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}")
 for name, dst, src in (("host_to_device", dev, host), ("device_to_host", host, dev)):
     for _ in range(10):
         dst.copy_(src, non_blocking=True)
@@ -119,5 +215,12 @@ for name, dst, src in (("host_to_device", dev, host), ("device_to_host", host, d
     print(f"  {name}: {reps * n / (time.perf_counter() - t) / 1e9:.2f} GB/s ({reps} copies of {n} bytes)")
 EOF
 else
-	echo "== no PyTorch with CUDA here: no copy loop to compare with"
+	echo "== no PyTorch with CUDA here: the copy loop to compare with is internal/cuda's TestRealRuntime (its log above)"
 fi
+
+if [ ${#failed[@]} -eq 0 ]; then
+	echo "gpu-check: every step passed" | tee -a "$work/summary.txt"
+	exit 0
+fi
+echo "gpu-check: ${#failed[@]} step(s) failed: ${failed[*]}" | tee -a "$work/summary.txt"
+exit 1
