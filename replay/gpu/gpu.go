@@ -337,6 +337,29 @@ func ArenaOf(mem arena.Memory) (Arena, bool) {
 	return Arena{Runtime: m.rt, Device: m.device, Base: m.base, Size: m.size}, true
 }
 
+// Pin pins n bytes of host memory at p (cudaHostRegister, portable) for
+// copies with the arena's GPU, on a thread whose current device is the
+// arena's: the registration belongs to the calling thread's context, and
+// a thread with none would make one on device 0 for it.
+func (a Arena) Pin(p uintptr, n uint64) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := a.Runtime.SetDevice(a.Device); err != nil {
+		return err
+	}
+	return a.Runtime.HostRegister(p, n)
+}
+
+// Unpin undoes Pin of the memory at p, on the arena's device.
+func (a Arena) Unpin(p uintptr) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := a.Runtime.SetDevice(a.Device); err != nil {
+		return err
+	}
+	return a.Runtime.HostUnregister(p)
+}
+
 // CopyDirect copies n bytes between host memory at host and the arena
 // mem at off (toDevice: host to device), without a staging buffer, on a
 // slot's stream, timed and counted as Copy's copies are: for host memory
@@ -368,6 +391,11 @@ func Holds(obj backend.Object) bool {
 
 // sysfsPCI is where Linux lists PCI devices.
 var sysfsPCI = "/sys/bus/pci/devices"
+
+// PCIeLink is the current PCIe link of the GPU at busID (Device's
+// PCIBusID) as sysfs reports it ("32.0 GT/s PCIe x16"), "" where it does
+// not.
+func PCIeLink(busID string) string { return pcieLink(sysfsPCI, busID) }
 
 // pcieLink reads the current link speed and width of the PCI device
 // busID (CUDA's domain:bus:device, eight hex digits of domain) under

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/internal/cuda/cudatest"
@@ -173,5 +174,36 @@ func TestPCIeLink(t *testing.T) {
 		if got := pcieLink(root, id); got != want {
 			t.Errorf("pcieLink(%q) = %q, want %q", id, got, want)
 		}
+	}
+}
+
+// TestPin pins host memory for an arena's GPU once: pinning it again is
+// CUDA's cudaErrorHostMemoryAlreadyRegistered, and Unpin undoes it.
+func TestPin(t *testing.T) {
+	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	rt := fakeRuntime(t, "268435456")
+	b, _, err := New(rt, Options{Device: 1, Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, ok := ArenaOf(b.mem)
+	if !ok || a.Device != 1 {
+		t.Fatalf("ArenaOf = %+v, %v", a, ok)
+	}
+	host := make([]byte, 8192)
+	p := uintptr(unsafe.Pointer(&host[0]))
+	if err := a.Pin(p, 8192); err != nil {
+		t.Fatal(err)
+	}
+	var ce *cuda.Error
+	if err := a.Pin(p, 4096); !errors.As(err, &ce) || ce.Code != 712 {
+		t.Errorf("Pin twice: %v; want code 712", err)
+	}
+	if err := a.Unpin(p); err != nil {
+		t.Error(err)
+	}
+	if err := a.Unpin(p); !errors.As(err, &ce) || ce.Code != 713 {
+		t.Errorf("Unpin twice: %v; want code 713", err)
 	}
 }

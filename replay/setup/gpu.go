@@ -157,7 +157,11 @@ func ListDevices(w io.Writer) error {
 				fmt.Fprintf(w, "GPU %d: %v\n", i, err)
 				continue
 			}
-			fmt.Fprintf(w, "GPU %d: %s, %s (%s free), PCI %s\n", i, d.Name, cli.FormatBytes(int64(d.TotalBytes)), cli.FormatBytes(int64(d.FreeBytes)), d.PCIBusID)
+			link := gpu.PCIeLink(d.PCIBusID)
+			if link == "" {
+				link = "link not in sysfs"
+			}
+			fmt.Fprintf(w, "GPU %d: %s, %s (%s free), PCI %s, %s\n", i, d.Name, cli.FormatBytes(int64(d.TotalBytes)), cli.FormatBytes(int64(d.FreeBytes)), d.PCIBusID, link)
 		}
 	}
 	fmt.Fprintf(w, "cuFile (GPUDirect Storage): %s\n", cuFileStatus())

@@ -82,7 +82,7 @@ func (e *engine) Close() error {
 	var errs []error
 	for addr, a := range e.pins {
 		if a.Runtime != nil { // nil: pinning it failed
-			errs = append(errs, a.Runtime.HostUnregister(addr))
+			errs = append(errs, a.Unpin(addr))
 		}
 	}
 	e.pins = nil
@@ -164,7 +164,7 @@ func (e *engine) pin(mem arena.Memory, hb []byte) error {
 	if _, done := e.pins[addr]; done {
 		return nil
 	}
-	if err := a.Runtime.HostRegister(addr, uint64(len(hb))); err != nil {
+	if err := a.Pin(addr, uint64(len(hb))); err != nil {
 		e.pins[addr] = gpu.Arena{} // tried: not again
 		if e.pinned != nil {
 			e.pinned(fmt.Sprintf("not pinned (%v): copies from pageable memory", err))
