@@ -24,8 +24,10 @@
 #      size in a loop on one stream, in GB/s, for comparison
 # Scratch goes to a fresh directory made inside --dir (default $TMPDIR,
 # else /var/tmp), removed at the end; nothing else is touched. With --out
-# DIR, the record (machine.txt, devices.txt, tests-*.log, *.json,
-# summary.txt) is copied there first. Exit status: 0 when every step
+# DIR, the record (machine.txt, devices.txt, tests-*.log, cufile.log,
+# *.json, summary.txt) is copied there first. Give --dir on the NVMe
+# device's file system (ext4 or xfs): the nvme tier opens its files with
+# O_DIRECT there, and cuFile moves through them. Exit status: 0 when every step
 # passed, 1 when one failed, 2 for bad options.
 #
 # Usage: bench/gpu-check.sh --bin DIR [--tests DIR] [--out DIR] [--dir DIR]
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--scale) scale=$2; shift 2 ;;
 	--block-size) bs=$2; shift 2 ;;
 	--gpu-mem-gb) gpu_gb=$2; shift 2 ;;
-	-h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,39p' "$0"; exit 0 ;;
 	*) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -55,6 +57,7 @@ done
 [ -z "$tests" ] || [ -d "$tests" ] || { echo "gpu-check: --tests $tests: no such directory" >&2; exit 2; }
 if [ -n "$out" ]; then
 	mkdir -p "$out" || { echo "gpu-check: --out $out: cannot make it" >&2; exit 2; }
+	out=$(cd "$out" && pwd)
 fi
 bin=$(cd "$bin" && pwd)
 [ -z "$tests" ] || tests=$(cd "$tests" && pwd)
@@ -64,6 +67,9 @@ keep() { # copy the record to --out
 	return 0
 }
 trap 'keep; rm -rf "$work"' EXIT
+# Everything runs inside the scratch directory: libcufile writes its
+# cufile.log into the working directory (kept in the record).
+cd "$work" || exit 1
 failed=()
 step() { # name: records a failed step
 	failed+=("$1")
@@ -74,6 +80,7 @@ echo "== the machine"
 {
 	date -u
 	uname -r
+	df -hT "$work" | tail -1 # the file system the nvme tier and GDS use
 	if command -v nvidia-smi >/dev/null; then
 		nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
 		nvidia-smi | grep -m1 'CUDA Version' || true
