@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +296,34 @@ func TestSearchCapacityOneMeasure(t *testing.T) {
 	if d.SaturatedFromFirstProbe || !d.Plateau || d.PeakOfferedBps != 1.5e7 || d.PeakSpeed != 4 || loads[0] != 0 || loads[1] != 3.74e6 ||
 		!strings.HasSuffix(d.Reason, "; offered load: Tier-2's reads and writes over each probe's elapsed time") {
 		t.Errorf("offered loads %v: saturated from the first %v, plateau %v, peak %v at %v: %s", loads, d.SaturatedFromFirstProbe, d.Plateau, d.PeakOfferedBps, d.PeakSpeed, d.Reason)
+	}
+}
+
+// TestSearchKeepsEveryProbesWarnings: the search document carries the
+// warnings of every probe, each text once; it kept the first probe's
+// alone, so what only a later probe met (here the closed loop's rows run
+// out of their objects' order at 4 users) was in no document.
+func TestSearchKeepsEveryProbesWarnings(t *testing.T) {
+	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 3}
+	once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
+		res, err := f.replay(cfg, progress)
+		res.Warnings = []string{"SCALED RUN: every object is 0.00390625 of its trace size"}
+		if cfg.Users == 4 {
+			res.Warnings = append(res.Warnings, "--closed-loop: 3 rows ran before an earlier row of their object")
+		}
+		return res, err
+	}
+	var stdout bytes.Buffer
+	prog := &setup.SearchProgress{W: &bytes.Buffer{}, Now: f.now, Max: 12}
+	if err := searchWith(searchOptions(search.KindUsers), mixedPlan(), 8, once, prog, nil, true, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var d schema.SearchResult
+	if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"SCALED RUN: every object is 0.00390625 of its trace size", "--closed-loop: 3 rows ran before an earlier row of their object"}
+	if strings.Join(d.Warnings, "\n") != strings.Join(want, "\n") || !slices.Contains(f.users, 4) {
+		t.Errorf("probes of %v users: warnings %q, want %q", f.users, d.Warnings, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -149,8 +150,13 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		if len(traces) == 0 {
 			traces = res.Traces
 		}
-		if len(warnings) == 0 {
-			warnings = res.Warnings
+		// Every probe's warnings, each text once: the first probe's alone
+		// dropped what only a later one met (rows run out of their
+		// objects' order, what a clean-up left).
+		for _, w := range res.Warnings {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
 		}
 		tier2, known := storageTier(plan)
 		if !known {
