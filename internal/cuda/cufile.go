@@ -26,9 +26,15 @@ var CuFileLibraries = []string{"libcufile.so.0", "libcufile.so"}
 // the platform supports it). It binds the synchronous calls kvreplay's
 // --gds path needs; the batch and stream (asynchronous) APIs are not bound.
 //
-// cuFile's calls return CUfileError_t, a struct of two ints (the cuFile
-// status and a CUDA driver result) that the platform ABIs (amd64 and arm64)
-// return in one register: it is read here as a uint64.
+// cuFile's calls return CUfileError_t by value: struct { CUfileOpError err;
+// CUresult cu_err; }, two 4-byte enums, 8 bytes. The System V amd64 ABI
+// returns an 8-byte struct of integer class in RAX, and AAPCS64 a
+// composite of up to 16 bytes in x0 (and x1): one register either way,
+// with err in its low 32 bits (both little-endian). The register is read
+// here as a uint64 (TestStatusRegister checks purego's own struct return
+// reads the same).
+// cuFileRead and cuFileWrite return ssize_t: the bytes moved, -1 with
+// errno set for a file system error, or minus a CUfileOpError.
 type CuFile struct {
 	// Path is the library that was loaded.
 	Path string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
 	"github.com/kvbench/kvbench/internal/cuda/cudatest"
 )
 
@@ -182,5 +183,36 @@ func TestStatusNames(t *testing.T) {
 		if got, ok := cuFileStatusNames[unused]; ok {
 			t.Errorf("status %d is unused in cufile.h, named %q here", unused, got)
 		}
+	}
+}
+
+// TestStatusRegister calls a cuFile function that fails with both halves
+// of CUfileError_t set (the fake's cuFileBufRegister of nothing: 5012,
+// CUDA error 1) bound two ways: returning a uint64, as CuFile binds it,
+// and returning the C struct through purego; they agree.
+func TestStatusRegister(t *testing.T) {
+	path := cudatest.FakeCuFile(t)
+	f, err := LoadCuFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym, err := purego.Dlsym(lib, "cuFileBufRegister")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asStruct func(base uintptr, n uint64, flags int32) struct{ Err, CU int32 }
+	purego.RegisterFunc(&asStruct, sym)
+	word := f.bufRegister(0, 0, 0)
+	st := asStruct(0, 0, 0)
+	if st.Err != 5012 || st.CU != 1 || int32(uint32(word)) != st.Err || int32(uint32(word>>32)) != st.CU {
+		t.Errorf("as a struct %+v, as a register %#x; want err 5012, cu_err 1 both ways", st, word)
 	}
 }
