@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -505,7 +506,12 @@ func (s *sched) finish(t *task) {
 	if t.kind == kindEvict && t.err == nil && !t.skip {
 		s.counted.evictions++
 	}
-	if t.err != nil {
+	if t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled) {
+		// Abandoned when the run was stopped (a signal): the stop is the
+		// run's error, and the storage did not fail the operation.
+		s.counted.abandoned++
+		s.fail(context.Cause(s.ctx))
+	} else if t.err != nil {
 		// The row's key as the trace has it; the backend's error names
 		// its object and where it lies.
 		err := fmt.Errorf("%s %s %s %q: %w", t.op, t.tier, t.phase, t.ks.name, t.err)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -43,6 +44,10 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	if n := s.counted.mismatch; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d reads named a tier their object was not on (the trace's Evict pairs were not adjacent or were missing); they read the object where it was, and count in that tier's figures", n))
+	}
+	if n := s.counted.abandoned; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"%d operations in flight were abandoned when the run was stopped (%v): not counted as failed, nor in any figure", n, context.Cause(s.ctx)))
 	}
 	if n := s.counted.evictions; n > 0 {
 		why := "the trace keeps more live than a bounded tier holds"

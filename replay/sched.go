@@ -107,7 +107,7 @@ type sched struct {
 
 	rows, rowsDone, bytesDone atomic.Int64
 	lag                       atomic.Int64
-	counted                   struct{ cold, coldBytes, evictions, remat, mismatch, syncs, cut int64 }
+	counted                   struct{ cold, coldBytes, evictions, remat, mismatch, syncs, cut, abandoned int64 }
 	warnings                  []string
 	infos                     []schema.TraceInfo
 }

@@ -1,0 +1,107 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// abandoning is a backend whose reads of key wait until the test lets
+// them go, then fail with context.Canceled, as an object store's request
+// does when the run's context ends (replay/s3).
+type abandoning struct {
+	backend.Backend
+	key     string
+	reading chan struct{} // closed when a read of key waits
+	release chan struct{} // closed by the test: the read fails
+	once    sync.Once
+}
+
+func (a *abandoning) Open(key string, size int64, create bool) (backend.Object, error) {
+	o, err := a.Backend.Open(key, size, create)
+	if err != nil || !strings.HasSuffix(key, a.key) {
+		return o, err
+	}
+	return &abandoningObject{Object: o, a: a}, nil
+}
+
+type abandoningObject struct {
+	backend.Object
+	a *abandoning
+}
+
+// ReadAt of the object the write made (the engine keeps it open for the
+// read) waits, then fails.
+func (o *abandoningObject) ReadAt(p []byte, off int64) (int, error) {
+	o.a.once.Do(func() { close(o.a.reading) })
+	<-o.a.release
+	return 0, context.Canceled
+}
+
+// TestAbandonedNotFailed: an operation that fails with context.Canceled
+// because the run was stopped (a signal) is not a storage failure: the
+// run is incomplete, stopped by the cancellation, with no failed operation
+// in its errors and a warning that counts the abandoned operations. The
+// same error from a run that goes on is a failure.
+func TestAbandonedNotFailed(t *testing.T) {
+	recs := []schema.Record{
+		rec(0, schema.OpWrite, 1<<20, schema.TierCPU, "k", schema.PhasePrefill, 1),
+		rec(time.Millisecond, schema.OpRead, 1<<20, schema.TierCPU, "k", schema.PhaseDecode, 1),
+	}
+	for _, stop := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stopped", false: "running"}[stop], func(t *testing.T) {
+			cfg := replay.DefaultConfig()
+			cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+			cfg.Speed = 0
+			cfg.Engine = "psync"
+			a := &abandoning{Backend: newRAM(t, 4<<20), key: "k", reading: make(chan struct{}), release: make(chan struct{})}
+			src := memTrace(t, recs)
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				<-a.reading
+				if stop {
+					cancel()
+				}
+				close(a.release)
+			}()
+			res, err := replay.Run(ctx, &cfg, plan, []replay.Source{src}, map[string]backend.Backend{"ram": a}, replay.Hooks{})
+			if res == nil || res.Complete || err == nil {
+				t.Fatalf("error %v, result %v", err, res != nil && res.Complete)
+			}
+			warned := slicesContains(res.Warnings, "1 operations in flight were abandoned when the run was stopped (context canceled)")
+			if stop {
+				if !errors.Is(err, context.Canceled) || res.Errors.Count != 0 || !warned {
+					t.Errorf("stopped: error %v, %d failed %q, warnings %q", err, res.Errors.Count, res.Errors.First, res.Warnings)
+				}
+				return
+			}
+			if res.Errors.Count != 1 || warned {
+				t.Errorf("running: error %v, %d failed, warnings %q", err, res.Errors.Count, res.Warnings)
+			}
+		})
+	}
+}
+
+func slicesContains(ws []string, sub string) bool {
+	for _, w := range ws {
+		if strings.Contains(w, sub) {
+			return true
+		}
+	}
+	return false
+}
