@@ -77,20 +77,12 @@ func runFailure(s *report.MLPerfRunSummary) error {
 		why = append(why, "partial_failure: rank results are missing (see missing_files)")
 	}
 	if s.KVBench != nil && len(s.KVBench.IncompleteRanks) > 0 {
-		var ranks []string
-		for _, i := range s.KVBench.IncompleteRanks {
-			ranks = append(ranks, i.String())
-		}
 		why = append(why, fmt.Sprintf("%d rank run(s) cut short, summed as if whole (see kvbench.incomplete_ranks): %s",
-			len(ranks), strings.Join(ranks, "; ")))
+			len(s.KVBench.IncompleteRanks), joined(s.KVBench.IncompleteRanks)))
 	}
 	if s.KVBench != nil && len(s.KVBench.MissingTrials) > 0 {
-		var trials []string
-		for _, m := range s.KVBench.MissingTrials {
-			trials = append(trials, m.String())
-		}
 		why = append(why, fmt.Sprintf("%d trial(s) not measured (see kvbench.missing_trials): %s",
-			len(trials), strings.Join(trials, "; ")))
+			len(s.KVBench.MissingTrials), joined(s.KVBench.MissingTrials)))
 	}
 	if len(why) == 0 {
 		return nil
@@ -120,4 +112,13 @@ func anyRunSummary(paths []string, stdin io.Reader) (bool, io.Reader, error) {
 		}
 	}
 	return found, stdin, nil
+}
+
+// joined is xs as their String methods say, separated by "; ".
+func joined[T fmt.Stringer](xs []T) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return strings.Join(out, "; ")
 }
