@@ -84,6 +84,7 @@ echo "== the machine"
 	if command -v nvidia-smi >/dev/null; then
 		nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
 		nvidia-smi | grep -m1 'CUDA Version' || true
+		nvidia-smi -q -d MEMORY | grep -A1 'BAR1' | head -2 # GDS registers device memory through BAR1
 	else
 		echo "no nvidia-smi"
 	fi
