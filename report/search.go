@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,13 +193,25 @@ func searchNames(docs []*schema.SearchResult, files []string) []string {
 	return shown
 }
 
-// answer is a search's answer in words.
+// answer is a search's answer in words: with how settled it is (a users
+// search's resolution, the counts whose probes disagreed; a search that
+// ran out of probes before it settled), or a lower bound.
 func answer(d *schema.SearchResult) string {
 	var s string
 	if d.Kind == schema.SearchUsers {
 		s = fmt.Sprintf("%d of %d users", d.Users, d.TotalUsers)
+		var notes []string
 		if d.Users > 0 {
-			s += fmt.Sprintf(" (confidence %.0f%%, resolution %d)", 100*d.Confidence, d.Resolution)
+			notes = append(notes, fmt.Sprintf("resolution %d", d.Resolution))
+			if d.Confidence > 0 && d.Confidence < 1 {
+				notes = append(notes, fmt.Sprintf("confidence %.0f%%", 100*d.Confidence))
+			}
+		}
+		if n := disagreements(d); n != "" {
+			notes = append(notes, "probes disagreed at "+n)
+		}
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, "; ") + ")"
 		}
 	} else {
 		s = fmt.Sprintf("peak offered load %s at --speed %g", results.FormatRate(d.PeakOfferedBps), d.PeakSpeed)
@@ -205,10 +219,127 @@ func answer(d *schema.SearchResult) string {
 			s += ", saturated from the first probe"
 		}
 	}
-	if d.AnswerIsLowerBound {
+	switch {
+	case d.AnswerIsLowerBound:
 		s = "at least " + s + " (a lower bound: the search stopped early)"
+	case !d.Done && d.Kind == schema.SearchCapacity && !d.Plateau:
+		s = "at least " + s + " (still rising when the search ran out of probes: --search-probes)"
+	case !d.Done:
+		s += " (not settled: the search ran out of probes, --search-probes)"
 	}
 	return s
+}
+
+// disagreements names the user counts of a users search whose probes
+// both passed and failed ("38 users: 1 of 2 passed"), "" for none: the
+// noise of the system the answer stands on.
+func disagreements(d *schema.SearchResult) string {
+	type tally struct{ pass, all int }
+	by := map[int]*tally{}
+	for _, p := range d.Probes {
+		if p.NotMeasured != "" {
+			continue
+		}
+		t := by[p.Users]
+		if t == nil {
+			t = &tally{}
+			by[p.Users] = t
+		}
+		t.all++
+		if p.Pass {
+			t.pass++
+		}
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(by)) {
+		if t := by[n]; t.pass > 0 && t.pass < t.all {
+			out = append(out, fmt.Sprintf("%s: %d of %d passed", count(n, "user"), t.pass, t.all))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// searchDifferences says what keeps d's answer from being set beside
+// base's, where both documents say: other traces, another probe window,
+// size scale or tier map; nil when nothing does.
+func searchDifferences(d, base *schema.SearchResult, name, baseName string) []string {
+	var out []string
+	if len(d.Traces) > 0 && len(base.Traces) > 0 && !sameTraces(d.Traces, base.Traces) {
+		out = append(out, "they searched different traces")
+	}
+	if d.WindowS != base.WindowS {
+		out = append(out, fmt.Sprintf("%s probed %gs windows and %s %gs", name, d.WindowS, baseName, base.WindowS))
+	}
+	dc, bc := searchConfigOf(d), searchConfigOf(base)
+	if dc.SizeScale > 0 && bc.SizeScale > 0 && dc.SizeScale != bc.SizeScale {
+		out = append(out, fmt.Sprintf("%s ran at --size-scale %g and %s at %g", name, dc.SizeScale, baseName, bc.SizeScale))
+	}
+	if dm, bm := dc.tierMap(), bc.tierMap(); dm != "" && bm != "" && dm != bm {
+		out = append(out, fmt.Sprintf("%s mapped the tiers %s and %s %s", name, dm, baseName, bm))
+	}
+	return out
+}
+
+// unsettled names those of d and base whose searches did not settle
+// their answers (out of probes, or stopped early).
+func unsettled(d, base *schema.SearchResult, name, baseName string) []string {
+	var out []string
+	for _, s := range []struct {
+		d *schema.SearchResult
+		n string
+	}{{base, baseName}, {d, name}} {
+		if !s.d.Done || s.d.AnswerIsLowerBound {
+			out = append(out, s.n+"'s answer is not settled")
+		}
+	}
+	return out
+}
+
+// searchConfig is what searchDifferences reads of a search's
+// configuration; zero where the document does not say.
+type searchConfig struct {
+	SizeScale float64  `json:"size_scale"`
+	TierMap   []string `json:"tier_map"`
+}
+
+// tierMap is the map as --tier-map writes it ("Tier-1=ram,Tier-2=nvme"),
+// "" where the document does not say.
+func (c searchConfig) tierMap() string {
+	var pairs []string
+	for i, b := range c.TierMap {
+		if b != "" {
+			pairs = append(pairs, fmt.Sprintf("Tier-%d=%s", i, b))
+		}
+	}
+	return strings.Join(pairs, ",")
+}
+
+func searchConfigOf(d *schema.SearchResult) searchConfig {
+	var c searchConfig
+	if len(d.Config) > 0 {
+		_ = json.Unmarshal(d.Config, &c) // a document that does not say compares as zero
+	}
+	return c
+}
+
+// sameTraces reports whether a and b name the same traces: by content
+// (SHA-256) where both know it, else by file name and rows.
+func sameTraces(a, b []schema.TraceInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].SHA256 != "" && b[i].SHA256 != "" {
+			if a[i].SHA256 != b[i].SHA256 {
+				return false
+			}
+			continue
+		}
+		if filepath.Base(a[i].File) != filepath.Base(b[i].File) || a[i].Rows != b[i].Rows {
+			return false
+		}
+	}
+	return true
 }
 
 // usersMix is a users probe's users by QoS class ("interactive 2, batch
@@ -223,8 +354,21 @@ func usersMix(p schema.SearchProbe) string {
 	return strings.Join(parts, ", ")
 }
 
-// compareLine compares d's answer with the baseline's.
+// compareLine compares d's answer with the baseline's, saying what makes
+// the two not comparable (searchDifferences) and which is not settled.
 func compareLine(d, base *schema.SearchResult, name, baseName string) string {
+	line := compareAnswers(d, base, name, baseName)
+	if diffs := searchDifferences(d, base, name, baseName); len(diffs) > 0 {
+		line += "; NOT COMPARABLE: " + strings.Join(diffs, "; ")
+	}
+	if u := unsettled(d, base, name, baseName); len(u) > 0 {
+		line += "; " + strings.Join(u, ", ")
+	}
+	return line
+}
+
+// compareAnswers sets d's answer beside the baseline's.
+func compareAnswers(d, base *schema.SearchResult, name, baseName string) string {
 	if d.Kind == schema.SearchUsers {
 		if base.Users == 0 {
 			return fmt.Sprintf("%s serves %d users; %s serves none", name, d.Users, baseName)

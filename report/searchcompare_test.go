@@ -1,0 +1,82 @@
+package report_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/report"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// TestSearchAnswersSettledAndComparable: a users search says the counts
+// whose probes disagreed and no vacuous "confidence 100%"; one that ran
+// out of probes says its answer is not settled, a capacity search still
+// rising says "at least"; and a comparison of two searches says what
+// makes them not comparable (other traces, windows, size scales, tier
+// maps) and which answer is not settled. Before, three runs of one
+// search on a noisy machine read "rq2 serves 26.00x the users of rq1"
+// with nothing more.
+func TestSearchAnswersSettledAndComparable(t *testing.T) {
+	cfg := func(scale float64, tiers ...string) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"size_scale": scale, "tier_map": tiers})
+		return b
+	}
+	trace := func(sha string) []schema.TraceInfo {
+		return []schema.TraceInfo{{File: "run.csv.zst", Rows: 100, SHA256: sha}}
+	}
+
+	a := usersSearch("A", 10)
+	a.Traces, a.Config = trace("aa"), cfg(1.0/256, "", "ram", "nvme")
+	a.Probes = append(a.Probes, schema.SearchProbe{Users: 10, Pass: false, Reason: "batch: 90% within 100 ms"})
+
+	b := usersSearch("B", 18)
+	b.Traces, b.Config, b.WindowS, b.Done = trace("bb"), cfg(1.0/16, "", "nvme", "nvme"), 10, false
+
+	c := usersSearch("C", 12)
+	c.Traces, c.Config = trace("aa"), cfg(1.0/256, "", "ram", "nvme")
+
+	d := usersSearch("D", 3)
+	d.Kind, d.PeakOfferedBps, d.PeakSpeed, d.Plateau, d.Done = schema.SearchCapacity, 2e9, 4, false, false
+
+	dir := t.TempDir()
+	var files []string
+	for _, doc := range []*schema.SearchResult{a, b, c} {
+		files = append(files, writeDoc(t, dir, doc.System+".json", doc))
+	}
+	docs, names, err := report.LoadSearches(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := report.RenderSearches(&out, docs, names, "text"); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"10 of 40 users (resolution 1; probes disagreed at 10 users: 1 of 2 passed)",
+		"18 of 40 users (resolution 1) (not settled: the search ran out of probes, --search-probes)",
+		"B serves 1.80x the users of A (18 vs 10); NOT COMPARABLE: they searched different traces; B probed 10s windows and A 20s; " +
+			"B ran at --size-scale 0.0625 and A at 0.00390625; B mapped the tiers Tier-1=nvme,Tier-2=nvme and A Tier-1=ram,Tier-2=nvme; B's answer is not settled",
+		"C serves 1.20x the users of A (12 vs 10)\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "confidence") {
+		t.Errorf("a confidence of 100%% is shown:\n%s", s)
+	}
+
+	docs, names, err = report.LoadSearches([]string{writeDoc(t, dir, "d.json", d)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := report.RenderSearches(&out, docs, names, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "at least peak offered load 2.00 GB/s at --speed 4 (still rising when the search ran out of probes: --search-probes)"; !strings.Contains(out.String(), want) {
+		t.Errorf("no %q in\n%s", want, out.String())
+	}
+}
