@@ -47,10 +47,12 @@ type SearchProbe struct {
 	// keeps the trace's mix (SearchResult.UserSelection).
 	UsersByQoS map[string]int `json:"users_by_qos,omitempty"`
 	// What the probe measured. OfferedBps is the offered load: the bytes
-	// Tier-2 read and wrote (every tier's when Tier-2 moved none) over the
-	// probe's elapsed time, the sum of the result's read and write
-	// *_offered_bytes_per_s; it falls when the device makes the run
-	// longer, and is not a device rate.
+	// read and written by the tiers on Tier-2's backend (Tier-2 alone in
+	// the default tier map; every tier's when the traces have no Tier-2
+	// row) over the probe's elapsed time, the sum of their read and write
+	// *_offered_bytes_per_s in the result; it falls when the device makes
+	// the run longer, and is not a device rate. The search's reason names
+	// the tiers.
 	WallS             float64            `json:"wall_s"`
 	Requests          int64              `json:"requests"`
 	RequestsPerSecond float64            `json:"requests_per_second"`

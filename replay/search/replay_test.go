@@ -72,7 +72,7 @@ func prober(t *testing.T, kind string, cfg replay.Config, src replay.Source, dec
 		}
 		// A run stopped by a failed operation returns its result, marked
 		// incomplete, with the error, as kvreplay's probes do.
-		return search.Summarize(kind, res, search.MovedTier2(res)), nil
+		return search.Summarize(kind, res, search.StorageOf(res)), nil
 	}
 }
 

@@ -31,21 +31,23 @@ type (
 )
 
 // Summarize reads a probe of a search of kind off its result, and judges
-// it by the kind's criteria. Its offered load is Tier-2's reads and writes
-// over the elapsed time (the result's *_offered_bytes_per_s) when tier2,
-// else every tier's. A search gives every probe the same tier2 (whether
-// its traces have Tier-2 rows, setup.Search), so that its probes' loads
-// are one measure: a probe whose window reached no Tier-2 row offered
-// Tier-2 nothing, and is not measured on the RAM tier instead while the
-// next is on Tier-2 (a capacity search took that fall for saturation).
-// MovedTier2 is the rule for traces whose tiers are unknown. A users probe
-// that replayed users of a QoS class and judged none of its requests
-// fails (unjudged).
-func Summarize(kind string, res *schema.Result, tier2 bool) Probe {
+// it by the kind's criteria. Its offered load is the reads and writes of
+// every tier on the storage backend (the one Tier-2 maps to: Tier-2's
+// alone in the default map, every tier's where --tier-map puts them all
+// on NVMe) over the elapsed time (the result's *_offered_bytes_per_s), or
+// of every tier when storage is "". A search gives every probe the same
+// storage (the backend Tier-2 maps to when its traces have Tier-2 rows,
+// setup.Search), so that its probes' loads are one measure: a probe whose
+// window reached no row there offered it nothing, and is not measured on
+// the RAM tier instead while the next is on the disk (a capacity search
+// took that fall for saturation). StorageOf is the rule for traces whose
+// tiers are unknown. A users probe that replayed users of a QoS class and
+// judged none of its requests fails (unjudged).
+func Summarize(kind string, res *schema.Result, storage string) Probe {
 	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
 	for _, t := range res.Tiers {
-		if !tier2 || t.Tier == schema.TierNVMe.String() {
+		if storage == "" || t.Backend == storage {
 			p.OfferedBps += t.ReadOfferedBps + t.WriteOfferedBps
 		}
 	}
@@ -96,15 +98,16 @@ func unjudged(res *schema.Result, users map[string]int) string {
 	return strings.Join(why, "; ") + " (a longer --duration measures it)"
 }
 
-// MovedTier2 reports whether the run res moved Tier-2 bytes: Summarize's
-// tier2 for a probe of traces whose tiers were not read before the search.
-func MovedTier2(res *schema.Result) bool {
+// StorageOf is the storage backend of Summarize for a probe of traces
+// whose tiers were not read before the search: the backend of Tier-2
+// where the run moved Tier-2 bytes, else "" (every tier).
+func StorageOf(res *schema.Result) string {
 	for _, t := range res.Tiers {
 		if t.Tier == schema.TierNVMe.String() && t.ReadBytes+t.WriteBytes > 0 {
-			return true
+			return t.Backend
 		}
 	}
-	return false
+	return ""
 }
 
 // notMeasured says why a probe's result is not a measurement: its run

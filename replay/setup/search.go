@@ -158,11 +158,11 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 				warnings = append(warnings, w)
 			}
 		}
-		tier2, known := storageTier(plan)
+		storage, known := storageOf(plan, &so.Config)
 		if !known {
-			tier2 = search.MovedTier2(res)
+			storage = search.StorageOf(res)
 		}
-		p := search.Summarize(so.Kind, res, tier2)
+		p := search.Summarize(so.Kind, res, storage)
 		prog.end(probeResult(so.Kind, p))
 		return p, nil
 	}
@@ -189,7 +189,7 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		doc, err = search.Capacity(search.CapacityOptions{Start: start, MaxProbes: so.Probes}, probe)
 	}
 	if so.Kind == search.KindCapacity && len(doc.Probes) > 0 {
-		doc.Reason += "; " + offeredMeasure(plan)
+		doc.Reason += "; " + offeredMeasure(plan, &so.Config)
 	}
 	doc.Format, doc.FormatVersion = schema.SearchFormat, schema.SearchFormatVersion
 	doc.WindowS = so.Config.Duration.Seconds()
@@ -204,25 +204,38 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 	return doc, nil
 }
 
-// storageTier says whether the traces have Tier-2 rows, and whether that
-// is known (the prescan read them): a search's probes then offer load to
-// one measure, Tier-2's bytes or every tier's, whatever each probe's
-// window reached (search.Summarize).
-func storageTier(plan *replay.Plan) (tier2, known bool) {
-	return plan.Used[schema.TierNVMe], plan.Scanned
+// storageOf is the backend whose tiers' bytes a search's offered loads
+// count (search.Summarize): the one Tier-2 maps to when the traces have
+// Tier-2 rows, "" (every tier) when they have none; known says the
+// prescan read them. A search's probes then offer load to one measure,
+// whatever each probe's window reached.
+func storageOf(plan *replay.Plan, cfg *replay.Config) (storage string, known bool) {
+	if plan.Used[schema.TierNVMe] {
+		storage = cfg.TierMap[schema.TierNVMe]
+	}
+	return storage, plan.Scanned
 }
 
 // offeredMeasure says which tiers' bytes a search's offered loads count
-// (storageTier), as its reason ends: the figures name no tier.
-func offeredMeasure(plan *replay.Plan) string {
-	switch tier2, known := storageTier(plan); {
+// (storageOf), as its reason ends: the figures name no tier.
+func offeredMeasure(plan *replay.Plan, cfg *replay.Config) string {
+	storage, known := storageOf(plan, cfg)
+	switch {
 	case !known:
-		return "offered load: Tier-2's reads and writes over each probe's elapsed time where it moved Tier-2 bytes, else every tier's (the traces were not read before the search)"
-	case tier2:
-		return "offered load: Tier-2's reads and writes over each probe's elapsed time"
-	default:
+		return "offered load: the reads and writes of the tiers on Tier-2's backend over each probe's elapsed time where it moved Tier-2 bytes, else every tier's (the traces were not read before the search)"
+	case storage == "":
 		return "offered load: every tier's reads and writes over each probe's elapsed time (the traces have no Tier-2 row)"
 	}
+	var tiers []string
+	for t, b := range cfg.TierMap {
+		if b == storage && plan.Used[t] {
+			tiers = append(tiers, schema.Tier(t).String())
+		}
+	}
+	if len(tiers) == 1 {
+		return "offered load: Tier-2's reads and writes over each probe's elapsed time"
+	}
+	return fmt.Sprintf("offered load: the reads and writes of every tier on Tier-2's backend, %s (%s), over each probe's elapsed time", storage, strings.Join(tiers, ", "))
 }
 
 // TotalUsers is the traces' number of users: counted by the prescan, else
