@@ -275,9 +275,14 @@ func TestSearchCapacityOneMeasure(t *testing.T) {
 		tier1  string  // Tier-1's backend
 		first  float64 // the first probe's offered load (--speed 0.25)
 		reason string
+		caps   string // the result's name of the nvme backend ("extent" for --layout extent); "": nvme
 	}{
-		{"default map", "ram", 0, "; offered load: Tier-2's reads and writes over each probe's elapsed time"},
-		{"every tier on nvme", "nvme", 0.0412e9, "; offered load: the reads and writes of every tier on Tier-2's backend, nvme (Tier-1, Tier-2), over each probe's elapsed time"},
+		{"default map", "ram", 0, "; offered load: Tier-2's reads and writes over each probe's elapsed time", ""},
+		{"every tier on nvme", "nvme", 0.0412e9, "; offered load: the reads and writes of every tier on Tier-2's backend, nvme (Tier-1, Tier-2), over each probe's elapsed time", ""},
+		// The result names a tier's backend as it reports itself (Caps),
+		// not as --tier-map does: --layout extent's nvme tier is "extent".
+		{"default map, --layout extent", "ram", 0, "; offered load: Tier-2's reads and writes over each probe's elapsed time", "extent"},
+		{"every tier on nvme, --layout extent", "nvme", 0.0412e9, "; offered load: the reads and writes of every tier on Tier-2's backend, nvme (Tier-1, Tier-2), over each probe's elapsed time", "extent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 8}
@@ -287,8 +292,14 @@ func TestSearchCapacityOneMeasure(t *testing.T) {
 				if cfg.Speed < 0.5 {
 					tier2 = 0
 				}
-				res.Tiers = []schema.TierTotals{{Tier: schema.TierCPU.String(), Backend: cfg.TierMap[schema.TierCPU], ReadOfferedBps: 0.0412e9 * cfg.Speed / 0.25},
-					{Tier: schema.TierNVMe.String(), Backend: cfg.TierMap[schema.TierNVMe], ReadBytes: int64(tier2 * 10), ReadOfferedBps: tier2}}
+				caps := func(t schema.Tier) string {
+					if b := cfg.TierMap[t]; b != "nvme" || tc.caps == "" {
+						return b
+					}
+					return tc.caps
+				}
+				res.Tiers = []schema.TierTotals{{Tier: schema.TierCPU.String(), Backend: caps(schema.TierCPU), ReadOfferedBps: 0.0412e9 * cfg.Speed / 0.25},
+					{Tier: schema.TierNVMe.String(), Backend: caps(schema.TierNVMe), ReadBytes: int64(tier2 * 10), ReadOfferedBps: tier2}}
 				return res, err
 			}
 			plan := mixedPlan()

@@ -32,22 +32,22 @@ type (
 
 // Summarize reads a probe of a search of kind off its result, and judges
 // it by the kind's criteria. Its offered load is the reads and writes of
-// every tier on the storage backend (the one Tier-2 maps to: Tier-2's
-// alone in the default map, every tier's where --tier-map puts them all
-// on NVMe) over the elapsed time (the result's *_offered_bytes_per_s), or
-// of every tier when storage is "". A search gives every probe the same
-// storage (the backend Tier-2 maps to when its traces have Tier-2 rows,
-// setup.Search), so that its probes' loads are one measure: a probe whose
-// window reached no row there offered it nothing, and is not measured on
-// the RAM tier instead while the next is on the disk (a capacity search
-// took that fall for saturation). StorageOf is the rule for traces whose
-// tiers are unknown. A users probe that replayed users of a QoS class and
-// judged none of its requests fails (unjudged).
-func Summarize(kind string, res *schema.Result, storage string) Probe {
+// the storage tiers (their names, "Tier-2": those on the backend Tier-2
+// maps to, Tier-2 alone in the default map, every tier where --tier-map
+// puts them all on NVMe) over the elapsed time (the result's
+// *_offered_bytes_per_s), or of every tier when storage is empty. A
+// search gives every probe the same storage tiers (setup.Search), so that
+// its probes' loads are one measure: a probe whose window reached no row
+// there offered it nothing, and is not measured on the RAM tier instead
+// while the next is on the disk (a capacity search took that fall for
+// saturation). StorageOf is the rule for traces whose tiers are unknown.
+// A users probe that replayed users of a QoS class and judged none of its
+// requests fails (unjudged).
+func Summarize(kind string, res *schema.Result, storage []string) Probe {
 	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
 	for _, t := range res.Tiers {
-		if storage == "" || t.Backend == storage {
+		if len(storage) == 0 || slices.Contains(storage, t.Tier) {
 			p.OfferedBps += t.ReadOfferedBps + t.WriteOfferedBps
 		}
 	}
@@ -98,16 +98,24 @@ func unjudged(res *schema.Result, users map[string]int) string {
 	return strings.Join(why, "; ") + " (a longer --duration measures it)"
 }
 
-// StorageOf is the storage backend of Summarize for a probe of traces
-// whose tiers were not read before the search: the backend of Tier-2
-// where the run moved Tier-2 bytes, else "" (every tier).
-func StorageOf(res *schema.Result) string {
+// StorageOf is the storage tiers of Summarize for a probe of traces whose
+// tiers were not read before the search: the tiers on Tier-2's backend
+// where the run moved Tier-2 bytes, else none (every tier). The result
+// names each tier's backend as the backend names itself ("extent" for
+// the nvme tier's --layout extent), the same for every tier on it.
+func StorageOf(res *schema.Result) []string {
 	for _, t := range res.Tiers {
 		if t.Tier == schema.TierNVMe.String() && t.ReadBytes+t.WriteBytes > 0 {
-			return t.Backend
+			var tiers []string
+			for _, u := range res.Tiers {
+				if u.Backend == t.Backend {
+					tiers = append(tiers, u.Tier)
+				}
+			}
+			return tiers
 		}
 	}
-	return ""
+	return nil
 }
 
 // notMeasured says why a probe's result is not a measurement: its run

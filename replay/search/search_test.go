@@ -142,7 +142,7 @@ func TestProbeVerdicts(t *testing.T) {
 		{"capacity, storage_health fails", search.KindCapacity, result("FAIL", map[string]float64{"interactive": 1}), false,
 			"storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms", "served"},
 	} {
-		p := search.Summarize(tt.kind, tt.res, "nvme")
+		p := search.Summarize(tt.kind, tt.res, tier2)
 		if p.Pass != tt.pass || !strings.Contains(p.Reason, tt.want) || (tt.not != "" && strings.Contains(p.Reason, tt.not)) || p.NotMeasured != "" {
 			t.Errorf("%s: pass %v, reason %q; want pass %v, reason with %q (and no %q)", tt.name, p.Pass, p.Reason, tt.pass, tt.want, tt.not)
 		}
@@ -152,13 +152,13 @@ func TestProbeVerdicts(t *testing.T) {
 	two := result("FAIL", nil)
 	two.Summary.StorageHealth.Criteria = append(two.Summary.StorageHealth.Criteria, schema.Criterion{Name: "Schedule Lag P95 < 1000ms",
 		Reason: "lag behind the trace's schedule: p95 4211 ms >= 1000 ms limit"})
-	if p := search.Summarize(search.KindCapacity, two, "nvme"); p.Pass || strings.Count(p.Reason, "storage_health") != 1 ||
+	if p := search.Summarize(search.KindCapacity, two, tier2); p.Pass || strings.Count(p.Reason, "storage_health") != 1 ||
 		p.Reason != "storage_health FAIL: Storage Tier Read Total P95 < 200ms failed at 312.0 ms; lag behind the trace's schedule: p95 4211 ms >= 1000 ms limit" {
 		t.Errorf("two failed criteria: pass %v, reason %q", p.Pass, p.Reason)
 	}
 	none := result("PASS", nil)
 	none.Summary.StorageHealth = schema.StorageHealth{OverallStatus: schema.HealthNoData, Reasons: []string{"nothing the criteria judge ran"}}
-	if p := search.Summarize(search.KindCapacity, none, "nvme"); p.Pass || p.Reason != "storage_health NO_DATA: nothing the criteria judge ran" {
+	if p := search.Summarize(search.KindCapacity, none, tier2); p.Pass || p.Reason != "storage_health NO_DATA: nothing the criteria judge ran" {
 		t.Errorf("NO_DATA: pass %v, reason %q", p.Pass, p.Reason)
 	}
 	// A capacity search keeps its probes' verdicts as judged.
@@ -166,7 +166,7 @@ func TestProbeVerdicts(t *testing.T) {
 	d, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 3}, func(_ int, speed float64) (search.Probe, error) {
 		r := *res
 		r.Tiers = []schema.TierTotals{{Tier: "Tier-2", ReadOfferedBps: 1e6 * min(speed, 2)}}
-		return search.Summarize(search.KindCapacity, &r, "nvme"), nil
+		return search.Summarize(search.KindCapacity, &r, tier2), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestProbeVerdicts(t *testing.T) {
 	} {
 		for _, kind := range []string{search.KindUsers, search.KindCapacity} {
 			r.Summary.StorageHealth.OverallStatus = "PASS"
-			p := search.Summarize(kind, r, "nvme")
+			p := search.Summarize(kind, r, tier2)
 			if p.Pass || p.NotMeasured == "" || !strings.HasPrefix(p.Reason, "not a measurement: ") {
 				t.Errorf("%s probe of %+v: pass %v, not measured %q, reason %q", kind, r, p.Pass, p.NotMeasured, p.Reason)
 			}
@@ -263,3 +263,6 @@ func TestCapacitySaturatedFromFirstProbe(t *testing.T) {
 		t.Errorf("rising: saturated %v, plateau %v, peak at %v: %s", d.SaturatedFromFirstProbe, d.Plateau, d.PeakSpeed, d.Reason)
 	}
 }
+
+// tier2 is the storage tiers of a probe of the default tier map.
+var tier2 = []string{schema.TierNVMe.String()}

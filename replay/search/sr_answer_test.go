@@ -145,19 +145,19 @@ func TestUsersAnswerConsistent(t *testing.T) {
 func TestProbeClassNotJudged(t *testing.T) {
 	res := result("PASS", map[string]float64{"batch": 1})
 	res.ClosedLoop = &schema.ClosedLoopStats{PerUser: []schema.UserStats{{User: 1, QoS: "batch"}, {User: 2, QoS: "interactive"}, {User: 3, QoS: ""}}}
-	p := search.Summarize(search.KindUsers, res, "nvme")
+	p := search.Summarize(search.KindUsers, res, tier2)
 	want := "interactive: 1 user replayed, no request of the class completed in the window, so its SLA was not measured (a longer --duration measures it)"
 	if p.Pass || p.Reason != want {
 		t.Errorf("pass %v, reason %q; want %q", p.Pass, p.Reason, want)
 	}
 	// Every class replayed judged (a user of no class has no SLA): a pass.
 	res.ClosedLoop.PerUser = []schema.UserStats{{User: 1, QoS: "batch"}, {User: 3, QoS: ""}}
-	if p := search.Summarize(search.KindUsers, res, "nvme"); !p.Pass {
+	if p := search.Summarize(search.KindUsers, res, tier2); !p.Pass {
 		t.Errorf("batch judged: pass %v, %s", p.Pass, p.Reason)
 	}
 	// A capacity probe is judged by storage_health alone.
 	res.ClosedLoop = nil
-	if p := search.Summarize(search.KindCapacity, res, "nvme"); !p.Pass {
+	if p := search.Summarize(search.KindCapacity, res, tier2); !p.Pass {
 		t.Errorf("capacity: pass %v, %s", p.Pass, p.Reason)
 	}
 }

@@ -204,38 +204,37 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 	return doc, nil
 }
 
-// storageOf is the backend whose tiers' bytes a search's offered loads
-// count (search.Summarize): the one Tier-2 maps to when the traces have
-// Tier-2 rows, "" (every tier) when they have none; known says the
+// storageOf is the tiers whose bytes a search's offered loads count
+// (search.Summarize): those the traces use on the backend Tier-2 maps to
+// (by --tier-map's name: the result names a backend as it names itself,
+// "extent" for the nvme tier's --layout extent) when the traces have
+// Tier-2 rows, none (every tier) when they have none; known says the
 // prescan read them. A search's probes then offer load to one measure,
 // whatever each probe's window reached.
-func storageOf(plan *replay.Plan, cfg *replay.Config) (storage string, known bool) {
+func storageOf(plan *replay.Plan, cfg *replay.Config) (tiers []string, known bool) {
 	if plan.Used[schema.TierNVMe] {
-		storage = cfg.TierMap[schema.TierNVMe]
+		for t, b := range cfg.TierMap {
+			if b == cfg.TierMap[schema.TierNVMe] && plan.Used[t] {
+				tiers = append(tiers, schema.Tier(t).String())
+			}
+		}
 	}
-	return storage, plan.Scanned
+	return tiers, plan.Scanned
 }
 
 // offeredMeasure says which tiers' bytes a search's offered loads count
 // (storageOf), as its reason ends: the figures name no tier.
 func offeredMeasure(plan *replay.Plan, cfg *replay.Config) string {
-	storage, known := storageOf(plan, cfg)
+	tiers, known := storageOf(plan, cfg)
 	switch {
 	case !known:
 		return "offered load: the reads and writes of the tiers on Tier-2's backend over each probe's elapsed time where it moved Tier-2 bytes, else every tier's (the traces were not read before the search)"
-	case storage == "":
+	case len(tiers) == 0:
 		return "offered load: every tier's reads and writes over each probe's elapsed time (the traces have no Tier-2 row)"
-	}
-	var tiers []string
-	for t, b := range cfg.TierMap {
-		if b == storage && plan.Used[t] {
-			tiers = append(tiers, schema.Tier(t).String())
-		}
-	}
-	if len(tiers) == 1 {
+	case len(tiers) == 1:
 		return "offered load: Tier-2's reads and writes over each probe's elapsed time"
 	}
-	return fmt.Sprintf("offered load: the reads and writes of every tier on Tier-2's backend, %s (%s), over each probe's elapsed time", storage, strings.Join(tiers, ", "))
+	return fmt.Sprintf("offered load: the reads and writes of every tier on Tier-2's backend, %s (%s), over each probe's elapsed time", cfg.TierMap[schema.TierNVMe], strings.Join(tiers, ", "))
 }
 
 // TotalUsers is the traces' number of users: counted by the prescan, else
