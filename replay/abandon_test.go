@@ -88,6 +88,12 @@ func TestAbandonedNotFailed(t *testing.T) {
 				if !errors.Is(err, context.Canceled) || res.Errors.Count != 0 || !warned {
 					t.Errorf("stopped: error %v, %d failed %q, warnings %q", err, res.Errors.Count, res.Errors.First, res.Warnings)
 				}
+				// The read did not finish: its row is not done, and its
+				// request (whose latency would end at the stop) is not a
+				// completed one.
+				if res.Replay.RowsDone != 1 || res.Requests.Count != 0 {
+					t.Errorf("stopped: %d rows done, %d requests completed; want the write's row alone, no request", res.Replay.RowsDone, res.Requests.Count)
+				}
 				return
 			}
 			if res.Errors.Count != 1 || warned {

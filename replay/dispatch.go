@@ -179,9 +179,11 @@ func (s *sched) cutRequest(id reqID) {
 	}
 }
 
-// requestDone records a request's completion at end; a cut one is not.
+// requestDone records a request's completion at end; a cut one is not,
+// nor one with a row abandoned when the run was stopped (its latency
+// would end at the stop).
 func (s *sched) requestDone(rs *reqState, end time.Time) {
-	if rs.cut {
+	if rs.cut || rs.abandoned {
 		return
 	}
 	s.metrics.request(rs, end)
@@ -266,8 +268,9 @@ func (s *sched) complete(t *task, now time.Time) {
 		}
 	}
 	s.release(t)
-	if t.kind == kindRow && !t.skip {
-		// A row skipped once the run stopped did not run: it is not done.
+	if t.kind == kindRow && !t.skip && !t.dropped {
+		// A row skipped once the run stopped did not run, and one
+		// abandoned in flight did not finish: neither is done.
 		s.rowsDone.Add(1)
 	}
 	succ := t.succ

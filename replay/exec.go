@@ -510,6 +510,10 @@ func (s *sched) finish(t *task) {
 		// Abandoned when the run was stopped (a signal): the stop is the
 		// run's error, and the storage did not fail the operation.
 		s.counted.abandoned++
+		t.dropped = true
+		if t.req != nil {
+			t.req.abandoned = true
+		}
 		s.fail(context.Cause(s.ctx))
 	} else if t.err != nil {
 		// The row's key as the trace has it; the backend's error names

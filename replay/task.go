@@ -42,9 +42,12 @@ type reqState struct {
 	closed  bool
 	// cut: the window closed on it with rows not released; it is not a
 	// completed request.
-	cut  bool
-	qos  schema.QoS
-	last *task
+	cut bool
+	// abandoned: a row of it was abandoned when the run was stopped
+	// (sched.finish); it is not a completed request either.
+	abandoned bool
+	qos       schema.QoS
+	last      *task
 	// lastDone is when the last of its rows so far completed.
 	lastDone time.Time
 }
@@ -89,6 +92,7 @@ type task struct {
 	stage    uint8
 	started  bool
 	skip     bool // the run stopped before the task started
+	dropped  bool // abandoned in flight when the run was stopped: not done
 	b        *tierBackend
 	obj      backend.Object
 	eng      *engineSlot
