@@ -32,8 +32,8 @@ func IsSearch(r io.Reader) bool { return SniffFormat(r) == schema.SearchFormat }
 // SniffFormat returns the "format" member of the JSON object r starts
 // with, as a full decode into a struct finds it (Decode, LoadSearches):
 // the last member whose name is "format" in any case (encoding/json's
-// rule), when its value is a string; "" when r holds no object, or the
-// object no such member or a non-string one. It reads the first object
+// rule), when its value is a string (a null one changes nothing); "" when
+// r holds no object, or the object no such member or a non-string one. It reads the first object
 // whole, never what follows it in a stream: the first "format" member
 // (kvbench writes it first) could be overridden by a later one, and a
 // document sniffed as one format must not decode as another ({"format":
@@ -63,10 +63,12 @@ func SniffFormat(r io.Reader) string {
 			if _, ok := errors.AsType[*json.UnmarshalTypeError](err); !ok {
 				return format // cut short
 			}
-			v = nil // not a string: a decode refuses it
+			format = "" // not a string: a decode refuses it
+			continue
 		}
-		format = ""
 		if v != nil {
+			// A null leaves the member as it was, as a decode into the
+			// documents' Format string does.
 			format = *v
 		}
 	}

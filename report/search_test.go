@@ -166,6 +166,9 @@ func TestSniffFormat(t *testing.T) {
 		`[{"format": "x"}]`:           "",
 		`not json`:                    "",
 		`{"other": "kvbench-search"}`: "",
+		// A null member changes nothing, as in the documents' decode.
+		`{"format": "kvbench-search", "format": null}`: "kvbench-search",
+		`{"format": null}`: "",
 	} {
 		if got := report.SniffFormat(strings.NewReader(doc)); got != want {
 			t.Errorf("%s: %q, want %q", doc, got, want)
