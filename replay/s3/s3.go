@@ -198,6 +198,7 @@ type Backend struct {
 	closed atomic.Bool
 	pools  [64]sync.Pool // *[]byte of part buffers, by size class
 	parts  partBudget
+	unwake func() bool // stops New's context.AfterFunc
 }
 
 // partBudget bounds the memory of the parts being assembled: a writer
@@ -295,10 +296,10 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	b.parts.cond.L = &b.parts.mu
 	// The parts going up, and a quarter more being assembled.
 	b.parts.max = int64(cfg.Concurrency+cfg.Concurrency/4+1) * cfg.PartSize
-	context.AfterFunc(ctx, func() {
-		// Writers waiting for the budget see the run's end.
-		b.parts.give(0, 0)
-	})
+	// Writers waiting for the budget see the run's end. Stopped when the
+	// backend is done with: the context, the run's, outlives it (a
+	// search makes a backend a probe) and would keep it.
+	b.unwake = context.AfterFunc(ctx, func() { b.parts.give(0, 0) })
 	b.runDir = "run-" + cfg.RunID + "/"
 	if p := cfg.Prefix; p != "" {
 		b.runDir = strings.TrimSuffix(p, "/") + "/" + b.runDir
@@ -310,6 +311,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	cancel()
 	if err != nil {
 		c.close()
+		b.unwake()
 		if ctx.Err() != nil {
 			// The SDK's account of the cancelled request says no more.
 			return nil, fmt.Errorf("s3: %s: the check of the bucket was interrupted: %w", b.Where(), ctx.Err())
@@ -318,6 +320,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	}
 	if len(keys) > 0 {
 		c.close()
+		b.unwake()
 		return nil, fmt.Errorf("s3: %s: the run's prefix holds objects already (%s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), keys[0])
 	}
 	return b, nil
@@ -431,6 +434,7 @@ func (b *Backend) Close() error {
 	b.objs = nil
 	b.closed.Store(true)
 	b.mu.Unlock()
+	defer b.unwake()
 	defer b.c.close()
 	ctx, stop := b.cleanupContext()
 	defer stop()
