@@ -224,12 +224,25 @@ func answer(d *schema.SearchResult) string {
 	switch {
 	case d.AnswerIsLowerBound:
 		s = "at least " + s + " (a lower bound: the search stopped early)"
+	case d.Kind == schema.SearchCapacity && d.PeakOfferedBps == 0 && len(d.Probes) > 0:
+		// Nothing moved, so nothing rose: no peak to be at least.
+		s = fmt.Sprintf("no offered load delivered up to --speed %g (no probe's window moved a byte of the tiers measured)",
+			slices.Max(probeSpeeds(d.Probes)))
 	case !d.Done && d.Kind == schema.SearchCapacity && !d.Plateau:
 		s = "at least " + s + " (still rising when the search ran out of probes: --search-probes)"
 	case !d.Done:
 		s += " (not settled: the search ran out of probes, --search-probes)"
 	}
 	return s
+}
+
+// probeSpeeds are the probes' --speed values.
+func probeSpeeds(ps []schema.SearchProbe) []float64 {
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = p.Speed
+	}
+	return out
 }
 
 // disagreements names the user counts of a users search whose probes

@@ -80,3 +80,27 @@ func TestSearchAnswersSettledAndComparable(t *testing.T) {
 		t.Errorf("no %q in\n%s", want, out.String())
 	}
 }
+
+// TestCapacityNothingMoved: a capacity search none of whose probes moved
+// a byte of the tiers measured has no peak to be at least: its answer
+// says nothing was delivered, not "at least peak offered load 0 GB/s
+// (still rising ...)" beside a reason that says no probe delivered any.
+func TestCapacityNothingMoved(t *testing.T) {
+	d := usersSearch("E", 0)
+	d.Kind, d.Users, d.PeakOfferedBps, d.PeakSpeed, d.Plateau, d.Done = schema.SearchCapacity, 0, 0, 0.25, false, false
+	d.Reason = "no probe delivered an offered load up to --speed 1: their windows moved no byte of the tiers measured"
+	d.Probes = []schema.SearchProbe{{Speed: 0.25, Pass: true}, {Speed: 0.5, Pass: true}, {Speed: 1, Pass: true}}
+	docs, names, err := report.LoadSearches([]string{writeDoc(t, t.TempDir(), "e.json", d)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := report.RenderSearches(&out, docs, names, "text"); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	if want := "no offered load delivered up to --speed 1 (no probe's window moved a byte of the tiers measured)"; !strings.Contains(s, want) ||
+		strings.Contains(s, "still rising") || strings.Contains(s, "at least") {
+		t.Errorf("want %q, nothing 'at least' or 'still rising', in\n%s", want, s)
+	}
+}
