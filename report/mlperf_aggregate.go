@@ -327,7 +327,10 @@ func docWarnings(name string, p *MLPerfPooled) []string {
 		}
 		docs++
 		place := fmt.Sprintf("trial %d rank %d", rk.Trial, rk.Rank)
-		for _, w := range slices.Compact(slices.Clone(r.Warnings)) {
+		for i, w := range r.Warnings {
+			if slices.Contains(r.Warnings[:i], w) {
+				continue // a document's repeat names its rank once
+			}
 			if who[w] == nil {
 				order = append(order, w)
 			}

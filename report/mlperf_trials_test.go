@@ -163,7 +163,9 @@ func TestMLPerfRankDocWarnings(t *testing.T) {
 	layTrials(t, dir, map[int]int{0: 2, 1: 2}, scaled, func(tr, r int, d *schema.Result) {
 		if tr == 1 && r == 0 {
 			d.Errors.Count = 3
-			d.Warnings = append(d.Warnings, "buffered I/O: /tmp is tmpfs")
+			// A document that says a warning twice, apart, names its
+			// rank once.
+			d.Warnings = append(d.Warnings, "buffered I/O: /tmp is tmpfs", scaledWarning, "buffered I/O: /tmp is tmpfs")
 		}
 	})
 	run, err := LoadMLPerf([]string{dir}, nil)

@@ -390,7 +390,12 @@ func compareAnswers(d, base *schema.SearchResult, name, baseName string) string 
 		}
 		return fmt.Sprintf("%s serves %.2fx the users of %s (%d vs %d)", name, float64(d.Users)/float64(base.Users), baseName, d.Users, base.Users)
 	}
-	if base.PeakOfferedBps == 0 {
+	switch {
+	case base.PeakOfferedBps == 0 && d.PeakOfferedBps == 0:
+		return fmt.Sprintf("neither %s nor %s delivered an offered load", name, baseName)
+	case d.PeakOfferedBps == 0:
+		return fmt.Sprintf("%s delivered nothing; %s peaks at an offered load of %s", name, baseName, results.FormatRate(base.PeakOfferedBps))
+	case base.PeakOfferedBps == 0:
 		return fmt.Sprintf("%s peaks at an offered load of %s; %s delivered nothing", name, results.FormatRate(d.PeakOfferedBps), baseName)
 	}
 	return fmt.Sprintf("%s delivers %.2fx the peak offered load of %s (%s vs %s)", name, d.PeakOfferedBps/base.PeakOfferedBps, baseName,

@@ -103,4 +103,28 @@ func TestCapacityNothingMoved(t *testing.T) {
 		strings.Contains(s, "still rising") || strings.Contains(s, "at least") {
 		t.Errorf("want %q, nothing 'at least' or 'still rising', in\n%s", want, s)
 	}
+	// Set beside a search that delivered, or one that did not: no 0.00x.
+	f := usersSearch("F", 0)
+	f.Kind, f.Users, f.PeakOfferedBps, f.PeakSpeed, f.Plateau = schema.SearchCapacity, 0, 2e9, 4, true
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		base, other *schema.SearchResult
+		want        string
+	}{
+		{f, d, "E delivered nothing; F peaks at an offered load of 2.00 GB/s"},
+		{d, f, "F peaks at an offered load of 2.00 GB/s; E delivered nothing"},
+		{d, d, "a.json) delivered an offered load"},
+	} {
+		docs, names, err := report.LoadSearches([]string{writeDoc(t, dir, "a.json", tc.base), writeDoc(t, dir, "b.json", tc.other)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := report.RenderSearches(&out, docs, names, "text"); err != nil {
+			t.Fatal(err)
+		}
+		if s := out.String(); !strings.Contains(s, tc.want) || strings.Contains(s, "0.00x") || tc.base == tc.other && !strings.Contains(s, "neither E (") {
+			t.Errorf("want %q, no 0.00x, in\n%s", tc.want, s)
+		}
+	}
 }
