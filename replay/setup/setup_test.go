@@ -308,6 +308,18 @@ func TestUnowned(t *testing.T) {
 	if errs := o.Unowned(&cfg, true, given("prewrite", "s3-bucket", "gpus", "start-barrier-timeout")); len(errs) != 0 {
 		t.Errorf("with their owners: %v", errs)
 	}
+	// A bucket S3 cannot name stops the run here, before its plan: it
+	// had been refused by the s3 tier's setup, after --fit said what it
+	// replayed with.
+	o.S3 = S3Config{Bucket: "kv", Endpoint: "http://127.0.0.1:7070"}
+	errs = o.Unowned(&cfg, true, given("s3-bucket"))
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `--s3-bucket "kv": not a bucket name`) {
+		t.Errorf("--s3-bucket kv: %v", errs)
+	}
+	o.S3.Bucket = "kvbench"
+	if errs := o.Unowned(&cfg, true, given("s3-bucket")); len(errs) != 0 {
+		t.Errorf("--s3-bucket kvbench: %v", errs)
+	}
 }
 
 func TestExitError(t *testing.T) {
