@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -113,7 +114,7 @@ type exportJob struct {
 
 // exportTrace exports the trace cfg names into cfg.out: every output, or
 // none.
-func exportTrace(ctx context.Context, cfg *exportConfig, stderr io.Writer) error {
+func exportTrace(ctx context.Context, cfg *exportConfig, stderr io.Writer) (err error) {
 	in, err := openTrace(ctx, cfg.trace)
 	if err != nil {
 		return err
@@ -124,9 +125,16 @@ func exportTrace(ctx context.Context, cfg *exportConfig, stderr io.Writer) error
 	j.r = trace.NewReader(ctxReader{ctx: ctx, r: in, n: j.read})
 	j.r.Name = cfg.trace
 	defer j.r.Close()
-	if _, err := cli.MakeDirs("--output", cfg.out); err != nil {
+	made, err := cli.MakeDirs("--output", cfg.out)
+	if err != nil {
 		return err
 	}
+	// An export that writes nothing leaves no directory it made.
+	defer func() {
+		if err != nil {
+			outfile.RemoveDirs(made)
+		}
+	}()
 	if j.outAbs, err = filepath.Abs(cfg.out); err != nil {
 		return cli.Input(fmt.Errorf("export: --output %s: %w", cfg.out, err))
 	}
