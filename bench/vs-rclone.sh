@@ -175,5 +175,5 @@ for r in $(seq "$rounds"); do
 	rcl purge "vs:$bucket/rclone-$r"
 	rm -rf "$ram/down-$r"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 echo "median kvreplay/rclone: put $(median "${pr[@]}"), get $(median "${gr[@]}") (goal >= 0.9)"

@@ -202,7 +202,7 @@ func helpExamples(where, help string) [][]example {
 	return out
 }
 
-var commandRE = regexp.MustCompile(`^(kvtrace|kvreplay|kvreport|go |fio |jq |benchstat |sai3-bench |bench/|mpirun |srun )`)
+var commandRE = regexp.MustCompile(`^([A-Z_][A-Z0-9_]*=\S* )*(kvtrace|kvreplay|kvreport|go |fio |jq |benchstat |sai3-bench |bench/|mpirun |srun )`)
 
 // isCommand tells command lines from comments, tables and the layout tree.
 func isCommand(l string) bool { return commandRE.MatchString(l) }
@@ -220,6 +220,8 @@ func rewrite(line, dir string) (string, string) {
 		return "", "a disk benchmark"
 	case strings.HasPrefix(line, "mpirun "), strings.HasPrefix(line, "srun "):
 		return "", "a launcher (cmd/kvreplay's TestRealMpirun runs kvreplay under mpirun)"
+	case strings.Contains(line, "--s3-endpoint"):
+		return "", "an S3 server (cmd/kvreplay's S3 tests run kvreplay on versitygw)"
 	}
 	line = strings.ReplaceAll(line, "go run ./cmd/", "")
 	line = strings.ReplaceAll(line, "kvtrace ... ", "kvtrace --num-users 5 --duration 10 --generation-mode none ")
