@@ -76,14 +76,7 @@ func TestMLPerfTrialsMissing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			layTrials(t, dir, tt.trials)
-			run, err := LoadMLPerf([]string{dir}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := AggregateMLPerf(run, time.Time{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := aggregateDir(t, dir)
 			var got []string
 			if s.KVBench != nil {
 				for _, m := range s.KVBench.MissingTrials {
@@ -131,14 +124,7 @@ func TestMLPerfTrialsAcrossOptions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(rd, "kvbench_result.json"), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, err := LoadMLPerf([]string{dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := AggregateMLPerf(run, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregateDir(t, dir)
 	want := []MLPerfMissingTrial{{Option: "2", Trial: 1, Path: filepath.Join(dir, "option_2", "trial_1"),
 		Reason: "no trial_1 directory or document: the run's trials are 0-1"}}
 	if !slices.Equal(s.KVBench.MissingTrials, want) {
@@ -168,14 +154,7 @@ func TestMLPerfRankDocWarnings(t *testing.T) {
 			d.Warnings = append(d.Warnings, "buffered I/O: /tmp is tmpfs", scaledWarning, "buffered I/O: /tmp is tmpfs")
 		}
 	})
-	run, err := LoadMLPerf([]string{dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := AggregateMLPerf(run, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregateDir(t, dir)
 	w := strings.Join(s.KVBench.Warnings, "\n")
 	for _, want := range []string{
 		"option 1, every rank of every trial: " + scaledWarning,
@@ -197,7 +176,8 @@ func TestMLPerfRankDocWarnings(t *testing.T) {
 			d.SizeScale = 1.0 / 1024
 		}
 	})
-	if run, err = LoadMLPerf([]string{dir}, nil); err != nil {
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = AggregateMLPerf(run, time.Time{})
@@ -214,14 +194,7 @@ func TestMLPerfRankDocWarnings(t *testing.T) {
 func TestMLPerfRankCounts(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	layTrials(t, dir, map[int]int{0: 2, 1: 3}, func(tr, _ int, d *schema.Result) { d.Ranks = tr + 2 })
-	run, err := LoadMLPerf([]string{dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := AggregateMLPerf(run, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregateDir(t, dir)
 	want := "option 1: its trials ran different numbers of ranks, as their documents say (kvreplay --ranks): trial 0 of 2, trial 1 of 3"
 	if w := strings.Join(s.KVBench.Warnings, "\n"); !strings.Contains(w, want) || !s.PartialFailure {
 		t.Errorf("partial_failure %v, warnings:\n%s\nwant %q", s.PartialFailure, w, want)
@@ -279,14 +252,7 @@ func TestMLPerfRankImbalance(t *testing.T) {
 			d.Started = d.Started.Add(5 * time.Second)
 		}
 	})
-	run, err := LoadMLPerf([]string{dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := AggregateMLPerf(run, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregateDir(t, dir)
 	w := strings.Join(s.KVBench.Warnings, "\n")
 	if want := "option 1: RANK IMBALANCE: trial 1: "; !strings.Contains(w, want) || !strings.Contains(w, "the ranks started 5.00 s apart") ||
 		strings.Contains(w, "RANK IMBALANCE: trial 0") {
@@ -303,14 +269,7 @@ func TestMLPerfOptionWithoutTrials(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "option_2"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run, err := LoadMLPerf([]string{dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := AggregateMLPerf(run, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregateDir(t, dir)
 	var got []string
 	for _, m := range s.KVBench.MissingTrials {
 		got = append(got, m.String())
@@ -322,4 +281,19 @@ func TestMLPerfOptionWithoutTrials(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("missing trials %q, want %q", got, want)
 	}
+}
+
+// aggregateDir aggregates the MLPerf run in dir, failing the test on an
+// error.
+func aggregateDir(t *testing.T, dir string) *MLPerfRunSummary {
+	t.Helper()
+	run, err := LoadMLPerf([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
