@@ -69,6 +69,19 @@ type Machine struct {
 	Disk         string `json:"disk"`
 	DiskFree     int64  `json:"disk_free_bytes"`
 	DiskIsDevice bool   `json:"disk_is_device,omitempty"`
+	// DiskGateway names the FUSE gateway of an object store that Disk is
+	// on (s3fs, rclone, mountpoint-s3, ...), "" for a disk: the NVMe tier
+	// there moves at an object store's rate (Rate).
+	DiskGateway string `json:"disk_gateway,omitempty"`
+}
+
+// Rate is the bandwidth a plan assumes of backend on m: AssumedRate's,
+// but the object store's for an NVMe tier on an object store's gateway.
+func (m Machine) Rate(backend string) float64 {
+	if backend == "nvme" && m.DiskGateway != "" {
+		return AssumedObjectRate
+	}
+	return AssumedRate(backend)
 }
 
 // Memory is the memory a replay may count on: what is available, else
@@ -269,7 +282,7 @@ type Fit struct {
 // and finds the options that make it fit. p must be a plan of cfg.
 func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	sz.mem = m.Memory()
-	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: AssumedDiskRate, AssumedObjectRate: AssumedObjectRate, Share: FitShare,
+	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: m.Rate("nvme"), AssumedObjectRate: AssumedObjectRate, Share: FitShare,
 		WindowS: p.Window.Seconds(), Needs: p.needs(cfg, sz, cfg.SizeScale), sizing: sz, closed: cfg.ClosedLoop}
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
@@ -380,7 +393,7 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 func share() string { return strconv.FormatFloat(FitShare*100, 'f', -1, 64) + " %" }
 
 // rate is the bandwidth assumed of a backend, 0 for none (null, gpu).
-func (a *Advice) rate(backend string) float64 { return AssumedRate(backend) }
+func (a *Advice) rate(backend string) float64 { return a.Machine.Rate(backend) }
 
 // AssumedRate is the bandwidth a plan assumes of a backend
 // (AssumedRAMRate, AssumedDiskRate, AssumedObjectRate), 0 for one it
@@ -397,14 +410,14 @@ func AssumedRate(backend string) float64 {
 	return 0
 }
 
-// AssumedTime is how long the replay p plans takes at the assumed rates
-// when nothing paces it (--speed max): the longest of its backends'
-// bytes written and read over their rates; 0 where a plan does not know
-// the bytes (from sidecars) or assumes no rate.
-func (p *Plan) AssumedTime() time.Duration {
+// AssumedTime is how long the replay p plans takes on m at the assumed
+// rates (Machine.Rate) when nothing paces it (--speed max): the longest
+// of its backends' bytes written and read over their rates; 0 where a
+// plan does not know the bytes (from sidecars) or assumes no rate.
+func (p *Plan) AssumedTime(m Machine) time.Duration {
 	var s float64
 	for name, w := range p.Written {
-		if r := AssumedRate(name); r > 0 {
+		if r := m.Rate(name); r > 0 {
 			s = max(s, float64(w+p.Read[name])/r)
 		}
 	}

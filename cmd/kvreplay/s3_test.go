@@ -132,6 +132,12 @@ func TestS3Gateway(t *testing.T) {
 	srv := s3Server(t)
 	point := srv.MountS3FS(t, s3Bucket)
 	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	// --plan assumes the object store's rate of a --dir on the gateway,
+	// not a disk's.
+	code, stdout, stderr := kvreplay("--plan", "--tier-map", "Tier-1=ram,Tier-2=nvme", "--dir", point, "--speed", "max", tr)
+	if want := "disk 0.250 GB/s (" + point + " is on s3fs, an object store's gateway: the object store's rate)"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("--plan: exit %d, no %q in\n%s%s", code, want, stdout, stderr)
+	}
 	res, stderr := replayDoc(t, "--tier-map", "Tier-1=ram,Tier-2=nvme", "--dir", point, "--verify", "--speed", "max",
 		"--size-scale", "1/4096", "-o", "-", tr)
 	if !res.Complete || res.Replay.VerifiedBytes == 0 {

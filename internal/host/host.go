@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,6 +111,37 @@ func PathFacts(backend, path string) schema.PathInfo {
 		info.Model = deviceModel("/sys", devNum)
 	}
 	return info
+}
+
+// objectGateways are the FUSE programs that put an object store behind a
+// POSIX path, by the name gatewayName gives them.
+var objectGateways = []string{"s3fs", "rclone", "mountpoint-s3", "mount-s3", "goofys", "geesefs", "gcsfuse", "blobfuse", "blobfuse2"}
+
+// ObjectGateway names the FUSE gateway of an object store that path is
+// on (s3fs, rclone, mountpoint-s3, ...; the nearest existing parent of a
+// path not made yet), "" for any other file system.
+func ObjectGateway(path string) string {
+	resolved := resolve(path)
+	if resolved == "" {
+		return ""
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	ms, err := parseMountinfo(f)
+	if err != nil {
+		return ""
+	}
+	m, found := findMount(ms, resolved)
+	if !found || !strings.HasPrefix(m.fsType, "fuse") {
+		return ""
+	}
+	if name := gatewayName(m.fsType, m.source); slices.Contains(objectGateways, name) {
+		return name
+	}
+	return ""
 }
 
 // Gateway names the program behind a FUSE mount of type fsType

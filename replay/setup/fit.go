@@ -91,8 +91,18 @@ func (o *Options) sizing() replay.Sizing {
 }
 
 // machine is what this machine offers the replay o describes: its memory,
-// and the space where the NVMe tier would live.
+// and the space where the NVMe tier would live, and whether that is an
+// object store's gateway (an s3fs mount as --dir).
 func (o *Options) machine() replay.Machine {
+	m := o.space()
+	if !m.DiskIsDevice {
+		m.DiskGateway = host.ObjectGateway(m.Disk)
+	}
+	return m
+}
+
+// space is machine's memory and space.
+func (o *Options) space() replay.Machine {
 	var m replay.Machine
 	m.MemAvailable, m.MemTotal = host.Memory()
 	if o.Layout == "extent" && o.Device != "" {
@@ -180,13 +190,13 @@ func noPlan(flag string) error {
 // rates assumed take no longer. A closed loop issues each user's
 // requests no earlier than the trace does, so it takes at least as long
 // as the trace at its pace.
-func (f Fitting) timeBound(cfg *replay.Config, plan *replay.Plan) time.Duration {
+func (f Fitting) timeBound(cfg *replay.Config, plan *replay.Plan, m replay.Machine) time.Duration {
 	limit := f.Time
 	if limit <= 0 || (cfg.Duration > 0 && cfg.Duration <= limit) {
 		return 0
 	}
 	if cfg.Speed <= 0 {
-		if plan.AssumedTime() <= limit {
+		if plan.AssumedTime(m) <= limit {
 			return 0
 		}
 		return limit
@@ -198,10 +208,10 @@ func (f Fitting) timeBound(cfg *replay.Config, plan *replay.Plan) time.Duration 
 }
 
 // timeLine says, in a line, why --fit bounds the replay at d.
-func (f Fitting) timeLine(cfg *replay.Config, plan *replay.Plan, d time.Duration) string {
+func (f Fitting) timeLine(cfg *replay.Config, plan *replay.Plan, m replay.Machine, d time.Duration) string {
 	if cfg.Speed <= 0 {
 		return fmt.Sprintf("--duration %s: at --speed max the replay's bytes take %.1f s at the rates assumed (not measured), longer than --fit-time %s; the replay stops at the window (--fit-time 0 replays it all)",
-			d, plan.AssumedTime().Seconds(), f.Time)
+			d, plan.AssumedTime(m).Seconds(), f.Time)
 	}
 	return fmt.Sprintf("--duration %s: the trace's %.1f s at --speed %g take %.1f s, longer than --fit-time %s; the replay keeps the trace's pace for its first %.1f s (--fit-time 0 replays it all)",
 		d, plan.Span.Seconds(), cfg.Speed, plan.Span.Seconds()/cfg.Speed, f.Time, d.Seconds()*cfg.Speed)
@@ -230,8 +240,9 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 				t, b, plan.UsedRows[t], t, replay.TierHint(t), b, b))
 		}
 	}
-	if d := f.timeBound(cfg, plan); d > 0 {
-		whys = append(whys, f.timeLine(cfg, plan, d))
+	m := opts.machine()
+	if d := f.timeBound(cfg, plan, m); d > 0 {
+		whys = append(whys, f.timeLine(cfg, plan, m, d))
 		cfg.Duration = d
 		pre = append(pre, "--duration "+d.String())
 	}
@@ -346,8 +357,8 @@ func (f Fitting) WritePlan(w io.Writer, format string, traces []string, cfg *rep
 	}
 	a := Advise(cfg, plan, opts)
 	doc := PlanDoc{Traces: traces, Rows: plan.Rows, Objects: plan.Objects, Speed: cfg.Speed, Scanned: plan.Scanned, Advice: a}
-	if d := f.timeBound(cfg, plan); d > 0 {
-		doc.FitDurationS, doc.FitDuration = d.Seconds(), f.timeLine(cfg, plan, d)
+	if d := f.timeBound(cfg, plan, a.Machine); d > 0 {
+		doc.FitDurationS, doc.FitDuration = d.Seconds(), f.timeLine(cfg, plan, a.Machine, d)
 	}
 	if format == "json" {
 		e := json.NewEncoder(w)
@@ -381,8 +392,8 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 				t, plan.UsedRows[t], t)
 		}
 	}
-	if d := f.timeBound(cfg, plan); d > 0 {
-		fmt.Fprintf(w, "  --fit replays with %s (the plan below is the whole trace's; --fit plans the window)\n", f.timeLine(cfg, plan, d))
+	if d := f.timeBound(cfg, plan, a.Machine); d > 0 {
+		fmt.Fprintf(w, "  --fit replays with %s (the plan below is the whole trace's; --fit plans the window)\n", f.timeLine(cfg, plan, a.Machine, d))
 	}
 	exact := "exact"
 	if !n.Exact {
@@ -422,8 +433,12 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	} else {
 		fmt.Fprintf(w, "  disk     %s: %s free\n", m.Disk, diskFree(m))
 	}
-	fmt.Fprintf(w, "  assumed  RAM %s, disk %s, object store %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
-		replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate), replay.FormatRate(a.AssumedObjectRate), a.Share*100)
+	disk := "disk " + replay.FormatRate(a.AssumedDiskRate)
+	if m.DiskGateway != "" {
+		disk = fmt.Sprintf("disk %s (%s is on %s, an object store's gateway: the object store's rate)", replay.FormatRate(a.AssumedDiskRate), m.Disk, m.DiskGateway)
+	}
+	fmt.Fprintf(w, "  assumed  RAM %s, %s, object store %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
+		replay.FormatRate(a.AssumedRAMRate), disk, replay.FormatRate(a.AssumedObjectRate), a.Share*100)
 	switch {
 	case a.Fits:
 		fmt.Fprintln(w, "\nIt fits: nothing to change.")

@@ -16,6 +16,7 @@ func TestTimeBound(t *testing.T) {
 	plan := &replay.Plan{Span: 600 * time.Second}
 	disk := &replay.Plan{Span: 600 * time.Second, Written: map[string]int64{"nvme": 10e9}, Read: map[string]int64{"nvme": 10e9}}
 	s3 := &replay.Plan{Span: 600 * time.Second, Written: map[string]int64{"s3": 10e9}, Read: map[string]int64{"s3": 25e9}}
+	disk2 := &replay.Plan{Span: 600 * time.Second, Written: map[string]int64{"nvme": 20e9}, Read: map[string]int64{"nvme": 20e9}}
 	for _, tc := range []struct {
 		plan     *replay.Plan
 		limit    time.Duration
@@ -36,11 +37,28 @@ func TestTimeBound(t *testing.T) {
 	} {
 		cfg := replay.Config{Speed: tc.speed, Duration: tc.duration}
 		f := Fitting{Time: tc.limit}
-		if got := f.timeBound(&cfg, tc.plan); got != tc.want {
+		if got := f.timeBound(&cfg, tc.plan, replay.Machine{}); got != tc.want {
 			t.Errorf("--fit-time %v, --speed %g, --duration %v, %v written: %v, want %v", tc.limit, tc.speed, tc.duration, tc.plan.Written, got, tc.want)
 		}
 	}
-	line := Fitting{Time: 2 * time.Minute}.timeLine(&replay.Config{Speed: 1}, plan, 2*time.Minute)
+	// --dir on an object store's gateway (s3fs): the NVMe tier's bytes at
+	// the object store's 0.25 GB/s. 20 GB take 80 s there, 40 GB 160 s
+	// (at a disk's 1 GB/s, 40 s: unbounded).
+	for _, tc := range []struct {
+		plan    *replay.Plan
+		gateway string
+		want    time.Duration
+	}{
+		{disk, "s3fs", 0},
+		{disk2, "s3fs", 2 * time.Minute},
+		{disk2, "", 0},
+	} {
+		f := Fitting{Time: 2 * time.Minute}
+		if got := f.timeBound(&replay.Config{}, tc.plan, replay.Machine{DiskGateway: tc.gateway}); got != tc.want {
+			t.Errorf("--speed max, %v written, on %q: %v, want %v", tc.plan.Written, tc.gateway, got, tc.want)
+		}
+	}
+	line := Fitting{Time: 2 * time.Minute}.timeLine(&replay.Config{Speed: 1}, plan, replay.Machine{}, 2*time.Minute)
 	if !strings.HasPrefix(line, "--duration 2m0s: the trace's 600.0 s at --speed 1 take 600.0 s, longer than --fit-time 2m0s") {
 		t.Errorf("timeLine: %q", line)
 	}
