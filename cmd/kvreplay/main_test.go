@@ -61,7 +61,7 @@ func TestUsageErrors(t *testing.T) {
 
 // TestS3PrefixRank: --s3-prefix takes {rank} as the paths do.
 func TestS3PrefixRank(t *testing.T) {
-	o, err := parse([]string{"--rank", "1", "--ranks", "2", "--tier-map", "Tier-2=s3", "--s3-bucket", "kv", "--s3-prefix", "kv/r{rank}", "-o", "out.{rank}.json", "t.csv"}, io.Discard)
+	o, err := parse([]string{"--rank", "1", "--ranks", "2", "--tier-map", "Tier-2=s3", "--s3-bucket", "kvbench", "--s3-prefix", "kv/r{rank}", "-o", "out.{rank}.json", "t.csv"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
