@@ -128,14 +128,7 @@ func nearly(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.A
 
 func TestAggregateMLPerf(t *testing.T) {
 	dir, docs := writeMLPerfRun(t)
-	run, err := LoadMLPerf([]string{dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := AggregateMLPerf(run, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregateDir(t, dir)
 	if s.SchemaVersion != "1.0" || s.TotalRanks != 2 || s.TrialsPerOption != 2 || !s.PartialFailure ||
 		s.HostCount != 2 || s.Npernode != 1 || s.RunDatetime != "20260701_120000" {
 		t.Errorf("run: %+v", s)
@@ -346,14 +339,7 @@ func TestAggregateMLPerfReference(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run, err := LoadMLPerf([]string{dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := AggregateMLPerf(run, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := aggregateDir(t, dir)
 	o := s.Options["1"]
 	// Trials: read 2.0 and 2.5, write 0.5 and 0.5, tokens 400 and 200,
 	// avg 200 and 100; device p95 the largest: 22.5 and 80.
@@ -378,7 +364,7 @@ func TestAggregateMLPerfReference(t *testing.T) {
 	if err := os.WriteFile(mixed, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, err = LoadMLPerf([]string{dir}, nil)
+	run, err := LoadMLPerf([]string{dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

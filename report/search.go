@@ -11,7 +11,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,7 +278,7 @@ func disagreements(d *schema.SearchResult) string {
 // size scale or tier map; nil when nothing does.
 func searchDifferences(d, base *schema.SearchResult, name, baseName string) []string {
 	var out []string
-	if len(d.Traces) > 0 && len(base.Traces) > 0 && !sameTraces(d.Traces, base.Traces) {
+	if same, _ := SameTraces(d.Traces, base.Traces); len(d.Traces) > 0 && len(base.Traces) > 0 && !same {
 		out = append(out, "they searched different traces")
 	}
 	if d.WindowS != base.WindowS {
@@ -323,7 +322,7 @@ func (c searchConfig) tierMap() string {
 	var pairs []string
 	for i, b := range c.TierMap {
 		if b != "" {
-			pairs = append(pairs, fmt.Sprintf("Tier-%d=%s", i, b))
+			pairs = append(pairs, schema.Tier(i).String()+"="+b)
 		}
 	}
 	return strings.Join(pairs, ",")
@@ -335,26 +334,6 @@ func searchConfigOf(d *schema.SearchResult) searchConfig {
 		_ = json.Unmarshal(d.Config, &c) // a document that does not say compares as zero
 	}
 	return c
-}
-
-// sameTraces reports whether a and b name the same traces: by content
-// (SHA-256) where both know it, else by file name and rows.
-func sameTraces(a, b []schema.TraceInfo) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].SHA256 != "" && b[i].SHA256 != "" {
-			if a[i].SHA256 != b[i].SHA256 {
-				return false
-			}
-			continue
-		}
-		if filepath.Base(a[i].File) != filepath.Base(b[i].File) || a[i].Rows != b[i].Rows {
-			return false
-		}
-	}
-	return true
 }
 
 // usersMix is a users probe's users by QoS class ("interactive 2, batch

@@ -77,14 +77,7 @@ func PathFacts(backend, path string) schema.PathInfo {
 	if resolved == "" {
 		return info
 	}
-	var m mount
-	found := false
-	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
-		if ms, err := parseMountinfo(f); err == nil {
-			m, found = findMount(ms, resolved)
-		}
-		f.Close()
-	}
+	m, found := mountOf(resolved)
 	devNum := ""
 	if found {
 		info.FileSystem = m.fsType
@@ -113,6 +106,21 @@ func PathFacts(backend, path string) schema.PathInfo {
 	return info
 }
 
+// mountOf is the mount holding the resolved path, from this process's
+// mountinfo; false when it cannot be read.
+func mountOf(resolved string) (mount, bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return mount{}, false
+	}
+	defer f.Close()
+	ms, err := parseMountinfo(f)
+	if err != nil {
+		return mount{}, false
+	}
+	return findMount(ms, resolved)
+}
+
 // objectGateways are the FUSE programs that put an object store behind a
 // POSIX path, by the name gatewayName gives them.
 var objectGateways = []string{"s3fs", "rclone", "mountpoint-s3", "mount-s3", "goofys", "geesefs", "gcsfuse", "blobfuse", "blobfuse2"}
@@ -125,16 +133,7 @@ func ObjectGateway(path string) string {
 	if resolved == "" {
 		return ""
 	}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	ms, err := parseMountinfo(f)
-	if err != nil {
-		return ""
-	}
-	m, found := findMount(ms, resolved)
+	m, found := mountOf(resolved)
 	if !found || !strings.HasPrefix(m.fsType, "fuse") {
 		return ""
 	}
