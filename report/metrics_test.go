@@ -446,7 +446,7 @@ func TestSLAPerTrialInCSV(t *testing.T) {
 		}
 		for what, want := range map[string][]string{
 			"p95":           {strconv.FormatFloat(s.TargetMS, 'g', -1, 64), "1", strconv.FormatFloat(s.P95MS, 'g', -1, 64)},
-			"within_target": {"95", "1", strconv.FormatFloat(s.WithinPct, 'g', -1, 64)},
+			"within_target": {"95", "1", strconv.FormatFloat(s.withinPct(), 'g', -1, 64)},
 			"sla_met":       {"", "1", met},
 		} {
 			key := strconv.Itoa(s.Trial) + "/" + qosMetric(s.QoS, what)

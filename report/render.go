@@ -461,7 +461,7 @@ func csvSLARows(slas []slaRow, label string, id int, warns string) []*csvRow {
 			what, unit, better, target, value string
 		}{
 			{"p95", "ms", "lower", csvNum(s.TargetMS), csvNum(s.P95MS)},
-			{"within_target", "%", "higher", csvNum(100 * results.ComplianceTarget), csvNum(s.WithinPct)},
+			{"within_target", "%", "higher", csvNum(100 * results.ComplianceTarget), csvNum(s.withinPct())},
 			{"sla_met", "met", "higher", "", met},
 		} {
 			row := &csvRow{Group: label, Metric: qosMetric(s.QoS, f.what), Unit: f.unit, Target: f.target, Better: f.better,
@@ -584,7 +584,7 @@ func renderJSON(w io.Writer, r *Report) error {
 			for _, s := range slas {
 				if s.Group == g.Label && s.Trial == id {
 					jt.SLA = append(jt.SLA, jsonSLA{QoS: s.QoS, Requests: s.Requests, P95MS: s.P95MS, TargetP95MS: s.TargetMS,
-						WithinTarget: s.WithinPct, Verdict: s.verdict(), Why: s.Why})
+						WithinTarget: s.withinPct(), Verdict: s.verdict(), Why: s.Why})
 				}
 			}
 			for _, p := range paths {

@@ -38,15 +38,14 @@ func qosValues(r *schema.Result, v map[string]float64) {
 // slaRow is one QoS class of one trial: its p95 against its target, the
 // share of its requests within the target, and the verdict.
 type slaRow struct {
-	Group     string
-	Trial     int
-	QoS       string
-	Requests  int64
-	P95MS     float64
-	TargetMS  float64
-	WithinPct float64
-	// Share is the share of requests within target, 0 to 1 (WithinPct
-	// is 100 times it).
+	Group    string
+	Trial    int
+	QoS      string
+	Requests int64
+	P95MS    float64
+	TargetMS float64
+	// Share is the share of requests within target, 0 to 1 (withinPct
+	// gives it in percent).
 	Share float64
 	// Measured is false when the run could not measure the SLA (Why says
 	// why), simulated it, or stopped early (Incomplete); Met is the
@@ -73,6 +72,9 @@ func (s slaRow) verdict() string {
 	}
 	return "NOT met"
 }
+
+// withinPct is the share of requests within target, in percent.
+func (s slaRow) withinPct() float64 { return 100 * s.Share }
 
 // within is the share within target for people: "97.5%", rounded down
 // to a tenth as storage_health's criteria show it (results.SharePct), so
@@ -117,7 +119,7 @@ func newSLARow(r *schema.Result, q schema.QoSStats, simulated bool) slaRow {
 			"before it stopped, and it is judged no more than its storage_health is"
 	}
 	return slaRow{QoS: q.QoS, Requests: q.Count, P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS,
-		WithinPct: 100 * q.Compliance, Share: q.Compliance, Measured: why == "", Met: q.Met, Incomplete: incomplete, Why: why}
+		Share: q.Compliance, Measured: why == "", Met: q.Met, Incomplete: incomplete, Why: why}
 }
 
 // slaTable is the SLA view of the tabular formats; nil when no run has a

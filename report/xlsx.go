@@ -343,7 +343,7 @@ func xlsxWriteWarnings(x *xlsxWriter, r *Report) {
 func xlsxWriteSLA(x *xlsxWriter, r *Report) {
 	x.start(xlsxSLA, "group", "trial", "qos", "requests", "p95_ms", "target_p95_ms", "within_target_pct", "sla", "why")
 	for _, s := range slaRows(r) {
-		x.add(s.Group, s.Trial, s.QoS, s.Requests, xlsxNum(s.P95MS), xlsxNum(s.TargetMS), xlsxNum(s.WithinPct), s.verdict(), s.Why)
+		x.add(s.Group, s.Trial, s.QoS, s.Requests, xlsxNum(s.P95MS), xlsxNum(s.TargetMS), xlsxNum(s.withinPct()), s.verdict(), s.Why)
 	}
 }
 
