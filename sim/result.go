@@ -67,16 +67,11 @@ type Summary struct {
 	MultiTurnStats     MultiTurnStats `json:"multi_turn_stats"`
 }
 
-// Percentiles of a latency distribution in milliseconds (numpy's linear
-// interpolation, as the reference).
-type Percentiles struct {
-	Mean  float64 `json:"mean"`
-	P50   float64 `json:"p50"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p999"`
-	P9999 float64 `json:"p9999"`
-}
+// Percentiles of a latency distribution in milliseconds, the reference's
+// {mean, p50, p95, p99, p999, p9999}: one shape with the replay's
+// (schema.Percentiles), so that the two documents cannot drift. kvtrace
+// computes them with numpy's linear interpolation, as the reference does.
+type Percentiles = schema.Percentiles
 
 // CacheStats is the reference's cache_stats block. Its storage_* keys
 // are Tier-2's (NVMe, the reference's storage tier) alone, and the
