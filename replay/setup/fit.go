@@ -285,14 +285,15 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 	return fitted, &schema.Fit{Applied: applied, Why: why}, fitWarning(opts, applied), nil
 }
 
-// fitWarning prints what --fit applied on opts.Stderr, and returns it
-// for the result.
+// fitWarning prints what --fit applies on opts.Stderr, before the
+// replay ("replaying with"), and returns it for the result, written
+// after the replay ("replayed with").
 func fitWarning(opts *Options, applied []string) string {
-	w := fmt.Sprintf("--fit: replayed with %s, so that the replay fits this machine (the result's fit says why)", strings.Join(applied, " "))
+	flags := strings.Join(applied, " ")
 	if opts.Stderr != nil {
-		fmt.Fprintf(opts.Stderr, "kvreplay: %s\n", w)
+		fmt.Fprintf(opts.Stderr, "kvreplay: --fit: replaying with %s, so that the replay fits this machine (the result's fit will say why)\n", flags)
 	}
-	return w
+	return fmt.Sprintf("--fit: replayed with %s, so that the replay fits this machine (the result's fit says why)", flags)
 }
 
 // needsLine says what n asks, in a line.
