@@ -215,6 +215,9 @@ type partBudget struct {
 	held    int64 // bytes of the buffers out
 	peak    int64 // the most held
 	pending int   // parts written whole, not yet up
+	// waiting, when set, is called (with mu held) each time a take is
+	// about to wait: tests see a writer blocked on the budget.
+	waiting func()
 }
 
 // take reserves n bytes of buffer, waiting as above (or until ctx is
@@ -222,6 +225,9 @@ type partBudget struct {
 func (p *partBudget) take(ctx context.Context, n int64) {
 	p.mu.Lock()
 	for p.held+n > p.max && p.pending > 0 && ctx.Err() == nil {
+		if p.waiting != nil {
+			p.waiting()
+		}
 		p.cond.Wait()
 	}
 	p.held += n
