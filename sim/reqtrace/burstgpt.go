@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -114,7 +113,7 @@ func (g *burstGPT) parse(rec []string, req *Request) *ParseError {
 	if g.iTot >= 0 {
 		// The reference parses it (and would use it), so a row whose
 		// total is not an integer is one it drops.
-		if _, err := strconv.ParseInt(strings.TrimSpace(rec[g.iTot]), 10, 64); err != nil {
+		if _, ok := parseInt(rec[g.iTot]); !ok {
 			return g.t.bad(g.iTot, rec[g.iTot], ErrBadNumber, "want an integer")
 		}
 	}

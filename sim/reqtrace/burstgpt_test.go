@@ -139,6 +139,7 @@ func TestBurstGPTSkips(t *testing.T) {
 		{"timestamp out of range", "1e300,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber},
 		{"empty timestamp", ",ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber},
 		{"total tokens not an integer", "7,ChatGPT,12,3,n/a,x", "Total tokens", ErrBadNumber},
+		{"underscore not between digits", "7,ChatGPT,1__2,3,15,x", "Request tokens", ErrBadNumber},
 		{"short row", "7,ChatGPT,12", "", ErrFieldCount},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,6 +177,32 @@ func TestBurstGPTSkips(t *testing.T) {
 	}
 	if s := r.(Skipper); s.Skipped() != 25 || len(s.SkipErrors()) != MaxSkipErrors {
 		t.Errorf("Skipped %d with %d reasons, want 25 and %d", s.Skipped(), len(s.SkipErrors()), MaxSkipErrors)
+	}
+}
+
+// TestBurstGPTPythonNumbers: the reference reads a row's numbers with
+// Python's int() and float(), which take underscores between digits and a
+// sign, so such a row is a request, not a skipped one.
+func TestBurstGPTPythonNumbers(t *testing.T) {
+	const in = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+		"1_000,ChatGPT,1_024,+2_048,3_072,x\n" +
+		"1_000.000_5,ChatGPT, 007 ,0,-1,x\n"
+	r := newReader(t, in, FormatBurstGPT, Options{})
+	got := readAll(t, r)
+	want := []Request{
+		{Arrival: 0, InputTokens: 1024, OutputTokens: 2048},
+		{Arrival: 500 * time.Microsecond, InputTokens: 7},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d requests (%+v), want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if !equalRequest(got[i], want[i]) {
+			t.Errorf("request %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if s := r.(Skipper); s.Skipped() != 0 {
+		t.Errorf("skipped %d: %v", s.Skipped(), s.SkipErrors())
 	}
 }
 

@@ -134,15 +134,42 @@ func (t *csvTable) bad(i int, value string, err error, detail string) *ParseErro
 	return &ParseError{File: t.name, Line: line, Value: parsemsg.Shorten(value), Err: err, Detail: detail}
 }
 
-// parseCount parses a token count: a non-negative decimal integer, spaces
-// around it allowed (Python's int() allows them).
+// parseCount parses a token count: a non-negative decimal integer, as
+// Python's int() reads it (spaces around it, a sign, and underscores
+// between digits allowed: "1_000" is 1000).
 func parseCount(s string) (int, bool) {
-	s = strings.TrimSpace(s)
-	n, err := strconv.ParseInt(s, 10, strconv.IntSize)
-	if err != nil || n < 0 {
+	n, ok := parseInt(s)
+	if !ok || n < 0 || n > math.MaxInt {
 		return 0, false
 	}
 	return int(n), true
+}
+
+// parseInt parses a decimal integer as Python's int() reads it: spaces
+// around it, a sign, and underscores between digits allowed.
+func parseInt(s string) (int64, bool) {
+	s, ok := pyDigits(strings.TrimSpace(s))
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// pyDigits removes the underscores of a decimal number's text, each of
+// which Python's int() and float() allow only between two digits ("1_000",
+// "0.000_1", "1e1_0"); false if one stands anywhere else.
+func pyDigits(s string) (string, bool) {
+	if !strings.Contains(s, "_") {
+		return s, true
+	}
+	isDigit := func(i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && (!isDigit(i-1) || !isDigit(i+1)) {
+			return "", false
+		}
+	}
+	return strings.ReplaceAll(s, "_", ""), true
 }
 
 // maxSeconds bounds a timestamp in seconds, so that the difference of two
@@ -151,12 +178,12 @@ const maxSeconds = 4.5e9
 
 // parseSeconds parses a decimal number of seconds into nanoseconds, as
 // Python's float() reads finite decimal text: spaces around it, a sign, a
-// fraction and an exponent are allowed; inf, nan, hex and underscores are
-// not. Plain decimals ("1700000000.123456") are converted exactly, rounded
+// fraction, an exponent and underscores between digits are allowed; inf,
+// nan and hex are not. Plain decimals ("1700000000.123456") are converted exactly, rounded
 // to the nanosecond; only those with an exponent go through a float64.
 func parseSeconds(s string) (int64, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
+	s, ok := pyDigits(strings.TrimSpace(s))
+	if !ok || s == "" {
 		return 0, false
 	}
 	neg := false

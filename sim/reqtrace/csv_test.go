@@ -40,7 +40,17 @@ func TestParseSeconds(t *testing.T) {
 		{"inf", 0, false},
 		{"-Infinity", 0, false},
 		{"0x1p3", 0, false},
-		{"1_000", 0, false},
+		{"1_000", 1000e9, true},
+		{"1_700_000_000.000_5", 1_700_000_000_000_500_000, true},
+		{"1e1_0", 0, false}, // 1e10 s: beyond maxSeconds
+		{"1_5e-1", 1_500_000_000, true},
+		{"_1", 0, false},
+		{"1_", 0, false},
+		{"1__0", 0, false},
+		{"1_.5", 0, false},
+		{"1._5", 0, false},
+		{"1e_5", 0, false},
+		{"+_1", 0, false},
 		{"1.2.3", 0, false},
 		{"1,5", 0, false},
 		{"５", 0, false},
@@ -67,6 +77,13 @@ func TestParseCount(t *testing.T) {
 		{"", 0, false},
 		{"1e3", 0, false},
 		{"99999999999999999999", 0, false},
+		{"1_000", 1000, true}, // Python's int("1_000")
+		{" 2_048 ", 2048, true},
+		{"007", 7, true},
+		{"1__0", 0, false},
+		{"_1", 0, false},
+		{"1_", 0, false},
+		{"-_1", 0, false},
 	} {
 		got, ok := parseCount(tc.in)
 		if ok != tc.ok || got != tc.want {

@@ -9,9 +9,15 @@ import (
 	"testing"
 )
 
-// pyFloat is the text Python's float() reads as a finite number, less
-// inf, nan and underscores, which the request-trace readers refuse.
-var pyFloat = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+// pyFloat is the text Python's float() reads as a finite number (its
+// digit parts may have an underscore between two digits), less inf and
+// nan, which the request-trace readers refuse.
+var pyFloat = regexp.MustCompile(`^[+-]?(D\.?(D)?|\.D)([eE][+-]?D)?$`)
+
+func init() {
+	const digitpart = `[0-9](?:_?[0-9])*`
+	pyFloat = regexp.MustCompile(strings.ReplaceAll(pyFloat.String(), "D", digitpart))
+}
 
 // FuzzParseSeconds: a request trace's timestamp is read as Python's
 // float() reads it (pyFloat), within maxSeconds; a plain decimal is
@@ -22,7 +28,7 @@ func FuzzParseSeconds(f *testing.F) {
 	for _, s := range []string{
 		"0", "1700000000.123456", " 12.5 ", "-3", "+4", "5.", ".5", ".", "", "1e3", "1.5E-3", "1e", "1e+", "inf", "nan",
 		"1_000", "0x10", "4500000000", "4500000001", "4500000000.5", "4.5e9", "4.6e9", "00000000000001.5", "99999999999",
-		"0.0000000005", "0.0000000004999", "-0.0000000005", "1e-400", "1e400", "--1", "+-1", "-+1e5", "1.2.3", "١",
+		"0.0000000005", "0.0000000004999", "-0.0000000005", "1e-400", "1e400", "--1", "+-1", "1_0.0_1e0_1", "1_.5", "1e_1", "_1", "-+1e5", "1.2.3", "١",
 	} {
 		f.Add(s)
 	}
@@ -35,6 +41,7 @@ func FuzzParseSeconds(f *testing.F) {
 			}
 			return
 		}
+		tr = strings.ReplaceAll(tr, "_", "")
 		exact, _ := new(big.Rat).SetString(strings.TrimPrefix(tr, "+"))
 		if exact == nil {
 			// An exponent too large for big.Rat ("1E2000000"): a float64
@@ -83,15 +90,17 @@ func FuzzParseSeconds(f *testing.F) {
 // FuzzParseCount: a token count is a decimal integer, spaces around it,
 // a sign, 0 or more, and exactly the number written.
 func FuzzParseCount(f *testing.F) {
-	for _, s := range []string{"0", "512", " 77 ", "+5", "-0", "-1", "1_000", "1.0", "1e3", "", "9223372036854775807", "9223372036854775808", "0x10", "٣"} {
+	for _, s := range []string{"0", "512", " 77 ", "+5", "-0", "-1", "1_000", "1__0", "_1", "1_", "1.0", "1e3", "", "9223372036854775807", "9223372036854775808", "0x10", "٣"} {
 		f.Add(s)
 	}
-	digits := regexp.MustCompile(`^[+-]?[0-9]+$`)
+	digits := regexp.MustCompile(`^[+-]?[0-9](?:_?[0-9])*$`) // Python's int(): an underscore between two digits
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := parseCount(s)
 		tr := strings.TrimSpace(s)
+		accept := digits.MatchString(tr)
+		tr = strings.ReplaceAll(tr, "_", "")
 		want, isInt := new(big.Int).SetString(strings.TrimPrefix(tr, "+"), 10)
-		accept := digits.MatchString(tr) && isInt && want.Sign() >= 0 && want.IsInt64() && want.Int64() <= math.MaxInt
+		accept = accept && isInt && want.Sign() >= 0 && want.IsInt64() && want.Int64() <= math.MaxInt
 		if ok != accept || ok && int64(got) != want.Int64() {
 			t.Fatalf("parseCount(%q) = %d, %v; want %v, %v", s, got, ok, want, accept)
 		}
