@@ -354,7 +354,9 @@ func (c *client) getInto(ctx context.Context, name string, w io.WriterAt, off, n
 // plain GET when that is all of it, a ranged one otherwise) and gives the
 // body to consume, which returns how many bytes it took; fewer than n is
 // an error. It records the time to the response's first byte, and
-// returns the instant it came (zero when unknown).
+// returns the instant it came (zero when unknown). The bytes got count
+// every attempt's body as far as it came: those of an attempt cut short
+// crossed the wire too.
 func (c *client) get(ctx context.Context, name string, off, n, size int64, consume func(io.Reader) (int64, error)) (time.Time, error) {
 	if err := c.acquire(ctx); err != nil {
 		return time.Time{}, err
@@ -371,6 +373,7 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	for attempt := 1; err == nil; attempt++ {
 		var got int64
 		got, err = consume(out.Body)
+		c.stats.bytesGot.Add(got)
 		retry := false
 		switch {
 		case err == nil && got < n:
@@ -380,6 +383,7 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 			// The body's end, so that the connection is kept.
 			var one [1]byte
 			if m, _ := out.Body.Read(one[:]); m != 0 {
+				c.stats.bytesGot.Add(int64(m))
 				err = fmt.Errorf("the server sent more than the %d bytes asked", n)
 			}
 		default:
@@ -399,7 +403,6 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	if err != nil {
 		return time.Time{}, c.wrap("GET", name, err)
 	}
-	c.stats.bytesGot.Add(n)
 	d := first.Load()
 	if d <= 0 {
 		return time.Time{}, nil

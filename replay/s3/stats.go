@@ -83,8 +83,10 @@ func (s *stats) done(o op, err error) {
 // were made, how many failed after their retries, the HTTP requests
 // they took (retries are those beyond one per call) and the throttling
 // responses among them (503 SlowDown or Service Unavailable, 429); the
-// bytes put and got; and the GETs' time to first byte (from the call to
-// the response's first byte).
+// bytes put (the bodies of the PUTs and UploadParts that succeeded) and
+// got (every GET attempt's body as far as it came, those of attempts cut
+// short and tried again included: they crossed the wire); and the GETs'
+// time to first byte (from the call to the response's first byte).
 type Stats struct {
 	Requests  map[string]int64
 	Failed    map[string]int64
