@@ -177,7 +177,7 @@ func rankPrefixed(w string, own []int) ([]int, string, bool) {
 // "this rank", which means nothing in a document of several. One that
 // every rank held gave begins "all ranks: " when the merge is the whole
 // run (whole), else it names the ranks held; one that only some gave
-// names them ("rank 2: ", "ranks 0-1, 3: "). A document of one rank keeps
+// names them ("rank 2: ", "ranks 0, 1, 3: "). A document of one rank keeps
 // its warnings as they are.
 func (m *rankMerger) rankWarnings(held []int, whole bool) []string {
 	out := make([]string, 0, len(m.warnOrder))
@@ -537,32 +537,40 @@ func (e *MissingRanksError) Error() string {
 // Is makes a MissingRanksError an ErrIncompatible.
 func (e *MissingRanksError) Is(target error) bool { return target == ErrIncompatible }
 
-// rankList names ranks for people, runs of consecutive ranks as ranges:
-// "rank 1", "ranks 0-3, 5".
+// rankList names ranks for people, in numberList's format: "no rank",
+// "rank 1", "ranks 0, 1", "ranks 0-3, 5".
 func rankList(rs []int) string {
-	if len(rs) == 0 {
+	switch len(rs) {
+	case 0:
 		return "no rank"
+	case 1:
+		return "rank " + strconv.Itoa(rs[0])
 	}
+	return "ranks " + numberList(rs)
+}
+
+// numberList is the one format of every list of ranks or trials kvreport
+// writes (rankList, the MLPerf view's missing trials): ascending numbers,
+// comma-separated, a run of three or more consecutive ones as its first
+// and last: "0, 1", "0, 2, 5", "0-3, 5, 7-9".
+func numberList(ns []int) string {
 	var parts []string
-	for i := 0; i < len(rs); {
+	for i := 0; i < len(ns); {
 		j := i
-		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
 			j++
 		}
 		switch {
 		case j == i:
-			parts = append(parts, strconv.Itoa(rs[i]))
+			parts = append(parts, strconv.Itoa(ns[i]))
 		case j == i+1:
-			parts = append(parts, strconv.Itoa(rs[i]), strconv.Itoa(rs[j]))
+			parts = append(parts, strconv.Itoa(ns[i]), strconv.Itoa(ns[j]))
 		default:
-			parts = append(parts, strconv.Itoa(rs[i])+"-"+strconv.Itoa(rs[j]))
+			parts = append(parts, strconv.Itoa(ns[i])+"-"+strconv.Itoa(ns[j]))
 		}
 		i = j + 1
 	}
-	if len(rs) == 1 {
-		return "rank " + parts[0]
-	}
-	return "ranks " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
 
 // partialReason starts the IncompleteReason, and partialWarning the

@@ -660,7 +660,7 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 			dir, ok := dirs[t]
 			if !ok {
 				m := MLPerfMissingTrial{Option: option, Trial: t, Reason: fmt.Sprintf("no trial_%d directory or document: "+
-					"the run's trials are %s", t, trialList(nums))}
+					"the run's trials are %s", t, numberList(nums))}
 				if parent != "" {
 					m.Path = filepath.Join(parent, fmt.Sprintf("trial_%d", t))
 				}
@@ -686,19 +686,4 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 func trialHasResult(run *MLPerfRun, option string, trial int) bool {
 	return slices.ContainsFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == option && rk.Trial == trial }) ||
 		slices.ContainsFunc(run.Unreadable, func(u MLPerfUnreadable) bool { return u.Option == option && u.Trial == trial })
-}
-
-// trialList names trial numbers: "0-2", or "0, 2, 5".
-func trialList(nums []int) string {
-	if nums[len(nums)-1]-nums[0] == len(nums)-1 {
-		if len(nums) == 1 {
-			return strconv.Itoa(nums[0])
-		}
-		return fmt.Sprintf("%d-%d", nums[0], nums[len(nums)-1])
-	}
-	s := make([]string, len(nums))
-	for i, n := range nums {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ", ")
 }

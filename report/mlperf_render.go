@@ -196,8 +196,8 @@ func rankTable(k string, p *MLPerfPooled) *table {
 			strconv.FormatBool(rk.CPUTier), path})
 	}
 	for _, tr := range p.Trials {
-		rt.notes = append(rt.notes, fmt.Sprintf("trial %d pooled (ranks %v merged exactly): read %s GB/s, write %s GB/s, device read p95 %s ms, device write p95 %s ms, request p95 %s ms",
-			tr.Trial, tr.Ranks, num(tr.ReadBandwidthGBps), num(tr.WriteBandwidthGBps), num(tr.DeviceReadP95MS), num(tr.DeviceWriteP95MS), num(tr.RequestP95MS)))
+		rt.notes = append(rt.notes, fmt.Sprintf("trial %d pooled (%s merged exactly): read %s GB/s, write %s GB/s, device read p95 %s ms, device write p95 %s ms, request p95 %s ms",
+			tr.Trial, rankList(tr.Ranks), num(tr.ReadBandwidthGBps), num(tr.WriteBandwidthGBps), num(tr.DeviceReadP95MS), num(tr.DeviceWriteP95MS), num(tr.RequestP95MS)))
 	}
 	return rt
 }

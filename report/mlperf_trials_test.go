@@ -126,7 +126,7 @@ func TestMLPerfTrialsAcrossOptions(t *testing.T) {
 	}
 	s := aggregateDir(t, dir)
 	want := []MLPerfMissingTrial{{Option: "2", Trial: 1, Path: filepath.Join(dir, "option_2", "trial_1"),
-		Reason: "no trial_1 directory or document: the run's trials are 0-1"}}
+		Reason: "no trial_1 directory or document: the run's trials are 0, 1"}}
 	if !slices.Equal(s.KVBench.MissingTrials, want) {
 		t.Errorf("missing trials %+v, want %+v", s.KVBench.MissingTrials, want)
 	}
@@ -275,8 +275,8 @@ func TestMLPerfOptionWithoutTrials(t *testing.T) {
 		got = append(got, m.String())
 	}
 	want := []string{
-		"option 2 trial 0: no trial_0 directory or document: the run's trials are 0-1 (" + filepath.Join(dir, "option_2", "trial_0") + ")",
-		"option 2 trial 1: no trial_1 directory or document: the run's trials are 0-1 (" + filepath.Join(dir, "option_2", "trial_1") + ")",
+		"option 2 trial 0: no trial_0 directory or document: the run's trials are 0, 1 (" + filepath.Join(dir, "option_2", "trial_0") + ")",
+		"option 2 trial 1: no trial_1 directory or document: the run's trials are 0, 1 (" + filepath.Join(dir, "option_2", "trial_1") + ")",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("missing trials %q, want %q", got, want)

@@ -271,6 +271,43 @@ func TestRankList(t *testing.T) {
 	}
 }
 
+// TestNumberList: ranks and trials are listed in one format, the ranks
+// of a merge's warnings and errors and the trials the MLPerf view names
+// for a missing one (whose own list wrote two trials as "0-1" and a gap
+// as every trial: "0, 1, 2, 5").
+func TestNumberList(t *testing.T) {
+	for _, tt := range []struct {
+		in   []int
+		want string
+	}{
+		{[]int{3}, "3"},
+		{[]int{0, 1}, "0, 1"},
+		{[]int{0, 2, 5}, "0, 2, 5"},
+		{[]int{0, 1, 2}, "0-2"},
+		{[]int{0, 1, 2, 5}, "0-2, 5"},
+		{[]int{0, 1, 2, 3, 5, 7, 8, 9}, "0-3, 5, 7-9"},
+	} {
+		if got := numberList(tt.in); got != tt.want {
+			t.Errorf("numberList(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+		if got, want := rankList(tt.in), "ranks "+tt.want; len(tt.in) > 1 && got != want {
+			t.Errorf("rankList(%v) = %q, want %q", tt.in, got, want)
+		}
+	}
+	// The MLPerf view's missing trial names the run's trials so.
+	run := &MLPerfRun{TrialDirs: map[string]map[int]string{"1": {0: "", 1: "", 2: "", 5: ""}}}
+	var reasons []string
+	for _, m := range missingTrials(run, &MLPerfRunSummary{}) {
+		if strings.HasPrefix(m.Reason, "no trial_") {
+			reasons = append(reasons, m.Reason)
+		}
+	}
+	want := []string{"no trial_3 directory or document: the run's trials are 0-2, 5", "no trial_4 directory or document: the run's trials are 0-2, 5"}
+	if !slices.Equal(reasons, want) {
+		t.Errorf("missing trials: %q, want %q", reasons, want)
+	}
+}
+
 // TestRankImbalanceWarning: ranks of one trial that ran apart are named in
 // a RANK IMBALANCE warning, which says that the merged device rates
 // (every rank's bytes over the longest rank's busy time) overstate the
