@@ -156,6 +156,9 @@ type PathInfo struct {
 // requests beyond one per call) and the throttling responses among all
 // requests (503 SlowDown, 429), the bytes, and the GETs' time to first
 // byte. It never holds credentials.
+//
+// Requests to BytesGot are the server's whole account of the run, setup
+// included; Measured and Setup split it in two that add up to it.
 type S3Path struct {
 	Endpoint    string           `json:"endpoint"`
 	Bucket      string           `json:"bucket"`
@@ -166,9 +169,33 @@ type S3Path struct {
 	Failed      map[string]int64 `json:"failed,omitempty"`
 	Retries     int64            `json:"retries"`
 	Throttled   int64            `json:"throttled"`
-	BytesPut    int64            `json:"bytes_put"`
-	BytesGot    int64            `json:"bytes_got"`
-	GetTTFB     Latency          `json:"get_ttfb"`
+	// BytesPut is the bodies of the PUTs and UploadParts that succeeded;
+	// BytesGot every GET attempt's body as far as it came (those cut
+	// short and tried again included).
+	BytesPut int64 `json:"bytes_put"`
+	BytesGot int64 `json:"bytes_got"`
+	// GetTTFB is of every GET of the run (the setup makes none).
+	GetTTFB Latency `json:"get_ttfb"`
+	// Measured is the share of the requests made in the measured window,
+	// from the replay's clock's start (Result.Started) to the replay's
+	// end: those the run's figures come from. Setup is the rest: the
+	// check of the bucket, the untimed writes of the cold objects before
+	// the clock, and the clean-up after the replay (deletes, listings,
+	// aborts). Both are nil when the clock never started (a run stopped
+	// in its preparation), and in documents written before they were.
+	Measured *S3Requests `json:"measured,omitempty"`
+	Setup    *S3Requests `json:"setup,omitempty"`
+}
+
+// S3Requests is a share of an S3 tier's requests (S3Path's Measured or
+// Setup), counted as S3Path counts them all.
+type S3Requests struct {
+	Requests  map[string]int64 `json:"requests"`
+	Failed    map[string]int64 `json:"failed,omitempty"`
+	Retries   int64            `json:"retries"`
+	Throttled int64            `json:"throttled"`
+	BytesPut  int64            `json:"bytes_put"`
+	BytesGot  int64            `json:"bytes_got"`
 }
 
 // GPUPath is what the GPU tier measured: its device, its PCIe link, and
