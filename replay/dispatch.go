@@ -181,9 +181,9 @@ func (s *sched) cutRequest(id reqID) {
 
 // requestDone records a request's completion at end; a cut one is not,
 // nor one with a row abandoned when the run was stopped (its latency
-// would end at the stop).
+// would end at the stop), nor one with a row that failed or never ran.
 func (s *sched) requestDone(rs *reqState, end time.Time) {
-	if rs.cut || rs.abandoned {
+	if rs.cut || rs.abandoned || rs.failed {
 		return
 	}
 	s.metrics.request(rs, end)

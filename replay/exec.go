@@ -503,6 +503,9 @@ func (s *sched) finish(t *task) {
 			s.bytesDone.Add(t.logical)
 		}
 	}
+	if t.skip && t.req != nil {
+		t.req.failed = true // the run stopped before the row ran
+	}
 	if t.kind == kindEvict && t.err == nil && !t.skip {
 		s.counted.evictions++
 	}
@@ -516,6 +519,9 @@ func (s *sched) finish(t *task) {
 		}
 		s.fail(context.Cause(s.ctx))
 	} else if t.err != nil {
+		if t.req != nil {
+			t.req.failed = true
+		}
 		// The row's key as the trace has it; the backend's error names
 		// its object and where it lies.
 		err := fmt.Errorf("%s %s %s %q: %w", t.op, t.tier, t.phase, t.ks.name, t.err)

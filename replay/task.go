@@ -46,8 +46,12 @@ type reqState struct {
 	// abandoned: a row of it was abandoned when the run was stopped
 	// (sched.finish); it is not a completed request either.
 	abandoned bool
-	qos       schema.QoS
-	last      *task
+	// failed: a row of it failed, or did not run because the run had
+	// stopped (sched.finish): it did not complete, and its latency would
+	// be that of the rows that did.
+	failed bool
+	qos    schema.QoS
+	last   *task
 	// lastDone is when the last of its rows so far completed.
 	lastDone time.Time
 }
