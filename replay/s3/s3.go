@@ -27,7 +27,10 @@
 //
 // Every request is counted by type, with its retries, the throttling
 // responses among them (503 SlowDown, 429) and, for GETs, the time to the
-// first byte of the response; Stats reports them.
+// first byte of the response; Stats reports them, over the whole run and,
+// once StartClock marked the replay's clock's start, split between the
+// measured window (until Close) and the setup (New's check, the untimed
+// writes before the clock, Close's clean-up).
 //
 // A run ends in bounded time whatever the server does: an attempt that
 // gets no byte for Config.Timeout fails, and is tried again as one that
@@ -199,6 +202,11 @@ type Backend struct {
 	pools  [64]sync.Pool // *[]byte of part buffers, by size class
 	parts  partBudget
 	unwake func() bool // stops New's context.AfterFunc
+
+	// The counters at the measured window's start (StartClock) and end
+	// (Close); nil until then.
+	wmu        sync.Mutex
+	start, end *tally
 }
 
 // partBudget bounds the memory of the parts being assembled: a writer
@@ -364,7 +372,9 @@ func (b *Backend) Caps() backend.Caps {
 }
 
 // Describe fills the tier path of a result: the bucket, the run's prefix,
-// the server, and the requests made so far (Stats); never credentials.
+// the server, and the requests made so far (Stats), split between the
+// measured window and the setup once StartClock was called; never
+// credentials.
 func (b *Backend) Describe(pi *schema.PathInfo) {
 	pi.Backend = "s3"
 	pi.Path = "s3://" + b.cfg.Bucket + "/" + b.runDir
@@ -376,6 +386,9 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	st := b.Stats()
 	pi.S3 = &schema.S3Path{Endpoint: b.c.endpoint, Bucket: b.cfg.Bucket, Prefix: b.runDir, Concurrency: b.cfg.Concurrency, PartSize: b.part,
 		Requests: st.Requests, Failed: st.Failed, Retries: st.Retries, Throttled: st.Throttled, BytesPut: st.BytesPut, BytesGot: st.BytesGot, GetTTFB: st.TTFB}
+	if st.Measured != nil {
+		pi.S3.Measured, pi.S3.Setup = st.Measured.S3Requests(), st.Setup.S3Requests()
+	}
 }
 
 // objectKey is the S3 key of the run's object named key: the run's prefix
@@ -440,6 +453,13 @@ func (b *Backend) Close() error {
 	b.objs = nil
 	b.closed.Store(true)
 	b.mu.Unlock()
+	b.wmu.Lock()
+	if b.start != nil && b.end == nil {
+		// The replay is over: what follows is the clean-up.
+		end := b.c.stats.tally()
+		b.end = &end
+	}
+	b.wmu.Unlock()
 	defer b.unwake()
 	defer b.c.close()
 	ctx, stop := b.cleanupContext()
@@ -551,9 +571,29 @@ func (b *Backend) cleanupContext() (ctx context.Context, stop func()) {
 	}
 }
 
+// StartClock marks the start of the replay's measured window, as its
+// clock starts (after the untimed writes of the cold objects): Stats
+// tells the requests made from then until Close from the others (New's
+// check, the writes before, Close's clean-up). Calls after the first,
+// and after Close, change nothing.
+func (b *Backend) StartClock() {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if b.start == nil && !b.closed.Load() {
+		start := b.c.stats.tally()
+		b.start = &start
+	}
+}
+
 // Stats returns the requests made so far, by type, with their retries,
-// throttling responses and times to first byte.
-func (b *Backend) Stats() Stats { return b.c.stats.snapshot() }
+// throttling responses and times to first byte, and their split between
+// the measured window and the rest once StartClock was called.
+func (b *Backend) Stats() Stats {
+	b.wmu.Lock()
+	start, end := b.start, b.end
+	b.wmu.Unlock()
+	return b.c.stats.snapshot(start, end)
+}
 
 // getBuf returns a buffer of n bytes (at most PartSize) from the pool of
 // its size class: the least power of two that holds it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -750,5 +751,59 @@ func TestKeep(t *testing.T) {
 	}
 	if keys := srv.Keys(t, bucket); !slices.Equal(keys, []string{"run-kept/k"}) {
 		t.Errorf("after Close with Keep the bucket holds %q: want the object written, no upload", keys)
+	}
+}
+
+// TestStartClock: Stats splits the requests at StartClock and Close: the
+// window's from one to the other, the setup's before (New's check, the
+// writes before the clock) and after (Close's clean-up); a second
+// StartClock moves nothing, and without one nothing is split.
+func TestStartClock(t *testing.T) {
+	srv := start(t, s3test.Options{})
+	b := newBackend(t, srv.Endpoint, s3.Config{})
+	put := func(key string) backend.Object {
+		t.Helper()
+		o, err := b.Open(key, 4096, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.WriteAt(make([]byte, 4096), 0); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	put("before").Close()
+	if st := b.Stats(); st.Measured != nil || st.Setup != nil {
+		t.Fatalf("before StartClock: measured %+v, setup %+v; want neither", st.Measured, st.Setup)
+	}
+	b.StartClock()
+	o := put("in")
+	b.StartClock() // changes nothing
+	if _, err := o.ReadAt(make([]byte, 4096), 0); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	st := b.Stats()
+	wantM := map[string]int64{"PutObject": 1, "GetObject": 1}
+	if st.Measured == nil || !maps.Equal(st.Measured.Requests, wantM) || st.Measured.BytesPut != 4096 || st.Measured.BytesGot != 4096 {
+		t.Fatalf("in the window: measured %+v; want %v, 4096 bytes each way", st.Measured, wantM)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.StartClock() // after Close: nothing
+	st = b.Stats()
+	if !maps.Equal(st.Measured.Requests, wantM) || st.Measured.BytesPut != 4096 || st.Measured.BytesGot != 4096 {
+		t.Errorf("after Close: measured %+v; want the window's %v, 4096 bytes each way", st.Measured, wantM)
+	}
+	su := st.Setup
+	if su.Requests["PutObject"] != 1 || su.BytesPut != 4096 || su.Requests["DeleteObject"] != 2 || su.Requests["ListObjectsV2"] != 2 ||
+		su.Requests["ListMultipartUploads"] != 1 || su.Requests["GetObject"] != 0 || su.BytesGot != 0 {
+		t.Errorf("setup %+v; want the write before, the check's and the clean-up's listings, the clean-up's 2 deletes", su)
+	}
+	for op, n := range st.Requests {
+		if st.Measured.Requests[op]+su.Requests[op] != n {
+			t.Errorf("%s: %d measured and %d setup of %d", op, st.Measured.Requests[op], su.Requests[op], n)
+		}
 	}
 }

@@ -87,39 +87,106 @@ func (s *stats) done(o op, err error) {
 // got (every GET attempt's body as far as it came, those of attempts cut
 // short and tried again included: they crossed the wire); and the GETs'
 // time to first byte (from the call to the response's first byte).
+//
+// Counts are the whole account, from New to Close. Once StartClock was
+// called, Measured is their share from then until Close (or now, before
+// it), and Setup the rest: New's check, the writes before the clock and
+// Close's clean-up; the two add up to Counts. Both are nil before.
 type Stats struct {
+	Counts
+	TTFB     schema.Latency
+	Measured *Counts
+	Setup    *Counts
+}
+
+// Counts are requests by S3 operation, with their failures, retries,
+// throttling responses and bytes (Stats's account, or a share of it).
+type Counts struct {
 	Requests  map[string]int64
 	Failed    map[string]int64
 	Retries   int64
 	Throttled int64
 	BytesPut  int64
 	BytesGot  int64
-	TTFB      schema.Latency
 }
 
 // Total is the number of calls made, of every operation.
-func (s Stats) Total() int64 {
+func (c Counts) Total() int64 {
 	var n int64
-	for _, v := range s.Requests {
+	for _, v := range c.Requests {
 		n += v
 	}
 	return n
 }
 
-func (s *stats) snapshot() Stats {
-	out := Stats{Requests: map[string]int64{}, Failed: map[string]int64{}, BytesPut: s.bytesPut.Load(), BytesGot: s.bytesGot.Load()}
+// S3Requests is c as a result document holds it.
+func (c Counts) S3Requests() *schema.S3Requests {
+	return &schema.S3Requests{Requests: c.Requests, Failed: c.Failed, Retries: c.Retries, Throttled: c.Throttled, BytesPut: c.BytesPut, BytesGot: c.BytesGot}
+}
+
+// tally is a moment's copy of a client's counters: the difference of two
+// tells what was asked between them.
+type tally struct {
+	requests, failed, attempts, throttled [numOps]int64
+	bytesPut, bytesGot                    int64
+}
+
+// tally copies the counters now.
+func (s *stats) tally() tally {
+	var t tally
 	for i := range numOps {
-		r, a := s.requests[i].Load(), s.attempts[i].Load()
+		t.requests[i], t.failed[i] = s.requests[i].Load(), s.failed[i].Load()
+		t.attempts[i], t.throttled[i] = s.attempts[i].Load(), s.throttled[i].Load()
+	}
+	t.bytesPut, t.bytesGot = s.bytesPut.Load(), s.bytesGot.Load()
+	return t
+}
+
+// minus is what t counts beyond u.
+func (t tally) minus(u tally) tally {
+	for i := range numOps {
+		t.requests[i] -= u.requests[i]
+		t.failed[i] -= u.failed[i]
+		t.attempts[i] -= u.attempts[i]
+		t.throttled[i] -= u.throttled[i]
+	}
+	t.bytesPut -= u.bytesPut
+	t.bytesGot -= u.bytesGot
+	return t
+}
+
+// counts is t as Counts.
+func (t tally) counts() Counts {
+	c := Counts{Requests: map[string]int64{}, Failed: map[string]int64{}, BytesPut: t.bytesPut, BytesGot: t.bytesGot}
+	for i := range numOps {
+		r, a := t.requests[i], t.attempts[i]
 		if r > 0 {
-			out.Requests[opNames[i]] = r
+			c.Requests[opNames[i]] = r
 		}
-		if f := s.failed[i].Load(); f > 0 {
-			out.Failed[opNames[i]] = f
+		if f := t.failed[i]; f > 0 {
+			c.Failed[opNames[i]] = f
 		}
 		if a > r {
-			out.Retries += a - r
+			c.Retries += a - r
 		}
-		out.Throttled += s.throttled[i].Load()
+		c.Throttled += t.throttled[i]
+	}
+	return c
+}
+
+// snapshot is the account now, split at the marks of the measured window
+// when its start was marked: start, and end (nil while it goes on).
+func (s *stats) snapshot(start, end *tally) Stats {
+	all := s.tally()
+	out := Stats{Counts: all.counts()}
+	if start != nil {
+		stop := all
+		if end != nil {
+			stop = *end
+		}
+		in := stop.minus(*start)
+		m, rest := in.counts(), all.minus(in).counts()
+		out.Measured, out.Setup = &m, &rest
 	}
 	if h := s.ttfb.h.Load(); h != nil {
 		out.TTFB = h.Latency()

@@ -9,6 +9,15 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
+// Clocked is the optional capability of a backend that tells the work of
+// the replay's measured window from its setup's (an S3 tier's requests,
+// which a user prices and judges a run by): StartClock is called once
+// the untimed preparation is done, as the clock starts; the window ends
+// when the backend is closed.
+type Clocked interface {
+	StartClock()
+}
+
 // Replay makes the tiers of cfg (Build), replays srcs on them (calling
 // ready once the tiers are made and the cold objects written, before the
 // clock starts: a start time to wait for; nil: none), closes
@@ -27,7 +36,20 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 		return nil, err
 	}
 	defer tiers.Close()
-	res, runErr := replay.Run(ctx, cfg, plan, srcs, tiers.Backends, replay.Hooks{Progress: progress, Movers: tiers.Movers, Ready: ready})
+	start := func() error {
+		if ready != nil {
+			if err := ready(); err != nil {
+				return err
+			}
+		}
+		for _, b := range tiers.Backends {
+			if c, ok := b.(Clocked); ok {
+				c.StartClock()
+			}
+		}
+		return nil
+	}
+	res, runErr := replay.Run(ctx, cfg, plan, srcs, tiers.Backends, replay.Hooks{Progress: progress, Movers: tiers.Movers, Ready: start})
 	if res == nil {
 		return nil, runErr
 	}

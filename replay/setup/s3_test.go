@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,8 +31,15 @@ func s3Replay(t *testing.T, endpoint string, keep bool) (*schema.Result, string)
 	}
 	// Two deleted by the trace, the rest left for the clean-up.
 	rows.WriteString("9.0,Delete,65536,Tier-2,k0,Evict\n9.1,Delete,65536,Tier-2,k1,Evict\n")
+	return s3ReplayRows(t, endpoint, keep, rows.String())
+}
+
+// s3ReplayRows replays the trace rows (a CSV with its header) as
+// s3Replay does.
+func s3ReplayRows(t *testing.T, endpoint string, keep bool, rows string) (*schema.Result, string) {
+	t.Helper()
 	tr := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(tr, []byte(rows.String()), 0o644); err != nil {
+	if err := os.WriteFile(tr, []byte(rows), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := replay.DefaultConfig()
@@ -118,5 +127,68 @@ func TestS3Keep(t *testing.T) {
 		if !strings.HasPrefix(k, pi.S3.Prefix) {
 			t.Errorf("kept key %q is not under the prefix printed", k)
 		}
+	}
+}
+
+// TestS3ResultSplitsSetup: the result's S3 requests keep the whole
+// account, and split it between the measured window (the trace's writes,
+// reads and deletes, the bytes Tier-2 moved while timed) and the setup:
+// the check of the bucket, the untimed writes of the cold objects (keys
+// the trace reads before writing) before the clock, and the clean-up. The
+// two add up to the whole, operation by operation.
+func TestS3ResultSplitsSetup(t *testing.T) {
+	srv := s3test.Start(t, s3test.Options{KeepAlive: true})
+	srv.Env(t)
+	srv.Bucket(t, s3Bucket)
+	const size = 65536
+	var rows strings.Builder
+	rows.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range 3 {
+		// Read before any write: a cold object, written before the clock.
+		fmt.Fprintf(&rows, "%d.0,Read,%d,Tier-2,cold%d,Decode\n", i, size, i)
+	}
+	for i := range 5 {
+		fmt.Fprintf(&rows, "%d.0,Write,%d,Tier-2,k%d,Prefill\n", 3+i, size, i)
+		fmt.Fprintf(&rows, "%d.5,Read,%d,Tier-2,k%d,Decode\n", 3+i, size, i)
+	}
+	rows.WriteString("9.0,Delete,65536,Tier-2,k0,Evict\n")
+	res, _ := s3ReplayRows(t, srv.Endpoint, false, rows.String())
+	if res.Replay.ColdPrepared != 3 {
+		t.Fatalf("%d cold objects prepared; the trace reads 3 before writing them", res.Replay.ColdPrepared)
+	}
+	var t2 schema.TierTotals
+	for _, tt := range res.Tiers {
+		if tt.Tier == "Tier-2" {
+			t2 = tt
+		}
+	}
+	st := s3PathOf(t, res).S3
+	m, su := st.Measured, st.Setup
+	if m == nil || su == nil {
+		t.Fatalf("the s3 tier's requests are not split: measured %+v, setup %+v", m, su)
+	}
+	// The window: the trace's 5 writes, 8 reads and 1 delete, and the
+	// bytes Tier-2 moved while timed.
+	wantM := map[string]int64{"PutObject": 5, "GetObject": 8, "DeleteObject": 1}
+	if !maps.Equal(m.Requests, wantM) || m.BytesPut != 5*size || m.BytesGot != 8*size ||
+		m.BytesPut != t2.PhysicalWriteBytes || m.BytesGot != t2.PhysicalReadBytes {
+		t.Errorf("measured %+v; want requests %v, %d bytes put and %d got (Tier-2 wrote %d and read %d)",
+			m, wantM, 5*size, 8*size, t2.PhysicalWriteBytes, t2.PhysicalReadBytes)
+	}
+	// The setup: the check's listing, the 3 cold writes, the clean-up's
+	// deletes of the 7 objects left and its listings.
+	if su.Requests["PutObject"] != 3 || su.BytesPut != 3*size || su.BytesGot != 0 || su.Requests["GetObject"] != 0 ||
+		su.Requests["DeleteObject"] != 7 || su.Requests["ListObjectsV2"] < 2 || su.Requests["ListMultipartUploads"] < 1 {
+		t.Errorf("setup %+v; want 3 PutObject (%d bytes), no GET, 7 DeleteObject, the check's and the clean-up's listings", su, 3*size)
+	}
+	// The two add up to the whole account.
+	for _, op := range slices.Sorted(maps.Keys(st.Requests)) {
+		if m.Requests[op]+su.Requests[op] != st.Requests[op] {
+			t.Errorf("%s: %d measured + %d setup, of %d in all", op, m.Requests[op], su.Requests[op], st.Requests[op])
+		}
+	}
+	if m.BytesPut+su.BytesPut != st.BytesPut || m.BytesGot+su.BytesGot != st.BytesGot || m.Retries+su.Retries != st.Retries ||
+		m.Throttled+su.Throttled != st.Throttled || st.BytesPut != 8*size {
+		t.Errorf("measured %+v and setup %+v do not add up to the whole %+v (%d bytes put in all)", m, su, st, 8*size)
 	}
 }
