@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -198,6 +197,20 @@ func searchNames(docs []*schema.SearchResult, files []string) []string {
 // search's resolution, the counts whose probes disagreed; a search that
 // ran out of probes before it settled), or a lower bound.
 func answer(d *schema.SearchResult) string {
+	return answerOf(d, true)
+}
+
+// answerLine is answer for a line that the search's reason follows: the
+// counts whose probes disagreed are left to the reason where it names
+// them (kvreplay's, in results.ProbesDisagreed's words), so that the two
+// do not say it twice.
+func answerLine(d *schema.SearchResult) string {
+	return answerOf(d, !strings.Contains(d.Reason, results.ProbesDisagreed(d.Probes)))
+}
+
+// answerOf is answer, with the counts whose probes disagreed when
+// disagreed.
+func answerOf(d *schema.SearchResult, disagreed bool) string {
 	var s string
 	if d.Kind == schema.SearchUsers {
 		s = fmt.Sprintf("%d of %d users", d.Users, d.TotalUsers)
@@ -208,8 +221,8 @@ func answer(d *schema.SearchResult) string {
 				notes = append(notes, fmt.Sprintf("confidence %.0f%%", 100*d.Confidence))
 			}
 		}
-		if n := disagreements(d); n != "" {
-			notes = append(notes, "probes disagreed at "+n)
+		if n := results.ProbesDisagreed(d.Probes); n != "" && disagreed {
+			notes = append(notes, n)
 		}
 		if len(notes) > 0 {
 			s += " (" + strings.Join(notes, "; ") + ")"
@@ -242,35 +255,6 @@ func probeSpeeds(ps []schema.SearchProbe) []float64 {
 		out[i] = p.Speed
 	}
 	return out
-}
-
-// disagreements names the user counts of a users search whose probes
-// both passed and failed ("38 users: 1 of 2 passed"), "" for none: the
-// noise of the system the answer stands on.
-func disagreements(d *schema.SearchResult) string {
-	type tally struct{ pass, all int }
-	by := map[int]*tally{}
-	for _, p := range d.Probes {
-		if p.NotMeasured != "" {
-			continue
-		}
-		t := by[p.Users]
-		if t == nil {
-			t = &tally{}
-			by[p.Users] = t
-		}
-		t.all++
-		if p.Pass {
-			t.pass++
-		}
-	}
-	var out []string
-	for _, n := range slices.Sorted(maps.Keys(by)) {
-		if t := by[n]; t.pass > 0 && t.pass < t.all {
-			out = append(out, fmt.Sprintf("%s: %d of %d passed", count(n, "user"), t.pass, t.all))
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // searchDifferences says what keeps d's answer from being set beside
@@ -452,13 +436,13 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 	for i, d := range docs {
 		name := shown[i]
 		if md {
-			fmt.Fprintf(b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answer(d), d.Reason)
+			fmt.Fprintf(b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answerLine(d), d.Reason)
 			fmt.Fprintf(b, "| %s |\n|%s\n", mdRow(probeHeader), strings.Repeat("---|", len(probeHeader)))
 			for _, p := range d.Probes {
 				fmt.Fprintf(b, "| %s |\n", mdRow(probeRow(d, p)))
 			}
 		} else {
-			fmt.Fprintf(b, "%s: %s search, %d probes of %gs: %s\n  %s\n", name, d.Kind, len(d.Probes), d.WindowS, answer(d), d.Reason)
+			fmt.Fprintf(b, "%s: %s search, %d probes of %gs: %s\n  %s\n", name, d.Kind, len(d.Probes), d.WindowS, answerLine(d), d.Reason)
 			w := 14 // the probe column: as wide as its widest
 			for _, p := range d.Probes {
 				w = max(w, len(probeRow(d, p)[0]))
@@ -508,7 +492,7 @@ func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 	for i, d := range docs {
 		name := shown[i]
 		fmt.Fprintf(b, "<section>\n<h2>%s: %s search</h2>\n<p><b>%s</b>. %s</p>\n", html.EscapeString(name), html.EscapeString(d.Kind),
-			html.EscapeString(answer(d)), html.EscapeString(d.Reason))
+			html.EscapeString(answerLine(d)), html.EscapeString(d.Reason))
 		if d.WindowS > 0 {
 			fmt.Fprintf(b, "<p>%d probes, each a replay of %gs.", len(d.Probes), d.WindowS)
 		} else {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/report"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -54,7 +55,7 @@ func TestSearchAnswersSettledAndComparable(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"10 of 40 users (resolution 1; probes disagreed at 10 users: 1 of 2 passed)",
+		"10 of 40 users (resolution 1; probes disagreed at 10 users (1 of 2 passed))",
 		"18 of 40 users (resolution 1) (not settled: the search ran out of probes, --search-probes)",
 		"B serves 1.80x the users of A (18 vs 10); NOT COMPARABLE: they searched different traces; B probed 10s windows and A 20s; " +
 			"B ran at --size-scale 0.0625 and A at 0.00390625; B mapped the tiers Tier-1=nvme,Tier-2=nvme and A Tier-1=ram,Tier-2=nvme; B's answer is not settled",
@@ -78,6 +79,49 @@ func TestSearchAnswersSettledAndComparable(t *testing.T) {
 	}
 	if want := "at least peak offered load 2.00 GB/s at --speed 4 (still rising when the search ran out of probes: --search-probes)"; !strings.Contains(out.String(), want) {
 		t.Errorf("no %q in\n%s", want, out.String())
+	}
+}
+
+// TestProbesDisagreedOnce: that a users search's probes disagreed is said
+// in one wording, results.ProbesDisagreed's, by kvreplay's reason and by
+// kvreport's answer, and once where the answer and the reason stand side
+// by side; before, the answer said "probes disagreed at 10 users: 1 of 2
+// passed" beside a reason's "noisy: the probes of one count disagreed (10
+// users passed 1 of 2 probes)". An answer whose reason does not name the
+// counts (a document of an older kvreplay) names them itself.
+func TestProbesDisagreedOnce(t *testing.T) {
+	d := usersSearch("A", 10)
+	d.Probes = append(d.Probes, schema.SearchProbe{Users: 20, Pass: true}, schema.SearchProbe{Users: 15, Pass: false, NotMeasured: "the run did not complete"})
+	said := results.ProbesDisagreed(d.Probes)
+	if said != "probes disagreed at 20 users (1 of 2 passed)" {
+		t.Fatalf("ProbesDisagreed: %q", said)
+	}
+	d.Reason = "10 users passed, 20 failed; " + said + ": the boundary moves from run to run (a longer --duration measures more requests a probe)"
+	older := usersSearch("B", 10)
+	older.Probes = d.Probes
+	older.Reason = "10 users passed, 20 failed; noisy: the probes of one count disagreed (20 users passed 1 of 2 probes)"
+	dir := t.TempDir()
+	docs, names, err := report.LoadSearches([]string{writeDoc(t, dir, "a.json", d), writeDoc(t, dir, "b.json", older)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"text", "md", "html", "json", "csv"} {
+		var out strings.Builder
+		if err := report.RenderSearches(&out, docs, names, f); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		if n := strings.Count(s, said); n != 2 && f != "json" && f != "csv" {
+			// Once for A (its reason's), once for B (its answer's).
+			t.Errorf("%s: %q said %d times, want 2 (once a search):\n%s", f, said, n, s)
+		}
+		if f == "json" || f == "csv" {
+			// The answer stands alone there: each carries it, and A's
+			// reason too.
+			if n := strings.Count(s, said); n < 3 {
+				t.Errorf("%s: %q said %d times, want each answer's and A's reason's:\n%s", f, said, n, s)
+			}
+		}
 	}
 }
 

@@ -413,25 +413,15 @@ func (u *usersSearch) answer() {
 }
 
 // disagreed says which counts of users passed some probes and failed
-// others, "" when none did: the answer is then no more certain than the
+// others (results.ProbesDisagreed, the wording kvreport's answer shares),
+// "" when none did: the answer is then no more certain than the
 // boundary's noise (a longer --duration measures more requests a probe).
 func (u *usersSearch) disagreed() string {
-	var ks []int
-	for k, n := range u.trials {
-		if p := u.passes[k]; p > 0 && p < n {
-			ks = append(ks, k)
-		}
-	}
-	if len(ks) == 0 {
+	s := results.ProbesDisagreed(u.d.Probes)
+	if s == "" {
 		return ""
 	}
-	slices.Sort(ks)
-	parts := make([]string, len(ks))
-	for i, k := range ks {
-		parts[i] = fmt.Sprintf("%s passed %d of %d probes", usersN(k), u.passes[k], u.trials[k])
-	}
-	return "noisy: the probes of one count disagreed (" + strings.Join(parts, ", ") + "), so the boundary moves from run to run " +
-		"(a longer --duration measures more requests a probe)"
+	return s + ": the boundary moves from run to run (a longer --duration measures more requests a probe)"
 }
 
 // usersN is "1 user" or "n users".

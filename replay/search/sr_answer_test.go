@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -47,7 +48,7 @@ func TestUsersNothingConfirmed(t *testing.T) {
 		t.Fatalf("probed %v", s.probed)
 	}
 	want := "no number of users passed every probe of it: 2 users failed, fewer were not probed (stopped at 8 probes before the boundary was narrow and confirmed); " +
-		"noisy: the probes of one count disagreed (2 users passed 1 of 2 probes, 5 users passed 1 of 2 probes)"
+		"probes disagreed at 2 users (1 of 2 passed), 5 users (1 of 2 passed): the boundary moves from run to run"
 	if d.Users != 0 || d.Done || !strings.HasPrefix(d.Reason, want) || strings.Contains(d.Reason, "even 1 user") {
 		t.Errorf("%d users, done %v:\n got %q\nwant %q...", d.Users, d.Done, d.Reason, want)
 	}
@@ -58,7 +59,7 @@ func TestUsersNothingConfirmed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Users != 1 || !d.Done || !strings.HasPrefix(d.Reason, "1 user passed, 2 failed; noisy: ") {
+	if d.Users != 1 || !d.Done || !strings.HasPrefix(d.Reason, "1 user passed, 2 failed; probes disagreed at ") {
 		t.Errorf("%d users, done %v after %v: %s", d.Users, d.Done, s.probed, d.Reason)
 	}
 	// Every count failing down to 1: then even 1 user misses.
@@ -128,7 +129,9 @@ func TestUsersAnswerConsistent(t *testing.T) {
 		for k, n := range trials {
 			noisy = noisy || (passes[k] > 0 && passes[k] < n)
 		}
-		if noisy != strings.Contains(d.Reason, "noisy: ") {
+		// Said in results.ProbesDisagreed's words, which kvreport's
+		// answer shares.
+		if said := results.ProbesDisagreed(d.Probes); noisy != (said != "") || noisy != strings.Contains(d.Reason, "; "+said+": ") {
 			t.Errorf("seed %d: probes disagreed %v, reason %q", seed, noisy, d.Reason)
 		}
 		if d.Users > 0 && d.Confidence != 1 {
