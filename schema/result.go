@@ -178,11 +178,13 @@ type S3Path struct {
 	GetTTFB Latency `json:"get_ttfb"`
 	// Measured is the share of the requests made in the measured window,
 	// from the replay's clock's start (Result.Started) to the replay's
-	// end: those the run's figures come from. Setup is the rest: the
-	// check of the bucket, the untimed writes of the cold objects before
-	// the clock, and the clean-up after the replay (deletes, listings,
-	// aborts). Both are nil when the clock never started (a run stopped
-	// in its preparation), and in documents written before they were.
+	// end: those the run's figures come from (and the untimed writes made
+	// inside it, of an object evicted and read again). Setup is the rest:
+	// the check of the bucket, the untimed writes of the cold objects
+	// before the clock, and the clean-up after the replay (deletes,
+	// listings, aborts). Both are nil when the clock never started (a run
+	// stopped in its preparation), and in documents written before they
+	// were.
 	Measured *S3Requests `json:"measured,omitempty"`
 	Setup    *S3Requests `json:"setup,omitempty"`
 }

@@ -140,12 +140,28 @@ type Config struct {
 }
 
 // Validate reports every problem of c at once, one per line, named by
-// kvreplay's flags.
+// kvreplay's flags: a bucket not named, and CheckFlags's. It is the one
+// definition of the rules: New applies it (its errors are IsInput), and
+// a command applies CheckFlags with its other flags.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.Bucket == "" {
 		errs = append(errs, errors.New("--s3-bucket: a tier maps to s3 and names no bucket: give the bucket kvreplay writes to (it must exist)"))
-	} else if !validBucket(c.Bucket) {
+	}
+	if err := c.CheckFlags(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// CheckFlags reports every problem of the values c was given, one per
+// line: Validate's rules but that a bucket is named, which only a tier
+// that is made needs. A command checks them with its other flags, before
+// it knows whether the trace uses the tier (a bucket S3 cannot name, an
+// endpoint that is no URL, stop it before its plan).
+func (c *Config) CheckFlags() error {
+	var errs []error
+	if c.Bucket != "" && !validBucket(c.Bucket) {
 		errs = append(errs, fmt.Errorf("--s3-bucket %q: not a bucket name (3 to 63 lower-case letters, digits, '.' and '-')", c.Bucket))
 	}
 	if c.Endpoint != "" {
@@ -278,7 +294,7 @@ var _ backend.Backend = (*Backend)(nil)
 // while the server answers (Config.CleanupGrace).
 func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency

@@ -595,6 +595,21 @@ func TestValidate(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "secret") && !strings.Contains(tc.want, "credentials") {
 			t.Errorf("Validate(%+v) = %v: carries a credential", tc.cfg, err)
 		}
+		// CheckFlags is the same rules but the bucket's being named.
+		if ferr := tc.cfg.CheckFlags(); tc.cfg.Bucket != "" && fmt.Sprint(ferr) != fmt.Sprint(err) || tc.cfg.Bucket == "" && ferr != nil {
+			t.Errorf("CheckFlags(%+v) = %v; Validate = %v", tc.cfg, ferr, err)
+		}
+		// New applies Validate, and says that the input is to change.
+		if tc.want != "" {
+			_, nerr := s3.New(context.Background(), tc.cfg)
+			if nerr == nil || nerr.Error() != err.Error() || !s3.IsInput(nerr) {
+				t.Errorf("New(%+v) = %v (input: %v); want Validate's %v, input", tc.cfg, nerr, s3.IsInput(nerr), err)
+			}
+		}
+	}
+	// Without a bucket, CheckFlags still sees the others.
+	if err := (&s3.Config{Endpoint: "127.0.0.1:1"}).CheckFlags(); err == nil || err.Error() != `--s3-endpoint "127.0.0.1:1": want a URL such as http://127.0.0.1:7070 or https://s3.example.com` {
+		t.Errorf("CheckFlags of an endpoint that is no URL, no bucket: %v", err)
 	}
 	// Every problem at once, one per line.
 	err := (&s3.Config{Bucket: "x", Prefix: "/p", Concurrency: -1}).Validate()

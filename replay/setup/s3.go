@@ -22,12 +22,9 @@ func newS3(b *builder) (backend.Backend, error) {
 	cfg := b.opts.S3
 	cfg.Keep = b.opts.Keep
 	cfg.Warn = b.warn
-	if err := cfg.Validate(); err != nil {
-		return nil, cli.Input(err)
-	}
-	s, err := s3.New(b.ctx, cfg)
+	s, err := s3.New(b.ctx, cfg) // validates cfg (s3.Config.Validate)
 	if s3.IsInput(err) {
-		return nil, cli.Input(err) // a bucket, endpoint or credentials to change
+		return nil, cli.Input(err) // a flag, bucket, endpoint or credentials to change
 	}
 	if err != nil {
 		return nil, err

@@ -145,13 +145,15 @@ func (e *Env) MapTiers(cfg *replay.Config, pairs []cli.KeyValue) []error {
 // without --layout extent, the s3 tier's and the gpu tier's without such
 // a tier in cfg.TierMap, --start-barrier-timeout without a barrier. They
 // are refused, as --device without --layout extent is, not ignored. The
-// s3 tier's given with one are checked here too (s3.Config.Validate), so
-// that a bucket S3 cannot name stops the run before its plan, not after.
+// s3 tier's given with one are checked here too (s3.Config.CheckFlags,
+// the rules s3.New applies), so that a bucket S3 cannot name stops the
+// run before its plan, not after; a bucket not named is refused when the
+// tier is made (a trace may not use it).
 func (o *Options) Unowned(cfg *replay.Config, barrier bool, given func(flag string) (string, bool)) []error {
 	mapped := func(name string) bool { return slices.Contains(cfg.TierMap[:], name) }
 	var errs []error
-	if mapped("s3") && o.S3.Bucket != "" {
-		if err := o.S3.Validate(); err != nil {
+	if mapped("s3") {
+		if err := o.S3.CheckFlags(); err != nil {
 			errs = append(errs, err)
 		}
 	}

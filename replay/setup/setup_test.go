@@ -320,6 +320,13 @@ func TestUnowned(t *testing.T) {
 	if errs := o.Unowned(&cfg, true, given("s3-bucket")); len(errs) != 0 {
 		t.Errorf("--s3-bucket kvbench: %v", errs)
 	}
+	// No bucket yet (refused when the tier is made, if the trace uses
+	// it): the other s3 flags are checked all the same.
+	o.S3 = S3Config{Endpoint: "127.0.0.1:7070"}
+	errs = o.Unowned(&cfg, true, given("s3-endpoint"))
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), `--s3-endpoint "127.0.0.1:7070": want a URL`) {
+		t.Errorf("--s3-endpoint 127.0.0.1:7070 without --s3-bucket: %v", errs)
+	}
 }
 
 func TestExitError(t *testing.T) {
