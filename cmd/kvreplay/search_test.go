@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -355,5 +356,38 @@ func TestSearchKeepsEveryProbesWarnings(t *testing.T) {
 	want := []string{"SCALED RUN: every object is 0.00390625 of its trace size", "--closed-loop: 3 rows ran before an earlier row of their object"}
 	if strings.Join(d.Warnings, "\n") != strings.Join(want, "\n") || !slices.Contains(f.users, 4) {
 		t.Errorf("probes of %v users: warnings %q, want %q", f.users, d.Warnings, want)
+	}
+}
+
+// TestSearchWarningsOnceAKind: a warning every probe gives in its own
+// figures (a closed loop's RAM arena, sized within the memory available
+// as each probe starts) is one line of the search document, the sizes'
+// range and how many probes gave it; a users search of the 8B trace had
+// it once a probe, word for word but for the size.
+func TestSearchWarningsOnceAKind(t *testing.T) {
+	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 3}
+	arena := func(mib int) string {
+		return fmt.Sprintf("the RAM tier's arena of a closed loop, %d.00 MiB, holds every object its users put there; its first 3.91 MiB, the trace's peak, were prefaulted", mib)
+	}
+	once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
+		res, err := f.replay(cfg, progress)
+		res.Warnings = []string{"SCALED RUN: every object is 0.00390625 of its trace size", arena(900 + 10*cfg.Users)}
+		return res, err
+	}
+	var stdout bytes.Buffer
+	prog := &setup.SearchProgress{W: &bytes.Buffer{}, Now: f.now, Max: 12}
+	if err := searchWith(searchOptions(search.KindUsers), mixedPlan(), 8, once, prog, nil, true, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var d schema.SearchResult
+	if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := slices.Min(f.users), slices.Max(f.users)
+	want := []string{"SCALED RUN: every object is 0.00390625 of its trace size",
+		fmt.Sprintf("the RAM tier's arena of a closed loop, %d.00 MiB to %d.00 MiB, holds every object its users put there; its first 3.91 MiB, the trace's peak, were prefaulted "+
+			"(%d of %d probes, each with its own figures: where they differ, the least to the most)", 900+10*lo, 900+10*hi, len(d.Probes), len(d.Probes))}
+	if lo == hi || strings.Join(d.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("probes of %v users: warnings\n%s\nwant\n%s", f.users, strings.Join(d.Warnings, "\n"), strings.Join(want, "\n"))
 	}
 }

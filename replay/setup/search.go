@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -125,7 +124,8 @@ func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Option
 func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, prog *SearchProgress) (*search.Document, error) {
 	var (
 		traces   = plan.Traces
-		warnings []string
+		warnings search.Warnings
+		probes   int // the probes that gave a result
 	)
 	probe := func(n int, speed float64) (search.Probe, error) {
 		cfg := so.Config
@@ -150,14 +150,11 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		if len(traces) == 0 {
 			traces = res.Traces
 		}
-		// Every probe's warnings, each text once: the first probe's alone
-		// dropped what only a later one met (rows run out of their
-		// objects' order, what a clean-up left).
-		for _, w := range res.Warnings {
-			if !slices.Contains(warnings, w) {
-				warnings = append(warnings, w)
-			}
-		}
+		// Every probe's warnings, each kind once (search.Warnings): the
+		// first probe's alone dropped what only a later one met (rows run
+		// out of their objects' order, what a clean-up left).
+		probes++
+		warnings.Add(probes, res.Warnings)
 		storage, known := storageOf(plan, &so.Config)
 		if !known {
 			storage = search.StorageOf(res)
@@ -194,7 +191,7 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 	doc.Format, doc.FormatVersion = schema.SearchFormat, schema.SearchFormatVersion
 	doc.WindowS = so.Config.Duration.Seconds()
 	doc.Traces = traces
-	doc.Warnings = warnings
+	doc.Warnings = warnings.List()
 	if !prog.Quiet {
 		fmt.Fprintln(prog.W, "kvreplay: search: "+doc.Reason)
 	}
