@@ -25,6 +25,26 @@
 // backend keeps the names and sizes of the run's objects itself, so Open
 // costs no request.
 //
+// Memory: what is bounded and what is not. Requests in flight are
+// bounded by Config.Concurrency (and idle connections kept by twice it).
+// Buffers come from pools by size class (the least power of two that
+// holds them), which keep them until a collection. The parts being
+// assembled are bounded by a budget of Concurrency + Concurrency/4 + 1
+// parts, softly: a writer that needs a part buffer past the budget waits
+// only while a part is on its way up (whose buffer comes back when its
+// request ends); with none going up, the buffers out are parts waiting
+// for the engine's next blocks, and it takes one anyway, so the parts
+// out may pass the budget by as many parts as are written in part at
+// once (the parts of the objects the engine is writing bound them).
+// Reads are not budgeted: a read of a whole part goes straight into the
+// caller's buffer, and the blocks read of one part share one part-sized
+// buffer, taken before its GET waits for a slot of Concurrency and held
+// until the part's last byte is copied out or the Object is closed; so
+// up to a part per part being read in blocks at once, which the engine's
+// reads in flight bound, not Concurrency. Put and Get
+// (backend.ObjectStore) hold no part buffers: a Get streams through a
+// 256 KiB buffer a request.
+//
 // Every request is counted by type, with its retries, the throttling
 // responses among them (503 SlowDown, 429) and, for GETs, the time to the
 // first byte of the response; Stats reports them, over the whole run and,
