@@ -287,7 +287,7 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
 	a.Runs, a.Fits = len(a.Blockers) == 0, len(a.Blockers) == 0 && len(a.Problems) == 0
-	a.Notes = a.arenaNotes(a.Needs, cfg)
+	a.Notes = append(a.arenaNotes(a.Needs, cfg), leftOutNotes(p, cfg)...)
 	if a.Fits {
 		return a
 	}
@@ -315,6 +315,29 @@ func (a *Advice) arenaNotes(n Needs, cfg *Config) []string {
 	}
 	return []string{fmt.Sprintf("ram: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the RAM tier (every object its users put there), more than the trace's peak of %s; the arena holds %s (%s): past it kvreplay evicts least recently used objects, counted in the result (a read of one rewrites it untimed first); %s keeps them",
 		cli.FormatBytes(r.Reach), cli.FormatBytes(r.Peak), cli.FormatBytes(n.Arena), why, fix)}
+}
+
+// leftOutNotes says what the objects prepared for a --users sample
+// (ColdObject.LeftOut) add to the peaks: they are written before the
+// clock, and live from the start.
+func leftOutNotes(p *Plan, cfg *Config) []string {
+	if p.LeftOut == 0 {
+		return nil
+	}
+	_, names := backendIndex(cfg)
+	var more []string
+	for _, name := range names {
+		if d := p.PeakLeftOut[name] - p.PeakLazy[name]; d > 0 {
+			more = append(more, fmt.Sprintf("%s %s", name, cli.FormatBytes(d)))
+		}
+	}
+	what := "none"
+	if len(more) > 0 {
+		what = strings.Join(more, ", ")
+	}
+	return []string{fmt.Sprintf("--users %d: %d objects (%s) that users left out wrote and the replayed users read are written before the clock, with the cold objects, "+
+		"so that none is written inside the measured window: the peaks count them, live from the start (more than made when first read: %s); a bounded tier that does not hold them gets them when first read",
+		p.UserLimit, p.LeftOut, FormatData(p.LeftOutBytes), what)}
 }
 
 // memLimit is the memory a replay may take to run at all: 80 % of the

@@ -58,6 +58,12 @@ type model struct {
 	// run writes them all before its clock starts.
 	coldSeen []int64
 	coldPeak []int64 // max(live - coldSeen)
+	// leftSeen is the part of coldSeen that objects prepared for a
+	// --users sample make (ColdObject.LeftOut), leftPeak max(live -
+	// (coldSeen - leftSeen)): with them the peak when those objects are
+	// made when first read instead (lazyPeak).
+	leftSeen []int64
+	leftPeak []int64
 	victims  []*keyState
 	// count is the objects live on each backend (copies: a move holds
 	// two for a while), peakCount its most, coldCount the cold objects
@@ -72,6 +78,7 @@ func newModel(tierB [schema.NumTiers]int8, align, limit []int64) *model {
 		live: make([]int64, n), peak: make([]int64, n),
 		lruOld: make([]*keyState, n), lruNew: make([]*keyState, n),
 		coldSeen: make([]int64, n), coldPeak: make([]int64, n),
+		leftSeen: make([]int64, n), leftPeak: make([]int64, n),
 		count: make([]int64, n), peakCount: make([]int64, n), coldCount: make([]int64, n)}
 }
 
@@ -137,6 +144,7 @@ func (m *model) apply(ks *keyState, op schema.Op, tier schema.Tier, phys int64) 
 		m.live[b] += ef.need
 		m.peak[b] = max(m.peak[b], m.live[b])
 		m.coldPeak[b] = max(m.coldPeak[b], m.live[b]-m.coldSeen[b])
+		m.leftPeak[b] = max(m.leftPeak[b], m.live[b]-(m.coldSeen[b]-m.leftSeen[b]))
 	}
 	if ef.relB >= 0 {
 		m.live[ef.relB] -= ef.rel
@@ -161,6 +169,14 @@ func (m *model) apply(ks *keyState, op schema.Op, tier schema.Tier, phys int64) 
 func (m *model) seenCold(b int8, phys int64) {
 	m.coldSeen[b] += phys
 	m.coldCount[b]++
+}
+
+// seenLeftOut notes that an object prepared for a --users sample (one a
+// user left out wrote, read by one replayed) was found: written before the
+// run like a cold object.
+func (m *model) seenLeftOut(b int8, phys int64) {
+	m.seenCold(b, phys)
+	m.leftSeen[b] += phys
 }
 
 // makeRoom evicts least recently used objects of backend b, other than

@@ -50,13 +50,24 @@ type Plan struct {
 	// Objects counts the distinct keys of the traces.
 	Objects int64
 	// Cold are the objects read before any write in the trace: the run
-	// writes them untimed before its clock starts.
-	Cold []ColdObject
+	// writes them untimed before its clock starts. Under a closed loop's
+	// --users N they include the objects prepared for the sample
+	// (ColdObject.LeftOut), which LeftOut and LeftOutBytes count (their
+	// logical bytes).
+	Cold                  []ColdObject
+	LeftOut, LeftOutBytes int64
 	// Peak is the most physical bytes live at once on each backend, by
 	// name (the tiers mapped to it together), in the trace's order, with
 	// the cold objects live from the start: a backend of Peak bytes holds
 	// the trace without eviction.
 	Peak map[string]int64
+	// PeakLeftOut and PeakLazy are each backend's peak, as Peak before
+	// --capacity bounds it, with the objects prepared for a --users
+	// sample (LeftOut) written before the clock, as Peak counts them, and
+	// made when first read instead: Run writes them before its clock on a
+	// backend that holds PeakLeftOut, else when first read. Nil when
+	// there are none.
+	PeakLeftOut, PeakLazy map[string]int64
 	// MaxObject is the largest physical object size; MaxObjectOf the
 	// largest on each backend, by name.
 	MaxObject   int64
@@ -144,11 +155,24 @@ func windowPeak(m *model, b int) int64 {
 	return max(m.peak[b], m.coldPeak[b]+m.coldSeen[b])
 }
 
+// lazyPeak is windowPeak with the objects prepared for a --users sample
+// (ColdObject.LeftOut) made when first read, not before the clock.
+func lazyPeak(m *model, b int) int64 {
+	return max(m.peak[b], m.leftPeak[b]+m.coldSeen[b]-m.leftSeen[b])
+}
+
 // ColdObject is an object read before it is written.
 type ColdObject struct {
 	Key     string
 	Tier    schema.Tier
 	Logical int64
+	// LeftOut says that the trace writes the object, in rows of users a
+	// closed loop's --users N leaves out, before a row it replays reads
+	// it: it is cold for the sample of users. Written before the clock,
+	// as the trace's cold objects are, it is no untimed write inside the
+	// measured window, sharing the device with the timed operations and
+	// inflating their latency.
+	LeftOut bool
 }
 
 // MaxObjectBytes bounds an object's size after SizeScale: sizes are
@@ -282,7 +306,7 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	// Traces replay side by side, merged by time: each is modelled on its
 	// own and their peaks add up (a bound: their peaks may not coincide).
 	n := len(names)
-	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n),
+	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), lazy: make([]int64, n),
 		written: make([]int64, n), read: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
 	sh := newSharder(cfg, len(srcs))
 	for i, s := range srcs {
@@ -320,12 +344,18 @@ func (p *Plan) fromMeta(cfg *Config, srcs []Source) {
 
 // planTotals are the backends' figures summed over the traces.
 type planTotals struct {
-	peak, peakN, written, read, reach, reachN []int64
+	peak, peakN, lazy, written, read, reach, reachN []int64
 }
 
 // finish sets the plan's per-backend figures from the totals.
 func (p *Plan) finish(cfg *Config, names []string, tot *planTotals) {
+	if p.LeftOut > 0 {
+		p.PeakLeftOut, p.PeakLazy = map[string]int64{}, map[string]int64{}
+	}
 	for b, name := range names {
+		if p.LeftOut > 0 {
+			p.PeakLeftOut[name], p.PeakLazy[name] = tot.peak[b], tot.lazy[b]
+		}
 		p.Peak[name] = tot.peak[b]
 		p.PeakObjects[name] = tot.peakN[b]
 		p.Written[name], p.Read[name] = tot.written[b], tot.read[b]
@@ -366,9 +396,9 @@ type traceScan struct {
 	// reach and reachN are each backend's Plan.Reach and ReachObjects.
 	reach, reachN []int64
 	// chosen are the users a closed loop's --users N replays (nil: all),
-	// own the keys their rows touched so far, left the keys of rows left
-	// out, and skipReq the request of a user left out that the last row
-	// was in (closedUsers).
+	// own the keys their rows touched so far, left the keys that rows left
+	// out wrote, and skipReq the request of a user left out that the last
+	// row was in (closedUsers).
 	chosen    map[userKey]bool
 	own, left map[string]bool
 	skipReq   uint64
@@ -466,7 +496,7 @@ func (ts *traceScan) replayed(rec *schema.Record) bool {
 		if (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && ts.own[string(rec.Key)] {
 			return true
 		}
-		if !ts.left[string(rec.Key)] { // a lookup allocates no key
+		if rec.Op == schema.OpWrite && !ts.left[string(rec.Key)] { // a lookup allocates no key
 			ts.left[string(rec.Key)] = true
 		}
 		return false
@@ -505,12 +535,11 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	p.MaxObject = max(p.MaxObject, phys)
 	p.MaxObjectOf[ts.names[b]] = max(p.MaxObjectOf[ts.names[b]], phys)
 	sk := ts.keys[string(rec.Key)]
-	first := sk == nil
+	first, leftOut := sk == nil, false
 	if first {
-		// An object a left-out user wrote is not cold: the run makes it
-		// when a replayed row first reads it (a chosen user's request
-		// demoting it), as the model does here, not before its clock.
-		first = !ts.left[string(rec.Key)]
+		// An object a left-out user wrote and a replayed row reads first
+		// is cold for the sample (ColdObject.LeftOut).
+		leftOut = ts.left[string(rec.Key)]
 		sk = &scanKey{keyState: keyState{name: sourceKey(ts.src, ts.nsrc, rec.Key)}}
 		ts.keys[string(rec.Key)] = sk
 	}
@@ -524,8 +553,14 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	if trace.ColdRead(rec.Op, first) {
 		// Prepared before the run; a key read again after its Delete is
 		// written again lazily, when the read comes.
-		p.Cold = append(p.Cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical})
-		ts.m.seenCold(b, phys)
+		p.Cold = append(p.Cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical, LeftOut: leftOut})
+		if leftOut {
+			p.LeftOut++
+			p.LeftOutBytes += logical
+			ts.m.seenLeftOut(b, phys)
+		} else {
+			ts.m.seenCold(b, phys)
+		}
 	}
 	_, err := ts.m.apply(&sk.keyState, rec.Op, rec.Tier, phys)
 	return err
@@ -537,6 +572,7 @@ func (ts *traceScan) addTo(tot *planTotals) {
 	p := ts.p
 	for b := range ts.names {
 		tot.peak[b] += windowPeak(ts.m, b)
+		tot.lazy[b] += lazyPeak(ts.m, b)
 		tot.peakN[b] += ts.m.peakCount[b] + ts.m.coldCount[b]
 		tot.written[b] += ts.wr[b]
 		tot.read[b] += ts.rd[b]

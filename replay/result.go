@@ -45,6 +45,11 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d reads named a tier their object was not on (the trace's Evict pairs were not adjacent or were missing); they read the object where it was, and count in that tier's figures", n))
 	}
+	if n := s.counted.leftOut; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"--users %d: %d objects (%s) that users left out wrote and the replayed users read were written untimed before the clock, with the trace's cold objects (counted in cold_prepared), not inside the measured window",
+			s.cfg.Users, n, FormatData(s.counted.leftOutBytes)))
+	}
 	if n := s.counted.abandoned; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d operations in flight were abandoned when the run was stopped (%v): not counted as failed, nor in any figure", n, context.Cause(s.ctx)))

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/datagen"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
@@ -108,19 +110,66 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 }
 
 // writeCold writes the plan's cold objects, untimed, before the clock
-// starts.
+// starts; those prepared for a --users sample (ColdObject.LeftOut) only
+// on the backends that hold them (leftOutFits).
 func (s *sched) writeCold() error {
 	if s.plan == nil {
 		return nil
 	}
+	fits := s.leftOutFits()
 	for _, c := range s.plan.Cold {
-		if s.tiers[c.Tier] == nil {
+		b := s.tiers[c.Tier]
+		if b == nil {
 			continue
+		}
+		if c.LeftOut {
+			if !fits[b.idx] {
+				continue // made when first read
+			}
+			s.counted.leftOut++
+			s.counted.leftOutBytes += c.Logical
 		}
 		s.dispatchCold(c)
 	}
 	s.loop(nil)
 	return s.err
+}
+
+// leftOutFits reports, for each backend, whether it holds the objects
+// prepared for a --users sample written before the clock beside what the
+// trace keeps live (Plan.PeakLeftOut): a bounded backend that does not
+// would evict them, or what the trace needs, to make room, and write them
+// again inside the measured window. There they are made when first read,
+// untimed, as a replay of the sample would without them, and a warning
+// says how many and how much.
+func (s *sched) leftOutFits() []bool {
+	fits := make([]bool, len(s.backends))
+	for i, b := range s.backends {
+		fits[i] = b.limit == unbounded || s.plan.PeakLeftOut[b.name] <= b.limit
+	}
+	var n, bytes int64
+	var names []string
+	for _, c := range s.plan.Cold {
+		if b := s.tiers[c.Tier]; c.LeftOut && b != nil && !fits[b.idx] {
+			n++
+			bytes += c.Logical
+			if !slices.Contains(names, b.name) {
+				names = append(names, b.name)
+			}
+		}
+	}
+	if n > 0 {
+		var held []string
+		for _, name := range names {
+			b := s.backends[slices.IndexFunc(s.backends, func(b *tierBackend) bool { return b.name == name })]
+			held = append(held, fmt.Sprintf("%s holds %s, less than the %s the trace keeps live with them",
+				name, cli.FormatBytes(b.limit), cli.FormatBytes(s.plan.PeakLeftOut[name])))
+		}
+		s.warnings = append(s.warnings, fmt.Sprintf("--users %d: %d objects (%s) that users left out wrote and the replayed users read were written untimed when first read, "+
+			"inside the measured window, beside the timed operations, not before the clock (%s): raise --ram-budget or --capacity, or lower --size-scale",
+			s.cfg.Users, n, FormatData(bytes), strings.Join(held, "; ")))
+	}
+	return fits
 }
 
 // endRows records what the reader found once the rows are done, and

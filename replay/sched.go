@@ -107,9 +107,14 @@ type sched struct {
 
 	rows, rowsDone, bytesDone atomic.Int64
 	lag                       atomic.Int64
-	counted                   struct{ cold, coldBytes, evictions, remat, mismatch, syncs, cut, abandoned int64 }
-	warnings                  []string
-	infos                     []schema.TraceInfo
+	counted                   struct {
+		cold, coldBytes, evictions, remat, mismatch, syncs, cut, abandoned int64
+		// leftOut and leftOutBytes are the objects prepared for a --users
+		// sample (ColdObject.LeftOut) written before the clock.
+		leftOut, leftOutBytes int64
+	}
+	warnings []string
+	infos    []schema.TraceInfo
 }
 
 // window is how many tasks may be dispatched and not complete: enough
