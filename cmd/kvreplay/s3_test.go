@@ -100,6 +100,13 @@ func replayS3(t *testing.T, srv *s3test.Server, tr, scale string) {
 			st.BytesPut != t2.PhysicalWriteBytes || st.GetTTFB.Count != st.Requests["GetObject"] || st.Retries != 0 || st.Throttled != 0 {
 			t.Errorf("the s3 tier's requests %+v, Tier-2 moved %d bytes read, %d written", st, t2.PhysicalReadBytes, t2.PhysicalWriteBytes)
 		}
+		// The measured window's share: the bytes Tier-2 moved while timed
+		// (the trace has no cold object), and no listing; the setup's:
+		// the check's listing and the clean-up's.
+		if m, su := st.Measured, st.Setup; m == nil || su == nil || m.BytesPut != t2.PhysicalWriteBytes || m.BytesGot != t2.PhysicalReadBytes ||
+			m.Requests["ListObjectsV2"] != 0 || m.Requests["GetObject"] != st.Requests["GetObject"] || su.Requests["ListObjectsV2"] < 2 {
+			t.Errorf("the s3 tier's measured requests %+v and setup %+v; Tier-2 moved %d bytes read, %d written", m, su, t2.PhysicalReadBytes, t2.PhysicalWriteBytes)
+		}
 	}
 	// Each read of the S3 tier has its time to first byte, within its
 	// latency; no other tier's backend knows one.
