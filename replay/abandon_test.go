@@ -94,6 +94,19 @@ func TestAbandonedNotFailed(t *testing.T) {
 				if res.Replay.RowsDone != 1 || res.Requests.Count != 0 {
 					t.Errorf("stopped: %d rows done, %d requests completed; want the write's row alone, no request", res.Replay.RowsDone, res.Requests.Count)
 				}
+				// Nor is its time in flight the tier's busy time: the
+				// tier was busy with the write alone, and no cell holds
+				// the read.
+				for _, tt := range res.Tiers {
+					if tt.Tier == "Tier-1" && (tt.ReadBusyS != 0 || tt.WriteBusyS <= 0 || tt.BusyS != tt.WriteBusyS) {
+						t.Errorf("stopped: Tier-1 busy %g s, reads %g s, writes %g s; want the write's alone", tt.BusyS, tt.ReadBusyS, tt.WriteBusyS)
+					}
+				}
+				for _, c := range res.Cells {
+					if c.Op == "Read" {
+						t.Errorf("stopped: a read cell: %d ops, busy %g s", c.Ops, c.BusyS)
+					}
+				}
 				return
 			}
 			if res.Errors.Count != 1 || warned {

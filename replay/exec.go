@@ -497,8 +497,11 @@ func (s *sched) finish(t *task) {
 		t.obj, t.shared = nil, false
 	}
 	end := s.clock.Now()
+	// Abandoned when the run was stopped (a signal): the stop is the
+	// run's error, and the storage did not fail the operation.
+	abandoned := t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled)
 	if t.kind == kindRow && !t.skip && !t.start.IsZero() {
-		s.metrics.end(t, t.start, end, t.err == nil)
+		s.metrics.end(t, t.start, end, t.err == nil, abandoned)
 		if t.err == nil {
 			s.bytesDone.Add(t.logical)
 		}
@@ -509,9 +512,7 @@ func (s *sched) finish(t *task) {
 	if t.kind == kindEvict && t.err == nil && !t.skip {
 		s.counted.evictions++
 	}
-	if t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled) {
-		// Abandoned when the run was stopped (a signal): the stop is the
-		// run's error, and the storage did not fail the operation.
+	if abandoned {
 		s.counted.abandoned++
 		t.dropped = true
 		if t.req != nil {

@@ -15,7 +15,7 @@ const maxErrors = 10
 // the operations in flight for its busy time.
 type cellMetrics struct {
 	*results.Cell
-	busy results.Busy
+	busy opBusy
 }
 
 // busyTimes are how long a tier was busy with any operation, with reads and
@@ -24,8 +24,76 @@ type cellMetrics struct {
 // its cells (of different phases, reads beside writes) are not added or
 // taken for one another.
 type busyTimes struct {
-	all, read, write results.Busy
+	all, read, write opBusy
 }
+
+// opBusy is the busy time of a set of operations (results.Busy's): the
+// length of the union of their intervals, less what only operations
+// abandoned when the run was stopped covered: those are left out of the
+// busy time as they are of the bytes, the rows and the requests, whose
+// device rate they would lower. An operation is known to be abandoned
+// only when it ends, so the union of the intervals of those that finished
+// in the busy period under way (operations in flight since it began) is
+// kept until the period ends.
+type opBusy struct {
+	inflight int
+	total    time.Duration // of the busy periods that ended
+	// spans are the union of the intervals that finished in the busy
+	// period under way: disjoint, in order; open is their length.
+	spans []span
+	open  time.Duration
+}
+
+type span struct{ from, to time.Time }
+
+// maxSpans bounds opBusy.spans: past it, its older half becomes one span,
+// its gaps counted as busy. They lie in the busy period, covered by
+// operations in flight, which only a stop can abandon: a few short
+// operations beside a long one open a gap each until it ends.
+const maxSpans = 4096
+
+// begin records an operation's start.
+func (b *opBusy) begin() { b.inflight++ }
+
+// end records the end at to of an operation that began at from, its
+// interval left out when it was abandoned. Operations end in time order.
+func (b *opBusy) end(from, to time.Time, abandoned bool) {
+	if b.inflight <= 0 {
+		return
+	}
+	b.inflight--
+	if !abandoned {
+		for n := len(b.spans); n > 0 && !b.spans[n-1].to.Before(from); n = len(b.spans) {
+			last := b.spans[n-1]
+			if last.from.Before(from) {
+				from = last.from
+			}
+			if last.to.After(to) {
+				to = last.to
+			}
+			b.open -= last.to.Sub(last.from)
+			b.spans = b.spans[:n-1]
+		}
+		b.spans = append(b.spans, span{from, to})
+		b.open += to.Sub(from)
+	}
+	switch {
+	case b.inflight == 0:
+		b.total += b.open
+		b.spans, b.open = b.spans[:0], 0
+	case len(b.spans) > maxSpans:
+		h := len(b.spans) / 2
+		b.open += b.spans[h-1].to.Sub(b.spans[0].from)
+		for _, sp := range b.spans[:h] {
+			b.open -= sp.to.Sub(sp.from)
+		}
+		b.spans[0].to = b.spans[h-1].to
+		b.spans = append(b.spans[:1], b.spans[h:]...)
+	}
+}
+
+// Total is the busy time of the operations that finished.
+func (b *opBusy) Total() time.Duration { return b.total + b.open }
 
 // metrics are a run's measurements, owned by the scheduler's loop. The
 // aggregates are results', the ones kvreport merges.
@@ -77,17 +145,17 @@ func (m *metrics) begin(t *task, start time.Time) {
 		m.secLag[s] = results.NewLatency()
 	}
 	m.secLag[s].Add(lag)
-	m.cell(t).busy.Begin(start)
+	m.cell(t).busy.begin()
 	all, op := m.tierBusyOf(t)
-	all.Begin(start)
+	all.begin()
 	if op != nil {
-		op.Begin(start)
+		op.begin()
 	}
 }
 
 // tierBusyOf returns the busy times of t's tier that t counts in: the
 // tier's, and its reads' or writes' (nil for a delete).
-func (m *metrics) tierBusyOf(t *task) (all, op *results.Busy) {
+func (m *metrics) tierBusyOf(t *task) (all, op *opBusy) {
 	tb := &m.tiers[t.tier]
 	switch t.op {
 	case schema.OpRead:
@@ -110,15 +178,17 @@ func (m *metrics) tierBusy() []results.TierBusy {
 	return out
 }
 
-// end records an operation's completion.
-func (m *metrics) end(t *task, start, end time.Time, ok bool) {
+// end records an operation's completion: a success (ok), a failure, or an
+// operation abandoned when the run was stopped, which only leaves the
+// busy times.
+func (m *metrics) end(t *task, start, end time.Time, ok, abandoned bool) {
 	c := m.cell(t)
-	c.busy.End(end)
+	c.busy.end(start, end, abandoned)
 	c.Busy = c.busy.Total()
 	all, op := m.tierBusyOf(t)
-	all.End(end)
+	all.end(start, end, abandoned)
 	if op != nil {
-		op.End(end)
+		op.end(start, end, abandoned)
 	}
 	if !ok {
 		return
