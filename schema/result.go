@@ -157,23 +157,16 @@ type PathInfo struct {
 // requests (503 SlowDown, 429), the bytes, and the GETs' time to first
 // byte. It never holds credentials.
 //
-// Requests to BytesGot are the server's whole account of the run, setup
-// included; Measured and Setup split it in two that add up to it.
+// Its S3Requests (requests to bytes_got, inline in the JSON) are the
+// server's whole account of the run, setup included; Measured and Setup
+// split it in two that add up to it.
 type S3Path struct {
-	Endpoint    string           `json:"endpoint"`
-	Bucket      string           `json:"bucket"`
-	Prefix      string           `json:"prefix"`
-	Concurrency int              `json:"concurrency"`
-	PartSize    int64            `json:"part_size"`
-	Requests    map[string]int64 `json:"requests"`
-	Failed      map[string]int64 `json:"failed,omitempty"`
-	Retries     int64            `json:"retries"`
-	Throttled   int64            `json:"throttled"`
-	// BytesPut is the bodies of the PUTs and UploadParts that succeeded;
-	// BytesGot every GET attempt's body as far as it came (those cut
-	// short and tried again included).
-	BytesPut int64 `json:"bytes_put"`
-	BytesGot int64 `json:"bytes_got"`
+	Endpoint    string `json:"endpoint"`
+	Bucket      string `json:"bucket"`
+	Prefix      string `json:"prefix"`
+	Concurrency int    `json:"concurrency"`
+	PartSize    int64  `json:"part_size"`
+	S3Requests
 	// GetTTFB is of every GET of the run (the setup makes none).
 	GetTTFB Latency `json:"get_ttfb"`
 	// Measured is the share of the requests made in the measured window,
@@ -189,8 +182,12 @@ type S3Path struct {
 	Setup    *S3Requests `json:"setup,omitempty"`
 }
 
-// S3Requests is a share of an S3 tier's requests (S3Path's Measured or
-// Setup), counted as S3Path counts them all.
+// S3Requests are an S3 tier's requests (the whole account of S3Path, or
+// its Measured or Setup share): the calls by S3 operation, those that
+// failed after their retries, the retries, the throttling responses, and
+// the bytes: BytesPut is the bodies of the PUTs and UploadParts that
+// succeeded, BytesGot every GET attempt's body as far as it came (those
+// cut short and tried again included).
 type S3Requests struct {
 	Requests  map[string]int64 `json:"requests"`
 	Failed    map[string]int64 `json:"failed,omitempty"`
@@ -198,6 +195,15 @@ type S3Requests struct {
 	Throttled int64            `json:"throttled"`
 	BytesPut  int64            `json:"bytes_put"`
 	BytesGot  int64            `json:"bytes_got"`
+}
+
+// Total is the number of calls made, of every operation.
+func (r S3Requests) Total() int64 {
+	var n int64
+	for _, v := range r.Requests {
+		n += v
+	}
+	return n
 }
 
 // GPUPath is what the GPU tier measured: its device, its PCIe link, and

@@ -421,10 +421,7 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	}
 	st := b.Stats()
 	pi.S3 = &schema.S3Path{Endpoint: b.c.endpoint, Bucket: b.cfg.Bucket, Prefix: b.runDir, Concurrency: b.cfg.Concurrency, PartSize: b.part,
-		Requests: st.Requests, Failed: st.Failed, Retries: st.Retries, Throttled: st.Throttled, BytesPut: st.BytesPut, BytesGot: st.BytesGot, GetTTFB: st.TTFB}
-	if st.Measured != nil {
-		pi.S3.Measured, pi.S3.Setup = st.Measured.S3Requests(), st.Setup.S3Requests()
-	}
+		S3Requests: st.Counts, GetTTFB: st.TTFB, Measured: st.Measured, Setup: st.Setup}
 }
 
 // objectKey is the S3 key of the run's object named key: the run's prefix

@@ -100,29 +100,9 @@ type Stats struct {
 }
 
 // Counts are requests by S3 operation, with their failures, retries,
-// throttling responses and bytes (Stats's account, or a share of it).
-type Counts struct {
-	Requests  map[string]int64
-	Failed    map[string]int64
-	Retries   int64
-	Throttled int64
-	BytesPut  int64
-	BytesGot  int64
-}
-
-// Total is the number of calls made, of every operation.
-func (c Counts) Total() int64 {
-	var n int64
-	for _, v := range c.Requests {
-		n += v
-	}
-	return n
-}
-
-// S3Requests is c as a result document holds it.
-func (c Counts) S3Requests() *schema.S3Requests {
-	return &schema.S3Requests{Requests: c.Requests, Failed: c.Failed, Retries: c.Retries, Throttled: c.Throttled, BytesPut: c.BytesPut, BytesGot: c.BytesGot}
-}
+// throttling responses and bytes (Stats's account, or a share of it), as
+// a result document holds them.
+type Counts = schema.S3Requests
 
 // tally is a moment's copy of a client's counters: the difference of two
 // tells what was asked between them.
