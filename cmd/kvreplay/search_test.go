@@ -385,8 +385,8 @@ func TestSearchWarningsOnceAKind(t *testing.T) {
 	}
 	lo, hi := slices.Min(f.users), slices.Max(f.users)
 	want := []string{"SCALED RUN: every object is 0.00390625 of its trace size",
-		fmt.Sprintf("the RAM tier's arena of a closed loop, %d.00 MiB to %d.00 MiB, holds every object its users put there; its first 3.91 MiB, the trace's peak, were prefaulted "+
-			"(%d of %d probes, each with its own figures: where they differ, the least to the most)", 900+10*lo, 900+10*hi, len(d.Probes), len(d.Probes))}
+		fmt.Sprintf("%d of %d probes, their figures least to most: the RAM tier's arena of a closed loop, %d.00 MiB to %d.00 MiB, holds every object its users put there; "+
+			"its first 3.91 MiB, the trace's peak, were prefaulted", len(d.Probes), len(d.Probes), 900+10*lo, 900+10*hi)}
 	if lo == hi || strings.Join(d.Warnings, "\n") != strings.Join(want, "\n") {
 		t.Errorf("probes of %v users: warnings\n%s\nwant\n%s", f.users, strings.Join(d.Warnings, "\n"), strings.Join(want, "\n"))
 	}

@@ -12,7 +12,7 @@ import (
 // as before; texts that differ only in their figures (a closed loop's RAM
 // arena, sized within the memory available when each probe starts, is
 // another size in every probe) are one line too, each figure that differs
-// given as its least to its most, with how many probes gave it: a users
+// given as its least to its most, after how many probes gave it: a users
 // search had repeated the arena's warning once a probe, word for word but
 // for its size. The zero value is ready to use; it is not safe for
 // concurrent use.
@@ -65,8 +65,9 @@ func (w *Warnings) Add(probe int, texts []string) {
 
 // List is the document's warnings, in the order each kind first came: a
 // text every probe that gave it gave alike as it is, and a kind whose
-// figures differ as one line that gives each such figure as "least to
-// most" and ends with how many of the probes gave it.
+// figures differ as one line that begins with how many of the probes
+// gave it ("4 of 5 probes, their figures least to most: ") and gives each
+// figure that differs as "least to most".
 func (w *Warnings) List() []string {
 	var out []string
 	for _, k := range w.kinds {
@@ -90,8 +91,7 @@ func (w *Warnings) List() []string {
 				figs[i].text = lo.text + " to " + hi.text
 			}
 		}
-		out = append(out, joinFigures(k.text, figs)+fmt.Sprintf(" (%d of %d probes, each with its own figures: where they differ, the least to the most)",
-			len(k.probes), w.probes))
+		out = append(out, fmt.Sprintf("%d of %d probes, their figures least to most: ", len(k.probes), w.probes)+joinFigures(k.text, figs))
 	}
 	return out
 }

@@ -32,8 +32,8 @@ func TestWarningsOneLineAKind(t *testing.T) {
 	got := w.List()
 	want := []string{
 		scaled,
-		arena("1023.50 MiB to 6.10 GiB") + " (4 of 5 probes, each with its own figures: where they differ, the least to the most)",
-		"--closed-loop: 3 to 7 rows ran before an earlier row of their object (2 of 5 probes, each with its own figures: where they differ, the least to the most)",
+		"4 of 5 probes, their figures least to most: " + arena("1023.50 MiB to 6.10 GiB"),
+		"2 of 5 probes, their figures least to most: --closed-loop: 3 to 7 rows ran before an earlier row of their object",
 		"cleanup: kvreplay-12-ab left behind",
 	}
 	if !slices.Equal(got, want) {
