@@ -478,9 +478,16 @@ func renderSearchHTML(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>kvbench search</title>\n<style>\n" +
 		htmlCSS + "</style>\n</head>\n<body>\n<h1>kvbench search</h1>\n")
+	// The page's warnings lead it, each naming its search where there are
+	// several: two searches' "SCALED RUN" read as one search's twice.
 	var warnings []string
-	for _, d := range docs {
-		warnings = append(warnings, d.Warnings...)
+	for i, d := range docs {
+		for _, w := range d.Warnings {
+			if len(docs) > 1 {
+				w = shown[i] + ": " + w
+			}
+			warnings = append(warnings, w)
+		}
 	}
 	if len(warnings) > 0 {
 		b.WriteString("<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul>")

@@ -73,6 +73,10 @@ func TestRenderSearches(t *testing.T) {
 		if f == "html" && !strings.Contains(s, "<svg") {
 			t.Errorf("html: no probe curve")
 		}
+		// The page's warnings, all at its top, say whose each is.
+		if f == "html" && (!strings.Contains(s, "<li>WARNING: A: SCALED RUN: test</li>") || !strings.Contains(s, "<li>WARNING: B: SCALED RUN: test</li>")) {
+			t.Errorf("html: the warnings do not name their searches:\n%s", s)
+		}
 	}
 	if err := report.RenderSearches(&strings.Builder{}, docs, names, "xlsx"); err == nil {
 		t.Errorf("xlsx of a search: no error")
