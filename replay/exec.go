@@ -173,6 +173,10 @@ func (s *sched) stageMatClose(t *task) bool {
 	case t.cold:
 		s.counted.cold++
 		s.counted.coldBytes += t.logical
+		if t.kind != kindCold {
+			s.counted.coldLate++
+			s.counted.coldLateBytes += t.logical
+		}
 	case t.remat:
 		s.counted.remat++
 	}

@@ -50,6 +50,15 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 			"--users %d: %d objects (%s) that users left out wrote and the replayed users read were written untimed before the clock, with the trace's cold objects (counted in cold_prepared), not inside the measured window",
 			s.cfg.Users, n, FormatData(s.counted.leftOutBytes)))
 	}
+	if n := s.counted.coldLate; n > 0 {
+		w := fmt.Sprintf("%d objects (%s) read where the replay did not have them were written untimed when first read, inside the measured window, beside the timed operations (counted in cold_prepared)",
+			n, FormatData(s.counted.coldLateBytes))
+		if s.cfg.ClosedLoop && s.cfg.Users > 0 {
+			w += fmt.Sprintf("; under --users %d they include objects that users left out wrote and a replayed request's demotion (an Evict read) moved, "+
+				"which are not written before the clock: their tier would hold them all at once", s.cfg.Users)
+		}
+		res.Warnings = append(res.Warnings, w)
+	}
 	if n := s.counted.abandoned; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d operations in flight were abandoned when the run was stopped (%v): not counted as failed, nor in any figure", n, context.Cause(s.ctx)))

@@ -112,6 +112,9 @@ type sched struct {
 		// leftOut and leftOutBytes are the objects prepared for a --users
 		// sample (ColdObject.LeftOut) written before the clock.
 		leftOut, leftOutBytes int64
+		// coldLate and coldLateBytes are the cold objects made when
+		// first read, inside the measured window (not before the clock).
+		coldLate, coldLateBytes int64
 	}
 	warnings []string
 	infos    []schema.TraceInfo
