@@ -318,26 +318,39 @@ func (a *Advice) arenaNotes(n Needs, cfg *Config) []string {
 }
 
 // leftOutNotes says what the objects prepared for a --users sample
-// (ColdObject.LeftOut) add to the peaks: they are written before the
-// clock, and live from the start.
+// (ColdObject.LeftOut) add to the peaks: those a replayed row reads first
+// are written before the clock, and live from the start; those a
+// demotion reads first (ColdObject.Demoted) only on a bounded tier that
+// holds them beside the peak, which leaves them out.
 func leftOutNotes(p *Plan, cfg *Config) []string {
 	if p.LeftOut == 0 {
 		return nil
 	}
 	_, names := backendIndex(cfg)
-	var more []string
-	for _, name := range names {
-		if d := p.PeakLeftOut[name] - p.PeakLazy[name]; d > 0 {
-			more = append(more, fmt.Sprintf("%s %s", name, cli.FormatBytes(d)))
+	more := func(hi, lo map[string]int64) string {
+		var out []string
+		for _, name := range names {
+			if d := hi[name] - lo[name]; d > 0 {
+				out = append(out, fmt.Sprintf("%s %s", name, cli.FormatBytes(d)))
+			}
 		}
+		if len(out) == 0 {
+			return "none"
+		}
+		return strings.Join(out, ", ")
 	}
-	what := "none"
-	if len(more) > 0 {
-		what = strings.Join(more, ", ")
+	var notes []string
+	if n := p.LeftOut - p.Demoted; n > 0 {
+		notes = append(notes, fmt.Sprintf("--users %d: %d objects (%s) that users left out wrote and the replayed users read are written before the clock, with the cold objects, "+
+			"so that none is written inside the measured window: the peaks count them, live from the start (more than made when first read: %s); a bounded tier that does not hold them gets them when first read",
+			p.UserLimit, n, FormatData(p.LeftOutBytes-p.DemotedBytes), more(p.PeakSample, p.PeakLazy)))
 	}
-	return []string{fmt.Sprintf("--users %d: %d objects (%s) that users left out wrote and the replayed users read are written before the clock, with the cold objects, "+
-		"so that none is written inside the measured window: the peaks count them, live from the start (more than made when first read: %s); a bounded tier that does not hold them gets them when first read",
-		p.UserLimit, p.LeftOut, FormatData(p.LeftOutBytes), what)}
+	if p.Demoted > 0 {
+		notes = append(notes, fmt.Sprintf("--users %d: %d objects (%s) that users left out wrote and the replayed users' requests demote (the trace's LRU moving them on) are written before the clock "+
+			"only on a bounded tier (the RAM arena, --capacity) that holds them beside the peak, which does not count them (it would take %s more); elsewhere the demotion makes them, untimed, inside the measured window",
+			p.UserLimit, p.Demoted, FormatData(p.DemotedBytes), more(p.PeakLeftOut, p.PeakSample)))
+	}
+	return notes
 }
 
 // memLimit is the memory a replay may take to run at all: 80 % of the

@@ -10,6 +10,7 @@ import (
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/replay/null"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -97,17 +98,22 @@ func TestLeftOutWrittenBeforeClock(t *testing.T) {
 	}
 }
 
-// TestLeftOutDemotionNotPrepared: a replayed user's request that carries
-// the trace's LRU demoting an object a left-out user wrote (an Evict Read
-// of x on Tier-1 and its Evict Write to Tier-2) does not make x cold for
-// the sample: x was live on Tier-1 only until the demotion, and written
-// before the clock every such object would be live there at once (on
-// kvtrace's MLPerf 8B trace at 1/4096, --users 10: 19,543 objects, 3.08
-// GiB on a RAM tier whose peak is 824 KiB). x is made when the demotion
-// reads it, and the peak is z's alone, then x's two copies during the
-// move; the result says that x was written inside the measured window.
-// Before, x was a cold object, live from the start beside z.
-func TestLeftOutDemotionNotPrepared(t *testing.T) {
+// TestLeftOutDemoted: a replayed user's request that carries the
+// trace's LRU demoting an object a left-out user wrote (an Evict Read of x
+// on Tier-1, its Evict Write to Tier-2) makes x cold for the sample, but
+// x was live on Tier-1 only until the demotion, and written before the
+// clock every such object would be live there at once (on kvtrace's
+// MLPerf 8B trace at 1/4096, --users 10: 19,543 objects, 3.08 GiB on a
+// RAM tier whose peak is 824 KiB). So Peak, which sizes the tiers, leaves
+// x out (z's 1 MiB; 2 MiB with x before the clock), and the run writes x
+// before the clock only on a bounded Tier-1 that holds it beside z (3
+// MiB); on a smaller one (1.5 MiB), with a warning that says so, and on
+// one that is not bounded (the null backend, as a directory of files:
+// the space --dir needs is planned from Peak), the demotion makes it,
+// and the result says that an object was written inside the measured
+// window. Before, Peak counted x live from the start, and an unbounded
+// Tier-1 got it before the clock.
+func TestLeftOutDemoted(t *testing.T) {
 	const mib = 1 << 20
 	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
 	recs := []schema.Record{
@@ -118,46 +124,69 @@ func TestLeftOutDemotionNotPrepared(t *testing.T) {
 		user(rec(2*time.Millisecond, schema.OpWrite, mib, schema.TierNVMe, "x", schema.PhaseEvict, 3), 2),
 	}
 	cfg := closedConfig()
-	cfg.TierMap = [schema.NumTiers]string{"", "ram", "ram"}
+	cfg.TierMap = [schema.NumTiers]string{"", "mem", "disk"}
 	cfg.Users = 1
 	src := memTrace(t, recs)
 	plan := prepare(t, &cfg, src)
 	var cold []string
 	for _, c := range plan.Cold {
-		cold = append(cold, fmt.Sprintf("%s:%v", c.Key, c.LeftOut))
+		cold = append(cold, fmt.Sprintf("%s:%v:%v", c.Key, c.LeftOut, c.Demoted))
 	}
-	if got := strings.Join(cold, " "); got != "z:false" || plan.LeftOut != 0 || plan.PeakLeftOut != nil {
-		t.Errorf("cold objects %q, %d left out, peaks with them %v; want z alone, none left out", got, plan.LeftOut, plan.PeakLeftOut)
+	if got := strings.Join(cold, " "); got != "z:false:false x:true:true" || plan.LeftOut != 1 || plan.Demoted != 1 || plan.DemotedBytes != mib {
+		t.Errorf("cold objects %q, %d left out, %d demoted (%d bytes); want z, then x left out and demoted, 1 MiB", got, plan.LeftOut, plan.Demoted, plan.DemotedBytes)
 	}
-	if plan.Peak["ram"] != 2*mib {
-		t.Errorf("RAM peak %d, want 2 MiB (x's two copies while it moves)", plan.Peak["ram"])
+	if plan.Peak["mem"] != mib || plan.PeakSample["mem"] != mib || plan.PeakLeftOut["mem"] != 2*mib || plan.PeakLazy["mem"] != mib {
+		t.Errorf("Tier-1's peaks: %d, %d without x before the clock, %d with it, %d with no left-out object; want 1 MiB, 1 MiB, 2 MiB, 1 MiB",
+			plan.Peak["mem"], plan.PeakSample["mem"], plan.PeakLeftOut["mem"], plan.PeakLazy["mem"])
 	}
-	ram := fault.Record(newRAM(t, 4*mib))
-	clockAt := -1 // the calls the backend saw when the clock started
-	hooks := replay.Hooks{Ready: func() error { clockAt = len(ram.Log()); return nil }}
-	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src}, map[string]backend.Backend{"ram": ram}, hooks)
-	if err != nil {
-		t.Fatal(err)
+	a := replay.Advise(plan, &cfg, replay.Sizing{}, replay.Machine{MemAvailable: 1 << 40, MemTotal: 1 << 40, DiskFree: -1})
+	if n := strings.Join(a.Notes, "\n"); !strings.Contains(n, "--users 1: 1 objects (0.00105 GB) that users left out wrote and the replayed users' requests demote") ||
+		!strings.Contains(n, "(it would take mem 1.00 MiB more)") || strings.Contains(n, "the replayed users read") {
+		t.Errorf("--plan's notes:\n%s", n)
 	}
-	// x's write inside the window is said, with why.
-	if w := strings.Join(res.Warnings, "\n"); strings.Contains(w, "before the clock, with the trace's cold objects") ||
-		!strings.Contains(w, "1 objects (0.00105 GB) read where the replay did not have them were written untimed when first read, inside the measured window") ||
-		!strings.Contains(w, "under --users 1 they include objects that users left out wrote and a replayed request's demotion (an Evict read) moved") {
-		t.Errorf("warnings:\n%s", w)
-	}
-	var before []string
-	for _, c := range ram.Log()[:clockAt] {
-		if c.Op == fault.OpWrite {
-			before = append(before, c.Key)
-		}
-	}
-	var evictions int64
-	for _, c := range res.Cells {
-		if c.Phase == "Evict" && c.Op != "Delete" {
-			evictions += c.Ops
-		}
-	}
-	if len(before) != 1 || !strings.HasSuffix(before[0], "_z") || evictions != 2 {
-		t.Errorf("written before the clock: %v, want z alone; %d demotion rows measured, want 2", before, evictions)
+	for _, tc := range []struct {
+		name   string
+		mem    backend.Backend
+		before bool // x written before the clock
+		warned bool // the bounded tier's warning
+	}{
+		{"bounded, holds it", newRAM(t, 3*mib), true, false},
+		{"bounded, too small", newRAM(t, 3*mib/2), false, true},
+		{"not bounded", null.New(), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := fault.Record(tc.mem)
+			clockAt := -1 // the calls the backend saw when the clock started
+			hooks := replay.Hooks{Ready: func() error { clockAt = len(mem.Log()); return nil }}
+			res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src}, map[string]backend.Backend{"mem": mem, "disk": null.New()}, hooks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var after []string // objects made after the clock started
+			for _, c := range mem.Log()[clockAt:] {
+				if c.Op == fault.OpOpen && c.Create {
+					after = append(after, c.Key)
+				}
+			}
+			if want := !tc.before; (len(after) == 1 && strings.HasSuffix(after[0], "_x")) != want || len(after) > 1 {
+				t.Errorf("objects made on Tier-1 after the clock started: %v; want x's: %v", after, want)
+			}
+			w := strings.Join(res.Warnings, "\n")
+			before := strings.Contains(w, "--users 1: 1 objects (0.00105 GB) that users left out wrote and the replayed users read were written untimed before the clock")
+			inside := strings.Contains(w, "1 objects (0.00105 GB) read where the replay did not have them were written untimed when first read, inside the measured window")
+			bounded := strings.Contains(w, "(mem holds 1.50 MiB, less than the 2.00 MiB the trace keeps live with them)")
+			if before != tc.before || inside == tc.before || bounded != tc.warned {
+				t.Errorf("warnings:\n%s", w)
+			}
+			var evictions int64
+			for _, c := range res.Cells {
+				if c.Phase == "Evict" && c.Op != "Delete" {
+					evictions += c.Ops
+				}
+			}
+			if res.Replay.ColdPrepared != 2 || res.Replay.CapacityEvictions != 0 || evictions != 2 {
+				t.Errorf("%d cold objects written, %d evictions, %d demotion rows measured; want 2 (z and x), none, 2", res.Replay.ColdPrepared, res.Replay.CapacityEvictions, evictions)
+			}
+		})
 	}
 }

@@ -64,7 +64,13 @@ type model struct {
 	// made when first read instead (lazyPeak).
 	leftSeen []int64
 	leftPeak []int64
-	victims  []*keyState
+	// demSeen is the part of leftSeen that objects a demotion reads
+	// first make (ColdObject.Demoted), demPeak max(live - (coldSeen -
+	// demSeen)): with it the peak when only those are made when read
+	// (samplePeak).
+	demSeen []int64
+	demPeak []int64
+	victims []*keyState
 	// count is the objects live on each backend (copies: a move holds
 	// two for a while), peakCount its most, coldCount the cold objects
 	// found: with the bytes they bound the peak at another size scale
@@ -79,6 +85,7 @@ func newModel(tierB [schema.NumTiers]int8, align, limit []int64) *model {
 		lruOld: make([]*keyState, n), lruNew: make([]*keyState, n),
 		coldSeen: make([]int64, n), coldPeak: make([]int64, n),
 		leftSeen: make([]int64, n), leftPeak: make([]int64, n),
+		demSeen: make([]int64, n), demPeak: make([]int64, n),
 		count: make([]int64, n), peakCount: make([]int64, n), coldCount: make([]int64, n)}
 }
 
@@ -145,6 +152,7 @@ func (m *model) apply(ks *keyState, op schema.Op, tier schema.Tier, phys int64) 
 		m.peak[b] = max(m.peak[b], m.live[b])
 		m.coldPeak[b] = max(m.coldPeak[b], m.live[b]-m.coldSeen[b])
 		m.leftPeak[b] = max(m.leftPeak[b], m.live[b]-(m.coldSeen[b]-m.leftSeen[b]))
+		m.demPeak[b] = max(m.demPeak[b], m.live[b]-(m.coldSeen[b]-m.demSeen[b]))
 	}
 	if ef.relB >= 0 {
 		m.live[ef.relB] -= ef.rel
@@ -173,10 +181,13 @@ func (m *model) seenCold(b int8, phys int64) {
 
 // seenLeftOut notes that an object prepared for a --users sample (one a
 // user left out wrote, read by one replayed) was found: written before the
-// run like a cold object.
-func (m *model) seenLeftOut(b int8, phys int64) {
+// run like a cold object; demoted when a demotion reads it first.
+func (m *model) seenLeftOut(b int8, phys int64, demoted bool) {
 	m.seenCold(b, phys)
 	m.leftSeen[b] += phys
+	if demoted {
+		m.demSeen[b] += phys
+	}
 }
 
 // makeRoom evicts least recently used objects of backend b, other than

@@ -53,21 +53,28 @@ type Plan struct {
 	// writes them untimed before its clock starts. Under a closed loop's
 	// --users N they include the objects prepared for the sample
 	// (ColdObject.LeftOut), which LeftOut and LeftOutBytes count (their
-	// logical bytes).
+	// logical bytes), Demoted and DemotedBytes those of them a demotion
+	// reads first (ColdObject.Demoted).
 	Cold                  []ColdObject
 	LeftOut, LeftOutBytes int64
+	Demoted, DemotedBytes int64
 	// Peak is the most physical bytes live at once on each backend, by
 	// name (the tiers mapped to it together), in the trace's order, with
-	// the cold objects live from the start: a backend of Peak bytes holds
-	// the trace without eviction.
+	// the cold objects live from the start but those a demotion reads
+	// first (ColdObject.Demoted), made when read: a backend of Peak bytes
+	// holds the trace without eviction.
 	Peak map[string]int64
-	// PeakLeftOut and PeakLazy are each backend's peak, as Peak before
-	// --capacity bounds it, with the objects prepared for a --users
-	// sample (LeftOut) written before the clock, as Peak counts them, and
-	// made when first read instead: Run writes them before its clock on a
-	// backend that holds PeakLeftOut, else when first read. Nil when
-	// there are none.
-	PeakLeftOut, PeakLazy map[string]int64
+	// PeakLeftOut, PeakSample and PeakLazy are each backend's peak, as
+	// Peak before --capacity bounds it, with the objects prepared for a
+	// --users sample (LeftOut) written before the clock; with those a
+	// demotion reads first made when read instead (Peak's); and with
+	// none of them written before the clock. Run writes those a replayed
+	// row reads before its clock on a backend that holds PeakSample (any
+	// that is not bounded), and those a demotion reads on a bounded one
+	// that holds PeakLeftOut beside them (a RAM arena, --capacity):
+	// Peak, which sizes the tiers, leaves them out. The others are made
+	// when first read. Nil when there are none.
+	PeakLeftOut, PeakSample, PeakLazy map[string]int64
 	// MaxObject is the largest physical object size; MaxObjectOf the
 	// largest on each backend, by name.
 	MaxObject   int64
@@ -161,6 +168,12 @@ func lazyPeak(m *model, b int) int64 {
 	return max(m.peak[b], m.leftPeak[b]+m.coldSeen[b]-m.leftSeen[b])
 }
 
+// samplePeak is windowPeak with those of them a demotion reads first
+// (ColdObject.Demoted) made when read.
+func samplePeak(m *model, b int) int64 {
+	return max(m.peak[b], m.demPeak[b]+m.coldSeen[b]-m.demSeen[b])
+}
+
 // ColdObject is an object read before it is written.
 type ColdObject struct {
 	Key     string
@@ -171,9 +184,17 @@ type ColdObject struct {
 	// it: it is cold for the sample of users. Written before the clock,
 	// as the trace's cold objects are, it is no untimed write inside the
 	// measured window, sharing the device with the timed operations and
-	// inflating their latency. A demotion's read (an Evict row) is not
-	// such a read: that object is made when the demotion reads it.
+	// inflating their latency.
 	LeftOut bool
+	// Demoted says that the first replayed row to read a LeftOut object
+	// is a demotion's (an Evict read: a replayed request carrying the
+	// trace's LRU moving it on). Such an object was live on its tier only
+	// until then, and written before the clock every one of them is live
+	// there at once (on kvtrace's MLPerf 8B trace at 1/4096, --users 10:
+	// 19,543 objects, 3.08 GiB on a RAM tier whose peak is 824 KiB):
+	// Peak leaves them out, and Run writes them before its clock only on
+	// a bounded tier that holds them (Plan.PeakLeftOut).
+	Demoted bool
 }
 
 // MaxObjectBytes bounds an object's size after SizeScale: sizes are
@@ -307,7 +328,7 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	// Traces replay side by side, merged by time: each is modelled on its
 	// own and their peaks add up (a bound: their peaks may not coincide).
 	n := len(names)
-	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), lazy: make([]int64, n),
+	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), sample: make([]int64, n), lazy: make([]int64, n),
 		written: make([]int64, n), read: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
 	sh := newSharder(cfg, len(srcs))
 	for i, s := range srcs {
@@ -345,22 +366,22 @@ func (p *Plan) fromMeta(cfg *Config, srcs []Source) {
 
 // planTotals are the backends' figures summed over the traces.
 type planTotals struct {
-	peak, peakN, lazy, written, read, reach, reachN []int64
+	peak, peakN, sample, lazy, written, read, reach, reachN []int64
 }
 
 // finish sets the plan's per-backend figures from the totals.
 func (p *Plan) finish(cfg *Config, names []string, tot *planTotals) {
 	if p.LeftOut > 0 {
-		p.PeakLeftOut, p.PeakLazy = map[string]int64{}, map[string]int64{}
+		p.PeakLeftOut, p.PeakSample, p.PeakLazy = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	}
 	for b, name := range names {
 		if p.LeftOut > 0 {
-			p.PeakLeftOut[name], p.PeakLazy[name] = tot.peak[b], tot.lazy[b]
+			p.PeakLeftOut[name], p.PeakSample[name], p.PeakLazy[name] = tot.peak[b], tot.sample[b], tot.lazy[b]
 		}
-		p.Peak[name] = tot.peak[b]
+		p.Peak[name] = tot.sample[b]
 		p.PeakObjects[name] = tot.peakN[b]
 		p.Written[name], p.Read[name] = tot.written[b], tot.read[b]
-		p.Reach[name], p.ReachObjects[name] = max(tot.reach[b], tot.peak[b]), tot.reachN[b]
+		p.Reach[name], p.ReachObjects[name] = max(tot.reach[b], tot.sample[b]), tot.reachN[b]
 	}
 	if p.profile != nil {
 		p.profile.names = names
@@ -539,18 +560,9 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	first, leftOut := sk == nil, false
 	if first {
 		// An object a left-out user wrote and a replayed row reads first
-		// is cold for the sample (ColdObject.LeftOut). One whose first
-		// replayed row is a demotion's read (a replayed request carrying
-		// the trace's LRU moving it) is not: it was live on its tier only
-		// until that demotion, and written before the clock every such
-		// object would be live there at once (on kvtrace's MLPerf 8B
-		// trace at 1/4096, --users 10: 19,543 objects, 3.08 GiB on a RAM
-		// tier whose peak is 824 KiB). It is made when the demotion reads
-		// it, untimed, as the run makes any object read before it exists.
-		if ts.left[string(rec.Key)] {
-			leftOut = rec.Phase != schema.PhaseEvict
-			first = leftOut
-		}
+		// is cold for the sample (ColdObject.LeftOut); Demoted when that
+		// row is a demotion's read.
+		leftOut = ts.left[string(rec.Key)]
 		sk = &scanKey{keyState: keyState{name: sourceKey(ts.src, ts.nsrc, rec.Key)}}
 		ts.keys[string(rec.Key)] = sk
 	}
@@ -564,11 +576,16 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	if trace.ColdRead(rec.Op, first) {
 		// Prepared before the run; a key read again after its Delete is
 		// written again lazily, when the read comes.
-		p.Cold = append(p.Cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical, LeftOut: leftOut})
+		demoted := leftOut && rec.Phase == schema.PhaseEvict
+		p.Cold = append(p.Cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical, LeftOut: leftOut, Demoted: demoted})
 		if leftOut {
 			p.LeftOut++
 			p.LeftOutBytes += logical
-			ts.m.seenLeftOut(b, phys)
+			if demoted {
+				p.Demoted++
+				p.DemotedBytes += logical
+			}
+			ts.m.seenLeftOut(b, phys, demoted)
 		} else {
 			ts.m.seenCold(b, phys)
 		}
@@ -583,6 +600,7 @@ func (ts *traceScan) addTo(tot *planTotals) {
 	p := ts.p
 	for b := range ts.names {
 		tot.peak[b] += windowPeak(ts.m, b)
+		tot.sample[b] += samplePeak(ts.m, b)
 		tot.lazy[b] += lazyPeak(ts.m, b)
 		tot.peakN[b] += ts.m.peakCount[b] + ts.m.coldCount[b]
 		tot.written[b] += ts.wr[b]

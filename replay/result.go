@@ -55,7 +55,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 			n, FormatData(s.counted.coldLateBytes))
 		if s.cfg.ClosedLoop && s.cfg.Users > 0 {
 			w += fmt.Sprintf("; under --users %d they include objects that users left out wrote and a replayed request's demotion (an Evict read) moved, "+
-				"which are not written before the clock: their tier would hold them all at once", s.cfg.Users)
+				"which are written before the clock only where a bounded tier holds them all at once (kvreplay --plan says how much more that takes)", s.cfg.Users)
 		}
 		res.Warnings = append(res.Warnings, w)
 	}

@@ -123,7 +123,7 @@ func (s *sched) writeCold() error {
 			continue
 		}
 		if c.LeftOut {
-			if !fits[b.idx] {
+			if !fits(b, c.Demoted) {
 				continue // made when first read
 			}
 			s.counted.leftOut++
@@ -135,22 +135,31 @@ func (s *sched) writeCold() error {
 	return s.err
 }
 
-// leftOutFits reports, for each backend, whether it holds the objects
-// prepared for a --users sample written before the clock beside what the
-// trace keeps live (Plan.PeakLeftOut): a bounded backend that does not
-// would evict them, or what the trace needs, to make room, and write them
-// again inside the measured window. There they are made when first read,
-// untimed, as a replay of the sample would without them, and a warning
-// says how many and how much.
-func (s *sched) leftOutFits() []bool {
-	fits := make([]bool, len(s.backends))
-	for i, b := range s.backends {
-		fits[i] = b.limit == unbounded || s.plan.PeakLeftOut[b.name] <= b.limit
+// leftOutFits returns whether a backend holds the objects prepared for a
+// --users sample written before the clock beside what the trace keeps
+// live: those a replayed row reads first (Plan.PeakSample, which any
+// backend that is not bounded holds), and those a demotion reads first
+// (ColdObject.Demoted: Plan.PeakLeftOut, which only a bounded backend is
+// known to hold, as Peak, which sizes the tiers and --dir's space, leaves
+// them out). A bounded backend that does not would evict them, or what
+// the trace needs, to make room, and write them again inside the
+// measured window. There they are made when first read, untimed, as a
+// replay of the sample would without them, and a warning says how many
+// and how much on a bounded backend (the result's on any).
+func (s *sched) leftOutFits() func(b *tierBackend, demoted bool) bool {
+	fits := func(b *tierBackend, demoted bool) bool {
+		if b.limit == unbounded {
+			return !demoted
+		}
+		if demoted {
+			return s.plan.PeakLeftOut[b.name] <= b.limit
+		}
+		return s.plan.PeakSample[b.name] <= b.limit
 	}
 	var n, bytes int64
 	var names []string
 	for _, c := range s.plan.Cold {
-		if b := s.tiers[c.Tier]; c.LeftOut && b != nil && !fits[b.idx] {
+		if b := s.tiers[c.Tier]; c.LeftOut && b != nil && b.limit != unbounded && !fits(b, c.Demoted) {
 			n++
 			bytes += c.Logical
 			if !slices.Contains(names, b.name) {
