@@ -270,26 +270,43 @@ func backendIndex(cfg *Config) (tierB [schema.NumTiers]int8, names []string) {
 // whole trace names: the traces are then read a second time, to model
 // only the rows the run replays (closedUsers).
 func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
-	srcs = bounded(cfg, srcs)
 	scan := cfg.Prescan
 	for _, s := range srcs {
 		scan = scan && s.Rescan
 	}
 	if !scan {
 		p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
-		p.fromMeta(cfg, srcs)
+		p.fromMeta(cfg, bounded(cfg, srcs))
 		return p, nil
 	}
-	p, err := prepareScan(ctx, cfg, srcs, nil)
+	p, err := prepareScan(ctx, cfg, bounded(cfg, srcs), nil)
 	if err != nil {
 		return nil, err
 	}
-	if chosen := closedUsers(cfg, p); chosen != nil {
-		if p, err = prepareScan(ctx, cfg, srcs, chosen); err != nil {
-			return nil, err
-		}
-		p.UserLimit = cfg.Users
+	return SamplePlan(ctx, cfg, srcs, p)
+}
+
+// SamplePlan is the plan of a closed loop of --users N (cfg.Users) of the
+// users of whole, the plan of every user: the traces read again, modelling
+// only the rows the sample replays, so that its cold objects (those users
+// left out wrote and the sample reads) are made before the clock and its
+// peaks are the sample's. It is whole itself when cfg replays every user,
+// whole was not read from the traces, or whole is already that sample's
+// plan (Prepare's). A users search plans the whole trace once and each
+// probe's sample with it.
+func SamplePlan(ctx context.Context, cfg *Config, srcs []Source, whole *Plan) (*Plan, error) {
+	if !whole.Scanned || whole.UserLimit == cfg.Users {
+		return whole, nil
 	}
+	chosen := closedUsers(cfg, whole)
+	if chosen == nil {
+		return whole, nil
+	}
+	p, err := prepareScan(ctx, cfg, bounded(cfg, srcs), chosen)
+	if err != nil {
+		return nil, err
+	}
+	p.UserLimit = cfg.Users
 	return p, nil
 }
 

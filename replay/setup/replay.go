@@ -31,6 +31,12 @@ type Clocked interface {
 // that did not run, no result.
 func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, opts Options,
 	ready func() error, progress func(replay.Progress)) (*schema.Result, error) {
+	// A closed loop of --users N replays its sample's plan (the users
+	// search plans the whole trace once, and each probe its sample here).
+	plan, err := replay.SamplePlan(ctx, cfg, srcs, plan)
+	if err != nil {
+		return nil, err
+	}
 	tiers, err := Build(ctx, env, cfg, plan, opts)
 	if err != nil {
 		return nil, err
