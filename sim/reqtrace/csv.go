@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kvbench/kvbench/internal/parsemsg"
 )
@@ -146,14 +148,80 @@ func parseCount(s string) (int, bool) {
 }
 
 // parseInt parses a decimal integer as Python's int() reads it: spaces
-// around it, a sign, and underscores between digits allowed.
+// around it, a sign, and underscores between digits allowed; any Unicode
+// decimal digit is a digit and any Unicode space a space (pyASCII).
 func parseInt(s string) (int64, bool) {
+	if n, ok := parseIntASCII(s); ok {
+		return n, true
+	}
+	if a, ok := pyASCII(s); ok {
+		return parseIntASCII(a)
+	}
+	return 0, false
+}
+
+// parseIntASCII is parseInt of ASCII digits.
+func parseIntASCII(s string) (int64, bool) {
 	s, ok := pyDigits(strings.TrimSpace(s))
 	if !ok {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
+}
+
+// pyASCII is s as Python's int() and float() read it before they parse
+// (CPython's _PyUnicode_TransformDecimalAndSpaceToASCII): each non-ASCII
+// space (unicode.IsSpace, the same 19 code points as Python's
+// str.isspace above U+007F) becomes ' ' and each decimal digit
+// (unicode.Nd: '٣' is 3, '１２' is 12) its ASCII digit. False when s is
+// ASCII already (nothing to read again), is not UTF-8, or has another
+// non-ASCII character, which neither function accepts. The parsers try
+// the text as it is first, so ASCII fields never come here.
+func pyASCII(s string) (string, bool) {
+	b := make([]byte, 0, len(s))
+	changed := false
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			b = append(b, byte(r))
+			continue
+		case r == utf8.RuneError:
+			return "", false
+		case unicode.IsSpace(r):
+			b = append(b, ' ')
+		default:
+			d, ok := decimalDigit(r)
+			if !ok {
+				return "", false
+			}
+			b = append(b, '0'+d)
+		}
+		changed = true
+	}
+	return string(b), changed
+}
+
+// decimalDigit is the value of the Unicode decimal digit r (category Nd).
+// Unicode encodes each decimal digit set as ten contiguous code points
+// from its zero, and Go's unicode.Nd table merges adjacent sets into one
+// range of stride 1 starting at a zero (TestDecimalDigitRanges checks
+// both), so the value is the offset in the range modulo 10.
+func decimalDigit(r rune) (byte, bool) {
+	if r <= unicode.MaxLatin1 {
+		return 0, false // '0'-'9' are ASCII; Latin-1 has no other
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return byte((r - rune(rg.Lo)) % 10), true
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return byte((r - rune(rg.Lo)) % 10), true
+		}
+	}
+	return 0, false
 }
 
 // pyDigits removes the underscores of a decimal number's text, each of
@@ -179,9 +247,22 @@ const maxSeconds = 4.5e9
 // parseSeconds parses a decimal number of seconds into nanoseconds, as
 // Python's float() reads finite decimal text: spaces around it, a sign, a
 // fraction, an exponent and underscores between digits are allowed; inf,
-// nan and hex are not. Plain decimals ("1700000000.123456") are converted exactly, rounded
-// to the nanosecond; only those with an exponent go through a float64.
+// nan and hex are not; any Unicode decimal digit is a digit and any
+// Unicode space a space (pyASCII). Plain decimals ("1700000000.123456")
+// are converted exactly, rounded to the nanosecond; only those with an
+// exponent go through a float64.
 func parseSeconds(s string) (int64, bool) {
+	if v, ok := parseSecondsASCII(s); ok {
+		return v, true
+	}
+	if a, ok := pyASCII(s); ok {
+		return parseSecondsASCII(a)
+	}
+	return 0, false
+}
+
+// parseSecondsASCII is parseSeconds of ASCII digits.
+func parseSecondsASCII(s string) (int64, bool) {
 	s, ok := pyDigits(strings.TrimSpace(s))
 	if !ok || s == "" {
 		return 0, false

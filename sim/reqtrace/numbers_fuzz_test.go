@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // pyFloat is the text Python's float() reads as a finite number (its
@@ -19,8 +21,38 @@ func init() {
 	pyFloat = regexp.MustCompile(strings.ReplaceAll(pyFloat.String(), "D", digitpart))
 }
 
+// pyText is s as Python's int() and float() read it before they parse:
+// each non-ASCII space a space, each decimal digit of any script (Unicode
+// category Nd, ten contiguous code points from its zero) its ASCII digit,
+// and its value found here by counting the digits before it, not as
+// decimalDigit finds it. False when s has another non-ASCII character or
+// is not UTF-8 (a Python str always is), which both functions refuse.
+func pyText(s string) (string, bool) {
+	if !utf8.ValidString(s) {
+		return "", false
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case unicode.IsSpace(r):
+			b.WriteByte(' ')
+		case unicode.Is(unicode.Nd, r):
+			k := 0
+			for unicode.Is(unicode.Nd, r-rune(k)-1) {
+				k++
+			}
+			b.WriteByte(byte('0' + k%10))
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
 // FuzzParseSeconds: a request trace's timestamp is read as Python's
-// float() reads it (pyFloat), within maxSeconds; a plain decimal is
+// float() reads it (pyText, then pyFloat), within maxSeconds; a plain decimal is
 // exactly its value rounded half away from zero to the nanosecond
 // (big.Rat arithmetic), one with an exponent within a float64's rounding
 // of it.
@@ -29,13 +61,15 @@ func FuzzParseSeconds(f *testing.F) {
 		"0", "1700000000.123456", " 12.5 ", "-3", "+4", "5.", ".5", ".", "", "1e3", "1.5E-3", "1e", "1e+", "inf", "nan",
 		"1_000", "0x10", "4500000000", "4500000001", "4500000000.5", "4.5e9", "4.6e9", "00000000000001.5", "99999999999",
 		"0.0000000005", "0.0000000004999", "-0.0000000005", "1e-400", "1e400", "--1", "+-1", "1_0.0_1e0_1", "1_.5", "1e_1", "_1", "-+1e5", "1.2.3", "١",
+		"١.٥", "٣.５e１", "\u3000１_０\u2003", "𝟘𝟙.𝟿", "1\u00a02", "＋５", "\x1c5", "５\xff",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := parseSeconds(s)
-		tr := strings.TrimSpace(s)
-		if !pyFloat.MatchString(tr) {
+		tr, text := pyText(s)
+		tr = strings.TrimSpace(tr)
+		if !text || !pyFloat.MatchString(tr) {
 			if ok {
 				t.Fatalf("parseSeconds(%q) = %d; Python's float() refuses it", s, got)
 			}
@@ -87,17 +121,20 @@ func FuzzParseSeconds(f *testing.F) {
 	})
 }
 
-// FuzzParseCount: a token count is a decimal integer, spaces around it,
-// a sign, 0 or more, and exactly the number written.
+// FuzzParseCount: a token count is a decimal integer (its digits of any
+// script, pyText), spaces around it, a sign, 0 or more, and exactly the
+// number written.
 func FuzzParseCount(f *testing.F) {
-	for _, s := range []string{"0", "512", " 77 ", "+5", "-0", "-1", "1_000", "1__0", "_1", "1_", "1.0", "1e3", "", "9223372036854775807", "9223372036854775808", "0x10", "٣"} {
+	for _, s := range []string{"0", "512", " 77 ", "+5", "-0", "-1", "1_000", "1__0", "_1", "1_", "1.0", "1e3", "", "9223372036854775807", "9223372036854775808", "0x10", "٣",
+		"１２", "\u3000１_０\u2003", "𝟘𝟙", "-４", "x５", "1\u00a02", "\x1c5", "５\xff", "٩٢٢٣٣٧٢٠٣٦٨٥٤٧٧٥٨٠٨"} {
 		f.Add(s)
 	}
 	digits := regexp.MustCompile(`^[+-]?[0-9](?:_?[0-9])*$`) // Python's int(): an underscore between two digits
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := parseCount(s)
-		tr := strings.TrimSpace(s)
-		accept := digits.MatchString(tr)
+		tr, text := pyText(s)
+		tr = strings.TrimSpace(tr)
+		accept := text && digits.MatchString(tr)
 		tr = strings.ReplaceAll(tr, "_", "")
 		want, isInt := new(big.Int).SetString(strings.TrimPrefix(tr, "+"), 10)
 		accept = accept && isInt && want.Sign() >= 0 && want.IsInt64() && want.Int64() <= math.MaxInt
