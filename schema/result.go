@@ -167,7 +167,11 @@ type S3Path struct {
 	Concurrency int    `json:"concurrency"`
 	PartSize    int64  `json:"part_size"`
 	S3Requests
-	// GetTTFB is of every GET of the run (the setup makes none).
+	// GetTTFB is of every GET of the run, and so of the measured
+	// window's (Measured): the setup makes none (the check lists, the
+	// writes before the clock make new objects whole, the clean-up
+	// deletes, lists and aborts), as TestS3ResultSplitsSetup checks of a
+	// replay with cold objects.
 	GetTTFB Latency `json:"get_ttfb"`
 	// Measured is the share of the requests made in the measured window,
 	// from the replay's clock's start (Result.Started) to the replay's
@@ -188,13 +192,23 @@ type S3Path struct {
 // the bytes: BytesPut is the bodies of the PUTs and UploadParts that
 // succeeded, BytesGot every GET attempt's body as far as it came (those
 // cut short and tried again included).
+//
+// BytesPutFailed is the bodies of the PUT and UploadPart attempts that
+// failed (throttled, refused, cut, timed out; tried again or not), as far
+// as the client read them to send (one refused before its body was sent,
+// a 503 to an Expect: 100-continue, counts nothing). They are apart from
+// BytesPut so that BytesPut stays the bytes the server took (the tier's
+// physical writes): the bytes the client sent up are the sum of the two,
+// and the ratio of BytesPutFailed to it the upload traffic lost to
+// failures. Absent (0) in documents written before it was counted.
 type S3Requests struct {
-	Requests  map[string]int64 `json:"requests"`
-	Failed    map[string]int64 `json:"failed,omitempty"`
-	Retries   int64            `json:"retries"`
-	Throttled int64            `json:"throttled"`
-	BytesPut  int64            `json:"bytes_put"`
-	BytesGot  int64            `json:"bytes_got"`
+	Requests       map[string]int64 `json:"requests"`
+	Failed         map[string]int64 `json:"failed,omitempty"`
+	Retries        int64            `json:"retries"`
+	Throttled      int64            `json:"throttled"`
+	BytesPut       int64            `json:"bytes_put"`
+	BytesPutFailed int64            `json:"bytes_put_failed,omitempty"`
+	BytesGot       int64            `json:"bytes_got"`
 }
 
 // Total is the number of calls made, of every operation.

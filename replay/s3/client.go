@@ -224,13 +224,30 @@ func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, s
 		return err
 	}
 	defer c.release()
-	_, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: body, ContentLength: aws.Int64(size)}, unsigned)
+	sb := &sentBody{r: body}
+	_, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: sb, ContentLength: aws.Int64(size)}, unsigned)
 	c.stats.done(opPut, err)
-	if err == nil {
-		c.stats.bytesPut.Add(size)
-	}
+	c.stats.sent(size, sb.n.Load(), err)
 	return c.wrap("PUT", name, err)
 }
+
+// sentBody counts the bytes of a request's body read to be sent, over all
+// of its attempts (a retry seeks it back to its start): with the size of
+// the one that succeeded they tell the bytes of those that failed
+// (stats.sent). A body the server refused before reading it (a 503 to
+// an Expect: 100-continue) is not read, and counts nothing.
+type sentBody struct {
+	r io.ReadSeeker
+	n atomic.Int64
+}
+
+func (b *sentBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+func (b *sentBody) Seek(off int64, whence int) (int64, error) { return b.r.Seek(off, whence) }
 
 // putWhole stores p as the object name: one PUT up to part bytes, a
 // multipart upload of its parts in order above.
@@ -281,13 +298,14 @@ func (c *client) uploadPartFrom(ctx context.Context, name, id string, n int, bod
 		return "", err
 	}
 	defer c.release()
+	sb := &sentBody{r: body}
 	out, err := c.s3.UploadPart(ctx, &s3.UploadPartInput{Bucket: &c.bucket, Key: &name, UploadId: &id, PartNumber: aws.Int32(int32(n)),
-		Body: body, ContentLength: aws.Int64(size)}, unsigned)
+		Body: sb, ContentLength: aws.Int64(size)}, unsigned)
 	c.stats.done(opUploadPart, err)
+	c.stats.sent(size, sb.n.Load(), err)
 	if err != nil {
 		return "", c.wrap(fmt.Sprintf("upload part %d of", n), name, err)
 	}
-	c.stats.bytesPut.Add(size)
 	return aws.ToString(out.ETag), nil
 }
 

@@ -354,6 +354,7 @@ func TestThrottled(t *testing.T) {
 	defer b.Close()
 	p := make([]byte, 64<<10)
 	replaytest.Fill(p, 1, 0)
+	b.StartClock()
 	px.Fail(3)
 	o, err := b.Open("k", int64(len(p)), true)
 	if err != nil {
@@ -365,6 +366,14 @@ func TestThrottled(t *testing.T) {
 	st := b.Stats()
 	if st.Throttled != 3 || st.Retries != 3 || px.Refused() != 3 {
 		t.Errorf("throttled %d, retries %d (the proxy refused %d); want 3 and 3", st.Throttled, st.Retries, px.Refused())
+	}
+	// The proxy read each refused attempt's body whole: it was sent, in
+	// vain, and counts apart from the bytes the server took; all of it in
+	// the measured window.
+	n := int64(len(p))
+	if st.BytesPut != n || st.BytesPutFailed != 3*n || st.Measured.BytesPut != n || st.Measured.BytesPutFailed != 3*n || st.Setup.BytesPutFailed != 0 {
+		t.Errorf("bytes put %d, failed %d (measured %d and %d, setup %d failed); want %d, %d, all measured",
+			st.BytesPut, st.BytesPutFailed, st.Measured.BytesPut, st.Measured.BytesPutFailed, st.Setup.BytesPutFailed, n, 3*n)
 	}
 	px.Fail(-1)
 	q := make([]byte, len(p))
@@ -413,6 +422,11 @@ func TestFailedUploadAbortedOnce(t *testing.T) {
 	}
 	if st := b.Stats(); st.Requests["AbortMultipartUpload"] != 1 || st.Failed["AbortMultipartUpload"] != 0 || st.Failed["UploadPart"] != 1 {
 		t.Errorf("requests %v, failed %v: want one abort, not failed, and one failed UploadPart", st.Requests, st.Failed)
+	}
+	// The first part went up; both attempts of the last were sent and
+	// refused.
+	if st := b.Stats(); st.BytesPut != s3.MinPartSize || st.BytesPutFailed != 2*4096 {
+		t.Errorf("bytes put %d, failed %d; want %d and %d", st.BytesPut, st.BytesPutFailed, s3.MinPartSize, 2*4096)
 	}
 	noneUnder(t, srv, prefix)
 }
@@ -802,6 +816,9 @@ func TestStartClock(t *testing.T) {
 	wantM := map[string]int64{"PutObject": 1, "GetObject": 1}
 	if st.Measured == nil || !maps.Equal(st.Measured.Requests, wantM) || st.Measured.BytesPut != 4096 || st.Measured.BytesGot != 4096 {
 		t.Fatalf("in the window: measured %+v; want %v, 4096 bytes each way", st.Measured, wantM)
+	}
+	if st.BytesPutFailed != 0 {
+		t.Errorf("%d bytes of failed PUTs of a run none failed: the client read the bodies more than once", st.BytesPutFailed)
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)

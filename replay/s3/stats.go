@@ -40,13 +40,25 @@ func opIndex(name string) op {
 
 // stats are a client's counters; safe for concurrent use.
 type stats struct {
-	requests  [numOps]atomic.Int64 // calls, whatever their attempts
-	failed    [numOps]atomic.Int64 // calls that failed after their attempts
-	attempts  [numOps]atomic.Int64 // HTTP requests sent
-	throttled [numOps]atomic.Int64 // 503 and 429 responses among them
-	bytesPut  atomic.Int64
-	bytesGot  atomic.Int64
-	ttfb      ttfb
+	requests       [numOps]atomic.Int64 // calls, whatever their attempts
+	failed         [numOps]atomic.Int64 // calls that failed after their attempts
+	attempts       [numOps]atomic.Int64 // HTTP requests sent
+	throttled      [numOps]atomic.Int64 // 503 and 429 responses among them
+	bytesPut       atomic.Int64
+	bytesPutFailed atomic.Int64
+	bytesGot       atomic.Int64
+	ttfb           ttfb
+}
+
+// sent counts a PUT's or UploadPart's body: size bytes put when it
+// succeeded (err nil), and the rest of the read bytes, those of its
+// attempts that failed, as failed.
+func (s *stats) sent(size, read int64, err error) {
+	if err == nil {
+		s.bytesPut.Add(size)
+		read -= size
+	}
+	s.bytesPutFailed.Add(max(read, 0))
 }
 
 // ttfb is the histogram of GETs' times to first byte, made on first use.
@@ -83,10 +95,13 @@ func (s *stats) done(o op, err error) {
 // were made, how many failed after their retries, the HTTP requests
 // they took (retries are those beyond one per call) and the throttling
 // responses among them (503 SlowDown or Service Unavailable, 429); the
-// bytes put (the bodies of the PUTs and UploadParts that succeeded) and
-// got (every GET attempt's body as far as it came, those of attempts cut
+// bytes put (the bodies of the PUTs and UploadParts that succeeded), put
+// in vain (the bodies of their attempts that failed, as far as they were
+// sent) and got (every GET attempt's body as far as it came, those of attempts cut
 // short and tried again included: they crossed the wire); and the GETs'
-// time to first byte (from the call to the response's first byte).
+// time to first byte (from the call to the response's first byte), one
+// figure for the whole run: the setup makes no GET, so it is the
+// measured window's.
 //
 // Counts are the whole account, from New to Close. Once StartClock was
 // called, Measured is their share from then until Close (or now, before
@@ -108,7 +123,7 @@ type Counts = schema.S3Requests
 // tells what was asked between them.
 type tally struct {
 	requests, failed, attempts, throttled [numOps]int64
-	bytesPut, bytesGot                    int64
+	bytesPut, bytesPutFailed, bytesGot    int64
 }
 
 // tally copies the counters now.
@@ -118,7 +133,7 @@ func (s *stats) tally() tally {
 		t.requests[i], t.failed[i] = s.requests[i].Load(), s.failed[i].Load()
 		t.attempts[i], t.throttled[i] = s.attempts[i].Load(), s.throttled[i].Load()
 	}
-	t.bytesPut, t.bytesGot = s.bytesPut.Load(), s.bytesGot.Load()
+	t.bytesPut, t.bytesPutFailed, t.bytesGot = s.bytesPut.Load(), s.bytesPutFailed.Load(), s.bytesGot.Load()
 	return t
 }
 
@@ -131,13 +146,14 @@ func (t tally) minus(u tally) tally {
 		t.throttled[i] -= u.throttled[i]
 	}
 	t.bytesPut -= u.bytesPut
+	t.bytesPutFailed -= u.bytesPutFailed
 	t.bytesGot -= u.bytesGot
 	return t
 }
 
 // counts is t as Counts.
 func (t tally) counts() Counts {
-	c := Counts{Requests: map[string]int64{}, Failed: map[string]int64{}, BytesPut: t.bytesPut, BytesGot: t.bytesGot}
+	c := Counts{Requests: map[string]int64{}, Failed: map[string]int64{}, BytesPut: t.bytesPut, BytesPutFailed: t.bytesPutFailed, BytesGot: t.bytesGot}
 	for i := range numOps {
 		r, a := t.requests[i], t.attempts[i]
 		if r > 0 {

@@ -188,7 +188,13 @@ func TestS3ResultSplitsSetup(t *testing.T) {
 		}
 	}
 	if m.BytesPut+su.BytesPut != st.BytesPut || m.BytesGot+su.BytesGot != st.BytesGot || m.Retries+su.Retries != st.Retries ||
-		m.Throttled+su.Throttled != st.Throttled || st.BytesPut != 8*size {
+		m.Throttled+su.Throttled != st.Throttled || st.BytesPut != 8*size || m.BytesPutFailed+su.BytesPutFailed != st.BytesPutFailed {
 		t.Errorf("measured %+v and setup %+v do not add up to the whole %+v (%d bytes put in all)", m, su, st, 8*size)
+	}
+	// The GETs' time to first byte is the whole run's, one figure: the
+	// setup makes no GET (its writes before the clock make new objects,
+	// no rewrite reads one), so it is the measured window's GETs'.
+	if st.GetTTFB.Count != m.Requests["GetObject"] || st.GetTTFB.Count != 8 || st.GetTTFB.P50US <= 0 {
+		t.Errorf("get_ttfb %+v; want the 8 GETs of the measured window", st.GetTTFB)
 	}
 }
