@@ -64,7 +64,8 @@ func (w *Warnings) Add(probe int, texts []string) {
 }
 
 // List is the document's warnings, in the order each kind first came: a
-// text every probe that gave it gave alike as it is, and a kind whose
+// text every probe gave alike as it is, one that only some of the probes
+// gave alike after how many ("2 of 5 probes: "), and a kind whose
 // figures differ as one line that begins with how many of the probes
 // gave it ("4 of 5 probes, their figures least to most: ") and gives each
 // figure that differs as "least to most".
@@ -72,7 +73,11 @@ func (w *Warnings) List() []string {
 	var out []string
 	for _, k := range w.kinds {
 		if len(k.variants) == 1 {
-			out = append(out, joinFigures(k.text, k.variants[0]))
+			line := joinFigures(k.text, k.variants[0])
+			if len(k.probes) < w.probes {
+				line = fmt.Sprintf("%d of %d probes: ", len(k.probes), w.probes) + line
+			}
+			out = append(out, line)
 			continue
 		}
 		figs := make([]figure, len(k.variants[0]))

@@ -19,8 +19,9 @@ func arena(size string) string {
 // loop's arena warning once a probe, word for word but for the arena's
 // size (sized within the memory available as each probe starts); it is
 // one line, with the sizes' range and how many probes gave it. A text
-// the probes gave alike stays as it is, once, and texts that differ in
-// their words stay apart.
+// every probe gave alike stays as it is, once; one only some probes gave
+// alike says how many did, as a kind whose figures differ does; and texts
+// that differ in their words stay apart.
 func TestWarningsOneLineAKind(t *testing.T) {
 	const scaled = "SCALED RUN: every object is 0.00390625 of its trace size (--size-scale 1/256); not a full-size measurement"
 	var w search.Warnings
@@ -28,16 +29,25 @@ func TestWarningsOneLineAKind(t *testing.T) {
 	w.Add(2, []string{scaled, arena("6.10 GiB")})
 	w.Add(3, []string{scaled, arena("1023.50 MiB"), "--closed-loop: 3 rows ran before an earlier row of their object"})
 	w.Add(4, []string{scaled, arena("5.96 GiB"), "--closed-loop: 7 rows ran before an earlier row of their object", "cleanup: kvreplay-12-ab left behind"})
-	w.Add(5, []string{scaled})
+	w.Add(5, []string{scaled, "--users 4 of 9: the sample leaves out 3 objects"})
+	w.Add(6, []string{scaled, "--users 4 of 9: the sample leaves out 3 objects"})
 	got := w.List()
 	want := []string{
 		scaled,
-		"4 of 5 probes, their figures least to most: " + arena("1023.50 MiB to 6.10 GiB"),
-		"2 of 5 probes, their figures least to most: --closed-loop: 3 to 7 rows ran before an earlier row of their object",
-		"cleanup: kvreplay-12-ab left behind",
+		"4 of 6 probes, their figures least to most: " + arena("1023.50 MiB to 6.10 GiB"),
+		"2 of 6 probes, their figures least to most: --closed-loop: 3 to 7 rows ran before an earlier row of their object",
+		"1 of 6 probes: cleanup: kvreplay-12-ab left behind",
+		"2 of 6 probes: --users 4 of 9: the sample leaves out 3 objects",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A probe without warnings counts among the probes.
+	var z search.Warnings
+	z.Add(1, []string{"x"})
+	z.Add(2, nil)
+	if got, want := z.List(), []string{"1 of 2 probes: x"}; !slices.Equal(got, want) {
+		t.Errorf("a warning of one probe of 2: %q, want %q", got, want)
 	}
 	// Names, paths and scales are words, not figures: these are three
 	// kinds, not one with "1 to 2".
