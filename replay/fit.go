@@ -122,8 +122,14 @@ func ArenaBytes(cfg *Config, peak, reach, objects, mem int64) int64 {
 	if !cfg.ClosedLoop || reach <= size || mem <= 0 {
 		return size
 	}
-	room := (int64(FitShare*float64(mem)) - EngineMemory(cfg, objects)) &^ (1<<20 - 1)
-	return max(size, min(reach, room))
+	return max(size, min(reach, arenaRoom(cfg, objects, mem)))
+}
+
+// arenaRoom is what FitShare of mem holds beside the engine's state for
+// objects objects, in whole MiB (negative when the state alone passes
+// it): the most a closed loop's arena takes of the memory beyond the peak.
+func arenaRoom(cfg *Config, objects, mem int64) int64 {
+	return (int64(FitShare*float64(mem)) - EngineMemory(cfg, objects)) &^ (1<<20 - 1)
 }
 
 // Need is what one backend asks of the machine.
@@ -300,17 +306,31 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 }
 
 // arenaNotes says when a closed loop's RAM arena holds less than the
-// loop can keep live: it may evict.
+// loop can keep live: it may evict. It says what sized the arena:
+// --ram-budget; FitShare of the memory available (ArenaBytes); or the
+// trace's peak (1 MiB at least), which the arena never goes below,
+// where that share holds less or the memory is not known.
 func (a *Advice) arenaNotes(n Needs, cfg *Config) []string {
 	r := n.need("ram")
 	if r == nil || r.Reach <= n.Arena {
 		return nil
 	}
+	mem := a.Machine.Memory()
 	why, fix := "as much of it as "+share()+" of the memory available holds", "a smaller --size-scale"
-	if a.sizing.RAMBudget > 0 {
+	switch room := arenaRoom(cfg, n.Objects, mem); {
+	case a.sizing.RAMBudget > 0:
 		why = "--ram-budget"
+	case mem <= 0:
+		why = "the trace's peak (1 MiB at least): the memory available is not known"
+	case n.Arena > room:
+		least := "the trace's peak"
+		if n.Arena > r.Peak {
+			least = "its least, 1 MiB"
+		}
+		why = fmt.Sprintf("%s, which it never goes below: more than the %s that %s of the memory available holds beside the engine's state",
+			least, cli.FormatBytes(max(room, 0)), share())
 	}
-	if ArenaBytes(cfg, r.Peak, r.Reach, n.Objects, a.Machine.Memory()) >= r.Reach {
+	if ArenaBytes(cfg, r.Peak, r.Reach, n.Objects, mem) >= r.Reach {
 		fix = "--ram-budget " + cli.FormatBytes(r.Reach)
 	}
 	return []string{fmt.Sprintf("ram: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the RAM tier (every object its users put there), more than the trace's peak of %s; the arena holds %s (%s): past it kvreplay evicts least recently used objects, counted in the result (a read of one rewrites it untimed first); %s keeps them",

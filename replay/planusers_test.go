@@ -157,17 +157,38 @@ func TestLoopEvictionWarning(t *testing.T) {
 }
 
 // TestArenaNotes: --plan notes when a closed loop's RAM arena holds less
-// than the loop can keep live, and what keeps it: a --ram-budget where
-// the memory holds it, else a smaller --size-scale; nothing when it holds
-// it, or for an open loop.
+// than the loop can keep live, what sized it (--ram-budget, the share of
+// the memory available, or the trace's peak where that share holds less
+// or the memory is not known: it had said the share of the memory held
+// an arena of the peak that the memory does not hold), and what keeps it:
+// a --ram-budget where the memory holds it, else a smaller --size-scale;
+// nothing when it holds it, or for an open loop.
 func TestArenaNotes(t *testing.T) {
 	src := loopTrace(t)
 	cfg := loopConfig(8)
 	plan := prepare(t, &cfg, src)
+	const mib = 1 << 20
+	eng := replay.EngineMemory(&cfg, plan.Objects)
 	big := replay.Machine{MemAvailable: 1 << 40, MemTotal: 1 << 40, DiskFree: -1}
-	small := replay.Machine{MemAvailable: 2 * replay.EngineMemory(&cfg, plan.Objects), MemTotal: 1 << 40, DiskFree: -1}
+	small := replay.Machine{MemAvailable: 2 * eng, MemTotal: 1 << 40, DiskFree: -1}
+	unknown := replay.Machine{DiskFree: -1}
+	// Half of it holds, beside the engine's state, 1 MiB more than the
+	// peak and less than the reach.
+	least, reach := max(plan.Peak["ram"], mib), plan.Reach["ram"]
+	if reach < least+2*mib {
+		t.Fatalf("the trace's RAM reach %d is not 2 MiB above its peak %d: no arena lies between", reach, least)
+	}
+	some := replay.Machine{MemAvailable: 2 * (eng + (least+mib)&^(mib-1) + mib), MemTotal: 1 << 40, DiskFree: -1}
 	open := cfg
 	open.ClosedLoop = false
+	// At 4x the size the peak passes the arena's least, 1 MiB.
+	big4 := cfg
+	big4.SizeScale *= 4
+	plan4 := prepare(t, &big4, src)
+	small4 := replay.Machine{MemAvailable: 2 * replay.EngineMemory(&big4, plan4.Objects), MemTotal: 1 << 40, DiskFree: -1}
+	if plan4.Peak["ram"] <= mib {
+		t.Fatalf("the RAM peak at 4x the size is %d bytes, within the arena's least", plan4.Peak["ram"])
+	}
 	for _, tt := range []struct {
 		name string
 		cfg  *replay.Config
@@ -177,10 +198,18 @@ func TestArenaNotes(t *testing.T) {
 	}{
 		{"held", &cfg, replay.Sizing{}, big, ""},
 		{"budget", &cfg, replay.Sizing{RAMBudget: 1 << 20}, big, "(--ram-budget): past it kvreplay evicts least recently used objects"},
-		{"memory", &cfg, replay.Sizing{}, small, "a smaller --size-scale keeps them"},
+		{"memory", &cfg, replay.Sizing{}, small, "the arena holds 1.00 MiB (its least, 1 MiB, which it never goes below: more than the 0 B that 50 % of the memory available holds beside the engine's state): " +
+			"past it kvreplay evicts least recently used objects, counted in the result (a read of one rewrites it untimed first); a smaller --size-scale keeps them"},
+		{"memory, larger", &big4, replay.Sizing{}, small4, "(the trace's peak, which it never goes below: more than the 0 B that 50 % of the memory available holds beside the engine's state): past it"},
+		{"unknown memory", &cfg, replay.Sizing{}, unknown, "(the trace's peak (1 MiB at least): the memory available is not known): past it"},
+		{"some memory", &cfg, replay.Sizing{}, some, "(as much of it as 50 % of the memory available holds): past it"},
 		{"open loop", &open, replay.Sizing{RAMBudget: 1 << 20}, big, ""},
 	} {
-		a := replay.Advise(plan, tt.cfg, tt.sz, tt.m)
+		p := plan
+		if tt.cfg == &big4 {
+			p = plan4
+		}
+		a := replay.Advise(p, tt.cfg, tt.sz, tt.m)
 		var notes []string // the arena's, not the sample's (TestLeftOutWrittenBeforeClock)
 		for _, n := range a.Notes {
 			if strings.HasPrefix(n, "ram: ") {

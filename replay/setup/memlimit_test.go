@@ -3,6 +3,7 @@ package setup
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,27 @@ func TestPipeRAMArena(t *testing.T) {
 	}
 	if size, prefault := RAMSize(&cfg, plan, 0); size != 4<<20 || prefault != size {
 		t.Errorf("an open loop of peak 4 MiB: arena %d, %d prefaulted", size, prefault)
+	}
+}
+
+// TestLoopArenaNote: a closed loop's arena that holds its reach says it
+// holds every object its users put there; one that the memory available
+// bounds below its reach says how much of what (it said "every object"
+// of both).
+func TestLoopArenaNote(t *testing.T) {
+	const mib = 1 << 20
+	for _, tt := range []struct {
+		size, reach int64
+		want        string
+	}{
+		{64 * mib, 64 * mib, "the RAM tier's arena of a closed loop, 64.00 MiB, holds every object its users put there (a closed loop's order is not the trace's, and can keep more live than the trace's peak); " +
+			"its first 4.00 MiB, the trace's peak, were prefaulted, the rest is committed as objects first use it (a first write to a page past them faults)"},
+		{32 * mib, 64 * mib, "the RAM tier's arena of a closed loop, 32.00 MiB, holds as much of the 64.00 MiB its users put there as 50 % of the memory available holds beside the engine's state, " +
+			"past which kvreplay evicts least recently used objects (a closed loop's order is not the trace's, and can keep more live than the trace's peak); its first 4.00 MiB, the trace's peak, were prefaulted"},
+	} {
+		if got := loopArenaNote(tt.size, 4*mib, tt.reach); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("arena %d of reach %d: %q, want %q", tt.size, tt.reach, got, tt.want)
+		}
 	}
 }
 

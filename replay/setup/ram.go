@@ -35,8 +35,7 @@ func newRAM(b *builder) (backend.Backend, error) {
 		opts = []ram.Option{ram.NoReserve()}
 	case prefault < size:
 		opts = []ram.Option{ram.PopulateFirst(prefault)}
-		b.note(fmt.Sprintf("the RAM tier's arena of a closed loop, %s, holds every object its users put there (a closed loop's order is not the trace's, and can keep more live than the trace's peak); "+
-			"its first %s, the trace's peak, were prefaulted, the rest is committed as objects first use it (a first write to a page past them faults)", cli.FormatBytes(size), cli.FormatBytes(prefault)))
+		b.note(loopArenaNote(size, prefault, b.plan.Reach["ram"]))
 	}
 	r, err := ram.New(size, opts...)
 	for err != nil && !populate && size > defaultRAM {
@@ -52,6 +51,21 @@ func newRAM(b *builder) (backend.Backend, error) {
 	}
 	b.where(schema.PathInfo{Backend: "ram", Path: "anonymous mmap " + cli.FormatBytes(size)})
 	return r, nil
+}
+
+// loopArenaNote says what a closed loop's RAM arena of size bytes, of
+// which prefault (the trace's peak) were prefaulted, holds of reach, the
+// most its users can keep live (replay.ArenaBytes): all of it, or, where
+// replay.FitShare of the memory available holds less, that much, past
+// which the replay evicts.
+func loopArenaNote(size, prefault, reach int64) string {
+	holds := "holds every object its users put there (a closed loop's order is not the trace's, and can keep more live than the trace's peak)"
+	if size < reach {
+		holds = fmt.Sprintf("holds as much of the %s its users put there as %s of the memory available holds beside the engine's state, past which kvreplay evicts least recently used objects "+
+			"(a closed loop's order is not the trace's, and can keep more live than the trace's peak)", cli.FormatBytes(reach), strconv.FormatFloat(replay.FitShare*100, 'f', -1, 64)+" %")
+	}
+	return fmt.Sprintf("the RAM tier's arena of a closed loop, %s, %s; its first %s, the trace's peak, were prefaulted, "+
+		"the rest is committed as objects first use it (a first write to a page past them faults)", cli.FormatBytes(size), holds, cli.FormatBytes(prefault))
 }
 
 // RAMSize is the RAM arena's size: budget (--ram-budget) when set, else
