@@ -139,6 +139,12 @@ func TestLeftOutDemoted(t *testing.T) {
 		t.Errorf("Tier-1's peaks: %d, %d without x before the clock, %d with it, %d with no left-out object; want 1 MiB, 1 MiB, 2 MiB, 1 MiB",
 			plan.Peak["mem"], plan.PeakSample["mem"], plan.PeakLeftOut["mem"], plan.PeakLazy["mem"])
 	}
+	// The objects that bound Peak at a smaller size scale leave x out as
+	// Peak does: z, before the clock, and the most live at once, 1 (it
+	// counted x among the objects before the clock, 3).
+	if plan.PeakObjects["mem"] != 2 {
+		t.Errorf("Tier-1's PeakObjects %d; want 2, z before the clock and one live at once", plan.PeakObjects["mem"])
+	}
 	a := replay.Advise(plan, &cfg, replay.Sizing{}, replay.Machine{MemAvailable: 1 << 40, MemTotal: 1 << 40, DiskFree: -1})
 	if n := strings.Join(a.Notes, "\n"); !strings.Contains(n, "--users 1: 1 objects (0.00105 GB) that users left out wrote and the replayed users' requests demote") ||
 		!strings.Contains(n, "(it would take mem 1.00 MiB more)") || strings.Contains(n, "the replayed users read") {

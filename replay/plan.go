@@ -110,8 +110,10 @@ type Plan struct {
 	// write and read on each backend, by name.
 	Written, Read map[string]int64
 	// PeakObjects bounds the objects live at once on each backend, cold
-	// ones included: with Peak it bounds the peak at a smaller size scale
-	// (Plan.peakAt), each object rounding up by at most planAlign.
+	// ones included but, as in Peak, those a demotion reads first
+	// (ColdObject.Demoted): with Peak it bounds the peak at a smaller
+	// size scale (Plan.peakAt), each object rounding up by at most
+	// planAlign.
 	PeakObjects map[string]int64
 	// Reach is the most physical bytes that can be live at once on each
 	// backend, by name, in any order of the rows: every object the
@@ -351,7 +353,7 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	for i, s := range srcs {
 		ts := &traceScan{p: p, cfg: cfg, src: i, nsrc: len(srcs), names: names, tierB: tierB,
 			m: newModel(tierB, align, limit), keys: map[string]*scanKey{}, prof: newProfile(),
-			wr: make([]int64, n), rd: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
+			wr: make([]int64, n), rd: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n), demoted: make([]int64, n)}
 		if chosen != nil {
 			ts.chosen, ts.own, ts.left = chosen, map[string]bool{}, map[string]bool{}
 		}
@@ -434,6 +436,9 @@ type traceScan struct {
 	checked   bool
 	// reach and reachN are each backend's Plan.Reach and ReachObjects.
 	reach, reachN []int64
+	// demoted counts each backend's cold objects a demotion reads first
+	// (ColdObject.Demoted), which Plan.PeakObjects leaves out as Peak does.
+	demoted []int64
 	// chosen are the users a closed loop's --users N replays (nil: all),
 	// own the keys their rows touched so far, left the keys that rows left
 	// out wrote, and skipReq the request of a user left out that the last
@@ -601,6 +606,7 @@ func (ts *traceScan) row(rec *schema.Record) error {
 			if demoted {
 				p.Demoted++
 				p.DemotedBytes += logical
+				ts.demoted[b]++
 			}
 			ts.m.seenLeftOut(b, phys, demoted)
 		} else {
@@ -619,7 +625,7 @@ func (ts *traceScan) addTo(tot *planTotals) {
 		tot.peak[b] += windowPeak(ts.m, b)
 		tot.sample[b] += samplePeak(ts.m, b)
 		tot.lazy[b] += lazyPeak(ts.m, b)
-		tot.peakN[b] += ts.m.peakCount[b] + ts.m.coldCount[b]
+		tot.peakN[b] += ts.m.peakCount[b] + ts.m.coldCount[b] - ts.demoted[b]
 		tot.written[b] += ts.wr[b]
 		tot.read[b] += ts.rd[b]
 		tot.reach[b] += ts.reach[b]
