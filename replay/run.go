@@ -63,6 +63,12 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	rr.notify = s.wake
 	readCtx, stopReading := context.WithCancel(runCtx)
 	go rr.run(readCtx)
+	if s.hooks.Clock == nil {
+		// The wall clock's readings count from its start (clock.go):
+		// made again here, after the cold objects and Ready's wait,
+		// Started is the wall clock's time.
+		s.clock = newWallClock()
+	}
 	stopProgress := s.progressLoop()
 	s.start = s.clock.Now()
 	s.metrics.start = s.start
@@ -101,7 +107,7 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 		data: &blockData{gen: datagen.New(dataSeed(cfg)), verify: cfg.Verify}, metrics: newMetrics(),
 		kick: make(chan struct{}, 1), clock: hooks.Clock}
 	if s.clock == nil {
-		s.clock = wallClock{}
+		s.clock = newWallClock()
 	}
 	s.metrics.reqs.SetSLO(cfg.SLO)
 	s.hasWorkF = s.hasWork // one func value, not one per Wait
