@@ -164,7 +164,7 @@ func TestMultipart(t *testing.T) {
 	if st.BytesPut != total || st.BytesGot != 2*total {
 		t.Errorf("bytes put %d, got %d; want %d and %d", st.BytesPut, st.BytesGot, total, 2*total)
 	}
-	// Bodies of 1 to 5 MiB (those above 2 MiB sent with Expect:
+	// Bodies of up to 5 MiB (those above 2 MiB sent with Expect:
 	// 100-continue, the SDK's default); none failed, and
 	// none was read twice.
 	if st.BytesPutFailed != 0 {
