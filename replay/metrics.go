@@ -62,6 +62,14 @@ func (b *opBusy) end(from, to time.Time, abandoned bool) {
 		return
 	}
 	b.inflight--
+	if b.inflight == 0 && len(b.spans) == 0 {
+		// It alone made its busy period (operations that run one at a
+		// time): the union is its interval, and no span is kept.
+		if !abandoned {
+			b.total += to.Sub(from)
+		}
+		return
+	}
 	if !abandoned {
 		for n := len(b.spans); n > 0 && !b.spans[n-1].to.Before(from); n = len(b.spans) {
 			last := b.spans[n-1]
