@@ -73,10 +73,13 @@ func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
 	s.order(t, shared)
 	if rec.Request != 0 {
 		id := reqID{src, rec.Request}
-		rs := s.reqs[id]
-		if rs == nil {
-			rs = &reqState{id: id, first: sched, qos: rec.QoS}
-			s.reqs[id] = rs
+		rs := s.lastReq
+		if rs == nil || rs.id != id {
+			if rs = s.reqs[id]; rs == nil {
+				rs = &reqState{id: id, first: sched, qos: rec.QoS}
+				s.reqs[id] = rs
+			}
+			s.lastReq = rs
 		}
 		rs.pending++
 		t.req = rs
@@ -163,7 +166,15 @@ func (s *sched) closeRequest(id reqID) {
 			end = s.clock.Now()
 		}
 		s.requestDone(rs, end)
-		delete(s.reqs, id)
+		s.dropRequest(rs)
+	}
+}
+
+// dropRequest forgets a request that ended.
+func (s *sched) dropRequest(rs *reqState) {
+	delete(s.reqs, rs.id)
+	if s.lastReq == rs {
+		s.lastReq = nil
 	}
 }
 
@@ -264,7 +275,7 @@ func (s *sched) complete(t *task, now time.Time) {
 		}
 		if rs.closed && rs.pending == 0 {
 			s.requestDone(rs, now)
-			delete(s.reqs, rs.id)
+			s.dropRequest(rs)
 		}
 	}
 	s.release(t)

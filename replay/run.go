@@ -207,6 +207,7 @@ func (s *sched) endRows(rr *rowReader) {
 		}
 		delete(s.reqs, id)
 	}
+	s.lastReq = nil
 }
 
 // releaser is the run's releaser of rows: the closed loop's or the open

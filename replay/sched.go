@@ -91,6 +91,10 @@ type sched struct {
 	rel  releaser
 	keys map[string]*keyState
 	reqs map[reqID]*reqState
+	// lastReq is the request of the last row ingested, while reqs holds
+	// it: a request's rows come one after another, each found without a
+	// lookup.
+	lastReq *reqState
 
 	objects  int64   // distinct objects seen
 	ready    []*task // deps done and space reserved, waiting for a worker
