@@ -45,10 +45,19 @@ func (w *Warnings) Add(probe int, texts []string) {
 		words, figs := splitFigures(t)
 		// A kind of this probe's holds its texts alike; one text of it
 		// that differs in its figures is a warning of its own (two tiers'
-		// sizes), which the next probe's pair with in their order.
+		// sizes), which the next probe's pair with in their order. A
+		// text goes first to the kind that has it word for word: two
+		// probes giving two such texts in another order are two lines of
+		// every probe, not one whose figures differ and one of a probe
+		// alone.
 		i := slices.IndexFunc(w.kinds, func(k *warningKind) bool {
-			return slices.Equal(k.text, words) && (!slices.Contains(k.probes, probe) || slices.ContainsFunc(k.variants, func(v []figure) bool { return slices.Equal(v, figs) }))
+			return slices.Equal(k.text, words) && slices.ContainsFunc(k.variants, func(v []figure) bool { return slices.Equal(v, figs) })
 		})
+		if i < 0 {
+			i = slices.IndexFunc(w.kinds, func(k *warningKind) bool {
+				return slices.Equal(k.text, words) && !slices.Contains(k.probes, probe)
+			})
+		}
 		if i < 0 {
 			w.kinds = append(w.kinds, &warningKind{text: words})
 			i = len(w.kinds) - 1

@@ -49,6 +49,15 @@ func TestWarningsOneLineAKind(t *testing.T) {
 	if got, want := z.List(), []string{"1 of 2 probes: x"}; !slices.Equal(got, want) {
 		t.Errorf("a warning of one probe of 2: %q, want %q", got, want)
 	}
+	// Two texts of one kind (two tiers' sizes) that both probes gave, in
+	// another order, are each every probe's, word for word: not one line
+	// of figures 5 to 7 and one of a probe alone.
+	var o search.Warnings
+	o.Add(1, []string{"a tier of 5 MiB is full", "a tier of 7 MiB is full"})
+	o.Add(2, []string{"a tier of 7 MiB is full", "a tier of 5 MiB is full"})
+	if got, want := o.List(), []string{"a tier of 5 MiB is full", "a tier of 7 MiB is full"}; !slices.Equal(got, want) {
+		t.Errorf("two probes' texts in another order: %q, want %q", got, want)
+	}
 	// Names, paths and scales are words, not figures: these are three
 	// kinds, not one with "1 to 2".
 	var n search.Warnings
