@@ -150,14 +150,20 @@ func parseCount(s string) (int, bool) {
 // parseInt parses a decimal integer as Python's int() reads it: spaces
 // around it, a sign, and underscores between digits allowed; any Unicode
 // decimal digit is a digit and any Unicode space a space (pyASCII).
-func parseInt(s string) (int64, bool) {
-	if n, ok := parseIntASCII(s); ok {
-		return n, true
+func parseInt(s string) (int64, bool) { return pyParse(s, parseIntASCII) }
+
+// pyParse parses s with parse, and where that refuses it, s with its
+// Unicode digits and spaces made ASCII (pyASCII): the ASCII text, nearly
+// every field, is read once.
+func pyParse[T any](s string, parse func(string) (T, bool)) (T, bool) {
+	if v, ok := parse(s); ok {
+		return v, true
 	}
 	if a, ok := pyASCII(s); ok {
-		return parseIntASCII(a)
+		return parse(a)
 	}
-	return 0, false
+	var zero T
+	return zero, false
 }
 
 // parseIntASCII is parseInt of ASCII digits.
@@ -251,15 +257,7 @@ const maxSeconds = 4.5e9
 // Unicode space a space (pyASCII). Plain decimals ("1700000000.123456")
 // are converted exactly, rounded to the nanosecond; only those with an
 // exponent go through a float64.
-func parseSeconds(s string) (int64, bool) {
-	if v, ok := parseSecondsASCII(s); ok {
-		return v, true
-	}
-	if a, ok := pyASCII(s); ok {
-		return parseSecondsASCII(a)
-	}
-	return 0, false
-}
+func parseSeconds(s string) (int64, bool) { return pyParse(s, parseSecondsASCII) }
 
 // parseSecondsASCII is parseSeconds of ASCII digits.
 func parseSecondsASCII(s string) (int64, bool) {
