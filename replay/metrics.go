@@ -27,9 +27,9 @@ type busyTimes struct {
 	all, read, write opBusy
 }
 
-// opBusy is the busy time of a set of operations (results.Busy's): the
-// length of the union of their intervals, less what only operations
-// abandoned when the run was stopped covered: those are left out of the
+// opBusy is the busy time of a set of operations: the length of the
+// union of their intervals, less what only operations abandoned when the
+// run was stopped covered: those are left out of the
 // busy time as they are of the bytes, the rows and the requests, whose
 // device rate they would lower. An operation is known to be abandoned
 // only when it ends, so the union of the intervals of those that finished

@@ -193,41 +193,8 @@ func OfferedLoad(bytes int64, wall time.Duration) float64 {
 	return float64(bytes) / wall.Seconds()
 }
 
-// Busy measures the time at least one operation was in flight: the union
-// of the operations' intervals, so that operations that overlap count once
-// and the rate over it (DeviceRate) is a rate. Its zero value is idle and
-// ready to use. Begin and End must pair, with times that do not go back.
-type Busy struct {
-	inflight int
-	since    time.Time
-	total    time.Duration
-}
-
-// Begin records an operation's start at t.
-func (b *Busy) Begin(t time.Time) {
-	if b.inflight == 0 {
-		b.since = t
-	}
-	b.inflight++
-}
-
-// End records an operation's end at t.
-func (b *Busy) End(t time.Time) {
-	if b.inflight <= 0 {
-		return
-	}
-	b.inflight--
-	if b.inflight == 0 {
-		b.total += t.Sub(b.since)
-	}
-}
-
-// Total returns the busy time of the intervals that ended: no operation
-// in flight is counted until it and those beside it end.
-func (b *Busy) Total() time.Duration { return b.total }
-
-// TierBusy is how long a tier was busy (Busy's Total) with any operation,
-// with reads and with writes.
+// TierBusy is how long a tier was busy (the union of its operations'
+// intervals) with any operation, with reads and with writes.
 type TierBusy struct {
 	Tier             string
 	All, Read, Write time.Duration

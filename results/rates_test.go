@@ -7,33 +7,6 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// TestBusyIsTheUnion: overlapping operations count once, gaps not at all.
-func TestBusyIsTheUnion(t *testing.T) {
-	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
-	var b Busy
-	// 0-10 and 5-20 overlap (20 ms), 30-40 alone (10 ms), 50-60 inside 45-70 (25 ms).
-	b.Begin(at(0))
-	b.Begin(at(5))
-	b.End(at(10))
-	b.End(at(20))
-	b.Begin(at(30))
-	b.End(at(40))
-	b.Begin(at(45))
-	b.Begin(at(50))
-	b.End(at(60))
-	if got := b.Total(); got != 30*time.Millisecond {
-		t.Errorf("busy %v before the last end, want 30ms (an interval in flight is not counted yet)", got)
-	}
-	b.End(at(70))
-	if got := b.Total(); got != 55*time.Millisecond {
-		t.Errorf("busy %v, want 55ms", got)
-	}
-	b.End(at(80)) // an end without a begin changes nothing
-	if got := b.Total(); got != 55*time.Millisecond {
-		t.Errorf("busy %v after an unpaired end, want 55ms", got)
-	}
-}
-
 func TestDeviceRateAndOfferedLoad(t *testing.T) {
 	if got := DeviceRate(1e9, 2*time.Second); got != 5e8 {
 		t.Errorf("DeviceRate = %g", got)

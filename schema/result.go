@@ -337,7 +337,7 @@ type Cell struct {
 // the reference calls a tier's bandwidth), which falls when anything else
 // slows the run. BusyS is the time at least one operation of the tier was
 // in flight: the union of their intervals, so that concurrent operations
-// count once (results.Busy).
+// count once (the replay engine's busy times).
 type TierTotals struct {
 	Tier               string `json:"tier"`
 	Backend            string `json:"backend"`
