@@ -316,7 +316,7 @@ func (a *Advice) arenaNotes(n Needs, cfg *Config) []string {
 		return nil
 	}
 	mem := a.Machine.Memory()
-	why, fix := "as much of it as "+share()+" of the memory available holds", "a smaller --size-scale"
+	why, fix := "as much of it as "+FitShareText()+" of the memory available holds", "a smaller --size-scale"
 	switch room := arenaRoom(cfg, n.Objects, mem); {
 	case a.sizing.RAMBudget > 0:
 		why = "--ram-budget"
@@ -328,7 +328,7 @@ func (a *Advice) arenaNotes(n Needs, cfg *Config) []string {
 			least = "its least, 1 MiB"
 		}
 		why = fmt.Sprintf("%s, which it never goes below: more than the %s that %s of the memory available holds beside the engine's state",
-			least, cli.FormatBytes(max(room, 0)), share())
+			least, cli.FormatBytes(max(room, 0)), FitShareText())
 	}
 	if ArenaBytes(cfg, r.Peak, r.Reach, n.Objects, mem) >= r.Reach {
 		fix = "--ram-budget " + cli.FormatBytes(r.Reach)
@@ -432,21 +432,22 @@ func (a *Advice) diskParts(n Needs) string {
 func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 	var out []string
 	if mem := a.Machine.Memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) {
-		out = append(out, fmt.Sprintf("memory: the replay needs %s, more than %s of the %s available", cli.FormatBytes(n.Memory), share(), cli.FormatBytes(mem)))
+		out = append(out, fmt.Sprintf("memory: the replay needs %s, more than %s of the %s available", cli.FormatBytes(n.Memory), FitShareText(), cli.FormatBytes(mem)))
 	}
 	if free := a.Machine.DiskFree; free >= 0 && float64(n.Disk) > FitShare*float64(free) {
-		out = append(out, fmt.Sprintf("disk: the NVMe tier needs %s, more than %s of the %s %s in %s", cli.FormatBytes(n.Disk), share(), cli.FormatBytes(free), a.diskWord(), a.Machine.Disk))
+		out = append(out, fmt.Sprintf("disk: the NVMe tier needs %s, more than %s of the %s %s in %s", cli.FormatBytes(n.Disk), FitShareText(), cli.FormatBytes(free), a.diskWord(), a.Machine.Disk))
 	}
 	for _, b := range n.Backends {
 		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate && !a.closed {
 			out = append(out, fmt.Sprintf("bandwidth: the trace's pace asks %s of the %s tier (%s written and %s read in %.1f s at --speed %g), more than %s of the %s assumed",
-				FormatRate(b.Rate), b.Backend, FormatData(b.Written), FormatData(b.Read), n.WallS, cfg.Speed, share(), FormatRate(rate)))
+				FormatRate(b.Rate), b.Backend, FormatData(b.Written), FormatData(b.Read), n.WallS, cfg.Speed, FitShareText(), FormatRate(rate)))
 		}
 	}
 	return out
 }
 
-func share() string { return strconv.FormatFloat(FitShare*100, 'f', -1, 64) + " %" }
+// FitShareText is FitShare as a percentage, for messages ("50 %").
+func FitShareText() string { return strconv.FormatFloat(FitShare*100, 'f', -1, 64) + " %" }
 
 // rate is the bandwidth assumed of a backend, 0 for none (null, gpu).
 func (a *Advice) rate(backend string) float64 { return a.Machine.Rate(backend) }

@@ -163,22 +163,21 @@ func (s *sched) leftOutFits() func(b *tierBackend, demoted bool) bool {
 		return s.plan.PeakSample[b.name] <= b.limit
 	}
 	var n, bytes int64
-	var names []string
+	var short []*tierBackend
 	for _, c := range s.plan.Cold {
 		if b := s.tiers[c.Tier]; c.LeftOut && b != nil && b.limit != unbounded && !fits(b, c.Demoted) {
 			n++
 			bytes += c.Logical
-			if !slices.Contains(names, b.name) {
-				names = append(names, b.name)
+			if !slices.Contains(short, b) {
+				short = append(short, b)
 			}
 		}
 	}
 	if n > 0 {
 		var held []string
-		for _, name := range names {
-			b := s.backends[slices.IndexFunc(s.backends, func(b *tierBackend) bool { return b.name == name })]
+		for _, b := range short {
 			held = append(held, fmt.Sprintf("%s holds %s, less than the %s the trace keeps live with them",
-				name, cli.FormatBytes(b.limit), cli.FormatBytes(s.plan.PeakLeftOut[name])))
+				b.name, cli.FormatBytes(b.limit), cli.FormatBytes(s.plan.PeakLeftOut[b.name])))
 		}
 		s.warnings = append(s.warnings, fmt.Sprintf("--users %d: %d objects (%s) that users left out wrote and the replayed users read were written untimed when first read, "+
 			"inside the measured window, beside the timed operations, not before the clock (%s): raise --ram-budget or --capacity, or lower --size-scale",

@@ -62,7 +62,7 @@ func loopArenaNote(size, prefault, reach int64) string {
 	holds := "holds every object its users put there (a closed loop's order is not the trace's, and can keep more live than the trace's peak)"
 	if size < reach {
 		holds = fmt.Sprintf("holds as much of the %s its users put there as %s of the memory available holds beside the engine's state, past which kvreplay evicts least recently used objects "+
-			"(a closed loop's order is not the trace's, and can keep more live than the trace's peak)", cli.FormatBytes(reach), strconv.FormatFloat(replay.FitShare*100, 'f', -1, 64)+" %")
+			"(a closed loop's order is not the trace's, and can keep more live than the trace's peak)", cli.FormatBytes(reach), replay.FitShareText())
 	}
 	return fmt.Sprintf("the RAM tier's arena of a closed loop, %s, %s; its first %s, the trace's peak, were prefaulted, "+
 		"the rest is committed as objects first use it (a first write to a page past them faults)", cli.FormatBytes(size), holds, cli.FormatBytes(prefault))
