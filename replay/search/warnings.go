@@ -43,6 +43,9 @@ func (w *Warnings) Add(probe int, texts []string) {
 	w.probes = max(w.probes, probe)
 	for _, t := range texts {
 		words, figs := splitFigures(t)
+		hasFigs := func(k *warningKind) bool {
+			return slices.ContainsFunc(k.variants, func(v []figure) bool { return slices.Equal(v, figs) })
+		}
 		// A kind of this probe's holds its texts alike; one text of it
 		// that differs in its figures is a warning of its own (two tiers'
 		// sizes), which the next probe's pair with in their order. A
@@ -51,7 +54,7 @@ func (w *Warnings) Add(probe int, texts []string) {
 		// every probe, not one whose figures differ and one of a probe
 		// alone.
 		i := slices.IndexFunc(w.kinds, func(k *warningKind) bool {
-			return slices.Equal(k.text, words) && slices.ContainsFunc(k.variants, func(v []figure) bool { return slices.Equal(v, figs) })
+			return slices.Equal(k.text, words) && hasFigs(k)
 		})
 		if i < 0 {
 			i = slices.IndexFunc(w.kinds, func(k *warningKind) bool {
@@ -63,7 +66,7 @@ func (w *Warnings) Add(probe int, texts []string) {
 			i = len(w.kinds) - 1
 		}
 		k := w.kinds[i]
-		if !slices.ContainsFunc(k.variants, func(v []figure) bool { return slices.Equal(v, figs) }) {
+		if !hasFigs(k) {
 			k.variants = append(k.variants, figs)
 		}
 		if !slices.Contains(k.probes, probe) {
