@@ -231,7 +231,7 @@ type GPUPath struct {
 	Driver   string `json:"driver_version,omitempty"`
 	Runtime  string `json:"runtime_version,omitempty"`
 	// Copies is how the bytes moved: "h2d and d2h through pinned staging
-	// buffers, one stream per copy slot".
+	// buffers, in order on a stream per direction".
 	Copies       string       `json:"copies"`
 	HostToDevice GPUDirection `json:"host_to_device"`
 	DeviceToHost GPUDirection `json:"device_to_host"`
@@ -267,8 +267,9 @@ type GDSDirection struct {
 
 // GPUDirection counts one direction's copies: bytes, the sum of their
 // device times (CUDA events), and the bytes over that sum (GB/s, 10^9
-// bytes): the rate of one copy. Copies on different streams overlap, so
-// this is not the link's bandwidth.
+// bytes). A direction's copies run one after another on its stream, so
+// the sum is the time the link spent on them and the rate is the one it
+// carried them at, comparable with a cudaMemcpyAsync loop's.
 type GPUDirection struct {
 	Copies   int64   `json:"copies"`
 	Bytes    int64   `json:"bytes"`

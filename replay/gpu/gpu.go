@@ -6,13 +6,17 @@
 //
 // A copy goes through a staging slot: a pinned host buffer (cudaHostAlloc,
 // so the copy runs at the link's speed, as from pageable memory it does
-// not), a stream of its own and two events around the copy on it. A write
-// fills the slot's buffer and copies it host-to-device; a read copies
-// device-to-host into it. Slots copy at once on their streams, one per
-// concurrent caller (the I/O engine's workers); the events time each copy
-// on the device, and Copies adds them up per direction, so a result can
-// give the link's bandwidth as the GPU measured it beside the replay's
-// wall-clock latencies.
+// not) and two events. A write fills the slot's buffer and copies it
+// host-to-device; a read copies device-to-host into it. The slots serve
+// the concurrent callers (the I/O engine's workers), and every copy of a
+// direction is queued on that direction's stream between its slot's two
+// events, so the link carries one direction's copies one after another,
+// as a plain cudaMemcpyAsync loop does, while the other direction's run
+// beside them. A copy's events then time it alone on the device, not its
+// wait behind the others, and Copies adds them up per direction: the
+// bytes over that sum are the rate the link carried the tier's copies
+// while it was busy with them, comparable with a copy loop's, beside the
+// replay's wall-clock latencies.
 //
 // It is tested against a fake CUDA runtime (internal/cuda's testdata); it
 // has not yet run on a GPU.
@@ -72,9 +76,10 @@ type Direction struct {
 }
 
 // GBps is the direction's bytes over the sum of its copies' device times,
-// in GB/s (10^9): the rate of one copy. Copies on different slots' streams
-// overlap, so the link can carry several at once: this is not the link's
-// bandwidth, which the tier's bytes over the run's time bound from below.
+// in GB/s (10^9). A direction's copies run one after another on its
+// stream, so the sum is the time the stream spent copying and this is the
+// rate the link carried them at (the time a copy waited for the host to
+// queue it included), not slowed by the copies queued beside it.
 func (d Direction) GBps() float64 {
 	if d.DeviceS <= 0 {
 		return 0
@@ -124,6 +129,12 @@ func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
 		return nil, info, fmt.Errorf("gpu: device %d: an arena of %d bytes: %w", opt.Device, size, err)
 	}
 	m := &deviceMemory{rt: rt, device: opt.Device, base: base, size: size, slots: make(chan *slot, opt.Slots)}
+	for i := range m.queues {
+		if m.queues[i].stream, err = rt.NewStream(); err != nil {
+			m.Release()
+			return nil, info, fmt.Errorf("gpu: device %d: a copy stream: %w", opt.Device, err)
+		}
+	}
 	for range opt.Slots {
 		s, err := newSlot(rt, opt.StageBytes)
 		if err != nil {
@@ -147,7 +158,7 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	}
 	g := pi.GPU
 	g.Name, g.PCIBusID, g.PCIeLink, g.Driver, g.Runtime = d.Name, d.PCIBusID, b.info.Link, b.info.Driver, b.info.Runtime
-	g.Copies = fmt.Sprintf("host-to-device and device-to-host through %d pinned staging buffers of %d KiB, a stream each, timed by CUDA events",
+	g.Copies = fmt.Sprintf("host-to-device and device-to-host through %d pinned staging buffers of %d KiB, in order on a stream per direction, each copy timed by CUDA events",
 		b.opt.Slots, b.opt.StageBytes>>10)
 	c := b.Copies()
 	g.HostToDevice, g.DeviceToHost = c.H2D.path(), c.D2H.path()
@@ -158,10 +169,9 @@ func (d Direction) path() schema.GPUDirection {
 	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, CopyGBps: d.GBps()}
 }
 
-// slot is a staging buffer with its stream and events.
+// slot is a staging buffer with the events that time its copies.
 type slot struct {
 	buf         []byte
-	stream      cuda.Stream
 	start, stop cuda.Event
 }
 
@@ -170,10 +180,8 @@ func newSlot(rt *cuda.Runtime, n int64) (s *slot, err error) {
 	if s.buf, err = rt.HostAlloc(uint64(n)); err != nil {
 		return nil, err
 	}
-	if s.stream, err = rt.NewStream(); err == nil {
-		if s.start, err = rt.NewEvent(); err == nil {
-			s.stop, err = rt.NewEvent()
-		}
+	if s.start, err = rt.NewEvent(); err == nil {
+		s.stop, err = rt.NewEvent()
 	}
 	if err != nil {
 		s.free(rt)
@@ -191,9 +199,6 @@ func (s *slot) free(rt *cuda.Runtime) error {
 	if s.start != 0 {
 		errs = append(errs, rt.DestroyEvent(s.start))
 	}
-	if s.stream != 0 {
-		errs = append(errs, rt.DestroyStream(s.stream))
-	}
 	if s.buf != nil {
 		errs = append(errs, rt.FreeHost(s.buf))
 	}
@@ -209,6 +214,10 @@ type deviceMemory struct {
 	size   int64
 	slots  chan *slot // free slots
 	all    []*slot
+	// The streams of the two directions, host-to-device first: a copy's
+	// two events and the copy between them are queued under the lock, so
+	// the copies of a direction do not interleave.
+	queues [2]queue
 
 	mu       sync.Mutex // guards h2d and d2h
 	h2d, d2h Direction
@@ -239,18 +248,34 @@ func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
 	})
 }
 
+// queue is a direction's stream.
+type queue struct {
+	mu     sync.Mutex
+	stream cuda.Stream
+}
+
+// queueOf returns the direction's queue.
+func (m *deviceMemory) queueOf(toDevice bool) *queue {
+	if toDevice {
+		return &m.queues[0]
+	}
+	return &m.queues[1]
+}
+
 // withSlot runs fn with a free slot, on a thread whose current device is
-// the arena's (the slot's stream and events belong to it).
+// the arena's (the streams and the slot's events belong to it).
 func (m *deviceMemory) withSlot(fn func(s *slot) error) (err error) {
 	s := <-m.slots
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer func() {
 		if err != nil {
-			// A copy may still be running on the stream after a failed
-			// call that followed it: the slot's buffer is free only once
-			// the stream is done with it.
-			m.rt.SyncStream(s.stream)
+			// A copy may still be running after a failed call that
+			// followed it: the slot's buffer is free only once the
+			// streams are done with it.
+			for i := range m.queues {
+				m.rt.SyncStream(m.queues[i].stream)
+			}
 		}
 		m.slots <- s
 	}()
@@ -260,26 +285,36 @@ func (m *deviceMemory) withSlot(fn func(s *slot) error) (err error) {
 	return fn(s)
 }
 
-// copyOn copies n bytes between the device address and the slot's buffer
-// on the slot's stream, waits for it, and returns its device time.
+// copyOn copies n bytes between the device address and host (the slot's
+// buffer, or pinned memory) on the direction's stream, between the slot's
+// events, waits for it, and returns its device time.
 func (m *deviceMemory) copyOn(s *slot, dev, host uintptr, n int, write bool) (float64, error) {
-	dst, src, kind := host, dev, cuda.DeviceToHost
-	if write {
-		dst, src, kind = dev, host, cuda.HostToDevice
-	}
-	if err := m.rt.Record(s.start, s.stream); err != nil {
-		return 0, err
-	}
-	if err := m.rt.CopyAsync(dst, src, uint64(n), kind, s.stream); err != nil {
-		return 0, err
-	}
-	if err := m.rt.Record(s.stop, s.stream); err != nil {
+	if err := m.enqueue(s, dev, host, n, write); err != nil {
 		return 0, err
 	}
 	if err := m.rt.Wait(s.stop); err != nil {
 		return 0, err
 	}
 	return m.rt.Elapsed(s.start, s.stop)
+}
+
+// enqueue queues the copy between the slot's events on the direction's
+// stream, with no other copy of the direction between them.
+func (m *deviceMemory) enqueue(s *slot, dev, host uintptr, n int, write bool) error {
+	dst, src, kind := host, dev, cuda.DeviceToHost
+	if write {
+		dst, src, kind = dev, host, cuda.HostToDevice
+	}
+	q := m.queueOf(write)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := m.rt.Record(s.start, q.stream); err != nil {
+		return err
+	}
+	if err := m.rt.CopyAsync(dst, src, uint64(n), kind, q.stream); err != nil {
+		return err
+	}
+	return m.rt.Record(s.stop, q.stream)
 }
 
 func (m *deviceMemory) count(write bool, n int, t float64) {
@@ -314,6 +349,12 @@ func (m *deviceMemory) Release() error {
 		errs = append(errs, s.free(m.rt))
 	}
 	m.all = nil
+	for i := range m.queues {
+		if q := &m.queues[i]; q.stream != 0 {
+			errs = append(errs, m.rt.DestroyStream(q.stream))
+			q.stream = 0
+		}
+	}
 	errs = append(errs, m.rt.Free(m.base))
 	return errors.Join(errs...)
 }

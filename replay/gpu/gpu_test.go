@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/kvbench/kvbench/internal/cuda"
@@ -113,6 +114,73 @@ func TestCopiesStagedAndTimed(t *testing.T) {
 	if g := pi.GPU; g == nil || g.Name != "Fake GPU" || pi.Model != "Fake GPU" || g.HostToDevice.Bytes != c.H2D.Bytes ||
 		g.DeviceToHost.Copies != c.D2H.Copies || g.DeviceToHost.CopyGBps != c.D2H.GBps() || !strings.Contains(g.Copies, "2 pinned staging buffers of 16 KiB") {
 		t.Errorf("Describe: %+v, GPU %+v", pi, g)
+	}
+}
+
+// TestCopiesOfADirectionInOrder copies from more goroutines than there
+// are cores, each through its own slot: the copies of a direction are
+// queued one after another on its stream, so their device times (the
+// fake's events hold the host's monotonic time at their record) do not
+// overlap, and their sum stays within the time all the copies took. With
+// a stream per slot the intervals overlapped, and the sum exceeded it: a
+// copy's time included the others', and the per-copy rate fell with the
+// number of workers instead of telling the link's.
+func TestCopiesOfADirectionInOrder(t *testing.T) {
+	rt := fakeRuntime(t, "268435456")
+	const workers, objSize, rounds = 8, 4 << 20, 4
+	b, _, err := New(rt, Options{Capacity: 64 << 20, Slots: workers, StageBytes: objSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	objs := make([]backend.Object, workers)
+	for w := range objs {
+		if objs[w], err = b.Open(string(rune('a'+w)), objSize, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, write := range []bool{true, false} {
+		before := b.Copies()
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		start := time.Now()
+		for _, o := range objs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := make([]byte, objSize)
+				for range rounds {
+					var err error
+					if write {
+						_, err = o.WriteAt(p, 0)
+					} else {
+						_, err = o.ReadAt(p, 0)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		took := time.Since(start).Seconds()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		c, d := b.Copies(), Direction{}
+		if write {
+			d = c.H2D
+			d.DeviceS -= before.H2D.DeviceS
+		} else {
+			d = c.D2H
+			d.DeviceS -= before.D2H.DeviceS
+		}
+		// float32 milliseconds per copy: allow their rounding.
+		if d.DeviceS <= 0 || d.DeviceS > took*1.001+1e-6*float64(workers*rounds) {
+			t.Errorf("write %v: the copies' device times add up to %.6f s in %.6f s of copying: they overlapped", write, d.DeviceS, took)
+		}
 	}
 }
 
