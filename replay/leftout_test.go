@@ -196,3 +196,42 @@ func TestLeftOutDemoted(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftOutWarningPeak: a sample of --users 1 that reads x (left out,
+// read first by a Decode row) and demotes y (left out, read first by an
+// Evict row) on a RAM tier of 1.5 MiB: x does not fit beside z (the
+// sample's peak with x before the clock, PeakSample, is 2 MiB), nor y
+// (3 MiB with y too, PeakLeftOut). The warning quotes the peak that
+// decided, 2 MiB; it quoted PeakLeftOut's 3 MiB, more than the figure
+// that kept x from being written before the clock.
+func TestLeftOutWarningPeak(t *testing.T) {
+	const mib = 1 << 20
+	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
+	recs := []schema.Record{
+		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 2),
+		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 2),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 1),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "y", schema.PhasePrefill, 2), 1),
+		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 2),
+		user(rec(3*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "y", schema.PhaseEvict, 4), 2),
+		user(rec(3*time.Millisecond, schema.OpWrite, mib, schema.TierNVMe, "y", schema.PhaseEvict, 4), 2),
+	}
+	cfg := closedConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "mem", "disk"}
+	cfg.Users = 1
+	src := memTrace(t, recs)
+	plan := prepare(t, &cfg, src)
+	if plan.PeakSample["mem"] != 2*mib || plan.PeakLeftOut["mem"] != 3*mib {
+		t.Fatalf("Tier-1's peaks: %d with x before the clock, %d with x and y; want 2 MiB, 3 MiB", plan.PeakSample["mem"], plan.PeakLeftOut["mem"])
+	}
+	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src},
+		map[string]backend.Backend{"mem": newRAM(t, 3*mib/2), "disk": null.New()}, replay.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(w, "--users 1: 2 objects (0.00210 GB) that users left out wrote and the replayed users read were written untimed when first read") ||
+		!strings.Contains(w, "(mem holds 1.50 MiB, less than the 2.00 MiB the trace keeps live with them)") {
+		t.Errorf("warnings:\n%s", w)
+	}
+}

@@ -164,6 +164,7 @@ func (s *sched) leftOutFits() func(b *tierBackend, demoted bool) bool {
 	}
 	var n, bytes int64
 	var short []*tierBackend
+	read := map[*tierBackend]bool{} // a backend short of an object a replayed row reads first
 	for _, c := range s.plan.Cold {
 		if b := s.tiers[c.Tier]; c.LeftOut && b != nil && b.limit != unbounded && !fits(b, c.Demoted) {
 			n++
@@ -171,13 +172,22 @@ func (s *sched) leftOutFits() func(b *tierBackend, demoted bool) bool {
 			if !slices.Contains(short, b) {
 				short = append(short, b)
 			}
+			read[b] = read[b] || !c.Demoted
 		}
 	}
 	if n > 0 {
 		var held []string
 		for _, b := range short {
+			// The peak that decided: PeakSample where an object a
+			// replayed row reads first did not fit (a demotion's then
+			// did not either: PeakLeftOut is at least PeakSample), else
+			// PeakLeftOut.
+			peak := s.plan.PeakLeftOut[b.name]
+			if read[b] {
+				peak = s.plan.PeakSample[b.name]
+			}
 			held = append(held, fmt.Sprintf("%s holds %s, less than the %s the trace keeps live with them",
-				b.name, cli.FormatBytes(b.limit), cli.FormatBytes(s.plan.PeakLeftOut[b.name])))
+				b.name, cli.FormatBytes(b.limit), cli.FormatBytes(peak)))
 		}
 		s.warnings = append(s.warnings, fmt.Sprintf("--users %d: %d objects (%s) that users left out wrote and the replayed users read were written untimed when first read, "+
 			"inside the measured window, beside the timed operations, not before the clock (%s): raise --ram-budget or --capacity, or lower --size-scale",
