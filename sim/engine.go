@@ -572,9 +572,21 @@ func (e *engine) startWorkload() error {
 	}
 	e.gen = gen
 	if gen == nil {
-		// The reference draws its users first, then starts RAG ingestion.
+		// The reference draws its users' profiles first, then starts
+		// its RAG ingestion thread, and then the users' threads, whose
+		// first draw is their first think time: the documents' sizes
+		// come before it in the random stream (the first four of its
+		// seed-42 RAG trace are the four draws after the profiles).
 		e.makeUsers()
-		if cfg.Arrival != "" && len(e.users) > 0 {
+		if cfg.EnableRAG {
+			e.rag = newRAGManager(e)
+			if err := e.rag.ingest(); err != nil {
+				return err
+			}
+		}
+		if cfg.Arrival == "" {
+			e.wakeUsers()
+		} else if len(e.users) > 0 {
 			rate, src := cfg.RequestRate, "--request-rate"
 			if rate <= 0 {
 				rate, src = e.closedLoopRate(), "the users' think times"
@@ -582,12 +594,6 @@ func (e *engine) startWorkload() error {
 			e.open = newArrivals(cfg, rate)
 			e.notes = append(e.notes, fmt.Sprintf("arrivals: %s, %.4g requests/s (%s), users in turn, arrival seed %d", e.open.describe(), rate, src, cfg.ArrivalSeed))
 			e.push(event{at: e.now + e.open.next(), kind: evOpen})
-		}
-		if cfg.EnableRAG {
-			e.rag = newRAGManager(e)
-			if err := e.rag.ingest(); err != nil {
-				return err
-			}
 		}
 	} else {
 		e.push(event{at: e.now, kind: evArrival})
@@ -933,7 +939,7 @@ func (e *engine) prepopulate() error {
 	return nil
 }
 
-// makeUsers creates the synthetic users and their first wake-ups.
+// makeUsers draws the synthetic users' profiles (wakeUsers starts them).
 func (e *engine) makeUsers() {
 	cfg := e.cfg
 	e.users = make([]*user, cfg.NumUsers)
@@ -957,9 +963,11 @@ func (e *engine) makeUsers() {
 		u.think = e.uniform(tp.ThinkMin, tp.ThinkMax)
 		e.users[i] = u
 	}
-	if cfg.Arrival != "" {
-		return // an open arrival process sends the users' requests
-	}
+}
+
+// wakeUsers pushes each user's first wake-up: its first think time, the
+// first draw of its thread in the reference.
+func (e *engine) wakeUsers() {
 	for _, u := range e.users {
 		e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
 	}

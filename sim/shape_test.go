@@ -3,9 +3,11 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,5 +177,59 @@ func TestShapeMatchesReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ragChunkCounts returns the chunk writes of each RAG document in the
+// trace at path (or of the run cfg, when path is ""), by document key.
+func ragChunkCounts(tb testing.TB, path string, cfg *Config) map[string]int {
+	tb.Helper()
+	counts := map[string]int{}
+	add := func(r *schema.Record) {
+		k := string(r.Key)
+		if i := strings.Index(k, "_chunk_"); i > 0 && strings.HasPrefix(k, "rag_doc_") && r.Op == schema.OpWrite && r.Phase == schema.PhasePrefill {
+			counts[k[:i]]++
+		}
+	}
+	if path == "" {
+		if _, err := Run(context.Background(), cfg, func(r *schema.Record) error { add(r); return nil }); err != nil {
+			tb.Fatal(err)
+		}
+		return counts
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r.Close()
+	var rec schema.Record
+	for {
+		err := r.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			return counts
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		add(&rec)
+	}
+}
+
+// TestRAGDocumentsAfterProfiles: kv-cache.py starts its RAG ingestion
+// thread before its users' threads, so the documents' sizes are the draws
+// right after the user profiles, before the users' first think times. Its
+// seed-42 trace shows it for the first four documents (its threads race
+// after that): kvtrace drew the think times first, and every document of
+// a seed differed from the reference's.
+func TestRAGDocumentsAfterProfiles(t *testing.T) {
+	ref := ragChunkCounts(t, filepath.Join("..", "testdata", "reference", "llama8b_u50_d30_gpu0_cpu4_rag_s42.csv.zst"), nil)
+	cfg := DefaultConfig()
+	cfg.Seed, cfg.NumUsers, cfg.Duration, cfg.GPUMemGB, cfg.CPUMemGB, cfg.EnableRAG = 42, 50, time.Second, 0, 4, true
+	got := ragChunkCounts(t, "", &cfg)
+	for i := range 4 {
+		doc := fmt.Sprintf("rag_doc_%04d", i)
+		if got[doc] == 0 || got[doc] != ref[doc] {
+			t.Errorf("%s: %d chunks, the reference's seed-42 trace has %d", doc, got[doc], ref[doc])
+		}
 	}
 }
