@@ -312,6 +312,23 @@ func SamplePlan(ctx context.Context, cfg *Config, srcs []Source, whole *Plan) (*
 	return p, nil
 }
 
+// WindowPlan is the plan of the replay of cfg from whole, a plan of the
+// same traces for another window (a capacity search plans the whole
+// trace once, and each probe, whose --speed sets how far its --duration
+// reaches, its own window here): the traces read again up to the window
+// cfg reaches (WindowOf), so that a probe writes only the cold objects
+// its window reads, and its peaks, the tiers' sizes and the space it is
+// checked against (setup) are its window's. It is whole itself when whole
+// was not read from the traces, is already that window's, or its rows all
+// lie within it.
+func WindowPlan(ctx context.Context, cfg *Config, srcs []Source, whole *Plan) (*Plan, error) {
+	w := WindowOf(cfg)
+	if !whole.Scanned || whole.Window == w || (whole.Window == 0 && w > whole.Span) {
+		return whole, nil
+	}
+	return Prepare(ctx, cfg, srcs)
+}
+
 // closedUsers are the users a closed loop of --users N replays
 // (SelectUsers of the plan's), nil when it replays every user.
 func closedUsers(cfg *Config, p *Plan) map[userKey]bool {

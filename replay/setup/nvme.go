@@ -114,10 +114,11 @@ func ExtentSize(plan *replay.Plan) int64 {
 // checkFree refuses a trace whose NVMe peak does not fit in the free space
 // of the file system that will hold the tier (where: --dir, or the
 // directory of a --device file, which need not exist yet). A block device
-// is the extent backend's to size.
+// is the extent backend's to size. A search's probe is checked with its
+// own plan too (probeFits, first).
 func (b *builder) checkFree(where string) error {
 	plan, o := b.plan, b.opts
-	if !plan.Scanned || o.MayFill {
+	if !plan.Scanned {
 		return nil
 	}
 	var have int64

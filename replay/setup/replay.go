@@ -3,6 +3,9 @@ package setup
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
@@ -31,10 +34,17 @@ type Clocked interface {
 // that did not run, no result.
 func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, opts Options,
 	ready func() error, progress func(replay.Progress)) (*schema.Result, error) {
-	// A closed loop of --users N replays its sample's plan (the users
-	// search plans the whole trace once, and each probe its sample here).
-	plan, err := replay.SamplePlan(ctx, cfg, srcs, plan)
+	// A search plans the whole trace (a capacity search) or all its users
+	// (a users search) once; each probe replays its own window's plan and
+	// its sample's (a closed loop of --users N), made here.
+	plan, err := replay.WindowPlan(ctx, cfg, srcs, plan)
 	if err != nil {
+		return nil, err
+	}
+	if plan, err = replay.SamplePlan(ctx, cfg, srcs, plan); err != nil {
+		return nil, err
+	}
+	if err := probeFits(cfg, plan, &opts); err != nil {
 		return nil, err
 	}
 	tiers, err := Build(ctx, env, cfg, plan, opts)
@@ -71,4 +81,27 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 		}
 	}
 	return res, runErr
+}
+
+// ErrProbeNotRun is the error of a search's probe that Replay did not run:
+// it does not fit this machine.
+var ErrProbeNotRun = errors.New("not run")
+
+// probeFits checks a search's probe (opts.MayFill: the search's plan, of
+// its largest probes, does not fit the free space) as CheckFits checks a
+// replay, with the probe's own plan (its window, its users), before any
+// I/O: a probe that does not fit is not run, rather than run until the
+// disk is full (a probe that hit ENOSPC is no measurement, and a full
+// disk fails what else writes there). Its error is the search's failure
+// (exit 1), not the input's: the probes before it ran.
+func probeFits(cfg *replay.Config, plan *replay.Plan, opts *Options) error {
+	if !opts.MayFill || !plan.Scanned {
+		return nil
+	}
+	a := Advise(cfg, plan, opts)
+	if a.Runs {
+		return nil
+	}
+	return fmt.Errorf("%w: the probe does not fit this machine: %s: --fit, or a smaller --size-scale, makes every probe fit",
+		ErrProbeNotRun, strings.Join(a.Blockers, "; "))
 }

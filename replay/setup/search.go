@@ -92,9 +92,12 @@ func (so *SearchOptions) Check(cfg *replay.Config) []error {
 // users', beyond what --dir has free) is a warning, returned, not a
 // refusal, and opts.MayFill is set: a search's probes replay windows of
 // the trace, which grow with a capacity search's --speed and a users
-// search's users, and the probe that fills the disk stops the search, not
-// done, its answer what the probes before it measured (exit 1). Memory is
-// refused as for a replay.
+// search's users, and the first probes may fit where the last do not.
+// Each probe is then checked with its own plan before any I/O, as a
+// replay is (Replay): the first that does not fit is not run, and stops
+// the search, not done, its answer what the probes before it measured
+// (exit 1); no probe fills the disk on the plan's word. Memory is refused
+// as for a replay.
 func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Options) (warning string, err error) {
 	if !Planned(plan) {
 		return "", nil
@@ -109,8 +112,8 @@ func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Option
 		}
 	}
 	opts.MayFill = true
-	return fmt.Sprintf("--search %s: the last probes may not fit: %v; a probe that fills the disk stops the search (done: false, exit 1), "+
-		"its answer what the probes before it measured", kind, notFitError(a)), nil
+	return fmt.Sprintf("--search %s: the largest probes may not fit: %v; each probe is checked against the free space with its own window and users before it runs, "+
+		"and the first that does not fit is not run: it stops the search (done: false, exit 1), its answer what the probes before it measured", kind, notFitError(a)), nil
 }
 
 // Search runs the search so asks over the traces' total users, each probe

@@ -70,9 +70,11 @@ type Options struct {
 	Prewrite        bool // --prewrite: write the extent file's new blocks before the replay
 	Keep            bool // --keep: leave what the run made
 	Buffered        bool // --buffered: the page cache, not O_DIRECT
-	// MayFill lets the NVMe tier start where the plan's peak exceeds the
-	// free space (a search, whose probes replay windows of the trace and
-	// stop at the one that fills the disk); else that is refused.
+	// MayFill says that a search's plan, of its largest probes (the
+	// whole trace, all its users), does not fit the free space
+	// (SearchFits): the search starts, and each probe is checked with its
+	// own plan (its window, its users) before any I/O; one that does not
+	// fit is not run, and stops the search.
 	MayFill bool
 	// RAMBudget is the RAM arena's size (--ram-budget); 0 sizes it from
 	// the plan.

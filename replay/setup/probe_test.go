@@ -1,0 +1,80 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/replay"
+)
+
+// TestReplayPlansTheProbe: a capacity search plans the whole trace once
+// (Fitting.WholeTrace) and its probes' --speed sets how far each one's
+// --duration reaches; Replay plans each probe's window itself
+// (replay.WindowPlan). Here the trace reads a cold object at 0 s and a
+// cold object of twice the free space of Dir at 5 s. The whole trace does
+// not fit (SearchFits warns, MayFill), but a probe whose window reaches
+// 0.1 s replays, with only the first cold object written before its
+// clock; one whose window reaches 10 s is not run: checked with its own
+// plan, it would fill the disk, so it stops with ErrProbeNotRun, the
+// search's failure (exit 1), and leaves nothing in Dir. Before, every
+// probe replayed the whole trace's plan: the first wrote the 5 s object
+// too (the extent layout preallocated for it), and the disk filled.
+func TestReplayPlansTheProbe(t *testing.T) {
+	dir := t.TempDir()
+	free := FreeBytes(dir)
+	if free <= 0 {
+		t.Skip("the free space of the temp dir is unknown")
+	}
+	big := (2*free + 4095) &^ 4095
+	rows := "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n" +
+		"0.0,Read,65536,Tier-2,early,Decode\n" +
+		fmt.Sprintf("5.0,Read,%d,Tier-2,late,Decode\n", big)
+	tr := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(tr, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := replay.DefaultConfig()
+	cfg.Duration = 100 * time.Millisecond
+	srcs, whole, err := Prescan(context.Background(), []string{tr}, "", &cfg, Fitting{WholeTrace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Cold) != 2 || whole.Window != 0 {
+		t.Fatalf("the whole trace's plan: %d cold objects, window %v; want 2, the whole trace", len(whole.Cold), whole.Window)
+	}
+	opts := Options{Dir: dir, Buffered: true, Stderr: &strings.Builder{}}
+	w, err := SearchFits("capacity", &cfg, whole, &opts)
+	if err != nil || !opts.MayFill || !strings.Contains(w, "the first that does not fit is not run") {
+		t.Fatalf("SearchFits: %q, %v; want a warning", w, err)
+	}
+	for _, layout := range []string{"dir", "extent"} {
+		t.Run(layout, func(t *testing.T) {
+			opts := opts
+			opts.Layout = layout
+			probe := cfg
+			res, err := Replay(context.Background(), &Env{}, &probe, whole, srcs, opts, nil, nil)
+			if err != nil {
+				t.Fatalf("the probe of a 0.1 s window: %v", err)
+			}
+			if res.Replay.ColdPrepared != 1 {
+				t.Errorf("the probe of a 0.1 s window wrote %d cold objects; want 1, its window's", res.Replay.ColdPrepared)
+			}
+			probe.Speed = 100 // a window of 10 s of trace
+			res, err = Replay(context.Background(), &Env{}, &probe, whole, srcs, opts, nil, nil)
+			if res != nil || !errors.Is(err, ErrProbeNotRun) || cli.ExitCode(err) != cli.ExitFailure ||
+				!strings.Contains(err.Error(), "the probe does not fit this machine: disk: ") || !strings.Contains(err.Error(), "--fit") {
+				t.Errorf("the probe of a 10 s window: %v; want it not run, exit 1", err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("the probes left %d entries in Dir", len(ents))
+			}
+		})
+	}
+}
