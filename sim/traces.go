@@ -59,7 +59,7 @@ func (e *engine) newGenerator() (generator, error) {
 		}
 		return g, err
 	case cfg.UseBurstTrace:
-		files, err := burstFiles(cfg.BurstTracePath)
+		files, err := BurstFiles(cfg.BurstTracePath)
 		if err != nil {
 			return nil, err
 		}
@@ -68,26 +68,69 @@ func (e *engine) newGenerator() (generator, error) {
 	return nil, nil
 }
 
-// burstFiles resolves --burst-trace-path as the reference does: a
-// directory (its *.csv, sorted), a glob, or a file.
-func burstFiles(p string) ([]string, error) {
+// BurstFiles resolves --burst-trace-path p as kv-cache.py's
+// _resolve_burst_trace_files does: a directory is its *.csv files; a path
+// with a * or ? is a glob; any other path is the file itself (a [ in it is
+// a character, not a pattern). A glob's wildcards match no name that
+// starts with a dot, as Python's glob module's do: a directory copied from
+// a Mac holds ._BurstGPT_1.csv beside BurstGPT_1.csv, which kv-cache.py
+// never reads. The files come sorted. A directory without a CSV file and a
+// glob that matches nothing are errors; a file is not checked here
+// (opening it is).
+func BurstFiles(p string) ([]string, error) {
 	var files []string
-	if strings.ContainsAny(p, "*?[") {
-		m, err := filepath.Glob(p)
+	switch fi, err := os.Stat(p); {
+	case err == nil && fi.IsDir():
+		m, err := pyGlob(filepath.Join(p, "*.csv"))
 		if err != nil {
 			return nil, fmt.Errorf("--burst-trace-path %s: %w", p, err)
 		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("--burst-trace-path %s: a directory with no *.csv file", p)
+		}
 		files = m
-	} else if m, err := filepath.Glob(filepath.Join(p, "*.csv")); err == nil && len(m) > 0 {
+	case strings.ContainsAny(p, "*?"):
+		m, err := pyGlob(p)
+		if err != nil {
+			return nil, fmt.Errorf("--burst-trace-path %s: %w", p, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("--burst-trace-path %s: no file matches", p)
+		}
 		files = m
-	} else {
-		files = []string{p}
+	default:
+		return []string{p}, nil
 	}
 	slices.Sort(files)
-	if len(files) == 0 {
-		return nil, fmt.Errorf("--burst-trace-path %s: no CSV files match", p)
-	}
 	return files, nil
+}
+
+// pyGlob is filepath.Glob without the matches that Python's glob leaves
+// out: a name starting with a dot where the pattern's part for it has a
+// wildcard and does not start with a dot itself.
+func pyGlob(pattern string) ([]string, error) {
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	pat := strings.Split(filepath.Clean(pattern), string(filepath.Separator))
+	kept := m[:0]
+	for _, f := range m {
+		parts := strings.Split(f, string(filepath.Separator))
+		hidden := false
+		// Glob's matches have the cleaned pattern's parts, one for one,
+		// counted from the end.
+		for i, j := len(parts)-1, len(pat)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+			if strings.ContainsAny(pat[j], "*?[") && !strings.HasPrefix(pat[j], ".") && strings.HasPrefix(parts[i], ".") {
+				hidden = true
+				break
+			}
+		}
+		if !hidden {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
 }
 
 // arrival enqueues the generator's pending request and schedules the next.

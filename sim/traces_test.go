@@ -572,3 +572,56 @@ func TestBurstGPTFailedRequestsNoGPU(t *testing.T) {
 		t.Fatal("no 0-byte object in the sample's trace: the test proves nothing")
 	}
 }
+
+// TestBurstFiles: --burst-trace-path resolves as kv-cache.py resolves it
+// with Python's glob: a directory's *.csv files and a glob's matches leave
+// out names starting with a dot (a Mac's ._BurstGPT_1.csv beside the
+// trace; kvtrace read it and failed on its bytes), unless the pattern's
+// part starts with a dot too; a path with a [ but no * or ? is a file, not
+// a pattern (kvtrace globbed it and found no match).
+func TestBurstFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"BurstGPT_1.csv", "._BurstGPT_1.csv", ".hidden.csv", "b.csv", "notes.txt", "data[1].csv"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, filepath.Join(dir, n))
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name, path string
+		want       []string
+		err        string
+	}{
+		{"directory", dir, j("BurstGPT_1.csv", "b.csv", "data[1].csv"), ""},
+		{"glob", filepath.Join(dir, "*.csv"), j("BurstGPT_1.csv", "b.csv", "data[1].csv"), ""},
+		{"glob of dot files", filepath.Join(dir, ".*.csv"), j("._BurstGPT_1.csv", ".hidden.csv"), ""},
+		{"question mark", filepath.Join(dir, "?.csv"), j("b.csv"), ""},
+		{"bracket is a character", filepath.Join(dir, "data[1].csv"), j("data[1].csv"), ""},
+		{"a file", filepath.Join(dir, "b.csv"), j("b.csv"), ""},
+		{"glob matching nothing", filepath.Join(dir, "*.nope"), nil, "no file matches"},
+		{"glob matching only dot files", filepath.Join(dir, "*BurstGPT_1.csv"), j("BurstGPT_1.csv"), ""},
+		{"directory without CSV", filepath.Join(dir, "empty"), nil, "a directory with no *.csv file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := BurstFiles(tt.path)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("BurstFiles(%q) = %v, %v; want an error with %q", tt.path, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("BurstFiles(%q) = %q, %v; want %q", tt.path, got, err, tt.want)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -34,11 +33,12 @@ func checkSimFiles(opt *simOptions) error {
 			files.Inputs = append(files.Inputs, in)
 		}
 	}
-	if cfg.UseBurstTrace && cfg.BurstTracePath != "" {
-		if m, err := filepath.Glob(cfg.BurstTracePath); err == nil {
-			for _, p := range m {
-				files.Inputs = append(files.Inputs, cli.File{Flag: "--burst-trace-path", Path: p})
-			}
+	if cfg.UseBurstTrace && cfg.BurstTracePath != "" && cfg.RequestTrace == "" && cfg.DatasetPath == "" {
+		// The files the run reads: a directory's CSV files too, which an
+		// output must not replace.
+		m, _ := sim.BurstFiles(cfg.BurstTracePath)
+		for _, p := range m {
+			files.Inputs = append(files.Inputs, cli.File{Flag: "--burst-trace-path", Path: p})
 		}
 	}
 	sidecar := opt.TracePath != "-" && cli.Sidecar(opt.TracePath) == ""
@@ -98,19 +98,14 @@ func checkInputs(cfg *sim.Config) []error {
 		return checkInputFile("--dataset-path", cfg.DatasetPath)
 	case cfg.UseBurstTrace && cfg.BurstTracePath != "":
 		p := cfg.BurstTracePath
-		if strings.ContainsAny(p, "*?[") {
-			if m, err := filepath.Glob(p); err == nil && len(m) == 0 {
-				return []error{fmt.Errorf("--burst-trace-path %s: no file matches", p)}
-			}
-			return nil // a malformed pattern: the simulation says so
+		m, err := sim.BurstFiles(p)
+		if err != nil {
+			return []error{err}
 		}
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			if m, _ := filepath.Glob(filepath.Join(p, "*.csv")); len(m) == 0 {
-				return []error{fmt.Errorf("--burst-trace-path %s: a directory with no *.csv file", p)}
-			}
-			return nil
+		if len(m) == 1 && m[0] == p {
+			return checkInputFile("--burst-trace-path", p)
 		}
-		return checkInputFile("--burst-trace-path", p)
+		return nil
 	}
 	return nil
 }

@@ -62,3 +62,32 @@ func TestInputFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBurstDirectoryIsInput: the CSV files of a --burst-trace-path
+// directory are the run's inputs, which -o must not replace (kvtrace
+// checked the directory alone, and its trace replaced the BurstGPT file
+// it had read), and a Mac's ._*.csv beside them is not read, as Python's
+// glob leaves it out in kv-cache.py (kvtrace read it and failed).
+func TestBurstDirectoryIsInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "burst.csv")
+	data := "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n45,ChatGPT,1087,230,1317,Conversation log\n"
+	if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "._burst.csv"), []byte("\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--use-burst-trace", "--burst-trace-path", dir, "--duration", "60", "--trace-speedup", "0"}
+	_, stderr, code := runKvtrace(t, append(args, "-o", in)...)
+	if code != 2 || !strings.Contains(stderr, "refusing to overwrite an input") {
+		t.Errorf("-o the directory's CSV file: exit %d, %q; want 2 and a refusal", code, stderr)
+	}
+	if got, err := os.ReadFile(in); err != nil || string(got) != data {
+		t.Fatalf("the BurstGPT input changed (%v)", err)
+	}
+	out := filepath.Join(t.TempDir(), "t.csv")
+	if _, stderr, code := runKvtrace(t, append(args, "-o", out)...); code != 0 {
+		t.Fatalf("a directory with a ._ file beside its trace: exit %d, %q", code, stderr)
+	}
+}
