@@ -184,8 +184,14 @@ func rankTable(k string, p *MLPerfPooled) *table {
 	if root != "" {
 		title += ", documents in " + root
 	}
+	// The ranks' own unit: kv-cache.py's "GB/s" are GiB/s (an Option's
+	// ranks are of one kind: ByKind).
+	unit := "GB/s"
+	if len(p.Ranks) > 0 && p.Ranks[0].Kind == KindReference {
+		unit = "GiB/s"
+	}
 	rt := &table{title: title,
-		header: []string{"trial", "rank", "read GB/s", "write GB/s", "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
+		header: []string{"trial", "rank", "read " + unit, "write " + unit, "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
 	for _, rk := range p.Ranks {
 		path := rk.Path
 		if rel, err := filepath.Rel(root, path); root != "" && err == nil {

@@ -353,6 +353,17 @@ func TestAggregateMLPerfReference(t *testing.T) {
 	if s.KVBench.Source != KindReference || !strings.Contains(s.KVBench.BandwidthUnit, "GiB") || s.KVBench.Options["1"].NotPooled == "" {
 		t.Errorf("kvbench block: %+v", s.KVBench)
 	}
+	// The per-rank table gives the ranks' figures in their own unit:
+	// kv-cache.py's "GB/s" are GiB/s, never labelled GB/s.
+	for _, f := range []string{"text", "md"} {
+		var b strings.Builder
+		if err := RenderMLPerf(&b, s, nil, f); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); !strings.Contains(out, "read GiB/s") || !strings.Contains(out, "write GiB/s") || strings.Contains(out, " GB/s") {
+			t.Errorf("%s: the per-rank table of kv-cache.py documents is not in GiB/s:\n%s", f, out)
+		}
+	}
 
 	// A kvreplay document beside them is refused: GB and GiB do not add.
 	d := mlperfDoc(t, mlperfSpecs[0])
