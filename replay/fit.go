@@ -170,6 +170,11 @@ type Needs struct {
 	// --speed (0 at max).
 	SpanS float64 `json:"trace_span_s"`
 	WallS float64 `json:"wall_s"`
+
+	// capacity is --capacity, which bounds the backend Tier-2 maps to,
+	// capBackend (0: none): each of its objects must fit in it.
+	capacity   int64
+	capBackend string
 }
 
 // need returns the need of the backend named name, nil when none.
@@ -222,6 +227,7 @@ func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
 		}
 		if cfg.Capacity > 0 && cfg.TierMap[schema.TierNVMe] == name {
 			need.Peak, need.Reach = min(need.Peak, cfg.Capacity), min(need.Reach, cfg.Capacity)
+			n.capacity, n.capBackend = cfg.Capacity, name
 		}
 		if n.WallS > 0 {
 			need.Rate = float64(need.Written+need.Read) / n.WallS
@@ -383,9 +389,23 @@ func (a *Advice) memLimit() int64 {
 	return lim
 }
 
-// runProblems says what keeps n from starting here.
+// runProblems says what keeps n from starting here: the memory and the
+// disk it needs beyond what the machine has, and a bound (--capacity,
+// --ram-budget) smaller than the largest object of its tier, for which no
+// eviction makes room (the run would stop at that object's write,
+// ErrTooBig).
 func (a *Advice) runProblems(n Needs) []string {
 	var out []string
+	for _, b := range n.Backends {
+		if n.capacity > 0 && b.Backend == n.capBackend && b.MaxObject > n.capacity {
+			out = append(out, fmt.Sprintf("capacity: --capacity %s is less than the largest object of Tier-2's backend, %s, %s at --size-scale %s, which no eviction makes room for: raise --capacity to %s at least, or lower --size-scale",
+				cli.FormatBytes(n.capacity), b.Backend, cli.FormatBytes(b.MaxObject), FormatScale(n.Scale), cli.FormatBytes(b.MaxObject)))
+		}
+	}
+	if r := n.need("ram"); r != nil && a.sizing.RAMBudget > 0 && r.MaxObject > (n.Arena+planAlign-1)/planAlign*planAlign {
+		out = append(out, fmt.Sprintf("ram: --ram-budget %s is less than the RAM tier's largest object, %s at --size-scale %s, which no eviction makes room for: raise --ram-budget to %s at least, or lower --size-scale",
+			cli.FormatBytes(n.Arena), cli.FormatBytes(r.MaxObject), FormatScale(n.Scale), cli.FormatBytes(r.MaxObject)))
+	}
 	if lim := a.memLimit(); lim > 0 && n.Memory > lim {
 		out = append(out, fmt.Sprintf("memory: the replay needs %s (%s) and this machine has %s available of %s",
 			cli.FormatBytes(n.Memory), a.memoryParts(n), cli.FormatBytes(a.Machine.MemAvailable), cli.FormatBytes(a.Machine.MemTotal)))

@@ -329,3 +329,76 @@ func TestAdviseObjectStore(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowPlan: a capacity search plans the whole trace once, and each
+// probe its own window (replay.WindowPlan): 1 s at twice the pace reaches
+// 2 s of trace, its 2 cold objects and their peak; a window past the
+// trace's end is the whole plan itself, not read again.
+func TestWindowPlan(t *testing.T) {
+	const mib = 1 << 20
+	src := memTrace(t, windowTrace())
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", "nvme"}
+	whole, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Duration, cfg.Speed = time.Second, 2
+	probe, err := replay.WindowPlan(context.Background(), &cfg, []replay.Source{src}, whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probe == whole || probe.Window != 2*time.Second || len(probe.Cold) != 2 || probe.Peak["nvme"] != 4*mib {
+		t.Errorf("the probe's plan: window %v, %d cold, nvme peak %d; want 2 s, 2, 4 MiB", probe.Window, len(probe.Cold), probe.Peak["nvme"])
+	}
+	if again, err := replay.WindowPlan(context.Background(), &cfg, []replay.Source{src}, probe); err != nil || again != probe {
+		t.Errorf("planning the probe's plan again: %v; want the same plan", err)
+	}
+	cfg.Speed = 100 // 100 s of trace: past its end
+	if p, err := replay.WindowPlan(context.Background(), &cfg, []replay.Source{src}, whole); err != nil || p != whole {
+		t.Errorf("a window past the trace's end: %v; want the whole plan", err)
+	}
+}
+
+// TestBoundBelowLargestObject: a --capacity or a --ram-budget below the
+// largest object of its tier cannot run (no eviction makes room for the
+// object: the run stopped at its write, exit 1, after --plan said "It
+// fits" and --fit applied nothing): the plan names it as a blocker, and
+// --fit's scale is the largest at which the object fits the bound.
+func TestBoundBelowLargestObject(t *testing.T) {
+	const mib = 1 << 20
+	src := memTrace(t, windowTrace()) // Tier-2's objects 2 MiB, Tier-1's 1 MiB
+	m := replay.Machine{MemAvailable: 1 << 40, MemTotal: 1 << 40, DiskFree: 1 << 40}
+	for _, tc := range []struct {
+		name     string
+		capacity int64
+		budget   int64
+		blocker  string
+		scale    float64
+	}{
+		{"capacity", mib, 0, "capacity: --capacity 1.00 MiB is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least", 0.25},
+		{"ram budget", 0, mib / 2, "ram: --ram-budget 512.00 KiB is less than the RAM tier's largest object, 1.00 MiB at --size-scale 1, which no eviction makes room for: raise --ram-budget to 1.00 MiB at least", 0.25},
+		{"capacity holds it", 2 * mib, 0, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := replay.DefaultConfig()
+			cfg.TierMap = [schema.NumTiers]string{"", "ram", "nvme"}
+			cfg.Speed, cfg.Capacity = 0, tc.capacity
+			plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := replay.Advise(plan, &cfg, replay.Sizing{RAMBudget: tc.budget}, m)
+			blockers := strings.Join(a.Blockers, "\n")
+			if tc.blocker == "" {
+				if !a.Runs {
+					t.Errorf("blockers:\n%s\nwant none", blockers)
+				}
+				return
+			}
+			if a.Runs || !strings.Contains(blockers, tc.blocker) || a.Fit == nil || a.Fit.Scale != tc.scale {
+				t.Errorf("runs %v, blockers:\n%s\nfit %+v; want the bound named, --fit at %g", a.Runs, blockers, a.Fit, tc.scale)
+			}
+		})
+	}
+}
