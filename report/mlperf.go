@@ -80,6 +80,12 @@ type MLPerfKVBench struct {
 	// the trials it finds, and partial_failure, of missing rank files
 	// only, does not say so; kvreport fails such a run.
 	MissingTrials []MLPerfMissingTrial `json:"missing_trials,omitempty"`
+	// CPUTierOptions are the Options whose every rank served its working
+	// set from the CPU tier (all in cpu_tier_ranks): no storage was
+	// measured, and Rules.md 6.3.4.4 has the validator fail such an
+	// Option; the rule's figures are its zeros, and partial_failure does
+	// not say so; kvreport fails such a run.
+	CPUTierOptions []string `json:"cpu_tier_options,omitempty"`
 	// Beside are the run summaries shown beside this one: mlpstorage's
 	// kvcache_run_summary documents given, and the aggregation of
 	// kv-cache.py documents given with kvreplay's (by name).

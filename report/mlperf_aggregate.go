@@ -63,6 +63,9 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 		pooled.Differences = differences(o, pooled, run.TotalRanks)
 		kb.Options[option] = pooled
 		kb.Warnings = append(kb.Warnings, optionWarnings(option, o, pooled)...)
+		if allCPUTier(o, pooled) {
+			kb.CPUTierOptions = append(kb.CPUTierOptions, option)
+		}
 		kb.IncompleteRanks = append(kb.IncompleteRanks, incompleteRanks(pooled.Ranks)...)
 	}
 	kb.Warnings = append(kb.Warnings, countUnreadable(run, sum)...)
@@ -243,7 +246,7 @@ func maxOr0(xs []float64) float64 {
 func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 	name := optionName(option)
 	var w []string
-	if len(p.Ranks) > 0 && len(o.CPUTierRanks) == len(p.Ranks) {
+	if allCPUTier(o, p) {
 		w = append(w, fmt.Sprintf("%s: every rank served its working set from the CPU tier: no storage "+
 			"was measured, and the rules fail such an Option (6.3.4.4)", name))
 	}
@@ -262,6 +265,12 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 	}
 	w = append(w, rankCountWarning(name, p.Ranks)...)
 	return append(w, docWarnings(name, p)...)
+}
+
+// allCPUTier reports whether every rank found of an Option served its
+// working set from the CPU tier (Rules.md 6.3.4.4).
+func allCPUTier(o *MLPerfOption, p *MLPerfPooled) bool {
+	return len(p.Ranks) > 0 && len(o.CPUTierRanks) == len(p.Ranks)
 }
 
 // rankCountWarning warns of an Option whose trials ran different numbers

@@ -63,7 +63,9 @@ with kvreplay --trial and --rank) exactly as MLPerf Storage's Rules.md 6.3.4 say
 write bandwidth and storage throughput summed over the ranks of a trial
 and averaged (fmean) over trials, device read and write p95 the largest
 rank's; missing ranks in missing_files (exit status 1: a partial failure),
-ranks whose working set never reached storage in cpu_tier_ranks. A rank
+ranks whose working set never reached storage in cpu_tier_ranks (an
+Option none of whose ranks reached storage, which Rules.md 6.3.4.4 fails,
+in the kvbench block's cpu_tier_options: exit status 1). A rank
 cut short (complete false) is summed as mlpstorage sums it, and listed in
 the kvbench block's incomplete_ranks (exit status 1: not a whole run); so
 is a trial that is not a measurement, in its missing_trials: a trial_<T>

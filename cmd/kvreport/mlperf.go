@@ -68,9 +68,11 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 
 // runFailure is the error of a run summary that is not of a whole run:
 // rank results missing (partial_failure), ranks whose run was cut short
-// (kvbench's incomplete_ranks; mlpstorage sums them as whole), or trials
+// (kvbench's incomplete_ranks; mlpstorage sums them as whole), trials
 // with no rank result or missing from the run's numbers (kvbench's
-// missing_trials); nil for a whole run.
+// missing_trials), or an Option none of whose ranks reached storage
+// (kvbench's cpu_tier_options, which Rules.md 6.3.4.4 fails); nil for a
+// whole run.
 func runFailure(s *report.MLPerfRunSummary) error {
 	var why []string
 	if s.PartialFailure {
@@ -83,6 +85,14 @@ func runFailure(s *report.MLPerfRunSummary) error {
 	if s.KVBench != nil && len(s.KVBench.MissingTrials) > 0 {
 		why = append(why, fmt.Sprintf("%d trial(s) not measured (see kvbench.missing_trials): %s",
 			len(s.KVBench.MissingTrials), joined(s.KVBench.MissingTrials)))
+	}
+	if s.KVBench != nil && len(s.KVBench.CPUTierOptions) > 0 {
+		var names []string
+		for _, o := range s.KVBench.CPUTierOptions {
+			names = append(names, "option "+o)
+		}
+		why = append(why, fmt.Sprintf("%s: every rank served its working set from the CPU tier (see kvbench.cpu_tier_options): "+
+			"no storage was measured, and Rules.md 6.3.4.4 fails such an Option", strings.Join(names, ", ")))
 	}
 	if len(why) == 0 {
 		return nil

@@ -253,3 +253,59 @@ func TestAggregateMLPerfEmptyTrial(t *testing.T) {
 		t.Errorf("a trial missing: exit %d, stderr %q\n%s", code, errs, out)
 	}
 }
+
+// TestAggregateMLPerfAllCPUTier: an Option none of whose ranks reached
+// storage (storage_entries 0 in every rank's document) measured no
+// storage, and Rules.md 6.3.4.4 fails it: written, named in the kvbench
+// block's cpu_tier_options, exit 1 (it was exit 0, the warning saying the
+// rules fail it). One rank in the CPU tier beside others is a whole run.
+func TestAggregateMLPerfAllCPUTier(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cpu  func(trial, rank int) bool
+		code int
+	}{
+		{"every rank", func(int, int) bool { return true }, 1},
+		{"one rank", func(trial, rank int) bool { return trial == 0 && rank == 1 }, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeRefRun(t, 2, 2)
+			for tr := range 2 {
+				for r := range 2 {
+					if !tc.cpu(tr, r) {
+						continue
+					}
+					p := filepath.Join(dir, "option_1", fmt.Sprintf("trial_%d", tr), fmt.Sprintf("rank_%d", r), "kvcache_results_20260701_120000.json")
+					raw, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					raw = []byte(strings.Replace(string(raw), `"storage_entries": 9`, `"storage_entries": 0`, 1))
+					if err := os.WriteFile(p, raw, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir)
+			var s struct {
+				PartialFailure bool `json:"partial_failure"`
+				KVBench        struct {
+					CPUTierOptions []string `json:"cpu_tier_options"`
+				} `json:"kvbench"`
+			}
+			if err := json.Unmarshal([]byte(out), &s); err != nil {
+				t.Fatalf("exit %d %s: %v: %s", code, errs, err, out)
+			}
+			if code != tc.code || s.PartialFailure {
+				t.Errorf("exit %d (want %d), stderr %q, partial_failure %t", code, tc.code, errs, s.PartialFailure)
+			}
+			want := "option 1: every rank served its working set from the CPU tier (see kvbench.cpu_tier_options)"
+			if tc.code == 1 && (!strings.Contains(errs, want) || len(s.KVBench.CPUTierOptions) != 1 || s.KVBench.CPUTierOptions[0] != "1") {
+				t.Errorf("stderr %q (want %q), cpu_tier_options %q", errs, want, s.KVBench.CPUTierOptions)
+			}
+			if tc.code == 0 && len(s.KVBench.CPUTierOptions) != 0 {
+				t.Errorf("cpu_tier_options %q of a run with ranks on storage", s.KVBench.CPUTierOptions)
+			}
+		})
+	}
+}
