@@ -642,7 +642,9 @@ func (e *engine) dispatch() error {
 	for e.idle > 0 && e.queue.Len() > 0 && !e.stopped {
 		r := e.queue.pop().r
 		e.idle--
-		r.gen = e.windowTokens(r.gen)
+		if e.gen != nil {
+			r.gen = e.windowTokens(r.gen)
+		}
 		e.stats.dispatched++
 		if r.phase == phasePrefill {
 			e.stats.prefillOnlyRule++
@@ -826,13 +828,15 @@ func (e *engine) decodeBatches(gen int) int {
 	return max(1, (gen+b-1)/b)
 }
 
-// windowTokens bounds a request's generation by the run's --duration: at
-// the generation mode's pace, no request generates for longer than the
-// run, and the decode reads of the tokens beyond are never made. The
-// reference makes them all before it sleeps through the generation, which
-// a trace's absurd output length made endless (1e8 tokens, 35 days at 30
-// ms a token, whatever --duration said); its synthetic users generate at
-// most 800 tokens, 24 s at 30 ms, and are bounded only in shorter runs.
+// windowTokens bounds a trace-driven request's generation by the run's
+// --duration: at the generation mode's pace, no such request generates
+// for longer than the run, and the decode reads of the tokens beyond are
+// never made. The reference makes them all before it sleeps through the
+// generation, which a trace's absurd output length made endless (1e8
+// tokens, 35 days at 30 ms a token, whatever --duration said). Synthetic
+// users' lengths come from the reference's templates and are not bounded:
+// a document user's 800 tokens make 26 decode reads in a 10 s run too, as
+// in the reference.
 func (e *engine) windowTokens(gen int) int {
 	if e.spt <= 0 {
 		return gen

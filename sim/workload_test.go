@@ -210,3 +210,41 @@ func TestUsersAndTokens(t *testing.T) {
 		t.Errorf("%d users issued requests, of %d", len(users), cfg.NumUsers)
 	}
 }
+
+// TestShortRunKeepsDecodeReads: in a realistic run shorter than a
+// request's generation (10 s; document users generate up to 800 tokens,
+// 24 s), kv-cache.py still makes every decode read of the request, 1 +
+// ceil(tokens / 32), before it sleeps through the generation; kvtrace cut
+// synthetic users' tokens to what --duration holds (333 at 30 ms), and
+// with them up to half of their decode reads. Only a trace's lengths,
+// which can be absurd, are bounded by --duration.
+func TestShortRunKeepsDecodeReads(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Seed, cfg.NumUsers, cfg.Duration, cfg.GPUMemGB, cfg.CPUMemGB = 42, 50, 10*time.Second, 0, 4
+	cfg.DisableMultiTurn = true // a request's decode reads are then the only reads of its key
+	c, _ := collect(t, &cfg)
+	tokens := map[uint64]int64{}
+	reads := map[uint64]int64{}
+	for _, r := range c.rows {
+		if r.Request == 0 {
+			continue
+		}
+		tokens[r.Request] = r.Tokens
+		if r.Op == schema.OpRead && r.Phase == schema.PhaseDecode {
+			reads[r.Request]++
+		}
+	}
+	long := 0
+	for id, tok := range tokens {
+		if tok <= 333 || reads[id] == 0 {
+			continue // short, or prefill-only (10,000 tokens or more)
+		}
+		long++
+		if want := 1 + (tok+31)/32; reads[id] != want {
+			t.Errorf("request %d: %d tokens, %d decode reads; want %d", id, tok, reads[id], want)
+		}
+	}
+	if long == 0 {
+		t.Error("no request generates more than 333 tokens (10 s at 30 ms a token): their decode reads were cut to --duration")
+	}
+}
