@@ -25,7 +25,9 @@ import (
 // Option, trial and rank come from its path's option_<O>, trial_<T> and
 // rank_<N> directories, else from the document (kvreplay --trial and
 // --rank; the Option from a label that names one, such as option_1, else
-// from the trace's sidecar, else the label). A kvcache_run_summary
+// from the trace's sidecar, else the label); a kvreplay document in an
+// option_<O> directory whose label or trace names another Option is an
+// error (ErrIncompatible). A kvcache_run_summary
 // document is kept to be compared beside. In a walked directory a result
 // file that cannot be read is recorded as missing (mlpstorage's rule); a
 // file named on the command line that cannot be read is an error.
@@ -276,6 +278,15 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 	o, t, r := placeOf(name)
 	if o == "" {
 		o = docOption(d)
+	} else {
+		// The rule would score one Option's workload as another's.
+		own, from := ownOptions(d)
+		for i := range own {
+			if !sameOption(own[i], o) {
+				return fmt.Errorf("report: %s: %w: it is in an option_%s directory, but %s names Option %s: "+
+					"each Option's results go in its own option_<O> directory", name, ErrIncompatible, o, from[i], own[i])
+			}
+		}
 	}
 	if t < 0 {
 		t = d.Trial
@@ -352,6 +363,34 @@ func docOption(d *Doc) string {
 		return d.Label
 	}
 	return "unknown"
+}
+
+// ownOptions are the Options a kvreplay document names itself, each
+// with what names it: its label, when it names one (mlperf-option.sh's
+// --label option_O), and its trace's sidecar (traceOption); none for a
+// document that names no Option, or of another kind.
+func ownOptions(d *Doc) (options, from []string) {
+	if d.Kind != KindKVReplay || d.Result == nil {
+		return nil, nil
+	}
+	if o := labelOption(d.Label); o != d.Label {
+		options, from = append(options, o), append(from, fmt.Sprintf("its label %q", d.Label))
+	}
+	if o := traceOption(d.Result); o != "" {
+		options, from = append(options, o), append(from, "its trace's sidecar (kvtrace --mlperf-option, or Table KVCache-1's parameters)")
+	}
+	return options, from
+}
+
+// sameOption reports whether two Options' names are one Option: equal
+// numbers (option_01 is Option 1), else equal names.
+func sameOption(a, b string) bool {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil {
+		return x == y
+	}
+	return a == b
 }
 
 // optionDir, trialDir and rankDir name the directories of the layout

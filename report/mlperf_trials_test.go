@@ -297,3 +297,50 @@ func aggregateDir(t *testing.T, dir string) *MLPerfRunSummary {
 	}
 	return s
 }
+
+// TestMLPerfOptionPlacedElsewhere: a kvreplay result in an option_<O>
+// directory whose label or trace names another Option is refused, naming
+// both: the rule would have scored one Option's workload as another's
+// (an Option 1 run copied into option_2 was aggregated as Option 2). A
+// result that names its own Option, or none, is placed by its directory.
+func TestMLPerfOptionPlacedElsewhere(t *testing.T) {
+	meta := func(option int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"command_line": ["kvtrace", "--mlperf-option", "%d"]}`, option))
+	}
+	tests := []struct {
+		name string
+		edit func(d *schema.Result)
+		want string // "" for no error
+	}{
+		{"its own label", func(d *schema.Result) { d.Label = "option_1" }, ""},
+		{"no label, no sidecar", func(d *schema.Result) { d.Label = "sysA" }, ""},
+		{"its own trace", func(d *schema.Result) { d.Traces[0].Meta = meta(1) }, ""},
+		{"another Option's label", func(d *schema.Result) { d.Label = "option_2" },
+			`it is in an option_1 directory, but its label "option_2" names Option 2`},
+		{"another Option's trace", func(d *schema.Result) { d.Label, d.Traces[0].Meta = "sysA", meta(3) },
+			"it is in an option_1 directory, but its trace's sidecar (kvtrace --mlperf-option, or Table KVCache-1's parameters) names Option 3"},
+		{"its label, another Option's trace", func(d *schema.Result) { d.Label, d.Traces[0].Meta = "option_1", meta(2) },
+			"names Option 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			layTrials(t, dir, map[int]int{0: 2}, func(trial, rank int, d *schema.Result) {
+				if len(d.Traces) == 0 {
+					d.Traces = []schema.TraceInfo{{File: "t.csv.zst"}}
+				}
+				if rank == 1 {
+					tc.edit(d)
+				}
+			})
+			_, err := LoadMLPerf([]string{dir}, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (!errors.Is(err, ErrIncompatible) || !strings.Contains(fmt.Sprint(err), tc.want) ||
+				!strings.Contains(fmt.Sprint(err), filepath.Join("option_1", "trial_0", "rank_1"))):
+				t.Errorf("err %v, want ErrIncompatible naming rank 1's file and %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -77,7 +77,9 @@ What the rank documents say of themselves (a scaled run, buffered I/O,
 failed operations) is in the kvbench block's warnings, naming the ranks;
 an Option whose ranks or trials ran at different --size-scale is refused
 (exit status 2): the rule would add bytes of two scales; so is a merged
-document (kvreport merge), whose figures are several ranks'. --format
+document (kvreport merge), whose figures are several ranks', and a
+result in an option_<O> directory whose label or trace names another
+Option. --format
 json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
 "kvbench" block adds the per-rank figures and the exact pooled view),
 its run_datetime the one the run's directory is named by (mlpstorage's
