@@ -142,6 +142,13 @@ func (c *Config) Validate() error {
 	if c.Duration < 0 {
 		bad("--duration %v: must not be negative", c.Duration)
 	}
+	if c.SLO.Set() && c.Speed == 0 && !c.ClosedLoop {
+		// The result's QoS SLA is not measured there (results'
+		// NotMeasuredSLA), and an attainment of the same latencies is
+		// no more a service level.
+		bad("--slo-ms with --speed max: an open loop at --speed max releases rows as fast as workers take them, so a request's latency measures the trace's backlog, " +
+			"not a service level (the result's QoS SLA is not measured there either): give --speed 1 (the trace's pace) or N, or --closed-loop, whose users wait for their storage")
+	}
 	errs = append(errs, c.validateShard()...)
 	if c.BytesPerToken < 0 {
 		bad("bytes per token %d: must not be negative", c.BytesPerToken)
