@@ -105,10 +105,14 @@ type Config struct {
 	CacheDir            string
 	MaxConcurrentAllocs int
 	PerformanceProfile  string
-	EnableAutoscaling   bool
-	AutoscalerMode      string
-	TargetSaturation    float64
 	NoEffect            []string
+
+	// The reference's autoscaler (autoscale.go): it changes no load, but
+	// fills the statistics' autoscaling fields, and in capacity mode ends
+	// the run at the throughput's peak.
+	EnableAutoscaling bool
+	AutoscalerMode    string // qos or capacity
+	TargetSaturation  float64
 
 	// NVMeAccounting is how a bounded NVMe tier counts its bytes:
 	// AccountingReference (the default) as kv-cache.py's threads end up

@@ -147,7 +147,8 @@ const (
 	evUser = iota
 	evDone
 	evArrival
-	evOpen // the next request of an open arrival process (Config.Arrival)
+	evOpen    // the next request of an open arrival process (Config.Arrival)
+	evMonitor // the reference's autoscaler samples (Config.EnableAutoscaling)
 )
 
 type event struct {
@@ -290,6 +291,8 @@ type engine struct {
 	// stopAfterDispatch ends the run once the current time's requests are
 	// dispatched (a trace's last replay cycle is done).
 	stopAfterDispatch bool
+	// scaler is the reference's autoscaler, under --enable-autoscaling.
+	scaler *autoscaler
 
 	tierOps [schema.NumTiers][schema.NumOps]int64 // bytes by tier and operation, every row
 	notes   []string
@@ -497,6 +500,10 @@ func (e *engine) run() error {
 	if err := e.startWorkload(); err != nil {
 		return err
 	}
+	if cfg.EnableAutoscaling {
+		e.scaler = newAutoscaler(cfg)
+		e.push(event{at: e.start + autoscaleInterval, kind: evMonitor})
+	}
 	for n := 0; e.events.Len() > 0 && !e.stopped; n++ {
 		if n&0x3ff == 0 {
 			// Rows check the context too, but a run can go a long way
@@ -620,8 +627,29 @@ func (e *engine) step(ev event) error {
 		e.openNext++
 		e.userRequest(u)
 		e.push(event{at: e.now + e.open.next(), kind: evOpen})
+	case evMonitor:
+		e.monitor()
 	}
 	return nil
+}
+
+// monitor is a sample of the reference's monitor thread: the autoscaler's
+// action, which in capacity mode can end the run. Its last sample is the
+// last before --duration (the reference's thread stops at a period that
+// ends past it).
+func (e *engine) monitor() {
+	elapsed := e.now - e.start
+	if elapsed >= e.cfg.Duration {
+		return
+	}
+	if !e.scaler.sample(elapsed.Seconds(), e.stats.tokens, e.cfg.EpochBase.Add(e.now)) {
+		e.push(event{at: e.now + autoscaleInterval, kind: evMonitor})
+		return
+	}
+	e.stopped = true
+	e.warn(fmt.Sprintf("--autoscaler-mode capacity: kv-cache.py's autoscaler ended the run at %s s of --duration %s s, its throughput "+
+		"not 1 %% over its peak (%.4g tokens/s) at two samples; the trace ends there, as kv-cache.py's does",
+		strconv.FormatFloat(elapsed.Seconds(), 'f', -1, 64), strconv.FormatFloat(e.cfg.Duration.Seconds(), 'f', -1, 64), e.scaler.peak))
 }
 
 // drain ends the requests still generating when the run stops: their rows

@@ -32,14 +32,14 @@ type Result struct {
 	GenerationLatencies []float64 `json:"generation_latencies"`
 	PrefillLatencies    []float64 `json:"prefill_latencies"`
 	DecodeLatencies     []float64 `json:"decode_latencies"`
-	// ThroughputTimeline is filled only by the reference's autoscaler,
-	// which kvtrace does not run: always empty.
-	ThroughputTimeline   []struct{} `json:"throughput_timeline"`
-	MultiTurnCacheHits   int64      `json:"multi_turn_cache_hits"`
-	MultiTurnCacheMisses int64      `json:"multi_turn_cache_misses"`
-	Seed                 int64      `json:"seed"`
-	Summary              Summary    `json:"summary"`
-	Kvbench              Extra      `json:"kvbench"`
+	// ThroughputTimeline is filled only by the reference's autoscaler's
+	// monitor (--enable-autoscaling): a sample every 10 s.
+	ThroughputTimeline   []ThroughputSample `json:"throughput_timeline"`
+	MultiTurnCacheHits   int64              `json:"multi_turn_cache_hits"`
+	MultiTurnCacheMisses int64              `json:"multi_turn_cache_misses"`
+	Seed                 int64              `json:"seed"`
+	Summary              Summary            `json:"summary"`
+	Kvbench              Extra              `json:"kvbench"`
 }
 
 // Summary is the reference's summary block.
@@ -58,13 +58,13 @@ type Summary struct {
 	QoSMetrics          map[string]QoSMetric `json:"qos_metrics"`
 	PrefixCacheStats    *PrefixStats         `json:"prefix_cache_stats"`
 	// AutoscalingStats and AutoscalingSummary are the reference's
-	// autoscaler's events and summary: kvtrace accepts
-	// --enable-autoscaling and does not scale (the reference's autoscaler
-	// does not change the load either, reference section 3.10), so they
-	// are always [] and null.
-	AutoscalingStats   []struct{}     `json:"autoscaling_stats"`
-	AutoscalingSummary *struct{}      `json:"autoscaling_summary"`
-	MultiTurnStats     MultiTurnStats `json:"multi_turn_stats"`
+	// autoscaler's events and summary, [] and null without
+	// --enable-autoscaling. Its scalings change no load, as the
+	// reference's do not (reference section 3.10); its capacity mode's
+	// stop ends the run.
+	AutoscalingStats   []AutoscalingEvent  `json:"autoscaling_stats"`
+	AutoscalingSummary *AutoscalingSummary `json:"autoscaling_summary"`
+	MultiTurnStats     MultiTurnStats      `json:"multi_turn_stats"`
 }
 
 // Percentiles of a latency distribution in milliseconds, the reference's
@@ -324,7 +324,7 @@ func (e *engine) result() *Result {
 		GenerationLatencies:    genArray,
 		PrefillLatencies:       zeros[:st.prefillDone],
 		DecodeLatencies:        zeros[:st.decodeDone],
-		ThroughputTimeline:     []struct{}{},
+		ThroughputTimeline:     []ThroughputSample{},
 		RequestsCompleted:      st.completed,
 		TotalTokensGenerated:   st.tokens,
 		TotalGenerationLatency: sum(generation),
@@ -349,7 +349,12 @@ func (e *engine) result() *Result {
 		s.PrefixCacheStats = &PrefixStats{PrefixHits: st.prefixHits, PrefixMisses: st.prefixMisses,
 			SystemPromptReuse: st.systemPrompt, BytesSaved: st.bytesSaved}
 	}
-	s.AutoscalingStats = []struct{}{}
+	s.AutoscalingStats = []AutoscalingEvent{}
+	if e.scaler != nil {
+		r.ThroughputTimeline = append(r.ThroughputTimeline, e.scaler.timeline...)
+		s.AutoscalingStats = append(s.AutoscalingStats, e.scaler.events...)
+		s.AutoscalingSummary = e.scaler.summary()
+	}
 	s.MultiTurnStats = MultiTurnStats{CacheHits: st.multiTurnHits, CacheMisses: st.multiTurnMisses}
 	if n := st.multiTurnHits + st.multiTurnMisses; n > 0 {
 		s.MultiTurnStats.HitRate = float64(st.multiTurnHits) / float64(n)

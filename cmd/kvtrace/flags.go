@@ -51,11 +51,16 @@ options give the same trace, byte for byte. Where it differs:
   --config          reads kv-cache.py's config.yaml (strict: unknown keys are
                     errors); options on the command line override it.
   real-I/O options  --cache-dir, --max-concurrent-allocs, --performance-profile,
-                    --enable-autoscaling, --autoscaler-mode, --target-saturation,
                     --validation-trace, --xlsx-output,
                     --enable-latency-tracing and --log-level are checked as
                     kv-cache.py checks them and have no effect on a trace; the
                     run records which were given.
+  --enable-autoscaling
+                    runs kv-cache.py's autoscaler, which changes no load (its
+                    users are made once) but fills the statistics' autoscaling
+                    fields; with --autoscaler-mode capacity it ends the run
+                    once the throughput stops rising, as kv-cache.py's does
+                    (said on stderr).
 
 Under --storage-capacity-gb, --nvme-accounting reference (the default)
 models kv-cache.py's NVMe accounting as its threads run it: racing
@@ -144,9 +149,6 @@ func realIOOnly() []struct{ flag, why string } {
 		{"log-level", "no effect on a trace (kvtrace prints no log)"},
 		{"cache-dir", "no effect on a trace (real-I/O only in the reference)"},
 		{"performance-profile", "no effect on a trace (real-I/O only in the reference)"},
-		{"enable-autoscaling", "no effect on a trace (real-I/O only in the reference)"},
-		{"autoscaler-mode", "no effect on a trace (real-I/O only in the reference)"},
-		{"target-saturation", "no effect on a trace (real-I/O only in the reference)"},
 		{"validation-trace", "no effect on a trace (real-I/O only in the reference)"},
 		{"max-concurrent-allocs", "no effect on a trace: kv-cache.py's semaphore around its allocations holds a writer back only while others write, and a simulated write takes no time, as in kv-cache.py's trace mode (recorded in the sidecar's config.max_concurrent_allocs, which kvreplay applies to its writes)"},
 		{"xlsx-output", "no effect on a trace (real-I/O only in the reference)"},
@@ -190,9 +192,9 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.BoolVar(&fv.DisablePrefixCaching, "disable-prefix-caching", false, "no system-prompt prefix caching")
 	fs.BoolVar(&fv.EnableRAG, "enable-rag", false, "add the RAG workload: document chunks written once and read by queries")
 	fs.IntVar(&fv.RAGNumDocs, "rag-num-docs", def.RAGNumDocs, "RAG documents to ingest")
-	fs.BoolVar(&fv.EnableAutoscaling, "enable-autoscaling", false, "kv-cache.py's autoscaler (no effect: it never changes the load)")
-	fs.StringVar(&fv.AutoscalerMode, "autoscaler-mode", def.AutoscalerMode, "autoscaler strategy: qos or capacity (no effect)")
-	fs.Float64Var(&fv.TargetSaturation, "target-saturation", def.TargetSaturation, "autoscaler's target storage saturation, 0 to 1 (no effect)")
+	fs.BoolVar(&fv.EnableAutoscaling, "enable-autoscaling", false, "kv-cache.py's autoscaler: changes no load, fills the statistics' autoscaling fields; in capacity mode it ends the run once the throughput stops rising")
+	fs.StringVar(&fv.AutoscalerMode, "autoscaler-mode", def.AutoscalerMode, "autoscaler strategy: qos (scales the user count it reports) or capacity (ends the run at the throughput's peak)")
+	fs.Float64Var(&fv.TargetSaturation, "target-saturation", def.TargetSaturation, "autoscaler's target storage saturation, 0 to 1 (qos mode; a trace's storage latencies are 0, so it only scales up)")
 	fs.BoolVar(&fv.UseBurstTrace, "use-burst-trace", false, "replay BurstGPT request arrivals and token counts from --burst-trace-path")
 	fs.StringVar(&fv.BurstTracePath, "burst-trace-path", def.BurstTracePath, "BurstGPT CSV: a file, a directory of *.csv or a glob")
 	fs.StringVar(&o.ValidationTrace, "validation-trace", "", "kv-cache.py's real-trace validation JSON (no effect)")

@@ -91,15 +91,10 @@ func TestParseSimFlagsReference(t *testing.T) {
 		{"max requests, equals signs",
 			"--num-users=20 --duration=30 --max-requests=100 --seed=-7",
 			func(c *sim.Config) { c.NumUsers, c.Duration, c.MaxRequests, c.Seed = 20, 30*time.Second, 100, -7 }, "-", ""},
-		{"autoscaling is accepted and noted",
+		{"autoscaling is accepted",
 			"--num-users 20 --enable-autoscaling --autoscaler-mode capacity --target-saturation 0.5",
 			func(c *sim.Config) {
 				c.NumUsers, c.EnableAutoscaling, c.AutoscalerMode, c.TargetSaturation = 20, true, "capacity", 0.5
-				c.NoEffect = []string{
-					"--enable-autoscaling: no effect on a trace (real-I/O only in the reference)",
-					"--autoscaler-mode: no effect on a trace (real-I/O only in the reference)",
-					"--target-saturation: no effect on a trace (real-I/O only in the reference)",
-				}
 			}, "-", ""},
 		{"mlperf wrapper option 1",
 			"--config " + referenceConfigYAML + " --seed 42 --generation-mode none --duration 300 --gpu-mem-gb 0 --model llama3.1-8b --num-users 200 --cpu-mem-gb 0 --max-concurrent-allocs 16 --cache-dir /tmp/kv_rank0 --output rank0.json -o rank0.csv.zst",
@@ -443,7 +438,7 @@ func TestParseSimFlagsNoEffectAndWarnings(t *testing.T) {
 		flag, _, _ := strings.Cut(n, ":")
 		flags = append(flags, flag)
 	}
-	want := []string{"--log-level", "--cache-dir", "--performance-profile", "--enable-autoscaling", "--autoscaler-mode", "--target-saturation",
+	want := []string{"--log-level", "--cache-dir", "--performance-profile",
 		"--validation-trace", "--max-concurrent-allocs", "--xlsx-output", "--enable-latency-tracing"}
 	if !slices.Equal(flags, want) {
 		t.Errorf("NoEffect flags %q, want %q", flags, want)
