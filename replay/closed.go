@@ -178,6 +178,15 @@ func newClosedLoop(ci closedInputs) *closedLoop {
 		c.ownKeys = map[string]bool{}
 		if ci.plan != nil && len(ci.plan.Users) > 0 {
 			c.chosen = chooseUsers(ci.plan.Users, n)
+			if m := len(ci.plan.Users); m < n {
+				// More than there are: a result of "--users 500" that
+				// replayed 10 must say so, not only in closed_loop.users.
+				users := fmt.Sprintf("%d users: all %d were", m, m)
+				if m == 1 {
+					users = "1 user: it was"
+				}
+				c.warnings = append(c.warnings, fmt.Sprintf("--users %d: the traces have %s replayed, not %d (under several ranks, this rank's share of the users)", n, users, n))
+			}
 		} else {
 			c.warnings = append(c.warnings, fmt.Sprintf("--users %d: the trace was not read before the run (a pipe, or --no-prescan), "+
 				"so its users' QoS classes were unknown: the first %d users to appear were replayed, not a sample that keeps the trace's QoS mix", n, n))
