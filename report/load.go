@@ -462,6 +462,14 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		}
 	case !measured:
 		r.Summary.NotMeasured = map[string]string{results.NotMeasuredSLA: "kv-cache.py timed no storage I/O (its trace mode): its storage latencies are zeros; " + refQoSLatency}
+		if h := &r.Summary.StorageHealth; h.OverallStatus == schema.HealthPass {
+			// Its criteria passed on latencies of zero: a PASS without
+			// grounds (the reference's metrics issues, reference section 7),
+			// which no format shows as one.
+			h.OverallStatus = schema.HealthNoData
+			h.Reasons = []string{refTraceModePass}
+			delete(d.values, MetricHealth)
+		}
 	default:
 		qosValues(r, d.values)
 		r.Warnings = append(r.Warnings, "kv-cache.py's SLA per QoS class (qos_*_p95, qos_*_within_target, qos_*_sla_met): "+refQoSLatency+
@@ -470,6 +478,11 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 	r.Started = time.Time{}
 	return &Doc{Path: path, Kind: kind, Config: baseName(path), Result: r, Reference: all, Values: d.values}, nil
 }
+
+// refTraceModePass is why a kv-cache.py document's PASS in trace mode is
+// NO_DATA.
+const refTraceModePass = "kv-cache.py timed no storage I/O (its trace mode): the criteria it passed judged storage latencies " +
+	"of zero, which it did not measure: no verdict"
 
 // refQoSLatency says what kv-cache.py's per-QoS latency is (reference
 // section 3.6): not storage latency, which the SLA table's other rows hold.
