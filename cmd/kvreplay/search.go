@@ -31,6 +31,9 @@ func searchFits(o *options, plan *replay.Plan) error {
 // backends, its progress on stderr; the search document goes where a
 // result would.
 func runSearch(ctx context.Context, o *options, plan *replay.Plan, srcs []replay.Source, args []string, toStdout bool, stdout, stderr io.Writer) error {
+	if err := setup.SearchSources(o.search.Kind, srcs); err != nil {
+		return err
+	}
 	once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
 		res, err := replayOnce(ctx, o, cfg, plan, srcs, args, progress, stderr)
 		if ctx.Err() != nil {

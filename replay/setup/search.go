@@ -87,6 +87,20 @@ func (so *SearchOptions) Check(cfg *replay.Config) []error {
 	return errs
 }
 
+// SearchSources refuses a search of kind over traces of which one cannot
+// be read from its start again (stdin, a named pipe): each probe replays
+// the traces from their start, and a pipe gives its rows once, so the
+// second probe read the rest of it (a capacity search's first probe
+// measured, its second "not a measurement: bad header").
+func SearchSources(kind string, srcs []replay.Source) error {
+	for _, s := range srcs {
+		if !s.Rescan {
+			return cli.Input(fmt.Errorf("--search %s: trace %s is a pipe: each probe replays the traces from their start, which a pipe gives once: give trace files", kind, s.Name))
+		}
+	}
+	return nil
+}
+
 // SearchFits is CheckFits for a search of kind. A plan whose only
 // blocker is the NVMe tier's space (the whole trace's peak, or all its
 // users', beyond what --dir has free) is a warning, returned, not a

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSearchOfAPipe: a search of a trace on a pipe (here a named pipe,
+// as stdin is) is refused before any probe, exit 2, no document: each
+// probe replays the traces from their start, which a pipe gives once.
+// Before, a capacity search's first probe read the pipe and measured, its
+// second read what was left ("not a measurement: bad header"), and the
+// search ended incomplete with exit 1, as if a probe had failed.
+func TestSearchOfAPipe(t *testing.T) {
+	dir := t.TempDir()
+	fifo := mkfifo(t, dir)
+	src, err := os.ReadFile(nvmeTrace(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A writer that never blocks and holds the pipe open: the search must
+	// not need it.
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"capacity", "users"} {
+		out := filepath.Join(dir, kind+".json")
+		done := make(chan struct{})
+		var code int
+		var stderr string
+		go func() {
+			defer close(done)
+			code, _, stderr = kvreplay("--search", kind, "--duration", "1s", "--search-probes", "3", "--dir", dir, "-q", "-o", out, fifo)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("--search %s of a named pipe still runs", kind)
+		}
+		if code != 2 || !strings.Contains(stderr, "--search "+kind+": trace "+fifo+" is a pipe: each probe replays the traces from their start") {
+			t.Errorf("--search %s of a named pipe: exit %d, stderr %q; want 2, naming the pipe", kind, code, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("--search %s of a named pipe wrote %s", kind, out)
+		}
+	}
+}
