@@ -188,19 +188,39 @@ type ruleTrial struct {
 	readP95, writeP95          float64
 }
 
-// ruleTrialOf applies the rule to the ranks found of one trial.
+// ruleTrialOf applies the rule to the ranks found of one trial, its sums
+// as mlpstorage's sum() adds them (pysum).
 func ruleTrialOf(ranks []MLPerfRank) ruleTrial {
-	var t ruleTrial
-	var readP95, writeP95 []float64
+	var read, write, avgTP, storTP, readP95, writeP95 []float64
 	for _, rk := range ranks {
-		t.read += rk.ReadBandwidthGBps
-		t.write += rk.WriteBandwidthGBps
-		t.avgTP += rk.AvgThroughputTokensPerSec
-		t.storTP += rk.StorageThroughputTokensPerSec
+		read, write = append(read, rk.ReadBandwidthGBps), append(write, rk.WriteBandwidthGBps)
+		avgTP, storTP = append(avgTP, rk.AvgThroughputTokensPerSec), append(storTP, rk.StorageThroughputTokensPerSec)
 		readP95, writeP95 = append(readP95, rk.DeviceReadP95MS), append(writeP95, rk.DeviceWriteP95MS)
 	}
-	t.readP95, t.writeP95 = maxOr0(readP95), maxOr0(writeP95)
-	return t
+	return ruleTrial{read: pysum(read), write: pysum(write), avgTP: pysum(avgTP), storTP: pysum(storTP),
+		readP95: maxOr0(readP95), writeP95: maxOr0(writeP95)}
+}
+
+// pysum is Python 3.12's sum() of floats, which mlpstorage (Python 3.12)
+// sums a trial's ranks with: Neumaier's compensated summation (A.
+// Neumaier, Rundungsfehleranalyse einiger Verfahren zur Summation
+// endlicher Summen, ZAMM 54, 1974), the compensation added at the end
+// when it is finite. It differs from a plain loop in the last bits.
+func pysum(xs []float64) float64 {
+	var s, c float64
+	for _, x := range xs {
+		t := s + x
+		if math.Abs(s) >= math.Abs(x) {
+			c += (s - t) + x
+		} else {
+			c += (x - t) + s
+		}
+		s = t
+	}
+	if c != 0 && !math.IsInf(c, 0) && !math.IsNaN(c) {
+		s += c
+	}
+	return s
 }
 
 // setRule sets o's figures from its trials': the sums averaged (fmean),
@@ -220,16 +240,74 @@ func (o *MLPerfOption) setRule(trials []ruleTrial) {
 	}
 }
 
-// fmean is Python's statistics.fmean: the mean of xs; 0 for none.
+// fmean is Python's statistics.fmean: the correctly rounded sum of xs
+// (fsum) over their number; 0 for none.
 func fmean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	var s float64
+	return fsum(xs) / float64(len(xs))
+}
+
+// fsum is Python's math.fsum for finite xs: their sum, rounded once
+// (Shewchuk's exact partials: J. R. Shewchuk, Adaptive Precision
+// Floating-Point Arithmetic and Fast Robust Geometric Predicates, 1997;
+// the last step rounds half to even across partials). Any infinity or
+// NaN gives the plain sum, as large as Python's answer or its error.
+func fsum(xs []float64) float64 {
+	var partials []float64
 	for _, x := range xs {
-		s += x
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			var s float64
+			for _, y := range xs {
+				s += y
+			}
+			return s
+		}
+		i := 0
+		for _, y := range partials {
+			if math.Abs(x) < math.Abs(y) {
+				x, y = y, x
+			}
+			hi := x + y
+			lo := y - (hi - x)
+			if lo != 0 {
+				partials[i] = lo
+				i++
+			}
+			x = hi
+		}
+		partials = partials[:i]
+		if x != 0 {
+			partials = append(partials, x)
+		}
 	}
-	return s / float64(len(xs))
+	n := len(partials)
+	if n == 0 {
+		return 0
+	}
+	// Add the partials from the largest down, until one is inexact.
+	hi, lo := partials[n-1], 0.0
+	n--
+	for n > 0 {
+		x, y := hi, partials[n-1]
+		n--
+		hi = x + y
+		lo = y - (hi - x)
+		if lo != 0 {
+			break
+		}
+	}
+	// Round half to even: a lost half that the next partial pushes past
+	// the halfway point rounds up, not down.
+	if n > 0 && (lo < 0 && partials[n-1] < 0 || lo > 0 && partials[n-1] > 0) {
+		y := lo * 2
+		x := hi + y
+		if y == x-hi {
+			hi = x
+		}
+	}
+	return hi
 }
 
 // maxOr0 is the largest of xs; 0 for none (mlpstorage's trial value).
