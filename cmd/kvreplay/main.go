@@ -249,6 +249,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		errs = append(errs, fmt.Errorf("--trial %d: must not be negative (a trial number, 1, 2, ...)", o.trial))
 	}
 	errs = append(errs, o.search.Check(&o.cfg)...)
+	if o.search.Kind != "" && o.tiers.Keep {
+		// Each probe is a replay on fresh tiers: kept, each probe's
+		// objects stay, and the next probes run beside them, on a fuller
+		// disk, each warned of the one before as of a killed run.
+		errs = append(errs, fmt.Errorf("--keep with --search %s: each probe would leave its objects in --dir, and the probes after it would run on a disk they fill: drop --keep (a single replay keeps its objects with it)", o.search.Kind))
+	}
 	errs = append(errs, o.fitting.Check(o.output, o.search.Kind, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, setup.ApplyModel(&o.cfg, o.model, modelBytes(), fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {

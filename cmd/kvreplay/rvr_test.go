@@ -53,3 +53,22 @@ func TestSearchOfAPipe(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchKeepRefused: --keep with --search is refused before any probe
+// (exit 2), and --dir is left as it was: each probe replays on fresh
+// tiers, so each kept its objects, the probes after it ran beside them on
+// a fuller disk, and each was warned of the one before as of a killed
+// run ("left by an earlier run (killed, or run with --keep)").
+func TestSearchKeepRefused(t *testing.T) {
+	dir := t.TempDir()
+	tr := nvmeTrace(t, t.TempDir())
+	for _, kind := range []string{"capacity", "users"} {
+		code, _, stderr := kvreplay("--search", kind, "--keep", "--duration", "1s", "--search-probes", "3", "--dir", dir, "-q", "-o", "-", tr)
+		if code != 2 || !strings.Contains(stderr, "--keep with --search "+kind+": each probe would leave its objects in --dir") {
+			t.Errorf("--search %s --keep: exit %d, stderr %q; want 2, naming --keep", kind, code, stderr)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("--dir holds %d entries after the refused searches", len(ents))
+	}
+}
