@@ -405,6 +405,11 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 				return fmt.Errorf("%s and %s: %w: they were sharded differently, --shard %s and --shard %s: the ranks of one run split one trace one way",
 					name(0), name(i), ErrIncompatible, shardName(docs[0].Replay.Shard), shardName(d.Replay.Shard))
 			}
+			if why := replayedApart(docs[0], d); why != "" {
+				return fmt.Errorf("%s and %s: %w: they were replayed differently, %s: the ranks of one run replay it one way, "+
+					"and a merged document states one (its loop, pace, window and syncs would be one rank's, its figures both's)",
+					name(0), name(i), ErrIncompatible, why)
+			}
 		}
 	}
 	if err := checkOverlap(docs, name); err != nil {
@@ -426,6 +431,42 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 		return &MissingRanksError{Run: run, Ranks: ranks, Held: held, Missing: missing}
 	}
 	return nil
+}
+
+// replayedApart says how two ranks' replays differ in what their figures
+// mean: their loop (--closed-loop), pace (--speed), --duration window or
+// --fsync; "" when they agree.
+func replayedApart(a, b *schema.Result) string {
+	loop := func(r *schema.Result) string {
+		if r.Replay.ClosedLoop || r.ClosedLoop != nil {
+			return "--closed-loop"
+		}
+		return "an open loop"
+	}
+	speed := func(r *schema.Result) string {
+		if r.Replay.Speed == 0 {
+			return "--speed max"
+		}
+		return "--speed " + strconv.FormatFloat(r.Replay.Speed, 'g', -1, 64)
+	}
+	window := func(r *schema.Result) string {
+		if r.Replay.DurationS == 0 {
+			return "no --duration"
+		}
+		return "--duration " + strconv.FormatFloat(r.Replay.DurationS, 'g', -1, 64) + "s"
+	}
+	fsync := func(r *schema.Result) string {
+		if r.Replay.Fsync {
+			return "--fsync"
+		}
+		return "no --fsync"
+	}
+	for _, f := range []func(*schema.Result) string{loop, speed, window, fsync} {
+		if x, y := f(a), f(b); x != y {
+			return x + " and " + y
+		}
+	}
+	return ""
 }
 
 // checkScales refuses documents of different size scales, naming the

@@ -105,7 +105,8 @@ func TestRunWarningsInEveryFormat(t *testing.T) {
 
 // TestCheckRanks: the same document twice, a rank twice, ranks of two
 // trials, ranks that replayed different traces, were sharded differently,
-// ran at different size scales or minutes apart are refused; ranks of one
+// replayed in other loops, paces, windows or --fsync, ran at different
+// size scales or minutes apart are refused; ranks of one
 // trace, told apart by digest even under different names, merge, and so
 // do ranks that start within MaxRankGap of the others' end.
 func TestCheckRanks(t *testing.T) {
@@ -132,6 +133,11 @@ func TestCheckRanks(t *testing.T) {
 		c.Started, c.WallS = started, wallS
 		return &c
 	}
+	replayed := func(d *schema.Result, edit func(*schema.ReplayStats)) *schema.Result {
+		c := *d
+		edit(&c.Replay)
+		return &c
+	}
 	threeOf := func(d *schema.Result, rank int) *schema.Result {
 		c := *d
 		c.Rank, c.Ranks = rank, 3
@@ -156,6 +162,19 @@ func TestCheckRanks(t *testing.T) {
 			"--shard user and --shard none"},
 		{"ranks of two size scales", []*schema.Result{scaled(a, 1.0/1024), scaled(doc(1, tr("-", "aa", 10)), 1.0/4096)},
 			"different size scales, 0.0009765625 and 0.000244140625"},
+		// A merged document states one loop, pace, window and --fsync
+		// (it took the first's loop, the largest speed and window and
+		// either's --fsync), which the ranks' figures must share.
+		{"an open and a closed loop", []*schema.Result{a, replayed(doc(1, tr("-", "aa", 10)), func(r *schema.ReplayStats) { r.ClosedLoop = true })},
+			"they were replayed differently, an open loop and --closed-loop"},
+		{"two paces", []*schema.Result{replayed(a, func(r *schema.ReplayStats) { r.Speed = 1 }), doc(1, tr("-", "aa", 10))},
+			"they were replayed differently, --speed 1 and --speed max"},
+		{"two windows", []*schema.Result{a, replayed(doc(1, tr("-", "aa", 10)), func(r *schema.ReplayStats) { r.DurationS = 30 })},
+			"they were replayed differently, no --duration and --duration 30s"},
+		{"fsync on one rank", []*schema.Result{a, replayed(doc(1, tr("-", "aa", 10)), func(r *schema.ReplayStats) { r.Fsync = true })},
+			"they were replayed differently, no --fsync and --fsync"},
+		{"one way, tuned apart", []*schema.Result{replayed(a, func(r *schema.ReplayStats) { r.Speed, r.QueueDepth = 2, 8 }),
+			replayed(doc(1, tr("-", "aa", 10)), func(r *schema.ReplayStats) { r.Speed, r.QueueDepth = 2, 32 })}, ""},
 		// Ranks started together overlap; a rank that starts within
 		// MaxRankGap of the others' end (it read the trace slower) is one
 		// of them; one that starts minutes later is of another run.

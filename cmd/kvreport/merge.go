@@ -24,7 +24,8 @@ document, which kvreport reads like any other, goes to -o FILE or stdout.
 Every rank of the run must be given: --force merges part of them into a
 document marked incomplete (never a PASS) that names the missing ranks.
 Documents that are not distinct ranks of one run (a rank twice, other
-traces, trials or --shard, windows far apart) are refused, and --force
+traces, trials or --shard, another loop, --speed, --duration or --fsync,
+windows far apart) are refused, and --force
 merges them with a warning in the merged document; ranks replayed at
 different --size-scale are refused even with --force: a merged document
 states one size scale, at which all its bytes and rates are read, and
