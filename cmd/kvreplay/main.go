@@ -249,6 +249,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		errs = append(errs, fmt.Errorf("--trial %d: must not be negative (a trial number, 1, 2, ...)", o.trial))
 	}
 	errs = append(errs, o.search.Check(&o.cfg)...)
+	if o.search.Kind != "" && o.rank.Ranks > 1 {
+		// Nothing coordinates the ranks' probes: each would bracket on
+		// its own shard, at its own time, beside the others' unrelated
+		// loads, and write its own answer.
+		errs = append(errs, fmt.Errorf("--search %s under %d ranks: each rank would choose its own probes, at its own times, so no probe would load the system as one: run the search as one process, or give every rank the same --speed (or --closed-loop --users N) and merge their results", o.search.Kind, o.rank.Ranks))
+	}
 	if o.search.Kind != "" && o.tiers.Keep {
 		// Each probe is a replay on fresh tiers: kept, each probe's
 		// objects stay, and the next probes run beside them, on a fuller
