@@ -86,6 +86,15 @@ type MLPerfKVBench struct {
 	// Option; the rule's figures are its zeros, and partial_failure does
 	// not say so; kvreport fails such a run.
 	CPUTierOptions []string `json:"cpu_tier_options,omitempty"`
+	// ClosedDepartures are how the run departs from what Rules.md 6.3
+	// fixes for a CLOSED submission, among what kvreport can see: the
+	// three Options, 3 trials each, each kvreplay rank's trace made with
+	// its Option's Table KVCache-1 parameters, seed 42+rank and no
+	// autoscaling, replayed at full size. None found does not make a run
+	// CLOSED (its file systems, delays and preconditioning are not in
+	// its documents); one found makes it an OPEN run, which the figures
+	// still describe.
+	ClosedDepartures []string `json:"closed_departures,omitempty"`
 	// Beside are the run summaries shown beside this one: mlpstorage's
 	// kvcache_run_summary documents given, and the aggregation of
 	// kv-cache.py documents given with kvreplay's (by name).

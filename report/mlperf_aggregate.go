@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -69,6 +70,10 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 		kb.IncompleteRanks = append(kb.IncompleteRanks, incompleteRanks(pooled.Ranks)...)
 	}
 	kb.Warnings = append(kb.Warnings, countUnreadable(run, sum)...)
+	kb.ClosedDepartures = closedDepartures(sum, kb)
+	for _, d := range kb.ClosedDepartures {
+		kb.Warnings = append(kb.Warnings, "NOT CLOSED: "+d)
+	}
 	kb.MissingTrials = missingTrials(run, sum)
 	for _, m := range kb.MissingTrials {
 		kb.Warnings = append(kb.Warnings, m.String())
@@ -773,4 +778,125 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 func trialHasResult(run *MLPerfRun, option string, trial int) bool {
 	return slices.ContainsFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == option && rk.Trial == trial }) ||
 		slices.ContainsFunc(run.Unreadable, func(u MLPerfUnreadable) bool { return u.Option == option && u.Trial == trial })
+}
+
+// closedTrials is the number of trials Rules.md 6.3.2.1 fixes for a
+// CLOSED run of each Option.
+const closedTrials = 3
+
+// closedDepartures lists how a run departs from a CLOSED submission
+// (Rules.md 6.3.1.1, 6.3.2.1, 6.3.2.2), among what its documents say: an
+// Option of Table KVCache-1 missing or another Option, trials other than
+// 3, and, per kvreplay rank, a trace whose sidecar records other
+// parameters than its Option's, a seed other than 42+rank (mlpstorage's
+// wrapper seeds rank R with 42+R), autoscaling, or a --size-scale below
+// 1. kv-cache.py's documents record no parameters: only the Options and
+// trials are checked for them.
+func closedDepartures(sum *MLPerfRunSummary, kb *MLPerfKVBench) []string {
+	var out []string
+	table := map[string]schema.MLPerfOption{}
+	for _, o := range schema.MLPerfOptions() {
+		table[strconv.Itoa(o.Number)] = o
+	}
+	var missing, other []string
+	for _, o := range schema.MLPerfOptions() {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(sum.Options)), func(k string) bool { return sameOption(k, strconv.Itoa(o.Number)) }) {
+			missing = append(missing, strconv.Itoa(o.Number))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(sum.Options)) {
+		if n, err := strconv.Atoi(k); err != nil || table[strconv.Itoa(n)].Number == 0 {
+			other = append(other, optionName(k))
+		}
+	}
+	if len(missing) > 0 {
+		out = append(out, fmt.Sprintf("the run lacks Option(s) %s: a CLOSED submission runs Options 1, 2 and 3 (Rules.md 6.3.1.1)",
+			strings.Join(missing, ", ")))
+	}
+	if len(other) > 0 {
+		out = append(out, fmt.Sprintf("%s: not an Option of Table KVCache-1 (Rules.md 6.3.1.1)", strings.Join(other, ", ")))
+	}
+	for _, k := range slices.Sorted(maps.Keys(sum.Options)) {
+		if o := sum.Options[k]; o.TrialCount != closedTrials {
+			out = append(out, fmt.Sprintf("%s: %d trial(s): a CLOSED run has %d (Rules.md 6.3.2.1); a trial missing after the last "+
+				"one found cannot be told from a run of fewer", optionName(k), o.TrialCount, closedTrials))
+		}
+		p := kb.Options[k]
+		if p == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(k)
+		want, ok := table[strconv.Itoa(n)]
+		seen := map[string]bool{}
+		for _, rk := range p.Ranks {
+			for _, d := range rankDepartures(rk, want, ok) {
+				if !seen[d] {
+					seen[d] = true
+					out = append(out, fmt.Sprintf("%s: %s", optionName(k), d))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rankDepartures are how one kvreplay rank's replay and trace depart from
+// its Option's CLOSED parameters (want, when ok), each naming the rank's
+// document only through what differs (so that the ranks that share one
+// are said once).
+func rankDepartures(rk MLPerfRank, want schema.MLPerfOption, ok bool) []string {
+	r := rk.result
+	if r == nil {
+		return nil
+	}
+	var out []string
+	if r.SizeScale != 0 && r.SizeScale != 1 {
+		out = append(out, fmt.Sprintf("replayed at --size-scale %g: a CLOSED run replays the objects at their size", r.SizeScale))
+	}
+	for _, t := range r.Traces {
+		var meta struct {
+			Seed   *int64 `json:"seed"`
+			Config *struct {
+				Model               string  `json:"model"`
+				NumUsers            int     `json:"num_users"`
+				Duration            int64   `json:"duration"` // nanoseconds
+				GPUMemGB            float64 `json:"gpu_mem_gb"`
+				CPUMemGB            float64 `json:"cpu_mem_gb"`
+				MaxConcurrentAllocs int     `json:"max_concurrent_allocs"`
+				GenerationMode      string  `json:"generation_mode"`
+				EnableAutoscaling   bool    `json:"enable_autoscaling"`
+			} `json:"config"`
+		}
+		if len(t.Meta) == 0 || json.Unmarshal(t.Meta, &meta) != nil || meta.Config == nil {
+			out = append(out, "a rank's trace has no sidecar recording its parameters: they cannot be checked against Table KVCache-1")
+			continue
+		}
+		c := meta.Config
+		if ok {
+			var diff []string
+			add := func(name string, got, want any) {
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					diff = append(diff, fmt.Sprintf("%s %v (not %v)", name, got, want))
+				}
+			}
+			add("model", c.Model, want.Model)
+			add("num-users", c.NumUsers, want.Users)
+			add("duration", strconv.FormatFloat(time.Duration(c.Duration).Seconds(), 'g', -1, 64)+" s", strconv.Itoa(want.DurationS)+" s")
+			add("gpu-mem-gb", c.GPUMemGB, want.GPUMemGB)
+			add("cpu-mem-gb", c.CPUMemGB, want.CPUMemGB)
+			add("max-concurrent-allocs", c.MaxConcurrentAllocs, want.MaxConcurrentAllocs)
+			add("generation-mode", c.GenerationMode, want.GenerationMode)
+			if len(diff) > 0 {
+				out = append(out, fmt.Sprintf("traces made with %s: Table KVCache-1 fixes them (Rules.md 6.3.1.1)", strings.Join(diff, ", ")))
+			}
+		}
+		if c.EnableAutoscaling {
+			out = append(out, "traces made with --enable-autoscaling, which a CLOSED run must not set (Rules.md 6.3.2.2)")
+		}
+		if meta.Seed != nil && *meta.Seed != int64(schema.MLPerfSeed+rk.Rank) {
+			out = append(out, fmt.Sprintf("rank %d's trace made with --seed %d: a CLOSED run seeds rank R with %d+R (Rules.md 6.3.2.1, mlpstorage's wrapper)",
+				rk.Rank, *meta.Seed, schema.MLPerfSeed))
+		}
+	}
+	return out
 }

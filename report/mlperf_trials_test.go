@@ -344,3 +344,100 @@ func TestMLPerfOptionPlacedElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// TestMLPerfClosedDepartures: a run is told how it departs from a CLOSED
+// submission, among what its documents say (Rules.md 6.3.1.1, 6.3.2.1,
+// 6.3.2.2): Options of Table KVCache-1 missing, trials other than 3, and
+// traces made with other parameters, seeds other than 42+rank, or
+// autoscaling, or replays below full size. A run of the three Options, 3
+// trials each, with their parameters, has none; it was told nothing, an
+// OPEN run of 4 s and 5 users aggregating as if CLOSED.
+func TestMLPerfClosedDepartures(t *testing.T) {
+	meta := func(option, rank int, edit func(c map[string]any)) json.RawMessage {
+		o := schema.MLPerfOptions()[option-1]
+		c := map[string]any{"model": o.Model, "num_users": o.Users, "duration": int64(o.DurationS) * int64(time.Second),
+			"gpu_mem_gb": o.GPUMemGB, "cpu_mem_gb": o.CPUMemGB, "max_concurrent_allocs": o.MaxConcurrentAllocs,
+			"generation_mode": o.GenerationMode, "enable_autoscaling": false}
+		seed := schema.MLPerfSeed + rank
+		if edit != nil {
+			edit(c)
+			if s, ok := c["seed"]; ok {
+				seed = s.(int)
+			}
+		}
+		raw, err := json.Marshal(map[string]any{"seed": seed, "config": c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	// lay writes options x trials x 2 ranks; edit changes a rank's
+	// document and its trace's configuration.
+	lay := func(options []int, trials int, edit func(option, trial, rank int, d *schema.Result, c map[string]any)) string {
+		dir := t.TempDir()
+		for _, o := range options {
+			for tr := range trials {
+				for r := range 2 {
+					d := mlperfDoc(t, rankSpec{option: o, trial: tr, rank: r, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+					var ce func(map[string]any)
+					if edit != nil {
+						ce = func(c map[string]any) { edit(o, tr, r, d, c) }
+					}
+					d.Traces = []schema.TraceInfo{{File: fmt.Sprintf("rank_%d.csv.zst", r), Meta: meta(o, r, ce)}}
+					raw, err := json.Marshal(d)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p := filepath.Join(dir, fmt.Sprintf("option_%d", o), fmt.Sprintf("trial_%d", tr), fmt.Sprintf("rank_%d", r), "kvbench_result.json")
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, raw, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		return dir
+	}
+	tests := []struct {
+		name    string
+		options []int
+		trials  int
+		edit    func(option, trial, rank int, d *schema.Result, c map[string]any)
+		want    []string
+	}{
+		{"closed", []int{1, 2, 3}, 3, nil, nil},
+		{"one Option, 2 trials", []int{1}, 2, nil, []string{
+			"the run lacks Option(s) 2, 3: a CLOSED submission runs Options 1, 2 and 3 (Rules.md 6.3.1.1)",
+			"option 1: 2 trial(s): a CLOSED run has 3 (Rules.md 6.3.2.1); a trial missing after the last one found cannot be told from a run of fewer"}},
+		{"an OPEN workload, scaled", []int{1, 2, 3}, 3, func(o, tr, r int, d *schema.Result, c map[string]any) {
+			if o == 2 {
+				c["num_users"], c["duration"] = 5, int64(4*time.Second)
+				d.SizeScale = 1.0 / 1024
+			}
+		}, []string{
+			"option 2: replayed at --size-scale 0.0009765625: a CLOSED run replays the objects at their size",
+			"option 2: traces made with num-users 5 (not 100), duration 4 s (not 300 s): Table KVCache-1 fixes them (Rules.md 6.3.1.1)"}},
+		{"one seed for every rank, autoscaling", []int{1, 2, 3}, 3, func(o, tr, r int, d *schema.Result, c map[string]any) {
+			if o == 3 {
+				c["seed"], c["enable_autoscaling"] = 42, true
+			}
+		}, []string{
+			"option 3: traces made with --enable-autoscaling, which a CLOSED run must not set (Rules.md 6.3.2.2)",
+			"option 3: rank 1's trace made with --seed 42: a CLOSED run seeds rank R with 42+R (Rules.md 6.3.2.1, mlpstorage's wrapper)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := aggregateDir(t, lay(tc.options, tc.trials, tc.edit))
+			if got := s.KVBench.ClosedDepartures; !slices.Equal(got, tc.want) {
+				t.Errorf("closed_departures:\n%q\nwant\n%q", got, tc.want)
+			}
+			for _, w := range tc.want {
+				if !slices.Contains(s.KVBench.Warnings, "NOT CLOSED: "+w) {
+					t.Errorf("no warning %q in %q", w, s.KVBench.Warnings)
+				}
+			}
+		})
+	}
+}
