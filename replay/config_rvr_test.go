@@ -1,12 +1,14 @@
 package replay_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/results"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // TestSLOAtSpeedMax: --slo-ms of an open loop at --speed max is refused:
@@ -38,5 +40,25 @@ func TestSLOAtSpeedMax(t *testing.T) {
 	cfg.Speed = 0
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("--speed max without --slo-ms: %v", err)
+	}
+}
+
+// TestMemoryBlockerNamesBuffers: a replay whose memory is mostly its I/O
+// buffers (--queue-depth 32 x --block-size 1 GiB: 32 GiB for objects of
+// a few MiB) names them with the flags that size them, since no
+// --size-scale makes it fit; the blocker called all of it "the engine's
+// state", and the refusal named no flag to change.
+func TestMemoryBlockerNamesBuffers(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", "nvme"}
+	cfg.BlockSize, cfg.Speed = 1<<30, 0
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, windowTrace())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := replay.Advise(plan, &cfg, replay.Sizing{}, replay.Machine{MemAvailable: 16 << 30, MemTotal: 16 << 30, DiskFree: 1 << 40})
+	b := strings.Join(a.Blockers, "\n")
+	if a.Runs || !strings.Contains(b, "the I/O buffers 32.00 GiB (--queue-depth 32 x --block-size 1.00 GiB), the engine's state 312.00 MiB for 20 objects") {
+		t.Errorf("blockers:\n%s", b)
 	}
 }

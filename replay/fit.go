@@ -175,6 +175,10 @@ type Needs struct {
 	// capBackend (0: none): each of its objects must fit in it.
 	capacity   int64
 	capBackend string
+	// depth and block are --queue-depth and --block-size, whose I/O
+	// buffers (depth x block) are part of EngineMemory.
+	depth int
+	block int64
 }
 
 // need returns the need of the backend named name, nil when none.
@@ -435,6 +439,13 @@ func (a *Advice) memoryParts(n Needs) string {
 			eng -= n.Arena
 		}
 		parts = fmt.Sprintf("the RAM tier's arena %s, ", cli.FormatBytes(n.Arena))
+	}
+	if buf := int64(n.depth) * n.block; buf > 0 && buf < eng {
+		// The I/O buffers, named by the flags that size them: where they
+		// are most of it, no --size-scale makes the replay fit, and the
+		// fix is a smaller --block-size or --queue-depth.
+		eng -= buf
+		parts += fmt.Sprintf("the I/O buffers %s (--queue-depth %d x --block-size %s), ", cli.FormatBytes(buf), n.depth, cli.FormatBytes(n.block))
 	}
 	return parts + fmt.Sprintf("the engine's state %s for %d objects", cli.FormatBytes(eng), n.Objects)
 }
@@ -714,6 +725,7 @@ func (p *Plan) needsWindow(cfg *Config, sz Sizing, n Needs) Needs {
 		}
 	}
 	n.Memory = n.Arena + EngineMemory(cfg, p.Objects)
+	n.depth, n.block = cfg.QueueDepth, cfg.BlockSize
 	if d := n.need("nvme"); d != nil {
 		n.Disk = d.Peak + d.MaxObject
 		if sz.Extent {
