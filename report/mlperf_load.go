@@ -128,6 +128,9 @@ func (run *MLPerfRun) loadDir(name string) error {
 		return filepath.SkipDir
 	})
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "report: ") {
+			return err // a document's own error, which names its file
+		}
 		return fmt.Errorf("report: %s: %w", name, err)
 	}
 	if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {

@@ -775,7 +775,7 @@ func TestLoadMLPerfInputs(t *testing.T) {
 			want: "report: " + filepath.Join(root, "cut") + ": " + cutDir + ": 2 result files, a.json and b.json (not whole JSON: cut short?): a rank directory holds its rank's one result, " +
 				"and which one the aggregate took would decide the run's figures: keep the rank's result there and move the others out"},
 		{name: "a result copied to another trial", paths: []string{filepath.Join(root, "copied")},
-			want: "report: " + filepath.Join(root, "copied") + ": report: " + copied + " and " + copy1 + ": incompatible documents: both are the result of rank 0 of one run " +
+			want: "report: " + copied + " and " + copy1 + ": incompatible documents: both are the result of rank 0 of one run " +
 				"(on hosta, started 2026-07-01T12:00:00Z), placed as trial 0 rank 0 and trial 1 rank 0: a copy would count it twice; keep the one where its run wrote it"},
 		{name: "files: the Option from a label, else the label, else unknown", paths: []string{one, named, noLabel}, ranks: 2,
 			want: "4 0 0 /files/one.json\nsysA 0 1 /files/named.json\nunknown 0 1 /files/nolabel.json\n"},
@@ -800,7 +800,7 @@ func TestLoadMLPerfInputs(t *testing.T) {
 		{name: "a simulation", paths: []string{sim},
 			want: "report: " + sim + ": a kvtrace document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents"},
 		{name: "a simulation in a run's directory", paths: []string{filepath.Join(root, "simrun")},
-			want: "report: " + filepath.Join(root, "simrun") + ": report: " + simRun + ": a kvtrace document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents"},
+			want: "report: " + simRun + ": a kvtrace document is a simulation, not a measurement: the MLPerf aggregation takes kvreplay results and kv-cache.py --output documents"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
