@@ -133,11 +133,27 @@ func pyGlob(pattern string) ([]string, error) {
 	return kept, nil
 }
 
-// arrival enqueues the generator's pending request and schedules the next.
+// arrival enqueues the generator's pending request, reading it first
+// where none is pending, and schedules the next.
+//
+// A request's QoS is drawn as it is enqueued, and the next request is
+// read once this one is dispatched (its event comes after this step's
+// dispatch): the reference's generator thread draws a row's QoS, enqueues
+// it and sleeps until the next row's time, and a worker takes the request,
+// drawing its prefix-cache detection, while the generator sleeps. Its
+// draws go QoS, prefix, QoS, prefix, ..., and so do kvtrace's; a QoS
+// drawn when the request was read ahead came before the prefix draw of
+// the request before it, and for the same seed every request's QoS and
+// prefix differed from the reference's (a ShareGPT pass's shuffle too).
 func (e *engine) arrival() error {
 	if e.pending == nil {
-		if err := e.fetch(); err != nil || e.pending == nil {
+		if err := e.fetch(); err != nil {
 			return err
+		}
+		if e.pending == nil {
+			// Every replay cycle is done: the reference stops the run.
+			e.stopAfterDispatch = true
+			return nil
 		}
 		if e.pendingAt > e.now {
 			e.push(event{at: e.pendingAt, kind: evArrival})
@@ -150,6 +166,9 @@ func (e *engine) arrival() error {
 	}
 	r := e.pending
 	e.pending = nil
+	r.qos = e.drawQoS()
+	r.priority = e.cfg.QoS[r.qos].Priority
+	r.phase = phaseOf(r.context)
 	id := e.nextRequestID()
 	r.id = id + 1
 	if r.key == "" {
@@ -160,15 +179,7 @@ func (e *engine) arrival() error {
 	}
 	e.genIndex++
 	e.enqueue(r)
-	if err := e.fetch(); err != nil {
-		return err
-	}
-	if e.pending == nil {
-		// Every replay cycle is done: the reference stops the run.
-		e.stopAfterDispatch = true
-		return nil
-	}
-	e.push(event{at: max(e.pendingAt, e.now), kind: evArrival})
+	e.push(event{at: e.now, kind: evArrival})
 	return nil
 }
 
@@ -180,9 +191,6 @@ func (e *engine) fetch() error {
 		e.free.Put(r)
 		return err
 	}
-	r.qos = e.drawQoS()
-	r.priority = e.cfg.QoS[r.qos].Priority
-	r.phase = phaseOf(r.context)
 	e.pending, e.pendingAt = r, at
 	return nil
 }

@@ -625,3 +625,54 @@ func TestBurstFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceDrawOrder: a replayed trace's requests get the QoS classes and
+// prefix-cache detections that kv-cache.py gives them for the same seed:
+// its generator thread draws a request's QoS as it enqueues it and sleeps
+// to the next row's time while a worker takes the request and draws its
+// prefix detection, so its draws go QoS, prefix, QoS, prefix. kvtrace
+// drew the next request's QoS when it read it ahead, before the prefix
+// draw of the one before, and every request after the first differed. The
+// wanted values were printed by CPython 3.11 making the reference's draws
+// in its order (random.seed(42); ShareGPT: the loader's shuffle first;
+// per request random() for the QoS, then random() < 0.2 and choice of the
+// three prompts, whose 5, 9 or 6 words leave the context).
+func TestTraceDrawOrder(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		set  func(c *Config)
+		want []string
+	}{
+		{"sharegpt", func(c *Config) {
+			c.DatasetPath, c.RequestRate = filepath.Join("reqtrace", "testdata", "sharegpt_sample50.json"), 20
+		}, []string{"58Wd0Lh_11_turn_1 batch 999", "SF6KWw1_28_turn_1 responsive 1080", "aVExml0_52_turn_1 batch 1297",
+			"UpZyhQb_6_turn_1 batch 917", "MJSl6B1_304_turn_1 batch 901", "1l1PRmH_243_turn_1 batch 1233", "BwRQZjV_30_turn_1 batch 1001",
+			"jxiBGQl_2_turn_1 responsive 994", "zB5YofI_28_turn_1 batch 1278", "8Ihl4eY_0_turn_1 responsive 879",
+			"V7ePzVN_0_turn_1 batch 1193", "CrLbCqc_0_turn_1 batch 759"}},
+		{"burstgpt", func(c *Config) {
+			c.UseBurstTrace, c.BurstTracePath = true, filepath.Join("reqtrace", "testdata", "burstgpt_1_head30.csv")
+		}, []string{"trace_user_0_req_0000 batch 463", "trace_user_1_req_0001 responsive 1082", "trace_user_2_req_0002 batch 417",
+			"trace_user_3_req_0003 interactive 1360", "trace_user_4_req_0004 interactive 185", "trace_user_5_req_0005 batch 581",
+			"trace_user_6_req_0006 batch 37", "trace_user_7_req_0007 responsive 54", "trace_user_8_req_0008 responsive 1528",
+			"trace_user_9_req_0009 batch 80", "trace_user_10_req_0010 responsive 540", "trace_user_11_req_0011 interactive 172"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Seed, cfg.Duration, cfg.GenerationMode, cfg.GPUMemGB, cfg.CPUMemGB = 42, time.Hour, "none", 0, 4
+			tt.set(&cfg)
+			var got []string
+			_, err := Run(context.Background(), &cfg, func(r *schema.Record) error {
+				if r.Op == schema.OpWrite && r.Phase == schema.PhasePrefill && len(got) < len(tt.want) {
+					got = append(got, fmt.Sprintf("%s %s %d", r.Key, r.QoS, r.Size/131072))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("requests (key, QoS, context tokens):\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
