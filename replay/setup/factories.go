@@ -1,8 +1,12 @@
 package setup
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/null"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // row is a row of the factory table: a backend a tier can map to.
@@ -30,5 +34,21 @@ var factories = []row{
 	{Name: "gpu", Usage: "GPU memory through the CUDA runtime, loaded at run time (kvreplay --list-devices; tested on a fake runtime only)",
 		Check: checkGPU, New: newGPU},
 	{Name: "s3", Usage: "objects in an S3 bucket (--s3-bucket, --s3-endpoint, --s3-prefix; credentials from the AWS environment), under a prefix of the run's own", New: newS3},
-	{Name: "null", Usage: "no data: the engine alone is measured", New: func(*builder) (backend.Backend, error) { return null.New(), nil }},
+	{Name: "null", Usage: "no data: the engine alone is measured", New: newNull},
+}
+
+// newNull makes the null backend, and says in the result which tiers it
+// served: their figures (bandwidths of terabytes a second, latencies,
+// storage_health) measure kvreplay's engine, not storage, and a result
+// that does not say so reads as a measurement of a tier.
+func newNull(b *builder) (backend.Backend, error) {
+	var tiers []string
+	for t, name := range b.cfg.TierMap {
+		if name == "null" && (!b.plan.Scanned || b.plan.Used[t]) {
+			tiers = append(tiers, schema.Tier(t).String())
+		}
+	}
+	b.note(fmt.Sprintf("NO STORAGE: %s on the null backend, which moves no data: their figures (bandwidth, latency, storage_health) measure kvreplay's engine, not a tier",
+		strings.Join(tiers, ", ")))
+	return null.New(), nil
 }

@@ -78,3 +78,23 @@ func TestReplayPlansTheProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestNullSaysNoStorage: the tiers on the null backend are named in the
+// result as measuring no storage; a replay of Tier-1 and Tier-2 on it
+// gave bandwidths of petabytes a second and storage_health PASS without a
+// word of it.
+func TestNullSaysNoStorage(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	cfg.TierMap[1], cfg.TierMap[2] = "ram", "null"
+	plan := nvmePlan(1 << 20)
+	plan.Used[1] = true
+	tiers, err := Build(context.Background(), &Env{}, &cfg, plan, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tiers.Close()
+	w := strings.Join(tiers.Warnings, "\n")
+	if !strings.Contains(w, "NO STORAGE: Tier-2 on the null backend, which moves no data") || strings.Contains(w, "Tier-1 on") {
+		t.Errorf("warnings:\n%s", w)
+	}
+}
