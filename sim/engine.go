@@ -812,8 +812,10 @@ func (e *engine) process(r *request) error {
 			}
 		}
 	}
-	// 4. RAG retrieval.
-	if e.rag != nil && e.rng.Float64() < cfg.RAG.RequestProbability && len(e.rag.docs) > 0 {
+	// 4. RAG retrieval. The reference draws for it under --enable-rag
+	// also where no document was ingested (a replayed trace's run, whose
+	// RAG manager ingests nothing), as it draws for everything else.
+	if cfg.EnableRAG && e.rng.Float64() < cfg.RAG.RequestProbability && e.rag != nil && len(e.rag.docs) > 0 {
 		doc := e.rag.docs[e.rng.IntN(len(e.rag.docs))]
 		for _, ch := range e.rag.retrieve(doc) {
 			if _, err := e.cache.access(ch.key, schema.PhaseDecode, cacheUser); err != nil {

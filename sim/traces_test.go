@@ -655,6 +655,15 @@ func TestTraceDrawOrder(t *testing.T) {
 			"trace_user_3_req_0003 interactive 1360", "trace_user_4_req_0004 interactive 185", "trace_user_5_req_0005 batch 581",
 			"trace_user_6_req_0006 batch 37", "trace_user_7_req_0007 responsive 54", "trace_user_8_req_0008 responsive 1528",
 			"trace_user_9_req_0009 batch 80", "trace_user_10_req_0010 responsive 540", "trace_user_11_req_0011 interactive 172"}},
+		// Under --enable-rag the reference's workers draw for a RAG
+		// retrieval after the prefix, with no document to retrieve in a
+		// replayed trace's run; kvtrace did not draw.
+		{"burstgpt with rag", func(c *Config) {
+			c.UseBurstTrace, c.BurstTracePath, c.EnableRAG = true, filepath.Join("reqtrace", "testdata", "burstgpt_1_head30.csv"), true
+		}, []string{"trace_user_0_req_0000 batch 463", "trace_user_1_req_0001 interactive 1081", "trace_user_2_req_0002 interactive 417",
+			"trace_user_3_req_0003 responsive 1360", "trace_user_4_req_0004 responsive 185", "trace_user_5_req_0005 responsive 586",
+			"trace_user_6_req_0006 interactive 37", "trace_user_7_req_0007 responsive 45", "trace_user_8_req_0008 responsive 1528",
+			"trace_user_9_req_0009 responsive 80", "trace_user_10_req_0010 batch 549", "trace_user_11_req_0011 batch 172"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
