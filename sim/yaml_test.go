@@ -40,7 +40,7 @@ func TestLoadYAMLReferenceConfig(t *testing.T) {
 		"config.yaml prefix_cache.min_prefix_length: validated, not used (as in the reference)",
 		"config.yaml prefix_cache.max_prefix_entries: validated, not used (as in the reference)",
 		"config.yaml conversation.end_conversation_probability: validated, not used (as in the reference)",
-		"config.yaml autoscaler: validated, not used (real-I/O only in the reference)",
+		"config.yaml autoscaler: validated, not used (kvtrace's autoscaler takes min_users 1 and max_users 10000, which bound only the user counts it reports; the reference hard-codes the rest)",
 		"config.yaml sharegpt: validated, not used (as in the reference)",
 		"config.yaml saturation_detection: validated, not used (real-I/O only in the reference)",
 		"config.yaml validation_limits: validated, not used (as in the reference)",

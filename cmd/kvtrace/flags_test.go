@@ -112,7 +112,7 @@ func TestParseSimFlagsReference(t *testing.T) {
 					y + "prefix_cache.min_prefix_length: validated, not used (as in the reference)",
 					y + "prefix_cache.max_prefix_entries: validated, not used (as in the reference)",
 					y + "conversation.end_conversation_probability: validated, not used (as in the reference)",
-					y + "autoscaler: validated, not used (real-I/O only in the reference)",
+					y + "autoscaler: validated, not used (kvtrace's autoscaler takes min_users 1 and max_users 10000, which bound only the user counts it reports; the reference hard-codes the rest)",
 					y + "sharegpt: validated, not used (as in the reference)",
 					y + "saturation_detection: validated, not used (real-I/O only in the reference)",
 					y + "validation_limits: validated, not used (as in the reference)",
