@@ -303,7 +303,8 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
 	a.Runs, a.Fits = len(a.Blockers) == 0, len(a.Blockers) == 0 && len(a.Problems) == 0
-	a.Notes = append(a.arenaNotes(a.Needs, cfg), leftOutNotes(p, cfg)...)
+	a.Notes = append(a.arenaNotes(a.Needs, cfg), a.diskNotes(a.Needs, cfg)...)
+	a.Notes = append(a.Notes, leftOutNotes(p, cfg)...)
 	if a.Fits {
 		return a
 	}
@@ -345,6 +346,27 @@ func (a *Advice) arenaNotes(n Needs, cfg *Config) []string {
 	}
 	return []string{fmt.Sprintf("ram: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the RAM tier (every object its users put there), more than the trace's peak of %s; the arena holds %s (%s): past it kvreplay evicts least recently used objects, counted in the result (a read of one rewrites it untimed first); %s keeps them",
 		cli.FormatBytes(r.Reach), cli.FormatBytes(r.Peak), cli.FormatBytes(n.Arena), why, fix)}
+}
+
+// diskNotes says when a closed loop may keep more live on the NVMe tier
+// (a directory of files, unbounded) than --dir has free: the disk, whose
+// need is the trace's peak, fills before the run ends (a 20-user trace
+// with deletes on Tier-2, closed-loop: 20 MiB at its peak in the trace's
+// order, up to 1.75 GiB in the loop's; 3 objects past the peak at --speed
+// 4). A --capacity bounds it, as the arena bounds the RAM tier.
+func (a *Advice) diskNotes(n Needs, cfg *Config) []string {
+	d := n.need("nvme")
+	free := a.Machine.DiskFree
+	if d == nil || d.Reach <= d.Peak || a.sizing.Extent || cfg.Capacity > 0 || free < 0 || d.Reach+d.MaxObject <= free {
+		return nil
+	}
+	fix := "a smaller --size-scale"
+	if c := capacityFor(free, d.MaxObject, a.sizing); c >= 2*d.MaxObject {
+		fix = "--capacity " + cli.FormatBytes(c) + " bounds it (kvreplay then evicts least recently used objects, counted in the result)"
+	}
+	return []string{fmt.Sprintf("nvme: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the NVMe tier, more than the trace's peak of %s, "+
+		"and %s has %s free: a loop that outgrows it stops when the disk fills (incomplete); %s",
+		cli.FormatBytes(d.Reach), cli.FormatBytes(d.Peak), a.Machine.Disk, cli.FormatBytes(free), fix)}
 }
 
 // leftOutNotes says what the objects prepared for a --users sample

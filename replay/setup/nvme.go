@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -39,6 +40,15 @@ func newNVMe(b *builder) (backend.Backend, error) {
 	}
 	if err := b.checkFree(where); err != nil {
 		return nil, err
+	}
+	if b.cfg.ClosedLoop && b.plan.Scanned {
+		// What a closed loop may keep beyond the trace's peak, past
+		// what --dir has free (replay.Advise's note), said before it fills.
+		for _, n := range Advise(b.cfg, b.plan, o).Notes {
+			if strings.HasPrefix(n, "nvme: ") {
+				b.warn(n)
+			}
+		}
 	}
 	var rd *cli.RunDir
 	if !onDevice {
