@@ -231,6 +231,10 @@ type MLPerfRun struct {
 	Summaries map[string]*MLPerfRunSummary
 	// rankDirs is one more than the largest rank_<N> directory found.
 	rankDirs int
+	// expectTrials is the trials per Option the run's own summary says
+	// (a kvcache_run_summary at the top of its directory, mlpstorage's
+	// from its configuration); 0 when none says.
+	expectTrials int
 	// optionDirs are the option_<O> directories found (O -> path), with
 	// a trial or not.
 	optionDirs map[string]string
@@ -256,6 +260,7 @@ func (run *MLPerfRun) ByKind() []*MLPerfRun {
 		sub := newMLPerfRun()
 		if i == 0 {
 			sub.Unreadable, sub.rankDirs, sub.TotalRanks = run.Unreadable, run.rankDirs, run.rankDirs
+			sub.expectTrials = run.expectTrials
 			// An Option that left nothing (no trial: of no kind).
 			for o, dir := range run.optionDirs {
 				if run.TrialDirs[o] == nil {

@@ -19,6 +19,10 @@ import (
 // maxMLPerfRanks bounds a run's ranks: each missing one is named.
 const maxMLPerfRanks = 1 << 16
 
+// maxMLPerfTrials bounds the trials a run's summary may say it had: each
+// missing one is named.
+const maxMLPerfTrials = 1 << 10
+
 // mlperfTimeLayout is how mlpstorage names a run's date and time
 // (run_datetime, and the summary's file name).
 const mlperfTimeLayout = "20060102_150405"
@@ -710,8 +714,9 @@ func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
 // a trial_<T> directory with no rank result in it, and a trial number
 // missing, one the Option lacks among the run's trials (every Option of a
 // run runs the same trials: mlpstorage's and mlperf-option.sh's --trials),
-// between them, or below the lowest (trials are numbered from 0, as
-// mlperf-option.sh does, or from 1). The rule averages the trials it
+// between them, below the lowest (trials are numbered from 0, as
+// mlperf-option.sh does, or from 1), or above the highest up to the
+// trials the run's own summary says it ran. The rule averages the trials it
 // finds, so a trial left out (a failed one removed, or never run) changes
 // the figures without a word: mlpstorage's partial_failure is of missing
 // rank files only. A trial directory with no result, when no trial says
@@ -730,6 +735,11 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 	}
 	nums := slices.Sorted(maps.Keys(all))
 	lo, hi := min(nums[0], 1), nums[len(nums)-1]
+	if run.expectTrials > 0 {
+		// The run's own summary says how many it ran: the last ones
+		// too, which no gap shows.
+		hi = max(hi, lo+run.expectTrials-1)
+	}
 	// Every Option of the run, an option_<O> directory without a trial
 	// too (an Option that left nothing).
 	options := map[string]bool{}
@@ -753,6 +763,9 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 			if !ok {
 				m := MLPerfMissingTrial{Option: option, Trial: t, Reason: fmt.Sprintf("no trial_%d directory or document: "+
 					"the run's trials are %s", t, numberList(nums))}
+				if t > nums[len(nums)-1] {
+					m.Reason += fmt.Sprintf(", and its kvcache_run_summary says it ran %d per Option", run.expectTrials)
+				}
 				if parent != "" {
 					m.Path = filepath.Join(parent, fmt.Sprintf("trial_%d", t))
 				}

@@ -141,7 +141,11 @@ func (run *MLPerfRun) loadDir(name string) error {
 
 // addTopSummary keeps a file at the top of a run's directory when it is
 // a kvcache_run_summary; any other file there, or a summary that does not
-// decode, is not the run's and is left alone.
+// decode, is not the run's and is left alone. The run's own summary says
+// how many ranks and trials it had (mlpstorage's, from its configuration):
+// ranks or trials none of whose results reached the directory (a remote
+// host's, on a results directory that is not shared, Rules.md 6.3.3.4)
+// are missing, not a smaller run.
 func (run *MLPerfRun) addTopSummary(path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -149,6 +153,12 @@ func (run *MLPerfRun) addTopSummary(path string) error {
 	}
 	if s, ok, err := decodeRunSummary(raw); ok && err == nil {
 		run.Summaries[path] = s
+		if s.TotalRanks > 0 && s.TotalRanks <= maxMLPerfRanks {
+			run.TotalRanks, run.rankDirs = max(run.TotalRanks, s.TotalRanks), max(run.rankDirs, s.TotalRanks)
+		}
+		if s.TrialsPerOption > 0 && s.TrialsPerOption <= maxMLPerfTrials {
+			run.expectTrials = max(run.expectTrials, s.TrialsPerOption)
+		}
 	}
 	return nil
 }

@@ -73,6 +73,9 @@ directory with no rank result (with no trial to say how many ranks the run
 had, its directory in missing_files, a partial failure), or a trial number
 that an Option lacks among the run's trials (each Option runs the same
 trials, numbered from 0 or 1; a gap is a trial left out of the means).
+A kvcache_run_summary at the top of the run's directory (mlpstorage's)
+says how many ranks and trials the run had: a rank or a last trial that
+left no result there is missing too.
 What the rank documents say of themselves (a scaled run, buffered I/O,
 failed operations) is in the kvbench block's warnings, naming the ranks;
 so is how the run departs from a CLOSED submission, among what its

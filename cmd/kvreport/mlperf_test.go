@@ -309,3 +309,44 @@ func TestAggregateMLPerfAllCPUTier(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregateMLPerfOwnSummary: the run's own kvcache_run_summary (at
+// the top of its directory, as mlpstorage writes it from its
+// configuration) says how many ranks and trials it had: a rank or a last
+// trial none of whose results reached the directory (a remote host's, on
+// a results directory that is not shared: Rules.md 6.3.3.4) is missing,
+// exit 1; it was a smaller, whole run, exit 0. A summary given beside,
+// not in the run's directory, is only compared.
+func TestAggregateMLPerfOwnSummary(t *testing.T) {
+	dir := writeRefRun(t, 3, 1) // rank 0 of trials 0-2
+	if err := os.RemoveAll(filepath.Join(dir, "option_1", "trial_2")); err != nil {
+		t.Fatal(err)
+	}
+	summary := `{"schema_version": "1.0", "run_datetime": "20260701_120000", "npernode": 1, "host_count": 2, "total_ranks": 2,
+"trials_per_option": 3, "options": {"1": {"option": 1, "partial_failure": false}}, "partial_failure": false}`
+	elsewhere := filepath.Join(t.TempDir(), "kvcache_run_summary_20260701_120000.json")
+	if err := os.WriteFile(elsewhere, []byte(summary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir, elsewhere); code != 0 {
+		t.Errorf("a summary beside: exit %d %s", code, errs)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kvcache_run_summary_20260701_120000.json"), []byte(summary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir)
+	var s struct {
+		TotalRanks int `json:"total_ranks"`
+		Options    map[string]struct {
+			Missing []string `json:"missing_files"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("exit %d %s: %v: %s", code, errs, err, out)
+	}
+	want := []string{filepath.Join(dir, "option_1", "trial_0", "rank_1"), filepath.Join(dir, "option_1", "trial_1", "rank_1")}
+	trial := "option 1 trial 2: no trial_2 directory or document: the run's trials are 0, 1, and its kvcache_run_summary says it ran 3 per Option"
+	if code != 1 || s.TotalRanks != 2 || fmt.Sprint(s.Options["1"].Missing) != fmt.Sprint(want) || !strings.Contains(errs, trial) {
+		t.Errorf("exit %d, stderr %q, total_ranks %d, missing %q: want 1, %q, 2, %q", code, errs, s.TotalRanks, s.Options["1"].Missing, trial, want)
+	}
+}
