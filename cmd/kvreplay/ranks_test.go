@@ -29,20 +29,21 @@ func TestRanksAsLaunched(t *testing.T) {
 	ref := referenceTraces(t)[0]
 	dir := t.TempDir()
 	common := []string{"--tier-map", "Tier-0=ram,Tier-1=ram,Tier-2=nvme", "--size-scale", "1/1024", "--speed", "max", "-q"}
-	run := func(env []string, args ...string) {
+	run := func(t *testing.T, env []string, args ...string) {
 		cmd := exec.Command(kvreplay, append(append(args, common...), ref)...)
 		cmd.Env = append(os.Environ(), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("kvreplay %s (%s): %v\n%s", strings.Join(args, " "), strings.Join(env, " "), err, out)
 		}
 	}
-	run(nil, "--mkdir", "--dir", dir, "-o", filepath.Join(dir, "single.json"))
+	run(t, nil, "--mkdir", "--dir", dir, "-o", filepath.Join(dir, "single.json"))
 	single := readResult(t, filepath.Join(dir, "single.json"))
 
-	launch := func(name string, env func(r int) []string, shard string) *schema.Result {
-		// Time for 4 processes to read the trace and make their tiers on
-		// a loaded 2-core machine (2 s was short of it: a rank ready 4 s
-		// late started at once, and its skew failed the test).
+	launch := func(t *testing.T, name string, env func(r int) []string, shard string) *schema.Result {
+		// Time for the ranks (4 processes, 12 while the launches run side
+		// by side) to read the trace and make their tiers on a loaded
+		// 2-core machine (2 s was short of 4: a rank ready 4 s late
+		// started at once, and its skew failed the test).
 		start := time.Now().Add(6 * time.Second)
 		startArgs := []string{"--start-at", strconv.FormatFloat(float64(start.UnixNano())/1e9, 'f', 3, 64)}
 		if name == "k8s" {
@@ -54,7 +55,7 @@ func TestRanksAsLaunched(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				run(env(r), append(startArgs, "--shard", shard,
+				run(t, env(r), append(startArgs, "--shard", shard,
 					"--mkdir", "--dir", filepath.Join(dir, name+"{rank}"), "-o", filepath.Join(dir, name+".{rank}.json"))...)
 			}()
 		}
@@ -99,18 +100,29 @@ func TestRanksAsLaunched(t *testing.T) {
 		return []string{"JOB_COMPLETION_INDEX=" + strconv.Itoa(r), "KVBENCH_RANKS=4"}
 	}
 	want := bytesOf(single)
-	if got := bytesOf(launch("key", ompi, "key")); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("key-sharded ranks moved %v, one process %v", got, want)
-	}
-	if got := bytesOf(launch("k8s", k8s, "key")); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("an Indexed Job's key-sharded ranks moved %v, one process %v", got, want)
-	}
 	four := map[string][2]int64{}
 	for k, v := range want {
 		four[k] = [2]int64{4 * v[0], 4 * v[1]}
 	}
-	if got := bytesOf(launch("tp", slurm, "tp")); fmt.Sprint(got) != fmt.Sprint(four) {
-		t.Errorf("tp-sharded ranks moved %v, want 4x one process: %v", got, four)
+	// The three launches, each in its own directories, run side by side:
+	// most of their time is the wait for their --start-at.
+	for _, c := range []struct {
+		name  string
+		env   func(r int) []string
+		shard string
+		want  map[string][2]int64
+		what  string
+	}{
+		{"key", ompi, "key", want, "key-sharded ranks moved %v, one process %v"},
+		{"k8s", k8s, "key", want, "an Indexed Job's key-sharded ranks moved %v, one process %v"},
+		{"tp", slurm, "tp", four, "tp-sharded ranks moved %v, want 4x one process: %v"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := bytesOf(launch(t, c.name, c.env, c.shard)); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf(c.what, got, c.want)
+			}
+		})
 	}
 }
 

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -23,35 +25,65 @@ var tools struct {
 	out               []byte
 }
 
+// parallel is how many tests run side by side unless -test.parallel says
+// (go test's default is GOMAXPROCS, 2 here): most of the parallel tests'
+// time is waiting on their processes, a --start-at, a --duration window or
+// the disk, not CPU.
+const parallel = 8
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["test.parallel"] {
+		flag.Set("test.parallel", strconv.Itoa(parallel))
+	}
+	// A run of the whole package builds the binaries while its in-process
+	// tests run (the tests of real processes wait for the build in
+	// buildTools); a -run of some tests builds them only if one needs them.
+	if !set["test.run"] && !set["test.list"] && canBuild() == "" {
+		go tools.once.Do(build)
+	}
 	code := m.Run()
+	tools.once.Do(func() {}) // a build still under way ends first
 	if tools.dir != "" {
 		os.RemoveAll(tools.dir)
 	}
 	os.Exit(code)
 }
 
+// canBuild says why the binaries cannot be built here ("" when they can).
+func canBuild() string {
+	if testing.Short() {
+		return "builds and runs the real binaries; skipped with -short"
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return "no go toolchain on PATH to build the binaries"
+	}
+	return ""
+}
+
+// build builds kvtrace and kvreplay into tools.dir, once (tools.once).
+func build() {
+	tools.dir, tools.err = os.MkdirTemp("", "kvreplay-test-bin-")
+	if tools.err != nil {
+		return
+	}
+	cmd := exec.Command("go", "build", "-o", tools.dir+string(os.PathSeparator), "./cmd/kvtrace", "./cmd/kvreplay")
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	tools.out, tools.err = cmd.CombinedOutput()
+	tools.kvtrace, tools.kvreplay = filepath.Join(tools.dir, "kvtrace"), filepath.Join(tools.dir, "kvreplay")
+}
+
 // buildTools returns kvtrace and kvreplay built once for the test binary,
 // for tests of real processes: signals, pipes, memory.
 func buildTools(t *testing.T) (kvtrace, kvreplay string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the real binaries; skipped with -short")
+	if why := canBuild(); why != "" {
+		t.Skip(why)
 	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go toolchain on PATH to build the binaries")
-	}
-	tools.once.Do(func() {
-		tools.dir, tools.err = os.MkdirTemp("", "kvreplay-test-bin-")
-		if tools.err != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", tools.dir+string(os.PathSeparator), "./cmd/kvtrace", "./cmd/kvreplay")
-		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		tools.out, tools.err = cmd.CombinedOutput()
-		tools.kvtrace, tools.kvreplay = filepath.Join(tools.dir, "kvtrace"), filepath.Join(tools.dir, "kvreplay")
-	})
+	tools.once.Do(build)
 	if tools.err != nil {
 		t.Fatalf("go build: %v\n%s", tools.err, tools.out)
 	}
