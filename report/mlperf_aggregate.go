@@ -806,22 +806,27 @@ const closedTrials = 3
 // 1. kv-cache.py's documents record no parameters: only the Options and
 // trials are checked for them.
 func closedDepartures(sum *MLPerfRunSummary, kb *MLPerfKVBench) []string {
-	var out []string
-	table := map[string]schema.MLPerfOption{}
+	table := map[int]schema.MLPerfOption{}
 	for _, o := range schema.MLPerfOptions() {
-		table[strconv.Itoa(o.Number)] = o
+		table[o.Number] = o
 	}
+	keys := slices.Sorted(maps.Keys(sum.Options))
+	has := map[int]bool{}
 	var missing, other []string
+	for _, k := range keys {
+		n, err := strconv.Atoi(k)
+		if _, ok := table[n]; err != nil || !ok {
+			other = append(other, optionName(k))
+			continue
+		}
+		has[n] = true
+	}
 	for _, o := range schema.MLPerfOptions() {
-		if !slices.ContainsFunc(slices.Collect(maps.Keys(sum.Options)), func(k string) bool { return sameOption(k, strconv.Itoa(o.Number)) }) {
+		if !has[o.Number] {
 			missing = append(missing, strconv.Itoa(o.Number))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(sum.Options)) {
-		if n, err := strconv.Atoi(k); err != nil || table[strconv.Itoa(n)].Number == 0 {
-			other = append(other, optionName(k))
-		}
-	}
+	var out []string
 	if len(missing) > 0 {
 		out = append(out, fmt.Sprintf("the run lacks Option(s) %s: a CLOSED submission runs Options 1, 2 and 3 (Rules.md 6.3.1.1)",
 			strings.Join(missing, ", ")))
@@ -829,7 +834,7 @@ func closedDepartures(sum *MLPerfRunSummary, kb *MLPerfKVBench) []string {
 	if len(other) > 0 {
 		out = append(out, fmt.Sprintf("%s: not an Option of Table KVCache-1 (Rules.md 6.3.1.1)", strings.Join(other, ", ")))
 	}
-	for _, k := range slices.Sorted(maps.Keys(sum.Options)) {
+	for _, k := range keys {
 		if o := sum.Options[k]; o.TrialCount != closedTrials {
 			out = append(out, fmt.Sprintf("%s: %d trial(s): a CLOSED run has %d (Rules.md 6.3.2.1); a trial missing after the last "+
 				"one found cannot be told from a run of fewer", optionName(k), o.TrialCount, closedTrials))
@@ -839,7 +844,7 @@ func closedDepartures(sum *MLPerfRunSummary, kb *MLPerfKVBench) []string {
 			continue
 		}
 		n, _ := strconv.Atoi(k)
-		want, ok := table[strconv.Itoa(n)]
+		want, ok := table[n]
 		seen := map[string]bool{}
 		for _, rk := range p.Ranks {
 			for _, d := range rankDepartures(rk, want, ok) {
