@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/setup"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // TestSearchOfAPipe: a search of a trace on a pipe (here a named pipe,
@@ -87,5 +92,30 @@ func TestSearchUnderRanksRefused(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("--dir holds %d entries after the refused search", len(ents))
+	}
+}
+
+// TestSearchNotWrittenSaysSo: a search whose stdout is a terminal and
+// that has no -o writes its document nowhere, and says so on stderr, as a
+// replay does ("result: not written"); it said nothing, and minutes of
+// probes left only their progress lines.
+func TestSearchNotWrittenSaysSo(t *testing.T) {
+	once := func(cfg *replay.Config, _ func(replay.Progress)) (*schema.Result, error) {
+		res := &schema.Result{Complete: true, WallS: 30}
+		res.Summary.StorageHealth.OverallStatus = "PASS"
+		res.Requests.ByQoS = []schema.QoSStats{{QoS: "batch", Count: 100, TargetP95MS: 1000, Compliance: 1, WithinTarget: 100, Met: true}}
+		return res, nil
+	}
+	for _, toStdout := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		prog := &setup.SearchProgress{W: &stderr, Now: time.Now, Max: 3}
+		o := &options{cfg: replay.DefaultConfig(), search: setup.SearchOptions{Kind: "users", Probes: 3, Repeats: 1}}
+		if err := searchWith(o, &replay.Plan{Scanned: true, Users: []replay.User{{ID: 1, QoS: schema.QoSBatch}}}, 1, once, prog, nil, toStdout, &stdout); err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(stderr.String(), "kvreplay: search: document not written (the lines above are all there is; give -o FILE to keep it)")
+		if said == toStdout || (stdout.Len() > 0) != toStdout {
+			t.Errorf("to stdout %v: %d bytes on stdout, stderr:\n%s", toStdout, stdout.Len(), stderr.String())
+		}
 	}
 }

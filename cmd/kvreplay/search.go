@@ -64,5 +64,10 @@ func searchWith(o *options, plan *replay.Plan, total int, once setup.ReplayFunc,
 	if werr := writeJSON(o, doc, toStdout, stdout); werr != nil {
 		return werr
 	}
+	if !toStdout && o.out == nil && prog.W != nil {
+		// stdout is a terminal and -o was not given: as a replay's
+		// result, the document went nowhere, which the search says.
+		fmt.Fprintln(prog.W, "kvreplay: search: document not written (the lines above are all there is; give -o FILE to keep it)")
+	}
 	return err
 }
