@@ -26,8 +26,9 @@ import (
 // rank_<N> directories, else from the document (kvreplay --trial and
 // --rank; the Option from a label that names one, such as option_1, else
 // from the trace's sidecar, else the label); a kvreplay document in an
-// option_<O> directory whose label or trace names another Option is an
-// error (ErrIncompatible). A kvcache_run_summary
+// option_<O> directory whose label or trace names another Option, or in a
+// rank_<N> directory while it says it is another rank of a run of several,
+// is an error (ErrIncompatible). A kvcache_run_summary
 // document is kept to be compared beside. In a walked directory a result
 // file that cannot be read is recorded as missing (mlpstorage's rule); a
 // file named on the command line that cannot be read is an error.
@@ -306,6 +307,13 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 	}
 	if r < 0 {
 		r = d.Rank
+	} else if d.Kind == KindKVReplay && d.Result != nil && d.Result.Ranks > 1 && len(d.Result.MergedRanks) == 0 && d.Result.Rank != r {
+		// A rank of a run of several says which it is (kvreplay --rank,
+		// or its launcher's): in another rank's directory it stands in
+		// for that rank (another trial's result filling a missing one),
+		// and the rule would add it as that rank's.
+		return fmt.Errorf("report: %s: %w: it is in a rank_%d directory, but it is rank %d of its run of %d (kvreplay --rank): "+
+			"each rank's result goes in its own rank_<N> directory", name, ErrIncompatible, r, d.Result.Rank, d.Result.Ranks)
 	}
 	rk.Option, rk.Trial, rk.Rank = o, t, r
 	// The rule takes one document a rank (of each kind, which aggregate

@@ -441,3 +441,39 @@ func TestMLPerfClosedDepartures(t *testing.T) {
 		})
 	}
 }
+
+// TestMLPerfRankPlacedElsewhere: a kvreplay result of a run of several
+// ranks in another rank's rank_<N> directory (another trial's rank 0
+// filling a missing rank 1) is refused, naming both ranks: the rule added
+// it as the rank it stood in for. A result of a run of one (kvreplay
+// without --rank, a client started on its own) is placed by its
+// directory.
+func TestMLPerfRankPlacedElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ranks int
+		want  string
+	}{
+		{"a rank of two", 2, "it is in a rank_1 directory, but it is rank 0 of its run of 2 (kvreplay --rank)"},
+		{"a run of one", 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			layTrials(t, dir, map[int]int{0: 2, 1: 2}, func(trial, rank int, d *schema.Result) {
+				d.Ranks = tc.ranks
+				if trial == 1 && rank == 1 {
+					// Trial 0's rank 0, started a minute before.
+					d.Rank, d.Started = 0, d.Started.Add(-time.Minute)
+				}
+			})
+			_, err := LoadMLPerf([]string{dir}, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (!errors.Is(err, ErrIncompatible) || !strings.Contains(fmt.Sprint(err), tc.want) ||
+				!strings.Contains(fmt.Sprint(err), filepath.Join("trial_1", "rank_1"))):
+				t.Errorf("err %v, want ErrIncompatible naming trial_1/rank_1 and %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -87,9 +87,9 @@ status 0; none found does not make a run CLOSED: its file systems,
 delays and preconditioning are not in its documents);
 an Option whose ranks or trials ran at different --size-scale is refused
 (exit status 2): the rule would add bytes of two scales; so is a merged
-document (kvreport merge), whose figures are several ranks', and a
-result in an option_<O> directory whose label or trace names another
-Option. --format
+document (kvreport merge), whose figures are several ranks', a result
+in an option_<O> directory whose label or trace names another Option,
+and one in a rank_<N> directory that is another rank of its run. --format
 json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
 "kvbench" block adds the per-rank figures and the exact pooled view),
 its run_datetime the one the run's directory is named by (mlpstorage's
