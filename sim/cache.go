@@ -157,7 +157,8 @@ type cache struct {
 	// to: NVMe, or Tier-3 with Config.ObjectTier.
 	last schema.Tier
 	// raceP and raceState model kv-cache.py's NVMe reservation leak
-	// (Config.NVMeAccounting).
+	// (Config.NVMeAccounting); raceState starts at the run's --seed, so
+	// another seed races other demotions.
 	raceP     float64
 	raceState uint64
 	emit      func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
@@ -170,6 +171,9 @@ func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier,
 		bpt:     bpt,
 		tp:      int64(max(1, cfg.TensorParallel)),
 		emit:    emit,
+		// The race draws are a stream of their own, seeded by the run's
+		// seed as every other draw is.
+		raceState: uint64(cfg.Seed),
 	}
 	c.tiers[schema.TierGPU].limit = cfg.GPUMemGB * float64(max(1, cfg.NumGPUs)) * GiB
 	c.tiers[schema.TierCPU].limit = cfg.CPUMemGB * GiB

@@ -544,7 +544,6 @@ func (e *engine) run() error {
 func (e *engine) preRun() error {
 	cfg := e.cfg
 	if cfg.Precondition {
-		e.cache.raceState = uint64(cfg.Seed)
 		if cfg.NVMeAccounting == AccountingReference && cfg.PreconditionThreads != 1 {
 			e.cache.raceP = racePrecondition
 		}
