@@ -285,7 +285,7 @@ func DefaultConfig() Config {
 // AccountingReference models the race: a demotion into a bounded NVMe
 // tier reserves, and evicts for, the victim's size a second time, never
 // given back, in raceRun of the demotions while more than one worker runs
-// (calibrated on the two configurations above: 0.097 and 0.088 at seed
+// (calibrated on the two configurations above: 0.093 and 0.088 at seed
 // 42, against 0.105 and 0.086 in the reference's published traces) and in
 // every one while preconditioning with more than one thread (the
 // reference's default is one per CPU). The draws come from a generator of
