@@ -32,7 +32,8 @@ const mlperfRule = "MLPerf Storage Rules.md 6.3.4, as mlpstorage computes it: wi
 	"and write bandwidths and storage throughputs are summed; the trials' sums are averaged (fmean); the device read " +
 	"and write p95 are the largest of every rank's and trial's p95 (a worst-client bound, not a pooled percentile); a " +
 	"missing rank contributes nothing and is listed in missing_files; a rank whose working set never reached storage " +
-	"contributes 0 and is listed in cpu_tier_ranks"
+	"is listed in cpu_tier_ranks: a kv-cache.py rank's figures are added as they are, a kvreplay rank's storage bandwidths " +
+	"and device p95s as 0 (its Tier-2 was memory, or idle) and its storage throughput as it is"
 
 // AggregateMLPerf combines the per-rank, per-trial documents of a run as
 // MLPerf Storage's Rules.md 6.3.4 says, exactly as mlpstorage's
