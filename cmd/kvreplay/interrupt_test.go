@@ -24,6 +24,7 @@ import (
 // --dir, nor a --device file it created itself. A second SIGTERM right
 // after the first (kill twice) does not cut that cleanup short.
 func TestSIGTERMDuringPrewrite(t *testing.T) {
+	t.Parallel()
 	_, kvreplay := buildTools(t)
 	for _, tc := range []struct {
 		where   string
