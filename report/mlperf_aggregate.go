@@ -803,8 +803,8 @@ const closedTrials = 3
 // Option of Table KVCache-1 missing or another Option, trials other than
 // 3, and, per kvreplay rank, a trace whose sidecar records other
 // parameters than its Option's, a seed other than 42+rank (mlpstorage's
-// wrapper seeds rank R with 42+R), autoscaling, or a --size-scale below
-// 1. kv-cache.py's documents record no parameters: only the Options and
+// wrapper seeds rank R with 42+R), autoscaling, a --size-scale below 1,
+// or writes not made durable (no --fsync). kv-cache.py's documents record no parameters: only the Options and
 // trials are checked for them.
 func closedDepartures(sum *MLPerfRunSummary, kb *MLPerfKVBench) []string {
 	table := map[int]schema.MLPerfOption{}
@@ -871,6 +871,10 @@ func rankDepartures(rk MLPerfRank, want schema.MLPerfOption, ok bool) []string {
 	var out []string
 	if r.SizeScale != 0 && r.SizeScale != 1 {
 		out = append(out, fmt.Sprintf("replayed at --size-scale %g: a CLOSED run replays the objects at their size", r.SizeScale))
+	}
+	if !r.Replay.Fsync && !rk.CPUTier {
+		out = append(out, "replayed without --fsync: the rules' device write latency is the write's fsync span "+
+			"(Rules.md 6.3.4.3, 6.4.2), which kvreplay measures under --fsync only")
 	}
 	for _, t := range r.Traces {
 		var meta struct {

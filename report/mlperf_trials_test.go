@@ -349,9 +349,10 @@ func TestMLPerfOptionPlacedElsewhere(t *testing.T) {
 // submission, among what its documents say (Rules.md 6.3.1.1, 6.3.2.1,
 // 6.3.2.2): Options of Table KVCache-1 missing, trials other than 3, and
 // traces made with other parameters, seeds other than 42+rank, or
-// autoscaling, or replays below full size. A run of the three Options, 3
-// trials each, with their parameters, has none; it was told nothing, an
-// OPEN run of 4 s and 5 users aggregating as if CLOSED.
+// autoscaling, or replays below full size or without --fsync. A run of
+// the three Options, 3 trials each, with their parameters, has none; it
+// was told nothing, an OPEN run of 4 s and 5 users aggregating as if
+// CLOSED.
 func TestMLPerfClosedDepartures(t *testing.T) {
 	meta := func(option, rank int, edit func(c map[string]any)) json.RawMessage {
 		o := schema.MLPerfOptions()[option-1]
@@ -379,6 +380,7 @@ func TestMLPerfClosedDepartures(t *testing.T) {
 			for tr := range trials {
 				for r := range 2 {
 					d := mlperfDoc(t, rankSpec{option: o, trial: tr, rank: r, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+					d.Replay.Fsync = true
 					var ce func(map[string]any)
 					if edit != nil {
 						ce = func(c map[string]any) { edit(o, tr, r, d, c) }
@@ -419,6 +421,10 @@ func TestMLPerfClosedDepartures(t *testing.T) {
 		}, []string{
 			"option 2: replayed at --size-scale 0.0009765625: a CLOSED run replays the objects at their size",
 			"option 2: traces made with num-users 5 (not 100), duration 4 s (not 300 s): Table KVCache-1 fixes them (Rules.md 6.3.1.1)"}},
+		{"writes not made durable", []int{1, 2, 3}, 3, func(o, tr, r int, d *schema.Result, c map[string]any) {
+			d.Replay.Fsync = o != 1
+		}, []string{"option 1: replayed without --fsync: the rules' device write latency is the write's fsync span " +
+			"(Rules.md 6.3.4.3, 6.4.2), which kvreplay measures under --fsync only"}},
 		{"one seed for every rank, autoscaling", []int{1, 2, 3}, 3, func(o, tr, r int, d *schema.Result, c map[string]any) {
 			if o == 3 {
 				c["seed"], c["enable_autoscaling"] = 42, true

@@ -82,9 +82,9 @@ so is how the run departs from a CLOSED submission, among what its
 documents say (its closed_departures, "NOT CLOSED: ..."): Options 1, 2
 or 3 missing, trials other than 3, and kvreplay ranks whose traces were
 made with other parameters than Table KVCache-1's, a seed other than
-42+rank or autoscaling, or replayed below full size (an OPEN run, exit
-status 0; none found does not make a run CLOSED: its file systems,
-delays and preconditioning are not in its documents);
+42+rank or autoscaling, or replayed below full size or without --fsync
+(an OPEN run, exit status 0; none found does not make a run CLOSED: its
+file systems, delays and preconditioning are not in its documents);
 an Option whose ranks or trials ran at different --size-scale is refused
 (exit status 2): the rule would add bytes of two scales; so is a merged
 document (kvreport merge), whose figures are several ranks', a result
