@@ -228,6 +228,16 @@ func (c *Config) Warnings() []string {
 	if c.TraceSpeedup != 1 && !replayed {
 		w = append(w, fmt.Sprintf("--trace-speedup %s: no effect without --use-burst-trace, --dataset-path or --request-trace (the time scale of a replayed trace)", formatNumber(c.TraceSpeedup)))
 	}
+	// The autoscaler's options shape nothing without it (a capacity run
+	// then writes the whole --duration), and its capacity mode reads no
+	// target saturation.
+	def := DefaultConfig()
+	if !c.EnableAutoscaling && c.AutoscalerMode != def.AutoscalerMode {
+		w = append(w, fmt.Sprintf("--autoscaler-mode %s: no effect without --enable-autoscaling (the run lasts --duration)", quoteValue(c.AutoscalerMode)))
+	}
+	if c.TargetSaturation != def.TargetSaturation && (!c.EnableAutoscaling || c.AutoscalerMode == "capacity") {
+		w = append(w, fmt.Sprintf("--target-saturation %s: no effect without --enable-autoscaling in its qos mode (--autoscaler-mode capacity follows the throughput)", formatNumber(c.TargetSaturation)))
+	}
 	return w
 }
 

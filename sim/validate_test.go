@@ -243,6 +243,14 @@ func TestWarnings(t *testing.T) {
 		{"dataset and burst", func(c *Config) { c.DatasetPath, c.UseBurstTrace = "sg.json", true }, []string{"--dataset-path sg.json: takes precedence over --use-burst-trace (as in the reference)"}},
 		{"request rate", func(c *Config) { c.RequestRate = 5 }, []string{"--request-rate 5: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)"}},
 		{"request rate with dataset", func(c *Config) { c.RequestRate, c.DatasetPath = 5, "sg.json" }, nil},
+		// The autoscaler's options without it, or a qos target in
+		// capacity mode, change nothing: said, not ignored.
+		{"autoscaler mode alone", func(c *Config) { c.AutoscalerMode = "capacity" }, []string{"--autoscaler-mode capacity: no effect without --enable-autoscaling (the run lasts --duration)"}},
+		{"target saturation alone", func(c *Config) { c.TargetSaturation = 0.5 }, []string{"--target-saturation 0.5: no effect without --enable-autoscaling in its qos mode (--autoscaler-mode capacity follows the throughput)"}},
+		{"target saturation in capacity mode", func(c *Config) { c.EnableAutoscaling, c.AutoscalerMode, c.TargetSaturation = true, "capacity", 0.5 },
+			[]string{"--target-saturation 0.5: no effect without --enable-autoscaling in its qos mode (--autoscaler-mode capacity follows the throughput)"}},
+		{"autoscaler qos with target", func(c *Config) { c.EnableAutoscaling, c.TargetSaturation = true, 0.5 }, nil},
+		{"autoscaler capacity", func(c *Config) { c.EnableAutoscaling, c.AutoscalerMode = true, "capacity" }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
