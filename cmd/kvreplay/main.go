@@ -230,6 +230,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.tiers.RAMBudget, o.tiers.S3.PartSize = int64(ramBudget), int64(s3Part)
 	o.cfg.Speed = float64(speed)
 	o.search.SpeedGiven, o.search.ProbesGiven, o.search.RepeatsGiven = fs.Changed("speed"), fs.Changed("search-probes"), fs.Changed("search-repeats")
+	o.search.DurationGiven = fs.Changed("duration")
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
 		errs = append(errs, err)
 	}

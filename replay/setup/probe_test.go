@@ -98,3 +98,19 @@ func TestNullSaysNoStorage(t *testing.T) {
 		t.Errorf("warnings:\n%s", w)
 	}
 }
+
+// TestSearchDurationZero: --duration 0 given to a search is refused,
+// naming the window a probe takes without it: a probe is a window of the
+// trace, and 0 (the whole trace, to a replay) became 30 s without a
+// word. Not given, the window is DefaultProbeWindow.
+func TestSearchDurationZero(t *testing.T) {
+	for _, given := range []bool{true, false} {
+		cfg := replay.DefaultConfig()
+		so := SearchOptions{Kind: "capacity", Probes: 12, Repeats: 2, DurationGiven: given}
+		errs := so.Check(&cfg)
+		refused := len(errs) == 1 && strings.HasPrefix(errs[0].Error(), "--duration 0: a search's probes are windows of the trace (30s when --duration is not given)")
+		if refused != given || (!given && (len(errs) != 0 || cfg.Duration != DefaultProbeWindow)) {
+			t.Errorf("--duration 0 given %v: %v, window %v", given, errs, cfg.Duration)
+		}
+	}
+}

@@ -31,8 +31,9 @@ type SearchOptions struct {
 	Repeats int
 	Config  replay.Config
 	// SpeedGiven, ProbesGiven and RepeatsGiven say that --speed,
-	// --search-probes and --search-repeats were given.
-	SpeedGiven, ProbesGiven, RepeatsGiven bool
+	// --search-probes and --search-repeats were given; DurationGiven
+	// that --duration was.
+	SpeedGiven, ProbesGiven, RepeatsGiven, DurationGiven bool
 }
 
 // DefaultProbeWindow is a search probe's --duration when none is given.
@@ -80,6 +81,11 @@ func (so *SearchOptions) Check(cfg *replay.Config) []error {
 	}
 	if so.Repeats < 1 || so.Repeats > 10 {
 		errs = append(errs, fmt.Errorf("--search-repeats %d: must be between 1 and 10", so.Repeats))
+	}
+	if cfg.Duration == 0 && so.DurationGiven {
+		// --duration 0 means the whole trace to a replay; a search's
+		// probes are windows, and it became 30 s without a word.
+		errs = append(errs, fmt.Errorf("--duration 0: a search's probes are windows of the trace (%v when --duration is not given): give the window, e.g. --duration 10m", DefaultProbeWindow))
 	}
 	if cfg.Duration == 0 {
 		cfg.Duration = DefaultProbeWindow
