@@ -16,7 +16,8 @@ import (
 var longTests = os.Getenv("KVBENCH_LONG") == "1"
 
 // tools is the one build of kvtrace and kvreplay that the tests of real
-// processes share: made on first use, removed by TestMain.
+// processes share: made on first use (from TestMain's start in a run of
+// the whole package), removed by TestMain.
 var tools struct {
 	once              sync.Once
 	dir               string
