@@ -42,9 +42,11 @@ func TestRanksAsLaunched(t *testing.T) {
 	launch := func(t *testing.T, name string, env func(r int) []string, shard string) *schema.Result {
 		// Time for the ranks (4 processes, 12 while the launches run side
 		// by side) to read the trace and make their tiers on a loaded
-		// 2-core machine (2 s was short of 4: a rank ready 4 s late
-		// started at once, and its skew failed the test).
-		start := time.Now().Add(6 * time.Second)
+		// 2-core machine (2 s was short of 4 processes: a rank ready 4 s
+		// late started at once, and its skew failed the test; 6 s was
+		// enough for 4 at once, and 12 under CI's -race run of every
+		// package beside them have three times the work).
+		start := time.Now().Add(15 * time.Second)
 		startArgs := []string{"--start-at", strconv.FormatFloat(float64(start.UnixNano())/1e9, 'f', 3, 64)}
 		if name == "k8s" {
 			// An Indexed Job has no launcher to start its pods together.
