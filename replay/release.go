@@ -65,6 +65,10 @@ type intake interface {
 
 // pace maps trace times to the run's clock: the first row read is due at
 // start, every other its trace time after that row's, divided by Speed.
+// A row whose trace time is before the first row's (a kv-cache.py trace
+// whose threads logged out of order) is due at start: the run's clock
+// has nothing before it, and its lag is from there, not from a time
+// before the replay began.
 type pace struct {
 	start  time.Time
 	speed  func(time.Duration) time.Duration
@@ -80,7 +84,12 @@ func (p *pace) see(t time.Duration) {
 }
 
 // at is when a row of trace time t is due.
-func (p *pace) at(t time.Duration) time.Time { return p.start.Add(p.speed(t - p.t0)) }
+func (p *pace) at(t time.Duration) time.Time {
+	if t < p.t0 {
+		return p.start
+	}
+	return p.start.Add(p.speed(t - p.t0))
+}
 
 // noRows releases nothing: the loop that writes the cold objects before
 // the clock starts.
