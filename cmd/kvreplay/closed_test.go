@@ -67,12 +67,18 @@ func TestClosedLoopCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A capacity search whose first doubling brings nothing stops at
-		// 2 probes, saturated from the first.
-		if d.Format != schema.SearchFormat || d.Kind != kind || len(d.Probes) < 2 || (len(d.Probes) < 3 && !d.SaturatedFromFirstProbe) ||
+		// 2 probes, saturated from the first. A users search that no
+		// count passes (its disk's p95 over storage_health's limit, as
+		// on a machine loaded by a -race run of every package) stops at
+		// 2 probes, the last of 1 user, and says so.
+		noneServed := kind == "users" && d.Users == 0 && len(d.Probes) == 2 && d.Probes[1].Users == 1 &&
+			strings.Contains(d.Reason, "no number of users passed")
+		if d.Format != schema.SearchFormat || d.Kind != kind || len(d.Probes) < 2 ||
+			(len(d.Probes) < 3 && !d.SaturatedFromFirstProbe && !noneServed) ||
 			!strings.Contains(stderr.String(), "probe 1 of at most 4") {
 			t.Fatalf("%s search: format %q kind %q, %d probes; stderr %s", kind, d.Format, d.Kind, len(d.Probes), stderr.String())
 		}
-		if kind == "users" && (d.TotalUsers != 6 || d.Users < 1) {
+		if kind == "users" && (d.TotalUsers != 6 || (d.Users < 1 && !noneServed)) {
 			t.Errorf("users search: %d of %d users: %s", d.Users, d.TotalUsers, d.Reason)
 		}
 		for _, p := range d.Probes {
