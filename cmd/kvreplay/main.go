@@ -230,7 +230,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.tiers.RAMBudget, o.tiers.S3.PartSize = int64(ramBudget), int64(s3Part)
 	o.cfg.Speed = float64(speed)
 	o.search.SpeedGiven, o.search.ProbesGiven, o.search.RepeatsGiven = fs.Changed("speed"), fs.Changed("search-probes"), fs.Changed("search-repeats")
-	o.search.DurationGiven = fs.Changed("duration")
+	o.search.DurationGiven, o.search.Ranks, o.search.Keep = fs.Changed("duration"), o.rank.Ranks, o.tiers.Keep
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
 		errs = append(errs, err)
 	}
@@ -250,18 +250,6 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		errs = append(errs, fmt.Errorf("--trial %d: must not be negative (a trial number, 1, 2, ...)", o.trial))
 	}
 	errs = append(errs, o.search.Check(&o.cfg)...)
-	if o.search.Kind != "" && o.rank.Ranks > 1 {
-		// Nothing coordinates the ranks' probes: each would bracket on
-		// its own shard, at its own time, beside the others' unrelated
-		// loads, and write its own answer.
-		errs = append(errs, fmt.Errorf("--search %s under %d ranks: each rank would choose its own probes, at its own times, so no probe would load the system as one: run the search as one process, or give every rank the same --speed (or --closed-loop --users N) and merge their results", o.search.Kind, o.rank.Ranks))
-	}
-	if o.search.Kind != "" && o.tiers.Keep {
-		// Each probe is a replay on fresh tiers: kept, each probe's
-		// objects stay, and the next probes run beside them, on a fuller
-		// disk, each warned of the one before as of a killed run.
-		errs = append(errs, fmt.Errorf("--keep with --search %s: each probe would leave its objects in --dir, and the probes after it would run on a disk they fill: drop --keep (a single replay keeps its objects with it)", o.search.Kind))
-	}
 	errs = append(errs, o.fitting.Check(o.output, o.search.Kind, fs.Changed("format"), fs.Changed("fit-time"))...)
 	errs = append(errs, setup.ApplyModel(&o.cfg, o.model, modelBytes(), fs.Changed("tensor-parallel"))...)
 	if err := o.cfg.Validate(); err != nil {

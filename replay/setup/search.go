@@ -34,6 +34,9 @@ type SearchOptions struct {
 	// --search-probes and --search-repeats were given; DurationGiven
 	// that --duration was.
 	SpeedGiven, ProbesGiven, RepeatsGiven, DurationGiven bool
+	// Ranks is how many ranks the run has; Keep says --keep was given.
+	Ranks int
+	Keep  bool
 }
 
 // DefaultProbeWindow is a search probe's --duration when none is given.
@@ -47,6 +50,18 @@ const DefaultProbeWindow = 30 * time.Second
 // once): they are refused, as --fit-time without --fit is, not ignored.
 func (so *SearchOptions) Check(cfg *replay.Config) []error {
 	var errs []error
+	if so.Kind != "" && so.Ranks > 1 {
+		// Nothing coordinates the ranks' probes: each would bracket on
+		// its own shard, at its own time, beside the others' unrelated
+		// loads, and write its own answer.
+		errs = append(errs, fmt.Errorf("--search %s under %d ranks: each rank would choose its own probes, at its own times, so no probe would load the system as one: run the search as one process, or give every rank the same --speed (or --closed-loop --users N) and merge their results", so.Kind, so.Ranks))
+	}
+	if so.Kind != "" && so.Keep {
+		// Each probe is a replay on fresh tiers: kept, each probe's
+		// objects stay, and the next probes run beside them, on a fuller
+		// disk, each warned of the one before as of a killed run.
+		errs = append(errs, fmt.Errorf("--keep with --search %s: each probe would leave its objects in --dir, and the probes after it would run on a disk they fill: drop --keep (a single replay keeps its objects with it)", so.Kind))
+	}
 	if so.Kind == "" && so.ProbesGiven {
 		errs = append(errs, fmt.Errorf("--search-probes %d: bounds the probes of a search: add --search users or --search capacity", so.Probes))
 	}
