@@ -422,11 +422,9 @@ func (a *Advice) memLimit() int64 {
 // ErrTooBig).
 func (a *Advice) runProblems(n Needs) []string {
 	var out []string
-	for _, b := range n.Backends {
-		if n.capacity > 0 && b.Backend == n.capBackend && b.MaxObject > n.capacity {
-			out = append(out, fmt.Sprintf("capacity: --capacity %s is less than the largest object of Tier-2's backend, %s, %s at --size-scale %s, which no eviction makes room for: raise --capacity to %s at least, or lower --size-scale",
-				cli.FormatBytes(n.capacity), b.Backend, cli.FormatBytes(b.MaxObject), FormatScale(n.Scale), cli.FormatBytes(b.MaxObject)))
-		}
+	if b := n.need(n.capBackend); n.capacity > 0 && b != nil && b.MaxObject > n.capacity {
+		out = append(out, fmt.Sprintf("capacity: --capacity %s is less than the largest object of Tier-2's backend, %s, %s at --size-scale %s, which no eviction makes room for: raise --capacity to %s at least, or lower --size-scale",
+			cli.FormatBytes(n.capacity), b.Backend, cli.FormatBytes(b.MaxObject), FormatScale(n.Scale), cli.FormatBytes(b.MaxObject)))
 	}
 	if r := n.need("ram"); r != nil && a.sizing.RAMBudget > 0 && r.MaxObject > (n.Arena+planAlign-1)/planAlign*planAlign {
 		out = append(out, fmt.Sprintf("ram: --ram-budget %s is less than the RAM tier's largest object, %s at --size-scale %s, which no eviction makes room for: raise --ram-budget to %s at least, or lower --size-scale",
