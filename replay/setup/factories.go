@@ -1,12 +1,8 @@
 package setup
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/null"
-	"github.com/kvbench/kvbench/schema"
 )
 
 // row is a row of the factory table: a backend a tier can map to.
@@ -37,18 +33,6 @@ var factories = []row{
 	{Name: "null", Usage: "no data: the engine alone is measured", New: newNull},
 }
 
-// newNull makes the null backend, and says in the result which tiers it
-// served: their figures (bandwidths of terabytes a second, latencies,
-// storage_health) measure kvreplay's engine, not storage, and a result
-// that does not say so reads as a measurement of a tier.
-func newNull(b *builder) (backend.Backend, error) {
-	var tiers []string
-	for t, name := range b.cfg.TierMap {
-		if name == "null" && (!b.plan.Scanned || b.plan.Used[t]) {
-			tiers = append(tiers, schema.Tier(t).String())
-		}
-	}
-	b.note(fmt.Sprintf("NO STORAGE: %s on the null backend, which moves no data: their figures (bandwidth, latency, storage_health) measure kvreplay's engine, not a tier",
-		strings.Join(tiers, ", ")))
-	return null.New(), nil
-}
+// newNull makes the null backend. Build says in the result which tiers
+// it serves, as it does for any backend that keeps no data.
+func newNull(*builder) (backend.Backend, error) { return null.New(), nil }

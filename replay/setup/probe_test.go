@@ -114,3 +114,25 @@ func TestSearchDurationZero(t *testing.T) {
 		}
 	}
 }
+
+// TestNoDataBackendSaysNoStorage: the note comes from the backend's
+// capability (Caps().NoData), not from the null row, so a new tier that
+// keeps no data (here the null backend under another name, as a copy of
+// its package would be) says it too, with its own name.
+func TestNoDataBackendSaysNoStorage(t *testing.T) {
+	saved := factories
+	t.Cleanup(func() { factories = saved })
+	factories = append(append([]row(nil), saved...), row{Name: "nullx", New: newNull})
+	cfg := replay.DefaultConfig()
+	cfg.TierMap[1], cfg.TierMap[2] = "ram", "nullx"
+	plan := nvmePlan(1 << 20)
+	plan.Used[1] = true
+	tiers, err := Build(context.Background(), &Env{}, &cfg, plan, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tiers.Close()
+	if w := strings.Join(tiers.Warnings, "\n"); !strings.Contains(w, "NO STORAGE: Tier-2 on the nullx backend") {
+		t.Errorf("warnings:\n%s", w)
+	}
+}

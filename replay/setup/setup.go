@@ -245,6 +245,9 @@ func Build(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan,
 			return nil, err
 		}
 		t.Backends[f.Name] = b
+		if b.Caps().NoData {
+			bld.noStorage(f.Name)
+		}
 		done := bld.done
 		t.closes = append(t.closes, func() {
 			b.Close()
@@ -321,6 +324,22 @@ type builder struct {
 
 	path *schema.PathInfo // where the backend lives, for the result
 	done func()           // what to do after the backend closes
+}
+
+// noStorage says in the result which tiers the backend named name
+// serves when it keeps no data (Caps().NoData, the null backend): their
+// figures (bandwidths of terabytes a second, latencies, storage_health)
+// measure kvreplay's engine, not storage, and a result that does not say
+// so reads as a measurement of a tier.
+func (b *builder) noStorage(name string) {
+	var tiers []string
+	for t, n := range b.cfg.TierMap {
+		if n == name && (!b.plan.Scanned || b.plan.Used[t]) {
+			tiers = append(tiers, schema.Tier(t).String())
+		}
+	}
+	b.note(fmt.Sprintf("NO STORAGE: %s on the %s backend, which moves no data: their figures (bandwidth, latency, storage_health) measure kvreplay's engine, not a tier",
+		strings.Join(tiers, ", "), name))
 }
 
 // where records the backend's tier path for the result.
