@@ -30,9 +30,5 @@ var factories = []row{
 	{Name: "gpu", Usage: "GPU memory through the CUDA runtime, loaded at run time (kvreplay --list-devices; tested on a fake runtime only)",
 		Check: checkGPU, New: newGPU},
 	{Name: "s3", Usage: "objects in an S3 bucket (--s3-bucket, --s3-endpoint, --s3-prefix; credentials from the AWS environment), under a prefix of the run's own", New: newS3},
-	{Name: "null", Usage: "no data: the engine alone is measured", New: newNull},
+	{Name: "null", Usage: "no data: the engine alone is measured", New: func(*builder) (backend.Backend, error) { return null.New(), nil }},
 }
-
-// newNull makes the null backend. Build says in the result which tiers
-// it serves, as it does for any backend that keeps no data.
-func newNull(*builder) (backend.Backend, error) { return null.New(), nil }

@@ -122,7 +122,7 @@ func TestSearchDurationZero(t *testing.T) {
 func TestNoDataBackendSaysNoStorage(t *testing.T) {
 	saved := factories
 	t.Cleanup(func() { factories = saved })
-	factories = append(append([]row(nil), saved...), row{Name: "nullx", New: newNull})
+	factories = append(append([]row(nil), saved...), row{Name: "nullx", New: factory("null").New})
 	cfg := replay.DefaultConfig()
 	cfg.TierMap[1], cfg.TierMap[2] = "ram", "nullx"
 	plan := nvmePlan(1 << 20)
