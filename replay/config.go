@@ -110,6 +110,15 @@ func DefaultConfig() Config {
 
 // Validate reports every problem of c at once, one per line.
 func (c *Config) Validate() error {
+	errs := c.validateIO()
+	errs = append(errs, c.validateRun()...)
+	errs = append(errs, c.validateShard()...)
+	return errors.Join(errs...)
+}
+
+// validateIO checks how the replay moves bytes: the I/O sizes, the
+// concurrency and the engine.
+func (c *Config) validateIO() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.BlockSize < 4096 || c.BlockSize > 1<<30 || c.BlockSize&(c.BlockSize-1) != 0 {
@@ -124,6 +133,16 @@ func (c *Config) Validate() error {
 	if c.MaxConcurrentAllocs < 0 || c.MaxConcurrentAllocs > 65536 {
 		bad("--max-concurrent-allocs %d: must be between 0 and 65536", c.MaxConcurrentAllocs)
 	}
+	if err := ioengine.Check(c.Engine); err != nil {
+		bad("--engine %s: %v", c.Engine, err)
+	}
+	return errs
+}
+
+// validateRun checks what the replay replays, how fast and for how long.
+func (c *Config) validateRun() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Speed < 0 || math.IsNaN(c.Speed) || math.IsInf(c.Speed, 0) {
 		bad("--speed %v: must be max or a positive number", c.Speed)
 	}
@@ -149,15 +168,11 @@ func (c *Config) Validate() error {
 		bad("--slo-ms with --speed max: an open loop at --speed max releases rows as fast as workers take them, so a request's latency measures the trace's backlog, " +
 			"not a service level (the result's QoS SLA is not measured there either): give --speed 1 (the trace's pace) or N, or --closed-loop, whose users wait for their storage")
 	}
-	errs = append(errs, c.validateShard()...)
 	if c.BytesPerToken < 0 {
 		bad("bytes per token %d: must not be negative", c.BytesPerToken)
 	}
 	if c.TensorParallel < 0 || c.TensorParallel > 1024 {
 		bad("--tensor-parallel %d: must be between 1 and 1024", c.TensorParallel)
-	}
-	if err := ioengine.Check(c.Engine); err != nil {
-		bad("--engine %s: %v", c.Engine, err)
 	}
 	mapped := false
 	for _, b := range c.TierMap {
@@ -166,7 +181,7 @@ func (c *Config) Validate() error {
 	if !mapped {
 		bad("--tier-map: maps no tier to a backend")
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // speedDuration converts a trace interval to a replay interval.
