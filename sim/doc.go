@@ -5,4 +5,52 @@
 // virtual time. It emits schema.Record values to a sink the caller wires in
 // (a trace.Writer, in kvtrace); it never imports trace, replay or report,
 // never reads the wall clock and never uses a global random source.
+//
+// # Departures from kv-cache.py
+//
+// The simulation is kv-cache.py's model of inference (reference.md in the
+// project's docs), run in virtual time. Where kv-cache.py crashes, or
+// where following it would make no sense in virtual time, kvtrace departs
+// from it on purpose. A run that meets one of these says so once, in
+// Extra.Departures (a note beginning with DeparturePrefix, also in
+// Extra.Notes, which the trace's sidecar carries); kvtrace prints it on
+// stderr:
+//
+//   - Forgotten conversations. kv-cache.py's ConversationManager keeps
+//     1000 conversation states (conversation.max_conversations) and
+//     forgets the least recently used; a user whose conversation it forgot
+//     while it went on dies at its next turn (add_turn raises ValueError
+//     in the user's thread). That happens from about 600 users. Here the
+//     user starts a new conversation and goes on sending requests.
+//   - ShareGPT without multi-turn. With --dataset-path and
+//     --disable-multi-turn (and not --decode-only), kv-cache.py's workers
+//     compare a request's turn number, None, with 1, and each dies at its
+//     first request: its trace has no rows. Here the conversations replay
+//     as they do with multi-turn on, which in ShareGPT mode reads no
+//     history either.
+//   - BurstGPT rows. kv-cache.py drops a row whose numbers raise
+//     ValueError, and so does kvtrace (the reqtrace package counts them).
+//     A row with fewer fields than the columns it reads, or a row Python's
+//     csv module rejects, ends kv-cache.py's generator thread: no request
+//     follows it. A timestamp of nan, inf or beyond 4.5e9 s, or a negative
+//     token count, it keeps. A file that begins with a UTF-8 byte order
+//     mark makes its first column's name "\ufeffTimestamp", so it reads
+//     every timestamp as 0. kvtrace skips the rows of the first two kinds
+//     and goes on, and it drops the mark.
+//   - Unpaced traces are bounded. Under --trace-speedup 0 (and with
+//     --dataset-path but no --request-rate), kv-cache.py's generator
+//     thread enqueues requests as fast as Python runs, into a queue with
+//     no bound. Here one arrives every 100 µs of virtual time while fewer
+//     than twice the workers are queued, and the generator waits for room.
+//     Otherwise virtual time would not advance.
+//   - RAG chunk choice. kv-cache.py picks a retrieval's chunks with
+//     numpy's global stream (np.random.choice without replacement,
+//     zipfian weights). kvtrace draws the same choice from its one stream,
+//     kv-cache.py's Python random stream: for a seed the chunks differ, and
+//     later draws come later in the Python stream than kv-cache.py's.
+//   - Partial blocks (Mooncake-style traces, which kv-cache.py does not
+//     read). A request's last hash-id block that its input ends inside is
+//     written as a whole block, because a key keeps one size and a later
+//     request may fill the block: on Mooncake's conversation trace, 3 % of
+//     the blocks' bytes written (kvtrace --request-trace, 3600 s).
 package sim

@@ -299,6 +299,11 @@ type engine struct {
 	// warnings are the notes a user must see (a tool prints them on
 	// stderr); each is in notes too.
 	warnings []string
+	// departures are the notes that say where the run met one of
+	// kvtrace's deliberate departures from kv-cache.py (depart), each
+	// once; each is in notes too.
+	departures []string
+	departed   map[string]bool
 
 	res   *Result
 	rows  int64
@@ -360,6 +365,13 @@ type runStats struct {
 	dispatched      int64
 	prefillOnlyRule int64
 	inFlight        int64 // generating when the run ended
+	// convRestarts counts the users whose conversation the registry
+	// forgot while it went on: kv-cache.py's thread dies there.
+	convRestarts int64
+	// partialBlocks counts the last blocks of block-level requests
+	// written whole though the request's input ends inside them;
+	// padTokens the tokens that adds, of blockTokensWritten in all.
+	partialBlocks, padTokens, blockTokensWritten int64
 	// prefillDone and decodeDone count the completed requests that wrote
 	// their context and that read it (the reference's prefill_latencies
 	// and decode_latencies have one entry each).
@@ -904,7 +916,13 @@ func (e *engine) processBlocks(r *request) error {
 		tokens := r.blockTokens
 		if tokens == 0 {
 			tokens = reqtrace.ApportionTokens(r.context, n, i)
+		} else if pad := (i+1)*tokens - r.context; i == n-1 && pad > 0 && pad < tokens {
+			// The last block is partial, and written whole: a key keeps
+			// one size, and a later request's prefix may fill the block.
+			e.stats.partialBlocks++
+			e.stats.padTokens += int64(pad)
 		}
+		e.stats.blockTokensWritten += int64(tokens)
 		if _, err := e.cache.allocate(keys[i], tokens, schema.PhasePrefill); err != nil {
 			return err
 		}
@@ -1028,6 +1046,7 @@ func (e *engine) userRequest(u *user) {
 			// on: the reference's next add_turn raises and the user's
 			// thread dies; here the user starts a new conversation.
 			u.conv = nil
+			e.stats.convRestarts++
 		}
 		if u.conv == nil {
 			u.conv = &conversation{id: e.conversationID(u)}
@@ -1090,6 +1109,26 @@ func pad4(n int) string {
 func (e *engine) warn(msg string) {
 	e.notes = append(e.notes, msg)
 	e.warnings = append(e.warnings, msg)
+}
+
+// DeparturePrefix begins every note of a departure from kv-cache.py.
+const DeparturePrefix = "departs from kv-cache.py: "
+
+// depart records, once per key, that the run met one of kvtrace's
+// deliberate departures from kv-cache.py (see the package documentation):
+// a note, in Extra.Departures and Extra.Notes, that a tool prints on
+// stderr.
+func (e *engine) depart(key, msg string) {
+	if e.departed[key] {
+		return
+	}
+	if e.departed == nil {
+		e.departed = map[string]bool{}
+	}
+	e.departed[key] = true
+	msg = DeparturePrefix + msg
+	e.notes = append(e.notes, msg)
+	e.departures = append(e.departures, msg)
 }
 
 // newRequest returns a request from the free list of completed ones, or a

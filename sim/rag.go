@@ -69,6 +69,9 @@ func (m *ragManager) ingest() error {
 func (m *ragManager) retrieve(doc *ragDoc) []ragChunk {
 	e := m.e
 	e.stats.ragRetrievals++
+	e.depart("rag-stream", "RAG chunks are chosen from kvtrace's one random stream, kv-cache.py's Python random stream, not from numpy's "+
+		"global stream (np.random.choice): the same zipfian choice without replacement, but for a seed other chunks than kv-cache.py's, "+
+		"and every draw after the first retrieval comes later in the Python stream than kv-cache.py's")
 	n := len(doc.chunks)
 	k := min(e.cfg.RAG.TopKChunks, n)
 	m.weights = m.weights[:0]

@@ -263,6 +263,11 @@ type Extra struct {
 	// Warnings are the notes a user must see: a tool prints them on
 	// stderr. Each is in Notes too.
 	Warnings []string `json:"warnings,omitempty"`
+	// Departures say where the run met one of kvtrace's deliberate
+	// departures from kv-cache.py (the package documentation lists
+	// them), each once, beginning with DeparturePrefix; a tool prints
+	// them on stderr. Each is in Notes too.
+	Departures []string `json:"departures,omitempty"`
 }
 
 // percentile is numpy's default (linear) percentile of sorted values.
@@ -509,8 +514,19 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	if g, ok := e.gen.(*traceGen); ok {
 		g.endRun()
 	}
+	if n := st.convRestarts; n > 0 {
+		e.depart("conversation", fmt.Sprintf("%d times a user's conversation went on after the registry of %d conversation states "+
+			"(conversation.max_conversations) forgot it (as it does from about 600 users): kv-cache.py's add_turn raises "+
+			"there and that user's thread dies, sending no more requests; here the user starts a new conversation", n, cfg.ConversationStates))
+	}
+	if st.partialBlocks > 0 {
+		e.depart("partial-block", fmt.Sprintf("%d requests' last hash-id block held fewer tokens than a block and was written whole "+
+			"(a key keeps one size, and a later request may fill the block): %d tokens more, %.1f %% of the blocks' tokens written "+
+			"(kv-cache.py has no block-level requests)", st.partialBlocks, st.padTokens, 100*float64(st.padTokens)/float64(max(1, st.blockTokensWritten))))
+	}
 	x.Notes = e.notes
 	x.Warnings = e.warnings
+	x.Departures = e.departures
 }
 
 // healthCriteria are the reference's storage_health criteria of the run's

@@ -162,6 +162,9 @@ func (e *engine) arrival() error {
 	}
 	if e.genZero && e.queue.Len() >= e.queueCap() {
 		e.genBlock = true // dispatch re-arms the generator when there is room
+		e.depart("queue-cap", fmt.Sprintf("the trace's requests have no pacing (--trace-speedup 0, or --dataset-path without --request-rate): "+
+			"kv-cache.py's generator thread enqueues them as fast as Python runs, into an unbounded queue; here one arrives every %s "+
+			"of virtual time while fewer than %d (2 x the %d workers) are queued, and the generator waits for room", minSpacing, e.queueCap(), e.workers))
 		return nil
 	}
 	r := e.pending
@@ -524,6 +527,11 @@ func (e *engine) newShareGPT(path string) (generator, error) {
 	}
 	if len(g.convs) == 0 {
 		return nil, nil
+	}
+	if e.cfg.DisableMultiTurn && !e.cfg.DecodeOnly {
+		e.depart("sharegpt-single-turn", "--dataset-path with --disable-multi-turn: kv-cache.py's workers compare the requests' turn number, "+
+			"None, with 1 and die at their first request (a TypeError), so its trace has no rows; here the conversations replay as without "+
+			"--disable-multi-turn (its ShareGPT replay reads no history either way)")
 	}
 	g.gap = minSpacing
 	r := e.cfg.RequestRate

@@ -152,6 +152,9 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	for _, w := range res.Kvbench.Warnings {
 		fmt.Fprintf(stderr, "kvtrace: warning: %s\n", w)
 	}
+	for _, d := range res.Kvbench.Departures {
+		fmt.Fprintf(stderr, "kvtrace: note: %s\n", d)
+	}
 	return nil
 }
 

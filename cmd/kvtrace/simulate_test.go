@@ -113,3 +113,40 @@ var benchLevel = func() []string {
 	}
 	return nil
 }()
+
+// TestDepartureSaid: a run that meets one of kvtrace's departures from
+// kv-cache.py (here ShareGPT under --disable-multi-turn, which kills the
+// reference's workers) says so once on stderr and once in the sidecar's
+// notes; a run that does not says nothing of it. Before, neither did.
+func TestDepartureSaid(t *testing.T) {
+	sg := filepath.Join("..", "..", "sim", "reqtrace", "testdata", "sharegpt_sample50.json")
+	const said = "departs from kv-cache.py: --dataset-path with --disable-multi-turn"
+	for _, c := range []struct {
+		extra []string
+		want  int
+	}{{[]string{"--disable-multi-turn"}, 1}, {nil, 0}} {
+		out := filepath.Join(t.TempDir(), "sg.csv")
+		args := append([]string{"--dataset-path", sg, "--request-rate", "20", "--duration", "10", "--generation-mode", "none",
+			"--gpu-mem-gb", "0", "-o", out}, c.extra...)
+		_, stderr, code := runKvtrace(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		if n := strings.Count(stderr, "kvtrace: note: "+said); n != c.want {
+			t.Errorf("%v: stderr says it %d times, want %d:\n%s", c.extra, n, c.want, stderr)
+		}
+		m, err := trace.ReadMeta(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, note := range m.Notes {
+			if strings.HasPrefix(note, said) {
+				n++
+			}
+		}
+		if n != c.want {
+			t.Errorf("%v: the sidecar's notes say it %d times, want %d: %q", c.extra, n, c.want, m.Notes)
+		}
+	}
+}
