@@ -28,7 +28,7 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 		return fmt.Errorf("report: --format %s: --aggregate mlperf writes json, text or md", format)
 	}
 	md := format == "md"
-	if err := mlperfHead(s).write(w, md); err != nil {
+	if err := mlperfHead(s, beside).write(w, md); err != nil {
 		return err
 	}
 	bnames := slices.Sorted(maps.Keys(beside))
@@ -51,17 +51,29 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 }
 
 // mlperfHead is the run's table: its own fields, the documents' kind and
-// unit, the rule, and the warnings.
-func mlperfHead(s *MLPerfRunSummary) *table {
+// unit (and that kv-cache.py's, its own or a summary's beside, are shown
+// converted), the rule, and the warnings.
+func mlperfHead(s *MLPerfRunSummary, beside map[string]*MLPerfRunSummary) *table {
 	head := &table{title: "MLPerf Storage KV cache run summary (mlpstorage kvcache_run_summary, schema_version " + s.SchemaVersion + ")"}
 	head.notes = append(head.notes, fmt.Sprintf("run_datetime %s, total_ranks %d, host_count %d, npernode %d, trials_per_option %d, partial_failure %t",
 		s.RunDatetime, s.TotalRanks, s.HostCount, s.Npernode, s.TrialsPerOption, s.PartialFailure))
+	converted := bandwidthScale(s) != 1
+	for _, x := range beside {
+		converted = converted || bandwidthScale(x) != 1
+	}
 	kb := s.KVBench
+	what := "an mlpstorage run summary of kv-cache.py's documents, whose \"GB/s\" are GiB/s (2^30 bytes/s)"
+	if kb != nil {
+		what = "aggregated from " + kb.Source + " documents, whose bandwidths are in " + kb.BandwidthUnit
+	}
+	if converted {
+		what += "; " + shownUnit
+	}
+	head.notes = append(head.notes, what)
 	if kb == nil {
-		head.notes = append(head.notes, "an mlpstorage run summary of kv-cache.py's documents: bandwidths in its \"GB/s\", GiB/s (2^30 bytes/s)")
 		return head
 	}
-	head.notes = append(head.notes, "aggregated from "+kb.Source+" documents; bandwidths in "+kb.BandwidthUnit, kb.Rule)
+	head.notes = append(head.notes, kb.Rule)
 	for _, w := range kb.Warnings {
 		head.notes = append(head.notes, "WARNING: "+w)
 	}
@@ -85,31 +97,52 @@ func optionKeys(options map[string]*MLPerfOption) []string {
 	return keys
 }
 
-// mlperfRow is a figure of an Option's table: its name, and its value in
-// an Option of a summary (the rule's, or one shown beside) and in the
-// pooled view.
+// shownUnit says in which unit the text and md views show bandwidths:
+// one unit per figure, whatever the documents' (--format json keeps
+// mlpstorage's figures as they are).
+const shownUnit = "every bandwidth shown here is in GB/s (10^9 bytes/s), kv-cache.py's GiB/s converted exactly (x 1.073741824); --format json keeps each summary's own unit"
+
+// gibPerGB converts kv-cache.py's "GB/s", GiB/s, to GB/s: 2^30 / 10^9,
+// exact in binary floating point as 2^30 is.
+const gibPerGB = float64(1<<30) / 1e9
+
+// bandwidthScale is what converts the bandwidths of summary x to GB/s:
+// gibPerGB for a summary of kv-cache.py's documents (mlpstorage's, or
+// kvreport's of kv-cache.py documents), 1 for kvreplay's.
+func bandwidthScale(x *MLPerfRunSummary) float64 {
+	if x.KVBench == nil || x.KVBench.Source == KindReference {
+		return gibPerGB
+	}
+	return 1
+}
+
+// mlperfRow is a figure of an Option's table: its name, its unit, and its
+// value in an Option of a summary (the rule's, or one shown beside) and
+// in the pooled view; a bandwidth is multiplied by the scale that turns
+// its summary's unit into GB/s (bandwidthScale).
 type mlperfRow struct {
 	name   string
-	option func(*MLPerfOption) string
+	unit   string
+	option func(o *MLPerfOption, scale float64) string
 	pooled func(*MLPerfFigures) string
 }
 
 // mlperfRows are the rows of an Option's table, in order.
 func mlperfRows() []mlperfRow {
 	return []mlperfRow{
-		{"aggregated_read_bandwidth_gbps", func(x *MLPerfOption) string { return num(x.AggregatedReadBandwidthGBps) },
+		{"aggregated_read_bandwidth_gbps", "GB/s", func(x *MLPerfOption, k float64) string { return num(x.AggregatedReadBandwidthGBps * k) },
 			func(f *MLPerfFigures) string { return num(f.ReadBandwidthGBps) }},
-		{"aggregated_write_bandwidth_gbps", func(x *MLPerfOption) string { return num(x.AggregatedWriteBandwidthGBps) },
+		{"aggregated_write_bandwidth_gbps", "GB/s", func(x *MLPerfOption, k float64) string { return num(x.AggregatedWriteBandwidthGBps * k) },
 			func(f *MLPerfFigures) string { return num(f.WriteBandwidthGBps) }},
-		{"aggregated_storage_throughput_tokens_per_sec", func(x *MLPerfOption) string { return num(x.AggregatedStorageThroughputTokensPerSec) },
+		{"aggregated_storage_throughput_tokens_per_sec", "tok/s", func(x *MLPerfOption, _ float64) string { return num(x.AggregatedStorageThroughputTokensPerSec) },
 			func(f *MLPerfFigures) string { return num(f.StorageThroughputTokensPerSec) }},
-		{"aggregated_device_read_p95_ms", func(x *MLPerfOption) string { return numOrNull(x.AggregatedDeviceReadP95MS) },
+		{"aggregated_device_read_p95_ms", "ms", func(x *MLPerfOption, _ float64) string { return numOrNull(x.AggregatedDeviceReadP95MS) },
 			func(f *MLPerfFigures) string { return num(f.DeviceReadP95MS) }},
-		{"aggregated_device_write_p95_ms", func(x *MLPerfOption) string { return numOrNull(x.AggregatedDeviceWriteP95MS) },
+		{"aggregated_device_write_p95_ms", "ms", func(x *MLPerfOption, _ float64) string { return numOrNull(x.AggregatedDeviceWriteP95MS) },
 			func(f *MLPerfFigures) string { return num(f.DeviceWriteP95MS) }},
-		{"request p95 ms (kvbench)", func(*MLPerfOption) string { return "-" },
+		{"request p95 ms (kvbench)", "ms", func(*MLPerfOption, float64) string { return "-" },
 			func(f *MLPerfFigures) string { return num(f.RequestP95MS) }},
-		{"aggregated_avg_throughput_tokens_per_sec", func(x *MLPerfOption) string { return num(x.AggregatedAvgThroughputTokensPerSec) },
+		{"aggregated_avg_throughput_tokens_per_sec", "tok/s", func(x *MLPerfOption, _ float64) string { return num(x.AggregatedAvgThroughputTokensPerSec) },
 			func(*MLPerfFigures) string { return "-" }},
 	}
 }
@@ -128,7 +161,7 @@ func numOrNull(v *float64) string {
 func optionTable(s *MLPerfRunSummary, k string, p *MLPerfPooled, beside map[string]*MLPerfRunSummary, bnames []string) *table {
 	o := s.Options[k]
 	t := &table{title: fmt.Sprintf("%s: %d trial(s) x %d rank(s)", optionName(k), o.TrialCount, o.RankCount),
-		header: []string{"figure", "MLPerf rule (6.3.4)"}}
+		header: []string{"figure", "unit", "MLPerf rule (6.3.4)" + convertedNote(s)}}
 	pooled := p != nil && p.Pooled != nil
 	if pooled {
 		t.header = append(t.header, "kvbench pooled")
@@ -137,13 +170,13 @@ func optionTable(s *MLPerfRunSummary, k string, p *MLPerfPooled, beside map[stri
 		t.header = append(t.header, besideHeader(b, beside[b]))
 	}
 	for _, r := range mlperfRows() {
-		row := []string{r.name, r.option(o)}
+		row := []string{r.name, r.unit, r.option(o, bandwidthScale(s))}
 		if pooled {
 			row = append(row, r.pooled(p.Pooled))
 		}
 		for _, b := range bnames {
 			if x := optionBeside(s, beside[b], k); x != nil {
-				row = append(row, r.option(x))
+				row = append(row, r.option(x, bandwidthScale(beside[b])))
 			} else {
 				row = append(row, "-")
 			}
@@ -165,14 +198,19 @@ func optionTable(s *MLPerfRunSummary, k string, p *MLPerfPooled, beside map[stri
 }
 
 // besideHeader is the column of a summary shown beside, named by its
-// file's base name, with the unit when it is kv-cache.py's.
+// file's base name, saying when its bandwidths were converted.
 func besideHeader(name string, x *MLPerfRunSummary) string {
-	h := baseName(name)
-	if x.KVBench == nil || x.KVBench.Source == KindReference {
-		// mlpstorage's summaries add kv-cache.py's figures.
-		h += " (GiB/s)"
+	return baseName(name) + convertedNote(x)
+}
+
+// convertedNote is what a column of summary x's figures adds to its
+// header when its bandwidths were converted to GB/s: kv-cache.py's
+// (mlpstorage's summaries add kv-cache.py's figures).
+func convertedNote(x *MLPerfRunSummary) string {
+	if bandwidthScale(x) != 1 {
+		return " (GiB/s converted to GB/s)"
 	}
-	return h
+	return ""
 }
 
 // rankTable is what the rule combined for Option k: each rank's figures
@@ -184,20 +222,20 @@ func rankTable(k string, p *MLPerfPooled) *table {
 	if root != "" {
 		title += ", documents in " + root
 	}
-	// The ranks' own unit: kv-cache.py's "GB/s" are GiB/s (an Option's
-	// ranks are of one kind: ByKind).
-	unit := "GB/s"
-	if len(p.Ranks) > 0 && p.Ranks[0].Kind == KindReference {
-		unit = "GiB/s"
-	}
+	// In GB/s, kv-cache.py's GiB/s converted (an Option's ranks are of
+	// one kind: ByKind).
 	rt := &table{title: title,
-		header: []string{"trial", "rank", "read " + unit, "write " + unit, "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
+		header: []string{"trial", "rank", "read GB/s", "write GB/s", "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
 	for _, rk := range p.Ranks {
 		path := rk.Path
 		if rel, err := filepath.Rel(root, path); root != "" && err == nil {
 			path = rel
 		}
-		rt.rows = append(rt.rows, []string{strconv.Itoa(rk.Trial), strconv.Itoa(rk.Rank), num(rk.ReadBandwidthGBps), num(rk.WriteBandwidthGBps),
+		k := 1.0
+		if rk.Kind == KindReference {
+			k = gibPerGB
+		}
+		rt.rows = append(rt.rows, []string{strconv.Itoa(rk.Trial), strconv.Itoa(rk.Rank), num(rk.ReadBandwidthGBps * k), num(rk.WriteBandwidthGBps * k),
 			num(rk.StorageThroughputTokensPerSec), num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS),
 			strconv.FormatBool(rk.CPUTier), path})
 	}

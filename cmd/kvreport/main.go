@@ -96,7 +96,9 @@ its run_datetime the one the run's directory is named by (mlpstorage's
 run/<ts>, mlperf-option.sh's kvbench_mlperf_<ts>, which names the
 summary file too), else the earliest document's start;
 text and md show the rule's figures beside the pooled ones and any
-kvcache_run_summary or kv-cache.py documents given, and how they differ.
+kvcache_run_summary or kv-cache.py documents given, and how they differ,
+every bandwidth in GB/s (kv-cache.py's GiB/s converted exactly; json keeps
+each summary's own unit).
 kv-cache.py's per-rank documents aggregate by the same rule, apart from
 kvreplay's (their "GB/s" are GiB/s). Given a kvcache_run_summary,
 kvreport shows it this way without --aggregate.

@@ -178,7 +178,7 @@ func TestAggregateMLPerfUsage(t *testing.T) {
 func TestAggregateMLPerfBeside(t *testing.T) {
 	dir := writeRefRun(t, 1, 1)
 	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", docA, dir)
-	if code != 0 || !strings.Contains(out, "kv-cache.py documents (GiB/s)") || !strings.Contains(out, "aggregated from kvreplay documents") {
+	if code != 0 || !strings.Contains(out, "kv-cache.py documents (GiB/s converted to GB/s)") || !strings.Contains(out, "aggregated from kvreplay documents") {
 		t.Errorf("exit %d %s\n%s", code, errs, out)
 	}
 	code, out, errs = kvreport(t, "", "--aggregate", "mlperf", "--format", "json", docA, dir)
