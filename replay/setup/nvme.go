@@ -125,7 +125,7 @@ func ExtentSize(plan *replay.Plan) int64 {
 // of the file system that will hold the tier (where: --dir, or the
 // directory of a --device file, which need not exist yet). A block device
 // is the extent backend's to size. A search's probe is checked with its
-// own plan too (probeFits, first).
+// own plan first (probeFits).
 func (b *builder) checkFree(where string) error {
 	plan, o := b.plan, b.opts
 	if !plan.Scanned {

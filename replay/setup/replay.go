@@ -87,21 +87,30 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 // it does not fit this machine.
 var ErrProbeNotRun = errors.New("not run")
 
-// probeFits checks a search's probe (opts.MayFill: the search's plan, of
-// its largest probes, does not fit the free space) as CheckFits checks a
+// probeFits checks a search's probe (opts.Probe) as CheckFits checks a
 // replay, with the probe's own plan (its window, its users), before any
 // I/O: a probe that does not fit is not run, rather than run until the
 // disk is full (a probe that hit ENOSPC is no measurement, and a full
-// disk fails what else writes there). Its error is the search's failure
-// (exit 1), not the input's: the probes before it ran.
+// disk fails what else writes there) or refused by Build's checks as the
+// input's error in the middle of a search. Its error is the search's
+// failure (exit 1), not the input's: the probes before it ran. Where the
+// search's plan fits (not opts.MayFill), the probe's is a users sample
+// that needs more than every user's (replay.SamplePlan): the objects the
+// users left out wrote, which its users read, written before its clock.
 func probeFits(cfg *replay.Config, plan *replay.Plan, opts *Options) error {
-	if !opts.MayFill || !plan.Scanned {
+	if !opts.Probe || !plan.Scanned {
 		return nil
 	}
 	a := Advise(cfg, plan, opts)
 	if a.Runs {
 		return nil
 	}
-	return fmt.Errorf("%w: the probe does not fit this machine: %s: --fit, or a smaller --size-scale, makes every probe fit",
-		ErrProbeNotRun, strings.Join(a.Blockers, "; "))
+	fix := "--fit, or a smaller --size-scale, makes every probe fit"
+	if !opts.MayFill {
+		fix = fmt.Sprintf("the search's plan fits, but this probe's sample of %d users needs more: the objects that users left out wrote and its users read are written before its clock; a smaller --size-scale makes it fit", cfg.Users)
+		if len(a.Options) > 0 {
+			fix += " (" + a.Options[0].Option + " for this probe)"
+		}
+	}
+	return fmt.Errorf("%w: the probe does not fit this machine: %s: %s", ErrProbeNotRun, strings.Join(a.Blockers, "; "), fix)
 }

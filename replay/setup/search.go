@@ -122,7 +122,9 @@ func SearchSources(kind string, srcs []replay.Source) error {
 	return nil
 }
 
-// SearchFits is CheckFits for a search of kind. A plan whose only
+// SearchFits is CheckFits for a search of kind, and marks opts as a
+// search's (Options.Probe): Replay checks each probe with its own plan
+// before any I/O. A plan whose only
 // blocker is the NVMe tier's space (the whole trace's peak, or all its
 // users', beyond what --dir has free) is a warning, returned, not a
 // refusal, and opts.MayFill is set: a search's probes replay windows of
@@ -134,6 +136,7 @@ func SearchSources(kind string, srcs []replay.Source) error {
 // (exit 1); no probe fills the disk on the plan's word. Memory is refused
 // as for a replay.
 func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Options) (warning string, err error) {
+	opts.Probe = true
 	if !Planned(plan) {
 		return "", nil
 	}

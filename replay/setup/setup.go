@@ -70,12 +70,16 @@ type Options struct {
 	Prewrite        bool // --prewrite: write the extent file's new blocks before the replay
 	Keep            bool // --keep: leave what the run made
 	Buffered        bool // --buffered: the page cache, not O_DIRECT
-	// MayFill says that a search's plan, of its largest probes (the
-	// whole trace, all its users), does not fit the free space
-	// (SearchFits): the search starts, and each probe is checked with its
-	// own plan (its window, its users) before any I/O; one that does not
-	// fit is not run, and stops the search.
-	MayFill bool
+	// Probe says that the replays are a search's probes (SearchFits sets
+	// it): each is checked with its own plan (its window, its users)
+	// before any I/O, and one that does not fit is not run and stops the
+	// search (ErrProbeNotRun), whether the search's plan fits or not: a
+	// users probe's sample can need more than every user's plan (the
+	// objects users left out wrote, written before its clock). MayFill
+	// says that the search's plan, of its largest probes (the whole
+	// trace, all its users), does not fit the free space: the search
+	// starts with a warning.
+	Probe, MayFill bool
 	// RAMBudget is the RAM arena's size (--ram-budget); 0 sizes it from
 	// the plan.
 	RAMBudget int64
