@@ -419,20 +419,24 @@ func (a *Advice) memLimit() int64 {
 // disk it needs beyond what the machine has, and a bound (--capacity,
 // --ram-budget) smaller than the largest object of its tier, for which no
 // eviction makes room (the run would stop at that object's write,
-// ErrTooBig).
+// ErrTooBig). Each says which flag to change, and to what.
 func (a *Advice) runProblems(n Needs) []string {
 	var out []string
 	if b := n.need(n.capBackend); n.capacity > 0 && b != nil && b.MaxObject > n.capacity {
-		out = append(out, fmt.Sprintf("capacity: --capacity %s is less than the largest object of Tier-2's backend, %s, %s at --size-scale %s, which no eviction makes room for: raise --capacity to %s at least, or lower --size-scale",
-			cli.FormatBytes(n.capacity), b.Backend, cli.FormatBytes(b.MaxObject), FormatScale(n.Scale), cli.FormatBytes(b.MaxObject)))
+		out = append(out, boundProblem("capacity", "--capacity", n.capacity, n.capacity, "the largest object of Tier-2's backend, "+b.Backend, b.MaxObject, n.Scale))
 	}
 	if r := n.need("ram"); r != nil && a.sizing.RAMBudget > 0 && r.MaxObject > (n.Arena+planAlign-1)/planAlign*planAlign {
-		out = append(out, fmt.Sprintf("ram: --ram-budget %s is less than the RAM tier's largest object, %s at --size-scale %s, which no eviction makes room for: raise --ram-budget to %s at least, or lower --size-scale",
-			cli.FormatBytes(n.Arena), cli.FormatBytes(r.MaxObject), FormatScale(n.Scale), cli.FormatBytes(r.MaxObject)))
+		out = append(out, boundProblem("ram", "--ram-budget", n.Arena, (n.Arena+planAlign-1)/planAlign*planAlign, "the RAM tier's largest object", r.MaxObject, n.Scale))
 	}
 	if lim := a.memLimit(); lim > 0 && n.Memory > lim {
-		out = append(out, fmt.Sprintf("memory: the replay needs %s (%s) and this machine has %s available of %s",
-			cli.FormatBytes(n.Memory), a.memoryParts(n), cli.FormatBytes(a.Machine.MemAvailable), cli.FormatBytes(a.Machine.MemTotal)))
+		msg := fmt.Sprintf("memory: the replay needs %s (%s) and this machine has %s available of %s",
+			cli.FormatBytes(n.Memory), a.memoryParts(n), cli.FormatBytes(a.Machine.MemAvailable), cli.FormatBytes(a.Machine.MemTotal))
+		if buf := int64(n.depth) * n.block; buf > lim {
+			// The I/O buffers do not shrink with --size-scale.
+			msg += fmt.Sprintf(": the I/O buffers alone, --queue-depth %d x --block-size %s = %s at any --size-scale, are more than that: lower --queue-depth or --block-size",
+				n.depth, cli.FormatBytes(n.block), cli.FormatBytes(buf))
+		}
+		out = append(out, msg)
 	}
 	// A block device is the extent backend's to size; a file system's
 	// free space is checked here.
@@ -441,6 +445,23 @@ func (a *Advice) runProblems(n Needs) []string {
 			cli.FormatBytes(n.need("nvme").Peak), a.diskParts(n), a.Machine.Disk, cli.FormatBytes(free)))
 	}
 	return out
+}
+
+// boundProblem says that the bound flag puts on tier (its value bound,
+// room what it holds) is less than what, an object of largest bytes at
+// scale, for which no eviction makes room: raise it, or lower
+// --size-scale where that brings the object within it. At any scale an
+// object takes a page at least (planAlign: peakAt's bound), so a bound of
+// a page or less holds none, and the message does not send the user to a
+// smaller --size-scale.
+func boundProblem(tier, flag string, bound, room int64, what string, largest int64, scale float64) string {
+	msg := fmt.Sprintf("%s: %s %s is less than %s, %s at --size-scale %s, which no eviction makes room for: raise %s to %s at least",
+		tier, flag, cli.FormatBytes(bound), what, cli.FormatBytes(largest), FormatScale(scale), flag, cli.FormatBytes(largest))
+	if least := peakAt(largest, 1, scale, math.Ldexp(1, -maxScaleSteps)); least > room {
+		return msg + fmt.Sprintf(" (a smaller --size-scale does not help: at any scale an object is planned at more than a page, %s, and %s %s holds %s)",
+			cli.FormatBytes(planAlign), flag, cli.FormatBytes(bound), cli.FormatBytes(room))
+	}
+	return msg + ", or lower --size-scale"
 }
 
 func (a *Advice) diskWord() string {

@@ -364,7 +364,12 @@ func TestWindowPlan(t *testing.T) {
 // largest object of its tier cannot run (no eviction makes room for the
 // object: the run stopped at its write, exit 1, after --plan said "It
 // fits" and --fit applied nothing): the plan names it as a blocker, and
-// --fit's scale is the largest at which the object fits the bound.
+// --fit's scale is the largest at which the object fits the bound. A
+// bound of a page or less holds no object at any scale, and I/O buffers
+// beyond the memory do not shrink with the scale: their blockers name the
+// flag to change, not "or lower --size-scale", and there is no --fit
+// (kvreplay --ram-budget 1 said "lower --size-scale" and then "no
+// --size-scale makes it fit").
 func TestBoundBelowLargestObject(t *testing.T) {
 	const mib = 1 << 20
 	src := memTrace(t, windowTrace()) // Tier-2's objects 2 MiB, Tier-1's 1 MiB
@@ -379,11 +384,17 @@ func TestBoundBelowLargestObject(t *testing.T) {
 		{"capacity", mib, 0, "capacity: --capacity 1.00 MiB is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least", 0.25},
 		{"ram budget", 0, mib / 2, "ram: --ram-budget 512.00 KiB is less than the RAM tier's largest object, 1.00 MiB at --size-scale 1, which no eviction makes room for: raise --ram-budget to 1.00 MiB at least", 0.25},
 		{"capacity holds it", 2 * mib, 0, "", 0},
+		{"ram budget of a byte", 0, 1, "ram: --ram-budget 1 B is less than the RAM tier's largest object, 1.00 MiB at --size-scale 1, which no eviction makes room for: raise --ram-budget to 1.00 MiB at least (a smaller --size-scale does not help: at any scale an object is planned at more than a page, 4.00 KiB, and --ram-budget 1 B holds 4.00 KiB)", 0},
+		{"capacity of a page", 4096, 0, "capacity: --capacity 4.00 KiB is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least (a smaller --size-scale does not help", 0},
+		{"I/O buffers", 0, 0, "the I/O buffers alone, --queue-depth 4096 x --block-size 1.00 GiB = 4.00 TiB at any --size-scale, are more than that: lower --queue-depth or --block-size", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := replay.DefaultConfig()
 			cfg.TierMap = [schema.NumTiers]string{"", "ram", "nvme"}
 			cfg.Speed, cfg.Capacity = 0, tc.capacity
+			if tc.name == "I/O buffers" {
+				cfg.QueueDepth, cfg.BlockSize = 4096, 1<<30
+			}
 			plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
 			if err != nil {
 				t.Fatal(err)
@@ -396,7 +407,13 @@ func TestBoundBelowLargestObject(t *testing.T) {
 				}
 				return
 			}
-			if a.Runs || !strings.Contains(blockers, tc.blocker) || a.Fit == nil || a.Fit.Scale != tc.scale {
+			if tc.scale == 0 {
+				if a.Runs || !strings.Contains(blockers, tc.blocker) || strings.Contains(blockers, "lower --size-scale") || a.Fit != nil {
+					t.Errorf("runs %v, blockers:\n%s\nfit %+v; want the flag to change named, no --size-scale, no fit", a.Runs, blockers, a.Fit)
+				}
+				return
+			}
+			if a.Runs || !strings.Contains(blockers, tc.blocker+", or lower --size-scale") || a.Fit == nil || a.Fit.Scale != tc.scale {
 				t.Errorf("runs %v, blockers:\n%s\nfit %+v; want the bound named, --fit at %g", a.Runs, blockers, a.Fit, tc.scale)
 			}
 		})

@@ -172,7 +172,9 @@ func notFitError(a *replay.Advice) error {
 		opts = append(opts, op.Option+" ("+op.Effect+")")
 	}
 	if len(opts) == 0 {
-		return errors.New(msg + ": no --size-scale makes it fit (kvreplay --plan shows the plan)")
+		// Each blocker names its fix: a bound below every object, I/O
+		// buffers beyond the memory.
+		return errors.New(msg + "; no --size-scale alone makes it fit (kvreplay --plan shows the plan)")
 	}
 	return errors.New(msg + ": use " + strings.Join(opts, ", or ") + "; kvreplay --plan shows the plan, --fit applies the first")
 }
