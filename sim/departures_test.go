@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +131,53 @@ func TestPartialBlockPadding(t *testing.T) {
 	st := e.stats
 	if st.partialBlocks != 1 || st.padTokens != 3*512-1100 || st.blockTokensWritten != 4*512 {
 		t.Errorf("partial blocks %d, pad %d tokens of %d written; want 1, %d of %d", st.partialBlocks, st.padTokens, st.blockTokensWritten, 3*512-1100, 4*512)
+	}
+}
+
+// TestBurstGPTDepartures replays BurstGPT files that kv-cache.py reads
+// otherwise than kvtrace (reqtrace.RefDepartures): each says so once, the
+// rows it skips are counted apart from those the reference skips too, and
+// a clean file says nothing. Before, such rows were noted as skipped "as
+// the reference skips them", and a byte order mark not at all.
+func TestBurstGPTDepartures(t *testing.T) {
+	const header = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+	for _, tc := range []struct {
+		name, body string
+		said       []string
+	}{
+		{"clean", header + "1,a,100,10,110,x\n2,a,200,10,210,x\n", nil},
+		{"short row", header + "1,a,100,10,110,x\n2,a,200\n3,a,300,10,310,x\n",
+			[]string{"b.csv:3: 1 rows with fewer fields", "1 rows skipped (unparseable; 0 of them as the reference skips them)"}},
+		{"nan and negative", header + "1,a,100,10,110,x\nnan,a,200,10,210,x\n3,a,-5,10,5,x\n4,a,x,1,1,x\n",
+			[]string{"b.csv:3: 2 rows skipped that kv-cache.py keeps", "3 rows skipped (unparseable; 1 of them as the reference skips them)"}},
+		{"byte order mark", "\ufeff" + header + "1,a,100,10,110,x\n2,a,200,10,210,x\n",
+			[]string{`finds no Timestamp and reads every timestamp as 0`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "b.csv")
+			if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			cfg.UseBurstTrace, cfg.BurstTracePath, cfg.ReplayCycles = true, path, 2
+			cfg.GenerationMode, cfg.Duration, cfg.GPUMemGB = "none", time.Hour, 0
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := res.Kvbench
+			if len(x.Departures) != min(len(tc.said), 1) {
+				t.Errorf("departures %q, want one", x.Departures)
+			}
+			all := strings.Join(x.Notes, "\n")
+			for _, s := range tc.said {
+				if n := strings.Count(all, s); n != 1 {
+					t.Errorf("notes say %q %d times, want once:\n%s", s, n, all)
+				}
+			}
+		})
 	}
 }

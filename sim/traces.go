@@ -423,8 +423,16 @@ func readOnce(name string) bool {
 func (g *traceGen) noteFile(qualifier string) {
 	e := g.e
 	name := g.files[g.fileIdx]
+	ref := g.cur.RefDepartures()
 	if n := g.cur.Skipped(); n > 0 {
-		e.notes = append(e.notes, fmt.Sprintf("%s: %d rows skipped (unparseable, as the reference skips them)%s", name, n, qualifier))
+		like := "unparseable, as the reference skips them"
+		if ref != nil && ref.Kept+ref.Short > 0 {
+			like = fmt.Sprintf("unparseable; %d of them as the reference skips them", n-ref.Kept-ref.Short)
+		}
+		e.notes = append(e.notes, fmt.Sprintf("%s: %d rows skipped (%s)%s", name, n, like, qualifier))
+	}
+	if ref != nil && e.cfg.RequestTrace == "" {
+		g.noteBurstDepartures(name, ref, qualifier)
 	}
 	if u := g.cur.TimeUnit(); u != "" {
 		e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", name, u))
@@ -436,6 +444,30 @@ func (g *traceGen) noteFile(qualifier string) {
 		e.warn(fmt.Sprintf("%d records with lengths no model serves (%s)%s: an output is capped at %d tokens, and --duration bounds a generation",
 			g.absurd, strings.Join(g.absurdAt, "; "), qualifier, MaxGenTokens))
 		g.absurd, g.absurdAt = 0, nil
+	}
+}
+
+// noteBurstDepartures says where --use-burst-trace's file name was read
+// otherwise than kv-cache.py reads it (reqtrace.RefDepartures).
+func (g *traceGen) noteBurstDepartures(name string, ref *reqtrace.RefDepartures, qualifier string) {
+	e := g.e
+	if ref.Short > 0 {
+		e.depart("burst-short", fmt.Sprintf("%s:%d: %d rows with fewer fields than the columns read were skipped%s, and the rows after them replayed; "+
+			"kv-cache.py's reader stops at the first (int(None) raises TypeError and ends its generator thread), and no request follows it",
+			name, ref.ShortLine, ref.Short, qualifier))
+	}
+	if ref.Kept > 0 {
+		e.depart("burst-kept", fmt.Sprintf("%s:%d: %d rows skipped%s that kv-cache.py keeps: a Timestamp of nan or inf or beyond 4.5e9 s, "+
+			"or a negative token count, which its float() and int() read", name, ref.KeptLine, ref.Kept, qualifier))
+	}
+	switch ref.BOMColumn {
+	case "":
+	case "Timestamp":
+		e.depart("burst-bom", name+": the file begins with a UTF-8 byte order mark, dropped here; kv-cache.py reads the first column's name "+
+			"as \"\\ufeffTimestamp\", finds no Timestamp and reads every timestamp as 0, so its requests arrive at once")
+	case "Request tokens", "Response tokens":
+		e.depart("burst-bom", name+": the file begins with a UTF-8 byte order mark, dropped here; kv-cache.py reads the first column's name "+
+			"as \"\\ufeff"+ref.BOMColumn+"\", finds no "+ref.BOMColumn+" column and skips every row")
 	}
 }
 

@@ -1,6 +1,7 @@
 package reqtrace
 
 import (
+	"cmp"
 	"io"
 	"strings"
 	"testing"
@@ -127,20 +128,23 @@ func TestBurstGPTSkips(t *testing.T) {
 		row    string
 		column string
 		want   error
+		// ref is what kv-cache.py does with the row, where it does not
+		// skip it: "keeps" it, or "stops" its reader at it.
+		ref string
 	}{
-		{"request tokens not a number", "7,ChatGPT,12a,3,15,x", "Request tokens", ErrBadNumber},
-		{"request tokens a float", "7,ChatGPT,12.0,3,15,x", "Request tokens", ErrBadNumber},
-		{"negative response tokens", "7,ChatGPT,12,-3,9,x", "Response tokens", ErrBadNumber},
-		{"empty response tokens", "7,ChatGPT,12,,9,x", "Response tokens", ErrBadNumber},
-		{"huge request tokens", "7,ChatGPT,99999999999999999999999,1,9,x", "Request tokens", ErrBadNumber},
-		{"timestamp not a number", "seven,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber},
-		{"timestamp nan", "nan,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber},
-		{"timestamp inf", "inf,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber},
-		{"timestamp out of range", "1e300,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber},
-		{"empty timestamp", ",ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber},
-		{"total tokens not an integer", "7,ChatGPT,12,3,n/a,x", "Total tokens", ErrBadNumber},
-		{"underscore not between digits", "7,ChatGPT,1__2,3,15,x", "Request tokens", ErrBadNumber},
-		{"short row", "7,ChatGPT,12", "", ErrFieldCount},
+		{"request tokens not a number", "7,ChatGPT,12a,3,15,x", "Request tokens", ErrBadNumber, ""},
+		{"request tokens a float", "7,ChatGPT,12.0,3,15,x", "Request tokens", ErrBadNumber, ""},
+		{"negative response tokens", "7,ChatGPT,12,-3,9,x", "Response tokens", ErrBadNumber, "keeps"},
+		{"empty response tokens", "7,ChatGPT,12,,9,x", "Response tokens", ErrBadNumber, ""},
+		{"huge request tokens", "7,ChatGPT,99999999999999999999999,1,9,x", "Request tokens", ErrBadNumber, "keeps"},
+		{"timestamp not a number", "seven,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, ""},
+		{"timestamp nan", "nan,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "keeps"},
+		{"timestamp inf", "inf,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "keeps"},
+		{"timestamp out of range", "1e300,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "keeps"},
+		{"empty timestamp", ",ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, ""},
+		{"total tokens not an integer", "7,ChatGPT,12,3,n/a,x", "Total tokens", ErrBadNumber, ""},
+		{"underscore not between digits", "7,ChatGPT,1__2,3,15,x", "Request tokens", ErrBadNumber, ""},
+		{"short row", "7,ChatGPT,12", "", ErrFieldCount, "stops"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := header + "1,ChatGPT,1,2,3,x\n" + tc.row + "\n9,ChatGPT,4,5,9,x"
@@ -160,6 +164,16 @@ func TestBurstGPTSkips(t *testing.T) {
 			if strings.HasPrefix(tc.name, "empty") != strings.Contains(pe.Error(), "empty field") {
 				t.Errorf("message %q: says empty field wrongly", pe.Error())
 			}
+			want := RefDepartures{}
+			switch tc.ref {
+			case "keeps":
+				want.Kept, want.KeptLine = 1, 3
+			case "stops":
+				want.Short, want.ShortLine = 1, 3
+			}
+			if got := r.(*burstGPT).ref; got != want {
+				t.Errorf("RefDepartures %+v, want %+v (kv-cache.py %s the row)", got, want, cmp.Or(tc.ref, "skips"))
+			}
 		})
 	}
 
@@ -177,6 +191,26 @@ func TestBurstGPTSkips(t *testing.T) {
 	}
 	if s := r.(Skipper); s.Skipped() != 25 || len(s.SkipErrors()) != MaxSkipErrors {
 		t.Errorf("Skipped %d with %d reasons, want 25 and %d", s.Skipped(), len(s.SkipErrors()), MaxSkipErrors)
+	}
+}
+
+// TestBurstGPTByteOrderMark: a BurstGPT file that begins with a UTF-8 byte
+// order mark is read with the mark dropped, its timestamps kept, and the
+// first column's name recorded: kv-cache.py keeps the mark in that name.
+func TestBurstGPTByteOrderMark(t *testing.T) {
+	for _, tc := range []struct{ in, first string }{
+		{"\ufeffTimestamp,Request tokens,Response tokens\n5,10,2\n7,20,3\n", "Timestamp"},
+		{"\ufeffRequest tokens,Response tokens,Timestamp\n10,2,5\n20,3,7\n", "Request tokens"},
+		{"Timestamp,Request tokens,Response tokens\n5,10,2\n7,20,3\n", ""},
+	} {
+		r := newReader(t, tc.in, FormatBurstGPT, Options{})
+		got := readAll(t, r)
+		if len(got) != 2 || got[1].Arrival != 2*time.Second || got[1].InputTokens != 20 {
+			t.Errorf("%q: requests %+v, want 2, 2 s apart", tc.in, got)
+		}
+		if c := r.(*burstGPT).ref.BOMColumn; c != tc.first {
+			t.Errorf("%q: BOMColumn %q, want %q", tc.in, c, tc.first)
+		}
 	}
 }
 

@@ -8,7 +8,9 @@
 //     tokens,Log Type" and the v2 layout that adds "Session ID,Elapsed time"
 //     and float timestamps. Rows that the reference (kv-cache.py
 //     --use-burst-trace) drops silently are dropped here too, but counted
-//     (see Skipper).
+//     (see Skipper); so are a few that it keeps or stops at, and a byte
+//     order mark it keeps in a column's name is dropped: File.RefDepartures
+//     says which.
 //   - ShareGPT (V3 JSON array of {"id", "conversations": [{"from",
 //     "value"}]}): one request per human-then-gpt pair, tokens estimated as
 //     the reference does without tiktoken (a quarter of the characters),

@@ -141,7 +141,8 @@ type Reader interface {
 
 // Skipper is implemented by Readers that drop records the way the
 // reference does, instead of failing: a BurstGPT Reader drops the rows
-// kv-cache.py drops (a token count or timestamp that does not parse), and a
+// kv-cache.py drops (a token count or timestamp that does not parse, and
+// a few that it keeps or stops at: File.RefDepartures), and a
 // ShareGPT Reader the turn pairs that are not a human turn followed by a gpt
 // turn. Find it with a type assertion.
 type Skipper interface {
@@ -231,10 +232,11 @@ func NewReader(r io.Reader, f Format, opt Options) (Reader, error) {
 			return nil, err
 		}
 	}
-	if bytes.HasPrefix(head, []byte(utf8BOM)) {
+	bom := bytes.HasPrefix(head, []byte(utf8BOM))
+	if bom {
 		br.Discard(len(utf8BOM)) // cannot fail: the bytes are buffered
 	}
-	b := base{name: opt.Name, tr: tr}
+	b := base{name: opt.Name, tr: tr, bom: bom}
 	switch f {
 	case FormatBurstGPT:
 		return newBurstGPT(b, br)
@@ -431,6 +433,16 @@ func (f *File) HashBlocks() *HashBlocks {
 	return nil
 }
 
+// RefDepartures says where the records read so far were read otherwise
+// than kv-cache.py reads them, for a BurstGPT file; nil for the other
+// formats, which kv-cache.py does not read.
+func (f *File) RefDepartures() *RefDepartures {
+	if g, ok := f.r.(*burstGPT); ok {
+		return &g.ref
+	}
+	return nil
+}
+
 // Format returns the file's format, as given to Open or detected.
 func (f *File) Format() Format { return f.format }
 
@@ -473,6 +485,7 @@ type base struct {
 	name string
 	tr   *errTracker
 	err  error
+	bom  bool // the input began with a UTF-8 byte order mark, dropped
 
 	haveFirst bool
 	prev      time.Duration
