@@ -28,7 +28,8 @@ import (
 // from the trace's sidecar, else the label); a kvreplay document in an
 // option_<O> directory whose label or trace names another Option, or in a
 // rank_<N> directory while it says it is another rank of a run of several,
-// is an error (ErrIncompatible). A kvcache_run_summary
+// or in a trial_<T> directory while it says it is another trial (kvreplay
+// --trial), is an error (ErrIncompatible). A kvcache_run_summary
 // document is kept to be compared beside. In a walked directory a result
 // file that cannot be read is recorded as missing (mlpstorage's rule); a
 // file named on the command line that cannot be read is an error.
@@ -304,6 +305,13 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 	}
 	if t < 0 {
 		t = d.Trial
+	} else if own, ok := ownTrial(d); ok && own != t {
+		// A trial says which it is (kvreplay --trial): in another
+		// trial's directory it stands in for that trial (a result
+		// copied or written to the wrong place), and the rule would
+		// average it as that trial's.
+		return fmt.Errorf("report: %s: %w: it is in a trial_%d directory, but it is trial %d (kvreplay --trial %d): "+
+			"each trial's results go in its own trial_<T> directory", name, ErrIncompatible, t, own, own)
 	}
 	if r < 0 {
 		r = d.Rank
@@ -352,6 +360,29 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 	}
 	run.TotalRanks = max(run.TotalRanks, r+1)
 	return nil
+}
+
+// ownTrial is the trial a kvreplay document says it is (kvreplay
+// --trial), and whether it says: a trial other than 0, or 0 given on its
+// command line (a document without --trial holds 0 too, and says
+// nothing). Other documents say nothing.
+func ownTrial(d *Doc) (int, bool) {
+	if d.Kind != KindKVReplay || d.Result == nil {
+		return 0, false
+	}
+	r := d.Result
+	if r.Trial != 0 {
+		return r.Trial, true
+	}
+	for _, a := range r.CommandLine {
+		if a == "--" {
+			break // operands follow
+		}
+		if a == "--trial" || strings.HasPrefix(a, "--trial=") {
+			return 0, true
+		}
+	}
+	return 0, false
 }
 
 // samePathFile reports whether paths a and b name one file ("-", stdin,

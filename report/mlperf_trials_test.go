@@ -483,3 +483,52 @@ func TestMLPerfRankPlacedElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// TestMLPerfTrialPlacedElsewhere: a kvreplay result in a trial_<T>
+// directory that says it is another trial (kvreplay --trial) is refused,
+// naming the file, its directory's trial and its own: another trial's
+// result filling a trial would be averaged as that trial's. A result
+// that does not say (no --trial: trial 0, its command line without it)
+// is placed by its directory, and one that says --trial 0 in trial_0
+// is where it belongs.
+func TestMLPerfTrialPlacedElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(d *schema.Result) // trial 1 rank 1's document
+		want  string
+		trial int // where it is counted, when accepted
+	}{
+		{"trial 0 in trial_1", func(d *schema.Result) { d.Trial = 0; d.CommandLine = []string{"kvreplay", "--trial", "0", "t.csv"} },
+			"it is in a trial_1 directory, but it is trial 0 (kvreplay --trial 0)", 0},
+		{"--trial=2 in trial_1", func(d *schema.Result) { d.Trial = 2; d.CommandLine = []string{"kvreplay", "--trial=2", "t.csv"} },
+			"it is in a trial_1 directory, but it is trial 2 (kvreplay --trial 2)", 0},
+		{"a trial the document holds", func(d *schema.Result) { d.Trial = 3 },
+			"it is in a trial_1 directory, but it is trial 3 (kvreplay --trial 3)", 0},
+		{"no --trial", func(d *schema.Result) { d.Trial = 0; d.CommandLine = []string{"kvreplay", "t.csv", "--", "--trial"} }, "", 1},
+		{"its own trial", func(d *schema.Result) { d.CommandLine = []string{"kvreplay", "--trial", "1"} }, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			layTrials(t, dir, map[int]int{0: 2, 1: 2}, func(trial, rank int, d *schema.Result) {
+				if trial == 1 && rank == 1 {
+					tc.edit(d)
+				}
+			})
+			run, err := LoadMLPerf([]string{dir}, nil)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				i := slices.IndexFunc(run.Ranks, func(rk MLPerfRank) bool { return strings.Contains(rk.Path, filepath.Join("trial_1", "rank_1")) })
+				if i < 0 || run.Ranks[i].Trial != tc.trial {
+					t.Errorf("trial_1/rank_1's document placed as %+v, want trial %d", run.Ranks, tc.trial)
+				}
+				return
+			}
+			if !errors.Is(err, ErrIncompatible) || !strings.Contains(fmt.Sprint(err), tc.want) ||
+				!strings.Contains(fmt.Sprint(err), filepath.Join("trial_1", "rank_1", "kvbench_result.json")) {
+				t.Errorf("err %v, want ErrIncompatible naming trial_1/rank_1's file and %q", err, tc.want)
+			}
+		})
+	}
+}

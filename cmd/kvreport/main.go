@@ -89,7 +89,8 @@ an Option whose ranks or trials ran at different --size-scale is refused
 (exit status 2): the rule would add bytes of two scales; so is a merged
 document (kvreport merge), whose figures are several ranks', a result
 in an option_<O> directory whose label or trace names another Option,
-and one in a rank_<N> directory that is another rank of its run. --format
+one in a rank_<N> directory that is another rank of its run, and one in
+a trial_<T> directory that is another trial (kvreplay --trial). --format
 json writes mlpstorage's kvcache_run_summary (schema_version 1.0; a
 "kvbench" block adds the per-rank figures and the exact pooled view),
 its run_datetime the one the run's directory is named by (mlpstorage's
