@@ -30,13 +30,13 @@
 //     history either.
 //   - BurstGPT rows. kv-cache.py drops a row whose numbers raise
 //     ValueError, and so does kvtrace (the reqtrace package counts them).
-//     A row with fewer fields than the columns it reads, or a row Python's
-//     csv module rejects, ends kv-cache.py's generator thread: no request
-//     follows it. A timestamp of nan, inf or beyond 4.5e9 s, or a negative
-//     token count, it keeps. A file that begins with a UTF-8 byte order
-//     mark makes its first column's name "\ufeffTimestamp", so it reads
-//     every timestamp as 0. kvtrace skips the rows of the first two kinds
-//     and goes on, and it drops the mark.
+//     A row with fewer fields than the columns it reads ends kv-cache.py's
+//     generator thread (int(None) raises TypeError): no request follows
+//     it. A timestamp of nan, inf or beyond 4.5e9 s, or a negative token
+//     count, it keeps. A file that begins with a UTF-8 byte order mark
+//     makes its first column's name "\ufeffTimestamp", so it reads every
+//     timestamp as 0. kvtrace skips the rows of the first two kinds and
+//     goes on, and it drops the mark (reqtrace.File.RefDepartures).
 //   - Unpaced traces are bounded. Under --trace-speedup 0 (and with
 //     --dataset-path but no --request-rate), kv-cache.py's generator
 //     thread enqueues requests as fast as Python runs, into a queue with

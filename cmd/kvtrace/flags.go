@@ -63,19 +63,22 @@ options give the same trace, byte for byte. Where it differs:
                     (said on stderr).
 
 Where kv-cache.py crashes, or would make no sense in virtual time, kvtrace
-departs from it, and a run that meets a departure says so once on stderr
-and in the sidecar ("departs from kv-cache.py: ..."): a user whose
-conversation the 1000-state registry forgot (from about 600 users) starts a
-new one, where kv-cache.py's user thread dies; --dataset-path with
---disable-multi-turn replays, where kv-cache.py's workers die at their first
-request; BurstGPT rows with missing fields, or that Python's csv rejects, are
-skipped, where kv-cache.py's reader stops, rows with a nan or inf timestamp
-or a negative count are skipped, where it keeps them, and a byte order mark
-is dropped, where it reads every timestamp as 0; unpaced requests
-(--trace-speedup 0) wait while 2 x the workers are queued, where kv-cache.py's
-queue has no bound; RAG chunks are drawn from the Python random stream, not
-numpy's; a Mooncake request's last, partial block is written whole (3 % more
-bytes on Mooncake's conversation trace).
+departs from it, and a run that meets a departure says so once, on stderr
+and in the sidecar ("departs from kv-cache.py: ..."):
+
+  - a user whose conversation the 1000-state registry forgot (from about
+    600 users) starts a new one; kv-cache.py's user thread dies there.
+  - --dataset-path with --disable-multi-turn replays; kv-cache.py's workers
+    die at their first request.
+  - --use-burst-trace skips rows with missing fields (kv-cache.py's reader
+    stops at the first) and rows with a nan or inf timestamp or a negative
+    count (it keeps them), and drops a byte order mark (with it, kv-cache.py
+    reads every timestamp as 0).
+  - unpaced requests (--trace-speedup 0) wait while 2 x the workers are
+    queued; kv-cache.py's queue has no bound.
+  - RAG chunks are drawn from the Python random stream, not numpy's.
+  - a Mooncake request's last, partial block is written whole (3 % more
+    bytes on Mooncake's conversation trace).
 
 Under --storage-capacity-gb, --nvme-accounting reference (the default)
 models kv-cache.py's NVMe accounting as its threads run it: racing
