@@ -74,6 +74,12 @@ type MLPerfKVBench struct {
 	// finds them, and partial_failure, which mlpstorage sets for missing
 	// files only, does not say so; kvreport fails such a run.
 	IncompleteRanks []MLPerfIncomplete `json:"incomplete_ranks,omitempty"`
+	// FailedRanks are the ranks whose operations failed (a kvreplay
+	// result's errors), complete or not: not a measurement (see
+	// FailedOperations); the rule sums the figures of the operations
+	// that completed, and partial_failure does not say so; kvreport
+	// fails such a run.
+	FailedRanks []MLPerfFailed `json:"failed_ranks,omitempty"`
 	// MissingTrials are the trials that are not a measurement: a
 	// trial_<T> directory with no rank result, or a trial number the
 	// Option lacks among the run's (missingTrials). The rule averages
@@ -114,6 +120,26 @@ type MLPerfIncomplete struct {
 // String names the rank, its file and why its run was cut short.
 func (i MLPerfIncomplete) String() string {
 	return fmt.Sprintf("%s trial %d rank %d was cut short (%s): %s", optionName(i.Option), i.Trial, i.Rank, i.Reason, i.Path)
+}
+
+// MLPerfFailed is a rank of a trial of an Option whose operations
+// failed, its result file, how many failed and the first's error.
+type MLPerfFailed struct {
+	Option           string `json:"option"`
+	Trial            int    `json:"trial"`
+	Rank             int    `json:"rank"`
+	Path             string `json:"path"`
+	FailedOperations int64  `json:"failed_operations"`
+	First            string `json:"first,omitempty"`
+}
+
+// String names the rank, what failed and its file.
+func (f MLPerfFailed) String() string {
+	s := fmt.Sprintf("%s trial %d rank %d: %d operation(s) failed", optionName(f.Option), f.Trial, f.Rank, f.FailedOperations)
+	if f.First != "" {
+		s += ", the first: " + f.First
+	}
+	return s + ": " + f.Path
 }
 
 // MLPerfMissingTrial is a trial of an Option that is not a measurement,

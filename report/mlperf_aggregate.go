@@ -73,6 +73,7 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 			kb.CPUTierOptions = append(kb.CPUTierOptions, option)
 		}
 		kb.IncompleteRanks = append(kb.IncompleteRanks, incompleteRanks(pooled.Ranks)...)
+		kb.FailedRanks = append(kb.FailedRanks, failedRanks(pooled.Ranks)...)
 	}
 	kb.Warnings = append(kb.Warnings, countUnreadable(run, sum)...)
 	kb.ClosedDepartures = closedDepartures(sum, kb)
@@ -449,8 +450,24 @@ func docWarnings(name string, p *MLPerfPooled) []string {
 	}
 	for _, rk := range p.Ranks {
 		if r := rk.result; r != nil && r.Errors.Count > 0 {
-			out = append(out, fmt.Sprintf("%s trial %d rank %d: %d operations failed: the rule sums the figures of those that completed (%s)",
+			out = append(out, fmt.Sprintf("%s trial %d rank %d: %d operations failed: not a measurement (kvreplay stops at the first "+
+				"and exits 1), and the rule sums the figures of those that completed (%s)",
 				name, rk.Trial, rk.Rank, r.Errors.Count, rk.Path))
+		}
+	}
+	return out
+}
+
+// failedRanks are the ranks whose operations failed, in order.
+func failedRanks(ranks []MLPerfRank) []MLPerfFailed {
+	var out []MLPerfFailed
+	for _, rk := range ranks {
+		if r := rk.result; r != nil && r.Errors.Count > 0 {
+			f := MLPerfFailed{Option: rk.Option, Trial: rk.Trial, Rank: rk.Rank, Path: rk.Path, FailedOperations: r.Errors.Count}
+			if len(r.Errors.First) > 0 {
+				f.First = r.Errors.First[0]
+			}
+			out = append(out, f)
 		}
 	}
 	return out

@@ -67,7 +67,8 @@ ranks whose working set never reached storage in cpu_tier_ranks (an
 Option none of whose ranks reached storage, which Rules.md 6.3.4.4 fails,
 in the kvbench block's cpu_tier_options: exit status 1). A rank
 cut short (complete false) is summed as mlpstorage sums it, and listed in
-the kvbench block's incomplete_ranks (exit status 1: not a whole run); so
+the kvbench block's incomplete_ranks (exit status 1: not a whole run); a
+rank whose operations failed, in its failed_ranks (exit status 1); so
 is a trial that is not a measurement, in its missing_trials: a trial_<T>
 directory with no rank result (with no trial to say how many ranks the run
 had, its directory in missing_files, a partial failure), or a trial number
@@ -107,10 +108,11 @@ kvreport shows it this way without --aggregate.
 Exit status: 0 when the report is written; 2 for bad usage or a document
 kvreport cannot read; 1 when what came on stdin ("-") is not a valid
 measurement, so that a pipeline whose kvreplay failed fails too: nothing at
-all, a document cut short, or an incomplete run (a kvreplay stopped early, a
-search that did not finish), which kvreport still renders before it exits 1.
-A complete run whose storage_health is FAIL is a measurement (of a system
-that fails): exit 0.
+all, a document cut short, an incomplete run (a kvreplay stopped early, a
+search that did not finish) or a run whose operations failed (kvreplay
+stops at the first), which kvreport still renders before it exits 1.
+A complete run without failed operations whose storage_health is FAIL is a
+measurement (of a system that fails): exit 0.
 
 Examples:
   kvreport fast-*.json slow-*.json
@@ -404,19 +406,18 @@ func loadError(err error) error {
 }
 
 // incompleteOnStdin returns an error for the first kvreplay document read
-// from stdin that is not a whole run (incomplete: stopped by a signal, a
-// full disk, an I/O error, or a trace cut short): kvreport has rendered
+// from stdin that is not a valid measurement (report.NotAMeasurement: an
+// incomplete run, stopped by a signal, a full disk, an I/O error, or a
+// trace cut short; or one whose operations failed): kvreport has rendered
 // it, and exits 1 so that the pipeline that made it does not pass.
 func incompleteOnStdin(docs []*report.Doc) error {
 	for _, d := range docs {
-		if !strings.HasPrefix(d.Path, "-#") || d.Kind != report.KindKVReplay || d.Result.Complete {
+		if !strings.HasPrefix(d.Path, "-#") || d.Kind != report.KindKVReplay {
 			continue
 		}
-		why := d.Result.IncompleteReason
-		if why == "" {
-			why = "incomplete"
+		if why := report.NotAMeasurement(d.Result); why != "" {
+			return fmt.Errorf("%s: %s: rendered, but not a valid measurement (did the command before kvreport fail?)", d.Path, why)
 		}
-		return fmt.Errorf("%s: an incomplete run (%s): rendered, but not a valid measurement (did the command before kvreport fail?)", d.Path, why)
 	}
 	return nil
 }

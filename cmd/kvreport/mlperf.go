@@ -68,7 +68,8 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 
 // runFailure is the error of a run summary that is not of a whole run:
 // rank results missing (partial_failure), ranks whose run was cut short
-// (kvbench's incomplete_ranks; mlpstorage sums them as whole), trials
+// (kvbench's incomplete_ranks; mlpstorage sums them as whole), ranks
+// whose operations failed (kvbench's failed_ranks), trials
 // with no rank result or missing from the run's numbers (kvbench's
 // missing_trials), or an Option none of whose ranks reached storage
 // (kvbench's cpu_tier_options, which Rules.md 6.3.4.4 fails); nil for a
@@ -81,6 +82,10 @@ func runFailure(s *report.MLPerfRunSummary) error {
 	if s.KVBench != nil && len(s.KVBench.IncompleteRanks) > 0 {
 		why = append(why, fmt.Sprintf("%d rank run(s) cut short, summed as if whole (see kvbench.incomplete_ranks): %s",
 			len(s.KVBench.IncompleteRanks), joined(s.KVBench.IncompleteRanks)))
+	}
+	if s.KVBench != nil && len(s.KVBench.FailedRanks) > 0 {
+		why = append(why, fmt.Sprintf("%d rank run(s) with failed operations, not a measurement (see kvbench.failed_ranks): %s",
+			len(s.KVBench.FailedRanks), joined(s.KVBench.FailedRanks)))
 	}
 	if s.KVBench != nil && len(s.KVBench.MissingTrials) > 0 {
 		why = append(why, fmt.Sprintf("%d trial(s) not measured (see kvbench.missing_trials): %s",

@@ -350,3 +350,63 @@ func TestAggregateMLPerfOwnSummary(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, total_ranks %d, missing %q: want 1, %q, 2, %q", code, errs, s.TotalRanks, s.Options["1"].Missing, trial, want)
 	}
 }
+
+// TestFailedOperationsNotAMeasurement: a rank whose document says it is
+// complete but had failed operations is a failed run, as kvreplay (which
+// stops at the first failed operation, exit 1) and a search (whose probe
+// with one is no measurement) say: the aggregation lists it in kvbench's
+// failed_ranks and fails (exit 1) naming it, where it warned and exited
+// 0; the same document on stdin fails a report (exit 1) as an
+// incomplete one does, after its verdict, FAIL, is rendered.
+func TestFailedOperationsNotAMeasurement(t *testing.T) {
+	const first = `Read Tier-2 Decode "k1": read /x: input/output error`
+	failed := func(d map[string]any) {
+		d["errors"] = map[string]any{"count": 2, "first": []string{first}}
+	}
+	dir := filepath.Join(t.TempDir(), "kvbench_mlperf_20261126_210554")
+	for r, src := range shard3 {
+		rd := filepath.Join(dir, "option_1", "trial_0", fmt.Sprintf("rank_%d", r))
+		if err := os.MkdirAll(rd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		edited(t, rd, src, "kvbench_result.json", func(d map[string]any) {
+			if r == 1 {
+				failed(d)
+			}
+		})
+	}
+	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir)
+	var s struct {
+		KVBench struct {
+			Failed []map[string]any `json:"failed_ranks"`
+		} `json:"kvbench"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("exit %d %s: %v: %s", code, errs, err, out)
+	}
+	file := filepath.Join(dir, "option_1", "trial_0", "rank_1", "kvbench_result.json")
+	want := "option 1 trial 0 rank 1: 2 operation(s) failed, the first: " + first + ": " + file
+	if code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("aggregate: exit %d, stderr %q: want 1 and %q", code, errs, want)
+	}
+	if len(s.KVBench.Failed) != 1 || s.KVBench.Failed[0]["rank"] != 1.0 || s.KVBench.Failed[0]["failed_operations"] != 2.0 {
+		t.Errorf("failed_ranks %+v", s.KVBench.Failed)
+	}
+	code, out, _ = kvreport(t, "", "--aggregate", "mlperf", dir)
+	if code != 1 || !strings.Contains(out, "WARNING: option 1 trial 0 rank 1: 2 operations failed: not a measurement") {
+		t.Errorf("aggregate, text: exit %d\n%s", code, out)
+	}
+
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = kvreport(t, string(raw), "-")
+	if code != 1 || !strings.Contains(errs, "2 operation(s) failed") || !strings.Contains(out, "FAIL") {
+		t.Errorf("stdin: exit %d, stderr %q\n%s", code, errs, out)
+	}
+	// The same rank's document as it was, on stdin: a measurement.
+	if code, _, errs := kvreport(t, "", shard3[1]); code != 0 {
+		t.Errorf("the rank's own document: exit %d %s", code, errs)
+	}
+}

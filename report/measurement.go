@@ -1,0 +1,43 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/kvbench/kvbench/schema"
+)
+
+// NotAMeasurement says why a kvreplay result is not a valid measurement,
+// "" when it is one: its run was cut short (complete false), or
+// operations failed, whether or not it says it completed. One rule for
+// every place kvreport answers for a run (a report on stdin, a merged
+// run's ranks, the MLPerf aggregation's ranks), and the one kvbench's
+// other tools follow: kvreplay stops at the first failed operation, its
+// result incomplete, exit 1, and a search probe with one is no
+// measurement. Its storage_health is FAIL (results.Judge), but unlike a
+// complete run that fails a criterion, it is not a measurement of a
+// system that fails: what failed is the run.
+func NotAMeasurement(r *schema.Result) string {
+	var why []string
+	if !r.Complete {
+		why = append(why, "an incomplete run ("+cmp.Or(r.IncompleteReason, "incomplete")+")")
+	}
+	if f := FailedOperations(r); f != "" {
+		why = append(why, f)
+	}
+	return strings.Join(why, "; ")
+}
+
+// FailedOperations says how many of a result's operations failed, and
+// the first's error; "" when none did.
+func FailedOperations(r *schema.Result) string {
+	if r.Errors.Count == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d operation(s) failed", r.Errors.Count)
+	if len(r.Errors.First) > 0 {
+		s += ", the first: " + r.Errors.First[0]
+	}
+	return s
+}
