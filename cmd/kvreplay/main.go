@@ -81,8 +81,7 @@ Examples:
 `
 
 func main() {
-	cli.IgnoreBrokenPipe()
-	os.Exit(cli.Main("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run))
+	os.Exit(cli.MainQuietPipe("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run))
 }
 
 // options are kvreplay's command line.

@@ -368,7 +368,29 @@ func (f Fitting) WritePlan(w io.Writer, format string, traces []string, cfg *rep
 		e.SetIndent("", "  ")
 		return e.Encode(doc)
 	}
-	return f.writePlan(w, traces, cfg, plan, opts, a)
+	// The text is many small writes whose errors it does not check: the
+	// first one is the plan's (a full disk, a closed pipe: --plan | head -1).
+	ew := &errWriter{w: w}
+	if err := f.writePlan(ew, traces, cfg, plan, opts, a); err != nil && ew.err == nil {
+		return err
+	}
+	return ew.err
+}
+
+// errWriter writes to w until a write fails, then keeps that error (err)
+// and writes nothing more.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 // writePlan renders a plan for people.
@@ -455,7 +477,7 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 		fmt.Fprintf(w, "  %s\n", p)
 	}
 	if len(a.Options) == 0 {
-		fmt.Fprintln(w, "\nNo --size-scale makes it fit.")
+		fmt.Fprintln(w, "\nNo --size-scale alone makes it fit: change what is named above.")
 		return nil
 	}
 	fmt.Fprintln(w, "\nOptions that make it fit:")

@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,46 @@ func TestFittingCheck(t *testing.T) {
 			t.Errorf("%+v: %v, want no error", tc.f, errs)
 		case tc.want != "" && (len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.want)):
 			t.Errorf("%+v: %v, want one error starting %q", tc.f, errs, tc.want)
+		}
+	}
+}
+
+// failAfter is a writer that takes n writes, then fails each one.
+type failAfter struct {
+	n      int
+	writes int
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.writes++; f.writes > f.n {
+		return 0, errClosed
+	}
+	return len(p), nil
+}
+
+var errClosed = errors.New("write /dev/stdout: broken pipe")
+
+// TestWritePlanWriteError: --plan's text is many writes, and the first
+// that fails is WritePlan's error, wherever it comes (kvreplay --plan of a
+// plan that fits, into /dev/full or a closed pipe, printed nothing and
+// exited 0: only the options' table's flush was checked); as JSON too,
+// which is one write.
+func TestWritePlanWriteError(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	plan := nvmePlan(1 << 20)
+	opts := &Options{Dir: t.TempDir()}
+	for _, format := range []string{"text", "json"} {
+		for _, n := range []int{0, 1, 5} {
+			if format == "json" && n > 0 {
+				break // one write
+			}
+			if err := (Fitting{}).WritePlan(&failAfter{n: n}, format, []string{"t.csv"}, &cfg, plan, opts); !errors.Is(err, errClosed) {
+				t.Errorf("%s, failing after %d writes: %v; want the write's error", format, n, err)
+			}
+		}
+		var b strings.Builder
+		if err := (Fitting{}).WritePlan(&b, format, []string{"t.csv"}, &cfg, plan, opts); err != nil || b.Len() == 0 {
+			t.Errorf("%s: %v, %d bytes; want the plan", format, err, b.Len())
 		}
 	}
 }
