@@ -229,7 +229,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.tiers.RAMBudget, o.tiers.S3.PartSize = int64(ramBudget), int64(s3Part)
 	o.cfg.Speed = float64(speed)
 	o.search.SpeedGiven, o.search.ProbesGiven, o.search.RepeatsGiven = fs.Changed("speed"), fs.Changed("search-probes"), fs.Changed("search-repeats")
-	o.search.DurationGiven, o.search.Ranks, o.search.Keep = fs.Changed("duration"), o.rank.Ranks, o.tiers.Keep
+	o.search.DurationGiven, o.search.Rank, o.search.Keep = fs.Changed("duration"), o.rank, o.tiers.Keep
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
 		errs = append(errs, err)
 	}

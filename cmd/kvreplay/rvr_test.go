@@ -81,13 +81,16 @@ func TestSearchKeepRefused(t *testing.T) {
 // TestSearchUnderRanksRefused: a search under several ranks is refused
 // (exit 2): nothing coordinates the ranks' probes, so each rank searched
 // its own shard at its own speeds and times, beside the others' unrelated
-// loads, and wrote its own answer (exit 0).
+// loads, and wrote its own answer (exit 0). The error says where the
+// ranks came from and that --rank 0 --ranks 1 searches on one host
+// (replay/setup's TestSearchUnderRanksSaysWhence: a launcher's).
 func TestSearchUnderRanksRefused(t *testing.T) {
 	dir := t.TempDir()
 	tr := nvmeTrace(t, t.TempDir())
 	out := filepath.Join(dir, "o.{rank}.json")
 	code, _, stderr := kvreplay("--search", "capacity", "--rank", "0", "--ranks", "2", "--duration", "1s", "--search-probes", "3", "--mkdir", "--dir", filepath.Join(dir, "r{rank}"), "-q", "-o", out, tr)
-	if code != 2 || !strings.Contains(stderr, "--search capacity under 2 ranks: each rank would choose its own probes") {
+	if code != 2 || !strings.Contains(stderr, "--search capacity under 2 ranks: each rank would choose its own probes") ||
+		!strings.Contains(stderr, "(the 2 ranks: --ranks 2): to search on one host, give --rank 0 --ranks 1") {
 		t.Errorf("--search capacity under 2 ranks: exit %d, stderr %q; want 2", code, stderr)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

@@ -32,10 +32,43 @@ const (
 
 // Rank is where a process stands in its run: its rank of Ranks, its rank
 // among the ranks of its host (Local), and what said so (Source: "--rank",
-// a launcher variable's name, or "" for a process alone, rank 0 of 1).
+// a launcher variable's name, or "" for a process alone, rank 0 of 1;
+// RanksFrom, of Ranks: "--ranks", a launcher variable's name, or "").
 type Rank struct {
 	Rank, Ranks, Local int
-	Source             string
+	Source, RanksFrom  string
+}
+
+// launchers name who sets each variable of a number of ranks.
+var launchers = map[string]string{
+	"OMPI_COMM_WORLD_SIZE": "Open MPI's mpirun sets it",
+	"PMI_SIZE":             "an MPI launcher (MPICH's, Intel MPI's mpirun) sets it",
+	"SLURM_NTASKS":         "Slurm sets it for srun's tasks, and in an sbatch script's own environment",
+	k8sRanks:               "kvbench's variable, set in a Kubernetes Indexed Job's manifest",
+}
+
+// RanksOrigin says, for a message, where r's number of ranks came from:
+// "--ranks 4", or "SLURM_NTASKS=4 in the environment (Slurm sets it ...)";
+// "" for a process alone.
+func (r Rank) RanksOrigin() string {
+	switch r.RanksFrom {
+	case "":
+		return ""
+	case "--ranks":
+		return fmt.Sprintf("--ranks %d", r.Ranks)
+	}
+	return fmt.Sprintf("%s=%d in the environment (%s)", r.RanksFrom, r.Ranks, launchers[r.RanksFrom])
+}
+
+// OneProcess says how to run what r's run of several ranks refuses (a
+// search) as one process: --rank 0 --ranks 1, which wins over Slurm's and
+// a pod's variables; an MPI launcher's of several processes contradict
+// it (mpiDisagrees), so there it is one process of the launcher's.
+func (r Rank) OneProcess() string {
+	if r.RanksFrom == "OMPI_COMM_WORLD_SIZE" || r.RanksFrom == "PMI_SIZE" {
+		return "start one process (mpirun -np 1), or run it without mpirun"
+	}
+	return "give --rank 0 --ranks 1 (one host, one process; it wins over the environment's ranks)"
 }
 
 // Find reads the rank from the flags (flagRank >= 0; -1 when not given) or
@@ -54,7 +87,7 @@ func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
 		if rank >= flagRanks {
 			return Rank{}, fmt.Errorf("%s=%d: must be below --ranks %d (the Job's spec.completions)", k8sIndex, rank, flagRanks)
 		}
-		return Rank{Rank: rank, Ranks: flagRanks, Source: k8sIndex}, nil
+		return Rank{Rank: rank, Ranks: flagRanks, Source: k8sIndex, RanksFrom: "--ranks"}, nil
 	}
 	if flagRank >= 0 || flagRanks >= 0 {
 		if flagRank < 0 || flagRanks < 1 {
@@ -66,7 +99,7 @@ func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
 		if err := mpiDisagrees(flagRank, flagRanks, getenv); err != nil {
 			return Rank{}, err
 		}
-		return Rank{Rank: flagRank, Ranks: flagRanks, Source: "--rank"}, nil
+		return Rank{Rank: flagRank, Ranks: flagRanks, Source: "--rank", RanksFrom: "--ranks"}, nil
 	}
 	// PMIx sets its rank but no size: under srun --mpi=pmix, Slurm's
 	// variables, later in the order, say the same rank with its size.
@@ -105,7 +138,7 @@ func Find(flagRank, flagRanks int, getenv func(string) string) (Rank, error) {
 		if v.local != "" {
 			local, _ = strconv.Atoi(getenv(v.local))
 		}
-		return Rank{Rank: rank, Ranks: size, Local: local, Source: v.rank}, nil
+		return Rank{Rank: rank, Ranks: size, Local: local, Source: v.rank, RanksFrom: v.size}, nil
 	}
 	if pmix.val != "" {
 		return Rank{}, fmt.Errorf("PMIX_RANK=%s but neither OMPI_COMM_WORLD_SIZE nor SLURM_PROCID and SLURM_NTASKS are set: the launcher's environment has a rank without its size (give --rank and --ranks)", pmix.val)

@@ -15,19 +15,19 @@ func TestFindRank(t *testing.T) {
 		wantErr     string
 	}{
 		{name: "alone", rank: -1, ranks: -1, want: Rank{Ranks: 1}},
-		{name: "flags", rank: 2, ranks: 4, want: Rank{Rank: 2, Ranks: 4, Source: "--rank"}},
+		{name: "flags", rank: 2, ranks: 4, want: Rank{Rank: 2, Ranks: 4, Source: "--rank", RanksFrom: "--ranks"}},
 		{name: "flag rank only", rank: 2, ranks: -1, wantErr: "give both"},
 		{name: "flag rank too big", rank: 4, ranks: 4, wantErr: "below --ranks"},
 		{name: "open mpi", rank: -1, ranks: -1, env: map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "1"},
-			want: Rank{Rank: 3, Ranks: 8, Local: 1, Source: "OMPI_COMM_WORLD_RANK"}},
-		{name: "pmi", rank: -1, ranks: -1, env: map[string]string{"PMI_RANK": "1", "PMI_SIZE": "2"}, want: Rank{Rank: 1, Ranks: 2, Source: "PMI_RANK"}},
+			want: Rank{Rank: 3, Ranks: 8, Local: 1, Source: "OMPI_COMM_WORLD_RANK", RanksFrom: "OMPI_COMM_WORLD_SIZE"}},
+		{name: "pmi", rank: -1, ranks: -1, env: map[string]string{"PMI_RANK": "1", "PMI_SIZE": "2"}, want: Rank{Rank: 1, Ranks: 2, Source: "PMI_RANK", RanksFrom: "PMI_SIZE"}},
 		{name: "slurm", rank: -1, ranks: -1, env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "6", "SLURM_LOCALID": "2"},
-			want: Rank{Rank: 5, Ranks: 6, Local: 2, Source: "SLURM_PROCID"}},
+			want: Rank{Rank: 5, Ranks: 6, Local: 2, Source: "SLURM_PROCID", RanksFrom: "SLURM_NTASKS"}},
 		// A batch script's own SLURM_PROCID is in the environment of the
 		// ranks it starts with --rank.
-		{name: "flags win", rank: 0, ranks: 2, env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "6"}, want: Rank{Rank: 0, Ranks: 2, Source: "--rank"}},
-		{name: "flags as mpirun's", rank: 3, ranks: 4, env: map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}, want: Rank{Rank: 3, Ranks: 4, Source: "--rank"}},
-		{name: "flags under mpirun -np 1", rank: 1, ranks: 2, env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"}, want: Rank{Rank: 1, Ranks: 2, Source: "--rank"}},
+		{name: "flags win", rank: 0, ranks: 2, env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "6"}, want: Rank{Rank: 0, Ranks: 2, Source: "--rank", RanksFrom: "--ranks"}},
+		{name: "flags as mpirun's", rank: 3, ranks: 4, env: map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}, want: Rank{Rank: 3, Ranks: 4, Source: "--rank", RanksFrom: "--ranks"}},
+		{name: "flags under mpirun -np 1", rank: 1, ranks: 2, env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"}, want: Rank{Rank: 1, Ranks: 2, Source: "--rank", RanksFrom: "--ranks"}},
 		{name: "flags against mpirun's", rank: 0, ranks: 2, env: map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"},
 			wantErr: "--rank 0 --ranks 2, but OMPI_COMM_WORLD_RANK=3 and OMPI_COMM_WORLD_SIZE=4: this process is one of a launcher's 4"},
 		{name: "flags against a pmi launcher's", rank: 1, ranks: 2, env: map[string]string{"PMI_RANK": "1", "PMI_SIZE": "3"},
@@ -42,17 +42,17 @@ func TestFindRank(t *testing.T) {
 			wantErr: "OMPI_COMM_WORLD_RANK=1 but OMPI_COMM_WORLD_SIZE is not set"},
 		// srun --mpi=pmix: PMIx's rank, Slurm's rank and size.
 		{name: "srun pmix", rank: -1, ranks: -1, env: map[string]string{"PMIX_RANK": "3", "SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_LOCALID": "1"},
-			want: Rank{Rank: 3, Ranks: 4, Local: 1, Source: "SLURM_PROCID"}},
+			want: Rank{Rank: 3, Ranks: 4, Local: 1, Source: "SLURM_PROCID", RanksFrom: "SLURM_NTASKS"}},
 		{name: "open mpi 5 pmix", rank: -1, ranks: -1, env: map[string]string{"PMIX_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"},
-			want: Rank{Rank: 1, Ranks: 2, Source: "PMIX_RANK"}},
+			want: Rank{Rank: 1, Ranks: 2, Source: "PMIX_RANK", RanksFrom: "OMPI_COMM_WORLD_SIZE"}},
 		{name: "pmix and slurm disagree", rank: -1, ranks: -1, env: map[string]string{"PMIX_RANK": "1", "SLURM_PROCID": "0", "SLURM_NTASKS": "4"},
 			wantErr: "PMIX_RANK=1 but SLURM_PROCID=0: two launchers give this process different ranks"},
 		{name: "pmix without a size", rank: -1, ranks: -1, env: map[string]string{"PMIX_RANK": "1"}, wantErr: "PMIX_RANK=1 but neither"},
 		{name: "not a number", rank: -1, ranks: -1, env: map[string]string{"PMI_RANK": "x", "PMI_SIZE": "2"}, wantErr: "not a rank"},
 		{name: "indexed job, --ranks", rank: -1, ranks: 4, env: map[string]string{"JOB_COMPLETION_INDEX": "3"},
-			want: Rank{Rank: 3, Ranks: 4, Source: "JOB_COMPLETION_INDEX"}},
+			want: Rank{Rank: 3, Ranks: 4, Source: "JOB_COMPLETION_INDEX", RanksFrom: "--ranks"}},
 		{name: "indexed job, KVBENCH_RANKS", rank: -1, ranks: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "2", "KVBENCH_RANKS": "4"},
-			want: Rank{Rank: 2, Ranks: 4, Source: "JOB_COMPLETION_INDEX"}},
+			want: Rank{Rank: 2, Ranks: 4, Source: "JOB_COMPLETION_INDEX", RanksFrom: "KVBENCH_RANKS"}},
 		{name: "indexed job, no size", rank: -1, ranks: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, wantErr: "give the Job's spec.completions as --ranks"},
 		{name: "indexed job, index at KVBENCH_RANKS", rank: -1, ranks: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "2", "KVBENCH_RANKS": "2"},
 			wantErr: "JOB_COMPLETION_INDEX=2 but KVBENCH_RANKS=2: a rank must be below"},
@@ -61,9 +61,9 @@ func TestFindRank(t *testing.T) {
 		{name: "indexed job, index beyond --ranks", rank: -1, ranks: 2, env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, wantErr: "must be below --ranks 2"},
 		{name: "indexed job, bad index", rank: -1, ranks: 2, env: map[string]string{"JOB_COMPLETION_INDEX": "-1"}, wantErr: "not a rank"},
 		{name: "mpirun in an indexed job's pod", rank: -1, ranks: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "0", "KVBENCH_RANKS": "1", "OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "8"},
-			want: Rank{Rank: 5, Ranks: 8, Source: "OMPI_COMM_WORLD_RANK"}},
+			want: Rank{Rank: 5, Ranks: 8, Source: "OMPI_COMM_WORLD_RANK", RanksFrom: "OMPI_COMM_WORLD_SIZE"}},
 		{name: "--rank wins over the index", rank: 1, ranks: 2, env: map[string]string{"JOB_COMPLETION_INDEX": "0", "KVBENCH_RANKS": "2"},
-			want: Rank{Rank: 1, Ranks: 2, Source: "--rank"}},
+			want: Rank{Rank: 1, Ranks: 2, Source: "--rank", RanksFrom: "--ranks"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,8 +91,8 @@ func TestFromFlags(t *testing.T) {
 		want        Rank
 		wantErr     string
 	}{
-		{rank: "", ranks: "", want: Rank{Rank: 1, Ranks: 2, Source: "SLURM_PROCID"}},
-		{rank: "0", ranks: "3", want: Rank{Rank: 0, Ranks: 3, Source: "--rank"}},
+		{rank: "", ranks: "", want: Rank{Rank: 1, Ranks: 2, Source: "SLURM_PROCID", RanksFrom: "SLURM_NTASKS"}},
+		{rank: "0", ranks: "3", want: Rank{Rank: 0, Ranks: 3, Source: "--rank", RanksFrom: "--ranks"}},
 		{rank: "x", ranks: "3", wantErr: "--rank x: want a non-negative integer"},
 		{rank: "1", ranks: "-2", wantErr: "--ranks -2: want a non-negative integer"},
 		{rank: "1", ranks: "", wantErr: "--rank and --ranks: give both"},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/launch"
 	"github.com/kvbench/kvbench/replay"
 )
 
@@ -134,5 +135,49 @@ func TestNoDataBackendSaysNoStorage(t *testing.T) {
 	defer tiers.Close()
 	if w := strings.Join(tiers.Warnings, "\n"); !strings.Contains(w, "NO STORAGE: Tier-2 on the nullx backend") {
 		t.Errorf("warnings:\n%s", w)
+	}
+}
+
+// TestSearchUnderRanksSaysWhence: a search under several ranks is refused,
+// and the error names where the ranks came from (an sbatch script's
+// SLURM_NTASKS, met by a user who ran one kvreplay in it, was not said)
+// and how to search as one process: --rank 0 --ranks 1, which the search
+// then takes, or under an MPI launcher of several processes (which refuses
+// those flags) one process of it.
+func TestSearchUnderRanksSaysWhence(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		rank, ranks  string
+		env          map[string]string
+		want, advice string
+	}{
+		{"sbatch", "", "", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4"},
+			"(the 4 ranks: SLURM_NTASKS=4 in the environment (Slurm sets it for srun's tasks, and in an sbatch script's own environment))", "to search on one host, give --rank 0 --ranks 1"},
+		{"flags", "0", "2", nil, "(the 2 ranks: --ranks 2)", "to search on one host, give --rank 0 --ranks 1"},
+		{"mpirun", "", "", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "3"},
+			"(the 3 ranks: OMPI_COMM_WORLD_SIZE=3 in the environment (Open MPI's mpirun sets it))", "to search on one host, start one process (mpirun -np 1)"},
+		{"indexed job", "", "", map[string]string{"JOB_COMPLETION_INDEX": "1", "KVBENCH_RANKS": "2"},
+			"(the 2 ranks: KVBENCH_RANKS=2 in the environment (kvbench's variable, set in a Kubernetes Indexed Job's manifest))", "give --rank 0 --ranks 1"},
+		{"sbatch, one host", "0", "1", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := launch.FromFlags(tc.rank, tc.ranks, func(k string) string { return tc.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := replay.DefaultConfig()
+			so := SearchOptions{Kind: "users", Probes: 12, Repeats: 2, Rank: r}
+			errs := so.Check(&cfg)
+			if tc.want == "" {
+				if len(errs) != 0 {
+					t.Errorf("%v; want the search taken", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "--search users under ") ||
+				!strings.Contains(errs[0].Error(), tc.want) || !strings.Contains(errs[0].Error(), tc.advice) {
+				t.Errorf("%v; want it refused, saying %q and %q", errs, tc.want, tc.advice)
+			}
+		})
 	}
 }

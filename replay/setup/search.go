@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/launch"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/search"
 	"github.com/kvbench/kvbench/results"
@@ -34,9 +35,10 @@ type SearchOptions struct {
 	// --search-probes and --search-repeats were given; DurationGiven
 	// that --duration was.
 	SpeedGiven, ProbesGiven, RepeatsGiven, DurationGiven bool
-	// Ranks is how many ranks the run has; Keep says --keep was given.
-	Ranks int
-	Keep  bool
+	// Rank is this process's place in its run, whose ranks (Rank.Ranks)
+	// a search refuses beyond one; Keep says --keep was given.
+	Rank launch.Rank
+	Keep bool
 }
 
 // DefaultProbeWindow is a search probe's --duration when none is given.
@@ -50,11 +52,14 @@ const DefaultProbeWindow = 30 * time.Second
 // once): they are refused, as --fit-time without --fit is, not ignored.
 func (so *SearchOptions) Check(cfg *replay.Config) []error {
 	var errs []error
-	if so.Kind != "" && so.Ranks > 1 {
+	if r := so.Rank; so.Kind != "" && r.Ranks > 1 {
 		// Nothing coordinates the ranks' probes: each would bracket on
 		// its own shard, at its own time, beside the others' unrelated
-		// loads, and write its own answer.
-		errs = append(errs, fmt.Errorf("--search %s under %d ranks: each rank would choose its own probes, at its own times, so no probe would load the system as one: run the search as one process, or give every rank the same --speed (or --closed-loop --users N) and merge their results", so.Kind, so.Ranks))
+		// loads, and write its own answer. The ranks may be a batch
+		// script's, not the user's (SLURM_NTASKS in an sbatch script):
+		// the error says where they came from.
+		errs = append(errs, fmt.Errorf("--search %s under %d ranks: each rank would choose its own probes, at its own times, so no probe would load the system as one (the %d ranks: %s): to search on one host, %s; or give every rank the same --speed (or --closed-loop --users N) and merge their results",
+			so.Kind, r.Ranks, r.Ranks, r.RanksOrigin(), r.OneProcess()))
 	}
 	if so.Kind != "" && so.Keep {
 		// Each probe is a replay on fresh tiers: kept, each probe's
