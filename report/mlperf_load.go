@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -580,8 +581,24 @@ func referenceFigures(rk *MLPerfRank, doc map[string]any) {
 	}
 }
 
+// storageOffered is a kvreplay result's Tier-2 read and write offered
+// loads, its Tier-2 bytes over its run, in GB/s: the figures its
+// summary's tier_storage_{read,write}_bandwidth_gbps give, in the one
+// unit of every format. Documents of format 1, and of format 2 until
+// kvbench 3fa26f6, wrote those in GiB/s (kv-cache.py's unit), which the
+// rule would add as GB/s, 6.9 % low.
+func storageOffered(r *schema.Result) (read, write float64) {
+	for _, t := range r.Tiers {
+		if t.Tier == schema.TierNVMe.String() {
+			read, write = t.ReadOfferedBps/results.GB, t.WriteOfferedBps/results.GB
+		}
+	}
+	return read, write
+}
+
 // kvreplayFigures sets rk from a kvreplay result: its summary's figures
-// of mlpstorage's names (decimal GB/s), zeros for a rank that kept its
+// of mlpstorage's names (its storage bandwidths from its Tier-2 data in
+// decimal GB/s: storageOffered), zeros for a rank that kept its
 // working set in memory, and the device p95s recomputed from its Tier-2
 // cells when it predates them. A merged document of several ranks is
 // refused. kvreplay documents have no
@@ -596,7 +613,7 @@ func kvreplayFigures(rk *MLPerfRank, r *schema.Result) error {
 	}
 	s := r.Summary
 	rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks
-	rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = s.TierStorageReadBandwidthGBps, s.TierStorageWriteBandwidthGBps
+	rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = storageOffered(r)
 	rk.StorageThroughputTokensPerSec = s.StorageThroughputTokensPerSec
 	rk.DeviceReadP95MS, rk.DeviceWriteP95MS = s.StorageReadDeviceP95MS, s.StorageWriteDeviceP95MS
 	rk.RequestP95MS = s.StorageIOLatencyMS.P95

@@ -532,3 +532,32 @@ func TestMLPerfTrialPlacedElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// TestMLPerfOldSummaryGiB: kvreplay documents of format 1 (and format 2
+// before 3fa26f6) wrote their summary's tier_storage_*_bandwidth_gbps in
+// GiB/s, as kv-cache.py does; the rule takes a rank's storage bandwidths
+// from its Tier-2 bytes over its run (its tiers' offered loads, in bytes
+// a second in every format), so such a rank adds GB/s as every other
+// does, and the rule agrees with the pooled view for one rank. It took
+// the summary's 0.5655 (GiB/s) for u10_t1.json's 0.6072 GB/s: 6.9 % low.
+func TestMLPerfOldSummaryGiB(t *testing.T) {
+	run, err := LoadMLPerf([]string{"testdata/u10_t1.json"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := run.Ranks[0].result.FormatVersion; v != 1 {
+		t.Fatalf("fixture: format_version %d, want 1", v)
+	}
+	s, err := AggregateMLPerf(run, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, o := range s.Options {
+		p := s.KVBench.Options[k].Pooled
+		if !nearly(o.AggregatedReadBandwidthGBps, 0.6072212550374602) || !nearly(o.AggregatedReadBandwidthGBps, p.ReadBandwidthGBps) ||
+			!nearly(o.AggregatedWriteBandwidthGBps, p.WriteBandwidthGBps) {
+			t.Errorf("option %s: rule read %v write %v GB/s, pooled %v %v: want its Tier-2 offered load, 0.6072 GB/s read, in both",
+				k, o.AggregatedReadBandwidthGBps, o.AggregatedWriteBandwidthGBps, p.ReadBandwidthGBps, p.WriteBandwidthGBps)
+		}
+	}
+}
