@@ -218,7 +218,6 @@ func (c *closedLoop) absorb(b *batch) {
 			c.in.fail(noUsers(c.names[src]))
 			return
 		}
-		c.pace.see(rec.Time)
 		r := c.bySrc[src]
 		if r != nil && r.id != 0 && rec.Request == r.id && (r.skip || (r.user == nil) == (rec.User == 0)) {
 			c.add(r, rec)
@@ -310,6 +309,11 @@ func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	if c.ownKeys != nil && r.user != nil {
 		c.ownKeys[sourceKey(int(r.src), len(c.names), rec.Key)] = true
 	}
+	// The pace's origin is the first row the loop replays, as the plan's
+	// window is (traceScan.inWindow): a --users sample whose users first
+	// appear late in the trace starts with them, not idle until the rows
+	// of users it leaves out have gone by.
+	c.pace.see(rec.Time)
 	cp := *rec
 	cp.Key = append([]byte(nil), rec.Key...)
 	r.recs = append(r.recs, cp)

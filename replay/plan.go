@@ -98,10 +98,11 @@ type Plan struct {
 	// traces were not scanned.
 	Traces []schema.TraceInfo
 
-	// Window is the trace time from each trace's first row that the
-	// plan's objects, peaks, cold objects and bytes cover (WindowOf), 0
-	// for the whole trace. Rows, Used, Users and Traces always count the
-	// whole trace.
+	// Window is the trace time, from each trace's first row that the run
+	// replays (this rank's, of the users a --users sample replays: the
+	// pace's origin), that the plan's objects, peaks, cold objects and
+	// bytes cover (WindowOf), 0 for the whole trace. Rows, Used, Users
+	// and Traces always count the whole trace.
 	Window time.Duration
 	// Span is the trace time the modelled rows cover, first to last (the
 	// longest trace's): the replay's wall time is Span / Speed.
@@ -136,7 +137,7 @@ type Plan struct {
 }
 
 // WindowOf is the trace time a replay with cfg can reach, from each
-// trace's first row, or 0 when it may reach the whole trace. With
+// trace's first row it replays, or 0 when it may reach the whole trace. With
 // --duration D at --speed S, an open loop releases the rows due before
 // D, those whose timestamps lie within D×S of the first (a row after one
 // past the window is never released, whatever its own timestamp). A
