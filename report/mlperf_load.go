@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -546,7 +547,9 @@ func rankFigures(d *Doc) (MLPerfRank, error) {
 	rk := MLPerfRank{Path: d.Path, Kind: d.Kind, ranks: 1}
 	switch d.Kind {
 	case KindReference:
-		referenceFigures(&rk, d.Reference)
+		if err := referenceFigures(&rk, d.Reference); err != nil {
+			return rk, fmt.Errorf("report: %s: %w", d.Path, err)
+		}
 	case KindKVReplay:
 		if err := kvreplayFigures(&rk, d.Result); err != nil {
 			return rk, fmt.Errorf("report: %s: %w", d.Path, err)
@@ -562,23 +565,106 @@ func rankFigures(d *Doc) (MLPerfRank, error) {
 // storage_{read,write}_device_p95_ms and storage_entries;
 // summary.avg_throughput_tokens_per_sec and
 // storage_throughput_tokens_per_sec), a missing key as 0.0 as mlpstorage
-// reads it. storage_entries 0 marks a rank that never reached storage.
-func referenceFigures(rk *MLPerfRank, doc map[string]any) {
+// reads it. storage_entries 0 marks a rank that never reached storage. A
+// key present that holds no number from 0 to maxFigure is an error: the
+// rule would sum it (a negative) or mlpstorage fail on it (not a number).
+func referenceFigures(rk *MLPerfRank, doc map[string]any) error {
 	s, _ := doc["summary"].(map[string]any)
 	cs, _ := s["cache_stats"].(map[string]any)
-	f := func(m map[string]any, k string) float64 {
-		v, _ := m[k].(float64)
+	var err error
+	f := func(m map[string]any, where, k string) float64 {
+		x, ok := m[k]
+		if !ok || err != nil {
+			return 0
+		}
+		v, isNum := x.(float64)
+		if !isNum {
+			err = fmt.Errorf("%s%s is %s: want a number (a damaged document?)", where, k, jsonText(x))
+			return 0
+		}
+		err = ruleFigure(where+k, v)
 		return v
 	}
-	rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = f(cs, "tier_storage_read_bandwidth_gbps"), f(cs, "tier_storage_write_bandwidth_gbps")
-	rk.AvgThroughputTokensPerSec, rk.StorageThroughputTokensPerSec = f(s, "avg_throughput_tokens_per_sec"), f(s, "storage_throughput_tokens_per_sec")
-	rk.DeviceReadP95MS, rk.DeviceWriteP95MS = f(cs, "storage_read_device_p95_ms"), f(cs, "storage_write_device_p95_ms")
+	rk.ReadBandwidthGBps = f(cs, "summary.cache_stats.", "tier_storage_read_bandwidth_gbps")
+	rk.WriteBandwidthGBps = f(cs, "summary.cache_stats.", "tier_storage_write_bandwidth_gbps")
+	rk.AvgThroughputTokensPerSec = f(s, "summary.", "avg_throughput_tokens_per_sec")
+	rk.StorageThroughputTokensPerSec = f(s, "summary.", "storage_throughput_tokens_per_sec")
+	rk.DeviceReadP95MS = f(cs, "summary.cache_stats.", "storage_read_device_p95_ms")
+	rk.DeviceWriteP95MS = f(cs, "summary.cache_stats.", "storage_write_device_p95_ms")
 	if l, ok := s["storage_io_latency_ms"].(map[string]any); ok {
-		rk.RequestP95MS = f(l, "p95")
+		rk.RequestP95MS = f(l, "summary.storage_io_latency_ms.", "p95")
 	}
 	if v, ok := cs["storage_entries"].(float64); ok && v == 0 {
 		rk.CPUTier = true
 	}
+	return err
+}
+
+// jsonText is a JSON value as the document has it, for a message.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// ruleFigure checks a figure the rule reads (a bandwidth in GB/s or
+// GiB/s, a throughput in tokens/s, a latency in ms): a number from 0 to
+// maxFigure, as the figures kvreport reads from a kv-cache.py document
+// are. Any other is no run's: the rule would sum a negative, or a
+// damaged document's billions, without a word.
+func ruleFigure(name string, v float64) error {
+	if v >= 0 && v <= maxFigure {
+		return nil
+	}
+	return fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", name, v, float64(maxFigure))
+}
+
+// checkSummary refuses a kvreplay result whose figures the rule reads
+// are not a run's (ruleFigure), or, of format 3, whose summary's Tier-2
+// bandwidths are not its own Tier-2 bytes over its run (its tiers'
+// offered loads, from which kvreplay computes them): a damaged or edited
+// document, whose views would differ without a word. Formats 1 and 2
+// wrote them in GiB/s for a while (storageOffered).
+func checkSummary(r *schema.Result) error {
+	s := r.Summary
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"tier_storage_read_bandwidth_gbps", s.TierStorageReadBandwidthGBps},
+		{"tier_storage_write_bandwidth_gbps", s.TierStorageWriteBandwidthGBps},
+		{"storage_throughput_tokens_per_sec", s.StorageThroughputTokensPerSec},
+		{"storage_read_device_p95_ms", s.StorageReadDeviceP95MS},
+		{"storage_write_device_p95_ms", s.StorageWriteDeviceP95MS},
+		{"storage_io_latency_ms.p95", s.StorageIOLatencyMS.P95},
+	} {
+		if err := ruleFigure("summary."+f.name, f.v); err != nil {
+			return err
+		}
+	}
+	if r.FormatVersion < 3 {
+		return nil
+	}
+	read, write := storageOffered(r)
+	for _, f := range []struct {
+		name, op  string
+		got, want float64
+	}{
+		{"tier_storage_read_bandwidth_gbps", "read", s.TierStorageReadBandwidthGBps, read},
+		{"tier_storage_write_bandwidth_gbps", "wrote", s.TierStorageWriteBandwidthGBps, write},
+	} {
+		if math.Abs(f.got-f.want) > 1e-9*math.Max(f.got, f.want)+1e-12 {
+			key := "read_offered_bytes_per_s"
+			if f.op == "wrote" {
+				key = "write_offered_bytes_per_s"
+			}
+			return fmt.Errorf("summary.%s is %g, but its Tier-2 %s %g GB/s over its run (tiers[].%s): "+
+				"a summary that is not its document's data (a damaged or edited document?)", f.name, f.got, f.op, f.want, key)
+		}
+	}
+	return nil
 }
 
 // storageOffered is a kvreplay result's Tier-2 read and write offered
@@ -610,6 +696,9 @@ func kvreplayFigures(rk *MLPerfRank, r *schema.Result) error {
 		// and count the others missing.
 		return fmt.Errorf("%w: a merged document of %s (kvreport merge): the rule sums each rank's own figures: "+
 			"aggregate the ranks' own documents", ErrIncompatible, rankList(r.MergedRanks))
+	}
+	if err := checkSummary(r); err != nil {
+		return err
 	}
 	s := r.Summary
 	rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks

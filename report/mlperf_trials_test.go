@@ -533,6 +533,56 @@ func TestMLPerfTrialPlacedElsewhere(t *testing.T) {
 	}
 }
 
+// TestMLPerfDamagedFigures: a figure the rule reads that no run gives (a
+// negative bandwidth, a latency of a billion ms) or that contradicts the
+// document's own data (a kvreplay summary's Tier-2 bandwidth that is not
+// its Tier-2 bytes over its run) is refused, naming the file, the key
+// and the figures, where the rule summed it without a word.
+func TestMLPerfDamagedFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(d *schema.Result)
+		want string
+	}{
+		{"negative", func(d *schema.Result) { d.Summary.TierStorageReadBandwidthGBps = -3 },
+			"summary.tier_storage_read_bandwidth_gbps is -3: want a number from 0 to 1e+09"},
+		{"huge latency", func(d *schema.Result) { d.Summary.StorageWriteDeviceP95MS = 2e12 },
+			"summary.storage_write_device_p95_ms is 2e+12: want a number from 0 to 1e+09"},
+		{"not its data", func(d *schema.Result) { d.Summary.TierStorageWriteBandwidthGBps = 7 },
+			"summary.tier_storage_write_bandwidth_gbps is 7, but its Tier-2 wrote 0.5 GB/s over its run (tiers[].write_offered_bytes_per_s)"},
+		{"as written", func(*schema.Result) {}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			layTrials(t, dir, map[int]int{0: 1}, func(_, _ int, d *schema.Result) { tc.edit(d) })
+			_, err := LoadMLPerf([]string{dir}, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) ||
+				!strings.Contains(err.Error(), filepath.Join("trial_0", "rank_0", "kvbench_result.json"))):
+				t.Errorf("err %v, want one naming the file and %q", err, tc.want)
+			}
+		})
+	}
+	// kv-cache.py's figures, which mlpstorage reads by key: one that is
+	// not a number from 0 to a billion is refused.
+	for _, bad := range []string{`"avg_throughput_tokens_per_sec": -5`, `"avg_throughput_tokens_per_sec": "fast"`} {
+		dir := filepath.Join(t.TempDir(), "option_1", "trial_0", "rank_0")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		doc := `{"requests_completed": 1, "summary": {"total_requests": 1, ` + bad + `, "cache_stats": {"storage_entries": 3, "tier_storage_read_bandwidth_gbps": 1.5}}}`
+		f := filepath.Join(dir, "kvcache_results_1.json")
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadMLPerf([]string{f}, nil); err == nil || !strings.Contains(err.Error(), "summary.avg_throughput_tokens_per_sec") || !strings.Contains(err.Error(), f) {
+			t.Errorf("%s: err %v, want one naming the file and the key", bad, err)
+		}
+	}
+}
+
 // TestMLPerfOldSummaryGiB: kvreplay documents of format 1 (and format 2
 // before 3fa26f6) wrote their summary's tier_storage_*_bandwidth_gbps in
 // GiB/s, as kv-cache.py does; the rule takes a rank's storage bandwidths
