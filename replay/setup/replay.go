@@ -107,7 +107,10 @@ func probeFits(cfg *replay.Config, plan *replay.Plan, opts *Options) error {
 	}
 	fix := "--fit, or a smaller --size-scale, makes every probe fit"
 	if !opts.MayFill {
-		fix = fmt.Sprintf("the search's plan fits, but this probe's sample of %d users needs more: the objects that users left out wrote and its users read are written before its clock; a smaller --size-scale makes it fit", cfg.Users)
+		fix = "the search's plan fits, but this probe's needs more; a smaller --size-scale makes it fit"
+		if cfg.Users > 0 {
+			fix = fmt.Sprintf("the search's plan fits, but this probe's sample of %d users needs more: the objects that users left out wrote and its users read are written before its clock; a smaller --size-scale makes it fit", cfg.Users)
+		}
 		if len(a.Options) > 0 {
 			fix += " (" + a.Options[0].Option + " for this probe)"
 		}
