@@ -13,16 +13,37 @@
 #         untimed first, then read), beside rclone copy --transfers C of
 #         the bucket's copies into a RAM directory
 # and prints each pair's GB/s (10^9 bytes), the ratio kvreplay/rclone and
-# the medians over the rounds. kvreplay's figure is its Tier-2 bytes over
-# the time the tier was busy (the result's device rate: neither its
-# start-up nor its prepare phase); rclone's is the bytes over the wall
-# time of its copy (its start-up, about 0.1 s, included).
+# the medians over the rounds.
 #
-# kvreplay moves an object as one request up to the part size (8 MiB) and
-# parts of it above; --block-size is set to the part size and
-# --queue-depth to C, so that its engine keeps C requests in flight, as
-# rclone's transfers are (--kvreplay-defaults: 1 MiB blocks, queue depth
-# 32, whose blocks of a part share one GET).
+# Both figures are the same quantity: the bytes over the wall time of the
+# transfer phase alone, neither tool's start-up, listing or clean-up in
+# it. kvreplay's is its Tier-2 bytes over the result's wall_s, its
+# measured window: from the release of the first request (every row is due
+# at 0, --speed max) to the end of the last; the process's start-up, the
+# bucket's check, the untimed writes before a read run and the clean-up
+# are outside it. rclone's is the bytes over the time from the end of its
+# listing (its log's "Waiting for checks to finish", the moment the
+# transfers are all queued; the first may start a little before, which
+# only shortens rclone's phase) to its last "Copied (new)" line, from its own
+# JSON log at debug level; every object must be copied, with no error.
+#
+# rclone is tuned as for this job: --transfers C (and --checkers C); the
+# objects cut as kvreplay cuts them: one PUT up to the part size (8 MiB)
+# and a multipart upload of part-size chunks above (--s3-upload-cutoff,
+# --s3-chunk-size), one GET up to the part size and a ranged GET per part
+# above (--multi-thread-cutoff, --multi-thread-streams), the parts of an
+# object at once (--s3-upload-concurrency); no HEAD after an upload nor
+# before a GET, no MD5 kept in the metadata, none checked after a
+# download (--s3-no-head, --s3-no-head-object, --s3-disable-checksum,
+# --ignore-checksum), and the body sent without waiting for a 100 Continue
+# (--expect-continue-timeout 0: versitygw answers none to the
+# "Expect: 100-Continue" rclone sends with bodies over 2 MiB, and the
+# default waits 1 s for it). What rclone 1.60 does that kvreplay does not,
+# and no flag turns off: an MD5 of each object it PUTs whole (its
+# Content-MD5) and an MD5 and SHA-256 of each part of a multipart upload
+# (Content-MD5, and the signature of the body over http); kvreplay sends
+# UNSIGNED-PAYLOAD and no checksum. rclone's GETs write their files to a
+# RAM directory, kvreplay's reads stay in its memory.
 #
 # The server: by default a versitygw (PATH or ~/go/bin) started here on
 # 127.0.0.1 over a fresh directory, with fresh credentials, stopped at the
@@ -41,8 +62,9 @@
 #   --keep-alive  start versitygw with --keep-alive (it closes each
 #                 connection after a request by default)
 #   --verify      kvreplay checks every byte it reads
-#   --rclone-defaults  rclone with its default checks (a HEAD after each
-#                 upload, MD5s of what it moves) instead of at its fastest
+#   --rclone-defaults  rclone with its own defaults but --transfers and
+#                 --checkers (a HEAD after each upload, MD5s checked, 200 MiB
+#                 upload cutoff, 1 s wait for 100 Continue) instead of tuned
 set -euo pipefail
 
 conc=16
@@ -56,7 +78,7 @@ bucket=
 kvreplay_bin=
 verify=
 kvdefaults=
-rclone_flags="--s3-no-head --s3-disable-checksum --ignore-checksum"
+rclone_defaults=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--concurrency) conc=$2; shift 2 ;;
@@ -69,9 +91,9 @@ while [ $# -gt 0 ]; do
 	--bucket) bucket=$2; shift 2 ;;
 	--kvreplay) kvreplay_bin=$2; shift 2 ;;
 	--verify) verify=--verify; shift ;;
-	--rclone-defaults) rclone_flags=; shift ;;
+	--rclone-defaults) rclone_defaults=1; shift ;;
 	--kvreplay-defaults) kvdefaults=1; shift ;;
-	-h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,71p' "$0"; exit 0 ;;
 	*) echo "vs-rclone: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -121,11 +143,7 @@ fi
 # rclone takes the same credentials from the environment, no config file.
 export RCLONE_CONFIG_VS_TYPE=s3 RCLONE_CONFIG_VS_PROVIDER=Other RCLONE_CONFIG_VS_ENV_AUTH=true
 export RCLONE_CONFIG_VS_ENDPOINT=$endpoint RCLONE_CONFIG_VS_REGION=${AWS_REGION:-us-east-1}
-# rclone at its fastest: no HEAD after each upload (--s3-no-head), no MD5
-# of each file before its upload (--s3-disable-checksum) nor check of the
-# downloaded files' (--ignore-checksum); --rclone-defaults keeps its own.
-rcl() { env -u AWS_CA_BUNDLE rclone --config /dev/null --transfers "$conc" --checkers "$conc" --s3-no-check-bucket $rclone_flags "$@"; }
-
+rcl() { env -u AWS_CA_BUNDLE rclone --config /dev/null --transfers "$conc" --checkers "$conc" --s3-no-check-bucket "$@"; }
 if [ -z "$trace" ]; then
 	for t in "$top/../shared/data/reference-traces/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst" \
 		"$top/testdata/reference/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst"; do
@@ -139,10 +157,18 @@ fi
 python3 "$top/bench/objects.py" "$trace" "$work" --scale "$scale" --align 4096 --round down \
 	--total $((total_mib << 20)) --src "$ram/src" --name vs-rclone
 total=$(cat "$work/total")
+part=$((8 << 20)) # kvreplay's --s3-part-size
+# The most parts of an object: rclone's streams and parts in flight per
+# object, as kvreplay moves an object's parts at once.
+streams=$(python3 -c "import os, sys; d = sys.argv[1]; print(max(1, max(-(-os.path.getsize(os.path.join(d, f)) // $part) for f in os.listdir(d))))" "$ram/src")
+rclone_flags="--s3-upload-cutoff $((part + 1))B --s3-chunk-size ${part}B --s3-upload-concurrency $streams
+	--multi-thread-cutoff $((part + 1))B --multi-thread-streams $streams --expect-continue-timeout 0
+	--s3-no-head --s3-no-head-object --s3-disable-checksum --ignore-checksum"
+[ -n "$rclone_defaults" ] && rclone_flags=
 kvflags="--block-size 8MiB --queue-depth $conc"
 [ -n "$kvdefaults" ] && kvflags=
 
-kv() { # trace result op -> GB/s of Tier-2's op while busy
+kv() { # trace result op -> "GB/s seconds" of Tier-2's op over the measured window
 	"$kvreplay" --tier-map Tier-2=s3 --s3-endpoint "$endpoint" --s3-bucket "$bucket" --s3-prefix kvreplay \
 		--s3-concurrency "$conc" $kvflags --speed max $verify -q -o "$2" "$1" >/dev/null
 	python3 -c "
@@ -150,30 +176,44 @@ import sys, json
 d = json.load(open(sys.argv[1]))
 assert d['complete'], 'kvreplay did not complete'
 t = [t for t in d['tiers'] if t['tier'] == 'Tier-2'][0]
-print('%.3f' % (t[sys.argv[2] + '_bandwidth_bytes_per_s'] / 1e9))" "$2" "$3"
+n = t[sys.argv[2] + '_bytes']
+assert n == int(sys.argv[3]), 'kvreplay moved %d bytes, not %s' % (n, sys.argv[3])
+print('%.3f %.3f' % (n / d['wall_s'] / 1e9, d['wall_s']))" "$2" "$3" "$total"
 }
-rc() { # src dst -> GB/s of an rclone copy
-	local t0 t1
-	t0=$(date +%s.%N)
-	rcl copy "$1" "$2"
-	t1=$(date +%s.%N)
-	python3 -c "import sys; print('%.3f' % (int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9))" "$total" "$t0" "$t1"
+rc() { # src dst log -> "GB/s seconds" of an rclone copy's transfers
+	rcl $rclone_flags --use-json-log --log-level DEBUG --stats 0 copy "$1" "$2" 2>"$3" ||
+		{ tail -5 "$3" >&2; echo "vs-rclone: rclone copy $1 $2 failed" >&2; exit 1; }
+	python3 -c "
+import sys, json, datetime
+at = lambda e: datetime.datetime.fromisoformat(e['time']).timestamp()
+log = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
+bad = [e['msg'] for e in log if e['level'] == 'error']
+assert not bad, 'rclone: %s' % bad[0]
+start = [at(e) for e in log if e['msg'] == 'Waiting for checks to finish']
+done = [at(e) for e in log if e['msg'].endswith('Copied (new)')]
+assert start and len(done) == int(sys.argv[3]), 'rclone copied %d of %s objects' % (len(done), sys.argv[3])
+t = max(done) - start[0]
+print('%.3f %.3f' % (int(sys.argv[2]) / t / 1e9, t))" "$3" "$total" "$nobj"
 }
+nobj=$(ls "$ram/src" | wc -l)
 
-echo "vs-rclone: $endpoint, bucket $bucket, concurrency $conc, $rounds rounds${verify:+, kvreplay --verify}; $(rclone version 2>/dev/null | head -1) ${rclone_flags:-with its defaults}" >&2
-printf '%-6s %5s %12s %12s %7s\n' case round 'kvreplay GB/s' 'rclone GB/s' ratio
-declare -a pr gr
+echo "vs-rclone: $endpoint, bucket $bucket, concurrency $conc, $rounds rounds${verify:+, kvreplay --verify}; $(rclone version 2>/dev/null | head -1) ${rclone_flags:-with its defaults}" | tr -s '\t\n' '  ' >&2
+echo >&2
+ratio() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+printf '%-6s %5s %13s %11s %12s %10s %7s\n' case round 'kvreplay GB/s' 'kvreplay s' 'rclone GB/s' 'rclone s' ratio
+declare -a pr gr kpr rpr kgr rgr
 for r in $(seq "$rounds"); do
-	kp=$(kv "$work/write.csv" "$work/put-$r.json" write)
-	rp=$(rc "$ram/src" "vs:$bucket/rclone-$r")
-	printf '%-6s %5d %12s %12s %7.3f\n' put "$r" "$kp" "$rp" "$(python3 -c "print($kp / $rp)")"
-	pr+=("$(python3 -c "print($kp / $rp)")")
-	kg=$(kv "$work/read.csv" "$work/get-$r.json" read)
-	rg=$(rc "vs:$bucket/rclone-$r" "$ram/down-$r")
-	printf '%-6s %5d %12s %12s %7.3f\n' get "$r" "$kg" "$rg" "$(python3 -c "print($kg / $rg)")"
-	gr+=("$(python3 -c "print($kg / $rg)")")
+	x=$(kv "$work/write.csv" "$work/put-$r.json" write); read -r kp kps <<<"$x"
+	x=$(rc "$ram/src" "vs:$bucket/rclone-$r" "$work/rclone-put-$r.log"); read -r rp rps <<<"$x"
+	pr+=("$(ratio "$kp" "$rp")") kpr+=("$kp") rpr+=("$rp")
+	printf '%-6s %5d %13s %11s %12s %10s %7s\n' put "$r" "$kp" "$kps" "$rp" "$rps" "${pr[-1]}"
+	x=$(kv "$work/read.csv" "$work/get-$r.json" read); read -r kg kgs <<<"$x"
+	x=$(rc "vs:$bucket/rclone-$r" "$ram/down-$r" "$work/rclone-get-$r.log"); read -r rg rgs <<<"$x"
+	gr+=("$(ratio "$kg" "$rg")") kgr+=("$kg") rgr+=("$rg")
+	printf '%-6s %5d %13s %11s %12s %10s %7s\n' get "$r" "$kg" "$kgs" "$rg" "$rgs" "${gr[-1]}"
 	rcl purge "vs:$bucket/rclone-$r"
 	rm -rf "$ram/down-$r"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+echo "medians: put kvreplay $(median "${kpr[@]}") GB/s, rclone $(median "${rpr[@]}") GB/s; get kvreplay $(median "${kgr[@]}") GB/s, rclone $(median "${rgr[@]}") GB/s"
 echo "median kvreplay/rclone: put $(median "${pr[@]}"), get $(median "${gr[@]}") (goal >= 0.9)"
