@@ -114,6 +114,16 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		endpoint = *ac.BaseEndpoint
 		c.from = "the AWS configuration's endpoint " + endpoint + " (AWS_ENDPOINT_URL or endpoint_url; no --s3-endpoint)"
 	}
+	if u, err := url.Parse(endpoint); endpoint != cfg.Endpoint && err == nil && u.User != nil {
+		// The endpoint is written in the result and in messages: one that
+		// carries credentials is refused, as --s3-endpoint's is, and not
+		// echoed.
+		from := "AWS_ENDPOINT_URL_S3"
+		if endpoint != os.Getenv(from) {
+			from = "the AWS configuration's endpoint (AWS_ENDPOINT_URL or endpoint_url)"
+		}
+		return nil, usage(fmt.Errorf("s3: %s carries credentials in the URL: give them through the AWS environment or profile instead", from))
+	}
 	c.endpoint, c.region = endpoint, ac.Region
 	if u, err := url.Parse(endpoint); err == nil && strings.Trim(u.Path, "/") != "" {
 		c.path = u.Path
