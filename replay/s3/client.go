@@ -520,6 +520,26 @@ func (c *client) list(ctx context.Context, prefix string, limit int) ([]string, 
 	}
 }
 
+// firstUpload returns the key of an unfinished multipart upload under
+// prefix, "" when there is none.
+func (c *client) firstUpload(ctx context.Context, prefix string) (string, error) {
+	if err := c.acquire(ctx); err != nil {
+		return "", err
+	}
+	out, err := c.s3.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &c.bucket, Prefix: &prefix, MaxUploads: aws.Int32(1)})
+	c.release()
+	c.stats.done(opListUploads, err)
+	if err != nil {
+		return "", c.wrap("list the multipart uploads under", prefix, err)
+	}
+	for _, u := range out.Uploads {
+		if k := aws.ToString(u.Key); strings.HasPrefix(k, prefix) {
+			return k, nil
+		}
+	}
+	return "", nil
+}
+
 // uploadsPage is how many uploads a ListMultipartUploads asks for (S3's
 // most); tests make it smaller.
 var uploadsPage int32 = 1000

@@ -306,9 +306,10 @@ type slot struct {
 
 var _ backend.Backend = (*Backend)(nil)
 
-// New makes the tier: it loads the AWS configuration, and checks with one
-// request that the bucket exists, that the credentials are accepted and
-// that the run's prefix is empty. ctx is the run's: it bounds the check,
+// New makes the tier: it loads the AWS configuration, and checks with two
+// requests that the bucket exists, that the credentials are accepted and
+// that the run's prefix is empty: no object and no unfinished multipart
+// upload under it. ctx is the run's: it bounds the check,
 // and every request of the Objects; once it is done they fail at once
 // (the requests in flight are abandoned), and Close's clean-up goes on
 // while the server answers (Config.CleanupGrace).
@@ -372,6 +373,25 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		c.close()
 		b.unwake()
 		return nil, fmt.Errorf("s3: %s: the run's prefix holds objects already (%s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), keys[0])
+	}
+	// An unfinished upload under it is another's too (a run of the same
+	// id, going on or crashed), which Close would abort.
+	cctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+	up, err := c.firstUpload(cctx, b.runDir)
+	cancel()
+	if err == nil && up != "" {
+		err = fmt.Errorf("s3: %s: the run's prefix holds an unfinished multipart upload already (of %s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), up)
+	} else if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("s3: %s: the check of the bucket was interrupted: %w", b.Where(), ctx.Err())
+		} else {
+			err = c.checkError(err, cfg.Timeout)
+		}
+	}
+	if err != nil {
+		c.close()
+		b.unwake()
+		return nil, err
 	}
 	return b, nil
 }

@@ -237,6 +237,34 @@ func TestOthersUntouched(t *testing.T) {
 	}
 }
 
+// TestUploadsOfAnotherRun: a run prefix that holds another's unfinished
+// multipart upload (a run of the same id, still going or crashed) is
+// refused, as one that holds objects is: Close would abort that upload,
+// which the run did not start.
+func TestUploadsOfAnotherRun(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	c := srv.Client()
+	key := "bench/run-busy/0_key"
+	out, err := c.CreateMultipartUpload(context.Background(), &awss3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s3.New(context.Background(), s3.Config{Endpoint: srv.Endpoint, Bucket: bucket, Prefix: "bench", RunID: "busy"})
+	if err == nil {
+		b.Close()
+		t.Error("a run prefix with another's unfinished upload was taken")
+	} else if !strings.Contains(err.Error(), "unfinished multipart upload") {
+		t.Errorf("error %q: want it to name the unfinished upload", err)
+	}
+	ups, err := c.ListMultipartUploads(context.Background(), &awss3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ups.Uploads) != 1 || *ups.Uploads[0].UploadId != *out.UploadId {
+		t.Errorf("the other's upload is gone: the bucket's uploads are %v", ups.Uploads)
+	}
+}
+
 // TestCheckErrors: New's check fails, for every set-up a user can get
 // wrong, with one line that names the flag or variable to change and
 // says what to do, marked as the user's input (IsInput) where it is, within Config.Timeout where the server never answers, and without
@@ -836,8 +864,8 @@ func TestStartClock(t *testing.T) {
 	}
 	su := st.Setup
 	if su.Requests["PutObject"] != 1 || su.BytesPut != 4096 || su.Requests["DeleteObject"] != 2 || su.Requests["ListObjectsV2"] != 2 ||
-		su.Requests["ListMultipartUploads"] != 1 || su.Requests["GetObject"] != 0 || su.BytesGot != 0 {
-		t.Errorf("setup %+v; want the write before, the check's and the clean-up's listings, the clean-up's 2 deletes", su)
+		su.Requests["ListMultipartUploads"] != 2 || su.Requests["GetObject"] != 0 || su.BytesGot != 0 {
+		t.Errorf("setup %+v; want the write before, the check's and the clean-up's listings (of objects and of uploads), the clean-up's 2 deletes", su)
 	}
 	for op, n := range st.Requests {
 		if st.Measured.Requests[op]+su.Requests[op] != n {
