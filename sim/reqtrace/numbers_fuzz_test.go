@@ -179,3 +179,33 @@ func FuzzParseAzureTime(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPyNumberText: the texts a BurstGPT row is kept for by kv-cache.py
+// (RefDepartures.Kept) are those Python's float() and int() read, as the
+// oracles of FuzzParseSeconds and FuzzParseCount describe them, with
+// float()'s nan, inf and infinity of any case and magnitude without
+// bound; and every text the readers accept is one of them.
+func FuzzPyNumberText(f *testing.F) {
+	for _, s := range []string{"0", "-5", " +7 ", "1_000", "1__0", "nan", "-Inf", " INFINITY ", "infinit", "nan1", "1e999", "-1e-999", "0x10",
+		"1.5", ".", "", "99999999999999999999999", "٣", "\u3000１_０\u2003", "+-1", "1e", "5\xff"} {
+		f.Add(s)
+	}
+	digits := regexp.MustCompile(`^[+-]?[0-9](?:_?[0-9])*$`)
+	special := regexp.MustCompile(`^(?i)[+-]?(nan|inf|infinity)$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		tr, text := pyText(s)
+		tr = strings.TrimSpace(tr)
+		if want := text && digits.MatchString(tr); pyIntText(s) != want {
+			t.Fatalf("pyIntText(%q) = %v, want %v", s, !want, want)
+		}
+		if want := text && (pyFloat.MatchString(tr) || special.MatchString(tr)); pyFloatText(s) != want {
+			t.Fatalf("pyFloatText(%q) = %v, want %v", s, !want, want)
+		}
+		if _, ok := parseSeconds(s); ok && !pyFloatText(s) {
+			t.Fatalf("parseSeconds accepts %q, which pyFloatText refuses", s)
+		}
+		if _, ok := parseInt(s); ok && !pyIntText(s) {
+			t.Fatalf("parseInt accepts %q, which pyIntText refuses", s)
+		}
+	})
+}
