@@ -536,7 +536,50 @@ func decodeRunSummary(raw []byte) (s *MLPerfRunSummary, ok bool, err error) {
 	if major, _, _ := strings.Cut(s.SchemaVersion, "."); major != "1" {
 		return nil, true, fmt.Errorf("a kvcache_run_summary of schema_version %q: this kvreport reads 1.x", s.SchemaVersion)
 	}
+	if err := checkRunSummary(s); err != nil {
+		return nil, true, fmt.Errorf("a kvcache_run_summary: %w", err)
+	}
 	return s, true, nil
+}
+
+// checkRunSummary refuses a run summary whose counts or figures no run
+// gives: a count below 0, an Option that is null, an Option's bandwidth,
+// throughput or device p95 that is not a number from 0 to maxFigure
+// (ruleFigure). The first found, the Options in order.
+func checkRunSummary(s *MLPerfRunSummary) error {
+	count := func(name string, v int) error {
+		if v < 0 {
+			return fmt.Errorf("%s is %d: want 0 or more", name, v)
+		}
+		return nil
+	}
+	errs := []error{count("total_ranks", s.TotalRanks), count("host_count", s.HostCount), count("npernode", s.Npernode),
+		count("trials_per_option", s.TrialsPerOption)}
+	for _, k := range optionKeys(s.Options) {
+		o := s.Options[k]
+		if o == nil {
+			errs = append(errs, fmt.Errorf("options.%s is null: want an Option's figures", k))
+			continue
+		}
+		at := "options." + k + "."
+		errs = append(errs, ruleFigure(at+"aggregated_read_bandwidth_gbps", o.AggregatedReadBandwidthGBps),
+			ruleFigure(at+"aggregated_write_bandwidth_gbps", o.AggregatedWriteBandwidthGBps),
+			ruleFigure(at+"aggregated_avg_throughput_tokens_per_sec", o.AggregatedAvgThroughputTokensPerSec),
+			ruleFigure(at+"aggregated_storage_throughput_tokens_per_sec", o.AggregatedStorageThroughputTokensPerSec),
+			count(at+"rank_count", o.RankCount), count(at+"trial_count", o.TrialCount))
+		if v := o.AggregatedDeviceReadP95MS; v != nil {
+			errs = append(errs, ruleFigure(at+"aggregated_device_read_p95_ms", *v))
+		}
+		if v := o.AggregatedDeviceWriteP95MS; v != nil {
+			errs = append(errs, ruleFigure(at+"aggregated_device_write_p95_ms", *v))
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rankFigures takes from a document what the rule reads: for a
