@@ -265,6 +265,89 @@ func TestUploadsOfAnotherRun(t *testing.T) {
 	}
 }
 
+// TestServerErrorMidRun: a server that fails requests mid-run (500
+// InternalError on every attempt) fails the writes it refuses, counted as
+// failed with their retries and not as throttling; Close then removes
+// every object the run wrote and aborts its upload, and leaves another
+// run's prefix and the rest of the bucket as they were.
+func TestServerErrorMidRun(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	theirs := map[string]string{"bench/run-other/0_a": "another run's", "bench/run-other-upload/x": "", "other": "not kvbench's"}
+	for k, v := range theirs {
+		if v != "" {
+			srv.Put(t, bucket, k, []byte(v))
+		}
+	}
+	c := srv.Client()
+	key := "bench/run-other-upload/x"
+	if _, err := c.CreateMultipartUpload(context.Background(), &awss3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: &key}); err != nil {
+		t.Fatal(err)
+	}
+	px := s3test.Throttle(t, srv)
+	b := newBackend(t, px.Endpoint, s3.Config{Prefix: "bench", RunID: "mine", PartSize: s3.MinPartSize, MaxAttempts: 2, MaxBackoff: time.Millisecond})
+	write := func(key string, size int64) error {
+		o, err := b.Open(key, size, true)
+		if err != nil {
+			return err
+		}
+		p := make([]byte, size)
+		replaytest.Fill(p, uint64(size), 0)
+		for off := int64(0); off < size; off += 1 << 20 {
+			if _, err := o.WriteAt(p[off:min(off+1<<20, size)], off); err != nil {
+				o.Close()
+				return err
+			}
+		}
+		return o.Close()
+	}
+	for i, size := range []int64{4096, 6 << 20} {
+		if err := write(fmt.Sprintf("ok%d", i), size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The second part of a multipart upload fails, then a whole PUT.
+	big := int64(11 << 20)
+	o, err := b.Open("broken", big, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, big)
+	if _, err := o.WriteAt(p[:s3.MinPartSize], 0); err != nil {
+		t.Fatal(err)
+	}
+	px.Break(-1)
+	if _, err := o.WriteAt(p[s3.MinPartSize:], s3.MinPartSize); err == nil || !strings.Contains(err.Error(), "InternalError") {
+		t.Errorf("a part refused by the server: %v, want its InternalError", err)
+	}
+	o.Close()
+	if err := write("refused", 4096); err == nil {
+		t.Error("a PUT refused by the server succeeded")
+	}
+	st := b.Stats()
+	if st.Failed["UploadPart"] != 1 || st.Failed["PutObject"] != 1 || st.Throttled != 0 || st.Retries < 2 {
+		t.Errorf("failed %v, %d retries, %d throttled: want a part and a PUT failed after their retries, none throttled", st.Failed, st.Retries, st.Throttled)
+	}
+	px.Break(0)
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close once the server is well: %v", err)
+	}
+	noneUnder(t, srv, b.RunPrefix())
+	keys := srv.Keys(t, bucket)
+	slices.Sort(keys)
+	want := []string{"bench/run-other/0_a", "other", "upload:bench/run-other-upload/x"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("after the run the bucket holds %q, want %q", keys, want)
+	}
+	for k, v := range theirs {
+		if v == "" {
+			continue
+		}
+		if got := srv.Get(t, bucket, k); string(got) != v {
+			t.Errorf("%s now holds %q, was %q", k, got, v)
+		}
+	}
+}
+
 // TestCheckErrors: New's check fails, for every set-up a user can get
 // wrong, with one line that names the flag or variable to change and
 // says what to do, marked as the user's input (IsInput) where it is, within Config.Timeout where the server never answers, and without

@@ -304,6 +304,7 @@ type Proxy struct {
 	// server's.
 	Endpoint string
 	fail     atomic.Int64 // requests still to refuse; < 0: all
+	broken   atomic.Bool  // refuse with 500 InternalError, not 503 SlowDown
 	refused  atomic.Int64
 	served   atomic.Int64
 	expects  atomic.Int64 // requests that asked for a 100 Continue
@@ -421,6 +422,11 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 			p.refused.Add(1)
 			io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/xml")
+			if p.broken.Load() {
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>`)
+				return
+			}
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
 			return
@@ -439,9 +445,13 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 
 // Fail makes the next n requests fail with 503 SlowDown; n < 0 makes all
 // of them fail until the next Fail, and 0 none.
-func (p *Proxy) Fail(n int) { p.fail.Store(int64(n)) }
+func (p *Proxy) Fail(n int) { p.broken.Store(false); p.fail.Store(int64(n)) }
 
-// Refused is how many requests were answered with 503.
+// Break is Fail with 500 InternalError, a server's failure, instead of
+// throttling.
+func (p *Proxy) Break(n int) { p.broken.Store(true); p.fail.Store(int64(n)) }
+
+// Refused is how many requests were refused (Fail, Break).
 func (p *Proxy) Refused() int64 { return p.refused.Load() }
 
 // Served is how many requests went through to the server.
