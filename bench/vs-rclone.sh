@@ -48,9 +48,10 @@
 # The server: by default a versitygw (PATH or ~/go/bin) started here on
 # 127.0.0.1 over a fresh directory, with fresh credentials, stopped at the
 # end; or --endpoint URL --bucket NAME with credentials in the AWS
-# environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), where the runs
-# write under prefixes of their own and remove them. Nothing else in the
-# bucket is touched. AWS_CA_BUNDLE is not given to Debian's rclone, which
+# environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY). Either way the
+# runs write under a prefix of the script's own, vs-rclone-TIME-N/ (which
+# must be empty: the script stops otherwise), and remove it at the end,
+# on failure too. Nothing else in the bucket is touched. AWS_CA_BUNDLE is not given to Debian's rclone, which
 # refuses one it cannot use; an https endpoint with a private CA needs
 # rclone's --ca-cert through RCLONE_CA_CERT.
 #
@@ -66,6 +67,7 @@
 #                 --checkers (a HEAD after each upload, MD5s checked, 200 MiB
 #                 upload cutoff, 1 s wait for 100 Continue) instead of tuned
 set -euo pipefail
+shopt -s inherit_errexit
 
 conc=16
 rounds=3
@@ -93,7 +95,7 @@ while [ $# -gt 0 ]; do
 	--verify) verify=--verify; shift ;;
 	--rclone-defaults) rclone_defaults=1; shift ;;
 	--kvreplay-defaults) kvdefaults=1; shift ;;
-	-h|--help) sed -n '2,71p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,68p' "$0"; exit 0 ;;
 	*) echo "vs-rclone: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -109,7 +111,9 @@ command -v zstd >/dev/null || { echo "vs-rclone: zstd is needed to read compress
 work=$(mktemp -d)
 ram=$(mktemp -d /dev/shm/kvbench-vs-rclone.XXXXXX 2>/dev/null || mktemp -d)
 gw_pid=
+prefix=
 cleanup() {
+	[ -n "$prefix" ] && { rcl purge "vs:$bucket/$prefix" 2>/dev/null || echo "vs-rclone: remove s3://$bucket/$prefix/ yourself: rclone purge failed" >&2; }
 	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
 	rm -rf "$work" "$ram"
 }
@@ -144,6 +148,14 @@ fi
 export RCLONE_CONFIG_VS_TYPE=s3 RCLONE_CONFIG_VS_PROVIDER=Other RCLONE_CONFIG_VS_ENV_AUTH=true
 export RCLONE_CONFIG_VS_ENDPOINT=$endpoint RCLONE_CONFIG_VS_REGION=${AWS_REGION:-us-east-1}
 rcl() { env -u AWS_CA_BUNDLE rclone --config /dev/null --transfers "$conc" --checkers "$conc" --s3-no-check-bucket "$@"; }
+# The script's own prefix: rclone's copies and kvreplay's runs go under
+# it, and its purge at the end removes nothing else.
+p=vs-rclone-$(date -u +%Y%m%dT%H%M%S)-$RANDOM
+if [ -n "$(rcl lsf --max-depth 1 "vs:$bucket/$p" 2>/dev/null || true)" ]; then
+	echo "vs-rclone: s3://$bucket/$p/ holds objects already: run the script again (it never touches what it did not write)" >&2
+	exit 2
+fi
+prefix=$p
 if [ -z "$trace" ]; then
 	for t in "$top/../shared/data/reference-traces/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst" \
 		"$top/testdata/reference/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst"; do
@@ -169,7 +181,7 @@ kvflags="--block-size 8MiB --queue-depth $conc"
 [ -n "$kvdefaults" ] && kvflags=
 
 kv() { # trace result op -> "GB/s seconds" of Tier-2's op over the measured window
-	"$kvreplay" --tier-map Tier-2=s3 --s3-endpoint "$endpoint" --s3-bucket "$bucket" --s3-prefix kvreplay \
+	"$kvreplay" --tier-map Tier-2=s3 --s3-endpoint "$endpoint" --s3-bucket "$bucket" --s3-prefix "$prefix/kvreplay" \
 		--s3-concurrency "$conc" $kvflags --speed max $verify -q -o "$2" "$1" >/dev/null
 	python3 -c "
 import sys, json
@@ -204,14 +216,14 @@ printf '%-6s %5s %13s %11s %12s %10s %7s\n' case round 'kvreplay GB/s' 'kvreplay
 declare -a pr gr kpr rpr kgr rgr
 for r in $(seq "$rounds"); do
 	x=$(kv "$work/write.csv" "$work/put-$r.json" write); read -r kp kps <<<"$x"
-	x=$(rc "$ram/src" "vs:$bucket/rclone-$r" "$work/rclone-put-$r.log"); read -r rp rps <<<"$x"
+	x=$(rc "$ram/src" "vs:$bucket/$prefix/rclone-$r" "$work/rclone-put-$r.log"); read -r rp rps <<<"$x"
 	pr+=("$(ratio "$kp" "$rp")") kpr+=("$kp") rpr+=("$rp")
 	printf '%-6s %5d %13s %11s %12s %10s %7s\n' put "$r" "$kp" "$kps" "$rp" "$rps" "${pr[-1]}"
 	x=$(kv "$work/read.csv" "$work/get-$r.json" read); read -r kg kgs <<<"$x"
-	x=$(rc "vs:$bucket/rclone-$r" "$ram/down-$r" "$work/rclone-get-$r.log"); read -r rg rgs <<<"$x"
+	x=$(rc "vs:$bucket/$prefix/rclone-$r" "$ram/down-$r" "$work/rclone-get-$r.log"); read -r rg rgs <<<"$x"
 	gr+=("$(ratio "$kg" "$rg")") kgr+=("$kg") rgr+=("$rg")
 	printf '%-6s %5d %13s %11s %12s %10s %7s\n' get "$r" "$kg" "$kgs" "$rg" "$rgs" "${gr[-1]}"
-	rcl purge "vs:$bucket/rclone-$r"
+	rcl purge "vs:$bucket/$prefix/rclone-$r"
 	rm -rf "$ram/down-$r"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
