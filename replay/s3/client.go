@@ -160,12 +160,6 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		o.APIOptions = append(o.APIOptions, c.countAttempts)
-		// No "Expect: 100-continue" before a body (the SDK's default over
-		// 2 MB): a server that answers none (versitygw) held each such
-		// PUT and UploadPart for the transport's 1 s wait, and one that
-		// answers costs a round trip a request. The body of an attempt
-		// refused is then sent in vain, and counted so (stats.sent).
-		o.ContinueHeaderThresholdBytes = -1
 	})
 	return c, nil
 }
@@ -250,7 +244,8 @@ func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, s
 // sentBody counts the bytes of a request's body read to be sent, over all
 // of its attempts (a retry seeks it back to its start): with the size of
 // the one that succeeded they tell the bytes of those that failed
-// (stats.sent).
+// (stats.sent). A body the server refused before reading it (a 503 to
+// an Expect: 100-continue) is not read, and counts nothing.
 type sentBody struct {
 	r io.ReadSeeker
 	n atomic.Int64

@@ -463,45 +463,6 @@ func TestServerHangs(t *testing.T) {
 }
 
 // TestThrottled: 503 SlowDown responses are retried and counted; a storm
-// TestNoExpectContinue: bodies go with their request, without an
-// "Expect: 100-continue" first (the SDK's default above 2 MB): versitygw
-// answers no 100 Continue, and each such PUT and UploadPart waited the
-// transport's 1 s for it (4 MiB PUTs, 16 at once: 72 MB/s, 217 without).
-func TestNoExpectContinue(t *testing.T) {
-	srv := start(t, s3test.Options{KeepAlive: true})
-	px := s3test.Throttle(t, srv)
-	b := newBackend(t, px.Endpoint, s3.Config{})
-	defer b.Close()
-	for i, size := range []int64{3 << 20, 12 << 20} {
-		key := fmt.Sprintf("k%d", i)
-		o, err := b.Open(key, size, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := make([]byte, size)
-		replaytest.Fill(p, uint64(i), 0)
-		if _, err := o.WriteAt(p, 0); err != nil {
-			t.Fatal(err)
-		}
-		if err := o.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Put(context.Background(), key+"-put", bytes.NewReader(p), size); err != nil {
-			t.Fatal(err)
-		}
-		q := make([]byte, size)
-		if _, err := b.GetRange(context.Background(), key+"-put", q, 0); err != nil || !bytes.Equal(p, q) {
-			t.Fatalf("%s read back: %v, same bytes %v", key, err, bytes.Equal(p, q))
-		}
-	}
-	if st := b.Stats(); st.Requests["PutObject"] != 2 || st.Requests["UploadPart"] != 4 {
-		t.Fatalf("requests %v: want 2 PUTs and 4 parts of over 2 MB", st.Requests)
-	}
-	if n := px.Expects(); n != 0 {
-		t.Errorf("%d requests asked for a 100 Continue before their body", n)
-	}
-}
-
 // longer than the attempts fails the request with a clear error.
 func TestThrottled(t *testing.T) {
 	srv := start(t, s3test.Options{KeepAlive: true})

@@ -307,7 +307,6 @@ type Proxy struct {
 	broken   atomic.Bool  // refuse with 500 InternalError, not 503 SlowDown
 	refused  atomic.Int64
 	served   atomic.Int64
-	expects  atomic.Int64 // requests that asked for a 100 Continue
 	hang     atomic.Int32 // a Hang mode
 	hung     atomic.Int64
 	cut      atomic.Int64 // responses still to cut
@@ -388,9 +387,6 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 		t.Fatal(err)
 	}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Expect") != "" {
-			p.expects.Add(1)
-		}
 		wait := func() {
 			select {
 			case <-r.Context().Done():
@@ -456,10 +452,6 @@ func (p *Proxy) Refused() int64 { return p.refused.Load() }
 
 // Served is how many requests went through to the server.
 func (p *Proxy) Served() int64 { return p.served.Load() }
-
-// Expects is how many requests came with an Expect header (asking for a
-// 100 Continue before their body).
-func (p *Proxy) Expects() int64 { return p.expects.Load() }
 
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
