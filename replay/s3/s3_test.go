@@ -256,6 +256,15 @@ func TestUploadsOfAnotherRun(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "unfinished multipart upload") {
 		t.Errorf("error %q: want it to name the unfinished upload", err)
 	}
+	// A service without ListMultipartUploads: the check of objects alone.
+	px := s3test.Throttle(t, srv)
+	px.Unimplemented("uploads")
+	b, err = s3.New(context.Background(), s3.Config{Endpoint: px.Endpoint, Bucket: bucket, Prefix: "bench", RunID: "elsewhere"})
+	if err != nil {
+		t.Errorf("a service that answers ListMultipartUploads with NotImplemented: %v", err)
+	} else if err := b.Close(); err != nil {
+		t.Errorf("Close on a service without ListMultipartUploads: %v", err)
+	}
 	ups, err := c.ListMultipartUploads(context.Background(), &awss3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
 	if err != nil {
 		t.Fatal(err)

@@ -303,8 +303,9 @@ type Proxy struct {
 	// Endpoint is the proxy's URL, to give the client instead of the
 	// server's.
 	Endpoint string
-	fail     atomic.Int64 // requests still to refuse; < 0: all
-	broken   atomic.Bool  // refuse with 500 InternalError, not 503 SlowDown
+	fail     atomic.Int64           // requests still to refuse; < 0: all
+	broken   atomic.Bool            // refuse with 500 InternalError, not 503 SlowDown
+	unimpl   atomic.Pointer[string] // a query parameter whose requests get 501
 	refused  atomic.Int64
 	served   atomic.Int64
 	hang     atomic.Int32 // a Hang mode
@@ -414,6 +415,12 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 			}}, r)
 			return
 		}
+		if q := p.unimpl.Load(); q != nil && r.URL.Query().Has(*q) {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusNotImplemented)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header or query you provided implies functionality that is not implemented.</Message></Error>`)
+			return
+		}
 		if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
 			p.refused.Add(1)
 			io.Copy(io.Discard, r.Body)
@@ -446,6 +453,11 @@ func (p *Proxy) Fail(n int) { p.broken.Store(false); p.fail.Store(int64(n)) }
 // Break is Fail with 500 InternalError, a server's failure, instead of
 // throttling.
 func (p *Proxy) Break(n int) { p.broken.Store(true); p.fail.Store(int64(n)) }
+
+// Unimplemented answers 501 NotImplemented to every request with the query
+// parameter param (such as "uploads": the listings of multipart uploads),
+// as an S3 service without that API does.
+func (p *Proxy) Unimplemented(param string) { p.unimpl.Store(&param) }
 
 // Refused is how many requests were refused (Fail, Break).
 func (p *Proxy) Refused() int64 { return p.refused.Load() }
