@@ -17,12 +17,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// IgnoreBrokenPipe makes a write to a pipe whose reader went away (tool
-// ... 2>&1 | head) fail with EPIPE instead of killing the process with
-// SIGPIPE before it removes what it made (an output's temporary, a run
-// directory): the tool then cleans up as after any error.
-func IgnoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
-
 // SignalContext returns a context that is cancelled when the process
 // receives SIGINT or SIGTERM; context.Cause then names the signal. Signals
 // that follow within SignalGrace are ignored, so that a second one sent
