@@ -45,15 +45,22 @@
 # UNSIGNED-PAYLOAD and no checksum. rclone's GETs write their files to a
 # RAM directory, kvreplay's reads stay in its memory.
 #
+# kvreplay moves an object as one request up to the part size (8 MiB) and
+# parts of it above; --block-size is set to the part size and
+# --queue-depth to C, so that its engine keeps C requests in flight, as
+# rclone's transfers are (--kvreplay-defaults: 1 MiB blocks, queue depth
+# 32, whose blocks of a part share one GET).
+#
 # The server: by default a versitygw (PATH or ~/go/bin) started here on
 # 127.0.0.1 over a fresh directory, with fresh credentials, stopped at the
 # end; or --endpoint URL --bucket NAME with credentials in the AWS
 # environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY). Either way the
 # runs write under a prefix of the script's own, vs-rclone-TIME-N/ (which
 # must be empty: the script stops otherwise), and remove it at the end,
-# on failure too. Nothing else in the bucket is touched. AWS_CA_BUNDLE is not given to Debian's rclone, which
-# refuses one it cannot use; an https endpoint with a private CA needs
-# rclone's --ca-cert through RCLONE_CA_CERT.
+# on failure too. Nothing else in the bucket is touched. AWS_CA_BUNDLE is
+# not given to Debian's rclone, which refuses one it cannot use; an https
+# endpoint with a private CA needs rclone's --ca-cert through
+# RCLONE_CA_CERT.
 #
 # Usage: bench/vs-rclone.sh [--concurrency 16] [--rounds 3] [--total-mib 1024]
 #                           [--trace FILE] [--scale 1/256] [--keep-alive]
@@ -95,7 +102,7 @@ while [ $# -gt 0 ]; do
 	--verify) verify=--verify; shift ;;
 	--rclone-defaults) rclone_defaults=1; shift ;;
 	--kvreplay-defaults) kvdefaults=1; shift ;;
-	-h|--help) sed -n '2,68p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,75p' "$0"; exit 0 ;;
 	*) echo "vs-rclone: unknown option $1" >&2; exit 2 ;;
 	esac
 done
