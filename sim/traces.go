@@ -162,6 +162,9 @@ func (e *engine) arrival() error {
 	}
 	if e.genZero && e.queue.Len() >= e.queueCap() {
 		e.genBlock = true // dispatch re-arms the generator when there is room
+		if e.departed["queue-cap"] {
+			return nil // said once; formatting it at every blocked arrival costs one allocation a request
+		}
 		e.depart("queue-cap", fmt.Sprintf("the trace's requests have no pacing (--trace-speedup 0, or --dataset-path without --request-rate): "+
 			"kv-cache.py's generator thread enqueues them as fast as Python runs, into an unbounded queue; here one arrives every %g ms "+
 			"of virtual time while fewer than %d requests (twice the workers) are queued, and the generator waits for room", float64(minSpacing)/float64(time.Millisecond), e.queueCap()))
