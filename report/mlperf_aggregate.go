@@ -19,9 +19,13 @@ import (
 // maxMLPerfRanks bounds a run's ranks: each missing one is named.
 const maxMLPerfRanks = 1 << 16
 
-// maxMLPerfTrials bounds the trials a run's summary may say it had: each
-// missing one is named.
+// maxMLPerfTrials bounds a trial's number, and the trials a run's
+// summary may say it had: each missing one is named.
 const maxMLPerfTrials = 1 << 10
+
+// maxMLPerfSlots bounds the rank results a run may have (its ranks times
+// its Options' trials): each missing one is named in missing_files.
+const maxMLPerfSlots = 1 << 20
 
 // mlperfTimeLayout is how mlpstorage names a run's date and time
 // (run_datetime, and the summary's file name).
@@ -52,6 +56,15 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 	sum, kind, err := newRunSummary(run, now)
 	if err != nil {
 		return nil, err
+	}
+	trials := 0
+	for _, ts := range run.TrialDirs {
+		trials += len(ts)
+	}
+	if slots := run.TotalRanks * trials; slots > maxMLPerfSlots {
+		return nil, fmt.Errorf("report: %w: %d ranks x %d trials: %d rank results, at most %d (each missing one is named in missing_files): "+
+			"a document's rank or ranks (kvreplay --rank, --ranks), or its rank_<N> and trial_<T> directories, say so",
+			ErrIncompatible, run.TotalRanks, trials, slots, maxMLPerfSlots)
 	}
 	kb := newMLPerfKVBench(kind)
 	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {

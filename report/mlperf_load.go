@@ -116,6 +116,9 @@ func (run *MLPerfRun) loadDir(name string) error {
 		}
 		if trialDir.MatchString(base) {
 			o, t, _ := placeOf(path)
+			if err := checkTrial(path, t); err != nil {
+				return err
+			}
 			addTrialDir(run, o, t, path)
 			return nil
 		}
@@ -177,6 +180,9 @@ func (run *MLPerfRun) addTopSummary(path string) error {
 func (run *MLPerfRun) loadRankDir(path string) (found bool, err error) {
 	o, t, r := placeOf(path)
 	if t >= 0 {
+		if err := checkTrial(path, t); err != nil {
+			return false, err
+		}
 		addTrialDir(run, o, t, filepath.Dir(path))
 	}
 	run.TotalRanks = max(run.TotalRanks, r+1)
@@ -315,6 +321,9 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		return fmt.Errorf("report: %s: %w: it is in a trial_%d directory, but it is trial %d (kvreplay --trial %d): "+
 			"each trial's results go in its own trial_<T> directory", name, ErrIncompatible, t, own, own)
 	}
+	if err := checkTrial(name, t); err != nil {
+		return err
+	}
 	if r < 0 {
 		r = d.Rank
 	} else if d.Kind == KindKVReplay && d.Result != nil && d.Result.Ranks > 1 && len(d.Result.MergedRanks) == 0 && d.Result.Rank != r {
@@ -361,6 +370,18 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		run.TotalRanks = max(run.TotalRanks, d.Result.Ranks)
 	}
 	run.TotalRanks = max(run.TotalRanks, r+1)
+	return nil
+}
+
+// checkTrial refuses a trial number, of the document or directory at
+// path, that no run has: below 0 or from maxMLPerfTrials, whose trials
+// missingTrials would name one by one (a document of trial 50000000
+// took 22 GB).
+func checkTrial(path string, t int) error {
+	if t < 0 || t >= maxMLPerfTrials {
+		return fmt.Errorf("report: %s: trial %d: want 0 to %d (a run's trials are numbered from 0 or 1: kvreplay --trial, trial_<T>)",
+			path, t, maxMLPerfTrials-1)
+	}
 	return nil
 }
 
