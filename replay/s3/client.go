@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -69,6 +70,16 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		tr.MaxIdleConnsPerHost = 2 * conc
 		tr.ResponseHeaderTimeout = 2 * time.Minute
 		tr.DisableCompression = true
+		// HTTP/1.1, a connection for each request in flight, as S3
+		// serves and as --s3-concurrency says: a server that offers
+		// HTTP/2 over TLS (as a Go server does by default) had every request
+		// multiplexed on one connection, one TCP stream.
+		tr.ForceAttemptHTTP2 = false
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+		if tr.TLSClientConfig != nil {
+			// The SDK's transport, cloned, offers h2 in the handshake.
+			tr.TLSClientConfig.NextProtos = []string{"http/1.1"}
+		}
 		tr.WriteBufferSize = 64 << 10
 		tr.ReadBufferSize = 64 << 10
 		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}

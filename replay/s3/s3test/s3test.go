@@ -303,16 +303,21 @@ type Proxy struct {
 	// Endpoint is the proxy's URL, to give the client instead of the
 	// server's.
 	Endpoint string
-	fail     atomic.Int64           // requests still to refuse; < 0: all
-	broken   atomic.Bool            // refuse with 500 InternalError, not 503 SlowDown
-	unimpl   atomic.Pointer[string] // a query parameter whose requests get 501
-	refused  atomic.Int64
-	served   atomic.Int64
-	hang     atomic.Int32 // a Hang mode
-	hung     atomic.Int64
-	cut      atomic.Int64 // responses still to cut
-	cuts     atomic.Int64
-	stop     chan struct{} // closed at the test's end: hung requests end
+	// CAFile is the PEM file of the CA that signed its certificate
+	// (ThrottleTLS).
+	CAFile  string
+	h2      atomic.Int64           // requests over HTTP/2
+	conns   sync.Map               // the client connections' addresses
+	fail    atomic.Int64           // requests still to refuse; < 0: all
+	broken  atomic.Bool            // refuse with 500 InternalError, not 503 SlowDown
+	unimpl  atomic.Pointer[string] // a query parameter whose requests get 501
+	refused atomic.Int64
+	served  atomic.Int64
+	hang    atomic.Int32 // a Hang mode
+	hung    atomic.Int64
+	cut     atomic.Int64 // responses still to cut
+	cuts    atomic.Int64
+	stop    chan struct{} // closed at the test's end: hung requests end
 }
 
 // Hang modes.
@@ -373,6 +378,19 @@ func (w *stallWriter) Write(p []byte) (int, error) {
 // test's end. It passes every request through until Fail says otherwise.
 func Throttle(t testing.TB, srv *Server) *Proxy {
 	t.Helper()
+	return throttle(t, srv, false)
+}
+
+// ThrottleTLS is Throttle serving https, HTTP/2 offered as Go's servers
+// offer it, with a certificate of a fresh private CA
+// whose PEM file is Proxy.CAFile.
+func ThrottleTLS(t testing.TB, srv *Server) *Proxy {
+	t.Helper()
+	return throttle(t, srv, true)
+}
+
+func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
+	t.Helper()
 	target, err := url.Parse(srv.Endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -388,6 +406,10 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 		t.Fatal(err)
 	}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			p.h2.Add(1)
+		}
+		p.conns.Store(r.RemoteAddr, true)
 		wait := func() {
 			select {
 			case <-r.Context().Done():
@@ -437,13 +459,30 @@ func Throttle(t testing.TB, srv *Server) *Proxy {
 		p.served.Add(1)
 		rp.ServeHTTP(w, r)
 	})}
-	go hs.Serve(ln)
+	p.Endpoint = "http://" + ln.Addr().String()
+	if tls {
+		cert, args := writeCert(t, t.TempDir())
+		p.CAFile = cert
+		p.Endpoint = "https://" + ln.Addr().String()
+		go hs.ServeTLS(ln, cert, args[3])
+	} else {
+		go hs.Serve(ln)
+	}
 	t.Cleanup(func() {
 		close(p.stop)
 		hs.Close()
 	})
-	p.Endpoint = "http://" + ln.Addr().String()
 	return p
+}
+
+// HTTP2 is how many requests came over HTTP/2.
+func (p *Proxy) HTTP2() int64 { return p.h2.Load() }
+
+// Conns is how many client connections requests came on.
+func (p *Proxy) Conns() int {
+	n := 0
+	p.conns.Range(func(any, any) bool { n++; return true })
+	return n
 }
 
 // Fail makes the next n requests fail with 503 SlowDown; n < 0 makes all
