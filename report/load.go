@@ -274,6 +274,9 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 				r.Traces[i].Meta = schema.SnakeCaseKeys(r.Traces[i].Meta)
 			}
 		}
+		if err := checkResult(&r); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", path, err)
+		}
 		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: configOf(&r, path),
 			Trial: r.Trial, Rank: r.Rank, Result: &r}, nil
 	case probe.Format != nil:

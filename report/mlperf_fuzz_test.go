@@ -75,7 +75,7 @@ func TestMLPerfBoundsTrials(t *testing.T) {
 		want string
 	}{
 		{"trial 50000000", with("trial", 50000000), "trial 50000000: want 0 to 1023"},
-		{"trial -2", with("trial", -2), "trial -2: want 0 to 1023"},
+		{"trial -2", with("trial", -2), "trial is -2: want 0 or more"},
 	} {
 		_, err := LoadMLPerf([]string{"-"}, bytes.NewReader(tc.raw))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
