@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/schema"
 )
 
 // TestDecodeDamagedResult: a kvreplay result whose counts, sizes or times
@@ -55,5 +57,26 @@ func TestDecodeDamagedResult(t *testing.T) {
 				t.Errorf("err %v, want %q", err, "r1.json: "+tc.want)
 			}
 		})
+	}
+}
+
+// TestMLPerfRanksPointToAggregate: the ranks of an MLPerf Option's trial,
+// each with its own trace (seed 42+rank), are refused by a report on
+// results, as ranks of one run that replayed different traces, and the
+// error says what combines them: kvreport --aggregate mlperf.
+func TestMLPerfRanksPointToAggregate(t *testing.T) {
+	docs, err := Load(shard3[:2], nil, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range docs {
+		d.Path = "run/option_1/trial_0/rank_" + string(rune('0'+i)) + "/kvbench_result.json"
+		d.Label, d.Trial = "option_1", 0
+		d.Result.Traces = append([]schema.TraceInfo(nil), d.Result.Traces...)
+		d.Result.Traces[0].SHA256 = strings.Repeat(string(rune('a'+i)), 64)
+	}
+	_, err = Build(docs, BuildOptions{})
+	if err == nil || !strings.Contains(err.Error(), "replayed different traces") || !strings.Contains(err.Error(), "kvreport --aggregate mlperf") {
+		t.Errorf("err %v, want one naming kvreport --aggregate mlperf", err)
 	}
 }

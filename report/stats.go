@@ -648,8 +648,8 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 				case errors.Is(err, ErrScales): // its message says why --force cannot merge them
 					return fmt.Errorf("report: %w (trial %d of %s)", err, id, g.Label)
 				case !force:
-					return fmt.Errorf("report: %w (trial %d of %s; label the runs apart with --label or --group-by, or merge them anyway with --force)",
-						err, id, g.Label)
+					return fmt.Errorf("report: %w (trial %d of %s; label the runs apart with --label or --group-by, or merge them anyway with --force%s)",
+						err, id, g.Label, mlperfHint(ds))
 				}
 				warn(fmt.Sprintf("trial %d: MERGED ANYWAY (--force): %v", id, err))
 			}
@@ -688,6 +688,19 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 		}
 	}
 	return nil
+}
+
+// mlperfHint points documents that look like an MLPerf Option's ranks
+// (in a rank_<N> directory, or labelled by an Option, as mlperf-option.sh
+// labels them) to the aggregation that combines them: each rank replays
+// its own trace (seed 42+rank), which no merge of one run's ranks takes.
+func mlperfHint(ds []*Doc) string {
+	for _, d := range ds {
+		if _, _, r := placeOf(d.Path); r >= 0 || labelOption(d.Label) != d.Label {
+			return "; an MLPerf Option's ranks, each with its own trace, are combined by kvreport --aggregate mlperf"
+		}
+	}
+	return ""
 }
 
 // trialWarnings are what a trial's result warns of: its being incomplete
