@@ -125,4 +125,39 @@ func warnShapes(rep *Report, base *Group) {
 			}
 		}
 	}
+	warnReferenceScales(rep, base)
+}
+
+// warnReferenceScales warns of a comparison of kv-cache.py's run (its
+// objects at their size: a shape of its own, which shapeOf does not give)
+// with a kvreplay run at another --size-scale, either the baseline.
+func warnReferenceScales(rep *Report, base *Group) {
+	if base == nil || base.Simulated || len(base.Trials) == 0 {
+		return
+	}
+	scale := func(g *Group) (float64, bool) {
+		r := g.Trials[0]
+		if r == nil || g.Simulated {
+			return 0, false
+		}
+		if r.SizeScale == 0 {
+			return 1, true // documents before --size-scale
+		}
+		return r.SizeScale, true
+	}
+	b, ok := scale(base)
+	if !ok {
+		return
+	}
+	baseRef := base.Trials[0].Tool == KindReference
+	for _, g := range rep.Groups {
+		if g == base || len(g.Trials) == 0 || (g.Trials[0] != nil && g.Trials[0].Tool == KindReference) == baseRef {
+			continue // two kvreplay runs: warnShapes' differences
+		}
+		if s, ok := scale(g); ok && s != b {
+			g.warn(rep, fmt.Sprintf("DIFFERENT SIZE SCALES: the baseline %s ran at --size-scale %g and %s at %g: their bytes, bandwidths "+
+				"and latencies are of objects of different sizes (kv-cache.py's objects are at their size) (the ratios between them compare unlike runs)",
+				base.Label, b, g.Label, s))
+		}
+	}
 }
