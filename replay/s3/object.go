@@ -94,7 +94,8 @@ func (o *object) check(op string) error {
 // up to PartSize) share one GET of that part through this Object: the
 // first block's ReadAt makes it, the others wait for it, and each copies
 // its range out; the part's buffer goes once all its bytes were read (or
-// at Close). A read of a whole part goes straight into p.
+// at Close). A read of a whole part goes straight into p; the parts of a
+// read that spans several are read at once.
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
 	n, _, err := o.ReadAtFirstByte(p, off)
 	return n, err
@@ -121,20 +122,40 @@ func (o *object) ReadAtFirstByte(p []byte, off int64) (int, time.Time, error) {
 		return 0, first, io.EOF
 	}
 	n := int(min(int64(len(p)), e.size-off))
+	// The parts the range covers, read at once (a block bigger than a
+	// part is several GETs, which go side by side, as a multipart
+	// upload's parts do).
+	type segment struct {
+		i  int
+		in int64
+		p  []byte
+	}
+	var segs []segment
 	for done := 0; done < n; {
 		at := off + int64(done)
 		i := int(at / e.part)
 		in := at - int64(i)*e.part
 		seg := int(min(int64(n-done), e.partLen(i)-in))
-		got, err := o.readPart(i, in, p[done:done+seg])
+		segs = append(segs, segment{i, in, p[done : done+seg]})
+		done += seg
+	}
+	firsts := make([]time.Time, len(segs))
+	errs := make([]error, len(segs))
+	if len(segs) == 1 {
+		firsts[0], errs[0] = o.readPart(segs[0].i, segs[0].in, segs[0].p)
+	} else {
+		var wg sync.WaitGroup
+		for k, sg := range segs {
+			wg.Go(func() { firsts[k], errs[k] = o.readPart(sg.i, sg.in, sg.p) })
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
 		if err != nil {
 			return 0, time.Time{}, fmt.Errorf("s3: read %q: %d bytes at offset %d: %w", o.key, n, off, err)
 		}
-		if done == 0 {
-			first = got
-		}
-		done += seg
 	}
+	first = firsts[0]
 	if n < len(p) {
 		return n, first, io.EOF
 	}

@@ -711,6 +711,47 @@ func TestHTTP1(t *testing.T) {
 	}
 }
 
+// TestReadSpanningParts: a read that spans several parts (a block bigger
+// than the part size) makes their GETs at once, not one after another,
+// and gets every byte.
+func TestReadSpanningParts(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	px := s3test.Throttle(t, srv)
+	b := newBackend(t, px.Endpoint, s3.Config{Concurrency: 4, PartSize: s3.MinPartSize})
+	defer b.Close()
+	size := int64(4 * s3.MinPartSize)
+	p := make([]byte, size)
+	replaytest.Fill(p, 7, 0)
+	o, err := b.Open("big", size, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := int64(0); off < size; off += 1 << 20 {
+		if _, err := o.WriteAt(p[off:off+1<<20], off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Close()
+	o, err = b.Open("big", size, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	// Each GET held 100 ms: one after another they never overlap.
+	px.Delay(100 * time.Millisecond)
+	px.ResetPeak()
+	q := make([]byte, size-2<<20)
+	if _, err := o.ReadAt(q, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(q, p[1<<20:size-1<<20]) {
+		t.Error("the read's bytes differ from those written")
+	}
+	if n := px.Peak(); n < 2 {
+		t.Errorf("a read of 4 parts had %d GET(s) in flight at most", n)
+	}
+}
+
 // TestHTTPS: an https endpoint whose certificate a private CA signed works
 // with that CA in AWS_CA_BUNDLE, and is refused without it.
 func TestHTTPS(t *testing.T) {

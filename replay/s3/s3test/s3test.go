@@ -318,6 +318,9 @@ type Proxy struct {
 	cut     atomic.Int64 // responses still to cut
 	cuts    atomic.Int64
 	stop    chan struct{} // closed at the test's end: hung requests end
+	// Requests passed through now, the most at once, and how long each
+	// waits before it is.
+	inflight, peak, delay atomic.Int64
 }
 
 // Hang modes.
@@ -457,7 +460,18 @@ func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
 			return
 		}
 		p.served.Add(1)
+		n := p.inflight.Add(1)
+		for m := p.peak.Load(); n > m && !p.peak.CompareAndSwap(m, n); m = p.peak.Load() {
+		}
+		if d := p.delay.Load(); d > 0 {
+			select {
+			case <-time.After(time.Duration(d)):
+			case <-r.Context().Done():
+			case <-p.stop:
+			}
+		}
 		rp.ServeHTTP(w, r)
+		p.inflight.Add(-1)
 	})}
 	p.Endpoint = "http://" + ln.Addr().String()
 	if tls {
@@ -474,6 +488,16 @@ func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
 	})
 	return p
 }
+
+// Delay holds each request that passes through for d before passing it.
+func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// Peak is the most requests passed through at once since the proxy
+// started, or since the last ResetPeak.
+func (p *Proxy) Peak() int64 { return p.peak.Load() }
+
+// ResetPeak starts Peak's count afresh.
+func (p *Proxy) ResetPeak() { p.peak.Store(0) }
 
 // HTTP2 is how many requests came over HTTP/2.
 func (p *Proxy) HTTP2() int64 { return p.h2.Load() }
