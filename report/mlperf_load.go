@@ -476,6 +476,11 @@ var (
 	rankDir   = regexp.MustCompile(`^rank_?(\d{1,6})$`)
 )
 
+// IsRankDir reports whether a directory's name is a rank's, rank_<N>, in
+// which the MLPerf aggregation reads each .json file as the rank's
+// result (loadRankDir).
+func IsRankDir(name string) bool { return rankDir.MatchString(name) }
+
 // placeOf reads the option_<O>, trial_<T> and rank_<N> directories of a
 // path, the layout mlpstorage and kvbench's Option runner write
 // (.../option_<O>/trial_<T>/rank_<N>/result.json); -1 for what is absent.

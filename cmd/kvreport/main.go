@@ -422,9 +422,18 @@ func incompleteOnStdin(docs []*report.Doc) error {
 	return nil
 }
 
-// checkFiles refuses an -o that kvreport must not write: a system path, or
-// one of the documents it reads (globs expanded as Load expands them).
+// checkFiles refuses an -o that kvreport must not write: a system path,
+// one of the documents it reads (globs expanded as Load expands them), or
+// a .json file in a rank_<N> directory.
 func checkFiles(paths []string, output string, allowSystem bool) []error {
+	var problems []error
+	if dir := filepath.Base(filepath.Dir(output)); output != "-" && strings.EqualFold(filepath.Ext(output), ".json") && report.IsRankDir(dir) {
+		// The MLPerf aggregation reads each .json file there as the
+		// rank's result: the next aggregation of the run would fail on
+		// two, or read this one.
+		problems = append(problems, fmt.Errorf("-o %s: a .json file in a %s directory, where the MLPerf aggregation reads each .json file as "+
+			"the rank's result: write it elsewhere (a run's kvcache_run_summary goes in the run's directory, above its option_<O> directories)", output, dir))
+	}
 	files := cli.Files{AllowSystem: allowSystem, Outputs: []cli.File{{Flag: "-o", Path: output}}}
 	for _, p := range paths {
 		matches, err := filepath.Glob(p)
@@ -445,7 +454,7 @@ func checkFiles(paths []string, output string, allowSystem bool) []error {
 			}
 		}
 	}
-	return files.Check()
+	return append(problems, files.Check()...)
 }
 
 // anyRegular reports whether sniff says yes to any file that pattern

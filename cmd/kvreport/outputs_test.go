@@ -123,3 +123,32 @@ func TestPipeInput(t *testing.T) {
 		t.Errorf("kvreport FIFO (no writer) with its context done: %v (exit %d), want context.Canceled, not a usage error", err, cli.ExitCode(err))
 	}
 }
+
+// TestOutputNotInRankDir: -o FILE.json in a rank_<N> directory is
+// refused (exit 2) in every mode, the directory unchanged: the MLPerf
+// aggregation reads each .json there as the rank's result, so a report
+// or summary written beside a rank's result made the next aggregation of
+// the run fail ("2 result files"), or read it as the rank. A file
+// elsewhere in the run, or not .json, is written.
+func TestOutputNotInRankDir(t *testing.T) {
+	dir := writeRefRun(t, 1, 2)
+	rank := filepath.Join(dir, "option_1", "trial_0", "rank_1")
+	for _, args := range [][]string{
+		{"--aggregate", "mlperf", "--format", "json", "-o", filepath.Join(rank, "summary.json"), dir},
+		{"--aggregate", "mlperf", "--format", "text", "-o", filepath.Join(rank, "report.json"), dir},
+		{"merge", docA, "-o", filepath.Join(rank, "merged.json")},
+	} {
+		code, _, errs := kvreport(t, "", args...)
+		if code != 2 || !strings.Contains(errs, "rank_1 directory") {
+			t.Errorf("%v: exit %d, stderr %q: want 2, naming the rank directory", args, code, errs)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(rank, "*")); len(files) != 1 {
+		t.Errorf("rank_1 holds %q, want its result alone", files)
+	}
+	for _, out := range []string{filepath.Join(dir, "summary.json"), filepath.Join(rank, "report.md")} {
+		if code, _, errs := kvreport(t, "", "--aggregate", "mlperf", "-o", out, dir); code != 0 {
+			t.Errorf("-o %s: exit %d %s", out, code, errs)
+		}
+	}
+}
