@@ -106,7 +106,10 @@ kvreplay's (their "GB/s" are GiB/s). Given a kvcache_run_summary,
 kvreport shows it this way without --aggregate.
 
 Exit status: 0 when the report is written; 2 for bad usage or a document
-kvreport cannot read; 1 when what came on stdin ("-") is not a valid
+kvreport cannot read (a damaged one too: a negative time, count, rank or
+trial, a size scale outside (0, 1], a figure no run gives), or an -o that
+is an input, a system path, a directory or a .json file in a rank_<N>
+directory (which --aggregate mlperf would read as the rank's); 1 when what came on stdin ("-") is not a valid
 measurement, so that a pipeline whose kvreplay failed fails too: nothing at
 all, a document cut short, an incomplete run (a kvreplay stopped early, a
 search that did not finish) or a run whose operations failed (kvreplay
