@@ -118,9 +118,9 @@ command -v zstd >/dev/null || { echo "vs-rclone: zstd is needed to read compress
 work=$(mktemp -d)
 ram=$(mktemp -d /dev/shm/kvbench-vs-rclone.XXXXXX 2>/dev/null || mktemp -d)
 gw_pid=
-prefix=
+copied= # rclone has written under the prefix
 cleanup() {
-	[ -n "$prefix" ] && { rcl purge "vs:$bucket/$prefix" 2>/dev/null || echo "vs-rclone: remove s3://$bucket/$prefix/ yourself: rclone purge failed" >&2; }
+	[ -n "$copied" ] && { rcl purge "vs:$bucket/$prefix" 2>/dev/null || echo "vs-rclone: remove s3://$bucket/$prefix/ yourself: rclone purge failed" >&2; }
 	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
 	rm -rf "$work" "$ram"
 }
@@ -157,12 +157,11 @@ export RCLONE_CONFIG_VS_ENDPOINT=$endpoint RCLONE_CONFIG_VS_REGION=${AWS_REGION:
 rcl() { env -u AWS_CA_BUNDLE rclone --config /dev/null --transfers "$conc" --checkers "$conc" --s3-no-check-bucket "$@"; }
 # The script's own prefix: rclone's copies and kvreplay's runs go under
 # it, and its purge at the end removes nothing else.
-p=vs-rclone-$(date -u +%Y%m%dT%H%M%S)-$RANDOM
-if [ -n "$(rcl lsf --max-depth 1 "vs:$bucket/$p" 2>/dev/null || true)" ]; then
-	echo "vs-rclone: s3://$bucket/$p/ holds objects already: run the script again (it never touches what it did not write)" >&2
+prefix=vs-rclone-$(date -u +%Y%m%dT%H%M%S)-$RANDOM
+if [ -n "$(rcl lsf --max-depth 1 "vs:$bucket/$prefix" 2>/dev/null || true)" ]; then
+	echo "vs-rclone: s3://$bucket/$prefix/ holds objects already: run the script again (it never touches what it did not write)" >&2
 	exit 2
 fi
-prefix=$p
 if [ -z "$trace" ]; then
 	for t in "$top/../shared/data/reference-traces/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst" \
 		"$top/testdata/reference/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst"; do
@@ -223,6 +222,7 @@ printf '%-6s %5s %13s %11s %12s %10s %7s\n' case round 'kvreplay GB/s' 'kvreplay
 declare -a pr gr kpr rpr kgr rgr
 for r in $(seq "$rounds"); do
 	x=$(kv "$work/write.csv" "$work/put-$r.json" write); read -r kp kps <<<"$x"
+	copied=1
 	x=$(rc "$ram/src" "vs:$bucket/$prefix/rclone-$r" "$work/rclone-put-$r.log"); read -r rp rps <<<"$x"
 	pr+=("$(ratio "$kp" "$rp")") kpr+=("$kp") rpr+=("$rp")
 	printf '%-6s %5d %13s %11s %12s %10s %7s\n' put "$r" "$kp" "$kps" "$rp" "$rps" "${pr[-1]}"
