@@ -515,9 +515,15 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 		g.endRun()
 	}
 	if n := st.convRestarts; n > 0 {
+		// The users from which it happens are measured for the
+		// reference's bound alone.
+		from := ""
+		if cfg.ConversationStates == DefaultConfig().ConversationStates {
+			from = " (as it does from about 600 users)"
+		}
 		e.depart("conversation", fmt.Sprintf("%d times a user's conversation went on after the registry of %d conversation states "+
-			"(conversation.max_conversations) forgot it (as it does from about 600 users): kv-cache.py's add_turn raises "+
-			"there and that user's thread dies, sending no more requests; here the user starts a new conversation", n, cfg.ConversationStates))
+			"(conversation.max_conversations) forgot it%s: kv-cache.py's add_turn raises "+
+			"there and that user's thread dies, sending no more requests; here the user starts a new conversation", n, cfg.ConversationStates, from))
 	}
 	if st.partialBlocks > 0 {
 		e.depart("partial-block", fmt.Sprintf("%d requests' last hash-id block held fewer tokens than a block and was written whole "+
