@@ -14,8 +14,9 @@ import (
 type S3Config = s3.Config
 
 // newS3 makes the s3 tier: a prefix of the run's own in the bucket,
-// checked with one request before any I/O (the bucket exists, the
-// credentials are accepted, the prefix is empty), removed at the end
+// checked with two requests before any I/O (the bucket exists, the
+// credentials are accepted, the prefix holds no object and no unfinished
+// multipart upload, which the clean-up would abort), removed at the end
 // unless --keep, and then printed, with the command that removes it.
 // What the clean-up could not remove is a warning of the result's.
 func newS3(b *builder) (backend.Backend, error) {
