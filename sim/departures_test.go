@@ -149,7 +149,12 @@ func TestBurstGPTDepartures(t *testing.T) {
 		{"short row", header + "1,a,100,10,110,x\n2,a,200\n3,a,300,10,310,x\n",
 			[]string{"b.csv:3: 1 rows with fewer fields", "1 rows skipped (unparseable; 0 of them as the reference skips them)"}},
 		{"nan and negative", header + "1,a,100,10,110,x\nnan,a,200,10,210,x\n3,a,-5,10,5,x\n4,a,x,1,1,x\n",
-			[]string{"b.csv:3: 2 rows skipped that kv-cache.py keeps", "3 rows skipped (unparseable; 1 of them as the reference skips them)"}},
+			[]string{"b.csv:3: 2 rows skipped that kv-cache.py does not skip", "3 rows skipped (unparseable; 1 of them as the reference skips them)"}},
+		// kv-cache.py sleeps (inf - 1) / speedup seconds before it
+		// enqueues line 3's row, in 5 s steps: its generator sends
+		// nothing more. A second departure, beside the first.
+		{"infinite timestamp", header + "1,a,100,10,110,x\ninf,a,200,10,210,x\n3,a,300,10,310,x\n",
+			[]string{"b.csv:3: 1 rows skipped that kv-cache.py does not skip", "b.csv:3: 1 rows with a Timestamp of inf or beyond ±4.5e9 s skipped"}},
 		{"byte order mark", "\ufeff" + header + "1,a,100,10,110,x\n2,a,200,10,210,x\n",
 			[]string{`finds no Timestamp and reads every timestamp as 0`}},
 	} {
@@ -169,14 +174,24 @@ func TestBurstGPTDepartures(t *testing.T) {
 				t.Fatal(err)
 			}
 			x := res.Kvbench
-			if len(x.Departures) != min(len(tc.said), 1) {
-				t.Errorf("departures %q, want one", x.Departures)
+			if want := min(len(tc.said), 1+strings.Count(tc.name, "infinite")); len(x.Departures) != want {
+				t.Errorf("departures %q, want %d", x.Departures, want)
 			}
 			all := strings.Join(x.Notes, "\n")
 			for _, s := range tc.said {
 				if n := strings.Count(all, s); n != 1 {
 					t.Errorf("notes say %q %d times, want once:\n%s", s, n, all)
 				}
+			}
+			// Unpaced (--trace-speedup 0), kv-cache.py sleeps before no
+			// row: it keeps the infinite timestamp's.
+			cfg.TraceSpeedup = 0
+			res, err = Run(context.Background(), &cfg, func(*schema.Record) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if all := strings.Join(res.Kvbench.Notes, "\n"); strings.Contains(all, "rows with a Timestamp of inf") {
+				t.Errorf("--trace-speedup 0: the notes say kv-cache.py sleeps:\n%s", all)
 			}
 		})
 	}

@@ -33,10 +33,14 @@
 //     A row with fewer fields than the columns it reads ends kv-cache.py's
 //     generator thread (int(None) raises TypeError): no request follows
 //     it. A timestamp of nan, inf or beyond 4.5e9 s, or a negative token
-//     count, it keeps. A file that begins with a UTF-8 byte order mark
-//     makes its first column's name "\ufeffTimestamp", so it reads every
-//     timestamp as 0. kvtrace skips the rows of the first two kinds and
-//     goes on, and it drops the mark (reqtrace.File.RefDepartures).
+//     count, it reads; under --trace-speedup above 0 it sleeps the gap to
+//     an infinite or huge timestamp (after a negative one, to the next
+//     row) before it enqueues that row, in 5 s steps until the run ends,
+//     so no request follows it. A file that begins with a UTF-8 byte
+//     order mark makes its first column's name "\ufeffTimestamp", so it
+//     reads every timestamp as 0. kvtrace skips the rows of the first two
+//     kinds and goes on, and it drops the mark
+//     (reqtrace.File.RefDepartures).
 //   - Unpaced traces are bounded. Under --trace-speedup 0 (and with
 //     --dataset-path but no --request-rate), kv-cache.py's generator
 //     thread enqueues requests as fast as Python runs, into a queue with

@@ -460,8 +460,13 @@ func (g *traceGen) noteBurstDepartures(name string, ref *reqtrace.RefDepartures,
 			name, ref.ShortLine, ref.Short, qualifier))
 	}
 	if ref.Kept > 0 {
-		e.depart("burst-kept", fmt.Sprintf("%s:%d: %d rows skipped%s that kv-cache.py keeps: a Timestamp of nan or inf or beyond 4.5e9 s, "+
+		e.depart("burst-kept", fmt.Sprintf("%s:%d: %d rows skipped%s that kv-cache.py does not skip: a Timestamp of nan or inf or beyond 4.5e9 s, "+
 			"or a negative token count, which its float() and int() read", name, ref.KeptLine, ref.Kept, qualifier))
+	}
+	if ref.Stall > 0 && e.cfg.TraceSpeedup > 0 {
+		e.depart("burst-stall", fmt.Sprintf("%s:%d: %d rows with a Timestamp of inf or beyond ±4.5e9 s skipped%s, and the rows after them replayed; "+
+			"kv-cache.py sleeps the gap to such a row ((timestamp - previous) / --trace-speedup; after a negative one, to the next row) "+
+			"before it enqueues it, in 5 s steps until the run ends, and no request follows it", name, ref.StallLine, ref.Stall, qualifier))
 	}
 	switch ref.BOMColumn {
 	case "":

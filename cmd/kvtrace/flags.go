@@ -72,8 +72,9 @@ and in the sidecar ("departs from kv-cache.py: ..."):
     die at their first request.
   - --use-burst-trace skips rows with missing fields (kv-cache.py's reader
     stops at the first) and rows with a nan or inf timestamp or a negative
-    count (it keeps them), and drops a byte order mark (with it, kv-cache.py
-    reads every timestamp as 0).
+    count (it keeps them; before an inf timestamp's row, under
+    --trace-speedup above 0, it sleeps to the run's end), and drops a byte
+    order mark (with it, kv-cache.py reads every timestamp as 0).
   - unpaced requests (--trace-speedup 0) wait while 2 x the workers are
     queued; kv-cache.py's queue has no bound.
   - RAG chunks are drawn from the Python random stream, not numpy's.

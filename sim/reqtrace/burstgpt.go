@@ -74,6 +74,13 @@ type RefDepartures struct {
 	// reads that is negative or beyond int64. KeptLine is the first's line.
 	Kept     int64
 	KeptLine int
+	// Stall counts, of Kept, the rows whose Timestamp float() reads as
+	// infinite or beyond ±4.5e9 s; StallLine is the first's line. Under
+	// --trace-speedup above 0, kv-cache.py sleeps the gap to such a row
+	// (after a negative one, to the next row) before it enqueues it, in 5 s
+	// steps until the run ends: no request follows it.
+	Stall     int64
+	StallLine int
 	// Short counts the rows, dropped here, with fewer fields than the
 	// columns read; ShortLine is the first's line. kv-cache.py's reader
 	// stops at the first (int(None) raises TypeError, which ends its
@@ -211,6 +218,13 @@ func (g *burstGPT) bad(i int, v, detail string) *ParseError {
 	if g.keptByReference(i, v) {
 		if g.ref.Kept++; g.ref.KeptLine == 0 {
 			g.ref.KeptLine = g.t.line
+		}
+		// A timestamp float() reads and parseSeconds refuses is nan, or
+		// infinite or beyond ±maxSeconds.
+		if i == g.iTS && !strings.Contains(strings.ToLower(v), "nan") {
+			if g.ref.Stall++; g.ref.StallLine == 0 {
+				g.ref.StallLine = g.t.line
+			}
 		}
 	}
 	return g.t.bad(i, v, ErrBadNumber, detail)

@@ -129,7 +129,8 @@ func TestBurstGPTSkips(t *testing.T) {
 		column string
 		want   error
 		// ref is what kv-cache.py does with the row, where it does not
-		// skip it: "keeps" it, or "stops" its reader at it.
+		// skip it: "keeps" it, "sleeps before" it until the run ends, or
+		// "stops" its reader at it.
 		ref string
 	}{
 		{"request tokens not a number", "7,ChatGPT,12a,3,15,x", "Request tokens", ErrBadNumber, ""},
@@ -139,8 +140,8 @@ func TestBurstGPTSkips(t *testing.T) {
 		{"huge request tokens", "7,ChatGPT,99999999999999999999999,1,9,x", "Request tokens", ErrBadNumber, "keeps"},
 		{"timestamp not a number", "seven,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, ""},
 		{"timestamp nan", "nan,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "keeps"},
-		{"timestamp inf", "inf,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "keeps"},
-		{"timestamp out of range", "1e300,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "keeps"},
+		{"timestamp inf", "inf,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "sleeps before"},
+		{"timestamp out of range", "1e300,ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, "sleeps before"},
 		{"empty timestamp", ",ChatGPT,12,3,15,x", "Timestamp", ErrBadNumber, ""},
 		{"total tokens not an integer", "7,ChatGPT,12,3,n/a,x", "Total tokens", ErrBadNumber, ""},
 		{"underscore not between digits", "7,ChatGPT,1__2,3,15,x", "Request tokens", ErrBadNumber, ""},
@@ -168,6 +169,10 @@ func TestBurstGPTSkips(t *testing.T) {
 			switch tc.ref {
 			case "keeps":
 				want.Kept, want.KeptLine = 1, 3
+			case "sleeps before":
+				// It reads it, and sleeps the gap to it first, until
+				// the run ends.
+				want.Kept, want.KeptLine, want.Stall, want.StallLine = 1, 3, 1, 3
 			case "stops":
 				want.Short, want.ShortLine = 1, 3
 			}
