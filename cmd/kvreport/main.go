@@ -384,7 +384,7 @@ func runReport(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 // what came on stdin and is not a whole run fails the pipeline once
 // rendered (incompleteOnStdin), as the command before kvreport failed.
 func write(ctx context.Context, c *config, stdout io.Writer, docs []*report.Doc, render func(io.Writer) error) error {
-	if err := cli.WriteOutput(ctx, c.output, stdout, render); err != nil {
+	if err := cli.WriteOutput(ctx, "-o", c.output, stdout, render); err != nil {
 		return err
 	}
 	return incompleteOnStdin(docs)

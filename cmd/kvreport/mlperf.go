@@ -59,7 +59,7 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 			beside[name] = run.Summaries[name]
 		}
 	}
-	err = cli.WriteOutput(ctx, output, stdout, func(w io.Writer) error { return report.RenderMLPerf(w, s, beside, format) })
+	err = cli.WriteOutput(ctx, "-o", output, stdout, func(w io.Writer) error { return report.RenderMLPerf(w, s, beside, format) })
 	if err != nil {
 		return err
 	}

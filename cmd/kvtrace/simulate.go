@@ -128,13 +128,13 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		notes = append(notes, cli.Sidecar(opt.TracePath))
 	}
 	if opt.OutputPath != "" {
-		err := cli.WriteOutput(ctx, opt.OutputPath, stdout, func(f io.Writer) error {
+		err := cli.WriteOutput(ctx, "--output", opt.OutputPath, stdout, func(f io.Writer) error {
 			enc := json.NewEncoder(f)
 			enc.SetIndent("", "  ")
 			return enc.Encode(res)
 		})
 		if err != nil {
-			return fmt.Errorf("--output %s: %w", opt.OutputPath, err)
+			return err
 		}
 	}
 	switch {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 
@@ -87,13 +88,26 @@ func WriteFile(ctx context.Context, path string, fn func(io.Writer) error) error
 	return f.Close()
 }
 
-// WriteOutput writes the output named on the command line through fn: "-"
-// is stdout, anything else a file (WriteFile).
-func WriteOutput(ctx context.Context, name string, stdout io.Writer, fn func(io.Writer) error) error {
+// WriteOutput writes the output named on the command line by flag (-o,
+// --output) through fn: "-" is stdout, anything else a file (WriteFile),
+// whose errors name the flag and the path: one that cannot be created is
+// an input error.
+func WriteOutput(ctx context.Context, flag, name string, stdout io.Writer, fn func(io.Writer) error) error {
 	if name == "-" {
 		return fn(stdout)
 	}
-	return WriteFile(ctx, name, fn)
+	f, err := CreateFile(ctx, name)
+	if err != nil {
+		return Input(fmt.Errorf("%s %s: %w", flag, name, UnwrapPath(err)))
+	}
+	if err := fn(f); err != nil {
+		_ = f.Abort()
+		return fmt.Errorf("%s %s: %w", flag, name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, name, err)
+	}
+	return nil
 }
 
 // IsTerminal reports whether w is a terminal: a character device that

@@ -283,14 +283,35 @@ func TestIsTerminal(t *testing.T) {
 
 func TestWriteOutput(t *testing.T) {
 	var out strings.Builder
-	if err := cli.WriteOutput(context.Background(), "-", &out, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil || out.String() != "x" {
+	if err := cli.WriteOutput(context.Background(), "-o", "-", &out, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil || out.String() != "x" {
 		t.Fatalf("-: %v, stdout %q", err, out.String())
 	}
 	p := filepath.Join(t.TempDir(), "f")
-	if err := cli.WriteOutput(context.Background(), p, &out, func(w io.Writer) error { _, err := io.WriteString(w, "y"); return err }); err != nil {
+	if err := cli.WriteOutput(context.Background(), "-o", p, &out, func(w io.Writer) error { _, err := io.WriteString(w, "y"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "y" || out.String() != "x" {
 		t.Fatalf("file %q, stdout %q", b, out.String())
+	}
+}
+
+// TestWriteOutputNamesFlag: an output that cannot be created, or whose
+// writing fails, names the flag and the path; the first is the user's
+// error (exit 2). kvreport's -o into a missing directory said only
+// "create nodir/x.json: no such file or directory".
+func TestWriteOutputNamesFlag(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nodir", "x.json")
+	err := cli.WriteOutput(context.Background(), "-o", missing, io.Discard, func(io.Writer) error { return nil })
+	if want := "-o " + missing + ": no such file or directory"; err == nil || err.Error() != want || cli.ExitCode(err) != cli.ExitUsage {
+		t.Errorf("missing directory: %v (exit %d); want %q, exit 2", err, cli.ExitCode(err), want)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	boom := errors.New("boom")
+	err = cli.WriteOutput(context.Background(), "--output", p, io.Discard, func(io.Writer) error { return boom })
+	if want := "--output " + p + ": boom"; !errors.Is(err, boom) || err.Error() != want {
+		t.Errorf("failed write: %v; want %q", err, want)
+	}
+	if _, serr := os.Stat(p); !os.IsNotExist(serr) {
+		t.Errorf("a failed write left %s: %v", p, serr)
 	}
 }
