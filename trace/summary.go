@@ -345,6 +345,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if len(m.CommandLine) > 0 {
 			p("  command line: %s\n", strings.Join(m.CommandLine, " "))
 		}
+		for _, n := range m.Notes {
+			p("  note: %s\n", n)
+		}
 	} else {
 		p("\nno sidecar\n")
 	}

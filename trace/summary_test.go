@@ -33,3 +33,20 @@ func TestSummaryTextUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryTextNotes: kvtrace inspect shows the sidecar's notes (rows a
+// request trace skipped, where the run departs from kv-cache.py), which
+// the writer printed once and nothing showed again.
+func TestSummaryTextNotes(t *testing.T) {
+	s := trace.NewSummarizer().Summary()
+	s.Meta = &trace.Meta{Tool: "kvtrace", Notes: []string{"departs from kv-cache.py: x", "3 rows skipped"}}
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"note: departs from kv-cache.py: x\n", "note: 3 rows skipped\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("inspect text lacks %q:\n%s", want, b.String())
+		}
+	}
+}
