@@ -148,9 +148,14 @@ func (s *sched) cells(wall time.Duration) []schema.Cell {
 
 // traceInfos is the identity and provenance of the traces: the prescan's,
 // which read every trace whole before the run (so a run stopped early
-// still says what it replayed), else what the replay's reader found.
+// still says what it replayed, as does one stopped before the reader
+// started: unclocked), else what the replay's reader found.
 func (s *sched) traceInfos() []schema.TraceInfo {
-	if s.plan != nil && s.plan.Scanned && len(s.plan.Traces) == len(s.infos) {
+	n := len(s.infos)
+	if s.infos == nil {
+		n = len(s.srcs) // the reader never ran
+	}
+	if s.plan != nil && s.plan.Scanned && len(s.plan.Traces) == n {
 		return slices.Clone(s.plan.Traces)
 	}
 	return s.infos

@@ -50,7 +50,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	if err := s.writeCold(); err != nil {
 		stopAll()
-		return nil, err
+		return s.unclocked("writing "+s.coldWhat(), err), s.err
 	}
 	if hooks.Ready != nil {
 		if err := hooks.Ready(); err != nil {
@@ -140,6 +140,53 @@ func (s *sched) writeCold() error {
 	s.loop(nil)
 	return s.err
 }
+
+// coldWhat names what writeCold writes, for the error that stops it: the
+// trace's cold objects, and those that users left out wrote where a
+// --users sample has them.
+func (s *sched) coldWhat() string {
+	for _, c := range s.plan.Cold {
+		if c.LeftOut {
+			return "the trace's cold objects and those that users left out wrote"
+		}
+	}
+	return "the trace's cold objects"
+}
+
+// unclocked is the result of a run that err stopped before its clock
+// started, while it was doing what (writing its cold objects): marked
+// incomplete, the reason naming the phase, with no measured window (it
+// starts and ends when the run stopped) and so nothing measured in it:
+// no cell, request or timeline second; the failed operations are counted
+// in its errors, as a run's are. A launcher or a results pipeline then
+// finds a failed run where it looks for one, not a missing file.
+func (s *sched) unclocked(what string, err error) *schema.Result {
+	s.err = fmt.Errorf("replay: before the clock: %s: %w", what, trimPrefix(err, "replay: "))
+	s.start = s.clock.Now()
+	s.metrics.start = s.start
+	return s.result(0)
+}
+
+// trimPrefix is err without prefix at the start of its message (a
+// package's, where err is wrapped again by the same package), still
+// wrapping err for errors.Is and errors.As.
+func trimPrefix(err error, prefix string) error {
+	msg, ok := strings.CutPrefix(err.Error(), prefix)
+	if !ok {
+		return err
+	}
+	return &prefixed{msg: msg, err: err}
+}
+
+// prefixed is an error whose message is its wrapped error's without a
+// prefix.
+type prefixed struct {
+	msg string
+	err error
+}
+
+func (p *prefixed) Error() string { return p.msg }
+func (p *prefixed) Unwrap() error { return p.err }
 
 // leftOutFits returns whether a backend holds the objects prepared for a
 // --users sample written before the clock beside what the trace keeps
