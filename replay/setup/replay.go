@@ -101,7 +101,7 @@ func probeFits(cfg *replay.Config, plan *replay.Plan, opts *Options) error {
 	if !opts.Probe || !plan.Scanned {
 		return nil
 	}
-	a := Advise(cfg, plan, opts)
+	a := searchAdvice(cfg, plan, opts)
 	if a.Runs {
 		return nil
 	}

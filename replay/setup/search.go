@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,7 +146,7 @@ func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Option
 	if !Planned(plan) {
 		return "", nil
 	}
-	a := Advise(cfg, plan, opts)
+	a := searchAdvice(cfg, plan, opts)
 	if a.Runs {
 		return "", nil
 	}
@@ -157,6 +158,22 @@ func SearchFits(kind string, cfg *replay.Config, plan *replay.Plan, opts *Option
 	opts.MayFill = true
 	return fmt.Sprintf("--search %s: the largest probes may not fit: %v; each probe is checked against the free space with its own window and users before it runs, "+
 		"and the first that does not fit is not run: it stops the search (done: false, exit 1), its answer what the probes before it measured", kind, notFitError(a)), nil
+}
+
+// searchAdvice is Advise for a search and its probes, its options those
+// that a search can take: a smaller --size-scale, a --capacity or a
+// --ram-budget, which bound the space every probe needs. A --duration is
+// the probes' window, which a shorter one (100ms) makes useless, and a
+// search sets the loop and the pace its probes replay at itself
+// (--closed-loop, --speed): a refusal of a search or of a probe suggests
+// none of them.
+func searchAdvice(cfg *replay.Config, plan *replay.Plan, opts *Options) *replay.Advice {
+	a := Advise(cfg, plan, opts)
+	a.Options = slices.DeleteFunc(a.Options, func(o replay.Option) bool {
+		flag, _, _ := strings.Cut(o.Option, " ")
+		return flag != "--size-scale" && flag != "--capacity" && flag != "--ram-budget"
+	})
+	return a
 }
 
 // Search runs the search so asks over the traces' total users, each probe
