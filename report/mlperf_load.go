@@ -799,21 +799,29 @@ func kvreplayFigures(rk *MLPerfRank, r *schema.Result) error {
 }
 
 // keptInMemory reports whether a kvreplay rank kept its working set in
-// RAM: its Tier-2 never ran, or ran in memory (kvreplay --tier-map
-// Tier-2=ram, or --fit's). It reached no storage, and its storage figures
-// are zeros.
+// RAM: its Tier-2 ran in memory (kvreplay --tier-map Tier-2=ram, or
+// --fit's), or a whole run never used it. It reached no storage, and its
+// storage figures are zeros.
 func keptInMemory(r *schema.Result) bool {
 	var storageOps int64
-	inMemory := true
+	tier2, inMemory := false, true
 	for _, t := range r.Tiers {
 		if t.Tier == schema.TierNVMe.String() {
+			tier2 = true
 			storageOps += t.ReadOps + t.WriteOps
 			for _, b := range strings.Split(t.Backend, ",") {
 				inMemory = inMemory && memoryBackend(b)
 			}
 		}
 	}
-	return storageOps == 0 || inMemory
+	if tier2 && inMemory {
+		return true
+	}
+	// No Tier-2 operation: a whole run's working set stayed in memory,
+	// but a run cut short (one stopped before its clock, writing its cold
+	// objects, has no tier at all) measured nothing, and is an incomplete
+	// rank, not a CPU-tier one.
+	return storageOps == 0 && r.Complete
 }
 
 // memoryBackend reports whether a kvreplay backend is memory, not

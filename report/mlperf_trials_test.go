@@ -611,3 +611,27 @@ func TestMLPerfOldSummaryGiB(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfStoppedBeforeClockNotCPUTier: a rank that stopped before its
+// clock (kvreplay failed writing the trace's cold objects: a result with
+// no tier, nothing measured) is an incomplete rank, not one whose working
+// set stayed in the CPU tier: with it the only rank of its Option, the
+// Option was called CPU-tier only (Rules.md 6.3.4.4) and the rank listed
+// in cpu_tier_ranks.
+func TestMLPerfStoppedBeforeClockNotCPUTier(t *testing.T) {
+	dir := t.TempDir()
+	layTrials(t, dir, map[int]int{0: 1}, func(_, _ int, d *schema.Result) {
+		d.Complete, d.IncompleteReason = false, "replay: before the clock: writing the trace's cold objects: no space left on device"
+		d.Tiers, d.Cells, d.WallS = nil, nil, 0
+		d.Summary.TierStorageReadBandwidthGBps, d.Summary.TierStorageWriteBandwidthGBps = 0, 0
+		d.Summary.StorageReadDeviceP95MS, d.Summary.StorageWriteDeviceP95MS = 0, 0
+	})
+	s := aggregateDir(t, dir)
+	o := s.Options["1"]
+	if len(o.CPUTierRanks) != 0 || len(s.KVBench.CPUTierOptions) != 0 {
+		t.Errorf("cpu_tier_ranks %v, cpu_tier_options %v: want none", o.CPUTierRanks, s.KVBench.CPUTierOptions)
+	}
+	if len(s.KVBench.IncompleteRanks) != 1 || !strings.Contains(s.KVBench.IncompleteRanks[0].Reason, "before the clock") {
+		t.Errorf("incomplete_ranks %+v: want the rank, with its reason", s.KVBench.IncompleteRanks)
+	}
+}
