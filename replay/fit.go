@@ -204,6 +204,20 @@ func peakAt(peak, objects int64, from, to float64) int64 {
 	return min(peak, int64(b))
 }
 
+// objectAt bounds the planned size of one object of size bytes planned at
+// scale from, at the smaller scale to: its size scales (truncated:
+// trace.ScaledSize; at from it was at least size*from - 1 before it was
+// rounded up) and rounds up to planAlign, so it is at most ceil(size*to/
+// from) rounded up, one page at the least scales. peakAt's bound, for many
+// objects, adds a page to each instead.
+func objectAt(size int64, from, to float64) int64 {
+	if to >= from {
+		return size
+	}
+	b := int64(math.Ceil(float64(size) * to / from))
+	return min(size, (b+planAlign-1)/planAlign*planAlign)
+}
+
 // needs is what the replay of p asks at scale (at most cfg.SizeScale, at
 // which p was planned; exact there).
 func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
@@ -216,7 +230,7 @@ func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
 	for i, name := range names {
 		need := Need{Backend: name,
 			Peak:      peakAt(p.Peak[name], p.PeakObjects[name], cfg.SizeScale, scale),
-			MaxObject: peakAt(p.MaxObjectOf[name], 1, cfg.SizeScale, scale),
+			MaxObject: objectAt(p.MaxObjectOf[name], cfg.SizeScale, scale),
 			Written:   int64(float64(p.Written[name]) * f), Read: int64(float64(p.Read[name]) * f)}
 		for t, b := range tierB {
 			if int(b) == i && (!p.Scanned || p.Used[t]) {
@@ -450,15 +464,15 @@ func (a *Advice) runProblems(n Needs) []string {
 // boundProblem says that the bound flag puts on tier (its value bound,
 // room what it holds) is less than what, an object of largest bytes at
 // scale, for which no eviction makes room: raise it, or lower
-// --size-scale where that brings the object within it. At any scale an
-// object takes a page at least (planAlign: peakAt's bound), so a bound of
-// a page or less holds none, and the message does not send the user to a
-// smaller --size-scale.
+// --size-scale where that brings the object within it. At the least
+// scales an object is planned at a page (planAlign: objectAt), so only a
+// bound below a page holds none at any scale, and then the message does
+// not send the user to a smaller --size-scale.
 func boundProblem(tier, flag string, bound, room int64, what string, largest int64, scale float64) string {
 	msg := fmt.Sprintf("%s: %s %s is less than %s, %s at --size-scale %s, which no eviction makes room for: raise %s to %s at least",
 		tier, flag, cli.FormatBytes(bound), what, cli.FormatBytes(largest), FormatScale(scale), flag, cli.FormatBytes(largest))
-	if least := peakAt(largest, 1, scale, math.Ldexp(1, -maxScaleSteps)); least > room {
-		return msg + fmt.Sprintf(" (a smaller --size-scale does not help: at any scale an object is planned at more than a page, %s, and %s %s holds %s)",
+	if least := objectAt(largest, scale, math.Ldexp(1, -maxScaleSteps)); least > room {
+		return msg + fmt.Sprintf(" (a smaller --size-scale does not help: at any scale an object is planned at a page at least, %s, and %s %s holds %s)",
 			cli.FormatBytes(planAlign), flag, cli.FormatBytes(bound), cli.FormatBytes(room))
 	}
 	return msg + ", or lower --size-scale"

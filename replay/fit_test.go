@@ -381,11 +381,18 @@ func TestBoundBelowLargestObject(t *testing.T) {
 		blocker  string
 		scale    float64
 	}{
-		{"capacity", mib, 0, "capacity: --capacity 1.00 MiB is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least", 0.25},
-		{"ram budget", 0, mib / 2, "ram: --ram-budget 512.00 KiB is less than the RAM tier's largest object, 1.00 MiB at --size-scale 1, which no eviction makes room for: raise --ram-budget to 1.00 MiB at least", 0.25},
+		// At 1/2 the 2 MiB object is planned at 1 MiB: --capacity 1 MiB
+		// holds it (evicting all else), as the 512 KiB arena holds the
+		// 1 MiB RAM object's half.
+		{"capacity", mib, 0, "capacity: --capacity 1.00 MiB is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least", 0.5},
+		{"ram budget", 0, mib / 2, "ram: --ram-budget 512.00 KiB is less than the RAM tier's largest object, 1.00 MiB at --size-scale 1, which no eviction makes room for: raise --ram-budget to 1.00 MiB at least", 0.5},
 		{"capacity holds it", 2 * mib, 0, "", 0},
-		{"ram budget of a byte", 0, 1, "ram: --ram-budget 1 B is less than the RAM tier's largest object, 1.00 MiB at --size-scale 1, which no eviction makes room for: raise --ram-budget to 1.00 MiB at least (a smaller --size-scale does not help: at any scale an object is planned at more than a page, 4.00 KiB, and --ram-budget 1 B holds 4.00 KiB)", 0},
-		{"capacity of a page", 4096, 0, "capacity: --capacity 4.00 KiB is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least (a smaller --size-scale does not help", 0},
+		// The arena is a page at least, and at 1/256 the 1 MiB object is
+		// planned at a page: a smaller scale helps (kvreplay ran at it).
+		{"ram budget of a byte", 0, 1, "ram: --ram-budget 1 B is less than the RAM tier's largest object, 1.00 MiB at --size-scale 1, which no eviction makes room for: raise --ram-budget to 1.00 MiB at least", 1.0 / 256},
+		{"capacity of a page", 4096, 0, "capacity: --capacity 4.00 KiB is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least", 1.0 / 512},
+		// Below a page no scale helps: an object is planned at a page.
+		{"capacity below a page", 1000, 0, "capacity: --capacity 1000 B is less than the largest object of Tier-2's backend, nvme, 2.00 MiB at --size-scale 1, which no eviction makes room for: raise --capacity to 2.00 MiB at least (a smaller --size-scale does not help: at any scale an object is planned at a page at least, 4.00 KiB, and --capacity 1000 B holds 1000 B)", 0},
 		{"I/O buffers", 0, 0, "the I/O buffers alone, --queue-depth 4096 x --block-size 1.00 GiB = 4.00 TiB at any --size-scale, are more than that: lower --queue-depth or --block-size", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
