@@ -25,6 +25,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--mkdir", "--dir", "/etc/kv", "x.csv"}, 2, "/etc"},
 		{[]string{"does-not-exist.csv"}, 2, "no such file"},
 		{[]string{"--trial", "-1", "x.csv"}, 2, "--trial -1: must not be negative"},
+		// kvreport --aggregate mlperf refuses such a result after the run.
+		{[]string{"--trial", "1024", "x.csv"}, 2, "--trial 1024: must be below 1024"},
 		// A search's options without the search they shape are refused,
 		// not ignored.
 		{[]string{"--search-probes", "5", "x.csv"}, 2, "--search-probes 5: bounds the probes of a search: add --search"},
