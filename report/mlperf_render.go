@@ -103,7 +103,9 @@ func optionKeys(options map[string]*MLPerfOption) []string {
 const shownUnit = "every bandwidth shown here is in GB/s (10^9 bytes/s), kv-cache.py's GiB/s converted exactly (x 1.073741824); --format json keeps each summary's own unit"
 
 // gibPerGB converts kv-cache.py's "GB/s", GiB/s, to GB/s: 2^30 / 10^9,
-// exact in binary floating point as 2^30 is.
+// 1.073741824, which binary floating point holds to within half an ulp
+// (2^21/5^9 is not a dyadic fraction): a converted figure is within a
+// rounding or two of exact, far below the digits shown.
 const gibPerGB = float64(1<<30) / 1e9
 
 // bandwidthScale is what converts the bandwidths of summary x to GB/s:
