@@ -30,6 +30,13 @@ import (
 //     kvreplay without --size-scale or --fit gets --speed max (but a
 //     capacity search, which doubles its own --speed), --size-scale 1/4096,
 //     and, with --duration or --search, a window of 1 s (3 probes);
+//   - without KVBENCH_LONG=1 (CI sets it), a kvreplay --fit whose
+//     replay goes at the disk's speed, a closed loop or a search, gets
+//     --size-scale 1/64, which --fit keeps: as written, --fit scales
+//     them for space alone (1/2 of the examples' trace here, objects of
+//     a gigabyte), and these few examples read some 70 GB from the disk
+//     and wrote 25 GB, so that the suite's time followed the disk's,
+//     from 2m40s to 3m50s on one machine;
 //   - the inputs the examples name (run.csv.zst, config.yaml, sysA-t1.json,
 //     ...) are made first: a small simulation, kvreplay results of it, and
 //     kv-cache.py's files from testdata.
@@ -37,6 +44,9 @@ import (
 // Examples of tools not installed (fio, jq, benchstat, sai3-bench), and those
 // that read their output, are skipped and logged; so are go test and
 // bench/vs-fio.sh (a disk benchmark).
+
+// long is KVBENCH_LONG=1: the examples run as written but for paths.
+var long = os.Getenv("KVBENCH_LONG") == "1"
 
 // example is one command line of the documentation.
 type example struct {
@@ -278,6 +288,10 @@ func adapt(seg []string) []string {
 				seg[i] = "--io-trace-log=" + fullName(strings.TrimPrefix(w, "--io-trace-log="))
 			}
 		}
+	case seg[0] == "kvreplay" && !long && has("--fit") && (has("--closed-loop") || has("--search")):
+		// At the disk's speed, at the scale --fit picks for space alone
+		// (1/2 here): at 1/64, unless long.
+		seg = append(seg, "--size-scale", "1/64")
 	case seg[0] == "kvreplay" && !has("--size-scale") && !has("--fit") && !has("--plan"):
 		if !slices.Contains(seg, "capacity") { // a capacity search doubles --speed from its own start
 			seg = append(seg, "--speed", "max")
