@@ -16,6 +16,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/report"
+	"github.com/kvbench/kvbench/results"
 )
 
 const usage = `kvreport: merge, compare and render kvreplay results.
@@ -409,7 +410,7 @@ func loadError(err error) error {
 }
 
 // incompleteOnStdin returns an error for the first kvreplay document read
-// from stdin that is not a valid measurement (report.NotAMeasurement: an
+// from stdin that is not a valid measurement (results.NotAMeasurement: an
 // incomplete run, stopped by a signal, a full disk, an I/O error, or a
 // trace cut short; or one whose operations failed): kvreport has rendered
 // it, and exits 1 so that the pipeline that made it does not pass.
@@ -418,7 +419,7 @@ func incompleteOnStdin(docs []*report.Doc) error {
 		if !strings.HasPrefix(d.Path, "-#") || d.Kind != report.KindKVReplay {
 			continue
 		}
-		if why := report.NotAMeasurement(d.Result); why != "" {
+		if why := results.NotAMeasurement(d.Result); why != "" {
 			return fmt.Errorf("%s: %s: rendered, but not a valid measurement (did the command before kvreport fail?)", d.Path, why)
 		}
 	}

@@ -63,7 +63,7 @@ func Summarize(kind string, res *schema.Result, storage []string) Probe {
 			p.UsersByQoS[u.QoS]++
 		}
 	}
-	p.NotMeasured = notMeasured(res)
+	p.NotMeasured = results.NotAMeasurement(res)
 	p.Pass, p.Reason = judge(kind, res, p.NotMeasured)
 	if p.Pass && kind == KindUsers {
 		if why := unjudged(res, p.UsersByQoS); why != "" {
@@ -116,24 +116,6 @@ func StorageOf(res *schema.Result) []string {
 		}
 	}
 	return nil
-}
-
-// notMeasured says why a probe's result is not a measurement: its run
-// stopped for a reason other than --duration (which ends a run complete),
-// or operations failed; "" when it is one.
-func notMeasured(res *schema.Result) string {
-	var why []string
-	if !res.Complete {
-		why = append(why, "the run did not complete: "+cmp.Or(res.IncompleteReason, "it stopped early"))
-	}
-	if n := res.Errors.Count; n > 0 {
-		e := fmt.Sprintf("%d operation(s) failed", n)
-		if len(res.Errors.First) > 0 && res.Complete {
-			e += ", the first: " + res.Errors.First[0]
-		}
-		why = append(why, e)
-	}
-	return strings.Join(why, "; ")
 }
 
 // judge decides whether a probe of a search of kind passes and says why,

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"cmp"
@@ -10,14 +10,13 @@ import (
 
 // NotAMeasurement says why a kvreplay result is not a valid measurement,
 // "" when it is one: its run was cut short (complete false), or
-// operations failed, whether or not it says it completed. One rule for
-// every place kvreport answers for a run (a report on stdin, a merged
-// run's ranks, the MLPerf aggregation's ranks), and the one kvbench's
-// other tools follow: kvreplay stops at the first failed operation, its
-// result incomplete, exit 1, and a search probe with one is no
-// measurement. Its storage_health is FAIL (results.Judge), but unlike a
-// complete run that fails a criterion, it is not a measurement of a
-// system that fails: what failed is the run.
+// operations failed, whether or not it says it completed. The one rule
+// for every place a tool answers for a run: a search's probe, a report
+// of a document on stdin, the MLPerf aggregation's ranks. kvreplay stops
+// at the first failed operation, its result incomplete, exit 1. Such a
+// run's storage_health is FAIL (Judge), but unlike a complete run that
+// fails a criterion, it is not a measurement of a system that fails:
+// what failed is the run.
 func NotAMeasurement(r *schema.Result) string {
 	var why []string
 	if !r.Complete {
