@@ -22,7 +22,10 @@ func NotAMeasurement(r *schema.Result) string {
 	if !r.Complete {
 		why = append(why, "an incomplete run ("+cmp.Or(r.IncompleteReason, "incomplete")+")")
 	}
-	if f := FailedOperations(r); f != "" {
+	if r.Errors.Count > 0 && !r.Complete {
+		// The reason the run stopped names the first failure.
+		why = append(why, fmt.Sprintf("%d operation(s) failed", r.Errors.Count))
+	} else if f := FailedOperations(r); f != "" {
 		why = append(why, f)
 	}
 	return strings.Join(why, "; ")

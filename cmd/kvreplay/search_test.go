@@ -106,7 +106,7 @@ func TestSearchStopsAtFailedProbe(t *testing.T) {
 			t.Errorf("stderr line %d:\n got %q\nwant %q...", i+1, lines[i], w)
 		}
 	}
-	if !strings.Contains(lines[1], "NOT A MEASUREMENT: the run did not complete") || strings.Contains(stderr.String(), "\r") {
+	if !strings.Contains(lines[1], "NOT A MEASUREMENT: an incomplete run (replay: Write Tier-2 Prefill") || strings.Contains(stderr.String(), "\r") {
 		t.Errorf("stderr, not a terminal:\n%q", stderr.String())
 	}
 }
