@@ -63,8 +63,66 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		p := make([]byte, 256<<10)
 		return &p
 	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(httpClient(cfg)),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = cfg.MaxAttempts
+				if cfg.MaxBackoff > 0 {
+					o.MaxBackoff = cfg.MaxBackoff
+				}
+				// A benchmark counts throttling instead of failing once a
+				// client-side retry budget is spent.
+				o.RateLimiter = ratelimit.None
+			})
+		}),
+	}
+	ac, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, usage(fmt.Errorf("s3: the AWS configuration (AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CA_BUNDLE): %w", err))
+	}
+	if ac.Region == "" {
+		ac.Region = "us-east-1"
+	}
+	endpoint, err := c.resolveEndpoint(cfg, &ac)
+	if err != nil {
+		return nil, err
+	}
+	c.endpoint, c.region = endpoint, ac.Region
+	if u, err := url.Parse(endpoint); err == nil && strings.Trim(u.Path, "/") != "" {
+		c.path = u.Path
+	}
+	if endpoint == "" {
+		c.endpoint = "AWS S3 (" + ac.Region + ")"
+		c.from = "AWS S3's endpoint for region " + ac.Region + " (no --s3-endpoint)"
+	}
+	c.keepSecrets(ctx, &ac)
+	if h, ok := ac.HTTPClient.(*awshttp.BuildableClient); ok {
+		// The transport as the chain left it (AWS_CA_BUNDLE's roots), in a
+		// client of ours, so that Close can drop its connections.
+		tr := h.GetTransport()
+		ac.HTTPClient = &http.Client{Transport: tr}
+		c.idle = tr.CloseIdleConnections
+	}
+	c.s3 = s3.NewFromConfig(ac, func(o *s3.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+			o.UsePathStyle = true
+		}
+		// The bytes are checked end to end by --verify; a checksum of every
+		// request would cost the client CPU that rclone does not spend.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		o.APIOptions = append(o.APIOptions, c.countAttempts)
+	})
+	return c, nil
+}
+
+// httpClient is the client's HTTP transport for cfg: a connection for
+// each request in flight, kept for the next, over HTTP/1.1.
+func httpClient(cfg *Config) *awshttp.BuildableClient {
 	conc := cfg.Concurrency
-	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		// Every request in flight keeps its connection for the next.
 		tr.MaxIdleConns = 2 * conc
 		tr.MaxIdleConnsPerHost = 2 * conc
@@ -93,27 +151,12 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		// An idle connection goes before its read deadline can.
 		tr.IdleConnTimeout = cfg.Timeout / 2
 	})
-	opts := []func(*config.LoadOptions) error{
-		config.WithHTTPClient(hc),
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = cfg.MaxAttempts
-				if cfg.MaxBackoff > 0 {
-					o.MaxBackoff = cfg.MaxBackoff
-				}
-				// A benchmark counts throttling instead of failing once a
-				// client-side retry budget is spent.
-				o.RateLimiter = ratelimit.None
-			})
-		}),
-	}
-	ac, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, usage(fmt.Errorf("s3: the AWS configuration (AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CA_BUNDLE): %w", err))
-	}
-	if ac.Region == "" {
-		ac.Region = "us-east-1"
-	}
+}
+
+// resolveEndpoint finds the endpoint as the SDK would (--s3-endpoint, then
+// AWS_ENDPOINT_URL_S3, then the configuration's) and records where it came
+// from; one from the environment that carries credentials is refused.
+func (c *client) resolveEndpoint(cfg *Config, ac *aws.Config) (string, error) {
 	endpoint := cfg.Endpoint
 	c.from = "--s3-endpoint " + endpoint
 	if endpoint == "" && os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") != "true" {
@@ -133,16 +176,14 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		if endpoint != os.Getenv(from) {
 			from = "the AWS configuration's endpoint (AWS_ENDPOINT_URL or endpoint_url)"
 		}
-		return nil, usage(fmt.Errorf("s3: %s carries credentials in the URL: give them through the AWS environment or profile instead", from))
+		return "", usage(fmt.Errorf("s3: %s carries credentials in the URL: give them through the AWS environment or profile instead", from))
 	}
-	c.endpoint, c.region = endpoint, ac.Region
-	if u, err := url.Parse(endpoint); err == nil && strings.Trim(u.Path, "/") != "" {
-		c.path = u.Path
-	}
-	if endpoint == "" {
-		c.endpoint = "AWS S3 (" + ac.Region + ")"
-		c.from = "AWS S3's endpoint for region " + ac.Region + " (no --s3-endpoint)"
-	}
+	return endpoint, nil
+}
+
+// keepSecrets retrieves the credentials once, keeping them to scrub from
+// messages, or why there are none.
+func (c *client) keepSecrets(ctx context.Context, ac *aws.Config) {
 	if ac.Credentials == nil {
 		c.credErr = errors.New("no credential provider")
 	} else if cr, err := ac.Credentials.Retrieve(ctx); err != nil {
@@ -154,25 +195,6 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 			}
 		}
 	}
-	if h, ok := ac.HTTPClient.(*awshttp.BuildableClient); ok {
-		// The transport as the chain left it (AWS_CA_BUNDLE's roots), in a
-		// client of ours, so that Close can drop its connections.
-		tr := h.GetTransport()
-		ac.HTTPClient = &http.Client{Transport: tr}
-		c.idle = tr.CloseIdleConnections
-	}
-	c.s3 = s3.NewFromConfig(ac, func(o *s3.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-			o.UsePathStyle = true
-		}
-		// The bytes are checked end to end by --verify; a checksum of every
-		// request would cost the client CPU that rclone does not spend.
-		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-		o.APIOptions = append(o.APIOptions, c.countAttempts)
-	})
-	return c, nil
 }
 
 // close releases the idle connections.
