@@ -21,7 +21,7 @@ const maxMLPerfRanks = 1 << 16
 
 // maxMLPerfTrials bounds a trial's number, and the trials a run's
 // summary may say it had: each missing one is named.
-const maxMLPerfTrials = 1 << 10
+const maxMLPerfTrials = schema.MaxTrial
 
 // maxMLPerfSlots bounds the rank results a run may have (its ranks times
 // its Options' trials): each missing one is named in missing_files.

@@ -35,6 +35,11 @@ type Header struct {
 	System string `json:"system,omitempty"`
 }
 
+// MaxTrial bounds a trial's number (kvreplay --trial, a trial_<T>
+// directory): a run's trials are numbered from 0 or 1, and kvreport names
+// each one missing below the last.
+const MaxTrial = 1 << 10
+
 // Result is the document kvreplay writes for one run (or one rank of a
 // run) and kvreport reads, merges and renders (design section 6). Latency
 // histograms are carried encoded, so merges across trials and ranks are

@@ -84,10 +84,6 @@ func main() {
 	os.Exit(cli.MainQuietPipe("kvreplay", os.Args[1:], os.Stdout, os.Stderr, run))
 }
 
-// maxTrial bounds --trial: kvreport --aggregate mlperf reads trials 0 to
-// maxTrial-1 (report's maxMLPerfTrials).
-const maxTrial = 1 << 10
-
 // options are kvreplay's command line.
 type options struct {
 	cfg    replay.Config
@@ -251,11 +247,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.trial < 0 {
 		errs = append(errs, fmt.Errorf("--trial %d: must not be negative (a trial number, 1, 2, ...)", o.trial))
-	} else if o.trial >= maxTrial {
-		// kvreport --aggregate mlperf refuses a result of another trial
-		// (a run's trials are numbered from 0 or 1): refused here, before
-		// the run, not after it.
-		errs = append(errs, fmt.Errorf("--trial %d: must be below %d (a trial number, 1, 2, ...; kvreport --aggregate mlperf reads trials 0 to %d)", o.trial, maxTrial, maxTrial-1))
+	} else if o.trial >= schema.MaxTrial { // kvreport refuses its result
+		errs = append(errs, fmt.Errorf("--trial %d: must be below %d (a trial number, 1, 2, ...; kvreport --aggregate mlperf reads trials 0 to %d)", o.trial, schema.MaxTrial, schema.MaxTrial-1))
 	}
 	errs = append(errs, o.search.Check(&o.cfg)...)
 	errs = append(errs, o.fitting.Check(o.output, o.search.Kind, fs.Changed("format"), fs.Changed("fit-time"))...)
