@@ -439,8 +439,9 @@ func (a *Advice) runProblems(n Needs) []string {
 	if b := n.need(n.capBackend); n.capacity > 0 && b != nil && b.MaxObject > n.capacity {
 		out = append(out, boundProblem("capacity", "--capacity", n.capacity, n.capacity, "the largest object of Tier-2's backend, "+b.Backend, b.MaxObject, n.Scale))
 	}
-	if r := n.need("ram"); r != nil && a.sizing.RAMBudget > 0 && r.MaxObject > (n.Arena+planAlign-1)/planAlign*planAlign {
-		out = append(out, boundProblem("ram", "--ram-budget", n.Arena, (n.Arena+planAlign-1)/planAlign*planAlign, "the RAM tier's largest object", r.MaxObject, n.Scale))
+	arena := (n.Arena + planAlign - 1) / planAlign * planAlign // what the arena holds
+	if r := n.need("ram"); r != nil && a.sizing.RAMBudget > 0 && r.MaxObject > arena {
+		out = append(out, boundProblem("ram", "--ram-budget", n.Arena, arena, "the RAM tier's largest object", r.MaxObject, n.Scale))
 	}
 	if lim := a.memLimit(); lim > 0 && n.Memory > lim {
 		msg := fmt.Sprintf("memory: the replay needs %s (%s) and this machine has %s available of %s",

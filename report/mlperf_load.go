@@ -718,19 +718,15 @@ func checkSummary(r *schema.Result) error {
 	}
 	read, write := storageOffered(r)
 	for _, f := range []struct {
-		name, op  string
-		got, want float64
+		name, op, key string
+		got, want     float64
 	}{
-		{"tier_storage_read_bandwidth_gbps", "read", s.TierStorageReadBandwidthGBps, read},
-		{"tier_storage_write_bandwidth_gbps", "wrote", s.TierStorageWriteBandwidthGBps, write},
+		{"tier_storage_read_bandwidth_gbps", "read", "read_offered_bytes_per_s", s.TierStorageReadBandwidthGBps, read},
+		{"tier_storage_write_bandwidth_gbps", "wrote", "write_offered_bytes_per_s", s.TierStorageWriteBandwidthGBps, write},
 	} {
 		if math.Abs(f.got-f.want) > 1e-9*math.Max(f.got, f.want)+1e-12 {
-			key := "read_offered_bytes_per_s"
-			if f.op == "wrote" {
-				key = "write_offered_bytes_per_s"
-			}
 			return fmt.Errorf("summary.%s is %g, but its Tier-2 %s %g GB/s over its run (tiers[].%s): "+
-				"a summary that is not its document's data (a damaged or edited document?)", f.name, f.got, f.op, f.want, key)
+				"a summary that is not its document's data (a damaged or edited document?)", f.name, f.got, f.op, f.want, f.key)
 		}
 	}
 	return nil

@@ -355,45 +355,47 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if p := cfg.Prefix; p != "" {
 		b.runDir = strings.TrimSuffix(p, "/") + "/" + b.runDir
 	}
-	// The check is bounded: a server that takes the connection and never
-	// answers fails it in Timeout, not after every attempt's.
-	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	keys, err := c.list(cctx, b.runDir, 1)
-	cancel()
-	if err != nil {
-		c.close()
-		b.unwake()
-		if ctx.Err() != nil {
-			// The SDK's account of the cancelled request says no more.
-			return nil, fmt.Errorf("s3: %s: the check of the bucket was interrupted: %w", b.Where(), ctx.Err())
-		}
-		return nil, c.checkError(err, cfg.Timeout)
-	}
-	if len(keys) > 0 {
-		c.close()
-		b.unwake()
-		return nil, fmt.Errorf("s3: %s: the run's prefix holds objects already (%s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), keys[0])
-	}
-	// An unfinished upload under it is another's too (a run of the same
-	// id, going on or crashed), which Close would abort.
-	cctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
-	up, err := c.firstUpload(cctx, b.runDir)
-	cancel()
-	if err == nil && up != "" {
-		err = fmt.Errorf("s3: %s: the run's prefix holds an unfinished multipart upload already (of %s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), up)
-	} else if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("s3: %s: the check of the bucket was interrupted: %w", b.Where(), ctx.Err())
-		} else {
-			err = c.checkError(err, cfg.Timeout)
-		}
-	}
-	if err != nil {
+	if err := b.checkPrefix(ctx); err != nil {
 		c.close()
 		b.unwake()
 		return nil, err
 	}
 	return b, nil
+}
+
+// checkPrefix checks that the run's prefix is its own: it holds no object
+// and no unfinished multipart upload, either of which is another run's (of
+// the same id, going on or crashed), which Close would remove or abort.
+// Each request is bounded: a server that takes the connection and never
+// answers fails it in Timeout, not after every attempt's.
+func (b *Backend) checkPrefix(ctx context.Context) error {
+	c, timeout := b.c, b.cfg.Timeout
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			// The SDK's account of the cancelled request says no more.
+			return fmt.Errorf("s3: %s: the check of the bucket was interrupted: %w", b.Where(), ctx.Err())
+		}
+		return c.checkError(err, timeout)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	keys, err := c.list(cctx, b.runDir, 1)
+	cancel()
+	if err != nil {
+		return failed(err)
+	}
+	if len(keys) > 0 {
+		return fmt.Errorf("s3: %s: the run's prefix holds objects already (%s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), keys[0])
+	}
+	cctx, cancel = context.WithTimeout(ctx, timeout)
+	up, err := c.firstUpload(cctx, b.runDir)
+	cancel()
+	if err != nil {
+		return failed(err)
+	}
+	if up != "" {
+		return fmt.Errorf("s3: %s: the run's prefix holds an unfinished multipart upload already (of %s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), up)
+	}
+	return nil
 }
 
 // Where names the run's prefix and the server: "s3://bucket/p/run-x/ at
