@@ -56,22 +56,12 @@ func (c *Cell) AddFirstByte(d time.Duration) { c.firstByte.Add(d) }
 // match. It fails, leaving c unchanged, on a damaged histogram, on a cell
 // whose operations differ from its histograms' counts or that counts
 // something negative (ErrInconsistent), or on overflow.
-func (c *Cell) Merge(d schema.Cell) error {
-	if _, err := c.mergeAll([]schema.Cell{d}); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
-}
+func (c *Cell) Merge(d schema.Cell) error { return mergeOne(c.mergeAll, d) }
 
 // MergeAll is Merge of every cell of ds at once, and much faster than
 // Merge in a loop (see Latency.MergeAll). It fails, leaving c unchanged,
 // as Merge does; an error about one of ds is an *IndexError naming it.
-func (c *Cell) MergeAll(ds []schema.Cell) error {
-	if i, err := c.mergeAll(ds); err != nil {
-		return wrapIndex(i, err)
-	}
-	return nil
-}
+func (c *Cell) MergeAll(ds []schema.Cell) error { return mergeMany(c.mergeAll, ds) }
 
 func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
 	ops, logical, physical, busy := c.Ops, c.Logical, c.Physical, c.Busy

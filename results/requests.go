@@ -71,23 +71,13 @@ func (r *Requests) Count() int64 { return r.count }
 // (ErrInconsistent: a count other than its histogram's, more requests
 // within target than requests, a Compliance other than within/count), or
 // on overflow.
-func (r *Requests) Merge(s schema.RequestStats) error {
-	if _, err := r.mergeAll([]schema.RequestStats{s}); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
-}
+func (r *Requests) Merge(s schema.RequestStats) error { return mergeOne(r.mergeAll, s) }
 
 // MergeAll is Merge of every document's statistics of ss at once, and
 // much faster than Merge in a loop (see Latency.MergeAll). It fails,
 // leaving r unchanged, as Merge does; an error about one of ss is an
 // *IndexError naming it.
-func (r *Requests) MergeAll(ss []schema.RequestStats) error {
-	if i, err := r.mergeAll(ss); err != nil {
-		return wrapIndex(i, err)
-	}
-	return nil
-}
+func (r *Requests) MergeAll(ss []schema.RequestStats) error { return mergeMany(r.mergeAll, ss) }
 
 func (r *Requests) mergeAll(ss []schema.RequestStats) (int, error) {
 	count := r.count

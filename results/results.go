@@ -126,23 +126,13 @@ func (l *Latency) Count() int64 {
 // histogram. It fails, leaving l unchanged, when s counts values but has
 // no histogram or a damaged one (internal/hist's sentinel errors) or when
 // the total would overflow.
-func (l *Latency) Merge(s schema.Latency) error {
-	if _, err := l.mergeAll([]schema.Latency{s}); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
-}
+func (l *Latency) Merge(s schema.Latency) error { return mergeOne(l.mergeAll, s) }
 
 // MergeAll is Merge of every distribution of ss at once, and much faster
 // than Merge in a loop: the histograms are decoded into one set of
 // counters. It fails, leaving l unchanged, as Merge does; an error about
 // one of ss is an *IndexError naming it.
-func (l *Latency) MergeAll(ss []schema.Latency) error {
-	if i, err := l.mergeAll(ss); err != nil {
-		return wrapIndex(i, err)
-	}
-	return nil
-}
+func (l *Latency) MergeAll(ss []schema.Latency) error { return mergeMany(l.mergeAll, ss) }
 
 func (l *Latency) mergeAll(ss []schema.Latency) (int, error) {
 	h, i, err := decodeAll(ss)
@@ -227,6 +217,25 @@ func wrapIndex(i int, err error) error {
 		err = &IndexError{Index: i, Err: err}
 	}
 	return fmt.Errorf("results: %w", err)
+}
+
+// mergeOne is a Merge of one document's figures through the MergeAll
+// implementation merge: its error names no index, since there is one.
+func mergeOne[T any](merge func([]T) (int, error), d T) error {
+	if _, err := merge([]T{d}); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// mergeMany is a MergeAll through merge, which returns the index of the
+// document an error is about (-1 for none): the error is then an
+// *IndexError naming it.
+func mergeMany[T any](merge func([]T) (int, error), ds []T) error {
+	if i, err := merge(ds); err != nil {
+		return wrapIndex(i, err)
+	}
+	return nil
 }
 
 // fits reports whether h (nil: nothing) can be merged into l without its

@@ -56,11 +56,8 @@ func (r *Ring) RegisterBuffers(bufs [][]byte) error {
 // UnregisterBuffers releases the registered buffers; no fixed request may
 // be in flight.
 func (r *Ring) UnregisterBuffers() error {
-	if r.closed {
-		return ErrClosed
-	}
-	if err := r.register(unregisterBuffers, nil, 0); err != nil {
-		return fmt.Errorf("uring: unregister buffers: %w", err)
+	if err := r.unregister(unregisterBuffers, "buffers"); err != nil {
+		return err
 	}
 	r.regBufs = nil
 	return nil
@@ -95,12 +92,15 @@ func (r *Ring) RegisterFiles(fds []int) error {
 
 // UnregisterFiles releases the registered file table; no request using it
 // may be in flight.
-func (r *Ring) UnregisterFiles() error {
+func (r *Ring) UnregisterFiles() error { return r.unregister(unregisterFiles, "files") }
+
+// unregister releases what op names (what: "buffers", "files").
+func (r *Ring) unregister(op uint32, what string) error {
 	if r.closed {
 		return ErrClosed
 	}
-	if err := r.register(unregisterFiles, nil, 0); err != nil {
-		return fmt.Errorf("uring: unregister files: %w", err)
+	if err := r.register(op, nil, 0); err != nil {
+		return fmt.Errorf("uring: unregister %s: %w", what, err)
 	}
 	return nil
 }

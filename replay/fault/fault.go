@@ -128,23 +128,21 @@ type object struct {
 }
 
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
-	var n int
-	c := Call{Op: OpRead, Key: o.key, Off: off, Len: int64(len(p)), obj: o.inner}
-	err := o.around(&c, func() error {
-		var err error
-		n, err = o.inner.ReadAt(p, off)
-		c.N = n
-		return err
-	})
-	return n, err
+	return o.transfer(OpRead, p, off, o.inner.ReadAt)
 }
 
 func (o *object) WriteAt(p []byte, off int64) (int, error) {
+	return o.transfer(OpWrite, p, off, o.inner.WriteAt)
+}
+
+// transfer runs move (the inner object's ReadAt or WriteAt) of p at off as
+// the Call op, through the rules.
+func (o *object) transfer(op Op, p []byte, off int64, move func([]byte, int64) (int, error)) (int, error) {
 	var n int
-	c := Call{Op: OpWrite, Key: o.key, Off: off, Len: int64(len(p)), obj: o.inner}
+	c := Call{Op: op, Key: o.key, Off: off, Len: int64(len(p)), obj: o.inner}
 	err := o.around(&c, func() error {
 		var err error
-		n, err = o.inner.WriteAt(p, off)
+		n, err = move(p, off)
 		c.N = n
 		return err
 	})
