@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // YAMLError is a problem in a config file: the file, the line and column
@@ -698,11 +700,11 @@ func describe(n *yaml.Node) string {
 		case "!!null":
 			return "null"
 		case "!!str":
-			return "string " + strconv.Quote(n.Value)
+			return "string " + strconv.Quote(parsemsg.Shorten(n.Value))
 		case "!!int", "!!float", "!!bool":
-			return strings.TrimPrefix(t, "!!") + " " + n.Value
+			return strings.TrimPrefix(t, "!!") + " " + parsemsg.Shorten(n.Value)
 		default:
-			return t + " " + strconv.Quote(n.Value)
+			return t + " " + strconv.Quote(parsemsg.Shorten(n.Value))
 		}
 	}
 	return "an unsupported node"

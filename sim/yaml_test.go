@@ -233,6 +233,14 @@ func TestLoadYAMLErrors(t *testing.T) {
 			"sim: config.yaml:2:8: model_configs.foo: must be a mapping, got int 3"},
 		{"document not a mapping", "- a\n- b\n",
 			"sim: config.yaml:1:1: the document must be a mapping, got a list of 2"},
+		// A file that is no config.yaml at all (a trace given to --config)
+		// parses as one long string: the message quotes its start, not the
+		// whole file.
+		{"document a csv file", "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase,Request,QoS,User,Tokens\n" +
+			strings.Repeat("0.470917,Write,883556352,Tier-1,conv_user_0000_0000_turn_1,Prefill,1,batch,1,66\n", 100),
+			"sim: config.yaml:1:1: the document must be a mapping, got string \"Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase,Request,QoS...\""},
+		{"long string for a number", "decode:\n  batch_size: " + strings.Repeat("9x", 100) + "\n",
+			"sim: config.yaml:2:15: decode.batch_size: must be an integer, got string \"" + strings.Repeat("9x", 32) + "...\""},
 		{"duplicate key", "decode:\n  batch_size: 1\n  batch_size: 2\n",
 			"sim: config.yaml:3:3: decode.batch_size: duplicate key (first at line 2)"},
 		{"two documents", "decode: {batch_size: 1}\n---\ndecode: {batch_size: 2}\n",
