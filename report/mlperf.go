@@ -52,7 +52,33 @@ type MLPerfOption struct {
 	PartialFailure                          bool     `json:"partial_failure"`
 	MissingFiles                            []string `json:"missing_files"`
 	CPUTierRanks                            []string `json:"cpu_tier_ranks"`
+	// KVBench is kvbench's verdict on this Option's figures, beside
+	// mlpstorage's fields (whose readers ignore it, as they do the
+	// summary's kvbench block); absent from mlpstorage's own summaries.
+	KVBench *MLPerfVerdict `json:"kvbench,omitempty"`
 }
+
+// MLPerfVerdict is kvbench's verdict on one Option's figures. Verdict is
+// "PASS" when they are of whole runs: no rank result or trial missing,
+// no rank cut short or with failed operations, and some rank reached
+// storage; else "FAIL", and kvreport exits 1. PASS says nothing of a
+// CLOSED submission (kvbench's closed_departures). The rule sums a
+// failed or cut-short rank's figures as if whole, and mlpstorage's
+// partial_failure is of missing files only: FailedRanks and
+// IncompleteRanks name such ranks of this Option ("trial T rank R"),
+// and Why says each reason, naming its ranks, trials and files.
+type MLPerfVerdict struct {
+	Verdict         string   `json:"verdict"`
+	FailedRanks     []string `json:"failed_ranks,omitempty"`
+	IncompleteRanks []string `json:"incomplete_ranks,omitempty"`
+	Why             []string `json:"why,omitempty"`
+}
+
+// The values of MLPerfVerdict.Verdict.
+const (
+	VerdictPass = "PASS"
+	VerdictFail = "FAIL"
+)
 
 // MLPerfKVBench is kvbench's view beside the rule's: per Option, the
 // figures of each rank the rule combined, the exact pooled figures, and

@@ -97,10 +97,67 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 	for _, m := range kb.MissingTrials {
 		kb.Warnings = append(kb.Warnings, m.String())
 	}
+	for k, o := range sum.Options {
+		o.KVBench = optionVerdict(k, o, kb)
+	}
 	if len(run.Ranks) > 0 || len(run.Unreadable) > 0 || sum.PartialFailure || len(kb.MissingTrials) > 0 {
 		sum.KVBench = kb
 	}
 	return sum, nil
+}
+
+// optionVerdict is kvbench's verdict on Option k's figures (o's), from
+// what makes a run fail (kvreport's exit status 1) that is of this
+// Option: rank results missing, ranks cut short or with failed
+// operations, trials missing, or no rank that reached storage.
+func optionVerdict(k string, o *MLPerfOption, kb *MLPerfKVBench) *MLPerfVerdict {
+	v := &MLPerfVerdict{Verdict: VerdictPass}
+	if o.PartialFailure {
+		v.Why = append(v.Why, fmt.Sprintf("partial_failure: %d rank result(s) missing: %s", len(o.MissingFiles),
+			strings.Join(o.MissingFiles, ", ")))
+	}
+	var why []string
+	for _, f := range kb.FailedRanks {
+		if f.Option == k {
+			v.FailedRanks = append(v.FailedRanks, rankPlace(f.Trial, f.Rank))
+			why = append(why, fmt.Sprintf("%s: %d operation(s) failed (%s)", rankPlace(f.Trial, f.Rank), f.FailedOperations, f.Path))
+		}
+	}
+	if len(why) > 0 {
+		v.Why = append(v.Why, fmt.Sprintf("%d rank run(s) with failed operations, not a measurement, in these figures: %s",
+			len(why), strings.Join(why, "; ")))
+	}
+	why = nil
+	for _, i := range kb.IncompleteRanks {
+		if i.Option == k {
+			v.IncompleteRanks = append(v.IncompleteRanks, rankPlace(i.Trial, i.Rank))
+			why = append(why, fmt.Sprintf("%s cut short (%s) (%s)", rankPlace(i.Trial, i.Rank), i.Reason, i.Path))
+		}
+	}
+	if len(why) > 0 {
+		v.Why = append(v.Why, fmt.Sprintf("%d rank run(s) cut short, in these figures as if whole: %s", len(why), strings.Join(why, "; ")))
+	}
+	for _, m := range kb.MissingTrials {
+		if m.Option == k {
+			w := fmt.Sprintf("trial %d not measured: %s", m.Trial, m.Reason)
+			if m.Path != "" {
+				w += " (" + m.Path + ")"
+			}
+			v.Why = append(v.Why, w)
+		}
+	}
+	if slices.Contains(kb.CPUTierOptions, k) {
+		v.Why = append(v.Why, "every rank served its working set from the CPU tier: no storage was measured (Rules.md 6.3.4.4)")
+	}
+	if len(v.Why) > 0 {
+		v.Verdict = VerdictFail
+	}
+	return v
+}
+
+// rankPlace names a rank of a trial of an Option.
+func rankPlace(trial, rank int) string {
+	return fmt.Sprintf("trial %d rank %d", trial, rank)
 }
 
 // newRunSummary is a run's summary before its Options: the run's date

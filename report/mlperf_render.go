@@ -162,7 +162,11 @@ func numOrNull(v *float64) string {
 // notes are the Option's failures and how the views differ.
 func optionTable(s *MLPerfRunSummary, k string, p *MLPerfPooled, beside map[string]*MLPerfRunSummary, bnames []string) *table {
 	o := s.Options[k]
-	t := &table{title: fmt.Sprintf("%s: %d trial(s) x %d rank(s)", optionName(k), o.TrialCount, o.RankCount),
+	title := fmt.Sprintf("%s: %d trial(s) x %d rank(s)", optionName(k), o.TrialCount, o.RankCount)
+	if o.KVBench != nil {
+		title += ": " + o.KVBench.Verdict
+	}
+	t := &table{title: title,
 		header: []string{"figure", "unit", "MLPerf rule (6.3.4)" + convertedNote(s)}}
 	pooled := p != nil && p.Pooled != nil
 	if pooled {
@@ -185,8 +189,20 @@ func optionTable(s *MLPerfRunSummary, k string, p *MLPerfPooled, beside map[stri
 		}
 		t.rows = append(t.rows, row)
 	}
-	t.notes = append(t.notes, fmt.Sprintf("partial_failure %t, missing_files [%s], cpu_tier_ranks [%s]", o.PartialFailure,
-		strings.Join(o.MissingFiles, ", "), strings.Join(o.CPUTierRanks, ", ")))
+	line := fmt.Sprintf("partial_failure %t, missing_files [%s], cpu_tier_ranks [%s]", o.PartialFailure,
+		strings.Join(o.MissingFiles, ", "), strings.Join(o.CPUTierRanks, ", "))
+	if v := o.KVBench; v != nil {
+		// The rule's figures include failed and cut-short ranks, which
+		// partial_failure does not say: the Option's line names them.
+		line = fmt.Sprintf("verdict %s, %s, failed_ranks [%s], incomplete_ranks [%s]", v.Verdict, line,
+			strings.Join(v.FailedRanks, ", "), strings.Join(v.IncompleteRanks, ", "))
+	}
+	t.notes = append(t.notes, line)
+	if v := o.KVBench; v != nil {
+		for _, w := range v.Why {
+			t.notes = append(t.notes, v.Verdict+": "+w)
+		}
+	}
 	if s.KVBench != nil && s.KVBench.Source == KindKVReplay {
 		t.notes = append(t.notes, noAvgThroughput)
 	}
@@ -227,7 +243,7 @@ func rankTable(k string, p *MLPerfPooled) *table {
 	// In GB/s, kv-cache.py's GiB/s converted (an Option's ranks are of
 	// one kind: ByKind).
 	rt := &table{title: title,
-		header: []string{"trial", "rank", "read GB/s", "write GB/s", "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "document"}}
+		header: []string{"trial", "rank", "read GB/s", "write GB/s", "storage tok/s", "device read p95 ms", "device write p95 ms", "request p95 ms", "cpu tier", "run", "document"}}
 	for _, rk := range p.Ranks {
 		path := rk.Path
 		if rel, err := filepath.Rel(root, path); root != "" && err == nil {
@@ -239,13 +255,31 @@ func rankTable(k string, p *MLPerfPooled) *table {
 		}
 		rt.rows = append(rt.rows, []string{strconv.Itoa(rk.Trial), strconv.Itoa(rk.Rank), num(rk.ReadBandwidthGBps * k), num(rk.WriteBandwidthGBps * k),
 			num(rk.StorageThroughputTokensPerSec), num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS),
-			strconv.FormatBool(rk.CPUTier), path})
+			strconv.FormatBool(rk.CPUTier), rankRun(rk), path})
 	}
 	for _, tr := range p.Trials {
 		rt.notes = append(rt.notes, fmt.Sprintf("trial %d pooled (%s merged exactly): read %s GB/s, write %s GB/s, device read p95 %s ms, device write p95 %s ms, request p95 %s ms",
 			tr.Trial, rankList(tr.Ranks), num(tr.ReadBandwidthGBps), num(tr.WriteBandwidthGBps), num(tr.DeviceReadP95MS), num(tr.DeviceWriteP95MS), num(tr.RequestP95MS)))
 	}
 	return rt
+}
+
+// rankRun says whether a rank's run is a measurement, as its document
+// says: "whole", "FAILED" (operations failed, how many), "CUT SHORT", or
+// "-" for a kv-cache.py document, which does not say.
+func rankRun(rk MLPerfRank) string {
+	r := rk.result
+	switch {
+	case r == nil:
+		return "-"
+	case r.Errors.Count > 0 && !r.Complete:
+		return fmt.Sprintf("FAILED (%d ops), CUT SHORT", r.Errors.Count)
+	case r.Errors.Count > 0:
+		return fmt.Sprintf("FAILED (%d ops)", r.Errors.Count)
+	case !r.Complete:
+		return "CUT SHORT"
+	}
+	return "whole"
 }
 
 // commonDir is the directory that holds every rank's document, the run's

@@ -414,3 +414,70 @@ func TestFailedOperationsNotAMeasurement(t *testing.T) {
 		t.Errorf("the rank's own document on stdin: exit %d %s", code, errs)
 	}
 }
+
+// TestAggregateMLPerfOptionVerdict: the Option whose ranks failed or
+// were cut short, which makes kvreport exit 1, says so on its own line
+// in every format --aggregate writes (text, md, json), naming the ranks,
+// its verdict FAIL: only a WARNING line of the run named them, and the
+// Option's line read "partial_failure false".
+func TestAggregateMLPerfOptionVerdict(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kvbench_mlperf_20261126_210554")
+	for r, src := range shard3 {
+		rd := filepath.Join(dir, "option_1", "trial_0", fmt.Sprintf("rank_%d", r))
+		if err := os.MkdirAll(rd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		edited(t, rd, src, "kvbench_result.json", func(d map[string]any) {
+			switch r {
+			case 1:
+				d["errors"] = map[string]any{"count": 2, "first": []string{"read /x: input/output error"}}
+			case 2:
+				d["complete"], d["incomplete_reason"] = false, "interrupt signal received"
+			}
+		})
+	}
+	line := "verdict FAIL, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [trial 0 rank 1], incomplete_ranks [trial 0 rank 2]"
+	for _, format := range []string{"text", "md"} {
+		code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", format, dir)
+		if code != 1 || !strings.Contains(errs, "not a whole run") {
+			t.Errorf("%s: exit %d, stderr %q: want 1", format, code, errs)
+		}
+		for _, want := range []string{"option 1: 1 trial(s) x 3 rank(s): FAIL\n", line + "\n",
+			"FAIL: 1 rank run(s) with failed operations, not a measurement, in these figures: trial 0 rank 1: 2 operation(s) failed",
+			"FAIL: 1 rank run(s) cut short, in these figures as if whole: trial 0 rank 2 cut short (interrupt signal received)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q in\n%s", format, want, out)
+			}
+		}
+	}
+	code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", dir)
+	var s struct {
+		Options map[string]struct {
+			PartialFailure bool `json:"partial_failure"`
+			KVBench        struct {
+				Verdict    string   `json:"verdict"`
+				Failed     []string `json:"failed_ranks"`
+				Incomplete []string `json:"incomplete_ranks"`
+				Why        []string `json:"why"`
+			} `json:"kvbench"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("exit %d %s: %v: %s", code, errs, err, out)
+	}
+	o := s.Options["1"]
+	if code != 1 || o.PartialFailure || o.KVBench.Verdict != "FAIL" || fmt.Sprint(o.KVBench.Failed) != "[trial 0 rank 1]" ||
+		fmt.Sprint(o.KVBench.Incomplete) != "[trial 0 rank 2]" || len(o.KVBench.Why) != 2 {
+		t.Errorf("json: exit %d, option 1 %+v", code, o)
+	}
+
+	// The same run whole: PASS, exit 0.
+	for r, src := range shard3 {
+		edited(t, filepath.Join(dir, "option_1", "trial_0", fmt.Sprintf("rank_%d", r)), src, "kvbench_result.json", func(map[string]any) {})
+	}
+	code, out, errs = kvreport(t, "", "--aggregate", "mlperf", dir)
+	if code != 0 || !strings.Contains(out, "option 1: 1 trial(s) x 3 rank(s): PASS\n") ||
+		!strings.Contains(out, "verdict PASS, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [], incomplete_ranks []\n") {
+		t.Errorf("a whole run: exit %d %s\n%s", code, errs, out)
+	}
+}
