@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -98,14 +99,25 @@ type Plan struct {
 	// traces were not scanned.
 	Traces []schema.TraceInfo
 
-	// Window is the trace time, from each trace's first row that the run
-	// replays (this rank's, of the users a --users sample replays: the
-	// pace's origin), that the plan's objects, peaks, cold objects and
-	// bytes cover (WindowOf), 0 for the whole trace. Rows, Used, Users
-	// and Traces always count the whole trace.
+	// Window is the trace time, from the first row the run replays of all
+	// the traces merged by time (this rank's, of the users a --users
+	// sample replays: the pace's origin, one for every trace), that the
+	// plan's objects, peaks, cold objects and bytes cover (WindowOf), 0
+	// for the whole trace. A trace that starts later than another is
+	// planned from that origin too, as the run releases it: one whose
+	// first row is past the window has none in it. Rows, Used, Users and
+	// Traces always count the whole trace; WindowRows the rows modelled.
 	Window time.Duration
-	// Span is the trace time the modelled rows cover, first to last (the
-	// longest trace's): the replay's wall time is Span / Speed.
+	// WindowRows counts the rows the plan models: those of the mapped
+	// tiers within Window that the run replays (this rank's, a --users
+	// sample's). An open loop that keeps the trace's pace releases exactly
+	// these; a closed loop at most these (its requests start no earlier
+	// than in the trace, and the plan keeps each request that starts in
+	// the window whole).
+	WindowRows int64
+	// Span is the trace time the modelled rows cover, from the origin
+	// (Window's) to the last of them, whichever trace's: the replay's wall
+	// time is Span / Speed.
 	Span time.Duration
 	// Written and Read are the logical (scaled) bytes the modelled rows
 	// write and read on each backend, by name.
@@ -136,8 +148,9 @@ type Plan struct {
 	profile *profile
 }
 
-// WindowOf is the trace time a replay with cfg can reach, from each
-// trace's first row it replays, or 0 when it may reach the whole trace. With
+// WindowOf is the trace time a replay with cfg can reach, from the first
+// row it replays of all its traces (merged by time, they share one pace),
+// or 0 when it may reach the whole trace. With
 // --duration D at --speed S, an open loop releases the rows due before
 // D, those whose timestamps lie within D×S of the first (a row after one
 // past the window is never released, whatever its own timestamp). A
@@ -357,6 +370,7 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	p.Window = WindowOf(cfg)
 	p.Written, p.Read, p.PeakObjects = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	p.Reach, p.ReachObjects = map[string]int64{}, map[string]int64{}
+	p.Traces = make([]schema.TraceInfo, len(srcs))
 	tierB, names := backendIndex(cfg)
 	align, limit := make([]int64, len(names)), make([]int64, len(names))
 	for i := range names {
@@ -367,21 +381,91 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	n := len(names)
 	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), sample: make([]int64, n), lazy: make([]int64, n),
 		written: make([]int64, n), read: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
-	sh := newSharder(cfg, len(srcs))
-	for i, s := range srcs {
-		ts := &traceScan{p: p, cfg: cfg, src: i, nsrc: len(srcs), names: names, tierB: tierB,
+	org := &origin{}
+	scans := make([]*traceScan, len(srcs))
+	for i := range srcs {
+		ts := &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org,
 			m: newModel(tierB, align, limit), keys: map[string]*scanKey{}, prof: newProfile(),
 			wr: make([]int64, n), rd: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n), demoted: make([]int64, n)}
 		if chosen != nil {
 			ts.chosen, ts.own, ts.left = chosen, map[string]bool{}, map[string]bool{}
 		}
-		if err := ts.scan(ctx, s, sh); err != nil {
-			return nil, err
-		}
+		scans[i] = ts
+	}
+	if err := scanMerged(ctx, srcs, scans, newSharder(cfg, len(srcs))); err != nil {
+		return nil, err
+	}
+	for _, ts := range scans {
 		ts.addTo(tot)
 	}
 	p.finish(cfg, names, tot)
 	return p, nil
+}
+
+// scanMerged reads the traces side by side, merged by time in the order
+// the run reads them (rowReader.run: the earliest row first, the earlier
+// trace's on a tie), each row to its trace's scan, those sh gives this
+// rank modelled. The run paces every trace from the first row it replays
+// of them all (one origin, pace): read in the run's order, the plan's
+// window starts at the same row, and a trace that starts later than
+// another is planned as late in the window as the run releases it.
+func scanMerged(ctx context.Context, srcs []Source, scans []*traceScan, sh *sharder) error {
+	var h sourceHeap
+	defer func() {
+		for _, s := range h {
+			s.close()
+		}
+	}()
+	next := func(src *source) error {
+		err := src.r.Read(&src.rec)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, io.EOF) {
+			src.close()
+			return err
+		}
+		s := srcs[src.idx]
+		scans[src.idx].p.Traces[src.idx] = readInfo(s.Name, src.r, src.dig)
+		if err := src.close(); err != nil {
+			return fmt.Errorf("replay: %s: %w", s.Name, err)
+		}
+		return io.EOF
+	}
+	for i, s := range srcs {
+		r, dig, closeTrace, err := openSource(s)
+		if err != nil {
+			return err
+		}
+		src := &source{idx: i, r: r, dig: dig, close: closeTrace}
+		switch err := next(src); {
+		case err == nil:
+			heap.Push(&h, src)
+		case !errors.Is(err, io.EOF):
+			return err
+		}
+	}
+	for n := 0; len(h) > 0; n++ {
+		if n&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		src := h[0]
+		if err := scans[src.idx].take(src, sh); err != nil {
+			return err
+		}
+		switch err := next(src); {
+		case err == nil:
+			heap.Fix(&h, 0)
+		case errors.Is(err, io.EOF):
+			heap.Pop(&h)
+		default:
+			heap.Pop(&h)
+			return err
+		}
+	}
+	return nil
 }
 
 // fromMeta is the plan of traces not read before the replay: their
@@ -443,6 +527,7 @@ type scanKey struct {
 type traceScan struct {
 	p         *Plan
 	cfg       *Config
+	name      string
 	src, nsrc int
 	names     []string
 	tierB     [schema.NumTiers]int8
@@ -464,50 +549,39 @@ type traceScan struct {
 	chosen    map[userKey]bool
 	own, left map[string]bool
 	skipReq   uint64
-	// The window (p.Window): from the trace's first row, and the request
-	// of the last row modelled, whose rows all are.
-	first, last  time.Duration
+	// The window (p.Window), from the traces' origin: whether a row of
+	// this trace was modelled, the last one's time, whether a row was
+	// beyond it, and the request of the last row modelled, whose rows all
+	// are.
+	org          *origin
+	last         time.Duration
 	seen, beyond bool
 	winReq       uint64
+	// users and cold are Plan.Users and Plan.Cold of this trace, which
+	// the plan lists trace by trace.
+	users []User
+	cold  []ColdObject
 }
 
-// scan reads the trace s through, modelling the rows sh gives this rank.
-func (ts *traceScan) scan(ctx context.Context, s Source, sh *sharder) error {
-	r, dig, closeTrace, err := openSource(s)
-	if err != nil {
-		return err
-	}
-	var rec schema.Record
-	for {
-		if ts.p.Rows&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				closeTrace()
-				return err
-			}
-		}
-		err := r.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err == nil && !ts.checked {
-			ts.checked = true
-			if ts.cfg.ClosedLoop && !r.HasUser() {
-				err = noUsers(s.Name)
-			}
-		}
-		if err == nil && sh.mine(&rec, ts.src) {
-			err = ts.row(&rec)
-		}
-		if err != nil {
-			closeTrace()
-			return err
+// origin is the time of the first row the run replays of all the traces
+// (the pace's origin), from which the plan's window and profile count.
+type origin struct {
+	seen  bool
+	first time.Duration
+}
+
+// take models src's row when sh gives it to this rank.
+func (ts *traceScan) take(src *source, sh *sharder) error {
+	if !ts.checked {
+		ts.checked = true
+		if ts.cfg.ClosedLoop && !src.r.HasUser() {
+			return noUsers(ts.name)
 		}
 	}
-	ts.p.Traces = append(ts.p.Traces, readInfo(s.Name, r, dig))
-	if err := closeTrace(); err != nil {
-		return fmt.Errorf("replay: %s: %w", s.Name, err)
+	if !sh.mine(&src.rec, ts.src) {
+		return nil
 	}
-	return nil
+	return ts.row(&src.rec)
 }
 
 // countUser counts rec's request for its user, the first row of each.
@@ -519,7 +593,7 @@ func (ts *traceScan) countUser(rec *schema.Record) {
 		}
 		k := userKey{int32(ts.src), rec.User}
 		if p.UserRequests[k] == 0 {
-			p.Users = append(p.Users, User{Trace: ts.src, ID: rec.User, QoS: rec.QoS})
+			ts.users = append(ts.users, User{Trace: ts.src, ID: rec.User, QoS: rec.QoS})
 		}
 		p.UserRequests[k]++
 	}
@@ -529,11 +603,14 @@ func (ts *traceScan) countUser(rec *schema.Record) {
 // inWindow reports whether rec lies within the plan's window (all rows
 // do without one); the rest is read for the trace's identity and counts.
 func (ts *traceScan) inWindow(rec *schema.Record) bool {
-	if !ts.seen {
-		ts.seen, ts.first = true, rec.Time
+	if !ts.org.seen {
+		ts.org.seen, ts.org.first = true, rec.Time
 	}
-	if ts.p.Window > 0 && !(rec.Request != 0 && rec.Request == ts.winReq) {
-		ts.beyond = ts.beyond || rec.Time-ts.first >= ts.p.Window
+	ts.seen = true
+	// A closed loop plans each request that starts in the window whole;
+	// an open loop releases no row past it, of a request or not.
+	if ts.p.Window > 0 && !(ts.cfg.ClosedLoop && rec.Request != 0 && rec.Request == ts.winReq) {
+		ts.beyond = ts.beyond || rec.Time-ts.org.first >= ts.p.Window
 		if ts.beyond {
 			return false
 		}
@@ -585,8 +662,9 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	if b < 0 || !ts.inWindow(rec) {
 		return nil // an unmapped tier: Run stops on it, naming the flag
 	}
+	p.WindowRows++
 	ts.last = max(ts.last, rec.Time)
-	ts.prof.advance(rec.Time-ts.first, ts.m, ts.wr, ts.rd)
+	ts.prof.advance(rec.Time-ts.org.first, ts.m, ts.wr, ts.rd)
 	logical, phys := sizes(rec.Size, ts.cfg.SizeScale, planAlign)
 	switch rec.Op {
 	case schema.OpRead:
@@ -617,7 +695,7 @@ func (ts *traceScan) row(rec *schema.Record) error {
 		// Prepared before the run; a key read again after its Delete is
 		// written again lazily, when the read comes.
 		demoted := leftOut && rec.Phase == schema.PhaseEvict
-		p.Cold = append(p.Cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical, LeftOut: leftOut, Demoted: demoted})
+		ts.cold = append(ts.cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical, LeftOut: leftOut, Demoted: demoted})
 		if leftOut {
 			p.LeftOut++
 			p.LeftOutBytes += logical
@@ -650,9 +728,11 @@ func (ts *traceScan) addTo(tot *planTotals) {
 		tot.reachN[b] += ts.reachN[b]
 	}
 	if ts.seen {
-		ts.prof.close(ts.last-ts.first, ts.m, ts.wr, ts.rd)
+		ts.prof.close(ts.last-ts.org.first, ts.m, ts.wr, ts.rd)
 		p.profile = p.profile.add(ts.prof)
-		p.Span = max(p.Span, ts.last-ts.first)
+		p.Span = max(p.Span, ts.last-ts.org.first)
 	}
 	p.Objects += int64(len(ts.keys))
+	p.Users = append(p.Users, ts.users...)
+	p.Cold = append(p.Cold, ts.cold...)
 }

@@ -402,7 +402,15 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	}
 	fmt.Fprintf(w, "kvreplay plan: %s: %d rows, %d objects, %.1f s of trace (%s)\n", strings.Join(traces, ", "), plan.Rows, n.Objects, n.SpanS, pace)
 	if a.WindowS > 0 {
-		fmt.Fprintf(w, "  --duration %g: the first %.1f s of the trace, all that the window can reach, is planned\n", cfg.Duration.Seconds(), a.WindowS)
+		// The traces replay merged by time, paced from the first row of
+		// them all: a trace that starts later has its rows later in the
+		// window, or none in it.
+		what, its := "the trace", "its"
+		if len(traces) > 1 {
+			what, its = "the traces, merged by time from the first row of any", "their"
+		}
+		fmt.Fprintf(w, "  --duration %g: the first %.1f s of %s (%d of %s %d rows), all that the window can reach, is planned\n",
+			cfg.Duration.Seconds(), a.WindowS, what, plan.WindowRows, its, plan.Rows)
 	}
 	if !plan.Scanned {
 		fmt.Fprintln(w, "  not read before the replay: the sizes are the sidecars', the bytes moved and their bandwidth unknown")
