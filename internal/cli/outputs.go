@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/outfile"
@@ -38,6 +39,8 @@ type Files struct {
 	Outputs []File
 	// AllowSystem lets outputs lie under the system directories.
 	AllowSystem bool
+	// Stdin is what an input "-" reads; nil is os.Stdin.
+	Stdin *os.File
 }
 
 // Check refuses, as usage errors, every output kvbench must not write
@@ -63,11 +66,39 @@ func (f *Files) Check() []error {
 			}
 		}
 	}
+	errs = append(errs, f.stdinIsOutput(outs)...)
 	for i, a := range outs {
 		for _, b := range outs[i+1:] {
 			if SameFile(a.path, b.path) {
 				errs = append(errs, Usagef("%s: is also %s: two outputs cannot share a file", a.shown, b.shown))
 			}
+		}
+	}
+	return errs
+}
+
+// stdinIsOutput refuses each of outs that is the file an input "-" reads
+// (kvreplay - -o t.csv < t.csv; kvtrace --config - -o c.yaml < c.yaml):
+// written, it would replace what the run reads, and a pipe opened by name
+// (/dev/stdin) would take the output into the input. A terminal read and
+// written destroys nothing (SameFile).
+func (f *Files) stdinIsOutput(outs []namedFile) []error {
+	i := slices.IndexFunc(f.Inputs, func(x File) bool { return x.Path == "-" })
+	if i < 0 {
+		return nil
+	}
+	stdin := f.Stdin
+	if stdin == nil {
+		stdin = os.Stdin
+	}
+	in, err := stdin.Stat()
+	if err != nil || in.Mode()&fs.ModeCharDevice != 0 {
+		return nil
+	}
+	var errs []error
+	for _, o := range outs {
+		if out, err := os.Stat(o.path); err == nil && os.SameFile(in, out) {
+			errs = append(errs, Usagef("%s: is %s - (standard input): refusing to overwrite an input of the run", o.shown, f.Inputs[i].Flag))
 		}
 	}
 	return errs

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,6 +42,31 @@ func TestFilesCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	trace := cli.File{Flag: "trace", Path: in, Sidecar: true}
+	// Standard input redirected from the trace, from a pipe, from a
+	// terminal-like character device.
+	stdinFile, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdinFile.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	devNull, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	sideFile, err := os.Open(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sideFile.Close()
+	stdin := cli.File{Flag: "trace", Path: "-", Sidecar: true}
+	pipeByName := "/proc/self/fd/" + strconv.Itoa(int(pr.Fd()))
 	out := func(path string) cli.File { return cli.File{Flag: "-o", Path: path} }
 	tests := []struct {
 		name  string
@@ -70,6 +96,16 @@ func TestFilesCheck(t *testing.T) {
 		{"a device under /dev", cli.Files{Outputs: []cli.File{out("/dev/random")}}, "under the system directory /dev"},
 		{"a directory", cli.Files{Outputs: []cli.File{out(dir)}}, "is a directory"},
 		{"a fifo", cli.Files{Outputs: []cli.File{out(fifo)}}, ""},
+		{"stdin redirected from the output", cli.Files{Stdin: stdinFile, Inputs: []cli.File{stdin}, Outputs: []cli.File{out(in)}},
+			"-o " + in + ": is trace - (standard input): refusing to overwrite an input"},
+		{"stdin redirected from the output, a link", cli.Files{Stdin: stdinFile, Inputs: []cli.File{stdin}, Outputs: []cli.File{out(soft)}}, "is trace - (standard input)"},
+		{"stdin redirected from the output's sidecar", cli.Files{Stdin: sideFile, Inputs: []cli.File{{Flag: "--config", Path: "-"}},
+			Outputs: []cli.File{{Flag: "--io-trace-log", Path: strings.TrimSuffix(side, ".meta.json"), Sidecar: true}}},
+			"the sidecar of --io-trace-log " + strings.TrimSuffix(side, ".meta.json") + ": is --config - (standard input)"},
+		{"stdin a pipe, the output that pipe", cli.Files{Stdin: pr, Inputs: []cli.File{stdin}, Outputs: []cli.File{out(pipeByName)}}, "is trace - (standard input)"},
+		{"stdin redirected from another file", cli.Files{Stdin: stdinFile, Inputs: []cli.File{stdin}, Outputs: []cli.File{out(filepath.Join(dir, "r.json"))}}, ""},
+		{"stdin from a file no input reads", cli.Files{Stdin: stdinFile, Inputs: []cli.File{trace}, Outputs: []cli.File{out(filepath.Join(dir, "r.json"))}}, ""},
+		{"stdin a character device", cli.Files{Stdin: devNull, Inputs: []cli.File{stdin}, Outputs: []cli.File{out("/dev/null")}}, ""},
 		{"a fifo read and written", cli.Files{Inputs: []cli.File{{Flag: "trace", Path: fifo}}, Outputs: []cli.File{out(fifo)}}, "refusing to overwrite an input"},
 	}
 	for _, tt := range tests {
