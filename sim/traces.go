@@ -347,7 +347,10 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 			g.cur = nil
 			return 0, false, err
 		} else if g.keep {
-			g.kept = append(g.kept, g.req)
+			// Next reuses the record's hash ids: the kept one needs its own.
+			kept := g.req
+			kept.HashIDs = slices.Clone(g.req.HashIDs)
+			g.kept = append(g.kept, kept)
 		}
 		g.rowsCycle++
 		g.checkLengths()

@@ -451,7 +451,7 @@ func TestRequestTracePipeCycles(t *testing.T) {
 		}
 		return recs
 	}
-	pipe := func(p string) string {
+	pipeOf := func(p string, data []byte) string {
 		t.Helper()
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
 			t.Skipf("mkfifo: %v", err)
@@ -466,10 +466,31 @@ func TestRequestTracePipeCycles(t *testing.T) {
 		}()
 		return p
 	}
+	pipe := func(p string) string { return pipeOf(p, data) }
 	want := run(func(c *Config) { c.RequestTrace = src })
 	fifo := pipe(filepath.Join(t.TempDir(), "requests.csv"))
 	if got := run(func(c *Config) { c.RequestTrace = fifo }); !reflect.DeepEqual(got, want) {
 		t.Errorf("--request-trace a pipe: %d records, want the file's %d, the same", len(got), len(want))
+	}
+	// Mooncake's records carry hash ids, which the kept pass must keep as
+	// they were: it kept each record's slice, which the reader reuses, so
+	// every kept record read the last one's blocks.
+	var jl strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&jl, `{"timestamp": %d, "input_length": 600, "output_length": 10, "hash_ids": [%d, %d]}`+"\n", i*500, i%3, 10+i)
+	}
+	mooncake := filepath.Join(t.TempDir(), "requests.jsonl")
+	if err := os.WriteFile(mooncake, []byte(jl.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want = run(func(c *Config) { c.RequestTrace = mooncake })
+	fifo = pipeOf(filepath.Join(t.TempDir(), "requests.jsonl"), []byte(jl.String()))
+	if got := run(func(c *Config) { c.RequestTrace = fifo }); len(want) == 0 || !reflect.DeepEqual(got, want) {
+		i := 0
+		for i < min(len(got), len(want)) && reflect.DeepEqual(got[i], want[i]) {
+			i++
+		}
+		t.Errorf("--request-trace a Mooncake pipe: %d records, want the file's %d, the same; the first to differ is %d", len(got), len(want), i)
 	}
 	// BurstGPT's directory of files, one of them a pipe.
 	files, piped := t.TempDir(), t.TempDir()
