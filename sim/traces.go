@@ -416,9 +416,12 @@ func (g *traceGen) endFile() {
 }
 
 // readOnce reports whether the request trace name can be read only once:
-// a named pipe (a shell's <(command) included) or another file that is
-// not a regular one.
+// standard input ("-"), a named pipe (a shell's <(command) included) or
+// another file that is not a regular one.
 func readOnce(name string) bool {
+	if name == "-" {
+		return true
+	}
 	fi, err := os.Stat(name)
 	return err == nil && !fi.Mode().IsRegular()
 }

@@ -217,7 +217,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.BoolVar(&fv.UseBurstTrace, "use-burst-trace", false, "replay BurstGPT request arrivals and token counts from --burst-trace-path")
 	fs.StringVar(&fv.BurstTracePath, "burst-trace-path", def.BurstTracePath, "BurstGPT CSV: a file, a directory of *.csv or a glob")
 	fs.StringVar(&o.ValidationTrace, "validation-trace", "", "kv-cache.py's real-trace validation JSON (no effect)")
-	fs.StringVar(&fv.DatasetPath, "dataset-path", "", "ShareGPT JSON to replay (takes precedence over --use-burst-trace)")
+	fs.StringVar(&fv.DatasetPath, "dataset-path", "", "ShareGPT JSON to replay (takes precedence over --use-burst-trace); - reads standard input")
 	fs.IntVar(&fv.MaxConversations, "max-conversations", def.MaxConversations, "ShareGPT conversations to load")
 	fs.StringVar(&o.OutputPath, "output", "", "write the statistics JSON to this file, - for stdout (kv-cache.py's default name has the time in it; kvtrace writes none unless given)")
 	fs.Int64Var(&fv.Seed, "seed", def.Seed, "random seed; the same seed gives the same trace (kv-cache.py's default is a random seed)")
@@ -243,7 +243,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.IntVar(&o.Level, "zstd-level", defaultZstdLevel, "zstd level of a .zst trace: 0 is kvbench's row encoder (fastest), 1 to 22 the zstd library's (3 is kv-cache.py's: a smaller file, written more slowly)")
 	fs.StringVar(&keyStyle, "key-style", "", "object keys: kvbench, or mlperf for kv-cache.py's conv_<user>_<epoch ms> (default: follows --format)")
 	fs.Int64Var(&epoch, "epoch-base", def.EpochBase.Unix(), "Unix seconds at virtual time 0, for mlperf timestamps and keys")
-	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users)")
+	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users); - reads standard input")
 	fs.StringVar(&fv.RequestTraceFormat, "request-trace-format", "", "--request-trace's format: mooncake, azure, burstgpt or sharegpt (default: detected)")
 	fs.StringVar(&fv.NVMeAccounting, "nvme-accounting", def.NVMeAccounting, "a bounded NVMe tier's accounting: reference (kv-cache.py's, whose racing workers leak reservations and evict early) or exact (its rule alone)")
 	fs.BoolVar(&o.AllowSystem, cli.AllowSystemPathFlag, false, "let outputs lie under a system directory (/etc, /usr, /dev, ...), which kvtrace refuses by default")
@@ -272,6 +272,12 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	}
 
 	// The file first, then the options given, so that they override it.
+	// Standard input is one file: the config, or the workload.
+	for _, in := range []struct{ flag, path string }{{"--request-trace", fv.RequestTrace}, {"--dataset-path", fv.DatasetPath}} {
+		if o.ConfigPath == "-" && in.path == "-" {
+			return nil, cli.Usagef("--config - and %s -: both read standard input: give one of them a file", in.flag)
+		}
+	}
 	cfg := sim.DefaultConfig()
 	if o.ConfigPath != "" {
 		if err := loadConfigFile(o.ConfigPath, &cfg); err != nil {

@@ -114,6 +114,9 @@ func checkInputs(cfg *sim.Config) []error {
 // A named pipe is only checked for read permission: opening it would wait
 // for its writer (the simulation opens it, under the signal context).
 func checkInputFile(flag, path string) []error {
+	if path == "-" {
+		return nil
+	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Type() == os.ModeNamedPipe {
 		if err := syscall.Access(path, 4 /* R_OK */); err != nil {
 			return []error{fmt.Errorf("%s %s: %w", flag, path, err)}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +91,71 @@ func TestBurstDirectoryIsInput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "t.csv")
 	if _, stderr, code := runKvtrace(t, append(args, "-o", out)...); code != 0 {
 		t.Fatalf("a directory with a ._ file beside its trace: exit %d, %q", code, stderr)
+	}
+}
+
+// TestRequestTraceStdin: "-" names standard input for --request-trace and
+// --dataset-path, as it does for every file a tool reads: the trace is the
+// one the file gives, over several passes too (stdin is read once, its
+// requests kept), an output that is the file stdin comes from is refused,
+// and --config - beside one of them is refused (one standard input).
+func TestRequestTraceStdin(t *testing.T) {
+	dir := t.TempDir()
+	req := filepath.Join(dir, "req.jsonl")
+	var b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 600, "output_length": 10, "hash_ids": [%d, %d]}`+"\n", i*500, i%3, 10+i)
+	}
+	if err := os.WriteFile(req, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdinFrom := func(path string) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := os.Stdin
+		os.Stdin = f
+		t.Cleanup(func() { os.Stdin = old; f.Close() })
+	}
+	common := []string{"--duration", "25", "--generation-mode", "none", "--gpu-mem-gb", "0", "--replay-cycles", "0"}
+	fromFile := filepath.Join(dir, "file.csv")
+	if _, stderr, code := runKvtrace(t, append([]string{"--request-trace", req, "-o", fromFile}, common...)...); code != 0 {
+		t.Fatalf("--request-trace FILE: exit %d, %s", code, stderr)
+	}
+	fromStdin := filepath.Join(dir, "stdin.csv")
+	stdinFrom(req)
+	if _, stderr, code := runKvtrace(t, append([]string{"--request-trace", "-", "-o", fromStdin}, common...)...); code != 0 {
+		t.Fatalf("--request-trace -: exit %d, %s", code, stderr)
+	}
+	want, err := os.ReadFile(fromFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(fromStdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := bytes.Count(want, []byte("\n")); rows < 40 || !bytes.Equal(got, want) {
+		t.Fatalf("--request-trace - wrote %d bytes, want the %d (%d rows) of --request-trace FILE", len(got), len(want), rows)
+	}
+
+	before := sum(t, req)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--request-trace", "-", "-o", req}, "--io-trace-log " + req + ": is --request-trace - (standard input): refusing to overwrite an input"},
+		{[]string{"--request-trace", "-", "--config", "-", "-o", filepath.Join(dir, "x.csv")}, "--config - and --request-trace -: both read standard input"},
+		{[]string{"--dataset-path", "-", "--config", "-", "-o", filepath.Join(dir, "x.csv")}, "--config - and --dataset-path -: both read standard input"},
+	} {
+		stdinFrom(req)
+		_, stderr, code := runKvtrace(t, append(tt.args, common...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("kvtrace %s: exit %d, %q; want 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+	if sum(t, req) != before {
+		t.Error("the request trace changed")
 	}
 }

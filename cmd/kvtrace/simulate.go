@@ -38,8 +38,8 @@ func ownsProgressLine(stdout, stderr io.Writer, tracePath string) bool {
 func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stderr io.Writer) error {
 	cfg := &opt.Config
 	// A request trace on a named pipe waits for its writer in open: under
-	// ctx, so that ^C ends the wait.
-	cfg.OpenInput = func(path string) (io.ReadCloser, error) { return cli.OpenRead(ctx, path) }
+	// ctx, so that ^C ends the wait. "-" is standard input.
+	cfg.OpenInput = func(path string) (io.ReadCloser, error) { return cli.OpenInput(ctx, path) }
 	// A kv-cache.py command line without --io-trace-log asks for its
 	// statistics (--output): on a terminal, the trace goes nowhere.
 	noTrace := false
