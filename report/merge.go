@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -51,6 +52,13 @@ const maxErrorMessages = 10
 // CheckRanks does, and callers call it first unless told not to. The
 // inputs are not modified.
 func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
+	return MergeRanksContext(context.Background(), docs)
+}
+
+// MergeRanksContext is MergeRanks, checking ctx before each document it
+// gathers and each cell it merges: once ctx is done it returns ctx's
+// error, wrapped, and no document.
+func MergeRanksContext(ctx context.Context, docs []*schema.Result) (*schema.Result, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("report: merge: no documents")
 	}
@@ -80,10 +88,13 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 	out.Started = start
 	out.WallS = wall.Seconds()
 
-	m := &rankMerger{docs: docs, out: out, start: start, cells: map[cellKey]*cellAcc{},
+	m := &rankMerger{ctx: ctx, docs: docs, out: out, start: start, cells: map[cellKey]*cellAcc{},
 		reqs: make([]schema.RequestStats, len(docs)), lags: make([]schema.Latency, len(docs)),
 		tokensKnown: true, timeline: map[int]*schema.Second{}, warnings: map[string][]int{}}
 	for n, d := range docs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("report: merge: %w", err)
+		}
 		m.add(n, d)
 	}
 	slices.Sort(out.MergedRanks)
@@ -118,6 +129,7 @@ func MergeRanks(docs []*schema.Result) (*schema.Result, error) {
 // The documents' cells, requests and lag are gathered first and merged at
 // once, which decodes their histograms much faster than one by one.
 type rankMerger struct {
+	ctx         context.Context // checked before each cell is merged
 	docs        []*schema.Result
 	out         *schema.Result
 	start       time.Time // the earliest document's start
@@ -295,6 +307,9 @@ func (m *rankMerger) mergeFigures(wall time.Duration) error {
 	docs, out := m.docs, m.out
 	self := func(i int) int { return i }
 	for _, k := range slices.SortedFunc(maps.Keys(m.cells), cellKey.compare) {
+		if err := m.ctx.Err(); err != nil {
+			return fmt.Errorf("report: merge: %w", err)
+		}
 		a := m.cells[k]
 		agg := results.NewCell()
 		if err := agg.MergeAll(a.cells); err != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -52,7 +53,10 @@ const mlperfRule = "MLPerf Storage Rules.md 6.3.4, as mlpstorage computes it: wi
 // a run must be of one kind (kvreplay's GB/s and kv-cache.py's GiB/s do
 // not add: ByKind splits a run). Beside the rule's figures, KVBench holds
 // the exact pooled view of kvreplay documents and how the views differ.
-func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
+// AggregateMLPerf checks ctx before each Option, trial and rank it
+// combines and each trial it merges, and returns ctx's error, wrapped,
+// once it is done: a run of thousands of ranks stops at a signal.
+func AggregateMLPerf(ctx context.Context, run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 	sum, kind, err := newRunSummary(run, now)
 	if err != nil {
 		return nil, err
@@ -67,16 +71,23 @@ func AggregateMLPerf(run *MLPerfRun, now time.Time) (*MLPerfRunSummary, error) {
 			ErrIncompatible, run.TotalRanks, trials, slots, maxMLPerfSlots)
 	}
 	kb := newMLPerfKVBench(kind)
+	at := rankIndex(run)
 	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
+		if err := stoppedBy(ctx); err != nil {
+			return nil, err
+		}
 		trials := slices.Sorted(maps.Keys(run.TrialDirs[option]))
-		o, pooled := aggregateOption(run, option, trials)
+		o, pooled, err := aggregateOption(ctx, run, at, option, trials)
+		if err != nil {
+			return nil, err
+		}
 		if err := optionScale(pooled); err != nil {
 			return nil, err
 		}
 		sum.Options[option] = o
 		sum.TrialsPerOption = max(sum.TrialsPerOption, len(trials))
 		sum.PartialFailure = sum.PartialFailure || o.PartialFailure
-		if err := pool(pooled, trials); err != nil {
+		if err := pool(ctx, pooled, trials); err != nil {
 			return nil, err
 		}
 		pooled.Differences = differences(o, pooled, run.TotalRanks)
@@ -221,10 +232,40 @@ func newMLPerfKVBench(kind string) *MLPerfKVBench {
 	return kb
 }
 
+// rankPlaceKey is where a rank's document is placed: its Option, trial
+// and rank.
+type rankPlaceKey struct {
+	option      string
+	trial, rank int
+}
+
+// rankIndex is the index in run.Ranks of each place's first document:
+// looking each slot of a run up in it keeps the rule linear in the
+// ranks, where a search of run.Ranks per slot made it quadratic.
+func rankIndex(run *MLPerfRun) map[rankPlaceKey]int {
+	at := make(map[rankPlaceKey]int, len(run.Ranks))
+	for i, rk := range run.Ranks {
+		k := rankPlaceKey{rk.Option, rk.Trial, rk.Rank}
+		if _, ok := at[k]; !ok {
+			at[k] = i
+		}
+	}
+	return at
+}
+
+// stoppedBy is ctx's error, wrapped, once it is done; nil before.
+func stoppedBy(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("report: mlperf: %w", err)
+	}
+	return nil
+}
+
 // aggregateOption applies the rule to one Option over its trials (in
-// order), each of ranks 0..TotalRanks-1: the Option's entry of the
-// summary, and the ranks the rule combined, to be pooled.
-func aggregateOption(run *MLPerfRun, option string, trials []int) (*MLPerfOption, *MLPerfPooled) {
+// order), each of ranks 0..TotalRanks-1 (their documents' indexes in at):
+// the Option's entry of the summary, and the ranks the rule combined, to
+// be pooled; ctx's error once it is done.
+func aggregateOption(ctx context.Context, run *MLPerfRun, at map[rankPlaceKey]int, option string, trials []int) (*MLPerfOption, *MLPerfPooled, error) {
 	o := &MLPerfOption{Option: option, RankCount: run.TotalRanks, TrialCount: len(trials), MissingFiles: []string{}, CPUTierRanks: []string{}}
 	if n, err := strconv.Atoi(option); err == nil {
 		o.Option = n
@@ -232,7 +273,10 @@ func aggregateOption(run *MLPerfRun, option string, trials []int) (*MLPerfOption
 	pooled := &MLPerfPooled{}
 	var rule []ruleTrial
 	for _, t := range trials {
-		ranks, missing := trialRanks(run, option, t)
+		ranks, missing, err := trialRanks(ctx, run, at, option, t)
+		if err != nil {
+			return nil, nil, err
+		}
 		o.MissingFiles = append(o.MissingFiles, missing...)
 		for _, rk := range ranks {
 			if rk.CPUTier {
@@ -244,22 +288,26 @@ func aggregateOption(run *MLPerfRun, option string, trials []int) (*MLPerfOption
 	}
 	o.setRule(rule)
 	o.PartialFailure = len(o.MissingFiles) > 0
-	return o, pooled
+	return o, pooled, nil
 }
 
 // trialRanks are ranks 0..TotalRanks-1 of one trial of an Option: the
-// documents found, in rank order, and how missing_files names the others
-// (missingName).
-func trialRanks(run *MLPerfRun, option string, trial int) (found []MLPerfRank, missing []string) {
+// documents found (their indexes in at), in rank order, and how
+// missing_files names the others (missingName); ctx's error once it is
+// done.
+func trialRanks(ctx context.Context, run *MLPerfRun, at map[rankPlaceKey]int, option string, trial int) (found []MLPerfRank, missing []string, err error) {
 	for r := range run.TotalRanks {
-		i := slices.IndexFunc(run.Ranks, func(rk MLPerfRank) bool { return rk.Option == option && rk.Trial == trial && rk.Rank == r })
-		if i < 0 {
+		if err := stoppedBy(ctx); err != nil {
+			return nil, nil, err
+		}
+		i, ok := at[rankPlaceKey{option, trial, r}]
+		if !ok {
 			missing = append(missing, missingName(run, option, trial, r))
 			continue
 		}
 		found = append(found, run.Ranks[i])
 	}
-	return found, missing
+	return found, missing, nil
 }
 
 // ruleTrial is one trial of an Option as the rule sees it: its ranks'
@@ -612,7 +660,9 @@ func missingName(run *MLPerfRun, option string, trial, rank int) string {
 // trial's ranks merged (MergeRanks), rates averaged over the trials, and
 // every Tier-2 operation and request of every rank and trial pooled into
 // one latency distribution each.
-func pool(p *MLPerfPooled, trials []int) error {
+//
+// It checks ctx before each trial (and MergeRanksContext within it).
+func pool(ctx context.Context, p *MLPerfPooled, trials []int) error {
 	if why := notPooled(p.Ranks); why != "" {
 		p.NotPooled = why
 		return nil
@@ -622,11 +672,17 @@ func pool(p *MLPerfPooled, trials []int) error {
 	var devs [][]schema.DeviceLatency
 	var reqs []schema.Latency
 	for _, t := range trials {
+		if err := stoppedBy(ctx); err != nil {
+			return err
+		}
 		ds, ranks := storageRanks(p.Ranks, t)
 		if len(ds) == 0 {
 			continue
 		}
-		m, err := MergeRanks(ds)
+		m, err := MergeRanksContext(ctx, ds)
+		if stopped(err) {
+			return err
+		}
 		if err != nil {
 			p.NotPooled = fmt.Sprintf("trial %d's ranks do not merge: %v", t, err)
 			return nil

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,12 +26,12 @@ func FuzzAggregateDocument(f *testing.F) {
 		f.Add(raw)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		run, err := LoadMLPerf([]string{"-"}, bytes.NewReader(raw))
+		run, err := LoadMLPerf(context.Background(), []string{"-"}, bytes.NewReader(raw), nil)
 		if err != nil {
 			return
 		}
 		for _, r := range run.ByKind() {
-			s, err := AggregateMLPerf(r, time.Time{})
+			s, err := AggregateMLPerf(context.Background(), r, time.Time{})
 			if err != nil {
 				continue
 			}
@@ -77,7 +78,7 @@ func TestMLPerfBoundsTrials(t *testing.T) {
 		{"trial 50000000", with("trial", 50000000), "trial 50000000: want 0 to 1023"},
 		{"trial -2", with("trial", -2), "trial is -2: want 0 or more"},
 	} {
-		_, err := LoadMLPerf([]string{"-"}, bytes.NewReader(tc.raw))
+		_, err := LoadMLPerf(context.Background(), []string{"-"}, bytes.NewReader(tc.raw), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
 		}
@@ -87,7 +88,7 @@ func TestMLPerfBoundsTrials(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "option_1", "trial_5000"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadMLPerf([]string{dir}, nil); err == nil || !strings.Contains(err.Error(), "trial_5000: trial 5000: want 0 to 1023") {
+	if _, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil); err == nil || !strings.Contains(err.Error(), "trial_5000: trial 5000: want 0 to 1023") {
 		t.Errorf("trial_5000: err %v", err)
 	}
 	// 65536 ranks (a document's --ranks) x 32 trials: 2 million rank
@@ -104,11 +105,11 @@ func TestMLPerfBoundsTrials(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run, err := LoadMLPerf([]string{dir}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AggregateMLPerf(run, time.Time{}); !errors.Is(err, ErrIncompatible) ||
+	if _, err := AggregateMLPerf(context.Background(), run, time.Time{}); !errors.Is(err, ErrIncompatible) ||
 		!strings.Contains(fmt.Sprint(err), "65536 ranks x 32 trials: 2097152 rank results, at most 1048576") {
 		t.Errorf("65536 ranks x 32 trials: err %v", err)
 	}

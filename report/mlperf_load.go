@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,10 +36,20 @@ import (
 // document is kept to be compared beside. In a walked directory a result
 // file that cannot be read is recorded as missing (mlpstorage's rule); a
 // file named on the command line that cannot be read is an error.
-func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
+//
+// Files are opened with open (os.Open when nil: kvreport's waits for a
+// named pipe's writer under its signal context). LoadMLPerf checks ctx
+// before each file and directory it reads, and returns ctx's error,
+// wrapped, once it is done: a run of thousands of rank results stops at
+// a signal.
+func LoadMLPerf(ctx context.Context, paths []string, stdin io.Reader, open func(name string) (io.ReadCloser, error)) (*MLPerfRun, error) {
+	if open == nil {
+		open = func(name string) (io.ReadCloser, error) { return os.Open(name) }
+	}
+	rd := fileReader{ctx: ctx, open: open}
 	run := newMLPerfRun()
 	for _, p := range paths {
-		if err := run.loadPath(p, stdin); err != nil {
+		if err := run.loadPath(rd, p, stdin); err != nil {
 			return nil, err
 		}
 	}
@@ -48,9 +59,47 @@ func LoadMLPerf(paths []string, stdin io.Reader) (*MLPerfRun, error) {
 	return run, nil
 }
 
+// fileReader reads LoadMLPerf's files through its open, each once ctx
+// is checked.
+type fileReader struct {
+	ctx  context.Context
+	open func(name string) (io.ReadCloser, error)
+}
+
+// done is ctx's error, wrapped, once it is done; nil before.
+func (rd fileReader) done() error {
+	if err := rd.ctx.Err(); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// read reads the file name whole. Its error is done's once ctx is done,
+// which callers tell from a file that cannot be read with errors.Is.
+func (rd fileReader) read(name string) ([]byte, error) {
+	if err := rd.done(); err != nil {
+		return nil, err
+	}
+	f, err := rd.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f) // a file's error names it
+}
+
+// stopped reports whether err is ctx's: a signal, not a file that cannot
+// be read.
+func stopped(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // loadPath reads what one of LoadMLPerf's paths names into run: "-"
 // (stdin), or each file or directory the path or glob gives.
-func (run *MLPerfRun) loadPath(p string, stdin io.Reader) error {
+func (run *MLPerfRun) loadPath(rd fileReader, p string, stdin io.Reader) error {
+	if err := rd.done(); err != nil {
+		return err
+	}
 	if p == "-" {
 		if stdin == nil {
 			return errors.New("report: -: no standard input")
@@ -71,9 +120,9 @@ func (run *MLPerfRun) loadPath(p string, stdin io.Reader) error {
 			return fmt.Errorf("report: %w", err)
 		}
 		if st.IsDir() {
-			err = run.loadDir(name)
+			err = run.loadDir(rd, name)
 		} else {
-			err = run.loadFile(name)
+			err = run.loadFile(rd, name)
 		}
 		if err != nil {
 			return err
@@ -84,8 +133,11 @@ func (run *MLPerfRun) loadPath(p string, stdin io.Reader) error {
 
 // loadFile reads a file named on the command line: one that cannot be
 // read is an error, not a missing rank.
-func (run *MLPerfRun) loadFile(name string) error {
-	raw, err := os.ReadFile(name)
+func (run *MLPerfRun) loadFile(rd fileReader, name string) error {
+	raw, err := rd.read(name)
+	if stopped(err) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -97,15 +149,18 @@ func (run *MLPerfRun) loadFile(name string) error {
 // holds the rank's one result (loadRankDir), and a JSON file at the top
 // may be the run's kvcache_run_summary. It is an error when the walk finds
 // none of these, so that a wrong directory is not a run with no ranks.
-func (run *MLPerfRun) loadDir(name string) error {
+func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 	found := 0
 	err := filepath.WalkDir(name, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if err := rd.done(); err != nil {
+			return err
+		}
 		if !e.IsDir() {
 			if filepath.Dir(path) == filepath.Clean(name) && strings.HasSuffix(path, ".json") {
-				return run.addTopSummary(path)
+				return run.addTopSummary(rd, path)
 			}
 			return nil
 		}
@@ -125,7 +180,7 @@ func (run *MLPerfRun) loadDir(name string) error {
 		if !rankDir.MatchString(base) {
 			return nil
 		}
-		ok, err := run.loadRankDir(path)
+		ok, err := run.loadRankDir(rd, path)
 		if err != nil {
 			return err
 		}
@@ -136,7 +191,7 @@ func (run *MLPerfRun) loadDir(name string) error {
 	})
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "report: ") {
-			return err // a document's own error, which names its file
+			return err // a document's own error, which names its file, or ctx's
 		}
 		return fmt.Errorf("report: %s: %w", name, err)
 	}
@@ -153,8 +208,8 @@ func (run *MLPerfRun) loadDir(name string) error {
 // ranks or trials none of whose results reached the directory (a remote
 // host's, on a results directory that is not shared, Rules.md 6.3.3.4)
 // are missing, not a smaller run.
-func (run *MLPerfRun) addTopSummary(path string) error {
-	raw, err := os.ReadFile(path)
+func (run *MLPerfRun) addTopSummary(rd fileReader, path string) error {
+	raw, err := rd.read(path)
 	if err != nil {
 		return err
 	}
@@ -177,7 +232,7 @@ func (run *MLPerfRun) addTopSummary(path string) error {
 // missing too, with found false. Two such files are an error naming them:
 // which one the aggregate took would decide the run's figures (mlpstorage
 // takes whichever its glob lists first).
-func (run *MLPerfRun) loadRankDir(path string) (found bool, err error) {
+func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err error) {
 	o, t, r := placeOf(path)
 	if t >= 0 {
 		if err := checkTrial(path, t); err != nil {
@@ -191,7 +246,10 @@ func (run *MLPerfRun) loadRankDir(path string) (found bool, err error) {
 	slices.Sort(files)
 	var results []rankFile
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
+		raw, err := rd.read(f)
+		if stopped(err) {
+			return false, err
+		}
 		if err == nil && !mayBeResult(raw) {
 			continue
 		}

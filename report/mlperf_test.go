@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -275,11 +276,11 @@ func TestAggregateMLPerfFiles(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	run, err := LoadMLPerf([]string{filepath.Join(dir, "*.json")}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{filepath.Join(dir, "*.json")}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := AggregateMLPerf(run, time.Time{})
+	s, err := AggregateMLPerf(context.Background(), run, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,11 +299,11 @@ func TestAggregateMLPerfFiles(t *testing.T) {
 	}
 	// Without trial 1's rank 1, the rule adds rank 0 alone there, and
 	// says the rank is missing.
-	run, err = LoadMLPerf(paths[:3], nil)
+	run, err = LoadMLPerf(context.Background(), paths[:3], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = AggregateMLPerf(run, time.Time{})
+	s, err = AggregateMLPerf(context.Background(), run, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,11 +377,11 @@ func TestAggregateMLPerfReference(t *testing.T) {
 	if err := os.WriteFile(mixed, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, err := LoadMLPerf([]string{dir}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AggregateMLPerf(run, time.Time{}); !errors.Is(err, ErrIncompatible) {
+	if _, err := AggregateMLPerf(context.Background(), run, time.Time{}); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("mixed kinds: %v", err)
 	}
 }
@@ -388,11 +389,11 @@ func TestAggregateMLPerfReference(t *testing.T) {
 // The reference's own result document (trace mode, so its latencies are
 // zeros) is one rank of a run.
 func TestAggregateMLPerfReferenceDocument(t *testing.T) {
-	run, err := LoadMLPerf([]string{referenceJSON}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{referenceJSON}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := AggregateMLPerf(run, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	s, err := AggregateMLPerf(context.Background(), run, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,20 +477,20 @@ func TestMLPerfOneDocumentARank(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = LoadMLPerf([]string{a, b}, nil)
+	_, err = LoadMLPerf(context.Background(), []string{a, b}, nil, nil)
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), a+" and "+b) || !strings.Contains(err.Error(), "both are rank 0 of trial") {
 		t.Errorf("two documents at one place: %v", err)
 	}
 	// On stdin, each is named by its place in the stream.
-	_, err = LoadMLPerf([]string{"-"}, strings.NewReader(string(raw)+string(raw)))
+	_, err = LoadMLPerf(context.Background(), []string{"-"}, strings.NewReader(string(raw)+string(raw)), nil)
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "-#1 and -#2: ") {
 		t.Errorf("two documents at one place on stdin: %v", err)
 	}
-	alone, err := LoadMLPerf([]string{dir}, nil)
+	alone, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	twice, err := LoadMLPerf([]string{dir, file}, nil)
+	twice, err := LoadMLPerf(context.Background(), []string{dir, file}, nil, nil)
 	if err != nil {
 		t.Fatalf("a file and its run's directory: %v", err)
 	}
@@ -514,7 +515,7 @@ func TestMLPerfByKind(t *testing.T) {
 	if err := os.WriteFile(p, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, err := LoadMLPerf([]string{dir, ref}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{dir, ref}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,11 +523,11 @@ func TestMLPerfByKind(t *testing.T) {
 	if len(runs) != 2 || runs[0].Ranks[0].Kind != KindKVReplay || runs[1].Ranks[0].Kind != KindReference {
 		t.Fatalf("%d runs", len(runs))
 	}
-	s, err := AggregateMLPerf(runs[0], time.Time{})
+	s, err := AggregateMLPerf(context.Background(), runs[0], time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := AggregateMLPerf(runs[1], time.Time{})
+	x, err := AggregateMLPerf(context.Background(), runs[1], time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,11 +662,11 @@ func TestAggregateMLPerfTier2InRAM(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	run, err := LoadMLPerf(paths, nil)
+	run, err := LoadMLPerf(context.Background(), paths, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := AggregateMLPerf(run, time.Time{})
+	s, err := AggregateMLPerf(context.Background(), run, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -809,7 +810,7 @@ func TestLoadMLPerfInputs(t *testing.T) {
 			if tt.noStdin {
 				stdin = nil
 			}
-			run, err := LoadMLPerf(tt.paths, stdin)
+			run, err := LoadMLPerf(context.Background(), tt.paths, stdin, nil)
 			if err != nil {
 				if err.Error() != tt.want {
 					t.Errorf("error\n%s\nwant\n%s", err, tt.want)
@@ -823,7 +824,7 @@ func TestLoadMLPerfInputs(t *testing.T) {
 	}
 
 	// The run's directory: both trials found, where they are.
-	r, err := LoadMLPerf([]string{run}, nil)
+	r, err := LoadMLPerf(context.Background(), []string{run}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -867,11 +868,11 @@ func TestMLPerfRunDatetime(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		run, err := LoadMLPerf([]string{filepath.Join(dir, tt.given)}, nil)
+		run, err := LoadMLPerf(context.Background(), []string{filepath.Join(dir, tt.given)}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := AggregateMLPerf(run, time.Now())
+		s, err := AggregateMLPerf(context.Background(), run, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

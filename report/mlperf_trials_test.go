@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,11 +177,11 @@ func TestMLPerfRankDocWarnings(t *testing.T) {
 			d.SizeScale = 1.0 / 1024
 		}
 	})
-	run, err := LoadMLPerf([]string{dir}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = AggregateMLPerf(run, time.Time{})
+	_, err = AggregateMLPerf(context.Background(), run, time.Time{})
 	want := filepath.Join(dir, "option_1", "trial_0", "rank_0", "kvbench_result.json") + " and " +
 		filepath.Join(dir, "option_1", "trial_1", "rank_0", "kvbench_result.json") + ": incompatible documents: they ran at different size scales, 0.000244140625 and 0.0009765625"
 	if !errors.Is(err, ErrScales) || !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), want) {
@@ -237,7 +238,7 @@ func TestMLPerfMergedDocument(t *testing.T) {
 	if err := os.WriteFile(p, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = LoadMLPerf([]string{p}, nil)
+	_, err = LoadMLPerf(context.Background(), []string{p}, nil, nil)
 	if want := p + ": incompatible documents: a merged document of ranks 0, 1 (kvreport merge)"; !errors.Is(err, ErrIncompatible) || !strings.Contains(fmt.Sprint(err), want) {
 		t.Errorf("error %v, want %q", err, want)
 	}
@@ -287,11 +288,11 @@ func TestMLPerfOptionWithoutTrials(t *testing.T) {
 // error.
 func aggregateDir(t *testing.T, dir string) *MLPerfRunSummary {
 	t.Helper()
-	run, err := LoadMLPerf([]string{dir}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := AggregateMLPerf(run, time.Time{})
+	s, err := AggregateMLPerf(context.Background(), run, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestMLPerfOptionPlacedElsewhere(t *testing.T) {
 					tc.edit(d)
 				}
 			})
-			_, err := LoadMLPerf([]string{dir}, nil)
+			_, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -472,7 +473,7 @@ func TestMLPerfRankPlacedElsewhere(t *testing.T) {
 					d.Rank, d.Started = 0, d.Started.Add(-time.Minute)
 				}
 			})
-			_, err := LoadMLPerf([]string{dir}, nil)
+			_, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -514,7 +515,7 @@ func TestMLPerfTrialPlacedElsewhere(t *testing.T) {
 					tc.edit(d)
 				}
 			})
-			run, err := LoadMLPerf([]string{dir}, nil)
+			run, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -555,7 +556,7 @@ func TestMLPerfDamagedFigures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			layTrials(t, dir, map[int]int{0: 1}, func(_, _ int, d *schema.Result) { tc.edit(d) })
-			_, err := LoadMLPerf([]string{dir}, nil)
+			_, err := LoadMLPerf(context.Background(), []string{dir}, nil, nil)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -577,7 +578,7 @@ func TestMLPerfDamagedFigures(t *testing.T) {
 		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadMLPerf([]string{f}, nil); err == nil || !strings.Contains(err.Error(), "summary.avg_throughput_tokens_per_sec") || !strings.Contains(err.Error(), f) {
+		if _, err := LoadMLPerf(context.Background(), []string{f}, nil, nil); err == nil || !strings.Contains(err.Error(), "summary.avg_throughput_tokens_per_sec") || !strings.Contains(err.Error(), f) {
 			t.Errorf("%s: err %v, want one naming the file and the key", bad, err)
 		}
 	}
@@ -591,14 +592,14 @@ func TestMLPerfDamagedFigures(t *testing.T) {
 // does, and the rule agrees with the pooled view for one rank. It took
 // the summary's 0.5655 (GiB/s) for u10_t1.json's 0.6072 GB/s: 6.9 % low.
 func TestMLPerfOldSummaryGiB(t *testing.T) {
-	run, err := LoadMLPerf([]string{"testdata/u10_t1.json"}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{"testdata/u10_t1.json"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v := run.Ranks[0].result.FormatVersion; v != 1 {
 		t.Fatalf("fixture: format_version %d, want 1", v)
 	}
-	s, err := AggregateMLPerf(run, time.Time{})
+	s, err := AggregateMLPerf(context.Background(), run, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

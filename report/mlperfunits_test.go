@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,16 +34,16 @@ func TestMLPerfRenderOneUnit(t *testing.T) {
 	if err := os.WriteFile(p, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, err := LoadMLPerf([]string{dir, ref}, nil)
+	run, err := LoadMLPerf(context.Background(), []string{dir, ref}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runs := run.ByKind()
-	kvr, err := AggregateMLPerf(runs[0], time.Time{})
+	kvr, err := AggregateMLPerf(context.Background(), runs[0], time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	py, err := AggregateMLPerf(runs[1], time.Time{})
+	py, err := AggregateMLPerf(context.Background(), runs[1], time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -301,12 +301,50 @@ func (c *config) loadOptions() report.LoadOptions {
 // through ctx.
 func load(ctx context.Context, c *config, stdin io.Reader) ([]*report.Doc, error) {
 	opt := c.loadOptions()
-	opt.Open = func(name string) (io.ReadCloser, error) { return cli.OpenRead(ctx, name) }
+	opt.Open = opener(ctx)
 	docs, err := report.Load(c.paths, stdin, opt)
 	if err != nil {
 		return nil, loadError(err)
 	}
 	return docs, nil
+}
+
+// opener opens a named file for reading under ctx (cli.OpenRead: a named
+// pipe's writer is waited for until ctx is done), once ctx is checked: a
+// signal stops the reading of many files before the next one.
+func opener(ctx context.Context) func(name string) (io.ReadCloser, error) {
+	return func(name string) (io.ReadCloser, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return cli.OpenRead(ctx, name)
+	}
+}
+
+// writeOutput writes what render writes to -o as cli.WriteOutput does (a
+// file to a temporary one, renamed once whole), each write once ctx is
+// checked, and ctx checked once more before the file is renamed: a
+// signal while rendering stops it, and leaves nothing at -o.
+func writeOutput(ctx context.Context, output string, stdout io.Writer, render func(io.Writer) error) error {
+	return cli.WriteOutput(ctx, "-o", output, stdout, func(w io.Writer) error {
+		if err := render(ctxWriter{ctx: ctx, w: w}); err != nil {
+			return err
+		}
+		return ctx.Err()
+	})
+}
+
+// ctxWriter is w, whose writes fail with ctx's error once ctx is done.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // stdinIsOutput refuses an -o that is the file stdin was redirected from
@@ -390,7 +428,7 @@ func runReport(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 // what came on stdin and is not a whole run fails the pipeline once
 // rendered (incompleteOnStdin), as the command before kvreport failed.
 func write(ctx context.Context, c *config, stdout io.Writer, docs []*report.Doc, render func(io.Writer) error) error {
-	if err := cli.WriteOutput(ctx, "-o", c.output, stdout, render); err != nil {
+	if err := writeOutput(ctx, c.output, stdout, render); err != nil {
 		return err
 	}
 	return incompleteOnStdin(docs)

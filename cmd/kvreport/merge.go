@@ -61,7 +61,10 @@ func runMerge(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io
 		}
 		fmt.Fprintf(stderr, "kvreport: warning: merging anyway (--force): %v\n", checked)
 	}
-	merged, err := report.MergeRanks(results)
+	merged, err := report.MergeRanksContext(ctx, results)
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
 	if err != nil {
 		return cli.Input(err)
 	}

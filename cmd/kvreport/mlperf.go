@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -26,7 +27,7 @@ var aggregations = []string{"mlperf"}
 // is a run with a rank cut short (incomplete), which the rule sums as
 // whole.
 func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.Writer, output, format string) error {
-	run, err := report.LoadMLPerf(paths, stdin)
+	run, err := report.LoadMLPerf(ctx, paths, stdin, opener(ctx))
 	if err != nil {
 		return loadError(err)
 	}
@@ -36,14 +37,14 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 		// kvreplay results and kv-cache.py documents aggregate apart,
 		// the second shown beside the first.
 		runs := run.ByKind()
-		s, err = report.AggregateMLPerf(runs[0], time.Now())
+		s, err = report.AggregateMLPerf(ctx, runs[0], time.Now())
 		if err != nil {
-			return cli.Input(err)
+			return aggregateError(err)
 		}
 		for _, r := range runs[1:] {
-			x, err := report.AggregateMLPerf(r, time.Now())
+			x, err := report.AggregateMLPerf(ctx, r, time.Now())
 			if err != nil {
-				return cli.Input(err)
+				return aggregateError(err)
 			}
 			beside[r.Ranks[0].Kind+" documents"] = x
 		}
@@ -59,11 +60,21 @@ func runMLPerf(ctx context.Context, paths []string, stdin io.Reader, stdout io.W
 			beside[name] = run.Summaries[name]
 		}
 	}
-	err = cli.WriteOutput(ctx, "-o", output, stdout, func(w io.Writer) error { return report.RenderMLPerf(w, s, beside, format) })
+	err = writeOutput(ctx, output, stdout, func(w io.Writer) error { return report.RenderMLPerf(w, s, beside, format) })
 	if err != nil {
 		return err
 	}
 	return runFailure(s)
+}
+
+// aggregateError is an error of AggregateMLPerf as kvreport answers it:
+// documents that do not aggregate are the user's (exit 2), a signal's
+// stop is not (exit 1, cli.Main naming the signal).
+func aggregateError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return cli.Input(err)
 }
 
 // runFailure is the error of a run summary that is not of a whole run:

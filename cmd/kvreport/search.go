@@ -51,7 +51,7 @@ func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 		docs = append([]*schema.SearchResult{docs[i]}, append(docs[:i:i], docs[i+1:]...)...)
 		names = append([]string{names[i]}, append(names[:i:i], names[i+1:]...)...)
 	}
-	err = cli.WriteOutput(ctx, "-o", c.output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, c.format) })
+	err = writeOutput(ctx, c.output, stdout, func(w io.Writer) error { return report.RenderSearches(w, docs, names, c.format) })
 	if err != nil {
 		return err
 	}
