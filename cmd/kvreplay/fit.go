@@ -28,9 +28,9 @@ func (o *options) fitter() setup.Fitting {
 // needs, what this machine has, and the options that make it fit. It
 // reads the traces and makes no backend.
 func runPlan(ctx context.Context, o *options, stdout io.Writer) error {
-	_, plan, err := prescan(ctx, o)
+	srcs, plan, err := prescan(ctx, o)
 	if err != nil {
 		return err
 	}
-	return o.fitter().WritePlan(stdout, o.fitting.Format, o.traces, &o.cfg, plan, &o.tiers)
+	return o.fitter().WritePlan(ctx, stdout, o.fitting.Format, o.traces, srcs, &o.cfg, plan, &o.tiers)
 }

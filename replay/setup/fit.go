@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -346,15 +347,22 @@ type PlanDoc struct {
 	Scanned bool     `json:"prescanned"`
 	// FitDurationS is the --duration --fit applies to keep the replay
 	// within --fit-time (0: none), and FitDuration why.
-	FitDurationS float64        `json:"fit_duration_s,omitempty"`
-	FitDuration  string         `json:"fit_duration,omitempty"`
-	Advice       *replay.Advice `json:"plan"`
+	FitDurationS float64 `json:"fit_duration_s,omitempty"`
+	FitDuration  string  `json:"fit_duration,omitempty"`
+	// FitApplies is what kvreplay --fit applies (empty: the replay fits
+	// as it is), planned as --fit plans it: over the --duration window
+	// and the stand-in tiers it adds first, which the plan's options,
+	// over the traces as given, do not see; FitRefuses says instead why
+	// --fit would refuse.
+	FitApplies []string       `json:"fit_applies"`
+	FitRefuses string         `json:"fit_refuses,omitempty"`
+	Advice     *replay.Advice `json:"plan"`
 }
 
 // WritePlan prints the plan of the replay of cfg and opts over traces
-// (--plan), as text or JSON (format): what it needs, what this machine
-// has, and the options that make it fit.
-func (f Fitting) WritePlan(w io.Writer, format string, traces []string, cfg *replay.Config, plan *replay.Plan, opts *Options) error {
+// (read from srcs) (--plan), as text or JSON (format): what it needs, what
+// this machine has, the options that make it fit, and what --fit applies.
+func (f Fitting) WritePlan(ctx context.Context, w io.Writer, format string, traces []string, srcs []replay.Source, cfg *replay.Config, plan *replay.Plan, opts *Options) error {
 	if !Planned(plan) {
 		return noPlan("--plan")
 	}
@@ -362,6 +370,9 @@ func (f Fitting) WritePlan(w io.Writer, format string, traces []string, cfg *rep
 	doc := PlanDoc{Traces: traces, Rows: plan.Rows, Objects: plan.Objects, Speed: cfg.Speed, Scanned: plan.Scanned, Advice: a}
 	if d := f.timeBound(cfg, plan, a.Machine); d > 0 {
 		doc.FitDurationS, doc.FitDuration = d.Seconds(), f.timeLine(cfg, plan, a.Machine, d)
+	}
+	if err := f.preview(ctx, &doc, cfg, opts, srcs, plan); err != nil {
+		return err
 	}
 	if format == "json" {
 		e := json.NewEncoder(w)
@@ -371,7 +382,7 @@ func (f Fitting) WritePlan(w io.Writer, format string, traces []string, cfg *rep
 	// The text is many small writes whose errors it does not check: the
 	// first one is the plan's (a full disk, a closed pipe: --plan | head -1).
 	ew := &errWriter{w: w}
-	if err := f.writePlan(ew, traces, cfg, plan, opts, a); err != nil && ew.err == nil {
+	if err := f.writePlan(ew, &doc, cfg, plan, opts); err != nil && ew.err == nil {
 		return err
 	}
 	return ew.err
@@ -393,8 +404,41 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// preview fills doc's FitApplies or FitRefuses: Fit on copies of cfg and
+// opts, so that --plan says what --fit does where Fit plans again (a
+// --duration window, a stand-in tier: kvreplay --plan of MLPerf's 8B
+// trace offered --size-scale 1/8192 "(--fit applies this)", the whole
+// trace's option, while --fit applied --duration 2m0s --size-scale
+// 1/4096, its window's). Only ctx's end is an error.
+func (f Fitting) preview(ctx context.Context, doc *PlanDoc, cfg *replay.Config, opts *Options, srcs []replay.Source, plan *replay.Plan) error {
+	c, o := *cfg, *opts
+	o.Stderr = nil
+	_, fit, _, err := f.Fit(ctx, &c, &o, srcs, plan)
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case err != nil:
+		doc.FitApplies, doc.FitRefuses = []string{}, err.Error()
+	default:
+		doc.FitApplies = fit.Applied
+	}
+	return nil
+}
+
+// fitLine says what --fit applies, in a line.
+func fitLine(doc *PlanDoc) string {
+	switch {
+	case doc.FitRefuses != "":
+		return "kvreplay --fit refuses it: " + doc.FitRefuses
+	case len(doc.FitApplies) == 0:
+		return "kvreplay --fit applies nothing: it fits as it is."
+	}
+	return "kvreplay --fit applies " + strings.Join(doc.FitApplies, " ") + "."
+}
+
 // writePlan renders a plan for people.
-func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, plan *replay.Plan, o *Options, a *replay.Advice) error {
+func (f Fitting) writePlan(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *replay.Plan, o *Options) error {
+	traces, a := doc.Traces, doc.Advice
 	n := a.Needs
 	pace := "--speed max: as fast as the machine serves, so the trace's pace asks no bandwidth"
 	if cfg.Speed > 0 {
@@ -425,8 +469,8 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 				t, plan.UsedRows[t], t)
 		}
 	}
-	if d := f.timeBound(cfg, plan, a.Machine); d > 0 {
-		fmt.Fprintf(w, "  --fit replays with %s (the plan below is the whole trace's; --fit plans the window)\n", f.timeLine(cfg, plan, a.Machine, d))
+	if doc.FitDuration != "" {
+		fmt.Fprintf(w, "  --fit replays with %s (the plan below is the whole trace's; --fit plans the window)\n", doc.FitDuration)
 	}
 	exact := "exact"
 	if !n.Exact {
@@ -475,6 +519,9 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	switch {
 	case a.Fits:
 		fmt.Fprintln(w, "\nIt fits: nothing to change.")
+		if len(doc.FitApplies) > 0 {
+			fmt.Fprintln(w, fitLine(doc))
+		}
 		return nil
 	case a.Runs:
 		fmt.Fprintln(w, "\nIt runs, but asks more of this machine than a replay that keeps the trace's pace should:")
@@ -486,15 +533,20 @@ func (f Fitting) writePlan(w io.Writer, traces []string, cfg *replay.Config, pla
 	}
 	if len(a.Options) == 0 {
 		fmt.Fprintln(w, "\nNo --size-scale alone makes it fit: change what is named above.")
+		fmt.Fprintln(w, fitLine(doc))
 		return nil
 	}
 	fmt.Fprintln(w, "\nOptions that make it fit:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for i, op := range a.Options {
-		if i == 0 && a.Fit != nil {
+		if i == 0 && a.Fit != nil && slices.Equal(a.Fit.Flags, doc.FitApplies) {
 			op.Effect += " (--fit applies this)"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\n", op.Option, op.Effect)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\n"+fitLine(doc))
+	return err
 }

@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -125,12 +126,12 @@ func TestWritePlanWriteError(t *testing.T) {
 			if format == "json" && n > 0 {
 				break // one write
 			}
-			if err := (Fitting{}).WritePlan(&failAfter{n: n}, format, []string{"t.csv"}, &cfg, plan, opts); !errors.Is(err, errClosed) {
+			if err := (Fitting{}).WritePlan(context.Background(), &failAfter{n: n}, format, []string{"t.csv"}, nil, &cfg, plan, opts); !errors.Is(err, errClosed) {
 				t.Errorf("%s, failing after %d writes: %v; want the write's error", format, n, err)
 			}
 		}
 		var b strings.Builder
-		if err := (Fitting{}).WritePlan(&b, format, []string{"t.csv"}, &cfg, plan, opts); err != nil || b.Len() == 0 {
+		if err := (Fitting{}).WritePlan(context.Background(), &b, format, []string{"t.csv"}, nil, &cfg, plan, opts); err != nil || b.Len() == 0 {
 			t.Errorf("%s: %v, %d bytes; want the plan", format, err, b.Len())
 		}
 	}
