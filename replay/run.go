@@ -19,15 +19,18 @@ import (
 // Run replays srcs onto the backends (by name, as cfg.TierMap names them)
 // and returns the result document. A run stopped early (ctx cancelled, an
 // I/O error, a full disk) still returns its partial result, marked
-// incomplete, together with the error that stopped it. Setup failures
-// return a nil result.
+// incomplete, together with the error that stopped it; so does one
+// stopped before its clock started, while it started its I/O engines,
+// wrote its cold objects or waited to start (Hooks.Ready), with nothing
+// measured (Unclocked). A tier map that names a backend not given returns
+// a nil result.
 func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends map[string]backend.Backend, hooks Hooks) (*schema.Result, error) {
 	s := newSched(cfg, plan, srcs, hooks)
 	if err := s.setBackends(backends); err != nil {
 		return nil, err
 	}
 	if err := s.startEngines(); err != nil {
-		return nil, err
+		return s.unclocked("starting the I/O engines", err), s.err
 	}
 	var metaWG sync.WaitGroup
 	// A running task has at most one metadata call in flight: buffers of
@@ -55,7 +58,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	if hooks.Ready != nil {
 		if err := hooks.Ready(); err != nil {
 			stopAll()
-			return nil, err
+			return s.unclocked("waiting to start", err), s.err
 		}
 	}
 	rr := newRowReader(s.srcs)
@@ -153,13 +156,27 @@ func (s *sched) coldWhat() string {
 	return "the trace's cold objects"
 }
 
+// Unclocked is the result of a replay of srcs with cfg and plan that err
+// stopped before Run could start it, while it was doing what (making its
+// tiers: a full disk or an I/O error preallocating a file, ctx's end): as
+// Run's result of a run stopped before its clock (unclocked), marked
+// incomplete, the reason naming the phase, nothing measured, so that a
+// launcher finds a failed run where it looks for its result. The caller
+// adds the host, command line and configuration, as to Run's. The error
+// returned is err, named so, as Run's would be.
+func Unclocked(cfg *Config, plan *Plan, srcs []Source, what string, err error) (*schema.Result, error) {
+	s := newSched(cfg, plan, srcs, Hooks{})
+	return s.unclocked(what, err), s.err
+}
+
 // unclocked is the result of a run that err stopped before its clock
-// started, while it was doing what (writing its cold objects): marked
-// incomplete, the reason naming the phase, with no measured window (it
-// starts and ends when the run stopped) and so nothing measured in it:
-// no cell, request or timeline second; the failed operations are counted
-// in its errors, as a run's are. A launcher or a results pipeline then
-// finds a failed run where it looks for one, not a missing file.
+// started, while it was doing what (starting its engines, writing its
+// cold objects, waiting to start): marked incomplete, the reason naming
+// the phase, with no measured window (it starts and ends when the run
+// stopped) and so nothing measured in it: no cell, request or timeline
+// second; the failed operations are counted in its errors, as a run's
+// are. A launcher or a results pipeline then finds a failed run where it
+// looks for one, not a missing file.
 func (s *sched) unclocked(what string, err error) *schema.Result {
 	s.err = fmt.Errorf("replay: before the clock: %s: %w", what, trimPrefix(err, "replay: "))
 	s.start = s.clock.Now()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/schema"
@@ -30,8 +31,10 @@ type Clocked interface {
 // that what a tier reports of its requests counts its clean-up (an S3
 // tier's deletes and listings at Close), and what the clean-up could not
 // remove is among the warnings. The caller adds its identity (tool, command line,
-// labels). A run stopped early returns its result with the error; one
-// that did not run, no result.
+// labels). A run stopped early returns its result with the error, as does
+// one that failed before it started, making its tiers (replay.Unclocked);
+// one refused (the input's error: it does not fit, a tier this machine
+// does not have), no result.
 func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan, srcs []replay.Source, opts Options,
 	ready func() error, progress func(replay.Progress)) (*schema.Result, error) {
 	// A search plans the whole trace (a capacity search) or all its users
@@ -48,8 +51,15 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 		return nil, err
 	}
 	tiers, err := Build(ctx, env, cfg, plan, opts)
+	if cli.ExitCode(err) == cli.ExitUsage {
+		return nil, err // refused: the input asks what this machine cannot give
+	}
 	if err != nil {
-		return nil, err
+		// A failure (a full disk or an I/O error preallocating the extent
+		// file, a signal): a result that says so, as a run stopped later.
+		res, err := replay.Unclocked(cfg, plan, srcs, "making the tiers", err)
+		describe(res, &Tiers{}, srcs)
+		return res, err
 	}
 	defer tiers.Close()
 	start := func() error {
@@ -70,6 +80,13 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 		return nil, runErr
 	}
 	tiers.Close()
+	describe(res, tiers, srcs)
+	return res, runErr
+}
+
+// describe adds to res what setup knows of the run: the host's facts,
+// the peak RSS, the tiers' paths and warnings, the traces' sidecars.
+func describe(res *schema.Result, tiers *Tiers, srcs []replay.Source) {
 	res.Host = host.Facts()
 	res.Replay.PeakRSSBytes = host.PeakRSS()
 	tiers.Describe(res)
@@ -80,7 +97,6 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 			res.Traces[i].Meta = schema.SnakeCaseKeys(meta)
 		}
 	}
-	return res, runErr
 }
 
 // ErrProbeNotRun is the error of a search's probe that Replay did not run:
