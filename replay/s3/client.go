@@ -274,6 +274,36 @@ func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, s
 	return c.wrap("PUT", name, err)
 }
 
+// create stores an empty object name unless one exists, by a conditional
+// PUT (If-None-Match: *), which a server that takes it makes atomic: of
+// two such PUTs of one name, one succeeds. made is false when the server
+// refused it because the object exists (412 Precondition Failed, or 409
+// Conditional Request Conflict while another such PUT of it was in
+// flight); err, the request's failure otherwise (501 Not Implemented: a
+// server without conditional writes, unsupported).
+func (c *client) create(ctx context.Context, name string) (made bool, err error) {
+	if err := c.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer c.release()
+	_, err = c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(nil), ContentLength: aws.Int64(0),
+		IfNoneMatch: aws.String("*")}, unsigned)
+	c.stats.done(opPut, err)
+	var ae smithy.APIError
+	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
+		return false, nil
+	}
+	return err == nil, c.wrap("PUT", name, err)
+}
+
+// unsupported reports that the server refused a request as one it does
+// not implement (501 Not Implemented).
+func unsupported(err error) bool {
+	var ae smithy.APIError
+	var re *awshttp.ResponseError
+	return errors.As(err, &ae) && ae.ErrorCode() == "NotImplemented" || errors.As(err, &re) && re.HTTPStatusCode() == 501
+}
+
 // sentBody counts the bytes of a request's body read to be sent, over all
 // of its attempts (a retry seeks it back to its start): with the size of
 // the one that succeeded they tell the bytes of those that failed

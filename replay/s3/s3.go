@@ -7,7 +7,16 @@
 // empty when the backend is made (so that everything under it is the
 // run's), and Close removes what the run created there (objects and
 // unfinished multipart uploads) and nothing else, unless told to keep it.
-// kvreplay never creates or deletes buckets.
+// kvreplay never creates or deletes buckets. Found empty, the prefix is
+// claimed by an empty object, <prefix>/run-<id>/.kvreplay-run, created by
+// a conditional PUT (If-None-Match: *): of runs given the same run id at
+// once (a library caller's; kvreplay makes a random one), which all find
+// the prefix empty, one creates it and the others refuse the prefix.
+// That holds on servers that make conditional writes atomic (AWS S3,
+// versitygw, tested; MinIO and Ceph RGW take the header too). One that
+// refuses the header (501 Not Implemented) leaves the prefix unclaimed,
+// and the run says so; one that ignores it cannot be told from one that
+// takes it, and there two runs of one id at once would share the prefix.
 //
 // Endpoint, bucket and prefix come from Config; credentials, region and,
 // when Config has none, the endpoint come from the standard AWS
@@ -231,6 +240,9 @@ type Backend struct {
 	c      *client
 	runDir string // <prefix>/run-<id>/, the run's own prefix
 	part   int64
+	// claimed says that New created claimName under runDir (checkPrefix),
+	// which Close removes with the run's objects.
+	claimed bool
 
 	mu     sync.Mutex
 	objs   map[string]*slot // nil once closed
@@ -363,11 +375,19 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
+// claimName is the object that claims a run's prefix for it: a leading
+// '.' never begins an object's name (objname.FileName encodes it).
+const claimName = ".kvreplay-run"
+
 // checkPrefix checks that the run's prefix is its own: it holds no object
 // and no unfinished multipart upload, either of which is another run's (of
-// the same id, going on or crashed), which Close would remove or abort.
-// Each request is bounded: a server that takes the connection and never
-// answers fails it in Timeout, not after every attempt's.
+// the same id, going on or crashed), which Close would remove or abort;
+// then claims it, creating claimName there by a conditional PUT, which
+// fails when another run of the same id, started at once, checked it
+// empty too and claimed it first. A server that does not implement
+// conditional writes leaves it unclaimed, with a warning (the package
+// doc). Each request is bounded: a server that takes the connection and
+// never answers fails it in Timeout, not after every attempt's.
 func (b *Backend) checkPrefix(ctx context.Context) error {
 	c, timeout := b.c, b.cfg.Timeout
 	failed := func(err error) error {
@@ -394,6 +414,22 @@ func (b *Backend) checkPrefix(ctx context.Context) error {
 	}
 	if up != "" {
 		return fmt.Errorf("s3: %s: the run's prefix holds an unfinished multipart upload already (of %s): kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), up)
+	}
+	cctx, cancel = context.WithTimeout(ctx, timeout)
+	claim := b.runDir + claimName
+	made, err := c.create(cctx, claim)
+	cancel()
+	switch {
+	case unsupported(err):
+		if b.cfg.Warn != nil {
+			b.cfg.Warn(fmt.Sprintf("s3: %s: the server does not implement conditional writes (If-None-Match): the run's prefix was found empty but is not claimed, so another run given the same run id at the same time would share it", b.Where()))
+		}
+	case err != nil:
+		return failed(err)
+	case !made:
+		return fmt.Errorf("s3: %s: another run claimed the run's prefix (%s exists) while this one checked it: kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), claimName)
+	default:
+		b.claimed = true
 	}
 	return nil
 }
@@ -535,6 +571,9 @@ func (b *Backend) Close() error {
 		}
 	}
 	if !b.cfg.Keep {
+		if b.claimed {
+			names = append(names, b.runDir+claimName)
+		}
 		if err := b.c.deleteMany(ctx, names); err != nil {
 			errs = append(errs, err)
 		}

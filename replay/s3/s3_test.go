@@ -153,9 +153,10 @@ func TestMultipart(t *testing.T) {
 		o.Close()
 	}
 	st := b.Stats()
-	// 12 MiB: 3 parts; 5 MiB: one PUT; 6 MiB: 2 parts; 3 MiB: one PUT.
-	if st.Requests["CreateMultipartUpload"] != 2 || st.Requests["UploadPart"] != 5 || st.Requests["CompleteMultipartUpload"] != 2 || st.Requests["PutObject"] != 2 {
-		t.Errorf("requests %v: want 2 multipart uploads of 5 parts in all, and 2 PUTs", st.Requests)
+	// 12 MiB: 3 parts; 5 MiB: one PUT; 6 MiB: 2 parts; 3 MiB: one PUT;
+	// and New's PUT that claims the run's prefix.
+	if st.Requests["CreateMultipartUpload"] != 2 || st.Requests["UploadPart"] != 5 || st.Requests["CompleteMultipartUpload"] != 2 || st.Requests["PutObject"] != 3 {
+		t.Errorf("requests %v: want 2 multipart uploads of 5 parts in all, and 3 PUTs (2 objects, the claim)", st.Requests)
 	}
 	var total int64
 	for _, s := range sizes {
@@ -676,8 +677,8 @@ func TestServerKilled(t *testing.T) {
 	again := s3test.Start(t, s3test.Options{Root: root})
 	keys := again.Keys(t, bucket)
 	slices.Sort(keys)
-	if len(keys) != 2 || keys[0] != "run-killed/0_k" && keys[0] != "run-killed/k" || keys[1] != "theirs" {
-		t.Errorf("after the crash the bucket holds %q: want the run's one object and theirs", keys)
+	if len(keys) != 3 || keys[0] != "run-killed/.kvreplay-run" || keys[1] != "run-killed/0_k" && keys[1] != "run-killed/k" || keys[2] != "theirs" {
+		t.Errorf("after the crash the bucket holds %q: want the run's claim and one object, and theirs", keys)
 	}
 }
 
@@ -975,8 +976,8 @@ func TestKeep(t *testing.T) {
 	if got := srv.Get(t, bucket, "run-kept/k"); !bytes.Equal(got, p) {
 		t.Errorf("the kept object holds %d bytes, not those written", len(got))
 	}
-	if keys := srv.Keys(t, bucket); !slices.Equal(keys, []string{"run-kept/k"}) {
-		t.Errorf("after Close with Keep the bucket holds %q: want the object written, no upload", keys)
+	if keys := srv.Keys(t, bucket); !slices.Equal(keys, []string{"run-kept/.kvreplay-run", "run-kept/k"}) {
+		t.Errorf("after Close with Keep the bucket holds %q: want the run's claim and the object written, no upload", keys)
 	}
 }
 
@@ -1026,9 +1027,9 @@ func TestStartClock(t *testing.T) {
 		t.Errorf("after Close: measured %+v; want the window's %v, 4096 bytes each way", st.Measured, wantM)
 	}
 	su := st.Setup
-	if su.Requests["PutObject"] != 1 || su.BytesPut != 4096 || su.Requests["DeleteObject"] != 2 || su.Requests["ListObjectsV2"] != 2 ||
+	if su.Requests["PutObject"] != 2 || su.BytesPut != 4096 || su.Requests["DeleteObject"] != 3 || su.Requests["ListObjectsV2"] != 2 ||
 		su.Requests["ListMultipartUploads"] != 2 || su.Requests["GetObject"] != 0 || su.BytesGot != 0 {
-		t.Errorf("setup %+v; want the write before, the check's and the clean-up's listings (of objects and of uploads), the clean-up's 2 deletes", su)
+		t.Errorf("setup %+v; want New's claim of the prefix (an empty PUT) and the write before, the check's and the clean-up's listings (of objects and of uploads), the clean-up's 3 deletes (2 objects, the claim)", su)
 	}
 	for op, n := range st.Requests {
 		if st.Measured.Requests[op]+su.Requests[op] != n {

@@ -91,10 +91,11 @@ func TestS3ResultCountsCleanup(t *testing.T) {
 	if got := calls + st.Retries; got != px.Served() {
 		t.Errorf("the result counts %d requests (%v, %d retries); the server was sent %d", got, st.Requests, st.Retries, px.Served())
 	}
-	// The six objects the trace left, deleted at the clean-up; its
-	// listing of what is left and of the unfinished uploads.
-	if st.Requests["DeleteObject"] != 8 || st.Requests["ListMultipartUploads"] < 1 || st.Requests["ListObjectsV2"] < 2 {
-		t.Errorf("requests %v: want 8 DeleteObject (2 of the trace's, 6 of the clean-up), the clean-up's listings", st.Requests)
+	// The six objects the trace left and the run's claim of its prefix,
+	// deleted at the clean-up; its listing of what is left and of the
+	// unfinished uploads.
+	if st.Requests["DeleteObject"] != 9 || st.Requests["ListMultipartUploads"] < 1 || st.Requests["ListObjectsV2"] < 2 {
+		t.Errorf("requests %v: want 9 DeleteObject (2 of the trace's, 7 of the clean-up), the clean-up's listings", st.Requests)
 	}
 	if keys := srv.Keys(t, s3Bucket); len(keys) != 0 {
 		t.Errorf("the bucket holds %q after the run", keys)
@@ -120,8 +121,8 @@ func TestS3Keep(t *testing.T) {
 		t.Errorf("stderr %q; want the line %q", stderr, want)
 	}
 	keys := srv.Keys(t, s3Bucket)
-	if len(keys) != 6 {
-		t.Errorf("the bucket holds %q; want the 6 objects the trace left", keys)
+	if len(keys) != 7 || !slices.Contains(keys, pi.S3.Prefix+".kvreplay-run") {
+		t.Errorf("the bucket holds %q; want the 6 objects the trace left and the run's claim of its prefix", keys)
 	}
 	for _, k := range keys {
 		if !strings.HasPrefix(k, pi.S3.Prefix) {
@@ -175,11 +176,12 @@ func TestS3ResultSplitsSetup(t *testing.T) {
 		t.Errorf("measured %+v; want requests %v, %d bytes put and %d got (Tier-2 wrote %d and read %d)",
 			m, wantM, 5*size, 8*size, t2.PhysicalWriteBytes, t2.PhysicalReadBytes)
 	}
-	// The setup: the check's listing, the 3 cold writes, the clean-up's
-	// deletes of the 7 objects left and its listings.
-	if su.Requests["PutObject"] != 3 || su.BytesPut != 3*size || su.BytesGot != 0 || su.Requests["GetObject"] != 0 ||
-		su.Requests["DeleteObject"] != 7 || su.Requests["ListObjectsV2"] < 2 || su.Requests["ListMultipartUploads"] < 1 {
-		t.Errorf("setup %+v; want 3 PutObject (%d bytes), no GET, 7 DeleteObject, the check's and the clean-up's listings", su, 3*size)
+	// The setup: the check's listing and its claim of the prefix (an
+	// empty PUT), the 3 cold writes, the clean-up's deletes of the 7
+	// objects left and the claim, and its listings.
+	if su.Requests["PutObject"] != 4 || su.BytesPut != 3*size || su.BytesGot != 0 || su.Requests["GetObject"] != 0 ||
+		su.Requests["DeleteObject"] != 8 || su.Requests["ListObjectsV2"] < 2 || su.Requests["ListMultipartUploads"] < 1 {
+		t.Errorf("setup %+v; want 4 PutObject (the claim, 3 of %d bytes), no GET, 8 DeleteObject, the check's and the clean-up's listings", su, size)
 	}
 	// The two add up to the whole account.
 	for _, op := range slices.Sorted(maps.Keys(st.Requests)) {

@@ -310,7 +310,7 @@ type Proxy struct {
 	conns   sync.Map               // the client connections' addresses
 	fail    atomic.Int64           // requests still to refuse; < 0: all
 	broken  atomic.Bool            // refuse with 500 InternalError, not 503 SlowDown
-	unimpl  atomic.Pointer[string] // a query parameter whose requests get 501
+	unimpl  atomic.Pointer[string] // a query parameter or header whose requests get 501
 	refused atomic.Int64
 	served  atomic.Int64
 	hang    atomic.Int32 // a Hang mode
@@ -440,7 +440,7 @@ func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
 			}}, r)
 			return
 		}
-		if q := p.unimpl.Load(); q != nil && r.URL.Query().Has(*q) {
+		if q := p.unimpl.Load(); q != nil && (r.URL.Query().Has(*q) || r.Header.Get(*q) != "") {
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusNotImplemented)
 			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header or query you provided implies functionality that is not implemented.</Message></Error>`)
@@ -518,8 +518,9 @@ func (p *Proxy) Fail(n int) { p.broken.Store(false); p.fail.Store(int64(n)) }
 func (p *Proxy) Break(n int) { p.broken.Store(true); p.fail.Store(int64(n)) }
 
 // Unimplemented answers 501 NotImplemented to every request with the query
-// parameter param (such as "uploads": the listings of multipart uploads),
-// as an S3 service without that API does.
+// parameter or the header param (such as "uploads": the listings of
+// multipart uploads; "If-None-Match": conditional writes), as an S3
+// service without that API does.
 func (p *Proxy) Unimplemented(param string) { p.unimpl.Store(&param) }
 
 // Refused is how many requests were refused (Fail, Break).
