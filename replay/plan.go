@@ -115,6 +115,11 @@ type Plan struct {
 	// than in the trace, and the plan keeps each request that starts in
 	// the window whole).
 	WindowRows int64
+	// TraceRows are each trace's rows the run replays (this rank's, a
+	// --users sample's) and those of them WindowRows counts, in the order
+	// of the traces; nil when they were not scanned. A trace whose rows
+	// all come after the window has none there (Run says so).
+	TraceRows []TraceRows
 	// Span is the trace time the modelled rows cover, from the origin
 	// (Window's) to the last of them, whichever trace's: the replay's wall
 	// time is Span / Speed.
@@ -146,6 +151,12 @@ type Plan struct {
 	// profile is the peaks and bytes by trace time, so that a window
 	// that fits can be found without another prescan.
 	profile *profile
+}
+
+// TraceRows are a trace's rows in a plan: those the run replays of the
+// whole trace, and those of them in the plan's window.
+type TraceRows struct {
+	Replayed, Window int64
 }
 
 // WindowOf is the trace time a replay with cfg can reach, from the first
@@ -557,10 +568,11 @@ type traceScan struct {
 	last         time.Duration
 	seen, beyond bool
 	winReq       uint64
-	// users and cold are Plan.Users and Plan.Cold of this trace, which
-	// the plan lists trace by trace.
+	// users, cold and rows are Plan.Users, Plan.Cold and Plan.TraceRows
+	// of this trace, which the plan lists trace by trace.
 	users []User
 	cold  []ColdObject
+	rows  TraceRows
 }
 
 // origin is the time of the first row the run replays of all the traces
@@ -659,10 +671,12 @@ func (ts *traceScan) row(rec *schema.Record) error {
 		return nil
 	}
 	p.UserRows++
+	ts.rows.Replayed++
 	if b < 0 || !ts.inWindow(rec) {
 		return nil // an unmapped tier: Run stops on it, naming the flag
 	}
 	p.WindowRows++
+	ts.rows.Window++
 	ts.last = max(ts.last, rec.Time)
 	ts.prof.advance(rec.Time-ts.org.first, ts.m, ts.wr, ts.rd)
 	logical, phys := sizes(rec.Size, ts.cfg.SizeScale, planAlign)
@@ -735,4 +749,5 @@ func (ts *traceScan) addTo(tot *planTotals) {
 	p.Objects += int64(len(ts.keys))
 	p.Users = append(p.Users, ts.users...)
 	p.Cold = append(p.Cold, ts.cold...)
+	p.TraceRows = append(p.TraceRows, ts.rows)
 }

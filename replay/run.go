@@ -88,6 +88,9 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	if errors.Is(s.err, ErrUnmappedTier) && s.rowsDone.Load() == 0 {
 		return nil, s.err // nothing ran: a usage error, not a result
 	}
+	if w := s.unreached(); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	res := s.result(wall)
 	return res, s.err
 }
@@ -281,6 +284,34 @@ func (s *sched) endRows(rr *rowReader) {
 		delete(s.reqs, id)
 	}
 	s.lastReq = nil
+}
+
+// unreached says which traces the --duration window reached no row of
+// (Plan.TraceRows): the traces replay merged by time, paced from the
+// first row of them all, so a trace that starts later than another by
+// more than the window has none in it, and a result that leaves it
+// unsaid reads as a replay of every trace given. "" when there is none.
+func (s *sched) unreached() string {
+	p := s.plan
+	if p == nil || !p.Scanned || p.Window <= 0 || len(p.TraceRows) != len(s.srcs) {
+		return ""
+	}
+	var names []string
+	for i, r := range p.TraceRows {
+		if r.Replayed > 0 && r.Window == 0 {
+			names = append(names, s.srcs[i].Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	its := "its rows come"
+	if len(names) > 1 {
+		its = "their rows come"
+	}
+	// A window is only at a pace (WindowOf): Speed is above 0.
+	return fmt.Sprintf("--duration %v at --speed %g reached no row of %s: the traces replay merged by time, from the first row of them all, and %s after the window's %v of trace time (kvreplay --plan says what the window reaches)",
+		s.cfg.Duration, s.cfg.Speed, strings.Join(names, ", "), its, p.Window)
 }
 
 // releaser is the run's releaser of rows: the closed loop's or the open

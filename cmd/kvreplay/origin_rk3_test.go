@@ -14,7 +14,8 @@ import (
 
 // TestPlanOfLaterTrace: kvreplay --duration over two traces, the second
 // starting 10 s after the first, plans what the run replays: the window
-// from the first row of either, so the later trace has no row in it.
+// from the first row of either, so the later trace has no row in it, and
+// the result says so.
 // Before, --plan planned both traces' rows (each trace's window from its
 // own first row: "0.8 s of trace ... all that the window can reach") while
 // the run, paced from one origin, replayed the first trace's alone.
@@ -58,5 +59,12 @@ func TestPlanOfLaterTrace(t *testing.T) {
 	}
 	if !r.Complete || r.Replay.RowsDone != 3 || moved != 3*65536 {
 		t.Errorf("complete %v, %d rows done, %d bytes: want the 3 rows and 196608 bytes the plan planned", r.Complete, r.Replay.RowsDone, moved)
+	}
+	said := false
+	for _, w := range r.Warnings {
+		said = said || strings.HasPrefix(w, "--duration 200ms at --speed 10 reached no row of "+b+": ")
+	}
+	if !said {
+		t.Errorf("warnings %q: want one saying the window reached no row of %s", r.Warnings, b)
 	}
 }
