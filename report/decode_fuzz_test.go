@@ -50,15 +50,17 @@ var renderFormats = []string{"text", "md", "csv", "json", "bench", "html"}
 // time and requests per second; the whitespace of the text changes
 // nothing; and a document whose numbers are those a run writes (0 to
 // 1e9) has finite, non-negative figures and renders in every format.
+//
+// Its input is a document changed by a patch, or the whole input
+// (fuzzDoc), as FuzzDecodeStream's.
 func FuzzDecodeReference(f *testing.F) {
-	for _, p := range []string{"testdata/kvcache_py/u50_d20_hand_measured.json", "testdata/kvcache_py/u50_d20_trace_mode.json", "testdata/kvtrace_stats.json"} {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(raw)
-		f.Add(raw[:len(raw)/2])
+	bases := fuzzBases(f, "testdata/kvcache_py/u50_d20_hand_measured.json", "testdata/kvcache_py/u50_d20_trace_mode.json", "testdata/kvtrace_stats.json")
+	for i, b := range bases {
+		f.Add(uint8(i), uint32(0), []byte(`{}`))
+		f.Add(uint8(i), cutAt(len(b.raw)/2), []byte(nil))
 	}
+	f.Add(uint8(0), uint32(0), []byte(`{"summary": {"total_storage_io_time": 0, "cache_stats": {"tier_storage_read_bandwidth_gbps": 1e300}}}`))
+	whole := uint8(len(bases))
 	for _, s := range []string{
 		`{"requests_completed": 10, "summary": {}}`,
 		`{"requests_completed": 1, "summary": {"total_storage_io_time": 1, "storage_io_latency_ms": {"p50": 1, "p95": 2, "p99": 3}, "cache_stats": {"tier_storage_read_bandwidth_gbps": 1.5, "tier_storage_kv_bytes_read_gb": 2}}}`,
@@ -69,9 +71,10 @@ func FuzzDecodeReference(f *testing.F) {
 		`{"requests_completed":1,"summary":{"total_storage_io_time":1,"cache_stats":{"tier_storage_read_bandwidth_gbps":1e300,"tier_storage_kv_bytes_read_gb":1e300}}}`,
 		`{"requests_completed": -7, "summary": {"elapsed_time": -1}}`,
 	} {
-		f.Add([]byte(s))
+		f.Add(whole, uint32(0), []byte(s))
 	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
+	f.Fuzz(func(t *testing.T, base uint8, at uint32, patch []byte) {
+		raw := fuzzDoc(bases, base, at, patch)
 		d, err := Decode("f.json", raw)
 		if err != nil {
 			if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || !strings.HasPrefix(msg, "report: f.json") {

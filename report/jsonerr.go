@@ -93,7 +93,9 @@ func timeError(file string, data []byte, base int) *ParseError {
 		if err := dec.Decode(&v); err != nil {
 			return nil
 		}
-		if k, _ := key.(string); slices.Contains(timeFields, k) {
+		// Matched as encoding/json matches a key to a field: exactly,
+		// else in any case ("stArted" is the started field).
+		if k, _ := key.(string); slices.ContainsFunc(timeFields, func(f string) bool { return strings.EqualFold(f, k) }) {
 			var t time.Time
 			if json.Unmarshal(v, &t) != nil {
 				pe := at(file, data, base+int(dec.InputOffset())-len(v))

@@ -15,18 +15,42 @@ import (
 )
 
 // FuzzAggregateDocument: any document read as a rank of a run (kvreplay's,
-// kv-cache.py's, damaged) is refused with an error or aggregated and
-// rendered in every --aggregate format, never a panic.
+// kv-cache.py's, a kvcache_run_summary, damaged) is refused with an error
+// or aggregated and rendered in every --aggregate format, never a panic,
+// and the json written reads back as a kvcache_run_summary. Its input is
+// a base document changed by a patch, or the whole input (fuzzDoc).
 func FuzzAggregateDocument(f *testing.F) {
-	for _, p := range []string{"testdata/u10_t1.json", "testdata/shard3/r0.json", "testdata/kvcache_py/u50_d20_hand_measured.json", "testdata/closed_t1.json"} {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(raw)
+	bases := fuzzBases(f, "testdata/u10_t1.json", "testdata/shard3/r0.json", "testdata/kvcache_py/u50_d20_hand_measured.json",
+		"testdata/closed_t1.json", "testdata/mlperf.json.golden")
+	whole := uint8(len(bases))
+	for i := range bases {
+		f.Add(uint8(i), uint32(0), []byte(`{}`))
 	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		run, err := LoadMLPerf(context.Background(), []string{"-"}, bytes.NewReader(raw), nil)
+	for _, seed := range []struct {
+		base  uint8
+		at    uint32
+		patch string
+	}{
+		{0, 0, `{"complete": false, "incomplete_reason": "interrupt signal received"}`},
+		{0, 0, `{"errors": {"count": 2, "first": ["read /x: input/output error"]}}`},
+		{1, 0, `{"rank": 5, "ranks": 8, "trial": 3}`},
+		{1, 0, `{"size_scale": 0.5, "label": "option_2"}`},
+		{1, 0, `{"summary": {"storage_throughput_tokens_per_sec": -1}}`},
+		{3, 0, `{"tiers": null, "cells": []}`},
+		{2, 0, `{"summary": {"cache_stats": {"storage_entries": 0}}}`},
+		{4, 0, `{"total_ranks": 3, "options": {"2": {"option": 2, "rank_count": -1}}}`},
+		{0, 400, `"x`},
+		{1, cutAt(5000), ``},
+		{whole, 0, `{"requests_completed": 5, "summary": {"total_requests": 5, "storage_throughput_tokens_per_sec": 100, ` +
+			`"cache_stats": {"storage_entries": 9, "tier_storage_read_bandwidth_gbps": 2, "tier_storage_write_bandwidth_gbps": 1, ` +
+			`"storage_read_device_p95_ms": 10, "storage_write_device_p95_ms": 5}}}`},
+		{whole, 0, `{"schema_version": "1.0", "total_ranks": 2, "options": {"1": {"option": 1, "aggregated_read_bandwidth_gbps": 1}}}`},
+	} {
+		f.Add(seed.base, seed.at, []byte(seed.patch))
+	}
+	f.Fuzz(func(t *testing.T, base uint8, at uint32, patch []byte) {
+		doc := fuzzDoc(bases, base, at, patch)
+		run, err := LoadMLPerf(context.Background(), []string{"-"}, bytes.NewReader(doc), nil)
 		if err != nil {
 			return
 		}
@@ -39,6 +63,12 @@ func FuzzAggregateDocument(f *testing.F) {
 				var b bytes.Buffer
 				if err := RenderMLPerf(&b, s, run.Summaries, format); err != nil {
 					t.Fatalf("%s: %v", format, err)
+				}
+				if format != "json" {
+					continue
+				}
+				if _, ok, err := decodeRunSummary(b.Bytes()); !ok || err != nil {
+					t.Fatalf("the json written does not read back as a kvcache_run_summary: %v\n%s", err, b.Bytes())
 				}
 			}
 		}
