@@ -183,54 +183,97 @@ func TestPacingOnInjectedClock(t *testing.T) {
 
 // TestWindowClosesBehindSchedule: a --duration window that closes while
 // rows already due wait for a worker (the device is slower than the
-// trace) says how many it never released, across batches, so that a run
-// whose released rows kept a low lag does not pass for one that kept the
-// trace's pace; at --speed max, where no row is late, it says nothing.
+// trace) says how many it never released, across batches, and counts each
+// in the lag, so that a run whose released rows kept a low lag does not
+// pass for one that kept the trace's pace; at --speed max, where no row is
+// late, it says nothing. BEHIND SCHEDULE is said where, and only where,
+// storage_health's schedule criterion fails: rows left 49 ms late keep
+// the lag's p95 under its 1 s; left 20 s late, they fail it (an 8B
+// trace's run had said BEHIND SCHEDULE for 502 rows of 520,377 and
+// passed the criterion, and another failed it saying nothing).
 func TestWindowClosesBehindSchedule(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		speed float64
-		held  bool
-	}{{"paced", 1, true}, {"max", 0, false}} {
+		name          string
+		speed         float64
+		delay, window time.Duration
+		held, behind  bool
+	}{
+		{"paced", 1, 10 * time.Millisecond, 55 * time.Millisecond, true, false},
+		{"paced, far behind", 1, 2 * time.Second, 20 * time.Second, true, true},
+		{"max", 0, 10 * time.Millisecond, 55 * time.Millisecond, false, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				const n, gap, delay = 600, 10 * time.Microsecond, 10 * time.Millisecond
+				const n, gap = 600, 10 * time.Microsecond
 				var recs []schema.Record
 				for i := range n {
 					recs = append(recs, rec(time.Duration(i)*gap, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
 				}
 				cfg := replay.DefaultConfig()
 				cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
-				cfg.Speed, cfg.Workers, cfg.QueueDepth, cfg.Duration = tc.speed, 1, 1, 55*time.Millisecond
-				res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), delay)})
+				cfg.Speed, cfg.Workers, cfg.QueueDepth, cfg.Duration = tc.speed, 1, 1, tc.window
+				res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), tc.delay)})
 				if err != nil {
 					t.Fatal(err)
 				}
-				// A row at a time, 10 ms each: a few rows run in the 55 ms
-				// window, and every row is due within its first 6 ms.
+				// A row at a time: a few rows run in the window, and
+				// every row is due within its first 6 ms.
 				rel := res.Replay.Rows
 				if rel == 0 || rel > 20 {
 					t.Fatalf("%d rows released, want a few", rel)
 				}
-				want := fmt.Sprintf("BEHIND SCHEDULE: %d rows due before the --duration window closed were never released (%d were)", n-rel, rel)
-				got := ""
+				want := fmt.Sprintf("%d rows due before the --duration window closed were never released (%d were)", n-rel, rel)
+				held, behind := false, ""
 				for _, w := range res.Warnings {
+					held = held || strings.HasPrefix(w, want)
 					if strings.HasPrefix(w, "BEHIND SCHEDULE") {
-						got = w
+						behind = w
 					}
 				}
-				if tc.held != strings.HasPrefix(got, want) {
-					t.Errorf("warning %q, want one starting %q: %v", got, want, tc.held)
+				if held != tc.held {
+					t.Errorf("warnings %q: one starting %q: %v, want %v", res.Warnings, want, held, tc.held)
+				}
+				_, failed := results.BehindSchedule(res.Summary.StorageHealth)
+				if failed != tc.behind || (behind != "") != tc.behind || (tc.behind && !strings.Contains(behind, "the system did not keep the trace's pace")) {
+					t.Errorf("schedule criterion failed: %v, BEHIND SCHEDULE warning %q; want both %v", failed, behind, tc.behind)
 				}
 				// The rows never released count in the lag, late by at
 				// least the time from when each was due to the window's
-				// end (49 ms and more here).
-				if missed := res.Replay.RowsMissed; tc.held && (missed != n-rel || res.Lag.Count != n || res.Lag.P50US < 49000) {
-					t.Errorf("%d rows missed, lag of %d rows, p50 %.0f us; want %d, %d and at least 49 ms", missed, res.Lag.Count, res.Lag.P50US, n-rel, n)
+				// end (49 ms and more in the first case).
+				if missed := res.Replay.RowsMissed; tc.held && (missed != n-rel || res.Lag.Count != n || res.Lag.P50US < float64(tc.window-6*time.Millisecond)/1e3) {
+					t.Errorf("%d rows missed, lag of %d rows, p50 %.0f us; want %d, %d and at least %v", missed, res.Lag.Count, res.Lag.P50US, n-rel, n, tc.window-6*time.Millisecond)
 				}
 			})
 		})
 	}
+}
+
+// TestBehindScheduleWithoutMissedRows: a run that released every row, each
+// late by more than a second, fails the schedule criterion and says BEHIND
+// SCHEDULE, though no window closed on a row.
+func TestBehindScheduleWithoutMissedRows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var recs []schema.Record
+		for i := range 20 {
+			recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": fault.Delay(newRAM(t, 16<<20), 500*time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, failed := results.BehindSchedule(res.Summary.StorageHealth)
+		found := false
+		for _, w := range res.Warnings {
+			found = found || w == "BEHIND SCHEDULE: "+c.Reason
+		}
+		if res.Replay.RowsMissed != 0 || res.Replay.RowsDone != 20 || !failed || !found || res.Summary.StorageHealth.OverallStatus != results.HealthFail {
+			t.Errorf("%d rows missed, %d done, schedule criterion %+v (failed %v), BEHIND SCHEDULE said %v, health %s; want 0, 20, failed, said, FAIL: %q",
+				res.Replay.RowsMissed, res.Replay.RowsDone, c, failed, found, res.Summary.StorageHealth.OverallStatus, res.Warnings)
+		}
+	})
 }
 
 // TestWindowClosesOnBacklogFails: a run that keeps the trace's pace until

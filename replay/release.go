@@ -266,8 +266,11 @@ func (o *openLoop) stop() {
 
 func (o *openLoop) requestDone(reqID, time.Duration, time.Time) {}
 
-// report says when the window closed on rows that were due: the run was
-// behind the trace's pace. Each such row counted in the lag (missed).
+// report says when the window closed on rows that were due. Each such row
+// counted in the lag (missed), late by at least the time from when it was
+// due to the window's end; whether the run was behind the trace's pace is
+// storage_health's schedule criterion's to say (BEHIND SCHEDULE, in
+// result).
 func (o *openLoop) report(res *schema.Result, _ time.Duration) {
 	if o.held == 0 {
 		return
@@ -277,7 +280,7 @@ func (o *openLoop) report(res *schema.Result, _ time.Duration) {
 	if o.heldAtLeast {
 		n = "at least " + n
 	}
-	res.Warnings = append(res.Warnings, fmt.Sprintf("BEHIND SCHEDULE: %s rows due before the --duration window closed were never released "+
-		"(%d were): the run fell behind the trace's pace; each counts in the lag (and storage_health's schedule criterion) as late by "+
+	res.Warnings = append(res.Warnings, fmt.Sprintf("%s rows due before the --duration window closed were never released "+
+		"(%d were): each counts in the lag, and so in storage_health's schedule criterion, as late by "+
 		"at least the time from when it was due to the window's end", n, res.Replay.Rows))
 }

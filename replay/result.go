@@ -105,6 +105,9 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	if res.Summary, err = results.Summarize(res, tokens); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("summary: %v", err))
 	}
+	if c, behind := results.BehindSchedule(res.Summary.StorageHealth); behind {
+		res.Warnings = append(res.Warnings, "BEHIND SCHEDULE: "+c.Reason)
+	}
 	return res
 }
 

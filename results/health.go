@@ -97,7 +97,7 @@ func evaluate(r *schema.Result, s *schema.Summary, p presence) schema.StorageHea
 	if r.ClosedLoop == nil && r.Replay.Speed > 0 && r.Lag.Count > 0 {
 		ms := float64(LagP95Limit.Milliseconds())
 		lag := r.Lag.P95US / 1000
-		c := schema.Criterion{Name: fmt.Sprintf("Schedule Lag P95 < %gms", ms), Target: ms, Actual: lag, Unit: "ms", Passed: lag < ms}
+		c := schema.Criterion{Name: fmt.Sprintf("%s < %gms", ScheduleCriterion, ms), Target: ms, Actual: lag, Unit: "ms", Passed: lag < ms}
 		if !c.Passed {
 			c.Reason = fmt.Sprintf("lag behind the trace's schedule: p95 %s ms >= %g ms limit (max %s ms): the system did not keep the trace's pace",
 				fmtMS(lag), ms, fmtMS(r.Lag.MaxUS/1000))
@@ -130,6 +130,22 @@ func evaluate(r *schema.Result, s *schema.Summary, p presence) schema.StorageHea
 		incomplete = cmp.Or(r.IncompleteReason, "the run stopped early")
 	}
 	return Judge(cs, failures, incomplete)
+}
+
+// ScheduleCriterion begins the name of storage_health's schedule
+// criterion: an open loop at a pace keeps its lag P95 below LagP95Limit.
+const ScheduleCriterion = "Schedule Lag P95"
+
+// BehindSchedule returns h's schedule criterion when it failed: the run
+// did not keep the trace's pace, which is what BEHIND SCHEDULE means
+// wherever it is said.
+func BehindSchedule(h schema.StorageHealth) (schema.Criterion, bool) {
+	for _, c := range h.Criteria {
+		if strings.HasPrefix(c.Name, ScheduleCriterion) && !c.Passed {
+			return c, true
+		}
+	}
+	return schema.Criterion{}, false
 }
 
 // Judge is the rule that turns criteria into storage_health, for every
