@@ -296,6 +296,10 @@ type Advice struct {
 type Option struct {
 	Option string `json:"option"`
 	Effect string `json:"effect"`
+	// Pace marks an option that changes only what the trace's pace asks
+	// (--closed-loop, --speed): it makes fit a replay that runs here but
+	// asks too much bandwidth, never one short of memory or space.
+	Pace bool `json:"pace_only,omitempty"`
 }
 
 // Fit is what kvreplay --fit applies: a size scale, and a --capacity or a
@@ -324,7 +328,7 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	}
 	a.Fit = a.search(p, cfg, sz)
 	if a.Fit != nil {
-		a.Options = append(a.Options, Option{strings.Join(a.Fit.Flags, " "), a.effect(a.Fit.Needs)})
+		a.Options = append(a.Options, Option{Option: strings.Join(a.Fit.Flags, " "), Effect: a.effect(a.Fit.Needs)})
 	}
 	a.Options = append(a.Options, a.others(p, cfg, sz)...)
 	return a
@@ -698,28 +702,28 @@ func (a *Advice) others(p *Plan, cfg *Config, sz Sizing) []Option {
 	if free := a.Machine.DiskFree; free >= 0 && float64(n.Disk) > FitShare*float64(free) && cfg.TierMap[schema.TierNVMe] == "nvme" {
 		if d := n.need("nvme"); d != nil {
 			if c := capacityFor(free, d.MaxObject, sz); c >= 2*d.MaxObject {
-				out = append(out, Option{"--capacity " + cli.FormatBytes(c),
-					"bounds Tier-2 at " + cli.FormatBytes(c) + ": kvreplay evicts its least recently used objects (and writes them again, untimed, when read again); the bandwidth is the trace's"})
+				out = append(out, Option{Option: "--capacity " + cli.FormatBytes(c),
+					Effect: "bounds Tier-2 at " + cli.FormatBytes(c) + ": kvreplay evicts its least recently used objects (and writes them again, untimed, when read again); the bandwidth is the trace's"})
 			}
 		}
 	}
 	if mem := a.Machine.Memory(); mem > 0 && float64(n.Memory) > FitShare*float64(mem) && sz.RAMBudget == 0 {
 		if r := n.need("ram"); r != nil {
 			if b := budgetFor(mem, cfg, p.Objects); b > 0 && b >= 2*r.MaxObject {
-				out = append(out, Option{"--ram-budget " + cli.FormatBytes(b),
-					"bounds the RAM arena at " + cli.FormatBytes(b) + ": kvreplay evicts its least recently used objects"})
+				out = append(out, Option{Option: "--ram-budget " + cli.FormatBytes(b),
+					Effect: "bounds the RAM arena at " + cli.FormatBytes(b) + ": kvreplay evicts its least recently used objects"})
 			}
 		}
 	}
 	if cfg.Speed > 0 {
 		if w := a.window(p, cfg, sz); w > 0 && w.Seconds() < n.WallS {
-			out = append(out, Option{"--duration " + formatSeconds(w),
-				fmt.Sprintf("replays the first %s of the trace (at --speed %g), which fit as they are", formatSeconds(time.Duration(float64(w)*cfg.Speed)), cfg.Speed)})
+			out = append(out, Option{Option: "--duration " + formatSeconds(w),
+				Effect: fmt.Sprintf("replays the first %s of the trace (at --speed %g), which fit as they are", formatSeconds(time.Duration(float64(w)*cfg.Speed)), cfg.Speed)})
 		}
 		if !a.ratesFit(n) {
 			if !cfg.ClosedLoop && len(p.Users) > 0 {
-				out = append(out, Option{"--closed-loop",
-					"each user waits for its storage, so the load follows what this machine serves rather than the trace's pace (the space must still fit)"})
+				out = append(out, Option{Option: "--closed-loop", Pace: true,
+					Effect: "each user waits for its storage, so the load follows what this machine serves rather than the trace's pace (the space must still fit)"})
 			}
 			slow := math.Inf(1)
 			for _, b := range n.Backends {
@@ -728,8 +732,8 @@ func (a *Advice) others(p *Plan, cfg *Config, sz Sizing) []Option {
 				}
 			}
 			if s := cfg.Speed * slow; s > 0 && !math.IsInf(s, 0) {
-				out = append(out, Option{"--speed " + strconv.FormatFloat(s, 'g', 3, 64),
-					fmt.Sprintf("slows the trace's pace to what the assumed rates serve: the replay then takes %s", formatSeconds(time.Duration(n.WallS*float64(cfg.Speed)/s*float64(time.Second))))})
+				out = append(out, Option{Option: "--speed " + strconv.FormatFloat(s, 'g', 3, 64), Pace: true,
+					Effect: fmt.Sprintf("slows the trace's pace to what the assumed rates serve: the replay then takes %s (the space must still fit)", formatSeconds(time.Duration(n.WallS*float64(cfg.Speed)/s*float64(time.Second))))})
 			}
 		}
 	}

@@ -164,18 +164,30 @@ func CheckFits(cfg *replay.Config, plan *replay.Plan, opts *Options) error {
 	return nil
 }
 
-// notFitError says, in one line, why a replay cannot start here and what
-// would make it fit.
+// notFitError says, in one line, why a replay cannot start here (or,
+// for --fit, why it asks too much of this machine) and what would make it
+// fit: only options that do, so not a pace's (--closed-loop, --speed)
+// for a replay short of memory or space, and "--fit applies the first"
+// only where the first is what --fit applies.
 func notFitError(a *replay.Advice) error {
-	msg := "the replay does not fit this machine: " + strings.Join(a.Blockers, "; ")
+	why := a.Blockers
+	if len(why) == 0 {
+		why = a.Problems
+	}
+	msg := "the replay does not fit this machine: " + strings.Join(why, "; ")
 	var opts []string
 	for _, op := range a.Options {
-		opts = append(opts, op.Option+" ("+op.Effect+")")
+		if !op.Pace || a.Runs {
+			opts = append(opts, op.Option+" ("+op.Effect+")")
+		}
 	}
-	if len(opts) == 0 {
+	switch {
+	case len(opts) == 0:
 		// Each blocker names its fix: a bound below every object, I/O
 		// buffers beyond the memory.
 		return errors.New(msg + "; no --size-scale alone makes it fit (kvreplay --plan shows the plan)")
+	case a.Fit == nil:
+		return errors.New(msg + ": use " + strings.Join(opts, ", or ") + " (kvreplay --plan shows the plan)")
 	}
 	return errors.New(msg + ": use " + strings.Join(opts, ", or ") + "; kvreplay --plan shows the plan, --fit applies the first")
 }

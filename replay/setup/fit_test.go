@@ -136,3 +136,45 @@ func TestWritePlanWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestNotFitErrorOffersWhatFits: a replay's refusal offers only options
+// that make it fit: not a pace's (--closed-loop, --speed) for a replay
+// short of space, and "--fit applies the first" only where the first is
+// --fit's. kvreplay --fit --duration 10s on a 2 MiB --dir said "use
+// --closed-loop (...), or --speed 0.000495 (...); --fit applies the first".
+func TestNotFitErrorOffersWhatFits(t *testing.T) {
+	closed := replay.Option{Option: "--closed-loop", Effect: "each user waits", Pace: true}
+	speed := replay.Option{Option: "--speed 0.0005", Effect: "slows the trace's pace", Pace: true}
+	scale := replay.Option{Option: "--size-scale 1/64", Effect: "nvme 1 GiB peak"}
+	capacity := replay.Option{Option: "--capacity 1.00 GiB", Effect: "bounds Tier-2"}
+	disk := []string{"disk: the NVMe tier needs 2.01 TiB and /small has 2.00 MiB free"}
+	rate := []string{"bandwidth: the trace's pace asks 9 GB/s of the nvme tier"}
+	for _, tt := range []struct {
+		name      string
+		a         replay.Advice
+		want, not []string
+	}{
+		{"short of space, only paces", replay.Advice{Blockers: disk, Problems: rate, Options: []replay.Option{closed, speed}},
+			[]string{disk[0], "no --size-scale alone makes it fit"}, []string{"--closed-loop", "--speed", "--fit applies"}},
+		{"short of space, a bound", replay.Advice{Blockers: disk, Problems: rate, Options: []replay.Option{capacity, closed, speed}},
+			[]string{disk[0], "use --capacity 1.00 GiB (bounds Tier-2) (kvreplay --plan shows the plan)"}, []string{"--closed-loop", "--speed", "--fit applies"}},
+		{"short of space, --fit's scale", replay.Advice{Blockers: disk, Problems: rate, Fit: &replay.Fit{Scale: 1.0 / 64}, Options: []replay.Option{scale, closed}},
+			[]string{"use --size-scale 1/64 (nvme 1 GiB peak); kvreplay --plan shows the plan, --fit applies the first"}, []string{"--closed-loop"}},
+		{"runs, asks too much", replay.Advice{Runs: true, Problems: rate, Options: []replay.Option{closed, speed}},
+			[]string{rate[0], "use --closed-loop (each user waits), or --speed 0.0005"}, []string{"--fit applies"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := notFitError(&tt.a).Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q lacks %q", msg, w)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(msg, n) {
+					t.Errorf("%q has %q", msg, n)
+				}
+			}
+		})
+	}
+}
