@@ -20,6 +20,10 @@ import (
 const (
 	startBarrierPoll  = 100 * time.Millisecond
 	startBarrierGrace = time.Second
+	// staleSlack is how much older than the timeout another rank's ready
+	// file may be before it is an earlier run's (clocks of the hosts
+	// writing to a shared file system differ a little).
+	staleSlack = time.Minute
 	// DefaultBarrierTimeout is how long a rank waits for the others
 	// (--start-barrier-timeout): pods of a Job can take minutes to be
 	// scheduled and pull their image.
@@ -83,9 +87,19 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 	if err := f.Close(); err != nil {
 		return fail("%w", err)
 	}
+	// A rank that waits gives up, and withdraws its file, after its
+	// timeout: a ready file older than that, by the file system's clock,
+	// is an earlier run's whose rank is gone (killed before it could
+	// withdraw, or a run whose ranks all started), and must not let this
+	// one start alone.
+	info, err := os.Stat(mine)
+	if err != nil {
+		return fail("%w", err)
+	}
+	since := info.ModTime().Add(-b.timeout - staleSlack)
 	deadline := b.now().Add(b.timeout)
 	for {
-		last, missing, err := b.scan(r.Ranks)
+		last, missing, err := b.scan(r.Ranks, since)
 		if err != nil {
 			return fail("%w", err)
 		}
@@ -133,8 +147,9 @@ func (b *Barrier) withdraw(mine string, ready bool, made []string) {
 
 // scan returns the latest modification time of the ready files of a run of
 // ranks and the ranks whose file is missing. A ready file of a run of
-// another size is an error: its rank was given another --ranks.
-func (b *Barrier) scan(ranks int) (last time.Time, missing []int, err error) {
+// another size is an error: its rank was given another --ranks; so is one
+// made before since: an earlier run's.
+func (b *Barrier) scan(ranks int, since time.Time) (last time.Time, missing []int, err error) {
 	entries, err := os.ReadDir(b.dir)
 	if err != nil {
 		return last, nil, err
@@ -160,6 +175,11 @@ func (b *Barrier) scan(ranks int) (last time.Time, missing []int, err error) {
 		info, err := e.Info()
 		if err != nil {
 			return last, nil, err
+		}
+		if t := info.ModTime(); t.Before(since) {
+			return last, nil, fmt.Errorf("%s was made at %s, more than --start-barrier-timeout %s before this rank's: an earlier run's, whose rank no longer waits; "+
+				"give each run a new directory, or remove its kvreplay-ready.* files (and give every rank the same --start-barrier-timeout)",
+				e.Name(), t.UTC().Format(time.RFC3339), b.timeout)
 		}
 		seen[rank] = true
 		if t := info.ModTime(); t.After(last) {

@@ -130,3 +130,41 @@ func TestJoinInts(t *testing.T) {
 		}
 	}
 }
+
+// TestStartBarrierStaleReady: another rank's ready file older than the
+// timeout (and a minute) before this rank's is an earlier run's, whose
+// rank no longer waits: the rank refuses it and withdraws, where it had
+// taken a two-hour-old file for a peer and started alone. One a little
+// older than the timeout's minute of slack is a peer still waiting.
+func TestStartBarrierStaleReady(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		age   time.Duration
+		stale bool
+	}{
+		{"two hours", 2 * time.Hour, true},
+		{"just past the timeout and its slack", 10*time.Minute + staleSlack + 5*time.Second, true},
+		{"within the timeout", 9 * time.Minute, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			peer := filepath.Join(dir, readyName(1, 2))
+			if err := os.WriteFile(peer, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-tt.age)
+			if err := os.Chtimes(peer, old, old); err != nil {
+				t.Fatal(err)
+			}
+			b := NewBarrier(dir, 10*time.Minute)
+			b.poll = time.Millisecond
+			_, err := b.Wait(t.Context(), Rank{Rank: 0, Ranks: 2})
+			if stale := err != nil && strings.Contains(err.Error(), "kvreplay-ready.1-of-2 was made at") && strings.Contains(err.Error(), "an earlier run's"); stale != tt.stale || (!tt.stale && err != nil) {
+				t.Errorf("a peer's ready file %v old: %v; want stale %v", tt.age, err, tt.stale)
+			}
+			if _, err := os.Stat(filepath.Join(dir, readyName(0, 2))); tt.stale != errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("this rank's ready file after the wait: %v (stale %v: a rank that gives up withdraws it)", err, tt.stale)
+			}
+		})
+	}
+}
