@@ -83,10 +83,10 @@ func TestCancelLeavesNoOutput(t *testing.T) {
 }
 
 // TestSignalStopsRead sends SIGTERM to a real kvreport whose input is a
-// named pipe no one writes (a result still to come down a pipe): it
-// waited in open(2), deaf to the signal it had caught, forever; now the
-// wait is under the signal context, and it exits 1 at once, naming the
-// signal.
+// named pipe whose writer writes nothing yet (a result still to come
+// down a pipe): it waited (in open(2) without a writer, in read(2) with
+// one), deaf to the signal it had caught, forever; now the wait is under
+// the signal context, and it exits 1 at once, naming the signal.
 func TestSignalStopsRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")
@@ -124,7 +124,23 @@ func TestSignalStopsRead(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond) // a wait for the process to reach open: a stop at any point passes
+			// Once kvreport opened the pipe (its signal handler is in place
+			// by then), a writer opens it too, and writes nothing: kvreport
+			// waits for the document to come.
+			var w int
+			for deadline := time.Now().Add(5 * time.Second); ; {
+				fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0)
+				if err == nil {
+					w = fd
+					break
+				}
+				if !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("kvreport did not open %s: %v: %s", fifo, err, stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			defer syscall.Close(w)
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
