@@ -24,6 +24,11 @@ var (
 	// parses as a shorter trace): a result of part of the trace, never a
 	// PASS.
 	ErrShortTrace = errors.New("the trace ended before its sidecar's count")
+	// ErrSidecarMismatch stops, before any I/O, a replay whose prescan
+	// read a trace to its end and counted other rows than its sidecar:
+	// the sidecar describes another trace (its model, its bytes per
+	// token), or the trace was cut short.
+	ErrSidecarMismatch = errors.New("the trace is not the one its sidecar describes")
 )
 
 // unmapped is the ErrUnmappedTier of rows rows on tier t.

@@ -406,6 +406,9 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	if err := scanMerged(ctx, srcs, scans, newSharder(cfg, len(srcs))); err != nil {
 		return nil, err
 	}
+	if err := sidecarCounts(srcs, p.Traces); err != nil {
+		return nil, err
+	}
 	for _, ts := range scans {
 		ts.addTo(tot)
 	}

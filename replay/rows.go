@@ -239,6 +239,26 @@ func readInfo(name string, r *trace.Reader, d *digester) schema.TraceInfo {
 	return info
 }
 
+// sidecarCounts returns an ErrSidecarMismatch naming the traces the
+// prescan read to their end (infos) whose rows are not their sidecars'
+// count: the prescan reads every row, so the run need not find a short
+// trace after its replay. nil when there is none.
+func sidecarCounts(srcs []Source, infos []schema.TraceInfo) error {
+	var off []string
+	for i, s := range srcs {
+		if i >= len(infos) || s.Meta == nil || infos[i].ReadInPart || infos[i].File == "" {
+			continue
+		}
+		if want, got := s.Meta.Counts.Rows, infos[i].Rows; want > 0 && got != want {
+			off = append(off, fmt.Sprintf("%s has %d rows and its sidecar counts %d", s.Name, got, want))
+		}
+	}
+	if len(off) == 0 {
+		return nil
+	}
+	return fmt.Errorf("replay: %s: %w (kvtrace inspect shows both): give the trace its own sidecar, or none", strings.Join(off, "; "), ErrSidecarMismatch)
+}
+
 // shortTraces returns an ErrShortTrace naming the traces read to their
 // end with fewer rows than their sidecars count; nil when there is none.
 // A trace read in part (a run stopped early, --duration) is not judged.

@@ -21,9 +21,12 @@ import (
 
 // TestShortTrace: a trace that ends before the row count its sidecar
 // gives, cut at a line boundary so that it parses as a shorter trace,
-// replays what it has into a result marked incomplete (never a PASS) that
-// says so, with the prescan and without; the whole trace is complete, and
-// a trace without a sidecar cannot be judged.
+// is refused by the prescan, which reads every row, before any I/O (it
+// had been replayed, then found short); without the prescan it replays
+// what it has into a result marked incomplete (never a PASS) that says
+// so. A trace with more rows than its sidecar counts is refused by the
+// prescan too: the sidecar is another trace's. The whole trace is
+// complete, and a trace without a sidecar cannot be judged.
 func TestShortTrace(t *testing.T) {
 	var recs []schema.Record
 	for i := range 40 {
@@ -37,7 +40,9 @@ func TestShortTrace(t *testing.T) {
 		prescan bool
 		want    string // "" for a complete run
 	}{
-		{"cut, prescan", 30, meta, true, "mem: 30 of 40 rows: the trace ended before its sidecar's count"},
+		{"cut, prescan", 30, meta, true, "refused: mem has 30 rows and its sidecar counts 40"},
+		{"longer, prescan", 40, &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace", Counts: trace.MetaCounts{Rows: 30}}, true,
+			"refused: mem has 40 rows and its sidecar counts 30"},
 		{"cut, no prescan", 30, meta, false, "mem: 30 of 40 rows: the trace ended before its sidecar's count"},
 		{"whole", 40, meta, true, ""},
 		{"cut, no sidecar", 30, nil, true, ""},
@@ -52,6 +57,12 @@ func TestShortTrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+			if msg, refused := strings.CutPrefix(tt.want, "refused: "); refused {
+				if !errors.Is(err, replay.ErrSidecarMismatch) || !strings.Contains(err.Error(), msg) {
+					t.Errorf("prescan: %v, want %q", err, msg)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

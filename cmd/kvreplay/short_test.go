@@ -19,9 +19,11 @@ import (
 
 // TestShortTraceIncomplete: a trace whose sidecar counts more rows than it
 // has (a plain CSV cut at a line boundary, which parses fine, or a zstd
-// trace of fewer rows) replays into a result marked incomplete with the
-// reason, never a PASS, and kvreplay exits 1 as for any run that did not
-// complete; the whole trace with the same sidecar is complete.
+// trace of fewer rows) is refused by the prescan, which reads every row:
+// exit 2 before any I/O, no result (it had been replayed, then found
+// short). Without the prescan it replays into a result marked incomplete
+// with the reason, never a PASS, and kvreplay exits 1 as for any run that
+// did not complete. The whole trace with the same sidecar is complete.
 func TestShortTraceIncomplete(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv"))
 	if err != nil {
@@ -41,6 +43,7 @@ func TestShortTraceIncomplete(t *testing.T) {
 	zw.Write([]byte(cut))
 	zw.Close()
 	want := fmt.Sprintf("%d of %d rows: the trace ended before its sidecar's count", rows/2, rows)
+	refused := fmt.Sprintf("refused: has %d rows and its sidecar counts %d: the trace is not the one its sidecar describes", rows/2, rows)
 	for _, tt := range []struct {
 		name  string
 		file  string
@@ -48,9 +51,9 @@ func TestShortTraceIncomplete(t *testing.T) {
 		flags []string
 		want  string // "" for a complete run
 	}{
-		{"plain csv cut at a line boundary", "cut.csv", []byte(cut), nil, want},
+		{"plain csv cut at a line boundary", "cut.csv", []byte(cut), nil, refused},
 		{"the same without the prescan", "cut.csv", []byte(cut), []string{"--no-prescan"}, want},
-		{"zstd", "cut.csv.zst", z.Bytes(), nil, want},
+		{"zstd", "cut.csv.zst", z.Bytes(), nil, refused},
 		{"whole", "whole.csv", data, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +69,13 @@ func TestShortTraceIncomplete(t *testing.T) {
 			out := filepath.Join(dir, "out.json")
 			args := append([]string{"--dir", dir, "--size-scale", "1/4096", "--speed", "max", "-o", out}, tt.flags...)
 			code, _, errs := kvreplay(append(args, tr)...)
+			if msg, ok := strings.CutPrefix(tt.want, "refused: "); ok {
+				entries, _ := os.ReadDir(dir)
+				if code != 2 || !strings.Contains(errs, tt.file+" "+msg) || len(entries) != 2 {
+					t.Errorf("exit %d, stderr %q, %d entries in --dir; want 2, %q, the trace and its sidecar alone", code, errs, len(entries), msg)
+				}
+				return
+			}
 			raw, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatalf("exit %d, no result: %v: %s", code, err, errs)

@@ -263,5 +263,5 @@ func ExitError(err error, what string) error {
 // users. kvreplay then exits 2, after writing the partial result.
 func InputError(err error) bool {
 	var pe *trace.ParseError
-	return errors.As(err, &pe) || errors.Is(err, replay.ErrUnmappedTier) || errors.Is(err, replay.ErrNoUsers)
+	return errors.As(err, &pe) || errors.Is(err, replay.ErrUnmappedTier) || errors.Is(err, replay.ErrNoUsers) || errors.Is(err, replay.ErrSidecarMismatch)
 }
