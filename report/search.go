@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -77,7 +78,13 @@ func SniffFormat(r io.Reader) string {
 // stdin may hold a stream of them, as Load reads results), those of
 // format version 1 with the names of today's (schema.UpgradeSearchOffered).
 // It refuses anything else: results and searches do not mix in one report.
-func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []string, error) {
+// Files are opened with open (os.Open when nil), each once ctx is checked:
+// kvreport's waits for a named pipe's writer under its signal context.
+func LoadSearches(ctx context.Context, paths []string, stdin io.Reader, open func(name string) (io.ReadCloser, error)) ([]*schema.SearchResult, []string, error) {
+	if open == nil {
+		open = func(name string) (io.ReadCloser, error) { return os.Open(name) }
+	}
+	rd := fileReader{ctx: ctx, open: open}
 	var docs []*schema.SearchResult
 	var names []string
 	var files []string
@@ -97,7 +104,10 @@ func LoadSearches(paths []string, stdin io.Reader) ([]*schema.SearchResult, []st
 		if p == "-" {
 			raw, err = io.ReadAll(stdin)
 		} else {
-			raw, err = os.ReadFile(p)
+			raw, err = rd.read(p)
+		}
+		if stopped(err) {
+			return nil, nil, err
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("report: %w", err)

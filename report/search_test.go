@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -45,7 +46,7 @@ func TestRenderSearches(t *testing.T) {
 	dir := t.TempDir()
 	a := writeDoc(t, dir, "a.json", usersSearch("A", 10))
 	b := writeDoc(t, dir, "b.json", usersSearch("B", 18))
-	docs, names, err := report.LoadSearches([]string{a, b}, nil)
+	docs, names, err := report.LoadSearches(context.Background(), []string{a, b}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +84,12 @@ func TestRenderSearches(t *testing.T) {
 	}
 	// A result beside a search, and searches of two kinds, are refused.
 	res := writeDoc(t, dir, "r.json", &schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion}})
-	if _, _, err := report.LoadSearches([]string{a, res}, nil); !errors.Is(err, report.ErrFormat) {
+	if _, _, err := report.LoadSearches(context.Background(), []string{a, res}, nil, nil); !errors.Is(err, report.ErrFormat) {
 		t.Errorf("search and result: %v", err)
 	}
 	c := usersSearch("C", 3)
 	c.Kind = schema.SearchCapacity
-	if _, _, err := report.LoadSearches([]string{a, writeDoc(t, dir, "c.json", c)}, nil); err == nil {
+	if _, _, err := report.LoadSearches(context.Background(), []string{a, writeDoc(t, dir, "c.json", c)}, nil, nil); err == nil {
 		t.Errorf("two kinds of search: no error")
 	}
 }
@@ -106,7 +107,7 @@ func TestLoadSearchStream(t *testing.T) {
 		stream.Write(b)
 		stream.WriteString("\n")
 	}
-	docs, names, err := report.LoadSearches([]string{"-"}, strings.NewReader(stream.String()))
+	docs, names, err := report.LoadSearches(context.Background(), []string{"-"}, strings.NewReader(stream.String()), nil)
 	if err != nil {
 		t.Fatalf("stdin: %v", err)
 	}
@@ -118,14 +119,14 @@ func TestLoadSearchStream(t *testing.T) {
 	if err := os.WriteFile(file, []byte(stream.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if docs, names, err = report.LoadSearches([]string{file}, nil); err != nil || len(docs) != 2 || names[0] != file || names[1] != file+"#2" {
+	if docs, names, err = report.LoadSearches(context.Background(), []string{file}, nil, nil); err != nil || len(docs) != 2 || names[0] != file || names[1] != file+"#2" {
 		t.Fatalf("a file of two: %d documents named %q, %v", len(docs), names, err)
 	}
 	res, err := json.Marshal(&schema.Result{Header: schema.Header{Format: schema.ResultFormat, FormatVersion: schema.ResultFormatVersion}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = report.LoadSearches([]string{"-"}, strings.NewReader(stream.String()+string(res)))
+	_, _, err = report.LoadSearches(context.Background(), []string{"-"}, strings.NewReader(stream.String()+string(res)), nil)
 	if !errors.Is(err, report.ErrFormat) || !strings.Contains(err.Error(), "-#3") {
 		t.Errorf("a result third on stdin: %v", err)
 	}
@@ -138,7 +139,7 @@ func TestSearchNamesApart(t *testing.T) {
 	dir := t.TempDir()
 	a := writeDoc(t, dir, "monday.json", usersSearch("A", 10))
 	b := writeDoc(t, dir, "tuesday.json", usersSearch("A", 15))
-	docs, names, err := report.LoadSearches([]string{a, b}, nil)
+	docs, names, err := report.LoadSearches(context.Background(), []string{a, b}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

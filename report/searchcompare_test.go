@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestSearchAnswersSettledAndComparable(t *testing.T) {
 	for _, doc := range []*schema.SearchResult{a, b, c} {
 		files = append(files, writeDoc(t, dir, doc.System+".json", doc))
 	}
-	docs, names, err := report.LoadSearches(files, nil)
+	docs, names, err := report.LoadSearches(context.Background(), files, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestSearchAnswersSettledAndComparable(t *testing.T) {
 		t.Errorf("a confidence of 100%% is shown:\n%s", s)
 	}
 
-	docs, names, err = report.LoadSearches([]string{writeDoc(t, dir, "d.json", d)}, nil)
+	docs, names, err = report.LoadSearches(context.Background(), []string{writeDoc(t, dir, "d.json", d)}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestProbesDisagreedOnce(t *testing.T) {
 	older.Probes = d.Probes
 	older.Reason = "10 users passed, 20 failed; noisy: the probes of one count disagreed (20 users passed 1 of 2 probes)"
 	dir := t.TempDir()
-	docs, names, err := report.LoadSearches([]string{writeDoc(t, dir, "a.json", d), writeDoc(t, dir, "b.json", older)}, nil)
+	docs, names, err := report.LoadSearches(context.Background(), []string{writeDoc(t, dir, "a.json", d), writeDoc(t, dir, "b.json", older)}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestCapacityNothingMoved(t *testing.T) {
 	d.Kind, d.Users, d.PeakOfferedBps, d.PeakSpeed, d.Plateau, d.Done = schema.SearchCapacity, 0, 0, 0.25, false, false
 	d.Reason = "no probe delivered an offered load up to --speed 1: their windows moved no byte of the tiers measured"
 	d.Probes = []schema.SearchProbe{{Speed: 0.25, Pass: true}, {Speed: 0.5, Pass: true}, {Speed: 1, Pass: true}}
-	docs, names, err := report.LoadSearches([]string{writeDoc(t, t.TempDir(), "e.json", d)}, nil)
+	docs, names, err := report.LoadSearches(context.Background(), []string{writeDoc(t, t.TempDir(), "e.json", d)}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestCapacityNothingMoved(t *testing.T) {
 		{d, f, "F peaks at an offered load of 2.00 GB/s; E delivered nothing"},
 		{d, d, "a.json) delivered an offered load"},
 	} {
-		docs, names, err := report.LoadSearches([]string{writeDoc(t, dir, "a.json", tc.base), writeDoc(t, dir, "b.json", tc.other)}, nil)
+		docs, names, err := report.LoadSearches(context.Background(), []string{writeDoc(t, dir, "a.json", tc.base), writeDoc(t, dir, "b.json", tc.other)}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

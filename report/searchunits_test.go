@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // the kvreplay of its day, is quoted as it is.
 func TestSearchV1OfferedLoad(t *testing.T) {
 	v1 := filepath.Join("testdata", "search_capacity_v1.json")
-	docs, names, err := LoadSearches([]string{v1}, nil)
+	docs, names, err := LoadSearches(context.Background(), []string{v1}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 		return cli.Input(fmt.Errorf("%s: options of a report on results: search documents are named by their system, label or file and shown whole",
 			strings.Join(unused, ", ")))
 	}
-	docs, names, err := report.LoadSearches(c.paths, stdin)
+	docs, names, err := report.LoadSearches(ctx, c.paths, stdin, opener(ctx))
 	if err != nil {
 		return loadError(err)
 	}

@@ -84,9 +84,11 @@ func TestCancelLeavesNoOutput(t *testing.T) {
 
 // TestSignalStopsRead sends SIGTERM to a real kvreport whose input is a
 // named pipe whose writer writes nothing yet (a result still to come
-// down a pipe): it waited (in open(2) without a writer, in read(2) with
-// one), deaf to the signal it had caught, forever; now the wait is under
-// the signal context, and it exits 1 at once, naming the signal.
+// down a pipe): read as a rank's result (--aggregate mlperf) or after a
+// search document, it waited (in open(2) without a writer, in read(2)
+// with one), deaf to the signal it had caught, forever; now the wait is
+// under the signal context, and it exits 1 at once, naming the signal.
+// After a result, it did already.
 func TestSignalStopsRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")
@@ -100,13 +102,23 @@ func TestSignalStopsRead(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	aggregate := func(path string) func(dir string) []string {
+		return func(dir string) []string {
+			return []string{"--aggregate", "mlperf", "--format", "json", filepath.Join(dir, path)}
+		}
+	}
+	after := func(doc string) func(dir string) []string {
+		return func(dir string) []string { return []string{doc, filepath.Join(dir, "b.json")} }
+	}
 	for _, tc := range []struct {
 		name string
-		fifo string // relative to the test's directory
-		arg  string
+		fifo string                    // relative to the test's directory
+		args func(dir string) []string // kvreport's arguments but -o
 	}{
-		{"a rank result named", "r0.json", "r0.json"},
-		{"a rank result in the run's directory", "run/option_1/trial_0/rank_0/kvbench_result.json", "run"},
+		{"a rank result named", "r0.json", aggregate("r0.json")},
+		{"a rank result in the run's directory", "run/option_1/trial_0/rank_0/kvbench_result.json", aggregate("run")},
+		{"a search after another", "b.json", after("../../report/testdata/search_capacity_v1.json")},
+		{"a result after another", "b.json", after("../../report/testdata/u10_t1.json")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -118,7 +130,7 @@ func TestSignalStopsRead(t *testing.T) {
 				t.Skipf("mkfifo: %v", err)
 			}
 			out := filepath.Join(t.TempDir(), "summary.json")
-			cmd := exec.Command(bin, "--aggregate", "mlperf", "--format", "json", "-o", out, filepath.Join(dir, tc.arg))
+			cmd := exec.Command(bin, append([]string{"-o", out}, tc.args(dir)...)...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
