@@ -44,6 +44,12 @@ func TestOutputsNeverInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := filepath.Join(dir, "x.csv")
+	// A link at the sidecar's path into /etc, to a file that does not
+	// exist: the sidecar was written through it.
+	sideEtc := filepath.Join(dir, "side.csv")
+	if err := os.Symlink("/etc/kvbench-test-sidecar.json", sideEtc+trace.MetaSuffix); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -62,6 +68,7 @@ func TestOutputsNeverInputs(t *testing.T) {
 		{append([]string{"-o", x, "--latency-dump", x}, small...), "two outputs cannot share a file"},
 		{append([]string{"-o", x, "--output", filepath.Join(dir, "s.json"), "--latency-dump", filepath.Join(dir, "s.json")}, small...), "two outputs cannot share a file"},
 		{append([]string{"-o", x, "--latency-dump", "/etc/kvbench-test.jsonl"}, small...), "--latency-dump /etc/kvbench-test.jsonl: refusing a path under the system directory /etc"},
+		{append([]string{"-o", sideEtc}, small...), "the sidecar of --io-trace-log " + sideEtc + ": --io-trace-log " + sideEtc + ".meta.json: refusing a path under the system directory /etc"},
 	}
 	before := sum(t, req)
 	for _, tt := range tests {
@@ -73,10 +80,10 @@ func TestOutputsNeverInputs(t *testing.T) {
 	if sum(t, req) != before {
 		t.Error("the request trace changed")
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
 		t.Errorf("refused runs left files: %v", ents)
 	}
-	for _, p := range []string{"/etc/kvbench-test.csv", "/usr/kvbench-test.json", "/etc/kvbench-test.jsonl"} {
+	for _, p := range []string{"/etc/kvbench-test.csv", "/usr/kvbench-test.json", "/etc/kvbench-test.jsonl", "/etc/kvbench-test-sidecar.json"} {
 		if _, err := os.Stat(p); err == nil {
 			os.Remove(p)
 			t.Errorf("%s written", p)

@@ -56,6 +56,14 @@ func (f *Files) Check() []error {
 		}
 		if err := CheckOutput(o.Flag, o.Path, f.AllowSystem); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		// The sidecar is written too, through a link at its path: one
+		// into a system directory is refused as the output itself is.
+		if o.Sidecar {
+			if err := CheckOutput(o.Flag, o.Path+SidecarSuffix, f.AllowSystem); err != nil {
+				errs = append(errs, Usagef("the sidecar of %s %s: %w", o.Flag, o.Path, err))
+			}
 		}
 	}
 	outs, ins := expand(f.Outputs), expand(f.Inputs)

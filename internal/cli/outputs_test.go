@@ -41,6 +41,10 @@ func TestFilesCheck(t *testing.T) {
 	if err := os.Symlink("t.csv.zst.meta.json", toNew); err != nil {
 		t.Fatal(err)
 	}
+	sideToEtc := filepath.Join(dir, "side-etc")
+	if err := os.Symlink("/etc/kvbench-test-sidecar.json", sideToEtc+".meta.json"); err != nil {
+		t.Fatal(err)
+	}
 	trace := cli.File{Flag: "trace", Path: in, Sidecar: true}
 	// Standard input redirected from the trace, from a pipe, from a
 	// terminal-like character device.
@@ -88,6 +92,10 @@ func TestFilesCheck(t *testing.T) {
 		{"system dir", cli.Files{Outputs: []cli.File{out("/etc/kvbench-test.json")}}, "refusing a path under the system directory /etc"},
 		{"a dangling link into /etc", cli.Files{Outputs: []cli.File{out(toEtc)}}, "refusing a path under the system directory /etc (it resolves to /etc/kvbench-test-link.json)"},
 		{"a dangling link to the sidecar", cli.Files{Inputs: []cli.File{trace}, Outputs: []cli.File{out(toNew)}}, "is the sidecar of trace " + in},
+		{"the sidecar a dangling link into /etc", cli.Files{Outputs: []cli.File{{Flag: "--io-trace-log", Path: sideToEtc, Sidecar: true}}},
+			"the sidecar of --io-trace-log " + sideToEtc + ": --io-trace-log " + sideToEtc + ".meta.json: refusing a path under the system directory /etc (it resolves to /etc/kvbench-test-sidecar.json)"},
+		{"the sidecar a link into /etc, allowed", cli.Files{AllowSystem: true, Outputs: []cli.File{{Flag: "--io-trace-log", Path: sideToEtc, Sidecar: true}}}, ""},
+		{"no sidecar, a link into /etc beside", cli.Files{Outputs: []cli.File{{Flag: "--io-trace-log", Path: sideToEtc}}}, ""},
 		{"system dir allowed", cli.Files{AllowSystem: true, Outputs: []cli.File{out("/etc/kvbench-test.json")}}, ""},
 		{"new file in /dev", cli.Files{Outputs: []cli.File{out("/dev/kvbench-test")}}, "system directory /dev"},
 		{"/dev/null", cli.Files{Outputs: []cli.File{out("/dev/null")}}, ""},
