@@ -121,7 +121,7 @@ func exportTrace(ctx context.Context, cfg *exportConfig, stderr io.Writer) (err 
 	}
 	defer in.Close()
 	j := &exportJob{cfg: cfg, read: new(atomic.Int64), prog: newPassProgress(stderr, cfg.trace),
-		files: &outputs{input: cfg.trace}, base: traceBase(cfg.trace), stderr: stderr}
+		files: &outputs{input: cfg.trace, allowSystem: cfg.allowSystem}, base: traceBase(cfg.trace), stderr: stderr}
 	j.r = trace.NewReader(ctxReader{ctx: ctx, r: in, n: j.read})
 	j.r.Name = cfg.trace
 	defer j.r.Close()
@@ -316,17 +316,23 @@ func traceBase(name string) string {
 
 // outputs are the files of one export: all appear, or none.
 type outputs struct {
-	input string // the trace, which no output may be
-	files []*cli.OutputFile
+	input       string // the trace, which no output may be
+	allowSystem bool   // outputs may lie under a system directory
+	files       []*cli.OutputFile
 }
 
 // create starts writing the output at path, unless it is the trace or its
-// sidecar (a link, or a file of the trace's name in --output).
+// sidecar (a link, or a file of the trace's name in --output), or a path
+// kvbench must not write (cli.CheckOutput: a link in --output into a
+// system directory, a directory of the output's name).
 func (o *outputs) create(ctx context.Context, path string) (io.Writer, error) {
 	for _, in := range []string{o.input, o.input + trace.MetaSuffix} {
 		if cli.SameFile(path, in) {
 			return nil, cli.Usagef("export: %s is the trace %s or its sidecar: refusing to overwrite an input", path, o.input)
 		}
+	}
+	if err := cli.CheckOutput("--output", path, o.allowSystem); err != nil {
+		return nil, err
 	}
 	f, err := cli.CreateFile(ctx, path)
 	if err != nil {

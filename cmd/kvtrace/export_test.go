@@ -123,6 +123,58 @@ func TestExportErrors(t *testing.T) {
 	}
 }
 
+// TestExportOutputLinks: a file export writes in --output is refused, as
+// kvtrace's -o is, where a link of its name leads into a system directory
+// (the export wrote its job file and iologs through it, exit 0) or where a
+// directory has its name; nothing is written and --output keeps what it
+// held.
+func TestExportOutputLinks(t *testing.T) {
+	base := "llama8b_u10_d30_gpu0_cpu4_s42"
+	for _, c := range []struct {
+		to, name string // the exporter, the output's name in --output
+		dir      bool   // a directory there, not a link into /etc
+		want     string
+	}{
+		{"fio", base + ".fio", false, "refusing a path under the system directory /etc (it resolves to /etc/kvbench-test-export)"},
+		{"fio", export.LogName(base, schema.TierNVMe, export.ReplayLog), false, "refusing a path under the system directory /etc"},
+		{"sai3", base + ".tsv", false, "refusing a path under the system directory /etc"},
+		{"fio", base + ".fio", true, "is a directory: not a file kvbench writes over"},
+	} {
+		t.Run(c.to+" "+c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			at := filepath.Join(out, c.name)
+			var err error
+			if c.dir {
+				err = os.Mkdir(at, 0o755)
+			} else {
+				err = os.Symlink("/etc/kvbench-test-export", at)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"export", "--to", c.to, "--tiers", "Tier-1,Tier-2", "-o", out, refU10}
+			if c.to == "fio" {
+				args = append(args, "--dir", dir)
+			}
+			_, stderr, code := runKvtrace(t, args...)
+			if code != 2 || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, %q; want 2 and %q", code, stderr, c.want)
+			}
+			if _, err := os.Stat("/etc/kvbench-test-export"); err == nil {
+				os.Remove("/etc/kvbench-test-export")
+				t.Error("/etc/kvbench-test-export written")
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 1 {
+				t.Errorf("--output holds %v, want only %s", ents, c.name)
+			}
+		})
+	}
+}
+
 // TestExportDirNamesMatchKvreplay checks that the dir layout names object
 // files exactly as kvreplay's NVMe backend does.
 func TestExportDirNamesMatchKvreplay(t *testing.T) {

@@ -42,6 +42,8 @@ type exportConfig struct {
 	// fio only
 	prescan  bool // read a trace file first for its cold objects and size
 	checkDir bool // refuse a job whose data files --dir lacks the space for
+	// allowSystem lets the outputs lie under a system directory.
+	allowSystem bool
 }
 
 // parseExportFlags parses kvtrace export's command line; its errors are
@@ -82,7 +84,7 @@ func (f *exportFlags) config() (*exportConfig, error) {
 	var p problems
 	f.checkOperands(&p)
 	tiers, scale := f.checkShared(&p)
-	cfg := &exportConfig{to: f.to, out: f.out, scale: scale, prescan: !f.noPrescan, checkDir: !f.noSpaceCheck}
+	cfg := &exportConfig{to: f.to, out: f.out, scale: scale, prescan: !f.noPrescan, checkDir: !f.noSpaceCheck, allowSystem: f.allowSystem}
 	switch f.to {
 	case "fio":
 		cfg.fio = f.fioOptions(&p, tiers, scale)
