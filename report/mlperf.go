@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -58,15 +59,19 @@ type MLPerfOption struct {
 	KVBench *MLPerfVerdict `json:"kvbench,omitempty"`
 }
 
-// MLPerfVerdict is kvbench's verdict on one Option's figures. Verdict is
-// "PASS" when they are of whole runs: no rank result or trial missing,
-// no rank cut short or with failed operations, and some rank reached
-// storage; else "FAIL", and kvreport exits 1. PASS says nothing of a
-// CLOSED submission (kvbench's closed_departures). The rule sums a
-// failed or cut-short rank's figures as if whole, and mlpstorage's
-// partial_failure is of missing files only: FailedRanks and
-// IncompleteRanks name such ranks of this Option ("trial T rank R"),
-// and Why says each reason, naming its ranks, trials and files.
+// MLPerfVerdict is kvbench's verdict on whether one Option's figures are
+// a measurement. Verdict is VerdictMeasured ("MEASURED") when they are of
+// whole runs: no rank result or trial missing, no rank cut short or with
+// failed operations, and some rank reached storage; else
+// VerdictNotAMeasurement ("NOT A MEASUREMENT"), and kvreport exits 1.
+// These are not storage_health's PASS and FAIL: the Option's figures are
+// a sum that no latency criterion judged, and a word means one thing
+// everywhere (results.Measured). MEASURED says nothing of a CLOSED
+// submission (kvbench's closed_departures). The rule sums a failed or
+// cut-short rank's figures as if whole, and mlpstorage's partial_failure
+// is of missing files only: FailedRanks and IncompleteRanks name such
+// ranks of this Option ("trial T rank R"), and Why says each reason,
+// naming its ranks, trials and files.
 type MLPerfVerdict struct {
 	Verdict         string   `json:"verdict"`
 	FailedRanks     []string `json:"failed_ranks,omitempty"`
@@ -74,10 +79,14 @@ type MLPerfVerdict struct {
 	Why             []string `json:"why,omitempty"`
 }
 
-// The values of MLPerfVerdict.Verdict.
+// The values of MLPerfVerdict.Verdict, results' words.
 const (
-	VerdictPass = "PASS"
-	VerdictFail = "FAIL"
+	VerdictMeasured        = results.Measured
+	VerdictNotAMeasurement = results.NotMeasurement
+	// VerdictPass and VerdictFail are the names the verdict had when
+	// its words were PASS and FAIL (kept for code that names them).
+	VerdictPass = VerdictMeasured
+	VerdictFail = VerdictNotAMeasurement
 )
 
 // MLPerfKVBench is kvbench's view beside the rule's: per Option, the

@@ -122,7 +122,7 @@ func AggregateMLPerf(ctx context.Context, run *MLPerfRun, now time.Time) (*MLPer
 // Option: rank results missing, ranks cut short or with failed
 // operations, trials missing, or no rank that reached storage.
 func optionVerdict(k string, o *MLPerfOption, kb *MLPerfKVBench) *MLPerfVerdict {
-	v := &MLPerfVerdict{Verdict: VerdictPass}
+	v := &MLPerfVerdict{Verdict: VerdictMeasured}
 	if o.PartialFailure {
 		v.Why = append(v.Why, fmt.Sprintf("partial_failure: %d rank result(s) missing: %s", len(o.MissingFiles),
 			strings.Join(o.MissingFiles, ", ")))
@@ -135,7 +135,7 @@ func optionVerdict(k string, o *MLPerfOption, kb *MLPerfKVBench) *MLPerfVerdict 
 		}
 	}
 	if len(why) > 0 {
-		v.Why = append(v.Why, fmt.Sprintf("%d rank run(s) with failed operations, not a measurement, in these figures: %s",
+		v.Why = append(v.Why, fmt.Sprintf("%d rank run(s) with failed operations in these figures: %s",
 			len(why), strings.Join(why, "; ")))
 	}
 	why = nil
@@ -161,7 +161,7 @@ func optionVerdict(k string, o *MLPerfOption, kb *MLPerfKVBench) *MLPerfVerdict 
 		v.Why = append(v.Why, "every rank served its working set from the CPU tier: no storage was measured (Rules.md 6.3.4.4)")
 	}
 	if len(v.Why) > 0 {
-		v.Verdict = VerdictFail
+		v.Verdict = VerdictNotAMeasurement
 	}
 	return v
 }

@@ -61,7 +61,7 @@ func TestMLPerfOptionVerdict(t *testing.T) {
 		why                []string // each in one of Why, in order
 	}{
 		{"1", VerdictFail, []string{"trial 0 rank 1"}, []string{"trial 1 rank 0"}, []string{
-			"1 rank run(s) with failed operations, not a measurement, in these figures: trial 0 rank 1: 2 operation(s) failed (" +
+			"1 rank run(s) with failed operations in these figures: trial 0 rank 1: 2 operation(s) failed (" +
 				filepath.Join(dir, "option_1/trial_0/rank_1/kvbench_result.json") + ")",
 			"1 rank run(s) cut short, in these figures as if whole: trial 1 rank 0 cut short (interrupt signal received)"}},
 		{"2", VerdictPass, nil, nil, nil},
@@ -114,18 +114,25 @@ func TestMLPerfOptionVerdict(t *testing.T) {
 		}
 		out := b.String()
 		for _, want := range []string{
-			"option 1: 2 trial(s) x 2 rank(s): FAIL\n",
-			"verdict FAIL, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [trial 0 rank 1], incomplete_ranks [trial 1 rank 0]\n",
-			"FAIL: 1 rank run(s) with failed operations, not a measurement, in these figures: trial 0 rank 1: 2 operation(s) failed",
-			"FAIL: 1 rank run(s) cut short, in these figures as if whole: trial 1 rank 0 cut short (interrupt signal received)",
-			"option 2: 2 trial(s) x 2 rank(s): PASS\n",
-			"verdict PASS, partial_failure false",
-			"option 3: 2 trial(s) x 2 rank(s): FAIL\n",
-			"verdict FAIL, partial_failure true, missing_files [" + filepath.Join(dir, "option_3/trial_1/rank_1") + "]",
+			"option 1: 2 trial(s) x 2 rank(s): NOT A MEASUREMENT\n",
+			"verdict NOT A MEASUREMENT, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [trial 0 rank 1], incomplete_ranks [trial 1 rank 0]\n",
+			"NOT A MEASUREMENT: 1 rank run(s) with failed operations in these figures: trial 0 rank 1: 2 operation(s) failed",
+			"NOT A MEASUREMENT: 1 rank run(s) cut short, in these figures as if whole: trial 1 rank 0 cut short (interrupt signal received)",
+			"option 2: 2 trial(s) x 2 rank(s): MEASURED\n",
+			"verdict MEASURED, partial_failure false",
+			"option 3: 2 trial(s) x 2 rank(s): NOT A MEASUREMENT\n",
+			"verdict NOT A MEASUREMENT, partial_failure true, missing_files [" + filepath.Join(dir, "option_3/trial_1/rank_1") + "]",
 			"FAILED (2 ops)", "CUT SHORT",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: no %q in\n%s", format, want, out)
+			}
+		}
+		// The Option's verdict is not storage_health's: it never says
+		// PASS or FAIL, which mean one thing everywhere.
+		for _, no := range []string{": PASS", ": FAIL", "verdict PASS", "verdict FAIL"} {
+			if strings.Contains(out, no) {
+				t.Errorf("%s: the Option's verdict says %q:\n%s", format, no, out)
 			}
 		}
 	}

@@ -204,7 +204,7 @@ func ProbeVerdict(p schema.SearchProbe) string {
 	status := HealthFail
 	switch {
 	case p.NotMeasured != "":
-		return "NOT A MEASUREMENT: " + p.NotMeasured
+		return NotMeasurement + ": " + p.NotMeasured
 	case p.Pass:
 		status = HealthPass
 	}

@@ -8,6 +8,15 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
+// The words of a verdict on whether figures are a measurement at all: an
+// MLPerf Option's (kvreport --aggregate mlperf), a search probe's
+// (ProbeVerdict). They are not storage_health's statuses, which judge a
+// measurement's figures: PASS and FAIL mean one thing everywhere.
+const (
+	Measured       = "MEASURED"
+	NotMeasurement = "NOT A MEASUREMENT"
+)
+
 // NotAMeasurement says why a kvreplay result is not a valid measurement,
 // "" when it is one: its run was cut short (complete false), or
 // operations failed, whether or not it says it completed. The one rule

@@ -79,10 +79,11 @@ A kvcache_run_summary at the top of the run's directory (mlpstorage's)
 says how many ranks and trials the run had: a rank or a last trial that
 left no result there is missing too.
 Each Option's own line (text, md) and record (json: options.<O>.kvbench)
-gives kvbench's verdict on its figures: FAIL, naming the failed_ranks and
-incomplete_ranks they include and each reason, when any of the above is
-of that Option (exit status 1); PASS otherwise (of whole runs: not a
-check of a CLOSED submission).
+gives kvbench's verdict on whether its figures are a measurement: NOT A
+MEASUREMENT, naming the failed_ranks and incomplete_ranks they include and
+each reason, when any of the above is of that Option (exit status 1);
+MEASURED otherwise (of whole runs: not storage_health, and not a check of
+a CLOSED submission).
 What the rank documents say of themselves (a scaled run, buffered I/O,
 failed operations) is in the kvbench block's warnings, naming the ranks;
 so is how the run departs from a CLOSED submission, among what its

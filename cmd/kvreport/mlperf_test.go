@@ -418,7 +418,8 @@ func TestFailedOperationsNotAMeasurement(t *testing.T) {
 // TestAggregateMLPerfOptionVerdict: the Option whose ranks failed or
 // were cut short, which makes kvreport exit 1, says so on its own line
 // in every format --aggregate writes (text, md, json), naming the ranks,
-// its verdict FAIL: only a WARNING line of the run named them, and the
+// its verdict NOT A MEASUREMENT (not storage_health's FAIL: PASS and FAIL
+// mean one thing everywhere): only a WARNING line of the run named them, and the
 // Option's line read "partial_failure false".
 func TestAggregateMLPerfOptionVerdict(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kvbench_mlperf_20261126_210554")
@@ -436,15 +437,15 @@ func TestAggregateMLPerfOptionVerdict(t *testing.T) {
 			}
 		})
 	}
-	line := "verdict FAIL, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [trial 0 rank 1], incomplete_ranks [trial 0 rank 2]"
+	line := "verdict NOT A MEASUREMENT, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [trial 0 rank 1], incomplete_ranks [trial 0 rank 2]"
 	for _, format := range []string{"text", "md"} {
 		code, out, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", format, dir)
 		if code != 1 || !strings.Contains(errs, "not a whole run") {
 			t.Errorf("%s: exit %d, stderr %q: want 1", format, code, errs)
 		}
-		for _, want := range []string{"option 1: 1 trial(s) x 3 rank(s): FAIL\n", line + "\n",
-			"FAIL: 1 rank run(s) with failed operations, not a measurement, in these figures: trial 0 rank 1: 2 operation(s) failed",
-			"FAIL: 1 rank run(s) cut short, in these figures as if whole: trial 0 rank 2 cut short (interrupt signal received)"} {
+		for _, want := range []string{"option 1: 1 trial(s) x 3 rank(s): NOT A MEASUREMENT\n", line + "\n",
+			"NOT A MEASUREMENT: 1 rank run(s) with failed operations in these figures: trial 0 rank 1: 2 operation(s) failed",
+			"NOT A MEASUREMENT: 1 rank run(s) cut short, in these figures as if whole: trial 0 rank 2 cut short (interrupt signal received)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: no %q in\n%s", format, want, out)
 			}
@@ -466,18 +467,18 @@ func TestAggregateMLPerfOptionVerdict(t *testing.T) {
 		t.Fatalf("exit %d %s: %v: %s", code, errs, err, out)
 	}
 	o := s.Options["1"]
-	if code != 1 || o.PartialFailure || o.KVBench.Verdict != "FAIL" || fmt.Sprint(o.KVBench.Failed) != "[trial 0 rank 1]" ||
+	if code != 1 || o.PartialFailure || o.KVBench.Verdict != "NOT A MEASUREMENT" || fmt.Sprint(o.KVBench.Failed) != "[trial 0 rank 1]" ||
 		fmt.Sprint(o.KVBench.Incomplete) != "[trial 0 rank 2]" || len(o.KVBench.Why) != 2 {
 		t.Errorf("json: exit %d, option 1 %+v", code, o)
 	}
 
-	// The same run whole: PASS, exit 0.
+	// The same run whole: MEASURED, exit 0.
 	for r, src := range shard3 {
 		edited(t, filepath.Join(dir, "option_1", "trial_0", fmt.Sprintf("rank_%d", r)), src, "kvbench_result.json", func(map[string]any) {})
 	}
 	code, out, errs = kvreport(t, "", "--aggregate", "mlperf", dir)
-	if code != 0 || !strings.Contains(out, "option 1: 1 trial(s) x 3 rank(s): PASS\n") ||
-		!strings.Contains(out, "verdict PASS, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [], incomplete_ranks []\n") {
+	if code != 0 || !strings.Contains(out, "option 1: 1 trial(s) x 3 rank(s): MEASURED\n") ||
+		!strings.Contains(out, "verdict MEASURED, partial_failure false, missing_files [], cpu_tier_ranks [], failed_ranks [], incomplete_ranks []\n") {
 		t.Errorf("a whole run: exit %d %s\n%s", code, errs, out)
 	}
 }
