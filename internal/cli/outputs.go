@@ -39,8 +39,9 @@ type Files struct {
 	Outputs []File
 	// AllowSystem lets outputs lie under the system directories.
 	AllowSystem bool
-	// Stdin is what an input "-" reads; nil is os.Stdin.
-	Stdin *os.File
+	// Stdin is what an input "-" reads and Stdout what an output "-"
+	// writes; nil is os.Stdin, os.Stdout.
+	Stdin, Stdout *os.File
 }
 
 // Check refuses, as usage errors, every output kvbench must not write
@@ -75,6 +76,7 @@ func (f *Files) Check() []error {
 		}
 	}
 	errs = append(errs, f.stdinIsOutput(outs)...)
+	errs = append(errs, f.stdoutIsInput(ins)...)
 	for i, a := range outs {
 		for _, b := range outs[i+1:] {
 			if SameFile(a.path, b.path) {
@@ -107,6 +109,32 @@ func (f *Files) stdinIsOutput(outs []namedFile) []error {
 	for _, o := range outs {
 		if out, err := os.Stat(o.path); err == nil && os.SameFile(in, out) {
 			errs = append(errs, Usagef("%s: is %s - (standard input): refusing to overwrite an input of the run", o.shown, f.Inputs[i].Flag))
+		}
+	}
+	return errs
+}
+
+// stdoutIsInput refuses an output "-" whose standard output is a file the
+// run reads (kvreport r.json >> r.json; kvtrace --request-trace t.jsonl -o -
+// >> t.jsonl): the output would be written into the input, after it or over
+// it. A terminal read and written destroys nothing.
+func (f *Files) stdoutIsInput(ins []namedFile) []error {
+	i := slices.IndexFunc(f.Outputs, func(x File) bool { return x.Path == "-" })
+	if i < 0 {
+		return nil
+	}
+	stdout := f.Stdout
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	out, err := stdout.Stat()
+	if err != nil || out.Mode()&fs.ModeCharDevice != 0 {
+		return nil
+	}
+	var errs []error
+	for _, in := range ins {
+		if fi, err := os.Stat(in.path); err == nil && os.SameFile(fi, out) {
+			errs = append(errs, Usagef("%s - (standard output): is %s: refusing to overwrite an input of the run", f.Outputs[i].Flag, in.shown))
 		}
 	}
 	return errs

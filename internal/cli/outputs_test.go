@@ -70,6 +70,16 @@ func TestFilesCheck(t *testing.T) {
 	}
 	defer sideFile.Close()
 	stdin := cli.File{Flag: "trace", Path: "-", Sidecar: true}
+	appendIn, err := os.OpenFile(in, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer appendIn.Close()
+	appendSide, err := os.OpenFile(side, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer appendSide.Close()
 	pipeByName := "/proc/self/fd/" + strconv.Itoa(int(pr.Fd()))
 	out := func(path string) cli.File { return cli.File{Flag: "-o", Path: path} }
 	tests := []struct {
@@ -114,6 +124,13 @@ func TestFilesCheck(t *testing.T) {
 		{"stdin redirected from another file", cli.Files{Stdin: stdinFile, Inputs: []cli.File{stdin}, Outputs: []cli.File{out(filepath.Join(dir, "r.json"))}}, ""},
 		{"stdin from a file no input reads", cli.Files{Stdin: stdinFile, Inputs: []cli.File{trace}, Outputs: []cli.File{out(filepath.Join(dir, "r.json"))}}, ""},
 		{"stdin a character device", cli.Files{Stdin: devNull, Inputs: []cli.File{stdin}, Outputs: []cli.File{out("/dev/null")}}, ""},
+		{"stdout appended to the input", cli.Files{Stdout: appendIn, Inputs: []cli.File{trace}, Outputs: []cli.File{out("-")}},
+			"-o - (standard output): is trace " + in + ": refusing to overwrite an input"},
+		{"stdout appended to the input's sidecar", cli.Files{Stdout: appendSide, Inputs: []cli.File{{Flag: "trace", Path: strings.TrimSuffix(side, ".meta.json"), Sidecar: true}}, Outputs: []cli.File{out("-")}},
+			"is the sidecar of trace"},
+		{"stdout another file", cli.Files{Stdout: appendSide, Inputs: []cli.File{trace}, Outputs: []cli.File{out("-")}}, ""},
+		{"stdout the input, no output to it", cli.Files{Stdout: appendIn, Inputs: []cli.File{trace}, Outputs: []cli.File{out(filepath.Join(dir, "r.json"))}}, ""},
+		{"stdout a character device", cli.Files{Stdout: devNull, Inputs: []cli.File{{Flag: "trace", Path: "/dev/null"}}, Outputs: []cli.File{out("-")}}, ""},
 		{"a fifo read and written", cli.Files{Inputs: []cli.File{{Flag: "trace", Path: fifo}}, Outputs: []cli.File{out(fifo)}}, "refusing to overwrite an input"},
 	}
 	for _, tt := range tests {
