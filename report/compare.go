@@ -14,8 +14,10 @@ import (
 // is not compared, nor is one where either side lacks it). A
 // simulated group (kvtrace's statistics) is compared only with a
 // simulated baseline, and a measured one only with a measured baseline:
-// a simulation's figures are not a measurement's. Groups must have been
-// built (Build).
+// a simulation's figures are not a measurement's. A group of a run cut
+// short or with failed operations (Group.NotMeasured) has its medians
+// but no ratio or win rate, nor has any group against it as the
+// baseline. Groups must have been built (Build).
 func Compare(groups []*Group, baseline string) *Comparison {
 	var ms []Metric
 	for _, m := range Metrics() {
@@ -52,6 +54,12 @@ func compare(groups []*Group, baseline string, ms []Metric) *Comparison {
 			}
 			med := ComputeStats(vs).Median
 			row.Medians[g.Label] = med
+			if g != base && (!g.measurement() || (base != nil && !base.measurement())) {
+				// A run that is not a measurement is shown, not
+				// compared: a ratio to it, or of it, would read as one
+				// system against another.
+				continue
+			}
 			if !math.IsNaN(row.Baseline) && row.Baseline != 0 {
 				row.Ratios[g.Label] = med / row.Baseline
 			}

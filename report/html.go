@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,10 +138,7 @@ type htmlTrial struct {
 func buildHTMLPage(r *Report) *htmlPage {
 	p := &htmlPage{Metrics: r.Metrics, Warnings: htmlWarnings(r)}
 	for _, g := range r.Groups {
-		row := htmlSummaryRow{Label: g.Label, Trials: len(g.Trials)}
-		if g.Simulated {
-			row.Label += " (" + simulatedNote + ")"
-		}
+		row := htmlSummaryRow{Label: g.labelNoted(), Trials: len(g.Trials)}
 		for _, m := range r.Metrics {
 			st, ok := g.Stats[m.Name]
 			if !ok || st.N == 0 {
@@ -285,6 +284,9 @@ func buildHTMLGroup(i int, g *Group) htmlGroup {
 	hg := htmlGroup{Label: g.Label, Anchor: "group-" + strconv.Itoa(i+1)}
 	if g.Simulated {
 		hg.Notes = append(hg.Notes, "SIMULATED: "+simulatedNote+": its figures are virtual time, not a device's")
+	}
+	for _, id := range slices.Sorted(maps.Keys(g.NotMeasured)) {
+		hg.Notes = append(hg.Notes, fmt.Sprintf("NOT A MEASUREMENT: trial %d: %s: its figures are shown, compared with nothing", id, g.NotMeasured[id]))
 	}
 	for j, t := range g.Trials {
 		if t == nil {

@@ -1,6 +1,13 @@
 package report
 
-import "github.com/kvbench/kvbench/schema"
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/schema"
+)
 
 // Doc is one input document with its labels.
 type Doc struct {
@@ -70,7 +77,52 @@ type Group struct {
 	// not a measurement, which every format marks and no comparison with
 	// a measured group uses.
 	Simulated bool
+	// NotMeasured holds, by trial number, why a trial of kvreplay's is
+	// not a measurement (results.NotAMeasurement: cut short, or
+	// operations failed): every format marks the group so, and no ratio
+	// or win rate is computed against it, nor against it as a baseline.
+	NotMeasured map[int]string
 }
+
+// note is what every format adds to g's label when its figures are not a
+// measurement: kvtrace's simulation ("simulated (kvtrace): not a
+// measurement"), or trials of a run cut short or with failed operations
+// ("not a measurement: trial 2"); "" when they are one.
+func (g *Group) note() string {
+	switch {
+	case g.Simulated:
+		return simulatedNote
+	case len(g.NotMeasured) > 0:
+		ids := slices.Sorted(maps.Keys(g.NotMeasured))
+		s := make([]string, len(ids))
+		for i, id := range ids {
+			s[i] = strconv.Itoa(id)
+		}
+		what := "trial "
+		if len(ids) > 1 {
+			what = "trials "
+		}
+		return notMeasurementNote + ": " + what + strings.Join(s, ", ")
+	}
+	return ""
+}
+
+// notMeasurementNote marks a group of a run that is not a measurement.
+const notMeasurementNote = "not a measurement"
+
+// labelNoted is g's label with its note, if any: "sysA (not a
+// measurement: trial 1)".
+func (g *Group) labelNoted() string {
+	if n := g.note(); n != "" {
+		return g.Label + " (" + n + ")"
+	}
+	return g.Label
+}
+
+// measurement reports whether g's figures are a measurement: neither
+// simulated nor of a trial that is not one. Only measurements are
+// compared with each other.
+func (g *Group) measurement() bool { return !g.Simulated && len(g.NotMeasured) == 0 }
 
 // TrialID is the trial number of g.Trials[i]: its TrialIDs entry, or i+1
 // where a group was built without them.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -183,8 +184,8 @@ func tables(r *Report) []*table {
 	var ts []*table
 	for _, g := range r.Groups {
 		title := fmt.Sprintf("%s: %s", g.Label, count(len(g.Trials), "trial"))
-		if g.Simulated {
-			title += " (" + simulatedNote + ")"
+		if n := g.note(); n != "" {
+			title += " (" + n + ")"
 		}
 		ids := make([]string, len(g.Trials))
 		for i := range ids {
@@ -224,6 +225,15 @@ func tables(r *Report) []*table {
 			t.rows = append(t.rows, cells)
 		}
 		t.notes = append(t.notes, comparisonNote)
+		for _, g := range r.Groups {
+			switch {
+			case g.Simulated || len(g.NotMeasured) == 0:
+			case g.Label == c.Baseline:
+				t.notes = append(t.notes, fmt.Sprintf("the baseline %s is %s: no ratio or win rate is computed against it", g.Label, g.note()))
+			default:
+				t.notes = append(t.notes, fmt.Sprintf("%s is %s: no ratio or win rate is computed for it", g.Label, g.note()))
+			}
+		}
 		ts = append(ts, t)
 	}
 	t := &table{title: "storage_health (MLPerf) per run", header: []string{"group", "trial", "status", "criteria passed", "why"}}
@@ -493,10 +503,14 @@ type (
 	jsonGroup struct {
 		Label string `json:"label"`
 		// Simulated marks kvtrace's statistics: not a measurement.
-		Simulated bool                 `json:"simulated,omitempty"`
-		Trials    []jsonTrial          `json:"trials"`
-		Stats     map[string]jsonStats `json:"stats"`
-		Warnings  []string             `json:"warnings"`
+		Simulated bool `json:"simulated,omitempty"`
+		// NotAMeasurement says, per trial, why a kvreplay trial is not
+		// a measurement ("trial 1: an incomplete run (...)"): the group
+		// is compared with nothing.
+		NotAMeasurement []string             `json:"not_a_measurement,omitempty"`
+		Trials          []jsonTrial          `json:"trials"`
+		Stats           map[string]jsonStats `json:"stats"`
+		Warnings        []string             `json:"warnings"`
 	}
 	jsonTrial struct {
 		Trial  int    `json:"trial"`
@@ -573,6 +587,9 @@ func renderJSON(w io.Writer, r *Report) error {
 	}
 	for _, g := range r.Groups {
 		jg := jsonGroup{Label: g.Label, Simulated: g.Simulated, Stats: map[string]jsonStats{}, Warnings: groupWarnings(all, g.Label, r.Groups)}
+		for _, id := range slices.Sorted(maps.Keys(g.NotMeasured)) {
+			jg.NotAMeasurement = append(jg.NotAMeasurement, fmt.Sprintf("trial %d: %s", id, g.NotMeasured[id]))
+		}
 		for i, id := range g.TrialIDs {
 			ms := map[string]float64{}
 			for k, v := range g.TrialValues[i] {
@@ -643,11 +660,7 @@ func renderBench(w io.Writer, r *Report) error {
 		if i > 0 {
 			sep = "\n"
 		}
-		label := g.Label
-		if g.Simulated {
-			label += " (" + simulatedNote + ")"
-		}
-		if _, err := fmt.Fprintf(w, "%sgroup: %s\n", sep, benchValue(label)); err != nil {
+		if _, err := fmt.Fprintf(w, "%sgroup: %s\n", sep, benchValue(g.labelNoted())); err != nil {
 			return err
 		}
 		for _, s := range slaRows(r) {

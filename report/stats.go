@@ -192,7 +192,12 @@ func tierUsed(tt schema.TierTotals) bool {
 // storage_throughput_tokens_per_sec the summary's figure of that name when
 // the run measured it (a closed loop).
 func MetricsOf(r *schema.Result) (map[string]float64, error) {
-	v := map[string]float64{MetricElapsed: r.WallS}
+	v := map[string]float64{}
+	// A run stopped before its clock (replay.Unclocked) has no measured
+	// window: its elapsed time is missing, not 0.
+	if r.WallS > 0 {
+		v[MetricElapsed] = r.WallS
+	}
 	// Tier-2's figures of a run that never used Tier-2 (its working set
 	// stayed in RAM) are not measured: no decode bytes, no tokens moved.
 	nvme := slices.ContainsFunc(r.Tiers, func(tt schema.TierTotals) bool { return tt.Tier == schema.TierNVMe.String() && tierUsed(tt) })
@@ -476,10 +481,11 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 	}
 	baseline := opt.Baseline
 	if baseline == "" {
-		// The first group, or the first measured one: a simulation is no
-		// baseline of measurements.
+		// The first group, or the first measured one: a simulation, or a
+		// run cut short or with failed operations, is no baseline of
+		// measurements.
 		baseline = rep.Groups[0].Label
-		if i := slices.IndexFunc(rep.Groups, func(g *Group) bool { return !g.Simulated }); i > 0 {
+		if i := slices.IndexFunc(rep.Groups, (*Group).measurement); i > 0 {
 			baseline = rep.Groups[i].Label
 		}
 	} else if byLabel[baseline] == nil {
@@ -679,6 +685,13 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 			health = "SIMULATED"
 			warn(fmt.Sprintf("SIMULATED: %s (trial %d) is kvtrace's --output statistics, %s: its times and rates are the "+
 				"simulation's virtual time, no device's, and no measured group is compared with it", ds[0].Path, id, simulatedNote))
+		}
+		if why := results.NotAMeasurement(r); why != "" && ds[0].Kind == KindKVReplay {
+			if g.NotMeasured == nil {
+				g.NotMeasured = map[int]string{}
+			}
+			g.NotMeasured[id] = why
+			warn(fmt.Sprintf("NOT A MEASUREMENT: trial %d: %s: its figures are shown, and no ratio or win rate is computed against them", id, why))
 		}
 		g.Trials = append(g.Trials, r)
 		g.TrialValues = append(g.TrialValues, vals)

@@ -165,11 +165,7 @@ func xlsxWriteSummary(x *xlsxWriter, r *Report) {
 	x.start(xlsxSummary, append(header, "warnings")...)
 	all := allWarnings(r)
 	for _, g := range r.Groups {
-		label := g.Label
-		if g.Simulated {
-			label += " (" + simulatedNote + ")"
-		}
-		row := []any{label, len(g.Trials)}
+		row := []any{g.labelNoted(), len(g.Trials)}
 		for _, m := range r.Metrics {
 			if st, ok := g.Stats[m.Name]; ok && st.N > 0 {
 				row = append(row, xlsxNum(st.Median))
