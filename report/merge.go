@@ -253,6 +253,25 @@ func (m *rankMerger) add(n int, d *schema.Result) {
 		}
 		m.warnings[w] = append(m.warnings[w], whose...)
 	}
+	if len(d.MergedRanks) < 2 && d.Tool == KindKVReplay {
+		// A rank's own verdict, which the pooled criteria do not show
+		// (a merged document's ranks say theirs in its warnings).
+		// Judged as its own run: a partial merge's (markPartial)
+		// incompleteness is of the merge, not of the rank.
+		own := d
+		if reason, incomplete := withoutPartial(d); !d.Complete && !incomplete {
+			whole := *d
+			whole.Complete, whole.IncompleteReason = true, reason
+			own = &whole
+		}
+		if h := results.Health(own, &own.Summary); h.OverallStatus != results.HealthPass {
+			w := results.RankHealthWarning(h)
+			if _, ok := m.warnings[w]; !ok {
+				m.warnOrder = append(m.warnOrder, w)
+			}
+			m.warnings[w] = append(m.warnings[w], ranksOf(d)...)
+		}
+	}
 	for _, c := range d.Cells {
 		k := keyOf(c)
 		a := m.cells[k]

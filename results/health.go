@@ -125,11 +125,44 @@ func evaluate(r *schema.Result, s *schema.Summary, p presence) schema.StorageHea
 	if r.Errors.Count > 0 {
 		failures = append(failures, fmt.Sprintf("%d operation(s) failed", r.Errors.Count))
 	}
+	failures = append(failures, RankFailures(r)...)
 	incomplete := ""
 	if !r.Complete {
 		incomplete = cmp.Or(r.IncompleteReason, "the run stopped early")
 	}
 	return Judge(cs, failures, incomplete)
+}
+
+// RankHealthWarning is the warning a merged document (kvreport merge)
+// carries for a rank whose own storage_health, judged on that rank's
+// document alone (Health), is h and not PASS: "STORAGE_HEALTH FAIL of
+// this rank alone: reasons", which the merge prefixes with the rank
+// ("rank 0: ..."). The pooled criteria of the ranks' exact merge are a
+// legitimate figure, but they must not hide a rank that failed.
+func RankHealthWarning(h schema.StorageHealth) string {
+	return "STORAGE_HEALTH " + string(h.OverallStatus) + rankAlone + strings.Join(h.Reasons, "; ")
+}
+
+// rankAlone follows a rank's status in RankHealthWarning.
+const rankAlone = " of this rank alone: "
+
+// RankFailures are the warnings of a merged document r (MergedRanks of
+// two or more) that name a rank whose own storage_health was FAIL
+// (RankHealthWarning): each is a failure of the merge, so that a merged
+// PASS means every rank passed, as a reader of PASS expects (MLPerf sums
+// the ranks' figures; the pooled criteria alone would pass a run whose
+// rank 0 missed its SLA beside a rank 1 that met it by more).
+func RankFailures(r *schema.Result) []string {
+	if len(r.MergedRanks) < 2 {
+		return nil
+	}
+	var out []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "STORAGE_HEALTH "+string(HealthFail)+rankAlone) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // ScheduleCriterion begins the name of storage_health's schedule
@@ -150,12 +183,14 @@ func BehindSchedule(h schema.StorageHealth) (schema.Criterion, bool) {
 
 // Judge is the rule that turns criteria into storage_health, for every
 // tool: the status is HealthFail when a criterion failed or there are
-// failures (operations that failed, one line each); else
+// failures (one line each); else
 // HealthIncomplete when incomplete says why the run did not complete (its
 // criteria judged only what ran before it stopped); else HealthNoData
 // when there is no criterion (the reference's vacuous PASS); else
 // HealthPass. Reasons list the failed criteria's reasons (their names
-// when they give none), the failures and the incompleteness.
+// when they give none), the failures and the incompleteness. Failures are
+// what fails a run beside its criteria: operations that failed, and in a
+// merged document a rank whose own storage_health failed (RankFailures).
 func Judge(criteria []schema.Criterion, failures []string, incomplete string) schema.StorageHealth {
 	h := schema.StorageHealth{Criteria: criteria, TotalCount: len(criteria)}
 	for _, c := range criteria {
