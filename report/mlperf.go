@@ -216,6 +216,9 @@ type MLPerfPooled struct {
 
 	// imbalanced are the RANK IMBALANCE warnings of its trials' merges.
 	imbalanced []string
+	// rule are its trials as the rule combined them, in order: the
+	// figures whose spread over trials is checked (trialSpread).
+	rule []ruleTrial
 }
 
 // MLPerfFigures are the scored figures of one view (the headline of Rules

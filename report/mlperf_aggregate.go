@@ -287,6 +287,7 @@ func aggregateOption(ctx context.Context, run *MLPerfRun, at map[rankPlaceKey]in
 		rule = append(rule, ruleTrialOf(ranks))
 	}
 	o.setRule(rule)
+	pooled.rule = rule
 	o.PartialFailure = len(o.MissingFiles) > 0
 	return o, pooled, nil
 }
@@ -471,7 +472,56 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 			"the storage together", name, im))
 	}
 	w = append(w, rankCountWarning(name, p.Ranks)...)
+	if v := trialSpread(p.rule); v != "" {
+		w = append(w, name+": "+v)
+	}
 	return append(w, docWarnings(name, p)...)
+}
+
+// trialSpread is kvreport's VARIES OVER TRIALS warning (spreadWarning,
+// the same bound, highCV) of an Option's trials as the rule combined
+// them: each figure whose coefficient of variation over the trials is
+// above highCV, MLPerf's headline first (the read bandwidth and storage
+// throughput the rule averages, the device p95s of which it keeps the
+// largest), by their names in the summary; "" when none varies or there
+// are fewer than 2 trials.
+func trialSpread(trials []ruleTrial) string {
+	if len(trials) < 2 {
+		return ""
+	}
+	figures := []struct {
+		name     string
+		headline bool
+		of       func(ruleTrial) float64
+	}{
+		{"aggregated_read_bandwidth_gbps", true, func(t ruleTrial) float64 { return t.read }},
+		{"aggregated_device_read_p95_ms", true, func(t ruleTrial) float64 { return t.readP95 }},
+		{"aggregated_device_write_p95_ms", true, func(t ruleTrial) float64 { return t.writeP95 }},
+		{"aggregated_storage_throughput_tokens_per_sec", true, func(t ruleTrial) float64 { return t.storTP }},
+		{"aggregated_write_bandwidth_gbps", false, func(t ruleTrial) float64 { return t.write }},
+		{"aggregated_avg_throughput_tokens_per_sec", false, func(t ruleTrial) float64 { return t.avgTP }},
+	}
+	var head, more []string
+	for _, f := range figures {
+		vs := make([]float64, len(trials))
+		for i, t := range trials {
+			vs[i] = f.of(t)
+		}
+		st := ComputeStats(vs)
+		if !(st.CV > highCV) {
+			continue
+		}
+		what := fmt.Sprintf("%s %.2f", f.name, st.CV)
+		if f.headline {
+			head = append(head, what)
+		} else {
+			more = append(more, what)
+		}
+	}
+	if len(head)+len(more) == 0 {
+		return ""
+	}
+	return spreadWarning(len(trials), head, more)
 }
 
 // allCPUTier reports whether every rank found of an Option served its
