@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -199,9 +200,9 @@ func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []
 	for _, tr := range traces {
 		files.Inputs = append(files.Inputs, cli.File{Flag: "trace", Path: tr, Sidecar: true})
 	}
-	if output != "" {
-		files.Outputs = append(files.Outputs, cli.File{Flag: "-o", Path: output})
-	}
+	// Without -o (or with -o -) the document, or the plan, goes to stdout,
+	// which must not be a trace (kvreplay t.csv >> t.csv).
+	files.Outputs = append(files.Outputs, cli.File{Flag: "-o", Path: cmp.Or(output, "-")})
 	errs := files.Check()
 	if o.Dir != "" {
 		if err := cli.CheckPath("--dir", o.Dir); err != nil {
