@@ -231,7 +231,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.search.SpeedGiven, o.search.ProbesGiven, o.search.RepeatsGiven = fs.Changed("speed"), fs.Changed("search-probes"), fs.Changed("search-repeats")
 	o.search.DurationGiven, o.search.Rank, o.search.Keep = fs.Changed("duration"), o.rank, o.tiers.Keep
 	if o.cfg.SizeScale, err = cli.Fraction("--size-scale", *scale); err != nil {
-		errs = append(errs, err)
+		errs, o.cfg.SizeScale = append(errs, err), 1 // said once: not again by Validate
 	}
 	errs = append(errs, o.env.MapTiers(&o.cfg, tierMap.Pairs())...)
 	errs = append(errs, o.tiers.Unowned(&o.cfg, *startBarrier != "", func(f string) (string, bool) {

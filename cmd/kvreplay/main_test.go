@@ -47,6 +47,13 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d stderr %q, want %d and %q", tt.args, code, errb.String(), tt.code, tt.stderr)
 		}
 	}
+	// A value that does not parse is said once, as given: --size-scale
+	// 1/0 was said again as "--size-scale 0: must be greater than 0",
+	// a value no one gave.
+	var out, errb bytes.Buffer
+	if code := cli.Main("kvreplay", []string{"--size-scale", "1/0", "x.csv"}, &out, &errb, run); code != 2 || strings.Count(errb.String(), "--size-scale") != 1 {
+		t.Errorf("--size-scale 1/0: exit %d, %q: want 2 and one error about it", code, errb.String())
+	}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"--queue-depth", "0", "--help"}} {
 		var out, errb bytes.Buffer
 		code := cli.Main("kvreplay", args, &out, &errb, run)
@@ -55,7 +62,8 @@ func TestUsageErrors(t *testing.T) {
 		}
 		clitest.CheckDefaultsOnce(t, out.String())
 	}
-	var out, errb bytes.Buffer
+	out.Reset()
+	errb.Reset()
 	if code := cli.Main("kvreplay", []string{"--version"}, &out, &errb, run); code != 0 || !strings.HasPrefix(out.String(), "kvreplay ") {
 		t.Errorf("--version: exit %d, %q", code, out.String())
 	}
