@@ -103,6 +103,7 @@ type htmlHealthRow struct {
 	Status   htmlCell
 	Criteria []htmlCriterion
 	Why      []string // why the status is not PASS
+	Scope    string   // what it judged, where the SLA was not measured (healthScope)
 }
 
 type htmlCriterion struct {
@@ -248,7 +249,7 @@ func buildHTMLHealth(r *Report) []htmlHealthRow {
 			status := ""
 			if t != nil {
 				sh := judgedHealth(t)
-				status, row.Why = string(sh.OverallStatus), sh.Reasons
+				status, row.Why, row.Scope = string(sh.OverallStatus), sh.Reasons, healthScope(t)
 				for _, c := range sh.Criteria {
 					row.Criteria = append(row.Criteria, htmlCriterion{
 						Name:   c.Name,
@@ -771,7 +772,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2>Storage health</h2>
 <table>
 <tr><th class="l">group</th><th>trial</th><th>status</th><th class="l">criteria</th></tr>
-{{range .Health}}<tr><td class="l">{{.Group}}</td><td>{{.Trial}}</td><td class="{{.Status.Class}}">{{.Status.Text}}</td><td class="l">{{if .Criteria}}<ul class="criteria">{{range .Criteria}}<li>{{if .Passed}}PASS{{else}}<b>FAIL</b>{{end}}: {{.Name}}: {{.Actual}} (target {{.Target}}){{if .Reason}}: {{.Reason}}{{end}}</li>{{end}}</ul>{{else}}<span class="na">no criteria</span>{{end}}{{if .Why}}<p class="why">why: {{range $i, $w := .Why}}{{if $i}}; {{end}}{{$w}}{{end}}</p>{{end}}</td></tr>
+{{range .Health}}<tr><td class="l">{{.Group}}</td><td>{{.Trial}}</td><td class="{{.Status.Class}}">{{.Status.Text}}</td><td class="l">{{if .Criteria}}<ul class="criteria">{{range .Criteria}}<li>{{if .Passed}}PASS{{else}}<b>FAIL</b>{{end}}: {{.Name}}: {{.Actual}} (target {{.Target}}){{if .Reason}}: {{.Reason}}{{end}}</li>{{end}}</ul>{{else}}<span class="na">no criteria</span>{{end}}{{if .Why}}<p class="why">why: {{range $i, $w := .Why}}{{if $i}}; {{end}}{{$w}}{{end}}</p>{{end}}{{if .Scope}}<p class="why">{{.Scope}}</p>{{end}}</td></tr>
 {{end}}</table>
 </section>
 <section id="sla">

@@ -244,6 +244,9 @@ func tables(r *Report) []*table {
 			if h.TotalCount > 0 {
 				passed = fmt.Sprintf("%d/%d", h.PassedCount, h.TotalCount)
 			}
+			if scope := healthScope(g.Trials[i]); scope != "" {
+				passed += " (" + scope + ")"
+			}
 			t.rows = append(t.rows, []string{g.Label, strconv.Itoa(id), g.Health[i], passed, cmp.Or(healthReasons(g.Trials[i]), "-")})
 		}
 	}
@@ -518,9 +521,13 @@ type (
 		Health string `json:"storage_health"`
 		// HealthReasons say why Health is not PASS: each failed
 		// criterion with its figures, failed operations, incompleteness.
-		HealthReasons []string           `json:"storage_health_reasons,omitempty"`
-		Metrics       map[string]float64 `json:"metrics"`
-		SLA           []jsonSLA          `json:"sla,omitempty"`
+		HealthReasons []string `json:"storage_health_reasons,omitempty"`
+		// HealthScope says what Health judged where the run's SLA was
+		// not measured (healthScope): "tier latency criteria only; SLA
+		// not measured at --speed max".
+		HealthScope string             `json:"storage_health_scope,omitempty"`
+		Metrics     map[string]float64 `json:"metrics"`
+		SLA         []jsonSLA          `json:"sla,omitempty"`
 		// Storage is where each tier lived (pathRows).
 		Storage []jsonPath `json:"storage,omitempty"`
 	}
@@ -597,7 +604,8 @@ func renderJSON(w io.Writer, r *Report) error {
 					ms[k] = v
 				}
 			}
-			jt := jsonTrial{Trial: id, Ranks: g.Trials[i].Ranks, Health: g.Health[i], HealthReasons: judgedHealth(g.Trials[i]).Reasons, Metrics: ms}
+			jt := jsonTrial{Trial: id, Ranks: g.Trials[i].Ranks, Health: g.Health[i], HealthReasons: judgedHealth(g.Trials[i]).Reasons,
+				HealthScope: healthScope(g.Trials[i]), Metrics: ms}
 			for _, s := range slas {
 				if s.Group == g.Label && s.Trial == id {
 					jt.SLA = append(jt.SLA, jsonSLA{QoS: s.QoS, Requests: s.Requests, P95MS: s.P95MS, TargetP95MS: s.TargetMS,

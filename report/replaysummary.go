@@ -152,13 +152,17 @@ func stoppedByWindow(r *schema.Result) bool {
 	return len(r.Traces) > 0 && r.Replay.RowsDone < total && (r.ClosedLoop == nil || r.ClosedLoop.UserLimit == 0)
 }
 
-// healthNote says why storage_health is neither PASS nor FAIL.
+// healthNote says why storage_health is neither PASS nor FAIL, or what a
+// PASS or FAIL judged where the SLA was not measured (healthScope).
 func healthNote(r *schema.Result) string {
 	switch r.Summary.StorageHealth.OverallStatus {
 	case results.HealthIncomplete:
 		return ": the run stopped early, so it did not judge the whole trace"
 	case results.HealthNoData:
 		return ": nothing to measure (no Tier-1 or Tier-2 operation ran)"
+	}
+	if scope := healthScope(r); scope != "" {
+		return ": " + scope
 	}
 	return ""
 }

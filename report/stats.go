@@ -811,6 +811,26 @@ func judgedHealth(r *schema.Result) schema.StorageHealth {
 	return results.Health(r, &r.Summary)
 }
 
+// healthScope says what a kvreplay run's storage_health judged where it
+// could not judge its SLA: under --speed max of an open loop its criteria
+// are the tiers' latency P95s alone, and a PASS beside "SLA not measured"
+// must not read as an SLA met: "tier latency criteria only; SLA not
+// measured at --speed max". "" where the SLA was measured, or nothing
+// was judged. The verdict itself is results'.
+func healthScope(r *schema.Result) string {
+	if r == nil || r.Tool != KindKVReplay || r.Requests.Count == 0 || judgedHealth(r).TotalCount == 0 {
+		return ""
+	}
+	if _, unmeasured := r.Summary.NotMeasured[results.NotMeasuredSLA]; !unmeasured {
+		return ""
+	}
+	why := "SLA not measured"
+	if r.Replay.Speed == 0 && r.ClosedLoop == nil {
+		why += " at --speed max"
+	}
+	return "tier latency criteria only; " + why
+}
+
 // healthStatus is judgedHealth's status; "" when the document has none.
 func healthStatus(r *schema.Result) string { return string(judgedHealth(r).OverallStatus) }
 
