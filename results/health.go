@@ -218,6 +218,21 @@ func Judge(criteria []schema.Criterion, failures []string, incomplete string) sc
 	return h
 }
 
+// Simulated is storage_health of a simulation's criteria (kvtrace's, judged
+// as kv-cache.py's trace mode judges them): Judge's, except that a PASS is
+// NO_DATA with why, since the latencies its criteria passed are virtual
+// time's zeros, which no device earned; a criterion that failed (a cache
+// hit rate below its floor, no Tier-2 bytes) fails on the simulated
+// workload itself, and stays FAIL. kvreport reads kv-cache.py's trace-mode
+// PASS the same way.
+func Simulated(criteria []schema.Criterion, why string) schema.StorageHealth {
+	h := Judge(criteria, nil, "")
+	if h.OverallStatus == HealthPass {
+		h.OverallStatus, h.Reasons = HealthNoData, []string{why}
+	}
+	return h
+}
+
 // Verdict is a one-line account of h: its status and, unless it passed,
 // its reasons ("FAIL: interactive p95 62.9 ms > 50 ms target (...)").
 func Verdict(h schema.StorageHealth) string {

@@ -22,7 +22,9 @@ import (
 // in the measured window. kvtrace took them from every row: a Tier-2 that
 // only demotions wrote had a write criterion, and a decode-only run's
 // throughput profile failed on the write bandwidth of the pre-population
-// it does not measure.
+// it does not measure. What the criteria pass is NO_DATA, not PASS: they
+// judged latencies of virtual time, zeros no device earned (kvtrace's
+// --output had said PASS, as kv-cache.py's trace mode does).
 func TestLatencyKeysFollowSamples(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -31,17 +33,17 @@ func TestLatencyKeysFollowSamples(t *testing.T) {
 		status   schema.HealthStatus
 	}{
 		{"tier-2 written only by demotions", func(c *Config) { c.GPUMemGB, c.CPUMemGB = 0, 4 },
-			[]string{"Storage Tier Read Device P95 < 200ms", "CPU RAM P95 < 150ms", "Cache Hit Rate > 30%"}, "PASS"},
+			[]string{"Storage Tier Read Device P95 < 200ms", "CPU RAM P95 < 150ms", "Cache Hit Rate > 30%"}, "NO_DATA"},
 		{"all on tier-2", func(c *Config) { c.GPUMemGB, c.CPUMemGB = 0, 0 },
-			[]string{"Storage Tier Write Device P95 < 500ms", "Storage Tier Read Device P95 < 200ms", "Cache Hit Rate > 30%"}, "PASS"},
+			[]string{"Storage Tier Write Device P95 < 500ms", "Storage Tier Read Device P95 < 200ms", "Cache Hit Rate > 30%"}, "NO_DATA"},
 		{"decode-only on tier-2", func(c *Config) { c.GPUMemGB, c.CPUMemGB, c.DecodeOnly = 0, 0, true },
-			[]string{"Storage Tier Read Device P95 < 200ms", "Cache Hit Rate > 30%"}, "PASS"},
+			[]string{"Storage Tier Read Device P95 < 200ms", "Cache Hit Rate > 30%"}, "NO_DATA"},
 		{"throughput, decode-only on tier-2", func(c *Config) {
 			c.GPUMemGB, c.CPUMemGB, c.DecodeOnly, c.PerformanceProfile = 0, 0, true, "throughput"
-		}, []string{"Storage KV Read Bandwidth"}, "PASS"},
+		}, []string{"Storage KV Read Bandwidth"}, "NO_DATA"},
 		{"throughput, tier-2 written only by demotions", func(c *Config) {
 			c.GPUMemGB, c.CPUMemGB, c.PerformanceProfile = 0, 4, "throughput"
-		}, []string{"Storage KV Read Bandwidth", "Storage KV Write Bandwidth"}, "PASS"},
+		}, []string{"Storage KV Read Bandwidth", "Storage KV Write Bandwidth"}, "NO_DATA"},
 		{"throughput, nothing on tier-2", func(c *Config) {
 			c.GPUMemGB, c.CPUMemGB, c.PerformanceProfile = 0, 4096, "throughput"
 		}, []string{"Storage KV Read Bandwidth", "Storage KV Write Bandwidth"}, "FAIL"},

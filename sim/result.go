@@ -152,9 +152,11 @@ func (c CacheStats) MarshalJSON() ([]byte, error) {
 }
 
 // StorageHealth is the reference's storage_health block, judged by the
-// rule every tool uses (results.Judge). A trace has no
-// latencies, so only the cache hit rate criterion is evaluated here; the
-// latency criteria are kvreplay's to measure, and Note says so.
+// rule every tool uses for a simulation (results.Simulated): a trace has
+// no latencies, so what its criteria pass earns no PASS (NO_DATA, the
+// reason says why; kv-cache.py's trace mode says PASS); a failed
+// criterion (the cache hit rate) is a FAIL. The latency criteria are
+// kvreplay's to measure, and Note says so.
 type StorageHealth struct {
 	schema.StorageHealth
 	Note string `json:"note"`
@@ -423,8 +425,8 @@ func (e *engine) cacheStats(c *CacheStats, elapsed float64) {
 			}
 		}
 	}
-	c.StorageHealth = StorageHealth{StorageHealth: results.Judge(e.healthCriteria(c), nil, ""),
-		Note: "simulated by kvtrace, not measured: a trace's I/O takes no time, so its latency criteria hold 0 (as the reference's trace mode does); kvreplay measures them"}
+	const note = "simulated by kvtrace, not measured: a trace's I/O takes no time, so its latency criteria hold 0 (as the reference's trace mode does); kvreplay measures them"
+	c.StorageHealth = StorageHealth{StorageHealth: results.Simulated(e.healthCriteria(c), "no verdict: "+note), Note: note}
 
 }
 
