@@ -231,7 +231,11 @@ if [[ -z $bin ]]; then
 	root=$(cd "$(dirname "$0")/.." && pwd)
 	bin=$run/bin
 	echo "mlperf-option.sh: building kvtrace, kvreplay, kvreport into $bin" >&2
-	(cd "$root" && go build -o "$bin/" ./cmd/kvtrace ./cmd/kvreplay ./cmd/kvreport)
+	if ! (cd "$root" && go build -o "$bin/" ./cmd/kvtrace ./cmd/kvreplay ./cmd/kvreport); then
+		rm -rf -- "$run" # made above by this run, and nothing run in it yet
+		echo "mlperf-option.sh: building the tools failed: nothing was run, and $run, which this run made, is removed (--bin DIR runs tools built elsewhere)" >&2
+		exit 1
+	fi
 fi
 bin=$(cd "$bin" && pwd)
 for t in kvtrace kvreplay kvreport; do

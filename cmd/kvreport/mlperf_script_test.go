@@ -148,3 +148,25 @@ func TestMLPerfOptionScript(t *testing.T) {
 }
 
 func itoaTest(i int) string { return string(rune('0' + i)) }
+
+// TestMLPerfOptionScriptFailedBuild: where building the tools fails, the
+// script says so, exit 1 (a failure, not a usage error), and removes the
+// run directory it made; it had left kvbench_mlperf_<ts>/bin in
+// --results-dir. A go that fails stands in for a tree that does not build.
+func TestMLPerfOptionScriptFailedBuild(t *testing.T) {
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "go"), []byte("#!/bin/sh\necho 'go: a tree that does not build' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cache, results := t.TempDir(), t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "bench", "mlperf-option.sh"), "--option", "1", "--ranks", "1", "--trials", "1",
+		"--settle", "0", "--users", "2", "--duration", "2", "--cache-dir", cache, "--results-dir", results)
+	cmd.Env = append(os.Environ(), "PATH="+fake+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), "building the tools failed: nothing was run") {
+		t.Errorf("exit %d, %s; want 1 and the build's failure", code, out)
+	}
+	if left, _ := os.ReadDir(results); len(left) != 0 {
+		t.Errorf("--results-dir holds %v after a failed build, want nothing", left)
+	}
+}
