@@ -165,7 +165,7 @@ func buildHTMLPage(r *Report) *htmlPage {
 			v.Class = "fail"
 		}
 		p.SLA = append(p.SLA, htmlSLARow{Group: s.Group, QoS: s.QoS, Trial: s.Trial, Requests: s.Requests,
-			P95: htmlNum(s.P95MS) + " ms", Target: htmlNum(s.TargetMS) + " ms", Within: s.within(), Verdict: v, Why: s.Why})
+			P95: htmlMS(s.P95MS), Target: htmlMS(s.TargetMS), Within: s.within(), Verdict: v, Why: s.Why})
 	}
 	if t := pathTable(r); t != nil {
 		p.Storage = &htmlTable{Header: t.header, Rows: t.rows, Notes: t.notes}
@@ -680,6 +680,14 @@ func svgNum(v float64) string {
 
 // htmlNum formats a figure with about four significant digits and no
 // exponent for the ranges reports meet; "–" for NaN.
+// htmlMS is a latency in ms, "–" alone when missing.
+func htmlMS(v float64) string {
+	if math.IsNaN(v) {
+		return htmlNum(v)
+	}
+	return htmlNum(v) + " ms"
+}
+
 func htmlNum(v float64) string {
 	switch {
 	case math.IsNaN(v):

@@ -541,13 +541,15 @@ type (
 	// jsonSLA is one QoS class's SLA in a trial; Verdict is "met", "NOT
 	// met", "not measured" (Why says why) or "simulated".
 	jsonSLA struct {
-		QoS          string  `json:"qos"`
-		Requests     int64   `json:"requests"`
-		P95MS        float64 `json:"p95_ms"`
-		TargetP95MS  float64 `json:"target_p95_ms"`
-		WithinTarget float64 `json:"within_target_pct"`
-		Verdict      string  `json:"sla"`
-		Why          string  `json:"why,omitempty"`
+		QoS      string `json:"qos"`
+		Requests int64  `json:"requests"`
+		// P95MS and WithinTarget are null where the run did not measure
+		// them (kvtrace's simulation).
+		P95MS        *float64 `json:"p95_ms"`
+		TargetP95MS  float64  `json:"target_p95_ms"`
+		WithinTarget *float64 `json:"within_target_pct"`
+		Verdict      string   `json:"sla"`
+		Why          string   `json:"why,omitempty"`
 	}
 	jsonStats struct {
 		N      int     `json:"n"`
@@ -608,8 +610,8 @@ func renderJSON(w io.Writer, r *Report) error {
 				HealthScope: healthScope(g.Trials[i]), Metrics: ms}
 			for _, s := range slas {
 				if s.Group == g.Label && s.Trial == id {
-					jt.SLA = append(jt.SLA, jsonSLA{QoS: s.QoS, Requests: s.Requests, P95MS: s.P95MS, TargetP95MS: s.TargetMS,
-						WithinTarget: s.withinPct(), Verdict: s.verdict(), Why: s.Why})
+					jt.SLA = append(jt.SLA, jsonSLA{QoS: s.QoS, Requests: s.Requests, P95MS: optional(s.P95MS), TargetP95MS: s.TargetMS,
+						WithinTarget: optional(s.withinPct()), Verdict: s.verdict(), Why: s.Why})
 				}
 			}
 			for _, p := range paths {

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/kvbench/kvbench/results"
@@ -45,7 +46,8 @@ type slaRow struct {
 	P95MS    float64
 	TargetMS float64
 	// Share is the share of requests within target, 0 to 1 (withinPct
-	// gives it in percent).
+	// gives it in percent). P95MS and Share are NaN where the run did
+	// not measure them (kvtrace's simulation).
 	Share float64
 	// Measured is false when the run could not measure the SLA (Why says
 	// why), simulated it, or stopped early (Incomplete); Met is the
@@ -79,9 +81,22 @@ func (s slaRow) withinPct() float64 { return 100 * s.Share }
 // within is the share within target for people: "97.5%", rounded down
 // to a tenth as storage_health's criteria show it (results.SharePct), so
 // that a share below the target never reads as the target (94.97 % of
-// requests, NOT met, is "94.9%", not "95.0%").
+// requests, NOT met, is "94.9%", not "95.0%"); "-" when the run did not
+// measure it (a simulation).
 func (s slaRow) within() string {
+	if math.IsNaN(s.Share) {
+		return "-"
+	}
 	return strconv.FormatFloat(results.SharePct(s.Share), 'f', 1, 64) + "%"
+}
+
+// optional is v for a JSON field that holds null for a figure not
+// measured (NaN).
+func optional(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // slaRows returns the SLA of each QoS class of each trial of r, in group
@@ -118,8 +133,15 @@ func newSLARow(r *schema.Result, q schema.QoSStats, simulated bool) slaRow {
 		why = "an incomplete run (" + cmp.Or(r.IncompleteReason, "stopped early") + "): its requests are those " +
 			"before it stopped, and it is judged no more than its storage_health is"
 	}
-	return slaRow{QoS: q.QoS, Requests: q.Count, P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS,
+	s := slaRow{QoS: q.QoS, Requests: q.Count, P95MS: q.Latency.P95US / 1000, TargetMS: q.TargetP95MS,
 		Share: q.Compliance, Measured: why == "", Met: q.Met, Incomplete: incomplete, Why: why}
+	if simulated {
+		// kvtrace's statistics time no storage I/O: their p95 of 0 and
+		// 100 % within target are not figures of a run, and read as a
+		// perfect one. Missing, as any figure a run did not measure.
+		s.P95MS, s.Share = math.NaN(), math.NaN()
+	}
+	return s
 }
 
 // slaTable is the SLA view of the tabular formats; nil when no run has a
