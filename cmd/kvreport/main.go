@@ -51,7 +51,12 @@ tier2_read_device_p95, tier2_write_device_p95,
 storage_throughput_tokens_per_sec) first. MLPerf runs 3 trials and scores
 its headline over them, setting no bound on their spread; 10% is
 kvbench's. A rank's warning in a merged run names its rank ("rank 2: "),
-or "all ranks: " when every rank gave it.
+or "all ranks: " when every rank gave it; a rank whose own storage_health
+was not PASS is named so, with its reasons, and one that FAILed fails the
+merged run (a merged PASS means every rank passed). A kvreplay run cut
+short or with failed operations is marked "not a measurement" beside its
+label, in every format: shown, never compared (no ratio or win rate for
+it or against it).
 
 Search documents (kvreplay --search) render on their own, as text, md,
 html, json (each document whole, with its answer) or csv (a row a probe),
