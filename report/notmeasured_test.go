@@ -118,6 +118,14 @@ func TestNotAMeasurementCompared(t *testing.T) {
 		}
 	}
 
+	// xlsx: the Summary sheet's group column (row 1 is the header).
+	f := renderXLSXFile(t, rep)
+	for cell, want := range map[string]string{"A2": "good", "A3": "enospc (not a measurement: trial 1)", "A4": "unclocked (not a measurement: trial 1)"} {
+		if got := xlsxCell(t, f, xlsxSummary, cell); got != want {
+			t.Errorf("xlsx Summary!%s = %q, want %q", cell, got, want)
+		}
+	}
+
 	// The cut-short run named as the baseline: shown, and nothing is
 	// compared against it.
 	rep, err = Build([]*Doc{good, enospc}, BuildOptions{Baseline: "enospc"})
