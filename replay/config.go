@@ -39,6 +39,10 @@ type Config struct {
 	// least recently used objects are deleted first (reference traces have
 	// no Delete rows). 0 is unbounded.
 	Capacity int64
+	// CapacityWhy says why Capacity bounds Tier-2 where the caller set it
+	// and the user did not (kvreplay bounds a replay it could not plan):
+	// the result's eviction warning, if it evicts, says so.
+	CapacityWhy string
 	// Seed keys the data generator: the bytes of every object derive from
 	// (Seed, key, version, offset), the seed mixed with Rank (dataSeed) so
 	// that the ranks of a run write different bytes.

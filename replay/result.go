@@ -69,6 +69,9 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 			// Its order is its users', not the trace's (replay.ArenaBytes).
 			why = "the closed loop kept more live at once than a bounded tier holds (its users' requests ran in another order than the trace's, which can keep more live than the trace's peak: kvreplay --plan says how much; --ram-budget sizes the RAM tier)"
 		}
+		if s.cfg.CapacityWhy != "" {
+			why += " (" + s.cfg.CapacityWhy + ")"
+		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%s: kvreplay evicted %d least recently used objects itself (%d read again were rewritten untimed first)", why, n, s.counted.remat))
 	}

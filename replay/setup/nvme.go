@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/nvme"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // What kvreplay may overwrite or delete: only what it created. The NVMe
@@ -41,6 +42,7 @@ func newNVMe(b *builder) (backend.Backend, error) {
 	if err := b.checkFree(where); err != nil {
 		return nil, err
 	}
+	b.boundUnplanned(where)
 	if b.cfg.ClosedLoop && b.plan.Scanned {
 		// What a closed loop may keep beyond the trace's peak, past
 		// what --dir has free (replay.Advise's note), said before it fills.
@@ -147,6 +149,33 @@ func (b *builder) checkFree(where string) error {
 			cli.FormatBytes(peak), where, cli.FormatBytes(free))))
 	}
 	return nil
+}
+
+// boundUnplanned bounds Tier-2 on the nvme backend (--capacity) at half
+// the space free in where when the traces were not read before the replay
+// (a pipe, --no-prescan) and nothing else bounds it: nothing then says how
+// much the replay keeps live (a sidecar's peak, where there is one, that
+// fits in that half needs no bound), and such a replay filled --dir's file
+// system until a write met ENOSPC, and every other writer there with it
+// (the default --dir is the system temp dir). Beyond the bound kvreplay
+// evicts its least recently used objects, as under --capacity, and the
+// result's eviction warning says why (CapacityWhy), and its configuration
+// holds the bound. The half is the plan's share (replay.FitShare). Only
+// Tier-2 is bounded: other tiers put on nvme by --tier-map are not.
+func (b *builder) boundUnplanned(where string) {
+	cfg, plan := b.cfg, b.plan
+	if plan.Scanned || cfg.Capacity > 0 || cfg.TierMap[schema.TierNVMe] != "nvme" || b.opts.Layout == "extent" {
+		return
+	}
+	free := FreeBytes(where)
+	bound := int64(replay.FitShare*float64(free)) &^ (1<<20 - 1)
+	if bound <= 0 || (plan.FromMeta && plan.Peak["nvme"] > 0 && plan.Peak["nvme"] <= bound) {
+		return
+	}
+	cfg.Capacity = bound
+	cfg.CapacityWhy = fmt.Sprintf("Tier-2 bounded at %s, half of the %s free in %s, since the traces were not read before the replay "+
+		"(a pipe, or --no-prescan) and nothing said how much it keeps live: give --capacity, or a trace file, which is read first, to size it yourself",
+		cli.FormatBytes(bound), cli.FormatBytes(free), where)
 }
 
 // FreeBytes is the space available to an unprivileged writer on the file

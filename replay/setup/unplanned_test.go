@@ -1,0 +1,64 @@
+package setup
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/replay"
+)
+
+// TestUnplannedReplayBoundsTier2: a replay of traces not read before it
+// (a pipe, --no-prescan) bounds Tier-2 on nvme at half the space free in
+// --dir, evicting its least recently used objects beyond, and says so: on
+// an 8 MiB file system, 12 objects of 1 MiB kept live complete, where the
+// replay had filled the file system and stopped on ENOSPC, meeting every
+// other writer there. A given --capacity, or a prescan, sets no bound.
+func TestUnplannedReplayBoundsTier2(t *testing.T) {
+	mnt := tinyTmpfs(t, "8m")
+	var rows strings.Builder
+	rows.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range 12 {
+		fmt.Fprintf(&rows, "%d.0,Write,1048576,Tier-2,k%d,Prefill\n", i, i)
+	}
+	rows.WriteString("20.0,Read,1048576,Tier-2,k0,Decode\n")
+	tr := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(tr, []byte(rows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		prescan  bool
+		capacity int64
+		bound    bool
+	}{
+		{"not read first", false, 0, true},
+		{"--capacity given", false, 2 << 20, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := replay.DefaultConfig()
+			cfg.Speed, cfg.Prescan, cfg.Capacity = 0, tc.prescan, tc.capacity
+			cfg.TierMap = [len(cfg.TierMap)]string{"", "", "nvme"}
+			srcs, plan, err := Prescan(context.Background(), []string{tr}, "", &cfg, Fitting{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			free := FreeBytes(mnt)
+			res, err := Replay(context.Background(), &Env{}, &cfg, plan, srcs, Options{Dir: mnt, Stderr: &strings.Builder{}}, nil, nil)
+			if err != nil || res == nil || !res.Complete {
+				t.Fatalf("error %v, result %v: want a complete run", err, res != nil)
+			}
+			said := strings.Contains(strings.Join(res.Warnings, "\n"), "the traces were not read before the replay") &&
+				strings.Contains(strings.Join(res.Warnings, "\n"), "kvreplay evicted")
+			if want := int64(replay.FitShare*float64(free)) &^ (1<<20 - 1); tc.bound && (cfg.Capacity != want || !said || res.Replay.CapacityEvictions == 0) {
+				t.Errorf("capacity %d (want %d of %d free), said %v, %d evictions: want the bound, said, and evictions", cfg.Capacity, want, free, said, res.Replay.CapacityEvictions)
+			}
+			if !tc.bound && (cfg.Capacity != tc.capacity || said) {
+				t.Errorf("capacity %d, said %v: want the given %d, nothing said", cfg.Capacity, said, tc.capacity)
+			}
+		})
+	}
+}
