@@ -66,7 +66,7 @@ type MLPerfOption struct {
 // VerdictNotAMeasurement ("NOT A MEASUREMENT"), and kvreport exits 1.
 // These are not storage_health's PASS and FAIL: the Option's figures are
 // a sum that no latency criterion judged, and a word means one thing
-// everywhere (results.Measured). MEASURED says nothing of a CLOSED
+// everywhere (results.VerdictMeasured). MEASURED says nothing of a CLOSED
 // submission (kvbench's closed_departures). The rule sums a failed or
 // cut-short rank's figures as if whole, and mlpstorage's partial_failure
 // is of missing files only: FailedRanks and IncompleteRanks name such
@@ -81,8 +81,8 @@ type MLPerfVerdict struct {
 
 // The values of MLPerfVerdict.Verdict, results' words.
 const (
-	VerdictMeasured        = results.Measured
-	VerdictNotAMeasurement = results.NotMeasurement
+	VerdictMeasured        = results.VerdictMeasured
+	VerdictNotAMeasurement = results.VerdictNotAMeasurement
 	// VerdictPass and VerdictFail are the names the verdict had when
 	// its words were PASS and FAIL (kept for code that names them).
 	VerdictPass = VerdictMeasured

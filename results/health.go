@@ -254,7 +254,7 @@ func ProbeVerdict(p schema.SearchProbe) string {
 	status := HealthFail
 	switch {
 	case p.NotMeasured != "":
-		return NotMeasurement + ": " + p.NotMeasured
+		return VerdictNotAMeasurement + ": " + p.NotMeasured
 	case p.Pass:
 		status = HealthPass
 	}

@@ -13,8 +13,8 @@ import (
 // (ProbeVerdict). They are not storage_health's statuses, which judge a
 // measurement's figures: PASS and FAIL mean one thing everywhere.
 const (
-	Measured       = "MEASURED"
-	NotMeasurement = "NOT A MEASUREMENT"
+	VerdictMeasured        = "MEASURED"
+	VerdictNotAMeasurement = "NOT A MEASUREMENT"
 )
 
 // NotAMeasurement says why a kvreplay result is not a valid measurement,
