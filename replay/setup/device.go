@@ -228,6 +228,10 @@ func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []
 		switch {
 		case err == nil && !fi.IsDir():
 			errs = append(errs, fmt.Errorf("--dir %s: not a directory", o.Dir))
+		case err == nil && writable(o.Dir) != nil:
+			// Before the plan, whose advice (a smaller --size-scale)
+			// would not help.
+			errs = append(errs, fmt.Errorf("--dir %s: %w", o.Dir, writable(o.Dir)))
 		case errors.Is(err, fs.ErrNotExist) && !o.Mkdir:
 			// A typo, or a drive not mounted at /mnt/nvme, must not
 			// benchmark the disk that holds the root instead.
@@ -241,6 +245,10 @@ func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []
 	}
 	return errs
 }
+
+// writable is why kvreplay cannot make its run directory in dir (a
+// read-only file system, no permission), or nil.
+func writable(dir string) error { return unix.Access(dir, unix.W_OK) }
 
 // ExitError is a replay's error as kvreplay exits with it, after what:
 // the user's input (exit 2, cli.Input) where the replay stopped on it

@@ -2,11 +2,15 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/replay"
 )
@@ -60,5 +64,20 @@ func TestUnplannedReplayBoundsTier2(t *testing.T) {
 				t.Errorf("capacity %d, said %v: want the given %d, nothing said", cfg.Capacity, said, tc.capacity)
 			}
 		})
+	}
+}
+
+// TestReadOnlyDirRefusedFirst: a --dir on a read-only file system is
+// refused with the flags, before any plan: the plan had advised a smaller
+// --size-scale for its 1 MiB free, and --fit had announced what it would
+// replay with, before the run directory could not be made.
+func TestReadOnlyDirRefusedFirst(t *testing.T) {
+	dir := tinyTmpfs(t, "1m")
+	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Skipf("remount read-only: %v", err)
+	}
+	errs := Options{Dir: dir, Layout: "dir"}.CheckPaths(nil, "", false)
+	if len(errs) != 1 || !errors.Is(errs[0], syscall.EROFS) || !strings.Contains(errs[0].Error(), "--dir "+dir+": read-only file system") {
+		t.Errorf("errors %v; want one: --dir %s: read-only file system", errs, dir)
 	}
 }
