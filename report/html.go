@@ -196,7 +196,7 @@ func buildHTMLComparison(r *Report) *htmlComparison {
 	if c == nil || len(c.Rows) == 0 {
 		return nil
 	}
-	hc := &htmlComparison{Baseline: c.Baseline, Note: comparisonNote}
+	hc := &htmlComparison{Baseline: c.Baseline, Note: strings.Join(append([]string{comparisonNote}, notComparedNotes(r)...), "; ")}
 	for _, g := range r.Groups {
 		if g.Label != c.Baseline {
 			hc.Groups = append(hc.Groups, g.Label)

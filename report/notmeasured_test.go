@@ -85,6 +85,9 @@ func TestNotAMeasurementCompared(t *testing.T) {
 		if strings.Contains(out, "good (not a measurement") {
 			t.Errorf("%s: the measured run is marked", f)
 		}
+		if f == "html" && !strings.Contains(out, "enospc is not a measurement: trial 1: no ratio or win rate is computed for it") {
+			t.Errorf("html: the comparison does not say why enospc has no ratio")
+		}
 		if f == "text" {
 			for _, line := range strings.Split(out, "\n") {
 				if strings.HasPrefix(strings.TrimSpace(line), MetricElapsed+" ") && strings.Contains(line, "0.00x") {

@@ -224,16 +224,7 @@ func tables(r *Report) []*table {
 			}
 			t.rows = append(t.rows, cells)
 		}
-		t.notes = append(t.notes, comparisonNote)
-		for _, g := range r.Groups {
-			switch {
-			case g.Simulated || len(g.NotMeasured) == 0:
-			case g.Label == c.Baseline:
-				t.notes = append(t.notes, fmt.Sprintf("the baseline %s is %s: no ratio or win rate is computed against it", g.Label, g.note()))
-			default:
-				t.notes = append(t.notes, fmt.Sprintf("%s is %s: no ratio or win rate is computed for it", g.Label, g.note()))
-			}
-		}
+		t.notes = append(append(t.notes, comparisonNote), notComparedNotes(r)...)
 		ts = append(ts, t)
 	}
 	t := &table{title: "storage_health (MLPerf) per run", header: []string{"group", "trial", "status", "criteria passed", "why"}}
@@ -258,6 +249,22 @@ func tables(r *Report) []*table {
 		ts = append(ts, t)
 	}
 	return append(ts, metricsTable(r))
+}
+
+// notComparedNotes say which groups of r the comparison leaves out for
+// not being a measurement (Group.NotMeasured), and why.
+func notComparedNotes(r *Report) []string {
+	var notes []string
+	for _, g := range r.Groups {
+		switch {
+		case r.Comparison == nil || g.Simulated || len(g.NotMeasured) == 0:
+		case g.Label == r.Comparison.Baseline:
+			notes = append(notes, fmt.Sprintf("the baseline %s is %s: no ratio or win rate is computed against it", g.Label, g.note()))
+		default:
+			notes = append(notes, fmt.Sprintf("%s is %s: no ratio or win rate is computed for it", g.Label, g.note()))
+		}
+	}
+	return notes
 }
 
 // comparisonNote says what the comparison's "-" means.
