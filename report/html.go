@@ -287,7 +287,7 @@ func buildHTMLGroup(i int, g *Group) htmlGroup {
 		hg.Notes = append(hg.Notes, "SIMULATED: "+simulatedNote+": its figures are virtual time, not a device's")
 	}
 	for _, id := range slices.Sorted(maps.Keys(g.NotMeasured)) {
-		hg.Notes = append(hg.Notes, fmt.Sprintf("NOT A MEASUREMENT: trial %d: %s: its figures are shown, compared with nothing", id, g.NotMeasured[id]))
+		hg.Notes = append(hg.Notes, fmt.Sprintf("%s: trial %d: %s: its figures are shown, compared with nothing", results.VerdictNotAMeasurement, id, g.NotMeasured[id]))
 	}
 	for j, t := range g.Trials {
 		if t == nil {

@@ -691,7 +691,8 @@ func buildGroup(g *Group, rep *Report, force bool) error {
 				g.NotMeasured = map[int]string{}
 			}
 			g.NotMeasured[id] = why
-			warn(fmt.Sprintf("NOT A MEASUREMENT: trial %d: %s: its figures are shown, and no ratio or win rate is computed against them", id, why))
+			warn(fmt.Sprintf("%s: trial %d: %s: its figures are shown, and no ratio or win rate is computed against them",
+				results.VerdictNotAMeasurement, id, why))
 		}
 		g.Trials = append(g.Trials, r)
 		g.TrialValues = append(g.TrialValues, vals)
