@@ -164,6 +164,24 @@ func CheckFits(cfg *replay.Config, plan *replay.Plan, opts *Options) error {
 	return nil
 }
 
+// fitOptions are the options of a that make its replay fit, which a
+// refusal (notFitError) and --plan's text offer alike: all of them where
+// the replay runs here and only its pace asks too much, else none that
+// changes only the pace (replay.Option.Pace), which saves no memory or
+// space.
+func fitOptions(a *replay.Advice) []replay.Option {
+	if a.Runs {
+		return a.Options
+	}
+	var out []replay.Option
+	for _, op := range a.Options {
+		if !op.Pace {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 // notFitError says, in one line, why a replay cannot start here (or,
 // for --fit, why it asks too much of this machine) and what would make it
 // fit: only options that do, so not a pace's (--closed-loop, --speed)
@@ -176,10 +194,8 @@ func notFitError(a *replay.Advice) error {
 	}
 	msg := "the replay does not fit this machine: " + strings.Join(why, "; ")
 	var opts []string
-	for _, op := range a.Options {
-		if !op.Pace || a.Runs {
-			opts = append(opts, op.Option+" ("+op.Effect+")")
-		}
+	for _, op := range fitOptions(a) {
+		opts = append(opts, op.Option+" ("+op.Effect+")")
 	}
 	switch {
 	case len(opts) == 0:
@@ -543,14 +559,15 @@ func (f Fitting) writePlan(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *
 	for _, p := range append(a.Blockers, a.Problems...) {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
-	if len(a.Options) == 0 {
+	offered := fitOptions(a)
+	if len(offered) == 0 {
 		fmt.Fprintln(w, "\nNo --size-scale alone makes it fit: change what is named above.")
 		fmt.Fprintln(w, fitLine(doc))
 		return nil
 	}
 	fmt.Fprintln(w, "\nOptions that make it fit:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i, op := range a.Options {
+	for i, op := range offered {
 		if i == 0 && a.Fit != nil && slices.Equal(a.Fit.Flags, doc.FitApplies) {
 			op.Effect += " (--fit applies this)"
 		}
