@@ -41,7 +41,7 @@ type Config struct {
 	Capacity int64
 	// CapacityWhy says why Capacity bounds Tier-2 where the caller set it
 	// and the user did not (kvreplay bounds a replay it could not plan):
-	// the result's eviction warning, if it evicts, says so.
+	// the result's eviction warning, if Tier-2's backend evicts, says so.
 	CapacityWhy string
 	// Seed keys the data generator: the bytes of every object derive from
 	// (Seed, key, version, offset), the seed mixed with Rank (dataSeed) so

@@ -515,6 +515,9 @@ func (s *sched) finish(t *task) {
 	}
 	if t.kind == kindEvict && t.err == nil && !t.skip {
 		s.counted.evictions++
+		if b := s.tiers[schema.TierNVMe]; b != nil && t.relB == b.idx {
+			s.counted.tier2Evictions++
+		}
 	}
 	if abandoned {
 		s.counted.abandoned++

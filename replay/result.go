@@ -69,7 +69,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 			// Its order is its users', not the trace's (replay.ArenaBytes).
 			why = "the closed loop kept more live at once than a bounded tier holds (its users' requests ran in another order than the trace's, which can keep more live than the trace's peak: kvreplay --plan says how much; --ram-budget sizes the RAM tier)"
 		}
-		if s.cfg.CapacityWhy != "" {
+		if s.cfg.CapacityWhy != "" && s.counted.tier2Evictions > 0 {
 			why += " (" + s.cfg.CapacityWhy + ")"
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf(

@@ -119,6 +119,9 @@ type sched struct {
 		// coldLate and coldLateBytes are the cold objects made when
 		// first read, inside the measured window (not before the clock).
 		coldLate, coldLateBytes int64
+		// tier2Evictions are those of evictions made by Tier-2's
+		// backend, which Config.Capacity bounds (CapacityWhy says why).
+		tier2Evictions int64
 	}
 	warnings []string
 	infos    []schema.TraceInfo
