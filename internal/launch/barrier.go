@@ -166,20 +166,22 @@ func (b *Barrier) scan(ranks int, since time.Time) (last time.Time, missing []in
 		if !ok || err1 != nil || err2 != nil {
 			continue
 		}
+		info, err := e.Info()
+		if err != nil {
+			return last, nil, err
+		}
+		// Its age first: an earlier run's file is that, whatever the
+		// size of that run, and no --ranks of this one is to change.
+		if t := info.ModTime(); t.Before(since) {
+			return last, nil, fmt.Errorf("%s was made at %s, more than --start-barrier-timeout %s before this rank's: an earlier run's, whose rank no longer waits; "+
+				"give each run a new directory, or remove its kvreplay-ready.* files (and give every rank the same --start-barrier-timeout)",
+				e.Name(), t.UTC().Format(time.RFC3339), b.timeout)
+		}
 		if size != ranks {
 			return last, nil, fmt.Errorf("%s: a rank of a run of %d ranks, this one has %d (give every rank the same --ranks)", e.Name(), size, ranks)
 		}
 		if rank < 0 || rank >= ranks {
 			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			return last, nil, err
-		}
-		if t := info.ModTime(); t.Before(since) {
-			return last, nil, fmt.Errorf("%s was made at %s, more than --start-barrier-timeout %s before this rank's: an earlier run's, whose rank no longer waits; "+
-				"give each run a new directory, or remove its kvreplay-ready.* files (and give every rank the same --start-barrier-timeout)",
-				e.Name(), t.UTC().Format(time.RFC3339), b.timeout)
 		}
 		seen[rank] = true
 		if t := info.ModTime(); t.After(last) {
