@@ -54,10 +54,11 @@ func compare(groups []*Group, baseline string, ms []Metric) *Comparison {
 			}
 			med := ComputeStats(vs).Median
 			row.Medians[g.Label] = med
-			if g != base && (!g.measurement() || (base != nil && !base.measurement())) {
+			if g != base && (g.cutShort() || (base != nil && base.cutShort())) {
 				// A run that is not a measurement is shown, not
 				// compared: a ratio to it, or of it, would read as one
-				// system against another.
+				// system against another. (Simulations, paired above,
+				// are compared with each other.)
 				continue
 			}
 			if !math.IsNaN(row.Baseline) && row.Baseline != 0 {

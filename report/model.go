@@ -120,9 +120,13 @@ func (g *Group) labelNoted() string {
 }
 
 // measurement reports whether g's figures are a measurement: neither
-// simulated nor of a trial that is not one. Only measurements are
-// compared with each other.
-func (g *Group) measurement() bool { return !g.Simulated && len(g.NotMeasured) == 0 }
+// simulated nor of a trial that is not one (the default baseline is one).
+func (g *Group) measurement() bool { return !g.Simulated && !g.cutShort() }
+
+// cutShort reports whether a trial of g is not a measurement (cut short,
+// or with failed operations: Group.NotMeasured): such a group is
+// compared with no other.
+func (g *Group) cutShort() bool { return len(g.NotMeasured) > 0 }
 
 // TrialID is the trial number of g.Trials[i]: its TrialIDs entry, or i+1
 // where a group was built without them.
