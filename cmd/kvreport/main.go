@@ -476,8 +476,8 @@ func incompleteOnStdin(docs []*report.Doc) error {
 }
 
 // checkFiles refuses an -o that kvreport must not write: a system path,
-// one of the documents it reads (globs expanded as Load expands them), or
-// a .json file in a rank_<N> directory.
+// one of the documents it reads (globs expanded as Load expands them, a
+// run directory's .json files), or a .json file in a rank_<N> directory.
 func checkFiles(paths []string, output string, allowSystem bool) []error {
 	var problems []error
 	if dir := filepath.Base(filepath.Dir(output)); output != "-" && strings.EqualFold(filepath.Ext(output), ".json") && report.IsRankDir(dir) {
@@ -495,11 +495,14 @@ func checkFiles(paths []string, output string, allowSystem bool) []error {
 		}
 		for _, m := range matches {
 			files.Inputs = append(files.Inputs, cli.File{Flag: "the document", Path: m})
-			// A run's directory (--aggregate mlperf): every file in it
-			// may be one of its documents.
+			// A run's directory (--aggregate mlperf): each .json file in
+			// it may be one of its documents (a rank's result, the run's
+			// kvcache_run_summary); what the aggregation does not read
+			// (kvreport --aggregate mlperf RUN > RUN/summary.txt) is no
+			// input.
 			if fi, err := os.Stat(m); err == nil && fi.IsDir() {
 				_ = filepath.WalkDir(m, func(path string, d fs.DirEntry, err error) error {
-					if err == nil && d.Type().IsRegular() {
+					if err == nil && d.Type().IsRegular() && strings.EqualFold(filepath.Ext(path), ".json") {
 						files.Inputs = append(files.Inputs, cli.File{Flag: "the document", Path: path})
 					}
 					return nil

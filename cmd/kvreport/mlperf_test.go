@@ -132,6 +132,16 @@ func TestAggregateMLPerfKeepsItsInputs(t *testing.T) {
 	if code, _, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", "-o", summary, dir); code != 0 {
 		t.Errorf("-o a new summary beside the ranks: exit %d: %s", code, errs)
 	}
+	// A text report in the run's directory, written again: the
+	// aggregation reads no .txt file, so it is no input (the second
+	// write, and kvreport --aggregate mlperf RUN > RUN/summary.txt,
+	// whose shell makes the file first, were refused as "the document").
+	text := filepath.Join(dir, "summary.txt")
+	for i := range 2 {
+		if code, _, errs := kvreport(t, "", "--aggregate", "mlperf", "-o", text, dir); code != 0 {
+			t.Errorf("-o %s, time %d: exit %d: %s", text, i+1, code, errs)
+		}
+	}
 }
 
 func TestAggregateMLPerfUsage(t *testing.T) {
