@@ -468,9 +468,9 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		if h := &r.Summary.StorageHealth; h.OverallStatus == schema.HealthPass {
 			// Its criteria passed on latencies of zero: a PASS without
 			// grounds (the reference's metrics issues, reference section 7),
-			// which no format shows as one.
-			h.OverallStatus = schema.HealthNoData
-			h.Reasons = []string{refTraceModePass}
+			// which no format shows as one: a simulation's verdict, as
+			// kvtrace's own (results.Simulated).
+			*h = results.Simulated(h.Criteria, refTraceModePass)
 			delete(d.values, MetricHealth)
 		}
 	default:
