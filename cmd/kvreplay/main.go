@@ -159,7 +159,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for files and devices: "+ioengine.Help())
 	fs.BoolVar(&o.cfg.Verify, "verify", false, "check every byte read against what was written")
 	fs.BoolVar(&o.cfg.Fsync, "fsync", false, "make each NVMe object write durable (fdatasync) before it completes, as kv-cache.py does")
-	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily)")
+	noPrescan := fs.Bool("no-prescan", false, "do not read trace files twice (cold reads are then prepared lazily; as for a pipe, Tier-2 on nvme is then bounded at half of --dir's free space unless --capacity is given)")
 	fs.BoolVar(&o.fitting.Print, "plan", false, "read the traces and print what the replay needs (peak live bytes per backend, bytes written and read, the bandwidth the trace's pace asks for) beside what this machine has, and the options that make it fit (--size-scale, --capacity, --ram-budget, --duration, --closed-loop, --speed); replays nothing, makes nothing")
 	fs.BoolVar(&o.fitting.Apply, "fit", false, "apply the plan (--plan): replay at the largest --size-scale 1/2^k (with a --capacity or --ram-budget where scaling alone leaves too little space) at which the replay fits this machine's memory and disk and the bandwidth the trace's pace asks is well within what they are assumed to serve; the result's fit says what was applied and why")
 	fs.StringVar(&o.fitting.Format, "format", "text", "with --plan: text or json")

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/trace"
 )
 
 // TestUnplannedReplayBoundsTier2: a replay of traces not read before it
@@ -20,7 +21,8 @@ import (
 // --dir, evicting its least recently used objects beyond, and says so: on
 // an 8 MiB file system, 12 objects of 1 MiB kept live complete, where the
 // replay had filled the file system and stopped on ENOSPC, meeting every
-// other writer there. A given --capacity, or a prescan, sets no bound.
+// other writer there. A given --capacity, a prescan, or a sidecar's peak
+// that fits in the half sets no bound.
 func TestUnplannedReplayBoundsTier2(t *testing.T) {
 	mnt := tinyTmpfs(t, "8m")
 	var rows strings.Builder
@@ -33,20 +35,34 @@ func TestUnplannedReplayBoundsTier2(t *testing.T) {
 	if err := os.WriteFile(tr, []byte(rows.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A trace of 3 objects whose sidecar gives its peak, 3 MiB: within
+	// the half, so no bound.
+	small := filepath.Join(t.TempDir(), "small.csv")
+	body := "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n0.0,Write,1048576,Tier-2,a,Prefill\n1.0,Write,1048576,Tier-2,b,Prefill\n2.0,Write,1048576,Tier-2,c,Prefill\n"
+	if err := os.WriteFile(small, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta := &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace", Counts: trace.MetaCounts{Rows: 3}, PeakLiveBytes: map[string]int64{"Tier-2": 3 << 20}}
+	if err := trace.WriteMeta(small, meta); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
+		trace    string
 		prescan  bool
 		capacity int64
 		bound    bool
 	}{
-		{"not read first", false, 0, true},
-		{"--capacity given", false, 2 << 20, false},
+		{"not read first", tr, false, 0, true},
+		{"--capacity given", tr, false, 2 << 20, false},
+		{"read first", small, true, 0, false},
+		{"a sidecar's peak within the half", small, false, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := replay.DefaultConfig()
 			cfg.Speed, cfg.Prescan, cfg.Capacity = 0, tc.prescan, tc.capacity
 			cfg.TierMap = [len(cfg.TierMap)]string{"", "", "nvme"}
-			srcs, plan, err := Prescan(context.Background(), []string{tr}, "", &cfg, Fitting{})
+			srcs, plan, err := Prescan(context.Background(), []string{tc.trace}, "", &cfg, Fitting{})
 			if err != nil {
 				t.Fatal(err)
 			}
