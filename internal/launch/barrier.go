@@ -167,6 +167,9 @@ func (b *Barrier) scan(ranks int, since time.Time) (last time.Time, missing []in
 			continue
 		}
 		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // withdrawn since ReadDir: that rank is missing
+		}
 		if err != nil {
 			return last, nil, err
 		}
