@@ -105,3 +105,22 @@ func TestClaimUnsupported(t *testing.T) {
 	}
 	noneUnder(t, srv, "bench/run-plain/")
 }
+
+// TestClaimAnswerLost: the claim's PUT reaches the server, which makes
+// it, and its answer is lost (a proxy's 500): the SDK's retry finds the
+// object, 412, and the run takes it for its own by the token it holds.
+// It had refused itself ("another run claimed the run's prefix") and left
+// its claim there, refusing that run ID from then on (found by rv5).
+func TestClaimAnswerLost(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	px := s3test.Throttle(t, srv)
+	px.Lose("If-None-Match", 1)
+	b := newBackend(t, px.Endpoint, s3.Config{Prefix: "bench", RunID: "lost"})
+	if px.Lost() != 1 {
+		t.Fatalf("%d answers lost, want 1", px.Lost())
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noneUnder(t, srv, "bench/run-lost/")
+}

@@ -274,26 +274,41 @@ func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, s
 	return c.wrap("PUT", name, err)
 }
 
-// create stores an empty object name unless one exists, by a conditional
-// PUT (If-None-Match: *), which a server that takes it makes atomic: of
-// two such PUTs of one name, one succeeds. made is false when the server
-// refused it because the object exists (412 Precondition Failed, or 409
-// Conditional Request Conflict while another such PUT of it was in
-// flight); err, the request's failure otherwise (501 Not Implemented: a
-// server without conditional writes, unsupported).
-func (c *client) create(ctx context.Context, name string) (made bool, err error) {
+// create stores object name holding token unless one exists, by a
+// conditional PUT (If-None-Match: *), which a server that takes it makes
+// atomic: of two such PUTs of one name, one succeeds. made is false when
+// the server refused it because the object exists (412 Precondition
+// Failed, or 409 Conditional Request Conflict while another such PUT of it
+// was in flight) and it is not this token's: a retry of a PUT the server
+// had done, whose answer was lost, finds its own object, which is made;
+// err, the request's failure otherwise (501 Not Implemented: a server
+// without conditional writes, unsupported).
+func (c *client) create(ctx context.Context, name string, token []byte) (made bool, err error) {
 	if err := c.acquire(ctx); err != nil {
 		return false, err
 	}
 	defer c.release()
-	_, err = c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(nil), ContentLength: aws.Int64(0),
+	_, err = c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(token), ContentLength: aws.Int64(int64(len(token))),
 		IfNoneMatch: aws.String("*")}, unsigned)
 	c.stats.done(opPut, err)
 	var ae smithy.APIError
 	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
-		return false, nil
+		return c.holds(ctx, name, token), nil
 	}
 	return err == nil, c.wrap("PUT", name, err)
+}
+
+// holds reports whether object name holds exactly token (false where it
+// cannot be read).
+func (c *client) holds(ctx context.Context, name string, token []byte) bool {
+	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &c.bucket, Key: &name})
+	c.stats.done(opGet, err)
+	if err != nil {
+		return false
+	}
+	defer out.Body.Close()
+	got, err := io.ReadAll(io.LimitReader(out.Body, int64(len(token))+1))
+	return err == nil && bytes.Equal(got, token)
 }
 
 // unsupported reports that the server refused a request as one it does

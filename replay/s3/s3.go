@@ -8,10 +8,12 @@
 // run's), and Close removes what the run created there (objects and
 // unfinished multipart uploads) and nothing else, unless told to keep it.
 // kvreplay never creates or deletes buckets. Found empty, the prefix is
-// claimed by an empty object, <prefix>/run-<id>/.kvreplay-run, created by
-// a conditional PUT (If-None-Match: *): of runs given the same run id at
-// once (a library caller's; kvreplay makes a random one), which all find
-// the prefix empty, one creates it and the others refuse the prefix.
+// claimed by an object, <prefix>/run-<id>/.kvreplay-run, holding a random
+// token of the run's, created by a conditional PUT (If-None-Match: *): of
+// runs given the same run id at once (a library caller's; kvreplay makes a
+// random one), which all find the prefix empty, one creates it and the
+// others refuse the prefix. A retry of the PUT whose first answer was lost
+// knows the object it finds for its own by the token.
 // That holds on servers that make conditional writes atomic (AWS S3,
 // versitygw, tested; MinIO and Ceph RGW take the header too). One that
 // refuses the header (501 Not Implemented) leaves the prefix unclaimed,
@@ -417,7 +419,12 @@ func (b *Backend) checkPrefix(ctx context.Context) error {
 	}
 	cctx, cancel = context.WithTimeout(ctx, timeout)
 	claim := b.runDir + claimName
-	made, err := c.create(cctx, claim)
+	// A token of this run's own, so that a retry of the claim whose
+	// answer was lost knows the object it finds for its own.
+	var token [16]byte
+	rand.Read(token[:])
+	tok := []byte(hex.EncodeToString(token[:]))
+	made, err := c.create(cctx, claim, tok)
 	cancel()
 	switch {
 	case unsupported(err):
@@ -425,6 +432,13 @@ func (b *Backend) checkPrefix(ctx context.Context) error {
 			b.cfg.Warn(fmt.Sprintf("s3: %s: the server does not implement conditional writes (If-None-Match): the run's prefix was found empty but is not claimed, so another run given the same run id at the same time would share it", b.Where()))
 		}
 	case err != nil:
+		// The claim may be made though its request failed (its answer
+		// lost, a timeout): one that holds this run's token goes.
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		if c.holds(dctx, claim, tok) {
+			c.delete(dctx, claim)
+		}
+		dcancel()
 		return failed(err)
 	case !made:
 		return fmt.Errorf("s3: %s: another run claimed the run's prefix (%s exists) while this one checked it: kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), claimName)

@@ -317,6 +317,9 @@ type Proxy struct {
 	hung    atomic.Int64
 	cut     atomic.Int64 // responses still to cut
 	cuts    atomic.Int64
+	lose    atomic.Int64           // responses still to lose (Lose)
+	loseIf  atomic.Pointer[string] // the header of the requests whose responses are lost
+	lost    atomic.Int64
 	stop    chan struct{} // closed at the test's end: hung requests end
 	// Requests passed through now, the most at once, and how long each
 	// waits before it is.
@@ -349,6 +352,29 @@ func (p *Proxy) Cut(n int) { p.cut.Store(int64(n)) }
 
 // Cuts is how many responses were cut.
 func (p *Proxy) Cuts() int64 { return p.cuts.Load() }
+
+// Lose makes the next n requests that carry header pass to the server,
+// which does what they ask, and answers each with 500 InternalError in
+// place of the server's response, as a proxy whose upstream answer was
+// lost does: the client retries what was already done.
+func (p *Proxy) Lose(header string, n int) { p.loseIf.Store(&header); p.lose.Store(int64(n)) }
+
+// Lost is how many responses were lost.
+func (p *Proxy) Lost() int64 { return p.lost.Load() }
+
+// internalError answers 500 InternalError, as S3 does.
+func internalError(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusInternalServerError)
+	fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>`)
+}
+
+// discard is a response nobody reads.
+type discard http.Header
+
+func (d discard) Header() http.Header         { return http.Header(d) }
+func (d discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d discard) WriteHeader(int)             {}
 
 // stallWriter passes left bytes of a response body through, flushes
 // them and calls at, which blocks, or panics to cut the connection, or
@@ -440,6 +466,14 @@ func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
 			}}, r)
 			return
 		}
+		if h := p.loseIf.Load(); h != nil && r.Header.Get(*h) != "" {
+			if n := p.lose.Load(); n > 0 && p.lose.CompareAndSwap(n, n-1) {
+				p.lost.Add(1)
+				rp.ServeHTTP(discard(http.Header{}), r)
+				internalError(w)
+				return
+			}
+		}
 		if q := p.unimpl.Load(); q != nil && (r.URL.Query().Has(*q) || r.Header.Get(*q) != "") {
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusNotImplemented)
@@ -449,12 +483,11 @@ func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
 		if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
 			p.refused.Add(1)
 			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/xml")
 			if p.broken.Load() {
-				w.WriteHeader(http.StatusInternalServerError)
-				fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>`)
+				internalError(w)
 				return
 			}
+			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
 			return
