@@ -163,10 +163,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	cfg.stdin, _ = stdin.(*os.File) // a file, which -o must not be
 	if err := cfg.validate(); err != nil {
-		return err
-	}
-	if err := stdinIsOutput(cfg, stdin); err != nil {
 		return err
 	}
 	if stdin, err = readStdin(cfg.paths, stdin); err != nil {
@@ -182,6 +180,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type config struct {
 	merge       bool
 	paths       []string // the RESULT operands
+	stdin       *os.File // what "-" reads, where it is a file (nil: os.Stdin)
 	format      string
 	baseline    string
 	label       string
@@ -294,7 +293,7 @@ func (c *config) validate() error {
 	if err := c.loadOptions().Validate(); err != nil {
 		problems = append(problems, err)
 	}
-	problems = append(problems, checkFiles(c.paths, c.output, c.allowSystem)...)
+	problems = append(problems, checkFiles(c.paths, c.output, c.allowSystem, c.stdin)...)
 	return cli.Input(errors.Join(problems...))
 }
 
@@ -351,24 +350,6 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.w.Write(p)
-}
-
-// stdinIsOutput refuses an -o that is the file stdin was redirected from
-// (kvreport - -o run.json < run.json), read as "-": it would be
-// overwritten by its own report. A pipe cannot be told apart and is not.
-func stdinIsOutput(c *config, stdin io.Reader) error {
-	f, ok := stdin.(*os.File)
-	if !ok || c.output == "-" || !slices.Contains(c.paths, "-") {
-		return nil
-	}
-	in, err := f.Stat()
-	if err != nil || !in.Mode().IsRegular() {
-		return nil
-	}
-	if out, err := os.Stat(c.output); err == nil && os.SameFile(in, out) {
-		return cli.Usagef("-o %s: is the document read on stdin (\"-\"): refusing to overwrite an input of the run", c.output)
-	}
-	return nil
 }
 
 // readStdin reads stdin whole when "-" is among paths, so that it can be
@@ -477,8 +458,9 @@ func incompleteOnStdin(docs []*report.Doc) error {
 
 // checkFiles refuses an -o that kvreport must not write: a system path,
 // one of the documents it reads (globs expanded as Load expands them, a
-// run directory's .json files), or a .json file in a rank_<N> directory.
-func checkFiles(paths []string, output string, allowSystem bool) []error {
+// run directory's .json files; "-", the file stdin reads, nil for
+// os.Stdin), or a .json file in a rank_<N> directory.
+func checkFiles(paths []string, output string, allowSystem bool, stdin *os.File) []error {
 	var problems []error
 	if dir := filepath.Base(filepath.Dir(output)); output != "-" && strings.EqualFold(filepath.Ext(output), ".json") && report.IsRankDir(dir) {
 		// The MLPerf aggregation reads each .json file there as the
@@ -487,7 +469,7 @@ func checkFiles(paths []string, output string, allowSystem bool) []error {
 		problems = append(problems, fmt.Errorf("-o %s: a .json file in a %s directory, where the MLPerf aggregation reads each .json file as "+
 			"the rank's result: write it elsewhere (a run's kvcache_run_summary goes in the run's directory, above its option_<O> directories)", output, dir))
 	}
-	files := cli.Files{AllowSystem: allowSystem, Outputs: []cli.File{{Flag: "-o", Path: output}}}
+	files := cli.Files{AllowSystem: allowSystem, Stdin: stdin, Outputs: []cli.File{{Flag: "-o", Path: output}}}
 	for _, p := range paths {
 		matches, err := filepath.Glob(p)
 		if err != nil || len(matches) == 0 {

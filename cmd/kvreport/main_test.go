@@ -196,7 +196,7 @@ func TestStdinIsNotOverwritten(t *testing.T) {
 		f.Close()
 		refused := args[len(args)-1] == doc
 		switch {
-		case refused && (code != 2 || !strings.Contains(errb.String(), "is the document read on stdin")):
+		case refused && (code != 2 || !strings.Contains(errb.String(), "is the document - (standard input): refusing to overwrite an input of the run")):
 			t.Errorf("%q: exit %d, stderr %q: want 2, refused", args, code, errb.String())
 		case !refused && code != 0:
 			t.Errorf("%q: exit %d: %s", args, code, errb.String())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -90,51 +91,42 @@ func (f *Files) Check() []error {
 // stdinIsOutput refuses each of outs that is the file an input "-" reads
 // (kvreplay - -o t.csv < t.csv; kvtrace --config - -o c.yaml < c.yaml):
 // written, it would replace what the run reads, and a pipe opened by name
-// (/dev/stdin) would take the output into the input. A terminal read and
-// written destroys nothing (SameFile).
+// (/dev/stdin) would take the output into the input.
 func (f *Files) stdinIsOutput(outs []namedFile) []error {
 	i := slices.IndexFunc(f.Inputs, func(x File) bool { return x.Path == "-" })
 	if i < 0 {
 		return nil
 	}
-	stdin := f.Stdin
-	if stdin == nil {
-		stdin = os.Stdin
-	}
-	in, err := stdin.Stat()
-	if err != nil || in.Mode()&fs.ModeCharDevice != 0 {
-		return nil
-	}
-	var errs []error
-	for _, o := range outs {
-		if out, err := os.Stat(o.path); err == nil && os.SameFile(in, out) {
-			errs = append(errs, Usagef("%s: is %s - (standard input): refusing to overwrite an input of the run", o.shown, f.Inputs[i].Flag))
-		}
-	}
-	return errs
+	return sameStd(cmp.Or(f.Stdin, os.Stdin), outs, func(shown string) error {
+		return Usagef("%s: is %s - (standard input): refusing to overwrite an input of the run", shown, f.Inputs[i].Flag)
+	})
 }
 
 // stdoutIsInput refuses an output "-" whose standard output is a file the
 // run reads (kvreport r.json >> r.json; kvtrace --request-trace t.jsonl -o -
 // >> t.jsonl): the output would be written into the input, after it or over
-// it. A terminal read and written destroys nothing.
+// it.
 func (f *Files) stdoutIsInput(ins []namedFile) []error {
 	i := slices.IndexFunc(f.Outputs, func(x File) bool { return x.Path == "-" })
 	if i < 0 {
 		return nil
 	}
-	stdout := f.Stdout
-	if stdout == nil {
-		stdout = os.Stdout
-	}
-	out, err := stdout.Stat()
-	if err != nil || out.Mode()&fs.ModeCharDevice != 0 {
+	return sameStd(cmp.Or(f.Stdout, os.Stdout), ins, func(shown string) error {
+		return Usagef("%s - (standard output): is %s: refusing to overwrite an input of the run", f.Outputs[i].Flag, shown)
+	})
+}
+
+// sameStd is say's error for each of files that is the file std (standard
+// input or output) is. A terminal read and written destroys nothing.
+func sameStd(std *os.File, files []namedFile, say func(shown string) error) []error {
+	st, err := std.Stat()
+	if err != nil || st.Mode()&fs.ModeCharDevice != 0 {
 		return nil
 	}
 	var errs []error
-	for _, in := range ins {
-		if fi, err := os.Stat(in.path); err == nil && os.SameFile(fi, out) {
-			errs = append(errs, Usagef("%s - (standard output): is %s: refusing to overwrite an input of the run", f.Outputs[i].Flag, in.shown))
+	for _, nf := range files {
+		if fi, err := os.Stat(nf.path); err == nil && os.SameFile(st, fi) {
+			errs = append(errs, say(nf.shown))
 		}
 	}
 	return errs
