@@ -457,7 +457,9 @@ func (f Fitting) preview(ctx context.Context, doc *PlanDoc, cfg *replay.Config, 
 func fitLine(doc *PlanDoc) string {
 	switch {
 	case doc.FitRefuses != "":
-		return "kvreplay --fit refuses it: " + doc.FitRefuses
+		// The figures and the options above say why (fit_refuses, in
+		// JSON, says it whole).
+		return "kvreplay --fit refuses it: nothing it applies makes the replay fit (--format json says why, in fit_refuses)."
 	case len(doc.FitApplies) == 0:
 		return "kvreplay --fit applies nothing: it fits as it is."
 	}
