@@ -41,40 +41,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	for _, b := range s.backends {
 		res.Warnings = append(res.Warnings, b.caps.Warnings...)
 	}
-	if n := s.counted.mismatch; n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d reads named a tier their object was not on (the trace's Evict pairs were not adjacent or were missing); they read the object where it was, and count in that tier's figures", n))
-	}
-	if n := s.counted.leftOut; n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"--users %d: %d objects (%s) that users left out wrote and the replayed users read were written untimed before the clock, with the trace's cold objects (counted in cold_prepared), not inside the measured window",
-			s.cfg.Users, n, FormatData(s.counted.leftOutBytes)))
-	}
-	if n := s.counted.coldLate; n > 0 {
-		w := fmt.Sprintf("%d objects (%s) read where the replay did not have them were written untimed when first read, inside the measured window, beside the timed operations (counted in cold_prepared)",
-			n, FormatData(s.counted.coldLateBytes))
-		if s.cfg.ClosedLoop && s.cfg.Users > 0 {
-			w += fmt.Sprintf("; under --users %d they include objects that users left out wrote and a replayed request's demotion (an Evict read) moved, "+
-				"which are written before the clock only where a bounded tier holds them all at once (kvreplay --plan says how much more that takes)", s.cfg.Users)
-		}
-		res.Warnings = append(res.Warnings, w)
-	}
-	if n := s.counted.abandoned; n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d operations in flight were abandoned when the run was stopped (%v): not counted as failed, nor in any figure", n, context.Cause(s.ctx)))
-	}
-	if n := s.counted.evictions; n > 0 {
-		why := "the trace keeps more live than a bounded tier holds"
-		if s.cfg.ClosedLoop {
-			// Its order is its users', not the trace's (replay.ArenaBytes).
-			why = "the closed loop kept more live at once than a bounded tier holds (its users' requests ran in another order than the trace's, which can keep more live than the trace's peak: kvreplay --plan says how much; --ram-budget sizes the RAM tier)"
-		}
-		if s.cfg.CapacityWhy != "" && s.counted.tier2Evictions > 0 {
-			why += " (" + s.cfg.CapacityWhy + ")"
-		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%s: kvreplay evicted %d least recently used objects itself (%d read again were rewritten untimed first)", why, n, s.counted.remat))
-	}
+	res.Warnings = append(res.Warnings, s.countWarnings()...)
 	res.Cells = s.cells(wall)
 	res.Tiers = results.TierTotals(res.Cells, wall)
 	results.ApplyTierBusy(res.Tiers, m.tierBusy())
@@ -112,6 +79,48 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		res.Warnings = append(res.Warnings, "BEHIND SCHEDULE: "+c.Reason)
 	}
 	return res
+}
+
+// countWarnings say what the run did besides the trace's operations: reads
+// of an object on another tier, objects written untimed, operations
+// abandoned, objects evicted.
+func (s *sched) countWarnings() []string {
+	var out []string
+	if n := s.counted.mismatch; n > 0 {
+		out = append(out, fmt.Sprintf(
+			"%d reads named a tier their object was not on (the trace's Evict pairs were not adjacent or were missing); they read the object where it was, and count in that tier's figures", n))
+	}
+	if n := s.counted.leftOut; n > 0 {
+		out = append(out, fmt.Sprintf(
+			"--users %d: %d objects (%s) that users left out wrote and the replayed users read were written untimed before the clock, with the trace's cold objects (counted in cold_prepared), not inside the measured window",
+			s.cfg.Users, n, FormatData(s.counted.leftOutBytes)))
+	}
+	if n := s.counted.coldLate; n > 0 {
+		w := fmt.Sprintf("%d objects (%s) read where the replay did not have them were written untimed when first read, inside the measured window, beside the timed operations (counted in cold_prepared)",
+			n, FormatData(s.counted.coldLateBytes))
+		if s.cfg.ClosedLoop && s.cfg.Users > 0 {
+			w += fmt.Sprintf("; under --users %d they include objects that users left out wrote and a replayed request's demotion (an Evict read) moved, "+
+				"which are written before the clock only where a bounded tier holds them all at once (kvreplay --plan says how much more that takes)", s.cfg.Users)
+		}
+		out = append(out, w)
+	}
+	if n := s.counted.abandoned; n > 0 {
+		out = append(out, fmt.Sprintf(
+			"%d operations in flight were abandoned when the run was stopped (%v): not counted as failed, nor in any figure", n, context.Cause(s.ctx)))
+	}
+	if n := s.counted.evictions; n > 0 {
+		why := "the trace keeps more live than a bounded tier holds"
+		if s.cfg.ClosedLoop {
+			// Its order is its users', not the trace's (replay.ArenaBytes).
+			why = "the closed loop kept more live at once than a bounded tier holds (its users' requests ran in another order than the trace's, which can keep more live than the trace's peak: kvreplay --plan says how much; --ram-budget sizes the RAM tier)"
+		}
+		if s.cfg.CapacityWhy != "" && s.counted.tier2Evictions > 0 {
+			why += " (" + s.cfg.CapacityWhy + ")"
+		}
+		out = append(out, fmt.Sprintf(
+			"%s: kvreplay evicted %d least recently used objects itself (%d read again were rewritten untimed first)", why, n, s.counted.remat))
+	}
+	return out
 }
 
 // bytesPerToken is the traces' bytes per token and tensor parallelism, for

@@ -468,6 +468,14 @@ func fitLine(doc *PlanDoc) string {
 
 // writePlan renders a plan for people.
 func (f Fitting) writePlan(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *replay.Plan, o *Options) error {
+	writeHeader(w, doc, cfg, plan)
+	writeNeeds(w, doc.Advice, o)
+	return writeVerdict(w, doc)
+}
+
+// writeHeader renders what the plan is of: the traces, the window, the
+// users, the tiers mapped to nothing and --fit's time bound.
+func writeHeader(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *replay.Plan) {
 	traces, a := doc.Traces, doc.Advice
 	n := a.Needs
 	pace := "--speed max: as fast as the machine serves, so the trace's pace asks no bandwidth"
@@ -502,6 +510,11 @@ func (f Fitting) writePlan(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *
 	if doc.FitDuration != "" {
 		fmt.Fprintf(w, "  --fit replays with %s (the plan below is the whole trace's; --fit plans the window)\n", doc.FitDuration)
 	}
+}
+
+// writeNeeds renders what the replay needs beside what this machine has.
+func writeNeeds(w io.Writer, a *replay.Advice, o *Options) {
+	n := a.Needs
 	exact := "exact"
 	if !n.Exact {
 		exact = "at most"
@@ -546,6 +559,12 @@ func (f Fitting) writePlan(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *
 	}
 	fmt.Fprintf(w, "  assumed  RAM %s, %s, object store %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
 		replay.FormatRate(a.AssumedRAMRate), disk, replay.FormatRate(a.AssumedObjectRate), a.Share*100)
+}
+
+// writeVerdict renders whether the replay fits, why not, the options that
+// make it fit and what --fit applies.
+func writeVerdict(w io.Writer, doc *PlanDoc) error {
+	a := doc.Advice
 	switch {
 	case a.Fits:
 		fmt.Fprintln(w, "\nIt fits: nothing to change.")
@@ -568,7 +587,7 @@ func (f Fitting) writePlan(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *
 		return nil
 	}
 	fmt.Fprintln(w, "\nOptions that make it fit:")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for i, op := range offered {
 		if i == 0 && a.Fit != nil && slices.Equal(a.Fit.Flags, doc.FitApplies) {
 			op.Effect += " (--fit applies this)"

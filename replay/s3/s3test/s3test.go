@@ -434,78 +434,7 @@ func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ProtoMajor == 2 {
-			p.h2.Add(1)
-		}
-		p.conns.Store(r.RemoteAddr, true)
-		wait := func() {
-			select {
-			case <-r.Context().Done():
-			case <-p.stop:
-			}
-		}
-		switch p.hang.Load() {
-		case Silent:
-			p.hung.Add(1)
-			io.Copy(io.Discard, r.Body)
-			wait()
-			return
-		case MidBody:
-			p.hung.Add(1)
-			rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool { wait(); return true }}, r)
-			return
-		}
-		if r.Method == http.MethodGet && p.cut.Load() > 0 {
-			rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool {
-				if n := p.cut.Load(); n > 0 && p.cut.CompareAndSwap(n, n-1) {
-					p.cuts.Add(1)
-					panic(http.ErrAbortHandler)
-				}
-				return false
-			}}, r)
-			return
-		}
-		if h := p.loseIf.Load(); h != nil && r.Header.Get(*h) != "" {
-			if n := p.lose.Load(); n > 0 && p.lose.CompareAndSwap(n, n-1) {
-				p.lost.Add(1)
-				rp.ServeHTTP(discard(http.Header{}), r)
-				internalError(w)
-				return
-			}
-		}
-		if q := p.unimpl.Load(); q != nil && (r.URL.Query().Has(*q) || r.Header.Get(*q) != "") {
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusNotImplemented)
-			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header or query you provided implies functionality that is not implemented.</Message></Error>`)
-			return
-		}
-		if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
-			p.refused.Add(1)
-			io.Copy(io.Discard, r.Body)
-			if p.broken.Load() {
-				internalError(w)
-				return
-			}
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-			return
-		}
-		p.served.Add(1)
-		n := p.inflight.Add(1)
-		for m := p.peak.Load(); n > m && !p.peak.CompareAndSwap(m, n); m = p.peak.Load() {
-		}
-		if d := p.delay.Load(); d > 0 {
-			select {
-			case <-time.After(time.Duration(d)):
-			case <-r.Context().Done():
-			case <-p.stop:
-			}
-		}
-		rp.ServeHTTP(w, r)
-		p.inflight.Add(-1)
-	})}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.serve(w, r, rp) })}
 	p.Endpoint = "http://" + ln.Addr().String()
 	if tls {
 		cert, args := writeCert(t, t.TempDir())
@@ -520,6 +449,81 @@ func throttle(t testing.TB, srv *Server, tls bool) *Proxy {
 		hs.Close()
 	})
 	return p
+}
+
+// serve is the proxy's handler: it passes r to the server through rp, or
+// refuses, hangs, cuts or loses it as the proxy was told.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rp *httputil.ReverseProxy) {
+	if r.ProtoMajor == 2 {
+		p.h2.Add(1)
+	}
+	p.conns.Store(r.RemoteAddr, true)
+	wait := func() {
+		select {
+		case <-r.Context().Done():
+		case <-p.stop:
+		}
+	}
+	switch p.hang.Load() {
+	case Silent:
+		p.hung.Add(1)
+		io.Copy(io.Discard, r.Body)
+		wait()
+		return
+	case MidBody:
+		p.hung.Add(1)
+		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool { wait(); return true }}, r)
+		return
+	}
+	if r.Method == http.MethodGet && p.cut.Load() > 0 {
+		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool {
+			if n := p.cut.Load(); n > 0 && p.cut.CompareAndSwap(n, n-1) {
+				p.cuts.Add(1)
+				panic(http.ErrAbortHandler)
+			}
+			return false
+		}}, r)
+		return
+	}
+	if h := p.loseIf.Load(); h != nil && r.Header.Get(*h) != "" {
+		if n := p.lose.Load(); n > 0 && p.lose.CompareAndSwap(n, n-1) {
+			p.lost.Add(1)
+			rp.ServeHTTP(discard(http.Header{}), r)
+			internalError(w)
+			return
+		}
+	}
+	if q := p.unimpl.Load(); q != nil && (r.URL.Query().Has(*q) || r.Header.Get(*q) != "") {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusNotImplemented)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header or query you provided implies functionality that is not implemented.</Message></Error>`)
+		return
+	}
+	if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
+		p.refused.Add(1)
+		io.Copy(io.Discard, r.Body)
+		if p.broken.Load() {
+			internalError(w)
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+		return
+	}
+	p.served.Add(1)
+	n := p.inflight.Add(1)
+	for m := p.peak.Load(); n > m && !p.peak.CompareAndSwap(m, n); m = p.peak.Load() {
+	}
+	if d := p.delay.Load(); d > 0 {
+		select {
+		case <-time.After(time.Duration(d)):
+		case <-r.Context().Done():
+		case <-p.stop:
+		}
+	}
+	rp.ServeHTTP(w, r)
+	p.inflight.Add(-1)
 }
 
 // Delay holds each request that passes through for d before passing it.
