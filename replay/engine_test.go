@@ -47,6 +47,16 @@ func memTrace(t testing.TB, recs []schema.Record) replay.Source {
 	}}
 }
 
+// writes are n writes of 4 KiB to Tier-1 (Prefill) of keys k0 to
+// k<n-1>, gap apart from 0.
+func writes(n int, gap time.Duration) []schema.Record {
+	recs := make([]schema.Record, 0, n)
+	for i := range n {
+		recs = append(recs, rec(time.Duration(i)*gap, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
+	}
+	return recs
+}
+
 func rec(at time.Duration, op schema.Op, size int64, tier schema.Tier, key string, ph schema.Phase, req uint64) schema.Record {
 	return schema.Record{Time: at, Op: op, Size: size, Tier: tier, Key: []byte(key), Phase: ph, Request: req, QoS: schema.QoSBatch}
 }
@@ -148,10 +158,7 @@ func TestOrdering(t *testing.T) {
 // for the single worker behind slow earlier rows.
 func TestCoordinatedOmission(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var recs []schema.Record
-		for i := range 40 {
-			recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-		}
+		recs := writes(40, time.Millisecond)
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1

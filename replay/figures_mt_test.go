@@ -70,10 +70,7 @@ func TestTimelineBytesAreLogical(t *testing.T) {
 // decides whether storage_health judges lag (--speed max does not: its
 // rows are not released on a schedule, so a backlog is no failure).
 func TestResultRecordsSpeed(t *testing.T) {
-	var recs []schema.Record
-	for i := range 4 {
-		recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-	}
+	recs := writes(4, time.Millisecond)
 	for _, speed := range []float64{0, 1000} {
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
@@ -118,10 +115,7 @@ func TestEmptyTraceSaysNothingMeasured(t *testing.T) {
 // apart from the P95.
 func TestTimelineLagP99(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var recs []schema.Record
-		for i := range 40 {
-			recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-		}
+		recs := writes(40, time.Millisecond)
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1

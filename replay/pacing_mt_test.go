@@ -20,10 +20,7 @@ import (
 // early went unnoticed.)
 func TestPacedRowsNotEarly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var recs []schema.Record
-		for i := range 20 {
-			recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-		}
+		recs := writes(20, time.Millisecond)
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		cfg.Speed = 1

@@ -76,10 +76,7 @@ func TestPacing(t *testing.T) {
 func TestPacingBehindSlowDevice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n, gap, delay = 20, time.Millisecond, 10 * time.Millisecond
-		var recs []schema.Record
-		for i := range n {
-			recs = append(recs, rec(time.Duration(i)*gap, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-		}
+		recs := writes(n, gap)
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
@@ -102,10 +99,7 @@ func TestPacingBehindSlowDevice(t *testing.T) {
 // rows due before it and no other.
 func TestCancelMidRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var recs []schema.Record
-		for i := range 100 {
-			recs = append(recs, rec(time.Duration(i)*100*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-		}
+		recs := writes(100, 100*time.Millisecond)
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		src := memTrace(t, recs)
@@ -159,10 +153,7 @@ func (t *fastTimer) Reset(d time.Duration) bool {
 // time from it alone, so it starts at the clock's time, lasts the trace's
 // minute on it, and dispatches every row.
 func TestPacingOnInjectedClock(t *testing.T) {
-	var recs []schema.Record
-	for i := range 61 {
-		recs = append(recs, rec(time.Duration(i)*time.Second, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-	}
+	recs := writes(61, time.Second)
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 	src := memTrace(t, recs)
@@ -205,10 +196,7 @@ func TestWindowClosesBehindSchedule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const n, gap = 600, 10 * time.Microsecond
-				var recs []schema.Record
-				for i := range n {
-					recs = append(recs, rec(time.Duration(i)*gap, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-				}
+				recs := writes(n, gap)
 				cfg := replay.DefaultConfig()
 				cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 				cfg.Speed, cfg.Workers, cfg.QueueDepth, cfg.Duration = tc.speed, 1, 1, tc.window
@@ -253,10 +241,7 @@ func TestWindowClosesBehindSchedule(t *testing.T) {
 // SCHEDULE, though no window closed on a row.
 func TestBehindScheduleWithoutMissedRows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var recs []schema.Record
-		for i := range 20 {
-			recs = append(recs, rec(time.Duration(i)*time.Millisecond, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-		}
+		recs := writes(20, time.Millisecond)
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		cfg.Speed, cfg.Workers, cfg.QueueDepth = 1, 1, 1
@@ -325,10 +310,7 @@ func TestWindowClosesOnBacklogFails(t *testing.T) {
 // truncated trace's replay said 1551 rows done of which 1301 ran).
 func TestStoppedRunCountsOnlyRowsRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var recs []schema.Record
-		for i := range 200 {
-			recs = append(recs, rec(0, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-		}
+		recs := writes(200, 0)
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		cfg.Speed, cfg.QueueDepth = 0, 1

@@ -28,10 +28,7 @@ import (
 // prescan too: the sidecar is another trace's. The whole trace is
 // complete, and a trace without a sidecar cannot be judged.
 func TestShortTrace(t *testing.T) {
-	var recs []schema.Record
-	for i := range 40 {
-		recs = append(recs, rec(0, schema.OpWrite, 4096, schema.TierCPU, fmt.Sprint("k", i), schema.PhasePrefill, 0))
-	}
+	recs := writes(40, 0)
 	meta := &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace", Counts: trace.MetaCounts{Rows: int64(len(recs))}}
 	for _, tt := range []struct {
 		name    string
