@@ -678,8 +678,6 @@ func svgNum(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// htmlNum formats a figure with about four significant digits and no
-// exponent for the ranges reports meet; "–" for NaN.
 // htmlMS is a latency in ms, "–" alone when missing.
 func htmlMS(v float64) string {
 	if math.IsNaN(v) {
@@ -688,6 +686,8 @@ func htmlMS(v float64) string {
 	return htmlNum(v) + " ms"
 }
 
+// htmlNum formats a figure with about four significant digits and no
+// exponent for the ranges reports meet; "–" for NaN.
 func htmlNum(v float64) string {
 	switch {
 	case math.IsNaN(v):
