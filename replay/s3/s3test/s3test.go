@@ -317,8 +317,9 @@ type Proxy struct {
 	hung    atomic.Int64
 	cut     atomic.Int64 // responses still to cut
 	cuts    atomic.Int64
-	lose    atomic.Int64           // responses still to lose (Lose)
+	lose    atomic.Int64           // responses still to lose (Lose, Withhold)
 	loseIf  atomic.Pointer[string] // the header of the requests whose responses are lost
+	silent  atomic.Bool            // a lost response is withheld (Withhold), not a 500
 	lost    atomic.Int64
 	stop    chan struct{} // closed at the test's end: hung requests end
 	// Requests passed through now, the most at once, and how long each
@@ -357,9 +358,23 @@ func (p *Proxy) Cuts() int64 { return p.cuts.Load() }
 // which does what they ask, and answers each with 500 InternalError in
 // place of the server's response, as a proxy whose upstream answer was
 // lost does: the client retries what was already done.
-func (p *Proxy) Lose(header string, n int) { p.loseIf.Store(&header); p.lose.Store(int64(n)) }
+func (p *Proxy) Lose(header string, n int) {
+	p.silent.Store(false)
+	p.loseIf.Store(&header)
+	p.lose.Store(int64(n))
+}
 
-// Lost is how many responses were lost.
+// Withhold is Lose with no answer at all in place of the server's
+// response: the client waits until it gives the request up (its
+// timeout, the run's end), and its connection is then closed.
+func (p *Proxy) Withhold(header string, n int) {
+	p.silent.Store(true)
+	p.loseIf.Store(&header)
+	p.lose.Store(int64(n))
+}
+
+// Lost is how many responses were lost (Lose, Withhold), each counted
+// once the server has done what its request asked.
 func (p *Proxy) Lost() int64 { return p.lost.Load() }
 
 // internalError answers 500 InternalError, as S3 does.
@@ -487,8 +502,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rp *httputil.Rever
 	}
 	if h := p.loseIf.Load(); h != nil && r.Header.Get(*h) != "" {
 		if n := p.lose.Load(); n > 0 && p.lose.CompareAndSwap(n, n-1) {
-			p.lost.Add(1)
 			rp.ServeHTTP(discard(http.Header{}), r)
+			p.lost.Add(1)
+			if p.silent.Load() {
+				wait()
+				panic(http.ErrAbortHandler)
+			}
 			internalError(w)
 			return
 		}

@@ -1,0 +1,79 @@
+package s3_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay/s3"
+	"github.com/kvbench/kvbench/replay/s3/s3test"
+)
+
+// TestClaimCutShort: the claim's PUT reaches the server, which makes the
+// claim, and its answer never comes; the run gives the claim up, when it
+// is interrupted (SIGINT) or when the claim's Timeout passes. New fails,
+// saying which, and the claim it made is gone: a claim left behind would
+// refuse every later run of that run ID ("holds objects already").
+// Removing it is the run's own clean-up, after the run's context is done
+// in the first case.
+func TestClaimCutShort(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		cancel  bool
+		want    string
+	}{
+		{"interrupted", 30 * time.Second, true, "the check of the bucket was interrupted: context canceled"},
+		// Long enough for the listings before the claim on a busy
+		// machine; the claim's PUT alone waits it out.
+		{"timed out", 2 * time.Second, false, "no answer within 2s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := start(t, s3test.Options{KeepAlive: true})
+			px := s3test.Throttle(t, srv)
+			px.Withhold("If-None-Match", 1)
+			ctx, interrupt := context.WithCancel(context.Background())
+			defer interrupt()
+			cfg := s3.Config{Endpoint: px.Endpoint, Bucket: bucket, Prefix: "bench", RunID: "cut", Timeout: tc.timeout, MaxAttempts: 1}
+			done := make(chan error, 1)
+			go func() {
+				b, err := s3.New(ctx, cfg)
+				if err == nil {
+					b.Close()
+				}
+				done <- err
+			}()
+			if tc.cancel {
+				// The claim is made, its answer withheld: the run ends.
+				for px.Lost() == 0 {
+					select {
+					case err := <-done:
+						t.Fatalf("New ended before the server made the claim: %v", err)
+					case <-time.After(time.Millisecond):
+					}
+				}
+				interrupt()
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(tc.timeout + 10*time.Second):
+				t.Fatal("New went on 10 s past the claim's end")
+			}
+			if px.Lost() != 1 {
+				t.Fatalf("%d claims made and unanswered, want 1", px.Lost())
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || tc.cancel && !errors.Is(err, context.Canceled) {
+				t.Errorf("New with its claim cut short: %v; want an error saying %q", err, tc.want)
+			}
+			noneUnder(t, srv, "bench/run-cut/")
+			// The run ID is free again.
+			again := newBackend(t, srv.Endpoint, cfg)
+			if err := again.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
