@@ -90,7 +90,7 @@ func MergeRanksContext(ctx context.Context, docs []*schema.Result) (*schema.Resu
 
 	m := &rankMerger{ctx: ctx, docs: docs, out: out, start: start, cells: map[cellKey]*cellAcc{},
 		reqs: make([]schema.RequestStats, len(docs)), lags: make([]schema.Latency, len(docs)),
-		tokensKnown: true, timeline: map[int]*schema.Second{}, warnings: map[string][]int{}}
+		tokensKnown: true, timeline: map[int]*schema.Second{}, warnings: map[string][]int{}, rankHealthKnown: true}
 	for n, d := range docs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("report: merge: %w", err)
@@ -101,6 +101,10 @@ func MergeRanksContext(ctx context.Context, docs []*schema.Result) (*schema.Resu
 	ranks, held, missing := MissingRanks(docs)
 	out.Ranks = max(ranks, len(held))
 	out.Warnings = m.rankWarnings(held, len(missing) == 0)
+	if m.rankHealthKnown && len(m.rankHealth) > 0 {
+		out.RankHealth = m.rankHealth
+		slices.SortFunc(out.RankHealth, func(a, b schema.RankStatus) int { return cmp.Compare(a.Rank, b.Rank) })
+	}
 	if len(missing) > 0 {
 		markPartial(out, out.Ranks, held, missing)
 	}
@@ -144,6 +148,11 @@ type rankMerger struct {
 	// warnings in the order they first came.
 	warnings  map[string][]int
 	warnOrder []string
+	// rankHealth is each kvreplay rank's own status; rankHealthKnown
+	// false when a merged document written before RankHealth hid its
+	// ranks' (its warnings still say their failures).
+	rankHealth      []schema.RankStatus
+	rankHealthKnown bool
 }
 
 // allRanks starts a merged document's warning that every rank of its run
@@ -207,6 +216,40 @@ func (m *rankMerger) rankWarnings(held []int, whole bool) []string {
 	return out
 }
 
+// addRankHealth gathers d's ranks' own verdicts, which the pooled
+// criteria do not show: a merged document's RankHealth, or a kvreplay
+// rank's storage_health judged as its own run (a partial merge's
+// incompleteness, markPartial's, is of the merge, not of the rank). A
+// rank that did not pass is also said in the warnings, with its reasons.
+func (m *rankMerger) addRankHealth(d *schema.Result) {
+	if len(d.MergedRanks) >= 2 {
+		m.rankHealth = append(m.rankHealth, d.RankHealth...)
+		m.rankHealthKnown = m.rankHealthKnown && d.RankHealth != nil
+		return
+	}
+	if d.Tool != KindKVReplay {
+		return
+	}
+	own := d
+	if reason, incomplete := withoutPartial(d); !d.Complete && !incomplete {
+		whole := *d
+		whole.Complete, whole.IncompleteReason = true, reason
+		own = &whole
+	}
+	h := results.Health(own, &own.Summary)
+	rank := ranksOf(d)[0]
+	s := schema.RankStatus{Rank: rank, Status: h.OverallStatus}
+	if h.OverallStatus != results.HealthPass {
+		s.Reasons = h.Reasons
+		w := results.RankHealthWarning(h)
+		if _, ok := m.warnings[w]; !ok {
+			m.warnOrder = append(m.warnOrder, w)
+		}
+		m.warnings[w] = append(m.warnings[w], rank)
+	}
+	m.rankHealth = append(m.rankHealth, s)
+}
+
 // cellAcc is one cell's documents: docs says which document each came
 // from, for errors.
 type cellAcc struct {
@@ -253,25 +296,7 @@ func (m *rankMerger) add(n int, d *schema.Result) {
 		}
 		m.warnings[w] = append(m.warnings[w], whose...)
 	}
-	if len(d.MergedRanks) < 2 && d.Tool == KindKVReplay {
-		// A rank's own verdict, which the pooled criteria do not show
-		// (a merged document's ranks say theirs in its warnings).
-		// Judged as its own run: a partial merge's (markPartial)
-		// incompleteness is of the merge, not of the rank.
-		own := d
-		if reason, incomplete := withoutPartial(d); !d.Complete && !incomplete {
-			whole := *d
-			whole.Complete, whole.IncompleteReason = true, reason
-			own = &whole
-		}
-		if h := results.Health(own, &own.Summary); h.OverallStatus != results.HealthPass {
-			w := results.RankHealthWarning(h)
-			if _, ok := m.warnings[w]; !ok {
-				m.warnOrder = append(m.warnOrder, w)
-			}
-			m.warnings[w] = append(m.warnings[w], ranksOf(d)...)
-		}
-	}
+	m.addRankHealth(d)
 	for _, c := range d.Cells {
 		k := keyOf(c)
 		a := m.cells[k]

@@ -110,3 +110,63 @@ func TestMergeKeepsRankFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRankHealth: the merged document says each rank's own status in
+// rank_health, read back from JSON; a merge of merged documents keeps
+// every rank's, so rank 0's failure still fails a merge of merges by the
+// field. A merged document written before rank_health (its failure only
+// in its warnings) leaves the new merge without the field, and its
+// warnings still fail it.
+func TestMergeRankHealth(t *testing.T) {
+	rank := func(r int, late int64) *schema.Result {
+		d := slaRank(t, r, 40, late)
+		d.Ranks = 4
+		return d
+	}
+	// Rank 0 fails alone (3 of 40 late), 1-3 pass (1 of 40).
+	lo := mustMerge(t, rank(1, 1), rank(0, 3))
+	want := []schema.RankStatus{{Rank: 0, Status: results.HealthFail}, {Rank: 1, Status: results.HealthPass}}
+	if len(lo.RankHealth) != 2 || lo.RankHealth[0].Rank != 0 || lo.RankHealth[0].Status != results.HealthFail ||
+		len(lo.RankHealth[0].Reasons) == 0 || lo.RankHealth[1].Rank != 1 || lo.RankHealth[1].Status != results.HealthPass || lo.RankHealth[1].Reasons != nil {
+		t.Fatalf("rank_health %+v, want %+v with rank 0's reasons", lo.RankHealth, want)
+	}
+	raw, err := json.Marshal(lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"rank_health":[{"rank":0,"status":"FAIL","reasons":["interactive p95 200 ms`) {
+		t.Errorf("rank_health in JSON: %.400s", raw[strings.Index(string(raw), "rank_health"):])
+	}
+	var back schema.Result
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	hi := mustMerge(t, rank(2, 1), rank(3, 1))
+	all := mustMerge(t, &back, hi)
+	if len(all.RankHealth) != 4 {
+		t.Fatalf("merge of merges: rank_health %+v, want 4 ranks", all.RankHealth)
+	}
+	for i, s := range all.RankHealth {
+		if s.Rank != i || (s.Status == results.HealthFail) != (i == 0) {
+			t.Errorf("merge of merges: rank_health[%d] %+v", i, s)
+		}
+	}
+	// The field decides: with rank 0's warning removed, the merge of
+	// merges still fails, naming rank 0.
+	all.Warnings = nil
+	if h := results.Health(all, &all.Summary); h.OverallStatus != results.HealthFail || !strings.Contains(strings.Join(h.Reasons, "; "), "rank 0: STORAGE_HEALTH FAIL") {
+		t.Errorf("merge of merges by rank_health: %s %q", h.OverallStatus, h.Reasons)
+	}
+
+	// A merged document of before rank_health: its warnings carry rank
+	// 0's failure; the new merge has no rank_health, and fails by them.
+	old := back
+	old.RankHealth = nil
+	mixed := mustMerge(t, &old, hi)
+	if mixed.RankHealth != nil {
+		t.Errorf("merge with an older merged document: rank_health %+v, want none", mixed.RankHealth)
+	}
+	if st := mixed.Summary.StorageHealth.OverallStatus; st != results.HealthFail {
+		t.Errorf("merge with an older merged document: %s %q", st, mixed.Summary.StorageHealth.Reasons)
+	}
+}

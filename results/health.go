@@ -146,17 +146,29 @@ func RankHealthWarning(h schema.StorageHealth) string {
 // rankAlone follows a rank's status in RankHealthWarning.
 const rankAlone = " of this rank alone: "
 
-// RankFailures are the warnings of a merged document r (MergedRanks of
-// two or more) that name a rank whose own storage_health was FAIL
-// (RankHealthWarning): each is a failure of the merge, so that a merged
-// PASS means every rank passed, as a reader of PASS expects (MLPerf sums
-// the ranks' figures; the pooled criteria alone would pass a run whose
-// rank 0 missed its SLA beside a rank 1 that met it by more).
+// RankFailures are the failures of a merged document r (MergedRanks of
+// two or more) that a rank's own storage_health was FAIL, one line each
+// ("rank 0: STORAGE_HEALTH FAIL of this rank alone: reasons"): each fails
+// the merge, so that a merged PASS means every rank passed, as a reader
+// of PASS expects (MLPerf sums the ranks' figures; the pooled criteria
+// alone would pass a run whose rank 0 missed its SLA beside a rank 1 that
+// met it by more). They come from r's RankHealth; a merged document
+// written before it says them only in its warnings (RankHealthWarning),
+// which are read then.
 func RankFailures(r *schema.Result) []string {
 	if len(r.MergedRanks) < 2 {
 		return nil
 	}
 	var out []string
+	if r.RankHealth != nil {
+		for _, s := range r.RankHealth {
+			if s.Status == HealthFail {
+				h := schema.StorageHealth{OverallStatus: s.Status, Reasons: s.Reasons}
+				out = append(out, fmt.Sprintf("rank %d: %s", s.Rank, RankHealthWarning(h)))
+			}
+		}
+		return out
+	}
 	for _, w := range r.Warnings {
 		if strings.Contains(w, "STORAGE_HEALTH "+string(HealthFail)+rankAlone) {
 			out = append(out, w)

@@ -65,6 +65,13 @@ type Result struct {
 	// MergedRanks are the ranks a merged document holds (kvreport merge),
 	// so that a rank is never merged twice; empty for one rank's document.
 	MergedRanks []int `json:"merged_ranks,omitempty"`
+	// RankHealth is the storage_health status of each kvreplay rank a
+	// merged document holds, judged on that rank's document alone, in
+	// rank order: the pooled criteria must not hide a rank that failed.
+	// Nil for one rank's document, and for a merged document written
+	// before it, whose warnings said a rank's failure ("rank N:
+	// STORAGE_HEALTH FAIL of this rank alone: ...").
+	RankHealth []RankStatus `json:"rank_health,omitempty"`
 	// Started is when the measured window began; WallS its length.
 	Started time.Time `json:"started"`
 	WallS   float64   `json:"wall_s"`
@@ -663,6 +670,14 @@ type StorageHealth struct {
 	PassedCount   int          `json:"passed_count"`
 	TotalCount    int          `json:"total_count"`
 	Reasons       []string     `json:"reasons,omitempty"`
+}
+
+// RankStatus is one rank's own storage_health in a merged document: its
+// status and, when it is not PASS, the reasons.
+type RankStatus struct {
+	Rank    int          `json:"rank"`
+	Status  HealthStatus `json:"status"`
+	Reasons []string     `json:"reasons,omitempty"`
 }
 
 // HealthStatus is storage_health's overall status.
