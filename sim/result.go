@@ -317,8 +317,16 @@ func (e *engine) result() *Result {
 	if cfg.SLO.Set() {
 		slo = sloAttainment(cfg.SLO, cfg.QoS, e2e, qos) // before e2e is sorted
 	}
-	elapsed := (min(e.now, e.end) - e.start).Seconds()
-	if e.stopped || e.events.Len() == 0 {
+	// The run's time, the reference's elapsed_time (the wall time of its
+	// stop_event.wait(timeout=duration)): the whole --duration, however
+	// early its last row came, unless the run stopped before it
+	// (--max-requests, the last replay cycle, the autoscaler's stop).
+	// drain has emptied the events by now: the time of the last one is
+	// not the run's length (a request trace whose next arrival lies
+	// beyond --duration made a 60 s run's elapsed_time 2 s, and every
+	// rate 30 times too high).
+	elapsed := cfg.Duration.Seconds()
+	if e.stopped {
 		elapsed = (e.now - e.start).Seconds()
 	}
 	if elapsed <= 0 {
