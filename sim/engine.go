@@ -372,6 +372,9 @@ type runStats struct {
 	// written whole though the request's input ends inside them;
 	// padTokens the tokens that adds, of blockTokensWritten in all.
 	partialBlocks, padTokens, blockTokensWritten int64
+	// windowCapped counts the trace-driven requests whose generation
+	// windowTokens bounded, windowReads the decode reads that left out.
+	windowCapped, windowReads int64
 	// prefillDone and decodeDone count the completed requests that wrote
 	// their context and that read it (the reference's prefill_latencies
 	// and decode_latencies have one entry each).
@@ -682,7 +685,11 @@ func (e *engine) dispatch() error {
 		r := e.queue.pop().r
 		e.idle--
 		if e.gen != nil {
-			r.gen = e.windowTokens(r.gen)
+			if g := e.windowTokens(r.gen); g < r.gen {
+				e.stats.windowCapped++
+				e.stats.windowReads += int64(e.decodeBatches(r.gen) - e.decodeBatches(g))
+				r.gen = g
+			}
 		}
 		e.stats.dispatched++
 		if r.phase == phasePrefill {
@@ -877,7 +884,9 @@ func (e *engine) decodeBatches(gen int) int {
 // tokens, 35 days at 30 ms a token, whatever --duration said). Synthetic
 // users' lengths come from the reference's templates and are not bounded:
 // a document user's 800 tokens make 26 decode reads in a 10 s run too, as
-// in the reference.
+// in the reference. A run that bounds one says so (a departure: the
+// reference's trace has every decode read of a BurstGPT or ShareGPT
+// request, whatever --duration says).
 func (e *engine) windowTokens(gen int) int {
 	if e.spt <= 0 {
 		return gen

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -539,6 +540,12 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 		e.depart("partial-block", fmt.Sprintf("%d requests' last hash-id block held fewer tokens than a block and was written whole "+
 			"(a key keeps one size, and a later request may fill the block): %d tokens more, %.1f %% of the blocks' tokens written "+
 			"(kv-cache.py has no block-level requests)", st.partialBlocks, st.padTokens, 100*float64(st.padTokens)/float64(max(1, st.blockTokensWritten))))
+	}
+	if n := st.windowCapped; n > 0 {
+		e.depart("window", fmt.Sprintf("%d of the trace's requests generate more tokens than --duration %s s holds at --generation-mode %s: each generated "+
+			"%d tokens at most, and its decode reads stopped there (%d reads fewer in all); kv-cache.py makes all of a request's decode reads "+
+			"before it sleeps through its generation", n, strconv.FormatFloat(cfg.Duration.Seconds(), 'f', -1, 64), cfg.GenerationMode,
+			e.windowTokens(math.MaxInt), st.windowReads))
 	}
 	x.Notes = e.notes
 	x.Warnings = e.warnings

@@ -78,6 +78,8 @@ and in the sidecar ("departs from kv-cache.py: ..."):
   - unpaced requests (--trace-speedup 0) wait while 2 x the workers are
     queued; kv-cache.py's queue has no bound.
   - RAG chunks are drawn from the Python random stream, not numpy's.
+  - a BurstGPT or ShareGPT request generates no longer than --duration:
+    its decode reads stop there (kv-cache.py makes them all first).
   - a Mooncake request's last, partial block is written whole (3 % more
     bytes on Mooncake's conversation trace).
 
