@@ -746,6 +746,10 @@ func (c *client) checkError(err error, timeout time.Duration) error {
 		return usage(fmt.Errorf("--s3-bucket %s: no such bucket at %s: the endpoint has a path (%s), which the requests' paths start with: give the server's URL without it, or create the bucket first (kvreplay never creates buckets)", c.bucket, c.endpoint, c.path))
 	case code == "NoSuchBucket":
 		return usage(fmt.Errorf("--s3-bucket %s: no such bucket at %s: create it first (kvreplay never creates buckets)", c.bucket, c.endpoint))
+	case code == "InvalidBucketName":
+		// A name CheckFlags lets through (upper case, '_': AWS's legacy
+		// buckets) that this server refuses.
+		return usage(fmt.Errorf("--s3-bucket %s: %s refuses the name (%s: %s): give the bucket's name (3 to 63 lower-case letters, digits, '.' and '-')", c.bucket, c.endpoint, code, strings.TrimSuffix(apiMessage(err), ".")))
 	case code == "AccessDenied" || code == "Forbidden":
 		return usage(fmt.Errorf("--s3-bucket %s: %s denied access (%s): the credentials need s3:ListBucket, s3:PutObject, s3:GetObject, s3:DeleteObject and s3:AbortMultipartUpload on it", c.bucket, c.endpoint, code))
 	case c.credErr != nil && code == "":

@@ -382,6 +382,10 @@ func TestCheckErrors(t *testing.T) {
 	}{
 		{name: "missing bucket", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: "no-such-bucket"},
 			want: "--s3-bucket no-such-bucket: no such bucket at " + srv.Endpoint + ": create it first", input: true},
+		// S3's rules refuse what validBucket lets through for legacy
+		// buckets: the server's answer names the flag too.
+		{name: "bucket name the server refuses", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: "KV_bad"},
+			want: "--s3-bucket KV_bad: " + srv.Endpoint + " refuses the name (InvalidBucketName: The specified bucket is not valid): give the bucket's name (3 to 63 lower-case letters, digits, '.' and '-')", input: true},
 		{name: "wrong secret", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_SECRET_ACCESS_KEY": "wrong-secret-0123456789"},
 			want: srv.Endpoint + " refused the credentials (SignatureDoesNotMatch): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE", input: true},
 		{name: "wrong key", cfg: s3.Config{Endpoint: srv.Endpoint, Bucket: bucket}, env: map[string]string{"AWS_ACCESS_KEY_ID": "wrongkey0123456789"},
