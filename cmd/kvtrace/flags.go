@@ -50,11 +50,13 @@ options give the same trace, byte for byte. Where it differs:
                     User and Tokens columns; mlperf writes exactly kv-cache.py's dialect.
   --config          reads kv-cache.py's config.yaml (strict: unknown keys are
                     errors); options on the command line override it.
-  real-I/O options  --cache-dir, --max-concurrent-allocs, --performance-profile,
-                    --validation-trace, --xlsx-output,
-                    --enable-latency-tracing and --log-level are checked as
-                    kv-cache.py checks them and have no effect on a trace; the
-                    run records which were given.
+  real-I/O options  --cache-dir, --max-concurrent-allocs, --validation-trace,
+                    --xlsx-output, --enable-latency-tracing and --log-level
+                    are checked as kv-cache.py checks them and have no effect
+                    on a trace; the run records which were given.
+                    --performance-profile changes no trace either: it picks
+                    the storage_health criteria of --output's statistics, as
+                    in kv-cache.py's trace mode.
   --enable-autoscaling
                     runs kv-cache.py's autoscaler, which changes no load (its
                     users are made once) but fills the statistics' autoscaling
@@ -169,7 +171,7 @@ func realIOOnly() []struct{ flag, why string } {
 	return []struct{ flag, why string }{
 		{"log-level", "no effect on a trace (kvtrace prints no log)"},
 		{"cache-dir", "no effect on a trace (real-I/O only in the reference)"},
-		{"performance-profile", "no effect on a trace (real-I/O only in the reference)"},
+		{"performance-profile", "no effect on a trace: it picks the storage_health criteria of --output's statistics (latency or throughput), as in kv-cache.py's trace mode"},
 		{"validation-trace", "no effect on a trace (real-I/O only in the reference)"},
 		{"max-concurrent-allocs", "no effect on a trace: kv-cache.py's semaphore around its allocations holds a writer back only while others write, and a simulated write takes no time, as in kv-cache.py's trace mode (recorded in the sidecar's config.max_concurrent_allocs, which kvreplay applies to its writes)"},
 		{"xlsx-output", "no effect on a trace (real-I/O only in the reference)"},
@@ -208,7 +210,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.Float64Var(&fv.CPUMemGB, "cpu-mem-gb", def.CPUMemGB, "CPU RAM tier GiB; 0 disables it")
 	fs.StringVar(&fv.CacheDir, "cache-dir", "", "kv-cache.py's NVMe directory (checked, no effect)")
 	fs.StringVar(&fv.GenerationMode, "generation-mode", def.GenerationMode, "time per generated token: none (0), fast (2 ms) or realistic (30 ms)")
-	fs.StringVar(&fv.PerformanceProfile, "performance-profile", def.PerformanceProfile, "kv-cache.py's pass/fail criteria: latency or throughput (no effect)")
+	fs.StringVar(&fv.PerformanceProfile, "performance-profile", def.PerformanceProfile, "kv-cache.py's pass/fail criteria: latency or throughput (no effect on the trace; --output's storage_health criteria)")
 	fs.BoolVar(&fv.DisableMultiTurn, "disable-multi-turn", false, "no multi-turn conversations (no reads of earlier turns)")
 	fs.BoolVar(&fv.DisablePrefixCaching, "disable-prefix-caching", false, "no system-prompt prefix caching")
 	fs.BoolVar(&fv.EnableRAG, "enable-rag", false, "add the RAG workload: document chunks written once and read by queries")
