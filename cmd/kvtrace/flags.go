@@ -50,13 +50,17 @@ options give the same trace, byte for byte. Where it differs:
                     User and Tokens columns; mlperf writes exactly kv-cache.py's dialect.
   --config          reads kv-cache.py's config.yaml (strict: unknown keys are
                     errors); options on the command line override it.
-  real-I/O options  --cache-dir, --max-concurrent-allocs, --validation-trace,
-                    --xlsx-output, --enable-latency-tracing and --log-level
-                    are checked as kv-cache.py checks them and have no effect
-                    on a trace; the run records which were given.
-                    --performance-profile changes no trace either: it picks
-                    the storage_health criteria of --output's statistics, as
-                    in kv-cache.py's trace mode.
+  real-I/O options  --cache-dir, --max-concurrent-allocs, --enable-latency-tracing
+                    and --log-level are checked as kv-cache.py checks them
+                    and have no effect on a trace; the run records which were
+                    given. --performance-profile changes no trace either: it
+                    picks the storage_health criteria of --output's
+                    statistics, as in kv-cache.py's trace mode.
+                    --validation-trace and --xlsx-output are accepted and not
+                    applied: kv-cache.py's results carry a validation block
+                    and it writes an Excel summary, in trace mode too;
+                    kvtrace writes neither (kvreport --format xlsx renders
+                    --output's statistics).
   --enable-autoscaling
                     runs kv-cache.py's autoscaler, which changes no load (its
                     users are made once) but fills the statistics' autoscaling
@@ -172,9 +176,9 @@ func realIOOnly() []struct{ flag, why string } {
 		{"log-level", "no effect on a trace (kvtrace prints no log)"},
 		{"cache-dir", "no effect on a trace (real-I/O only in the reference)"},
 		{"performance-profile", "no effect on a trace: it picks the storage_health criteria of --output's statistics (latency or throughput), as in kv-cache.py's trace mode"},
-		{"validation-trace", "no effect on a trace (real-I/O only in the reference)"},
+		{"validation-trace", "not applied: kv-cache.py adds a validation block to its results (its cache hit rate compared with the file's), in trace mode too; kvtrace's --output has none"},
 		{"max-concurrent-allocs", "no effect on a trace: kv-cache.py's semaphore around its allocations holds a writer back only while others write, and a simulated write takes no time, as in kv-cache.py's trace mode (recorded in the sidecar's config.max_concurrent_allocs, which kvreplay applies to its writes)"},
-		{"xlsx-output", "no effect on a trace (real-I/O only in the reference)"},
+		{"xlsx-output", "not written: kv-cache.py writes its results as an Excel (or CSV) summary, in trace mode too; kvtrace does not (kvreport --format xlsx renders --output's statistics)"},
 		{"enable-latency-tracing", "no effect on a trace (real-I/O only in the reference)"},
 	}
 }
@@ -220,7 +224,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.Float64Var(&fv.TargetSaturation, "target-saturation", def.TargetSaturation, "autoscaler's target storage saturation, 0 to 1 (qos mode; a trace's storage latencies are 0, so it only scales up)")
 	fs.BoolVar(&fv.UseBurstTrace, "use-burst-trace", false, "replay BurstGPT request arrivals and token counts from --burst-trace-path")
 	fs.StringVar(&fv.BurstTracePath, "burst-trace-path", def.BurstTracePath, "BurstGPT CSV: a file, a directory of *.csv or a glob")
-	fs.StringVar(&o.ValidationTrace, "validation-trace", "", "kv-cache.py's real-trace validation JSON (no effect)")
+	fs.StringVar(&o.ValidationTrace, "validation-trace", "", "kv-cache.py's real-trace validation JSON (not applied: no validation block in --output)")
 	fs.StringVar(&fv.DatasetPath, "dataset-path", "", "ShareGPT JSON to replay (takes precedence over --use-burst-trace); - reads standard input")
 	fs.IntVar(&fv.MaxConversations, "max-conversations", def.MaxConversations, "ShareGPT conversations to load")
 	fs.StringVar(&o.OutputPath, "output", "", "write the statistics JSON to this file, - for stdout (kv-cache.py's default name has the time in it; kvtrace writes none unless given)")
@@ -228,7 +232,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.IntVar(&fv.MaxConcurrentAllocs, "max-concurrent-allocs", 0, "kv-cache.py's limit on concurrent writes, 0 unlimited (no effect)")
 	fs.Float64Var(&fv.RequestRate, "request-rate", 0, "ShareGPT requests per second, 0 unlimited (ShareGPT replay only, as in kv-cache.py)")
 	fs.IntVar(&fv.MaxRequests, "max-requests", 0, "stop after this many completed requests; 0 runs for --duration")
-	fs.StringVar(&o.XLSXOutput, "xlsx-output", "", "kv-cache.py's Excel summary (no effect)")
+	fs.StringVar(&o.XLSXOutput, "xlsx-output", "", "kv-cache.py's Excel summary (not written; kvreport --format xlsx renders --output)")
 	fs.StringVar(&o.ConfigPath, "config", "", "kv-cache.py config.yaml to apply before these options")
 	fs.Float64Var(&fv.StorageCapacityGB, "storage-capacity-gb", def.StorageCapacityGB, "NVMe tier GiB; 0 unlimited (as in kv-cache.py's trace mode)")
 	fs.BoolVar(&fv.ObjectTier, "object-tier", false, "kvbench's: add Tier-3, unbounded object storage (S3), below the NVMe tier --storage-capacity-gb bounds: what it evicts moves to Tier-3 and is read from there (kvreplay --tier-map Tier-3=s3); the trace then has four tiers")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,5 +48,24 @@ func TestPerformanceProfileNote(t *testing.T) {
 				t.Errorf("note %q: want it to say the option picks --output's storage_health criteria", note)
 			}
 		})
+	}
+}
+
+// TestNotAppliedNotes: kv-cache.py writes its validation block
+// (--validation-trace) and its Excel summary (--xlsx-output) in trace mode
+// too (cli.py main; benchmark.py run), so kvtrace's notes say it does not
+// apply them. They said "no effect on a trace (real-I/O only in the
+// reference)".
+func TestNotAppliedNotes(t *testing.T) {
+	o, err := parse(t, "--validation-trace", "v.json", "--xlsx-output", "r.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"--validation-trace: not applied: kv-cache.py adds a validation block to its results (its cache hit rate compared with the file's), in trace mode too; kvtrace's --output has none",
+		"--xlsx-output: not written: kv-cache.py writes its results as an Excel (or CSV) summary, in trace mode too; kvtrace does not (kvreport --format xlsx renders --output's statistics)",
+	}
+	if !slices.Equal(o.Config.NoEffect, want) {
+		t.Errorf("notes\n %q\nwant\n %q", o.Config.NoEffect, want)
 	}
 }
