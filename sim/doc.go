@@ -52,6 +52,12 @@
 //     zipfian weights). kvtrace draws the same choice from its one stream,
 //     kv-cache.py's Python random stream: for a seed the chunks differ, and
 //     later draws come later in the Python stream than kv-cache.py's.
+//   - QoS profiles from --config. kvtrace queues requests and judges
+//     their SLA by config.yaml's qos_profiles; kv-cache.py's benchmark and
+//     monitoring modules import its built-in profiles before --config
+//     rebinds them, so its queue priorities and p95 targets stay the
+//     built-in ones (the shipped config.yaml has the same values). A run
+//     whose profiles differ there says so.
 //   - Generation bounded by the run. A trace-driven request (BurstGPT,
 //     ShareGPT, --request-trace) generates at most the tokens --duration
 //     holds at the generation mode's pace, and its decode reads stop

@@ -541,6 +541,9 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 			"(a key keeps one size, and a later request may fill the block): %d tokens more, %.1f %% of the blocks' tokens written "+
 			"(kv-cache.py has no block-level requests)", st.partialBlocks, st.padTokens, 100*float64(st.padTokens)/float64(max(1, st.blockTokensWritten))))
 	}
+	if d := qosProfileDeparture(cfg.QoS); d != "" {
+		e.depart("qos-profiles", d)
+	}
 	if n := st.windowCapped; n > 0 {
 		e.depart("window", fmt.Sprintf("%d of the trace's requests generate more tokens than --duration %s s holds at --generation-mode %s: each generated "+
 			"%d tokens at most, and its decode reads stopped there (%d reads fewer in all); kv-cache.py makes all of a request's decode reads "+
@@ -608,4 +611,31 @@ func sum(v []float64) float64 {
 		t += x
 	}
 	return t
+}
+
+// qosProfileDeparture describes where profiles (from --config's
+// qos_profiles) differ from kv-cache.py's built-in ones in what decides
+// a request's fate, its queue priority and its p95 target; "" where they
+// do not. kvtrace queues and judges SLAs by the file's profiles;
+// kv-cache.py keeps the built-in ones there, since its benchmark and
+// monitoring modules import QOS_PROFILES before --config rebinds it.
+func qosProfileDeparture(profiles [numQoSLevels]QoSProfile) string {
+	builtin := DefaultConfig().QoS
+	var diffs []string
+	for lvl, p := range profiles {
+		b := builtin[lvl]
+		if p.Priority != b.Priority {
+			diffs = append(diffs, fmt.Sprintf("%s priority %d (built-in %d)", p.Name, p.Priority, b.Priority))
+		}
+		if p.TargetP95 != b.TargetP95 {
+			diffs = append(diffs, fmt.Sprintf("%s p95 target %g ms (built-in %g ms)", p.Name,
+				float64(p.TargetP95)/float64(time.Millisecond), float64(b.TargetP95)/float64(time.Millisecond)))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "config.yaml qos_profiles: " + strings.Join(diffs, ", ") + ": kvtrace queues requests and judges their SLA by the file's " +
+		"profiles; kv-cache.py's queue and SLA checks keep its built-in ones (its benchmark and monitoring modules import QOS_PROFILES " +
+		"before --config rebinds it)"
 }

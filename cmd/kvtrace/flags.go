@@ -86,6 +86,8 @@ and in the sidecar ("departs from kv-cache.py: ..."):
   - RAG chunks are drawn from the Python random stream, not numpy's.
   - a BurstGPT or ShareGPT request generates no longer than --duration:
     its decode reads stop there (kv-cache.py makes them all first).
+  - --config's qos_profiles set the queue priorities and SLA targets;
+    kv-cache.py keeps its built-in ones there.
   - a Mooncake request's last, partial block is written whole (3 % more
     bytes on Mooncake's conversation trace).
 
