@@ -120,6 +120,9 @@ type cacheStats struct {
 	deletes           int64
 	forcedWrites      int64
 	racedReservations int64
+	// emptyOffGPU counts the objects of 0 bytes written below a GPU tier
+	// of no capacity, where kv-cache.py writes them (see ensureSpace).
+	emptyOffGPU int64
 }
 
 // resetStats zeroes the reference's counters (its reset_stats, after
@@ -127,7 +130,8 @@ type cacheStats struct {
 // count of objects deleted and writes forced, which the result's object
 // count needs.
 func (c *cache) resetStats() {
-	c.stats = cacheStats{deletes: c.stats.deletes, forcedWrites: c.stats.forcedWrites, racedReservations: c.stats.racedReservations}
+	c.stats = cacheStats{deletes: c.stats.deletes, forcedWrites: c.stats.forcedWrites, racedReservations: c.stats.racedReservations,
+		emptyOffGPU: c.stats.emptyOffGPU}
 }
 
 // cacheType labels an access for the hit statistics, as the reference does.
@@ -303,6 +307,9 @@ func (c *cache) allocateRef(ref *keyRef, tokens int, phase schema.Phase) (*objec
 	}
 	c.stats.tierWritten[tier] += size
 	c.stats.samples[tier][schema.OpWrite]++
+	if size == 0 && tier != schema.TierGPU && c.tiers[schema.TierGPU].limit <= 0 {
+		c.stats.emptyOffGPU++
+	}
 	switch tier {
 	case schema.TierCPU:
 		c.stats.offloadsCPU++

@@ -52,6 +52,11 @@
 //     zipfian weights). kvtrace draws the same choice from its one stream,
 //     kv-cache.py's Python random stream: for a seed the chunks differ, and
 //     later draws come later in the Python stream than kv-cache.py's.
+//   - Objects of 0 bytes (a BurstGPT row of 0 request tokens). With
+//     --gpu-mem-gb 0, kv-cache.py's rule still puts them in the GPU tier
+//     (0 bytes fit a tier of 0): Tier-0 rows in a trace without a GPU
+//     tier, which kvreplay refuses. Here a tier of no capacity takes
+//     nothing, and they go to the next.
 //   - QoS profiles from --config. kvtrace queues requests and judges
 //     their SLA by config.yaml's qos_profiles; kv-cache.py's benchmark and
 //     monitoring modules import its built-in profiles before --config

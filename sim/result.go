@@ -541,6 +541,11 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 			"(a key keeps one size, and a later request may fill the block): %d tokens more, %.1f %% of the blocks' tokens written "+
 			"(kv-cache.py has no block-level requests)", st.partialBlocks, st.padTokens, 100*float64(st.padTokens)/float64(max(1, st.blockTokensWritten))))
 	}
+	if n := cs.emptyOffGPU; n > 0 {
+		e.depart("empty-objects", fmt.Sprintf("%d objects of 0 bytes (requests of 0 context tokens) were written below Tier-0, which --gpu-mem-gb 0 "+
+			"disables: kv-cache.py writes them to Tier-0 all the same (0 bytes fit a tier of 0), rows that kvreplay refuses in a trace "+
+			"without a GPU tier", n))
+	}
 	if d := qosProfileDeparture(cfg.QoS); d != "" {
 		e.depart("qos-profiles", d)
 	}

@@ -88,6 +88,8 @@ and in the sidecar ("departs from kv-cache.py: ..."):
     its decode reads stop there (kv-cache.py makes them all first).
   - --config's qos_profiles set the queue priorities and SLA targets;
     kv-cache.py keeps its built-in ones there.
+  - with --gpu-mem-gb 0, an object of 0 bytes goes to Tier-1 or below;
+    kv-cache.py writes it to Tier-0.
   - a Mooncake request's last, partial block is written whole (3 % more
     bytes on Mooncake's conversation trace).
 
