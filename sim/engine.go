@@ -373,7 +373,8 @@ type runStats struct {
 	// padTokens the tokens that adds, of blockTokensWritten in all.
 	partialBlocks, padTokens, blockTokensWritten int64
 	// windowCapped counts the trace-driven requests whose generation
-	// windowTokens bounded, windowReads the decode reads that left out.
+	// windowTokens bounded, windowReads the decode reads that left out
+	// (at most: a request whose first decode read misses makes none).
 	windowCapped, windowReads int64
 	// prefillDone and decodeDone count the completed requests that wrote
 	// their context and that read it (the reference's prefill_latencies
@@ -687,7 +688,15 @@ func (e *engine) dispatch() error {
 		if e.gen != nil {
 			if g := e.windowTokens(r.gen); g < r.gen {
 				e.stats.windowCapped++
-				e.stats.windowReads += int64(e.decodeBatches(r.gen) - e.decodeBatches(g))
+				if !e.cfg.PrefillOnly && r.phase != phasePrefill {
+					// Each batch reads the request's object, or each of its
+					// blocks.
+					per := 1
+					if r.blocks {
+						per = len(r.hashIDs)
+					}
+					e.stats.windowReads += int64(e.decodeBatches(r.gen)-e.decodeBatches(g)) * int64(per)
+				}
 				r.gen = g
 			}
 		}

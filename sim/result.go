@@ -550,10 +550,14 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 		e.depart("qos-profiles", d)
 	}
 	if n := st.windowCapped; n > 0 {
+		fewer := ""
+		if st.windowReads > 0 {
+			fewer = fmt.Sprintf(" (up to %d reads fewer in all)", st.windowReads)
+		}
 		e.depart("window", fmt.Sprintf("%d of the trace's requests generate more tokens than --duration %s s holds at --generation-mode %s: each generated "+
-			"%d tokens at most, and its decode reads stopped there (%d reads fewer in all); kv-cache.py makes all of a request's decode reads "+
+			"%d tokens at most, and its decode reads stopped there%s; kv-cache.py makes all of a request's decode reads "+
 			"before it sleeps through its generation", n, strconv.FormatFloat(cfg.Duration.Seconds(), 'f', -1, 64), cfg.GenerationMode,
-			e.windowTokens(math.MaxInt), st.windowReads))
+			e.windowTokens(math.MaxInt), fewer))
 	}
 	x.Notes = e.notes
 	x.Warnings = e.warnings

@@ -20,18 +20,23 @@ import (
 func TestWindowedGenerationDeparts(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
+		context     int
 		response    int
 		decodeReads int
 		said        string
 	}{
 		// 30 s at 30 ms a token holds 1000 tokens: 1 + 32 reads, 62 fewer.
-		{"longer than the run", 3000, 33, "1 of the trace's requests generate more tokens than --duration 30 s holds at --generation-mode realistic: each generated 1000 tokens at most, and its decode reads stopped there (62 reads fewer in all)"},
-		{"within the run", 200, 1 + 7, ""},
+		{"longer than the run", 1000, 3000, 33, "1 of the trace's requests generate more tokens than --duration 30 s holds at --generation-mode realistic: each generated 1000 tokens at most, and its decode reads stopped there (up to 62 reads fewer in all)"},
+		{"within the run", 1000, 200, 1 + 7, ""},
+		// 10,000 tokens of context: prefill-only by kv-cache.py's rule, no
+		// decode reads to leave out, but its generation is bounded all the
+		// same.
+		{"prefill-only by the rule", 10000, 3000, 0, "1 of the trace's requests generate more tokens than --duration 30 s holds at --generation-mode realistic: each generated 1000 tokens at most, and its decode reads stopped there; kv-cache.py"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "b.csv")
-			body := "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,a,1000," +
-				strconv.Itoa(tc.response) + "," + strconv.Itoa(1000+tc.response) + ",x\n"
+			body := "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,a," + strconv.Itoa(tc.context) + "," +
+				strconv.Itoa(tc.response) + "," + strconv.Itoa(tc.context+tc.response) + ",x\n"
 			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 				t.Fatal(err)
 			}
