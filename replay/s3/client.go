@@ -826,23 +826,32 @@ func IsInput(err error) bool {
 
 // brief is err as a line a user reads: for the server's refusal, its HTTP
 // status, code, message and request ID (to find it in the server's logs)
-// and the attempts made, without the SDK's account of the operation; any
-// other error as it is.
+// and the attempts made, without the SDK's account of the operation; for
+// a request that got no response (a connection closed or reset), the
+// connection's error and the attempts; any other error as it is.
 func brief(err error) string {
 	var ae smithy.APIError
-	if !errors.As(err, &ae) {
-		return err.Error()
-	}
-	s := ae.ErrorCode()
-	if m := ae.ErrorMessage(); m != "" {
-		s += " (" + strings.TrimSuffix(m, ".") + ")"
-	}
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
-		s = fmt.Sprintf("HTTP %d %s", re.HTTPStatusCode(), s)
-		if id := re.ServiceRequestID(); id != "" {
-			s += ", request id " + id
+	var ue *url.Error
+	var s string
+	switch {
+	case errors.As(err, &ae):
+		s = ae.ErrorCode()
+		if m := ae.ErrorMessage(); m != "" {
+			s += " (" + strings.TrimSuffix(m, ".") + ")"
 		}
+		var re *awshttp.ResponseError
+		if errors.As(err, &re) {
+			s = fmt.Sprintf("HTTP %d %s", re.HTTPStatusCode(), s)
+			if id := re.ServiceRequestID(); id != "" {
+				s += ", request id " + id
+			}
+		}
+	case errors.As(err, &ue) && ue.Err != nil:
+		// No response (a connection closed or reset mid-request): the
+		// cause, without the SDK's account of the operation and the URL.
+		s = "the connection failed (" + ue.Err.Error() + ")"
+	default:
+		return err.Error()
 	}
 	var ma *retry.MaxAttemptsError
 	if errors.As(err, &ma) {

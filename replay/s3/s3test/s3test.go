@@ -316,6 +316,8 @@ type Proxy struct {
 	hang    atomic.Int32 // a Hang mode
 	hung    atomic.Int64
 	cut     atomic.Int64 // responses still to cut
+	drop    atomic.Int64 // requests still to drop (Drop)
+	drops   atomic.Int64
 	cuts    atomic.Int64
 	lose    atomic.Int64           // responses still to lose (Lose, Withhold)
 	loseIf  atomic.Pointer[string] // the header of the requests whose responses are lost
@@ -353,6 +355,14 @@ func (p *Proxy) Cut(n int) { p.cut.Store(int64(n)) }
 
 // Cuts is how many responses were cut.
 func (p *Proxy) Cuts() int64 { return p.cuts.Load() }
+
+// Drop makes the next n requests get no response at all: the proxy reads
+// their first kilobyte and closes the connection, as a server that
+// crashes or resets it mid-request does. Nothing reaches the server.
+func (p *Proxy) Drop(n int) { p.drop.Store(int64(n)) }
+
+// Drops is how many requests were dropped.
+func (p *Proxy) Drops() int64 { return p.drops.Load() }
 
 // Lose makes the next n requests that carry header pass to the server,
 // which does what they ask, and answers each with 500 InternalError in
@@ -489,6 +499,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rp *httputil.Rever
 		p.hung.Add(1)
 		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool { wait(); return true }}, r)
 		return
+	}
+	if n := p.drop.Load(); n > 0 && p.drop.CompareAndSwap(n, n-1) {
+		p.drops.Add(1)
+		io.CopyN(io.Discard, r.Body, 1<<10)
+		panic(http.ErrAbortHandler)
 	}
 	if r.Method == http.MethodGet && p.cut.Load() > 0 {
 		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool {

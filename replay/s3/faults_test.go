@@ -1,0 +1,84 @@
+package s3_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/replay/replaytest"
+	"github.com/kvbench/kvbench/replay/s3"
+	"github.com/kvbench/kvbench/replay/s3/s3test"
+)
+
+// TestConnectionDropped: a server that closes the connection with no
+// response (a crash, a reset mid-request) has the PUT or GET tried again
+// within the attempts, and the bytes are right; one that does so on every
+// attempt fails the operation (counted failed, not done) with one line
+// that names the request, says what happened and how many attempts were
+// made, not the SDK's account of it ("operation error S3: PutObject,
+// exceeded maximum number of attempts, 3, https response error
+// StatusCode: 0, RequestID: , HostID: , request send failed, ...").
+func TestConnectionDropped(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	px := s3test.Throttle(t, srv)
+	b := newBackend(t, px.Endpoint, s3.Config{MaxAttempts: 3, MaxBackoff: time.Millisecond})
+	defer b.Close()
+	const size = 64 << 10
+	p := make([]byte, size)
+	replaytest.Fill(p, 5, 0)
+	write := func(key string) error {
+		o, err := b.Open(key, size, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		_, err = o.WriteAt(p, 0)
+		return err
+	}
+	read := func(key string) error {
+		o, err := b.Open(key, size, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		q := make([]byte, size)
+		if _, err := o.ReadAt(q, 0); err != nil {
+			return err
+		}
+		if !bytes.Equal(p, q) {
+			t.Errorf("%s: the bytes read differ from those written", key)
+		}
+		return nil
+	}
+	px.Drop(2)
+	if err := write("k"); err != nil {
+		t.Fatalf("a PUT dropped twice, of 3 attempts: %v", err)
+	}
+	px.Drop(2)
+	if err := read("k"); err != nil {
+		t.Fatalf("a GET dropped twice, of 3 attempts: %v", err)
+	}
+	st := b.Stats()
+	if px.Drops() != 4 || st.Retries < 3 || len(st.Failed) != 0 {
+		t.Errorf("after 4 dropped attempts: %d dropped, %d retries, failed %v; want 4, at least 3 retries (Go's transport retries a GET whose kept connection closed without a word itself), none failed", px.Drops(), st.Retries, st.Failed)
+	}
+	for _, op := range []struct {
+		name string
+		do   func() error
+	}{
+		{"PUT " + b.RunPrefix() + "k2", func() error { return write("k2") }},
+		{"GET " + b.RunPrefix() + "k", func() error { return read("k") }},
+	} {
+		px.Drop(100)
+		err := op.do()
+		px.Drop(0)
+		if err == nil || !strings.Contains(err.Error(), op.name+": the connection failed (") || !strings.Contains(err.Error(), "), after 3 attempts") ||
+			strings.Contains(err.Error(), "operation error") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s dropped on every attempt: %v; want one line saying the connection failed, after 3 attempts", op.name, err)
+		}
+	}
+	if st := b.Stats(); st.Failed["PutObject"] != 1 || st.Failed["GetObject"] != 1 {
+		t.Errorf("failed %v: want a PUT and a GET", st.Failed)
+	}
+}
