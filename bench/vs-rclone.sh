@@ -21,8 +21,11 @@
 # measured window: from the release of the first request (every row is due
 # at 0, --speed max) to the end of the last; the process's start-up, the
 # bucket's check, the untimed writes before a read run and the clean-up
-# are outside it. rclone's is the bytes over the time from the end of its
-# listing (its log's "Waiting for checks to finish", the moment the
+# are outside it; the script checks that its S3 requests carried those
+# bytes in that window (the result's tier path: measured bytes_put, or
+# bytes_got), not a cache of its own. rclone's is the bytes over the
+# time from the end of its listing (its log's "Waiting for checks to
+# finish", the moment the
 # transfers are all queued; the first may start a little before, which
 # only shortens rclone's phase) to its last "Copied (new)" line, from its own
 # JSON log at debug level; every object must be copied, with no error.
@@ -102,7 +105,7 @@ while [ $# -gt 0 ]; do
 	--verify) verify=--verify; shift ;;
 	--rclone-defaults) rclone_defaults=1; shift ;;
 	--kvreplay-defaults) kvdefaults=1; shift ;;
-	-h|--help) sed -n '2,75p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
 	*) echo "vs-rclone: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -196,6 +199,10 @@ assert d['complete'], 'kvreplay did not complete'
 t = [t for t in d['tiers'] if t['tier'] == 'Tier-2'][0]
 n = t[sys.argv[2] + '_bytes']
 assert n == int(sys.argv[3]), 'kvreplay moved %d bytes, not %s' % (n, sys.argv[3])
+# The bytes crossed the wire in the window: the S3 requests' own count.
+s3 = [p for p in d['host']['tier_paths'] if p['backend'] == 's3'][0]['s3']['measured']
+wire = s3['bytes_put'] if sys.argv[2] == 'write' else s3['bytes_got']
+assert wire >= n, 'kvreplay\'s S3 requests moved %d bytes in its measured window, not %d' % (wire, n)
 print('%.3f %.3f' % (n / d['wall_s'] / 1e9, d['wall_s']))" "$2" "$3" "$total"
 }
 rc() { # src dst log -> "GB/s seconds" of an rclone copy's transfers
