@@ -68,9 +68,10 @@ options give the same trace, byte for byte. Where it differs:
                     once the throughput stops rising, as kv-cache.py's does
                     (said on stderr).
 
-Where kv-cache.py crashes, or would make no sense in virtual time, kvtrace
-departs from it, and a run that meets a departure says so once, on stderr
-and in the sidecar ("departs from kv-cache.py: ..."):
+Where kv-cache.py crashes, would make no sense in virtual time, or ignores
+its configuration, and where kvtrace chose otherwise, kvtrace departs from
+it; a run that meets a departure says so once, on stderr and in the sidecar
+("departs from kv-cache.py: ..."):
 
   - a user whose conversation the 1000-state registry forgot (from about
     600 users) starts a new one; kv-cache.py's user thread dies there.
