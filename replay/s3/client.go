@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -65,6 +66,10 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 	}
 	opts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient(cfg)),
+		// The SDK's own warnings ("falling back to IMDSv1" while it looks
+		// for credentials) would come on stderr before kvreplay's one
+		// line; what goes wrong reaches the user through the errors.
+		config.WithLogger(logging.Nop{}),
 		config.WithRetryer(func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = cfg.MaxAttempts
