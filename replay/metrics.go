@@ -208,7 +208,7 @@ func (m *metrics) end(t *task, start, end time.Time, ok, abandoned bool) {
 		c.AddFirstByte(max(0, t.firstByte.Sub(start)))
 	}
 	if !t.ioStart.IsZero() && !t.ioEnd.IsZero() {
-		m.device.Add(t.ioTier, t.op, t.ioEnd.Sub(t.ioStart))
+		m.device.Add(t.ioTier, t.op, t.phase, t.ioEnd.Sub(t.ioStart))
 	}
 	s := &m.timeline[m.second(end)]
 	switch t.op {

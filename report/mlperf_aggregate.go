@@ -828,7 +828,8 @@ func figuresOf(cells []schema.Cell, device []schema.DeviceLatency, reqs []schema
 
 // tier2Latency is the Tier-2 read and write latency of a result's cells
 // and device figures: the device's, else the cells' latency from
-// submission, as the summary takes it.
+// submission, as the summary takes it (of the phases the reference
+// samples: no demotion).
 func tier2Latency(cells []schema.Cell, device []schema.DeviceLatency) (read, write schema.Latency, err error) {
 	read, err = results.TierOpLatency(cells, schema.TierNVMe, schema.OpRead, false)
 	if err != nil {
@@ -838,10 +839,14 @@ func tier2Latency(cells []schema.Cell, device []schema.DeviceLatency) (read, wri
 	if err != nil {
 		return read, write, err
 	}
-	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpRead); ok {
+	if d, ok, err := results.DeviceOf(device, schema.TierNVMe, schema.OpRead); err != nil {
+		return read, write, err
+	} else if ok {
 		read = d
 	}
-	if d, ok := results.DeviceOf(device, schema.TierNVMe, schema.OpWrite); ok {
+	if d, ok, err := results.DeviceOf(device, schema.TierNVMe, schema.OpWrite); err != nil {
+		return read, write, err
+	} else if ok {
 		write = d
 	}
 	return read, write, nil

@@ -76,12 +76,16 @@ func catalogue() []metricDef {
 				"%s; it falls when anything makes the run longer", t, op, done[op], ref))
 		}
 	}
+	// The reference samples the latency of its hits' reads and its new
+	// objects' writes, not of a demotion's copy (the Evict phase): the
+	// Tier-2 latencies are of those, the demotions' apart.
+	scope := map[string]string{"read": "", "write": " of new objects (not demotions: tier2_evict_write_*)"}
 	for _, from := range []string{"", "sched_"} {
 		for _, op := range []string{"read", "write"} {
 			for _, p := range []string{"p50", "p95", "p99"} {
-				desc := "Tier-2 " + op + " latency from submission, " + p
+				desc := "Tier-2 " + op + " latency" + scope[op] + " from submission, " + p
 				if from != "" {
-					desc = "Tier-2 " + op + " latency from the scheduled time (with queueing), " + p
+					desc = "Tier-2 " + op + " latency" + scope[op] + " from the scheduled time (with queueing), " + p
 				}
 				def("tier2_"+op+"_"+from+p, "ms", "lower", desc)
 			}
@@ -90,9 +94,15 @@ func catalogue() []metricDef {
 	for _, op := range []string{"read", "write"} {
 		what := map[string]string{"read": "its I/Os", "write": "its I/Os and, under --fsync, its fdatasync"}[op]
 		for _, p := range []string{"p50", "p95", "p99"} {
-			def("tier2_"+op+"_device_"+p, "ms", "lower", "Tier-2 "+op+" device latency, "+p+": "+what+", without opening and closing "+
+			def("tier2_"+op+"_device_"+p, "ms", "lower", "Tier-2 "+op+" device latency"+scope[op]+", "+p+": "+what+", without opening and closing "+
 				"the object (the reference's storage_"+op+"_device_"+p+"_ms, which MLPerf Storage scores)")
 		}
+	}
+	for _, p := range []string{"p50", "p95", "p99"} {
+		def("tier2_evict_write_"+p, "ms", "lower", "Tier-2 write latency of demotions (the Evict phase) from submission, "+p+
+			": kvbench's; the reference times them but keeps no sample")
+		def("tier2_evict_write_device_"+p, "ms", "lower", "Tier-2 write device latency of demotions (the Evict phase), "+p+
+			": its I/Os and, under --fsync, its fdatasync; kvbench's")
 	}
 	for _, p := range []string{"p50", "p95", "p99"} {
 		def("tier2_read_ttfb_"+p, "ms", "lower", "Tier-2 read time to first byte from submission, "+p+": when the first byte "+
@@ -239,10 +249,17 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 		v["tier2_read_ttfb_p50"], v["tier2_read_ttfb_p95"], v["tier2_read_ttfb_p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 	}
 	for _, op := range []schema.Op{schema.OpRead, schema.OpWrite} {
-		if m, ok := results.DeviceOf(r.Device, schema.TierNVMe, op); ok && m.Count > 0 {
+		m, ok, err := results.DeviceOf(r.Device, schema.TierNVMe, op)
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		if ok && m.Count > 0 {
 			pre := "tier2_" + strings.ToLower(op.String()) + "_device_"
 			v[pre+"p50"], v[pre+"p95"], v[pre+"p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 		}
+	}
+	if err := evictMetrics(v, r); err != nil {
+		return nil, err
 	}
 	if s := r.Summary.StorageKVTokensPerSec; s != nil && nvme {
 		v[MetricKVTokensMoved] = *s
@@ -842,4 +859,24 @@ func healthReasons(r *schema.Result) string {
 		return ""
 	}
 	return strings.Join(judgedHealth(r).Reasons, "; ")
+}
+
+// evictMetrics sets the Tier-2 demotions' latencies (tier2_evict_write_*)
+// of r where it has them.
+func evictMetrics(v map[string]float64, r *schema.Result) error {
+	m, err := results.TierEvictLatency(r.Cells, schema.TierNVMe, schema.OpWrite)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if m.Count > 0 {
+		v["tier2_evict_write_p50"], v["tier2_evict_write_p95"], v["tier2_evict_write_p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
+	}
+	d, ok, err := results.DeviceEvictOf(r.Device, schema.TierNVMe, schema.OpWrite)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if ok && d.Count > 0 {
+		v["tier2_evict_write_device_p50"], v["tier2_evict_write_device_p95"], v["tier2_evict_write_device_p99"] = d.P50US/1000, d.P95US/1000, d.P99US/1000
+	}
+	return nil
 }

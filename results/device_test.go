@@ -19,14 +19,15 @@ func TestDevice(t *testing.T) {
 	var a, b, all Device
 	for i := range 20 {
 		d := time.Duration(i+1) * ms
-		a.Add(schema.TierNVMe, schema.OpRead, d)
-		all.Add(schema.TierNVMe, schema.OpRead, d)
-		b.Add(schema.TierNVMe, schema.OpWrite, 3*d)
-		all.Add(schema.TierNVMe, schema.OpWrite, 3*d)
-		b.Add(schema.TierNVMe, schema.OpRead, 2*d)
-		all.Add(schema.TierNVMe, schema.OpRead, 2*d)
+		a.Add(schema.TierNVMe, schema.OpRead, schema.PhaseDecode, d)
+		all.Add(schema.TierNVMe, schema.OpRead, schema.PhaseDecode, d)
+		b.Add(schema.TierNVMe, schema.OpWrite, schema.PhasePrefill, 3*d)
+		all.Add(schema.TierNVMe, schema.OpWrite, schema.PhasePrefill, 3*d)
+		b.Add(schema.TierNVMe, schema.OpRead, schema.PhaseDecode, 2*d)
+		all.Add(schema.TierNVMe, schema.OpRead, schema.PhaseDecode, 2*d)
 	}
-	a.Add(schema.Tier(9), schema.OpRead, ms) // no such tier: ignored
+	a.Add(schema.Tier(9), schema.OpRead, schema.PhaseDecode, ms) // no such tier: ignored
+	a.Add(schema.TierNVMe, schema.OpRead, schema.Phase(7), ms)   // no such phase: ignored
 	var merged Device
 	if err := merged.MergeAll(a.Finalize(), b.Finalize()); err != nil {
 		t.Fatal(err)
@@ -48,6 +49,9 @@ func TestDevice(t *testing.T) {
 	if err := bad.MergeAll([]schema.DeviceLatency{{Tier: "Tier-7", Op: "Read"}}); err == nil {
 		t.Error("an unknown tier merged")
 	}
+	if err := bad.MergeAll([]schema.DeviceLatency{{Tier: "Tier-2", Op: "Read", Phase: "Warmup"}}); err == nil {
+		t.Error("an unknown phase merged")
+	}
 	if err := bad.MergeAll([]schema.DeviceLatency{{Tier: "Tier-2", Op: "Read", Latency: schema.Latency{Count: 5, Histogram: "!"}}}); !errors.Is(err, hist.ErrCorrupt) {
 		t.Errorf("a damaged histogram: %v", err)
 	}
@@ -59,7 +63,10 @@ func TestDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, _ := DeviceOf(r.Device, schema.TierNVMe, schema.OpRead)
+	rd, _, err := DeviceOf(r.Device, schema.TierNVMe, schema.OpRead)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if s.StorageReadDeviceP95MS != rd.P95US/1000 || s.StorageReadDeviceP95MS > 45 || s.StorageReadP95MS < 89 {
 		t.Errorf("device read p95 %v (want the spans' %v), total %v", s.StorageReadDeviceP95MS, rd.P95US/1000, s.StorageReadP95MS)
 	}

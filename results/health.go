@@ -18,9 +18,9 @@ import (
 // The reference's storage_health latency profile (reference section 5): a
 // criterion passes when the P95 is strictly below its limit.
 const (
-	StorageWriteP95Limit = 500 * time.Millisecond // Tier-2 writes, all phases
-	StorageReadP95Limit  = 200 * time.Millisecond // Tier-2 reads, all phases
-	CPUP95Limit          = 150 * time.Millisecond // Tier-1 reads and writes
+	StorageWriteP95Limit = 500 * time.Millisecond // Tier-2 writes, not Evict
+	StorageReadP95Limit  = 200 * time.Millisecond // Tier-2 reads, not Evict
+	CPUP95Limit          = 150 * time.Millisecond // Tier-1 reads and writes, not Evict
 )
 
 // LagP95Limit bounds how far behind the trace's schedule an open-loop

@@ -190,7 +190,7 @@ func TestSummarize(t *testing.T) {
 		cell("Tier-1", "Delete", "Evict", "ram", 100, 300*ms, 0),
 		cell("Tier-2", "Read", "Decode", "nvme", 10, 1*ms, 3<<30),
 		cell("Tier-2", "Read", "Prefill", "nvme", 10, 9*ms, 1<<30),
-		cell("Tier-2", "Write", "Evict", "nvme", 5, 20*ms, 1<<29),
+		cell("Tier-2", "Write", "Prefill", "nvme", 5, 20*ms, 1<<29),
 		cell("Tier-2", "Delete", "Evict", "nvme", 50, 700*ms, 0),
 	}
 	reqs := NewRequests()
@@ -236,7 +236,7 @@ func TestSummarize(t *testing.T) {
 		{Name: "interactive SLA: 95% within 50ms", Target: 95, Actual: 100, Unit: "%", Passed: true},
 	}}
 
-	slowWrites := []schema.Cell{cell("Tier-2", "Write", "Evict", "nvme", 10, 600*ms, 1<<20)}
+	slowWrites := []schema.Cell{cell("Tier-2", "Write", "Prefill", "nvme", 10, 600*ms, 1<<20)}
 	failed := *full
 	failed.Errors.Count = 1
 	wantFailed := wantFull

@@ -24,8 +24,9 @@ const (
 // documents'), nil when unknown; storage_kv_tokens_per_sec divides it by
 // WallS. Bandwidths and byte counts are in decimal GB (GB); tier
 // bandwidths are r.Tiers' offered load (the reference's meaning); the
-// storage read and write P95 merge the Tier-2 Read and Write cells of all phases, the CPU P95 the Tier-1 cells
-// other than Delete, and decode bytes are the Tier-2 Read Decode cells'
+// storage read and write P95 merge the Tier-2 Read and Write cells, the
+// CPU P95 the Tier-1 cells other than Delete, each of the phases the
+// reference samples (refPhase: not a demotion's Evict), and decode bytes are the Tier-2 Read Decode cells'
 // logical bytes; storage_io_latency_ms is the request latency.
 // storage_health is Health's.
 //
@@ -89,23 +90,31 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	nvme, cpu := schema.TierNVMe.String(), schema.TierCPU.String()
 	read, write, del := schema.OpRead.String(), schema.OpWrite.String(), schema.OpDelete.String()
 	s.DecodeBytesReadGB = float64(DecodeBytesRead(r.Cells)) / GB
-	rl, reads, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read }, submitted)
+	// The reference's latencies are of its hits' reads and its new
+	// objects' writes: a demotion's copy (the Evict phase) is timed there
+	// but keeps no sample, so neither its Tier-2 write nor its Tier-1 read
+	// and write count here.
+	rl, reads, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 read latency: %w", err)
 	}
-	wl, writes, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write }, submitted)
+	wl, writes, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 write latency: %w", err)
 	}
-	cl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == cpu && c.Op != del }, submitted)
+	cl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == cpu && c.Op != del && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-1 latency: %w", err)
 	}
 	s.StorageReadP95MS, s.StorageWriteP95MS, s.CPUP95MS = rl.P95US/1000, wl.P95US/1000, cl.P95US/1000
-	if d, ok := DeviceOf(r.Device, schema.TierNVMe, schema.OpRead); ok {
+	if d, ok, err := DeviceOf(r.Device, schema.TierNVMe, schema.OpRead); err != nil {
+		return s, fmt.Errorf("results: summary: %w", err)
+	} else if ok {
 		rl = d
 	}
-	if d, ok := DeviceOf(r.Device, schema.TierNVMe, schema.OpWrite); ok {
+	if d, ok, err := DeviceOf(r.Device, schema.TierNVMe, schema.OpWrite); err != nil {
+		return s, fmt.Errorf("results: summary: %w", err)
+	} else if ok {
 		wl = d
 	}
 	setDevice(&s, rl, wl)
@@ -138,22 +147,39 @@ func StorageTokens(cells []schema.Cell, bytesPerToken int64, tensorParallel int)
 }
 
 // TierOpLatency merges, exactly, the latencies of the cells of one tier
-// and operation over all phases: from submission, or from the scheduled
-// time when fromSchedule is set. It is the distribution behind the
-// summary's storage read and write P95 and kvreport's Tier-2 latency
-// metrics. It fails only on a damaged histogram.
+// and operation of the phases the reference samples (refPhase: not
+// Evict): from submission, or from the scheduled time when fromSchedule
+// is set. It is the distribution behind the summary's storage read and
+// write P95 and kvreport's Tier-2 latency metrics. It fails only on a
+// damaged histogram.
 func TierOpLatency(cells []schema.Cell, tier schema.Tier, op schema.Op, fromSchedule bool) (schema.Latency, error) {
 	t, o := tier.String(), op.String()
 	of := submitted
 	if fromSchedule {
 		of = scheduled
 	}
-	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o }, of)
+	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o && refPhase(c) }, of)
 	if err != nil {
 		return schema.Latency{}, fmt.Errorf("results: %s %s latency: %w", t, o, err)
 	}
 	return l, nil
 }
+
+// TierEvictLatency is TierOpLatency of the Evict phase, from submission:
+// the demotions' copies, which the reference's latencies leave out.
+func TierEvictLatency(cells []schema.Cell, tier schema.Tier, op schema.Op) (schema.Latency, error) {
+	t, o, evict := tier.String(), op.String(), schema.PhaseEvict.String()
+	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o && c.Phase == evict }, submitted)
+	if err != nil {
+		return schema.Latency{}, fmt.Errorf("results: %s %s %s latency: %w", t, o, evict, err)
+	}
+	return l, nil
+}
+
+// refPhase reports whether the reference samples the latency of c's
+// phase: every phase but Evict (a demotion's copy, which kv-cache.py
+// times and does not record: cache.py's _demote_entry).
+func refPhase(c *schema.Cell) bool { return c.Phase != schema.PhaseEvict.String() }
 
 // TierFirstByte merges the times to first byte of tier's reads, over the
 // cells that have them (schema.Cell.FirstByte: an object store's); the
@@ -221,39 +247,66 @@ func setDevice(s *schema.Summary, rl, wl schema.Latency) {
 }
 
 // DeviceOf returns the device latency of a tier's operation among ds (a
-// document's Device); false when ds has none for it.
-func DeviceOf(ds []schema.DeviceLatency, tier schema.Tier, op schema.Op) (schema.Latency, bool) {
+// document's Device), of the phases the reference samples
+// (RefPhase: not Evict; an entry of a document written before phases,
+// which holds them all, counts too); false when ds has none.
+func DeviceOf(ds []schema.DeviceLatency, tier schema.Tier, op schema.Op) (schema.Latency, bool, error) {
+	return deviceOf(ds, tier, op, func(phase string) bool { return phase != schema.PhaseEvict.String() })
+}
+
+// DeviceEvictOf is DeviceOf of the Evict phase: the demotions' copies,
+// which the reference's device latency leaves out.
+func DeviceEvictOf(ds []schema.DeviceLatency, tier schema.Tier, op schema.Op) (schema.Latency, bool, error) {
+	return deviceOf(ds, tier, op, func(phase string) bool { return phase == schema.PhaseEvict.String() })
+}
+
+// deviceOf merges, exactly, the entries of ds of tier, op and a phase
+// that phases selects.
+func deviceOf(ds []schema.DeviceLatency, tier schema.Tier, op schema.Op, phases func(string) bool) (schema.Latency, bool, error) {
+	var ls []schema.Latency
 	for _, d := range ds {
-		if d.Tier == tier.String() && d.Op == op.String() {
-			return d.Latency, true
+		if d.Tier == tier.String() && d.Op == op.String() && phases(d.Phase) {
+			ls = append(ls, d.Latency)
 		}
 	}
-	return schema.Latency{}, false
+	if len(ls) == 0 {
+		return schema.Latency{}, false, nil
+	}
+	l, err := hist.MergeLatencies(ls...)
+	if err != nil {
+		return schema.Latency{}, false, fmt.Errorf("results: %s %s device latency: %w", tier, op, err)
+	}
+	return l, true, nil
 }
 
-// Device is a run's device latency per tier and operation (see
+// Device is a run's device latency per tier, operation and phase (see
 // schema.DeviceLatency), mergeable: kvreplay Adds each operation's span,
 // kvreport Merges the documents of ranks. Its zero value is empty, ready
-// to use.
+// to use. Entries of documents written before phases are kept apart,
+// under no phase.
 type Device struct {
-	l [schema.NumTiers][schema.NumOps]*Latency
+	l [schema.NumTiers][schema.NumOps][schema.NumPhases + 1]*Latency
 }
 
+// noPhase is where Device keeps an entry that names no phase.
+const noPhase = schema.NumPhases
+
 // Add records one operation's device span.
-func (d *Device) Add(tier schema.Tier, op schema.Op, span time.Duration) {
-	if !tier.Valid() || int(op) >= schema.NumOps {
+func (d *Device) Add(tier schema.Tier, op schema.Op, phase schema.Phase, span time.Duration) {
+	if !tier.Valid() || int(op) >= schema.NumOps || !phase.Valid() {
 		return
 	}
-	if d.l[tier][op] == nil {
-		d.l[tier][op] = NewLatency()
+	if d.l[tier][op][phase] == nil {
+		d.l[tier][op][phase] = NewLatency()
 	}
-	d.l[tier][op].Add(span)
+	d.l[tier][op][phase].Add(span)
 }
 
 // MergeAll adds the device latencies of documents (each one's Device),
-// exactly; an entry naming an unknown tier or operation is an error.
+// exactly; an entry naming an unknown tier, operation or phase is an
+// error.
 func (d *Device) MergeAll(docs ...[]schema.DeviceLatency) error {
-	var by [schema.NumTiers][schema.NumOps][]schema.Latency
+	var by [schema.NumTiers][schema.NumOps][schema.NumPhases + 1][]schema.Latency
 	for _, ds := range docs {
 		for _, x := range ds {
 			t, err := schema.ParseTier(x.Tier)
@@ -264,33 +317,48 @@ func (d *Device) MergeAll(docs ...[]schema.DeviceLatency) error {
 			if err != nil {
 				return fmt.Errorf("results: device latency: %w", err)
 			}
-			by[t][o] = append(by[t][o], x.Latency)
+			p := schema.Phase(noPhase)
+			if x.Phase != "" {
+				if p, err = schema.ParsePhase(x.Phase); err != nil {
+					return fmt.Errorf("results: device latency: %w", err)
+				}
+			}
+			by[t][o][p] = append(by[t][o][p], x.Latency)
 		}
 	}
 	for t := range by {
-		for o, ls := range by[t] {
-			if len(ls) == 0 {
-				continue
-			}
-			if d.l[t][o] == nil {
-				d.l[t][o] = NewLatency()
-			}
-			if err := d.l[t][o].MergeAll(ls); err != nil {
-				return fmt.Errorf("results: device latency of %s %s: %w", schema.Tier(t), schema.Op(o), err)
+		for o := range by[t] {
+			for p, ls := range by[t][o] {
+				if len(ls) == 0 {
+					continue
+				}
+				if d.l[t][o][p] == nil {
+					d.l[t][o][p] = NewLatency()
+				}
+				if err := d.l[t][o][p].MergeAll(ls); err != nil {
+					return fmt.Errorf("results: device latency of %s %s: %w", schema.Tier(t), schema.Op(o), err)
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// Finalize renders the tiers and operations that have values, in tier
-// and operation order; nil for none.
+// Finalize renders the tiers, operations and phases that have values, in
+// that order; nil for none.
 func (d *Device) Finalize() []schema.DeviceLatency {
 	var out []schema.DeviceLatency
 	for t := range d.l {
-		for o, l := range d.l[t] {
-			if l != nil && l.Count() > 0 {
-				out = append(out, schema.DeviceLatency{Tier: schema.Tier(t).String(), Op: schema.Op(o).String(), Latency: l.Finalize()})
+		for o := range d.l[t] {
+			for p, l := range d.l[t][o] {
+				if l == nil || l.Count() == 0 {
+					continue
+				}
+				x := schema.DeviceLatency{Tier: schema.Tier(t).String(), Op: schema.Op(o).String(), Latency: l.Finalize()}
+				if p != noPhase {
+					x.Phase = schema.Phase(p).String()
+				}
+				out = append(out, x)
 			}
 		}
 	}

@@ -378,15 +378,19 @@ type TierTotals struct {
 	WriteBusyS float64 `json:"write_busy_s"`
 }
 
-// DeviceLatency is the device span of one tier's operations of one kind,
-// all phases: a read's I/Os, from the first submitted to the last
+// DeviceLatency is the device span of one tier's operations of one kind
+// and phase: a read's I/Os, from the first submitted to the last
 // completed; a write's I/Os and, under --fsync, its fdatasync. Unlike a
 // cell's latency from submission it holds no open, close or removal of
 // the object's files: the span MLPerf Storage scores as device latency
-// (Rules.md 6.3.4.3, the reference's storage_{read,write}_device_*_ms).
+// (Rules.md 6.3.4.3, the reference's storage_{read,write}_device_*_ms,
+// which take no Evict phase: the reference times a demotion's copy, but
+// keeps no sample of it). Phase is empty in documents written before it,
+// whose entries hold every phase.
 type DeviceLatency struct {
 	Tier    string  `json:"tier"`
 	Op      string  `json:"op"`
+	Phase   string  `json:"phase,omitempty"`
 	Latency Latency `json:"latency"`
 }
 
