@@ -13,7 +13,8 @@
 #         untimed first, then read), beside rclone copy --transfers C of
 #         the bucket's copies into a RAM directory
 # and prints each pair's GB/s (10^9 bytes), the ratio kvreplay/rclone and
-# the medians over the rounds.
+# the medians over the rounds, and warns when a transfer phase took under
+# a second (mostly ramp and noise: raise --total-mib).
 #
 # Both figures are the same quantity: the bytes over the wall time of the
 # transfer phase alone, neither tool's start-up, listing or clean-up in
@@ -226,7 +227,7 @@ echo "vs-rclone: $endpoint, bucket $bucket, concurrency $conc, $rounds rounds${v
 echo >&2
 ratio() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 printf '%-6s %5s %13s %11s %12s %10s %7s\n' case round 'kvreplay GB/s' 'kvreplay s' 'rclone GB/s' 'rclone s' ratio
-declare -a pr gr kpr rpr kgr rgr
+declare -a pr gr kpr rpr kgr rgr secs
 for r in $(seq "$rounds"); do
 	x=$(kv "$work/write.csv" "$work/put-$r.json" write); read -r kp kps <<<"$x"
 	copied=1
@@ -237,9 +238,16 @@ for r in $(seq "$rounds"); do
 	x=$(rc "vs:$bucket/$prefix/rclone-$r" "$ram/down-$r" "$work/rclone-get-$r.log"); read -r rg rgs <<<"$x"
 	gr+=("$(ratio "$kg" "$rg")") kgr+=("$kg") rgr+=("$rg")
 	printf '%-6s %5d %13s %11s %12s %10s %7s\n' get "$r" "$kg" "$kgs" "$rg" "$rgs" "${gr[-1]}"
+	secs+=("$kps" "$rps" "$kgs" "$rgs")
 	rcl purge "vs:$bucket/$prefix/rclone-$r"
 	rm -rf "$ram/down-$r"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 echo "medians: put kvreplay $(median "${kpr[@]}") GB/s, rclone $(median "${rpr[@]}") GB/s; get kvreplay $(median "${kgr[@]}") GB/s, rclone $(median "${rgr[@]}") GB/s"
 echo "median kvreplay/rclone: put $(median "${pr[@]}"), get $(median "${gr[@]}") (goal >= 0.9)"
+# A transfer phase shorter than a second is mostly its ramp (16
+# connections opened, the first requests) and the scheduler's noise.
+shortest=$(printf '%s\n' "${secs[@]}" | sort -g | head -1)
+if awk -v s="$shortest" 'BEGIN { exit !(s < 1) }'; then
+	echo "vs-rclone: the shortest transfer phase took $shortest s: under 1 s a figure is mostly start-up and noise; raise --total-mib for figures to quote" >&2
+fi
