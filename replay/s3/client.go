@@ -2,12 +2,14 @@ package s3
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -84,7 +86,7 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 	}
 	ac, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, usage(fmt.Errorf("s3: the AWS configuration (AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CA_BUNDLE): %w", err))
+		return nil, usage(configError(err))
 	}
 	if ac.Region == "" {
 		ac.Region = "us-east-1"
@@ -121,6 +123,28 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		o.APIOptions = append(o.APIOptions, c.countAttempts)
 	})
 	return c, nil
+}
+
+// configError names the variable and value behind a failure to load the
+// AWS configuration chain, and what to do.
+func configError(err error) error {
+	var np config.SharedConfigProfileNotExistError
+	var pe *fs.PathError
+	ca := os.Getenv("AWS_CA_BUNDLE")
+	switch {
+	case errors.As(err, &np):
+		files := np.Filename
+		if len(files) == 0 {
+			files = []string{cmp.Or(os.Getenv("AWS_CONFIG_FILE"), config.DefaultSharedConfigFilename()),
+				cmp.Or(os.Getenv("AWS_SHARED_CREDENTIALS_FILE"), config.DefaultSharedCredentialsFilename())}
+		}
+		return fmt.Errorf("s3: AWS_PROFILE %s: no such profile in %s: name one they define (or set AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE to the files that do)", np.Profile, strings.Join(files, " or "))
+	case ca != "" && errors.As(err, &pe) && pe.Path == ca:
+		return fmt.Errorf("s3: AWS_CA_BUNDLE %s: cannot be read (%v): give the PEM file of the server's CA, or unset AWS_CA_BUNDLE", ca, pe.Err)
+	case ca != "" && strings.Contains(err.Error(), "CA bundle"):
+		return fmt.Errorf("s3: AWS_CA_BUNDLE %s: holds no PEM certificate: give the PEM file of the server's CA, or unset AWS_CA_BUNDLE", ca)
+	}
+	return fmt.Errorf("s3: the AWS configuration (AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CA_BUNDLE): %w", err)
 }
 
 // httpClient is the client's HTTP transport for cfg: a connection for
