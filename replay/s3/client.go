@@ -140,7 +140,7 @@ func configError(err error) error {
 		}
 		return fmt.Errorf("s3: AWS_PROFILE %s: no such profile in %s: name one they define (or set AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE to the files that do)", np.Profile, strings.Join(files, " or "))
 	case ca != "" && errors.As(err, &pe) && pe.Path == ca:
-		return fmt.Errorf("s3: AWS_CA_BUNDLE %s: cannot be read (%v): give the PEM file of the server's CA, or unset AWS_CA_BUNDLE", ca, pe.Err)
+		return fmt.Errorf("s3: AWS_CA_BUNDLE %s: cannot be read (%w): give the PEM file of the server's CA, or unset AWS_CA_BUNDLE", ca, pe.Err)
 	case ca != "" && strings.Contains(err.Error(), "CA bundle"):
 		return fmt.Errorf("s3: AWS_CA_BUNDLE %s: holds no PEM certificate: give the PEM file of the server's CA, or unset AWS_CA_BUNDLE", ca)
 	}
