@@ -117,9 +117,11 @@ type MLPerfKVBench struct {
 	FailedRanks []MLPerfFailed `json:"failed_ranks,omitempty"`
 	// MissingTrials are the trials that are not a measurement: a
 	// trial_<T> directory with no rank result, or a trial number the
-	// Option lacks among the run's (missingTrials). The rule averages
-	// the trials it finds, and partial_failure, of missing rank files
-	// only, does not say so; kvreport fails such a run.
+	// Option lacks among the run's (missingTrials). The rule takes the
+	// latter as mlpstorage does, a trial of missing ranks (runTrials);
+	// partial_failure, of missing rank files only, does not say that a
+	// trial directory with no result is not a measurement; kvreport fails
+	// such a run.
 	MissingTrials []MLPerfMissingTrial `json:"missing_trials,omitempty"`
 	// CPUTierOptions are the Options whose every rank served its working
 	// set from the CPU tier (all in cpu_tier_ranks): no storage was

@@ -36,7 +36,9 @@ const mlperfTimeLayout = "20060102_150405"
 const mlperfRule = "MLPerf Storage Rules.md 6.3.4, as mlpstorage computes it: within each trial the ranks' storage read " +
 	"and write bandwidths and storage throughputs are summed; the trials' sums are averaged (fmean); the device read " +
 	"and write p95 are the largest of every rank's and trial's p95 (a worst-client bound, not a pooled percentile); a " +
-	"missing rank contributes nothing and is listed in missing_files; a rank whose working set never reached storage " +
+	"missing rank contributes nothing and is listed in missing_files, and a trial the run ran that left no directory " +
+	"(one missing between others, or after them up to its kvcache_run_summary's trials_per_option) is a trial of missing " +
+	"ranks, its sums 0, as mlpstorage's loop over the trials it ran makes it; a rank whose working set never reached storage " +
 	"is listed in cpu_tier_ranks: a kv-cache.py rank's figures are added as they are, a kvreplay rank's storage bandwidths " +
 	"and device p95s as 0 (its Tier-2 was memory, or idle) and its storage throughput as it is"
 
@@ -72,11 +74,12 @@ func AggregateMLPerf(ctx context.Context, run *MLPerfRun, now time.Time) (*MLPer
 	}
 	kb := newMLPerfKVBench(kind)
 	at := rankIndex(run)
+	ran := runTrials(run)
 	for _, option := range slices.Sorted(maps.Keys(run.TrialDirs)) {
 		if err := stoppedBy(ctx); err != nil {
 			return nil, err
 		}
-		trials := slices.Sorted(maps.Keys(run.TrialDirs[option]))
+		trials := ran
 		o, pooled, err := aggregateOption(ctx, run, at, option, trials)
 		if err != nil {
 			return nil, err
@@ -699,10 +702,65 @@ func missingName(run *MLPerfRun, option string, trial, rank int) string {
 			return u.Path
 		}
 	}
-	if dir := run.TrialDirs[option][trial]; dir != "" {
+	if dir := trialPath(run, option, trial); dir != "" {
 		return filepath.Join(dir, fmt.Sprintf("rank_%d", rank))
 	}
 	return fmt.Sprintf("%s trial %d rank %d", optionName(option), trial, rank)
+}
+
+// trialPath is the directory of a trial of an Option: the one found, else
+// where it would be, beside the Option's other trials or in its option_<O>
+// directory (as mlpstorage names a trial it ran: <run>/option_<O>/trial_<T>);
+// "" when neither is known.
+func trialPath(run *MLPerfRun, option string, trial int) string {
+	dirs := run.TrialDirs[option]
+	if dir := dirs[trial]; dir != "" {
+		return dir
+	}
+	parent := run.optionDirs[option]
+	for _, t := range slices.Sorted(maps.Keys(dirs)) {
+		if d := dirs[t]; d != "" {
+			parent = filepath.Dir(d)
+			break
+		}
+	}
+	if parent == "" {
+		return ""
+	}
+	return filepath.Join(parent, fmt.Sprintf("trial_%d", trial))
+}
+
+// runTrials are the trials the run ran, in order: every number from the
+// lowest found (or 1, for a run numbered from 1; mlpstorage and
+// mlperf-option.sh number from 0) to the highest found, or to the last
+// its own kvcache_run_summary's trials_per_option says it ran. Each
+// Option's rule runs over all of them, as mlpstorage's loop over
+// range(trials) does: a trial that left no directory (a failed one
+// removed, or one whose results never reached a results directory that
+// is not shared) is a trial of missing ranks, not one fewer trial to
+// average.
+func runTrials(run *MLPerfRun) []int {
+	all := map[int]bool{}
+	for _, ts := range run.TrialDirs {
+		for t := range ts {
+			all[t] = true
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	nums := slices.Sorted(maps.Keys(all))
+	lo, hi := min(nums[0], 1), nums[len(nums)-1]
+	if run.expectTrials > 0 {
+		// The run's own summary says how many it ran: the last ones
+		// too, which no gap shows.
+		hi = max(hi, lo+run.expectTrials-1)
+	}
+	out := make([]int, 0, hi-lo+1)
+	for t := lo; t <= hi; t++ {
+		out = append(out, t)
+	}
+	return out
 }
 
 // pool fills p's exact view from the kvreplay documents of its ranks that
@@ -915,10 +973,10 @@ func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
 // run runs the same trials: mlpstorage's and mlperf-option.sh's --trials),
 // between them, below the lowest (trials are numbered from 0, as
 // mlperf-option.sh does, or from 1), or above the highest up to the
-// trials the run's own summary says it ran. The rule averages the trials it
-// finds, so a trial left out (a failed one removed, or never run) changes
-// the figures without a word: mlpstorage's partial_failure is of missing
-// rank files only. A trial directory with no result, when no trial says
+// trials the run's own summary says it ran (runTrials). The rule takes
+// such a trial as mlpstorage does, a trial of missing ranks (their
+// directories in missing_files, its sums 0 in the mean): the figures are
+// mlpstorage's, and not a measurement. A trial directory with no result, when no trial says
 // how many ranks the run had (total_ranks 0), is a partial failure, its
 // directory in missing_files: with ranks known, missing_files already
 // names each of its ranks.
@@ -933,12 +991,6 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 		return nil
 	}
 	nums := slices.Sorted(maps.Keys(all))
-	lo, hi := min(nums[0], 1), nums[len(nums)-1]
-	if run.expectTrials > 0 {
-		// The run's own summary says how many it ran: the last ones
-		// too, which no gap shows.
-		hi = max(hi, lo+run.expectTrials-1)
-	}
 	// Every Option of the run, an option_<O> directory without a trial
 	// too (an Option that left nothing).
 	options := map[string]bool{}
@@ -951,22 +1003,13 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 	var out []MLPerfMissingTrial
 	for _, option := range slices.Sorted(maps.Keys(options)) {
 		dirs := run.TrialDirs[option]
-		parent := run.optionDirs[option] // the Option's directory, where its trials are
-		for _, d := range dirs {
-			if d != "" {
-				parent = filepath.Dir(d)
-			}
-		}
-		for t := lo; t <= hi; t++ {
+		for _, t := range runTrials(run) {
 			dir, ok := dirs[t]
 			if !ok {
-				m := MLPerfMissingTrial{Option: option, Trial: t, Reason: fmt.Sprintf("no trial_%d directory or document: "+
-					"the run's trials are %s", t, numberList(nums))}
+				m := MLPerfMissingTrial{Option: option, Trial: t, Path: trialPath(run, option, t),
+					Reason: fmt.Sprintf("no trial_%d directory or document: the run's trials are %s", t, numberList(nums))}
 				if t > nums[len(nums)-1] {
 					m.Reason += fmt.Sprintf(", and its kvcache_run_summary says it ran %d per Option", run.expectTrials)
-				}
-				if parent != "" {
-					m.Path = filepath.Join(parent, fmt.Sprintf("trial_%d", t))
 				}
 				out = append(out, m)
 				continue

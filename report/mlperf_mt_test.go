@@ -102,11 +102,11 @@ func TestMLPerfAllCPUTierFails(t *testing.T) {
 }
 
 // TestMLPerfRunWideFigures: the run's partial_failure is any Option's
-// (not the last one's), and trials_per_option the most of any Option.
+// (not the last one's), and trials_per_option the run's.
 func TestMLPerfRunWideFigures(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	layOption(t, dir, 1, map[int]int{0: 2, 1: 1}, nil) // trial 1 rank 1 missing
-	layOption(t, dir, 2, map[int]int{0: 2}, nil)       // whole, one trial
+	layOption(t, dir, 2, map[int]int{0: 2, 1: 2}, nil) // whole
 	s := aggregateDir(t, dir)
 	if !s.Options["1"].PartialFailure || s.Options["2"].PartialFailure {
 		t.Fatalf("test setup: partial failures %v %v", s.Options["1"].PartialFailure, s.Options["2"].PartialFailure)

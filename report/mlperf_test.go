@@ -161,8 +161,11 @@ func TestAggregateMLPerf(t *testing.T) {
 		// Trial sums 2+1=3 and 3+1=4 GB/s, mean 3.5; writes 0.5+0.2 and
 		// 0.5+0.1, mean 0.65; tokens 2000+1200 and 4000+600, mean 3900.
 		{"1", 3.5, 0.65, 3900, r1a, w1b, 2, false, nil, nil, 0, 0},
-		// The rank in RAM adds zeros and is listed.
-		{"2", 1, 0.1, 1000, r2, w2, 1, false, nil, []string{filepath.Join(dir, "option_2/trial_0/rank_1/kvbench_result.json")}, 0, 0},
+		// The rank in RAM adds zeros and is listed; the run's trial 1,
+		// which Option 2 lacks, is a trial of missing ranks (sums 0), as
+		// mlpstorage's loop over the trials it ran makes it: mean 0.5.
+		{"2", 0.5, 0.05, 500, r2, w2, 2, true, []string{filepath.Join(dir, "option_2/trial_1/rank_0"), filepath.Join(dir, "option_2/trial_1/rank_1")},
+			[]string{filepath.Join(dir, "option_2/trial_0/rank_1/kvbench_result.json")}, 0, 0},
 		// Trial 0: 1+2 = 3, trial 1: rank 1 missing, 1: mean 2.
 		{"3", 2, 0.15, 150, r3, w3, 2, true, []string{filepath.Join(dir, "option_3/trial_1/rank_1")}, nil, 0, 0},
 	}

@@ -68,10 +68,13 @@ func TestMLPerfTrialsMissing(t *testing.T) {
 		{"one trial empty", map[int]int{0: 2, 1: 0, 2: 2}, []string{"1: no rank result"}, true,
 			[]string{"trial_1/rank_0", "trial_1/rank_1"}},
 		{"a trial with fewer ranks", map[int]int{0: 2, 1: 1}, nil, true, []string{"trial_1/rank_1"}},
-		{"a trial number missing", map[int]int{0: 2, 1: -1, 2: 2}, []string{"1: no trial_1"}, false, nil},
-		{"numbered from 1, a gap", map[int]int{1: 2, 3: 2}, []string{"2: no trial_2"}, false, nil},
+		// A trial the run ran that left no directory is, as mlpstorage
+		// makes it, a trial of missing ranks.
+		{"a trial number missing", map[int]int{0: 2, 1: -1, 2: 2}, []string{"1: no trial_1"}, true, []string{"trial_1/rank_0", "trial_1/rank_1"}},
+		{"numbered from 1, a gap", map[int]int{1: 2, 3: 2}, []string{"2: no trial_2"}, true, []string{"trial_2/rank_0", "trial_2/rank_1"}},
 		{"numbered from 1, whole", map[int]int{1: 2, 2: 2, 3: 2}, nil, false, nil},
-		{"the first trials missing", map[int]int{3: 2}, []string{"1: no trial_1", "2: no trial_2"}, false, nil},
+		{"the first trials missing", map[int]int{3: 2}, []string{"1: no trial_1", "2: no trial_2"}, true,
+			[]string{"trial_1/rank_0", "trial_1/rank_1", "trial_2/rank_0", "trial_2/rank_1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

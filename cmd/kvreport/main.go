@@ -79,7 +79,8 @@ is a trial that is not a measurement, in its missing_trials: a trial_<T>
 directory with no rank result (with no trial to say how many ranks the run
 had, its directory in missing_files, a partial failure), or a trial number
 that an Option lacks among the run's trials (each Option runs the same
-trials, numbered from 0 or 1; a gap is a trial left out of the means).
+trials, numbered from 0 or 1; a gap is, as mlpstorage makes it, a trial
+of missing ranks, its sums 0 in the means, its ranks in missing_files).
 A kvcache_run_summary at the top of the run's directory (mlpstorage's)
 says how many ranks and trials the run had: a rank or a last trial that
 left no result there is missing too.

@@ -1,0 +1,76 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestMLPerfAsMlpstorage: kvreport's figures for mlpstorage's fields are
+// the ones mlpstorage's own aggregation wrote for the same runs
+// (testdata/mlperf_harness, see its README): every field of the summary
+// and of each Option, the numbers to the last bit, the paths in
+// missing_files and cpu_tier_ranks as it names them. A trial that left no
+// directory is, as mlpstorage's loop over the trials it ran makes it, a
+// trial of missing ranks whose sums are 0 in the mean: kvreport averaged
+// the trials it found (Option 1 of "gap" read 3.01 GiB/s, mlpstorage 2.01).
+func TestMLPerfAsMlpstorage(t *testing.T) {
+	base := filepath.Join("testdata", "mlperf_harness")
+	for _, tt := range []struct{ name, run, want string }{
+		{"a trial missing between the run's", "gap/20261127_120000", "gap/mlpstorage_summary.json"},
+		{"the last trial missing, the run's summary says 3", "last/20261127_130000",
+			"last/20261127_130000/kvcache_run_summary_20261127_130000.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(base, tt.want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]any
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			s := aggregateDir(t, filepath.Join(base, tt.run))
+			raw, err = json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Paths as mlpstorage's, relative to testdata/mlperf_harness.
+			raw = []byte(strings.ReplaceAll(string(raw), filepath.ToSlash(base)+"/", ""))
+			var got map[string]any
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			delete(got, "kvbench")
+			for _, o := range got["options"].(map[string]any) {
+				delete(o.(map[string]any), "kvbench")
+			}
+			for k, w := range want {
+				if k == "options" {
+					continue
+				}
+				if !reflect.DeepEqual(got[k], w) {
+					t.Errorf("%s: kvreport %v, mlpstorage %v", k, got[k], w)
+				}
+			}
+			gotOpts, wantOpts := got["options"].(map[string]any), want["options"].(map[string]any)
+			if len(gotOpts) != len(wantOpts) {
+				t.Errorf("options %v, mlpstorage's %v", gotOpts, wantOpts)
+			}
+			for o, w := range wantOpts {
+				g, _ := gotOpts[o].(map[string]any)
+				for k, wv := range w.(map[string]any) {
+					if !reflect.DeepEqual(g[k], wv) {
+						t.Errorf("option %s %s: kvreport %v, mlpstorage %v", o, k, g[k], wv)
+					}
+				}
+				if len(g) != len(w.(map[string]any)) {
+					t.Errorf("option %s: kvreport's fields %v, mlpstorage's %v", o, g, w)
+				}
+			}
+		})
+	}
+}
