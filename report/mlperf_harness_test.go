@@ -17,12 +17,16 @@ import (
 // directory is, as mlpstorage's loop over the trials it ran makes it, a
 // trial of missing ranks whose sums are 0 in the mean: kvreport averaged
 // the trials it found (Option 1 of "gap" read 3.01 GiB/s, mlpstorage 2.01).
+// A document whose summary or cache_stats is null is a missing rank.
 func TestMLPerfAsMlpstorage(t *testing.T) {
 	base := filepath.Join("testdata", "mlperf_harness")
 	for _, tt := range []struct{ name, run, want string }{
 		{"a trial missing between the run's", "gap/20261127_120000", "gap/mlpstorage_summary.json"},
 		{"the last trial missing, the run's summary says 3", "last/20261127_130000",
 			"last/20261127_130000/kvcache_run_summary_20261127_130000.json"},
+		// A null summary or cache_stats fails mlpstorage's .get(): the
+		// rank is missing, where kvreport added it as zeros.
+		{"a null summary, a null cache_stats", "null/20261127_140000", "null/mlpstorage_summary.json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(base, tt.want))

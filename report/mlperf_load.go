@@ -333,6 +333,14 @@ func (run *MLPerfRun) add(name string, raw []byte, walked bool) error {
 		return nil
 	}
 	docs, err := decodeStream(name, strings.NewReader(string(raw)))
+	if err == nil {
+		for _, d := range docs {
+			if k := nullSection(d); k != "" {
+				err = fmt.Errorf("report: %s: %s is null: no kv-cache.py run wrote it (a damaged document?); "+
+					"mlpstorage counts such a rank's result missing", name, k)
+			}
+		}
+	}
 	if err != nil {
 		if walked {
 			o, t, r := placeOf(name)
@@ -347,6 +355,26 @@ func (run *MLPerfRun) add(name string, raw []byte, walked bool) error {
 		}
 	}
 	return nil
+}
+
+// nullSection is the section of a kv-cache.py document that the rule
+// reads and that is null ("summary", "summary.cache_stats"); "" when
+// none is. mlpstorage reads each with .get(), which a null fails: the
+// rank's result is counted missing (missing_files, partial_failure), not
+// added as zeros, as a document without the section is.
+func nullSection(d *Doc) string {
+	if d.Kind != KindReference {
+		return ""
+	}
+	s, ok := d.Reference["summary"]
+	if ok && s == nil {
+		return "summary"
+	}
+	sm, _ := s.(map[string]any)
+	if cs, ok := sm["cache_stats"]; ok && cs == nil {
+		return "summary.cache_stats"
+	}
+	return ""
 }
 
 // addRank places a document read from the file name as a rank: its
