@@ -234,14 +234,21 @@ func (c *client) close() {
 }
 
 // countAttempts adds, below the retry loop, a step that sees every
-// attempt's response: it counts the attempts, the throttling responses
-// among them, and notes the server's name.
+// attempt's response: it counts the attempts (the requests written,
+// those Go's transport sends again by itself included), the throttling
+// responses among them, and notes the server's name.
 func (c *client) countAttempts(stack *middleware.Stack) error {
 	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("kvbenchAttempts",
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			// The requests written: Go's transport sends a GET again by
+			// itself when its kept connection closed before any answer,
+			// an attempt the SDK never sees; one that failed before a
+			// byte was written (a dial) is an attempt too.
+			var wrote atomic.Int64
+			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Add(1) }})
 			out, md, err := next.HandleDeserialize(ctx, in)
 			op := opIndex(awsmiddleware.GetOperationName(ctx))
-			c.stats.attempts[op].Add(1)
+			c.stats.attempts[op].Add(max(1, wrote.Load()))
 			if r, ok := out.RawResponse.(*smithyhttp.Response); ok {
 				if r.StatusCode == http.StatusServiceUnavailable || r.StatusCode == http.StatusTooManyRequests {
 					c.stats.throttled[op].Add(1)
