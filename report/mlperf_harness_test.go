@@ -17,7 +17,8 @@ import (
 // directory is, as mlpstorage's loop over the trials it ran makes it, a
 // trial of missing ranks whose sums are 0 in the mean: kvreport averaged
 // the trials it found (Option 1 of "gap" read 3.01 GiB/s, mlpstorage 2.01).
-// A document whose summary or cache_stats is null is a missing rank.
+// A document whose summary or cache_stats is null is a missing rank, and
+// so is one not named kvcache_results_*.json.
 func TestMLPerfAsMlpstorage(t *testing.T) {
 	base := filepath.Join("testdata", "mlperf_harness")
 	for _, tt := range []struct{ name, run, want string }{
@@ -27,6 +28,11 @@ func TestMLPerfAsMlpstorage(t *testing.T) {
 		// A null summary or cache_stats fails mlpstorage's .get(): the
 		// rank is missing, where kvreport added it as zeros.
 		{"a null summary, a null cache_stats", "null/20261127_140000", "null/mlpstorage_summary.json"},
+		// mlpstorage reads kvcache_results_*.json in a rank's directory:
+		// a kv-cache.py document by another name is passed over (a rank
+		// missing), where kvreport took it, or refused a rank directory
+		// holding it beside its kvcache_results file (two results).
+		{"kv-cache.py documents by another name", "name/20261127_150000", "name/mlpstorage_summary.json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(base, tt.want))

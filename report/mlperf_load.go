@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -226,8 +227,10 @@ func (run *MLPerfRun) addTopSummary(rd fileReader, path string) error {
 }
 
 // loadRankDir reads a rank_<N> directory, which holds the rank's one
-// result: its one JSON file that may be a result (mayBeResult), and found
-// says there was one. One that does not decode is recorded as missing
+// result: its one JSON file that may be a result (mayBeResult) and that
+// mlpstorage would read (mlpstorageNamed: a kv-cache.py document by
+// another name is passed over, and alone it leaves the rank missing, as
+// mlpstorage leaves it), and found says there was one. One that does not decode is recorded as missing
 // (mlpstorage's rule); one that cannot be read at all is recorded as
 // missing too, with found false. Two such files are an error naming them:
 // which one the aggregate took would decide the run's figures (mlpstorage
@@ -245,6 +248,7 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 	files, _ := filepath.Glob(filepath.Join(path, "*.json"))
 	slices.Sort(files)
 	var results []rankFile
+	var unnamed string // a kv-cache.py document mlpstorage's glob passes over
 	for _, f := range files {
 		raw, err := rd.read(f)
 		if stopped(err) {
@@ -253,9 +257,18 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 		if err == nil && !mayBeResult(raw) {
 			continue
 		}
+		if err == nil && !mlpstorageNamed(f, raw) {
+			unnamed = cmp.Or(unnamed, f)
+			continue
+		}
 		results = append(results, rankFile{path: f, raw: raw, err: err})
 	}
 	switch {
+	case len(results) == 0 && unnamed != "":
+		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: path,
+			Err: fmt.Errorf("%s is a kv-cache.py document not named %s, the only name mlpstorage's aggregation reads in a "+
+				"rank's directory (rename it kvcache_results_<ts>.json, as mlpstorage's wrapper names it)", unnamed, mlpstorageResultGlob)})
+		return false, nil
 	case len(results) == 0:
 		return false, nil
 	case len(results) > 1:
@@ -271,6 +284,28 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 		return false, err
 	}
 	return len(run.Ranks)+len(run.Unreadable) > n, nil
+}
+
+// mlpstorageResultGlob is the name mlpstorage's aggregation globs a
+// rank's directory for (mlperf_wrapper.py writes kvcache_results_<ts>.json).
+const mlpstorageResultGlob = "kvcache_results_*.json"
+
+// mlpstorageNamed reports whether a rank directory's file, raw, is one
+// that mlpstorage's aggregation would read: any file but a kv-cache.py
+// document (kvbench's results, kvtrace's statistics, which are refused,
+// and files cut short are kvbench's to read), and a kv-cache.py document
+// named as mlpstorageResultGlob says. Another kv-cache.py document there
+// mlpstorage passes over: the rank is missing.
+func mlpstorageNamed(name string, raw []byte) bool {
+	var keys struct {
+		Format  json.RawMessage `json:"format"`
+		Kvbench json.RawMessage `json:"kvbench"`
+	}
+	if json.Unmarshal(raw, &keys) != nil || keys.Format != nil || keys.Kvbench != nil {
+		return true
+	}
+	ok, _ := filepath.Match(mlpstorageResultGlob, filepath.Base(name))
+	return ok
 }
 
 // rankFile is a file of a rank directory that may be the rank's result:
