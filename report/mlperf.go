@@ -274,6 +274,10 @@ type MLPerfRank struct {
 	// (runDatetime), "" when it names none.
 	runDatetime string
 	ranks       int // the run's ranks, as the document says (kvreplay --ranks)
+	// noDevice are the device p95 keys a kv-cache.py document lacks
+	// though its rank moved bytes that way to storage: the rule counts
+	// each as 0.
+	noDevice []string
 }
 
 // MLPerfRun is the per-rank documents of one run, placed by Option,

@@ -675,6 +675,11 @@ func rankWarnings(name string, rk MLPerfRank) []string {
 			"request p95 (%s ms): its requests are not all storage operations (%s)", name, rk.Trial, rk.Rank,
 			num(rk.DeviceReadP95MS), num(rk.DeviceWriteP95MS), num(rk.RequestP95MS), rk.Path))
 	}
+	if len(rk.noDevice) > 0 {
+		w = append(w, fmt.Sprintf("%s trial %d rank %d: no %s, though it moved bytes to or from storage: the rule counts "+
+			"the missing p95 as 0 (Rules.md 6.3.4.4's default for a CPU-tier rank), so the Option's worst-rank device p95 "+
+			"leaves this rank out (%s)", name, rk.Trial, rk.Rank, strings.Join(rk.noDevice, " or "), rk.Path))
+	}
 	return w
 }
 

@@ -84,3 +84,21 @@ func TestMLPerfAsMlpstorage(t *testing.T) {
 		})
 	}
 }
+
+// TestMLPerfNoDeviceP95Warned: a kv-cache.py rank that moved bytes to
+// storage but lacks a device p95 key is warned of, naming the key and the
+// rank (the rule counts it 0, and the worst-rank p95 leaves the rank
+// out); a CPU-tier rank, which moved none and lacks both, is not.
+func TestMLPerfNoDeviceP95Warned(t *testing.T) {
+	s := aggregateDir(t, filepath.Join("testdata", "mlperf_harness", "gap", "20261127_120000"))
+	var got []string
+	for _, w := range s.KVBench.Warnings {
+		if strings.Contains(w, "device_p95_ms, though it moved bytes") {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "option 1 trial 0 rank 1: no storage_read_device_p95_ms, though") ||
+		!strings.HasSuffix(got[0], filepath.Join("option_1", "trial_0", "rank_1", "kvcache_results_20261127_121001.json")+")") {
+		t.Errorf("warnings of a missing device p95: %q, want option 1 trial 0 rank 1's only", got)
+	}
+}

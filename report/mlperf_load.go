@@ -787,6 +787,14 @@ func referenceFigures(rk *MLPerfRank, doc map[string]any) error {
 	if v, ok := cs["storage_entries"].(float64); ok && v == 0 {
 		rk.CPUTier = true
 	}
+	for _, k := range []struct {
+		key string
+		bw  float64
+	}{{"storage_read_device_p95_ms", rk.ReadBandwidthGBps}, {"storage_write_device_p95_ms", rk.WriteBandwidthGBps}} {
+		if _, ok := cs[k.key]; !ok && k.bw > 0 {
+			rk.noDevice = append(rk.noDevice, k.key)
+		}
+	}
 	return err
 }
 
