@@ -38,6 +38,19 @@ const (
 	FitShare          = 0.5
 )
 
+// An object store serves a client's requests one at a time on each of its
+// connections, each a round trip and the store's own work: tens of
+// milliseconds for a small object on a cloud store. So it serves at most
+// ObjectRequests requests in flight (s3's --s3-concurrency, else
+// DefaultObjectRequests) per AssumedObjectRequest, whatever their size:
+// at the small size scales a plan picks, its objects are small and the
+// requests, not the bytes, are what the trace's pace asks of it. A size
+// scale changes no request count.
+const (
+	AssumedObjectRequest  = 20 * time.Millisecond
+	DefaultObjectRequests = 16
+)
+
 // EngineMemory is the memory the engine itself takes beside the RAM
 // arena, by the design's bound (64 MiB and a queue depth of blocks) plus
 // the state it keeps per object (a few hundred bytes; counted as 1 KiB)
@@ -71,8 +84,11 @@ type Machine struct {
 	DiskIsDevice bool   `json:"disk_is_device,omitempty"`
 	// DiskGateway names the FUSE gateway of an object store that Disk is
 	// on (s3fs, rclone, mountpoint-s3, ...), "" for a disk: the NVMe tier
-	// there moves at an object store's rate (Rate).
+	// there moves at an object store's rate (Rate, OpsRate).
 	DiskGateway string `json:"disk_gateway,omitempty"`
+	// ObjectRequests is the requests in flight the s3 tier keeps
+	// (--s3-concurrency); 0 is DefaultObjectRequests.
+	ObjectRequests int `json:"object_requests_in_flight,omitempty"`
 }
 
 // Rate is the bandwidth a plan assumes of backend on m: AssumedRate's,
@@ -82,6 +98,21 @@ func (m Machine) Rate(backend string) float64 {
 		return AssumedObjectRate
 	}
 	return AssumedRate(backend)
+}
+
+// OpsRate is the operations a second a plan assumes of backend on m: an
+// object store's (the s3 tier, or an NVMe tier on an object store's
+// gateway), its requests in flight over AssumedObjectRequest; 0 (no
+// bound) for the others.
+func (m Machine) OpsRate(backend string) float64 {
+	if backend != "s3" && (backend != "nvme" || m.DiskGateway == "") {
+		return 0
+	}
+	n := m.ObjectRequests
+	if n <= 0 || backend != "s3" {
+		n = DefaultObjectRequests
+	}
+	return float64(n) / AssumedObjectRequest.Seconds()
 }
 
 // Memory is the memory a replay may count on: what is available, else
@@ -150,6 +181,10 @@ type Need struct {
 	// Rate is the bandwidth the trace's pace asks for: the bytes over the
 	// replay's wall time; 0 at --speed max, which asks for all there is.
 	Rate float64 `json:"asked_bytes_per_s"`
+	// Ops are the reads and writes the replay makes of it, OpsRate those
+	// over the replay's wall time (0 at --speed max).
+	Ops     int64   `json:"operations"`
+	OpsRate float64 `json:"asked_operations_per_s"`
 }
 
 // Needs is what a replay asks of the machine at one size scale.
@@ -231,7 +266,7 @@ func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
 		need := Need{Backend: name,
 			Peak:      peakAt(p.Peak[name], p.PeakObjects[name], cfg.SizeScale, scale),
 			MaxObject: objectAt(p.MaxObjectOf[name], cfg.SizeScale, scale),
-			Written:   int64(float64(p.Written[name]) * f), Read: int64(float64(p.Read[name]) * f)}
+			Written:   int64(float64(p.Written[name]) * f), Read: int64(float64(p.Read[name]) * f), Ops: p.Ops[name]}
 		for t, b := range tierB {
 			if int(b) == i && (!p.Scanned || p.Used[t]) {
 				need.Tiers = append(need.Tiers, schema.Tier(t).String())
@@ -249,6 +284,7 @@ func (p *Plan) needs(cfg *Config, sz Sizing, scale float64) Needs {
 		}
 		if n.WallS > 0 {
 			need.Rate = float64(need.Written+need.Read) / n.WallS
+			need.OpsRate = float64(need.Ops) / n.WallS
 		}
 		n.Backends = append(n.Backends, need)
 	}
@@ -264,7 +300,9 @@ type Advice struct {
 	AssumedRAMRate    float64 `json:"assumed_ram_bytes_per_s"`
 	AssumedDiskRate   float64 `json:"assumed_disk_bytes_per_s"`
 	AssumedObjectRate float64 `json:"assumed_object_bytes_per_s"`
-	Share             float64 `json:"share"`
+	// AssumedObjectRequestS is AssumedObjectRequest, in seconds.
+	AssumedObjectRequestS float64 `json:"assumed_object_request_s"`
+	Share                 float64 `json:"share"`
 	// WindowS is the trace time the plan covers (--duration at --speed),
 	// 0 for the whole trace.
 	WindowS float64 `json:"window_s,omitempty"`
@@ -303,11 +341,14 @@ type Option struct {
 }
 
 // Fit is what kvreplay --fit applies: a size scale, and a --capacity or a
-// --ram-budget where scaling alone leaves the space too small.
+// --ram-budget where scaling alone leaves the space too small; and a
+// slower pace (--speed) where an object store's requests, which no size
+// scale lowers, ask more than it is assumed to serve.
 type Fit struct {
 	Scale     float64  `json:"size_scale"`
 	Capacity  int64    `json:"capacity_bytes,omitempty"`
 	RAMBudget int64    `json:"ram_budget_bytes,omitempty"`
+	Speed     float64  `json:"speed,omitempty"`
 	Flags     []string `json:"flags"`
 	Needs     Needs    `json:"needs"`
 }
@@ -316,7 +357,8 @@ type Fit struct {
 // and finds the options that make it fit. p must be a plan of cfg.
 func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	sz.mem = m.Memory()
-	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: m.Rate("nvme"), AssumedObjectRate: AssumedObjectRate, Share: FitShare,
+	a := &Advice{Machine: m, AssumedRAMRate: AssumedRAMRate, AssumedDiskRate: m.Rate("nvme"), AssumedObjectRate: AssumedObjectRate,
+		AssumedObjectRequestS: AssumedObjectRequest.Seconds(), Share: FitShare,
 		WindowS: p.Window.Seconds(), Needs: p.needs(cfg, sz, cfg.SizeScale), sizing: sz, closed: cfg.ClosedLoop}
 	a.Blockers = a.runProblems(a.Needs)
 	a.Problems = a.shareProblems(a.Needs, cfg)
@@ -327,6 +369,9 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 		return a
 	}
 	a.Fit = a.search(p, cfg, sz)
+	if a.Fit == nil {
+		a.Fit = a.paced(p, cfg, sz)
+	}
 	if a.Fit != nil {
 		a.Options = append(a.Options, Option{Option: strings.Join(a.Fit.Flags, " "), Effect: a.effect(a.Fit.Needs)})
 	}
@@ -533,6 +578,11 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 			out = append(out, fmt.Sprintf("bandwidth: the trace's pace asks %s of the %s tier (%s written and %s read in %.1f s at --speed %g), more than %s of the %s assumed",
 				FormatRate(b.Rate), b.Backend, FormatData(b.Written), FormatData(b.Read), n.WallS, cfg.Speed, FitShareText(), FormatRate(rate)))
 		}
+		if ops := a.Machine.OpsRate(b.Backend); ops > 0 && b.OpsRate > FitShare*ops && !a.closed {
+			out = append(out, fmt.Sprintf("requests: the trace's pace asks %.0f operations/s of the %s tier (%d in %.1f s at --speed %g), more than %s of the %.0f/s assumed "+
+				"of an object store (%d requests in flight, %s each; no size scale changes the count)",
+				b.OpsRate, b.Backend, b.Ops, n.WallS, cfg.Speed, FitShareText(), ops, int(ops*AssumedObjectRequest.Seconds()+0.5), AssumedObjectRequest))
+		}
 	}
 	return out
 }
@@ -567,6 +617,9 @@ func (p *Plan) AssumedTime(m Machine) time.Duration {
 	for name, w := range p.Written {
 		if r := m.Rate(name); r > 0 {
 			s = max(s, float64(w+p.Read[name])/r)
+		}
+		if r := m.OpsRate(name); r > 0 {
+			s = max(s, float64(p.Ops[name])/r)
 		}
 	}
 	return time.Duration(s * float64(time.Second))
@@ -604,6 +657,58 @@ func (a *Advice) search(p *Plan, cfg *Config, sz Sizing) *Fit {
 	}
 	return nil
 }
+
+// paced is a fit at the pace an object store's requests fit (requestPace),
+// where they ask more than it is assumed to serve at the trace's: the
+// replay as it is at that pace, or the search's fit there; nil when the
+// requests fit, or nothing fits at that pace either.
+func (a *Advice) paced(p *Plan, cfg *Config, sz Sizing) *Fit {
+	speed := a.requestPace(a.Needs, cfg)
+	if speed <= 0 || speed >= cfg.Speed {
+		return nil
+	}
+	c := *cfg
+	c.Speed = speed
+	flag := "--speed " + formatSpeed(speed)
+	if n := p.needs(&c, sz, c.SizeScale); a.fits(n, &c) {
+		return &Fit{Scale: c.SizeScale, Speed: speed, Flags: []string{flag}, Needs: n}
+	}
+	f := a.search(p, &c, sz)
+	if f == nil {
+		return nil
+	}
+	f.Speed, f.Flags = speed, append(f.Flags, flag)
+	return f
+}
+
+// requestPace is the --speed at which the object stores' requests of n
+// ask at most the share of the rate assumed (Machine.OpsRate), rounded
+// down to 3 digits; 0 when they ask no more at the trace's pace, or the
+// pace is not the trace's (--speed max, a closed loop).
+func (a *Advice) requestPace(n Needs, cfg *Config) float64 {
+	if cfg.Speed <= 0 || a.closed {
+		return 0
+	}
+	slow := 1.0
+	for _, b := range n.Backends {
+		if ops := a.Machine.OpsRate(b.Backend); ops > 0 && b.OpsRate > FitShare*ops {
+			slow = min(slow, FitShare*ops/b.OpsRate)
+		}
+	}
+	if slow >= 1 {
+		return 0
+	}
+	return floor3(cfg.Speed * slow)
+}
+
+// floor3 rounds x > 0 down to 3 significant digits, as --speed is shown.
+func floor3(x float64) float64 {
+	e := math.Pow(10, math.Floor(math.Log10(x))-2)
+	return math.Floor(x/e) * e
+}
+
+// formatSpeed writes a --speed as the flag takes it, to 3 digits.
+func formatSpeed(s float64) string { return strconv.FormatFloat(s, 'g', 3, 64) }
 
 // bounded is a fit at scale s with the space bounded by --capacity and
 // --ram-budget where it passes the share, nil when the rates do not fit
@@ -673,6 +778,9 @@ func (a *Advice) ratesFit(n Needs) bool {
 		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate {
 			return false
 		}
+		if ops := a.Machine.OpsRate(b.Backend); ops > 0 && b.OpsRate > FitShare*ops {
+			return false
+		}
 	}
 	return true
 }
@@ -684,6 +792,9 @@ func (a *Advice) effect(n Needs) string {
 		s := fmt.Sprintf("%s %s peak", b.Backend, cli.FormatBytes(b.Peak))
 		if b.Rate > 0 {
 			s += ", asks " + FormatRate(b.Rate)
+		}
+		if b.OpsRate > 0 && a.Machine.OpsRate(b.Backend) > 0 {
+			s += fmt.Sprintf(" in %.0f operations/s", b.OpsRate)
 		}
 		parts = append(parts, s)
 	}
@@ -730,9 +841,13 @@ func (a *Advice) others(p *Plan, cfg *Config, sz Sizing) []Option {
 				if rate := a.rate(b.Backend); rate > 0 && b.Rate > 0 {
 					slow = min(slow, FitShare*rate/b.Rate)
 				}
+				if ops := a.Machine.OpsRate(b.Backend); ops > 0 && b.OpsRate > 0 {
+					slow = min(slow, FitShare*ops/b.OpsRate)
+				}
 			}
 			if s := cfg.Speed * slow; s > 0 && !math.IsInf(s, 0) {
-				out = append(out, Option{Option: "--speed " + strconv.FormatFloat(s, 'g', 3, 64), Pace: true,
+				s = floor3(s)
+				out = append(out, Option{Option: "--speed " + formatSpeed(s), Pace: true,
 					Effect: fmt.Sprintf("slows the trace's pace to what the assumed rates serve: the replay then takes %s (the space must still fit)", formatSeconds(time.Duration(n.WallS*float64(cfg.Speed)/s*float64(time.Second))))})
 			}
 		}
@@ -759,8 +874,8 @@ func (a *Advice) window(p *Plan, cfg *Config, sz Sizing) time.Duration {
 			if k < 0 {
 				continue
 			}
-			b.Peak, b.Written, b.Read = pr.peak[i][k], pr.bytes[i][k], 0
-			b.Rate = float64(b.Written) / n.WallS
+			b.Peak, b.Written, b.Read, b.Ops = pr.peak[i][k], pr.bytes[i][k], 0, pr.ops[i][k]
+			b.Rate, b.OpsRate = float64(b.Written)/n.WallS, float64(b.Ops)/n.WallS
 		}
 		w := p.needsWindow(cfg, sz, n)
 		if !a.fits(w, cfg) {
@@ -827,14 +942,15 @@ func formatSeconds(d time.Duration) string {
 	return d.Round(100 * time.Millisecond).String()
 }
 
-// profile is a prescan's peaks and bytes by trace time, from the first
-// row: point i holds them at the end of trace time (i+1)*step. Its step
-// doubles whenever the trace outgrows profilePoints points.
+// profile is a prescan's peaks, bytes and operations by trace time, from
+// the first row: point i holds them at the end of trace time (i+1)*step.
+// Its step doubles whenever the trace outgrows profilePoints points.
 type profile struct {
 	step  time.Duration
 	names []string  // the backends, by index
 	peak  [][]int64 // [point][backend]: the peak so far (windowPeak)
 	bytes [][]int64 // [point][backend]: bytes written and read so far
+	ops   [][]int64 // [point][backend]: operations so far
 }
 
 const (
@@ -844,9 +960,9 @@ const (
 
 func newProfile() *profile { return &profile{step: profileStep} }
 
-// advance closes the points before trace time at with m's state, before
-// the row at at is applied.
-func (pr *profile) advance(at time.Duration, m *model, wr, rd []int64) {
+// advance closes the points before trace time at with m's state and
+// ts's bytes and operations, before the row at at is applied.
+func (pr *profile) advance(at time.Duration, m *model, ts *traceScan) {
 	at = max(at, 0)
 	i := int64(at / pr.step)
 	for i >= profilePoints {
@@ -854,25 +970,26 @@ func (pr *profile) advance(at time.Duration, m *model, wr, rd []int64) {
 		i = int64(at / pr.step)
 	}
 	for int64(len(pr.peak)) < i {
-		pr.snap(m, wr, rd)
+		pr.snap(m, ts)
 	}
 }
 
 // close ends the profile at trace time at, the last row's.
-func (pr *profile) close(at time.Duration, m *model, wr, rd []int64) {
-	pr.advance(at, m, wr, rd)
-	pr.snap(m, wr, rd)
+func (pr *profile) close(at time.Duration, m *model, ts *traceScan) {
+	pr.advance(at, m, ts)
+	pr.snap(m, ts)
 }
 
-// snap appends a point of m's state.
-func (pr *profile) snap(m *model, wr, rd []int64) {
+// snap appends a point of m's state and ts's bytes and operations.
+func (pr *profile) snap(m *model, ts *traceScan) {
 	n := len(m.peak)
-	v := make([]int64, 2*n)
+	v := make([]int64, 3*n)
 	for b := range n {
-		v[b], v[n+b] = windowPeak(m, b), wr[b]+rd[b]
+		v[b], v[n+b], v[2*n+b] = windowPeak(m, b), ts.wr[b]+ts.rd[b], ts.ops[b]
 	}
 	pr.peak = append(pr.peak, v[:n:n])
-	pr.bytes = append(pr.bytes, v[n:])
+	pr.bytes = append(pr.bytes, v[n:2*n:2*n])
+	pr.ops = append(pr.ops, v[2*n:])
 }
 
 // coarsen doubles the step: each new point is the later of two. A point
@@ -882,15 +999,16 @@ func (pr *profile) coarsen(closed bool) {
 	pr.step *= 2
 	n := len(pr.peak) / 2
 	for k := range n {
-		pr.peak[k], pr.bytes[k] = pr.peak[2*k+1], pr.bytes[2*k+1]
+		pr.peak[k], pr.bytes[k], pr.ops[k] = pr.peak[2*k+1], pr.bytes[2*k+1], pr.ops[2*k+1]
 	}
-	if closed && len(pr.peak)%2 == 1 {
-		pr.peak[n], pr.bytes[n] = pr.peak[len(pr.peak)-1], pr.bytes[len(pr.bytes)-1]
+	if last := len(pr.peak) - 1; closed && len(pr.peak)%2 == 1 {
+		pr.peak[n], pr.bytes[n], pr.ops[n] = pr.peak[last], pr.bytes[last], pr.ops[last]
 		n++
 	}
 	clear(pr.peak[n:])
 	clear(pr.bytes[n:])
-	pr.peak, pr.bytes = pr.peak[:n], pr.bytes[:n]
+	clear(pr.ops[n:])
+	pr.peak, pr.bytes, pr.ops = pr.peak[:n], pr.bytes[:n], pr.ops[:n]
 }
 
 // add returns the sum of pr and o, traces replayed side by side (a bound,
@@ -915,16 +1033,20 @@ func (pr *profile) add(o *profile) *profile {
 	}
 	sum := &profile{step: pr.step}
 	for i := range n {
-		a, b := at(pr.peak, i), at(o.peak, i)
-		c, d := at(pr.bytes, i), at(o.bytes, i)
-		p, y := make([]int64, max(len(a), len(b))), make([]int64, max(len(c), len(d)))
-		for j := range p {
-			p[j] = get(a, j) + get(b, j)
-			y[j] = get(c, j) + get(d, j)
-		}
-		sum.peak, sum.bytes = append(sum.peak, p), append(sum.bytes, y)
+		sum.peak = append(sum.peak, addPoint(at(pr.peak, i), at(o.peak, i)))
+		sum.bytes = append(sum.bytes, addPoint(at(pr.bytes, i), at(o.bytes, i)))
+		sum.ops = append(sum.ops, addPoint(at(pr.ops, i), at(o.ops, i)))
 	}
 	return sum
+}
+
+// addPoint is the sum of two points' figures, backend by backend.
+func addPoint(a, b []int64) []int64 {
+	p := make([]int64, max(len(a), len(b)))
+	for j := range p {
+		p[j] = get(a, j) + get(b, j)
+	}
+	return p
 }
 
 func get(x []int64, i int) int64 {

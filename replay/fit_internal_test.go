@@ -86,34 +86,36 @@ func TestPeakAtBounds(t *testing.T) {
 // keeping the later of each pair, and profiles add pointwise.
 func TestProfile(t *testing.T) {
 	m := newModel([schema.NumTiers]int8{-1, 0, -1}, []int64{planAlign}, []int64{unbounded})
-	wr, rd := []int64{0}, []int64{0}
+	ts := &traceScan{wr: []int64{0}, rd: []int64{0}, ops: []int64{0}}
 	pr := newProfile()
 	var last time.Duration
 	for i := range 3000 { // one row each 7 ms: 21 s, past 1024 points of 10 ms
 		at := time.Duration(i) * 7 * time.Millisecond
-		pr.advance(at, m, wr, rd)
+		pr.advance(at, m, ts)
 		ks := &keyState{}
 		if _, err := m.apply(ks, schema.OpWrite, schema.TierCPU, planAlign); err != nil {
 			t.Fatal(err)
 		}
-		wr[0] += planAlign
+		ts.wr[0] += planAlign
+		ts.ops[0]++
 		last = at
 	}
-	pr.close(last, m, wr, rd)
+	pr.close(last, m, ts)
 	if pr.step != 40*time.Millisecond || len(pr.peak) != int(last/pr.step)+1 {
 		t.Fatalf("step %v, %d points; want 40ms and %d", pr.step, len(pr.peak), int(last/pr.step)+1)
 	}
 	for i := range pr.peak {
 		end := time.Duration(i+1) * pr.step
 		rows := min(int64((end+7*time.Millisecond-1)/(7*time.Millisecond)), 3000) // rows before end
-		if pr.peak[i][0] != rows*planAlign || pr.bytes[i][0] != rows*planAlign {
-			t.Fatalf("point %d (to %v): peak %d, bytes %d; want %d rows' %d", i, end, pr.peak[i][0], pr.bytes[i][0], rows, rows*planAlign)
+		if pr.peak[i][0] != rows*planAlign || pr.bytes[i][0] != rows*planAlign || pr.ops[i][0] != rows {
+			t.Fatalf("point %d (to %v): peak %d, bytes %d, ops %d; want %d rows' %d", i, end, pr.peak[i][0], pr.bytes[i][0], pr.ops[i][0], rows, rows*planAlign)
 		}
 	}
 	// short ends at 30 ms with 3: its one point of 40 ms.
-	short := &profile{step: 10 * time.Millisecond, peak: [][]int64{{1}, {2}, {3}}, bytes: [][]int64{{1}, {2}, {3}}}
+	short := &profile{step: 10 * time.Millisecond, peak: [][]int64{{1}, {2}, {3}}, bytes: [][]int64{{1}, {2}, {3}}, ops: [][]int64{{1}, {2}, {3}}}
 	sum := pr.add(short)
-	if sum.step != 40*time.Millisecond || sum.peak[0][0] != pr.peak[0][0]+3 || sum.peak[5][0] != pr.peak[5][0]+3 {
-		t.Errorf("sum: step %v, points %v %v", sum.step, sum.peak[0], sum.peak[5])
+	if sum.step != 40*time.Millisecond || sum.peak[0][0] != pr.peak[0][0]+3 || sum.peak[5][0] != pr.peak[5][0]+3 ||
+		sum.ops[0][0] != pr.ops[0][0]+3 || sum.ops[5][0] != pr.ops[5][0]+3 {
+		t.Errorf("sum: step %v, points %v %v, ops %v %v", sum.step, sum.peak[0], sum.peak[5], sum.ops[0], sum.ops[5])
 	}
 }

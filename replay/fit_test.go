@@ -426,3 +426,76 @@ func TestBoundBelowLargestObject(t *testing.T) {
 		})
 	}
 }
+
+// TestAdviseObjectRequests: an object store serves requests, not only
+// bytes: a Tier-2 on s3 whose pace asks 600 small writes a second (6000
+// of 4 KiB in 10 s, 2.4 MB/s: nothing of the bandwidth assumed) asks more
+// than the share of the 800 requests/s assumed of 16 in flight, and no
+// size scale lowers a request count, so --fit slows the pace to what they
+// fit (--speed 0.666), which the plan offers too. With 64 requests in
+// flight (--s3-concurrency 64) it fits, and on nvme it always did. Before,
+// --fit sized an s3 tier by its bytes alone, and a fitted replay of the
+// README's trace on a local S3 server fell 41 s behind its schedule.
+func TestAdviseObjectRequests(t *testing.T) {
+	var recs []schema.Record
+	for i := range 6000 {
+		recs = append(recs, schema.Record{Time: time.Duration(i) * 10 * time.Second / 6000, Op: schema.OpWrite, Size: 4096,
+			Tier: schema.TierNVMe, Key: []byte(fmt.Sprint("k", i)), Phase: schema.PhasePrefill})
+	}
+	for _, tc := range []struct {
+		backend  string
+		inFlight int
+		fits     bool
+	}{{"s3", 0, false}, {"s3", 16, false}, {"s3", 64, true}, {"nvme", 0, true}} {
+		name := fmt.Sprintf("%s, %d in flight", tc.backend, tc.inFlight)
+		cfg := replay.DefaultConfig()
+		cfg.Speed = 1
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", tc.backend}
+		plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, recs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Ops[tc.backend] != 6000 {
+			t.Fatalf("%s: %d operations planned, want 6000", name, plan.Ops[tc.backend])
+		}
+		m := replay.Machine{MemAvailable: 64 << 30, MemTotal: 64 << 30, Disk: "/d", DiskFree: 1 << 40, ObjectRequests: tc.inFlight}
+		a := replay.Advise(plan, &cfg, replay.Sizing{}, m)
+		problems := strings.Join(a.Problems, "\n")
+		if a.Fits != tc.fits || a.Fits != !strings.Contains(problems, "requests:") {
+			t.Errorf("%s: fits %v, problems %q; want fits %v", name, a.Fits, a.Problems, tc.fits)
+		}
+		if tc.fits {
+			continue
+		}
+		if !strings.Contains(problems, "600 operations/s of the s3 tier") || !strings.Contains(problems, "800/s assumed") {
+			t.Errorf("%s: problems %q, want the 600 operations/s asked and the 800/s assumed", name, a.Problems)
+		}
+		// No size scale lowers a request count: --fit slows the pace.
+		if a.Fit == nil || a.Fit.Speed != 0.666 || a.Fit.Scale != 1 || strings.Join(a.Fit.Flags, " ") != "--speed 0.666" {
+			t.Errorf("%s: --fit %+v, want --speed 0.666 alone", name, a.Fit)
+		}
+		var speed string
+		for _, o := range a.Options {
+			if strings.HasPrefix(o.Option, "--speed ") {
+				speed = o.Option
+			}
+			if strings.HasPrefix(o.Option, "--duration") || strings.HasPrefix(o.Option, "--size-scale") {
+				t.Errorf("%s: option %q, which changes no request rate", name, o.Option)
+			}
+		}
+		if speed != "--speed 0.666" {
+			t.Errorf("%s: options %+v, want --speed 0.666", name, a.Options)
+		}
+	}
+	// Unpaced (--speed max), the plan's time is the requests' at the
+	// assumed rate: 6000 at 800/s.
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", "s3"}
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, recs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := plan.AssumedTime(replay.Machine{}); d != 7500*time.Millisecond {
+		t.Errorf("assumed time %v, want 7.5 s", d)
+	}
+}

@@ -125,8 +125,10 @@ type Plan struct {
 	// time is Span / Speed.
 	Span time.Duration
 	// Written and Read are the logical (scaled) bytes the modelled rows
-	// write and read on each backend, by name.
-	Written, Read map[string]int64
+	// write and read on each backend, by name; Ops counts those rows, the
+	// operations (an object store's requests, at the least), which no
+	// size scale changes.
+	Written, Read, Ops map[string]int64
 	// PeakObjects bounds the objects live at once on each backend, cold
 	// ones included but, as in Peak, those a demotion reads first
 	// (ColdObject.Demoted): with Peak it bounds the peak at a smaller
@@ -379,7 +381,7 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
 	p.Scanned = true
 	p.Window = WindowOf(cfg)
-	p.Written, p.Read, p.PeakObjects = map[string]int64{}, map[string]int64{}, map[string]int64{}
+	p.Written, p.Read, p.Ops, p.PeakObjects = map[string]int64{}, map[string]int64{}, map[string]int64{}, map[string]int64{}
 	p.Reach, p.ReachObjects = map[string]int64{}, map[string]int64{}
 	p.Traces = make([]schema.TraceInfo, len(srcs))
 	tierB, names := backendIndex(cfg)
@@ -391,13 +393,13 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	// own and their peaks add up (a bound: their peaks may not coincide).
 	n := len(names)
 	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), sample: make([]int64, n), lazy: make([]int64, n),
-		written: make([]int64, n), read: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
+		written: make([]int64, n), read: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
 	org := &origin{}
 	scans := make([]*traceScan, len(srcs))
 	for i := range srcs {
 		ts := &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org,
 			m: newModel(tierB, align, limit), keys: map[string]*scanKey{}, prof: newProfile(),
-			wr: make([]int64, n), rd: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n), demoted: make([]int64, n)}
+			wr: make([]int64, n), rd: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n), demoted: make([]int64, n)}
 		if chosen != nil {
 			ts.chosen, ts.own, ts.left = chosen, map[string]bool{}, map[string]bool{}
 		}
@@ -501,7 +503,7 @@ func (p *Plan) fromMeta(cfg *Config, srcs []Source) {
 
 // planTotals are the backends' figures summed over the traces.
 type planTotals struct {
-	peak, peakN, sample, lazy, written, read, reach, reachN []int64
+	peak, peakN, sample, lazy, written, read, ops, reach, reachN []int64
 }
 
 // finish sets the plan's per-backend figures from the totals.
@@ -515,7 +517,7 @@ func (p *Plan) finish(cfg *Config, names []string, tot *planTotals) {
 		}
 		p.Peak[name] = tot.sample[b]
 		p.PeakObjects[name] = tot.peakN[b]
-		p.Written[name], p.Read[name] = tot.written[b], tot.read[b]
+		p.Written[name], p.Read[name], p.Ops[name] = tot.written[b], tot.read[b], tot.ops[b]
 		p.Reach[name], p.ReachObjects[name] = max(tot.reach[b], tot.sample[b]), tot.reachN[b]
 	}
 	if p.profile != nil {
@@ -548,9 +550,11 @@ type traceScan struct {
 	m         *model
 	keys      map[string]*scanKey
 	prof      *profile
-	wr, rd    []int64
-	lastReq   uint64
-	checked   bool
+	// wr, rd and ops are each backend's bytes written and read and
+	// operations so far (Plan.Written, Read, Ops).
+	wr, rd, ops []int64
+	lastReq     uint64
+	checked     bool
 	// reach and reachN are each backend's Plan.Reach and ReachObjects.
 	reach, reachN []int64
 	// demoted counts each backend's cold objects a demotion reads first
@@ -681,13 +685,15 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	p.WindowRows++
 	ts.rows.Window++
 	ts.last = max(ts.last, rec.Time)
-	ts.prof.advance(rec.Time-ts.org.first, ts.m, ts.wr, ts.rd)
+	ts.prof.advance(rec.Time-ts.org.first, ts.m, ts)
 	logical, phys := sizes(rec.Size, ts.cfg.SizeScale, planAlign)
 	switch rec.Op {
 	case schema.OpRead:
 		ts.rd[b] += logical
+		ts.ops[b]++
 	case schema.OpWrite:
 		ts.wr[b] += logical
+		ts.ops[b]++
 	}
 	p.MaxObject = max(p.MaxObject, phys)
 	p.MaxObjectOf[ts.names[b]] = max(p.MaxObjectOf[ts.names[b]], phys)
@@ -741,11 +747,12 @@ func (ts *traceScan) addTo(tot *planTotals) {
 		tot.peakN[b] += ts.m.peakCount[b] + ts.m.coldCount[b] - ts.demoted[b]
 		tot.written[b] += ts.wr[b]
 		tot.read[b] += ts.rd[b]
+		tot.ops[b] += ts.ops[b]
 		tot.reach[b] += ts.reach[b]
 		tot.reachN[b] += ts.reachN[b]
 	}
 	if ts.seen {
-		ts.prof.close(ts.last-ts.org.first, ts.m, ts.wr, ts.rd)
+		ts.prof.close(ts.last-ts.org.first, ts.m, ts)
 		p.profile = p.profile.add(ts.prof)
 		p.Span = max(p.Span, ts.last-ts.org.first)
 	}

@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/s3"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -99,6 +101,7 @@ func (o *Options) machine() replay.Machine {
 	if !m.DiskIsDevice {
 		m.DiskGateway = host.ObjectGateway(m.Disk)
 	}
+	m.ObjectRequests = cmp.Or(o.S3.Concurrency, s3.DefaultConcurrency)
 	return m
 }
 
@@ -300,6 +303,9 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 	if a.Fit.RAMBudget > 0 {
 		opts.RAMBudget = a.Fit.RAMBudget
 	}
+	if a.Fit.Speed > 0 {
+		cfg.Speed = a.Fit.Speed
+	}
 	if fitted, err = f.Prepare(ctx, cfg, srcs); err != nil {
 		return nil, nil, "", err
 	}
@@ -335,6 +341,9 @@ func needsLine(a *replay.Advice, n replay.Needs) string {
 		if b.Rate > 0 {
 			s += ", asking " + replay.FormatRate(b.Rate)
 		}
+		if b.OpsRate > 0 && a.Machine.OpsRate(b.Backend) > 0 {
+			s += fmt.Sprintf(" in %.0f operations/s", b.OpsRate)
+		}
 		parts = append(parts, s)
 	}
 	pace := fmt.Sprintf("%.1f s of trace", n.SpanS)
@@ -361,9 +370,16 @@ func machineLine(a *replay.Advice) string {
 	if m.DiskIsDevice {
 		disk = fmt.Sprintf("%s in the device %s", cli.FormatBytes(m.DiskFree), m.Disk)
 	}
-	return fmt.Sprintf("this machine has %s of memory available of %s and %s; a replay that fits asks at most %.0f %% of them and of the rates assumed (not measured): RAM %s, disk %s, object store %s",
+	return fmt.Sprintf("this machine has %s of memory available of %s and %s; a replay that fits asks at most %.0f %% of them and of the rates assumed (not measured): RAM %s, disk %s, object store %s and %s",
 		cli.FormatBytes(m.MemAvailable), cli.FormatBytes(m.MemTotal), disk, a.Share*100, replay.FormatRate(a.AssumedRAMRate), replay.FormatRate(a.AssumedDiskRate),
-		replay.FormatRate(a.AssumedObjectRate))
+		replay.FormatRate(a.AssumedObjectRate), objectRequests(a))
+}
+
+// objectRequests says the request rate assumed of an object store: the
+// s3 tier's requests in flight, each taking AssumedObjectRequest.
+func objectRequests(a *replay.Advice) string {
+	return fmt.Sprintf("%.0f requests/s (%d in flight, %s each)", a.Machine.OpsRate("s3"), int(a.Machine.OpsRate("s3")*a.AssumedObjectRequestS+0.5),
+		time.Duration(a.AssumedObjectRequestS*float64(time.Second)))
 }
 
 // PlanDoc is --plan's document (--format json).
@@ -527,6 +543,9 @@ func writeNeeds(w io.Writer, a *replay.Advice, o *Options) {
 		if b.Rate > 0 {
 			rate = replay.FormatRate(b.Rate)
 		}
+		if b.OpsRate > 0 && a.Machine.OpsRate(b.Backend) > 0 {
+			rate += fmt.Sprintf(", %.0f operations/s", b.OpsRate)
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Backend, strings.Join(b.Tiers, ","), cli.FormatBytes(b.Peak), cli.FormatBytes(b.MaxObject),
 			replay.FormatData(b.Written), replay.FormatData(b.Read), rate)
 	}
@@ -557,8 +576,8 @@ func writeNeeds(w io.Writer, a *replay.Advice, o *Options) {
 	if m.DiskGateway != "" {
 		disk = fmt.Sprintf("disk %s (%s is on %s, an object store's gateway: the object store's rate)", replay.FormatRate(a.AssumedDiskRate), m.Disk, m.DiskGateway)
 	}
-	fmt.Fprintf(w, "  assumed  RAM %s, %s, object store %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
-		replay.FormatRate(a.AssumedRAMRate), disk, replay.FormatRate(a.AssumedObjectRate), a.Share*100)
+	fmt.Fprintf(w, "  assumed  RAM %s, %s, object store %s and %s (conservative, not measured); a replay that fits asks at most %.0f %% of each, of the memory and of the space\n",
+		replay.FormatRate(a.AssumedRAMRate), disk, replay.FormatRate(a.AssumedObjectRate), objectRequests(a), a.Share*100)
 }
 
 // writeVerdict renders whether the replay fits, why not, the options that
