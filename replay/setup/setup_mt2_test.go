@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -255,5 +256,22 @@ func TestCheckBlockDeviceRunFiles(t *testing.T) {
 	os.Symlink(loop, filepath.Join(byNum, "7:9"))
 	if err := checkBlockDevice(byNum, "/dev/loop9", unix.Mkdev(7, 9), runFiles([]string{tr}, "")); err == nil || !strings.Contains(err.Error(), "a loop device over") {
 		t.Errorf("a loop device over the trace: %v, want refused", err)
+	}
+}
+
+// TestCheckFitsPlansFromSidecars: a replay planned from its sidecars (a
+// pipe) that cannot fit is stopped before any I/O as a prescanned one is;
+// --fit-time goes with --plan, which shows what --fit would bound.
+func TestCheckFitsPlansFromSidecars(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "", "nvme"}
+	plan := &replay.Plan{FromMeta: true, Peak: map[string]int64{"nvme": 1 << 60}, MaxObjectOf: map[string]int64{}}
+	plan.Used[schema.TierNVMe] = true
+	if err := CheckFits(&cfg, plan, &Options{Dir: t.TempDir()}); err == nil || cli.ExitCode(err) != cli.ExitUsage {
+		t.Errorf("a sidecar's 1 EiB peak: %v, want refused as input", err)
+	}
+	f := Fitting{Print: true, Format: "text", Time: time.Minute}
+	if errs := f.Check("", "", false, true); len(errs) != 0 {
+		t.Errorf("--plan --fit-time 1m: %v, want accepted", errs)
 	}
 }
