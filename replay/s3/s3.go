@@ -377,6 +377,38 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
+// claimLooks and claimGap bound how long dropClaim looks for a claim
+// whose request failed: a request given up (its timeout, an interrupt)
+// may still be under way at the server, and make the claim after the
+// first look.
+const (
+	claimLooks = 4
+	claimGap   = time.Second
+)
+
+// dropClaim removes the claim of this run (it holds tok) whose request
+// failed: it may have been made though its answer never came (lost, a
+// timeout). It looks claimLooks times, claimGap apart, each look and the
+// removal within timeout, after ctx too is done (an interrupted run
+// removes what it made).
+func (c *client) dropClaim(ctx context.Context, claim string, tok []byte, timeout time.Duration) {
+	ctx = context.WithoutCancel(ctx)
+	for i := range claimLooks {
+		if i > 0 {
+			time.Sleep(claimGap)
+		}
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		held := c.holds(dctx, claim, tok)
+		if held {
+			c.delete(dctx, claim)
+		}
+		cancel()
+		if held {
+			return
+		}
+	}
+}
+
 // claimName is the object that claims a run's prefix for it: a leading
 // '.' never begins an object's name (objname.FileName encodes it).
 const claimName = ".kvreplay-run"
@@ -432,13 +464,7 @@ func (b *Backend) checkPrefix(ctx context.Context) error {
 			b.cfg.Warn(fmt.Sprintf("s3: %s: the server does not implement conditional writes (If-None-Match): the run's prefix was found empty but is not claimed, so another run given the same run id at the same time would share it", b.Where()))
 		}
 	case err != nil:
-		// The claim may be made though its request failed (its answer
-		// lost, a timeout): one that holds this run's token goes.
-		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		if c.holds(dctx, claim, tok) {
-			c.delete(dctx, claim)
-		}
-		dcancel()
+		c.dropClaim(ctx, claim, tok, timeout)
 		return failed(err)
 	case !made:
 		return fmt.Errorf("s3: %s: another run claimed the run's prefix (%s exists) while this one checked it: kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), claimName)

@@ -322,6 +322,7 @@ type Proxy struct {
 	lose    atomic.Int64           // responses still to lose (Lose, Withhold)
 	loseIf  atomic.Pointer[string] // the header of the requests whose responses are lost
 	silent  atomic.Bool            // a lost response is withheld (Withhold), not a 500
+	lateBy  atomic.Int64           // a withheld request reaches the server this long after its client gave it up (WithholdLate)
 	lost    atomic.Int64
 	stop    chan struct{} // closed at the test's end: hung requests end
 	// Requests passed through now, the most at once, and how long each
@@ -378,9 +379,19 @@ func (p *Proxy) Lose(header string, n int) {
 // response: the client waits until it gives the request up (its
 // timeout, the run's end), and its connection is then closed.
 func (p *Proxy) Withhold(header string, n int) {
+	p.lateBy.Store(0)
 	p.silent.Store(true)
 	p.loseIf.Store(&header)
 	p.lose.Store(int64(n))
+}
+
+// WithholdLate is Withhold of a request that reaches the server only
+// after its client gave it up (its timeout, the run's end), d later: the
+// server then does what it asks, as one does a request whose client
+// timed out while it was on its way or queued.
+func (p *Proxy) WithholdLate(header string, n int, d time.Duration) {
+	p.Withhold(header, n)
+	p.lateBy.Store(int64(d))
 }
 
 // Lost is how many responses were lost (Lose, Withhold), each counted
@@ -489,60 +500,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rp *httputil.Rever
 		case <-p.stop:
 		}
 	}
-	switch p.hang.Load() {
-	case Silent:
-		p.hung.Add(1)
-		io.Copy(io.Discard, r.Body)
-		wait()
-		return
-	case MidBody:
-		p.hung.Add(1)
-		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool { wait(); return true }}, r)
-		return
-	}
-	if n := p.drop.Load(); n > 0 && p.drop.CompareAndSwap(n, n-1) {
-		p.drops.Add(1)
-		io.CopyN(io.Discard, r.Body, 1<<10)
-		panic(http.ErrAbortHandler)
-	}
-	if r.Method == http.MethodGet && p.cut.Load() > 0 {
-		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool {
-			if n := p.cut.Load(); n > 0 && p.cut.CompareAndSwap(n, n-1) {
-				p.cuts.Add(1)
-				panic(http.ErrAbortHandler)
-			}
-			return false
-		}}, r)
-		return
-	}
-	if h := p.loseIf.Load(); h != nil && r.Header.Get(*h) != "" {
-		if n := p.lose.Load(); n > 0 && p.lose.CompareAndSwap(n, n-1) {
-			rp.ServeHTTP(discard(http.Header{}), r)
-			p.lost.Add(1)
-			if p.silent.Load() {
-				wait()
-				panic(http.ErrAbortHandler)
-			}
-			internalError(w)
-			return
-		}
-	}
-	if q := p.unimpl.Load(); q != nil && (r.URL.Query().Has(*q) || r.Header.Get(*q) != "") {
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusNotImplemented)
-		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header or query you provided implies functionality that is not implemented.</Message></Error>`)
-		return
-	}
-	if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
-		p.refused.Add(1)
-		io.Copy(io.Discard, r.Body)
-		if p.broken.Load() {
-			internalError(w)
-			return
-		}
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+	if p.interrupt(w, r, rp, wait) || p.refuse(w, r) {
 		return
 	}
 	p.served.Add(1)
@@ -558,6 +516,95 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rp *httputil.Rever
 	}
 	rp.ServeHTTP(w, r)
 	p.inflight.Add(-1)
+}
+
+// interrupt hangs (Hang), drops (Drop), cuts (Cut) or loses (Lose) r as
+// the proxy was told, waiting with wait where it hangs; false when it
+// does none of these.
+func (p *Proxy) interrupt(w http.ResponseWriter, r *http.Request, rp *httputil.ReverseProxy, wait func()) bool {
+	switch p.hang.Load() {
+	case Silent:
+		p.hung.Add(1)
+		io.Copy(io.Discard, r.Body)
+		wait()
+		return true
+	case MidBody:
+		p.hung.Add(1)
+		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool { wait(); return true }}, r)
+		return true
+	}
+	if n := p.drop.Load(); n > 0 && p.drop.CompareAndSwap(n, n-1) {
+		p.drops.Add(1)
+		io.CopyN(io.Discard, r.Body, 1<<10)
+		panic(http.ErrAbortHandler)
+	}
+	if r.Method == http.MethodGet && p.cut.Load() > 0 {
+		rp.ServeHTTP(&stallWriter{ResponseWriter: w, left: 1 << 10, at: func() bool {
+			if n := p.cut.Load(); n > 0 && p.cut.CompareAndSwap(n, n-1) {
+				p.cuts.Add(1)
+				panic(http.ErrAbortHandler)
+			}
+			return false
+		}}, r)
+		return true
+	}
+	if h := p.loseIf.Load(); h != nil && r.Header.Get(*h) != "" {
+		if n := p.lose.Load(); n > 0 && p.lose.CompareAndSwap(n, n-1) {
+			if d := time.Duration(p.lateBy.Load()); d > 0 {
+				p.late(r, rp, wait, d)
+			}
+			rp.ServeHTTP(discard(http.Header{}), r)
+			p.lost.Add(1)
+			if p.silent.Load() {
+				wait()
+				panic(http.ErrAbortHandler)
+			}
+			internalError(w)
+			return true
+		}
+	}
+	return false
+}
+
+// late passes r to the server d after its client gave it up (wait
+// returns then), with no client to answer (WithholdLate).
+func (p *Proxy) late(r *http.Request, rp *httputil.ReverseProxy, wait func(), d time.Duration) {
+	body, _ := io.ReadAll(r.Body)
+	wait()
+	select {
+	case <-time.After(d):
+	case <-p.stop:
+		panic(http.ErrAbortHandler)
+	}
+	late := r.Clone(context.WithoutCancel(r.Context()))
+	late.Body, late.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	rp.ServeHTTP(discard(http.Header{}), late)
+	p.lost.Add(1)
+	panic(http.ErrAbortHandler)
+}
+
+// refuse answers r with an error as the proxy was told (Unimplemented,
+// Fail, Break); false when it does not.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request) bool {
+	if q := p.unimpl.Load(); q != nil && (r.URL.Query().Has(*q) || r.Header.Get(*q) != "") {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusNotImplemented)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header or query you provided implies functionality that is not implemented.</Message></Error>`)
+		return true
+	}
+	if n := p.fail.Load(); n != 0 && (n < 0 || p.fail.CompareAndSwap(n, n-1)) {
+		p.refused.Add(1)
+		io.Copy(io.Discard, r.Body)
+		if p.broken.Load() {
+			internalError(w)
+			return true
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+		return true
+	}
+	return false
 }
 
 // Delay holds each request that passes through for d before passing it.
