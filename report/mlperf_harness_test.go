@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -100,5 +101,37 @@ func TestMLPerfNoDeviceP95Warned(t *testing.T) {
 	if len(got) != 1 || !strings.HasPrefix(got[0], "option 1 trial 0 rank 1: no storage_read_device_p95_ms, though") ||
 		!strings.HasSuffix(got[0], filepath.Join("option_1", "trial_0", "rank_1", "kvcache_results_20261127_121001.json")+")") {
 		t.Errorf("warnings of a missing device p95: %q, want option 1 trial 0 rank 1's only", got)
+	}
+}
+
+// TestMLPerfRankPastSummary: a rank_2 directory in a run whose
+// kvcache_run_summary says 2 ranks is no rank of that run (mlpstorage,
+// whose ranks are its configuration's, never reads it): kvreport refuses
+// the run, naming the directory and the summary's count, where it counted
+// 3 ranks and added the third's figures. Without the rank_2 the run
+// aggregates as mlpstorage did.
+func TestMLPerfRankPastSummary(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "20261127_130000")
+	if err := os.CopyFS(run, os.DirFS(filepath.Join("testdata", "mlperf_harness", "last", "20261127_130000"))); err != nil {
+		t.Fatal(err)
+	}
+	if s := aggregateDir(t, run); s.TotalRanks != 2 {
+		t.Fatalf("test setup: %d ranks", s.TotalRanks)
+	}
+	from := filepath.Join(run, "option_1", "trial_0", "rank_0", "kvcache_results_20261127_121000.json")
+	extra := filepath.Join(run, "option_1", "trial_0", "rank_2")
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(extra, "kvcache_results_20261127_121002.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadMLPerf(context.Background(), []string{run}, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "rank_2") || !strings.Contains(err.Error(), "says 2 ranks") {
+		t.Errorf("a rank past the run's summary: %v; want it refused, naming rank_2 and the summary's 2 ranks", err)
 	}
 }

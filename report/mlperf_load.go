@@ -199,6 +199,41 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 	if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {
 		return fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", name)
 	}
+	return run.ranksPastSummary(name)
+}
+
+// ranksPastSummary refuses a rank directory of a rank that the run's
+// kvcache_run_summary says it did not have (rank_4 of a run of 4 ranks):
+// mlpstorage's aggregation never reads it (its ranks are its
+// configuration's), and counting it would add a rank that this run did
+// not run, another run's copied in.
+func (run *MLPerfRun) ranksPastSummary(name string) error {
+	ranks := 0
+	for _, s := range run.Summaries {
+		if s.TotalRanks > 0 && s.TotalRanks <= maxMLPerfRanks {
+			ranks = max(ranks, s.TotalRanks)
+		}
+	}
+	if ranks == 0 {
+		return nil
+	}
+	past := func(rank int, path string) error {
+		if rank < ranks {
+			return nil
+		}
+		return fmt.Errorf("report: %s: rank %d's result, but the run's kvcache_run_summary says %d ranks (rank_0 to rank_%d): "+
+			"mlpstorage never reads it, and it is no rank of this run; move it out of the run's directory", path, rank, ranks, ranks-1)
+	}
+	for _, rk := range run.Ranks {
+		if err := past(rk.Rank, rk.Path); err != nil {
+			return err
+		}
+	}
+	for _, u := range run.Unreadable {
+		if err := past(u.Rank, u.Path); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

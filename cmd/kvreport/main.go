@@ -83,7 +83,8 @@ trials, numbered from 0 or 1; a gap is, as mlpstorage makes it, a trial
 of missing ranks, its sums 0 in the means, its ranks in missing_files).
 A kvcache_run_summary at the top of the run's directory (mlpstorage's)
 says how many ranks and trials the run had: a rank or a last trial that
-left no result there is missing too.
+left no result there is missing too, and a rank_<N> past its ranks is
+refused (exit status 2: no rank of the run, which mlpstorage never reads).
 Each Option's own line (text, md) and record (json: options.<O>.kvbench)
 gives kvbench's verdict on whether its figures are a measurement: NOT A
 MEASUREMENT, naming the failed_ranks and incomplete_ranks they include and
