@@ -60,6 +60,10 @@ type SearchProbe struct {
 	OfferedBps        float64            `json:"offered_bytes_per_s"`
 	P95MSByQoS        map[string]float64 `json:"p95_ms_by_qos,omitempty"`
 	Health            string             `json:"storage_health"`
+	// TierPaths are where the probe's tiers lived and what an object
+	// store's was asked (its result's host.tier_paths: each probe makes
+	// its tiers afresh, an S3 tier under a run prefix of its own).
+	TierPaths []PathInfo `json:"tier_paths,omitempty"`
 }
 
 // SearchResult is what a search (kvreplay --search) writes: the answer, its confidence, and every

@@ -45,7 +45,8 @@ type (
 // requests fails (unjudged).
 func Summarize(kind string, res *schema.Result, storage []string) Probe {
 	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
-		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus)}
+		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus),
+		TierPaths: res.Host.TierPaths}
 	for _, t := range res.Tiers {
 		if len(storage) == 0 || slices.Contains(storage, t.Tier) {
 			p.OfferedBps += t.ReadOfferedBps + t.WriteOfferedBps
