@@ -45,7 +45,7 @@ func TestDeviceLatency(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, op := range []schema.Op{schema.OpRead, schema.OpWrite} {
-			d, ok, err := results.DeviceOf(res.Device, schema.TierNVMe, op)
+			d, ok, err := results.DeviceOf(res.Device, res.Cells, schema.TierNVMe, op)
 			if err != nil || !ok || d.Count != 10 {
 				t.Fatalf("%s: device latency %+v (of %+v), want 10 spans", op, d, res.Device)
 			}
@@ -94,7 +94,7 @@ func TestDeviceLatencyPhases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, ok, err := results.DeviceOf(res.Device, schema.TierNVMe, schema.OpWrite)
+		ref, ok, err := results.DeviceOf(res.Device, res.Cells, schema.TierNVMe, schema.OpWrite)
 		if err != nil || !ok || ref.Count != 4 {
 			t.Errorf("new objects' device latency %+v %v %v, want 4 spans (of %+v)", ref, ok, err, res.Device)
 		}

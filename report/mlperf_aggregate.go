@@ -902,12 +902,12 @@ func tier2Latency(cells []schema.Cell, device []schema.DeviceLatency) (read, wri
 	if err != nil {
 		return read, write, err
 	}
-	if d, ok, err := results.DeviceOf(device, schema.TierNVMe, schema.OpRead); err != nil {
+	if d, ok, err := results.DeviceOf(device, cells, schema.TierNVMe, schema.OpRead); err != nil {
 		return read, write, err
 	} else if ok {
 		read = d
 	}
-	if d, ok, err := results.DeviceOf(device, schema.TierNVMe, schema.OpWrite); err != nil {
+	if d, ok, err := results.DeviceOf(device, cells, schema.TierNVMe, schema.OpWrite); err != nil {
 		return read, write, err
 	} else if ok {
 		write = d

@@ -914,8 +914,9 @@ func storageOffered(r *schema.Result) (read, write float64) {
 // kvreplayFigures sets rk from a kvreplay result: its summary's figures
 // of mlpstorage's names (its storage bandwidths from its Tier-2 data in
 // decimal GB/s: storageOffered), zeros for a rank that kept its
-// working set in memory, and the device p95s recomputed from its Tier-2
-// cells when it predates them. A merged document of several ranks is
+// working set in memory, and the device p95s recomputed by today's rule
+// from its Tier-2 cells and device latency (tier2Latency), whatever
+// version wrote it. A merged document of several ranks is
 // refused. kvreplay documents have no
 // avg_throughput_tokens_per_sec (0, as a missing key).
 func kvreplayFigures(rk *MLPerfRank, r *schema.Result) error {
@@ -933,27 +934,19 @@ func kvreplayFigures(rk *MLPerfRank, r *schema.Result) error {
 	rk.result, rk.when, rk.Host, rk.ranks = r, r.Started, r.Host.Hostname, r.Ranks
 	rk.ReadBandwidthGBps, rk.WriteBandwidthGBps = storageOffered(r)
 	rk.StorageThroughputTokensPerSec = s.StorageThroughputTokensPerSec
-	rk.DeviceReadP95MS, rk.DeviceWriteP95MS = s.StorageReadDeviceP95MS, s.StorageWriteDeviceP95MS
-	rk.RequestP95MS = s.StorageIOLatencyMS.P95
-	rk.CPUTier = keptInMemory(r)
-	if rk.CPUTier {
-		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps, rk.DeviceReadP95MS, rk.DeviceWriteP95MS = 0, 0, 0, 0
-		return nil
-	}
-	if rk.DeviceReadP95MS != 0 && rk.DeviceWriteP95MS != 0 {
-		return nil
-	}
-	// A document written before the device figures: the same
-	// distributions, from its cells.
+	// The device p95s by today's rule, as the summary takes them (of the
+	// reference's phases; the cells' latency from submission where the
+	// document has no device latency), so that a document written before
+	// a change of the rule is scored as a new one is.
 	rl, wl, err := tier2Latency(r.Cells, r.Device)
 	if err != nil {
 		return err
 	}
-	if rk.DeviceReadP95MS == 0 {
-		rk.DeviceReadP95MS = rl.P95US / 1000
-	}
-	if rk.DeviceWriteP95MS == 0 {
-		rk.DeviceWriteP95MS = wl.P95US / 1000
+	rk.DeviceReadP95MS, rk.DeviceWriteP95MS = rl.P95US/1000, wl.P95US/1000
+	rk.RequestP95MS = s.StorageIOLatencyMS.P95
+	rk.CPUTier = keptInMemory(r)
+	if rk.CPUTier {
+		rk.ReadBandwidthGBps, rk.WriteBandwidthGBps, rk.DeviceReadP95MS, rk.DeviceWriteP95MS = 0, 0, 0, 0
 	}
 	return nil
 }

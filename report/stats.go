@@ -101,6 +101,8 @@ func catalogue() []metricDef {
 	for _, p := range []string{"p50", "p95", "p99"} {
 		def("tier2_evict_write_"+p, "ms", "lower", "Tier-2 write latency of demotions (the Evict phase) from submission, "+p+
 			": kvbench's; the reference times them but keeps no sample")
+	}
+	for _, p := range []string{"p50", "p95", "p99"} {
 		def("tier2_evict_write_device_"+p, "ms", "lower", "Tier-2 write device latency of demotions (the Evict phase), "+p+
 			": its I/Os and, under --fsync, its fdatasync; kvbench's")
 	}
@@ -249,7 +251,7 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 		v["tier2_read_ttfb_p50"], v["tier2_read_ttfb_p95"], v["tier2_read_ttfb_p99"] = m.P50US/1000, m.P95US/1000, m.P99US/1000
 	}
 	for _, op := range []schema.Op{schema.OpRead, schema.OpWrite} {
-		m, ok, err := results.DeviceOf(r.Device, schema.TierNVMe, op)
+		m, ok, err := results.DeviceOf(r.Device, r.Cells, schema.TierNVMe, op)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}

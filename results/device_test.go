@@ -63,7 +63,7 @@ func TestDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, _, err := DeviceOf(r.Device, schema.TierNVMe, schema.OpRead)
+	rd, _, err := DeviceOf(r.Device, r.Cells, schema.TierNVMe, schema.OpRead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,12 +44,16 @@ type presence struct {
 	storageWrites, storageReads, cpu bool
 }
 
-// presenceOf finds what r's cells hold.
+// presenceOf finds what r's cells hold of the phases the reference
+// samples (refPhase: a demotion's copy is judged by no criterion, as its
+// latency is in no figure under the reference's names).
 func presenceOf(r *schema.Result) presence {
 	var p presence
 	nvme, cpu := schema.TierNVMe.String(), schema.TierCPU.String()
-	for _, c := range r.Cells {
+	for i := range r.Cells {
+		c := &r.Cells[i]
 		switch {
+		case !refPhase(c):
 		case c.Tier == nvme && c.Op == schema.OpWrite.String():
 			p.storageWrites = true
 		case c.Tier == nvme && c.Op == schema.OpRead.String():

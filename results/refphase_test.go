@@ -77,12 +77,31 @@ func TestRefPhaseLatency(t *testing.T) {
 			t.Errorf("demotions only: criterion %q", c.Name)
 		}
 	}
+	// kvreport judges the document again (Health): the same criteria, not
+	// a write criterion of the demotions' cells with a figure of 0.
+	if h := Health(r, &s); h.TotalCount != s.StorageHealth.TotalCount || h.TotalCount != 0 {
+		t.Errorf("demotions only, judged again: %d criteria %+v, the summary's %d", h.TotalCount, h.Criteria, s.StorageHealth.TotalCount)
+	}
 
-	// A document written before phases: its device entries hold every
-	// phase, and are taken as they are.
+	// A document written before phases: a device entry holds every
+	// phase. Where its cells have no Evict phase of the tier and
+	// operation, the entry is of the reference's phases alone, and
+	// counts; where they have, it mixes in the demotions', and the figure
+	// is not known (the summary then takes the cells' latency from
+	// submission, of the reference's phases).
 	old := []schema.DeviceLatency{{Tier: "Tier-2", Op: "Write", Latency: ev}}
-	if l, ok, err := DeviceOf(old, schema.TierNVMe, schema.OpWrite); err != nil || !ok || l.Count != 20 {
-		t.Errorf("an older document's device latency %+v %v %v", l, ok, err)
+	if l, ok, err := DeviceOf(old, cells[:1], schema.TierNVMe, schema.OpWrite); err != nil || !ok || l.Count != 20 {
+		t.Errorf("an older document's device latency, no demotion: %+v %v %v", l, ok, err)
+	}
+	if l, ok, err := DeviceOf(old, cells, schema.TierNVMe, schema.OpWrite); err != nil || ok {
+		t.Errorf("an older document's device latency, demotions in it: %+v %v %v; want none", l, ok, err)
+	}
+	r = &schema.Result{WallS: 10, Complete: true, Cells: cells, Tiers: TierTotals(cells, 10*time.Second), Device: old}
+	if s, err = Summarize(r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.StorageWriteDeviceP95MS < 4.9 || s.StorageWriteDeviceP95MS > 5.1 {
+		t.Errorf("an older document with demotions: write device p95 %v ms, want the new objects' 5 ms from submission", s.StorageWriteDeviceP95MS)
 	}
 	var merged Device
 	if err := merged.MergeAll(old, dev.Finalize()); err != nil {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/hist"
@@ -94,11 +95,11 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	// objects' writes: a demotion's copy (the Evict phase) is timed there
 	// but keeps no sample, so neither its Tier-2 write nor its Tier-1 read
 	// and write count here.
-	rl, reads, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read && refPhase(c) }, submitted)
+	rl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 read latency: %w", err)
 	}
-	wl, writes, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write && refPhase(c) }, submitted)
+	wl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 write latency: %w", err)
 	}
@@ -107,12 +108,12 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 		return s, fmt.Errorf("results: summary: Tier-1 latency: %w", err)
 	}
 	s.StorageReadP95MS, s.StorageWriteP95MS, s.CPUP95MS = rl.P95US/1000, wl.P95US/1000, cl.P95US/1000
-	if d, ok, err := DeviceOf(r.Device, schema.TierNVMe, schema.OpRead); err != nil {
+	if d, ok, err := DeviceOf(r.Device, r.Cells, schema.TierNVMe, schema.OpRead); err != nil {
 		return s, fmt.Errorf("results: summary: %w", err)
 	} else if ok {
 		rl = d
 	}
-	if d, ok, err := DeviceOf(r.Device, schema.TierNVMe, schema.OpWrite); err != nil {
+	if d, ok, err := DeviceOf(r.Device, r.Cells, schema.TierNVMe, schema.OpWrite); err != nil {
 		return s, fmt.Errorf("results: summary: %w", err)
 	} else if ok {
 		wl = d
@@ -121,7 +122,7 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	q := r.Requests.Latency
 	s.StorageIOLatencyMS = schema.Percentiles{Mean: q.MeanUS / 1000, P50: q.P50US / 1000, P95: q.P95US / 1000,
 		P99: q.P99US / 1000, P999: q.P999US / 1000, P9999: q.P9999US / 1000}
-	s.StorageHealth = evaluate(r, &s, presence{storageWrites: writes > 0, storageReads: reads > 0, cpu: cl.Count > 0})
+	s.StorageHealth = evaluate(r, &s, presenceOf(r))
 	return s, nil
 }
 
@@ -247,11 +248,15 @@ func setDevice(s *schema.Summary, rl, wl schema.Latency) {
 }
 
 // DeviceOf returns the device latency of a tier's operation among ds (a
-// document's Device), of the phases the reference samples
-// (RefPhase: not Evict; an entry of a document written before phases,
-// which holds them all, counts too); false when ds has none.
-func DeviceOf(ds []schema.DeviceLatency, tier schema.Tier, op schema.Op) (schema.Latency, bool, error) {
-	return deviceOf(ds, tier, op, func(phase string) bool { return phase != schema.PhaseEvict.String() })
+// document's Device), of the phases the reference samples (refPhase: not
+// Evict); false when ds has none. An entry of a document written before
+// phases holds every phase: it counts only where the document's cells
+// (cells) have no Evict phase of that tier and operation, so that it
+// holds the reference's phases alone; else that figure is not known.
+func DeviceOf(ds []schema.DeviceLatency, cells []schema.Cell, tier schema.Tier, op schema.Op) (schema.Latency, bool, error) {
+	evict := schema.PhaseEvict.String()
+	mixed := slices.ContainsFunc(cells, func(c schema.Cell) bool { return c.Tier == tier.String() && c.Op == op.String() && c.Phase == evict })
+	return deviceOf(ds, tier, op, func(phase string) bool { return phase != evict && (phase != "" || !mixed) })
 }
 
 // DeviceEvictOf is DeviceOf of the Evict phase: the demotions' copies,
