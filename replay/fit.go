@@ -375,7 +375,11 @@ func Advise(p *Plan, cfg *Config, sz Sizing, m Machine) *Advice {
 	if a.Fit != nil {
 		a.Options = append(a.Options, Option{Option: strings.Join(a.Fit.Flags, " "), Effect: a.effect(a.Fit.Needs)})
 	}
-	a.Options = append(a.Options, a.others(p, cfg, sz)...)
+	for _, o := range a.others(p, cfg, sz) {
+		if a.Fit == nil || o.Option != a.Options[0].Option { // not the fit's own again
+			a.Options = append(a.Options, o)
+		}
+	}
 	return a
 }
 
@@ -669,7 +673,7 @@ func (a *Advice) paced(p *Plan, cfg *Config, sz Sizing) *Fit {
 	}
 	c := *cfg
 	c.Speed = speed
-	flag := "--speed " + formatSpeed(speed)
+	flag := "--speed " + FormatSpeed(speed)
 	if n := p.needs(&c, sz, c.SizeScale); a.fits(n, &c) {
 		return &Fit{Scale: c.SizeScale, Speed: speed, Flags: []string{flag}, Needs: n}
 	}
@@ -701,14 +705,21 @@ func (a *Advice) requestPace(n Needs, cfg *Config) float64 {
 	return floor3(cfg.Speed * slow)
 }
 
-// floor3 rounds x > 0 down to 3 significant digits, as --speed is shown.
+// floor3 rounds x > 0 down to 3 significant digits, as --speed is shown:
+// the float the flag written with FormatSpeed parses to (0.0084 stays
+// 0.0084, not 0.00839; 0.0014 is not 0.0014000000000000002).
 func floor3(x float64) float64 {
 	e := math.Pow(10, math.Floor(math.Log10(x))-2)
-	return math.Floor(x/e) * e
+	v, err := strconv.ParseFloat(strconv.FormatFloat(math.Floor(x/e+1e-9)*e, 'g', 3, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
 }
 
-// formatSpeed writes a --speed as the flag takes it, to 3 digits.
-func formatSpeed(s float64) string { return strconv.FormatFloat(s, 'g', 3, 64) }
+// FormatSpeed writes a --speed as the flag takes it, in plain decimals
+// ("0.223", "1230"), the shortest that parses back to s.
+func FormatSpeed(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) }
 
 // bounded is a fit at scale s with the space bounded by --capacity and
 // --ram-budget where it passes the share, nil when the rates do not fit
@@ -847,7 +858,7 @@ func (a *Advice) others(p *Plan, cfg *Config, sz Sizing) []Option {
 			}
 			if s := cfg.Speed * slow; s > 0 && !math.IsInf(s, 0) {
 				s = floor3(s)
-				out = append(out, Option{Option: "--speed " + formatSpeed(s), Pace: true,
+				out = append(out, Option{Option: "--speed " + FormatSpeed(s), Pace: true,
 					Effect: fmt.Sprintf("slows the trace's pace to what the assumed rates serve: the replay then takes %s (the space must still fit)", formatSeconds(time.Duration(n.WallS*float64(cfg.Speed)/s*float64(time.Second))))})
 			}
 		}

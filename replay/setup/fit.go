@@ -247,8 +247,12 @@ func (f Fitting) timeLine(cfg *replay.Config, plan *replay.Plan, m replay.Machin
 		return fmt.Sprintf("--duration %s: at --speed max the replay's bytes take %.1f s at the rates assumed (not measured), longer than --fit-time %s; the replay stops at the window (--fit-time 0 replays it all)",
 			d, plan.AssumedTime(m).Seconds(), f.Time)
 	}
-	return fmt.Sprintf("--duration %s: the trace's %.1f s at --speed %g take %.1f s, longer than --fit-time %s; the replay keeps the trace's pace for its first %.1f s (--fit-time 0 replays it all)",
-		d, plan.Span.Seconds(), cfg.Speed, plan.Span.Seconds()/cfg.Speed, f.Time, d.Seconds()*cfg.Speed)
+	keeps := fmt.Sprintf("the replay keeps the trace's pace for its first %.1f s", d.Seconds()*cfg.Speed)
+	if cfg.Speed != 1 {
+		keeps = fmt.Sprintf("the replay runs the first %.1f s of the trace at --speed %g", d.Seconds()*cfg.Speed, cfg.Speed)
+	}
+	return fmt.Sprintf("--duration %s: the trace's %.1f s at --speed %g take %.1f s, longer than --fit-time %s; %s (--fit-time 0 replays it all)",
+		d, plan.Span.Seconds(), cfg.Speed, plan.Span.Seconds()/cfg.Speed, f.Time, keeps)
 }
 
 // Fit applies the plan's options (--fit) to cfg and opts and returns the
@@ -263,6 +267,7 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 	if !Planned(plan) {
 		return nil, nil, "", noPlan("--fit")
 	}
+	whole := plan
 	// First what the machine lacks and the time: each changes the plan.
 	var pre, whys []string
 	for t := range schema.Tier(schema.NumTiers) {
@@ -275,6 +280,7 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 		}
 	}
 	m := opts.machine()
+	stood, stoodCfg := len(pre), *cfg
 	if d := f.timeBound(cfg, plan, m); d > 0 {
 		whys = append(whys, f.timeLine(cfg, plan, m, d))
 		cfg.Duration = d
@@ -296,16 +302,13 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 	if a.Fit == nil {
 		return nil, nil, "", cli.Input(fmt.Errorf("--fit: %w", notFitError(a)))
 	}
-	cfg.SizeScale = a.Fit.Scale
-	if a.Fit.Capacity > 0 {
-		cfg.Capacity = a.Fit.Capacity
-	}
-	if a.Fit.RAMBudget > 0 {
-		opts.RAMBudget = a.Fit.RAMBudget
-	}
 	if a.Fit.Speed > 0 {
-		cfg.Speed = a.Fit.Speed
+		// The time bound and the window change with the pace: settled
+		// again at it, without the ones of the trace's pace.
+		*cfg = stoodCfg
+		return f.fitPace(ctx, cfg, opts, srcs, whole, a, pre[:stood], whys[:stood])
 	}
+	applyFit(cfg, opts, a.Fit)
 	if fitted, err = f.Prepare(ctx, cfg, srcs); err != nil {
 		return nil, nil, "", err
 	}
@@ -320,6 +323,88 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 		why = strings.Join(whys, "; ") + "; " + why
 	}
 	return fitted, &schema.Fit{Applied: applied, Why: why}, fitWarning(opts, applied), nil
+}
+
+// applyFit sets what fit applies on cfg and opts.
+func applyFit(cfg *replay.Config, opts *Options, fit *replay.Fit) {
+	cfg.SizeScale = fit.Scale
+	if fit.Capacity > 0 {
+		cfg.Capacity = fit.Capacity
+	}
+	if fit.RAMBudget > 0 {
+		opts.RAMBudget = fit.RAMBudget
+	}
+	if fit.Speed > 0 {
+		cfg.Speed = fit.Speed
+	}
+}
+
+// maxPaceSteps bounds how many times fitPace slows the pace again.
+const maxPaceSteps = 8
+
+// fitPace applies first, a fit that slows the pace (an object store's
+// requests ask more than it is assumed to serve at the trace's pace,
+// which no size scale changes), and settles it: at the slower pace the
+// replay takes longer, so --fit-time bounds it again (--duration), and
+// that window reaches less of the trace, its start, which may ask more
+// requests a second than the whole did. Each window is planned and
+// advised again, and what its advice applies is applied, until it fits,
+// at most maxPaceSteps times; a fit it cannot settle is refused. cfg
+// holds the options as given with the stand-in tiers (pre, whys).
+func (f Fitting) fitPace(ctx context.Context, cfg *replay.Config, opts *Options, srcs []replay.Source, whole *replay.Plan, first *replay.Advice, pre, whys []string) (*replay.Plan, *schema.Fit, string, error) {
+	given, budget, m := *cfg, opts.RAMBudget, opts.machine()
+	a := first
+	for step := 0; ; step++ {
+		applyFit(cfg, opts, a.Fit)
+		cfg.Duration = given.Duration
+		var timeWhy string
+		if d := f.timeBound(cfg, whole, m); d > 0 {
+			cfg.Duration, timeWhy = d, f.timeLine(cfg, whole, m, d)
+		}
+		fitted, err := f.Prepare(ctx, cfg, srcs)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		after := Advise(cfg, fitted, opts)
+		flags := append(slices.Clone(pre), paceFlags(&given, cfg, budget, opts.RAMBudget)...)
+		if after.Fits {
+			why := "as given, " + needsLine(first, first.Needs) + ": " + strings.Join(append(first.Blockers, first.Problems...), "; ") +
+				"; with " + strings.Join(flags[len(pre):], " ") + ", " + needsLine(after, after.Needs) + "; " + machineLine(first)
+			if timeWhy != "" {
+				why = timeWhy + "; " + why
+			}
+			if len(whys) > 0 {
+				why = strings.Join(whys, "; ") + "; " + why
+			}
+			return fitted, &schema.Fit{Applied: flags, Why: why}, fitWarning(opts, flags), nil
+		}
+		if after.Fit == nil || step == maxPaceSteps {
+			return nil, nil, "", cli.Input(fmt.Errorf("--fit: %s: %w", strings.Join(flags, " "), notFitError(after)))
+		}
+		a = after
+	}
+}
+
+// paceFlags are the options fitPace changed from given, as a command line
+// gives them: the window, the size scale, the bounds and the pace.
+func paceFlags(given, cfg *replay.Config, budget, fitBudget int64) []string {
+	var out []string
+	if cfg.Duration != given.Duration {
+		out = append(out, "--duration "+cfg.Duration.String())
+	}
+	if cfg.SizeScale != given.SizeScale {
+		out = append(out, "--size-scale "+replay.FormatScale(cfg.SizeScale))
+	}
+	if cfg.Capacity != given.Capacity {
+		out = append(out, "--capacity "+cli.FormatBytes(cfg.Capacity))
+	}
+	if fitBudget != budget {
+		out = append(out, "--ram-budget "+cli.FormatBytes(fitBudget))
+	}
+	if cfg.Speed != given.Speed {
+		out = append(out, "--speed "+replay.FormatSpeed(cfg.Speed))
+	}
+	return out
 }
 
 // fitWarning prints what --fit applies on opts.Stderr, before the
