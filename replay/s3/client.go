@@ -355,6 +355,15 @@ func unsupported(err error) bool {
 	return errors.As(err, &ae) && ae.ErrorCode() == "NotImplemented" || errors.As(err, &re) && re.HTTPStatusCode() == 501
 }
 
+// answered reports whether err is the server's answer to a request (an
+// S3 error, an HTTP status), not the lack of one (the SDK's response
+// error of status 0: a timeout, a cancel, a connection lost).
+func answered(err error) bool {
+	var ae smithy.APIError
+	var re *awshttp.ResponseError
+	return errors.As(err, &ae) || errors.As(err, &re) && re.HTTPStatusCode() > 0
+}
+
 // sentBody counts the bytes of a request's body read to be sent, over all
 // of its attempts (a retry seeks it back to its start): with the size of
 // the one that succeeded they tell the bytes of those that failed

@@ -378,32 +378,38 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 }
 
 // claimLooks and claimGap bound how long dropClaim looks for a claim
-// whose request failed: a request given up (its timeout, an interrupt)
-// may still be under way at the server, and make the claim after the
-// first look.
+// whose request got no answer: a request given up (its timeout, an
+// interrupt, a connection lost) may still be under way at the server, and
+// make the claim after the first look.
 const (
 	claimLooks = 4
 	claimGap   = time.Second
 )
 
 // dropClaim removes the claim of this run (it holds tok) whose request
-// failed: it may have been made though its answer never came (lost, a
-// timeout). It looks claimLooks times, claimGap apart, each look and the
-// removal within timeout, after ctx too is done (an interrupted run
-// removes what it made).
-func (c *client) dropClaim(ctx context.Context, claim string, tok []byte, timeout time.Duration) {
-	ctx = context.WithoutCancel(ctx)
-	for i := range claimLooks {
+// failed with err: it may have been made though its answer never came.
+// One the server answered with an error is looked for once (a lost
+// answer: the claim was made before it); one that got no answer, up to
+// claimLooks times, claimGap apart. The clean-up goes on after ctx is done
+// (an interrupted run removes what it made), within one deadline: timeout
+// and the gaps.
+func (c *client) dropClaim(ctx context.Context, claim string, tok []byte, err error, timeout time.Duration) {
+	looks := claimLooks
+	if answered(err) {
+		looks = 1
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+time.Duration(looks-1)*claimGap)
+	defer cancel()
+	for i := range looks {
 		if i > 0 {
-			time.Sleep(claimGap)
+			select {
+			case <-time.After(claimGap):
+			case <-dctx.Done():
+				return
+			}
 		}
-		dctx, cancel := context.WithTimeout(ctx, timeout)
-		held := c.holds(dctx, claim, tok)
-		if held {
+		if c.holds(dctx, claim, tok) {
 			c.delete(dctx, claim)
-		}
-		cancel()
-		if held {
 			return
 		}
 	}
@@ -464,7 +470,7 @@ func (b *Backend) checkPrefix(ctx context.Context) error {
 			b.cfg.Warn(fmt.Sprintf("s3: %s: the server does not implement conditional writes (If-None-Match): the run's prefix was found empty but is not claimed, so another run given the same run id at the same time would share it", b.Where()))
 		}
 	case err != nil:
-		c.dropClaim(ctx, claim, tok, timeout)
+		c.dropClaim(ctx, claim, tok, err, timeout)
 		return failed(err)
 	case !made:
 		return fmt.Errorf("s3: %s: another run claimed the run's prefix (%s exists) while this one checked it: kvreplay works only under a prefix of its own; give another --s3-prefix or run id", b.Where(), claimName)
