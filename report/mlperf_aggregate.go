@@ -319,6 +319,9 @@ func trialRanks(ctx context.Context, run *MLPerfRun, at map[rankPlaceKey]int, op
 type ruleTrial struct {
 	read, write, avgTP, storTP float64
 	readP95, writeP95          float64
+	// found counts the ranks of the trial that left a result: none for a
+	// trial the run ran that left none (its sums 0 in the rule's means).
+	found int
 }
 
 // ruleTrialOf applies the rule to the ranks found of one trial, its sums
@@ -331,7 +334,18 @@ func ruleTrialOf(ranks []MLPerfRank) ruleTrial {
 		readP95, writeP95 = append(readP95, rk.DeviceReadP95MS), append(writeP95, rk.DeviceWriteP95MS)
 	}
 	return ruleTrial{read: pysum(read), write: pysum(write), avgTP: pysum(avgTP), storTP: pysum(storTP),
-		readP95: maxOr0(readP95), writeP95: maxOr0(writeP95)}
+		readP95: maxOr0(readP95), writeP95: maxOr0(writeP95), found: len(ranks)}
+}
+
+// countEmpty counts the trials that left no rank result.
+func countEmpty(trials []ruleTrial) int {
+	n := 0
+	for _, t := range trials {
+		if t.found == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // pysum is Python 3.12's sum() of floats, which mlpstorage (Python 3.12)
@@ -487,8 +501,10 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 // above highCV, MLPerf's headline first (the read bandwidth and storage
 // throughput the rule averages, the device p95s of which it keeps the
 // largest), by their names in the summary; "" when none varies or there
-// are fewer than 2 trials.
-func trialSpread(trials []ruleTrial) string {
+// are fewer than 2 trials. A trial that left no rank result is no
+// measurement to vary (its 0s are the rule's; missing_trials names it).
+func trialSpread(all []ruleTrial) string {
+	trials := slices.DeleteFunc(slices.Clone(all), func(t ruleTrial) bool { return t.found == 0 })
 	if len(trials) < 2 {
 		return ""
 	}
@@ -933,10 +949,14 @@ func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
 	for _, t := range p.Trials {
 		spread = max(spread, t.StartSpreadS)
 	}
+	why := fmt.Sprintf("they differ as far as the ranks did not run together (start spread up to %s s)", num(spread))
+	if n := countEmpty(p.rule); n > 0 {
+		why = fmt.Sprintf("%d of the rule's %d trials left no rank result and add 0 to its mean, which the pooled view, of the "+
+			"trials found, leaves out; and %s", n, len(p.rule), why)
+	}
 	out = append(out, fmt.Sprintf("read bandwidth: the rule adds each rank's bytes over its own run (%s); pooled, every "+
-		"rank's bytes over the ranks' common window (%s, the rule's %s): they differ as far as the ranks did not run "+
-		"together (start spread up to %s s)", num(o.AggregatedReadBandwidthGBps), num(f.ReadBandwidthGBps),
-		rel(o.AggregatedReadBandwidthGBps, f.ReadBandwidthGBps), num(spread)))
+		"rank's bytes over the ranks' common window (%s, the rule's %s): %s", num(o.AggregatedReadBandwidthGBps), num(f.ReadBandwidthGBps),
+		rel(o.AggregatedReadBandwidthGBps, f.ReadBandwidthGBps), why))
 	if o.AggregatedDeviceReadP95MS != nil {
 		out = append(out, fmt.Sprintf("device read p95: the rule takes the worst rank's p95 over %d ranks and %d trials (%s ms); "+
 			"pooled, the p95 of all %d Tier-2 reads (%s ms, the rule's %s): the rule's is a worst-client bound",

@@ -13,7 +13,7 @@ import (
 // their names in the summary.
 func TestMLPerfTrialSpread(t *testing.T) {
 	steady := func(read float64) ruleTrial {
-		return ruleTrial{read: read, write: 0.2, storTP: 1000, readP95: 5, writeP95: 9}
+		return ruleTrial{read: read, write: 0.2, storTP: 1000, readP95: 5, writeP95: 9, found: 2}
 	}
 	for _, tt := range []struct {
 		name   string
@@ -25,7 +25,12 @@ func TestMLPerfTrialSpread(t *testing.T) {
 				"MLPerf Storage scores its headline over trials"}},
 		{"within 10 %", []ruleTrial{steady(1.0), steady(1.1), steady(0.95)}, nil},
 		{"one trial", []ruleTrial{steady(1.342)}, nil},
-		{"a device p95 and the write bandwidth", []ruleTrial{steady(1), {read: 1, write: 0.4, storTP: 1000, readP95: 5, writeP95: 30}},
+		// A trial that left no rank result adds 0 to the rule's means
+		// (missing_trials names it): no spread of measurements.
+		{"a trial missing", []ruleTrial{steady(1.0), {}, steady(1.05)}, nil},
+		{"a trial missing, two measured that vary", []ruleTrial{steady(1.342), {}, steady(0.7)},
+			[]string{"over 2 trials (headline aggregated_read_bandwidth_gbps"}},
+		{"a device p95 and the write bandwidth", []ruleTrial{steady(1), {read: 1, write: 0.4, storTP: 1000, readP95: 5, writeP95: 30, found: 2}},
 			[]string{"2 metrics vary by more than 10% (CV) over 2 trials (headline aggregated_device_write_p95_ms 0.76; others aggregated_write_bandwidth_gbps 0.47)",
 				"and run at least 3"}},
 	} {
