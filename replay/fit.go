@@ -181,8 +181,8 @@ type Need struct {
 	// Rate is the bandwidth the trace's pace asks for: the bytes over the
 	// replay's wall time; 0 at --speed max, which asks for all there is.
 	Rate float64 `json:"asked_bytes_per_s"`
-	// Ops are the reads and writes the replay makes of it, OpsRate those
-	// over the replay's wall time (0 at --speed max).
+	// Ops are the reads, writes and deletes the replay makes of it,
+	// OpsRate those over the replay's wall time (0 at --speed max).
 	Ops     int64   `json:"operations"`
 	OpsRate float64 `json:"asked_operations_per_s"`
 }

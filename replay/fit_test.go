@@ -499,3 +499,22 @@ func TestAdviseObjectRequests(t *testing.T) {
 		t.Errorf("assumed time %v, want 7.5 s", d)
 	}
 }
+
+// TestPlanOpsCountsDeletes: an object store's DELETE is a request as its
+// PUT and GET are: the plan's operations count a backend's Delete rows
+// with its reads and writes (2 writes, a read and 2 deletes: 5).
+func TestPlanOpsCountsDeletes(t *testing.T) {
+	row := func(op schema.Op, key string) schema.Record {
+		return schema.Record{Op: op, Size: 4096, Tier: schema.TierNVMe, Key: []byte(key), Phase: schema.PhasePrefill}
+	}
+	recs := []schema.Record{row(schema.OpWrite, "a"), row(schema.OpWrite, "b"), row(schema.OpRead, "a"), row(schema.OpDelete, "a"), row(schema.OpDelete, "b")}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "ram", "s3"}
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, recs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Ops["s3"] != 5 {
+		t.Errorf("%d operations planned, want 5", plan.Ops["s3"])
+	}
+}

@@ -125,9 +125,9 @@ type Plan struct {
 	// time is Span / Speed.
 	Span time.Duration
 	// Written and Read are the logical (scaled) bytes the modelled rows
-	// write and read on each backend, by name; Ops counts those rows, the
-	// operations (an object store's requests, at the least), which no
-	// size scale changes.
+	// write and read on each backend, by name; Ops counts the modelled
+	// rows of each (reads, writes and deletes: an object store's requests,
+	// at the least), which no size scale changes.
 	Written, Read, Ops map[string]int64
 	// PeakObjects bounds the objects live at once on each backend, cold
 	// ones included but, as in Peak, those a demotion reads first
@@ -687,13 +687,12 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	ts.last = max(ts.last, rec.Time)
 	ts.prof.advance(rec.Time-ts.org.first, ts.m, ts)
 	logical, phys := sizes(rec.Size, ts.cfg.SizeScale, planAlign)
+	ts.ops[b]++
 	switch rec.Op {
 	case schema.OpRead:
 		ts.rd[b] += logical
-		ts.ops[b]++
 	case schema.OpWrite:
 		ts.wr[b] += logical
-		ts.ops[b]++
 	}
 	p.MaxObject = max(p.MaxObject, phys)
 	p.MaxObjectOf[ts.names[b]] = max(p.MaxObjectOf[ts.names[b]], phys)
