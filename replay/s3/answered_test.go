@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"testing"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -34,6 +36,25 @@ func TestAnswered(t *testing.T) {
 	} {
 		if got := answered(tt.err); got != tt.want {
 			t.Errorf("%s: answered %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestBriefNoResponse: a request that got no response in time, or was
+// given up, says so; only one whose connection failed says the
+// connection failed ("the connection failed (context deadline exceeded)"
+// read as a network fault).
+func TestBriefNoResponse(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&url.Error{Op: "Put", URL: "http://x/k", Err: context.DeadlineExceeded}, "no response (context deadline exceeded)"},
+		{&url.Error{Op: "Put", URL: "http://x/k", Err: context.Canceled}, "no response (context canceled)"},
+		{&url.Error{Op: "Put", URL: "http://x/k", Err: io.ErrUnexpectedEOF}, "the connection failed (unexpected EOF)"},
+	} {
+		if got := brief(fmt.Errorf("operation error S3: PutObject: %w", tt.err)); got != tt.want {
+			t.Errorf("brief(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }

@@ -891,6 +891,10 @@ func brief(err error) string {
 				s += ", request id " + id
 			}
 		}
+	case errors.As(err, &ue) && ue.Err != nil && (ue.Timeout() || errors.Is(ue.Err, context.Canceled)):
+		// No response in time, or the request given up: not a fault of
+		// the connection.
+		s = "no response (" + ue.Err.Error() + ")"
 	case errors.As(err, &ue) && ue.Err != nil:
 		// No response (a connection closed or reset mid-request): the
 		// cause, without the SDK's account of the operation and the URL.
