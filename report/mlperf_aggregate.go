@@ -751,6 +751,18 @@ func trialPath(run *MLPerfRun, option string, trial int) string {
 	return filepath.Join(parent, fmt.Sprintf("trial_%d", trial))
 }
 
+// trialsFound are the numbers of the trials any Option of run has a
+// trial_<T> directory of, in order.
+func trialsFound(run *MLPerfRun) []int {
+	all := map[int]bool{}
+	for _, ts := range run.TrialDirs {
+		for t := range ts {
+			all[t] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(all))
+}
+
 // runTrials are the trials the run ran, in order: every number from the
 // lowest found (or 1, for a run numbered from 1; mlpstorage and
 // mlperf-option.sh number from 0) to the highest found, or to the last
@@ -761,16 +773,10 @@ func trialPath(run *MLPerfRun, option string, trial int) string {
 // is not shared) is a trial of missing ranks, not one fewer trial to
 // average.
 func runTrials(run *MLPerfRun) []int {
-	all := map[int]bool{}
-	for _, ts := range run.TrialDirs {
-		for t := range ts {
-			all[t] = true
-		}
-	}
-	if len(all) == 0 {
+	nums := trialsFound(run)
+	if len(nums) == 0 {
 		return nil
 	}
-	nums := slices.Sorted(maps.Keys(all))
 	lo, hi := min(nums[0], 1), nums[len(nums)-1]
 	if run.expectTrials > 0 {
 		// The run's own summary says how many it ran: the last ones
@@ -1006,16 +1012,10 @@ func differences(o *MLPerfOption, p *MLPerfPooled, ranks int) []string {
 // directory in missing_files: with ranks known, missing_files already
 // names each of its ranks.
 func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
-	all := map[int]bool{}
-	for _, ts := range run.TrialDirs {
-		for t := range ts {
-			all[t] = true
-		}
-	}
-	if len(all) == 0 {
+	nums := trialsFound(run)
+	if len(nums) == 0 {
 		return nil
 	}
-	nums := slices.Sorted(maps.Keys(all))
 	// Every Option of the run, an option_<O> directory without a trial
 	// too (an Option that left nothing).
 	options := map[string]bool{}
