@@ -79,15 +79,16 @@ func TestClaimCutShort(t *testing.T) {
 }
 
 // TestClaimLandsLate: the claim's PUT reaches the server only after the
-// run gave it up (its timeout), a second and a half later, and the server
-// then makes the claim: the run's first look finds nothing, and it looks
-// again (claimLooks, claimGap apart), so the claim is gone and the run ID
-// free once New has returned. Before, the run looked once, and a claim
-// that landed after that refused every later run of that ID.
+// run gave it up (its timeout), half a second later, and the server then
+// makes the claim: the run's first look, at once, finds nothing, and it
+// looks again (claimLooks, claimGap apart: 2.5 s of room for a slow
+// server to land it), so the claim is gone and the run ID free once New
+// has returned. Before, the run looked once, and a claim that landed
+// after that refused every later run of that ID.
 func TestClaimLandsLate(t *testing.T) {
 	srv := start(t, s3test.Options{KeepAlive: true})
 	px := s3test.Throttle(t, srv)
-	px.WithholdLate("If-None-Match", 1, 1500*time.Millisecond)
+	px.WithholdLate("If-None-Match", 1, 500*time.Millisecond)
 	cfg := s3.Config{Endpoint: px.Endpoint, Bucket: bucket, Prefix: "bench", RunID: "late", Timeout: time.Second, MaxAttempts: 1}
 	b, err := s3.New(context.Background(), cfg)
 	if err == nil {
