@@ -613,9 +613,10 @@ func AssumedRate(backend string) float64 {
 }
 
 // AssumedTime is how long the replay p plans takes on m at the assumed
-// rates (Machine.Rate) when nothing paces it (--speed max): the longest
-// of its backends' bytes written and read over their rates; 0 where a
-// plan does not know the bytes (from sidecars) or assumes no rate.
+// rates (Machine.Rate, OpsRate) when nothing paces it (--speed max): the
+// longest of its backends' bytes written and read over their rates, and
+// of an object store's operations over its request rate; 0 where a plan
+// does not know them (from sidecars) or assumes no rate.
 func (p *Plan) AssumedTime(m Machine) time.Duration {
 	var s float64
 	for name, w := range p.Written {

@@ -244,7 +244,7 @@ func (f Fitting) timeBound(cfg *replay.Config, plan *replay.Plan, m replay.Machi
 // timeLine says, in a line, why --fit bounds the replay at d.
 func (f Fitting) timeLine(cfg *replay.Config, plan *replay.Plan, m replay.Machine, d time.Duration) string {
 	if cfg.Speed <= 0 {
-		return fmt.Sprintf("--duration %s: at --speed max the replay's bytes take %.1f s at the rates assumed (not measured), longer than --fit-time %s; the replay stops at the window (--fit-time 0 replays it all)",
+		return fmt.Sprintf("--duration %s: at --speed max the replay's bytes and requests take %.1f s at the rates assumed (not measured), longer than --fit-time %s; the replay stops at the window (--fit-time 0 replays it all)",
 			d, plan.AssumedTime(m).Seconds(), f.Time)
 	}
 	keeps := fmt.Sprintf("the replay keeps the trace's pace for its first %.1f s", d.Seconds()*cfg.Speed)
