@@ -105,14 +105,36 @@ func (m Machine) Rate(backend string) float64 {
 // gateway), its requests in flight over AssumedObjectRequest; 0 (no
 // bound) for the others.
 func (m Machine) OpsRate(backend string) float64 {
-	if backend != "s3" && (backend != "nvme" || m.DiskGateway == "") {
-		return 0
+	return float64(m.InFlight(backend)) / AssumedObjectRequest.Seconds()
+}
+
+// InFlight is the requests in flight a plan assumes of backend on m when
+// it is an object store: the s3 tier's ObjectRequests, a gateway's
+// DefaultObjectRequests; 0 for the others.
+func (m Machine) InFlight(backend string) int {
+	switch {
+	case backend == "s3" && m.ObjectRequests > 0:
+		return m.ObjectRequests
+	case backend == "s3", backend == "nvme" && m.DiskGateway != "":
+		return DefaultObjectRequests
 	}
-	n := m.ObjectRequests
-	if n <= 0 || backend != "s3" {
-		n = DefaultObjectRequests
+	return 0
+}
+
+// overRequests reports whether b asks more operations a second than the
+// share of those assumed of its backend (Machine.OpsRate).
+func (a *Advice) overRequests(b Need) bool {
+	ops := a.Machine.OpsRate(b.Backend)
+	return ops > 0 && b.OpsRate > FitShare*ops
+}
+
+// OpsText says the operations a second b asks of an object store ("398
+// operations/s"), "" for a backend the plan bounds no requests of.
+func (a *Advice) OpsText(b Need) string {
+	if b.OpsRate <= 0 || a.Machine.OpsRate(b.Backend) <= 0 {
+		return ""
 	}
-	return float64(n) / AssumedObjectRequest.Seconds()
+	return fmt.Sprintf("%.0f operations/s", b.OpsRate)
 }
 
 // Memory is the memory a replay may count on: what is available, else
@@ -582,10 +604,10 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 			out = append(out, fmt.Sprintf("bandwidth: the trace's pace asks %s of the %s tier (%s written and %s read in %.1f s at --speed %g), more than %s of the %s assumed",
 				FormatRate(b.Rate), b.Backend, FormatData(b.Written), FormatData(b.Read), n.WallS, cfg.Speed, FitShareText(), FormatRate(rate)))
 		}
-		if ops := a.Machine.OpsRate(b.Backend); ops > 0 && b.OpsRate > FitShare*ops && !a.closed {
+		if a.overRequests(b) && !a.closed {
 			out = append(out, fmt.Sprintf("requests: the trace's pace asks %.0f operations/s of the %s tier (%d in %.1f s at --speed %g), more than %s of the %.0f/s assumed "+
 				"of an object store (%d requests in flight, %s each; no size scale changes the count)",
-				b.OpsRate, b.Backend, b.Ops, n.WallS, cfg.Speed, FitShareText(), ops, int(ops*AssumedObjectRequest.Seconds()+0.5), AssumedObjectRequest))
+				b.OpsRate, b.Backend, b.Ops, n.WallS, cfg.Speed, FitShareText(), a.Machine.OpsRate(b.Backend), a.Machine.InFlight(b.Backend), AssumedObjectRequest))
 		}
 	}
 	return out
@@ -696,8 +718,8 @@ func (a *Advice) requestPace(n Needs, cfg *Config) float64 {
 	}
 	slow := 1.0
 	for _, b := range n.Backends {
-		if ops := a.Machine.OpsRate(b.Backend); ops > 0 && b.OpsRate > FitShare*ops {
-			slow = min(slow, FitShare*ops/b.OpsRate)
+		if a.overRequests(b) {
+			slow = min(slow, FitShare*a.Machine.OpsRate(b.Backend)/b.OpsRate)
 		}
 	}
 	if slow >= 1 {
@@ -790,7 +812,7 @@ func (a *Advice) ratesFit(n Needs) bool {
 		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate {
 			return false
 		}
-		if ops := a.Machine.OpsRate(b.Backend); ops > 0 && b.OpsRate > FitShare*ops {
+		if a.overRequests(b) {
 			return false
 		}
 	}
@@ -805,8 +827,8 @@ func (a *Advice) effect(n Needs) string {
 		if b.Rate > 0 {
 			s += ", asks " + FormatRate(b.Rate)
 		}
-		if b.OpsRate > 0 && a.Machine.OpsRate(b.Backend) > 0 {
-			s += fmt.Sprintf(" in %.0f operations/s", b.OpsRate)
+		if ops := a.OpsText(b); ops != "" {
+			s += " in " + ops
 		}
 		parts = append(parts, s)
 	}

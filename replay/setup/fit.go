@@ -316,13 +316,19 @@ func (f Fitting) Fit(ctx context.Context, cfg *replay.Config, opts *Options, src
 	if !after.Runs {
 		return nil, nil, "", cli.Input(fmt.Errorf("--fit: %s: %w", strings.Join(a.Fit.Flags, " "), notFitError(after)))
 	}
-	why := "as given, " + needsLine(a, a.Needs) + ": " + strings.Join(append(a.Blockers, a.Problems...), "; ") +
-		"; with " + strings.Join(a.Fit.Flags, " ") + ", " + needsLine(after, after.Needs) + "; " + machineLine(a)
 	applied := append(pre, a.Fit.Flags...)
-	if len(whys) > 0 {
-		why = strings.Join(whys, "; ") + "; " + why
-	}
+	why := fitWhy(whys, a, after, a.Fit.Flags)
 	return fitted, &schema.Fit{Applied: applied, Why: why}, fitWarning(opts, applied), nil
+}
+
+// fitWhy is the result's fit.why: the reasons of what --fit applied first
+// (whys: stand-in tiers, the time bound), what the replay as given
+// needed and why it did not fit (first's), and what it needs with flags
+// (after's).
+func fitWhy(whys []string, first, after *replay.Advice, flags []string) string {
+	why := "as given, " + needsLine(first, first.Needs) + ": " + strings.Join(append(first.Blockers, first.Problems...), "; ") +
+		"; with " + strings.Join(flags, " ") + ", " + needsLine(after, after.Needs) + "; " + machineLine(first)
+	return strings.Join(append(slices.Clone(whys), why), "; ")
 }
 
 // applyFit sets what fit applies on cfg and opts.
@@ -368,15 +374,11 @@ func (f Fitting) fitPace(ctx context.Context, cfg *replay.Config, opts *Options,
 		after := Advise(cfg, fitted, opts)
 		flags := append(slices.Clone(pre), paceFlags(&given, cfg, budget, opts.RAMBudget)...)
 		if after.Fits {
-			why := "as given, " + needsLine(first, first.Needs) + ": " + strings.Join(append(first.Blockers, first.Problems...), "; ") +
-				"; with " + strings.Join(flags[len(pre):], " ") + ", " + needsLine(after, after.Needs) + "; " + machineLine(first)
+			reasons := whys
 			if timeWhy != "" {
-				why = timeWhy + "; " + why
+				reasons = append(slices.Clone(whys), timeWhy)
 			}
-			if len(whys) > 0 {
-				why = strings.Join(whys, "; ") + "; " + why
-			}
-			return fitted, &schema.Fit{Applied: flags, Why: why}, fitWarning(opts, flags), nil
+			return fitted, &schema.Fit{Applied: flags, Why: fitWhy(reasons, first, after, flags[len(pre):])}, fitWarning(opts, flags), nil
 		}
 		if after.Fit == nil || step == maxPaceSteps {
 			return nil, nil, "", cli.Input(fmt.Errorf("--fit: %s: %w", strings.Join(flags, " "), notFitError(after)))
@@ -426,8 +428,8 @@ func needsLine(a *replay.Advice, n replay.Needs) string {
 		if b.Rate > 0 {
 			s += ", asking " + replay.FormatRate(b.Rate)
 		}
-		if b.OpsRate > 0 && a.Machine.OpsRate(b.Backend) > 0 {
-			s += fmt.Sprintf(" in %.0f operations/s", b.OpsRate)
+		if ops := a.OpsText(b); ops != "" {
+			s += " in " + ops
 		}
 		parts = append(parts, s)
 	}
@@ -463,8 +465,7 @@ func machineLine(a *replay.Advice) string {
 // objectRequests says the request rate assumed of an object store: the
 // s3 tier's requests in flight, each taking AssumedObjectRequest.
 func objectRequests(a *replay.Advice) string {
-	return fmt.Sprintf("%.0f requests/s (%d in flight, %s each)", a.Machine.OpsRate("s3"), int(a.Machine.OpsRate("s3")*a.AssumedObjectRequestS+0.5),
-		time.Duration(a.AssumedObjectRequestS*float64(time.Second)))
+	return fmt.Sprintf("%.0f requests/s (%d in flight, %s each)", a.Machine.OpsRate("s3"), a.Machine.InFlight("s3"), replay.AssumedObjectRequest)
 }
 
 // PlanDoc is --plan's document (--format json).
@@ -628,8 +629,8 @@ func writeNeeds(w io.Writer, a *replay.Advice, o *Options) {
 		if b.Rate > 0 {
 			rate = replay.FormatRate(b.Rate)
 		}
-		if b.OpsRate > 0 && a.Machine.OpsRate(b.Backend) > 0 {
-			rate += fmt.Sprintf(", %.0f operations/s", b.OpsRate)
+		if ops := a.OpsText(b); ops != "" {
+			rate += ", " + ops
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Backend, strings.Join(b.Tiers, ","), cli.FormatBytes(b.Peak), cli.FormatBytes(b.MaxObject),
 			replay.FormatData(b.Written), replay.FormatData(b.Read), rate)
