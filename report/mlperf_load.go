@@ -289,10 +289,11 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 		if stopped(err) {
 			return false, err
 		}
-		if err == nil && !mayBeResult(raw) {
+		keys := keysOf(raw)
+		if err == nil && !mayBeResult(raw, keys) {
 			continue
 		}
-		if err == nil && !mlpstorageNamed(f, raw) {
+		if err == nil && !mlpstorageNamed(f, keys) {
 			unnamed = cmp.Or(unnamed, f)
 			continue
 		}
@@ -331,16 +332,32 @@ const mlpstorageResultGlob = "kvcache_results_*.json"
 // and files cut short are kvbench's to read), and a kv-cache.py document
 // named as mlpstorageResultGlob says. Another kv-cache.py document there
 // mlpstorage passes over: the rank is missing.
-func mlpstorageNamed(name string, raw []byte) bool {
-	var keys struct {
-		Format  json.RawMessage `json:"format"`
-		Kvbench json.RawMessage `json:"kvbench"`
-	}
-	if json.Unmarshal(raw, &keys) != nil || keys.Format != nil || keys.Kvbench != nil {
+func mlpstorageNamed(name string, keys *rankKeys) bool {
+	if keys == nil || keys.Format != nil || keys.Kvbench != nil {
 		return true
 	}
 	ok, _ := filepath.Match(mlpstorageResultGlob, filepath.Base(name))
 	return ok
+}
+
+// rankKeys are the top-level members that say what a rank directory's
+// JSON file is, as decode finds them (in any case: a map's exact names
+// would pass over a result that decodes).
+type rankKeys struct {
+	Format            json.RawMessage `json:"format"`
+	Summary           json.RawMessage `json:"summary"`
+	RequestsCompleted json.RawMessage `json:"requests_completed"`
+	Kvbench           json.RawMessage `json:"kvbench"`
+}
+
+// keysOf reads raw's rankKeys, once for mayBeResult and mlpstorageNamed;
+// nil when raw is not whole JSON.
+func keysOf(raw []byte) *rankKeys {
+	var k rankKeys
+	if json.Unmarshal(raw, &k) != nil {
+		return nil
+	}
+	return &k
 }
 
 // rankFile is a file of a rank directory that may be the rank's result:
@@ -351,24 +368,18 @@ type rankFile struct {
 	err  error
 }
 
-// mayBeResult reports whether a JSON file of a rank directory may be the
-// rank's result: a kvreplay result or a kv-cache.py document, or a file
-// that is not whole JSON (a result cut short). A kvcache_run_summary, or
-// JSON of any other kind (notes, a harness's metadata, which mlpstorage's
-// aggregation never reads either), is not.
-func mayBeResult(raw []byte) bool {
+// mayBeResult reports whether a JSON file of a rank directory, raw with
+// its keys (keysOf), may be the rank's result: a kvreplay result or a
+// kv-cache.py document, or a file that is not whole JSON (a result cut
+// short). A kvcache_run_summary, or JSON of any other kind (notes, a
+// harness's metadata, which mlpstorage's aggregation never reads either),
+// is not.
+func mayBeResult(raw []byte, keys *rankKeys) bool {
+	if keys == nil {
+		return true
+	}
 	if _, ok, _ := decodeRunSummary(raw); ok {
 		return false
-	}
-	// The members decode finds, as it finds them (in any case: a map's
-	// exact names would pass over a result that decodes).
-	var keys struct {
-		Format            json.RawMessage `json:"format"`
-		Summary           json.RawMessage `json:"summary"`
-		RequestsCompleted json.RawMessage `json:"requests_completed"`
-	}
-	if json.Unmarshal(raw, &keys) != nil {
-		return true
 	}
 	return keys.Format != nil || keys.Summary != nil && keys.RequestsCompleted != nil
 }

@@ -220,7 +220,7 @@ func TestMayBeResult(t *testing.T) {
 		{`{"format":"kvbench-result"`, true}, // cut short
 		{`{"schema_version":"1.0","options":{}}`, false},
 	} {
-		if got := mayBeResult([]byte(tt.doc)); got != tt.want {
+		if got := mayBeResult([]byte(tt.doc), keysOf([]byte(tt.doc))); got != tt.want {
 			t.Errorf("mayBeResult(%s) = %v, want %v", tt.doc, got, tt.want)
 		}
 	}

@@ -27,8 +27,9 @@ const (
 // bandwidths are r.Tiers' offered load (the reference's meaning); the
 // storage read and write P95 merge the Tier-2 Read and Write cells, the
 // CPU P95 the Tier-1 cells other than Delete, each of the phases the
-// reference samples (refPhase: not a demotion's Evict), and decode bytes are the Tier-2 Read Decode cells'
-// logical bytes; storage_io_latency_ms is the request latency.
+// reference samples (refPhase: not a demotion's Evict), and decode bytes
+// are the Tier-2 Read Decode cells' logical bytes; storage_io_latency_ms
+// is the request latency.
 // storage_health is Health's.
 //
 // What the run could not measure is named in NotMeasured, never left as a
@@ -95,15 +96,15 @@ func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
 	// objects' writes: a demotion's copy (the Evict phase) is timed there
 	// but keeps no sample, so neither its Tier-2 write nor its Tier-1 read
 	// and write count here.
-	rl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read && refPhase(c) }, submitted)
+	rl, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == read && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 read latency: %w", err)
 	}
-	wl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write && refPhase(c) }, submitted)
+	wl, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == nvme && c.Op == write && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-2 write latency: %w", err)
 	}
-	cl, _, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == cpu && c.Op != del && refPhase(c) }, submitted)
+	cl, err := cellLatency(r.Cells, func(c *schema.Cell) bool { return c.Tier == cpu && c.Op != del && refPhase(c) }, submitted)
 	if err != nil {
 		return s, fmt.Errorf("results: summary: Tier-1 latency: %w", err)
 	}
@@ -159,7 +160,7 @@ func TierOpLatency(cells []schema.Cell, tier schema.Tier, op schema.Op, fromSche
 	if fromSchedule {
 		of = scheduled
 	}
-	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o && refPhase(c) }, of)
+	l, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o && refPhase(c) }, of)
 	if err != nil {
 		return schema.Latency{}, fmt.Errorf("results: %s %s latency: %w", t, o, err)
 	}
@@ -170,7 +171,7 @@ func TierOpLatency(cells []schema.Cell, tier schema.Tier, op schema.Op, fromSche
 // the demotions' copies, which the reference's latencies leave out.
 func TierEvictLatency(cells []schema.Cell, tier schema.Tier, op schema.Op) (schema.Latency, error) {
 	t, o, evict := tier.String(), op.String(), schema.PhaseEvict.String()
-	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o && c.Phase == evict }, submitted)
+	l, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == o && c.Phase == evict }, submitted)
 	if err != nil {
 		return schema.Latency{}, fmt.Errorf("results: %s %s %s latency: %w", t, o, evict, err)
 	}
@@ -187,7 +188,7 @@ func refPhase(c *schema.Cell) bool { return c.Phase != schema.PhaseEvict.String(
 // zero Latency when none has.
 func TierFirstByte(cells []schema.Cell, tier schema.Tier) (schema.Latency, error) {
 	t, read := tier.String(), schema.OpRead.String()
-	l, _, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == read },
+	l, err := cellLatency(cells, func(c *schema.Cell) bool { return c.Tier == t && c.Op == read },
 		func(c *schema.Cell) *schema.Latency { return c.FirstByte })
 	if err != nil {
 		return schema.Latency{}, fmt.Errorf("results: %s read time to first byte: %w", t, err)
@@ -202,9 +203,8 @@ var (
 	scheduled = func(c *schema.Cell) *schema.Latency { return &c.FromSchedule }
 )
 
-// cellLatency merges the latency of (of) the cells match selects and
-// counts the cells that have one.
-func cellLatency(cells []schema.Cell, match func(*schema.Cell) bool, of func(*schema.Cell) *schema.Latency) (schema.Latency, int, error) {
+// cellLatency merges the latency of (of) the cells match selects.
+func cellLatency(cells []schema.Cell, match func(*schema.Cell) bool, of func(*schema.Cell) *schema.Latency) (schema.Latency, error) {
 	var ls []schema.Latency
 	for i := range cells {
 		c := &cells[i]
@@ -215,8 +215,7 @@ func cellLatency(cells []schema.Cell, match func(*schema.Cell) bool, of func(*sc
 			ls = append(ls, *l)
 		}
 	}
-	l, err := hist.MergeLatencies(ls...)
-	return l, len(ls), err
+	return hist.MergeLatencies(ls...)
 }
 
 // DecodeBytesRead is the bytes the Decode phase read from Tier-2: the
