@@ -1026,9 +1026,10 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 		options[o] = true
 	}
 	var out []MLPerfMissingTrial
+	ran := runTrials(run)
 	for _, option := range slices.Sorted(maps.Keys(options)) {
 		dirs := run.TrialDirs[option]
-		for _, t := range runTrials(run) {
+		for _, t := range ran {
 			dir, ok := dirs[t]
 			if !ok {
 				m := MLPerfMissingTrial{Option: option, Trial: t, Path: trialPath(run, option, t),

@@ -567,7 +567,8 @@ func (p *Proxy) interrupt(w http.ResponseWriter, r *http.Request, rp *httputil.R
 }
 
 // late passes r to the server d after its client gave it up (wait
-// returns then), with no client to answer (WithholdLate).
+// returns then), with no client to answer (WithholdLate), and ends the
+// handler: it never returns.
 func (p *Proxy) late(r *http.Request, rp *httputil.ReverseProxy, wait func(), d time.Duration) {
 	body, _ := io.ReadAll(r.Body)
 	wait()
