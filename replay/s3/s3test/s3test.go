@@ -553,7 +553,9 @@ func (p *Proxy) interrupt(w http.ResponseWriter, r *http.Request, rp *httputil.R
 			if d := time.Duration(p.lateBy.Load()); d > 0 {
 				p.late(r, rp, wait, d)
 			}
-			rp.ServeHTTP(discard(http.Header{}), r)
+			// The server does what the request asked, whether or not
+			// its client is still there to hear of it.
+			rp.ServeHTTP(discard(http.Header{}), r.WithContext(context.WithoutCancel(r.Context())))
 			p.lost.Add(1)
 			if p.silent.Load() {
 				wait()
