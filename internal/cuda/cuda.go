@@ -116,6 +116,7 @@ type Runtime struct {
 	eventCreate         func(e *uintptr, flags uint32) int32
 	eventRecord         func(e, stream uintptr) int32
 	eventSynchronize    func(e uintptr) int32
+	eventQuery          func(e uintptr) int32
 	eventElapsedTime    func(ms *float32, start, end uintptr) int32
 	eventDestroy        func(e uintptr) int32
 }
@@ -194,6 +195,7 @@ func load(lib uintptr, path string) (*Runtime, error) {
 		{&r.eventCreate, []string{"cudaEventCreateWithFlags"}},
 		{&r.eventRecord, []string{"cudaEventRecord"}},
 		{&r.eventSynchronize, []string{"cudaEventSynchronize"}},
+		{&r.eventQuery, []string{"cudaEventQuery"}},
 		{&r.eventElapsedTime, []string{"cudaEventElapsedTime"}},
 		{&r.eventDestroy, []string{"cudaEventDestroy"}},
 	} {
@@ -402,14 +404,31 @@ func (r *Runtime) CopyAsync(dst, src uintptr, n uint64, kind int, s Stream) erro
 // waited for and timed on the device.
 type Event uintptr
 
-// eventBlockingSync is cudaEventBlockingSync: a thread waiting for the
-// event sleeps instead of spinning.
-const eventBlockingSync = 1
+// Event flags (cudaEventBlockingSync: a thread waiting for the event
+// sleeps instead of spinning; cudaEventDisableTiming: the event keeps no
+// time) and cudaErrorNotReady, cudaEventQuery's answer for an event whose
+// work is still running.
+const (
+	eventBlockingSync  = 1
+	eventDisableTiming = 2
+	errNotReady        = 600
+)
 
 // NewEvent creates an event with timing, whose waiters sleep.
 func (r *Runtime) NewEvent() (Event, error) {
 	e, err := r.create("cudaEventCreateWithFlags", r.eventCreate, eventBlockingSync)
 	return Event(e), err
+}
+
+// Done reports whether the work before e's record has finished
+// (cudaEventQuery), without waiting: a poller's wait, which wakes sooner
+// than Wait's sleep on a blocking-sync event.
+func (r *Runtime) Done(e Event) (bool, error) {
+	code := r.eventQuery(uintptr(e))
+	if code == errNotReady {
+		return false, nil
+	}
+	return code == 0, r.check("cudaEventQuery", code)
 }
 
 // Record records e at the current end of stream s.

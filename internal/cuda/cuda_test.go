@@ -99,6 +99,30 @@ func TestLoadFake(t *testing.T) {
 	}
 	r.DestroyEvent(e1)
 	r.DestroyEvent(e2)
+	// A mark has no timing, and Done tells when the work before it is
+	// done: not while it runs (cudaErrorNotReady), then done; a failed
+	// query is CUDA's error.
+	m, err := r.newMark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_CUDA_NOT_READY", "2")
+	if err := r.Record(m, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{false, false, true, true} {
+		if done, err := r.Done(m); done != want || err != nil {
+			t.Errorf("Done, query %d = %v, %v; want %v", i+1, done, err, want)
+		}
+	}
+	if _, err := r.Elapsed(m, m); err == nil {
+		t.Errorf("Elapsed of a mark: no error; a mark keeps no time")
+	}
+	t.Setenv("FAKE_CUDA_QUERY_FAIL", "1")
+	if done, err := r.Done(m); done || !errors.As(err, &ce) || ce.Call != "cudaEventQuery" {
+		t.Errorf("Done with the query failing = %v, %v", done, err)
+	}
+	r.DestroyEvent(m)
 	// Pinning host memory: portable, once; an overlapping range is refused
 	// as CUDA refuses it (cudaErrorHostMemoryAlreadyRegistered).
 	region := make([]byte, 8192)
@@ -151,6 +175,8 @@ func TestABIValues(t *testing.T) {
 		{"cudaDevAttrPciDomainId", attrPCIDomainID, 50},
 		{"cudaStreamNonBlocking", streamNonBlocking, 1},
 		{"cudaEventBlockingSync", eventBlockingSync, 1},
+		{"cudaEventDisableTiming", eventDisableTiming, 2},
+		{"cudaErrorNotReady", errNotReady, 600},
 		{"cudaHostRegisterPortable", hostRegisterPortable, 1},
 	} {
 		if c.got != c.want {
@@ -186,4 +212,11 @@ func TestCUDADirs(t *testing.T) {
 	if err != nil || r.Path != got[1] {
 		t.Errorf("loaded %v, %v; want %s", r, err, got[1])
 	}
+}
+
+// newMark creates an event without timing (the tests compare its cost
+// with a timed one's).
+func (r *Runtime) newMark() (Event, error) {
+	e, err := r.create("cudaEventCreateWithFlags", r.eventCreate, eventDisableTiming)
+	return Event(e), err
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -220,4 +221,71 @@ func TestRealCuFile(t *testing.T) {
 			t.Fatalf("byte %d read back through cuFile is %d, not %d", i, host[i], byte(i*7+i>>16))
 		}
 	}
+}
+
+// TestRealCallCost logs what the calls a copy of the GPU tier makes cost
+// the host here, and how long a caller waits for one copy of 1 MiB on an
+// idle stream: sleeping in cudaEventSynchronize on a blocking-sync event,
+// or polling cudaEventQuery. It checks nothing but that the calls work;
+// its figures say where a tier's copies spend their time on this machine.
+func TestRealCallCost(t *testing.T) {
+	r := realRuntime(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	must(t, r.SetDevice(0))
+	const n = 1 << 20
+	dev, err := r.Malloc(n)
+	must(t, err)
+	defer r.Free(dev)
+	host, err := r.HostAlloc(n)
+	must(t, err)
+	defer r.FreeHost(host)
+	hp := uintptr(unsafe.Pointer(unsafe.SliceData(host)))
+	s, err := r.NewStream()
+	must(t, err)
+	defer r.DestroyStream(s)
+	timed, err := r.NewEvent()
+	must(t, err)
+	defer r.DestroyEvent(timed)
+	mark, err := r.newMark()
+	must(t, err)
+	defer r.DestroyEvent(mark)
+	per := func(reps int, fn func()) time.Duration {
+		start := time.Now()
+		for range reps {
+			fn()
+		}
+		return time.Since(start) / time.Duration(reps)
+	}
+	const reps = 200
+	record := per(reps, func() { must(t, r.Record(timed, s)) })
+	recordMark := per(reps, func() { must(t, r.Record(mark, s)) })
+	must(t, r.SyncStream(s))
+	query := per(reps, func() {
+		if _, err := r.Done(mark); err != nil {
+			t.Fatal(err)
+		}
+	})
+	queue := per(reps, func() { must(t, r.CopyAsync(dev, hp, n, HostToDevice, s)) })
+	must(t, r.SyncStream(s))
+	sleep := per(reps, func() {
+		must(t, r.CopyAsync(dev, hp, n, HostToDevice, s))
+		must(t, r.Record(timed, s))
+		must(t, r.Wait(timed))
+	})
+	poll := per(reps, func() {
+		must(t, r.CopyAsync(dev, hp, n, HostToDevice, s))
+		must(t, r.Record(mark, s))
+		for {
+			done, err := r.Done(mark)
+			must(t, err)
+			if done {
+				break
+			}
+		}
+	})
+	t.Logf("host time per call: cudaEventRecord %v (timed), %v (untimed); cudaEventQuery %v; cudaMemcpyAsync of 1 MiB queued behind others %v",
+		record, recordMark, query, queue)
+	t.Logf("one 1 MiB host-to-device copy on an idle stream, queued and waited for: %v sleeping in cudaEventSynchronize (blocking sync), %v polling cudaEventQuery",
+		sleep, poll)
 }

@@ -134,10 +134,10 @@ int cudaMemcpyAsync(void *dst, const void *src, unsigned long long n, int kind, 
 int cudaStreamSynchronize(void *s) { (void)s; return 0; }
 /* cudaEventDefault 0, BlockingSync 1, DisableTiming 2, Interprocess 4:
  * an event without timing cannot be timed (cudaErrorInvalidResourceHandle).
- * The time sits first, the flags after it. */
+ * The time sits first, the flags after it, then cudaEventQuery's count. */
 int cudaEventCreateWithFlags(double **e, unsigned int flags) {
 	if (flags & ~7u) return 1;
-	*e = calloc(2, sizeof(double));
+	*e = calloc(3, sizeof(double));
 	if (!*e) return 2;
 	(*e)[1] = flags;
 	return 0;
@@ -147,9 +147,20 @@ int cudaEventRecord(double *e, void *s) {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	*e = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+	e[2] = 0;
 	return 0;
 }
 int cudaEventSynchronize(double *e) { (void)e; return 0; }
+/* FAKE_CUDA_NOT_READY=k: an event answers cudaErrorNotReady (600) to its
+ * first k queries after each record, as a real one does while the copy
+ * before it runs; FAKE_CUDA_QUERY_FAIL makes queries fail. The count of
+ * queries sits in a third double. */
+int cudaEventQuery(double *e) {
+	if (getenv("FAKE_CUDA_QUERY_FAIL")) return 1;
+	const char *k = getenv("FAKE_CUDA_NOT_READY");
+	if (k && e[2] < atof(k)) { e[2] += 1; return 600; }
+	return 0;
+}
 int cudaEventElapsedTime(float *ms, double *a, double *b) {
 	if (((unsigned)a[1] | (unsigned)b[1]) & 2) return 400;
 	*ms = (float)(*b - *a);
