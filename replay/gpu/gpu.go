@@ -4,22 +4,35 @@
 // from fragmentation), and host-device copies through the CUDA
 // runtime that internal/cuda loads at run time.
 //
-// A copy goes through a staging slot: a pinned host buffer (cudaHostAlloc,
-// so the copy runs at the link's speed, as from pageable memory it does
-// not) and two events. A write fills the slot's buffer and copies it
-// host-to-device; a read copies device-to-host into it. The slots serve
-// the concurrent callers (the I/O engine's workers), and every copy of a
-// direction is queued on that direction's stream between its slot's two
+// A copy goes through a slot: a pinned host buffer (cudaHostAlloc, so
+// the copy runs at the link's speed, as from pageable memory it does not)
+// and two events. A write through the backend's WriteAt fills the slot's
+// buffer and copies it host-to-device; a read copies device-to-host into
+// it. An engine with pinned buffers of its own (replay/ioengine/devcopy,
+// which serves the tier in a replay) copies from them instead, through
+// CopyDirect, and the slot lends only its events. The slots serve the
+// concurrent callers (the I/O engine's workers), and every copy of a
+// direction is queued on that direction's stream between its slot's
 // events, so the link carries one direction's copies one after another,
 // as a plain cudaMemcpyAsync loop does, while the other direction's run
-// beside them. A copy's events then time it alone on the device, not its
-// wait behind the others, and Copies adds them up per direction: the
-// bytes over that sum are the rate the link carried the tier's copies
-// while it was busy with them, comparable with a copy loop's, beside the
-// replay's wall-clock latencies.
+// beside them. A copy's events time it alone on the device, not its wait
+// behind the others, and Copies adds them up per direction: the bytes
+// over that sum are the rate the link carried the tier's copies while it
+// was busy with them, comparable with a copy loop's, beside the replay's
+// wall-clock latencies.
 //
-// It is tested against a fake CUDA runtime (internal/cuda's testdata); it
-// has not yet run on a GPU.
+// A goroutine per direction waits for the copies, in the order they were
+// queued (the order the stream runs them), by polling their end events
+// (cudaEventQuery), and wakes each caller as its copy finishes. On an
+// H100 in a virtual machine, a copy of 1 MiB queued on an idle stream and
+// waited for took 62 to 68 us with the caller asleep in
+// cudaEventSynchronize (a blocking-sync event) and 29 us polled
+// (internal/cuda's TestRealCallCost). The poller spins while a copy is in
+// flight, a core per direction, and sleeps while none is.
+//
+// It is tested against a fake CUDA runtime (internal/cuda's testdata) and
+// ran on an H100 (bench/gpu-check.sh; the README's GPU section has the
+// figures).
 package gpu
 
 import (
@@ -135,6 +148,7 @@ func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
 			return nil, info, fmt.Errorf("gpu: device %d: a copy stream: %w", opt.Device, err)
 		}
 	}
+	m.poll(opt.Slots)
 	for range opt.Slots {
 		s, err := newSlot(rt, opt.StageBytes)
 		if err != nil {
@@ -158,7 +172,7 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	}
 	g := pi.GPU
 	g.Name, g.PCIBusID, g.PCIeLink, g.Driver, g.Runtime = d.Name, d.PCIBusID, b.info.Link, b.info.Driver, b.info.Runtime
-	g.Copies = fmt.Sprintf("host-to-device and device-to-host through %d pinned staging buffers of %d KiB, in order on a stream per direction, each copy timed by CUDA events",
+	g.Copies = fmt.Sprintf("host-to-device and device-to-host through %d pinned staging buffers of %d KiB (or the engine's own pinned buffers), in order on a stream per direction, each copy timed by CUDA events",
 		b.opt.Slots, b.opt.StageBytes>>10)
 	c := b.Copies()
 	g.HostToDevice, g.DeviceToHost = c.H2D.path(), c.D2H.path()
@@ -169,14 +183,23 @@ func (d Direction) path() schema.GPUDirection {
 	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, CopyGBps: d.GBps()}
 }
 
-// slot is a staging buffer with the events that time its copies.
+// slot is a staging buffer, the events that time its copies, and where
+// the poller tells how a copy went.
 type slot struct {
 	buf         []byte
 	start, stop cuda.Event
+	done        chan copied
+}
+
+// copied is what the poller tells of a copy: its device time, or why it
+// could not tell.
+type copied struct {
+	s   float64
+	err error
 }
 
 func newSlot(rt *cuda.Runtime, n int64) (s *slot, err error) {
-	s = &slot{}
+	s = &slot{done: make(chan copied, 1)}
 	if s.buf, err = rt.HostAlloc(uint64(n)); err != nil {
 		return nil, err
 	}
@@ -214,10 +237,10 @@ type deviceMemory struct {
 	size   int64
 	slots  chan *slot // free slots
 	all    []*slot
-	// The streams of the two directions, host-to-device first: a copy's
-	// two events and the copy between them are queued under the lock, so
-	// the copies of a direction do not interleave.
-	queues [2]queue
+	// The streams of the two directions, host-to-device first, each
+	// with its poller.
+	queues  [2]queue
+	pollers sync.WaitGroup
 
 	mu       sync.Mutex // guards h2d and d2h
 	h2d, d2h Direction
@@ -248,10 +271,55 @@ func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
 	})
 }
 
-// queue is a direction's stream.
+// queue is a direction's stream and the slots of the copies queued on it
+// that its poller has not yet seen finish, in the stream's order: a copy
+// is queued between its slot's events, and the slot sent to the poller,
+// under the lock.
 type queue struct {
-	mu     sync.Mutex
-	stream cuda.Stream
+	mu       sync.Mutex
+	stream   cuda.Stream
+	inflight chan *slot
+}
+
+// poll starts each direction's poller; Release stops them. A queue's
+// channel holds a copy of every slot.
+func (m *deviceMemory) poll(slots int) {
+	for i := range m.queues {
+		q := &m.queues[i]
+		in := make(chan *slot, slots)
+		q.inflight = in
+		m.pollers.Add(1)
+		go func() {
+			defer m.pollers.Done()
+			m.poller(in)
+		}()
+	}
+}
+
+// poller waits for the copies of the slots sent on in (a queue's) in
+// order, polling each one's stop event, and tells its slot the copy's device time, the
+// time between its events. It spins while a copy is in flight, yielding
+// to other goroutines between polls, and sleeps on the channel while none
+// is.
+func (m *deviceMemory) poller(in <-chan *slot) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	setErr := m.rt.SetDevice(m.device)
+	for s := range in {
+		err := setErr
+		for err == nil {
+			var done bool
+			if done, err = m.rt.Done(s.stop); done {
+				break
+			}
+			runtime.Gosched()
+		}
+		var c copied
+		if c.err = err; err == nil {
+			c.s, c.err = m.rt.Elapsed(s.start, s.stop)
+		}
+		s.done <- c
+	}
 }
 
 // queueOf returns the direction's queue.
@@ -286,20 +354,19 @@ func (m *deviceMemory) withSlot(fn func(s *slot) error) (err error) {
 }
 
 // copyOn copies n bytes between the device address and host (the slot's
-// buffer, or pinned memory) on the direction's stream, between the slot's
-// events, waits for it, and returns its device time.
+// buffer, or pinned memory) on the direction's stream, waits for the
+// poller to see it done, and returns its device time.
 func (m *deviceMemory) copyOn(s *slot, dev, host uintptr, n int, write bool) (float64, error) {
 	if err := m.enqueue(s, dev, host, n, write); err != nil {
 		return 0, err
 	}
-	if err := m.rt.Wait(s.stop); err != nil {
-		return 0, err
-	}
-	return m.rt.Elapsed(s.start, s.stop)
+	c := <-s.done
+	return c.s, c.err
 }
 
 // enqueue queues the copy between the slot's events on the direction's
-// stream, with no other copy of the direction between them.
+// stream, with no other copy of the direction between them, and hands it
+// to the direction's poller.
 func (m *deviceMemory) enqueue(s *slot, dev, host uintptr, n int, write bool) error {
 	dst, src, kind := host, dev, cuda.DeviceToHost
 	if write {
@@ -314,7 +381,11 @@ func (m *deviceMemory) enqueue(s *slot, dev, host uintptr, n int, write bool) er
 	if err := m.rt.CopyAsync(dst, src, uint64(n), kind, q.stream); err != nil {
 		return err
 	}
-	return m.rt.Record(s.stop, q.stream)
+	if err := m.rt.Record(s.stop, q.stream); err != nil {
+		return err
+	}
+	q.inflight <- s
+	return nil
 }
 
 func (m *deviceMemory) count(write bool, n int, t float64) {
@@ -345,6 +416,13 @@ func (m *deviceMemory) Release() error {
 	if err := m.rt.SetDevice(m.device); err != nil {
 		return err
 	}
+	for i := range m.queues {
+		if q := &m.queues[i]; q.inflight != nil {
+			close(q.inflight)
+			q.inflight = nil
+		}
+	}
+	m.pollers.Wait()
 	for _, s := range m.all {
 		errs = append(errs, s.free(m.rt))
 	}
@@ -389,6 +467,28 @@ func (a Arena) Pin(p uintptr, n uint64) error {
 		return err
 	}
 	return a.Runtime.HostRegister(p, n)
+}
+
+// HostAlloc allocates n bytes of pinned host memory (cudaHostAlloc) on
+// the arena's device, for an engine that fills and checks blocks where
+// CopyDirect copies them; FreeHost frees it.
+func (a Arena) HostAlloc(n int64) ([]byte, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := a.Runtime.SetDevice(a.Device); err != nil {
+		return nil, err
+	}
+	return a.Runtime.HostAlloc(uint64(n))
+}
+
+// FreeHost frees memory from HostAlloc.
+func (a Arena) FreeHost(b []byte) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := a.Runtime.SetDevice(a.Device); err != nil {
+		return err
+	}
+	return a.Runtime.FreeHost(b)
 }
 
 // Unpin undoes Pin of the memory at p, on the arena's device.

@@ -209,6 +209,43 @@ func TestCopyFailure(t *testing.T) {
 	}
 }
 
+// TestCopyPolled: a copy's caller waits until the poller sees the copy's
+// end event done (the fake answers "not ready" to its first queries), and a
+// query that fails fails the I/O with CUDA's words; the slot goes back.
+func TestCopyPolled(t *testing.T) {
+	rt := fakeRuntime(t, "268435456")
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o, err := b.Open("k", 8192, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_CUDA_NOT_READY", "50")
+	want := bytes.Repeat([]byte{7}, 8192)
+	if _, err := o.WriteAt(want, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 8192)
+	if _, err := o.ReadAt(got, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back: %v, equal %v", err, bytes.Equal(got, want))
+	}
+	if c := b.Copies(); c.H2D.Copies != 2 || c.D2H.Copies != 2 || c.H2D.DeviceS <= 0 || c.D2H.DeviceS <= 0 {
+		t.Errorf("copies %+v: want 2 timed each way", c)
+	}
+	t.Setenv("FAKE_CUDA_QUERY_FAIL", "1")
+	var ce *cuda.Error
+	if _, err := o.WriteAt(want, 0); !errors.As(err, &ce) || ce.Call != "cudaEventQuery" {
+		t.Fatalf("write with the query failing: %v, want cudaEventQuery's error", err)
+	}
+	os.Unsetenv("FAKE_CUDA_QUERY_FAIL")
+	if _, err := o.WriteAt(want, 0); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
+
 // TestTooBig refuses an arena the device cannot hold, a device that is
 // not there, and staging of nothing.
 func TestTooBig(t *testing.T) {
