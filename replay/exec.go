@@ -390,8 +390,8 @@ func (s *sched) blocks(t *task, write bool, tier schema.Tier) bool {
 	}
 	t.eng = s.engineFor(t.obj, t.from, s.tiers[tier])
 	if t.eng != nil && t.from != nil {
-		if _, ok := t.eng.e.(ioengine.Mover); !ok {
-			t.from = nil // no mover: the bytes are written as any others
+		if m, ok := t.eng.e.(ioengine.Mover); !ok || !m.Moves(t.obj, t.from) {
+			t.from = nil // no mover of these two: the bytes are written as any others
 		}
 	}
 	if t.eng == nil {

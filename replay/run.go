@@ -469,12 +469,16 @@ func (s *sched) startEngines() error {
 	return nil
 }
 
-// engineName is what the result reports: the engine of files.
+// engineName is what the result reports: the engine of files, the first
+// that is not a mover (a mover comes first, and serves its own tier's
+// objects at most).
 func (s *sched) engineName() string {
-	if len(s.engines) == 0 {
-		return "none"
+	for _, e := range s.engines {
+		if _, ok := e.e.(ioengine.Mover); !ok {
+			return e.e.Name()
+		}
 	}
-	return s.engines[0].e.Name()
+	return "none"
 }
 
 func (s *sched) progressLoop() func() {

@@ -189,6 +189,33 @@ func TestGPURAMMovesFake(t *testing.T) {
 	}
 }
 
+// TestGPUNVMeMovesFake: without --gds, objects demoted from the gpu tier
+// to NVMe and promoted back go through host memory, the gpu tier's blocks
+// served by devcopy's pinned buffers; the moves are not devcopy's (it
+// moves only between the gpu tier and RAM), and every byte verifies. The
+// result names the engine of the files, not devcopy.
+func TestGPUNVMeMovesFake(t *testing.T) {
+	t.Parallel()
+	_, kvreplay := buildTools(t)
+	lib := filepath.Dir(cudatest.FakeRuntime(t))
+	dir := t.TempDir()
+	const keys, size = 8, 1 << 20
+	tr := movesTrace(t, dir, "Tier-2", keys, size)
+	out := filepath.Join(dir, "r.json")
+	data := filepath.Join(dir, "data")
+	res := replayVerified(t, kvreplay, lib, out, keys*4*size, "--tier-map", "Tier-0=gpu,Tier-2=nvme", "--verify", "--speed", "max",
+		"--block-size", "256KiB", "--layout", "extent", "--mkdir", "--dir", data, "-q", "-o", out, tr)
+	g := gpuPath(res)
+	// Host to device: the Prefill writes and the promotions; device to
+	// host: the two reads on Tier-0.
+	if g == nil || g.HostToDevice.Bytes != 2*keys*size || g.DeviceToHost.Bytes != 2*keys*size {
+		t.Errorf("GPU path %+v; want %d bytes each way", g, 2*keys*size)
+	}
+	if res.Replay.Engine == "devcopy" {
+		t.Errorf("the result names devcopy as the engine of the files")
+	}
+}
+
 // movesTrace writes a trace of keys objects of size bytes, each written
 // on Tier-0, demoted to tier, read there, promoted back and read again,
 // and returns its path.

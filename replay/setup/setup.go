@@ -269,11 +269,12 @@ func Build(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan,
 }
 
 // movers are the engines that move objects between two tiers' memories
-// themselves: between the gpu and ram tiers, a direct copy between
+// themselves: with a gpu tier, devcopy, which serves the gpu tier's
+// objects from pinned buffers of its own and copies directly between
 // device memory and the RAM arena; with --gds, GPUDirect Storage between
 // the gpu tier and files.
 func (t *Tiers) movers(env *Env, cfg *replay.Config) {
-	if env.cuda != nil && mapsTo(cfg, "ram") {
+	if env.cuda != nil {
 		t.Movers = append(t.Movers, devcopy.New(func(s string) {
 			t.mu.Lock()
 			t.ramArena = s
