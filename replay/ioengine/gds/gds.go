@@ -6,7 +6,9 @@
 // --gds gives it to the replay.
 //
 // It is tested against fake CUDA and cuFile libraries (internal/cuda's
-// testdata); it has not yet run on a GPU.
+// testdata), and ran on an H100 with libcufile 1.15 in compatibility mode
+// (no nvidia_fs, a virtio disk: bench/gpu-check.sh), not yet with
+// GPUDirect's DMA.
 package gds
 
 import (
