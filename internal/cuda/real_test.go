@@ -123,10 +123,20 @@ func TestRealRuntime(t *testing.T) {
 	if !bytes.Equal(src, dst) {
 		t.Fatal("64 MiB copied to the device and back differ")
 	}
+	// The loop's rate is the best of three: on the H100 lent on
+	// 2026-11-27 (a virtual machine), one loop of 16 MiB copies ran
+	// anywhere from 35 to 55 GB/s from one call to the next, and the
+	// figure the tier's copies are held to should be what the link
+	// does, not a slow moment of it.
 	for _, size := range []uint64{1 << 20, 16 << 20} {
 		reps := int((4 << 30) / size)
-		t.Logf("copy loop, pinned, %d MiB copies on one stream: host-to-device %.2f GB/s, device-to-host %.2f GB/s",
-			size>>20, timed(dev, addr(src), size, HostToDevice, reps), timed(addr(dst), dev, size, DeviceToHost, reps))
+		var h2d, d2h float64
+		for range 3 {
+			h2d = max(h2d, timed(dev, addr(src), size, HostToDevice, reps))
+			d2h = max(d2h, timed(addr(dst), dev, size, DeviceToHost, reps))
+		}
+		t.Logf("copy loop, pinned, %d MiB copies on one stream: host-to-device %.2f GB/s, device-to-host %.2f GB/s (the best of 3 loops)",
+			size>>20, h2d, d2h)
 	}
 
 	// mmap'd memory, as the RAM tier's arena, pinned in place.
