@@ -25,10 +25,12 @@
 // queued (the order the stream runs them), by polling their end events
 // (cudaEventQuery), and wakes each caller as its copy finishes. On an
 // H100 in a virtual machine, a copy of 1 MiB queued on an idle stream and
-// waited for took 62 to 68 us with the caller asleep in
-// cudaEventSynchronize (a blocking-sync event) and 29 us polled
-// (internal/cuda's TestRealCallCost). The poller spins while a copy is in
-// flight, a core per direction, and sleeps while none is.
+// waited for took 62 to 72 us with the caller asleep in
+// cudaEventSynchronize (a blocking-sync event) and 29 to 32 us polled
+// (internal/cuda's TestRealCallCost, with one untimed event after the
+// copy; the tier records two timed ones, 2 to 4 us each on the host).
+// The poller spins while a copy is in flight, a core per direction, and
+// sleeps while none is.
 //
 // It is tested against a fake CUDA runtime (internal/cuda's testdata) and
 // ran on an H100 (bench/gpu-check.sh; the README's GPU section has the
@@ -69,9 +71,10 @@ type Options struct {
 	// Capacity is the arena's bytes, rounded up to arena.Align.
 	Capacity int64
 	// Slots is how many copies may run at once (the I/O engine's queue
-	// depth); StageBytes each one's pinned buffer (the largest copy the
-	// engine makes, its block size). A copy larger than StageBytes goes
-	// through in pieces.
+	// depth); StageBytes each one's pinned staging buffer (the largest
+	// copy the engine makes, its block size), made when the tier's own
+	// ReadAt or WriteAt first uses the slot. A copy larger than
+	// StageBytes goes through in pieces.
 	Slots      int
 	StageBytes int64
 }
@@ -172,7 +175,7 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	}
 	g := pi.GPU
 	g.Name, g.PCIBusID, g.PCIeLink, g.Driver, g.Runtime = d.Name, d.PCIBusID, b.info.Link, b.info.Driver, b.info.Runtime
-	g.Copies = fmt.Sprintf("host-to-device and device-to-host through %d pinned staging buffers of %d KiB (or the engine's own pinned buffers), in order on a stream per direction, each copy timed by CUDA events",
+	g.Copies = fmt.Sprintf("host-to-device and device-to-host from the I/O engine's pinned buffers (the tier's own reads and writes through up to %d pinned staging buffers of %d KiB), in order on a stream per direction, each copy timed by CUDA events",
 		b.opt.Slots, b.opt.StageBytes>>10)
 	c := b.Copies()
 	g.HostToDevice, g.DeviceToHost = c.H2D.path(), c.D2H.path()
@@ -183,12 +186,16 @@ func (d Direction) path() schema.GPUDirection {
 	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, CopyGBps: d.GBps()}
 }
 
-// slot is a staging buffer, the events that time its copies, and where
-// the poller tells how a copy went.
+// slot is the events that time a copy, where the poller tells how the
+// copy went, and a staging buffer of stage bytes, made on the slot's
+// first staged copy: in a replay, devcopy copies from buffers of its own,
+// and the staging buffers, pinned memory that stays resident, are never
+// made.
 type slot struct {
-	buf         []byte
 	start, stop cuda.Event
 	done        chan copied
+	stage       int64
+	buf         []byte
 }
 
 // copied is what the poller tells of a copy: its device time, or why it
@@ -199,10 +206,7 @@ type copied struct {
 }
 
 func newSlot(rt *cuda.Runtime, n int64) (s *slot, err error) {
-	s = &slot{done: make(chan copied, 1)}
-	if s.buf, err = rt.HostAlloc(uint64(n)); err != nil {
-		return nil, err
-	}
+	s = &slot{done: make(chan copied, 1), stage: n}
 	if s.start, err = rt.NewEvent(); err == nil {
 		s.stop, err = rt.NewEvent()
 	}
@@ -250,6 +254,13 @@ type deviceMemory struct {
 // Copy copies p to (write) or from the arena at off, through a slot.
 func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
 	return m.withSlot(func(s *slot) error {
+		if s.buf == nil {
+			b, err := m.rt.HostAlloc(uint64(s.stage))
+			if err != nil {
+				return fmt.Errorf("a staging buffer of %d bytes: %w", s.stage, err)
+			}
+			s.buf = b
+		}
 		for done := 0; done < len(p); {
 			n := min(len(p)-done, len(s.buf))
 			dev := m.base + uintptr(off) + uintptr(done)
@@ -412,10 +423,8 @@ func (m *deviceMemory) copies() Copies {
 func (m *deviceMemory) Release() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var errs []error
-	if err := m.rt.SetDevice(m.device); err != nil {
-		return err
-	}
+	// The pollers stop first: they need no device, and a failure below
+	// must not leave them waiting.
 	for i := range m.queues {
 		if q := &m.queues[i]; q.inflight != nil {
 			close(q.inflight)
@@ -423,6 +432,10 @@ func (m *deviceMemory) Release() error {
 		}
 	}
 	m.pollers.Wait()
+	var errs []error
+	if err := m.rt.SetDevice(m.device); err != nil {
+		return err
+	}
 	for _, s := range m.all {
 		errs = append(errs, s.free(m.rt))
 	}

@@ -246,6 +246,63 @@ func TestCopyPolled(t *testing.T) {
 	}
 }
 
+// TestStagingOnFirstUse: the slots' staging buffers (pinned memory,
+// resident) are made when the tier's own WriteAt or ReadAt first needs
+// one, not before: a replay's engine copies from buffers of its own.
+func TestStagingOnFirstUse(t *testing.T) {
+	rt := fakeRuntime(t, "268435456")
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 3, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	made := func() (n int) {
+		for _, s := range b.mem.all {
+			if s.buf != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if n := made(); n != 0 {
+		t.Fatalf("%d staging buffers made by New", n)
+	}
+	o, err := b.Open("k", 8192, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.WriteAt(make([]byte, 8192), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := made(); n != 1 {
+		t.Errorf("%d staging buffers after one write from one goroutine; want 1", n)
+	}
+}
+
+// TestReleaseStopsPollers: a Close whose cudaSetDevice fails still stops
+// the two pollers.
+func TestReleaseStopsPollers(t *testing.T) {
+	rt := fakeRuntime(t, "268435456")
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 2, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
+	if err := b.Close(); err == nil {
+		t.Fatal("Close with cudaSetDevice failing: no error")
+	}
+	stopped := make(chan struct{})
+	go func() {
+		b.mem.pollers.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pollers still run after Close")
+	}
+}
+
 // TestTooBig refuses an arena the device cannot hold, a device that is
 // not there, and staging of nothing.
 func TestTooBig(t *testing.T) {
