@@ -54,6 +54,7 @@ type engineSlot struct {
 	e        ioengine.Engine
 	depth    int
 	inflight int
+	used     bool    // a block was submitted to it
 	waiting  []*task // tasks with blocks not yet submitted, in order
 	// only, when set, is the one backend whose objects the engine serves
 	// (a psync pool of its own); nil for an engine of every backend's.
@@ -442,6 +443,7 @@ func (s *sched) submit(t *task) {
 		t.nextOff += op.N
 		t.inflight++
 		e.inflight++
+		e.used = true
 		e.e.Submit(op)
 	}
 }

@@ -470,13 +470,28 @@ func (s *sched) startEngines() error {
 }
 
 // engineName is what the result reports: the engine of files, the first
-// that is not a mover (a mover comes first, and serves its own tier's
-// objects at most).
+// engine that is not a mover (a mover comes first, and serves its own
+// tier's objects at most) and was given blocks; a mover's where only a
+// mover was (a replay of a gpu tier alone: devcopy); else the first that
+// is not a mover.
 func (s *sched) engineName() string {
+	var first, mover string
 	for _, e := range s.engines {
-		if _, ok := e.e.(ioengine.Mover); !ok {
+		_, isMover := e.e.(ioengine.Mover)
+		switch {
+		case !isMover && e.used:
 			return e.e.Name()
+		case isMover && e.used && mover == "":
+			mover = e.e.Name()
+		case !isMover && first == "":
+			first = e.e.Name()
 		}
+	}
+	switch {
+	case mover != "":
+		return mover
+	case first != "":
+		return first
 	}
 	return "none"
 }

@@ -216,6 +216,30 @@ func TestGPUNVMeMovesFake(t *testing.T) {
 	}
 }
 
+// TestGPUOnlyEngineFake: a replay whose every tier is the gpu tier names
+// devcopy, the engine that moved its blocks, as its engine, not the
+// files' engine it never used.
+func TestGPUOnlyEngineFake(t *testing.T) {
+	t.Parallel()
+	_, kvreplay := buildTools(t)
+	lib := filepath.Dir(cudatest.FakeRuntime(t))
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "t.csv")
+	var b strings.Builder
+	b.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range 4 {
+		fmt.Fprintf(&b, "0.0,Write,1048576,Tier-0,k%d,Prefill\n0.0,Read,1048576,Tier-0,k%d,Decode\n", i, i)
+	}
+	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	res := replayVerified(t, kvreplay, lib, out, 4<<20, "--tier-map", "Tier-0=gpu", "--verify", "--speed", "max", "-q", "-o", out, tr)
+	if res.Replay.Engine != "devcopy" {
+		t.Errorf("engine %q; want devcopy", res.Replay.Engine)
+	}
+}
+
 // movesTrace writes a trace of keys objects of size bytes, each written
 // on Tier-0, demoted to tier, read there, promoted back and read again,
 // and returns its path.

@@ -9,7 +9,8 @@
 // calls, copy through the tier's staging buffers instead, a memcpy more
 // per block on the host: on an H100 of a 16-core virtual machine, with
 // them, memmove took a third of a --verify replay's CPU time in 16 MiB
-// blocks, and this engine read 1.7 times as fast (README, GPU section).
+// blocks, and with this engine (and the tier's poller, which came with
+// it) the replay read 1.7 times as fast (README, GPU section).
 //
 // As a mover, a demotion from GPU memory to CPU RAM is one device-to-host
 // copy into the RAM tier's own memory, and a promotion back one
@@ -39,7 +40,10 @@ import (
 // run from pageable memory).
 func New(pinned func(string)) ioengine.Factory {
 	return func(p ioengine.Params) (ioengine.Engine, error) {
-		e := &engine{p: p, pinned: pinned, pins: map[uintptr]gpu.Arena{}, bufs: map[int]*buffers{}}
+		e := &engine{p: p, fill: p.Data.Fill, pinned: pinned, pins: map[uintptr]gpu.Arena{}, bufs: map[int]*buffers{}}
+		if df, ok := p.Data.(ioengine.DeviceFiller); ok {
+			e.fill = df.FillDevice // the GPU reads the block next, not the CPU
+		}
 		e.work = ioengine.NewWorkers(p, p.Depth, e.do)
 		return e, nil
 	}
@@ -47,6 +51,7 @@ func New(pinned func(string)) ioengine.Factory {
 
 type engine struct {
 	p      ioengine.Params
+	fill   func(p []byte, op *ioengine.Op) // Data's FillDevice, where it has one
 	pinned func(string)
 	work   *ioengine.Workers
 
@@ -125,7 +130,10 @@ func (e *engine) do(op *ioengine.Op) error {
 }
 
 // serve writes or reads op's block of a gpu object through a pinned
-// buffer: made there and copied to the device, or copied from it and
+// buffer: made there (with the Data's FillDevice, non-temporal stores
+// where it has them: a block the CPU has just written through its caches
+// copied host-to-device at half the rate of one it left alone, in
+// PyTorch on an H100) and copied to the device, or copied from it and
 // checked there.
 func (e *engine) serve(op *ioengine.Op) error {
 	s, ok := op.Obj.(arena.Spanner)
@@ -143,7 +151,7 @@ func (e *engine) serve(op *ioengine.Op) error {
 	defer put()
 	p := buf[:op.N]
 	if op.Write {
-		e.p.Data.Fill(p, op)
+		e.fill(p, op)
 	}
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
 	err = s.Span(op.Off, op.N, func(mem arena.Memory, at, n int64) error {
@@ -151,8 +159,15 @@ func (e *engine) serve(op *ioengine.Op) error {
 		addr += uintptr(n)
 		return err
 	})
-	if err != nil || op.Write {
-		return err
+	if err != nil {
+		what := "read"
+		if op.Write {
+			what = "write"
+		}
+		return fmt.Errorf("devcopy: %s %s, %d bytes at %d: %w", what, op.Key, op.N, op.Off, err)
+	}
+	if op.Write {
+		return nil
 	}
 	return e.p.Data.Check(p, op)
 }

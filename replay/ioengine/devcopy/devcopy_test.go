@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cuda"
@@ -32,6 +33,17 @@ func (keyed) Check(p []byte, op *ioengine.Op) error {
 		return fmt.Errorf("%s at %d: bytes differ", op.Key, op.Off)
 	}
 	return nil
+}
+
+// devKeyed is keyed with a FillDevice that counts its calls.
+type devKeyed struct {
+	keyed
+	dev atomic.Int64
+}
+
+func (d *devKeyed) FillDevice(p []byte, op *ioengine.Op) {
+	d.dev.Add(1)
+	d.Fill(p, op)
 }
 
 // fakeGPU is a gpu backend over the fake CUDA runtime.
@@ -62,7 +74,8 @@ func run(t *testing.T, e ioengine.Engine, done chan *ioengine.Op, ops []*ioengin
 }
 
 // TestServesGPUObjects: the engine serves the gpu tier's objects, not
-// others; a write's blocks are made in its pinned buffers and copied to
+// others; a write's blocks are made in its pinned buffers (by the Data's
+// FillDevice) and copied to
 // the device, a read's copied back and checked, no buffer more than
 // workers made, and the gpu tier counts the copies. A block read at the
 // wrong offset fails its check.
@@ -75,7 +88,8 @@ func TestServesGPUObjects(t *testing.T) {
 	defer r.Close()
 	const depth, block, size = 3, 64 << 10, 1 << 20
 	done := make(chan *ioengine.Op, 64)
-	e, err := New(nil)(ioengine.Params{Depth: depth, BlockSize: block, Data: keyed{}, Done: done})
+	data := &devKeyed{}
+	e, err := New(nil)(ioengine.Params{Depth: depth, BlockSize: block, Data: data, Done: done})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +125,10 @@ func TestServesGPUObjects(t *testing.T) {
 				t.Fatalf("write %v: %v", write, op.Err)
 			}
 		}
+	}
+	// The blocks are made with FillDevice: the GPU reads them next.
+	if n := int64(len(objs) * size / block); data.dev.Load() != n {
+		t.Errorf("FillDevice made %d blocks of %d written", data.dev.Load(), n)
 	}
 	c := g.Copies()
 	if n := int64(len(objs) * size); c.H2D.Bytes-before.H2D.Bytes != n || c.D2H.Bytes-before.D2H.Bytes != n {
