@@ -166,6 +166,41 @@ func TestGDSFake(t *testing.T) {
 	}
 }
 
+// TestGDSProbeRefused: where cuFile refuses to register the files of the
+// NVMe tier's file system (libcufile 1.15 on a machine without udev), the
+// run stops before any I/O, exit 2, naming cuFile's refusal, cufile.log
+// and how to go on, and leaves nothing in --dir.
+func TestGDSProbeRefused(t *testing.T) {
+	t.Parallel()
+	_, kvreplay := buildTools(t)
+	libs := filepath.Dir(cudatest.FakeRuntime(t)) + ":" + filepath.Dir(cudatest.FakeCuFile(t))
+	dir := t.TempDir()
+	tr := movesTrace(t, dir, "Tier-2", 2, 1<<20)
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(kvreplay, "--tier-map", "Tier-0=gpu,Tier-2=nvme", "--gds", "--speed", "max", "--layout", "extent",
+		"--dir", data, "-q", "-o", filepath.Join(dir, "r.json"), tr)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libs, "FAKE_CUFILE_FAIL_REGISTER=1")
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("kvreplay --gds with cuFile refusing files: %v, want exit 2\n%s", err, b)
+	}
+	for _, want := range []string{"cuFile refuses the files in", "CU_FILE_HANDLE_NOT_REGISTERED", "cufile.log", "drop --gds"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, b)
+		}
+	}
+	if left, _ := os.ReadDir(data); len(left) != 0 {
+		t.Errorf("the refused run left %d entries in --dir", len(left))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.json")); err == nil {
+		t.Errorf("the refused run wrote a result")
+	}
+}
+
 // TestGPURAMMovesFake: objects moved between the gpu tier and the RAM
 // tier are copied straight between device memory and the RAM arena
 // (pinned), over the fake runtime: a demotion to RAM is one more

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cuda"
@@ -112,6 +116,34 @@ func (e *Env) OpenGDS(cfg *replay.Config) error {
 		return fmt.Errorf("--gds: %s loads, but its driver does not open: %w", f.Path, err)
 	}
 	e.cufile = f
+	return nil
+}
+
+// gdsProbe registers a file of its own in dir (the NVMe tier's run
+// directory) with cuFile and releases it, so that --gds stops before any
+// I/O where cuFile refuses the files of dir's file system, not at its
+// first move. On an H100 in a virtual machine without udev, cuFile found
+// no udev property of the disk (cufile.log: "udev property not found:
+// ID_FS_USAGE") and refused every file (CU_FILE_HANDLE_NOT_REGISTERED).
+// The probe is opened as the tier opens its files: O_DIRECT unless
+// buffered. shown is where the user put the tier (--dir).
+func gdsProbe(f *cuda.CuFile, dir, shown string, direct bool) error {
+	p := filepath.Join(dir, "gds-probe")
+	flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_CLOEXEC
+	if direct {
+		flags |= unix.O_DIRECT
+	}
+	fd, err := unix.Open(p, flags, 0o600)
+	if err != nil {
+		return fmt.Errorf("--gds: a probe file in %s: %w", shown, err)
+	}
+	defer os.Remove(p)
+	defer unix.Close(fd)
+	h, err := f.RegisterFile(fd)
+	if err != nil {
+		return fmt.Errorf("--gds: cuFile refuses the files in %s: %w; its cufile.log (in the working directory) says why: where it finds no udev property of the device, as on a machine without udev, it takes no file there; drop --gds to move through host memory", shown, err)
+	}
+	f.DeregisterFile(h)
 	return nil
 }
 

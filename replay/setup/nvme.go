@@ -65,6 +65,12 @@ func newNVMe(b *builder) (backend.Backend, error) {
 		}
 	}
 	be, err := b.nvmeBackend(rd)
+	if err == nil && rd != nil && b.env.cufile != nil {
+		if err = gdsProbe(b.env.cufile, rd.Path(), parent, !o.Buffered); err != nil {
+			be.Close()
+			err = cli.Input(err)
+		}
+	}
 	if err != nil {
 		if rd != nil {
 			rd.Remove()

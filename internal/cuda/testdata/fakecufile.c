@@ -3,7 +3,9 @@
  * memory is host memory) and pread/pwrite. FAKE_CUFILE_FAIL_OPEN makes
  * cuFileDriverOpen fail with status 5001 (CU_FILE_DRIVER_NOT_INITIALIZED);
  * FAKE_CUFILE_FAIL_IO makes reads and writes return -5011
- * (CU_FILE_CUDA_DRIVER_ERROR). Status values and the descriptor's layout
+ * (CU_FILE_CUDA_DRIVER_ERROR); FAKE_CUFILE_FAIL_REGISTER makes
+ * cuFileHandleRegister fail with 5027 (CU_FILE_HANDLE_NOT_REGISTERED), as
+ * libcufile 1.15 did for every file on a disk udev had no data on. Status values and the descriptor's layout
  * are cufile.h's. Built by the tests with the system's C compiler; never
  * shipped. */
 #define _GNU_SOURCE
@@ -34,6 +36,7 @@ static volatile int lock;
 static char registered[4096];
 CUfileError_t cuFileHandleRegister(void **fh, CUfileDescr_t *d) {
 	if (!opened) return fail(5001, 0);
+	if (getenv("FAKE_CUFILE_FAIL_REGISTER")) return fail(5027, 0);
 	int fd = d->handle.fd;
 	if (d->type != 1 || d->fs_ops || fd < 0 || fd >= 4096) return fail(5022, 0);
 	while (__sync_lock_test_and_set(&lock, 1));
