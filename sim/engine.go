@@ -530,6 +530,9 @@ func (e *engine) run() error {
 		}
 		ev := e.events.pop()
 		if ev.at > e.end {
+			// Back for drain: a request's end past the run's is a
+			// request in flight at the end, not one lost.
+			e.push(ev)
 			break
 		}
 		e.now = ev.at

@@ -94,6 +94,11 @@ it; a run that meets a departure says so once, on stderr and in the sidecar
   - a Mooncake request's last, partial block is written whole (3 % more
     bytes on Mooncake's conversation trace).
 
+One more applies to nearly every run, so no run says it: requests still
+generating when the run ends are counted in flight
+(requests_in_flight_at_end), not completed; kv-cache.py finishes them while
+it joins its threads and counts them (3-15 % more completions).
+
 Under --storage-capacity-gb, --nvme-accounting reference (the default)
 models kv-cache.py's NVMe accounting as its threads run it: racing
 demotions leak reservations, so the tier evicts early and serves about
