@@ -11,6 +11,33 @@ static unsigned long long mem(void) { const char *s = getenv("FAKE_CUDA_MEM"); r
 /* The current device is per thread, as CUDA's is. */
 static __thread int current;
 static unsigned long long used;
+/* Live counts of what the fake hands out and takes back (device
+ * allocations, pinned host allocations, streams, events), for tests that
+ * check every resource is released: fake_cuda_live(0..3). Not a CUDA
+ * call. */
+static long live[4];
+long fake_cuda_live(int what) { return what >= 0 && what < 4 ? __atomic_load_n(&live[what], __ATOMIC_SEQ_CST) : -1; }
+static void count(int what, long d) { __atomic_add_fetch(&live[what], d, __ATOMIC_SEQ_CST); }
+/* Device allocations, so a copy can tell device pointers from host ones. */
+static volatile int devlock;
+static struct { unsigned long long base, n; } devs[256];
+static int ondevice(const void *p) {
+	unsigned long long a = (unsigned long long)p;
+	int r = 0;
+	while (__sync_lock_test_and_set(&devlock, 1));
+	for (int i = 0; i < 256; i++)
+		if (devs[i].n && a >= devs[i].base && a < devs[i].base + devs[i].n) { r = 1; break; }
+	__sync_lock_release(&devlock);
+	return r;
+}
+static void track(void *p, unsigned long long n) {
+	while (__sync_lock_test_and_set(&devlock, 1));
+	for (int i = 0; i < 256; i++) {
+		if (n && !devs[i].n) { devs[i].base = (unsigned long long)p; devs[i].n = n; break; }
+		if (!n && devs[i].n && devs[i].base == (unsigned long long)p) { devs[i].n = 0; break; }
+	}
+	__sync_lock_release(&devlock);
+}
 
 const char *cudaGetErrorString(int e) {
 	switch (e) {
@@ -28,13 +55,16 @@ const char *cudaGetErrorString(int e) {
 int cudaGetDeviceCount(int *n) { *n = devices(); return devices() > 0 ? 0 : 100; }
 int cudaSetDevice(int d) { if (d < 0 || d >= devices()) return 101; current = d; return 0; }
 /* CUDA 12's header maps cudaGetDeviceProperties to its _v2; the plain
- * symbol fills the CUDA 11 layout. Both start with char name[256]. */
+ * symbol fills the CUDA 11 layout. Both start with char name[256].
+ * Built with -DFAKE_CUDA11, the fake is a CUDA 11 runtime, without _v2. */
+#ifndef FAKE_CUDA11
 int cudaGetDeviceProperties_v2(void *prop, int d) {
 	if (d < 0 || d >= devices()) return 101;
 	memset(prop, 0, 1032); /* sizeof(struct cudaDeviceProp) in CUDA 12.x */
 	strcpy((char *)prop, "Fake GPU");
 	return 0;
 }
+#endif
 int cudaGetDeviceProperties(void *prop, int d) {
 	if (d < 0 || d >= devices()) return 101;
 	memset(prop, 0, 712);
@@ -66,22 +96,32 @@ int cudaMalloc(void **p, unsigned long long n) {
 	*(unsigned long long *)h = n;
 	used += n;
 	*p = (char *)h + 4096;
+	track(*p, n ? n : 1);
+	count(0, 1);
 	return 0;
 }
 int cudaFree(void *p) {
 	if (!p) return 0;
 	unsigned long long *h = (unsigned long long *)((char *)p - 4096);
 	used -= h[0];
+	track(p, 0);
+	count(0, -1);
 	free(h);
 	return 0;
 }
-/* cudaHostAllocDefault 0, Portable 1, Mapped 2, WriteCombined 4. */
+/* cudaHostAllocDefault 0, Portable 1, Mapped 2, WriteCombined 4. The
+ * flags of the last call are kept for tests (fake_cuda_host_flags; not a
+ * CUDA call): write-combined memory is slow for the CPU to read. */
+static unsigned int hostflags;
+unsigned int fake_cuda_host_flags(void) { return hostflags; }
 int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) {
 	if (flags & ~7u) return 1;
+	hostflags = flags;
 	*p = malloc(n ? n : 1);
+	if (*p) count(1, 1);
 	return *p ? 0 : 2;
 }
-int cudaFreeHost(void *p) { free(p); return 0; }
+int cudaFreeHost(void *p) { if (p) count(1, -1); free(p); return 0; }
 /* Registered ranges: a range overlapping one registered is refused with
  * cudaErrorHostMemoryAlreadyRegistered (712), and unregistering a pointer
  * that starts none with cudaErrorHostMemoryNotRegistered (713), as CUDA
@@ -110,8 +150,12 @@ int cudaHostUnregister(void *p) {
 	__sync_lock_release(&reglock);
 	return r;
 }
+/* CUDA leaves a copy whose kind does not match its pointers undefined;
+ * the fake refuses it (cudaErrorInvalidValue), so that a copy in the
+ * wrong direction shows. */
 int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
 	if (kind != 1 && kind != 2) return 1;
+	if (n && (ondevice(dst) != (kind == 1) || ondevice(src) != (kind == 2))) return 1;
 	memcpy(dst, src, n);
 	return 0;
 }
@@ -123,9 +167,10 @@ int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
 int cudaStreamCreateWithFlags(void **s, unsigned int flags) {
 	if (flags & ~1u) return 1;
 	*s = malloc(1);
+	if (*s) count(2, 1);
 	return *s ? 0 : 2;
 }
-int cudaStreamDestroy(void *s) { free(s); return 0; }
+int cudaStreamDestroy(void *s) { if (s) count(2, -1); free(s); return 0; }
 int cudaMemcpyAsync(void *dst, const void *src, unsigned long long n, int kind, void *s) {
 	(void)s;
 	if (getenv("FAKE_CUDA_FAIL_ASYNC")) return 1;
@@ -140,6 +185,7 @@ int cudaEventCreateWithFlags(double **e, unsigned int flags) {
 	*e = calloc(3, sizeof(double));
 	if (!*e) return 2;
 	(*e)[1] = flags;
+	count(3, 1);
 	return 0;
 }
 int cudaEventRecord(double *e, void *s) {
@@ -166,4 +212,4 @@ int cudaEventElapsedTime(float *ms, double *a, double *b) {
 	*ms = (float)(*b - *a);
 	return 0;
 }
-int cudaEventDestroy(double *e) { free(e); return 0; }
+int cudaEventDestroy(double *e) { if (e) count(3, -1); free(e); return 0; }

@@ -5,7 +5,8 @@
  * FAKE_CUFILE_FAIL_IO makes reads and writes return -5011
  * (CU_FILE_CUDA_DRIVER_ERROR); FAKE_CUFILE_FAIL_REGISTER makes
  * cuFileHandleRegister fail with 5027 (CU_FILE_HANDLE_NOT_REGISTERED), as
- * libcufile 1.15 did for every file on a disk udev had no data on. Status values and the descriptor's layout
+ * libcufile 1.15 did for every file on a disk udev had no data on;
+ * FAKE_CUFILE_MAX moves fewer bytes a call (see cuFileRead). Status values and the descriptor's layout
  * are cufile.h's. Built by the tests with the system's C compiler; never
  * shipped. */
 #define _GNU_SOURCE
@@ -55,21 +56,52 @@ void cuFileHandleDeregister(void *fh) {
 	__sync_lock_release(&lock);
 	free(fh);
 }
-/* Flags: CU_FILE_RDMA_REGISTER 1, CU_FILE_RDMA_RELAXED_ORDERING 2. */
+/* Flags: CU_FILE_RDMA_REGISTER 1, CU_FILE_RDMA_RELAXED_ORDERING 2. A
+ * buffer registered twice is refused with CU_FILE_MEMORY_ALREADY_REGISTERED
+ * (5023), and deregistering one not registered with
+ * CU_FILE_MEMORY_NOT_REGISTERED (5024), as libcufile documents. */
+static const void *bufs[256];
 CUfileError_t cuFileBufRegister(const void *p, size_t n, int flags) {
 	if (!opened) return fail(5001, 0);
 	if (flags & ~3) return fail(5022, 0);
 	if (!p || !n) return fail(5012, 1);
-	return ok();
+	int r = 5023;
+	while (__sync_lock_test_and_set(&lock, 1));
+	int i;
+	for (i = 0; i < 256 && bufs[i] != p; i++);
+	if (i == 256) {
+		for (i = 0; i < 256 && bufs[i]; i++);
+		if (i < 256) { bufs[i] = p; r = 0; } else r = 5030;
+	}
+	__sync_lock_release(&lock);
+	return r ? fail(r, 0) : ok();
 }
-CUfileError_t cuFileBufDeregister(const void *p) { (void)p; return ok(); }
+CUfileError_t cuFileBufDeregister(const void *p) {
+	int r = 5024;
+	while (__sync_lock_test_and_set(&lock, 1));
+	for (int i = 0; i < 256; i++)
+		if (p && bufs[i] == p) { bufs[i] = 0; r = 0; break; }
+	__sync_lock_release(&lock);
+	return r ? fail(r, 0) : ok();
+}
+/* FAKE_CUFILE_MAX=k makes reads and writes move at most k bytes a call:
+ * cuFileRead and cuFileWrite return the bytes they moved, which may be
+ * fewer than asked for. FAKE_CUFILE_DELAY_US makes each call take that
+ * long at least, as a slow device's would. */
+static size_t most(size_t n) {
+	const char *d = getenv("FAKE_CUFILE_DELAY_US"); /* a slow device: each call takes this long at least */
+	if (d) usleep(atoi(d));
+	const char *k = getenv("FAKE_CUFILE_MAX");
+	size_t m = k ? strtoull(k, 0, 10) : 0;
+	return m && m < n ? m : n;
+}
 ssize_t cuFileRead(void *fh, void *base, size_t n, off_t off, off_t boff) {
 	if (getenv("FAKE_CUFILE_FAIL_IO")) return -5011;
-	ssize_t r = pread(*(int *)fh, (char *)base + boff, n, off);
+	ssize_t r = pread(*(int *)fh, (char *)base + boff, most(n), off);
 	return r < 0 ? -1 : r;
 }
 ssize_t cuFileWrite(void *fh, const void *base, size_t n, off_t off, off_t boff) {
 	if (getenv("FAKE_CUFILE_FAIL_IO")) return -5011;
-	ssize_t r = pwrite(*(int *)fh, (const char *)base + boff, n, off);
+	ssize_t r = pwrite(*(int *)fh, (const char *)base + boff, most(n), off);
 	return r < 0 ? -1 : r;
 }
