@@ -211,7 +211,7 @@ func TestCUDA11Symbols_mt3(t *testing.T) {
 	_, here, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(here), "testdata", "fakecudart.c")
 	lib := filepath.Join(t.TempDir(), "libcudart.so")
-	if msg, err := exec.Command(cc, "-shared", "-fPIC", "-DFAKE_CUDA11", "-o", lib, src).CombinedOutput(); err != nil {
+	if msg, err := exec.Command(cc, "-shared", "-fPIC", "-pthread", "-DFAKE_CUDA11", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, msg)
 	}
 	r, err := Load(lib)

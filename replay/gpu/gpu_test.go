@@ -3,6 +3,7 @@ package gpu
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/internal/cuda/cudatest"
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/replaytest"
 	"github.com/kvbench/kvbench/schema"
@@ -300,6 +302,94 @@ func TestReleaseStopsPollers(t *testing.T) {
 	case <-stopped:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pollers still run after Close")
+	}
+}
+
+// TestCopiesOnRunningStreams runs the tier over the fake's background
+// streams (FAKE_CUDA_ASYNC: each stream runs its copies and events on a
+// thread of its own, a copy taking 300 us), as a GPU runs them: a copy's
+// caller is woken only once its copy is done, so every byte read back is
+// the one written, from many goroutines at once, through staging and
+// through CopyDirect, and each direction's copies are timed on the
+// device, not overlapping. A poller that waited on a copy's start event
+// woke its reader before the bytes came.
+func TestCopiesOnRunningStreams(t *testing.T) {
+	t.Setenv("FAKE_CUDA_ASYNC", "1")
+	t.Setenv("FAKE_CUDA_COPY_US", "300")
+	rt := fakeRuntime(t, "268435456")
+	const workers, block, blocks = 6, 16 << 10, 8
+	b, _, err := New(rt, Options{Capacity: 8 << 20, Slots: 4, StageBytes: block})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	host, err := rt.HostAlloc(workers * block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.FreeHost(host)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := b.Open(string(rune('a'+w)), blocks*block, true)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer o.Close()
+			for i := range blocks {
+				want := bytes.Repeat([]byte{byte(w*blocks + i + 1)}, block)
+				off := int64(i * block)
+				if _, err := o.WriteAt(want, off); err != nil {
+					errs <- err
+					return
+				}
+				got := make([]byte, block)
+				if _, err := o.ReadAt(got, off); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(got, want) {
+					errs <- fmt.Errorf("%c block %d: staged read back differs", 'a'+w, i)
+					return
+				}
+				// The same block by CopyDirect, from pinned memory.
+				mine := host[w*block : (w+1)*block]
+				clear(mine)
+				err := o.(arena.Spanner).Span(off, block, func(mem arena.Memory, at, n int64) error {
+					return CopyDirect(mem, uintptr(unsafe.Pointer(&mine[0])), at, int(n), false)
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(mine, want) {
+					errs <- fmt.Errorf("%c block %d: direct read back differs", 'a'+w, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start).Seconds()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	c := b.Copies()
+	if c.H2D.Copies != workers*blocks || c.D2H.Copies != 2*workers*blocks {
+		t.Errorf("copies %+v", c)
+	}
+	// Each copy takes 300 us on its stream: a direction's device time is
+	// at least that for each, and, one after another, within the run.
+	for _, d := range []Direction{c.H2D, c.D2H} {
+		if min := 300e-6 * float64(d.Copies); d.DeviceS < min*0.9 || d.DeviceS > took*1.001 {
+			t.Errorf("%d copies timed %.4f s in %.4f s of copying; want at least %.4f, within the run", d.Copies, d.DeviceS, took, min)
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ func build(t testing.TB, src, lib string) string {
 	_, here, _, _ := runtime.Caller(0)
 	path := filepath.Join(filepath.Dir(here), "..", "testdata", src)
 	out := filepath.Join(t.TempDir(), lib)
-	if msg, err := exec.Command(cc, "-shared", "-fPIC", "-o", out, path).CombinedOutput(); err != nil {
+	if msg, err := exec.Command(cc, "-shared", "-fPIC", "-pthread", "-o", out, path).CombinedOutput(); err != nil {
 		t.Fatalf("cc %s: %v\n%s", path, err, msg)
 	}
 	return out

@@ -2,9 +2,11 @@
  * over host memory. FAKE_CUDA_DEVICES sets the device count (default 1),
  * FAKE_CUDA_MEM each device's bytes (default 1 GiB). Built by the tests
  * with the system's C compiler; never shipped. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int devices(void) { const char *s = getenv("FAKE_CUDA_DEVICES"); return s ? atoi(s) : 1; }
 static unsigned long long mem(void) { const char *s = getenv("FAKE_CUDA_MEM"); return s ? strtoull(s, 0, 10) : (1ull << 30); }
@@ -47,6 +49,7 @@ const char *cudaGetErrorString(int e) {
 	case 100: return "no CUDA-capable device is detected";
 	case 101: return "invalid device ordinal";
 	case 400: return "invalid resource handle";
+	case 600: return "device not ready";
 	case 712: return "part or all of the requested memory range is already mapped";
 	case 713: return "pointer does not correspond to a registered memory region";
 	}
@@ -159,57 +162,153 @@ int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
 	memcpy(dst, src, n);
 	return 0;
 }
-/* Streams run nothing in the background: an async copy is done when the
- * call returns, so events are complete when recorded. Events hold the
- * monotonic time of their record. FAKE_CUDA_FAIL_ASYNC makes async copies
- * fail with "invalid argument". */
+/* Streams run nothing in the background by default: an async copy is
+ * done when the call returns, so events are complete when recorded.
+ * With FAKE_CUDA_ASYNC set when a stream is made, the stream runs its
+ * copies and event records in order on a thread of its own, as a GPU's
+ * stream does: an event recorded on it is not ready (cudaEventQuery 600)
+ * until the work queued before it is done, and FAKE_CUDA_COPY_US makes
+ * each copy take that long. Events hold the monotonic time of their
+ * record (on an async stream, of its turn). FAKE_CUDA_FAIL_ASYNC makes
+ * async copies fail with "invalid argument". */
+typedef struct ev { double t, flags, queries; volatile int pending; } ev;
+typedef struct op { int record; void *dst; const void *src; unsigned long long n; ev *e; struct op *next; } op;
+typedef struct stream { int async, busy, quit; op *head, *tail; pthread_mutex_t mu; pthread_cond_t work, idle; pthread_t th; } stream;
+static double now_ms(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+static void *run_stream(void *arg) {
+	stream *st = arg;
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		while (!st->head && !st->quit) pthread_cond_wait(&st->work, &st->mu);
+		if (!st->head) break;
+		op *o = st->head;
+		st->head = o->next;
+		if (!st->head) st->tail = 0;
+		st->busy = 1;
+		pthread_mutex_unlock(&st->mu);
+		if (o->record) {
+			o->e->t = now_ms();
+			o->e->queries = 0;
+			__atomic_store_n(&o->e->pending, 0, __ATOMIC_SEQ_CST);
+		} else {
+			const char *us = getenv("FAKE_CUDA_COPY_US");
+			if (us) usleep(atoi(us));
+			memcpy(o->dst, o->src, o->n);
+		}
+		free(o);
+		pthread_mutex_lock(&st->mu);
+		st->busy = 0;
+		if (!st->head) pthread_cond_broadcast(&st->idle);
+	}
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+static void enqueue(stream *st, op *o) {
+	pthread_mutex_lock(&st->mu);
+	if (st->tail) st->tail->next = o; else st->head = o;
+	st->tail = o;
+	pthread_cond_signal(&st->work);
+	pthread_mutex_unlock(&st->mu);
+}
 /* cudaStreamDefault 0, cudaStreamNonBlocking 1. */
 int cudaStreamCreateWithFlags(void **s, unsigned int flags) {
 	if (flags & ~1u) return 1;
-	*s = malloc(1);
-	if (*s) count(2, 1);
-	return *s ? 0 : 2;
+	stream *st = calloc(1, sizeof *st);
+	if (!st) return 2;
+	if (getenv("FAKE_CUDA_ASYNC")) {
+		st->async = 1;
+		pthread_mutex_init(&st->mu, 0);
+		pthread_cond_init(&st->work, 0);
+		pthread_cond_init(&st->idle, 0);
+		if (pthread_create(&st->th, 0, run_stream, st)) { free(st); return 2; }
+	}
+	*s = st;
+	count(2, 1);
+	return 0;
 }
-int cudaStreamDestroy(void *s) { if (s) count(2, -1); free(s); return 0; }
+int cudaStreamSynchronize(void *s) {
+	stream *st = s;
+	if (!st || !st->async) return 0;
+	pthread_mutex_lock(&st->mu);
+	while (st->head || st->busy) pthread_cond_wait(&st->idle, &st->mu);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+int cudaStreamDestroy(void *s) {
+	stream *st = s;
+	if (!st) return 0;
+	if (st->async) {
+		cudaStreamSynchronize(st);
+		pthread_mutex_lock(&st->mu);
+		st->quit = 1;
+		pthread_cond_signal(&st->work);
+		pthread_mutex_unlock(&st->mu);
+		pthread_join(st->th, 0);
+	}
+	count(2, -1);
+	free(st);
+	return 0;
+}
 int cudaMemcpyAsync(void *dst, const void *src, unsigned long long n, int kind, void *s) {
-	(void)s;
+	stream *st = s;
 	if (getenv("FAKE_CUDA_FAIL_ASYNC")) return 1;
-	return cudaMemcpy(dst, src, n, kind);
+	if (!st || !st->async) return cudaMemcpy(dst, src, n, kind);
+	if (kind != 1 && kind != 2) return 1;
+	if (n && (ondevice(dst) != (kind == 1) || ondevice(src) != (kind == 2))) return 1;
+	op *o = calloc(1, sizeof *o);
+	if (!o) return 2;
+	o->dst = dst, o->src = src, o->n = n;
+	enqueue(st, o);
+	return 0;
 }
-int cudaStreamSynchronize(void *s) { (void)s; return 0; }
 /* cudaEventDefault 0, BlockingSync 1, DisableTiming 2, Interprocess 4:
- * an event without timing cannot be timed (cudaErrorInvalidResourceHandle).
- * The time sits first, the flags after it, then cudaEventQuery's count. */
-int cudaEventCreateWithFlags(double **e, unsigned int flags) {
+ * an event without timing cannot be timed (cudaErrorInvalidResourceHandle). */
+int cudaEventCreateWithFlags(ev **e, unsigned int flags) {
 	if (flags & ~7u) return 1;
-	*e = calloc(3, sizeof(double));
+	*e = calloc(1, sizeof(ev));
 	if (!*e) return 2;
-	(*e)[1] = flags;
+	(*e)->flags = flags;
 	count(3, 1);
 	return 0;
 }
-int cudaEventRecord(double *e, void *s) {
-	(void)s;
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	*e = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-	e[2] = 0;
+int cudaEventRecord(ev *e, void *s) {
+	stream *st = s;
+	if (st && st->async) {
+		op *o = calloc(1, sizeof *o);
+		if (!o) return 2;
+		o->record = 1, o->e = e;
+		__atomic_store_n(&e->pending, 1, __ATOMIC_SEQ_CST);
+		enqueue(st, o);
+		return 0;
+	}
+	e->t = now_ms();
+	e->queries = 0;
+	e->pending = 0;
 	return 0;
 }
-int cudaEventSynchronize(double *e) { (void)e; return 0; }
+int cudaEventSynchronize(ev *e) {
+	while (__atomic_load_n(&e->pending, __ATOMIC_SEQ_CST)) usleep(10);
+	return 0;
+}
 /* FAKE_CUDA_NOT_READY=k: an event answers cudaErrorNotReady (600) to its
  * first k queries after each record, as a real one does while the copy
- * before it runs; FAKE_CUDA_QUERY_FAIL makes queries fail. The count of
- * queries sits in a third double. */
-int cudaEventQuery(double *e) {
+ * before it runs; FAKE_CUDA_QUERY_FAIL makes queries fail. */
+int cudaEventQuery(ev *e) {
 	if (getenv("FAKE_CUDA_QUERY_FAIL")) return 1;
+	if (__atomic_load_n(&e->pending, __ATOMIC_SEQ_CST)) return 600;
 	const char *k = getenv("FAKE_CUDA_NOT_READY");
-	if (k && e[2] < atof(k)) { e[2] += 1; return 600; }
+	if (k && e->queries < atof(k)) { e->queries += 1; return 600; }
 	return 0;
 }
-int cudaEventElapsedTime(float *ms, double *a, double *b) {
-	if (((unsigned)a[1] | (unsigned)b[1]) & 2) return 400;
-	*ms = (float)(*b - *a);
+/* Timing an event still pending is cudaErrorNotReady (600). */
+int cudaEventElapsedTime(float *ms, ev *a, ev *b) {
+	if (((unsigned)a->flags | (unsigned)b->flags) & 2) return 400;
+	if (__atomic_load_n(&a->pending, __ATOMIC_SEQ_CST) || __atomic_load_n(&b->pending, __ATOMIC_SEQ_CST)) return 600;
+	*ms = (float)(b->t - a->t);
 	return 0;
 }
-int cudaEventDestroy(double *e) { if (e) count(3, -1); free(e); return 0; }
+int cudaEventDestroy(ev *e) { if (e) count(3, -1); free(e); return 0; }
