@@ -20,8 +20,8 @@
 #      bytes per tier of the two replays are equal
 #   3b. copy rates: a trace of 128 objects of 64 MiB written to the GPU
 #      and read back twice, 3 s later (at the trace's pace, so that each
-#      direction runs alone, as the copy loop's do), replayed in 1 MiB and
-#      16 MiB copies: the tier's copy rate each way (its copies' bytes
+#      direction runs alone, as the copy loop's do), replayed twice in
+#      1 MiB and twice in 16 MiB copies: the tier's better copy rate each way (its copies' bytes
 #      over their device time, one direction's copies in order on one
 #      stream) against the copy loop's of the same size (step 2's log),
 #      and whether it reaches 90 %
@@ -218,8 +218,12 @@ awk 'BEGIN { print "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase"
 	for (k = 0; k < 128; k++) printf "0.0,Write,67108864,Tier-0,c%d,Prefill\n", k
 	for (r = 0; r < 2; r++) for (k = 0; k < 128; k++) printf "3.0,Read,67108864,Tier-0,c%d,Decode\n", k }' >"$work/copies.csv"
 trace_bs=$bs
+# Each size twice, the better run of each direction kept, as the copy
+# loop keeps the best of three: on the H100 lent on 2026-11-27 (a VM) a
+# loop's rate moved by a third from one call to the next.
 for bs in 1MiB 16MiB; do
 	replay "copies-$bs" Tier-0=gpu "$work/copies.csv" --speed 1
+	replay "copies-$bs-again" Tier-0=gpu "$work/copies.csv" --speed 1
 done
 bs=$trace_bs
 python3 - "$work" <<'EOF' | tee -a "$work/summary.txt" || step "copy rates below 90 % of the copy loop"
@@ -234,18 +238,25 @@ except OSError:
     pass
 ok = True
 for mib in (1, 16):
-    try:
-        d = json.load(open(os.path.join(work, f"copies-{mib}MiB.json")))
-    except (OSError, ValueError):
+    runs = []
+    for name in (f"copies-{mib}MiB.json", f"copies-{mib}MiB-again.json"):
+        try:
+            d = json.load(open(os.path.join(work, name)))
+        except (OSError, ValueError):
+            continue
+        g = next((p["gpu"] for p in d["host"]["tier_paths"] if p.get("gpu")), None)
+        t0 = next((t for t in d["tiers"] if t["tier"] == "Tier-0"), {})
+        runs.append((g, t0))
+    if not runs:
         print(f"copy rates, {mib} MiB copies: no result")
         ok = False
         continue
-    g = next((p["gpu"] for p in d["host"]["tier_paths"] if p.get("gpu")), None)
-    t0 = next((t for t in d["tiers"] if t["tier"] == "Tier-0"), {})
     for k, busy in (("host_to_device", "write_bandwidth_bytes_per_s"), ("device_to_host", "read_bandwidth_bytes_per_s")):
+        # The better of the runs, by the tier's copy rate.
+        g, t0 = max(runs, key=lambda r: r[0][k]["per_copy_gbps"] if r[0] else 0)
         tier = g[k]["per_copy_gbps"] if g else 0
         ref = loop.get(mib, {}).get(k)
-        line = f"copy rates, {mib} MiB copies, {k}: the tier {tier:.2f} GB/s over its copies' device time ({t0.get(busy, 0) / 1e9:.2f} GB/s over the tier's busy time)"
+        line = f"copy rates, {mib} MiB copies, {k}: the tier {tier:.2f} GB/s over its copies' device time, the better of {len(runs)} runs ({t0.get(busy, 0) / 1e9:.2f} GB/s over the tier's busy time)"
         if ref:
             pct = 100 * tier / ref
             line += f", the copy loop {ref:.2f} GB/s: {pct:.0f} %"
