@@ -21,9 +21,10 @@
 #   3b. copy rates: a trace of 128 objects of 64 MiB written to the GPU
 #      and read back twice, 3 s later (at the trace's pace, so that each
 #      direction runs alone, as the copy loop's do), replayed twice in
-#      1 MiB and twice in 16 MiB copies: the tier's better copy rate each way (its copies' bytes
-#      over their device time, one direction's copies in order on one
-#      stream) against the copy loop's of the same size (step 2's log),
+#      1 MiB and twice in 16 MiB copies: the tier's better copy rate each
+#      way (its copies' bytes over their device time, one direction's
+#      copies in order on one stream) against the copy loop's of the same
+#      size (step 2's log),
 #      and whether it reaches 90 %
 #   4. when libcufile's driver opens: 256 objects of 16 MiB moved between
 #      GPU and NVMe with --gds --verify (where cuFile refuses the files
