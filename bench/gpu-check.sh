@@ -46,7 +46,7 @@
 #                           [--scale 1/256] [--block-size 1MiB] [--gpu-mem-gb 16]
 #   --bin    holds kvtrace and kvreplay (CGO_ENABLED=0 go build -o DIR ./cmd/...)
 #   --tests  holds *.test binaries to run first: CGO_ENABLED=0 go test -c -o
-#            DIR/ ./internal/cuda ./replay/gpu
+#            DIR/ ./internal/cuda ./replay/gpu ./replay/ioengine/devcopy
 #   --out    a directory to keep the record in (on the device tool: $OUT)
 set -uo pipefail
 
@@ -60,7 +60,7 @@ while [ $# -gt 0 ]; do
 	--scale) scale=$2; shift 2 ;;
 	--block-size) bs=$2; shift 2 ;;
 	--gpu-mem-gb) gpu_gb=$2; shift 2 ;;
-	-h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+	-h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
 	esac
 done
