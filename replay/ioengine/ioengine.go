@@ -203,6 +203,15 @@ func (p Params) notify() {
 	}
 }
 
+// DeviceFill is how an engine that writes from buffers of its own fills
+// them: Data's FillDevice where it has one (DeviceFiller), else its Fill.
+func (p Params) DeviceFill() func(b []byte, op *Op) {
+	if df, ok := p.Data.(DeviceFiller); ok {
+		return df.FillDevice
+	}
+	return p.Data.Fill
+}
+
 // queue is Queue with its default.
 func (p Params) queue() int { return max(p.Queue, p.Depth) }
 

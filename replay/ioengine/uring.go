@@ -151,16 +151,13 @@ func newUringEngine(p Params, inline bool) (*uringEngine, error) {
 	}
 	e := &uringEngine{
 		p:      p,
-		fill:   p.Data.Fill,
+		fill:   p.DeviceFill(),
 		ring:   ring,
 		efd:    efd,
 		slots:  make([]slot, p.Depth),
 		inline: inline,
 	}
 	e.reap = e.complete // one func value, not one per Reap
-	if df, ok := p.Data.(DeviceFiller); ok {
-		e.fill = df.FillDevice
-	}
 	if e.region, err = bufferRegion(p.Depth * int(p.BlockSize)); err != nil {
 		ring.Close()
 		unix.Close(efd)

@@ -40,10 +40,8 @@ import (
 // run from pageable memory).
 func New(pinned func(string)) ioengine.Factory {
 	return func(p ioengine.Params) (ioengine.Engine, error) {
-		e := &engine{p: p, fill: p.Data.Fill, pinned: pinned, pins: map[uintptr]gpu.Arena{}, bufs: map[int]*buffers{}}
-		if df, ok := p.Data.(ioengine.DeviceFiller); ok {
-			e.fill = df.FillDevice // the GPU reads the block next, not the CPU
-		}
+		// The GPU reads a written block next, not the CPU.
+		e := &engine{p: p, fill: p.DeviceFill(), pinned: pinned, pins: map[uintptr]gpu.Arena{}, bufs: map[int]*buffers{}}
 		e.work = ioengine.NewWorkers(p, p.Depth, e.do)
 		return e, nil
 	}
