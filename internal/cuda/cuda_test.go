@@ -102,7 +102,7 @@ func TestLoadFake(t *testing.T) {
 	// A mark has no timing, and Done tells when the work before it is
 	// done: not while it runs (cudaErrorNotReady), then done; a failed
 	// query is CUDA's error.
-	m, err := r.newMark()
+	m, err := r.NewMark()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,9 +214,3 @@ func TestCUDADirs(t *testing.T) {
 	}
 }
 
-// newMark creates an event without timing (the tests compare its cost
-// with a timed one's).
-func (r *Runtime) newMark() (Event, error) {
-	e, err := r.create("cudaEventCreateWithFlags", r.eventCreate, eventDisableTiming)
-	return Event(e), err
-}

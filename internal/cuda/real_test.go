@@ -257,7 +257,7 @@ func TestRealCallCost(t *testing.T) {
 	timed, err := r.NewEvent()
 	must(t, err)
 	defer r.DestroyEvent(timed)
-	mark, err := r.newMark()
+	mark, err := r.NewMark()
 	must(t, err)
 	defer r.DestroyEvent(mark)
 	per := func(reps int, fn func()) time.Duration {

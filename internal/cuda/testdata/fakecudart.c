@@ -117,8 +117,13 @@ int cudaFree(void *p) {
  * CUDA call): write-combined memory is slow for the CPU to read. */
 static unsigned int hostflags;
 unsigned int fake_cuda_host_flags(void) { return hostflags; }
+/* FAKE_CUDA_HOST_ALLOC_MAX=k: an allocation past k live ones fails with
+ * cudaErrorMemoryAllocation (2), as pinning does past what the machine
+ * lets a process lock. */
 int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) {
 	if (flags & ~7u) return 1;
+	const char *mx = getenv("FAKE_CUDA_HOST_ALLOC_MAX");
+	if (mx && fake_cuda_live(1) >= atol(mx)) return 2;
 	hostflags = flags;
 	*p = malloc(n ? n : 1);
 	if (*p) count(1, 1);
@@ -170,10 +175,13 @@ int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
  * until the work queued before it is done, and FAKE_CUDA_COPY_US makes
  * each copy take that long. Events hold the monotonic time of their
  * record (on an async stream, of its turn). FAKE_CUDA_FAIL_ASYNC makes
- * async copies fail with "invalid argument". */
+ * async copies fail with "invalid argument". fake_cuda_timed_behind_copy
+ * counts the timed events recorded on an async stream while a copy was
+ * queued or running on it (a real GPU's timed event there slows the
+ * copies around it). */
 typedef struct ev { double t, flags, queries; volatile int pending; } ev;
 typedef struct op { int record; void *dst; const void *src; unsigned long long n; ev *e; struct op *next; } op;
-typedef struct stream { int async, busy, quit; op *head, *tail; pthread_mutex_t mu; pthread_cond_t work, idle; pthread_t th; } stream;
+typedef struct stream { int async, busy, quit, copies; op *head, *tail; pthread_mutex_t mu; pthread_cond_t work, idle; pthread_t th; } stream;
 static double now_ms(void) {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -199,16 +207,22 @@ static void *run_stream(void *arg) {
 			if (us) usleep(atoi(us));
 			memcpy(o->dst, o->src, o->n);
 		}
+		int copied = !o->record;
 		free(o);
 		pthread_mutex_lock(&st->mu);
 		st->busy = 0;
+		st->copies -= copied;
 		if (!st->head) pthread_cond_broadcast(&st->idle);
 	}
 	pthread_mutex_unlock(&st->mu);
 	return 0;
 }
+static long timed_behind_copy;
+long fake_cuda_timed_behind_copy(void) { return __atomic_load_n(&timed_behind_copy, __ATOMIC_SEQ_CST); }
 static void enqueue(stream *st, op *o) {
 	pthread_mutex_lock(&st->mu);
+	if (!o->record) st->copies++;
+	else if (!((unsigned)o->e->flags & 2) && st->copies > 0) __atomic_add_fetch(&timed_behind_copy, 1, __ATOMIC_SEQ_CST);
 	if (st->tail) st->tail->next = o; else st->head = o;
 	st->tail = o;
 	pthread_cond_signal(&st->work);
