@@ -233,7 +233,7 @@ func (r S3Requests) Total() int64 {
 }
 
 // GPUPath is what the GPU tier measured: its device, its PCIe link, and
-// its copies in each direction as CUDA events on the device timed them.
+// its copies in each direction, timed by CUDA events on the device.
 type GPUPath struct {
 	Name     string `json:"name"`
 	PCIBusID string `json:"pci_bus_id,omitempty"`
@@ -277,16 +277,18 @@ type GDSDirection struct {
 	CallGBps float64 `json:"per_call_gbps"`
 }
 
-// GPUDirection counts one direction's copies: bytes, the sum of their
-// device times (CUDA events), and the bytes over that sum (GB/s, 10^9
+// GPUDirection counts one direction's copies: bytes, the time the
+// direction's stream was busy with them (CUDA events around each stretch
+// of back-to-back copies), and the bytes over that time (GB/s, 10^9
 // bytes). A direction's copies run one after another on its stream, so
-// the sum is the time the link spent on them and the rate is the one it
-// carried them at, comparable with a cudaMemcpyAsync loop's.
+// the rate is the one the link carried them at while it had them, as a
+// cudaMemcpyAsync loop is timed, with what each stretch cost to start and
+// to see done.
 type GPUDirection struct {
 	Copies   int64   `json:"copies"`
 	Bytes    int64   `json:"bytes"`
-	DeviceS  float64 `json:"device_s"`
-	CopyGBps float64 `json:"per_copy_gbps"`
+	BusyS    float64 `json:"busy_s"`
+	BusyGBps float64 `json:"busy_gbps"`
 }
 
 // TraceInfo is the provenance of a replayed trace, and its identity:

@@ -94,7 +94,7 @@ func TestGPUTierFakeRuntime(t *testing.T) {
 	case gp == nil:
 		t.Errorf("no GPU path in the result: %+v", g.Host.TierPaths)
 	case gp.Name != "Fake GPU" || gp.HostToDevice.Bytes < t0.PhysicalWriteBytes || gp.DeviceToHost.Bytes < t0.PhysicalReadBytes ||
-		gp.HostToDevice.Copies == 0 || gp.HostToDevice.DeviceS <= 0 || gp.DeviceToHost.CopyGBps <= 0:
+		gp.HostToDevice.Copies == 0 || gp.HostToDevice.BusyS <= 0 || gp.DeviceToHost.BusyGBps <= 0:
 		t.Errorf("GPU path %+v; Tier-0 wrote %d and read %d bytes", gp, t0.PhysicalWriteBytes, t0.PhysicalReadBytes)
 	}
 	for i := range r.Tiers {

@@ -6,31 +6,41 @@
 //
 // A copy goes through a slot: a pinned host buffer (cudaHostAlloc, so
 // the copy runs at the link's speed, as from pageable memory it does not)
-// and two events. A write through the backend's WriteAt fills the slot's
-// buffer and copies it host-to-device; a read copies device-to-host into
-// it. An engine with pinned buffers of its own (replay/ioengine/devcopy,
-// which serves the tier in a replay) copies from them instead, through
-// CopyDirect, and the slot lends only its events. The slots serve the
-// concurrent callers (the I/O engine's workers), and every copy of a
-// direction is queued on that direction's stream between its slot's
-// events, so the link carries one direction's copies one after another,
+// and an untimed event recorded after the copy. A write through the
+// backend's WriteAt fills the slot's buffer and copies it host-to-device;
+// a read copies device-to-host into it. An engine with pinned buffers of
+// its own (replay/ioengine/devcopy, which serves the tier in a replay)
+// copies from them instead, through CopyDirect, and the slot lends only
+// its event. The slots serve the concurrent callers (the I/O engine's
+// workers), and every copy of a direction is queued on that direction's
+// stream, so the link carries one direction's copies one after another,
 // as a plain cudaMemcpyAsync loop does, while the other direction's run
-// beside them. A copy's events time it alone on the device, not its wait
-// behind the others, and Copies adds them up per direction: the bytes
-// over that sum are the rate the link carried the tier's copies while it
-// was busy with them, comparable with a copy loop's, beside the replay's
-// wall-clock latencies.
+// beside them.
+//
+// What the copies measured is a direction's bytes over the time its
+// stream was busy with them, on the device's clock, as a copy loop is
+// timed: a stretch of back-to-back copies opens with a timed event
+// recorded before a copy queued when none was in flight, and closes with
+// one recorded when the last copy queued is seen done. A stretch so
+// counts the time from before its first copy starts to after its last
+// ends, never less than the link spent on them: the time a copy queued on
+// an idle stream waits for the host's call to reach the device, and the
+// poller's wait to see the last one done, are in it, and the gaps between
+// stretches, while the host had no copy for the stream, are not. Timed
+// events only ever run on an idle stream: on an H100, a timed event
+// between back-to-back 1 MiB copies slowed them by 8 %, an untimed one
+// not at all (internal/cuda's TestRealCopyShapes), so timing each copy
+// between two events, as the tier did before, held its 1 MiB copies to
+// about 90 % of a copy loop's rate at best, whatever else it did.
 //
 // A goroutine per direction waits for the copies, in the order they were
-// queued (the order the stream runs them), by polling their end events
+// queued (the order the stream runs them), by polling their events
 // (cudaEventQuery), and wakes each caller as its copy finishes. On an
 // H100 in a virtual machine, a copy of 1 MiB queued on an idle stream and
 // waited for took 62 to 72 us with the caller asleep in
 // cudaEventSynchronize (a blocking-sync event) and 29 to 32 us polled
-// (internal/cuda's TestRealCallCost, with one untimed event after the
-// copy; the tier records two timed ones, 2 to 4 us each on the host).
-// The poller spins while a copy is in flight, a core per direction, and
-// sleeps while none is.
+// (internal/cuda's TestRealCallCost). The poller spins while a copy is in
+// flight, a core per direction, and sleeps while none is.
 //
 // It is tested against a fake CUDA runtime (internal/cuda's testdata) and
 // ran on an H100 (bench/gpu-check.sh; the README's GPU section has the
@@ -84,23 +94,25 @@ type Copies struct {
 	H2D, D2H Direction
 }
 
-// Direction counts the copies of one direction and their device time.
+// Direction counts the copies of one direction and the time its stream
+// was busy with them. Copies and bytes are counted with their stretch's
+// time, when it closes: a copy whose stretch is still open is in none of
+// them.
 type Direction struct {
-	Copies  int64
-	Bytes   int64
-	DeviceS float64 // the sum of the copies' times between their events
+	Copies int64
+	Bytes  int64
+	BusyS  float64 // the stretches' device times, from their timed events
 }
 
-// GBps is the direction's bytes over the sum of its copies' device times,
-// in GB/s (10^9). A direction's copies run one after another on its
-// stream, so the sum is the time the stream spent copying and this is the
-// rate the link carried them at (the time a copy waited for the host to
-// queue it included), not slowed by the copies queued beside it.
+// GBps is the direction's bytes over the time its stream was busy with
+// them, in GB/s (10^9): the rate the link carried the tier's copies at
+// while it had them, comparable with a copy loop's, with what each
+// stretch of copies cost to start and to see done in it.
 func (d Direction) GBps() float64 {
-	if d.DeviceS <= 0 {
+	if d.BusyS <= 0 {
 		return 0
 	}
-	return float64(d.Bytes) / d.DeviceS / 1e9
+	return float64(d.Bytes) / d.BusyS / 1e9
 }
 
 // Backend is the GPU tier: the arena and its copy statistics.
@@ -146,9 +158,13 @@ func New(rt *cuda.Runtime, opt Options) (*Backend, Info, error) {
 	}
 	m := &deviceMemory{rt: rt, device: opt.Device, base: base, size: size, slots: make(chan *slot, opt.Slots)}
 	for i := range m.queues {
-		if m.queues[i].stream, err = rt.NewStream(); err != nil {
+		q := &m.queues[i]
+		if q.stream, err = rt.NewStream(); err == nil {
+			err = q.newEdges(rt)
+		}
+		if err != nil {
 			m.Release()
-			return nil, info, fmt.Errorf("gpu: device %d: a copy stream: %w", opt.Device, err)
+			return nil, info, fmt.Errorf("gpu: device %d: a copy stream and its timing events: %w", opt.Device, err)
 		}
 	}
 	m.poll(opt.Slots)
@@ -175,7 +191,7 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	}
 	g := pi.GPU
 	g.Name, g.PCIBusID, g.PCIeLink, g.Driver, g.Runtime = d.Name, d.PCIBusID, b.info.Link, b.info.Driver, b.info.Runtime
-	g.Copies = fmt.Sprintf("host-to-device and device-to-host from the I/O engine's pinned buffers (the tier's own reads and writes through up to %d pinned staging buffers of %d KiB), in order on a stream per direction, each copy timed by CUDA events",
+	g.Copies = fmt.Sprintf("host-to-device and device-to-host from the I/O engine's pinned buffers (the tier's own reads and writes through up to %d pinned staging buffers of %d KiB), in order on a stream per direction, timed by CUDA events around each stretch of back-to-back copies",
 		b.opt.Slots, b.opt.StageBytes>>10)
 	c := b.Copies()
 	g.HostToDevice, g.DeviceToHost = c.H2D.path(), c.D2H.path()
@@ -183,35 +199,25 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 
 // path is the direction as a result records it.
 func (d Direction) path() schema.GPUDirection {
-	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, DeviceS: d.DeviceS, CopyGBps: d.GBps()}
+	return schema.GPUDirection{Copies: d.Copies, Bytes: d.Bytes, BusyS: d.BusyS, BusyGBps: d.GBps()}
 }
 
-// slot is the events that time a copy, where the poller tells how the
-// copy went, and a staging buffer of stage bytes, made on the slot's
-// first staged copy: in a replay, devcopy copies from buffers of its own,
-// and the staging buffers, pinned memory that stays resident, are never
-// made.
+// slot is the untimed event recorded after a copy, where the poller
+// tells how the copy went, the copy's bytes, and a staging buffer of
+// stage bytes, made on the slot's first staged copy: in a replay, devcopy
+// copies from buffers of its own, and the staging buffers, pinned memory
+// that stays resident, are never made.
 type slot struct {
-	start, stop cuda.Event
-	done        chan copied
-	stage       int64
-	buf         []byte
-}
-
-// copied is what the poller tells of a copy: its device time, or why it
-// could not tell.
-type copied struct {
-	s   float64
-	err error
+	mark  cuda.Event
+	n     int64 // the bytes of the copy queued
+	done  chan error
+	stage int64
+	buf   []byte
 }
 
 func newSlot(rt *cuda.Runtime, n int64) (s *slot, err error) {
-	s = &slot{done: make(chan copied, 1), stage: n}
-	if s.start, err = rt.NewEvent(); err == nil {
-		s.stop, err = rt.NewEvent()
-	}
-	if err != nil {
-		s.free(rt)
+	s = &slot{done: make(chan error, 1), stage: n}
+	if s.mark, err = rt.NewMark(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -220,11 +226,8 @@ func newSlot(rt *cuda.Runtime, n int64) (s *slot, err error) {
 // free releases what the slot holds.
 func (s *slot) free(rt *cuda.Runtime) error {
 	var errs []error
-	if s.stop != 0 {
-		errs = append(errs, rt.DestroyEvent(s.stop))
-	}
-	if s.start != 0 {
-		errs = append(errs, rt.DestroyEvent(s.start))
+	if s.mark != 0 {
+		errs = append(errs, rt.DestroyEvent(s.mark))
 	}
 	if s.buf != nil {
 		errs = append(errs, rt.FreeHost(s.buf))
@@ -268,14 +271,12 @@ func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
 			if write {
 				copy(s.buf, p[done:done+n])
 			}
-			t, err := m.copyOn(s, dev, host, n, write)
-			if err != nil {
+			if err := m.copyOn(s, dev, host, n, write); err != nil {
 				return err
 			}
 			if !write {
 				copy(p[done:done+n], s.buf[:n])
 			}
-			m.count(write, n, t)
 			done += n
 		}
 		return nil
@@ -284,12 +285,40 @@ func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
 
 // queue is a direction's stream and the slots of the copies queued on it
 // that its poller has not yet seen finish, in the stream's order: a copy
-// is queued between its slot's events, and the slot sent to the poller,
+// is queued before its slot's event, and the slot sent to the poller,
 // under the lock.
 type queue struct {
 	mu       sync.Mutex
 	stream   cuda.Stream
 	inflight chan *slot
+	// queued counts the copies queued and not yet seen done by the
+	// poller, which takes the lock only when it counts the last one
+	// down. A copy queued while no stretch is open (stretch false) opens
+	// one, recording edges[open][0] before it, and the poller closes it,
+	// recording edges[open][1], when it sees the last one done and none
+	// has been queued since. Two pairs of timed events take turns, so
+	// that the poller reads a stretch's time while the next one opens.
+	queued  atomic.Int64
+	stretch bool
+	open    int
+	edges   [2][2]cuda.Event
+	// The open stretch's copies and bytes, the poller's only: counted
+	// with its time when it closes.
+	copies, bytes int64
+}
+
+// newEdges creates the queue's timed events.
+func (q *queue) newEdges(rt *cuda.Runtime) error {
+	for i := range q.edges {
+		for j := range q.edges[i] {
+			e, err := rt.NewEvent()
+			if err != nil {
+				return err
+			}
+			q.edges[i][j] = e
+		}
+	}
+	return nil
 }
 
 // poll starts each direction's poller; Release stops them. A queue's
@@ -302,35 +331,78 @@ func (m *deviceMemory) poll(slots int) {
 		m.pollers.Add(1)
 		go func() {
 			defer m.pollers.Done()
-			m.poller(in)
+			m.poller(q, i == 0, in)
 		}()
 	}
 }
 
-// poller waits for the copies of the slots sent on in (a queue's) in
-// order, polling each one's stop event, and tells its slot the copy's device time, the
-// time between its events. It spins while a copy is in flight, yielding
-// to other goroutines between polls, and sleeps on the channel while none
-// is.
-func (m *deviceMemory) poller(in <-chan *slot) {
+// poller waits for the copies of the slots sent on in (q's) in order,
+// polling each one's event, and tells its slot how the copy went. It
+// spins while a copy is in flight, on a thread of its own whose current
+// device is the arena's, and sleeps on the channel while none is. When the copy seen
+// done is the last one queued, it closes the stretch, and counts the
+// stretch's copies with its time before it wakes that copy's caller: a
+// caller that got its last copy back finds it counted.
+func (m *deviceMemory) poller(q *queue, toDevice bool, in <-chan *slot) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	setErr := m.rt.SetDevice(m.device)
 	for s := range in {
-		err := setErr
-		for err == nil {
-			var done bool
-			if done, err = m.rt.Done(s.stop); done {
-				break
+		err := m.wait(s.mark, setErr)
+		if err == nil {
+			q.copies++
+			q.bytes += s.n
+		}
+		var edges [2]cuda.Event
+		last := false
+		if q.queued.Add(-1) == 0 {
+			// The last copy queued, unless one is being queued now.
+			q.mu.Lock()
+			if last = q.queued.Load() == 0; last {
+				edges = q.edges[q.open]
+				q.open ^= 1
+				q.stretch = false
+				if err == nil {
+					err = m.rt.Record(edges[1], q.stream)
+				}
 			}
+			q.mu.Unlock()
+		}
+		if last {
+			if err = m.wait(edges[1], err); err == nil {
+				var busy float64
+				if busy, err = m.rt.Elapsed(edges[0], edges[1]); err == nil {
+					m.count(toDevice, q.copies, q.bytes, busy)
+				}
+			}
+			q.copies, q.bytes = 0, 0
+		}
+		s.done <- err
+	}
+}
+
+// yieldEvery is how many polls the poller makes between yields to other
+// goroutines. A goroutine locked to its thread that yields hands its P to
+// another thread and waits to be handed one back, two switches of
+// threads: the poller yielded after each poll until 2026-11-27, which
+// made it see each copy done late and slowed the host's side of every
+// copy. 64 polls are about 75 us on an H100's host (cudaEventQuery
+// 0.6-1.3 us), three 1 MiB copies or more.
+const yieldEvery = 64
+
+// wait polls until the work before e is done, unless err says the wait
+// cannot be had; it returns err or the query's failure.
+func (m *deviceMemory) wait(e cuda.Event, err error) error {
+	for polls := 1; err == nil; polls++ {
+		var done bool
+		if done, err = m.rt.Done(e); done {
+			break
+		}
+		if polls%yieldEvery == 0 {
 			runtime.Gosched()
 		}
-		var c copied
-		if c.err = err; err == nil {
-			c.s, c.err = m.rt.Elapsed(s.start, s.stop)
-		}
-		s.done <- c
 	}
+	return err
 }
 
 // queueOf returns the direction's queue.
@@ -341,75 +413,96 @@ func (m *deviceMemory) queueOf(toDevice bool) *queue {
 	return &m.queues[1]
 }
 
-// withSlot runs fn with a free slot, on a thread whose current device is
-// the arena's (the streams and the slot's events belong to it).
+// withSlot runs fn with a free slot.
 func (m *deviceMemory) withSlot(fn func(s *slot) error) (err error) {
 	s := <-m.slots
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer func() {
 		if err != nil {
 			// A copy may still be running after a failed call that
 			// followed it: the slot's buffer is free only once the
 			// streams are done with it.
-			for i := range m.queues {
-				m.rt.SyncStream(m.queues[i].stream)
-			}
+			m.onDevice(func() error {
+				for i := range m.queues {
+					m.rt.SyncStream(m.queues[i].stream)
+				}
+				return nil
+			})
 		}
 		m.slots <- s
 	}()
-	if err := m.rt.SetDevice(m.device); err != nil {
-		return err
-	}
 	return fn(s)
 }
 
-// copyOn copies n bytes between the device address and host (the slot's
-// buffer, or pinned memory) on the direction's stream, waits for the
-// poller to see it done, and returns its device time.
-func (m *deviceMemory) copyOn(s *slot, dev, host uintptr, n int, write bool) (float64, error) {
-	if err := m.enqueue(s, dev, host, n, write); err != nil {
-		return 0, err
+// onDevice runs fn's CUDA calls on a thread whose current device is the
+// arena's (the streams and the events belong to it), the thread held
+// only while fn runs: a caller waiting for its copy waits as any
+// goroutine does, and the poller that wakes it need not wake its thread.
+func (m *deviceMemory) onDevice(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := m.rt.SetDevice(m.device); err != nil {
+		return err
 	}
-	c := <-s.done
-	return c.s, c.err
+	return fn()
 }
 
-// enqueue queues the copy between the slot's events on the direction's
-// stream, with no other copy of the direction between them, and hands it
-// to the direction's poller.
+// copyOn copies n bytes between the device address and host (the slot's
+// buffer, or pinned memory) on the direction's stream, and waits for the
+// poller to see it done.
+func (m *deviceMemory) copyOn(s *slot, dev, host uintptr, n int, write bool) error {
+	if err := m.enqueue(s, dev, host, n, write); err != nil {
+		return err
+	}
+	return <-s.done
+}
+
+// enqueue queues the copy on the direction's stream, opening a stretch
+// when none is in flight, with the slot's event after it, and hands it to
+// the direction's poller.
 func (m *deviceMemory) enqueue(s *slot, dev, host uintptr, n int, write bool) error {
 	dst, src, kind := host, dev, cuda.DeviceToHost
 	if write {
 		dst, src, kind = dev, host, cuda.HostToDevice
 	}
 	q := m.queueOf(write)
+	// The lock before the thread: a goroutine that waits for a lock
+	// while it holds its thread makes two switches of threads to wake
+	// (on an H100, with the lock taken second, the tier's copies waited
+	// 157 us for it on average).
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if err := m.rt.Record(s.start, q.stream); err != nil {
-		return err
-	}
-	if err := m.rt.CopyAsync(dst, src, uint64(n), kind, q.stream); err != nil {
-		return err
-	}
-	if err := m.rt.Record(s.stop, q.stream); err != nil {
-		return err
-	}
-	q.inflight <- s
-	return nil
+	return m.onDevice(func() error {
+		if !q.stretch {
+			if err := m.rt.Record(q.edges[q.open][0], q.stream); err != nil {
+				return err
+			}
+			q.stretch = true
+		}
+		if err := m.rt.CopyAsync(dst, src, uint64(n), kind, q.stream); err != nil {
+			return err
+		}
+		if err := m.rt.Record(s.mark, q.stream); err != nil {
+			return err
+		}
+		s.n = int64(n)
+		q.queued.Add(1)
+		q.inflight <- s
+		return nil
+	})
 }
 
-func (m *deviceMemory) count(write bool, n int, t float64) {
+// count adds a closed stretch's copies, bytes and time to its direction.
+func (m *deviceMemory) count(write bool, copies, bytes int64, busy float64) {
 	m.mu.Lock()
 	d := &m.d2h
 	if write {
 		d = &m.h2d
 	}
-	d.Copies++
-	d.Bytes += int64(n)
-	d.DeviceS += t
+	d.Copies += copies
+	d.Bytes += bytes
+	d.BusyS += busy
 	m.mu.Unlock()
-	m.copied.Add(1)
+	m.copied.Add(copies)
 }
 
 func (m *deviceMemory) copies() Copies {
@@ -441,7 +534,16 @@ func (m *deviceMemory) Release() error {
 	}
 	m.all = nil
 	for i := range m.queues {
-		if q := &m.queues[i]; q.stream != 0 {
+		q := &m.queues[i]
+		for _, pair := range q.edges {
+			for _, e := range pair {
+				if e != 0 {
+					errs = append(errs, m.rt.DestroyEvent(e))
+				}
+			}
+		}
+		q.edges = [2][2]cuda.Event{}
+		if q.stream != 0 {
 			errs = append(errs, m.rt.DestroyStream(q.stream))
 			q.stream = 0
 		}
@@ -524,12 +626,7 @@ func CopyDirect(mem arena.Memory, host uintptr, off int64, n int, toDevice bool)
 		return errors.New("gpu: not a gpu arena")
 	}
 	return m.withSlot(func(s *slot) error {
-		t, err := m.copyOn(s, m.base+uintptr(off), host, n, toDevice)
-		if err != nil {
-			return err
-		}
-		m.count(toDevice, n, t)
-		return nil
+		return m.copyOn(s, m.base+uintptr(off), host, n, toDevice)
 	})
 }
 

@@ -92,8 +92,9 @@ func TestReleaseFreesAll_mt3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if live(0) != 1 || live(2) != 2 || live(3) != 4 {
-		t.Errorf("after New: %d device allocations, %d streams, %d events; want 1, 2, 4", live(0), live(2), live(3))
+	// An untimed event a slot, and two pairs of timed ones a stream.
+	if live(0) != 1 || live(2) != 2 || live(3) != 2+2*4 {
+		t.Errorf("after New: %d device allocations, %d streams, %d events; want 1, 2, 10", live(0), live(2), live(3))
 	}
 	o, err := b.Open("k", 16384, true)
 	if err != nil {
@@ -118,30 +119,30 @@ func TestReleaseFreesAll_mt3(t *testing.T) {
 	}
 }
 
-// TestCount_mt3 pins what count adds: a copy and its bytes to its own
-// direction, and its device time to the direction's sum.
+// TestCount_mt3 pins what count adds: a stretch's copies and bytes to
+// its own direction, and its time to the direction's.
 func TestCount_mt3(t *testing.T) {
 	m := &deviceMemory{}
-	m.count(true, 100, 0.25)
-	m.count(true, 50, 0.5)
-	m.count(false, 7, 1)
+	m.count(true, 1, 100, 0.25)
+	m.count(true, 2, 50, 0.5)
+	m.count(false, 1, 7, 1)
 	c := m.copies()
-	if c.H2D != (Direction{Copies: 2, Bytes: 150, DeviceS: 0.75}) || c.D2H != (Direction{Copies: 1, Bytes: 7, DeviceS: 1}) {
+	if c.H2D != (Direction{Copies: 3, Bytes: 150, BusyS: 0.75}) || c.D2H != (Direction{Copies: 1, Bytes: 7, BusyS: 1}) {
 		t.Errorf("copies = %+v", c)
 	}
-	if m.copied.Load() != 3 {
-		t.Errorf("copied = %d, want 3", m.copied.Load())
+	if m.copied.Load() != 4 {
+		t.Errorf("copied = %d, want 4", m.copied.Load())
 	}
 }
 
-// TestGBps_mt3 pins a direction's rate: bytes over device seconds in
-// 10^9 bytes a second, and 0 (not NaN or Inf) before any device time.
+// TestGBps_mt3 pins a direction's rate: bytes over busy seconds in
+// 10^9 bytes a second, and 0 (not NaN or Inf) before any busy time.
 func TestGBps_mt3(t *testing.T) {
 	for _, c := range []struct {
 		d    Direction
 		want float64
 	}{
-		{Direction{Bytes: 3e9, DeviceS: 1.5}, 2},
+		{Direction{Bytes: 3e9, BusyS: 1.5}, 2},
 		{Direction{}, 0},
 		{Direction{Bytes: 10}, 0},
 	} {
@@ -175,7 +176,7 @@ func TestDescribeDirections_mt3(t *testing.T) {
 	}
 	var pi schema.PathInfo
 	b.Describe(&pi)
-	if h, d := pi.GPU.HostToDevice, pi.GPU.DeviceToHost; h.Copies != 2 || h.Bytes != 8192 || d.Copies != 1 || d.Bytes != 4096 || h.CopyGBps <= 0 || d.CopyGBps <= 0 {
+	if h, d := pi.GPU.HostToDevice, pi.GPU.DeviceToHost; h.Copies != 2 || h.Bytes != 8192 || d.Copies != 1 || d.Bytes != 4096 || h.BusyGBps <= 0 || d.BusyGBps <= 0 {
 		t.Errorf("Describe: host-to-device %+v, device-to-host %+v; want 2 copies of 8192 bytes and 1 of 4096, with rates", h, d)
 	}
 }

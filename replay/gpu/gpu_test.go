@@ -51,7 +51,7 @@ func TestConformance(t *testing.T) {
 
 // TestCopiesStagedAndTimed writes and reads objects larger than a staging
 // buffer from several goroutines at once: the bytes come back, every
-// piece is a copy counted in its direction with its device time, and no
+// piece is a copy counted in its direction with its busy time, and no
 // more copies run at once than there are slots.
 func TestCopiesStagedAndTimed(t *testing.T) {
 	rt := fakeRuntime(t, "268435456")
@@ -102,7 +102,7 @@ func TestCopiesStagedAndTimed(t *testing.T) {
 		name string
 		d    Direction
 	}{{"host-to-device", c.H2D}, {"device-to-host", c.D2H}} {
-		if d.d.Copies != pieces || d.d.Bytes != workers*objSize || d.d.DeviceS <= 0 || d.d.GBps() <= 0 {
+		if d.d.Copies != pieces || d.d.Bytes != workers*objSize || d.d.BusyS <= 0 || d.d.GBps() <= 0 {
 			t.Errorf("%s: %+v (%.2f GB/s); want %d copies of %d bytes in all, timed", d.name, d.d, d.d.GBps(), pieces, workers*objSize)
 		}
 	}
@@ -114,19 +114,20 @@ func TestCopiesStagedAndTimed(t *testing.T) {
 	pi := schema.PathInfo{Backend: "gpu", Path: "GPU 0"}
 	b.Describe(&pi)
 	if g := pi.GPU; g == nil || g.Name != "Fake GPU" || pi.Model != "Fake GPU" || g.HostToDevice.Bytes != c.H2D.Bytes ||
-		g.DeviceToHost.Copies != c.D2H.Copies || g.DeviceToHost.CopyGBps != c.D2H.GBps() || !strings.Contains(g.Copies, "2 pinned staging buffers of 16 KiB") {
+		g.DeviceToHost.Copies != c.D2H.Copies || g.DeviceToHost.BusyGBps != c.D2H.GBps() || !strings.Contains(g.Copies, "2 pinned staging buffers of 16 KiB") {
 		t.Errorf("Describe: %+v, GPU %+v", pi, g)
 	}
 }
 
 // TestCopiesOfADirectionInOrder copies from more goroutines than there
 // are cores, each through its own slot: the copies of a direction are
-// queued one after another on its stream, so their device times (the
-// fake's events hold the host's monotonic time at their record) do not
-// overlap, and their sum stays within the time all the copies took. With
-// a stream per slot the intervals overlapped, and the sum exceeded it: a
-// copy's time included the others', and the per-copy rate fell with the
-// number of workers instead of telling the link's.
+// queued one after another on its stream, so the stretches of copies
+// timed (the fake's events hold the host's monotonic time at their
+// record) do not overlap, and their sum stays within the time all the
+// copies took. With a stream per slot, when each copy was timed alone,
+// the intervals overlapped, and the sum exceeded it: a copy's time
+// included the others', and the rate fell with the number of workers
+// instead of telling the link's.
 func TestCopiesOfADirectionInOrder(t *testing.T) {
 	rt := fakeRuntime(t, "268435456")
 	const workers, objSize, rounds = 8, 4 << 20, 4
@@ -174,14 +175,14 @@ func TestCopiesOfADirectionInOrder(t *testing.T) {
 		c, d := b.Copies(), Direction{}
 		if write {
 			d = c.H2D
-			d.DeviceS -= before.H2D.DeviceS
+			d.BusyS -= before.H2D.BusyS
 		} else {
 			d = c.D2H
-			d.DeviceS -= before.D2H.DeviceS
+			d.BusyS -= before.D2H.BusyS
 		}
-		// float32 milliseconds per copy: allow their rounding.
-		if d.DeviceS <= 0 || d.DeviceS > took*1.001+1e-6*float64(workers*rounds) {
-			t.Errorf("write %v: the copies' device times add up to %.6f s in %.6f s of copying: they overlapped", write, d.DeviceS, took)
+		// float32 milliseconds per stretch: allow their rounding.
+		if d.BusyS <= 0 || d.BusyS > took*1.001+1e-6*float64(workers*rounds) {
+			t.Errorf("write %v: the stretches' busy times add up to %.6f s in %.6f s of copying: they overlapped", write, d.BusyS, took)
 		}
 	}
 }
@@ -234,7 +235,7 @@ func TestCopyPolled(t *testing.T) {
 	if _, err := o.ReadAt(got, 0); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("read back: %v, equal %v", err, bytes.Equal(got, want))
 	}
-	if c := b.Copies(); c.H2D.Copies != 2 || c.D2H.Copies != 2 || c.H2D.DeviceS <= 0 || c.D2H.DeviceS <= 0 {
+	if c := b.Copies(); c.H2D.Copies != 2 || c.D2H.Copies != 2 || c.H2D.BusyS <= 0 || c.D2H.BusyS <= 0 {
 		t.Errorf("copies %+v: want 2 timed each way", c)
 	}
 	t.Setenv("FAKE_CUDA_QUERY_FAIL", "1")
@@ -384,11 +385,11 @@ func TestCopiesOnRunningStreams(t *testing.T) {
 	if c.H2D.Copies != workers*blocks || c.D2H.Copies != 2*workers*blocks {
 		t.Errorf("copies %+v", c)
 	}
-	// Each copy takes 300 us on its stream: a direction's device time is
+	// Each copy takes 300 us on its stream: a direction's busy time is
 	// at least that for each, and, one after another, within the run.
 	for _, d := range []Direction{c.H2D, c.D2H} {
-		if min := 300e-6 * float64(d.Copies); d.DeviceS < min*0.9 || d.DeviceS > took*1.001 {
-			t.Errorf("%d copies timed %.4f s in %.4f s of copying; want at least %.4f, within the run", d.Copies, d.DeviceS, took, min)
+		if min := 300e-6 * float64(d.Copies); d.BusyS < min*0.9 || d.BusyS > took*1.001 {
+			t.Errorf("%d copies timed %.4f s in %.4f s of copying; want at least %.4f, within the run", d.Copies, d.BusyS, took, min)
 		}
 	}
 }

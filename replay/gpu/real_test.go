@@ -121,7 +121,7 @@ func TestRealCopies(t *testing.T) {
 	w, r := run(true), run(false)
 	c := b.Copies()
 	total := float64(workers * perWorker)
-	t.Logf("tier, %d workers of 1 MiB blocks (bytes checked on read): write %.2f GB/s, read %.2f GB/s by the wall clock; by the copies' device time (events): host-to-device %.2f GB/s, device-to-host %.2f GB/s",
+	t.Logf("tier, %d workers of 1 MiB blocks (bytes checked on read): write %.2f GB/s, read %.2f GB/s by the wall clock; over the time the streams were busy with them (events): host-to-device %.2f GB/s, device-to-host %.2f GB/s",
 		workers, total/w.Seconds()/1e9, total/r.Seconds()/1e9, c.H2D.GBps(), c.D2H.GBps())
 	if c.H2D.Bytes != int64(total) || c.D2H.Bytes != int64(total) || c.H2D.GBps() <= 0 || c.D2H.GBps() <= 0 {
 		t.Errorf("copies %+v", c)

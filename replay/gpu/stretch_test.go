@@ -1,0 +1,110 @@
+package gpu
+
+import (
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/internal/cuda/cudatest"
+	"github.com/kvbench/kvbench/replay/arena"
+)
+
+// asyncRuntime loads the fake runtime with streams that run their copies
+// in the background, copyUS microseconds each, and returns how many timed
+// events it has seen recorded behind a copy still queued or running.
+func asyncRuntime(t *testing.T, copyUS string) (*cuda.Runtime, func() int) {
+	t.Helper()
+	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	t.Setenv("FAKE_CUDA_ASYNC", "1")
+	t.Setenv("FAKE_CUDA_COPY_US", copyUS)
+	path := cudatest.FakeRuntime(t)
+	rt, err := cuda.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var behind func() int64
+	purego.RegisterLibFunc(&behind, lib, "fake_cuda_timed_behind_copy")
+	return rt, func() int { return int(behind()) }
+}
+
+// TestStretches times the copies as a copy loop is timed: back-to-back
+// copies from many callers are timed without a timed event between them
+// (on a GPU, one there slows the copies around it), their busy time is at
+// least what the copies took on the stream and within the run; and the
+// time the stream sat idle between two copies is not counted.
+func TestStretches(t *testing.T) {
+	const copyUS, workers, blocks, block = 300, 8, 10, 16 << 10
+	rt, behind := asyncRuntime(t, "300")
+	b, _, err := New(rt, Options{Capacity: 8 << 20, Slots: workers, StageBytes: block})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	host, err := rt.HostAlloc(workers * block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.FreeHost(host)
+	o, err := b.Open("k", workers*block, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	// copyBlock copies block i of the object to (write) or from the
+	// device, from or into its part of host.
+	copyBlock := func(i int, write bool) error {
+		p := uintptr(unsafe.Pointer(&host[i*block]))
+		return o.(arena.Spanner).Span(int64(i*block), block, func(mem arena.Memory, at, n int64) error {
+			return CopyDirect(mem, p, at, int(n), write)
+		})
+	}
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*blocks)
+	for w := range workers {
+		wg.Go(func() {
+			for range blocks {
+				errs <- copyBlock(w, true)
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start).Seconds()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := b.Copies().H2D
+	if min := copyUS * 1e-6 * workers * blocks; h.Copies != workers*blocks || h.Bytes != workers*blocks*block || h.BusyS < min*0.9 || h.BusyS > took*1.001 {
+		t.Errorf("%d copies of %d bytes in all, busy %.4f s in a run of %.4f s; want %d of %d, busy at least %.4f s and within the run",
+			h.Copies, h.Bytes, h.BusyS, took, workers*blocks, workers*blocks*block, min)
+	}
+	if n := behind(); n != 0 {
+		t.Errorf("%d timed events recorded behind a copy on its stream; want none", n)
+	}
+
+	// Two copies 100 ms apart: the stream was busy for the two copies'
+	// 0.6 ms and what it took to start and see each done, not for the
+	// 100 ms between.
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err := copyBlock(i, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := b.Copies().D2H; d.Copies != 2 || d.BusyS < 2*copyUS*1e-6*0.9 || d.BusyS > 0.05 {
+		t.Errorf("two copies 100 ms apart: %d copies, busy %.4f s; want 2, at least %.4f s and well under 0.1 s", d.Copies, d.BusyS, 2*copyUS*1e-6)
+	}
+}
