@@ -58,8 +58,12 @@ type engine struct {
 	bufs map[int]*buffers      // the blocks' pinned buffers, by GPU
 }
 
-// buffers are a GPU's pinned block buffers: made as ops need them, at
-// most one per worker, and kept for the next op.
+// buffers are a GPU's pinned block buffers, one per worker: all made
+// when the first op needs one, before any copy of the GPU's, and kept.
+// Pinning memory holds up every copy the driver runs meanwhile: made one
+// at a time as ops needed them, 32 buffers of 16 MiB held the first
+// writes of an H100's replay back while the others' copies were in
+// flight.
 type buffers struct {
 	arena gpu.Arena
 	free  chan []byte
@@ -182,21 +186,24 @@ func (e *engine) buffer(a gpu.Arena) ([]byte, func(), error) {
 	if bs == nil {
 		bs = &buffers{arena: a, free: make(chan []byte, e.p.Depth)}
 		e.bufs[a.Device] = bs
-	}
-	var b []byte
-	select {
-	case b = <-bs.free:
-	default:
-		// Every buffer made is in use: the pool's workers hold one each,
-		// so fewer than Depth are made.
-		var err error
-		if b, err = a.HostAlloc(e.p.BlockSize); err != nil {
-			e.mu.Unlock()
-			return nil, nil, err
+		for range e.p.Depth {
+			b, err := a.HostAlloc(e.p.BlockSize)
+			if err != nil {
+				// Those made are freed; the next op tries again.
+				delete(e.bufs, a.Device)
+				for _, b := range bs.all {
+					a.FreeHost(b)
+				}
+				e.mu.Unlock()
+				return nil, nil, err
+			}
+			bs.all = append(bs.all, b)
+			bs.free <- b
 		}
-		bs.all = append(bs.all, b)
 	}
 	e.mu.Unlock()
+	// The pool's workers hold a buffer each at most: one is free.
+	b := <-bs.free
 	return b, func() { bs.free <- b }, nil
 }
 

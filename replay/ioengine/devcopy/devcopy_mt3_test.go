@@ -3,6 +3,7 @@ package devcopy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -283,4 +284,46 @@ func TestServeFailureWords_mt3(t *testing.T) {
 		}
 	}
 	os.Unsetenv("FAKE_CUDA_FAIL_ASYNC")
+}
+
+// TestBuffersAtFirstOp pins when the pinned buffers are made: all of the
+// workers' at the first op, before its copy, none later; where pinning
+// fails part way, the op fails, the buffers made are given back, and the
+// next op makes them all.
+func TestBuffersAtFirstOp(t *testing.T) {
+	g, live := liveGPU(t, 1<<20)
+	o, err := g.Open("a", 65536, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const depth = 4
+	done := make(chan *ioengine.Op, 16)
+	e, err := New(nil)(ioengine.Params{Depth: depth, BlockSize: 4096, Data: keyed{}, Done: done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	base := live(1)
+	t.Setenv("FAKE_CUDA_HOST_ALLOC_MAX", fmt.Sprint(base+2))
+	op := &ioengine.Op{Obj: o, Key: "a", Write: true, Off: 0, N: 4096}
+	run(t, e, done, []*ioengine.Op{op})
+	if op.Err == nil || !strings.Contains(op.Err.Error(), "a pinned buffer of 4096 bytes") || live(1) != base {
+		t.Errorf("pinning failed at the third buffer: %v, %d pinned buffers live; want the op failed, none", op.Err, live(1)-base)
+	}
+	os.Unsetenv("FAKE_CUDA_HOST_ALLOC_MAX")
+	for i := range 3 {
+		var ops []*ioengine.Op
+		for off := int64(0); off < 65536; off += 4096 {
+			ops = append(ops, &ioengine.Op{Obj: o, Key: "a", Write: i%2 == 0, Off: off, N: 4096})
+		}
+		run(t, e, done, ops)
+		for _, op := range ops {
+			if op.Err != nil {
+				t.Fatal(op.Err)
+			}
+		}
+		if n := live(1) - base; n != depth {
+			t.Errorf("round %d: %d pinned buffers live; want %d, one a worker", i, n, depth)
+		}
+	}
 }
