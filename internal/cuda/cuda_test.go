@@ -213,4 +213,3 @@ func TestCUDADirs(t *testing.T) {
 		t.Errorf("loaded %v, %v; want %s", r, err, got[1])
 	}
 }
-
