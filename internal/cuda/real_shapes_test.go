@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/kvbench/kvbench/internal/datagen"
@@ -22,7 +23,7 @@ const hostAllocWriteCombined = 4
 //   - how the copies are timed: span (two events around a batch of
 //     copies queued back to back, as the copy loop), marks (span, with an
 //     untimed event after each copy, as the tier waits for them), pairs (two timed
-//     events around each copy, as the tier times them), chain (a timed
+//     events around each copy, as the tier timed them until 2026-11-27), chain (a timed
 //     event after each copy only, the time between one copy's event and
 //     the next's), idle (each copy queued on an idle stream between two
 //     events and waited for before the next is queued);
@@ -30,7 +31,8 @@ const hostAllocWriteCombined = 4
 //     them with the data generator's ordinary stores (fill) or its
 //     non-temporal ones (fillNT); read every byte of them (read, as
 //     --verify's check);
-//   - the buffers: cudaHostAlloc's (pinned) or write-combined (wc).
+//   - the buffers: cudaHostAlloc's (pinned) or write-combined (wc);
+//   - copies while other goroutines fill other memory.
 //
 // It only logs; the figures chose how the tier times and fills its
 // copies (replay/gpu, replay/ioengine/devcopy).
@@ -165,25 +167,59 @@ func TestRealCopyShapes(t *testing.T) {
 			return sum
 		}
 		run := func(name string, bufs [][]byte, toDevice bool, what, mode string) {
-			sec := 0.0
+			sec, cpu := 0.0, time.Duration(0)
 			for b := range batches {
+				start := time.Now()
 				prep(bufs, what, b)
+				cpu += time.Since(start)
 				sec += batch(bufs, toDevice, mode)
 			}
-			t.Logf("copy shape, %d MiB, %s, %s buffers, CPU before: %s, timed %s: %.2f GB/s",
+			bytes := float64(uint64(batches) * k * size)
+			msg := fmt.Sprintf("copy shape, %d MiB, %s, %s buffers, CPU before: %s, timed %s: %.2f GB/s",
 				size>>20, map[bool]string{true: "host-to-device", false: "device-to-host"}[toDevice],
-				name, what, mode, float64(uint64(batches)*k*size)/sec/1e9)
+				name, what, mode, bytes/sec/1e9)
+			if what != "none" {
+				msg += fmt.Sprintf(" (the CPU's %s of %d buffers at once: %.1f GB/s)", what, k, bytes/cpu.Seconds()/1e9)
+			}
+			t.Log(msg)
 		}
-		modes := []string{"span", "marks", "pairs", "chain", "idle"}
 		batch(pinned, true, "span") // warm up
-		for _, mode := range modes {
+		for _, mode := range []string{"span", "marks", "pairs", "chain", "idle"} {
 			for _, what := range []string{"none", "fill", "fillNT"} {
 				run("pinned", pinned, true, what, mode)
-				run("wc", wc, true, what, mode)
+				if mode == "span" {
+					run("wc", wc, true, what, mode)
+				}
 			}
 			for _, what := range []string{"none", "read"} {
 				run("pinned", pinned, false, what, mode)
 			}
+		}
+		// Copies while the CPU fills other memory with non-temporal
+		// stores, as the replay's workers make the next blocks while
+		// the tier's copies run: what the host's memory lets the two
+		// share.
+		for _, fillers := range []int{4, 12} {
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for f := range fillers {
+				wg.Go(func() {
+					b := make([]byte, 16<<20)
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						gen.FillDevice(b, fmt.Sprint("bg", f, i), 0, 0)
+					}
+				})
+			}
+			for _, toDevice := range []bool{true, false} {
+				run(fmt.Sprintf("pinned (%d goroutines filling other memory meanwhile)", fillers), pinned, toDevice, "none", "span")
+			}
+			close(stop)
+			wg.Wait()
 		}
 		for _, b := range append(pinned, wc...) {
 			must(t, r.FreeHost(b))

@@ -13,8 +13,8 @@ import (
 )
 
 // asyncRuntime loads the fake runtime with streams that run their copies
-// in the background, copyUS microseconds each, and returns how many timed
-// events it has seen recorded behind a copy still queued or running.
+// in the background, copyUS microseconds each, and returns how many
+// copies it has seen queued behind a timed event between two copies.
 func asyncRuntime(t *testing.T, copyUS string) (*cuda.Runtime, func() int) {
 	t.Helper()
 	t.Setenv("FAKE_CUDA_MEM", "268435456")
@@ -30,7 +30,7 @@ func asyncRuntime(t *testing.T, copyUS string) (*cuda.Runtime, func() int) {
 		t.Fatal(err)
 	}
 	var behind func() int64
-	purego.RegisterLibFunc(&behind, lib, "fake_cuda_timed_behind_copy")
+	purego.RegisterLibFunc(&behind, lib, "fake_cuda_timed_between")
 	return rt, func() int { return int(behind()) }
 }
 
@@ -90,7 +90,7 @@ func TestStretches(t *testing.T) {
 			h.Copies, h.Bytes, h.BusyS, took, workers*blocks, workers*blocks*block, min)
 	}
 	if n := behind(); n != 0 {
-		t.Errorf("%d timed events recorded behind a copy on its stream; want none", n)
+		t.Errorf("%d copies queued behind a timed event behind another; want none", n)
 	}
 
 	// Two copies 100 ms apart: the stream was busy for the two copies'

@@ -175,13 +175,13 @@ int cudaMemcpy(void *dst, const void *src, unsigned long long n, int kind) {
  * until the work queued before it is done, and FAKE_CUDA_COPY_US makes
  * each copy take that long. Events hold the monotonic time of their
  * record (on an async stream, of its turn). FAKE_CUDA_FAIL_ASYNC makes
- * async copies fail with "invalid argument". fake_cuda_timed_behind_copy
- * counts the timed events recorded on an async stream while a copy was
- * queued or running on it (a real GPU's timed event there slows the
- * copies around it). */
+ * async copies fail with "invalid argument". fake_cuda_timed_between
+ * counts the copies queued on an async stream behind a timed event that
+ * was itself queued behind a copy, both still to run: a timed event
+ * between two copies, which on a real GPU slows them. */
 typedef struct ev { double t, flags, queries; volatile int pending; } ev;
-typedef struct op { int record; void *dst; const void *src; unsigned long long n; ev *e; struct op *next; } op;
-typedef struct stream { int async, busy, quit, copies; op *head, *tail; pthread_mutex_t mu; pthread_cond_t work, idle; pthread_t th; } stream;
+typedef struct op { int record, behind; void *dst; const void *src; unsigned long long n; ev *e; struct op *next; } op;
+typedef struct stream { int async, busy, quit, copies, timed; op *head, *tail; pthread_mutex_t mu; pthread_cond_t work, idle; pthread_t th; } stream;
 static double now_ms(void) {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -207,22 +207,28 @@ static void *run_stream(void *arg) {
 			if (us) usleep(atoi(us));
 			memcpy(o->dst, o->src, o->n);
 		}
-		int copied = !o->record;
+		int copied = !o->record, behind = o->behind;
 		free(o);
 		pthread_mutex_lock(&st->mu);
 		st->busy = 0;
 		st->copies -= copied;
+		st->timed -= behind;
 		if (!st->head) pthread_cond_broadcast(&st->idle);
 	}
 	pthread_mutex_unlock(&st->mu);
 	return 0;
 }
-static long timed_behind_copy;
-long fake_cuda_timed_behind_copy(void) { return __atomic_load_n(&timed_behind_copy, __ATOMIC_SEQ_CST); }
+static long timed_between;
+long fake_cuda_timed_between(void) { return __atomic_load_n(&timed_between, __ATOMIC_SEQ_CST); }
 static void enqueue(stream *st, op *o) {
 	pthread_mutex_lock(&st->mu);
-	if (!o->record) st->copies++;
-	else if (!((unsigned)o->e->flags & 2) && st->copies > 0) __atomic_add_fetch(&timed_behind_copy, 1, __ATOMIC_SEQ_CST);
+	if (!o->record) {
+		if (st->timed > 0) __atomic_add_fetch(&timed_between, 1, __ATOMIC_SEQ_CST);
+		st->copies++;
+	} else if (!((unsigned)o->e->flags & 2) && st->copies > 0) {
+		o->behind = 1;
+		st->timed++;
+	}
 	if (st->tail) st->tail->next = o; else st->head = o;
 	st->tail = o;
 	pthread_cond_signal(&st->work);
