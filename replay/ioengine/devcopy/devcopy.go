@@ -10,7 +10,8 @@
 // per block on the host: on an H100 of a 16-core virtual machine, with
 // them, memmove took a third of a --verify replay's CPU time in 16 MiB
 // blocks, and with this engine (and the tier's poller, which came with
-// it) the replay read 1.7 times as fast (README, GPU section).
+// it) the replay read 16 MiB blocks 1.7 times as fast (38.0-41.0 against
+// 22.7-23.4 GB/s by its clock, with --verify, on 2026-11-27).
 //
 // As a mover, a demotion from GPU memory to CPU RAM is one device-to-host
 // copy into the RAM tier's own memory, and a promotion back one
