@@ -283,7 +283,8 @@ type GDSDirection struct {
 // bytes). A direction's copies run one after another on its stream, so
 // the rate is the one the link carried them at while it had them, as a
 // cudaMemcpyAsync loop is timed, with what each stretch cost to start and
-// to see done.
+// to see done, and the gaps where the host queued its next copy late, in
+// it: a lower bound on the link's rate.
 type GPUDirection struct {
 	Copies   int64   `json:"copies"`
 	Bytes    int64   `json:"bytes"`

@@ -31,7 +31,11 @@
 // between back-to-back 1 MiB copies slowed them by 8 %, an untimed one
 // not at all (internal/cuda's TestRealCopyShapes), so timing each copy
 // between two events, as the tier did before, held its 1 MiB copies to
-// about 90 % of a copy loop's rate at best, whatever else it did.
+// about 90 % of a copy loop's rate at best, whatever else it did. A
+// stretch also counts the gaps between its copies where the host queued
+// the next copy after the last one ended but before the poller saw it
+// done: a host that cannot keep the stream fed lowers the figure, which
+// is so a lower bound on the rate the link carried the copies at.
 //
 // A goroutine per direction waits for the copies, in the order they were
 // queued (the order the stream runs them), by polling their events
@@ -97,7 +101,9 @@ type Copies struct {
 // Direction counts the copies of one direction and the time its stream
 // was busy with them. Copies and bytes are counted with their stretch's
 // time, when it closes: a copy whose stretch is still open is in none of
-// them.
+// them, and a stretch whose end cannot be timed (a failed query or
+// record, which fails the copy that closes it) is in none, so that
+// bytes are never counted without their time.
 type Direction struct {
 	Copies int64
 	Bytes  int64
@@ -107,7 +113,8 @@ type Direction struct {
 // GBps is the direction's bytes over the time its stream was busy with
 // them, in GB/s (10^9): the rate the link carried the tier's copies at
 // while it had them, comparable with a copy loop's, with what each
-// stretch of copies cost to start and to see done in it.
+// stretch of copies cost to start and to see done, and the gaps where
+// the host queued its next copy late, in it.
 func (d Direction) GBps() float64 {
 	if d.BusyS <= 0 {
 		return 0
@@ -258,11 +265,13 @@ type deviceMemory struct {
 func (m *deviceMemory) Copy(p []byte, off int64, write bool) error {
 	return m.withSlot(func(s *slot) error {
 		if s.buf == nil {
-			b, err := m.rt.HostAlloc(uint64(s.stage))
-			if err != nil {
+			// Pinned memory belongs to the current device's context.
+			if err := m.onDevice(func() (err error) {
+				s.buf, err = m.rt.HostAlloc(uint64(s.stage))
+				return err
+			}); err != nil {
 				return fmt.Errorf("a staging buffer of %d bytes: %w", s.stage, err)
 			}
-			s.buf = b
 		}
 		for done := 0; done < len(p); {
 			n := min(len(p)-done, len(s.buf))
@@ -386,8 +395,8 @@ func (m *deviceMemory) poller(q *queue, toDevice bool, in <-chan *slot) {
 // another thread and waits to be handed one back, two switches of
 // threads: the poller yielded after each poll until 2026-11-27, which
 // made it see each copy done late and slowed the host's side of every
-// copy. 64 polls are about 75 us on an H100's host (cudaEventQuery
-// 0.6-1.3 us), three 1 MiB copies or more.
+// copy. 64 polls are 38-83 us on an H100's host (cudaEventQuery 0.6-1.3
+// us), two to four 1 MiB copies.
 const yieldEvery = 64
 
 // wait polls until the work before e is done, unless err says the wait
@@ -476,7 +485,6 @@ func (m *deviceMemory) enqueue(s *slot, dev, host uintptr, n int, write bool) er
 			if err := m.rt.Record(q.edges[q.open][0], q.stream); err != nil {
 				return err
 			}
-			q.stretch = true
 		}
 		if err := m.rt.CopyAsync(dst, src, uint64(n), kind, q.stream); err != nil {
 			return err
@@ -484,6 +492,10 @@ func (m *deviceMemory) enqueue(s *slot, dev, host uintptr, n int, write bool) er
 		if err := m.rt.Record(s.mark, q.stream); err != nil {
 			return err
 		}
+		// Open only once a copy is handed to the poller, which will
+		// close it: a stretch opened for a copy that failed to queue
+		// would stay open, and count the idle time until the next.
+		q.stretch = true
 		s.n = int64(n)
 		q.queued.Add(1)
 		q.inflight <- s

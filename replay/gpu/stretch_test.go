@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -106,5 +108,70 @@ func TestStretches(t *testing.T) {
 	}
 	if d := b.Copies().D2H; d.Copies != 2 || d.BusyS < 2*copyUS*1e-6*0.9 || d.BusyS > 0.05 {
 		t.Errorf("two copies 100 ms apart: %d copies, busy %.4f s; want 2, at least %.4f s and well under 0.1 s", d.Copies, d.BusyS, 2*copyUS*1e-6)
+	}
+}
+
+// TestFailedCopyOpensNoStretch: a copy the runtime refuses leaves no
+// stretch open, so the idle time until the next copy is not counted.
+func TestFailedCopyOpensNoStretch(t *testing.T) {
+	rt, _ := asyncRuntime(t, "300")
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_CUDA_FAIL_ASYNC", "1")
+	if _, err := o.WriteAt(make([]byte, 4096), 0); err == nil {
+		t.Fatal("a write whose copy the runtime refused: no error")
+	}
+	os.Unsetenv("FAKE_CUDA_FAIL_ASYNC")
+	time.Sleep(100 * time.Millisecond)
+	if _, err := o.WriteAt(make([]byte, 4096), 0); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.Copies().H2D; h.Copies != 1 || h.BusyS > 0.05 {
+		t.Errorf("one 300 us copy 100 ms after a refused one: %d copies, busy %.4f s; want 1, well under 0.1 s", h.Copies, h.BusyS)
+	}
+}
+
+// TestStagingOnArenaDevice: a staging buffer is pinned with the arena's
+// device current, whatever the calling thread's is.
+func TestStagingOnArenaDevice(t *testing.T) {
+	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	path := cudatest.FakeRuntime(t)
+	rt, err := cuda.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hostDevice func() int32
+	purego.RegisterLibFunc(&hostDevice, lib, "fake_cuda_host_device")
+	b, _, err := New(rt, Options{Device: 1, Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := rt.SetDevice(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.WriteAt(make([]byte, 4096), 0); err != nil {
+		t.Fatal(err)
+	}
+	if d := hostDevice(); d != 1 {
+		t.Errorf("staging buffer pinned with device %d current; want the arena's, 1", d)
 	}
 }

@@ -117,6 +117,11 @@ int cudaFree(void *p) {
  * CUDA call): write-combined memory is slow for the CPU to read. */
 static unsigned int hostflags;
 unsigned int fake_cuda_host_flags(void) { return hostflags; }
+/* The device current on the thread of the last cudaHostAlloc, for tests
+ * (fake_cuda_host_device; not a CUDA call): pinned memory belongs to the
+ * current device's context. */
+static int hostdev = -1;
+int fake_cuda_host_device(void) { return __atomic_load_n(&hostdev, __ATOMIC_SEQ_CST); }
 /* FAKE_CUDA_HOST_ALLOC_MAX=k: an allocation past k live ones fails with
  * cudaErrorMemoryAllocation (2), as pinning does past what the machine
  * lets a process lock. */
@@ -125,6 +130,7 @@ int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) {
 	const char *mx = getenv("FAKE_CUDA_HOST_ALLOC_MAX");
 	if (mx && fake_cuda_live(1) >= atol(mx)) return 2;
 	hostflags = flags;
+	__atomic_store_n(&hostdev, current, __ATOMIC_SEQ_CST);
 	*p = malloc(n ? n : 1);
 	if (*p) count(1, 1);
 	return *p ? 0 : 2;
