@@ -568,6 +568,13 @@ func (c *client) delete(ctx context.Context, name string) error {
 		return err
 	}
 	defer c.release()
+	return c.deleteNow(ctx, name)
+}
+
+// deleteNow is delete without a request slot, and sent whether or not
+// an earlier request found the server down: the clean-up of a request
+// that got no answer (dropClaim), which is that request.
+func (c *client) deleteNow(ctx context.Context, name string) error {
 	_, err := c.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &c.bucket, Key: &name})
 	c.stats.done(opDelete, err)
 	return c.wrap("DELETE", name, err)

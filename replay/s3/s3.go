@@ -409,7 +409,10 @@ func (c *client) dropClaim(ctx context.Context, claim string, tok []byte, err er
 			}
 		}
 		if c.holds(dctx, claim, tok) {
-			c.delete(dctx, claim)
+			// Not delete, which refuses every request once one got no
+			// answer in time: the claim's may have been the one, and
+			// the server has just answered the look.
+			c.deleteNow(dctx, claim)
 			return
 		}
 	}
