@@ -21,6 +21,17 @@ import (
 func liveRuntime(t *testing.T, mem string) (*cuda.Runtime, func(what int) int) {
 	t.Helper()
 	t.Setenv("FAKE_CUDA_MEM", mem)
+	rt, lib := fakeLib(t)
+	var live func(int32) int64
+	purego.RegisterLibFunc(&live, lib, "fake_cuda_live")
+	return rt, func(what int) int { return int(live(int32(what))) }
+}
+
+// fakeLib builds and loads the fake CUDA runtime, as the environment set
+// before it says, and returns it with the library's handle, for the
+// fake's own calls (its counts).
+func fakeLib(t *testing.T) (*cuda.Runtime, uintptr) {
+	t.Helper()
 	path := cudatest.FakeRuntime(t)
 	rt, err := cuda.Load(path)
 	if err != nil {
@@ -30,9 +41,7 @@ func liveRuntime(t *testing.T, mem string) (*cuda.Runtime, func(what int) int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var live func(int32) int64
-	purego.RegisterLibFunc(&live, lib, "fake_cuda_live")
-	return rt, func(what int) int { return int(live(int32(what))) }
+	return rt, lib
 }
 
 // TestOptionsRefused_mt3 pins New's refusals: no capacity, staging of no

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ebitengine/purego"
 	"github.com/kvbench/kvbench/internal/cuda"
-	"github.com/kvbench/kvbench/internal/cuda/cudatest"
 	"github.com/kvbench/kvbench/replay/arena"
 )
 
@@ -22,15 +21,7 @@ func asyncRuntime(t *testing.T, copyUS string) (*cuda.Runtime, func() int) {
 	t.Setenv("FAKE_CUDA_MEM", "268435456")
 	t.Setenv("FAKE_CUDA_ASYNC", "1")
 	t.Setenv("FAKE_CUDA_COPY_US", copyUS)
-	path := cudatest.FakeRuntime(t)
-	rt, err := cuda.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, lib := fakeLib(t)
 	var behind func() int64
 	purego.RegisterLibFunc(&behind, lib, "fake_cuda_timed_between")
 	return rt, func() int { return int(behind()) }
@@ -143,15 +134,7 @@ func TestFailedCopyOpensNoStretch(t *testing.T) {
 func TestStagingOnArenaDevice(t *testing.T) {
 	t.Setenv("FAKE_CUDA_DEVICES", "2")
 	t.Setenv("FAKE_CUDA_MEM", "268435456")
-	path := cudatest.FakeRuntime(t)
-	rt, err := cuda.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, lib := fakeLib(t)
 	var hostDevice func() int32
 	purego.RegisterLibFunc(&hostDevice, lib, "fake_cuda_host_device")
 	b, _, err := New(rt, Options{Device: 1, Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
