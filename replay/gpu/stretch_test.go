@@ -158,3 +158,52 @@ func TestStagingOnArenaDevice(t *testing.T) {
 		t.Errorf("staging buffer pinned with device %d current; want the arena's, 1", d)
 	}
 }
+
+// TestDirectionsOverlap: host-to-device and device-to-host copies run on
+// streams of their own, so the two directions' copies run at once, as a
+// GPU's two copy engines run them; on one stream they would take turns.
+func TestDirectionsOverlap(t *testing.T) {
+	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	t.Setenv("FAKE_CUDA_ASYNC", "1")
+	t.Setenv("FAKE_CUDA_COPY_US", "2000")
+	rt, lib := fakeLib(t)
+	var peak func() int64
+	purego.RegisterLibFunc(&peak, lib, "fake_cuda_peak_copies")
+	const block, copies = 4096, 50
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 2, StageBytes: block})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o, err := b.Open("k", 2*block, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*copies)
+	for i, write := range []bool{true, false} {
+		wg.Go(func() {
+			p := make([]byte, block)
+			for range copies {
+				var err error
+				if write {
+					_, err = o.WriteAt(p, int64(i*block))
+				} else {
+					_, err = o.ReadAt(p, int64(i*block))
+				}
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := peak(); n < 2 {
+		t.Errorf("at most %d copy running at once while both directions copied %d blocks of 2 ms each; want the two directions at once", n, copies)
+	}
+}

@@ -193,6 +193,11 @@ static double now_ms(void) {
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
+/* The copies running on async streams now, and the most at once
+ * (fake_cuda_peak_copies): copies on two streams overlap, as a GPU's
+ * two copy engines run the two directions at once. */
+static long running, peak;
+long fake_cuda_peak_copies(void) { return __atomic_load_n(&peak, __ATOMIC_SEQ_CST); }
 static void *run_stream(void *arg) {
 	stream *st = arg;
 	pthread_mutex_lock(&st->mu);
@@ -209,9 +214,12 @@ static void *run_stream(void *arg) {
 			o->e->queries = 0;
 			__atomic_store_n(&o->e->pending, 0, __ATOMIC_SEQ_CST);
 		} else {
+			long now = __atomic_add_fetch(&running, 1, __ATOMIC_SEQ_CST), was = __atomic_load_n(&peak, __ATOMIC_SEQ_CST);
+			while (now > was && !__atomic_compare_exchange_n(&peak, &was, now, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
 			const char *us = getenv("FAKE_CUDA_COPY_US");
 			if (us) usleep(atoi(us));
 			memcpy(o->dst, o->src, o->n);
+			__atomic_sub_fetch(&running, 1, __ATOMIC_SEQ_CST);
 		}
 		int copied = !o->record, behind = o->behind;
 		free(o);
