@@ -207,3 +207,34 @@ func TestDirectionsOverlap(t *testing.T) {
 		t.Errorf("at most %d copy running at once while both directions copied %d blocks of 2 ms each; want the two directions at once", n, copies)
 	}
 }
+
+// TestFailedCallWaitsForCopy: a call that fails after its copy was
+// queued (here the event after it) returns only once that copy is done,
+// so that the buffer it copies from or into is free when the caller has
+// it back.
+func TestFailedCallWaitsForCopy(t *testing.T) {
+	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	t.Setenv("FAKE_CUDA_ASYNC", "1")
+	t.Setenv("FAKE_CUDA_COPY_US", "20000")
+	rt, lib := fakeLib(t)
+	var outstanding func() int64
+	purego.RegisterLibFunc(&outstanding, lib, "fake_cuda_outstanding")
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	t.Setenv("FAKE_CUDA_FAIL_MARK", "1")
+	if _, err := o.WriteAt(make([]byte, 4096), 0); err == nil {
+		t.Fatal("a write whose event after the copy failed: no error")
+	}
+	if n := outstanding(); n != 0 {
+		t.Errorf("the failed write returned with %d copy queued or running; want it done first", n)
+	}
+	os.Unsetenv("FAKE_CUDA_FAIL_MARK")
+}

@@ -198,6 +198,9 @@ static double now_ms(void) {
  * two copy engines run the two directions at once. */
 static long running, peak;
 long fake_cuda_peak_copies(void) { return __atomic_load_n(&peak, __ATOMIC_SEQ_CST); }
+/* Copies queued on async streams and not yet done (fake_cuda_outstanding). */
+static long outstanding;
+long fake_cuda_outstanding(void) { return __atomic_load_n(&outstanding, __ATOMIC_SEQ_CST); }
 static void *run_stream(void *arg) {
 	stream *st = arg;
 	pthread_mutex_lock(&st->mu);
@@ -220,6 +223,7 @@ static void *run_stream(void *arg) {
 			if (us) usleep(atoi(us));
 			memcpy(o->dst, o->src, o->n);
 			__atomic_sub_fetch(&running, 1, __ATOMIC_SEQ_CST);
+			__atomic_sub_fetch(&outstanding, 1, __ATOMIC_SEQ_CST);
 		}
 		int copied = !o->record, behind = o->behind;
 		free(o);
@@ -237,6 +241,7 @@ long fake_cuda_timed_between(void) { return __atomic_load_n(&timed_between, __AT
 static void enqueue(stream *st, op *o) {
 	pthread_mutex_lock(&st->mu);
 	if (!o->record) {
+		__atomic_add_fetch(&outstanding, 1, __ATOMIC_SEQ_CST);
 		if (st->timed > 0) __atomic_add_fetch(&timed_between, 1, __ATOMIC_SEQ_CST);
 		st->copies++;
 	} else if (!((unsigned)o->e->flags & 2) && st->copies > 0) {
@@ -309,8 +314,10 @@ int cudaEventCreateWithFlags(ev **e, unsigned int flags) {
 	count(3, 1);
 	return 0;
 }
+/* FAKE_CUDA_FAIL_MARK: recording an event without timing fails. */
 int cudaEventRecord(ev *e, void *s) {
 	stream *st = s;
+	if (((unsigned)e->flags & 2) && getenv("FAKE_CUDA_FAIL_MARK")) return 1;
 	if (st && st->async) {
 		op *o = calloc(1, sizeof *o);
 		if (!o) return 2;
