@@ -32,19 +32,22 @@ const (
 
 // Barrier is --start-barrier DIR: a directory the ranks of a run share,
 // where each marks itself ready and waits for the others. now and sleep
-// are the clock (a test's fake one). A Barrier is used by one goroutine.
+// are the clock (a test's fake one), readDir the directory's listing (a
+// test's, to withdraw a file between it and its stat). A Barrier is used
+// by one goroutine.
 type Barrier struct {
 	dir     string
 	timeout time.Duration
 	poll    time.Duration
 	now     func() time.Time
 	sleep   func(ctx context.Context, d time.Duration) error
+	readDir func(dir string) ([]os.DirEntry, error)
 }
 
 // NewBarrier returns the barrier in dir (made at Wait if missing), where a
 // rank waits at most timeout for the others.
 func NewBarrier(dir string, timeout time.Duration) *Barrier {
-	return &Barrier{dir: dir, timeout: timeout, poll: startBarrierPoll, now: time.Now, sleep: sleepCtx}
+	return &Barrier{dir: dir, timeout: timeout, poll: startBarrierPoll, now: time.Now, sleep: sleepCtx, readDir: os.ReadDir}
 }
 
 // readyName is rank's ready file in a run of ranks: the run's size is in
@@ -150,7 +153,7 @@ func (b *Barrier) withdraw(mine string, ready bool, made []string) {
 // another size is an error: its rank was given another --ranks; so is one
 // made before since: an earlier run's.
 func (b *Barrier) scan(ranks int, since time.Time) (last time.Time, missing []int, err error) {
-	entries, err := os.ReadDir(b.dir)
+	entries, err := b.readDir(b.dir)
 	if err != nil {
 		return last, nil, err
 	}

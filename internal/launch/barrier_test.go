@@ -168,3 +168,27 @@ func TestStartBarrierStaleReady(t *testing.T) {
 		})
 	}
 }
+
+// TestScanFileWithdrawn: a ready file withdrawn between the directory's
+// listing and its stat (its rank gave up at that moment) counts its rank
+// missing; it is not an error that ends the wait.
+func TestScanFileWithdrawn(t *testing.T) {
+	dir := t.TempDir()
+	for r := range 2 {
+		if err := os.WriteFile(filepath.Join(dir, readyName(r, 3)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := NewBarrier(dir, time.Minute)
+	b.readDir = func(d string) ([]os.DirEntry, error) {
+		entries, err := os.ReadDir(d)
+		if err == nil {
+			err = os.Remove(filepath.Join(d, readyName(1, 3)))
+		}
+		return entries, err
+	}
+	_, missing, err := b.scan(3, time.Now().Add(-time.Hour))
+	if err != nil || len(missing) != 2 || missing[0] != 1 || missing[1] != 2 {
+		t.Errorf("scan with rank 1's file withdrawn after the listing: missing %v, %v; want [1 2], no error", missing, err)
+	}
+}
