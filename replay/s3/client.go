@@ -286,6 +286,30 @@ func (c *client) acquire(ctx context.Context) error {
 
 func (c *client) release() { <-c.sem }
 
+// probe asks the server once, past the breaker, whether it answers again
+// after a request found it down: one list of prefix, one attempt, within
+// Timeout. An answer (the server's error too) closes the breaker, so that
+// Close's clean-up removes what the run made; none leaves it as it was.
+func (c *client) probe(ctx context.Context, prefix string) {
+	if c.down.Load() == nil {
+		return
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer c.release()
+	pctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	_, err := c.s3.ListObjectsV2(pctx, &s3.ListObjectsV2Input{Bucket: &c.bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)},
+		func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+	c.stats.done(opList, err)
+	if err == nil || answered(err) {
+		c.down.Store(nil)
+	}
+}
+
 // unsigned sends a body without hashing it for the signature (the
 // UNSIGNED-PAYLOAD of SigV4), as the AWS CLI does over https: the bytes
 // are the benchmark's, checked by --verify.

@@ -68,7 +68,12 @@
 // got a reset or a 503 is (a GET's body cut short is tried again too, one
 // that stopped coming for Timeout is not); once a request found the
 // server unreachable or silent on every attempt, every later request
-// fails at once. The context given to New is the run's: once it is done
+// fails at once, until Close, whose clean-up first asks the server once
+// (a list, within Timeout) whether it answers again, and if it does,
+// removes what the run made: so a run whose server stalled once waits up
+// to Timeout more in Close where it stays silent. Where the run's claim
+// got no answer, its clean-up looks for it past that refusal. The
+// context given to New is the run's: once it is done
 // (SIGINT, SIGTERM), the requests in flight end and later ones fail at
 // once, and Close removes what it can while the server answers (see
 // Config.CleanupGrace). The
@@ -604,6 +609,9 @@ func (b *Backend) Close() error {
 	defer b.c.close()
 	ctx, stop := b.cleanupContext()
 	defer stop()
+	// A server that stopped answering in the run may answer again: the
+	// clean-up asks once before it takes it for down.
+	b.c.probe(ctx, b.runDir)
 	var errs []error
 	var names []string
 	for key, s := range objs {
