@@ -38,7 +38,14 @@ func CheckPath(flag, path string) error {
 	if why := systemDir(abs); why != "" {
 		return Usagef("%s%s", prefix, why)
 	}
-	if resolved := resolve(abs); resolved != abs {
+	// The links resolved as the kernel follows them: ".." after a link
+	// is the parent of its target ("link/../x"), which abs, cleaned,
+	// does not see.
+	raw, err := syspath.Abs(path)
+	if err != nil {
+		return Usagef("%s%w", prefix, err)
+	}
+	if resolved := resolve(raw); resolved != abs {
 		if why := systemDir(resolved); why != "" {
 			return Usagef("%s%s (it resolves to %s)", prefix, why, resolved)
 		}
@@ -62,12 +69,12 @@ func systemDir(p string) string {
 }
 
 // resolve evaluates the symbolic links of the longest existing prefix of the
-// clean absolute path p and appends the rest. It returns p when nothing can
-// be resolved.
+// absolute path p (syspath.Abs) and appends the rest. It returns p, clean,
+// when nothing can be resolved.
 func resolve(p string) string {
 	r, err := syspath.Resolve(p)
 	if err != nil {
-		return p
+		return filepath.Clean(p)
 	}
 	return r
 }

@@ -98,12 +98,15 @@ func Classify(path string) (Target, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		abs, err := filepath.Abs(path)
+		// Where the kernel would create it: "nodir/../x" is nowhere,
+		// "link/../x" is beside the link's target; filepath.Abs would
+		// make either ./x, which may exist (an input of the run).
+		abs, err := syspath.Abs(path)
 		if err != nil {
 			return t, &fs.PathError{Op: "create", Path: path, Err: err}
 		}
-		if r, err := syspath.Resolve(abs); err == nil {
-			abs = r
+		if abs, err = syspath.Resolve(abs); err != nil {
+			return t, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
 		}
 		t.Kind, t.Path = New, abs
 		return t, nil

@@ -42,12 +42,47 @@ func System(p string) (dir string, exact bool) {
 	return "", false
 }
 
-// Resolve returns the clean absolute path p with the symbolic links of its
-// deepest existing ancestor (itself included) resolved, so that a link into
-// /etc is seen as /etc. A link that names nothing yet (a dangling link,
-// which a write through it would create) is followed to what it names, so
-// that a link to /etc/x is seen as /etc/x. Errors other than a missing
-// path are returned; so is a loop of links.
+// Abs returns path made absolute as the kernel reads it: joined to the
+// working directory and not cleaned, since ".." after a symbolic link or a
+// missing directory is not the lexical step back that filepath.Abs takes
+// ("link/../x" is x beside the link's target; "nodir/../x" is nothing).
+// Resolve gives the path the kernel reaches.
+func Abs(path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return wd + string(filepath.Separator) + path, nil
+}
+
+// split splits the absolute path p at its last element, without cleaning
+// what comes before it (filepath.Dir would): "/a/l/../x" is "/a/l/.." and
+// "x".
+func split(p string) (dir, base string) {
+	p = strings.TrimRight(p, "/")
+	i := strings.LastIndex(p, "/")
+	if i < 0 {
+		return ".", p
+	}
+	dir = strings.TrimRight(p[:i], "/")
+	if dir == "" {
+		dir = "/"
+	}
+	return dir, p[i+1:]
+}
+
+// Resolve returns the absolute path p (as Abs gives it: "." and ".." are
+// read as the kernel reads them) clean, with the symbolic links of its
+// deepest existing ancestor (itself included) resolved, so that a link
+// into /etc is seen as /etc. A link that names nothing yet (a dangling
+// link, which a write through it would create) is followed to what it
+// names, so that a link to /etc/x is seen as /etc/x. A "." or ".." after a
+// missing directory names nothing the kernel can reach: an error wrapping
+// fs.ErrNotExist. Errors other than a missing path are returned; so is a
+// loop of links.
 func Resolve(p string) (string, error) {
 	rest := ""
 	for dir, links := p, 0; ; {
@@ -58,6 +93,11 @@ func Resolve(p string) (string, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
+		parent, base := split(dir)
+		if base == "." || base == ".." {
+			// Below a directory that does not exist.
+			return "", &fs.PathError{Op: "resolve", Path: p, Err: syscall.ENOENT}
+		}
 		if target, err := os.Readlink(dir); err == nil {
 			// dir is a dangling link: go on from what it names. Its
 			// directory exists, since the link does.
@@ -65,20 +105,19 @@ func Resolve(p string) (string, error) {
 				return "", &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
 			}
 			if !filepath.IsAbs(target) {
-				parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+				parent, err := filepath.EvalSymlinks(parent)
 				if err != nil {
 					return "", err
 				}
-				target = filepath.Join(parent, target)
+				target = parent + string(filepath.Separator) + target
 			}
-			dir = filepath.Clean(target)
+			dir = target
 			continue
 		}
-		parent := filepath.Dir(dir)
 		if parent == dir {
-			return p, nil
+			return filepath.Clean(p), nil
 		}
-		rest = filepath.Join(filepath.Base(dir), rest)
+		rest = filepath.Join(base, rest)
 		dir = parent
 	}
 }

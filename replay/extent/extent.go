@@ -164,7 +164,10 @@ func NewContext(ctx context.Context, path string, opt Options) (*Backend, error)
 	if opt.Size < 0 {
 		return nil, fmt.Errorf("extent: %s: size %d: must not be negative", path, opt.Size)
 	}
-	abs, err := filepath.Abs(path)
+	// As the kernel reads it (syspath.Abs): cleaned, "nodir/../t.csv"
+	// would be ./t.csv, which may be the trace, while the checks before
+	// (a stat) found nothing there.
+	abs, err := syspath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("extent: %s: %w", path, err)
 	}
