@@ -321,18 +321,21 @@ type outputs struct {
 	files       []*cli.OutputFile
 }
 
-// create starts writing the output at path, unless it is the trace or its
-// sidecar (a link, or a file of the trace's name in --output), or a path
-// kvbench must not write (cli.CheckOutput: a link in --output into a
-// system directory, a directory of the output's name).
+// create starts writing the output at path, unless cli.Files refuses it:
+// a path kvbench must not write (a link in --output into a system
+// directory, a directory of the output's name), the trace or its sidecar
+// (a link, or a file of the trace's name in --output), the file a trace on
+// stdin comes from, or an output created before (a link of one's name to
+// another's).
 func (o *outputs) create(ctx context.Context, path string) (io.Writer, error) {
-	for _, in := range []string{o.input, o.input + trace.MetaSuffix} {
-		if cli.SameFile(path, in) {
-			return nil, cli.Usagef("export: %s is the trace %s or its sidecar: refusing to overwrite an input", path, o.input)
-		}
+	files := cli.Files{AllowSystem: o.allowSystem,
+		Inputs:  []cli.File{{Flag: "the trace", Path: o.input, Sidecar: true}},
+		Outputs: []cli.File{{Flag: "--output", Path: path}}}
+	for _, f := range o.files {
+		files.Outputs = append(files.Outputs, cli.File{Flag: "--output", Path: f.Name()})
 	}
-	if err := cli.CheckOutput("--output", path, o.allowSystem); err != nil {
-		return nil, err
+	if errs := files.Check(); len(errs) > 0 {
+		return nil, cli.Input(fmt.Errorf("export: %w", errors.Join(errs...)))
 	}
 	f, err := cli.CreateFile(ctx, path)
 	if err != nil {

@@ -61,6 +61,13 @@ func checkSimFiles(opt *simOptions) error {
 	if err := probeOutput("--output", opt.OutputPath); err != nil {
 		return err
 	}
+	if sidecar {
+		// Written after the trace is in place: one that cannot be
+		// created would fail the run with the earlier trace replaced.
+		if err := probeOutput("--io-trace-log "+opt.TracePath+": its sidecar", trace.MetaPath(opt.TracePath)); err != nil {
+			return err
+		}
+	}
 	return probeOutput("--latency-dump", opt.LatencyDump)
 }
 
