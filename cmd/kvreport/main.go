@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/syspath"
 	"github.com/kvbench/kvbench/report"
 	"github.com/kvbench/kvbench/results"
 )
@@ -458,13 +459,31 @@ func incompleteOnStdin(docs []*report.Doc) error {
 	return nil
 }
 
+// rankDir is the name of the rank_<N> directory output lies in, as it is
+// written or where the kernel puts it (through links, or a relative path
+// given inside one); "" where it lies in none.
+func rankDir(output string) string {
+	dirs := []string{filepath.Dir(output)}
+	if abs, err := syspath.Abs(output); err == nil {
+		if r, err := syspath.Resolve(abs); err == nil {
+			dirs = append(dirs, filepath.Dir(r))
+		}
+	}
+	for _, d := range dirs {
+		if b := filepath.Base(d); report.IsRankDir(b) {
+			return b
+		}
+	}
+	return ""
+}
+
 // checkFiles refuses an -o that kvreport must not write: a system path,
 // one of the documents it reads (globs expanded as Load expands them, a
 // run directory's .json files; "-", the file stdin reads, nil for
 // os.Stdin), or a .json file in a rank_<N> directory.
 func checkFiles(paths []string, output string, allowSystem bool, stdin *os.File) []error {
 	var problems []error
-	if dir := filepath.Base(filepath.Dir(output)); output != "-" && strings.EqualFold(filepath.Ext(output), ".json") && report.IsRankDir(dir) {
+	if dir := rankDir(output); output != "-" && strings.EqualFold(filepath.Ext(output), ".json") && dir != "" {
 		// The MLPerf aggregation reads each .json file there as the
 		// rank's result: the next aggregation of the run would fail on
 		// two, or read this one.

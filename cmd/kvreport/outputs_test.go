@@ -143,6 +143,18 @@ func TestOutputNotInRankDir(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q: want 2, naming the rank directory", args, code, errs)
 		}
 	}
+	// The same directory through a link, and from inside it.
+	link := filepath.Join(t.TempDir(), "r")
+	if err := os.Symlink(rank, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(rank)
+	for _, out := range []string{filepath.Join(link, "summary.json"), "summary.json"} {
+		code, _, errs := kvreport(t, "", "--aggregate", "mlperf", "--format", "json", "-o", out, dir)
+		if code != 2 || !strings.Contains(errs, "rank_1 directory") {
+			t.Errorf("-o %s: exit %d, stderr %q: want 2, naming the rank directory", out, code, errs)
+		}
+	}
 	if files, _ := filepath.Glob(filepath.Join(rank, "*")); len(files) != 1 {
 		t.Errorf("rank_1 holds %q, want its result alone", files)
 	}
