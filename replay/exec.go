@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/kvbench/kvbench/internal/datagen"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -95,7 +96,7 @@ func (s *sched) advance(t *task) {
 			return
 		}
 		if t.err != nil && t.stage != stFinish {
-			if t.parked = errors.Is(t.err, backend.ErrNoSpace) && t.meta == metaOpen && t.metaCreate && s.canWaitForSpace(t); t.parked {
+			if t.parked = fragmented(t.err) && t.meta == metaOpen && t.metaCreate && s.canWaitForSpace(t); t.parked {
 				// Space the model counted is there but fragmented: wait for
 				// the next release and try again.
 				t.err = nil
@@ -108,6 +109,15 @@ func (s *sched) advance(t *task) {
 			return
 		}
 	}
+}
+
+// fragmented reports that err is a backend's refusal for space that the
+// model counted but that is fragmented (an arena's, an extent file's
+// allocator's): worth a wait for the next release. A full disk (ENOSPC,
+// EDQUOT from the file system) is not: the run stops on it, as a probe
+// that hit ENOSPC is no measurement.
+func fragmented(err error) bool {
+	return errors.Is(err, backend.ErrNoSpace) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT)
 }
 
 // stage runs t's current stage and moves it to the next; false when the

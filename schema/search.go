@@ -76,7 +76,8 @@ type SearchResult struct {
 	// Users search: the largest number of users that passed (0: none),
 	// of TotalUsers; Confidence is the share of the probes at the answer
 	// that passed, and Resolution the gap to the smallest failing count
-	// found (1: exact).
+	// found (1: exact; absent where no count failed a probe: the answer
+	// is then a lower bound).
 	Users      int     `json:"users,omitempty"`
 	TotalUsers int     `json:"total_users,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`

@@ -367,7 +367,9 @@ func (u *usersSearch) answer() {
 	if lo > 0 {
 		d.Confidence = float64(u.passes[lo]) / float64(u.trials[lo])
 	}
-	d.Resolution = hi - lo
+	if hi <= u.opt.Total {
+		d.Resolution = hi - lo // hi is a count that failed a probe
+	}
 	switch {
 	case u.err != nil && lo == 0:
 		d.Reason = "no number of users passed before the search stopped (a lower bound of 0)"
