@@ -506,7 +506,13 @@ func (s *sched) finish(t *task) {
 		// A failed transfer leaves its object open; a kept handle is
 		// closed too, so the next operation opens the object afresh.
 		if t.shared {
-			dropHandle(t.ks, t.objTier)
+			// Unless another read of the key is still moving blocks
+			// through it: closing it under that read would fail it too
+			// (ErrClosed), one I/O error counted as two failed
+			// operations. The object itself is unchanged by a read.
+			if !sharedByOther(t) {
+				dropHandle(t.ks, t.objTier)
+			}
 		} else {
 			t.obj.Close()
 		}
@@ -555,6 +561,17 @@ func (s *sched) finish(t *task) {
 		s.fail(fmt.Errorf("replay: %w", err))
 	}
 	s.complete(t, end)
+}
+
+// sharedByOther reports whether a read of t's key other than t, not yet
+// complete, uses t's kept handle.
+func sharedByOther(t *task) bool {
+	for _, r := range t.ks.reads {
+		if r != t && r.shared && r.obj == t.obj && !r.done {
+			return true
+		}
+	}
+	return false
 }
 
 // blockData makes and checks the bytes of blocks for the engines: each

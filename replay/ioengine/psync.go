@@ -1,6 +1,8 @@
 package ioengine
 
 import (
+	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -43,11 +45,23 @@ func (e *psync) worker() {
 			buf = AlignedBuffer(int(e.p.BlockSize), 4096)
 		}
 		p := buf[:op.N]
+		var n int
 		if op.Write {
 			e.p.Data.Fill(p, op)
-			_, op.Err = op.Obj.WriteAt(p, op.Off)
-		} else if _, op.FirstByte, op.Err = readAt(op.Obj, p, op.Off); op.Err == nil {
-			op.Err = e.p.Data.Check(p, op)
+			if n, op.Err = op.Obj.WriteAt(p, op.Off); op.Err == nil && n < len(p) {
+				op.Err = fmt.Errorf("ioengine: psync: write %q at offset %d: %d of %d bytes: %w", op.Key, op.Off, n, len(p), io.ErrShortWrite)
+			}
+		} else {
+			n, op.FirstByte, op.Err = readAt(op.Obj, p, op.Off)
+			switch {
+			case op.Err == io.EOF && n == len(p):
+				op.Err = nil // io.ReaderAt's full read at the end
+			case op.Err == nil && n < len(p):
+				op.Err = fmt.Errorf("ioengine: psync: read %q at offset %d: %d of %d bytes: %w", op.Key, op.Off, n, len(p), io.ErrUnexpectedEOF)
+			}
+			if op.Err == nil {
+				op.Err = e.p.Data.Check(p, op)
+			}
 		}
 		e.p.Done <- op
 		e.p.notify()
