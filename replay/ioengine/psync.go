@@ -56,7 +56,9 @@ func (e *psync) worker() {
 			switch {
 			case op.Err == io.EOF && n == len(p):
 				op.Err = nil // io.ReaderAt's full read at the end
-			case op.Err == nil && n < len(p):
+			case (op.Err == nil || op.Err == io.EOF) && n < len(p):
+				// Short, or cut short by the object's end (a file
+				// truncated behind the run's back): say where.
 				op.Err = fmt.Errorf("ioengine: psync: read %q at offset %d: %d of %d bytes: %w", op.Key, op.Off, n, len(p), io.ErrUnexpectedEOF)
 			}
 			if op.Err == nil {

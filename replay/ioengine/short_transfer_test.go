@@ -1,7 +1,9 @@
 package ioengine
 
 import (
+	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -10,7 +12,7 @@ import (
 // the object reports io.EOF with it, which io.ReaderAt allows.
 type shortObj struct {
 	memObj
-	fullEOF bool
+	fullEOF, cutEOF bool
 }
 
 func (o *shortObj) WriteAt(p []byte, off int64) (int, error) {
@@ -21,12 +23,17 @@ func (o *shortObj) ReadAt(p []byte, off int64) (int, error) {
 	if o.fullEOF {
 		return copy(p, o.b[off:]), io.EOF
 	}
+	if o.cutEOF { // a file cut short behind the run's back
+		return copy(p, o.b[off:len(o.b)/2]), io.EOF
+	}
 	return copy(p[:len(p)/2], o.b[off:]), nil
 }
 
-// TestPsyncShortTransfer: psync takes a short write or read (n <
-// N, no error) as a success, and a full read at the object's end that
-// says io.EOF (allowed by io.ReaderAt) as a failure.
+// TestPsyncShortTransfer: psync fails a short write or read (n < N, no
+// error), and a read cut short by the object's end (io.EOF) with the key,
+// the offset and io.ErrUnexpectedEOF, not a bare EOF; a full read at the
+// object's end that says io.EOF (io.ReaderAt allows it) succeeds. Before,
+// the first two were successes, the last a failure.
 func TestPsyncShortTransfer(t *testing.T) {
 	e, _, done := newEngine(t, "psync", 1, 4096)
 	obj := &shortObj{memObj: memObj{b: make([]byte, 4096)}}
@@ -41,9 +48,20 @@ func TestPsyncShortTransfer(t *testing.T) {
 	obj.fullEOF = true
 	fillHash(obj.b, "k", 0, 0)
 	e.Submit(&Op{Obj: obj, Off: 0, N: 4096, Key: "k"})
-	if op := <-done; op.Err != nil && !isCheck(op.Err) {
+	if op := <-done; op.Err != nil {
 		t.Errorf("read of all 4096 bytes, io.EOF at the end: %v", op.Err)
+	}
+	obj.fullEOF, obj.cutEOF = false, true
+	e.Submit(&Op{Obj: obj, Off: 0, N: 4096, Key: "k"})
+	if op := <-done; !errors.Is(op.Err, io.ErrUnexpectedEOF) || !strings.Contains(errText(op.Err), `"k" at offset 0: 2048 of 4096 bytes`) {
+		t.Errorf("read of 4096 bytes of an object cut to 2048: %v; want the key, the offset, the bytes and io.ErrUnexpectedEOF", op.Err)
 	}
 }
 
-func isCheck(err error) bool { return false }
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
