@@ -348,10 +348,10 @@ func (m *deviceMemory) poll(slots int) {
 // poller waits for the copies of the slots sent on in (q's) in order,
 // polling each one's event, and tells its slot how the copy went. It
 // spins while a copy is in flight, on a thread of its own whose current
-// device is the arena's, and sleeps on the channel while none is. When the copy seen
-// done is the last one queued, it closes the stretch, and counts the
-// stretch's copies with its time before it wakes that copy's caller: a
-// caller that got its last copy back finds it counted.
+// device is the arena's, and sleeps on the channel while none is. When
+// the copy seen done is the last one queued, it closes the stretch, and
+// counts the stretch's copies with its time before it wakes that copy's
+// caller: a caller that got its last copy back finds it counted.
 func (m *deviceMemory) poller(q *queue, toDevice bool, in <-chan *slot) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -446,10 +446,15 @@ func (m *deviceMemory) withSlot(fn func(s *slot) error) (err error) {
 // arena's (the streams and the events belong to it), the thread held
 // only while fn runs: a caller waiting for its copy waits as any
 // goroutine does, and the poller that wakes it need not wake its thread.
-func (m *deviceMemory) onDevice(fn func() error) error {
+func (m *deviceMemory) onDevice(fn func() error) error { return onDevice(m.rt, m.device, fn) }
+
+// onDevice runs fn on a thread locked to the goroutine whose current
+// device is device: what a CUDA call that belongs to a device's context
+// needs (a thread with none would make one on device 0 for it).
+func onDevice(rt *cuda.Runtime, device int, fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := m.rt.SetDevice(m.device); err != nil {
+	if err := rt.SetDevice(device); err != nil {
 		return err
 	}
 	return fn()
@@ -588,44 +593,28 @@ func ArenaOf(mem arena.Memory) (Arena, bool) {
 // arena's: the registration belongs to the calling thread's context, and
 // a thread with none would make one on device 0 for it.
 func (a Arena) Pin(p uintptr, n uint64) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := a.Runtime.SetDevice(a.Device); err != nil {
-		return err
-	}
-	return a.Runtime.HostRegister(p, n)
+	return onDevice(a.Runtime, a.Device, func() error { return a.Runtime.HostRegister(p, n) })
 }
 
 // HostAlloc allocates n bytes of pinned host memory (cudaHostAlloc) on
 // the arena's device, for an engine that fills and checks blocks where
 // CopyDirect copies them; FreeHost frees it.
-func (a Arena) HostAlloc(n int64) ([]byte, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := a.Runtime.SetDevice(a.Device); err != nil {
-		return nil, err
-	}
-	return a.Runtime.HostAlloc(uint64(n))
+func (a Arena) HostAlloc(n int64) (b []byte, err error) {
+	err = onDevice(a.Runtime, a.Device, func() error {
+		b, err = a.Runtime.HostAlloc(uint64(n))
+		return err
+	})
+	return b, err
 }
 
 // FreeHost frees memory from HostAlloc.
 func (a Arena) FreeHost(b []byte) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := a.Runtime.SetDevice(a.Device); err != nil {
-		return err
-	}
-	return a.Runtime.FreeHost(b)
+	return onDevice(a.Runtime, a.Device, func() error { return a.Runtime.FreeHost(b) })
 }
 
 // Unpin undoes Pin of the memory at p, on the arena's device.
 func (a Arena) Unpin(p uintptr) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := a.Runtime.SetDevice(a.Device); err != nil {
-		return err
-	}
-	return a.Runtime.HostUnregister(p)
+	return onDevice(a.Runtime, a.Device, func() error { return a.Runtime.HostUnregister(p) })
 }
 
 // CopyDirect copies n bytes between host memory at host and the arena

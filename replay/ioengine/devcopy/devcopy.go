@@ -61,11 +61,10 @@ type engine struct {
 
 // buffers are a GPU's pinned block buffers, one per worker: all made
 // when the first op that serves a gpu object needs one, and kept (moves
-// copy from the RAM arena and need none).
-// Pinning memory holds up every copy the driver runs meanwhile: made one
-// at a time as ops needed them, 32 buffers of 16 MiB held the first
-// writes of an H100's replay back while the others' copies were in
-// flight.
+// copy from the RAM arena and need none). Pinning memory holds up every
+// copy the driver runs meanwhile: made one at a time as ops needed them,
+// 32 buffers of 16 MiB held the first writes of an H100's replay back
+// while the others' copies were in flight.
 type buffers struct {
 	arena gpu.Arena
 	free  chan []byte
