@@ -464,10 +464,8 @@ func incompleteOnStdin(docs []*report.Doc) error {
 // given inside one); "" where it lies in none.
 func rankDir(output string) string {
 	dirs := []string{filepath.Dir(output)}
-	if abs, err := syspath.Abs(output); err == nil {
-		if r, err := syspath.Resolve(abs); err == nil {
-			dirs = append(dirs, filepath.Dir(r))
-		}
+	if r, err := syspath.Reached(output); err == nil {
+		dirs = append(dirs, filepath.Dir(r))
 	}
 	for _, d := range dirs {
 		if b := filepath.Base(d); report.IsRankDir(b) {

@@ -181,14 +181,9 @@ func CheckOutput(flag, path string, allowSystem bool) error {
 	if t.FD >= 0 || harmlessDevice(path) {
 		return nil
 	}
-	abs, err := syspath.Abs(path)
+	abs, err := syspath.Reached(path)
 	if err != nil {
 		return Usagef("%s %s: %w", name, quoteIfNeeded(path), err)
-	}
-	if r, err := syspath.Resolve(abs); err == nil {
-		abs = r
-	} else {
-		abs = filepath.Clean(abs)
 	}
 	if sys, _ := syspath.System(abs); sys != "" && !harmlessDevice(abs) {
 		return Usagef("%s %s: a %v under the system directory %s: refusing to write into it (--%s writes there anyway)",
@@ -236,14 +231,11 @@ func SameFile(a, b string) bool {
 // resolved is path made absolute with the links of its deepest existing
 // ancestor resolved.
 func resolved(path string) string {
-	abs, err := syspath.Abs(path)
+	abs, err := syspath.Reached(path)
 	if err != nil {
 		return path
 	}
-	if r, err := syspath.Resolve(abs); err == nil {
-		return r
-	}
-	return filepath.Clean(abs)
+	return abs
 }
 
 // Sidecar says what became of the sidecar of the trace output path: ""

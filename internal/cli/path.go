@@ -41,11 +41,11 @@ func CheckPath(flag, path string) error {
 	// The links resolved as the kernel follows them: ".." after a link
 	// is the parent of its target ("link/../x"), which abs, cleaned,
 	// does not see.
-	raw, err := syspath.Abs(path)
+	resolved, err := syspath.Reached(path)
 	if err != nil {
 		return Usagef("%s%w", prefix, err)
 	}
-	if resolved := resolve(raw); resolved != abs {
+	if resolved != abs {
 		if why := systemDir(resolved); why != "" {
 			return Usagef("%s%s (it resolves to %s)", prefix, why, resolved)
 		}
@@ -66,15 +66,4 @@ func systemDir(p string) string {
 		return "refusing the system directory " + sys
 	}
 	return "refusing a path under the system directory " + sys
-}
-
-// resolve evaluates the symbolic links of the longest existing prefix of the
-// absolute path p (syspath.Abs) and appends the rest. It returns p, clean,
-// when nothing can be resolved.
-func resolve(p string) string {
-	r, err := syspath.Resolve(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	return r
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -161,14 +160,9 @@ func ParseStart(at, dir string, timeout time.Duration, now time.Time) (Start, er
 // (/etc, /usr, /dev, ...; links resolved), or a file that is not a
 // directory.
 func checkBarrierDir(dir string) error {
-	abs, err := syspath.Abs(dir)
+	abs, err := syspath.Reached(dir)
 	if err != nil {
 		return fmt.Errorf("--start-barrier %s: %w", dir, err)
-	}
-	if r, err := syspath.Resolve(abs); err == nil {
-		abs = r
-	} else {
-		abs = filepath.Clean(abs)
 	}
 	if sys, _ := syspath.System(abs); sys != "" {
 		return fmt.Errorf("--start-barrier %s: refusing a path under the system directory %s: give a directory the ranks share, a new one for each run", dir, sys)

@@ -58,6 +58,21 @@ func Abs(path string) (string, error) {
 	return wd + string(filepath.Separator) + path, nil
 }
 
+// Reached returns the clean absolute path the kernel reaches for path:
+// Abs, with its links resolved where Resolve can, else cleaned (a path
+// below a missing directory, or one Resolve fails on). Its error is
+// Abs's.
+func Reached(path string) (string, error) {
+	abs, err := Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if r, err := Resolve(abs); err == nil {
+		return r, nil
+	}
+	return filepath.Clean(abs), nil
+}
+
 // split splits the absolute path p at its last element, without cleaning
 // what comes before it (filepath.Dir would): "/a/l/../x" is "/a/l/.." and
 // "x".
