@@ -57,6 +57,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 )
 
@@ -805,4 +806,32 @@ func testOddKeys(s *suite) {
 			s.closeObject(o)
 		}
 	}
+}
+
+// InPieces opens an object of n bytes in b, an empty arena of capacity
+// bytes, that lies in two pieces or more: the hole a removed object of
+// hole bytes left at the start, and the space after the object that
+// followed it. It fails t where the object lies in one piece.
+func InPieces(t *testing.T, b backend.Backend, capacity int64, key string, hole, n int64) backend.Object {
+	t.Helper()
+	first, err := b.Open(key+"-hole", hole, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Open(key+"-after", capacity-n, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	o, err := b.Open(key, n, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces int
+	o.(arena.Spanner).Span(0, n, func(arena.Memory, int64, int64) error { pieces++; return nil })
+	if pieces < 2 {
+		t.Fatalf("%s lies in %d pieces; the test needs it in two or more", key, pieces)
+	}
+	return o
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kvbench/kvbench/replay/gpu"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
 // liveGPU is fakeGPU with what the fake runtime counts as handed out and
@@ -41,33 +42,6 @@ func liveGPU(t *testing.T, capacity int64) (*gpu.Backend, func(what int) int) {
 	}
 	t.Cleanup(func() { b.Close() })
 	return b, func(what int) int { return int(live(int32(what))) }
-}
-
-// fragmented opens an object of n bytes in b, an empty arena of capacity
-// bytes, that lies in two pieces: the hole a removed object of hole bytes
-// left at the start, and the space after the object that followed it.
-func fragmented(t *testing.T, b backend.Backend, capacity int64, key string, hole, n int64) backend.Object {
-	t.Helper()
-	first, err := b.Open(key+"-hole", hole, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Open(key+"-after", capacity-n, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Remove(); err != nil {
-		t.Fatal(err)
-	}
-	o, err := b.Open(key, n, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pieces int
-	o.(arena.Spanner).Span(0, n, func(arena.Memory, int64, int64) error { pieces++; return nil })
-	if pieces < 2 {
-		t.Fatalf("%s lies in %d pieces; the test needs it in two or more", key, pieces)
-	}
-	return o
 }
 
 // varied makes a block's bytes from its offset and each byte's place, with
@@ -110,9 +84,9 @@ func TestMovesInPieces_mt3(t *testing.T) {
 		rams[i] = r
 	}
 	// The arenas cut the objects at different places.
-	onRAM := fragmented(t, rams[0], capacity, "r", 20<<10, size)
-	onGPU := fragmented(t, g, 1<<20, "g", 28<<10, size)
-	back := fragmented(t, rams[1], capacity, "back", 12<<10, size)
+	onRAM := replaytest.InPieces(t, rams[0], capacity, "r", 20<<10, size)
+	onGPU := replaytest.InPieces(t, g, 1<<20, "g", 28<<10, size)
+	back := replaytest.InPieces(t, rams[1], capacity, "back", 12<<10, size)
 	want := make([]byte, size)
 	for i := range want {
 		want[i] = byte(i*7 + i>>12)

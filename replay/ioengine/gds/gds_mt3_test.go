@@ -15,6 +15,7 @@ import (
 	"github.com/kvbench/kvbench/replay/gpu"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/replay/ram"
+	"github.com/kvbench/kvbench/replay/replaytest"
 )
 
 // fileObject is an object at off of an open file, as the nvme tier's are.
@@ -76,33 +77,6 @@ func tempFile(t *testing.T, n int64) *os.File {
 	return f
 }
 
-// inPieces opens an object of n bytes in g, an empty arena of capacity
-// bytes, in two pieces: a removed object's hole of hole bytes at the
-// start, and the space after the object that followed it.
-func inPieces(t *testing.T, g backend.Backend, capacity int64, key string, hole, n int64) backend.Object {
-	t.Helper()
-	first, err := g.Open(key+"-hole", hole, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Open(key+"-after", capacity-n, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Remove(); err != nil {
-		t.Fatal(err)
-	}
-	o, err := g.Open(key, n, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pieces int
-	o.(arena.Spanner).Span(0, n, func(arena.Memory, int64, int64) error { pieces++; return nil })
-	if pieces < 2 {
-		t.Fatalf("%s lies in %d pieces; the test needs two or more", key, pieces)
-	}
-	return o
-}
-
 // TestMovesThroughFile_mt3 pins a demotion and a promotion of blocks of a
 // GPU object that lies in pieces, at a nonzero block offset, to and from
 // an object at a nonzero offset of its file: the file holds the object's
@@ -158,7 +132,7 @@ func TestSecondsAddUp_mt3(t *testing.T) {
 func movesThroughFile(t *testing.T) {
 	const capacity, size, block, fileOff = 256 << 10, 128 << 10, 32 << 10, 8192
 	g, f := fixture(t, capacity)
-	src := inPieces(t, g, capacity, "src", 20<<10, size)
+	src := replaytest.InPieces(t, g, capacity, "src", 20<<10, size)
 	want := make([]byte, size)
 	for i := range want {
 		want[i] = byte(i*11 + i>>12)
@@ -223,7 +197,7 @@ func movesThroughFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dst := inPieces(t, g, capacity, "dst", 36<<10, size)
+	dst := replaytest.InPieces(t, g, capacity, "dst", 36<<10, size)
 	run(dst, onFile)
 	got := make([]byte, size)
 	if _, err := dst.ReadAt(got, 0); err != nil {
