@@ -345,11 +345,10 @@ func (o *outputs) create(ctx context.Context, path string) (io.Writer, error) {
 	return f, nil
 }
 
+// commit puts every output in place, or none (outfile.CloseAll).
 func (o *outputs) commit() error {
-	for _, f := range o.files {
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
+	if err := outfile.CloseAll(o.files...); err != nil {
+		return fmt.Errorf("export: %w", err)
 	}
 	return nil
 }

@@ -412,6 +412,20 @@ func (f *File) Close() error {
 }
 
 func (f *File) commit() error {
+	if err := f.prepare(); err != nil {
+		return err
+	}
+	if err := f.rename(f.tmp.Name()); err != nil {
+		_ = os.Remove(f.tmp.Name())
+		return f.pathErr("rename", err)
+	}
+	return nil
+}
+
+// prepare flushes the temporary file to stable storage, gives it the
+// permissions of the file it replaces (0644 for a new one) and closes it:
+// all of commit but the rename. On failure it removes the temporary file.
+func (f *File) prepare() error {
 	name := f.tmp.Name()
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(f.target.Path); err == nil && fi.Mode().IsRegular() {
@@ -424,7 +438,6 @@ func (f *File) commit() error {
 		{"write", f.tmp.Sync},
 		{"chmod", func() error { return f.tmp.Chmod(mode) }},
 		{"write", f.tmp.Close},
-		{"rename", func() error { return f.rename(name) }},
 	}
 	for i, s := range steps {
 		if err := s.fn(); err != nil {
@@ -438,14 +451,91 @@ func (f *File) commit() error {
 	return nil
 }
 
+// CloseAll completes several outputs as one: every atomic file is
+// flushed and closed first, and they are renamed into place only once all
+// of them are. So a write, flush or close that fails (a full disk,
+// an I/O error) leaves every final path as it was: the temporary files are
+// removed and CloseAll returns the error. What can still fail after that
+// is a rename itself, after a check of every final path (a device that
+// appeared at one since Create stops them all): an I/O error in the
+// directory leaves the outputs renamed before it in place, and the error
+// names them. In-place outputs are closed before the
+// renames, and one that fails to close stops them too. A File
+// closed or aborted before is left as it is; each File's Close returns
+// CloseAll's result for it afterwards.
+func CloseAll(files ...*File) error {
+	var pending []*File
+	fail := func(err error) error {
+		for _, f := range files {
+			if !f.done {
+				_ = f.Abort()
+			}
+		}
+		for _, f := range pending {
+			_ = os.Remove(f.tmp.Name())
+			f.cerr = err
+		}
+		return err
+	}
+	for _, f := range files {
+		if f.done || f.w != nil {
+			continue
+		}
+		if f.err != nil {
+			f.discard()
+			f.done, f.cerr = true, f.err
+			return fail(f.err)
+		}
+		f.done = true
+		if f.cerr = f.prepare(); f.cerr != nil {
+			return fail(f.cerr)
+		}
+		pending = append(pending, f)
+	}
+	for _, f := range files {
+		if !f.done {
+			if err := f.Close(); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	for _, f := range pending {
+		if err := f.changed(); err != nil {
+			return fail(f.pathErr("rename", err))
+		}
+	}
+	var renamed []string
+	for i, f := range pending {
+		if err := f.rename(f.tmp.Name()); err != nil {
+			err = f.pathErr("rename", err)
+			if len(renamed) > 0 {
+				err = fmt.Errorf("%w (already in place: %s)", err, strings.Join(renamed, ", "))
+			}
+			pending = pending[i:]
+			return fail(err)
+		}
+		renamed = append(renamed, f.path)
+	}
+	return nil
+}
+
 // rename moves the temporary file into place, unless what is at the final
 // path changed kind since Create (a device or FIFO appeared there): that is
 // never renamed over.
 func (f *File) rename(tmp string) error {
+	if err := f.changed(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, f.target.Path)
+}
+
+// changed fails where something other than a regular file is now at the
+// final path.
+func (f *File) changed() error {
 	if fi, err := os.Lstat(f.target.Path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("a %s appeared at the path: %w", TypeName(fi.Mode()), ErrNotWritable)
 	}
-	return os.Rename(tmp, f.target.Path)
+	return nil
 }
 
 // Abort discards an unfinished atomic file, leaving the final path as it
