@@ -437,10 +437,12 @@ func (s *sched) engineFor(obj, from backend.Object, b *tierBackend) *engineSlot 
 	return nil
 }
 
-// submit hands t's next blocks to its engine while it has room.
+// submit hands t's next blocks to its engine while it has room, and
+// none once a block of t failed: the operation has failed, and the rest
+// of its object would only keep the device from the run's other work.
 func (s *sched) submit(t *task) {
 	e, bs, size := t.eng, s.cfg.BlockSize, t.ks.phys
-	for t.nextOff < size && e.inflight < e.depth {
+	for t.nextOff < size && e.inflight < e.depth && t.err == nil {
 		var op *ioengine.Op
 		if n := len(s.freeOps); n > 0 {
 			op = s.freeOps[n-1]
@@ -472,11 +474,12 @@ func (s *sched) blockDone(op *ioengine.Op) {
 	}
 	*op = ioengine.Op{}
 	s.freeOps = append(s.freeOps, op)
-	// The engine has room: the oldest waiting transfers go first.
+	// The engine has room: the oldest waiting transfers go first; a failed
+	// one leaves the queue with its blocks in flight (it ends with them).
 	for len(e.waiting) > 0 && e.inflight < e.depth {
 		w := e.waiting[0]
 		s.submit(w)
-		if w.nextOff < w.ks.phys {
+		if w.nextOff < w.ks.phys && w.err == nil {
 			break
 		}
 		e.waiting[0] = nil
