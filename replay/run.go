@@ -46,7 +46,11 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	s.ctx = runCtx
 	stopAll := func() {
 		for _, e := range s.engines {
-			e.e.Close()
+			// Close waits for the engine's last blocks: its failure
+			// leaves them not known done, and the run incomplete.
+			if err := e.e.Close(); err != nil {
+				s.fail(fmt.Errorf("replay: closing the %s engine: %w", e.e.Name(), err))
+			}
 		}
 		close(s.metaq)
 		metaWG.Wait()
