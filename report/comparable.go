@@ -9,16 +9,19 @@ import (
 )
 
 // runShape is what makes two replays of the same trace comparable besides
-// the trace: the window of it they covered, their size scale and their
-// loop. Figures over time (elapsed, bandwidth, requests per second) of
-// runs of different shapes measure different things: a 10 s window
-// "wins" on elapsed time against the whole trace.
+// the trace: the window of it they covered, their size scale, their loop
+// and whether their writes were made durable (--fsync, which the write
+// latencies and device latencies include). Figures over time (elapsed,
+// bandwidth, requests per second) of runs of different shapes measure
+// different things: a 10 s window "wins" on elapsed time against the
+// whole trace.
 type runShape struct {
 	durationS float64 // --duration; 0 for none
 	whole     bool    // every row of the trace ran
 	rows      string  // "193 of 2,890 rows"
 	scale     float64
 	loop      string // "a closed loop", "an open loop at --speed 1"
+	fsync     bool   // --fsync: each write's fdatasync is in its latency
 }
 
 // shapeOf returns r's shape; false for a document that replayed no trace
@@ -27,7 +30,7 @@ func shapeOf(r *schema.Result) (runShape, bool) {
 	if r == nil || len(r.Traces) == 0 {
 		return runShape{}, false
 	}
-	s := runShape{durationS: r.Replay.DurationS, scale: r.SizeScale}
+	s := runShape{durationS: r.Replay.DurationS, scale: r.SizeScale, fsync: r.Replay.Fsync}
 	if s.scale == 0 {
 		s.scale = 1 // documents before --size-scale
 	}
@@ -84,7 +87,20 @@ func (s runShape) differences(b runShape, an, bn string) []string {
 		out = append(out, fmt.Sprintf("DIFFERENT LOOPS: %s ran %s and %s %s: their load was released differently, so their elapsed times, rates and latencies answer different questions",
 			an, s.loop, bn, b.loop))
 	}
+	if s.fsync != b.fsync {
+		out = append(out, fmt.Sprintf("DIFFERENT SYNCS: %s ran %s and %s %s: their write latencies (tier2_write_*, and the device "+
+			"latencies MLPerf Storage scores) include the fdatasync in one and not in the other",
+			an, syncName(s.fsync), bn, syncName(b.fsync)))
+	}
 	return out
+}
+
+// syncName says whether a run made its writes durable.
+func syncName(fsync bool) string {
+	if fsync {
+		return "with --fsync"
+	}
+	return "without --fsync"
 }
 
 // warnShapes warns, in the report and in the group concerned, of

@@ -8,8 +8,9 @@ import (
 
 // checkResult refuses a kvreplay result whose counts, sizes or times no
 // run gives: a negative elapsed time, byte or operation count, rank,
-// trial or error count, a rank beyond its run's ranks, or a size scale
-// outside (0, 1] (0 is a document that predates it). kvreplay writes none
+// trial or error count, a rank beyond its run's ranks, a size scale
+// outside (0, 1] (0 is a document that predates it), or an elapsed time
+// past maxFigure or a token rate past maxTokenRate. kvreplay writes none
 // of these; kvreport would render them as figures (an elapsed time of
 // -5 s), or drop a tier whose bytes are negative without a word. The
 // first found.
@@ -26,6 +27,23 @@ func checkResult(r *schema.Result) error {
 		}
 	}
 	seconds("wall_s", r.WallS)
+	// Figures a metric takes as the document gives them: past these
+	// bounds no run gives them, and two trials of them overflow the
+	// statistics' sum (NaN: --format json failed on it with exit status
+	// 1). A token rate gets more room than kv-cache.py's figures: at a
+	// size scale of 1/4096 a replay from RAM passes a billion tokens a
+	// second.
+	for _, f := range []struct {
+		name string
+		v    *float64
+		max  float64
+	}{{"wall_s", &r.WallS, maxFigure},
+		{"summary.storage_throughput_tokens_per_sec", &r.Summary.StorageThroughputTokensPerSec, maxTokenRate},
+		{"summary.storage_kv_tokens_per_sec", r.Summary.StorageKVTokensPerSec, maxTokenRate}} {
+		if v := f.v; err == nil && v != nil && !(*v >= 0 && *v <= f.max) {
+			err = fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", f.name, *v, f.max)
+		}
+	}
 	if err == nil && (r.SizeScale < 0 || r.SizeScale > 1) {
 		err = fmt.Errorf("size_scale is %g: want more than 0 and at most 1 (a damaged document?)", r.SizeScale)
 	}

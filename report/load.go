@@ -507,6 +507,10 @@ type refDoc struct {
 // damaged document, and 1e300 GB read as bytes is past any integer.
 const maxFigure = 1e9
 
+// maxTokenRate bounds a kvreplay document's token rates, which a replay at
+// a small size scale takes past maxFigure.
+const maxTokenRate = 1e15
+
 // figure checks the figure v the document holds under name: a number from
 // 0 to maxFigure; the first that is not is d.err.
 func (d *refDoc) figure(name string, v float64) float64 {
