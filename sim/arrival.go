@@ -37,7 +37,8 @@ type arrivals struct {
 }
 
 func newArrivals(cfg *Config, rate float64) *arrivals {
-	a := &arrivals{kind: cfg.Arrival, mean: 1 / rate, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), arrivalStream^uint64(cfg.ArrivalSeed)))}
+	// The mean gap is at least minSpacing, as rateGap's.
+	a := &arrivals{kind: cfg.Arrival, mean: max(1/rate, minSpacing.Seconds()), rng: rand.New(rand.NewPCG(uint64(cfg.Seed), arrivalStream^uint64(cfg.ArrivalSeed)))}
 	if a.kind == ArrivalGamma {
 		a.shape = 1 / (cfg.ArrivalCV * cfg.ArrivalCV)
 	}
@@ -92,9 +93,10 @@ func gamma(r *rand.Rand, k float64) float64 {
 func (e *engine) closedLoopRate() float64 {
 	var r float64
 	for _, u := range e.users {
-		if u.think > 0 {
-			r += 1 / u.think
-		}
+		// A user thinks at least minSpacing (thinkTime): without the
+		// bound, users of think time 0 gave a rate of 0, arrivals an
+		// infinite gap and rows a negative time.
+		r += 1 / max(u.think, minSpacing.Seconds())
 	}
 	return r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,17 @@ func TestDepartures(t *testing.T) {
 			name: "rag stream", marker: "numpy's",
 			meet: func(c *Config) { c.EnableRAG, c.NumUsers = true, 20 },
 			miss: func(c *Config) { c.NumUsers = 20 },
+		},
+		{
+			name: "think", marker: "as fast as Python runs",
+			meet: func(c *Config) {
+				c.NumUsers = 1
+				c.UserTemplates = slices.Clone(c.UserTemplates)
+				for i := range c.UserTemplates {
+					c.UserTemplates[i].ThinkMin, c.UserTemplates[i].ThinkMax = 0, 0
+				}
+			},
+			miss: func(c *Config) { c.NumUsers = 1 },
 		},
 		{
 			name: "partial block", marker: "written whole",

@@ -71,6 +71,11 @@
 //     tokens in a 30 s realistic run has 95 decode reads there, 33 here.
 //     A trace's absurd lengths (1e8 tokens) would otherwise add millions
 //     of reads a request.
+//   - Think times of 0. A think_time_range of [0, 0] (--config) makes
+//     kv-cache.py's user threads send requests as fast as Python runs;
+//     here a user waits at least 100 µs between requests, as an unpaced
+//     trace's requests are spaced. Otherwise virtual time would not
+//     advance.
 //   - Partial blocks (Mooncake-style traces, which kv-cache.py does not
 //     read). A request's last hash-id block that its input ends inside is
 //     written as a whole block, because a key keeps one size and a later

@@ -140,6 +140,9 @@ type user struct {
 	qos      int
 	conv     *conversation
 	convSeq  int
+	// convMS is the epoch millisecond of the user's last conversation id
+	// in the mlperf key style (conversationID).
+	convMS int64
 }
 
 // event kinds.
@@ -1041,7 +1044,7 @@ func (e *engine) makeUsers() {
 // first draw of its thread in the reference.
 func (e *engine) wakeUsers() {
 	for _, u := range e.users {
-		e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
+		e.push(event{at: e.now + e.thinkTime(u), kind: evUser, user: u})
 	}
 }
 
@@ -1050,8 +1053,24 @@ func (e *engine) wakeUsers() {
 // next think time.
 func (e *engine) userWake(u *user) error {
 	e.userRequest(u)
-	e.push(event{at: e.now + seconds(u.think*e.uniform(0.8, 1.2)), kind: evUser, user: u})
+	e.push(event{at: e.now + e.thinkTime(u), kind: evUser, user: u})
 	return nil
+}
+
+// thinkTime draws u's next think time, at least minSpacing: a
+// think_time_range of [0, 0] from --config makes kv-cache.py's user
+// threads send requests as fast as Python runs, and at a think time of 0
+// virtual time would not advance (the run never ended).
+func (e *engine) thinkTime(u *user) time.Duration {
+	d := seconds(u.think * e.uniform(0.8, 1.2))
+	if d < minSpacing {
+		d = minSpacing
+		if !e.departed["think"] {
+			e.depart("think", fmt.Sprintf("users with think times under %g ms (user_templates' think_time_range) wait %g ms between requests: "+
+				"kv-cache.py's user threads send them as fast as Python runs", float64(minSpacing)/float64(time.Millisecond), float64(minSpacing)/float64(time.Millisecond)))
+		}
+	}
+	return d
 }
 
 // userRequest is a user's request (and maybe a RAG request), with the
@@ -1108,10 +1127,18 @@ func (e *engine) userRequest(u *user) {
 
 // conversationID names a user's next conversation. The reference embeds
 // the wall clock in milliseconds; the kvbench key style numbers a user's
-// conversations instead, so keys do not depend on time.
+// conversations instead, so keys do not depend on time. In the mlperf
+// style, a user's conversations started within one millisecond (an open
+// arrival process gives a user several requests a millisecond) take the
+// next free millisecond: the same id would give the new conversation's
+// turns the keys of the old one's, objects of other sizes.
 func (e *engine) conversationID(u *user) string {
 	if e.cfg.KeyStyle == "mlperf" {
 		ms := e.cfg.EpochBase.UnixMilli() + int64(e.now/time.Millisecond)
+		if u.convSeq > 0 && ms <= u.convMS {
+			ms = u.convMS + 1
+		}
+		u.convMS = ms
 		return "conv_" + u.id + "_" + strconv.FormatInt(ms, 10)
 	}
 	return "conv_" + u.id + "_" + pad4(u.convSeq)

@@ -34,6 +34,14 @@ type generator interface {
 // time must advance for the run to end.
 const minSpacing = 100 * time.Microsecond
 
+// rateGap is the gap between requests at rate per second, at least
+// minSpacing: a --request-rate above 10,000 requests/s arrives as fast as
+// an unpaced trace. Its gap rounded to 0 ns from 2e9 on, and virtual time
+// stood still (the run never ended).
+func rateGap(rate float64) time.Duration {
+	return max(time.Duration(math.Round(float64(time.Second)/rate)), minSpacing)
+}
+
 // newGenerator returns the run's trace-driven generator, or nil for a
 // synthetic run. ShareGPT takes precedence over BurstGPT, as in the
 // reference.
@@ -360,7 +368,7 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 		case g.untimed && g.arr != nil:
 			at = g.last + g.arr.next()
 		case g.untimed && g.rate > 0:
-			at = g.last + time.Duration(math.Round(float64(time.Second)/g.rate))
+			at = g.last + rateGap(g.rate)
 		case g.untimed:
 		case s > 0:
 			at = max(g.last, g.cycleStart+time.Duration(float64(g.paced)/s))
@@ -450,8 +458,8 @@ func (g *traceGen) noteFile(qualifier string) {
 		e.notes = append(e.notes, name+": "+b.String()+qualifier)
 	}
 	if g.absurd > 0 {
-		e.warn(fmt.Sprintf("%d records with lengths no model serves (%s)%s: an output is capped at %d tokens, and --duration bounds a generation",
-			g.absurd, strings.Join(g.absurdAt, "; "), qualifier, MaxGenTokens))
+		e.warn(fmt.Sprintf("%d records with lengths no model serves (%s)%s: an input is capped at %d tokens, an output at %d, and --duration bounds a generation",
+			g.absurd, strings.Join(g.absurdAt, "; "), qualifier, maxInputTokens, MaxGenTokens))
 		g.absurd, g.absurdAt = 0, nil
 	}
 }
@@ -495,15 +503,17 @@ func (g *traceGen) endRun() {
 }
 
 // Bounds of a request's lengths. A trace's record beyond them is a
-// mistake or a test of the tool, not a request: the output is capped, the
-// input kept, and both are reported with the record's line.
+// mistake or a test of the tool, not a request: both are capped and
+// reported with the record's line.
 const (
 	// MaxGenTokens caps a trace request's output tokens: 128 Ki, more
 	// than any model generates in one request. Without it, a record with
 	// an output_length of 1e8 made 3 million decode reads a block.
 	MaxGenTokens = 128 << 10
-	// maxInputTokens is the longest input reported as plausible: 10 Mi
-	// tokens, the largest context window offered (Llama 4 Scout's).
+	// maxInputTokens caps a trace request's input tokens: 10 Mi tokens,
+	// the largest context window offered (Llama 4 Scout's). Without it, a
+	// BurstGPT row of 1e14 request tokens made an object of a negative
+	// size (bytes per token x tokens overflowed), which ended the run.
 	maxInputTokens = 10 << 20
 )
 
@@ -516,6 +526,9 @@ func (g *traceGen) checkLengths() {
 	}
 	if out > MaxGenTokens {
 		g.req.OutputTokens = MaxGenTokens
+	}
+	if in > maxInputTokens {
+		g.req.InputTokens = maxInputTokens
 	}
 	if g.cycle > 0 {
 		return
@@ -590,7 +603,7 @@ func (e *engine) newShareGPT(path string) (generator, error) {
 		g.arr = newArrivals(e.cfg, r)
 		e.notes = append(e.notes, fmt.Sprintf("arrivals: %s, %.4g requests/s, arrival seed %d", g.arr.describe(), r, e.cfg.ArrivalSeed))
 	case r > 0:
-		g.gap = time.Duration(math.Round(float64(time.Second) / r))
+		g.gap = rateGap(r)
 	default:
 		e.genZero = true
 	}

@@ -731,3 +731,72 @@ func TestEveryDispatchedAccounted(t *testing.T) {
 		t.Errorf("%d of 200 runs lost a request", lost)
 	}
 }
+
+// TestHugeRequestRate checks that a --request-rate too high for a gap of
+// a nanosecond ends: the gap rounded to 0 and virtual time stood still.
+// Requests then arrive every minSpacing, kvtrace's fastest pace.
+func TestHugeRequestRate(t *testing.T) {
+	sharegpt := filepath.Join("reqtrace", "testdata", "sharegpt_sample50.json")
+	for name, edit := range map[string]func(*Config){
+		"dataset-path":  func(c *Config) { c.DatasetPath = sharegpt },
+		"request-trace": func(c *Config) { c.RequestTrace = sharegpt },
+		"arrival":       func(c *Config) { c.Arrival = ArrivalFixed },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.GenerationMode, cfg.Duration, cfg.NumUsers, cfg.RequestRate = "none", 2*time.Second, 4, 1e10
+			edit(&cfg)
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			res, err := Run(ctx, &cfg, func(*schema.Record) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if most := uint64(cfg.Duration/minSpacing) + 1; res.Kvbench.RequestsGenerated == 0 || res.Kvbench.RequestsGenerated > most {
+				t.Errorf("%d requests, want 1 to %d", res.Kvbench.RequestsGenerated, most)
+			}
+		})
+	}
+}
+
+// TestHugeInputLength replays a BurstGPT row of 1e14 request tokens: its
+// object's size, bytes per token x tokens, overflowed to a negative number
+// (the trace writer then ended the run). The input is capped at
+// maxInputTokens and the row reported with its line.
+func TestHugeInputLength(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.csv")
+	csv := "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+		"0,ChatGPT,100000000000000,10,100000000000010,Conversation log\n" +
+		"1,ChatGPT,500,10,510,Conversation log\n"
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.UseBurstTrace, cfg.BurstTracePath, cfg.ReplayCycles = true, path, 1
+	cfg.GenerationMode, cfg.Duration, cfg.NumUsers = "none", 5*time.Second, 1
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Models[cfg.Model]
+	bpt := m.BytesPerToken()
+	var largest int64
+	res, err := Run(context.Background(), &cfg, func(r *schema.Record) error {
+		if r.Size < 0 {
+			return fmt.Errorf("%s: size %d", r.Key, r.Size)
+		}
+		largest = max(largest, r.Size)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := bpt * maxInputTokens; largest != want {
+		t.Errorf("largest object %d bytes, want %d (%d tokens)", largest, want, maxInputTokens)
+	}
+	if len(res.Kvbench.Warnings) == 0 || !strings.Contains(res.Kvbench.Warnings[0], "huge.csv:2: input_length 100000000000000") {
+		t.Errorf("warnings %q: want the row named by its line", res.Kvbench.Warnings)
+	}
+}

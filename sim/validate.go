@@ -169,6 +169,11 @@ func (c *Config) validateYAMLValues(p *validationProblems) {
 	for _, u := range c.UserTemplates {
 		key := "user_templates." + u.Name
 		p.intPair(key+".context_range", u.ContextMin, u.ContextMax)
+		if u.ContextMax > maxInputTokens {
+			// Beyond, no model serves the context, and bytes per token x
+			// tokens overflows an object's size at 1e14 tokens.
+			p.addf("%s.context_range [%d, %d]: max must be at most %d (the largest context window offered)", key, u.ContextMin, u.ContextMax, maxInputTokens)
+		}
 		p.intPair(key+".generation_range", u.GenerationMin, u.GenerationMax)
 		switch {
 		case !(u.ThinkMin >= 0) || math.IsInf(u.ThinkMax, 0) || math.IsNaN(u.ThinkMax):
@@ -218,6 +223,10 @@ func (c *Config) Warnings() []string {
 	}
 	if c.RequestRate > 0 && c.DatasetPath == "" && c.RequestTrace == "" && c.Arrival == "" {
 		w = append(w, fmt.Sprintf("--request-rate %s: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)", formatNumber(c.RequestRate)))
+	}
+	if most := 1 / minSpacing.Seconds(); c.RequestRate > most && (c.DatasetPath != "" || c.RequestTrace != "" || c.Arrival != "") {
+		w = append(w, fmt.Sprintf("--request-rate %s: above %g requests/s, requests arrive every %g ms, kvtrace's fastest pace (as an unpaced trace's)",
+			formatNumber(c.RequestRate), most, float64(minSpacing)/float64(time.Millisecond)))
 	}
 	// Synthetic users run for --duration at their own think times: the
 	// options that pace and repeat a replayed trace change nothing then.

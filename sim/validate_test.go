@@ -98,6 +98,7 @@ func TestValidateRules(t *testing.T) {
 		{"qos threshold below", func(c *Config) { c.QoSDistribution.ResponsiveThreshold = 0.1 }, "qos_distribution.responsive_threshold 0.1: must not be below qos_distribution.interactive_probability 0.15 (it is cumulative)"},
 		{"no templates", func(c *Config) { c.UserTemplates = nil }, "user_templates: no user templates (want chatbot, coding and document)"},
 		{"template min above max", func(c *Config) { c.UserTemplates[1].ContextMin = 30000 }, "user_templates.coding.context_range [30000, 25000]: min must not exceed max"},
+		{"template huge context", func(c *Config) { c.UserTemplates[0].ContextMax = 1e14 }, "user_templates.chatbot.context_range [512, 100000000000000]: max must be at most 10485760 (the largest context window offered)"},
 		{"template zero generation", func(c *Config) { c.UserTemplates[0].GenerationMin = 0 }, "user_templates.chatbot.generation_range [0, 200]: min must be at least 1"},
 		{"template think", func(c *Config) { c.UserTemplates[2].ThinkMin = 2 }, "user_templates.document.think_time_range [2, 1.5]: min must not exceed max"},
 		{"template think negative", func(c *Config) { c.UserTemplates[2].ThinkMin = -1 }, "user_templates.document.think_time_range [-1, 1.5]: must be finite and not negative"},

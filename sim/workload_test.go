@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -113,6 +114,33 @@ func TestMLPerfKeyStyle(t *testing.T) {
 	allKeysMatch(t, c2, `^conv_user_\d{4}_17672256\d{5}_turn_\d+$`)
 	if len(c.rows) != len(c2.rows) {
 		t.Errorf("key style changed the workload: %d and %d rows", len(c.rows), len(c2.rows))
+	}
+}
+
+// TestMLPerfKeysUniqueUnderArrivals checks that the mlperf key style
+// names each conversation once: under an open arrival process a user gets
+// several requests a millisecond, and two of its conversations started in
+// one millisecond took one id, so the second's turns were written under
+// the first's keys with other sizes.
+func TestMLPerfKeysUniqueUnderArrivals(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NumUsers, cfg.Duration, cfg.GenerationMode, cfg.Seed = 5, 5*time.Second, "none", 42
+	cfg.KeyStyle, cfg.Arrival, cfg.RequestRate = "mlperf", ArrivalPoisson, 2000
+	c, _ := collect(t, &cfg)
+	allKeysMatch(t, c, `^conv_user_\d{4}_17672256\d{5}_turn_\d+$`)
+	size := map[string]int64{}
+	prefill := map[string]int{}
+	for _, r := range c.rows {
+		k := string(r.Key)
+		if s, ok := size[k]; ok && s != r.Size {
+			t.Fatalf("key %s has sizes %d and %d", k, s, r.Size)
+		}
+		size[k] = r.Size
+		if r.Op == schema.OpWrite && r.Phase == schema.PhasePrefill {
+			if prefill[k]++; prefill[k] > 1 {
+				t.Fatalf("key %s written twice", k)
+			}
+		}
 	}
 }
 
@@ -246,5 +274,40 @@ func TestShortRunKeepsDecodeReads(t *testing.T) {
 	}
 	if long == 0 {
 		t.Error("no request generates more than 333 tokens (10 s at 30 ms a token): their decode reads were cut to --duration")
+	}
+}
+
+// TestZeroThinkTime checks that users of think time 0 (think_time_range
+// [0, 0] from --config) end: they waited 0 between requests and virtual
+// time never advanced, and under --arrival without --request-rate their
+// rate was 0, the gap infinite and the rows' times negative.
+func TestZeroThinkTime(t *testing.T) {
+	for _, arrival := range []string{"", ArrivalPoisson} {
+		t.Run("arrival="+arrival, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.NumUsers, cfg.Duration, cfg.GenerationMode, cfg.Arrival = 2, 2*time.Second, "none", arrival
+			for i := range cfg.UserTemplates {
+				cfg.UserTemplates[i].ThinkMin, cfg.UserTemplates[i].ThinkMax = 0, 0
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := Run(ctx, &cfg, func(r *schema.Record) error {
+				if r.Time < 0 || r.Time > cfg.Duration {
+					return fmt.Errorf("row at %v, outside the run's 0-%v", r.Time, cfg.Duration)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// About one request per user every minSpacing (arrivals
+			// draw their gaps).
+			if most := 2 * int64(cfg.NumUsers) * int64(cfg.Duration/minSpacing); res.RequestsCompleted == 0 || res.RequestsCompleted > most {
+				t.Errorf("%d requests completed, want 1 to %d", res.RequestsCompleted, most)
+			}
+		})
 	}
 }
