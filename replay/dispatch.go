@@ -198,7 +198,7 @@ func (s *sched) requestDone(rs *reqState, end time.Time) {
 		return
 	}
 	s.metrics.request(rs, end)
-	s.rel.requestDone(rs.id, end.Sub(rs.first), end)
+	s.rel.requestDone(rs.id, end.Sub(rs.first)-rs.untimed, end)
 }
 
 // becomeReady queues t to start once its predecessors are done and its

@@ -171,6 +171,7 @@ func (s *sched) stageStart(t *task) {
 		t.stage = stRemove
 	case t.op == schema.OpRead && !t.ks.exists:
 		t.stage = stMatOpen
+		t.matStart = s.clock.Now()
 	default:
 		t.stage = stBegin
 	}
@@ -210,6 +211,16 @@ func (s *sched) stageBegin(t *task) {
 		t.tier = ks.tier
 	}
 	t.start = s.clock.Now()
+	if !t.matStart.IsZero() {
+		// The object this read reads was written first, untimed: the
+		// read is due that much later, and its request takes that much
+		// less.
+		d := t.start.Sub(t.matStart)
+		t.sched = t.sched.Add(d)
+		if t.req != nil {
+			t.req.untimed += d
+		}
+	}
 	s.metrics.begin(t, t.start)
 	t.stage = stOpen
 	switch t.op {

@@ -222,7 +222,9 @@ func (m *metrics) end(t *task, start, end time.Time, ok, abandoned bool) {
 
 // request records a finished request's storage latency: from its first
 // row's scheduled time to its last row's completion.
-func (m *metrics) request(rs *reqState, end time.Time) { m.reqs.Add(rs.qos, end.Sub(rs.first)) }
+func (m *metrics) request(rs *reqState, end time.Time) {
+	m.reqs.Add(rs.qos, end.Sub(rs.first)-rs.untimed)
+}
 
 func (m *metrics) failure(err error) {
 	m.errCount++

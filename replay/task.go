@@ -40,6 +40,9 @@ type reqState struct {
 	first   time.Time
 	pending int
 	closed  bool
+	// untimed is the time its rows spent writing objects they read that
+	// did not exist (task.matStart): not in its latency.
+	untimed time.Duration
 	// cut: the window closed on it with rows not released; it is not a
 	// completed request.
 	cut bool
@@ -109,6 +112,11 @@ type task struct {
 	err      error
 	start    time.Time
 	parked   bool
+	// matStart is when a read began writing the object it reads, which
+	// did not exist (rematerialised, or cold and not prepared): untimed
+	// (design section 4), so the write's time is taken off the read's
+	// lag, its latency from schedule and its request's latency.
+	matStart time.Time
 	// ioStart and ioEnd bound the operation's device span (results.Device):
 	// its first I/O submitted, its last I/O (or its fdatasync) done.
 	ioStart, ioEnd time.Time
