@@ -79,7 +79,9 @@ type Config struct {
 	Users int
 	// Duration bounds the run in wall time: no row is released after it.
 	// What was released completes; a request it closed on with rows left
-	// is cut (ReplayStats.RequestsCut), not counted as completed. 0 runs
+	// is cut (ReplayStats.RequestsCut), not counted as completed, but as a
+	// miss where it already took longer than its class's target
+	// (ReplayStats.RequestsCutLate). 0 runs
 	// the trace to its end.
 	Duration time.Duration
 	// Rank and Ranks place this process in a multi-host run (0 of 1

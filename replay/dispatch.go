@@ -190,11 +190,18 @@ func (s *sched) cutRequest(id reqID) {
 	}
 }
 
-// requestDone records a request's completion at end; a cut one is not,
-// nor one with a row abandoned when the run was stopped (its latency
-// would end at the stop), nor one with a row that failed or never ran.
+// requestDone records a request's completion at end; a cut one is not
+// (but as a known miss, results.Requests.AddLate), nor one with a row
+// abandoned when the run was stopped (its latency would end at the stop),
+// nor one with a row that failed or never ran.
 func (s *sched) requestDone(rs *reqState, end time.Time) {
-	if rs.cut || rs.abandoned || rs.failed {
+	if rs.abandoned || rs.failed {
+		return
+	}
+	if rs.cut {
+		if s.metrics.requestLate(rs, end) {
+			s.counted.cutLate++
+		}
 		return
 	}
 	s.metrics.request(rs, end)

@@ -226,6 +226,12 @@ func (m *metrics) request(rs *reqState, end time.Time) {
 	m.reqs.Add(rs.qos, end.Sub(rs.first)-rs.untimed)
 }
 
+// requestLate records a cut request whose released rows ended at end,
+// if that already missed its class's target (results.Requests.AddLate).
+func (m *metrics) requestLate(rs *reqState, end time.Time) bool {
+	return m.reqs.AddLate(rs.qos, end.Sub(rs.first)-rs.untimed)
+}
+
 func (m *metrics) failure(err error) {
 	m.errCount++
 	if len(m.errFirst) < maxErrors {

@@ -112,7 +112,7 @@ type sched struct {
 	rows, rowsDone, bytesDone atomic.Int64
 	lag                       atomic.Int64
 	counted                   struct {
-		cold, coldBytes, evictions, remat, mismatch, syncs, cut, abandoned int64
+		cold, coldBytes, evictions, remat, mismatch, syncs, cut, cutLate, abandoned int64
 		// leftOut and leftOutBytes are the objects prepared for a --users
 		// sample (ColdObject.LeftOut) written before the clock.
 		leftOut, leftOutBytes int64

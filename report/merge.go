@@ -801,6 +801,7 @@ func mergeReplay(dst, src *schema.ReplayStats) {
 	dst.RowsDone += src.RowsDone
 	dst.RowsMissed += src.RowsMissed
 	dst.RequestsCut += src.RequestsCut
+	dst.RequestsCutLate += src.RequestsCutLate
 	dst.Objects += src.Objects
 	dst.ColdPrepared += src.ColdPrepared
 	dst.ColdPreparedBytes += src.ColdPreparedBytes

@@ -67,7 +67,11 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 		}
 	}
 	if n := r.Replay.RequestsCut; n > 0 {
-		fmt.Fprintf(w, "requests cut by the --duration window: %d (rows left when it closed: not measured as requests)\n", n)
+		fmt.Fprintf(w, "requests cut by the --duration window: %d (rows left when it closed: not measured as requests", n)
+		if late := r.Replay.RequestsCutLate; late > 0 {
+			fmt.Fprintf(w, ", but %d already past their class's target, counted as missing it", late)
+		}
+		fmt.Fprintln(w, ")")
 	}
 	// Two token rates, each under its own name: kvbench's and the
 	// reference's.

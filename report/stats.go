@@ -273,7 +273,7 @@ func MetricsOf(r *schema.Result) (map[string]float64, error) {
 	}
 	if r.Requests.Count > 0 {
 		if r.WallS > 0 {
-			v[MetricRequestsPerS] = float64(r.Requests.Count) / r.WallS
+			v[MetricRequestsPerS] = float64(results.Completed(r)) / r.WallS
 		}
 		v[MetricRequestP95] = r.Requests.Latency.P95US / 1000
 	}

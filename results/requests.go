@@ -53,6 +53,32 @@ func (r *Requests) Add(q schema.QoS, d time.Duration) {
 	}
 }
 
+// AddLate adds a request the run cut short (the --duration window closed
+// on it with rows left) whose rows so far took d, when that already
+// passes its class's target: it missed the target whatever its rows left
+// would have taken, and it counts as a request that missed, with d (a
+// lower bound) as its latency; under an SLO it counts there only where d
+// passes the SLO's target too. AddLate reports whether it counted it; a
+// request still within its target, or without one, is left out, as its
+// outcome is not known.
+func (r *Requests) AddLate(q schema.QoS, d time.Duration) bool {
+	target := QoSTarget(q)
+	if target <= 0 || d <= target {
+		return false
+	}
+	r.count++
+	r.all.Add(d)
+	if r.slo != nil {
+		if t := r.slo.slo.Target(q); t > 0 && d > t {
+			r.slo.add(q, d)
+		}
+	}
+	a := &r.qos[q]
+	a.count++
+	a.lat.Add(d)
+	return true
+}
+
 // Count returns the number of requests added and merged.
 func (r *Requests) Count() int64 { return r.count }
 

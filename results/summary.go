@@ -45,12 +45,12 @@ const (
 // their SLA is measured. It fails only on a damaged
 // cell histogram.
 func Summarize(r *schema.Result, kvTokens *float64) (schema.Summary, error) {
-	s := schema.Summary{ElapsedTime: r.WallS, TotalRequests: r.Requests.Count,
+	s := schema.Summary{ElapsedTime: r.WallS, TotalRequests: Completed(r),
 		NotMeasured: map[string]string{NotMeasuredRefTokens: "the reference's figure is its total tokens generated over " +
 			"its total storage I/O time, which only a closed-loop replay (--closed-loop) of a trace with a Tokens column " +
 			"measures: an open-loop replay's requests do not wait for their storage (kvbench's own KV token rate, kv_tokens_moved_per_s, is the summary's storage_kv_tokens_per_sec)"}}
 	if r.WallS > 0 {
-		s.RequestsPerSecond = float64(r.Requests.Count) / r.WallS
+		s.RequestsPerSecond = float64(Completed(r)) / r.WallS
 	}
 	switch {
 	case kvTokens == nil:
@@ -368,3 +368,7 @@ func (d *Device) Finalize() []schema.DeviceLatency {
 	}
 	return out
 }
+
+// Completed is the requests of r that completed: those Requests counts
+// but the cut ones it counts as misses (Replay.RequestsCutLate).
+func Completed(r *schema.Result) int64 { return r.Requests.Count - r.Replay.RequestsCutLate }

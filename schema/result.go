@@ -485,8 +485,16 @@ type ReplayStats struct {
 	// RequestsCut are the requests the --duration window closed on with
 	// rows not yet released: none of their rows is released after it, and
 	// they are not completed requests (their latency would be that of the
-	// rows they had), so Requests leaves them out.
-	RequestsCut       int64 `json:"requests_cut,omitempty"`
+	// rows they had), so Requests leaves them out, but for
+	// RequestsCutLate.
+	RequestsCut int64 `json:"requests_cut,omitempty"`
+	// RequestsCutLate are the requests of RequestsCut that Requests counts
+	// after all, as missing their class's target: their rows released
+	// before the window closed already took longer than it, so they
+	// missed it whatever the rows left would have taken. Their latency
+	// there is their released rows', a lower bound. Leaving them out made
+	// a run whose window closed on slow requests look faster than it was.
+	RequestsCutLate   int64 `json:"requests_cut_late,omitempty"`
 	Objects           int64 `json:"objects"`
 	ColdPrepared      int64 `json:"cold_prepared"`
 	ColdPreparedBytes int64 `json:"cold_prepared_bytes"`

@@ -44,7 +44,7 @@ type (
 // A users probe that replayed users of a QoS class and judged none of its
 // requests fails (unjudged).
 func Summarize(kind string, res *schema.Result, storage []string) Probe {
-	p := Probe{WallS: res.WallS, Requests: res.Requests.Count, RequestsPerSecond: res.Summary.RequestsPerSecond,
+	p := Probe{WallS: res.WallS, Requests: results.Completed(res), RequestsPerSecond: res.Summary.RequestsPerSecond,
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus),
 		TierPaths: res.Host.TierPaths}
 	for _, t := range res.Tiers {
