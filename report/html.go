@@ -146,7 +146,7 @@ func buildHTMLPage(r *Report) *htmlPage {
 				row.Cells = append(row.Cells, htmlCell{Text: "–", Class: "na"})
 				continue
 			}
-			txt := htmlNum(st.Median)
+			txt := nearTarget(m.Name, st.Median, htmlNum(st.Median))
 			if st.N > 1 {
 				txt += " ±" + strconv.FormatFloat(100*st.CV, 'f', 1, 64) + "%"
 			}
@@ -203,14 +203,14 @@ func buildHTMLComparison(r *Report) *htmlComparison {
 		}
 	}
 	for _, row := range c.Rows {
-		hr := htmlComparisonRow{Metric: row.Metric, Baseline: htmlNum(row.Baseline)}
+		hr := htmlComparisonRow{Metric: row.Metric, Baseline: nearTarget(row.Metric.Name, row.Baseline, htmlNum(row.Baseline))}
 		for _, label := range hc.Groups {
 			med, ok := row.Medians[label]
 			if !ok {
 				hr.Cells = append(hr.Cells, htmlCell{"–", "na"}, htmlCell{"–", "na"}, htmlCell{"–", "na"})
 				continue
 			}
-			hr.Cells = append(hr.Cells, htmlCell{Text: htmlNum(med)})
+			hr.Cells = append(hr.Cells, htmlCell{Text: nearTarget(row.Metric.Name, med, htmlNum(med))})
 			ratio, ok := row.Ratios[label]
 			if !ok || math.IsNaN(ratio) || math.IsInf(ratio, 0) {
 				hr.Cells = append(hr.Cells, htmlCell{"–", "na"})
