@@ -126,6 +126,9 @@ type Backend struct {
 	align    int
 	direct   bool
 	warnings []string
+	// grownFrom is the size of an existing file that New extends, which
+	// a failed New gives back (-1 when New extends none).
+	grownFrom int64
 
 	closed atomic.Bool
 	// mu guards objs and alloc. I/O runs outside it.
@@ -156,7 +159,8 @@ func New(path string, opt Options) (*Backend, error) {
 // stops the preallocation and the prewrite of a new file between chunks
 // (within one write of a few MiB): NewContext then removes the file it
 // created, the moment ctx is done rather than after the writes in flight,
-// and returns an error that matches ctx.Err().
+// and returns an error that matches ctx.Err(). A failed NewContext cuts
+// an existing file it extended back to its size.
 func NewContext(ctx context.Context, path string, opt Options) (*Backend, error) {
 	if path == "" {
 		return nil, errors.New("extent: empty path")
@@ -179,7 +183,7 @@ func NewContext(ctx context.Context, path string, opt Options) (*Backend, error)
 	if resolved != abs {
 		name = fmt.Sprintf("%s (%s)", abs, resolved)
 	}
-	b := &Backend{path: abs, file: name, keep: opt.Keep, align: DefaultAlign, objs: make(map[string]*place, max(0, opt.Objects))}
+	b := &Backend{path: abs, file: name, keep: opt.Keep, align: DefaultAlign, grownFrom: -1, objs: make(map[string]*place, max(0, opt.Objects))}
 	fi, statErr := os.Stat(resolved)
 	exists := statErr == nil
 	if exists && fi.Mode().Type() == fs.ModeDevice {
@@ -216,11 +220,19 @@ func NewContext(ctx context.Context, path string, opt Options) (*Backend, error)
 	err = b.open(ctx, opt, exists, func() {
 		unlink = context.AfterFunc(ctx, func() { os.Remove(b.path) })
 	})
-	if err == nil && !unlink() {
+	// Stopped either way: once New returns, the path is no longer its
+	// to remove (a failed New removes its file below, and the path may
+	// hold another's file when ctx ends).
+	if stopped := unlink(); err == nil && !stopped {
 		err = fmt.Errorf("extent: %s: %w", b.file, ctx.Err()) // and the file is gone
 	}
 	if err != nil {
 		if b.f != nil {
+			if b.grownFrom >= 0 && !b.created {
+				// What New added to an existing file (a failed or stopped
+				// preallocation or prewrite) goes with it.
+				b.f.Truncate(b.grownFrom)
+			}
 			b.f.Close()
 		}
 		if b.created {
@@ -442,6 +454,9 @@ func (b *Backend) sizeFile(ctx context.Context, want int64, fstype string) error
 		return fmt.Errorf("extent: %s: an empty file: give a size", b.file)
 	}
 	b.prealloc = min(fi.Size()/a*a, b.capacity)
+	if fi.Size() < b.capacity {
+		b.grownFrom = fi.Size()
+	}
 	// In chunks, a size the file system cannot hold would be allocated
 	// up to its last free block before failing: refuse it first, as one
 	// fallocate call does.
@@ -451,7 +466,7 @@ func (b *Backend) sizeFile(ctx context.Context, want int64, fstype string) error
 		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
 			held = sys.Blocks * 512
 		}
-		if free := int64(min(st.Bfree, uint64(math.MaxInt64/st.Bsize))) * st.Bsize; b.capacity-held > free {
+		if free := usable(&st, os.Geteuid() == 0); b.capacity-held > free {
 			return fmt.Errorf("extent: preallocate %d bytes for %s (the file system has %d bytes available): %w", b.capacity, b.file, int64(st.Bavail)*st.Bsize, sysErr(unix.ENOSPC))
 		}
 	}
@@ -800,3 +815,18 @@ func (o *Object) Remove() error {
 
 // sysErr is backend.FileError: ENOSPC and EDQUOT match backend.ErrNoSpace.
 func sysErr(err error) error { return backend.FileError(err) }
+
+// usable is the space st's file system gives a preallocation: its free
+// blocks for root, which may use the blocks reserved for it, and the
+// blocks available to others (Bavail) for anyone else, whose fallocate
+// fails with ENOSPC once those are gone.
+func usable(st *unix.Statfs_t, root bool) int64 {
+	blocks := st.Bavail
+	if root {
+		blocks = st.Bfree
+	}
+	if st.Bsize <= 0 {
+		return 0
+	}
+	return int64(min(blocks, uint64(math.MaxInt64/st.Bsize))) * st.Bsize
+}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -172,5 +174,70 @@ func TestPrewriteCancel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFailedNewForgetsFile: a NewContext that created its file and then
+// failed removes the file itself; the context's later end must not remove
+// whatever holds the path by then (another backend's file, kept with
+// Keep).
+func TestFailedNewForgetsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kvbench.extent")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if b, err := NewContext(ctx, path, Options{Size: 1 << 60}); err == nil {
+		b.Close()
+		t.Fatal("New of 1 EiB succeeded")
+	}
+	b, err := NewContext(context.Background(), path, Options{Size: 1 << 20, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cancel()
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("the end of a failed New's context removed %s, since made by another New: %v", path, err)
+		}
+	}
+}
+
+// TestFailedNewShrinksBack: a NewContext stopped while it prewrote the
+// extension of an existing file gives the extension back: the file has
+// its size and bytes again (it was left 64 MiB long).
+func TestFailedNewShrinksBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kvbench.extent")
+	user := bytes.Repeat([]byte("user"), 2048)
+	if err := os.WriteFile(path, user, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b, err := NewContext(ctx, path, Options{Size: 64 << 20, Direct: true, Prewrite: true, OnPrewrite: func(int64) { cancel() }})
+	if err == nil {
+		b.Close()
+		t.Fatal("New of a cancelled prewrite succeeded")
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, user) {
+		t.Errorf("the existing file after a stopped New: %d bytes (%v), its own %d bytes kept: %t", len(got), err, len(user), err == nil && bytes.HasPrefix(got, user))
+	}
+}
+
+// TestUsableSpace: a user other than root cannot preallocate the blocks
+// the file system reserves for root, so the up-front check counts only
+// those available to it: counting the free blocks let a file too large
+// for the user fill the file system before failing.
+func TestUsableSpace(t *testing.T) {
+	st := unix.Statfs_t{Bsize: 4096, Bfree: 1000, Bavail: 500}
+	if got, want := usable(&st, true), int64(1000*4096); got != want {
+		t.Errorf("root: %d, want %d", got, want)
+	}
+	if got, want := usable(&st, false), int64(500*4096); got != want {
+		t.Errorf("user: %d, want %d", got, want)
+	}
+	huge := unix.Statfs_t{Bsize: 1 << 20, Bfree: math.MaxUint64, Bavail: math.MaxUint64}
+	if got := usable(&huge, false); got <= 0 {
+		t.Errorf("huge file system: %d", got)
 	}
 }
