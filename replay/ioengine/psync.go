@@ -42,7 +42,7 @@ func (e *psync) worker() {
 	var buf []byte // on first use: a pool that serves no op allocates nothing
 	for op := range e.in {
 		if buf == nil {
-			buf = AlignedBuffer(int(e.p.BlockSize), 4096)
+			buf = AlignedBuffer(int(e.p.BlockSize), bufferAlign(e.p.BlockSize))
 		}
 		p := buf[:op.N]
 		var n int
@@ -68,6 +68,16 @@ func (e *psync) worker() {
 		e.p.Done <- op
 		e.p.notify()
 	}
+}
+
+// bufferAlign is the alignment of a buffer of blocks of bs bytes: bs's
+// largest power-of-two divisor, at least 4 KiB and at most 2 MiB. A
+// backend's alignment (Caps().Align: 64 KiB on a device of such logical
+// blocks) divides its blocks, so their buffers meet it, as the uring
+// engine's, cut from one huge-page-aligned region, do.
+func bufferAlign(bs int64) int {
+	a := bs & -bs
+	return int(min(max(a, 4<<10), 2<<20))
 }
 
 // readAt reads p at off of obj, with the instant its first byte came

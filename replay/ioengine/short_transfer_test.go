@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/replay/backend"
 )
 
 // shortObj moves half of what is asked and says nothing (an Object that
@@ -64,4 +66,40 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// alignedObj refuses a transfer whose buffer, offset or length is not a
+// multiple of align, as a device of large logical blocks (16 or 64 KiB)
+// refuses O_DIRECT.
+type alignedObj struct {
+	memObj
+	align int
+}
+
+func (o *alignedObj) WriteAt(p []byte, off int64) (int, error) {
+	if _, err := backend.CheckIO(p, off, int64(len(o.b)), o.align, true); err != nil {
+		return 0, err
+	}
+	return o.memObj.WriteAt(p, off)
+}
+
+// TestPsyncBuffersAlignedToBlocks: psync's buffers are aligned to the
+// block size's largest power-of-two divisor, so that a backend of large
+// logical blocks (Caps().Align 64 KiB: nvme and extent take it from
+// STATX_DIOALIGN and BLKSSZGET) gets aligned buffers; they were aligned to
+// 4 KiB only, and such a backend's blocks failed ErrMisaligned.
+func TestPsyncBuffersAlignedToBlocks(t *testing.T) {
+	const bs, depth = 256 << 10, 16
+	e, _, done := newEngine(t, "psync", depth, bs)
+	obj := &alignedObj{memObj: memObj{b: make([]byte, depth*bs)}, align: 64 << 10}
+	for round := range 4 {
+		for i := range depth {
+			e.Submit(&Op{Obj: obj, Write: true, Off: int64(i) * bs, N: bs, Key: "k"})
+		}
+		for range depth {
+			if op := <-done; op.Err != nil {
+				t.Fatalf("round %d: %v", round, op.Err)
+			}
+		}
+	}
 }
