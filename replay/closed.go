@@ -211,6 +211,9 @@ func (c *closedLoop) drained() bool { return len(c.due) == 0 && len(c.waiting) =
 // absorb takes a batch of rows into the users' queues.
 func (c *closedLoop) absorb(b *batch) {
 	defer c.rr.recycle(b)
+	if b.hasOrigin {
+		c.pace.see(b.origin)
+	}
 	for i := range b.recs {
 		rec := &b.recs[i]
 		src := b.src[i]
@@ -312,7 +315,8 @@ func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	// The pace's origin is the first row the loop replays, as the plan's
 	// window is (traceScan.inWindow): a --users sample whose users first
 	// appear late in the trace starts with them, not idle until the rows
-	// of users it leaves out have gone by.
+	// of users it leaves out have gone by. A rank of several has seen the
+	// traces' first row before (absorb): the ranks replay in step.
 	c.pace.see(rec.Time)
 	cp := *rec
 	cp.Key = append([]byte(nil), rec.Key...)

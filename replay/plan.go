@@ -597,6 +597,11 @@ func (ts *traceScan) take(src *source, sh *sharder) error {
 			return noUsers(ts.name)
 		}
 	}
+	if sh != nil && !ts.org.seen {
+		// A rank's window starts at the traces' first row, whichever
+		// rank's it is, as the run's pace (rowReader.origin).
+		ts.org.seen, ts.org.first = true, src.rec.Time
+	}
 	if !sh.mine(&src.rec, ts.src) {
 		return nil
 	}

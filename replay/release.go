@@ -76,7 +76,8 @@ type pace struct {
 	haveT0 bool
 }
 
-// see notes a row read: the first sets the trace's origin.
+// see notes a row read: the first sets the trace's origin (a rank of
+// several sees the traces' first row first: batch.origin).
 func (p *pace) see(t time.Duration) {
 	if !p.haveT0 {
 		p.haveT0, p.t0 = true, t
@@ -129,9 +130,14 @@ func newOpenLoop(in intake, rr *rowReader, p *pace, speed float64, traces int) *
 	return &openLoop{in: in, rr: rr, pace: p, speed: speed, lastReq: make([]uint64, traces)}
 }
 
-func (o *openLoop) wantRows() bool  { return o.cur == nil }
-func (o *openLoop) drained() bool   { return o.cur == nil }
-func (o *openLoop) absorb(b *batch) { o.cur, o.pos = b, 0 }
+func (o *openLoop) wantRows() bool { return o.cur == nil }
+func (o *openLoop) drained() bool  { return o.cur == nil }
+func (o *openLoop) absorb(b *batch) {
+	if b.hasOrigin {
+		o.pace.see(b.origin)
+	}
+	o.cur, o.pos = b, 0
+}
 
 // due is when row i of the current batch is due: now at --speed max.
 func (o *openLoop) due(i int, now time.Time) time.Time {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -29,6 +30,10 @@ type batch struct {
 	kend []int32 // where each record's key ends in keys
 	// ended is the source whose last row this batch holds, -1 for none.
 	ended int32
+	// origin, when hasOrigin is set, is the time of the traces' first
+	// row, read before a shard kept its first (rowReader.origin).
+	origin    time.Duration
+	hasOrigin bool
 	// err stops the run after the rows of the batch.
 	err error
 }
@@ -48,6 +53,11 @@ type rowReader struct {
 	// closed; ended is set before out is closed.
 	notify func()
 	ended  atomic.Bool
+	// origin is set once the traces' first row was read. Sharded, a
+	// rank paces its rows from it, not from its own first row: the ranks
+	// start at one instant and replay the trace's times in step, one
+	// whose first row comes 3 s into the trace replaying it 3 s in.
+	origin bool
 }
 
 // wake calls notify when it is set.
@@ -148,6 +158,9 @@ func (rr *rowReader) run(ctx context.Context) {
 	}
 	for len(h) > 0 {
 		src := h[0]
+		if rr.shard != nil && !rr.origin {
+			rr.origin, b.origin, b.hasOrigin = true, src.rec.Time, true
+		}
 		if rr.shard.mine(&src.rec, src.idx) {
 			rr.add(b, src)
 		}
@@ -179,6 +192,7 @@ func (rr *rowReader) newBatch() *batch {
 	select {
 	case b := <-rr.free:
 		b.recs, b.src, b.keys, b.kend, b.ended, b.err = b.recs[:0], b.src[:0], b.keys[:0], b.kend[:0], -1, nil
+		b.origin, b.hasOrigin = 0, false
 		return b
 	default:
 		return &batch{recs: make([]schema.Record, 0, batchRows), src: make([]int32, 0, batchRows),

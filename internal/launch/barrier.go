@@ -58,7 +58,7 @@ func readyName(rank, ranks int) string {
 
 // Wait marks r's rank ready and waits for every rank of r.Ranks, then
 // returns the instant they all start at (a second after the last was
-// ready: WaitUntil it). A ready file of this rank already there is an
+// ready, on this host's clock: WaitUntil it). A ready file of this rank already there is an
 // earlier run's: an error, since the barrier would pass at once (kvreplay
 // removes nothing it did not make in this run). Once all are ready, the
 // ready files stay: their times record when each rank was ready. A rank
@@ -77,7 +77,9 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 	if err := os.MkdirAll(b.dir, 0o755); err != nil {
 		return fail("%w", err)
 	}
+	before := b.now()
 	f, err := os.OpenFile(mine, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	after := b.now()
 	if errors.Is(err, fs.ErrExist) {
 		return fail("%s exists, from an earlier run: give each run a new directory, or remove its kvreplay-ready.* files", filepath.Base(mine))
 	}
@@ -100,6 +102,7 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 		return fail("%w", err)
 	}
 	since := info.ModTime().Add(-b.timeout - staleSlack)
+	skew := clockSkew(info.ModTime(), before, after)
 	deadline := b.now().Add(b.timeout)
 	for {
 		last, missing, err := b.scan(r.Ranks, since)
@@ -107,7 +110,7 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 			return fail("%w", err)
 		}
 		if len(missing) == 0 {
-			return last.Add(startBarrierGrace), nil
+			return last.Add(startBarrierGrace - skew), nil
 		}
 		if !b.now().Before(deadline) {
 			return fail("%d of %d ranks ready after %s (missing: %s): the others did not start, or do not share this directory", r.Ranks-len(missing), r.Ranks, b.timeout, joinInts(missing, 8))
@@ -117,6 +120,23 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
+}
+
+// clockSkew is how far the file system's clock, which stamped this rank's
+// ready file at mtime, is ahead of this host's, read at before and after
+// around the file's making: the start instant, read from the ready files'
+// times, is waited for on this host's clock. A skew
+// within startBarrierGrace is none: the grace absorbs it, and a file
+// system that keeps whole seconds (Lustre) would otherwise put each host's
+// start up to a second apart; beyond it (a shared file system's server
+// whose clock is minutes off the hosts'), the ranks would wait that long
+// for the start, or start at once, not in step, all late.
+func clockSkew(mtime, before, after time.Time) time.Duration {
+	skew := mtime.Sub(before.Add(after.Sub(before) / 2))
+	if skew.Abs() <= startBarrierGrace {
+		return 0
+	}
+	return skew
 }
 
 // missingDirs returns dir and those of its parents that do not exist yet,
