@@ -32,6 +32,10 @@ import (
 //	tp    every rank replays every row: the trace holds one tensor-parallel
 //	      rank's sizes, so N ranks model an N-way TP group, N times the
 //	      bytes.
+//
+// Each rank paces its rows, and counts --duration's window, from the
+// traces' first row, whichever rank's it is (rowReader.origin), so that
+// ranks started at one instant replay the trace's times in step.
 
 // Shard modes.
 const (
@@ -55,7 +59,7 @@ type sharder struct {
 	keyReq          []keyRequest
 	requests, split int64
 	// Sharding by user: the rank each object's first row went to (this
-	// one or another); this rank's rows of objects first touched on
+	// one or another), by sourceKey; this rank's rows of objects first touched on
 	// another rank, and the moves and deletes of its objects it took from
 	// other ranks' requests.
 	owner            map[string]bool
@@ -116,20 +120,22 @@ func (s *sharder) mine(rec *schema.Record, src int) bool {
 		s.req[src], s.reqMine[src] = rec.Request, mine
 	}
 	if s.owner != nil {
-		return s.byOwner(rec, mine)
+		return s.byOwner(rec, src, mine)
 	}
 	return mine
 }
 
-// byOwner records which rank touched rec's object first, and sends its
+// byOwner records which rank touched rec's object (its key in trace
+// src: traces side by side may name theirs alike) first, and sends its
 // moves and deletes there: a rank takes those of its objects that other
 // ranks' requests carry, as rows outside requests (rec is changed so),
 // and leaves its requests' moves of other ranks' objects to them. It
 // counts this rank's other rows of objects another rank touched first.
-func (s *sharder) byOwner(rec *schema.Record, mine bool) bool {
-	first, seen := s.owner[string(rec.Key)]
+func (s *sharder) byOwner(rec *schema.Record, src int, mine bool) bool {
+	key := sourceKey(src, len(s.req), rec.Key)
+	first, seen := s.owner[key]
 	if !seen {
-		s.owner[string(rec.Key)] = mine
+		s.owner[key] = mine
 		return mine
 	}
 	if first == mine {
