@@ -474,8 +474,11 @@ func CheckRanks(docs []*schema.Result, names []string) error {
 	if err := checkOverlap(docs, name); err != nil {
 		return err
 	}
+	// A merged document's Ranks is its run's, as a rank's is: a merge of
+	// the 3 ranks of one run and rank 3 of a run of 4 is of two runs (with
+	// --shard key, their rows of two splits of the trace).
 	for i, d := range docs {
-		if d.Ranks != declared && len(d.MergedRanks) == 0 && len(docs[0].MergedRanks) == 0 {
+		if d.Ranks != declared {
 			return fmt.Errorf("%s and %s: %w: one is a rank of %d, the other of %d: the ranks of one run agree on their number",
 				name(0), name(i), ErrIncompatible, declared, d.Ranks)
 		}
