@@ -102,7 +102,7 @@ func TestExportReadsCold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "0 " + filepath.Join(dir, "data", "kvbench.extent") + " write 16384 8192\n"; !strings.Contains(string(log), want) {
+	if want := "1 " + filepath.Join(dir, "data", "kvbench.extent") + " write 16384 8192\n"; !strings.Contains(string(log), want) {
 		t.Errorf("iolog lacks %q:\n%s", want, log)
 	}
 	if *reads != 3 {

@@ -13,7 +13,10 @@
 //	<usec> <file> add|open|close
 //	<usec> <file> read|write <offset> <length>
 //
-// Timestamps are microseconds from the first row of the trace; a row earlier
+// Timestamps are microseconds from the first row of the trace, which is at
+// 1: fio delays each line by the time since the line before it, but never
+// the first and never one after a line stamped 0. Every log starts with a
+// file action at 1, so its I/O waits as the trace's rows do. A row earlier
 // than the row before it (reference traces have a few) takes that row's
 // timestamp, so timestamps never decrease. Every object operation is split
 // into I/Os of at most BlockSize bytes, in offset order, as kvreplay splits
@@ -81,8 +84,10 @@
 //   - fio's parser reads a file name of at most 256 bytes without
 //     whitespace and a length below 4 GiB; Validate and Fio enforce both.
 //   - fio holds a whole iolog in memory (about 100 bytes a line) unless told
-//     to read it in chunks: a replay log of more than 2^20 I/Os gets
-//     read_iolog_chunked=1.
+//     to read it in chunks: an asap replay log of more than 2^20 I/Os gets
+//     read_iolog_chunked=1. A timed one does not: fio fetches the next
+//     chunk by the lines the job consumed in the last second, gets none
+//     when they come slower, and ends the job early without an error.
 //
 // # sai3-bench
 //

@@ -66,8 +66,8 @@ func TestFioTimesFromTheFirstRow(t *testing.T) {
 			us = append(us, l.us)
 		}
 	}
-	if len(us) != 2 || us[0] != 0 || us[1] != 250000 {
-		t.Errorf("I/O at %v us, want [0 250000]", us)
+	if len(us) != 2 || us[0] != logEpoch || us[1] != logEpoch+250000 {
+		t.Errorf("I/O at %v us, want [%d %d]", us, logEpoch, logEpoch+250000)
 	}
 }
 

@@ -440,7 +440,7 @@ func TestFioRewriteInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := parseLog(t, "log", m.logs[opt.LogPath(schema.TierNVMe, ReplayLog)].Bytes())
-	if last := lines[len(lines)-1]; last.us != 2e6 || last.off != 0 {
+	if last := lines[len(lines)-1]; last.us != logEpoch+2e6 || last.off != 0 {
 		t.Errorf("the rewrite of b is at %d, want 0 (b at 4096 freed first, joining x's space)", last.off)
 	}
 }

@@ -37,6 +37,15 @@ const Align = 4096
 // "%256s"); a longer name is split into garbage.
 const maxPath = 256
 
+// logEpoch is the iolog timestamp of the trace's first row. fio (3.31 to
+// at least 3.41, iolog.c: delay_since_ttime) delays each line by the time
+// since the line before it, but never the first line, and takes a
+// timestamp of 0 for "no line yet": a line after one stamped 0 waits
+// nothing, so a log that started at 0 lost the time up to its first later
+// line. So every log starts with a file action at logEpoch, and every
+// wait after it is the trace's.
+const logEpoch = 1
+
 // maxOpenFiles bounds the files a dir-layout iolog keeps open at once, far
 // below the usual limit of 1024 descriptors: the least recently used file is
 // closed before another is opened.
@@ -131,9 +140,10 @@ type FioOptions struct {
 	chunkAbove int64
 }
 
-// chunkedOps is the number of I/O lines above which a replay job reads its
-// iolog in chunks (read_iolog_chunked=1): fio otherwise holds the whole log
-// in memory, about 100 bytes a line.
+// chunkedOps is the number of I/O lines above which an asap replay job
+// reads its iolog in chunks (read_iolog_chunked=1): fio otherwise holds the
+// whole log in memory, about 100 bytes a line. A timed job cannot (see
+// writeJob).
 const chunkedOps = 1 << 20
 
 // DefaultFioOptions returns the defaults: 1 MiB blocks, Tier-2 only, the
@@ -448,8 +458,9 @@ func (c *counter) Write(p []byte) (int, error) {
 
 // iolog is one iolog being written, or, for FioSize, counted.
 type iolog struct {
-	w *bufio.Writer // nil: counted only
-	n int64         // the bytes written, or that would be
+	w       *bufio.Writer // nil: counted only
+	n       int64         // the bytes written, or that would be
+	started bool          // its first line is written
 }
 
 func (l *iolog) write(b []byte) {
@@ -888,6 +899,12 @@ func (ft *fioTier) writeLine(w *iolog, us int64, name, act string, off, n int64)
 	if w == ft.log && len(ft.closes) > 0 {
 		ft.flushCloses(us)
 	}
+	if !w.started {
+		// fio does not delay a log's first line: it is at the first row,
+		// so that the lines after it wait as the trace does (logEpoch).
+		us, w.started = 0, true
+	}
+	us += logEpoch
 	if ft.x.count {
 		// The length of the line below.
 		w.n += int64(numLen(us)+len(name)+len(act)) + 3
@@ -924,7 +941,7 @@ func (ft *fioTier) countIO(w *iolog, us int64, name, act string, off, end int64)
 	bs := ft.x.opt.BlockSize
 	lines := (end - off + bs - 1) / bs
 	last := end - off - (lines-1)*bs // the last block's length
-	fixed := int64(numLen(us)+len(name)+len(act)) + 5
+	fixed := int64(numLen(us+logEpoch)+len(name)+len(act)) + 5
 	w.n += lines*fixed + digitsOfRun(off, bs, lines) + (lines-1)*int64(numLen(bs)) + int64(numLen(last))
 	return lines
 }
@@ -1053,7 +1070,12 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 		if o.chunkAbove > 0 {
 			limit = o.chunkAbove
 		}
-		if ft.st.Ops > limit {
+		// fio's chunked reading (iolog.c: iolog_items_to_fetch) fetches
+		// as many lines as the job consumed in the last second, less
+		// those it still holds: a timed job, whose lines come slower,
+		// gets none and ends early, without an error, its I/O part done.
+		// So a timed job reads its log whole.
+		if ft.st.Ops > limit && o.Speed == SpeedASAP {
 			w.WriteString("read_iolog_chunked=1\n")
 		}
 	}

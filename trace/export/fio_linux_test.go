@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -26,10 +27,11 @@ import (
 
 // fioJob is the part of one job of fio's JSON output the tests read.
 type fioJob struct {
-	Name  string `json:"jobname"`
-	Error int    `json:"error"`
-	Read  fioDir `json:"read"`
-	Write fioDir `json:"write"`
+	Name    string `json:"jobname"`
+	Error   int    `json:"error"`
+	Runtime int64  `json:"job_runtime"` // milliseconds
+	Read    fioDir `json:"read"`
+	Write   fioDir `json:"write"`
 }
 
 type fioDir struct {
@@ -333,4 +335,63 @@ func TestFioCountsEveryIO(t *testing.T) {
 	} else {
 		t.Logf("without io_size fio counted %d of %d bytes (the quirk)", got, 64*65536)
 	}
+}
+
+// TestFioRunsTimed runs a timed export in fio: the replay job lasts at
+// least as long as its trace from the first row, on every tier, though
+// each tier's log starts at another time. fio skipped the wait up to a
+// log's first line after those stamped 0, and never waits for a log's
+// first line.
+func TestFioRunsTimed(t *testing.T) {
+	env := needFio(t)
+	src := "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n" +
+		"0.000000,Write,8192,Tier-2,a,Prefill\n" +
+		"0.400000,Write,8192,Tier-1,b,Prefill\n" +
+		"0.600000,Read,8192,Tier-2,a,Decode\n" +
+		"0.700000,Read,8192,Tier-1,b,Decode\n"
+	for _, layout := range []string{LayoutExtent, LayoutDir} {
+		t.Run(layout, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "timed.csv")
+			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			opt := FioOptions{Layout: layout, Speed: SpeedTimed, Tiers: []schema.Tier{schema.TierCPU, schema.TierNVMe}}
+			jobPath, st := exportToDisk(t, env, dir, file, opt)
+			jobs := runFio(t, env, dir, jobPath)
+			opt.Dir = filepath.Join(dir, "data")
+			checkFioRun(t, jobs, st, opt.withDefaults())
+			// The last I/O of each tier is issued at 0.6 s and 0.7 s.
+			for name, ms := range map[string]int64{"replay-tier1": 700, "replay-tier2": 600} {
+				if got := jobs[name].Runtime; got < ms {
+					t.Errorf("%s ran %d ms; its last I/O is at %d ms", name, got, ms)
+				}
+			}
+		})
+	}
+}
+
+// TestFioRunsTimedLong runs a timed export of a log long enough to be
+// read in chunks. fio's chunked reading (iolog_items_to_fetch) fetches as
+// many lines as the job consumed in the last second, less those it holds:
+// a log whose I/Os are more than a few hundred ms apart gets nothing, and
+// the job ended after its first chunk, without an error, having done a
+// part of its I/O. A timed job reads its log whole.
+func TestFioRunsTimedLong(t *testing.T) {
+	env := needFio(t)
+	var src strings.Builder
+	src.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
+	for i := range 12 {
+		fmt.Fprintf(&src, "%.6f,Write,4096,Tier-2,k%d,Prefill\n", 0.6*float64(i), i)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "long.csv")
+	if err := os.WriteFile(file, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := FioOptions{Speed: SpeedTimed, chunkAbove: 4}
+	jobPath, st := exportToDisk(t, env, dir, file, opt)
+	jobs := runFio(t, env, dir, jobPath)
+	opt.Dir = filepath.Join(dir, "data")
+	checkFioRun(t, jobs, st, opt.withDefaults())
 }
