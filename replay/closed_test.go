@@ -261,7 +261,7 @@ func mixedUsers() []schema.Record {
 
 // TestClosedLoopUsersKeepQoSMix replays --users N of a trace whose first
 // users are all batch class: the users replayed are a sample of every
-// class, the first of each to appear, not the first N; a trace the plan
+// class, the lowest IDs of each, not the first N; a trace the plan
 // did not read replays the first N, and says so.
 func TestClosedLoopUsersKeepQoSMix(t *testing.T) {
 	for _, tt := range []struct {
@@ -346,7 +346,7 @@ func TestSelectUsers(t *testing.T) {
 				t.Errorf("n %d: %d %q users, share %.2f", n, got[q], q, share)
 			}
 		}
-		// Within a class, the first to appear.
+		// Within a class, in the order of their IDs (here, of their appearance).
 		var last [schema.NumQoS]uint64
 		for _, u := range users {
 			if now[u.ID] {

@@ -15,13 +15,13 @@ import (
 )
 
 // TestLeftOutWrittenBeforeClock: a closed loop of --users 1 replays user
-// 2, who reads x, an object that user 1 (left out) wrote. x is cold for
+// 1, who reads x, an object that user 2 (left out) wrote. x is cold for
 // the sample: the plan lists it with the cold objects, its peak counts it
 // live from the start, and the run writes it before the clock, so that
-// no write at all reaches the backend once the clock started (user 2's
+// no write at all reaches the backend once the clock started (user 1's
 // rows are reads and a delete). Before, the plan left x out of the cold
 // objects and the run wrote it, untimed, inside the measured window, when
-// user 2's read first came, sharing the device with the timed operations.
+// user 1's read first came, sharing the device with the timed operations.
 // On a RAM tier that holds x only when made at its read (1.5 MiB: the
 // peak is z and x, 2 MiB, live from the start, 1 MiB when x is made at
 // its read), the run falls back to that, and says so.
@@ -29,10 +29,10 @@ func TestLeftOutWrittenBeforeClock(t *testing.T) {
 	const mib = 1 << 20
 	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
 	recs := []schema.Record{
-		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 2),
-		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 2),
-		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 1),
-		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 2),
+		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 1),
+		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 1),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 2),
+		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 1),
 	}
 	cfg := closedConfig()
 	cfg.Users = 1
@@ -117,11 +117,11 @@ func TestLeftOutDemoted(t *testing.T) {
 	const mib = 1 << 20
 	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
 	recs := []schema.Record{
-		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 2),
-		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 2),
-		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 1),
-		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseEvict, 3), 2),
-		user(rec(2*time.Millisecond, schema.OpWrite, mib, schema.TierNVMe, "x", schema.PhaseEvict, 3), 2),
+		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 1),
+		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 1),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 2),
+		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseEvict, 3), 1),
+		user(rec(2*time.Millisecond, schema.OpWrite, mib, schema.TierNVMe, "x", schema.PhaseEvict, 3), 1),
 	}
 	cfg := closedConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "mem", "disk"}
@@ -208,13 +208,13 @@ func TestLeftOutWarningPeak(t *testing.T) {
 	const mib = 1 << 20
 	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
 	recs := []schema.Record{
-		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 2),
-		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 2),
-		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 1),
-		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "y", schema.PhasePrefill, 2), 1),
-		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 2),
-		user(rec(3*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "y", schema.PhaseEvict, 4), 2),
-		user(rec(3*time.Millisecond, schema.OpWrite, mib, schema.TierNVMe, "y", schema.PhaseEvict, 4), 2),
+		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 1),
+		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 1),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 2),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "y", schema.PhasePrefill, 2), 2),
+		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 1),
+		user(rec(3*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "y", schema.PhaseEvict, 4), 1),
+		user(rec(3*time.Millisecond, schema.OpWrite, mib, schema.TierNVMe, "y", schema.PhaseEvict, 4), 1),
 	}
 	cfg := closedConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "mem", "disk"}

@@ -148,7 +148,7 @@ func TestWindowAndExtentEdges(t *testing.T) {
 }
 
 // TestPlanSampleLeftOutRows: in the plan of a closed loop of --users 1
-// (user 2 replayed, user 1 left out), a left-out request's Delete of a key
+// (user 1 replayed, user 2 left out), a left-out request's Delete of a key
 // the replayed user wrote is replayed (the trace's LRU freeing it), so
 // the peak is one object beside the cold j; and a key the left-out user only read (a
 // lookup allocates no key) is a plain cold object of the sample, not one
@@ -157,12 +157,12 @@ func TestPlanSampleLeftOutRows(t *testing.T) {
 	const mib = 1 << 20
 	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
 	recs := []schema.Record{
-		user(rec(0, schema.OpWrite, mib, schema.TierCPU, "k", schema.PhasePrefill, 1), 2),
-		user(rec(time.Millisecond, schema.OpRead, 4096, schema.TierCPU, "j", schema.PhaseDecode, 2), 1),
-		user(rec(2*time.Millisecond, schema.OpDelete, mib, schema.TierCPU, "k", schema.PhaseDecode, 2), 1),
-		user(rec(3*time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "m", schema.PhasePrefill, 3), 2),
-		user(rec(4*time.Millisecond, schema.OpDelete, mib, schema.TierCPU, "m", schema.PhaseDecode, 3), 2),
-		user(rec(5*time.Millisecond, schema.OpRead, 4096, schema.TierCPU, "j", schema.PhaseDecode, 4), 2),
+		user(rec(0, schema.OpWrite, mib, schema.TierCPU, "k", schema.PhasePrefill, 1), 1),
+		user(rec(time.Millisecond, schema.OpRead, 4096, schema.TierCPU, "j", schema.PhaseDecode, 2), 2),
+		user(rec(2*time.Millisecond, schema.OpDelete, mib, schema.TierCPU, "k", schema.PhaseDecode, 2), 2),
+		user(rec(3*time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "m", schema.PhasePrefill, 3), 1),
+		user(rec(4*time.Millisecond, schema.OpDelete, mib, schema.TierCPU, "m", schema.PhaseDecode, 3), 1),
+		user(rec(5*time.Millisecond, schema.OpRead, 4096, schema.TierCPU, "j", schema.PhaseDecode, 4), 1),
 	}
 	cfg := closedConfig()
 	cfg.Users = 1
@@ -171,7 +171,7 @@ func TestPlanSampleLeftOutRows(t *testing.T) {
 		t.Fatalf("users %v, want 2", plan.Users)
 	}
 	if plan.Peak["ram"] != mib+4096 {
-		t.Errorf("ram peak %d, want 1 MiB and 4 KiB (k deleted by user 1's request before m; j, cold, live from the start)", plan.Peak["ram"])
+		t.Errorf("ram peak %d, want 1 MiB and 4 KiB (k deleted by user 2's request before m; j, cold, live from the start)", plan.Peak["ram"])
 	}
 	if len(plan.Cold) != 1 || plan.Cold[0].LeftOut || plan.LeftOut != 0 {
 		t.Errorf("cold %+v, %d left out; want j alone, not left out", plan.Cold, plan.LeftOut)

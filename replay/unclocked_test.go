@@ -56,13 +56,13 @@ func TestStoppedBeforeClock(t *testing.T) {
 		rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "c3", schema.PhaseDecode, 3),
 	}
 	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
-	// Under --users 1, user 2 reads z (cold) and x, which user 1 (left
+	// Under --users 1, user 1 reads z (cold) and x, which user 2 (left
 	// out) wrote: both are written before the clock.
 	leftOut := []schema.Record{
-		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 2),
-		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 2),
-		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 1),
-		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 2),
+		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 1),
+		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 1),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 2),
+		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 1),
 	}
 	interrupted := errors.New("interrupt signal received")
 	for _, tc := range []struct {

@@ -198,7 +198,7 @@ type Prober func(n int, speed float64) (Probe, error)
 // (replay.SelectUsers), for the document.
 const UserSelection = "a probe of n users replays a sample of the trace's users stratified by QoS class " +
 	"(every class from n = the number of classes on, then in proportion to its share; within a class, " +
-	"the first to appear), as kvreplay --closed-loop --users n does"
+	"in the order of their IDs, not of their first appearance, which favours the users of the shortest think times), as kvreplay --closed-loop --users n does"
 
 // UsersOptions bound a users search.
 type UsersOptions struct {

@@ -20,7 +20,7 @@ import (
 // fits --dir's free space, but a probe's sample needs more: user 2 writes
 // each of four objects of a quarter of the free space, user 1 reads it,
 // user 2 deletes it, so the whole trace keeps one live at a time, while a
-// probe of user 1 alone (the first to appear) has all four written before
+// probe of user 1 alone (the lower ID) has all four written before
 // its clock (cold: the user left out wrote them). The probe is not run
 // (ErrProbeNotRun, the search's failure, exit 1), as a probe whose window
 // does not fit is, and the search stops there, not done, its answer a

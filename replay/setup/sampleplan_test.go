@@ -12,16 +12,16 @@ import (
 
 // TestReplayPlansTheSample: a users search plans the whole trace once and
 // replays each probe's --users N with that plan; Replay plans the sample
-// itself (replay.SamplePlan), so that x, which user 1 (left out) wrote
-// and user 2 (replayed) reads, is written before the clock, as in a
+// itself (replay.SamplePlan), so that x, which user 2 (left out) wrote
+// and user 1 (replayed) reads, is written before the clock, as in a
 // closed loop of --users 1 planned on its own. With the whole trace's
 // plan, x was written untimed inside the measured window at user 2's read.
 func TestReplayPlansTheSample(t *testing.T) {
 	const rows = "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase,Request,QoS,User\n" +
-		"0.0,Write,1048576,Tier-1,z,Prefill,1,batch,2\n" +
-		"0.1,Read,1048576,Tier-1,z,Decode,1,batch,2\n" +
-		"0.2,Write,1048576,Tier-1,x,Prefill,2,batch,1\n" +
-		"0.3,Read,1048576,Tier-1,x,Decode,3,batch,2\n"
+		"0.0,Write,1048576,Tier-1,z,Prefill,1,batch,1\n" +
+		"0.1,Read,1048576,Tier-1,z,Decode,1,batch,1\n" +
+		"0.2,Write,1048576,Tier-1,x,Prefill,2,batch,2\n" +
+		"0.3,Read,1048576,Tier-1,x,Decode,3,batch,1\n"
 	tr := filepath.Join(t.TempDir(), "t.csv")
 	if err := os.WriteFile(tr, []byte(rows), 0o644); err != nil {
 		t.Fatal(err)
