@@ -9,8 +9,9 @@
 // lines with LF; readers accept LF and CRLF (the reference writes CRLF) and
 // skip empty lines. Fields are never quoted: no value of the format needs
 // quoting, and a field containing a double quote is rejected. Any input whose
-// first four bytes are the zstd frame magic (28 b5 2f fd) is a zstd stream;
-// the Reader detects this by content, never by file name. A zstd stream must
+// first four bytes are the zstd frame magic (28 b5 2f fd), or a skippable
+// frame's (50-5f 2a 4d 18, which pzstd writes first), is a zstd stream; the
+// Reader detects this by content, never by file name. A zstd stream must
 // end with a complete frame: a truncated stream is an error (ErrTruncated),
 // not a short trace.
 //

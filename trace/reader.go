@@ -41,6 +41,15 @@ const EpochThreshold = 1_000_000_000
 // zstdMagic starts every zstd frame (RFC 8878 section 3.1.1).
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
+// isZstd reports whether magic, an input's first four bytes, starts a zstd
+// stream: a zstd frame, or a skippable frame (magic 0x184D2A50 to
+// 0x184D2A5F, little-endian; RFC 8878 section 3.1.2), which pzstd writes
+// before each of its frames and every zstd decoder skips.
+func isZstd(magic []byte) bool {
+	return bytes.Equal(magic, zstdMagic) ||
+		len(magic) == 4 && magic[0]&0xf0 == 0x50 && magic[1] == 0x2a && magic[2] == 0x4d && magic[3] == 0x18
+}
+
 // column roles, in the order of the kvbench dialect.
 const (
 	roleTimestamp = iota
@@ -220,7 +229,7 @@ func (r *Reader) start() error {
 		return r.fail(r.classify(err))
 	}
 	var content io.Reader = r.br
-	if bytes.Equal(magic, zstdMagic) {
+	if isZstd(magic) {
 		r.compressed = true
 		codec := registeredZstd()
 		if codec == nil {

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -266,5 +267,23 @@ func TestUserAndTokens(t *testing.T) {
 	old, r := mustReadAll(t, strings.NewReader(lf(h8, g8)))
 	if r.HasUser() || r.HasTokens() || old[0].User != 0 {
 		t.Errorf("a trace without the columns: HasUser %v, HasTokens %v, %v", r.HasUser(), r.HasTokens(), old)
+	}
+}
+
+// TestReadSkippableFrameFirst reads a zstd stream that starts with a
+// skippable frame, as pzstd writes each of its frames (a 12-byte skippable
+// frame holding the next frame's size, then the frame): zstd -d reads it,
+// and the Reader took it for plain text ("column 1: ... quoted field").
+func TestReadSkippableFrameFirst(t *testing.T) {
+	plain := "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\r\n" +
+		"1700000000.000000,Write,4096,Tier-1,k1,Prefill\r\n1700000000.500000,Read,4096,Tier-1,k1,Decode\r\n"
+	frame := compress(t, []byte(plain))
+	for _, magic := range []byte{0x50, 0x5f} {
+		skip := []byte{magic, 0x2a, 0x4d, 0x18, 4, 0, 0, 0}
+		skip = binary.LittleEndian.AppendUint32(skip, uint32(len(frame)))
+		recs, r := mustReadAll(t, bytes.NewReader(append(skip, frame...)))
+		if len(recs) != 2 || !r.Compressed() || recs[1].Time != 500*time.Millisecond {
+			t.Errorf("magic %#x: %d records, compressed %v, %+v", magic, len(recs), r.Compressed(), recs)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -313,5 +314,51 @@ func TestStamps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCarriageReturnLines reads CSV traces whose lines end with a lone CR
+// (old Mac line endings), which Python's csv module, as kv-cache.py reads
+// a BurstGPT file, ends rows at: encoding/csv kept the CR in the field, so
+// BurstGPT's file was a header and no requests, and Azure's no format.
+// A CR inside a CRLF, split between two reads, stays one line end.
+func TestCarriageReturnLines(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		f        Format
+	}{
+		{"burstgpt", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\r5,ChatGPT,10,20,30,x\r6,ChatGPT,11,21,32,x\r", FormatBurstGPT},
+		{"burstgpt no end", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\r5,ChatGPT,10,20,30,x\r6,ChatGPT,11,21,32,x", FormatBurstGPT},
+		{"azure", "TIMESTAMP,ContextTokens,GeneratedTokens\r2023-11-16 18:17:03.0,10,20\r2023-11-16 18:17:04.0,11,21\r", FormatAzure},
+	} {
+		for _, oneByte := range []bool{false, true} {
+			var src io.Reader = strings.NewReader(tc.in)
+			if oneByte {
+				src = iotest.OneByteReader(src)
+			}
+			r, err := NewReader(src, FormatAuto, Options{Name: "cr.csv"})
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+				continue
+			}
+			if f := r.(interface{ format() Format }).format(); f != tc.f {
+				t.Errorf("%s: format %v, want %v", tc.name, f, tc.f)
+			}
+			var got []Request
+			for {
+				var req Request
+				err := r.Next(&req)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				got = append(got, req)
+			}
+			if len(got) != 2 || got[0].InputTokens != 10 || got[1].OutputTokens != 21 || got[1].Arrival != time.Second {
+				t.Errorf("%s (one byte %v): %+v, want 2 requests a second apart", tc.name, oneByte, got)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package reqtrace
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"io"
@@ -38,6 +39,30 @@ func (b *budget) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// crLines passes br through with each carriage return that does not start
+// a CRLF made a line feed: Python's csv module, as kv-cache.py reads a
+// BurstGPT file, ends a row at a lone CR (old Mac line endings), where
+// encoding/csv keeps it in the field, so that a file of such lines was
+// one header row and no requests.
+type crLines struct{ br *bufio.Reader }
+
+func (c *crLines) Read(p []byte) (int, error) {
+	n, err := c.br.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] != '\r' {
+			continue
+		}
+		if i+1 < n {
+			if p[i+1] != '\n' {
+				p[i] = '\n'
+			}
+		} else if next, perr := c.br.Peek(1); perr != nil || next[0] != '\n' {
+			p[i] = '\n'
+		}
+	}
+	return n, err
+}
+
 // csvTable is a CSV input read one record at a time, with columns found by
 // header name.
 type csvTable struct {
@@ -50,7 +75,11 @@ type csvTable struct {
 }
 
 func newCSVTable(b *base, r io.Reader, lazyQuotes bool) *csvTable {
-	bud := &budget{r: r}
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	bud := &budget{r: &crLines{br: br}}
 	cr := csv.NewReader(bud)
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = lazyQuotes

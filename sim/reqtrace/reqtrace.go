@@ -273,10 +273,9 @@ func Detect(head []byte) (Format, error) {
 		return FormatAuto, &ParseError{Line: line, Err: ErrUnknownFormat, Detail: "empty input"}
 	}
 	first := head[start:]
-	if i := bytes.IndexByte(first, '\n'); i >= 0 {
-		first = first[:i]
+	if i := bytes.IndexAny(first, "\r\n"); i >= 0 {
+		first = first[:i] // a CSV line may end with a lone CR, as Python's csv reads it
 	}
-	first = bytes.TrimRight(first, "\r")
 	switch first[0] {
 	case '[':
 		return FormatShareGPT, nil
@@ -335,6 +334,15 @@ const (
 	zstdMagic = "\x28\xb5\x2f\xfd"
 )
 
+// isZstd reports whether magic, an input's first four bytes, starts a zstd
+// stream: a zstd frame, or a skippable frame (magic 0x184D2A50 to
+// 0x184D2A5F, little-endian; RFC 8878 section 3.1.2), which pzstd writes
+// before each of its frames and every zstd decoder skips.
+func isZstd(magic []byte) bool {
+	return string(magic) == zstdMagic ||
+		len(magic) == 4 && magic[0]&0xf0 == 0x50 && string(magic[1:]) == "\x2a\x4d\x18"
+}
+
 // Open opens the trace at path, or standard input when path is "-", and
 // returns a Reader of it in format f (FormatAuto detects it). A gzip or
 // zstd stream, found by its magic number, is decompressed. opt.Name
@@ -378,7 +386,7 @@ func Open(path string, f Format, opt Options) (*File, error) {
 		}
 		file.close = append(file.close, gz.Close)
 		in = gz
-	case string(magic) == zstdMagic:
+	case isZstd(magic):
 		// One goroutine: the trace is read in order.
 		zd, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {

@@ -261,6 +261,9 @@ func TestOpen(t *testing.T) {
 		{"plain.jsonl", b},
 		{"trace.jsonl.gz", gz.Bytes()},
 		{"trace.jsonl.zst", zst},
+		// pzstd writes a skippable frame (the next frame's size) before
+		// each frame; Open took such a stream for text.
+		{"pzstd.jsonl.zst", append([]byte{0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, byte(len(zst)), byte(len(zst) >> 8), byte(len(zst) >> 16), 0}, zst...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, tc.name)
