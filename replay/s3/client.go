@@ -50,7 +50,7 @@ type client struct {
 	path     string // the endpoint's path, "" when none
 	sem      chan struct{}
 	timeout  time.Duration // Config.Timeout
-	attempts int           // Config.MaxAttempts
+	attempts int           // Config.MaxAttempts, or AWS_MAX_ATTEMPTS's
 	stats    stats
 	secrets  []string // scrubbed from every error
 	server   atomic.Pointer[string]
@@ -122,6 +122,11 @@ func newClient(ctx context.Context, cfg *Config) (*client, error) {
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		o.APIOptions = append(o.APIOptions, c.countAttempts)
 	})
+	// AWS_MAX_ATTEMPTS (max_attempts) overrides Config.MaxAttempts in the
+	// SDK's retries: in a GET's retries of a body cut short too.
+	if r := c.s3.Options().Retryer; r != nil && r.MaxAttempts() > 0 {
+		c.attempts = r.MaxAttempts()
+	}
 	return c, nil
 }
 
@@ -545,15 +550,20 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	var first atomic.Int64
 	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { first.Store(int64(time.Since(start))) }})
 	out, err := c.s3.GetObject(tctx, in)
-	for attempt := 1; err == nil; attempt++ {
+	// The attempts made, the SDK's retries of a response (a 503) and
+	// those of a body cut short together: a GET is tried at most
+	// c.attempts times in all, as every request is.
+	tried := 0
+	for err == nil {
+		tried += attemptsOf(out.ResultMetadata)
 		var got int64
 		got, err = consume(out.Body)
 		c.stats.bytesGot.Add(got)
-		retry := false
+		again := false
 		switch {
 		case err == nil && got < n:
 			err = fmt.Errorf("the response ended after %d of %d bytes", got, n)
-			retry = true
+			again = true
 		case err == nil:
 			// The body's end, so that the connection is kept.
 			var one [1]byte
@@ -565,14 +575,20 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 			// A body cut short (a connection reset) is tried again, as the
 			// SDK tries a request that got no response; one that stopped
 			// coming for Timeout is not: it waited enough.
-			retry = ctx.Err() == nil && !stalled(err)
+			again = ctx.Err() == nil && !stalled(err)
 			err = fmt.Errorf("read %d of %d bytes of the response: %w", got, n, err)
 		}
 		out.Body.Close()
-		if err == nil || !retry || attempt >= c.attempts {
+		if err == nil || !again || tried >= c.attempts {
 			break
 		}
-		out, err = c.s3.GetObject(tctx, in)
+		left := c.attempts - tried
+		out, err = c.s3.GetObject(tctx, in, func(o *s3.Options) { o.RetryMaxAttempts = left })
+		var ma *retry.MaxAttemptsError
+		if errors.As(err, &ma) {
+			// The GET's attempts, not this call's.
+			ma.Attempt += tried
+		}
 	}
 	c.stats.done(opGet, err)
 	if err != nil {
@@ -584,6 +600,15 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	}
 	c.stats.ttfb.record(time.Duration(d))
 	return start.Add(time.Duration(d)), nil
+}
+
+// attemptsOf is how many attempts the SDK made of the call whose result
+// is md (at least one).
+func attemptsOf(md middleware.Metadata) int {
+	if r, ok := retry.GetAttemptResults(md); ok {
+		return max(1, len(r.Results))
+	}
+	return 1
 }
 
 // delete removes the object name.

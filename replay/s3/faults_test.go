@@ -86,3 +86,38 @@ func TestConnectionDropped(t *testing.T) {
 		t.Errorf("failed %v: want a PUT and a GET", st.Failed)
 	}
 }
+
+// TestCutBodyAttempts: a GET whose body was cut short is tried again
+// within the request's attempts, not with as many again: a cut body and
+// then a 503 of MaxAttempts 2 fail the read after 2 requests (the retry
+// of the cut body was a call of its own, allowed MaxAttempts more: 3, and
+// up to MaxAttempts squared in a storm), and the error counts both.
+func TestCutBodyAttempts(t *testing.T) {
+	srv := start(t, s3test.Options{KeepAlive: true})
+	px := s3test.Throttle(t, srv)
+	b := newBackend(t, px.Endpoint, s3.Config{MaxAttempts: 2, MaxBackoff: time.Millisecond})
+	defer b.Close()
+	const size = 64 << 10
+	p := make([]byte, size)
+	replaytest.Fill(p, 3, 0)
+	o, err := b.Open("k", size, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.WriteAt(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	sent := func() int64 { return px.Served() + px.Refused() + px.Cuts() }
+	before := sent()
+	px.Cut(1)
+	px.Fail(1)
+	_, err = o.ReadAt(make([]byte, size), 0)
+	px.Fail(0)
+	if n := sent() - before; n != 2 || err == nil || !strings.Contains(err.Error(), "SlowDown") || !strings.Contains(err.Error(), "after 2 attempts") {
+		t.Errorf("a GET cut, then refused with 503, of 2 attempts: %v, after %d requests; want it to fail after 2 attempts", err, n)
+	}
+	if st := b.Stats(); st.Failed["GetObject"] != 1 || st.Retries != 1 {
+		t.Errorf("failed %v, %d retries: want one GET failed, one retry", st.Failed, st.Retries)
+	}
+}

@@ -122,6 +122,10 @@ func (o *object) ReadAtFirstByte(p []byte, off int64) (int, time.Time, error) {
 		return 0, first, io.EOF
 	}
 	n := int(min(int64(len(p)), e.size-off))
+	if n == 0 {
+		// An empty p within the object: nothing to get.
+		return 0, first, nil
+	}
 	// The parts the range covers, read at once (a block bigger than a
 	// part is several GETs, which go side by side, as a multipart
 	// upload's parts do).

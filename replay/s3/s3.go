@@ -89,6 +89,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -627,15 +628,15 @@ func (b *Backend) Close() error {
 			names = append(names, b.objectKey(key))
 		}
 	}
+	claim := b.runDir + claimName
 	if !b.cfg.Keep {
-		if b.claimed {
-			names = append(names, b.runDir+claimName)
-		}
 		if err := b.c.deleteMany(ctx, names); err != nil {
 			errs = append(errs, err)
 		}
-		// Whatever the run's prefix still holds is the run's own.
+		// Whatever the run's prefix still holds is the run's own, while
+		// its claim is there: the claim goes last, below.
 		left, err := b.c.list(ctx, b.runDir, 0)
+		left = slices.DeleteFunc(left, func(k string) bool { return k == claim })
 		if err == nil && len(left) > 0 {
 			err = b.c.deleteMany(ctx, left)
 		}
@@ -645,6 +646,14 @@ func (b *Backend) Close() error {
 	}
 	if err := b.c.abortAll(ctx, b.runDir); err != nil {
 		errs = append(errs, err)
+	}
+	if !b.cfg.Keep && b.claimed {
+		// Last: once it is gone, another run of the run's id may claim
+		// the prefix, whose objects and uploads the listings above would
+		// have taken for this run's.
+		if err := b.c.delete(ctx, claim); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		if down := b.c.down.Load(); down != nil {

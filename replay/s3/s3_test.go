@@ -1041,3 +1041,23 @@ func TestStartClock(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyRead: a read of no bytes within an object reads nothing and
+// succeeds, as io.ReaderAt's does (it indexed the first of no parts and
+// panicked).
+func TestEmptyRead(t *testing.T) {
+	srv := start(t, s3test.Options{})
+	b := newBackend(t, srv.Endpoint, s3.Config{})
+	defer b.Close()
+	o, err := b.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.WriteAt(make([]byte, 4096), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := o.ReadAt(nil, 100); n != 0 || err != nil {
+		t.Errorf("a read of no bytes at offset 100 of 4096: %d, %v; want 0, nil", n, err)
+	}
+}
