@@ -304,7 +304,7 @@ func Prepare(ctx context.Context, cfg *Config, srcs []Source) (*Plan, error) {
 		scan = scan && s.Rescan
 	}
 	if !scan {
-		p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
+		p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}, PeakObjects: map[string]int64{}}
 		p.fromMeta(cfg, bounded(cfg, srcs))
 		return p, nil
 	}
@@ -485,20 +485,43 @@ func scanMerged(ctx context.Context, srcs []Source, scans []*traceScan, sh *shar
 }
 
 // fromMeta is the plan of traces not read before the replay: their
-// sidecars' peaks, where they have sidecars.
+// sidecars' peaks, scaled as one sum, with a bound of the objects in each
+// (PeakObjects: each rounds up by less than planAlign, which the sum does
+// not count), where every trace has a sidecar. Where one
+// has none, nothing says how much it keeps live, and the plan is empty,
+// as a pipe's: a plan of the others' peaks alone sized the RAM arena for
+// them, and the run stopped at the first object of the trace without one
+// larger than that (a sidecar's trace and a kv-cache.py trace,
+// --no-prescan).
 func (p *Plan) fromMeta(cfg *Config, srcs []Source) {
 	for _, s := range srcs {
 		if s.Meta == nil {
-			continue
+			return
 		}
+	}
+	for _, s := range srcs {
 		p.FromMeta = true
+		p.Objects += s.Meta.Counts.Objects
 		for t := range schema.Tier(schema.NumTiers) {
 			if b := cfg.TierMap[t]; b != "" {
-				_, phys := sizes(s.Meta.PeakLiveBytes[t.String()], cfg.SizeScale, planAlign)
+				peak := s.Meta.PeakLiveBytes[t.String()]
+				_, phys := sizes(peak, cfg.SizeScale, planAlign)
 				p.Peak[b] += phys
+				p.PeakObjects[b] += metaLive(s.Meta, peak)
 			}
 		}
 	}
+}
+
+// metaLive bounds the objects live at once in peak bytes of the trace m
+// describes: its objects, and no more than peak holds of objects of one
+// token at least (an object of 0 bytes takes no space).
+func metaLive(m *trace.Meta, peak int64) int64 {
+	n := m.Counts.Objects
+	if tok := m.BytesPerToken / int64(max(1, m.TensorParallel)); tok > 0 {
+		n = min(n, (peak+tok-1)/tok)
+	}
+	return max(0, n)
 }
 
 // planTotals are the backends' figures summed over the traces.

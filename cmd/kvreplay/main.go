@@ -131,7 +131,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Var(tierMap, "tier-map", "backend of each trace tier: "+strings.Join(setup.Names(), ", ")+"; a tier given overrides its default and keeps the others'")
 	var ramBudget, blockSize, capacity, s3Part cli.ByteSize
 	blockSize = cli.ByteSize(o.cfg.BlockSize)
-	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the peak; 1GiB or 1/8 of memory for an unsized pipe)")
+	fs.Var(&ramBudget, "ram-budget", "RAM arena size; below the trace's peak, kvreplay evicts LRU objects (default: the trace's peak; for a trace nothing sized, a pipe or --no-prescan without a sidecar: half the memory available, committed as objects use it)")
 	fs.Var(&blockSize, "block-size", "largest I/O an object is split into")
 	fs.IntVar(&o.cfg.QueueDepth, "queue-depth", o.cfg.QueueDepth, "I/Os in flight at most")
 	fs.IntVar(&o.cfg.Workers, "workers", o.cfg.Workers, "object operations in flight at most")

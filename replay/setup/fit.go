@@ -605,8 +605,8 @@ func writeHeader(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *replay.Pla
 	}
 	for t := range schema.Tier(schema.NumTiers) {
 		if plan.Used[t] && cfg.TierMap[t] == "" {
-			fmt.Fprintf(w, "  %s: %d rows and --tier-map maps it to nothing: a replay refuses them, --fit maps them to ram (--tier-map %s=ram; the plan below leaves them out)\n",
-				t, plan.UsedRows[t], t)
+			fmt.Fprintf(w, "  %s: %d rows and --tier-map maps it to nothing: a replay refuses them, --fit maps them to %s (--tier-map %s=%s; the plan below leaves them out)\n",
+				t, plan.UsedRows[t], replay.StandIn(t), t, replay.StandIn(t))
 		}
 	}
 	if doc.FitDuration != "" {

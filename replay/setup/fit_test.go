@@ -3,11 +3,13 @@ package setup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // TestTimeBound: --fit bounds a replay at --fit-time only when the trace
@@ -176,5 +178,25 @@ func TestNotFitErrorOffersWhatFits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlanHeaderStandIn: --plan names the tier --fit gives a tier the map
+// leaves out (replay.StandIn): Tier-3 goes to nvme, as --fit applies it,
+// not to ram, as the plan said while "--fit applies --tier-map
+// Tier-3=nvme" closed it.
+func TestPlanHeaderStandIn(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	plan := &replay.Plan{Scanned: true, Rows: 10}
+	for _, tier := range []schema.Tier{schema.TierGPU, schema.TierObject} {
+		plan.Used[tier], plan.UsedRows[tier] = true, 5
+	}
+	var b strings.Builder
+	writeHeader(&b, &PlanDoc{Traces: []string{"t.csv"}, Advice: &replay.Advice{}}, &cfg, plan)
+	for _, tier := range []schema.Tier{schema.TierGPU, schema.TierObject} {
+		want := fmt.Sprintf("--fit maps them to %s (--tier-map %s=%s;", replay.StandIn(tier), tier, replay.StandIn(tier))
+		if !strings.Contains(b.String(), tier.String()+": 5 rows and --tier-map maps it to nothing: a replay refuses them, "+want) {
+			t.Errorf("%s: want %q in\n%s", tier, want, b.String())
+		}
 	}
 }

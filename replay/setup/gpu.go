@@ -14,6 +14,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cuda"
 	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/gpu"
 	"github.com/kvbench/kvbench/replay/ioengine/gds"
@@ -64,13 +65,43 @@ func newGPU(b *builder) (backend.Backend, error) {
 		return nil, cli.Input(err)
 	}
 	dev := ids[b.opts.LocalRank%len(ids)]
-	size := max(b.plan.Peak["gpu"], 1<<20)
+	var free int64
+	if !b.plan.Scanned {
+		d, err := r.Device(dev)
+		if err != nil {
+			return nil, cli.Input(err)
+		}
+		free = int64(min(d.FreeBytes, 1<<62))
+	}
+	size := gpuArena(b.plan, free)
+	if !Planned(b.plan) {
+		b.note(fmt.Sprintf("the gpu tier's arena of a trace not read before the replay (a pipe, or --no-prescan) holds %s, half the device's free memory: past it kvreplay evicts LRU objects", cli.FormatBytes(size)))
+	}
 	g, _, err := gpu.New(r, gpu.Options{Device: dev, Capacity: size, Slots: b.cfg.QueueDepth, StageBytes: b.cfg.BlockSize})
 	if err != nil {
 		return nil, cli.Input(err)
 	}
 	b.where(schema.PathInfo{Backend: "gpu", Path: fmt.Sprintf("GPU %d, %s arena", dev, cli.FormatBytes(size)), GPU: &schema.GPUPath{}})
 	return g, nil
+}
+
+// gpuArena is the gpu tier's arena: the plan's peak of the tiers mapped
+// to gpu, 1 MiB at least; planned from sidecars, with a page for each
+// object it can hold (RAMSize's reason), and for traces nothing sized (a
+// pipe, --no-prescan without sidecars) replay.FitShare of free, the
+// device's free memory, as RAMSize's arena of the memory available: the
+// plan of nothing made an arena of 1 MiB, and the replay stopped at its
+// first larger object (exit 1).
+func gpuArena(plan *replay.Plan, free int64) int64 {
+	peak := max(plan.Peak["gpu"], 1<<20)
+	room := int64(replay.FitShare*float64(free)) &^ (1<<20 - 1)
+	switch {
+	case plan.Scanned:
+		return peak
+	case plan.FromMeta:
+		return max(peak, min(peak+plan.PeakObjects["gpu"]*arena.Align, room))
+	}
+	return max(peak, room)
 }
 
 // parseGPUs parses --gpus against the n devices there are; "" is all.

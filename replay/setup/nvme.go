@@ -1,7 +1,9 @@
 package setup
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,9 +114,13 @@ func (b *builder) nvmeBackend(rd *cli.RunDir) (backend.Backend, error) {
 	if path == "" {
 		path = filepath.Join(rd.Path(), "kvbench.extent")
 	}
+	size, err := b.extentSize(path)
+	if err != nil {
+		return nil, err
+	}
 	// The note comes once extent has checked the path, from the prewrite
 	// itself; ctx (SIGINT, SIGTERM) stops it and removes the file.
-	return extent.NewContext(b.ctx, path, extent.Options{Size: ExtentSize(b.plan), Direct: !o.Buffered, Keep: o.Keep, AllowDevice: o.AllowDevice,
+	return extent.NewContext(b.ctx, path, extent.Options{Size: size, Direct: !o.Buffered, Keep: o.Keep, AllowDevice: o.AllowDevice,
 		Prewrite: o.Prewrite, Objects: int(min(b.plan.Objects, 1<<20)), OnPrewrite: func(n int64) {
 			if n >= 1<<30 && !o.Quiet {
 				b.print(fmt.Sprintf("writing %s once before the replay (%s; --prewrite=false skips it)", path, cli.FormatBytes(n)))
@@ -127,6 +133,25 @@ func (b *builder) nvmeBackend(rd *cli.RunDir) (backend.Backend, error) {
 // objects (replay.ExtentBytes).
 func ExtentSize(plan *replay.Plan) int64 {
 	return replay.ExtentBytes(plan.Peak["nvme"], plan.MaxObjectOf["nvme"])
+}
+
+// extentSize is the size of the extent layout's file or device at path:
+// the plan's (ExtentSize); for traces nothing sized (a pipe, --no-prescan
+// without sidecars), one that holds --capacity, all of a block device or
+// of an existing file, and else none: the plan of nothing made a file of
+// 1 MiB, and the replay stopped at its first larger object (exit 1).
+func (b *builder) extentSize(path string) (int64, error) {
+	if Planned(b.plan) {
+		return ExtentSize(b.plan), nil
+	}
+	if c := b.cfg.Capacity; c > 0 && b.cfg.TierMap[schema.TierNVMe] == "nvme" {
+		return replay.ExtentBytes(c, 0), nil
+	}
+	if fi, err := os.Stat(path); err == nil && (fi.Mode().Type() == fs.ModeDevice || fi.Mode().IsRegular() && fi.Size() > 0) {
+		return 0, nil // all of it
+	}
+	return 0, cli.Input(errors.New("--layout extent: the traces were not read before the replay (a pipe, or --no-prescan) and have no sidecar, so nothing sizes the extent file: " +
+		"give --capacity, which it then holds, or the trace files, which kvreplay reads once first"))
 }
 
 // checkFree refuses a trace whose NVMe peak does not fit in the free space

@@ -139,8 +139,9 @@ func TestExistingDeviceFileCountsAsFree(t *testing.T) {
 }
 
 // TestUnplannedBound: the bound on Tier-2 of a replay not read first is
-// for the dir layout only (the extent file is sized by the plan), and a
-// sidecar that gives no NVMe peak does not lift it.
+// for the dir layout only (the extent file is sized by the plan, and
+// nothing sizes it without one: refused, extentSize), and a sidecar that
+// gives no NVMe peak does not lift it.
 func TestUnplannedBound(t *testing.T) {
 	mnt := tinyTmpfs(t, "8m")
 	for _, c := range []struct {
@@ -160,10 +161,14 @@ func TestUnplannedBound(t *testing.T) {
 				c.plan.Peak = map[string]int64{}
 			}
 			tiers, err := Build(context.Background(), &Env{}, &cfg, c.plan, Options{Dir: mnt, Layout: c.layout, Stderr: &strings.Builder{}})
-			if err != nil {
+			switch {
+			case c.layout == "extent" && (err == nil || cli.ExitCode(err) != cli.ExitUsage):
+				t.Errorf("an extent file nothing sizes: %v, want refused (exit 2)", err)
+			case c.layout != "extent" && err != nil:
 				t.Fatal(err)
+			case err == nil:
+				tiers.Close()
 			}
-			tiers.Close()
 			if (cfg.Capacity > 0) != c.bound {
 				t.Errorf("capacity %d (%q), want a bound: %v", cfg.Capacity, cfg.CapacityWhy, c.bound)
 			}
