@@ -25,8 +25,21 @@ p.add_argument("--src", help="write the objects' files here")
 p.add_argument("--name", default="objects", help="the script's name, for the summary line")
 a = p.parse_args()
 
-rows = subprocess.run(["bash", "-c", f"zstd -dc '{a.trace}' 2>/dev/null || cat '{a.trace}'"],
-                      capture_output=True, check=False).stdout.decode().splitlines()
+# zstd by its magic number, not by trying it and falling back to the raw
+# bytes (which appended a damaged file's bytes to its partial output);
+# the path as an argument, never through a shell.
+with open(a.trace, "rb") as f:
+    zst = f.read(4) == b"\x28\xb5\x2f\xfd"
+if zst:
+    z = subprocess.run(["zstd", "-dc", "--", a.trace], capture_output=True)
+    if z.returncode:
+        sys.exit(f"objects.py: zstd -dc {a.trace}: {z.stderr.decode(errors='replace').strip()}")
+    rows = z.stdout
+else:
+    rows = open(a.trace, "rb").read()
+rows = rows.decode().splitlines()
+if not rows:
+    sys.exit(f"objects.py: {a.trace}: an empty trace")
 hdr = rows[0].strip().split(",")
 ks, kk = hdr.index("Object_Size_Bytes"), hdr.index("Key")
 seen, sizes, total = set(), [], 0

@@ -16,8 +16,9 @@
 #               The writes are sequential for both: the extent layout puts
 #               keys written in order back to back (beside fio's randwrite,
 #               kvreplay's merged 4 KiB writes would count twice as fast)
-# and prints each pair's figure, the ratio kvreplay/fio, and the medians
-# over the rounds. Uses only public tools: bash, fio, python3, go.
+# (fio first in odd rounds, kvreplay first in even ones) and prints each
+# pair's figure, the ratio kvreplay/fio, and the medians over the rounds.
+# Uses only public tools: bash, fio, python3, go.
 #
 # Everything goes to a fresh directory made inside --dir (default $TMPDIR,
 # else /var/tmp: /tmp is often a tmpfs), removed at the end; nothing else
@@ -62,7 +63,7 @@ while [ $# -gt 0 ]; do
 	--kvreplay) kvreplay_bin=$2; shift 2 ;;
 	--kvtrace) kvtrace_bin=$2; shift 2 ;;
 	--fio-iomem) fio_iomem=$2; shift 2 ;;
-	-h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0"; exit 0 ;;
 	*) echo "vs-fio: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -117,27 +118,43 @@ malloc) ;;
 esac
 echo "vs-fio: fio's buffers: iomem=$fio_iomem" >&2
 
-fio_bw() { # job-file job-name -> bytes/s of that job (read+write)
-	fio --output-format=json "$1" 2>/dev/null | python3 -c "
+fio_json() { # job-file -> fio's JSON in $work/fio.json; a failed fio (or job) stops the script, saying why
+	if ! fio --output-format=json --output="$work/fio.json" "$1" 2>"$work/fio.err" ||
+		! python3 -c "
 import sys, json
-d = sys.stdin.read(); d = json.loads(d[d.index('{'):])
+d = open(sys.argv[1]).read(); d = json.loads(d[d.index('{'):])
+bad = [j['jobname'] for j in d['jobs'] if j['error']]
+sys.exit('jobs failed: %s' % ' '.join(bad) if bad else 0)" "$work/fio.json"; then
+		echo "vs-fio: fio $1 failed:" >&2
+		tail -n 5 "$work/fio.err" >&2
+		exit 1
+	fi
+}
+fio_bw() { # job-file job-name -> bytes/s of that job (read+write)
+	fio_json "$1"
+	python3 -c "
+import sys, json
+d = open(sys.argv[2]).read(); d = json.loads(d[d.index('{'):])
 j = [j for j in d['jobs'] if j['jobname'] == sys.argv[1]][0]
 b = j['read']['io_bytes'] + j['write']['io_bytes']
 t = max(j['read']['runtime'], j['write']['runtime'], j['job_runtime']) / 1000
-print(b / t if t else 0)" "$2"
+print(b / t if t else 0)" "$2" "$work/fio.json"
 }
 fio_iops() { # job-file job-name -> I/Os per second of that job (read+write)
-	fio --output-format=json "$1" 2>/dev/null | python3 -c "
+	fio_json "$1"
+	python3 -c "
 import sys, json
-d = sys.stdin.read(); d = json.loads(d[d.index('{'):])
+d = open(sys.argv[2]).read(); d = json.loads(d[d.index('{'):])
 j = [j for j in d['jobs'] if j['jobname'] == sys.argv[1]][0]
-print(j['read']['iops'] + j['write']['iops'])" "$2"
+print(j['read']['iops'] + j['write']['iops'])" "$2" "$work/fio.json"
 }
 kv_bw() { # result.json -> Tier-2 bytes/s over the run's wall time
+	# The bytes the device moved (each I/O aligned, as fio's iolog has it),
+	# not the trace's scaled sizes: fio counts those too.
 	python3 -c "
 import sys, json
 d = json.load(open(sys.argv[1]))
-b = sum(t['read_bytes'] + t['write_bytes'] for t in d['tiers'] if t['tier'] == 'Tier-2')
+b = sum(t['physical_read_bytes'] + t['physical_write_bytes'] for t in d['tiers'] if t['tier'] == 'Tier-2')
 print(b / d['wall_s'])" "$1"
 }
 kv_iops() { # result.json op phase -> Tier-2 ops per second of that cell while it was busy
@@ -173,6 +190,7 @@ seqjob() { # rw -> job file
 ioengine=io_uring
 fixedbufs=1
 iomem=$fio_iomem
+registerfiles=1
 iodepth_batch_submit=$qd
 iodepth_batch_complete_max=$qd
 direct=1
@@ -196,10 +214,13 @@ kvr() { # trace result [extra flags]
 if has trace; then
 	# The exported trace: Tier-2 rows, the extent layout on the same file.
 	"$kvtrace" export --to fio --tiers Tier-2 --layout extent --dir "$dir" --size-scale "$scale" \
-		--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export" "$trace" >/dev/null 2>&1
+		--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export" "$trace" >/dev/null 2>"$work/export.err" ||
+		{ cat "$work/export.err" >&2; echo "vs-fio: kvtrace export failed" >&2; exit 1; }
 	job=$(ls "$work"/export/*.fio)
 	# fio at its best, with what kvreplay does too: registered (huge-page)
-	# buffers, and submissions and completions batched up to the queue depth.
+	# buffers, and submissions and completions batched up to the queue depth
+	# (not registerfiles=1: fio refuses it for an iolog, whose files it opens
+	# as the log says).
 	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niomem=$fio_iomem\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$job"
 	replay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$job" | head -1 | tr -d '[]')
 fi
@@ -260,29 +281,45 @@ kvsmall() { # result
 gb() { awk -v x="$1" 'BEGIN { printf "%7.3f", x / 1e9 }'; }
 kio() { awk -v x="$1" 'BEGIN { printf "%6.1f", x / 1e3 }'; }
 
+# Each side of a pair, run by both: fio first in odd rounds, kvreplay
+# first in even ones, so that the order does not decide.
+fio_seqw() { F[w$r]=$(fio_bw "$(seqjob write)" write); }
+kv_seqw() { kvr "$work/write.csv" "$work/kw.json"; K[w$r]=$(kv_bw "$work/kw.json"); }
+fio_seqr() { F[r$r]=$(fio_bw "$(seqjob read)" read); }
+kv_seqr() { kvr "$work/read.csv" "$work/kr.json"; K[r$r]=$(kv_bw "$work/kr.json"); }
+fio_trace() { F[t$r]=$(fio_bw "$job" "$replay_job"); }
+kv_trace() {
+	kvr "$trace" "$work/kt.json" --tier-map Tier-0=null,Tier-1=null,Tier-2=nvme --size-scale "$scale"
+	K[t$r]=$(kv_bw "$work/kt.json")
+}
+fio_small() {
+	F[sw$r]=$(fio_iops "$(smalljob write)" write)
+	F[sr$r]=$(fio_iops "$(smalljob randread)" randread)
+}
+kv_small() {
+	kvsmall "$work/ks.json"
+	K[sw$r]=$(kv_iops "$work/ks.json" Write Prefill)
+	K[sr$r]=$(kv_iops "$work/ks.json" Read Decode)
+}
+both() { # fio-side kvreplay-side
+	if ((r % 2)); then "$1"; "$2"; else "$2"; "$1"; fi
+}
+
 declare -A F K
 for r in $(seq 1 "$rounds"); do
 	line="round $r:"
 	if has seq; then
-		F[w$r]=$(fio_bw "$(seqjob write)" write)
-		kvr "$work/write.csv" "$work/kw.json"; K[w$r]=$(kv_bw "$work/kw.json")
-		F[r$r]=$(fio_bw "$(seqjob read)" read)
-		kvr "$work/read.csv" "$work/kr.json"; K[r$r]=$(kv_bw "$work/kr.json")
+		both fio_seqw kv_seqw
+		both fio_seqr kv_seqr
 		line+=$(printf ' seq-write fio %s kvreplay %s GB/s | seq-read fio %s kvreplay %s GB/s |' \
 			"$(gb "${F[w$r]}")" "$(gb "${K[w$r]}")" "$(gb "${F[r$r]}")" "$(gb "${K[r$r]}")")
 	fi
 	if has trace; then
-		F[t$r]=$(fio_bw "$job" "$replay_job")
-		kvr "$trace" "$work/kt.json" --tier-map Tier-0=null,Tier-1=null,Tier-2=nvme --size-scale "$scale"
-		K[t$r]=$(kv_bw "$work/kt.json")
+		both fio_trace kv_trace
 		line+=$(printf ' trace fio %s kvreplay %s GB/s |' "$(gb "${F[t$r]}")" "$(gb "${K[t$r]}")")
 	fi
 	if has small; then
-		F[sw$r]=$(fio_iops "$(smalljob write)" write)
-		F[sr$r]=$(fio_iops "$(smalljob randread)" randread)
-		kvsmall "$work/ks.json"
-		K[sw$r]=$(kv_iops "$work/ks.json" Write Prefill)
-		K[sr$r]=$(kv_iops "$work/ks.json" Read Decode)
+		both fio_small kv_small
 		line+=$(printf ' small-write fio %s kvreplay %s kIOPS | small-read fio %s kvreplay %s kIOPS |' \
 			"$(kio "${F[sw$r]}")" "$(kio "${K[sw$r]}")" "$(kio "${F[sr$r]}")" "$(kio "${K[sr$r]}")")
 	fi
@@ -309,4 +346,7 @@ for name, p, block, unit, div in rows:
     per = " ".join(f"{K[f'{p}{i}'] / F[f'{p}{i}']:.3f}" if F[f'{p}{i}'] else "-" for i in range(1, rounds + 1))
     digits = 3 if unit == "GB/s" else 0
     print(f"{name:<12} {block:>6} {unit:>6} {f/div:>10.{digits}f} {k/div:>10.{digits}f} {k/f if f else 0:>7.3f}   {per}")
+if "$fio_iomem" != "shmhuge":
+    print("NOTE: fio's buffers were not huge pages (iomem=$fio_iomem): fio was not at its best,"
+          " so these ratios are not the design's bar (reserve huge pages, see --help)")
 EOF

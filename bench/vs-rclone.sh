@@ -5,7 +5,8 @@
 # The objects are a real trace's, at its scale (each distinct key once, in
 # trace order, until they add up to --total-mib): by default the
 # reference's 50-user run at 1/256, objects of about 256 KiB to 16 MiB.
-# Each round alternates, at the same concurrency C:
+# Each round alternates (kvreplay first in odd rounds, rclone first in even
+# ones), at the same concurrency C:
 #   put   kvreplay writes the objects to the bucket (a trace of their Write
 #         rows on Tier-2=s3, --s3-concurrency C), beside
 #         rclone copy --transfers C of the same sizes from a RAM directory
@@ -228,14 +229,23 @@ echo >&2
 ratio() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 printf '%-6s %5s %13s %11s %12s %10s %7s\n' case round 'kvreplay GB/s' 'kvreplay s' 'rclone GB/s' 'rclone s' ratio
 declare -a pr gr kpr rpr kgr rgr secs
-for r in $(seq "$rounds"); do
-	x=$(kv "$work/write.csv" "$work/put-$r.json" write); read -r kp kps <<<"$x"
+# Each side of a pair, run by both: kvreplay first in odd rounds, rclone
+# first in even ones, so that the order does not decide.
+kv_put() { x=$(kv "$work/write.csv" "$work/put-$r.json" write); read -r kp kps <<<"$x"; }
+rc_put() {
 	copied=1
 	x=$(rc "$ram/src" "vs:$bucket/$prefix/rclone-$r" "$work/rclone-put-$r.log"); read -r rp rps <<<"$x"
+}
+kv_get() { x=$(kv "$work/read.csv" "$work/get-$r.json" read); read -r kg kgs <<<"$x"; }
+rc_get() { x=$(rc "vs:$bucket/$prefix/rclone-$r" "$ram/down-$r" "$work/rclone-get-$r.log"); read -r rg rgs <<<"$x"; }
+both() { # kvreplay-side rclone-side
+	if ((r % 2)); then "$1"; "$2"; else "$2"; "$1"; fi
+}
+for r in $(seq "$rounds"); do
+	both kv_put rc_put
 	pr+=("$(ratio "$kp" "$rp")") kpr+=("$kp") rpr+=("$rp")
 	printf '%-6s %5d %13s %11s %12s %10s %7s\n' put "$r" "$kp" "$kps" "$rp" "$rps" "${pr[-1]}"
-	x=$(kv "$work/read.csv" "$work/get-$r.json" read); read -r kg kgs <<<"$x"
-	x=$(rc "vs:$bucket/$prefix/rclone-$r" "$ram/down-$r" "$work/rclone-get-$r.log"); read -r rg rgs <<<"$x"
+	both kv_get rc_get
 	gr+=("$(ratio "$kg" "$rg")") kgr+=("$kg") rgr+=("$rg")
 	printf '%-6s %5d %13s %11s %12s %10s %7s\n' get "$r" "$kg" "$kgs" "$rg" "$rgs" "${gr[-1]}"
 	secs+=("$kps" "$rps" "$kgs" "$rgs")

@@ -23,7 +23,12 @@ import (
 //	fio --name=prep --filename=/var/tmp/F --size=1G --rw=write --bs=1M --direct=1
 //	go test -run - -bench Uring4K -benchtime 10s ./replay/ioengine/ -ioengine.file /var/tmp/F
 //	fio --name=x --filename=/var/tmp/F --size=1G --rw=randwrite --bs=4k --iodepth=32 \
-//		--ioengine=io_uring --direct=1 --time_based --runtime=10 --randrepeat=0
+//		--ioengine=io_uring --direct=1 --time_based --runtime=10 --randrepeat=0 \
+//		--fixedbufs --registerfiles --iodepth_batch_submit=32 --iodepth_batch_complete_max=32
+//
+// (fio tuned as bench/vs-fio.sh tunes it: registered buffers and file,
+// batched submission and completion; add --iomem=shmhuge where huge pages
+// are reserved.)
 var (
 	benchFileFlag    = flag.String("ioengine.file", "", "benchmarks: an existing file to use, overwritten by the write benchmarks (default: a fresh one under /var/tmp)")
 	benchSizeFlag    = flag.Int64("ioengine.size", 1<<30, "benchmarks: the size of the fresh file, in bytes")

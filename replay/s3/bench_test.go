@@ -36,7 +36,7 @@ func BenchmarkPutGet(b *testing.B) {
 			b.SetParallelism(8) // 16 goroutines on 2 cores
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if err := be.Put(ctx, fmt.Sprintf("%s-%d", name, n.Add(1)%64), bytes.NewReader(data), size); err != nil {
+					if err := be.Put(ctx, benchKey(name, n.Add(1)-1), bytes.NewReader(data), size); err != nil {
 						b.Error(err)
 						return
 					}
@@ -47,10 +47,13 @@ func BenchmarkPutGet(b *testing.B) {
 			b.SetBytes(size)
 			b.SetParallelism(8)
 			var k atomic.Int64
+			if n.Load() == 0 {
+				b.Fatal("no object was put to get")
+			}
 			b.RunParallel(func(pb *testing.PB) {
 				p := make([]byte, size)
 				for pb.Next() {
-					key := fmt.Sprintf("%s-%d", name, k.Add(1)%min(n.Load(), 64))
+					key := benchKey(name, (k.Add(1)-1)%min(n.Load(), benchKeys))
 					if _, err := be.GetRange(ctx, key, p, 0); err != nil {
 						b.Error(err)
 						return
@@ -59,4 +62,14 @@ func BenchmarkPutGet(b *testing.B) {
 			})
 		})
 	}
+}
+
+// benchKeys is how many distinct objects BenchmarkPutGet's puts cycle
+// through, and its gets read.
+const benchKeys = 64
+
+// benchKey names the i-th object a put writes (from 0): the puts write
+// keys 0 to min(puts, benchKeys)-1, which are the keys the gets read.
+func benchKey(name string, i int64) string {
+	return fmt.Sprintf("%s-%d", name, i%benchKeys)
 }
