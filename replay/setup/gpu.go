@@ -66,14 +66,14 @@ func newGPU(b *builder) (backend.Backend, error) {
 	}
 	dev := ids[b.opts.LocalRank%len(ids)]
 	var free int64
-	if !b.plan.Scanned {
+	if !b.plan.Scanned || loopReach(b.cfg, b.plan, "gpu") {
 		d, err := r.Device(dev)
 		if err != nil {
 			return nil, cli.Input(err)
 		}
 		free = int64(min(d.FreeBytes, 1<<62))
 	}
-	size := gpuArena(b.plan, free)
+	size := gpuArena(b.cfg, b.plan, free)
 	if !Planned(b.plan) {
 		b.note(fmt.Sprintf("the gpu tier's arena of a trace not read before the replay (a pipe, or --no-prescan) holds %s, half the device's free memory: past it kvreplay evicts LRU objects", cli.FormatBytes(size)))
 	}
@@ -91,17 +91,28 @@ func newGPU(b *builder) (backend.Backend, error) {
 // pipe, --no-prescan without sidecars) replay.FitShare of free, the
 // device's free memory, as RAMSize's arena of the memory available: the
 // plan of nothing made an arena of 1 MiB, and the replay stopped at its
-// first larger object (exit 1).
-func gpuArena(plan *replay.Plan, free int64) int64 {
+// first larger object (exit 1). A closed loop's arena holds what the loop
+// can keep live (Plan.Reach), within that share of free, as RAMSize's
+// does: its users run ahead or behind the trace's times, and an arena of
+// the trace's peak evicted objects the loop still read.
+func gpuArena(cfg *replay.Config, plan *replay.Plan, free int64) int64 {
 	peak := max(plan.Peak["gpu"], 1<<20)
 	room := int64(replay.FitShare*float64(free)) &^ (1<<20 - 1)
 	switch {
+	case plan.Scanned && loopReach(cfg, plan, "gpu"):
+		return max(peak, min(plan.Reach["gpu"], room))
 	case plan.Scanned:
 		return peak
 	case plan.FromMeta:
 		return max(peak, min(peak+plan.PeakObjects["gpu"]*arena.Align, room))
 	}
 	return max(peak, room)
+}
+
+// loopReach reports whether a closed loop can keep more live on backend
+// than the trace's peak (Plan.Reach).
+func loopReach(cfg *replay.Config, plan *replay.Plan, backend string) bool {
+	return cfg.ClosedLoop && plan.Reach[backend] > max(plan.Peak[backend], 1<<20)
 }
 
 // parseGPUs parses --gpus against the n devices there are; "" is all.

@@ -209,3 +209,28 @@ func TestBuildGPU_mt3(t *testing.T) {
 		tiers.Close()
 	}
 }
+
+// TestGPUArenaHoldsTheLoopsReach: a closed loop's gpu arena holds what the
+// loop can keep live (Plan.Reach), within replay.FitShare of the device's
+// free memory, as the RAM tier's arena does; an open loop's holds the
+// trace's peak. The gpu arena took the peak alone, and a closed loop whose
+// users ran ahead evicted objects it still read.
+func TestGPUArenaHoldsTheLoopsReach(t *testing.T) {
+	plan := &replay.Plan{Scanned: true, Peak: map[string]int64{"gpu": 8 << 20}, Reach: map[string]int64{"gpu": 64 << 20}}
+	for _, c := range []struct {
+		closed bool
+		free   int64
+		want   int64
+	}{
+		{false, 1 << 30, 8 << 20},
+		{true, 1 << 30, 64 << 20},
+		{true, 32 << 20, 16 << 20}, // FitShare of 32 MiB
+		{true, 8 << 20, 8 << 20},   // never below the peak
+	} {
+		cfg := replay.DefaultConfig()
+		cfg.ClosedLoop = c.closed
+		if got := gpuArena(&cfg, plan, c.free); got != c.want {
+			t.Errorf("closed loop %v, %d bytes free: arena %d, want %d", c.closed, c.free, got, c.want)
+		}
+	}
+}
