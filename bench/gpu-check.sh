@@ -21,8 +21,8 @@
 #   3b. copy rates: a trace of 128 objects of 64 MiB written to the GPU
 #      and read back twice, 3 s later (at the trace's pace, so that each
 #      direction runs alone, as the copy loop's do), replayed as kvreplay
-#      runs by default (no --verify) twice in 1 MiB and twice in 16 MiB
-#      copies: the tier's better rate each way (its copies' bytes over
+#      runs by default (no --verify) --copy-runs times (3) in 1 MiB and in
+#      16 MiB copies: the tier's best rate each way (its copies' bytes over
 #      the time its stream was busy with them, one direction's copies in
 #      order on one stream) against the copy loop's of the same size
 #      (step 2's log), and whether it reaches 90 %
@@ -44,13 +44,16 @@
 #
 # Usage: bench/gpu-check.sh --bin DIR [--tests DIR] [--out DIR] [--dir DIR]
 #                           [--scale 1/256] [--block-size 1MiB] [--gpu-mem-gb 16]
+#                           [--copy-runs 3]
 #   --bin    holds kvtrace and kvreplay (CGO_ENABLED=0 go build -o DIR ./cmd/...)
 #   --tests  holds *.test binaries to run first: CGO_ENABLED=0 go test -c -o
 #            DIR/ ./internal/cuda ./replay/gpu ./replay/ioengine/devcopy
 #   --out    a directory to keep the record in (on the device tool: $OUT)
+#   --copy-runs  runs of each copy size in step 3b, the best kept, as the
+#            copy loop keeps the best of three
 set -uo pipefail
 
-bin= tests= out= base=${TMPDIR:-/var/tmp} scale=1/256 bs=1MiB gpu_gb=16
+bin= tests= out= base=${TMPDIR:-/var/tmp} scale=1/256 bs=1MiB gpu_gb=16 copy_runs=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--bin) bin=$2; shift 2 ;;
@@ -60,12 +63,14 @@ while [ $# -gt 0 ]; do
 	--scale) scale=$2; shift 2 ;;
 	--block-size) bs=$2; shift 2 ;;
 	--gpu-mem-gb) gpu_gb=$2; shift 2 ;;
+	--copy-runs) copy_runs=$2; shift 2 ;;
 	-h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
 	esac
 done
 [ -x "$bin/kvreplay" ] && [ -x "$bin/kvtrace" ] || { echo "gpu-check: --bin DIR must hold kvtrace and kvreplay" >&2; exit 2; }
 [ -d "$base" ] || { echo "gpu-check: --dir $base: no such directory" >&2; exit 2; }
+[[ $copy_runs =~ ^[1-9][0-9]*$ ]] || { echo "gpu-check: --copy-runs $copy_runs: want a count of 1 or more" >&2; exit 2; }
 [ -z "$tests" ] || [ -d "$tests" ] || { echo "gpu-check: --tests $tests: no such directory" >&2; exit 2; }
 if [ -n "$out" ]; then
 	mkdir -p "$out" || { echo "gpu-check: --out $out: cannot make it" >&2; exit 2; }
@@ -218,22 +223,23 @@ fi
 # cuda's TestRealCopyShapes); step 3 verifies. The tier's bytes over its
 # busy time (the replay's wall clock while it had I/O, with the data's
 # generation) are printed beside.
-echo "== copy rates: 128 objects of 64 MiB to the GPU and, 3 s later, back twice, in 1 MiB and 16 MiB copies"
+echo "== copy rates: 128 objects of 64 MiB to the GPU and, 3 s later, back twice, in 1 MiB and 16 MiB copies, $copy_runs runs each"
 awk 'BEGIN { print "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase"
 	for (k = 0; k < 128; k++) printf "0.0,Write,67108864,Tier-0,c%d,Prefill\n", k
 	for (r = 0; r < 2; r++) for (k = 0; k < 128; k++) printf "3.0,Read,67108864,Tier-0,c%d,Decode\n", k }' >"$work/copies.csv"
 trace_bs=$bs
-# Each size twice, the better run of each direction kept, as the copy
-# loop keeps the best of three: on the H100 lent on 2026-11-27 (a VM) a
-# loop's rate moved by a third from one call to the next.
+# Each size --copy-runs times, the best run of each direction kept, as the
+# copy loop keeps the best of three: on the H100 lent on 2026-11-27 (a VM)
+# a loop's rate moved by a third from one call to the next.
 for bs in 1MiB 16MiB; do
-	replay "copies-$bs" Tier-0=gpu "$work/copies.csv" --speed 1
-	replay "copies-$bs-again" Tier-0=gpu "$work/copies.csv" --speed 1
+	for ((i = 1; i <= copy_runs; i++)); do
+		replay "copies-$bs-$i" Tier-0=gpu "$work/copies.csv" --speed 1
+	done
 done
 bs=$trace_bs
-python3 - "$work" <<'EOF' | tee -a "$work/summary.txt" || step "copy rates below 90 % of the copy loop"
+python3 - "$work" "$copy_runs" <<'EOF' | tee -a "$work/summary.txt" || step "copy rates below 90 % of the copy loop"
 import json, os, re, sys
-work = sys.argv[1]
+work, copy_runs = sys.argv[1], int(sys.argv[2])
 loop = {}
 try:
     for m in re.finditer(r"copy loop, pinned, (\d+) MiB copies on one stream: host-to-device ([\d.]+) GB/s, device-to-host ([\d.]+) GB/s",
@@ -244,7 +250,7 @@ except OSError:
 ok = True
 for mib in (1, 16):
     runs = []
-    for name in (f"copies-{mib}MiB.json", f"copies-{mib}MiB-again.json"):
+    for name in (f"copies-{mib}MiB-{i}.json" for i in range(1, copy_runs + 1)):
         try:
             d = json.load(open(os.path.join(work, name)))
         except (OSError, ValueError):
@@ -257,11 +263,11 @@ for mib in (1, 16):
         ok = False
         continue
     for k, busy in (("host_to_device", "write_bandwidth_bytes_per_s"), ("device_to_host", "read_bandwidth_bytes_per_s")):
-        # The better of the runs, by the tier's copy rate.
+        # The best of the runs, by the tier's copy rate.
         g, t0 = max(runs, key=lambda r: r[0][k]["busy_gbps"] if r[0] else 0)
         tier = g[k]["busy_gbps"] if g else 0
         ref = loop.get(mib, {}).get(k)
-        line = f"copy rates, {mib} MiB copies, {k}: the tier {tier:.2f} GB/s over the time its stream was busy with them, the better of {len(runs)} runs ({t0.get(busy, 0) / 1e9:.2f} GB/s over the tier's busy time)"
+        line = f"copy rates, {mib} MiB copies, {k}: the tier {tier:.2f} GB/s over the time its stream was busy with them, the best of {len(runs)} runs ({t0.get(busy, 0) / 1e9:.2f} GB/s over the tier's busy time)"
         if ref:
             pct = 100 * tier / ref
             line += f", the copy loop {ref:.2f} GB/s: {pct:.0f} %"
