@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/datagen"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -153,6 +154,10 @@ func (s *sched) stage(t *task) bool {
 		return s.stageClose(t)
 	case stRemoveOld:
 		t.stage = stFinish
+		// The write is done: removing the source copy is the other
+		// tier's work, not in this write's latency or its tier's busy
+		// time.
+		s.endRow(t, s.clock.Now())
 		dropHandle(t.ks, t.moveFrom)
 		return s.callMeta(t, s.tiers[t.moveFrom], metaRemove, t.ks.objectName(t.moveFrom), t.movePhys, false)
 	case stRemove:
@@ -536,11 +541,8 @@ func (s *sched) finish(t *task) {
 	// Abandoned when the run was stopped (a signal): the stop is the
 	// run's error, and the storage did not fail the operation.
 	abandoned := t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled)
-	if t.kind == kindRow && !t.skip && !t.start.IsZero() {
-		s.metrics.end(t, t.start, end, t.err == nil, abandoned)
-		if t.err == nil {
-			s.bytesDone.Add(t.logical)
-		}
+	if !t.measured {
+		s.endRow(t, end)
 	}
 	if t.skip && t.req != nil {
 		t.req.failed = true // the run stopped before the row ran
@@ -575,6 +577,21 @@ func (s *sched) finish(t *task) {
 		s.fail(fmt.Errorf("replay: %w", err))
 	}
 	s.complete(t, end)
+}
+
+// endRow records the end at end of t's timed operation, once: a row's
+// that started, a success unless t.err says otherwise (abandoned when the
+// run's stop ended it).
+func (s *sched) endRow(t *task, end time.Time) {
+	t.measured = true
+	if t.kind != kindRow || t.skip || t.start.IsZero() {
+		return
+	}
+	abandoned := t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled)
+	s.metrics.end(t, t.start, end, t.err == nil, abandoned)
+	if t.err == nil {
+		s.bytesDone.Add(t.logical)
+	}
 }
 
 // sharedByOther reports whether a read of t's key other than t, not yet

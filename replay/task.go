@@ -134,6 +134,9 @@ type task struct {
 	moveFrom schema.Tier
 	movePhys int64
 	moving   bool
+	// measured is set once the operation's end is recorded (metrics):
+	// a move's before its source copy is removed.
+	measured bool
 	// from is the key's copy a mover copies a move's bytes from (nil:
 	// the bytes are generated).
 	from backend.Object

@@ -1,0 +1,82 @@
+package replay_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kvbench/kvbench/replay"
+	"github.com/kvbench/kvbench/replay/backend"
+	"github.com/kvbench/kvbench/replay/fault"
+	"github.com/kvbench/kvbench/schema"
+)
+
+// slowRemove is a backend whose objects take d to remove (a file system's
+// unlink of a large file).
+type slowRemove struct {
+	backend.Backend
+	d time.Duration
+}
+
+func (b slowRemove) Caps() backend.Caps {
+	c := b.Backend.Caps()
+	c.FastMeta = false // its removes sleep: off the loop
+	return c
+}
+
+func (b slowRemove) Open(key string, size int64, create bool) (backend.Object, error) {
+	o, err := b.Backend.Open(key, size, create)
+	if err != nil {
+		return nil, err
+	}
+	return slowRemoveObject{o, b.d}, nil
+}
+
+type slowRemoveObject struct {
+	backend.Object
+	d time.Duration
+}
+
+func (o slowRemoveObject) Remove() error {
+	time.Sleep(o.d)
+	return o.Object.Remove()
+}
+
+// TestDemotionSourceRemoveNotTier2Busy replays a demotion, Tier-1 ->
+// Tier-2, whose Tier-1 copy takes 100 ms to remove and whose Tier-2 write
+// takes 10 ms: the removal is Tier-1's work, so Tier-2's write busy time
+// (and the device rate over it) and its Evict write's latency are the
+// write's 10 ms. Before, the write's interval ran until the source copy on
+// the other tier was gone, and Tier-2 read as busy for 110 ms.
+func TestDemotionSourceRemoveNotTier2Busy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = 256 << 10
+		recs := []schema.Record{
+			rec(0, schema.OpWrite, size, schema.TierCPU, "k", schema.PhasePrefill, 1),
+			rec(0, schema.OpRead, size, schema.TierCPU, "k", schema.PhaseEvict, 2),
+			rec(0, schema.OpWrite, size, schema.TierNVMe, "k", schema.PhaseEvict, 2),
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "cpu", "disk"}
+		cfg.Speed = 0
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{
+			"cpu":  slowRemove{newRAM(t, 16<<20), 100 * time.Millisecond},
+			"disk": fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond),
+		})
+		if err != nil || res.Replay.RowsDone != int64(len(recs)) {
+			t.Fatalf("%v; %d of %d rows", err, res.Replay.RowsDone, len(recs))
+		}
+		nv := tierOf(t, res, schema.TierNVMe)
+		if nv.WriteBusyS != 0.01 || nv.BusyS != 0.01 {
+			t.Errorf("Tier-2 busy %g s, writing %g s; want 0.01 s, its write's: the Tier-1 copy's removal is not Tier-2's", nv.BusyS, nv.WriteBusyS)
+		}
+		if want := float64(size) / 0.01; nv.WriteDeviceBps != want {
+			t.Errorf("Tier-2 write device rate %g bytes/s, want %g", nv.WriteDeviceBps, want)
+		}
+		for _, c := range res.Cells {
+			if c.Tier == schema.TierNVMe.String() && c.Op == schema.OpWrite.String() && c.Latency.MaxUS > 10_500 {
+				t.Errorf("Tier-2 Evict write latency max %g us, want its 10 ms write", c.Latency.MaxUS)
+			}
+		}
+	})
+}
