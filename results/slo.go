@@ -150,12 +150,15 @@ func (r *Requests) SetSLO(slo SLO) {
 	}
 }
 
-// sloOf returns the targets of a document's SLO attainment.
+// sloOf returns the targets of a document's SLO attainment, rounded to
+// the nanosecond as ParseSLOItems rounds them: a truncation made 1.001 ms
+// 1.000999 ms, another target than the document's.
 func sloOf(s *schema.SLOStats) SLO {
-	slo := SLO{All: time.Duration(s.TargetMS * float64(time.Millisecond))}
+	ns := func(ms float64) time.Duration { return time.Duration(math.Round(ms * float64(time.Millisecond))) }
+	slo := SLO{All: ns(s.TargetMS)}
 	for _, c := range s.ByQoS {
 		if q, err := schema.ParseQoS(c.QoS); err == nil {
-			slo.ByQoS[q] = time.Duration(c.TargetMS * float64(time.Millisecond))
+			slo.ByQoS[q] = ns(c.TargetMS)
 		}
 	}
 	return slo

@@ -94,3 +94,36 @@ func TestRequestsSLO(t *testing.T) {
 		t.Errorf("a document without an SLO merged: %v", err)
 	}
 }
+
+// TestRequestsSLOMergeDecimalTarget merges documents measured against
+// --slo-ms 1.001,interactive=1.003: targets whose milliseconds, times a
+// million, fall a hair below the nanoseconds they were parsed to. The
+// merge must take the documents' own targets (it truncated them to
+// 1.000999 ms, refused the first document as of another target, and so
+// kvreport could merge no document of such an SLO).
+func TestRequestsSLOMergeDecimalTarget(t *testing.T) {
+	slo, err := ParseSLO("1.001,interactive=1.003")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := NewRequests(), NewRequests()
+	for _, r := range []*Requests{a, b} {
+		r.SetSLO(slo)
+		r.Add(schema.QoSBatch, time.Millisecond)
+		r.Add(schema.QoSInteractive, 1003*time.Microsecond)
+	}
+	merged := NewRequests()
+	if err := merged.MergeAll([]schema.RequestStats{a.Finalize(), b.Finalize()}); err != nil {
+		t.Fatalf("merge of two documents of one SLO: %v", err)
+	}
+	m := merged.Finalize().SLO
+	if m == nil || m.TargetMS != 1.001 || m.Count != 4 || m.Within != 4 {
+		t.Fatalf("merged SLO %+v, want 4 of 4 within 1.001 ms", m)
+	}
+	// Requests added after the merge count against the documents'
+	// target, not one a nanosecond shorter.
+	merged.Add(schema.QoSBatch, 1001*time.Microsecond)
+	if m := merged.Finalize().SLO; m.Within != 5 {
+		t.Errorf("a request of exactly 1.001 ms after the merge: %d of %d within, want 5 of 5", m.Within, m.Count)
+	}
+}
