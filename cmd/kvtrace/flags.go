@@ -256,6 +256,14 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVarP(&o.TracePath, "io-trace-log", "o", "-", "write the trace to this file, - for stdout; a .zst name is compressed")
 	fs.Bool("enable-latency-tracing", false, "kv-cache.py's bpftrace device latency tracing (no effect)")
 
+	// kv-cache.py's argparse takes the prefixes unique among its options:
+	// kvtrace's own do not make them ambiguous (--request is --request-rate).
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "version" && f.Name != "object-tier" {
+			_ = fs.SetAnnotation(f.Name, cli.PrefixPreferred, nil)
+		}
+	})
+
 	// kvtrace's own.
 	fs.StringVar(&o.Format, "format", defaultFormat, "trace dialect: kvbench, or mlperf for exactly kv-cache.py's")
 	fs.IntVar(&o.Level, "zstd-level", defaultZstdLevel, "zstd level of a .zst trace: 0 is kvbench's row encoder (fastest), 1 to 22 the zstd library's (3 is kv-cache.py's: a smaller file, written more slowly)")
@@ -308,6 +316,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 			return nil, cli.Input(err)
 		}
 	}
+	fromFile := cfg // the Option as --config's file left it
 	applyChanged(fs, &cfg, &fv)
 	switch {
 	case fs.Changed("key-style"):
@@ -337,7 +346,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	o.TraceGiven = fs.Changed("io-trace-log")
 	o.Warnings = cfg.Warnings()
 	if fs.Changed("mlperf-option") {
-		o.Warnings = append(o.Warnings, mlperfOverrides(fs, mlperf)...)
+		o.Warnings = append(o.Warnings, mlperfOverrides(fs, mlperf, &fv, &fromFile, o.ConfigPath)...)
 	}
 	o.Args = rest
 	return &o, nil
@@ -345,10 +354,23 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 
 // applyChanged copies into cfg the fields of v whose options were given.
 func applyChanged(fs *pflag.FlagSet, cfg, v *sim.Config) {
-	for _, f := range [...]struct {
-		flag  string
-		apply func()
-	}{
+	for _, f := range configFlags(cfg, v) {
+		if fs.Changed(f.flag) {
+			f.apply()
+		}
+	}
+}
+
+// configFlag is an option that sets a field of sim.Config.
+type configFlag struct {
+	flag  string
+	apply func() // copies the option's field from v into cfg
+}
+
+// configFlags are the options that set fields of sim.Config, each copying
+// its field from v into cfg.
+func configFlags(cfg, v *sim.Config) []configFlag {
+	return []configFlag{
 		{"model", func() { cfg.Model = v.Model }},
 		{"num-users", func() { cfg.NumUsers = v.NumUsers }},
 		{"duration", func() { cfg.Duration = v.Duration }},
@@ -391,10 +413,6 @@ func applyChanged(fs *pflag.FlagSet, cfg, v *sim.Config) {
 		{"arrival-cv", func() { cfg.ArrivalCV = v.ArrivalCV }},
 		{"arrival-seed", func() { cfg.ArrivalSeed = v.ArrivalSeed }},
 		{"nvme-accounting", func() { cfg.NVMeAccounting = v.NVMeAccounting }},
-	} {
-		if fs.Changed(f.flag) {
-			f.apply()
-		}
 	}
 }
 

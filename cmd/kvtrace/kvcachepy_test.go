@@ -36,6 +36,25 @@ func TestOptionPrefixes(t *testing.T) {
 	}
 }
 
+// A prefix unique among kv-cache.py's options is that option in kvtrace
+// too, although kvtrace's own options share it: --request is kv-cache.py's
+// --request-rate (not ambiguous with --request-trace), --o its --output
+// (not --object-tier), --l its --log-level (not --latency-dump).
+func TestOptionPrefixesOfTheReference(t *testing.T) {
+	o, err := parse(t, "--request", "20", "--o", "r.json", "--l", "DEBUG", "--a", "capacity", "--v", "v.json", "--num-users", "2", "--duration", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.RequestRate != 20 || o.OutputPath != "r.json" || o.LogLevel != "DEBUG" || c.AutoscalerMode != "capacity" || o.ValidationTrace != "v.json" {
+		t.Errorf("request-rate %v, output %q, log-level %q, autoscaler-mode %q, validation-trace %q", c.RequestRate, o.OutputPath, o.LogLevel,
+			c.AutoscalerMode, o.ValidationTrace)
+	}
+	// Among kvtrace's own options a prefix stays ambiguous.
+	if _, stderr, code := runKvtrace(t, "--arr", "1"); code != cli.ExitUsage || !strings.Contains(stderr, "ambiguous option: --arr could match --arrival, --arrival-cv, --arrival-seed") {
+		t.Errorf("--arr: exit %d, stderr %q", code, stderr)
+	}
+}
+
 // A kv-cache.py command line without --io-trace-log, its stdout a
 // terminal, writes its --output statistics and no trace, and says so.
 func TestStatisticsWithoutTrace(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,9 +12,6 @@ import (
 	"github.com/kvbench/kvbench/sim"
 	"github.com/spf13/pflag"
 )
-
-// mlperfFlags are the options an Option fixes, as its preset sets them.
-var mlperfFlags = []string{"model", "num-users", "duration", "gpu-mem-gb", "cpu-mem-gb", "max-concurrent-allocs", "generation-mode", "seed"}
 
 // mlperfOption returns MLPerf Storage's CLOSED Option n (schema's table).
 func mlperfOption(n int) (schema.MLPerfOption, bool) {
@@ -47,14 +45,33 @@ func applyMLPerfOption(n int, cfg *sim.Config) error {
 }
 
 // mlperfOverrides names the options given beside --mlperf-option n that
-// change what the Option fixes: such a trace is an OPEN-division
-// workload (a CLOSED submission runs the Option as it is; a rank's seed is
-// the base plus its rank, so --seed alone is not an override).
-func mlperfOverrides(fs *pflag.FlagSet, n int) []string {
+// change the workload the Option fixes: such a trace is an OPEN-division
+// workload (Rules.md 6.6.1: a CLOSED run sets nothing but the Option, and
+// mlpstorage hands kv-cache.py only the Option's parameters, its own
+// config.yaml and a seed). An option that restates the Option's value
+// (--gpu-mem-gb 0, as mlpstorage passes it) changes nothing and is no
+// override; nor is --seed (a rank's seed is the base plus its rank), nor
+// an option that only shapes the trace's dialect or the statistics. v
+// holds the options' values; fromFile is the Option as --config's file
+// (configPath, "" for none) left it.
+func mlperfOverrides(fs *pflag.FlagSet, n int, v, fromFile *sim.Config, configPath string) []string {
+	want := sim.DefaultConfig()
+	if applyMLPerfOption(n, &want) != nil {
+		return nil
+	}
 	var changed []string
-	for _, f := range mlperfFlags {
-		if f != "seed" && fs.Changed(f) {
-			changed = append(changed, "--"+f+" "+fs.Lookup(f).Value.String())
+	if configPath != "" && !sameWorkload(*fromFile, want) {
+		changed = append(changed, "--config "+configPath)
+	}
+	probe := want
+	for _, f := range configFlags(&probe, v) {
+		if f.flag == "seed" || !fs.Changed(f.flag) {
+			continue
+		}
+		probe = want
+		f.apply()
+		if !sameWorkload(probe, want) {
+			changed = append(changed, "--"+f.flag+" "+fs.Lookup(f.flag).Value.String())
 		}
 	}
 	if len(changed) == 0 {
@@ -66,6 +83,21 @@ func mlperfOverrides(fs *pflag.FlagSet, n int) []string {
 		n, o.Name, strings.Join(changed, ", "))}
 }
 
+// sameWorkload reports whether a and b simulate the same workload: alike
+// but for the seed, what has no effect on a trace, the trace's keys and
+// timestamps, the statistics' SLO and the models' display names and those
+// not run.
+func sameWorkload(a, b sim.Config) bool {
+	for _, c := range []*sim.Config{&a, &b} {
+		m := c.Models[c.Model]
+		m.Name = ""
+		c.Models = map[string]sim.Model{c.Model: m}
+		c.Seed, c.NoEffect, c.CacheDir, c.PerformanceProfile = 0, nil, "", ""
+		c.KeyStyle, c.EpochBase, c.SLO = "", time.Time{}, sim.SLO{}
+	}
+	return reflect.DeepEqual(a, b)
+}
+
 // mlperfOptionHelp is --mlperf-option's help.
 func mlperfOptionHelp() string {
 	var parts []string
@@ -74,5 +106,5 @@ func mlperfOptionHelp() string {
 			o.Users, o.DurationS, o.CPUMemGB, o.MaxConcurrentAllocs))
 	}
 	return "MLPerf Storage v3.0 CLOSED KV cache Option (Rules.md Table KVCache-1), with --gpu-mem-gb 0, --generation-mode none " +
-		"and --seed " + strconv.Itoa(schema.MLPerfSeed) + "; options given override it (an OPEN workload): " + strings.Join(parts, "; ")
+		"and --seed " + strconv.Itoa(schema.MLPerfSeed) + "; options given override it, and one that changes its workload makes it OPEN (said on stderr): " + strings.Join(parts, "; ")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +56,40 @@ func TestMLPerfOption(t *testing.T) {
 		if _, err := parseSimFlags([]string{"--mlperf-option", bad}, &stderr); err == nil || !strings.Contains(err.Error(), "--mlperf-option "+bad+": must be 1") {
 			t.Errorf("--mlperf-option %s: %v", bad, err)
 		}
+	}
+}
+
+// TestMLPerfOptionOverrides: the Option's workload is OPEN when any option
+// beside it changes it (Rules.md 6.6.1 fixes everything but the Option's
+// parameters, and 6.3.2.2 forbids autoscaling), and stays CLOSED when the
+// options restate it, as mlpstorage's own kv-cache.py command line does
+// (with its config.yaml, the reference's).
+func TestMLPerfOptionOverrides(t *testing.T) {
+	custom := filepath.Join(t.TempDir(), "custom.yaml")
+	if err := os.WriteFile(custom, []byte("eviction:\n  target_usage_ratio: 0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness := "--model llama3.1-8b --num-users 200 --duration 300 --gpu-mem-gb 0 --cpu-mem-gb 0 --max-concurrent-allocs 16 " +
+		"--generation-mode none --seed 43 --cache-dir " + t.TempDir() + " --output r.json --config " + referenceConfigYAML
+	tests := []struct{ args, warning string }{
+		{"--mlperf-option 1 " + harness, ""},
+		{"--mlperf-option 2 --gpu-mem-gb 0 --cpu-mem-gb 4 --format mlperf --performance-profile throughput", ""},
+		{"--mlperf-option 1 --enable-autoscaling", "with --enable-autoscaling true: an OPEN-division workload"},
+		{"--mlperf-option 3 --enable-rag --num-gpus 8", "with --enable-rag true, --num-gpus 8: an OPEN-division workload"},
+		{"--mlperf-option 2 --max-concurrent-allocs 16 --disable-multi-turn", "with --disable-multi-turn true: an OPEN-division workload"},
+		{"--mlperf-option 1 --config " + custom, "with --config " + custom + ": an OPEN-division workload"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			var stderr bytes.Buffer
+			o, err := parseSimFlags(strings.Fields(tt.args), &stderr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := strings.Join(o.Warnings, "\n")
+			if tt.warning == "" && strings.Contains(w, "OPEN") || !strings.Contains(w, tt.warning) {
+				t.Errorf("warnings %q, want %q", w, tt.warning)
+			}
+		})
 	}
 }

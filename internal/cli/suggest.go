@@ -188,15 +188,23 @@ func unknownFlag(fs *pflag.FlagSet, err error) error {
 	return err
 }
 
+// PrefixPreferred is the annotation (pflag.FlagSet.SetAnnotation) of an
+// option that ExpandPrefixes takes for a prefix it shares with options not
+// so marked.
+const PrefixPreferred = "cli_prefix_preferred"
+
 // ExpandPrefixes rewrites the long options of args that are unique
 // prefixes of an option fs defines into that option, as Python's argparse
 // accepts them (allow_abbrev): --num-user 10 is --num-users 10, and
 // --gpu-mem=4 is --gpu-mem-gb=4. An exact name always wins; a prefix of
 // several options is a usage error naming them ("ambiguous option: --num
 // could match --num-users, --num-gpus"); a prefix of none is left for
-// ParseFlags to refuse. Values of options, and everything after "--", are
-// left as they are. kvtrace applies it, so that kv-cache.py's command lines
-// run unchanged.
+// ParseFlags to refuse. A prefix of several options of which exactly one
+// is marked PrefixPreferred is that one: the options a tool takes from
+// another (kvtrace's from kv-cache.py) keep the prefixes that are unique
+// there. Values of options, and everything after "--", are left as they
+// are. kvtrace applies it, so that kv-cache.py's command lines run
+// unchanged.
 func ExpandPrefixes(fs *pflag.FlagSet, args []string) ([]string, error) {
 	out := make([]string, 0, len(args))
 	takesValue := func(f *pflag.Flag) bool { return f != nil && f.NoOptDefVal == "" }
@@ -216,6 +224,17 @@ func ExpandPrefixes(fs *pflag.FlagSet, args []string) ([]string, error) {
 						match = append(match, g.Name)
 					}
 				})
+				if len(match) > 1 {
+					var preferred []string
+					for _, m := range match {
+						if _, ok := fs.Lookup(m).Annotations[PrefixPreferred]; ok {
+							preferred = append(preferred, m)
+						}
+					}
+					if len(preferred) == 1 {
+						match = preferred
+					}
+				}
 				switch len(match) {
 				case 0:
 					continue // ParseFlags refuses it, with a suggestion
