@@ -51,7 +51,9 @@ func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
 		s.fail(unmapped(rec.Tier, 1))
 		return
 	}
-	s.rows.Add(1)
+	if !s.inSetup {
+		s.rows.Add(1)
+	}
 	ks := s.keyState(rec.Key, src)
 	logical, phys := sizes(rec.Size, s.cfg.SizeScale, b.align)
 	ef, err := s.model.apply(ks, rec.Op, rec.Tier, phys)
@@ -66,7 +68,7 @@ func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
 	*t = task{kind: kindRow, op: rec.Op, tier: rec.Tier, phase: rec.Phase, logical: logical, phys: phys,
 		ks: ks, sched: sched, succ: t.succ[:0],
 		needB: ef.needB, relB: ef.relB, need: ef.need, rel: ef.rel,
-		create: ef.create, cold: ef.cold, remat: ef.remat}
+		create: ef.create, cold: ef.cold, remat: ef.remat, setup: s.inSetup}
 	// A read that finds its object runs beside other reads of it; one
 	// that must create it is exclusive like a write.
 	shared := rec.Op == schema.OpRead && !ef.create
@@ -76,7 +78,7 @@ func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
 		rs := s.lastReq
 		if rs == nil || rs.id != id {
 			if rs = s.reqs[id]; rs == nil {
-				rs = &reqState{id: id, first: sched, qos: rec.QoS}
+				rs = &reqState{id: id, first: sched, qos: rec.QoS, setup: s.inSetup}
 				s.reqs[id] = rs
 			}
 			s.lastReq = rs
@@ -195,7 +197,7 @@ func (s *sched) cutRequest(id reqID) {
 // abandoned when the run was stopped (its latency would end at the stop),
 // nor one with a row that failed or never ran.
 func (s *sched) requestDone(rs *reqState, end time.Time) {
-	if rs.abandoned || rs.failed {
+	if rs.abandoned || rs.failed || rs.setup {
 		return
 	}
 	if rs.cut {
@@ -289,7 +291,11 @@ func (s *sched) complete(t *task, now time.Time) {
 	if t.kind == kindRow && !t.skip && !t.dropped {
 		// A row skipped once the run stopped did not run, and one
 		// abandoned in flight did not finish: neither is done.
-		s.rowsDone.Add(1)
+		if t.setup {
+			s.counted.setupRows++
+		} else {
+			s.rowsDone.Add(1)
+		}
 	}
 	succ := t.succ
 	*t = task{succ: succ}

@@ -226,7 +226,9 @@ func (s *sched) stageBegin(t *task) {
 			t.req.untimed += d
 		}
 	}
-	s.metrics.begin(t, t.start)
+	if !t.setup {
+		s.metrics.begin(t, t.start)
+	}
 	t.stage = stOpen
 	switch t.op {
 	case schema.OpWrite:
@@ -584,7 +586,7 @@ func (s *sched) finish(t *task) {
 // run's stop ended it).
 func (s *sched) endRow(t *task, end time.Time) {
 	t.measured = true
-	if t.kind != kindRow || t.skip || t.start.IsZero() {
+	if t.kind != kindRow || t.skip || t.start.IsZero() || t.setup {
 		return
 	}
 	abandoned := t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled)

@@ -395,6 +395,12 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), sample: make([]int64, n), lazy: make([]int64, n),
 		written: make([]int64, n), read: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
 	org := &origin{}
+	if at, ok := setupFrom(srcs); ok {
+		// The run paces from where the measured window starts (its setup
+		// rows before it, run before the clock, are all modelled: their
+		// space counts), and so does the plan's window.
+		org.seen, org.first = true, at
+	}
 	scans := make([]*traceScan, len(srcs))
 	for i := range srcs {
 		ts := &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org,

@@ -124,14 +124,18 @@ type openLoop struct {
 	// when rows not yet read may be more of them.
 	held        int64
 	heldAtLeast bool
+	// until, when above 0, is the setup's end (runSetup): it releases
+	// no row from that trace time on, and reached is set at the first.
+	until   time.Duration
+	reached bool
 }
 
 func newOpenLoop(in intake, rr *rowReader, p *pace, speed float64, traces int) *openLoop {
 	return &openLoop{in: in, rr: rr, pace: p, speed: speed, lastReq: make([]uint64, traces)}
 }
 
-func (o *openLoop) wantRows() bool { return o.cur == nil }
-func (o *openLoop) drained() bool  { return o.cur == nil }
+func (o *openLoop) wantRows() bool { return o.cur == nil && !o.reached }
+func (o *openLoop) drained() bool  { return o.cur == nil || o.reached }
 func (o *openLoop) absorb(b *batch) {
 	if b.hasOrigin {
 		o.pace.see(b.origin)
@@ -153,6 +157,10 @@ func (o *openLoop) release(now time.Time) {
 	for o.cur != nil && o.in.room() {
 		if o.pos == len(o.cur.recs) {
 			o.endBatch()
+			return
+		}
+		if o.until > 0 && o.cur.recs[o.pos].Time >= o.until {
+			o.reached = true // the measured run's first row
 			return
 		}
 		due := o.due(o.pos, now)
@@ -189,7 +197,7 @@ func (o *openLoop) endBatch() {
 }
 
 func (o *openLoop) next() time.Time {
-	if o.cur == nil {
+	if o.cur == nil || o.reached {
 		return time.Time{}
 	}
 	if o.pos == len(o.cur.recs) || o.speed <= 0 {

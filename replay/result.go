@@ -34,7 +34,10 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 			"SCALED RUN: every object is %g of its trace size (--size-scale); logical bytes are the trace's times the scale: not a full-size measurement",
 			s.cfg.SizeScale))
 	}
-	if s.err == nil && s.rowsDone.Load() == 0 {
+	if s.err == nil && s.rowsDone.Load() == 0 && s.counted.setupRows > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("NOTHING MEASURED: the trace has no rows after its sidecar's measured_from_s (%.6f s), only the %d setup rows before it, run untimed before the clock; the result has no figures and storage_health is NO_DATA",
+			s.setupAt.Seconds(), s.counted.setupRows))
+	} else if s.err == nil && s.rowsDone.Load() == 0 {
 		res.Warnings = append(res.Warnings, "NOTHING MEASURED: the trace has no rows, so the result has no figures and storage_health is NO_DATA")
 	}
 	res.Warnings = append(res.Warnings, s.warnings...)
@@ -55,7 +58,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	res.Timeline = m.timeline
 
 	res.Replay = schema.ReplayStats{
-		Rows: s.rows.Load(), RowsDone: s.rowsDone.Load(), Objects: s.objects,
+		Rows: s.rows.Load(), RowsDone: s.rowsDone.Load(), SetupRows: s.counted.setupRows, Objects: s.objects,
 		ColdPrepared: s.counted.cold, ColdPreparedBytes: s.counted.coldBytes,
 		CapacityEvictions: s.counted.evictions, Rematerialised: s.counted.remat, RequestsCut: s.counted.cut,
 		RequestsCutLate: s.counted.cutLate,

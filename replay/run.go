@@ -32,44 +32,49 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	if err := s.startEngines(); err != nil {
 		return s.unclocked("starting the I/O engines", err), s.err
 	}
-	var metaWG sync.WaitGroup
-	// A running task has at most one metadata call in flight: buffers of
-	// Workers calls never block the loop, nor a pool goroutine on its way
-	// back to it.
-	s.metaq, s.metaDone = make(chan *task, cfg.Workers), make(chan *task, cfg.Workers)
-	for range s.metaWorkers() {
-		metaWG.Add(1)
-		go s.metaPool(&metaWG)
-	}
+	stopAll := s.startMeta()
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s.ctx = runCtx
-	stopAll := func() {
-		for _, e := range s.engines {
-			// Close waits for the engine's last blocks: its failure
-			// leaves them not known done, and the run incomplete.
-			if err := e.e.Close(); err != nil {
-				s.fail(fmt.Errorf("replay: closing the %s engine: %w", e.e.Name(), err))
-			}
-		}
-		close(s.metaq)
-		metaWG.Wait()
-	}
 	if err := s.writeCold(); err != nil {
 		stopAll()
 		return s.unclocked("writing "+s.coldWhat(), err), s.err
-	}
-	if hooks.Ready != nil {
-		if err := hooks.Ready(); err != nil {
-			stopAll()
-			return s.unclocked("waiting to start", err), s.err
-		}
 	}
 	rr := newRowReader(s.srcs)
 	rr.shard = newSharder(cfg, len(s.srcs))
 	rr.notify = s.wake
 	readCtx, stopReading := context.WithCancel(runCtx)
-	go rr.run(readCtx)
+	defer stopReading()
+	stopRows := func() {
+		stopReading()
+		for b := range rr.out {
+			rr.recycle(b)
+		}
+	}
+	var rest *batch // the measured run's first rows, read by the setup
+	if s.setupAt > 0 {
+		// The setup rows run before Ready: ranks start their measured
+		// runs together, each with its own setup done.
+		go rr.run(readCtx)
+		var err error
+		if rest, err = s.runSetup(rr); err != nil {
+			stopRows()
+			stopAll()
+			return s.unclocked(s.setupWhat(), err), s.err
+		}
+	}
+	if hooks.Ready != nil {
+		if err := hooks.Ready(); err != nil {
+			if s.setupAt > 0 {
+				stopRows()
+			}
+			stopAll()
+			return s.unclocked("waiting to start", err), s.err
+		}
+	}
+	if s.setupAt == 0 {
+		go rr.run(readCtx)
+	}
 	if s.hooks.Clock == nil {
 		// The wall clock's readings count from its start (clock.go):
 		// made again here, after the cold objects and Ready's wait,
@@ -80,12 +85,12 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	s.start = s.clock.Now()
 	s.metrics.start = s.start
 	s.rel = s.releaser(rr)
+	if rest != nil {
+		s.rel.absorb(rest)
+	}
 	s.loop(rr)
 	wall := since(s.clock, s.start)
-	stopReading()
-	for b := range rr.out {
-		rr.recycle(b)
-	}
+	stopRows()
 	stopProgress()
 	stopAll()
 	s.endRows(rr)
@@ -97,6 +102,31 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	res := s.result(wall)
 	return res, s.err
+}
+
+// startMeta starts the metadata pool and returns what stops the run's
+// workers: the I/O engines first (Close waits for their last blocks; a
+// failure leaves those not known done, and the run incomplete), then the
+// pool.
+func (s *sched) startMeta() (stopAll func()) {
+	var metaWG sync.WaitGroup
+	// A running task has at most one metadata call in flight: buffers of
+	// Workers calls never block the loop, nor a pool goroutine on its way
+	// back to it.
+	s.metaq, s.metaDone = make(chan *task, s.cfg.Workers), make(chan *task, s.cfg.Workers)
+	for range s.metaWorkers() {
+		metaWG.Add(1)
+		go s.metaPool(&metaWG)
+	}
+	return func() {
+		for _, e := range s.engines {
+			if err := e.e.Close(); err != nil {
+				s.fail(fmt.Errorf("replay: closing the %s engine: %w", e.e.Name(), err))
+			}
+		}
+		close(s.metaq)
+		metaWG.Wait()
+	}
 }
 
 // newSched is a run of srcs, its backends not yet set.
@@ -120,6 +150,7 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 		s.clock = newWallClock()
 	}
 	s.metrics.reqs.SetSLO(cfg.SLO)
+	s.setupAt, _ = setupFrom(srcs)
 	s.hasWorkF = s.hasWork // one func value, not one per Wait
 	s.allocLimit = allocLimit(cfg, srcs)
 	return s
@@ -322,6 +353,11 @@ func (s *sched) unreached() string {
 // loop's, paced from s.start.
 func (s *sched) releaser(rr *rowReader) releaser {
 	p := &pace{start: s.start, speed: s.cfg.speedDuration}
+	if s.setupAt > 0 {
+		// Paced from where the trace's measured window starts, on every
+		// rank: the rows before it ran as setup.
+		p.haveT0, p.t0 = true, s.setupAt
+	}
 	if !s.cfg.ClosedLoop {
 		return newOpenLoop(s, rr, p, s.cfg.Speed, len(s.srcs))
 	}

@@ -37,7 +37,7 @@ type Hooks struct {
 	// Clock is the run's time (clock.go); nil is the wall clock.
 	Clock Clock
 	// Ready, when set, is called once the untimed preparation (the cold
-	// objects written) is done, just before the clock starts: a rank's
+	// objects written, the setup rows run: runSetup) is done, just before the clock starts: a rank's
 	// wait for the others (--start-at, --start-barrier), so that ranks
 	// start their timed replays together whatever each prepared. Its
 	// error stops the run before it starts.
@@ -109,6 +109,13 @@ type sched struct {
 	start time.Time
 	err   error // the first error: the run stops
 
+	// setupAt is where the measured run starts in trace time (setupFrom),
+	// 0 when every row is measured. inSetup is set while the rows before
+	// it run (runSetup), by setupRel.
+	setupAt  time.Duration
+	inSetup  bool
+	setupRel *openLoop
+
 	rows, rowsDone, bytesDone atomic.Int64
 	lag                       atomic.Int64
 	counted                   struct {
@@ -122,6 +129,8 @@ type sched struct {
 		// tier2Evictions are those of evictions made by Tier-2's
 		// backend, which Config.Capacity bounds (CapacityWhy says why).
 		tier2Evictions int64
+		// setupRows are the rows run as setup (runSetup).
+		setupRows int64
 	}
 	warnings []string
 	infos    []schema.TraceInfo
@@ -192,7 +201,7 @@ func (s *sched) loop(rows *rowReader) {
 	l := &loopState{rows: rows}
 	if rows != nil {
 		l.rowsCh = rows.out
-		if s.cfg.Duration > 0 {
+		if s.cfg.Duration > 0 && !s.inSetup {
 			// The top of the loop closes the window; the timer wakes it.
 			l.deadline = s.start.Add(s.cfg.Duration)
 			wt := s.clock.AfterFunc(l.deadline.Sub(s.clock.Now()), s.kickLoop)
@@ -219,7 +228,7 @@ func (s *sched) loop(rows *rowReader) {
 			l.rowsCh = nil
 			s.abandon()
 		}
-		if l.rowsCh == nil && s.rel.drained() && s.idle() {
+		if (l.rowsCh == nil || (s.setupRel != nil && s.setupRel.reached)) && s.rel.drained() && s.idle() {
 			return
 		}
 		if s.dueNow(l) {

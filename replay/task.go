@@ -54,7 +54,10 @@ type reqState struct {
 	// be that of the rows that did.
 	failed bool
 	qos    schema.QoS
-	last   *task
+	// setup: a request of the setup's rows (runSetup), measured in no
+	// figure.
+	setup bool
+	last  *task
 	// lastDone is when the last of its rows so far completed.
 	lastDone time.Time
 }
@@ -89,6 +92,9 @@ type task struct {
 	reserved    bool
 	create      bool
 	cold, remat bool
+	// setup: a row run before the clock (runSetup), measured in no
+	// figure.
+	setup bool
 
 	// Ordering.
 	deps int32

@@ -803,6 +803,7 @@ func mergeReplay(dst, src *schema.ReplayStats) {
 	dst.Rows += src.Rows
 	dst.RowsDone += src.RowsDone
 	dst.RowsMissed += src.RowsMissed
+	dst.SetupRows += src.SetupRows
 	dst.RequestsCut += src.RequestsCut
 	dst.RequestsCutLate += src.RequestsCutLate
 	dst.Objects += src.Objects

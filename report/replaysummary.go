@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -105,8 +106,25 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 }
 
 // rowsDone says how many rows ran, of how many: "193 of 2,890 rows", or,
-// for a trace read in part from a pipe, of an unknown total.
+// for a trace read in part from a pipe, of an unknown total; and how many
+// of them ran as setup, before the clock (ReplayStats.SetupRows).
 func rowsDone(r *schema.Result) string {
+	s := measuredRows(r)
+	n := r.Replay.SetupRows
+	if n == 0 {
+		return s
+	}
+	s, comma := strings.CutSuffix(s, ",")
+	s += fmt.Sprintf(" measured, after %s setup rows (those before the sidecar's measured_from_s, run untimed before the clock, in no figure)", cli.FormatCount(n))
+	if comma {
+		s += ","
+	}
+	return s
+}
+
+// measuredRows says how many rows the measured run ran, of how many the
+// traces have less the setup's.
+func measuredRows(r *schema.Result) string {
 	var total int64
 	for _, t := range r.Traces {
 		if t.ReadInPart {
@@ -121,6 +139,7 @@ func rowsDone(r *schema.Result) string {
 		return fmt.Sprintf("%s rows, rank %d's shard (--shard %s) of the trace's %s rows over %d ranks,",
 			cli.FormatCount(r.Replay.RowsDone), r.Rank, r.Replay.Shard, cli.FormatCount(total), r.Ranks)
 	}
+	total -= r.Replay.SetupRows // the measured run's rows
 	return fmt.Sprintf("%s of %s rows", cli.FormatCount(r.Replay.RowsDone), cli.FormatCount(total))
 }
 
@@ -153,7 +172,7 @@ func stoppedByWindow(r *schema.Result) bool {
 	if shardRank(r) {
 		return r.WallS >= r.Replay.DurationS // the window, not the shard, ended it
 	}
-	return len(r.Traces) > 0 && r.Replay.RowsDone < total && (r.ClosedLoop == nil || r.ClosedLoop.UserLimit == 0)
+	return len(r.Traces) > 0 && r.Replay.RowsDone+r.Replay.SetupRows < total && (r.ClosedLoop == nil || r.ClosedLoop.UserLimit == 0)
 }
 
 // healthNote says why storage_health is neither PASS nor FAIL, or what a

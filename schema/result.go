@@ -482,6 +482,16 @@ type ReplayStats struct {
 	// trace's pace. Each counts in Lag, late by at least the time from
 	// when it was due to the window's end.
 	RowsMissed int64 `json:"rows_missed,omitempty"`
+	// SetupRows are the rows run as setup, untimed, before the clock
+	// started: those before the sidecar's measured_from_s (kvtrace's
+	// --precondition and --decode-only pre-population), which the
+	// reference runs before its timed run and resets its statistics
+	// after. They are in no figure (Rows and RowsDone included, cells,
+	// tiers, requests, lag, timeline); their errors are in Errors. The
+	// measured run is paced from measured_from_s, and --duration's window
+	// counts from it. 0 when every trace replayed has no sidecar, or one
+	// without measured_from_s.
+	SetupRows int64 `json:"setup_rows,omitempty"`
 	// RequestsCut are the requests the --duration window closed on with
 	// rows not yet released: none of their rows is released after it, and
 	// they are not completed requests (their latency would be that of the
