@@ -46,19 +46,22 @@ type presence struct {
 
 // presenceOf finds what r's cells hold of the phases the reference
 // samples (refPhase: a demotion's copy is judged by no criterion, as its
-// latency is in no figure under the reference's names).
+// latency is in no figure under the reference's names). A cell counts
+// only with a measured operation: one whose operations all failed or were
+// abandoned has busy time but no latency, and a criterion on it would
+// pass at 0 ms.
 func presenceOf(r *schema.Result) presence {
 	var p presence
 	nvme, cpu := schema.TierNVMe.String(), schema.TierCPU.String()
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		switch {
-		case !refPhase(c):
+		case !refPhase(c) || c.Latency.Count == 0:
 		case c.Tier == nvme && c.Op == schema.OpWrite.String():
 			p.storageWrites = true
 		case c.Tier == nvme && c.Op == schema.OpRead.String():
 			p.storageReads = true
-		case c.Tier == cpu && c.Op != schema.OpDelete.String() && c.Latency.Count > 0:
+		case c.Tier == cpu && c.Op != schema.OpDelete.String():
 			p.cpu = true
 		}
 	}
@@ -67,9 +70,11 @@ func presenceOf(r *schema.Result) presence {
 
 // Health is storage_health of the document r with the summary figures s
 // (r.Summary, or figures being computed): the reference's latency
-// criteria (Tier-2 write P95 below StorageWriteP95Limit when there were
-// Tier-2 writes, Tier-2 read P95 below StorageReadP95Limit when there were
-// reads, CPU RAM P95 below CPUP95Limit when Tier-1 was used), and
+// criteria (Tier-2 write P95 below StorageWriteP95Limit when a Tier-2
+// write completed, Tier-2 read P95 below StorageReadP95Limit when a read
+// did, CPU RAM P95 below CPUP95Limit when a Tier-1 operation did: a
+// criterion is judged on measured operations only, and absent without
+// any), and
 // kvbench's: an open-loop replay at a pace keeps its lag P95 below
 // LagP95Limit, and each QoS class whose SLA the run measured meets it (95
 // % of its requests within its target). The status is Judge's. kvreport

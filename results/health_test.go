@@ -222,3 +222,36 @@ func TestHealthDecidedHere(t *testing.T) {
 		t.Error(b)
 	}
 }
+
+// TestHealthUnmeasuredTier: a Tier-2 or Tier-1 cell that completed no
+// operation (every one failed, or the run was stopped before any ended)
+// measured no latency, so its criterion is absent, never a pass at 0 ms;
+// the status is then Judge's (FAIL for the failed operations, INCOMPLETE
+// for a stopped run).
+func TestHealthUnmeasuredTier(t *testing.T) {
+	nvme, cpu := schema.TierNVMe.String(), schema.TierCPU.String()
+	cell := func(tier string, op schema.Op, ops int64) schema.Cell {
+		return schema.Cell{Tier: tier, Op: op.String(), Phase: schema.PhasePrefill.String(), Ops: ops, BusyS: 0.5,
+			Latency: schema.Latency{Count: ops}, FromSchedule: schema.Latency{Count: ops}}
+	}
+	unmeasured := []schema.Cell{cell(nvme, schema.OpWrite, 0), cell(nvme, schema.OpRead, 0), cell(cpu, schema.OpWrite, 0)}
+	tests := []struct {
+		name     string
+		r        schema.Result
+		status   schema.HealthStatus
+		criteria int
+	}{
+		{name: "all failed", r: schema.Result{Complete: true, Cells: unmeasured, Errors: schema.ErrorStats{Count: 3}}, status: HealthFail},
+		{name: "abandoned", r: schema.Result{Cells: unmeasured, IncompleteReason: "interrupted"}, status: HealthIncomplete},
+		{name: "measured", r: schema.Result{Complete: true, Cells: []schema.Cell{cell(nvme, schema.OpWrite, 2), cell(nvme, schema.OpRead, 2), cell(cpu, schema.OpRead, 2)}},
+			status: HealthPass, criteria: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Health(&tt.r, &schema.Summary{})
+			if h.OverallStatus != tt.status || len(h.Criteria) != tt.criteria {
+				t.Errorf("status %s with criteria %+v, want %s with %d", h.OverallStatus, h.Criteria, tt.status, tt.criteria)
+			}
+		})
+	}
+}
