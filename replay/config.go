@@ -81,8 +81,9 @@ type Config struct {
 	// What was released completes; a request it closed on with rows left
 	// is cut (ReplayStats.RequestsCut), not counted as completed, but as a
 	// miss where it already took longer than its class's target
-	// (ReplayStats.RequestsCutLate). 0 runs
-	// the trace to its end.
+	// (ReplayStats.RequestsCutLate), and in the SLO's attainment as a miss
+	// where it already took longer than the SLO's target for it
+	// (results.Requests.AddLate). 0 runs the trace to its end.
 	Duration time.Duration
 	// Rank and Ranks place this process in a multi-host run (0 of 1
 	// alone); Shard says which rows are this rank's (shard.go): "key",

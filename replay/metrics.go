@@ -227,7 +227,8 @@ func (m *metrics) request(rs *reqState, end time.Time) {
 }
 
 // requestLate records a cut request whose released rows ended at end,
-// if that already missed its class's target (results.Requests.AddLate).
+// if that already missed its class's target or the SLO's
+// (results.Requests.AddLate); it reports whether Requests counted it.
 func (m *metrics) requestLate(rs *reqState, end time.Time) bool {
 	return m.reqs.AddLate(rs.qos, end.Sub(rs.first)-rs.untimed)
 }

@@ -54,25 +54,29 @@ func (r *Requests) Add(q schema.QoS, d time.Duration) {
 }
 
 // AddLate adds a request the run cut short (the --duration window closed
-// on it with rows left) whose rows so far took d, when that already
-// passes its class's target: it missed the target whatever its rows left
-// would have taken, and it counts as a request that missed, with d (a
-// lower bound) as its latency; under an SLO it counts there only where d
-// passes the SLO's target too. AddLate reports whether it counted it; a
-// request still within its target, or without one, is left out, as its
-// outcome is not known.
+// on it with rows left) whose rows so far took d, where that already
+// passes a target: it missed the target whatever its rows left would have
+// taken, and counts as a request that missed it, with d (a lower bound)
+// as its latency. Each side judges its own target: Requests counts it
+// (overall and in its class) when d passes its class's target, and the
+// SLO (SetSLO) counts it as a miss when d passes the SLO's target for its
+// class (or for requests without one), whether or not it passed the
+// class's. A side whose target d does not pass, or that has none, leaves
+// it out, as its outcome there is not known. AddLate reports whether
+// Requests counted it (kvreplay's ReplayStats.RequestsCutLate); a request
+// only the SLO counts is in the SLO's Count and in no count of Requests.
 func (r *Requests) AddLate(q schema.QoS, d time.Duration) bool {
+	if r.slo != nil {
+		if t := r.slo.slo.Target(q); t > 0 && d > t {
+			r.slo.add(q, d)
+		}
+	}
 	target := QoSTarget(q)
 	if target <= 0 || d <= target {
 		return false
 	}
 	r.count++
 	r.all.Add(d)
-	if r.slo != nil {
-		if t := r.slo.slo.Target(q); t > 0 && d > t {
-			r.slo.add(q, d)
-		}
-	}
 	a := &r.qos[q]
 	a.count++
 	a.lat.Add(d)

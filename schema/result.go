@@ -429,6 +429,9 @@ type RequestStats struct {
 // SLOStats is the attainment of a service level (kvreplay --slo-ms): the
 // requests with a target, and how many were within it, overall and by QoS
 // class. Counts, so that merges are exact; Attainment is Within/Count.
+// Count includes, as misses, the requests the --duration window cut
+// whose released rows already passed their SLO target
+// (ReplayStats.RequestsCutLate says how they count in Requests).
 type SLOStats struct {
 	TargetMS   float64    `json:"target_ms,omitempty"` // every request's, unless its class has one
 	Count      int64      `json:"count"`
@@ -504,6 +507,12 @@ type ReplayStats struct {
 	// missed it whatever the rows left would have taken. Their latency
 	// there is their released rows', a lower bound. Leaving them out made
 	// a run whose window closed on slow requests look faster than it was.
+	// Requests.Count less RequestsCutLate is the completed requests. The
+	// SLO's attainment (Requests.SLO, --slo-ms) judges its own target: a
+	// cut request whose released rows already passed the SLO's target
+	// counts there as a miss, with or without a class and whether or not
+	// it passed its class's target; one that passed only the SLO's is in
+	// Requests.SLO.Count, not in Requests.Count nor RequestsCutLate.
 	RequestsCutLate   int64 `json:"requests_cut_late,omitempty"`
 	Objects           int64 `json:"objects"`
 	ColdPrepared      int64 `json:"cold_prepared"`
@@ -615,7 +624,9 @@ type ErrorStats struct {
 // document's read_bandwidth_bytes_per_s). Bandwidths are in GB/s and byte
 // counts in GB, decimal (10^9 bytes), as every kvbench figure is; kv-cache.py
 // divides by 2^30 under the same names, so its figures read 7.4 % lower
-// for the same bytes.
+// for the same bytes, and kvreport converts them to decimal when it reads
+// a kv-cache.py document into a Summary (its MLPerf view reads the
+// document's own GiB figures, and says so).
 type Summary struct {
 	ElapsedTime                   float64 `json:"elapsed_time"`
 	TotalRequests                 int64   `json:"total_requests"`
@@ -632,7 +643,12 @@ type Summary struct {
 	DecodeBytesReadGB             float64 `json:"decode_bytes_read_gb"`
 	StorageReadP95MS              float64 `json:"storage_read_p95_ms"`
 	StorageWriteP95MS             float64 `json:"storage_write_p95_ms"`
-	CPUP95MS                      float64 `json:"cpu_p95_ms"`
+	// CPUP95MS is the P95 of Tier-1's reads and writes pooled (the
+	// reference's CPU RAM P95). From a kv-cache.py document it is its
+	// storage_health's CPU RAM figure, or its one CPU operation's p95; 0
+	// (not measured) when it gives a read and a write p95 and no pooled
+	// one.
+	CPUP95MS float64 `json:"cpu_p95_ms"`
 	// StorageReadDevice* and StorageWriteDevice* are the Tier-2 device
 	// latency under the reference's names (its storage_read_device_p95_ms,
 	// the figure MLPerf Storage scores, Rules.md 6.3.4.3): Device's Tier-2
