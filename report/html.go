@@ -397,25 +397,42 @@ func svgCDF(t *schema.Result) (template.HTML, []string) {
 	return ch.SVG(), notes
 }
 
-// svgBandwidth draws the GB (decimal) read and written in each second of
-// t's timeline for each tier that moved bytes: the offered load over
-// time, not the device rate that kvbench calls a tier's bandwidth.
+// svgBandwidth draws the GB/s (decimal) read and written in each second
+// of t's timeline for each tier that moved bytes: the offered load over
+// time, not the device rate that kvbench calls a tier's bandwidth. The
+// run ends inside its last second, so that second's bytes are drawn over
+// its real length (t.WallS less its start), not as a full second's; where
+// the wall time does not give that length (not past the second's start),
+// the last second is left out, and the chart's title says so.
 func svgBandwidth(t *schema.Result) []template.HTML {
+	timeline, last, note := t.Timeline, 1.0, ""
+	if n := len(timeline); n > 0 {
+		switch l := t.WallS - float64(timeline[n-1].T); {
+		case l <= 0:
+			timeline, note = timeline[:n-1], ": last second left out, its length unknown"
+		case l < 1:
+			last = l
+		}
+	}
 	var out []template.HTML
 	for tier := schema.Tier(0); tier < schema.NumTiers; tier++ {
 		var moved bool
 		rd := svgSeries{Name: "read"}
 		wr := svgSeries{Name: "write"}
-		for _, s := range t.Timeline {
+		for i, s := range timeline {
+			secs := 1.0
+			if i == len(t.Timeline)-1 {
+				secs = last
+			}
 			moved = moved || s.ReadBytes[tier] != 0 || s.WriteBytes[tier] != 0
-			rd.Points = append(rd.Points, svgPoint{float64(s.T), float64(s.ReadBytes[tier]) / results.GB})
-			wr.Points = append(wr.Points, svgPoint{float64(s.T), float64(s.WriteBytes[tier]) / results.GB})
+			rd.Points = append(rd.Points, svgPoint{float64(s.T), float64(s.ReadBytes[tier]) / results.GB / secs})
+			wr.Points = append(wr.Points, svgPoint{float64(s.T), float64(s.WriteBytes[tier]) / results.GB / secs})
 		}
 		if !moved {
 			continue
 		}
 		ch := svgLineChart{
-			Title:  "Offered load timeline " + tier.String() + " (trial 1)",
+			Title:  "Offered load timeline " + tier.String() + " (trial 1)" + note,
 			XLabel: "time (s)",
 			YLabel: "GB/s",
 			Series: []svgSeries{rd, wr},
@@ -823,7 +840,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 <h3>Latency CDF</h3>
 <div class="charts">{{.CDF}}</div>
-<h3>Offered load timeline (GB moved each second)</h3>
+<h3>Offered load timeline (GB/s in each second of the run; the last, partial second over its length)</h3>
 <div class="charts">{{range .Bandwidth}}{{.}}{{else}}<p class="na">no bytes moved</p>{{end}}</div>
 <h3>Lag over time</h3>
 <div class="charts">{{if .Lag}}{{.Lag}}{{else}}<p class="na">no timeline</p>{{end}}</div>

@@ -435,11 +435,11 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		d.values[MetricRequestP95] = l.P95
 	}
 	d.tiers()
-	if measured {
-		d.latencies()
-	}
 	if err := d.health(raw); err != nil {
 		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
+	}
+	if measured {
+		d.latencies() // after health: its CPU RAM criterion holds the pooled CPU P95
 	}
 	d.qos(s.QoS)
 	d.counts(&ref)
@@ -546,7 +546,10 @@ func (d *refDoc) counts(ref *reference) {
 }
 
 // tiers reads each tier's bandwidths (its offered loads, in GiB/s) and
-// bytes, and the storage tier's bytes into the summary.
+// bytes (in GiB), and the storage tier's bytes, into the result's tiers
+// and summary in decimal GB/s and GB, the unit schema.Summary holds for
+// every source. The MLPerf view reads the document's own GiB figures
+// (referenceFigures), as mlpstorage does, not these.
 func (d *refDoc) tiers() {
 	r := d.r
 	tiers := [...]struct{ ref, name string }{{"gpu", "Tier-0"}, {"cpu", "Tier-1"}, {"storage", "Tier-2"}}
@@ -557,13 +560,13 @@ func (d *refDoc) tiers() {
 		tt := schema.TierTotals{Tier: t.name}
 		has := false
 		if v, ok := d.num("tier_" + t.ref + "_read_bandwidth_gbps"); ok {
-			*bw[2*i] = v
 			tt.ReadOfferedBps = v * results.GiB
+			*bw[2*i] = tt.ReadOfferedBps / results.GB
 			has = true
 		}
 		if v, ok := d.num("tier_" + t.ref + "_write_bandwidth_gbps"); ok {
-			*bw[2*i+1] = v
 			tt.WriteOfferedBps = v * results.GiB
+			*bw[2*i+1] = tt.WriteOfferedBps / results.GB
 			has = true
 		}
 		if v, ok := d.num("tier_" + t.ref + "_kv_bytes_read_gb"); ok {
@@ -582,8 +585,12 @@ func (d *refDoc) tiers() {
 			d.values[tierMetric(i, "write_offered")] = tt.WriteOfferedBps / results.GB
 		}
 	}
-	r.Summary.TierStorageKVBytesReadGB, _ = d.num("tier_storage_kv_bytes_read_gb")
-	r.Summary.TierStorageKVBytesWrittenGB, _ = d.num("tier_storage_kv_bytes_written_gb")
+	if v, ok := d.num("tier_storage_kv_bytes_read_gb"); ok {
+		r.Summary.TierStorageKVBytesReadGB = v * results.GiB / results.GB
+	}
+	if v, ok := d.num("tier_storage_kv_bytes_written_gb"); ok {
+		r.Summary.TierStorageKVBytesWrittenGB = v * results.GiB / results.GB
+	}
 }
 
 // latencies reads the storage latencies of a run that timed its I/O. Its
@@ -603,7 +610,30 @@ func (d *refDoc) latencies() {
 	}
 	d.r.Summary.StorageReadP95MS, _ = d.num("storage_read_p95_ms")
 	d.r.Summary.StorageWriteP95MS, _ = d.num("storage_write_p95_ms")
-	d.r.Summary.CPUP95MS, _ = d.num("cpu_read_p95_ms")
+	d.r.Summary.CPUP95MS = d.cpuP95()
+}
+
+// cpuP95 is the reference's CPU RAM P95, of its CPU reads' and writes'
+// samples pooled (reference section 5, storage_health): the figure of its
+// storage_health's CPU RAM criterion where it has one, else the p95 of the
+// one operation it has samples of (its cpu_{read,write}_p95_ms exist only
+// with samples). With both and no pooled figure it is 0, not measured:
+// neither operation's p95 is the pooled one.
+func (d *refDoc) cpuP95() float64 {
+	for _, c := range d.r.Summary.StorageHealth.Criteria {
+		if strings.HasPrefix(c.Name, "CPU RAM P95") {
+			return d.figure("summary.cache_stats.storage_health "+c.Name, c.Actual)
+		}
+	}
+	read, reads := d.num("cpu_read_p95_ms")
+	write, writes := d.num("cpu_write_p95_ms")
+	switch {
+	case reads && writes:
+		return 0
+	case writes:
+		return write
+	}
+	return read
 }
 
 // health reads cache_stats' storage_health, where the document has one,

@@ -247,6 +247,13 @@ func TestMergeRefuses(t *testing.T) {
 		{"runs minutes apart", []string{shard3[0], shard3[1], edited(t, dir, shard3[2], "later.json", func(d map[string]any) {
 			d["started"] = "2026-11-26T21:09:54.78273587Z" // 4 minutes later
 		})}, "r1.json and " + filepath.Join(dir, "later.json") + ": incompatible documents: they are of different runs"},
+		// Ranks paced apart: the merged document states one --speed
+		// (under --force the largest, with the warning that says why).
+		{"paced differently", []string{
+			edited(t, dir, shard3[0], "s1.json", func(d map[string]any) { d["replay"].(map[string]any)["speed"] = 1.0 }),
+			edited(t, dir, shard3[1], "s1b.json", func(d map[string]any) { d["replay"].(map[string]any)["speed"] = 1.0 }),
+			edited(t, dir, shard3[2], "s4.json", func(d map[string]any) { d["replay"].(map[string]any)["speed"] = 4.0 }),
+		}, "s1.json and " + filepath.Join(dir, "s4.json") + ": incompatible documents: they were replayed differently, --speed 1 and --speed 4"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(dir, "m.json")
