@@ -149,6 +149,10 @@ type Plan struct {
 	// the rows of the whole trace that it replays.
 	UserLimit int
 	UserRows  int64
+	// SetupRows counts the rows of Rows (this rank's) before the traces'
+	// measured window (setupFrom): Run runs them as setup, before its
+	// clock, and counts them in no figure (RowsDone included).
+	SetupRows int64
 
 	// profile is the peaks and bytes by trace time, so that a window
 	// that fits can be found without another prescan.
@@ -395,15 +399,16 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), sample: make([]int64, n), lazy: make([]int64, n),
 		written: make([]int64, n), read: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
 	org := &origin{}
-	if at, ok := setupFrom(srcs); ok {
+	setupAt, _ := setupFrom(srcs)
+	if setupAt > 0 {
 		// The run paces from where the measured window starts (its setup
 		// rows before it, run before the clock, are all modelled: their
 		// space counts), and so does the plan's window.
-		org.seen, org.first = true, at
+		org.seen, org.first = true, setupAt
 	}
 	scans := make([]*traceScan, len(srcs))
 	for i := range srcs {
-		ts := &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org,
+		ts := &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org, setupAt: setupAt,
 			m: newModel(tierB, align, limit), keys: map[string]*scanKey{}, prof: newProfile(),
 			wr: make([]int64, n), rd: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n), demoted: make([]int64, n)}
 		if chosen != nil {
@@ -596,6 +601,9 @@ type traceScan struct {
 	chosen    map[userKey]bool
 	own, left map[string]bool
 	skipReq   uint64
+	// setupAt is where the measured window starts (setupFrom), 0 for
+	// none: the rows before it are setup rows (Plan.SetupRows).
+	setupAt time.Duration
 	// The window (p.Window), from the traces' origin: whether a row of
 	// this trace was modelled, the last one's time, whether a row was
 	// beyond it, and the request of the last row modelled, whose rows all
@@ -705,6 +713,9 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	p := ts.p
 	ts.countUser(rec)
 	p.Rows++
+	if rec.Time < ts.setupAt {
+		p.SetupRows++
+	}
 	p.Used[rec.Tier] = true
 	p.UsedRows[rec.Tier]++
 	b := ts.tierB[rec.Tier]

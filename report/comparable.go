@@ -44,6 +44,9 @@ func shapeOf(r *schema.Result) (runShape, bool) {
 		known = known && !t.ReadInPart
 	}
 	if known {
+		// The setup rows ran before the clock, in no figure: a run of the
+		// whole trace measured the rest (as WriteReplaySummary counts).
+		total -= r.Replay.SetupRows
 		s.whole = r.Replay.RowsDone >= total
 		s.rows = fmt.Sprintf("%s of %s rows", cli.FormatCount(r.Replay.RowsDone), cli.FormatCount(total))
 	} else {

@@ -13,7 +13,8 @@ import (
 // Progress: the rows it can do and the window that bounds it.
 type ProgressView struct {
 	// total is the rows the run does when nothing stops it: the plan's
-	// (this rank's); 0 when unknown (a pipe nothing sized, or a closed
+	// (this rank's), less the setup rows run before the clock, which the
+	// run's RowsDone never counts; 0 when unknown (a pipe nothing sized, or a closed
 	// loop of a sample of the users the plan did not count: a search's
 	// probe).
 	total int64
@@ -29,6 +30,9 @@ func NewProgressView(cfg *replay.Config, plan *replay.Plan) ProgressView {
 		if plan.UserLimit == cfg.Users {
 			v.total = plan.UserRows
 		}
+	}
+	if v.total > 0 {
+		v.total = max(v.total-plan.SetupRows, 0)
 	}
 	return v
 }
