@@ -73,8 +73,8 @@ type Config struct {
 	// requests whose storage latency is within it.
 	SLO results.SLO
 	// Users replays only Users users of a closed loop (0: all): a sample
-	// stratified by QoS class that keeps the trace's mix, the first of
-	// each class to appear (SelectUsers). A trace the plan did not read
+	// stratified by QoS class that keeps the trace's mix, within a class
+	// in the order of their IDs (SelectUsers). A trace the plan did not read
 	// (a pipe) replays the first Users users to appear, with a warning.
 	Users int
 	// Duration bounds the run in wall time: no row is released after it.

@@ -171,6 +171,13 @@ func (s *sched) stage(t *task) bool {
 // object that does not exist writes it first (untimed), anything else
 // begins.
 func (s *sched) stageStart(t *task) {
+	if rs := t.req; rs != nil && rs.untimed > 0 {
+		// The untimed writes of the request's earlier rows delayed this
+		// row only as far as the row before it ended past this one's due
+		// time: the rest of them passed while the request waited for its
+		// schedule, and was never in its latency.
+		rs.untimed = min(rs.untimed, max(0, rs.lastDone.Sub(t.sched)))
+	}
 	switch {
 	case t.kind == kindEvict:
 		t.stage = stRemove

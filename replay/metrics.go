@@ -221,7 +221,8 @@ func (m *metrics) end(t *task, start, end time.Time, ok, abandoned bool) {
 }
 
 // request records a finished request's storage latency: from its first
-// row's scheduled time to its last row's completion.
+// row's scheduled time to its last row's completion, less the untimed
+// writes that delayed it (reqState.untimed).
 func (m *metrics) request(rs *reqState, end time.Time) {
 	m.reqs.Add(rs.qos, end.Sub(rs.first)-rs.untimed)
 }

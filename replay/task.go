@@ -41,7 +41,8 @@ type reqState struct {
 	pending int
 	closed  bool
 	// untimed is the time its rows spent writing objects they read that
-	// did not exist (task.matStart): not in its latency.
+	// did not exist (task.matStart), as far as it delayed its later rows
+	// (stageStart): not in its latency.
 	untimed time.Duration
 	// cut: the window closed on it with rows not released; it is not a
 	// completed request.

@@ -91,6 +91,38 @@ func TestRematerialisationUntimed(t *testing.T) {
 	})
 }
 
+// TestUntimedWriteWithinSlack: a request's read rewrites an object
+// kvreplay evicted (100 ms, untimed), and its next row is due 500 ms
+// after its first: the rewrite ended 400 ms before that row was due and
+// delayed nothing, so the request took its 500 ms, as without the
+// rewrite. Taking the rewrite's whole time off the request's latency
+// made it 400 ms, shorter than its rows' own schedule.
+func TestUntimedWriteWithinSlack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 100 * time.Millisecond
+		var recs []schema.Record
+		for i := range 6 {
+			recs = append(recs, rec(0, schema.OpWrite, 1<<20, schema.TierNVMe, fmt.Sprint("k", i), schema.PhasePrefill, uint64(i+1)))
+		}
+		recs = append(recs, rec(time.Second, schema.OpRead, 1<<20, schema.TierNVMe, "k0", schema.PhaseDecode, 9),
+			rec(1500*time.Millisecond, schema.OpRead, 1<<20, schema.TierNVMe, "k5", schema.PhaseDecode, 9))
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
+		cfg.Speed, cfg.Capacity, cfg.Workers = 1, 4<<20, 1
+		b := &slowRewrites{Backend: newRAM(t, 64<<20), d: delay, created: map[string]int{}}
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Replay.Rematerialised != 1 {
+			t.Fatalf("rematerialised %d, want 1", res.Replay.Rematerialised)
+		}
+		if l := res.Requests.Latency; res.Requests.Count != 7 || l.MaxUS < 500_000 || l.MaxUS >= 500_000+float64(delay.Microseconds()) {
+			t.Errorf("%d requests, latency max %.0f us; want 7, the last 500 ms: its second row's due time, which the untimed write did not delay", res.Requests.Count, l.MaxUS)
+		}
+	})
+}
+
 // TestCutRequestPastTarget: the --duration window closes on an
 // interactive request with a row left. When its released row took
 // 300 ms, past the class's 50 ms target, it missed the target whatever

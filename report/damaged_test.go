@@ -38,6 +38,13 @@ func TestDecodeDamagedResult(t *testing.T) {
 			"tiers[0].read_bytes is -1000000000000: want 0 or more"},
 		{"cell ops", func(d map[string]any) { d["cells"].([]any)[1].(map[string]any)["ops"] = -3 }, "cells[1].ops is -3: want 0 or more"},
 		{"requests", func(d map[string]any) { d["requests"].(map[string]any)["count"] = -1 }, "requests.count is -1: want 0 or more"},
+		// A request cut late is one of requests.count: more of them made
+		// the completed requests, and their rate, negative.
+		{"requests cut late", func(d map[string]any) {
+			d["requests"].(map[string]any)["count"] = 2
+			d["replay"].(map[string]any)["requests_cut_late"] = 3
+		}, "replay.requests_cut_late is 3: want at most requests.count, 2"},
+		{"setup rows", func(d map[string]any) { d["replay"].(map[string]any)["setup_rows"] = -4 }, "replay.setup_rows is -4: want 0 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d map[string]any
