@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/xuri/excelize/v2"
 
@@ -175,10 +176,50 @@ func xlsxWriteSummary(x *xlsxWriter, r *Report) {
 		}
 		var warns any
 		if w := groupWarnings(all, g.Label, r.Groups); len(w) > 0 {
-			warns = strings.Join(w, " | ")
+			warns = xlsxWarningsCell(w)
 		}
 		x.add(append(row, warns)...)
 	}
+}
+
+// xlsxWarningsCell joins a group's warnings into one cell. A cell holds
+// at most excelize.TotalCellChars characters (UTF-16 units), and excelize
+// cuts a longer string without a word: past that, the cell keeps the
+// warnings that fit whole and says how many more the Warnings sheet holds
+// (a merged run of many ranks has a warning of each rank's own).
+func xlsxWarningsCell(ws []string) string {
+	if s := strings.Join(ws, " | "); utf16Len(s) <= excelize.TotalCellChars {
+		return s
+	}
+	kept, n := 0, 0
+	for kept < len(ws) {
+		add := utf16Len(ws[kept]) + len(" | ")
+		if n+add+utf16Len(moreWarnings(len(ws)-kept-1)) > excelize.TotalCellChars {
+			break
+		}
+		n += add
+		kept++
+	}
+	return strings.Join(append(ws[:kept:kept], moreWarnings(len(ws)-kept)), " | ")
+}
+
+// moreWarnings is the end of a cell of warnings that holds n fewer than
+// the Warnings sheet.
+func moreWarnings(n int) string {
+	if n == 1 {
+		return "1 more warning: see the Warnings sheet"
+	}
+	return fmt.Sprintf("%d more warnings: see the Warnings sheet", n)
+}
+
+// utf16Len is the length of s in UTF-16 units, as a spreadsheet counts a
+// cell's characters.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 func xlsxWriteStats(x *xlsxWriter, r *Report) {
