@@ -48,9 +48,11 @@ func Facts() schema.Host {
 	return h
 }
 
-// Memory returns this machine's available and total memory in bytes
-// (/proc/meminfo's MemAvailable and MemTotal; the total from sysinfo
-// where there is no /proc), 0 for what it cannot find.
+// Memory returns the available and total memory in bytes this process
+// may use: the machine's (/proc/meminfo's MemAvailable and MemTotal; the
+// total from sysinfo where there is no /proc), or, where its cgroup sets
+// a lower memory limit (a container's), that limit and what it leaves
+// (cgroupMemory); 0 for what it cannot find.
 func Memory() (available, total int64) {
 	if f, err := os.Open("/proc/meminfo"); err == nil {
 		v := meminfo(f, "MemAvailable", "MemTotal")
@@ -59,6 +61,16 @@ func Memory() (available, total int64) {
 	}
 	if total == 0 {
 		total = sysinfoMemory()
+	}
+	if self, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		if avail, limit, ok := cgroupMemory("/sys/fs/cgroup", string(self)); ok {
+			if total == 0 || limit < total {
+				total = limit
+			}
+			if available == 0 || avail < available {
+				available = avail
+			}
+		}
 	}
 	return available, total
 }
