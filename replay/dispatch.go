@@ -126,6 +126,8 @@ func (s *sched) order(t *task, shared bool) {
 	ks := t.ks
 	ks.pending++
 	s.inWindow++
+	s.dispatched++
+	t.seq = s.dispatched
 	s.after(t, ks.lastW)
 	if shared {
 		ks.reads = append(ks.reads, t)

@@ -129,7 +129,7 @@ func (s *sched) stage(t *task) bool {
 		s.stageStart(t)
 		return true
 	case stMatOpen:
-		t.ks.version++
+		t.ks.version = t.seq
 		t.ks.logical, t.ks.phys = t.logical, t.phys
 		t.stage = stMatIO
 		return s.openObject(t, t.tier, t.phys, true)
@@ -242,7 +242,7 @@ func (s *sched) stageBegin(t *task) {
 		t.moving = ks.exists && ks.tier != t.tier
 		t.moveFrom, t.movePhys = ks.tier, ks.phys
 		if t.phase != schema.PhaseEvict || !ks.exists {
-			ks.version++ // new contents; a demotion moves the same bytes
+			ks.version = t.seq // new contents; a demotion moves the same bytes
 		}
 		ks.logical, ks.phys = t.logical, t.phys
 		t.ioTier = t.tier
@@ -257,9 +257,11 @@ func (s *sched) stageBegin(t *task) {
 func (s *sched) stageOpen(t *task) bool {
 	t.stage = stIO
 	t.from = nil
-	if t.moving && t.phase == schema.PhaseEvict && len(s.hooks.Movers) > 0 {
+	if t.moving && t.phase == schema.PhaseEvict && len(s.hooks.Movers) > 0 && t.ks.phys <= t.movePhys {
 		// A move: its bytes do not change, and a mover may copy
-		// them from the copy the key leaves (when it is open).
+		// them from the copy the key leaves (when it is open). A copy
+		// larger than that one (a tier of a larger alignment) has bytes
+		// the old one lacks: they are generated, the whole copy's.
 		t.from = t.ks.handles[t.moveFrom]
 	}
 	return s.openObject(t, t.ioTier, t.ks.phys, t.op == schema.OpWrite)

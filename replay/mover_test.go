@@ -139,3 +139,62 @@ func TestMoverTakesMoves(t *testing.T) {
 		t.Errorf("verified %d bytes, want every byte read (%d)", res.Replay.VerifiedBytes, read)
 	}
 }
+
+// alignedBackend declares a larger alignment than its backend's, as an
+// NVMe directory on a device of 64 KiB logical blocks does.
+type alignedBackend struct {
+	backend.Backend
+	align int
+}
+
+func (b *alignedBackend) Caps() backend.Caps {
+	c := b.Backend.Caps()
+	c.Align = b.align
+	return c
+}
+
+// TestMoveToLargerAlignment: a demotion to a tier of a larger alignment
+// makes a copy larger than the one it leaves (its physical size rounded
+// up further): the mover copies what the source has, and the rest is
+// generated, so the move does not fail and reads of the new copy verify.
+func TestMoveToLargerAlignment(t *testing.T) {
+	const size = 10 << 10 // 12 KiB on hot, 64 KiB on cold
+	recs := []schema.Record{
+		rec(0, schema.OpWrite, size, schema.TierCPU, "k", schema.PhasePrefill, 0),
+		rec(0, schema.OpRead, size, schema.TierCPU, "k", schema.PhaseEvict, 0),
+		rec(0, schema.OpWrite, size, schema.TierNVMe, "k", schema.PhaseEvict, 0),
+		rec(0, schema.OpRead, size, schema.TierNVMe, "k", schema.PhaseDecode, 0),
+	}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "hot", "cold"}
+	cfg.Speed, cfg.Verify, cfg.BlockSize = 0, true, 64<<10
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	hot := &ownedBackend{newRAM(t, 16<<20)}
+	cold := &alignedBackend{newRAM(t, 16<<20), 64 << 10}
+	var moved atomic.Int64
+	mover := func(p ioengine.Params) (ioengine.Engine, error) {
+		m := &copyMover{p: p, from: hot, moved: &moved, in: make(chan *ioengine.Op, p.Depth)}
+		m.wg.Add(1)
+		go m.run()
+		return m, nil
+	}
+	src := memTrace(t, recs)
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src},
+		map[string]backend.Backend{"hot": hot, "cold": cold}, replay.Hooks{Movers: []ioengine.Factory{mover}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || res.Replay.RowsDone != int64(len(recs)) {
+		t.Fatalf("complete %v, %d rows of %d", res.Complete, res.Replay.RowsDone, len(recs))
+	}
+	// The Evict Read of the 12 KiB copy, the Decode Read of the 64 KiB one.
+	if read := int64(12<<10 + 64<<10); res.Replay.VerifiedBytes != read {
+		t.Errorf("verified %d bytes, want every byte read (%d)", res.Replay.VerifiedBytes, read)
+	}
+}

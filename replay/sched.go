@@ -101,6 +101,9 @@ type sched struct {
 	running  int     // tasks started, not complete
 	inWindow int     // tasks dispatched, not complete
 	metaBusy int
+	// dispatched counts the tasks dispatched: a task's seq, the
+	// version of the contents it writes (task.seq).
+	dispatched uint64
 
 	// allocs are the allocations started, not complete, at most
 	// allocLimit (0: unbounded).

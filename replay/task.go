@@ -24,6 +24,9 @@ type keyState struct {
 	tier    schema.Tier
 	logical int64
 	phys    int64
+	// version names its contents: the seq of the task that wrote them,
+	// unique in the run even across a Delete, after which the key's
+	// state is dropped and a new one made for its next write.
 	version uint64
 
 	// Ordering: reads wait for the last write-like task (a Write, a
@@ -86,6 +89,12 @@ type task struct {
 	ks      *keyState
 	req     *reqState
 	sched   time.Time
+	// seq is its place in dispatch order, from 1 (sched.dispatched): the
+	// version of the contents it writes, unique in the run, so that a
+	// key written again after a Delete gets new bytes (not the first
+	// write's again: no sector of one repeats the other's, and --verify
+	// does not take the old object's bytes for the new).
+	seq uint64
 
 	// Space (reserve.go).
 	needB, relB int8
