@@ -121,8 +121,12 @@ func (s *sched) countWarnings() []string {
 		if s.cfg.CapacityWhy != "" && s.counted.tier2Evictions > 0 {
 			why += " (" + s.cfg.CapacityWhy + ")"
 		}
+		during := ""
+		if k := s.counted.setupEvictions; k > 0 {
+			during = fmt.Sprintf(", %d of them while the setup rows ran", k)
+		}
 		out = append(out, fmt.Sprintf(
-			"%s: kvreplay evicted %d least recently used objects itself (%d read again were rewritten untimed first)", why, n, s.counted.remat))
+			"%s: kvreplay evicted %d least recently used objects itself%s (%d read again were rewritten untimed first)", why, n, during, s.counted.remat))
 	}
 	return out
 }

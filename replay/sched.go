@@ -132,8 +132,9 @@ type sched struct {
 		// tier2Evictions are those of evictions made by Tier-2's
 		// backend, which Config.Capacity bounds (CapacityWhy says why).
 		tier2Evictions int64
-		// setupRows are the rows run as setup (runSetup).
-		setupRows int64
+		// setupRows are the rows run as setup (runSetup);
+		// setupEvictions the evictions counted when it ended.
+		setupRows, setupEvictions int64
 	}
 	warnings []string
 	infos    []schema.TraceInfo

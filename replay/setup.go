@@ -51,6 +51,7 @@ func (s *sched) runSetup(rr *rowReader) (*batch, error) {
 		}
 	}
 	s.rel, s.setupRel, s.inSetup = noRows{}, nil, false
+	s.counted.setupEvictions = s.counted.evictions
 	if s.err != nil {
 		return nil, s.err
 	}

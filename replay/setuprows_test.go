@@ -141,3 +141,33 @@ func TestNoSetupWithoutSidecar(t *testing.T) {
 		}
 	})
 }
+
+// TestSetupEvictionsSaid: evictions kvreplay made while the setup rows
+// ran (a precondition that fills a bounded Tier-2) are counted with the
+// run's, and its warning says how many of them came before the clock.
+func TestSetupEvictionsSaid(t *testing.T) {
+	var recs []schema.Record
+	for i := range 4 {
+		recs = append(recs, rec(0, schema.OpWrite, 1<<20, schema.TierNVMe, fmt.Sprint("pre", i), schema.PhasePrefill, 0))
+	}
+	recs = append(recs, rec(1500*time.Millisecond, schema.OpWrite, 1<<20, schema.TierNVMe, "k", schema.PhasePrefill, 0))
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
+	cfg.Speed, cfg.Capacity, cfg.Workers = 0, 2<<20, 1
+	src := memTrace(t, recs)
+	src.Meta = &trace.Meta{MeasuredFrom: 1}
+	res, err := runReplay(t, cfg, src, map[string]backend.Backend{"ram": newRAM(t, 16<<20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replay.SetupRows != 4 || res.Replay.CapacityEvictions != 3 {
+		t.Fatalf("setup rows %d, evictions %d; want 4 and 3", res.Replay.SetupRows, res.Replay.CapacityEvictions)
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w, "evicted 3 least recently used objects itself, 2 of them while the setup rows ran")
+	}
+	if !found {
+		t.Errorf("warnings %q: want the evictions during setup said", res.Warnings)
+	}
+}
