@@ -566,7 +566,10 @@ func (e *engine) newShareGPT(path string) (generator, error) {
 	}
 	defer f.Close()
 	g := &shareGPTGen{e: e, last: e.now, first: true}
-	index := map[string]int{}
+	// The reference shuffles the file's elements that have pairs, each
+	// its own entry whatever its id: elements sharing an id are not one
+	// conversation.
+	elem := 0
 	var req reqtrace.Request
 	for {
 		err := f.Next(&req)
@@ -576,13 +579,11 @@ func (e *engine) newShareGPT(path string) (generator, error) {
 		if err != nil {
 			return nil, err
 		}
-		i, ok := index[req.Conversation]
-		if !ok {
-			i = len(g.convs)
-			index[req.Conversation] = i
+		if n := f.Conversations(); n != elem {
+			elem = n
 			g.convs = append(g.convs, nil)
 		}
-		g.convs[i] = append(g.convs[i], req)
+		g.convs[len(g.convs)-1] = append(g.convs[len(g.convs)-1], req)
 	}
 	if len(g.convs) == 0 {
 		return nil, nil

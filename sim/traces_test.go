@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -798,5 +799,42 @@ func TestHugeInputLength(t *testing.T) {
 	}
 	if len(res.Kvbench.Warnings) == 0 || !strings.Contains(res.Kvbench.Warnings[0], "huge.csv:2: input_length 100000000000000") {
 		t.Errorf("warnings %q: want the row named by its line", res.Kvbench.Warnings)
+	}
+}
+
+// TestShareGPTDuplicateIDsShuffledApart: --dataset-path shuffles the
+// file's conversations one by one, as the reference's loader keeps each
+// element with pairs as its own entry of the list it shuffles, whatever
+// its id. Elements sharing an id were merged into one conversation, so
+// they always came together, in file order, and the shuffle drew over
+// fewer entries than the reference's (every later draw of the seed moved).
+func TestShareGPTDuplicateIDsShuffledApart(t *testing.T) {
+	conv := func(id string, gen int) string {
+		return fmt.Sprintf(`{"id": %q, "conversations": [{"from": "human", "value": %q}, {"from": "gpt", "value": %q}]}`,
+			id, strings.Repeat("x", 400), strings.Repeat("y", 4*gen))
+	}
+	path := filepath.Join(t.TempDir(), "dup.json")
+	body := "[" + conv("a", 10) + ",\n" + conv("b", 20) + ",\n" + conv("a", 30) + "]"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	orders := map[string]bool{}
+	for seed := range int64(24) {
+		cfg := DefaultConfig()
+		cfg.DatasetPath, cfg.RequestRate, cfg.ReplayCycles, cfg.Seed = path, 20, 1, seed+1
+		cfg.Duration, cfg.GenerationMode, cfg.GPUMemGB, cfg.CPUMemGB = time.Hour, "none", 0, 4
+		var order []int
+		_, err := RunWithHooks(context.Background(), &cfg, func(*schema.Record) error { return nil },
+			Hooks{Completed: func(c *Completion) error { order = append(order, c.Tokens); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(order) != 3 {
+			t.Fatalf("seed %d: %d requests, want the 3 pairs", seed+1, len(order))
+		}
+		orders[fmt.Sprint(order)] = true
+	}
+	if len(orders) != 6 {
+		t.Errorf("orders of the 3 conversations over 24 seeds: %v; want all 6, each element shuffled on its own", slices.Sorted(maps.Keys(orders)))
 	}
 }

@@ -432,6 +432,17 @@ func (f *File) Line() int {
 	return 0
 }
 
+// Conversations returns how many elements of a ShareGPT file's array were
+// read so far, the last request's among them, so that requests of the same
+// element, not only of the same id (ids can repeat), can be told; 0 for
+// the other formats.
+func (f *File) Conversations() int {
+	if g, ok := f.r.(*shareGPT); ok {
+		return g.index
+	}
+	return 0
+}
+
 // HashBlocks says how the hash ids of the records read so far map to
 // tokens, for a Mooncake-style trace; nil for the other formats.
 func (f *File) HashBlocks() *HashBlocks {
