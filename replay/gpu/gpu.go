@@ -542,10 +542,10 @@ func (m *deviceMemory) Release() error {
 		}
 	}
 	m.pollers.Wait()
-	var errs []error
-	if err := m.rt.SetDevice(m.device); err != nil {
-		return err
-	}
+	// A failed cudaSetDevice is said, and the rest freed all the same:
+	// returning at it left the arena, the pinned buffers, the streams and
+	// the events to the process's end.
+	errs := []error{m.rt.SetDevice(m.device)}
 	for _, s := range m.all {
 		errs = append(errs, s.free(m.rt))
 	}

@@ -203,3 +203,32 @@ func TestPCIeLinkHalf_mt3(t *testing.T) {
 		t.Errorf("pcieLink without a width = %q, want \"\"", got)
 	}
 }
+
+// TestReleaseFreesAllWhenSetDeviceFails: a Close whose cudaSetDevice
+// fails still gives back the arena, the staging buffers, the streams and
+// the events, and says why it failed: it gave up at the first failure,
+// and left them all to the process's end.
+func TestReleaseFreesAllWhenSetDeviceFails(t *testing.T) {
+	rt, live := liveRuntime(t, "268435456")
+	b, _, err := New(rt, Options{Capacity: 1 << 20, Slots: 2, StageBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := b.Open("k", 8192, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.WriteAt(make([]byte, 8192), 0); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	t.Setenv("FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
+	if err := b.Close(); err == nil || !strings.Contains(err.Error(), "cudaSetDevice") {
+		t.Errorf("Close with cudaSetDevice failing: %v; want its error", err)
+	}
+	for what, name := range []string{"device allocations", "pinned host allocations", "streams", "events"} {
+		if n := live(what); n != 0 {
+			t.Errorf("%d %s live after a Close whose cudaSetDevice failed", n, name)
+		}
+	}
+}
