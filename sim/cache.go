@@ -96,6 +96,10 @@ type tierState struct {
 	// evicts and keeps none.
 	lru  lruHeap
 	peak int64
+	// dropped is the bytes of the objects deleted from the tier and not
+	// written since: live still in a trace without its Delete rows (the
+	// mlperf dialect's), whose peak is dialectPeak.
+	dropped, dialectPeak int64
 }
 
 // cacheStats are the reference's MultiTierCache counters (reference section
@@ -166,6 +170,15 @@ type cache struct {
 	raceP     float64
 	raceState uint64
 	emit      func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
+	// deleted holds the objects the Delete rows took, by key, until the
+	// key is written again (tierState.dropped).
+	deleted map[string]deletedObject
+}
+
+// deletedObject is where an object was deleted from, and its size.
+type deletedObject struct {
+	tier schema.Tier
+	size int64
 }
 
 func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier, schema.Phase) error) *cache {
@@ -232,6 +245,7 @@ func (c *cache) place(o *object, t schema.Tier) {
 	ts.count++
 	ts.bytes += o.size
 	ts.peak = max(ts.peak, ts.bytes)
+	ts.dialectPeak = max(ts.dialectPeak, ts.bytes+ts.dropped)
 }
 
 // unplace takes o, the head of its tier's LRU order (only the least
@@ -293,6 +307,11 @@ func (c *cache) allocateRef(ref *keyRef, tokens int, phase schema.Phase) (*objec
 		tier = schema.TierNVMe
 		c.reserve(tier, size)
 		c.stats.forcedWrites++
+	}
+	if d, ok := c.deleted[key]; ok {
+		// Without the Delete rows, this Write moves the deleted object.
+		c.tiers[d.tier].dropped -= d.size
+		delete(c.deleted, key)
 	}
 	o := c.newObject()
 	*o = object{key: key, size: size, tokens: tokens, lastUse: c.tick(), indexed: !ref.owned}
@@ -497,6 +516,11 @@ func (c *cache) remove(o *object) error {
 	if o.indexed {
 		delete(c.objects, o.key)
 	}
+	if c.deleted == nil {
+		c.deleted = map[string]deletedObject{}
+	}
+	c.deleted[o.key] = deletedObject{o.tier, o.size}
+	c.tiers[o.tier].dropped += o.size
 	o.gone = true
 	c.live--
 	c.stats.evictions++

@@ -233,16 +233,20 @@ type Extra struct {
 	EndS              float64          `json:"end_s"`
 	TierCapacityBytes map[string]int64 `json:"tier_capacity_bytes"`
 	PeakLiveBytes     map[string]int64 `json:"peak_live_bytes"`
-	TierBytesWritten  map[string]int64 `json:"tier_bytes_written"`
-	TierBytesRead     map[string]int64 `json:"tier_bytes_read"`
-	Deletes           int64            `json:"deletes"`
-	ForcedWrites      int64            `json:"forced_nvme_writes"`
-	Evictions         int64            `json:"evictions"`
-	RequestsByQoS     map[string]int64 `json:"requests_by_qos"`
-	RAGRetrievals     int64            `json:"rag_retrievals,omitempty"`
-	RAGChunksRead     int64            `json:"rag_chunks_retrieved,omitempty"`
-	BlockHits         int64            `json:"block_hits,omitempty"`
-	BlockMisses       int64            `json:"block_misses,omitempty"`
+	// PeakLiveBytesNoDeletes is PeakLiveBytes of the trace without its
+	// Delete rows (the mlperf dialect's), where a deleted object stays live
+	// until its key is written again: the sidecar's peaks of such a trace.
+	PeakLiveBytesNoDeletes map[string]int64 `json:"-"`
+	TierBytesWritten       map[string]int64 `json:"tier_bytes_written"`
+	TierBytesRead          map[string]int64 `json:"tier_bytes_read"`
+	Deletes                int64            `json:"deletes"`
+	ForcedWrites           int64            `json:"forced_nvme_writes"`
+	Evictions              int64            `json:"evictions"`
+	RequestsByQoS          map[string]int64 `json:"requests_by_qos"`
+	RAGRetrievals          int64            `json:"rag_retrievals,omitempty"`
+	RAGChunksRead          int64            `json:"rag_chunks_retrieved,omitempty"`
+	BlockHits              int64            `json:"block_hits,omitempty"`
+	BlockMisses            int64            `json:"block_misses,omitempty"`
 	// ConversationsForgotten counts conversation states the bounded
 	// registry (conversation.max_conversations) dropped.
 	ConversationsForgotten int64 `json:"conversations_forgotten,omitempty"`
@@ -489,6 +493,7 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	x.EndS = e.now.Seconds()
 	x.TierCapacityBytes = map[string]int64{}
 	x.PeakLiveBytes = map[string]int64{}
+	x.PeakLiveBytesNoDeletes = map[string]int64{}
 	x.TierBytesWritten = map[string]int64{}
 	x.TierBytesRead = map[string]int64{}
 	// The trace's tiers: Tier-3 only with --object-tier (it is not a tier
@@ -501,6 +506,7 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 		}
 		x.TierCapacityBytes[t.String()] = capacity
 		x.PeakLiveBytes[t.String()] = ts.peak
+		x.PeakLiveBytesNoDeletes[t.String()] = ts.dialectPeak
 		x.TierBytesWritten[t.String()] = e.tierOps[t][schema.OpWrite]
 		x.TierBytesRead[t.String()] = e.tierOps[t][schema.OpRead]
 	}

@@ -184,6 +184,9 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 	}
 	if opt.Format == "mlperf" {
 		m.EpochBase = float64(cfg.EpochBase.UnixMicro()) / 1e6
+		// The dialect drops the Delete rows: what they deleted stays live
+		// in the trace, and a replay sizes its tiers from these peaks.
+		m.PeakLiveBytes = res.Kvbench.PeakLiveBytesNoDeletes
 	}
 	return m
 }
