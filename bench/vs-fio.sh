@@ -184,9 +184,8 @@ else
 	total=$(cat "$work/total")
 fi
 
-seqjob() { # rw -> job file
-	cat >"$work/$1.fio" <<EOF
-[global]
+fio_tuned() { # the [global] options of fio at its best, as the header says
+	cat <<EOF
 ioengine=io_uring
 fixedbufs=1
 iomem=$fio_iomem
@@ -194,6 +193,12 @@ registerfiles=1
 iodepth_batch_submit=$qd
 iodepth_batch_complete_max=$qd
 direct=1
+EOF
+}
+seqjob() { # rw -> job file
+	cat >"$work/$1.fio" <<EOF
+[global]
+$(fio_tuned)
 bs=$bsb
 iodepth=$qd
 filename=$file
@@ -256,13 +261,7 @@ fi
 smalljob() { # rw -> job file: 4k, the small file, as much I/O as kvreplay's half does
 	cat >"$work/small-$1.fio" <<EOF
 [global]
-ioengine=io_uring
-fixedbufs=1
-iomem=$fio_iomem
-registerfiles=1
-iodepth_batch_submit=$qd
-iodepth_batch_complete_max=$qd
-direct=1
+$(fio_tuned)
 bs=4k
 iodepth=$qd
 filename=$sfile
