@@ -128,6 +128,11 @@ type openLoop struct {
 	// no row from that trace time on, and reached is set at the first.
 	until   time.Duration
 	reached bool
+	// last is the latest due time so far: rows are released in trace
+	// order, so a row stamped before the row before it (a kv-cache.py
+	// trace's threads take their clock before the writer's lock) is due
+	// with that row, not before it, and its lag is not the backstep.
+	last time.Time
 }
 
 func newOpenLoop(in intake, rr *rowReader, p *pace, speed float64, traces int) *openLoop {
@@ -150,7 +155,10 @@ func (o *openLoop) due(i int, now time.Time) time.Time {
 	if o.speed <= 0 {
 		return now
 	}
-	return o.pace.at(rec.Time)
+	if due := o.pace.at(rec.Time); due.After(o.last) {
+		o.last = due
+	}
+	return o.last
 }
 
 func (o *openLoop) release(now time.Time) {
