@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,7 +164,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.fitting.Print, "plan", false, "read the traces and print what the replay needs (peak live bytes per backend, bytes written and read, the bandwidth the trace's pace asks for) beside what this machine has, and the options that make it fit (--size-scale, --capacity, --ram-budget, --duration, --closed-loop, --speed); replays nothing, makes nothing")
 	fs.BoolVar(&o.fitting.Apply, "fit", false, "apply the plan (--plan): replay at the largest --size-scale 1/2^k (with a --capacity or --ram-budget where scaling alone leaves too little space) at which the replay fits this machine's memory and disk and the bandwidth the trace's pace asks is well within what they are assumed to serve, and a slower --speed where an object store's requests, which no scale lowers, ask more than it is assumed to serve; the result's fit says what was applied and why")
 	fs.StringVar(&o.fitting.Format, "format", "text", "with --plan: text or json")
-	fs.DurationVar(&o.fitting.Time, "fit-time", setup.DefaultFitTime, "with --fit: the longest replay it keeps (at the trace's pace, or the slower one --fit applies); a trace that takes longer at --speed is replayed for its first part (--duration), planned for what that window reaches; at --speed max, one whose bytes (or an object store's requests) take longer at the rates assumed stops there (0: no bound)")
+	o.fitting.Time = setup.DefaultFitTime
+	fs.Var((*cli.Seconds)(&o.fitting.Time), "fit-time", "with --fit, in seconds (120, as --duration) or a duration (2m): the longest replay it keeps (at the trace's pace, or the slower one --fit applies); a trace that takes longer at --speed is replayed for its first part (--duration), planned for what that window reaches; at --speed max, one whose bytes (or an object store's requests) take longer at the rates assumed stops there (0: no bound)")
 	fs.BoolVar(&o.tiers.Buffered, "buffered", false, "NVMe through the page cache instead of O_DIRECT")
 	fs.StringVar(&o.label, "label", "", "label of the run in reports")
 	fs.StringVar(&o.system, "system", "", "name of the system under test in reports")
@@ -244,6 +246,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if len(o.traces) == 0 {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
+	}
+	if slices.Contains(o.traces, "") {
+		errs = append(errs, errors.New(`trace "": empty file name (want a file, or - for stdin)`))
+	}
+	if fs.Changed("output") && o.output == "" {
+		errs = append(errs, errors.New(`-o "": empty file name (want a file, or - for stdout)`))
 	}
 	if o.trial < 0 {
 		errs = append(errs, fmt.Errorf("--trial %d: must not be negative (a trial number, 1, 2, ...)", o.trial))

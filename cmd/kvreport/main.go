@@ -284,6 +284,12 @@ func (c *config) validate() error {
 	if len(c.paths) == 0 {
 		problems = append(problems, errors.New("no RESULT given (see --help)"))
 	}
+	if slices.Contains(c.paths, "") {
+		problems = append(problems, errors.New(`RESULT "": empty file name (want a file, a glob, or - for stdin)`))
+	}
+	if i := slices.Index(c.paths, "-"); i >= 0 && slices.Contains(c.paths[i+1:], "-") {
+		problems = append(problems, errors.New("stdin (-) given twice: it is read once, as one stream of documents"))
+	}
 	if c.aggregate != "" && !slices.Contains(aggregations, c.aggregate) {
 		problems = append(problems, fmt.Errorf("--aggregate %s: must be one of %s", c.aggregate, strings.Join(aggregations, ", ")))
 	}
