@@ -425,6 +425,9 @@ func loadConfigFile(path string, cfg *sim.Config) error {
 			return cli.Usagef("--config %s: %w", path, cli.UnwrapPath(err))
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return cli.Usagef("--config %s: a directory (want kv-cache.py's config.yaml)", path)
+		}
 		r = f
 	}
 	return cli.Input(sim.LoadYAML(r, path, cfg))

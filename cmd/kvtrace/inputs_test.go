@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestInputFileErrors: a request trace, ShareGPT dataset or BurstGPT path
-// that is missing, a directory or malformed, and an --output that cannot
+// TestInputFileErrors: a request trace, ShareGPT dataset, BurstGPT path
+// or --config file that is missing, a directory or malformed, and an --output that cannot
 // be written, end in exit 2 before the simulation runs, with a message
 // that names the flag and the file and no internal prefix.
 func TestInputFileErrors(t *testing.T) {
@@ -43,6 +43,7 @@ func TestInputFileErrors(t *testing.T) {
 		{"BurstGPT glob matching nothing", []string{"--use-burst-trace", "--burst-trace-path", filepath.Join(dir, "*.nope")}, "--burst-trace-path " + filepath.Join(dir, "*.nope") + ": no file matches"},
 		{"BurstGPT directory without CSV", []string{"--use-burst-trace", "--burst-trace-path", empty}, "--burst-trace-path " + empty + ": a directory with no *.csv file"},
 		{"BurstGPT bad header", []string{"--use-burst-trace", "--burst-trace-path", badHeader}, "--burst-trace-path " + badHeader + ":1: "},
+		{"--config a directory", []string{"--config", dir}, "--config " + dir + ": a directory (want kv-cache.py's config.yaml)"},
 		{"unwritable --output", []string{"--output", filepath.Join(dir, "no", "stats.json")}, "--output " + filepath.Join(dir, "no", "stats.json") + ": no such file"},
 	}
 	for _, tt := range tests {
