@@ -103,14 +103,27 @@ func TestMoverTakesMoves(t *testing.T) {
 			rec(0, schema.OpWrite, size, schema.TierCPU, k, schema.PhaseEvict, 0),
 			rec(0, schema.OpRead, size, schema.TierCPU, k, schema.PhaseDecode, 0))
 	}
+	res, moved := replayMoves(t, recs, &ownedBackend{newRAM(t, 16<<20)}, &ownedBackend{newRAM(t, 16<<20)})
+	// One demotion per key out of "hot", of size/BlockSize blocks.
+	if want := int64(keys * size / (64 << 10)); moved.Load() != want {
+		t.Errorf("the mover moved %d blocks, want %d (the demotions out of hot only)", moved.Load(), want)
+	}
+	if read := int64(keys * 4 * size); res.Replay.VerifiedBytes != read {
+		t.Errorf("verified %d bytes, want every byte read (%d)", res.Replay.VerifiedBytes, read)
+	}
+}
+
+// replayMoves replays recs, with --verify and 64 KiB blocks, on Tier-1 in
+// hot and Tier-2 in cold, with a copyMover that serves moves out of hot:
+// a complete result, and the blocks the mover moved.
+func replayMoves(t *testing.T, recs []schema.Record, hot *ownedBackend, cold backend.Backend) (*schema.Result, *atomic.Int64) {
+	t.Helper()
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "hot", "cold"}
 	cfg.Speed, cfg.Verify, cfg.BlockSize = 0, true, 64<<10
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	hot := &ownedBackend{newRAM(t, 16<<20)}
-	cold := &ownedBackend{newRAM(t, 16<<20)}
 	var moved atomic.Int64
 	mover := func(p ioengine.Params) (ioengine.Engine, error) {
 		m := &copyMover{p: p, from: hot, moved: &moved, in: make(chan *ioengine.Op, p.Depth)}
@@ -131,13 +144,7 @@ func TestMoverTakesMoves(t *testing.T) {
 	if !res.Complete || res.Replay.RowsDone != int64(len(recs)) {
 		t.Fatalf("complete %v, %d rows of %d", res.Complete, res.Replay.RowsDone, len(recs))
 	}
-	// One demotion per key out of "hot", of size/BlockSize blocks.
-	if want := int64(keys * size / (64 << 10)); moved.Load() != want {
-		t.Errorf("the mover moved %d blocks, want %d (the demotions out of hot only)", moved.Load(), want)
-	}
-	if read := int64(keys * 4 * size); res.Replay.VerifiedBytes != read {
-		t.Errorf("verified %d bytes, want every byte read (%d)", res.Replay.VerifiedBytes, read)
-	}
+	return res, &moved
 }
 
 // alignedBackend declares a larger alignment than its backend's, as an
@@ -165,34 +172,7 @@ func TestMoveToLargerAlignment(t *testing.T) {
 		rec(0, schema.OpWrite, size, schema.TierNVMe, "k", schema.PhaseEvict, 0),
 		rec(0, schema.OpRead, size, schema.TierNVMe, "k", schema.PhaseDecode, 0),
 	}
-	cfg := replay.DefaultConfig()
-	cfg.TierMap = [schema.NumTiers]string{"", "hot", "cold"}
-	cfg.Speed, cfg.Verify, cfg.BlockSize = 0, true, 64<<10
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	hot := &ownedBackend{newRAM(t, 16<<20)}
-	cold := &alignedBackend{newRAM(t, 16<<20), 64 << 10}
-	var moved atomic.Int64
-	mover := func(p ioengine.Params) (ioengine.Engine, error) {
-		m := &copyMover{p: p, from: hot, moved: &moved, in: make(chan *ioengine.Op, p.Depth)}
-		m.wg.Add(1)
-		go m.run()
-		return m, nil
-	}
-	src := memTrace(t, recs)
-	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src},
-		map[string]backend.Backend{"hot": hot, "cold": cold}, replay.Hooks{Movers: []ioengine.Factory{mover}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Complete || res.Replay.RowsDone != int64(len(recs)) {
-		t.Fatalf("complete %v, %d rows of %d", res.Complete, res.Replay.RowsDone, len(recs))
-	}
+	res, _ := replayMoves(t, recs, &ownedBackend{newRAM(t, 16<<20)}, &alignedBackend{newRAM(t, 16<<20), 64 << 10})
 	// The Evict Read of the 12 KiB copy, the Decode Read of the 64 KiB one.
 	if read := int64(12<<10 + 64<<10); res.Replay.VerifiedBytes != read {
 		t.Errorf("verified %d bytes, want every byte read (%d)", res.Replay.VerifiedBytes, read)

@@ -91,7 +91,7 @@ func TestShardedSetupRowsEachRankItsOwn(t *testing.T) {
 					if plan.Rows != int64(r+4) || plan.SetupRows != int64(r+2) {
 						t.Errorf("rank %d: the plan has %d rows, %d of them setup rows; want %d and %d", r, plan.Rows, plan.SetupRows, r+4, r+2)
 					}
-					logs[r] = fault.Record(slowPrefix{newRAM(t, 16<<20), "1_s", time.Duration(r+1) * 200 * time.Millisecond})
+					logs[r] = fault.Record(slowWriter{newRAM(t, 16<<20), time.Duration(r+1) * 200 * time.Millisecond, containing("1_s")})
 					wg.Add(1)
 					go func() {
 						defer wg.Done()

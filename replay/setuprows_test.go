@@ -14,20 +14,9 @@ import (
 	"github.com/kvbench/kvbench/trace"
 )
 
-// slowPrefix is a backend whose writes to objects whose names contain
-// prefix sleep d.
-type slowPrefix struct {
-	backend.Backend
-	prefix string
-	d      time.Duration
-}
-
-func (s slowPrefix) Open(key string, size int64, create bool) (backend.Object, error) {
-	o, err := s.Backend.Open(key, size, create)
-	if err != nil || !create || !strings.Contains(key, s.prefix) {
-		return o, err
-	}
-	return slowWrites{o, s.d}, nil
+// containing picks the objects whose names contain part.
+func containing(part string) func(string) bool {
+	return func(k string) bool { return strings.Contains(k, part) }
 }
 
 // TestSetupRowsBeforeClock: a trace whose sidecar says its measured
@@ -58,7 +47,7 @@ func TestSetupRowsBeforeClock(t *testing.T) {
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
 		cfg.Speed, cfg.Workers = 1, 2
-		b := slowPrefix{newRAM(t, 16<<20), "precond_", delay}
+		b := slowWriter{newRAM(t, 16<<20), delay, containing("precond_")}
 		var started time.Time
 		srcs := []replay.Source{src}
 		if err := cfg.Validate(); err != nil {

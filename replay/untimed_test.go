@@ -12,26 +12,19 @@ import (
 	"github.com/kvbench/kvbench/schema"
 )
 
-// slowRewrites is a backend whose writes to an object created once
-// before (a rematerialised one) sleep d: only the untimed writes are slow.
-type slowRewrites struct {
+// slowWriter is a backend whose writes sleep d on the objects slow picks
+// (by name) when they are created: only the writes a test is about are
+// slow.
+type slowWriter struct {
 	backend.Backend
-	d       time.Duration
-	mu      sync.Mutex
-	created map[string]int
+	d    time.Duration
+	slow func(key string) bool
 }
 
-func (b *slowRewrites) Open(key string, size int64, create bool) (backend.Object, error) {
+func (b slowWriter) Open(key string, size int64, create bool) (backend.Object, error) {
 	o, err := b.Backend.Open(key, size, create)
-	if err != nil || !create {
+	if err != nil || !create || !b.slow(key) {
 		return o, err
-	}
-	b.mu.Lock()
-	b.created[key]++
-	again := b.created[key] > 1
-	b.mu.Unlock()
-	if !again {
-		return o, nil
 	}
 	return slowWrites{o, b.d}, nil
 }
@@ -45,6 +38,21 @@ func (o slowWrites) WriteAt(p []byte, off int64) (int, error) {
 	time.Sleep(o.d)
 	return o.Object.WriteAt(p, off)
 }
+
+// recreated picks an object created once before (a rematerialised one).
+func recreated() func(key string) bool {
+	var mu sync.Mutex
+	created := map[string]int{}
+	return func(key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		created[key]++
+		return created[key] > 1
+	}
+}
+
+// named picks the object named key.
+func named(key string) func(string) bool { return func(k string) bool { return k == key } }
 
 // TestRematerialisationUntimed: a read of an object kvreplay evicted
 // itself (--capacity) writes it again first, untimed (design section 4):
@@ -62,7 +70,7 @@ func TestRematerialisationUntimed(t *testing.T) {
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
 		cfg.Speed, cfg.Capacity, cfg.Workers = 1, 4<<20, 1
-		b := &slowRewrites{Backend: newRAM(t, 64<<20), d: delay, created: map[string]int{}}
+		b := slowWriter{newRAM(t, 64<<20), delay, recreated()}
 		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": b})
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +117,7 @@ func TestUntimedWriteWithinSlack(t *testing.T) {
 		cfg := replay.DefaultConfig()
 		cfg.TierMap = [schema.NumTiers]string{"", "", "ram"}
 		cfg.Speed, cfg.Capacity, cfg.Workers = 1, 4<<20, 1
-		b := &slowRewrites{Backend: newRAM(t, 64<<20), d: delay, created: map[string]int{}}
+		b := slowWriter{newRAM(t, 64<<20), delay, recreated()}
 		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": b})
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +158,7 @@ func cutRequest(t *testing.T, slowRow bool) {
 	cfg.Speed, cfg.Duration = 1, time.Second
 	var b backend.Backend = newRAM(t, 16<<20)
 	if slowRow {
-		b = slowKey{b, "1_first", 300 * time.Millisecond}
+		b = slowWriter{b, 300 * time.Millisecond, named("1_first")}
 	}
 	res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": b})
 	if err != nil {
@@ -172,19 +180,4 @@ func cutRequest(t *testing.T, slowRow bool) {
 	if q.Count != 1 || q.WithinTarget != 0 || q.Met || q.Latency.MaxUS < 300_000 {
 		t.Errorf("interactive: %d requests, %d within target, met %v, max %.0f us; want the slow one, missing", q.Count, q.WithinTarget, q.Met, q.Latency.MaxUS)
 	}
-}
-
-// slowKey is a backend whose writes to the object named key sleep d.
-type slowKey struct {
-	backend.Backend
-	key string
-	d   time.Duration
-}
-
-func (s slowKey) Open(key string, size int64, create bool) (backend.Object, error) {
-	o, err := s.Backend.Open(key, size, create)
-	if err != nil || key != s.key || !create {
-		return o, err
-	}
-	return slowWrites{o, s.d}, nil
 }
