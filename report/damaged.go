@@ -41,8 +41,8 @@ func checkResult(r *schema.Result) error {
 	}{{"wall_s", &r.WallS, maxFigure},
 		{"summary.storage_throughput_tokens_per_sec", &r.Summary.StorageThroughputTokensPerSec, maxTokenRate},
 		{"summary.storage_kv_tokens_per_sec", r.Summary.StorageKVTokensPerSec, maxTokenRate}} {
-		if v := f.v; err == nil && v != nil && !(*v >= 0 && *v <= f.max) {
-			err = fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", f.name, *v, f.max)
+		if err == nil && f.v != nil {
+			err = boundedFigure(f.name, *f.v, f.max)
 		}
 	}
 	if err == nil && (r.SizeScale < 0 || r.SizeScale > 1) {

@@ -514,10 +514,19 @@ const maxTokenRate = 1e15
 // figure checks the figure v the document holds under name: a number from
 // 0 to maxFigure; the first that is not is d.err.
 func (d *refDoc) figure(name string, v float64) float64 {
-	if d.err == nil && !(v >= 0 && v <= maxFigure) {
-		d.err = fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", name, v, float64(maxFigure))
+	if d.err == nil {
+		d.err = boundedFigure(name, v, maxFigure)
 	}
 	return v
+}
+
+// boundedFigure refuses a figure v, named name, that is not a number from
+// 0 to most: no run gives it (a damaged document).
+func boundedFigure(name string, v, most float64) error {
+	if v >= 0 && v <= most {
+		return nil
+	}
+	return fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", name, v, most)
 }
 
 // num is the number cache_stats holds under k, if it holds one.

@@ -858,12 +858,7 @@ func jsonText(v any) string {
 // maxFigure, as the figures kvreport reads from a kv-cache.py document
 // are. Any other is no run's: the rule would sum a negative, or a
 // damaged document's billions, without a word.
-func ruleFigure(name string, v float64) error {
-	if v >= 0 && v <= maxFigure {
-		return nil
-	}
-	return fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", name, v, float64(maxFigure))
-}
+func ruleFigure(name string, v float64) error { return boundedFigure(name, v, maxFigure) }
 
 // checkSummary refuses a kvreplay result whose figures the rule reads
 // are not a run's (ruleFigure), or, of format 3, whose summary's Tier-2
