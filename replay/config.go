@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
@@ -129,7 +130,7 @@ func (c *Config) validateIO() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.BlockSize < 4096 || c.BlockSize > 1<<30 || c.BlockSize&(c.BlockSize-1) != 0 {
-		bad("--block-size %d: must be a power of two between 4KiB and 1GiB", c.BlockSize)
+		bad("--block-size %d (%s): must be a power of two between 4KiB and 1GiB", c.BlockSize, cli.FormatBytes(c.BlockSize))
 	}
 	if c.QueueDepth < 1 || c.QueueDepth > 4096 {
 		bad("--queue-depth %d: must be between 1 and 4096", c.QueueDepth)

@@ -19,6 +19,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--nope"}, 2, "unknown flag: --nope"},
 		{nil, 2, "no trace given"},
 		{[]string{"--queue-depth", "0", "x.csv"}, 2, "--queue-depth 0: must be between 1 and 4096"},
+		// A decimal size is said in binary units too: 1GB is not 1GiB.
+		{[]string{"--block-size", "1GB", "x.csv"}, 2, "--block-size 1000000000 (953.67 MiB): must be a power of two"},
 		{[]string{"--tier-map", "Tier-9=ram", "x.csv"}, 2, "Tier-9 is not a tier"},
 		{[]string{"--tier-map", "Tier-0=gpu", "x.csv"}, 2, "--tier-map Tier-0=ram"},
 		{[]string{"--size-scale", "1/0", "x.csv"}, 2, "--size-scale 1/0"},
