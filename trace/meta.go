@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -87,23 +88,33 @@ func WriteMeta(tracePath string, m *Meta) error {
 	if tracePath == "-" {
 		return nil
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("trace: meta: %w", err)
-	}
-	b = append(b, '\n')
 	f, err := outfile.Create(context.Background(), MetaPath(tracePath))
 	if err != nil {
 		return fmt.Errorf("trace: meta: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
+	if _, err := m.WriteTo(f); err != nil {
 		f.Abort()
-		return fmt.Errorf("trace: meta: %w", err)
+		return err
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("trace: meta: %w", err)
 	}
 	return nil
+}
+
+// WriteTo writes m to w as a sidecar holds it: indented JSON and a
+// newline. A caller that commits the sidecar together with its trace
+// (outfile.CloseAll) writes it with WriteTo; WriteMeta writes it alone.
+func (m *Meta) WriteTo(w io.Writer) (int64, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return 0, fmt.Errorf("trace: meta: %w", err)
+	}
+	n, err := w.Write(append(b, '\n'))
+	if err != nil {
+		return int64(n), fmt.Errorf("trace: meta: %w", err)
+	}
+	return int64(n), nil
 }
 
 // ReadMeta reads the sidecar of the trace at tracePath. When there is none

@@ -62,8 +62,9 @@ func checkSimFiles(opt *simOptions) error {
 		return err
 	}
 	if sidecar {
-		// Written after the trace is in place: one that cannot be
-		// created would fail the run with the earlier trace replaced.
+		// Put in place with the trace (commitOutputs), but created
+		// after the simulation: one that cannot be created fails now,
+		// not after the work.
 		if err := probeOutput("--io-trace-log "+opt.TracePath+": its sidecar", trace.MetaPath(opt.TracePath)); err != nil {
 			return err
 		}

@@ -14,7 +14,8 @@ import (
 // latencyDump is --latency-dump: one JSON line per completed request (its
 // id, user, QoS class, phase, arrival and completion times, end-to-end and
 // storage latency, tokens, and whether it met --slo-ms), in the order
-// requests complete. The file is complete only when the run is.
+// requests complete. The file is complete only when the run is, and is
+// put in place with the trace.
 type latencyDump struct {
 	path string
 	out  io.WriteCloser // "-" is stdout
@@ -40,17 +41,20 @@ func (d *latencyDump) write(c *sim.Completion) error {
 	return nil
 }
 
-// close completes the file.
-func (d *latencyDump) close() error {
-	err := d.bw.Flush()
-	if cerr := d.out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		d.abort()
+// flush writes out what the buffer holds. The file is completed with the
+// simulation's other outputs (commitOutputs), or aborted.
+func (d *latencyDump) flush() error {
+	if err := d.bw.Flush(); err != nil {
 		return fmt.Errorf("--latency-dump %s: %w", d.path, cli.UnwrapPath(err))
 	}
 	return nil
+}
+
+// file returns the dump's output file, or nil when it goes to standard
+// output, which has nothing to complete.
+func (d *latencyDump) file() *cli.OutputFile {
+	f, _ := d.out.(*cli.OutputFile)
+	return f
 }
 
 // abort discards an unfinished file.

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/trace"
@@ -108,33 +111,56 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	if err := w.Close(); err != nil {
 		return err
 	}
+	// The trace, its sidecar, the latency dump and the statistics are put
+	// in place together, or none is (commitOutputs): a trace never lies
+	// beside an earlier run's sidecar, whose measured window and counts
+	// are not its own.
+	var outs []simOutput
 	if dump != nil {
-		if err := dump.close(); err != nil {
+		if err := dump.flush(); err != nil {
 			return err
 		}
-	}
-	if file != nil {
-		if err := file.Close(); err != nil {
-			return fmt.Errorf("--io-trace-log %s: %w", opt.TracePath, cli.UnwrapPath(err))
+		if f := dump.file(); f != nil {
+			outs = append(outs, simOutput{"--latency-dump", f})
 		}
 	}
 	wall := time.Since(began)
 	var notes []string
-	if file != nil && !file.InPlace() {
-		if err := trace.WriteMeta(opt.TracePath, sidecar(cfg, opt, res, w, args)); err != nil {
-			return err
+	if file != nil {
+		outs = append(outs, simOutput{"--io-trace-log", file})
+		if !file.InPlace() {
+			meta, err := writeSidecar(ctx, opt.TracePath, sidecar(cfg, opt, res, w, args))
+			if err != nil {
+				return err
+			}
+			defer meta.Abort()
+			outs = append(outs, simOutput{"--io-trace-log " + opt.TracePath + ": its sidecar", meta})
+		} else {
+			notes = append(notes, cli.Sidecar(opt.TracePath))
 		}
-	} else if file != nil {
-		notes = append(notes, cli.Sidecar(opt.TracePath))
 	}
-	if opt.OutputPath != "" {
-		err := cli.WriteOutput(ctx, "--output", opt.OutputPath, stdout, func(f io.Writer) error {
-			enc := json.NewEncoder(f)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
-		})
+	writeStats := func(f io.Writer) error {
+		enc := json.NewEncoder(f)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	if opt.OutputPath != "" && opt.OutputPath != "-" {
+		f, err := cli.CreateFile(ctx, opt.OutputPath)
 		if err != nil {
-			return err
+			return cli.Input(fmt.Errorf("--output %s: %w", opt.OutputPath, cli.UnwrapPath(err)))
+		}
+		defer f.Abort()
+		if err := writeStats(f); err != nil {
+			return fmt.Errorf("--output %s: %w", opt.OutputPath, cli.UnwrapPath(err))
+		}
+		outs = append(outs, simOutput{"--output", f})
+	}
+	if err := commitOutputs(outs); err != nil {
+		return err
+	}
+	if opt.OutputPath == "-" {
+		if err := writeStats(stdout); err != nil {
+			return fmt.Errorf("--output -: %w", err)
 		}
 	}
 	switch {
@@ -156,6 +182,57 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		fmt.Fprintf(stderr, "kvtrace: note: %s\n", d)
 	}
 	return nil
+}
+
+// simOutput is a file a simulation writes, with the flag that names it in
+// messages.
+type simOutput struct {
+	flag string
+	f    *cli.OutputFile
+}
+
+// commitOutputs puts every output of a simulation in place, or none
+// (outfile.CloseAll); its error names the flag of the output that failed.
+func commitOutputs(outs []simOutput) error {
+	files := make([]*cli.OutputFile, len(outs))
+	for i, o := range outs {
+		files[i] = o.f
+	}
+	err := outfile.CloseAll(files...)
+	if err == nil {
+		return nil
+	}
+	pe, ok := errors.AsType[*fs.PathError](err)
+	if !ok {
+		return err
+	}
+	for _, o := range outs {
+		if o.f.Name() != pe.Path {
+			continue
+		}
+		if err == error(pe) {
+			return fmt.Errorf("%s %s: %w", o.flag, pe.Path, pe.Err)
+		}
+		return fmt.Errorf("%s: %w", o.flag, err) // it says more: the outputs already in place
+	}
+	return err
+}
+
+// writeSidecar writes m into a new output at the sidecar's path of the
+// trace at tracePath, which the caller completes with the trace
+// (commitOutputs).
+func writeSidecar(ctx context.Context, tracePath string, m *trace.Meta) (*cli.OutputFile, error) {
+	flag := "--io-trace-log " + tracePath + ": its sidecar"
+	path := trace.MetaPath(tracePath)
+	f, err := cli.CreateFile(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err))
+	}
+	if _, err := m.WriteTo(f); err != nil {
+		_ = f.Abort()
+		return nil, fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err))
+	}
+	return f, nil
 }
 
 // sidecar describes the trace for its .meta.json.
