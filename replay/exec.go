@@ -156,8 +156,12 @@ func (s *sched) stage(t *task) bool {
 		t.stage = stFinish
 		// The write is done: removing the source copy is the other
 		// tier's work, not in this write's latency or its tier's busy
-		// time.
-		s.endRow(t, s.clock.Now())
+		// time, which end here. The move succeeds only once the copy is
+		// removed (endRow, from finish): a removal that fails fails it.
+		t.moveEnd = s.clock.Now()
+		if s.timedRow(t) {
+			s.metrics.endBusy(t, t.start, t.moveEnd, false)
+		}
 		dropHandle(t.ks, t.moveFrom)
 		return s.callMeta(t, s.tiers[t.moveFrom], metaRemove, t.ks.objectName(t.moveFrom), t.movePhys, false)
 	case stRemove:
@@ -552,9 +556,7 @@ func (s *sched) finish(t *task) {
 	// Abandoned when the run was stopped (a signal): the stop is the
 	// run's error, and the storage did not fail the operation.
 	abandoned := t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled)
-	if !t.measured {
-		s.endRow(t, end)
-	}
+	s.endRow(t, end)
 	if t.skip && t.req != nil {
 		t.req.failed = true // the run stopped before the row ran
 	}
@@ -578,6 +580,11 @@ func (s *sched) finish(t *task) {
 		// The row's key as the trace has it; the backend's error names
 		// its object and where it lies.
 		err := fmt.Errorf("%s %s %s %q: %w", t.op, t.tier, t.phase, t.ks.name, t.err)
+		if !t.moveEnd.IsZero() {
+			// Its write is done (the copy on t.tier is the key's now):
+			// the removal of the copy it moved from failed.
+			err = fmt.Errorf("%s %s %s %q: removing its copy on %s: %w", t.op, t.tier, t.phase, t.ks.name, t.moveFrom, t.err)
+		}
 		if t.kind == kindEvict {
 			err = fmt.Errorf("capacity eviction of %s: %w", t.ks.name, t.err)
 		}
@@ -590,19 +597,31 @@ func (s *sched) finish(t *task) {
 	s.complete(t, end)
 }
 
-// endRow records the end at end of t's timed operation, once: a row's
-// that started, a success unless t.err says otherwise (abandoned when the
-// run's stop ended it).
+// endRow records the end at end of t's timed operation: a row's that
+// started, a success unless t.err says otherwise (abandoned when the
+// run's stop ended it). A move's interval ended with its write
+// (stRemoveOld): its latency is the write's, and it succeeds only if its
+// source copy's removal did too.
 func (s *sched) endRow(t *task, end time.Time) {
-	t.measured = true
-	if t.kind != kindRow || t.skip || t.start.IsZero() || t.setup {
+	if !s.timedRow(t) {
 		return
 	}
-	abandoned := t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled)
-	s.metrics.end(t, t.start, end, t.err == nil, abandoned)
+	if t.moveEnd.IsZero() {
+		abandoned := t.err != nil && s.ctx.Err() != nil && errors.Is(t.err, context.Canceled)
+		s.metrics.endBusy(t, t.start, end, abandoned)
+	} else {
+		end = t.moveEnd
+	}
 	if t.err == nil {
+		s.metrics.succeeded(t, t.start, end)
 		s.bytesDone.Add(t.logical)
 	}
+}
+
+// timedRow reports whether t is a row of the measured run that started:
+// one that counts in the figures.
+func (s *sched) timedRow(t *task) bool {
+	return t.kind == kindRow && !t.skip && !t.start.IsZero() && !t.setup
 }
 
 // sharedByOther reports whether a read of t's key other than t, not yet

@@ -186,10 +186,11 @@ func (m *metrics) tierBusy() []results.TierBusy {
 	return out
 }
 
-// end records an operation's completion: a success (ok), a failure, or an
-// operation abandoned when the run was stopped, which only leaves the
-// busy times.
-func (m *metrics) end(t *task, start, end time.Time, ok, abandoned bool) {
+// endBusy records the end of an operation's interval in the busy times,
+// left out when it was abandoned when the run was stopped. Operations
+// end in time order: a move's ends with its write, before its source
+// copy is removed (see succeeded).
+func (m *metrics) endBusy(t *task, start, end time.Time, abandoned bool) {
 	c := m.cell(t)
 	c.busy.end(start, end, abandoned)
 	c.Busy = c.busy.Total()
@@ -198,9 +199,13 @@ func (m *metrics) end(t *task, start, end time.Time, ok, abandoned bool) {
 	if op != nil {
 		op.end(start, end, abandoned)
 	}
-	if !ok {
-		return
-	}
+}
+
+// succeeded counts an operation that succeeded, over start to end: its
+// cell, device span and timeline second. A failed or abandoned one is
+// counted in no figure but the busy times (endBusy) and the errors.
+func (m *metrics) succeeded(t *task, start, end time.Time) {
+	c := m.cell(t)
 	c.Add(end.Sub(start), end.Sub(t.sched), t.logical, t.phys)
 	if !t.firstByte.IsZero() {
 		// A part fetched for another block of the object may have come

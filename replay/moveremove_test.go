@@ -1,6 +1,9 @@
 package replay_test
 
 import (
+	"errors"
+	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -77,6 +80,52 @@ func TestDemotionSourceRemoveNotTier2Busy(t *testing.T) {
 			if c.Tier == schema.TierNVMe.String() && c.Op == schema.OpWrite.String() && c.Latency.MaxUS > 10_500 {
 				t.Errorf("Tier-2 Evict write latency max %g us, want its 10 ms write", c.Latency.MaxUS)
 			}
+		}
+	})
+}
+
+// TestDemotionSourceRemoveFailureFailsMove replays a demotion, Tier-1 ->
+// Tier-2, whose Tier-1 copy cannot be removed (EIO): the move is one
+// operation, which failed: counted once, as an error, and in no figure of
+// Tier-2, as any failed operation. Before, its write counted as a
+// success (an op, its bytes and latency on Tier-2) and its error as a
+// failed operation too: one row in both.
+func TestDemotionSourceRemoveFailureFailsMove(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = 256 << 10
+		recs := []schema.Record{
+			rec(0, schema.OpWrite, size, schema.TierCPU, "k", schema.PhasePrefill, 1),
+			rec(0, schema.OpRead, size, schema.TierCPU, "k", schema.PhaseEvict, 2),
+			rec(0, schema.OpWrite, size, schema.TierNVMe, "k", schema.PhaseEvict, 2),
+		}
+		cfg := replay.DefaultConfig()
+		cfg.TierMap = [schema.NumTiers]string{"", "cpu", "disk"}
+		cfg.Speed = 0
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{
+			"cpu":  fault.Fail(newRAM(t, 16<<20), fault.IOError(fault.OpRemove)),
+			"disk": fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond),
+		})
+		if err == nil || !errors.Is(err, syscall.EIO) {
+			t.Fatalf("replay: %v; want the removal's EIO", err)
+		}
+		if res == nil {
+			t.Fatal("no partial result")
+		}
+		if res.Errors.Count != 1 || len(res.Errors.First) != 1 || !strings.Contains(res.Errors.First[0], "removing its copy on Tier-1") {
+			t.Errorf("errors %+v; want one, the removal of the Tier-1 copy", res.Errors)
+		}
+		for _, tt := range res.Tiers {
+			if tt.Tier == schema.TierNVMe.String() && (tt.WriteOps != 0 || tt.WriteBytes != 0) {
+				t.Errorf("Tier-2 counts %d writes of %d bytes; want none: the move failed", tt.WriteOps, tt.WriteBytes)
+			}
+		}
+		for _, c := range res.Cells {
+			if c.Tier == schema.TierNVMe.String() && c.Ops != 0 {
+				t.Errorf("Tier-2 %s %s cell counts %d ops; want none", c.Op, c.Phase, c.Ops)
+			}
+		}
+		if cpu := tierOf(t, res, schema.TierCPU); cpu.WriteOps != 1 || cpu.ReadOps != 1 {
+			t.Errorf("Tier-1 counts %d writes and %d reads; want 1 and 1 (the Prefill write, the Evict read)", cpu.WriteOps, cpu.ReadOps)
 		}
 	})
 }

@@ -150,9 +150,9 @@ type task struct {
 	moveFrom schema.Tier
 	movePhys int64
 	moving   bool
-	// measured is set once the operation's end is recorded (metrics):
-	// a move's before its source copy is removed.
-	measured bool
+	// moveEnd is when a move's write ended, before its source copy was
+	// removed: the end of its latency and busy time.
+	moveEnd time.Time
 	// from is the key's copy a mover copies a move's bytes from (nil:
 	// the bytes are generated).
 	from backend.Object
