@@ -60,7 +60,8 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	res.Replay = schema.ReplayStats{
 		Rows: s.rows.Load(), RowsDone: s.rowsDone.Load(), SetupRows: s.counted.setupRows, Objects: s.objects,
 		ColdPrepared: s.counted.cold, ColdPreparedBytes: s.counted.coldBytes,
-		CapacityEvictions: s.counted.evictions, Rematerialised: s.counted.remat, RequestsCut: s.counted.cut,
+		CapacityEvictions: s.counted.evictions, SetupCapacityEvictions: s.counted.setupEvictions,
+		Rematerialised: s.counted.remat, RequestsCut: s.counted.cut,
 		RequestsCutLate: s.counted.cutLate,
 		Verify:          s.cfg.Verify, VerifiedBytes: s.data.verified.Load(),
 		Fsync: s.cfg.Fsync, Syncs: s.counted.syncs,
@@ -112,7 +113,7 @@ func (s *sched) countWarnings() []string {
 		out = append(out, fmt.Sprintf(
 			"%d operations in flight were abandoned when the run was stopped (%v): not counted as failed, nor in any figure", n, context.Cause(s.ctx)))
 	}
-	if n := s.counted.evictions; n > 0 {
+	if n, k := s.counted.evictions, s.counted.setupEvictions; n > 0 || k > 0 {
 		why := "the trace keeps more live than a bounded tier holds"
 		if s.cfg.ClosedLoop {
 			// Its order is its users', not the trace's (replay.ArenaBytes).
@@ -121,12 +122,12 @@ func (s *sched) countWarnings() []string {
 		if s.cfg.CapacityWhy != "" && s.counted.tier2Evictions > 0 {
 			why += " (" + s.cfg.CapacityWhy + ")"
 		}
-		during := ""
-		if k := s.counted.setupEvictions; k > 0 {
-			during = fmt.Sprintf(", %d of them while the setup rows ran", k)
+		setup := ""
+		if k > 0 {
+			setup = fmt.Sprintf("; %d more while the setup rows ran, before the clock (setup_capacity_evictions)", k)
 		}
 		out = append(out, fmt.Sprintf(
-			"%s: kvreplay evicted %d least recently used objects itself%s (%d read again were rewritten untimed first)", why, n, during, s.counted.remat))
+			"%s: kvreplay evicted %d least recently used objects itself in the measured run (%d read again were rewritten untimed first)%s", why, n, s.counted.remat, setup))
 	}
 	return out
 }

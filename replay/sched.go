@@ -133,7 +133,8 @@ type sched struct {
 		// backend, which Config.Capacity bounds (CapacityWhy says why).
 		tier2Evictions int64
 		// setupRows are the rows run as setup (runSetup);
-		// setupEvictions the evictions counted when it ended.
+		// setupEvictions the capacity evictions made while they ran,
+		// which evictions leaves out (resetSetupCounts).
 		setupRows, setupEvictions int64
 	}
 	warnings []string

@@ -12,9 +12,10 @@ import (
 // and whose statistics it then resets. The replay runs them the same way,
 // after the cold objects and before the clock starts: in trace order with
 // their dependencies, as fast as ordering and concurrency allow, counted
-// in no figure but setup_rows (their errors still count and stop the
-// run). The measured run is then paced from MeasuredFrom, and --duration's
-// window counts from it.
+// in no figure but setup_rows and setup_capacity_evictions (their errors
+// still count and stop the run; see resetSetupCounts). The measured run
+// is then paced from MeasuredFrom, and --duration's window counts from
+// it.
 
 // setupFrom returns where the measured run starts in srcs' trace time:
 // their sidecars' MeasuredFrom when every trace has a sidecar with one
@@ -51,7 +52,7 @@ func (s *sched) runSetup(rr *rowReader) (*batch, error) {
 		}
 	}
 	s.rel, s.setupRel, s.inSetup = noRows{}, nil, false
-	s.counted.setupEvictions = s.counted.evictions
+	s.resetSetupCounts()
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -62,6 +63,20 @@ func (s *sched) runSetup(rr *rowReader) (*batch, error) {
 	rest.recs, rest.src = rest.recs[o.pos:], rest.src[o.pos:]
 	rest.hasOrigin = false // the pace's origin is setupAt
 	return rest, nil
+}
+
+// resetSetupCounts leaves what the setup did out of the measured run's
+// counts, as the reference resets its statistics after its setup: its
+// capacity evictions (kept apart, as setupEvictions), rematerialised
+// reads, syncs, reads of another tier, objects first written when read,
+// and bytes verified. Its errors stay counted (they stop the run), and so
+// do the cold objects it wrote (cold_prepared: every object written
+// untimed).
+func (s *sched) resetSetupCounts() {
+	c := &s.counted
+	c.setupEvictions, c.evictions = c.evictions, 0
+	c.remat, c.syncs, c.mismatch, c.coldLate, c.coldLateBytes = 0, 0, 0, 0, 0
+	s.data.verified.Store(0)
 }
 
 // setupWhat names the setup phase, for the error that stops it.

@@ -8,8 +8,8 @@ import (
 
 // checkResult refuses a kvreplay result whose counts, sizes or times no
 // run gives: a negative elapsed time, byte or operation count, rank,
-// trial, error or setup row count, more requests cut late than counted, a
-// rank beyond its run's ranks, a size scale
+// trial, error, setup row or setup eviction count, more requests cut
+// late than counted, a rank beyond its run's ranks, a size scale
 // outside (0, 1] (0 is a document that predates it), or an elapsed time
 // past maxFigure or a token rate past maxTokenRate. kvreplay writes none
 // of these; kvreport would render them as figures (an elapsed time of
@@ -57,6 +57,7 @@ func checkResult(r *schema.Result) error {
 	count("errors.count", r.Errors.Count)
 	count("requests.count", r.Requests.Count)
 	count("replay.setup_rows", r.Replay.SetupRows)
+	count("replay.setup_capacity_evictions", r.Replay.SetupCapacityEvictions)
 	count("replay.requests_cut_late", r.Replay.RequestsCutLate)
 	if err == nil && r.Replay.RequestsCutLate > r.Requests.Count {
 		// They are among the requests counted (results.Completed).

@@ -45,6 +45,8 @@ func TestDecodeDamagedResult(t *testing.T) {
 			d["replay"].(map[string]any)["requests_cut_late"] = 3
 		}, "replay.requests_cut_late is 3: want at most requests.count, 2"},
 		{"setup rows", func(d map[string]any) { d["replay"].(map[string]any)["setup_rows"] = -4 }, "replay.setup_rows is -4: want 0 or more"},
+		{"setup evictions", func(d map[string]any) { d["replay"].(map[string]any)["setup_capacity_evictions"] = -2 },
+			"replay.setup_capacity_evictions is -2: want 0 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d map[string]any

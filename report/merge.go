@@ -810,6 +810,7 @@ func mergeReplay(dst, src *schema.ReplayStats) {
 	dst.ColdPrepared += src.ColdPrepared
 	dst.ColdPreparedBytes += src.ColdPreparedBytes
 	dst.CapacityEvictions += src.CapacityEvictions
+	dst.SetupCapacityEvictions += src.SetupCapacityEvictions
 	dst.Rematerialised += src.Rematerialised
 	dst.Verify = dst.Verify || src.Verify
 	dst.VerifiedBytes += src.VerifiedBytes

@@ -494,7 +494,9 @@ type ReplayStats struct {
 	// --precondition and --decode-only pre-population), which the
 	// reference runs before its timed run and resets its statistics
 	// after. They are in no figure (Rows and RowsDone included, cells,
-	// tiers, requests, lag, timeline); their errors are in Errors. The
+	// tiers, requests, lag, timeline, CapacityEvictions, Rematerialised,
+	// Syncs, VerifiedBytes: their evictions are SetupCapacityEvictions);
+	// their errors are in Errors, their cold objects in ColdPrepared. The
 	// measured run is paced from measured_from_s, and --duration's window
 	// counts from it. 0 when every trace replayed has no sidecar, or one
 	// without measured_from_s.
@@ -523,9 +525,12 @@ type ReplayStats struct {
 	ColdPreparedBytes int64 `json:"cold_prepared_bytes"`
 	// CapacityEvictions are objects kvreplay deleted itself to keep Tier-2
 	// under --capacity; Rematerialised are reads of such objects, written
-	// again untimed first.
-	CapacityEvictions int64 `json:"capacity_evictions"`
-	Rematerialised    int64 `json:"rematerialised"`
+	// again untimed first. Both count the measured run's, as Syncs and
+	// VerifiedBytes do; SetupCapacityEvictions are those made while the
+	// setup rows ran (SetupRows), before the clock.
+	CapacityEvictions      int64 `json:"capacity_evictions"`
+	SetupCapacityEvictions int64 `json:"setup_capacity_evictions,omitempty"`
+	Rematerialised         int64 `json:"rematerialised"`
 	// Verify reports --verify; VerifiedBytes are the bytes read and
 	// checked (every byte read, in a complete verified run).
 	Verify        bool  `json:"verify"`
