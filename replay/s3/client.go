@@ -15,6 +15,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -339,40 +340,75 @@ func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, s
 	return c.wrap("PUT", name, err)
 }
 
+// claimPuts bounds create's conditional PUTs of a claim: one refused
+// for a claim that is gone when read (the run that held it gave it up,
+// or a PUT in flight beside it failed) is sent again.
+const claimPuts = 3
+
 // create stores object name holding token unless one exists, by a
 // conditional PUT (If-None-Match: *), which a server that takes it makes
 // atomic: of two such PUTs of one name, one succeeds. made is false when
 // the server refused it because the object exists (412 Precondition
 // Failed, or 409 Conditional Request Conflict while another such PUT of it
-// was in flight) and it is not this token's: a retry of a PUT the server
-// had done, whose answer was lost, finds its own object, which is made;
-// err, the request's failure otherwise (501 Not Implemented: a server
-// without conditional writes, unsupported).
+// was in flight) and the object read back is not this token's: a retry
+// of a PUT the server had done, whose answer was lost, finds its own
+// object, which is made. A refused PUT whose object is not there when
+// read is sent again (up to claimPuts in all); err is the request's
+// failure otherwise, the PUT's (501 Not Implemented: a server without
+// conditional writes, unsupported) or the read's (after its attempts):
+// an object that cannot be read is nobody's claim yet.
 func (c *client) create(ctx context.Context, name string, token []byte) (made bool, err error) {
 	if err := c.acquire(ctx); err != nil {
 		return false, err
 	}
 	defer c.release()
-	_, err = c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(token), ContentLength: aws.Int64(int64(len(token))),
-		IfNoneMatch: aws.String("*")}, unsigned)
-	c.stats.done(opPut, err)
-	var ae smithy.APIError
-	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
-		return c.holds(ctx, name, token), nil
+	for try := 1; ; try++ {
+		_, err = c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(token), ContentLength: aws.Int64(int64(len(token))),
+			IfNoneMatch: aws.String("*")}, unsigned)
+		c.stats.done(opPut, err)
+		var ae smithy.APIError
+		if !errors.As(err, &ae) || ae.ErrorCode() != "PreconditionFailed" && ae.ErrorCode() != "ConditionalRequestConflict" {
+			return err == nil, c.wrap("PUT", name, err)
+		}
+		got, err := c.read(ctx, name, int64(len(token)))
+		var nk *types.NoSuchKey
+		switch {
+		case err == nil:
+			return bytes.Equal(got, token), nil
+		case !errors.As(err, &nk):
+			return false, c.wrap("GET", name, err)
+		case try == claimPuts:
+			return false, fmt.Errorf("PUT %s: refused %d times for an object that exists, which was not there when read: %w", name, try, c.wrap("GET", name, err))
+		}
+		select {
+		case <-time.After(time.Duration(try) * 50 * time.Millisecond):
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
 	}
-	return err == nil, c.wrap("PUT", name, err)
+}
+
+// read returns object name, when it has at most n bytes (n+1 of it
+// otherwise).
+func (c *client) read(ctx context.Context, name string, n int64) ([]byte, error) {
+	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &c.bucket, Key: &name})
+	if err == nil {
+		var got []byte
+		got, err = io.ReadAll(io.LimitReader(out.Body, n+1))
+		out.Body.Close()
+		if err == nil {
+			c.stats.done(opGet, nil)
+			return got, nil
+		}
+	}
+	c.stats.done(opGet, err)
+	return nil, err
 }
 
 // holds reports whether object name holds exactly token (false where it
 // cannot be read).
 func (c *client) holds(ctx context.Context, name string, token []byte) bool {
-	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &c.bucket, Key: &name})
-	c.stats.done(opGet, err)
-	if err != nil {
-		return false
-	}
-	defer out.Body.Close()
-	got, err := io.ReadAll(io.LimitReader(out.Body, int64(len(token))+1))
+	got, err := c.read(ctx, name, int64(len(token)))
 	return err == nil && bytes.Equal(got, token)
 }
 
@@ -556,6 +592,11 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	tried := 0
 	for err == nil {
 		tried += attemptsOf(out.ResultMetadata)
+		if err = extentError(out, in.Range != nil, off, n, size); err != nil {
+			// Not tried again: the object stays as it is.
+			out.Body.Close()
+			break
+		}
 		var got int64
 		got, err = consume(out.Body)
 		c.stats.bytesGot.Add(got)
@@ -600,6 +641,60 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	}
 	c.stats.ttfb.record(time.Duration(d))
 	return start.Add(time.Duration(d)), nil
+}
+
+// extentError checks that a GET's response is what was asked of an
+// object of size bytes: a ranged GET's Content-Range ("bytes
+// FIRST-LAST/TOTAL") names the range asked and size as the object's, a
+// whole GET's Content-Length is size. An object that another client
+// replaced or truncated since the run wrote it has another size, and a
+// range of its bytes would be read as the run's. A total the server does
+// not know ("*") is taken on trust.
+func extentError(out *s3.GetObjectOutput, ranged bool, off, n, size int64) error {
+	changed := func(has int64) error {
+		return fmt.Errorf("the object has %d bytes, not the %d the run wrote: another client replaced or truncated it", has, size)
+	}
+	if !ranged {
+		if l := out.ContentLength; l != nil && *l >= 0 && *l != size {
+			return changed(*l)
+		}
+		return nil
+	}
+	cr := aws.ToString(out.ContentRange)
+	first, last, total, ok := parseContentRange(cr)
+	switch {
+	case !ok:
+		return fmt.Errorf("the server answered the range %d-%d without a valid Content-Range (%q)", off, off+n-1, cr)
+	case total >= 0 && total != size:
+		return changed(total)
+	case first != off || last != off+n-1:
+		return fmt.Errorf("the server sent bytes %d-%d of the object, not the %d-%d asked", first, last, off, off+n-1)
+	}
+	return nil
+}
+
+// parseContentRange parses a Content-Range of bytes, "bytes FIRST-LAST/TOTAL"
+// (RFC 9110, 14.4); total is -1 where it is "*".
+func parseContentRange(s string) (first, last, total int64, ok bool) {
+	rest, ok := strings.CutPrefix(s, "bytes ")
+	if !ok {
+		return 0, 0, 0, false
+	}
+	rng, tot, ok := strings.Cut(rest, "/")
+	a, z, ok2 := strings.Cut(rng, "-")
+	if !ok || !ok2 {
+		return 0, 0, 0, false
+	}
+	first, err1 := strconv.ParseInt(a, 10, 64)
+	last, err2 := strconv.ParseInt(z, 10, 64)
+	total, err3 := int64(-1), error(nil)
+	if tot != "*" {
+		total, err3 = strconv.ParseInt(tot, 10, 64)
+	}
+	if err1 != nil || err2 != nil || err3 != nil || first < 0 || last < first || total >= 0 && last >= total {
+		return 0, 0, 0, false
+	}
+	return first, last, total, true
 }
 
 // attemptsOf is how many attempts the SDK made of the call whose result
@@ -738,9 +833,13 @@ var uploadsPage int32 = 1000
 // abortAll aborts the unfinished multipart uploads under prefix, every
 // page of them: it lists the first page again after aborting one (a
 // marker naming an aborted upload is refused by some servers), until a
-// page is the last or none of its aborts went through.
+// page is the last or an abort failed. A server may list an upload a
+// while after its abort (whose abort again answers NoSuchUpload): one
+// aborted already is not aborted again, and a page of none but those is
+// passed by its marker, so that the clean-up ends.
 func (c *client) abortAll(ctx context.Context, prefix string) error {
 	in := &s3.ListMultipartUploadsInput{Bucket: &c.bucket, Prefix: &prefix, MaxUploads: aws.Int32(uploadsPage)}
+	aborted := map[[2]string]bool{} // by key and upload id
 	for {
 		if err := c.acquire(ctx); err != nil {
 			return err
@@ -756,19 +855,31 @@ func (c *client) abortAll(ctx context.Context, prefix string) error {
 			return c.wrap("list the multipart uploads under", prefix, err)
 		}
 		var errs []error
-		aborted := 0
+		fresh := 0
 		for _, u := range out.Uploads {
-			if !strings.HasPrefix(aws.ToString(u.Key), prefix) {
+			up := [2]string{aws.ToString(u.Key), aws.ToString(u.UploadId)}
+			if !strings.HasPrefix(up[0], prefix) || aborted[up] {
 				continue
 			}
-			if err := c.abort(ctx, aws.ToString(u.Key), aws.ToString(u.UploadId)); err != nil {
+			if err := c.abort(ctx, up[0], up[1]); err != nil {
 				errs = append(errs, err)
-			} else {
-				aborted++
+				continue
 			}
+			aborted[up] = true
+			fresh++
 		}
-		if !aws.ToBool(out.IsTruncated) || aborted == 0 || len(errs) > 0 {
+		if !aws.ToBool(out.IsTruncated) || len(errs) > 0 {
 			return errors.Join(errs...)
+		}
+		if fresh == 0 {
+			next, id := aws.ToString(out.NextKeyMarker), aws.ToString(out.NextUploadIdMarker)
+			if next == "" || next == aws.ToString(in.KeyMarker) && id == aws.ToString(in.UploadIdMarker) {
+				return fmt.Errorf("list the multipart uploads under %s: the server lists uploads aborted already, and no marker past them", prefix)
+			}
+			in.KeyMarker, in.UploadIdMarker = &next, nil
+			if id != "" {
+				in.UploadIdMarker = &id
+			}
 		}
 	}
 }
@@ -791,6 +902,9 @@ func (c *client) wrap(what, name string, err error) error {
 			hint = fmt.Sprintf(": access to bucket %q denied: the credentials need s3:ListBucket, s3:PutObject, s3:GetObject, s3:DeleteObject and s3:AbortMultipartUpload on it", c.bucket)
 		case "SlowDown", "ServiceUnavailable":
 			hint = ": the server kept throttling after every retry"
+		case "InvalidRange":
+			// The run asks only for ranges within the objects it wrote.
+			hint = ": the object is shorter than the run wrote it: another client replaced or truncated it"
 		}
 	}
 	var op *net.OpError

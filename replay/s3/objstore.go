@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -65,24 +64,23 @@ func (b *Backend) putParts(ctx context.Context, name string, r io.ReaderAt, size
 	}
 	n := int((size + b.part - 1) / b.part)
 	etags := make([]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
+	err = eachPart(ctx, n, func(ctx context.Context, i int) error {
 		off := int64(i) * b.part
-		wg.Go(func() {
-			etags[i], errs[i] = b.c.uploadPartFrom(ctx, name, id, i+1, io.NewSectionReader(r, off, min(b.part, size-off)), min(b.part, size-off))
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		b.c.abort(context.WithoutCancel(ctx), name, id)
+		var err error
+		etags[i], err = b.c.uploadPartFrom(ctx, name, id, i+1, io.NewSectionReader(r, off, min(b.part, size-off)), min(b.part, size-off))
 		return err
+	})
+	if err == nil {
+		err = b.c.completeMultipart(ctx, name, id, etags)
 	}
-	if err := b.c.completeMultipart(ctx, name, id, etags); err != nil {
-		b.c.abort(context.WithoutCancel(ctx), name, id)
-		return err
+	if err != nil {
+		// Past ctx's end, as Close's clean-up: an upload left unfinished
+		// keeps its parts (billed) until aborted.
+		actx, stop := b.cleanupContext(ctx)
+		b.c.abort(actx, name, id)
+		stop()
 	}
-	return nil
+	return err
 }
 
 // lookup returns the object key's entry when it was written whole, with
@@ -127,17 +125,40 @@ func (b *Backend) Get(ctx context.Context, key string, w io.WriterAt, size int64
 		return nil
 	}
 	n := int((size + b.part - 1) / b.part)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
+	err := eachPart(ctx, n, func(ctx context.Context, i int) error {
 		off := int64(i) * b.part
-		wg.Go(func() { errs[i] = b.c.getInto(ctx, name, w, off, min(b.part, size-off), size) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+		return b.c.getInto(ctx, name, w, off, min(b.part, size-off), size)
+	})
+	if err != nil {
 		return fmt.Errorf("s3: get %q: %w", key, err)
 	}
 	return nil
+}
+
+// eachPart runs part(ctx, i) for the n parts of an object at once (as many
+// in flight as requests may be), and returns the first failure, which
+// fails the object's Put or Get: it ends the other parts (those in flight
+// abandoned, those waiting for a request slot never sent).
+func eachPart(ctx context.Context, n int, part func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once  sync.Once
+		first error
+		wg    sync.WaitGroup
+	)
+	for i := range n {
+		wg.Go(func() {
+			if err := part(ctx, i); err != nil {
+				once.Do(func() {
+					first = err
+					cancel()
+				})
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // GetRange reads len(p) bytes of the object key at off with one ranged

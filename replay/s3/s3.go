@@ -13,7 +13,9 @@
 // runs given the same run id at once (a library caller's; kvreplay makes a
 // random one), which all find the prefix empty, one creates it and the
 // others refuse the prefix. A retry of the PUT whose first answer was lost
-// knows the object it finds for its own by the token.
+// knows the object it finds for its own by the token; one refused for a
+// claim that is not there when read is sent again, and one whose claim
+// cannot be read fails the check.
 // That holds on servers that make conditional writes atomic (AWS S3,
 // versitygw, tested; MinIO and Ceph RGW take the header too). One that
 // refuses the header (501 Not Implemented) leaves the prefix unclaimed,
@@ -34,7 +36,10 @@
 // as they fill and which completes with its last part. An object exists
 // on the server, and Open finds it, once it has been written whole. The
 // backend keeps the names and sizes of the run's objects itself, so Open
-// costs no request.
+// costs no request; a GET's answer is checked against them (its
+// Content-Range, or Content-Length), so that an object another client
+// truncated, or replaced with one of another size, fails the read instead
+// of being read as the run's.
 //
 // Memory: what is bounded and what is not. Requests in flight are
 // bounded by Config.Concurrency (and idle connections kept by twice it).
@@ -166,7 +171,9 @@ type Config struct {
 	// is done (an interrupted run): it stops once CleanupGrace passes
 	// without a request of it ending (a server that stopped answering),
 	// or CleanupGraces of them after the run's end; 0 is
-	// DefaultCleanupGrace. A clean-up cut short says what is left.
+	// DefaultCleanupGrace. A clean-up cut short says what is left. It
+	// bounds a failed Put's abort of its upload the same way once the
+	// Put's context is done (Close aborts what is left).
 	CleanupGrace time.Duration
 	// Keep leaves the run's objects in the bucket at Close (its
 	// unfinished multipart uploads, no object of it, are aborted).
@@ -608,7 +615,7 @@ func (b *Backend) Close() error {
 	b.wmu.Unlock()
 	defer b.unwake()
 	defer b.c.close()
-	ctx, stop := b.cleanupContext()
+	ctx, stop := b.cleanupContext(b.ctx)
 	defer stop()
 	// A server that stopped answering in the run may answer again: the
 	// clean-up asks once before it takes it for down.
@@ -693,17 +700,18 @@ func (e errCleanupCut) Error() string {
 	return fmt.Sprintf("the run was interrupted, and the clean-up stopped %s after", e.grace*CleanupGraces)
 }
 
-// cleanupContext is the context of Close's requests: not ended by the
-// run's context, so that an interrupted run still removes what it made,
-// but once the run's context is done (and Close started), ended by a
-// CleanupGrace in which no request ended, or CleanupGraces after. stop
-// releases it.
-func (b *Backend) cleanupContext() (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(b.ctx))
+// cleanupContext is the context of a clean-up's requests after an
+// operation whose context is run (Close's, after the run; a failed Put's
+// abort of its upload): not ended by run, so that an interrupted run
+// still removes what it made, but once run is done (and the clean-up
+// started), ended by a CleanupGrace in which no request ended, or
+// CleanupGraces after. stop releases it.
+func (b *Backend) cleanupContext(run context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(run))
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-b.ctx.Done():
+		case <-run.Done():
 		case <-done:
 			return
 		}

@@ -1,6 +1,8 @@
 package s3
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -84,9 +86,12 @@ func (s *stats) ended() int64 {
 	return n
 }
 
+// done counts a call of o that ended with err. A call abandoned (its
+// context canceled: the run stopped, or a sibling part failed its object)
+// is not counted as failed: the server did not fail it.
 func (s *stats) done(o op, err error) {
 	s.requests[o].Add(1)
-	if err != nil {
+	if err != nil && !errors.Is(err, context.Canceled) {
 		s.failed[o].Add(1)
 	}
 }
