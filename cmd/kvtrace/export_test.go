@@ -68,10 +68,10 @@ func TestExportErrors(t *testing.T) {
 			"kvtrace: --dir: only for --to fio", "kvtrace: --iodepth: only for --to fio"}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "--tiers", "Tier-9", "-o", out, refU10}, []string{
 			`kvtrace: --tiers Tier-9: "Tier-9": want Tier-0, Tier-1, Tier-2 or Tier-3 (or gpu, cpu, nvme, object)`}},
-		{[]string{"export", "--to", "fio", "--dir", dir, "--size-scale", "1/x", "--block-size", "1GB", "--layout", "tree",
+		{[]string{"export", "--to", "fio", "--dir", dir, "--size-scale", "1/x", "--block-size", "3000", "--layout", "tree",
 			"--speed", "fast", "-o", out, refU10}, []string{
 			"kvtrace: --size-scale 1/x: want a number or a fraction such as 1/1024",
-			"kvtrace: --block-size 1000000000 (953.67 MiB): must be a power of two between 4KiB and 1GiB",
+			"kvtrace: --block-size 3000: must be a power of two between 4KiB and 1GiB",
 			"kvtrace: --layout tree: want extent or dir",
 			"kvtrace: --speed fast: want asap or timed"}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "--size-scale", "2", "-o", out, refU10}, []string{

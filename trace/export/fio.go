@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/extent"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -200,7 +199,7 @@ func (o FioOptions) Validate() error {
 	o = o.withDefaults()
 	var p problems
 	if o.BlockSize < 4096 || o.BlockSize > 1<<30 || o.BlockSize&(o.BlockSize-1) != 0 {
-		p.bad("--block-size %d (%s): must be a power of two between 4KiB and 1GiB", o.BlockSize, cli.FormatBytes(o.BlockSize))
+		p.bad("--block-size %d: must be a power of two between 4KiB and 1GiB", o.BlockSize)
 	}
 	p.add(checkTiers(o.Tiers))
 	if o.Layout != LayoutExtent && o.Layout != LayoutDir {
