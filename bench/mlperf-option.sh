@@ -252,7 +252,7 @@ start_ranks() {
 	else
 		local r
 		for ((r = 0; r < ranks; r++)); do
-			KVBENCH_RANK=$r "$0" "$@" &
+			KVBENCH_RANK=$r KVBENCH_LOCAL_RANK=$r "$0" "$@" &
 			pids+=($!)
 		done
 	fi

@@ -53,9 +53,10 @@ type Result struct {
 	// Rank and Ranks place the document in a multi-host run (0 of 1 alone).
 	Rank  int `json:"rank"`
 	Ranks int `json:"ranks"`
-	// LocalRank is the rank among those on its host, and RankSource where
-	// the rank came from (the flag, or the launcher's variable, such as
-	// OMPI_COMM_WORLD_RANK or SLURM_PROCID); empty alone.
+	// LocalRank is the rank among those on its host (-1: the launcher
+	// did not say), and RankSource where the rank came from (the flag, or
+	// the launcher's variable, such as OMPI_COMM_WORLD_RANK or
+	// SLURM_PROCID); empty alone.
 	LocalRank  int    `json:"local_rank,omitempty"`
 	RankSource string `json:"rank_source,omitempty"`
 	// StartAt is --start-at, the instant every rank waited for; StartSkewS

@@ -89,7 +89,8 @@ func TestRanksAsLaunched(t *testing.T) {
 		return []string{"OMPI_COMM_WORLD_RANK=" + strconv.Itoa(r), "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=" + strconv.Itoa(r)}
 	}
 	slurm := func(r int) []string {
-		return []string{"SLURM_PROCID=" + strconv.Itoa(r), "SLURM_NTASKS=4", "SLURM_LOCALID=" + strconv.Itoa(r)}
+		// srun's job step (a batch script has no SLURM_STEP_ID).
+		return []string{"SLURM_PROCID=" + strconv.Itoa(r), "SLURM_NTASKS=4", "SLURM_LOCALID=" + strconv.Itoa(r), "SLURM_STEP_ID=0", "SLURM_STEP_NUM_TASKS=4"}
 	}
 	bytesOf := func(r *schema.Result) map[string][2]int64 {
 		m := map[string][2]int64{}

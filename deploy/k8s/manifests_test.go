@@ -21,8 +21,13 @@ import (
 // The parts of the manifests that the test reads.
 type (
 	envVar struct {
-		Name  string `yaml:"name"`
-		Value string `yaml:"value"`
+		Name      string `yaml:"name"`
+		Value     string `yaml:"value"`
+		ValueFrom struct {
+			FieldRef struct {
+				FieldPath string `yaml:"fieldPath"`
+			} `yaml:"fieldRef"`
+		} `yaml:"valueFrom"`
 	}
 	container struct {
 		Name    string   `yaml:"name"`
@@ -228,9 +233,15 @@ func envMap(c container) map[string]string {
 	m := map[string]string{}
 	for _, e := range c.Env {
 		m[e.Name] = e.Value
+		if e.ValueFrom.FieldRef.FieldPath == jobUID {
+			m[e.Name] = "6f1c2a9e-1b8e-4c55-9a3d-2f0e5b7c8d41" // as Kubernetes gives a Job's pods
+		}
 	}
 	return m
 }
+
+// jobUID is the downward API's path of a Job's uid, a label of its pods.
+const jobUID = "metadata.labels['batch.kubernetes.io/controller-uid']"
 
 // TestIndexedJob parses the Indexed Job and its merge Job, and runs them
 // as Kubernetes would: one kvreplay a completion index, all at once, with
@@ -252,6 +263,9 @@ func TestIndexedJob(t *testing.T) {
 	env := envMap(c)
 	if env["KVBENCH_RANKS"] != strconv.Itoa(s.Completions) {
 		t.Fatalf("KVBENCH_RANKS %q, spec.completions %d: keep them equal", env["KVBENCH_RANKS"], s.Completions)
+	}
+	if env["KVBENCH_RUN_ID"] == "" {
+		t.Fatalf("no KVBENCH_RUN_ID from %s: the barrier takes a killed Job's ready files for its ranks'", jobUID)
 	}
 	if len(c.Command) != 1 || c.Command[0] != "kvreplay" || !strings.Contains(strings.Join(c.Args, " "), "--start-barrier") {
 		t.Fatalf("command %q %q: want kvreplay with --start-barrier", c.Command, c.Args)

@@ -23,11 +23,11 @@ func TestBarrierClockSkew(t *testing.T) {
 		b.readDir = func(d string) ([]os.DirEntry, error) {
 			// The peer is made once this rank's file is there, 3 s
 			// after it by the file system's clock.
-			mine, err := os.Stat(filepath.Join(d, readyName(0, 2)))
+			mine, err := os.Stat(filepath.Join(d, readyName(0, 2, "")))
 			if err != nil {
 				return nil, err
 			}
-			peer := filepath.Join(d, readyName(1, 2))
+			peer := filepath.Join(d, readyName(1, 2, ""))
 			if err := os.WriteFile(peer, nil, 0o644); err != nil {
 				return nil, err
 			}

@@ -15,7 +15,7 @@ import (
 // ranks that all had the same --ranks.
 func TestStartBarrierStaleOtherSize(t *testing.T) {
 	dir := t.TempDir()
-	old := filepath.Join(dir, readyName(1, 4))
+	old := filepath.Join(dir, readyName(1, 4, ""))
 	if err := os.WriteFile(old, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

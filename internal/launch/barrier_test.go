@@ -77,7 +77,7 @@ func TestStartBarrierTimeout(t *testing.T) {
 	// A directory that was there, with another rank's ready file: only
 	// the rank's own file goes.
 	dir = t.TempDir()
-	other := filepath.Join(dir, readyName(2, 3))
+	other := filepath.Join(dir, readyName(2, 3, ""))
 	if err := os.WriteFile(other, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestStartBarrierTimeout(t *testing.T) {
 	if _, err := b.Wait(t.Context(), Rank{Rank: 0, Ranks: 3}); err == nil || !strings.Contains(err.Error(), "2 of 3 ranks ready after 1m0s (missing: 1)") {
 		t.Errorf("timeout with rank 2 there: %v", err)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != readyName(2, 3) {
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != readyName(2, 3, "") {
 		t.Errorf("after the timeout %s holds %v, want rank 2's file alone", dir, entries)
 	}
 
@@ -98,7 +98,7 @@ func TestStartBarrierTimeout(t *testing.T) {
 	if _, err := b.Wait(t.Context(), Rank{Rank: 1, Ranks: 3}); err != stop {
 		t.Errorf("cancelled: %v, want %v", err, stop)
 	}
-	if _, err := os.Stat(filepath.Join(dir, readyName(1, 3))); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, readyName(1, 3, ""))); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a cancelled rank's ready file: %v, want it removed", err)
 	}
 
@@ -148,7 +148,7 @@ func TestStartBarrierStaleReady(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			peer := filepath.Join(dir, readyName(1, 2))
+			peer := filepath.Join(dir, readyName(1, 2, ""))
 			if err := os.WriteFile(peer, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestStartBarrierStaleReady(t *testing.T) {
 			if stale := err != nil && strings.Contains(err.Error(), "kvreplay-ready.1-of-2 was made at") && strings.Contains(err.Error(), "an earlier run's"); stale != tt.stale || (!tt.stale && err != nil) {
 				t.Errorf("a peer's ready file %v old: %v; want stale %v", tt.age, err, tt.stale)
 			}
-			if _, err := os.Stat(filepath.Join(dir, readyName(0, 2))); tt.stale != errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(dir, readyName(0, 2, ""))); tt.stale != errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("this rank's ready file after the wait: %v (stale %v: a rank that gives up withdraws it)", err, tt.stale)
 			}
 		})
@@ -175,7 +175,7 @@ func TestStartBarrierStaleReady(t *testing.T) {
 func TestScanFileWithdrawn(t *testing.T) {
 	dir := t.TempDir()
 	for r := range 2 {
-		if err := os.WriteFile(filepath.Join(dir, readyName(r, 3)), nil, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, readyName(r, 3, "")), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -183,11 +183,11 @@ func TestScanFileWithdrawn(t *testing.T) {
 	b.readDir = func(d string) ([]os.DirEntry, error) {
 		entries, err := os.ReadDir(d)
 		if err == nil {
-			err = os.Remove(filepath.Join(d, readyName(1, 3)))
+			err = os.Remove(filepath.Join(d, readyName(1, 3, "")))
 		}
 		return entries, err
 	}
-	_, missing, err := b.scan(3, time.Now().Add(-time.Hour))
+	_, missing, err := b.scan(3, "", time.Now().Add(-time.Hour))
 	if err != nil || len(missing) != 2 || missing[0] != 1 || missing[1] != 2 {
 		t.Errorf("scan with rank 1's file withdrawn after the listing: missing %v, %v; want [1 2], no error", missing, err)
 	}

@@ -19,8 +19,8 @@ func TestKillGrace(t *testing.T) {
 			"kills its ranks 2 s after it asks them to stop (with --mca odls_base_sigkill_timeout 2)"},
 		{"mpirun, 5 s", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", ortePeer: "1.0;tcp://192.0.2.2:1", sigkillVar: "5"}, ""},
 		{"mpirun, not a number", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", ortePeer: "1.0;tcp://192.0.2.2:1", sigkillVar: "x"}, ""},
-		{"srun", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}, ""},
-		{"srun --mpi=pmix", map[string]string{"PMIX_RANK": "0", "SLURM_PROCID": "0", "SLURM_NTASKS": "2"}, ""},
+		{"srun", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_STEP_ID": "0"}, ""},
+		{"srun --mpi=pmix", map[string]string{"PMIX_RANK": "0", "SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_STEP_ID": "0"}, ""},
 		{"Open MPI 5 (PRRTE)", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "PMIX_RANK": "0"}, ""},
 		{"Kubernetes", map[string]string{"JOB_COMPLETION_INDEX": "0", "KVBENCH_RANKS": "2"}, ""},
 	} {

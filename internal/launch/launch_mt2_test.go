@@ -17,7 +17,7 @@ import (
 func TestBarrierStartsAfterTheLastReady(t *testing.T) {
 	dir := t.TempDir()
 	for r, age := range []time.Duration{20 * time.Second, 10 * time.Second} {
-		p := filepath.Join(dir, readyName(r, 3))
+		p := filepath.Join(dir, readyName(r, 3, ""))
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func TestBarrierStartsAfterTheLastReady(t *testing.T) {
 		}
 	}
 	// "Rank 3 of 3" is no rank of this run: ignored, not counted.
-	if err := os.WriteFile(filepath.Join(dir, readyName(3, 3)), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, readyName(3, 3, "")), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b := NewBarrier(dir, time.Minute)
@@ -36,7 +36,7 @@ func TestBarrierStartsAfterTheLastReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := os.Stat(filepath.Join(dir, readyName(2, 3)))
+	info, err := os.Stat(filepath.Join(dir, readyName(2, 3, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestBarrierStartsAfterTheLastReady(t *testing.T) {
 // there refuses, and leaves that file (an earlier run's) where it is.
 func TestBarrierKeepsAnEarlierRunsFile(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, readyName(1, 2))
+	p := filepath.Join(dir, readyName(1, 2, ""))
 	if err := os.WriteFile(p, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestBarrierKeepsAnEarlierRunsFile(t *testing.T) {
 // within the minute of slack (hosts' clocks differ) is a peer, not stale.
 func TestBarrierStaleSlack(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, readyName(1, 2))
+	p := filepath.Join(dir, readyName(1, 2, ""))
 	if err := os.WriteFile(p, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

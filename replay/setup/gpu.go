@@ -64,7 +64,10 @@ func newGPU(b *builder) (backend.Backend, error) {
 	if err != nil {
 		return nil, cli.Input(err)
 	}
-	dev := ids[b.opts.LocalRank%len(ids)]
+	dev, err := gpuOfRank(ids, b.opts.LocalRank, b.opts.GPUs)
+	if err != nil {
+		return nil, cli.Input(err)
+	}
 	var free int64
 	if !b.plan.Scanned || loopReach(b.cfg, b.plan, "gpu") {
 		d, err := r.Device(dev)
@@ -83,6 +86,25 @@ func newGPU(b *builder) (backend.Backend, error) {
 	}
 	b.where(schema.PathInfo{Backend: "gpu", Path: fmt.Sprintf("GPU %d, %s arena", dev, cli.FormatBytes(size)), GPU: &schema.GPUPath{}})
 	return g, nil
+}
+
+// gpuOfRank is the GPU of ids a rank takes: the one at its local rank.
+// A rank whose local rank the launcher does not say (launch.LocalUnknown)
+// takes the one GPU given; of several it could take one another rank on
+// its host takes, every rank the first, and contend for it unseen: an
+// error.
+func gpuOfRank(ids []int, local int, gpus string) (int, error) {
+	if local >= 0 {
+		return ids[local%len(ids)], nil
+	}
+	if len(ids) == 1 {
+		return ids[0], nil
+	}
+	which := fmt.Sprintf("the %d GPUs here", len(ids))
+	if gpus != "" {
+		which = "--gpus " + flagText(gpus)
+	}
+	return 0, fmt.Errorf("--tier-map ...=gpu: the launcher does not say where this rank stands among the ranks on its host (its local rank), so it cannot take its own of %s: ranks on one host would all take the first; give each rank one GPU with --gpus N (--gpus 0 where each rank has a host of its own), or start the ranks with a launcher that sets a local rank (mpirun, srun)", which)
 }
 
 // gpuArena is the gpu tier's arena: the plan's peak of the tiers mapped

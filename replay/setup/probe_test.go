@@ -140,10 +140,12 @@ func TestNoDataBackendSaysNoStorage(t *testing.T) {
 
 // TestSearchUnderRanksSaysWhence: a search under several ranks is refused,
 // and the error names where the ranks came from (an sbatch script's
-// SLURM_NTASKS, met by a user who ran one kvreplay in it, was not said)
-// and how to search as one process: --rank 0 --ranks 1, which the search
-// then takes, or under an MPI launcher of several processes (which refuses
-// those flags) one process of it.
+// SLURM_NTASKS, met by a user who ran one kvreplay in it, was not said;
+// now such a script is refused before, naming --rank 0 --ranks 1) and how
+// to search as one process: --rank 0 --ranks 1, which the search then
+// takes, or under a launcher of several processes (an MPI launcher
+// refuses those flags, and in each of srun's tasks they make every task
+// rank 0) one process of it.
 func TestSearchUnderRanksSaysWhence(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -151,8 +153,9 @@ func TestSearchUnderRanksSaysWhence(t *testing.T) {
 		env          map[string]string
 		want, advice string
 	}{
-		{"sbatch", "", "", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4"},
-			"(the 4 ranks: SLURM_NTASKS=4 in the environment (Slurm sets it for srun's tasks, and in an sbatch script's own environment))", "to search on one host, give --rank 0 --ranks 1"},
+		{"sbatch", "", "", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}, "", "give --rank 0 --ranks 1"},
+		{"srun", "", "", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "SLURM_STEP_ID": "0", "SLURM_STEP_NUM_TASKS": "4"},
+			"(the 4 ranks: SLURM_STEP_NUM_TASKS=4 in the environment (srun sets it for its tasks))", "to search on one host, start one task (srun -n 1)"},
 		{"flags", "0", "2", nil, "(the 2 ranks: --ranks 2)", "to search on one host, give --rank 0 --ranks 1"},
 		{"mpirun", "", "", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "3"},
 			"(the 3 ranks: OMPI_COMM_WORLD_SIZE=3 in the environment (Open MPI's mpirun sets it))", "to search on one host, start one process (mpirun -np 1)"},
@@ -162,6 +165,12 @@ func TestSearchUnderRanksSaysWhence(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := launch.FromFlags(tc.rank, tc.ranks, func(k string) string { return tc.env[k] })
+			if tc.want == "" && tc.advice != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.advice) {
+					t.Errorf("%+v, %v; want refused, saying %q", r, err, tc.advice)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -84,7 +84,8 @@ type Options struct {
 	// the plan.
 	RAMBudget int64
 	// GPUs are the devices the gpu tier may use (--gpus: "0,1"; "" all);
-	// a rank takes the one at LocalRank.
+	// a rank takes the one at LocalRank (launch.LocalUnknown: the one
+	// given, or an error).
 	GPUs      string
 	LocalRank int
 	// S3 is the s3 tier's bucket, prefix and endpoint (--s3-*).
