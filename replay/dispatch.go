@@ -116,7 +116,7 @@ func (s *sched) dispatchCold(c ColdObject) {
 	}
 	t := s.newTask()
 	*t = task{kind: kindCold, op: schema.OpRead, tier: c.Tier, logical: c.Logical, phys: phys, ks: ks,
-		sched: s.clock.Now(), succ: t.succ[:0], needB: ef.needB, need: ef.need, relB: -1, create: true, cold: true}
+		sched: s.clock.Now(), succ: t.succ[:0], needB: ef.needB, need: ef.need, relB: -1, create: true, cold: true, leftOut: c.LeftOut}
 	s.order(t, false)
 	s.reserve(t)
 }

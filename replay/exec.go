@@ -28,6 +28,7 @@ const (
 	stMatOpen         // an object read before it exists is written first, untimed
 	stMatIO           //
 	stMatClose        //
+	stMatDone         // the object written: counted
 	stBegin           // the timed operation starts
 	stOpen            // the object on ioTier
 	stIO              // its blocks
@@ -137,7 +138,12 @@ func (s *sched) stage(t *task) bool {
 		t.stage = stMatClose
 		return s.blocks(t, true, t.tier)
 	case stMatClose:
-		return s.stageMatClose(t)
+		t.stage = stMatDone
+		t.ks.tier, t.ks.exists = t.tier, true
+		return s.callMeta(t, nil, metaClose, "", 0, false)
+	case stMatDone:
+		s.stageMatDone(t)
+		return true
 	case stBegin:
 		s.stageBegin(t)
 		return true
@@ -193,14 +199,18 @@ func (s *sched) stageStart(t *task) {
 	}
 }
 
-// stageMatClose closes an object written before its read, counting it.
-func (s *sched) stageMatClose(t *task) bool {
-	ks := t.ks
-	ks.tier, ks.exists = t.tier, true
+// stageMatDone counts an object written before its read once its close
+// succeeded (a failed write or close ended the task, uncounted), and goes
+// on to the read.
+func (s *sched) stageMatDone(t *task) {
 	switch {
 	case t.cold:
 		s.counted.cold++
 		s.counted.coldBytes += t.logical
+		if t.leftOut {
+			s.counted.leftOut++
+			s.counted.leftOutBytes += t.logical
+		}
 		if t.kind != kindCold {
 			s.counted.coldLate++
 			s.counted.coldLateBytes += t.logical
@@ -212,7 +222,6 @@ func (s *sched) stageMatClose(t *task) bool {
 	if t.kind == kindCold {
 		t.stage = stFinish
 	}
-	return s.callMeta(t, nil, metaClose, "", 0, false)
 }
 
 // stageBegin starts the timed operation: the key's state as the
@@ -275,7 +284,6 @@ func (s *sched) stageOpen(t *task) bool {
 func (s *sched) stageSync(t *task) bool {
 	t.stage = stClose
 	if _, ok := t.obj.(backend.Syncer); ok && s.cfg.Fsync && t.op == schema.OpWrite {
-		s.counted.syncs++
 		return s.callMeta(t, nil, metaSync, "", 0, false)
 	}
 	return true
@@ -284,6 +292,10 @@ func (s *sched) stageSync(t *task) bool {
 // stageClose closes the object; a write's object now exists, and a
 // move's source copy goes next.
 func (s *sched) stageClose(t *task) bool {
+	if t.meta == metaSync {
+		// Its sync is back, and succeeded: a failed one ended t.
+		s.counted.syncs++
+	}
 	t.stage = stFinish
 	if t.op == schema.OpWrite {
 		t.ks.tier, t.ks.exists = t.tier, true
@@ -576,6 +588,9 @@ func (s *sched) finish(t *task) {
 	} else if t.err != nil {
 		if t.req != nil {
 			t.req.failed = true
+		}
+		if t.kind == kindRow && !t.setup {
+			s.metrics.failed(t)
 		}
 		// The row's key as the trace has it; the backend's error names
 		// its object and where it lies.

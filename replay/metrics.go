@@ -203,7 +203,8 @@ func (m *metrics) endBusy(t *task, start, end time.Time, abandoned bool) {
 
 // succeeded counts an operation that succeeded, over start to end: its
 // cell, device span and timeline second. A failed or abandoned one is
-// counted in no figure but the busy times (endBusy) and the errors.
+// counted in no figure but the busy times (endBusy) and the errors, and a
+// failed one in its cell's failed operations (failed).
 func (m *metrics) succeeded(t *task, start, end time.Time) {
 	c := m.cell(t)
 	c.Add(end.Sub(start), end.Sub(t.sched), t.logical, t.phys)
@@ -224,6 +225,12 @@ func (m *metrics) succeeded(t *task, start, end time.Time) {
 	}
 	s.Ops[t.tier]++
 }
+
+// failed counts a row of the measured run that failed in its cell, in
+// no figure but the failed operations (its time, if it began, is in the
+// busy times: endBusy), so that a tier or cell whose operations all
+// failed is in the result.
+func (m *metrics) failed(t *task) { m.cell(t).AddFailed() }
 
 // request records a finished request's storage latency: from its first
 // row's scheduled time to its last row's completion, less the untimed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/results"
@@ -60,7 +61,7 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 	res.Replay = schema.ReplayStats{
 		Rows: s.rows.Load(), RowsDone: s.rowsDone.Load(), SetupRows: s.counted.setupRows, Objects: s.objects,
 		ColdPrepared: s.counted.cold, ColdPreparedBytes: s.counted.coldBytes,
-		CapacityEvictions: s.counted.evictions, SetupCapacityEvictions: s.counted.setupEvictions,
+		CapacityEvictions: s.counted.evictions, SetupCapacityEvictions: s.counted.setupEvictions + s.counted.coldEvictions,
 		Rematerialised: s.counted.remat, RequestsCut: s.counted.cut,
 		RequestsCutLate: s.counted.cutLate,
 		Verify:          s.cfg.Verify, VerifiedBytes: s.data.verified.Load(),
@@ -113,7 +114,7 @@ func (s *sched) countWarnings() []string {
 		out = append(out, fmt.Sprintf(
 			"%d operations in flight were abandoned when the run was stopped (%v): not counted as failed, nor in any figure", n, context.Cause(s.ctx)))
 	}
-	if n, k := s.counted.evictions, s.counted.setupEvictions; n > 0 || k > 0 {
+	if n, k, c := s.counted.evictions, s.counted.setupEvictions, s.counted.coldEvictions; n > 0 || k > 0 || c > 0 {
 		why := "the trace keeps more live than a bounded tier holds"
 		if s.cfg.ClosedLoop {
 			// Its order is its users', not the trace's (replay.ArenaBytes).
@@ -122,9 +123,16 @@ func (s *sched) countWarnings() []string {
 		if s.cfg.CapacityWhy != "" && s.counted.tier2Evictions > 0 {
 			why += " (" + s.cfg.CapacityWhy + ")"
 		}
-		setup := ""
+		var before []string
+		if c > 0 {
+			before = append(before, fmt.Sprintf("%d more while the cold objects were written", c))
+		}
 		if k > 0 {
-			setup = fmt.Sprintf("; %d more while the setup rows ran, before the clock (setup_capacity_evictions)", k)
+			before = append(before, fmt.Sprintf("%d more while the setup rows ran", k))
+		}
+		setup := ""
+		if len(before) > 0 {
+			setup = "; " + strings.Join(before, " and ") + ", before the clock (setup_capacity_evictions)"
 		}
 		out = append(out, fmt.Sprintf(
 			"%s: kvreplay evicted %d least recently used objects itself in the measured run (%d read again were rewritten untimed first)%s", why, n, s.counted.remat, setup))
@@ -160,7 +168,7 @@ func (s *sched) cells(wall time.Duration) []schema.Cell {
 		for op := range schema.Op(schema.NumOps) {
 			for ph := range schema.Phase(schema.NumPhases) {
 				c := s.metrics.cells[t][op][ph]
-				if c == nil || (c.Ops == 0 && c.Busy == 0) {
+				if c == nil || (c.Ops == 0 && c.Failed == 0 && c.Busy == 0) {
 					continue
 				}
 				cells = append(cells, c.Finalize(t.String(), op.String(), ph.String(), s.tiers[t].caps.Name, wall))

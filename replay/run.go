@@ -169,16 +169,14 @@ func (s *sched) writeCold() error {
 		if b == nil {
 			continue
 		}
-		if c.LeftOut {
-			if !fits(b, c.Demoted) {
-				continue // made when first read
-			}
-			s.counted.leftOut++
-			s.counted.leftOutBytes += c.Logical
+		if c.LeftOut && !fits(b, c.Demoted) {
+			continue // made when first read
 		}
 		s.dispatchCold(c)
 	}
 	s.loop(nil)
+	// Its evictions were made before the clock: not the measured run's.
+	s.counted.coldEvictions, s.counted.evictions = s.counted.evictions, 0
 	return s.err
 }
 

@@ -134,8 +134,10 @@ type sched struct {
 		tier2Evictions int64
 		// setupRows are the rows run as setup (runSetup);
 		// setupEvictions the capacity evictions made while they ran,
-		// which evictions leaves out (resetSetupCounts).
-		setupRows, setupEvictions int64
+		// which evictions leaves out (resetSetupCounts), as it leaves
+		// out coldEvictions, those made while the cold objects were
+		// written (writeCold): all before the clock.
+		setupRows, setupEvictions, coldEvictions int64
 	}
 	warnings []string
 	infos    []schema.TraceInfo

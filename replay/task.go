@@ -102,6 +102,9 @@ type task struct {
 	reserved    bool
 	create      bool
 	cold, remat bool
+	// leftOut: a cold object written for a --users sample
+	// (ColdObject.LeftOut).
+	leftOut bool
 	// setup: a row run before the clock (runSetup), measured in no
 	// figure.
 	setup bool

@@ -68,7 +68,7 @@ func checkResult(r *schema.Result) error {
 		for _, f := range []struct {
 			name string
 			v    int64
-		}{{"read_ops", t.ReadOps}, {"write_ops", t.WriteOps}, {"delete_ops", t.DeleteOps}, {"read_bytes", t.ReadBytes},
+		}{{"read_ops", t.ReadOps}, {"write_ops", t.WriteOps}, {"delete_ops", t.DeleteOps}, {"failed_ops", t.FailedOps}, {"read_bytes", t.ReadBytes},
 			{"write_bytes", t.WriteBytes}, {"physical_read_bytes", t.PhysicalReadBytes}, {"physical_write_bytes", t.PhysicalWriteBytes}} {
 			count(at+f.name, f.v)
 		}
@@ -77,6 +77,7 @@ func checkResult(r *schema.Result) error {
 	for i, c := range r.Cells {
 		at := fmt.Sprintf("cells[%d].", i)
 		count(at+"ops", c.Ops)
+		count(at+"failed_ops", c.FailedOps)
 		count(at+"logical_bytes", c.LogicalBytes)
 		count(at+"physical_bytes", c.PhysicalBytes)
 		seconds(at+"busy_s", c.BusyS)

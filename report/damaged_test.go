@@ -37,6 +37,10 @@ func TestDecodeDamagedResult(t *testing.T) {
 		{"tier bytes", func(d map[string]any) { d["tiers"].([]any)[0].(map[string]any)["read_bytes"] = -1e12 },
 			"tiers[0].read_bytes is -1000000000000: want 0 or more"},
 		{"cell ops", func(d map[string]any) { d["cells"].([]any)[1].(map[string]any)["ops"] = -3 }, "cells[1].ops is -3: want 0 or more"},
+		{"tier failed ops", func(d map[string]any) { d["tiers"].([]any)[0].(map[string]any)["failed_ops"] = -1 },
+			"tiers[0].failed_ops is -1: want 0 or more"},
+		{"cell failed ops", func(d map[string]any) { d["cells"].([]any)[1].(map[string]any)["failed_ops"] = -2 },
+			"cells[1].failed_ops is -2: want 0 or more"},
 		{"requests", func(d map[string]any) { d["requests"].(map[string]any)["count"] = -1 }, "requests.count is -1: want 0 or more"},
 		// A request cut late is one of requests.count: more of them made
 		// the completed requests, and their rate, negative.

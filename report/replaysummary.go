@@ -103,6 +103,15 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	if r.Errors.Count > 0 {
 		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, r.Errors.First[0])
 	}
+	var failed []string
+	for _, t := range r.Tiers {
+		if t.FailedOps > 0 {
+			failed = append(failed, fmt.Sprintf("%s %d", t.Tier, t.FailedOps))
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "failed operations by tier (in no figure above but busy s): %s\n", strings.Join(failed, ", "))
+	}
 }
 
 // rowsDone says how many rows ran, of how many: "193 of 2,890 rows", or,

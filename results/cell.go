@@ -18,6 +18,9 @@ type Cell struct {
 	// Ops counts completed operations; Logical and Physical their bytes
 	// (the trace's times the size scale, and what moved after alignment).
 	Ops, Logical, Physical int64
+	// Failed counts operations that failed (AddFailed): in no figure
+	// but Busy, which the caller keeps.
+	Failed int64
 	// Busy is the time at least one operation of the cell was in flight.
 	// Add leaves it alone: the caller, which sees operations start and end,
 	// adds to it. Merge keeps the longest of the documents' (ranks run side
@@ -46,6 +49,10 @@ func (c *Cell) Add(lat, fromSched time.Duration, logical, physical int64) {
 	c.sched.Add(fromSched)
 }
 
+// AddFailed records one operation that failed: counted apart, with no
+// bytes or latency.
+func (c *Cell) AddFailed() { c.Failed++ }
+
 // AddFirstByte records a read's time from submission to its first byte,
 // for a backend that knows it (backend.FirstByteReader: S3).
 func (c *Cell) AddFirstByte(d time.Duration) { c.firstByte.Add(d) }
@@ -64,14 +71,14 @@ func (c *Cell) Merge(d schema.Cell) error { return mergeOne(c.mergeAll, d) }
 func (c *Cell) MergeAll(ds []schema.Cell) error { return mergeMany(c.mergeAll, ds) }
 
 func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
-	ops, logical, physical, busy := c.Ops, c.Logical, c.Physical, c.Busy
+	ops, failed, logical, physical, busy := c.Ops, c.Failed, c.Logical, c.Physical, c.Busy
 	lats := make([]schema.Latency, len(ds))
 	scheds := make([]schema.Latency, len(ds))
 	var firsts []schema.Latency
 	for i, d := range ds {
-		if d.Ops < 0 || d.LogicalBytes < 0 || d.PhysicalBytes < 0 || d.BusyS < 0 {
-			return i, fmt.Errorf("cell %s %s %s: %w: ops %d, bytes %d logical %d physical, busy %gs",
-				d.Tier, d.Op, d.Phase, ErrInconsistent, d.Ops, d.LogicalBytes, d.PhysicalBytes, d.BusyS)
+		if d.Ops < 0 || d.FailedOps < 0 || d.LogicalBytes < 0 || d.PhysicalBytes < 0 || d.BusyS < 0 {
+			return i, fmt.Errorf("cell %s %s %s: %w: ops %d, failed %d, bytes %d logical %d physical, busy %gs",
+				d.Tier, d.Op, d.Phase, ErrInconsistent, d.Ops, d.FailedOps, d.LogicalBytes, d.PhysicalBytes, d.BusyS)
 		}
 		if d.Latency.Count != d.Ops || d.FromSchedule.Count != d.Ops {
 			return i, fmt.Errorf("cell %s %s %s: %w: %d ops, latency of %d and from schedule of %d",
@@ -79,8 +86,10 @@ func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
 		}
 		var err error
 		if ops, err = addCount(ops, d.Ops); err == nil {
-			if logical, err = addCount(logical, d.LogicalBytes); err == nil {
-				physical, err = addCount(physical, d.PhysicalBytes)
+			if failed, err = addCount(failed, d.FailedOps); err == nil {
+				if logical, err = addCount(logical, d.LogicalBytes); err == nil {
+					physical, err = addCount(physical, d.PhysicalBytes)
+				}
 			}
 		}
 		if err != nil {
@@ -127,7 +136,7 @@ func (c *Cell) mergeAll(ds []schema.Cell) (int, error) {
 	if err := c.firstByte.merge(first); err != nil {
 		return -1, err
 	}
-	c.Ops, c.Logical, c.Physical, c.Busy = ops, logical, physical, busy
+	c.Ops, c.Failed, c.Logical, c.Physical, c.Busy = ops, failed, logical, physical, busy
 	return -1, nil
 }
 
@@ -149,7 +158,7 @@ func cellName(ds []schema.Cell, i int) string {
 func (c *Cell) Finalize(tier, op, phase, backend string, wall time.Duration) schema.Cell {
 	s := schema.Cell{
 		Tier: tier, Op: op, Phase: phase, Backend: backend,
-		Ops: c.Ops, LogicalBytes: c.Logical, PhysicalBytes: c.Physical, BusyS: c.Busy.Seconds(),
+		Ops: c.Ops, FailedOps: c.Failed, LogicalBytes: c.Logical, PhysicalBytes: c.Physical, BusyS: c.Busy.Seconds(),
 		Latency: c.lat.Finalize(), FromSchedule: c.sched.Finalize(),
 	}
 	if c.firstByte.Count() > 0 {
@@ -252,11 +261,12 @@ func MergeTierBusy(docs ...[]schema.TierTotals) []TierBusy {
 // write and delete operations, logical and physical bytes, read and write
 // offered load (OfferedLoad: logical bytes over wall), the longest busy
 // time of the tier's cells (a lower bound of the tier's: ApplyTierBusy
-// sets the measured one, and the device rates), and the tier's backends
-// (sorted, comma-separated). Tiers come in schema.Tier order, unknown names after
-// in order of appearance; a tier whose cells completed no operation is
-// left out. Cells of operations other than Read, Write and Delete count
-// toward nothing but busy time and backends.
+// sets the measured one, and the device rates), the operations that
+// failed, and the tier's backends (sorted, comma-separated). Tiers come in
+// schema.Tier order, unknown names after in order of appearance; a tier
+// whose cells completed no operation and had none fail is left out. Cells
+// of operations other than Read, Write and Delete count toward nothing but
+// busy time, failed operations and backends.
 func TierTotals(cells []schema.Cell, wall time.Duration) []schema.TierTotals {
 	var out []schema.TierTotals
 	index := map[string]int{}
@@ -281,9 +291,10 @@ func TierTotals(cells []schema.Cell, wall time.Duration) []schema.TierTotals {
 		case schema.OpDelete.String():
 			t.DeleteOps += c.Ops
 		}
+		t.FailedOps += c.FailedOps
 		t.BusyS = max(t.BusyS, c.BusyS)
 	}
-	out = slices.DeleteFunc(out, func(t schema.TierTotals) bool { return t.ReadOps+t.WriteOps+t.DeleteOps == 0 })
+	out = slices.DeleteFunc(out, func(t schema.TierTotals) bool { return t.ReadOps+t.WriteOps+t.DeleteOps+t.FailedOps == 0 })
 	slices.SortStableFunc(out, func(a, b schema.TierTotals) int { return cmp.Compare(tierOrder(a.Tier), tierOrder(b.Tier)) })
 	for i := range out {
 		out[i].ReadOfferedBps = OfferedLoad(out[i].ReadBytes, wall)

@@ -323,7 +323,14 @@ type Cell struct {
 	Op      string `json:"op"`
 	Phase   string `json:"phase"`
 	Backend string `json:"backend"`
-	Ops     int64  `json:"ops"`
+	// Ops counts the operations that succeeded: they alone are in the
+	// bytes, bandwidths and latencies. FailedOps counts the rows that
+	// failed (each also in Errors; not those abandoned when the run was
+	// stopped), whose time, from their start, is in BusyS alone, so that a
+	// cell whose operations all failed still says so. Absent (0) from
+	// documents written before it.
+	Ops       int64 `json:"ops"`
+	FailedOps int64 `json:"failed_ops,omitempty"`
 	// LogicalBytes are the trace's bytes times the size scale; PhysicalBytes
 	// what moved after alignment.
 	LogicalBytes  int64 `json:"logical_bytes"`
@@ -380,6 +387,10 @@ type TierTotals struct {
 	// BusyS the longest busy time of the tier's cells.
 	ReadBusyS  float64 `json:"read_busy_s"`
 	WriteBusyS float64 `json:"write_busy_s"`
+	// FailedOps are the tier's operations that failed, its cells'
+	// FailedOps: in no count, byte or rate above, their time in the busy
+	// times. A tier whose operations all failed is listed, with them.
+	FailedOps int64 `json:"failed_ops,omitempty"`
 }
 
 // DeviceLatency is the device span of one tier's operations of one kind
@@ -527,8 +538,9 @@ type ReplayStats struct {
 	// CapacityEvictions are objects kvreplay deleted itself to keep Tier-2
 	// under --capacity; Rematerialised are reads of such objects, written
 	// again untimed first. Both count the measured run's, as Syncs and
-	// VerifiedBytes do; SetupCapacityEvictions are those made while the
-	// setup rows ran (SetupRows), before the clock.
+	// VerifiedBytes do; SetupCapacityEvictions are those made before the
+	// clock: while the cold objects were written (ColdPrepared) and while
+	// the setup rows ran (SetupRows).
 	CapacityEvictions      int64 `json:"capacity_evictions"`
 	SetupCapacityEvictions int64 `json:"setup_capacity_evictions,omitempty"`
 	Rematerialised         int64 `json:"rematerialised"`
