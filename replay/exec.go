@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/datagen"
+	"github.com/kvbench/kvbench/internal/objname"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/schema"
@@ -64,10 +65,11 @@ type engineSlot struct {
 	only *tierBackend
 }
 
-// objectName names an object on a tier: tiers mapped to one backend keep
-// separate copies while a demotion moves one.
+// objectName names an object on a tier (objname.ObjectName, which
+// kvtrace's fio exporter names files by too): tiers mapped to one backend
+// keep separate copies while a demotion moves one.
 func objectName(t schema.Tier, key string) string {
-	return string(rune('0'+t)) + "_" + key
+	return objname.ObjectName(int(t), key)
 }
 
 // objectName returns ks's name on tier t, made once.

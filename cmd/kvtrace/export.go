@@ -34,12 +34,22 @@ OUTDIR/BASE.fio, which names the iologs by absolute path and keeps its data
 files in --dir (made absolute), on the drive under test. The job's prep jobs
 write the data files first, then its replay jobs replay the iologs; each
 replay job reports read and write io_bytes equal to the trace's bytes on its
-tier (scaled, aligned to 4096). It needs fio 3.31 or later.
+tier (scaled, aligned to --align). It needs fio 3.31 or later.
+  --align:         kvreplay sizes and places objects at multiples of the
+                   drive's alignment: 4KiB, or the device's logical block
+                   size or the file system's direct-I/O alignment when
+                   larger (cat /sys/block/DEV/queue/logical_block_size);
+                   give it here when it is larger, so that the job's I/O
+                   is kvreplay's
   --layout extent: one file per tier, objects placed as kvreplay --layout
                    extent places them (Tier-2 in DIR/kvbench.extent, as
                    kvreplay; other tiers in DIR/kvbench.tier<N>.extent)
-  --layout dir:    one file per object, named as kvreplay's NVMe backend
-                   names them (Tier-2 in DIR, other tiers in DIR/tier<N>)
+  --layout dir:    one file per object and tier in DIR, named as
+                   kvreplay's NVMe backend names them (DIR/2_KEY for
+                   Tier-2's KEY, escaped; DIR/1_KEY for Tier-1's)
+Two defaults are not kvreplay's: --layout extent (kvreplay's is dir) and
+--speed asap (kvreplay's --speed 1 is --speed timed here; asap is kvreplay
+--speed max); --iodepth is per tier's replay job.
 
 A trace file is read twice: first for its cold objects (read before any
 write), which the job places first, as kvreplay's prescan does, and for

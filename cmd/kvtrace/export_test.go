@@ -36,7 +36,7 @@ func TestExportHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"Usage:", "Examples:", "Options:", "--to", "--block-size", "--tiers", "--layout",
+	for _, want := range []string{"Usage:", "Examples:", "Options:", "--to", "--block-size", "--align", "--tiers", "--layout",
 		"--size-scale", "--dir", "--speed", "--iodepth", "--prefix", "-o, --output"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("--help lacks %q", want)
@@ -83,6 +83,11 @@ func TestExportErrors(t *testing.T) {
 			"kvtrace: --size-scale 0: must be greater than 0 and at most 1",
 			"kvtrace: --engine: empty"}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "--block-size", "12q", "-o", out, refU10}, []string{"kvtrace: --block-size 12q: not a byte size"}},
+		{[]string{"export", "--to", "fio", "--dir", dir, "--align", "0", "-o", out, refU10}, []string{"kvtrace: --align 0: must be a power of two between 4KiB and 1GiB"}},
+		{[]string{"export", "--to", "fio", "--dir", dir, "--align", "512", "-o", out, refU10}, []string{"kvtrace: --align 512: must be a power of two between 4KiB and 1GiB"}},
+		{[]string{"export", "--to", "fio", "--dir", dir, "--align", "64KiB", "--block-size", "16KiB", "-o", out, refU10}, []string{
+			"kvtrace: --align 65536: above --block-size 16384: the I/Os of an object would not be aligned"}},
+		{[]string{"export", "--to", "sai3", "--align", "8KiB", "-o", out, refU10}, []string{"kvtrace: --align: only for --to fio"}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "-o", out, filepath.Join(dir, "missing.csv")}, []string{"kvtrace: open "}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "-o", out, bad}, []string{"kvtrace: export: trace: " + bad + ":2: column 3 (Object_Size_Bytes)"}},
 		{[]string{"export", "--to", "sai3", "-o", out, bad}, []string{"kvtrace: export: trace: " + bad + ":2: column 3 (Object_Size_Bytes)"}},
@@ -178,7 +183,8 @@ func TestExportOutputLinks(t *testing.T) {
 }
 
 // TestExportDirNamesMatchKvreplay checks that the dir layout names object
-// files exactly as kvreplay's NVMe backend does.
+// files exactly as kvreplay's NVMe backend does: the engine opens Tier-2's
+// copy of key K as "2_K" (replay's TestExportDirNamesAgree replays it).
 func TestExportDirNamesMatchKvreplay(t *testing.T) {
 	dir := t.TempDir()
 	keys := []string{"layer0/user0", ".hidden", "a%b", "ü-key", "x:y?z", "conv_user_0001_1795255939067_turn_1", strings.Repeat("k/", 150)}
@@ -210,7 +216,7 @@ func TestExportDirNamesMatchKvreplay(t *testing.T) {
 		t.Fatalf("%d files added, want %d:\n%s", len(got), len(keys), log)
 	}
 	for i, k := range keys {
-		if want := filepath.Join(data, nvme.FileName(k)); got[i] != want {
+		if want := filepath.Join(data, nvme.FileName("2_"+k)); got[i] != want {
 			t.Errorf("key %q: file %s, kvreplay's is %s", k, got[i], want)
 		}
 	}

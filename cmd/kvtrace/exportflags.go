@@ -22,7 +22,7 @@ type exportFlags struct {
 	to, out                    string
 	tiers, scale               string
 	layout, dir, speed, engine string // fio
-	blockSize                  cli.ByteSize
+	blockSize, align           cli.ByteSize
 	iodepth                    int
 	buffered, noPrescan        bool
 	noSpaceCheck               bool
@@ -58,6 +58,8 @@ func parseExportFlags(args []string, stderr io.Writer) (*exportFlags, error) {
 	fs.StringVarP(&f.out, "output", "o", "", "the directory to write into, made if need be (required)")
 	f.blockSize = cli.ByteSize(fioDef.BlockSize)
 	fs.Var(&f.blockSize, "block-size", "fio: largest I/O an object operation is split into")
+	f.align = cli.ByteSize(fioDef.Align)
+	fs.Var(&f.align, "align", "fio: alignment of object sizes and offsets, as kvreplay finds it on the drive under test (its logical block size where above 4KiB)")
 	fs.StringVar(&f.tiers, "tiers", "Tier-2", "tiers to export, comma-separated: Tier-0, Tier-1, Tier-2, Tier-3 (or gpu, cpu, nvme, object)")
 	fs.StringVar(&f.layout, "layout", fioDef.Layout, "fio: extent or dir")
 	fs.StringVar(&f.scale, "size-scale", "1", "multiply every object's size by this number or fraction (such as 1/4096), as kvreplay does")
@@ -139,6 +141,9 @@ func (f *exportFlags) checkShared(p *problems) ([]schema.Tier, float64) {
 	if f.fs.Changed("block-size") && f.blockSize == 0 {
 		p.addf("--block-size 0: must be a power of two between 4KiB and 1GiB")
 	}
+	if f.fs.Changed("align") && f.align == 0 {
+		p.addf("--align 0: must be a power of two between 4KiB and 1GiB")
+	}
 	if f.iodepth == 0 {
 		p.addf("--iodepth 0: must be between 1 and 4096")
 	}
@@ -157,7 +162,7 @@ func (f *exportFlags) checkShared(p *problems) ([]schema.Tier, float64) {
 // absolute.
 func (f *exportFlags) fioOptions(p *problems, tiers []schema.Tier, scale float64) export.FioOptions {
 	f.only(p, "sai3", "prefix")
-	opt := export.FioOptions{BlockSize: int64(f.blockSize), Tiers: tiers, Layout: f.layout, SizeScale: scale,
+	opt := export.FioOptions{BlockSize: int64(f.blockSize), Align: int64(f.align), Tiers: tiers, Layout: f.layout, SizeScale: scale,
 		Speed: f.speed, IODepth: f.iodepth, Engine: f.engine, Buffered: f.buffered}
 	if f.dir != "" {
 		opt.Dir = f.dir
@@ -173,7 +178,7 @@ func (f *exportFlags) fioOptions(p *problems, tiers []schema.Tier, scale float64
 
 // sai3Options checks the options of --to sai3 and returns them.
 func (f *exportFlags) sai3Options(p *problems, tiers []schema.Tier, scale float64) export.Sai3Options {
-	f.only(p, "fio", "block-size", "layout", "dir", "speed", "iodepth", "engine", "buffered", "no-prescan", "no-space-check")
+	f.only(p, "fio", "block-size", "align", "layout", "dir", "speed", "iodepth", "engine", "buffered", "no-prescan", "no-space-check")
 	opt := export.Sai3Options{Prefix: f.prefix, Tiers: tiers, SizeScale: scale}
 	p.add(unjoin(opt.Validate())...)
 	return opt

@@ -19,7 +19,7 @@ import (
 func TestExportConfig(t *testing.T) {
 	dir := t.TempDir()
 	def := export.DefaultFioOptions()
-	fio := export.FioOptions{BlockSize: def.BlockSize, Tiers: []schema.Tier{schema.TierNVMe}, Layout: def.Layout, SizeScale: 1,
+	fio := export.FioOptions{BlockSize: def.BlockSize, Align: def.Align, Tiers: []schema.Tier{schema.TierNVMe}, Layout: def.Layout, SizeScale: 1,
 		Dir: dir, Speed: def.Speed, IODepth: def.IODepth, Engine: def.Engine}
 	sai3 := export.Sai3Options{Prefix: export.DefaultSai3Options().Prefix, Tiers: []schema.Tier{schema.TierNVMe}, SizeScale: 1}
 	for _, c := range []struct {
@@ -29,10 +29,10 @@ func TestExportConfig(t *testing.T) {
 		{[]string{"--to", "fio", "--dir", dir, "-o", "out", "t.csv"},
 			exportConfig{to: "fio", trace: "t.csv", out: "out", scale: 1, fio: fio, prescan: true, checkDir: true}},
 		{[]string{"--to", "fio", "--dir", filepath.Join(dir, "a", "..", "b"), "--tiers", "gpu, Tier-2", "--size-scale", "1/64",
-			"--block-size", "64KiB", "--layout", "dir", "--speed", "timed", "--iodepth", "8", "--engine", "psync", "--buffered",
+			"--block-size", "64KiB", "--align", "8KiB", "--layout", "dir", "--speed", "timed", "--iodepth", "8", "--engine", "psync", "--buffered",
 			"--no-prescan", "--no-space-check", "-o", "out", "-"},
 			exportConfig{to: "fio", trace: "-", out: "out", scale: 1.0 / 64, fio: export.FioOptions{
-				BlockSize: 64 << 10, Tiers: []schema.Tier{schema.TierGPU, schema.TierNVMe}, Layout: "dir", SizeScale: 1.0 / 64,
+				BlockSize: 64 << 10, Align: 8 << 10, Tiers: []schema.Tier{schema.TierGPU, schema.TierNVMe}, Layout: "dir", SizeScale: 1.0 / 64,
 				Dir: filepath.Join(dir, "b"), Speed: "timed", IODepth: 8, Engine: "psync", Buffered: true}}},
 		{[]string{"--to", "sai3", "-o", "out", "t.csv.zst"},
 			exportConfig{to: "sai3", trace: "t.csv.zst", out: "out", scale: 1, sai3: sai3, prescan: true, checkDir: true}},

@@ -13,6 +13,15 @@ import (
 // bytes of Linux file systems.
 const MaxName = 200
 
+// ObjectName returns the name kvreplay gives a backend's copy of a trace's
+// key on tier, the trace tier's number (2 for Tier-2): the tier's digit,
+// '_' and the key ("2_k"), so that tiers mapped to one backend keep
+// separate copies while a demotion moves one. A directory backend keeps
+// that copy in the file FileName(ObjectName(tier, key)).
+func ObjectName(tier int, key string) string {
+	return string(rune('0'+tier)) + "_" + key
+}
+
 // FileName returns the name of the file that holds key in a backend's
 // directory. Distinct keys get distinct names, and no name is a path:
 //

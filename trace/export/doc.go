@@ -21,10 +21,15 @@
 // timestamp, so timestamps never decrease. Every object operation is split
 // into I/Os of at most BlockSize bytes, in offset order, as kvreplay splits
 // it. Sizes are scaled and aligned as kvreplay does: the scaled size is
-// truncated to whole bytes and rounded up to 4096.
+// truncated to whole bytes and rounded up to FioOptions.Align, 4096 by
+// default. kvreplay takes its alignment from the drive (4096, or the
+// larger direct-I/O alignment of the file system or logical block size of
+// the device): Align must be that, for the drive under test, for the job
+// to size and place objects as kvreplay does there. kvreplay's
+// --block-size splits I/O and places nothing.
 //
-// Rows act on objects by the rules of kvreplay's engine (replay/engine.go,
-// execute), so that fio does the I/O kvreplay does. A key lives on one tier
+// Rows act on objects by the rules of kvreplay's engine (replay/model.go,
+// apply), so that fio does the I/O kvreplay does. A key lives on one tier
 // at a time. A Write puts the object on its tier, replacing the copy there
 // (the old extent is freed first) and dropping the copy it leaves on
 // another tier (the Evict Write of a demotion drops the source of its Evict
@@ -44,17 +49,23 @@
 // Objects are placed by Layout:
 //
 //   - "extent" (the default): each tier is one file (Tier-2's is
-//     Dir/kvbench.extent, the file kvreplay --layout extent uses in its
-//     --dir), and objects are extents of it placed by internal/extent, first
-//     fit by address with 4096-byte alignment: the offsets kvreplay's extent
-//     layout gives when it applies the rows in trace order.
-//   - "dir": one file per object, named by the same escaping as kvreplay's
-//     NVMe directory backend (replay/nvme.FileName): bytes outside
-//     [A-Za-z0-9._-] become %XX, so names hold no whitespace. Tier-2's
-//     files lie in Dir itself, exactly where kvreplay --dir puts them; the
-//     files of the other tiers, when exported, in Dir/tier<N> (tier0,
-//     tier1, tier3).
-//     Dropping an object closes its file: iologs cannot remove files.
+//     Dir/kvbench.extent, the file kvreplay --layout extent makes in its
+//     run directory, --dir/kvreplay-PID-RANDOM), and objects are extents
+//     of it placed by internal/extent, first fit by address with Align:
+//     the offsets kvreplay's extent layout gives when it applies the rows
+//     in trace order (kvreplay runs rows of different keys concurrently,
+//     so its frees and allocations may come in another order).
+//   - "dir": one file per object and tier, all in Dir, named as kvreplay's
+//     NVMe directory backend names them in its run directory: the engine
+//     names a key's copy on Tier-N "N_" and the key
+//     (internal/objname.ObjectName), and the backend escapes that
+//     (objname.FileName): bytes outside [A-Za-z0-9._-] become %XX, so
+//     names hold no whitespace. Tier-2's key k is the file Dir/2_k, where
+//     kvreplay --layout dir puts it; Tier-1's is Dir/1_k, where kvreplay
+//     puts it when Tier-1 is on the NVMe tier too (--tier-map
+//     Tier-1=nvme). Distinct keys and tiers get distinct names, so no
+//     object's file is another's. Dropping an object closes its file:
+//     iologs cannot remove files.
 //
 // What real fio (3.31 and later; tested with 3.33) needs, and how the job
 // file gives it:
@@ -72,8 +83,8 @@
 //     job's bytes, which is what kvreplay's untimed preparation of cold
 //     objects gives too.
 //   - fio creates the directory of a job's filename= but not that of a file
-//     an iolog adds; the dir layout's first jobs ("mkdir") create Dir and
-//     its tier directories through a filename= that they then unlink.
+//     an iolog adds; the dir layout's first job ("mkdir") creates Dir
+//     through a filename= that it then unlinks.
 //   - With an asynchronous engine fio leaves out of its statistics the
 //     I/Os still in flight when a replay job reaches the end of its iolog
 //     (fio's end-of-job reap returns nothing once the log is exhausted).
@@ -84,10 +95,11 @@
 //   - fio's parser reads a file name of at most 256 bytes without
 //     whitespace and a length below 4 GiB; Validate and Fio enforce both.
 //   - fio holds a whole iolog in memory (about 100 bytes a line) unless told
-//     to read it in chunks: an asap replay log of more than 2^20 I/Os gets
-//     read_iolog_chunked=1. A timed one does not: fio fetches the next
-//     chunk by the lines the job consumed in the last second, gets none
-//     when they come slower, and ends the job early without an error.
+//     to read it in chunks: an asap replay log, or a prep log, of more than
+//     2^20 I/Os gets read_iolog_chunked=1. A timed one does not: fio
+//     fetches the next chunk by the lines the job consumed in the last
+//     second, gets none when they come slower, and ends the job early
+//     without an error.
 //
 // # sai3-bench
 //

@@ -284,7 +284,7 @@ func checkLogs(tb testing.TB, opt FioOptions, logs map[string]*bytes.Buffer) {
 				if !open[l.file] {
 					tb.Errorf("%s: line %d: I/O on %s, which is not open", name, i+2, l.file)
 				}
-				if l.n > opt.BlockSize || l.n%Align != 0 || l.off%Align != 0 {
+				if l.n > opt.BlockSize || l.n%opt.Align != 0 || l.off%opt.Align != 0 {
 					tb.Errorf("%s: line %d: I/O %d+%d: not aligned or above the block size %d", name, i+2, l.off, l.n, opt.BlockSize)
 				}
 			}
@@ -460,6 +460,9 @@ func TestFioOptionsValidate(t *testing.T) {
 		{FioOptions{Dir: "/$HOME"}, `holds '$'`},
 		{FioOptions{Dir: "/" + strings.Repeat("x", 300)}, "at most 256"},
 		{FioOptions{Dir: "/d", BlockSize: 6000}, "--block-size 6000: must be a power of two"},
+		{FioOptions{Dir: "/d", Align: 6000}, "--align 6000: must be a power of two between 4KiB and 1GiB"},
+		{FioOptions{Dir: "/d", Align: 2048}, "--align 2048"},
+		{FioOptions{Dir: "/d", Align: 16384, BlockSize: 8192}, "--align 16384: above --block-size 8192"},
 		{FioOptions{Dir: "/d", BlockSize: 2 << 30}, "--block-size"},
 		{FioOptions{Dir: "/d", Layout: "tree"}, "--layout tree: want extent or dir"},
 		{FioOptions{Dir: "/d", SizeScale: 2}, "--size-scale 2"},
@@ -779,7 +782,7 @@ func TestFioRandomTraces(t *testing.T) {
 			}
 		}
 		for _, layout := range []string{LayoutExtent, LayoutDir} {
-			opt := FioOptions{Dir: "/d", Layout: layout, BlockSize: 8192, SizeScale: 0.75,
+			opt := FioOptions{Dir: "/d", Layout: layout, BlockSize: 8192, Align: DefaultAlign << (seed % 2), SizeScale: 0.75,
 				Tiers: []schema.Tier{schema.Tier(seed % 3), schema.Tier((seed + 1) % 3)}}.withDefaults()
 			m := newMemLogs(&opt)
 			st, err := Fio(trace.NewReader(strings.NewReader(src.String())), opt, m.open, io.Discard)
@@ -821,7 +824,9 @@ func checkModel(t *testing.T, what string, opt FioOptions, rows []schema.Record,
 	keys := map[string]where{}
 	var sums [schema.NumTiers][schema.NumOps]int64
 	var cold, mismatched int64
-	phys := func(size int64) int64 { return (int64(float64(size)*opt.SizeScale) + Align - 1) / Align * Align }
+	phys := func(size int64) int64 {
+		return (int64(float64(size)*opt.SizeScale) + opt.Align - 1) / opt.Align * opt.Align
+	}
 	// take checks the next run of I/O on tier for an operation of n bytes
 	// on key, and records where it is.
 	take := func(i int, r *schema.Record, tier schema.Tier, key string, n int64, act string) {

@@ -28,10 +28,10 @@ const (
 	SpeedTimed = "timed" // fio waits for each line's timestamp
 )
 
-// Align is the alignment of every object size, offset and I/O length the
-// fio exporter writes: the 4096 bytes of O_DIRECT on NVMe file systems, as
-// kvreplay aligns.
-const Align = 4096
+// DefaultAlign is FioOptions.Align's default: the 4096 bytes kvreplay
+// aligns to on a file system or device of 4 KiB logical blocks, where it
+// finds no larger alignment.
+const DefaultAlign = 4096
 
 // maxPath is the longest file name fio's iolog parser reads (its sscanf
 // "%256s"); a longer name is split into garbage.
@@ -81,8 +81,8 @@ func LogName(base string, tier schema.Tier, kind LogKind) string {
 
 // ExtentFileName returns the name, in FioOptions.Dir, of the file that
 // holds tier's objects in the extent layout: for Tier-2 "kvbench.extent",
-// the file kvreplay --layout extent uses in its --dir; for the other tiers
-// "kvbench.tier<N>.extent".
+// the file kvreplay --layout extent makes in its run directory; for the
+// other tiers "kvbench.tier<N>.extent".
 func ExtentFileName(tier schema.Tier) string {
 	if tier == schema.TierNVMe {
 		return "kvbench.extent"
@@ -96,6 +96,15 @@ type FioOptions struct {
 	// BlockSize is the largest I/O an object operation is split into: a
 	// power of two between 4 KiB and 1 GiB, as kvreplay's --block-size.
 	BlockSize int64
+	// Align is the alignment of every object's size and offset, and so of
+	// every I/O: the one kvreplay finds on the drive under test and sizes
+	// and places objects with (replay/extent, replay/nvme), 4096 or, when
+	// larger, the direct-I/O alignment of the file system (statx
+	// STATX_DIOALIGN) or the logical block size of a block device. A
+	// power of two from 4 KiB up to BlockSize. Every exported tier's files
+	// lie in Dir, on that drive, so every tier takes it (kvreplay's RAM
+	// tier aligns to 4096).
+	Align int64
 	// Tiers are the tiers that get an iolog and replay job; each must
 	// have rows in the trace (Fio refuses one without, NoRowsError). The
 	// rows of the other tiers do no I/O but still move objects: a write
@@ -140,18 +149,19 @@ type FioOptions struct {
 	chunkAbove int64
 }
 
-// chunkedOps is the number of I/O lines above which an asap replay job
-// reads its iolog in chunks (read_iolog_chunked=1): fio otherwise holds the
-// whole log in memory, about 100 bytes a line. A timed job cannot (see
-// writeJob).
+// chunkedOps is the number of I/O lines above which an asap replay job, or
+// a prep job, reads its iolog in chunks (read_iolog_chunked=1): fio
+// otherwise holds the whole log in memory, about 100 bytes a line. A timed
+// job cannot (see writeJob).
 const chunkedOps = 1 << 20
 
-// DefaultFioOptions returns the defaults: 1 MiB blocks, Tier-2 only, the
-// extent layout, no scaling, asap, iodepth 32 on io_uring, direct I/O. Dir
-// must still be set.
+// DefaultFioOptions returns the defaults: 1 MiB blocks aligned to 4 KiB,
+// Tier-2 only, the extent layout, no scaling, asap, iodepth 32 on
+// io_uring, direct I/O. Dir must still be set.
 func DefaultFioOptions() FioOptions {
 	return FioOptions{
 		BlockSize: 1 << 20,
+		Align:     DefaultAlign,
 		Tiers:     []schema.Tier{schema.TierNVMe},
 		Layout:    LayoutExtent,
 		SizeScale: 1,
@@ -167,6 +177,9 @@ func (o FioOptions) withDefaults() FioOptions {
 	d := DefaultFioOptions()
 	if o.BlockSize == 0 {
 		o.BlockSize = d.BlockSize
+	}
+	if o.Align == 0 {
+		o.Align = d.Align
 	}
 	if len(o.Tiers) == 0 {
 		o.Tiers = d.Tiers
@@ -198,8 +211,15 @@ func (o FioOptions) withDefaults() FioOptions {
 func (o FioOptions) Validate() error {
 	o = o.withDefaults()
 	var p problems
-	if o.BlockSize < 4096 || o.BlockSize > 1<<30 || o.BlockSize&(o.BlockSize-1) != 0 {
+	blockOK := o.BlockSize >= 4096 && o.BlockSize <= 1<<30 && o.BlockSize&(o.BlockSize-1) == 0
+	if !blockOK {
 		p.bad("--block-size %d: must be a power of two between 4KiB and 1GiB", o.BlockSize)
+	}
+	switch {
+	case o.Align < DefaultAlign || o.Align > 1<<30 || o.Align&(o.Align-1) != 0:
+		p.bad("--align %d: must be a power of two between 4KiB and 1GiB", o.Align)
+	case blockOK && o.Align > o.BlockSize:
+		p.bad("--align %d: above --block-size %d: the I/Os of an object would not be aligned", o.Align, o.BlockSize)
 	}
 	p.add(checkTiers(o.Tiers))
 	if o.Layout != LayoutExtent && o.Layout != LayoutDir {
@@ -500,13 +520,13 @@ type fioTier struct {
 	prep  *iolog // dir layout
 	file  string // extent layout: the tier file
 	alloc *extent.Allocator
-	dir   string // dir layout: where the object files are
 	objs  map[string]*object
 	// dir layout: the open files of the replay log, least recently used
 	// first, and the closes not yet written.
 	open     list.List
 	closes   []*object
 	prepOpen *object // the file the prep log has open
+	prepOps  int64   // the I/O lines of the prep log
 }
 
 // object is one object of a tier.
@@ -554,30 +574,19 @@ func (x *fioExport) openTier(t schema.Tier, logs func(schema.Tier, LogKind) (io.
 		if err := fioName("export: fio: file", ft.file); err != nil {
 			return nil, err
 		}
-		ft.alloc = extent.New(extentCapacity, Align)
+		ft.alloc = extent.New(extentCapacity, x.opt.Align)
 		ft.st.Files = 1
 		ft.line(ft.log, 0, ft.file, "add")
 		ft.line(ft.log, 0, ft.file, "open")
-	case LayoutDir:
-		ft.dir = tierDir(x.opt.Dir, t)
 	}
 	return ft, nil
 }
 
-// tierDir is where the dir layout puts tier's object files: Dir itself for
-// Tier-2, as kvreplay's NVMe directory backend does, Dir/tier<N> for the
-// others.
-func tierDir(dir string, t schema.Tier) string {
-	if t == schema.TierNVMe {
-		return dir
-	}
-	return path.Join(dir, "tier"+strconv.Itoa(int(t)))
-}
-
 // physical returns the bytes an object of size occupies: scaled as kvreplay
-// scales (trace.ScaledSize), then aligned up.
+// scales (trace.ScaledSize), then aligned up to Align, as kvreplay sizes
+// it for a backend of that alignment (replay.sizes).
 func (x *fioExport) physical(size int64) int64 {
-	return alignUp(trace.ScaledSize(size, x.opt.SizeScale), Align)
+	return alignUp(trace.ScaledSize(size, x.opt.SizeScale), x.opt.Align)
 }
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
@@ -751,7 +760,7 @@ func (ft *fioTier) place(key []byte, size int64) error {
 	if o == nil {
 		o = &object{}
 		if ft.alloc == nil {
-			o.path = path.Join(ft.dir, fileName(string(key)))
+			o.path = path.Join(ft.x.opt.Dir, fileName(ft.tier, string(key)))
 			if err := fioName("export: fio: object file", o.path); err != nil {
 				return err
 			}
@@ -841,11 +850,12 @@ func (ft *fioTier) prepare(o *object, size int64) {
 	}
 	bs := ft.x.opt.BlockSize
 	if ft.x.count {
-		ft.countIO(ft.prep, 0, o.path, "write", o.prepped, size)
+		ft.prepOps += ft.countIO(ft.prep, 0, o.path, "write", o.prepped, size)
 	} else {
 		for off := o.prepped; off < size; off += bs {
 			n := min(bs, size-off)
 			ft.io(ft.prep, 0, o.path, "write", off, n)
+			ft.prepOps++
 		}
 	}
 	ft.st.PrepBytes += size - o.prepped
@@ -998,7 +1008,7 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 	w.WriteString("; It needs fio 3.31 or later (iolog version 3). Run it as\n")
 	w.WriteString(";   fio --output-format=json THIS_FILE\n")
 	if o.Layout == LayoutDir {
-		w.WriteString("; The mkdir jobs create the directories, the prep jobs write every object\n")
+		w.WriteString("; The mkdir job creates the directory, the prep jobs write every object\n")
 		w.WriteString("; file in full, then the replay jobs replay the iologs (stonewall).\n")
 	} else {
 		w.WriteString("; The prep jobs write the tier files in full, then the replay jobs replay\n")
@@ -1015,7 +1025,7 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 		if ft.alloc != nil {
 			fmt.Fprintf(w, ";   data file %s: %d bytes (high-water mark %d)\n", ft.file, s.FileSize, s.HighWater)
 		} else {
-			fmt.Fprintf(w, ";   object files in %s: %d, %d bytes\n", ft.dir, s.Files, s.FileSize)
+			fmt.Fprintf(w, ";   object files %s/%d_*: %d, %d bytes\n", o.Dir, t, s.Files, s.FileSize)
 		}
 		if s.Ops == 0 {
 			w.WriteString(";   no I/O: no job\n")
@@ -1037,10 +1047,14 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 			w.WriteString("stonewall\n")
 		}
 	}
+	limit := int64(chunkedOps)
+	if o.chunkAbove > 0 {
+		limit = o.chunkAbove
+	}
 	if o.Layout == LayoutDir {
-		for _, ft := range jobs {
-			fmt.Fprintf(w, "\n[mkdir-tier%d]\n", ft.tier)
-			fmt.Fprintf(w, "filename=%s\n", path.Join(ft.dir, ".kvbench-mkdir"))
+		if len(jobs) > 0 {
+			w.WriteString("\n[mkdir]\n")
+			fmt.Fprintf(w, "filename=%s\n", path.Join(o.Dir, ".kvbench-mkdir"))
 			w.WriteString("size=4096\nrw=write\ncreate_only=1\nunlink=1\n")
 		}
 		for i, ft := range jobs {
@@ -1049,6 +1063,11 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 			fmt.Fprintf(w, "read_iolog=%s\n", o.LogPath(ft.tier, PrepLog))
 			fmt.Fprintf(w, "io_size=%d\n", ft.st.PrepBytes)
 			w.WriteString("replay_no_stall=1\n")
+			// An asap log, as big as the replay's can be: read in chunks
+			// by the same rule.
+			if ft.prepOps > limit {
+				w.WriteString("read_iolog_chunked=1\n")
+			}
 		}
 	} else {
 		for _, ft := range jobs {
@@ -1065,10 +1084,6 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 		fmt.Fprintf(w, "io_size=%d\n", ft.st.ReadBytes+ft.st.WriteBytes)
 		if o.Speed == SpeedASAP {
 			w.WriteString("replay_no_stall=1\n")
-		}
-		limit := int64(chunkedOps)
-		if o.chunkAbove > 0 {
-			limit = o.chunkAbove
 		}
 		// fio's chunked reading (iolog.c: iolog_items_to_fetch) fetches
 		// as many lines as the job consumed in the last second, less

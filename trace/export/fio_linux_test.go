@@ -210,19 +210,20 @@ func checkFioRun(t *testing.T, jobs map[string]fioJob, st FioStats, opt FioOptio
 				t.Errorf("%s: %d bytes, the export says %d", fi.Name(), fi.Size(), s.FileSize)
 			}
 		} else {
+			// The tier's files are named N_KEY, as kvreplay names them.
 			var n, size int64
-			entries, err := os.ReadDir(tierDir(opt.Dir, tier))
+			entries, err := os.ReadDir(opt.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range entries {
-				if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+				if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && strings.HasPrefix(e.Name(), strconv.Itoa(int(tier))+"_") {
 					n++
 					size += fi.Size()
 				}
 			}
 			if n != s.Files || size != s.FileSize {
-				t.Errorf("%s: %d files of %d bytes, the export says %d of %d", tierDir(opt.Dir, tier), n, size, s.Files, s.FileSize)
+				t.Errorf("%s: %d files %d_* of %d bytes, the export says %d of %d", opt.Dir, n, tier, size, s.Files, s.FileSize)
 			}
 		}
 	}
@@ -246,7 +247,7 @@ func TestFioRunsTiny(t *testing.T) {
 			if opt.Layout == LayoutDir {
 				// Tier-2's object files are named as kvreplay names them.
 				for _, key := range []string{"layer0/user0", "u1", "u2", ".cold:key?"} {
-					if _, err := os.Stat(filepath.Join(opt.Dir, fileName(key))); err != nil {
+					if _, err := os.Stat(filepath.Join(opt.Dir, fileName(schema.TierNVMe, key))); err != nil {
 						t.Errorf("object %q: %v", key, err)
 					}
 				}
@@ -273,11 +274,27 @@ func TestFioRunsReference(t *testing.T) {
 		for _, layout := range []string{LayoutExtent, LayoutDir} {
 			t.Run(filepath.Base(file)+"/"+layout, func(t *testing.T) {
 				dir := t.TempDir()
-				// The decode-only trace's replay job reads its log in chunks.
-				opt := FioOptions{Layout: layout, SizeScale: 1.0 / 4096, chunkAbove: 1000}
+				// The decode-only trace's replay job, and its prep job in
+				// the dir layout, read their logs in chunks.
+				const chunkAbove = 400
+				opt := FioOptions{Layout: layout, SizeScale: 1.0 / 4096, chunkAbove: chunkAbove}
 				jobPath, st := exportToDisk(t, env, dir, file, opt)
-				if job, _ := os.ReadFile(jobPath); bytes.Contains(job, []byte("read_iolog_chunked=1")) != (st.Tier[2].Ops > 1000) {
-					t.Errorf("%d I/Os: read_iolog_chunked is %v", st.Tier[2].Ops, !(st.Tier[2].Ops > 1000))
+				job, err := os.ReadFile(jobPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if chunked := strings.Contains(jobSection(string(job), "replay-tier2"), "read_iolog_chunked=1\n"); chunked != (st.Tier[2].Ops > chunkAbove) {
+					t.Errorf("%d I/Os: read_iolog_chunked is %v", st.Tier[2].Ops, chunked)
+				}
+				if layout == LayoutDir {
+					prep, err := os.ReadFile(filepath.Join(dir, LogName("t", schema.TierNVMe, PrepLog)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					ios := int64(bytes.Count(prep, []byte(" write ")))
+					if chunked := strings.Contains(jobSection(string(job), "prep-tier2"), "read_iolog_chunked=1\n"); chunked != (ios > chunkAbove) {
+						t.Errorf("a prep log of %d I/Os: read_iolog_chunked is %v", ios, chunked)
+					}
 				}
 				jobs := runFio(t, env, dir, jobPath)
 				opt.Dir = filepath.Join(dir, "data")
@@ -394,4 +411,28 @@ func TestFioRunsTimedLong(t *testing.T) {
 	jobs := runFio(t, env, dir, jobPath)
 	opt.Dir = filepath.Join(dir, "data")
 	checkFioRun(t, jobs, st, opt.withDefaults())
+}
+
+// TestFioRunsDirEveryTier runs in fio a dir-layout export of every tier
+// whose Tier-2 keys are named as the other tiers' directories were
+// (tier1): fio failed to create the object file where the mkdir job had
+// made Tier-1's directory. Every tier's files now lie in Dir, named as
+// kvreplay names them, and a key moved between tiers has a file on each.
+func TestFioRunsDirEveryTier(t *testing.T) {
+	env := needFio(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "clash.csv")
+	if err := os.WriteFile(file, []byte(clashSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := FioOptions{Layout: LayoutDir, Tiers: []schema.Tier{schema.TierGPU, schema.TierCPU, schema.TierNVMe, schema.TierObject}}
+	jobPath, st := exportToDisk(t, env, dir, file, opt)
+	jobs := runFio(t, env, dir, jobPath)
+	opt.Dir = filepath.Join(dir, "data")
+	checkFioRun(t, jobs, st, opt.withDefaults())
+	for _, name := range []string{"2_tier0", "2_tier1", "2_tier3", "2_.tier1", "0_g", "1_c", "2_c", "3_o"} {
+		if fi, err := os.Stat(filepath.Join(opt.Dir, name)); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s: %v, want an object's file, as kvreplay names it", name, err)
+		}
+	}
 }

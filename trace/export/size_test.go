@@ -217,7 +217,7 @@ func TestFioSizeHuge(t *testing.T) {
 	// The job file, as Fio renders it from these figures.
 	x := &fioExport{opt: opt, st: &st}
 	x.tiers[schema.TierNVMe] = &fioTier{x: x, tier: schema.TierNVMe, st: &st.Tier[schema.TierNVMe],
-		alloc: extent.New(extentCapacity, Align), file: "/d/kvbench.extent"}
+		alloc: extent.New(extentCapacity, DefaultAlign), file: "/d/kvbench.extent"}
 	var job bytes.Buffer
 	bw := bufio.NewWriter(&job)
 	x.writeJob(bw)
