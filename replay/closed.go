@@ -530,6 +530,10 @@ func (c *closedLoop) closeWindow(end time.Time) {
 	c.stop()
 }
 
+// countRest has nothing to count: a closed loop has no schedule to fall
+// behind (RowsMissed is the open loop's).
+func (c *closedLoop) countRest() {}
+
 // stop drops what waits: the run stopped, or the window closed.
 func (c *closedLoop) stop() {
 	c.due = c.due[:0]

@@ -34,6 +34,10 @@ type releaser interface {
 	// is released after it; what was released completes, and each
 	// request with rows left is cut (intake.cutRequest).
 	closeWindow(now time.Time)
+	// countRest finishes what closeWindow left to the reader: called
+	// once the loop ended and the run's wall time was taken, so that
+	// waiting for rows delays no operation's completion.
+	countRest()
 	// stop drops every row not released: the run stopped.
 	stop()
 	// requestDone is a request's completion, took after its first row
@@ -102,6 +106,7 @@ func (noRows) release(time.Time)                           {}
 func (noRows) next() time.Time                             { return time.Time{} }
 func (noRows) drained() bool                               { return true }
 func (noRows) closeWindow(time.Time)                       {}
+func (noRows) countRest()                                  {}
 func (noRows) stop()                                       {}
 func (noRows) requestDone(reqID, time.Duration, time.Time) {}
 func (noRows) report(*schema.Result, time.Duration)        {}
@@ -121,9 +126,19 @@ type openLoop struct {
 	lastReq []uint64
 	// held counts the rows due by the window's end that it never
 	// released (the run was behind the trace's pace); heldAtLeast is set
-	// when rows not yet read may be more of them.
+	// when rows not read may be more of them (the run was stopped, or
+	// the trace failed to read, before the first row not due).
 	held        int64
 	heldAtLeast bool
+	// closed is the window's end, zero while it is open; counting is set
+	// while rows not yet read may be due by then (countHeld), and after
+	// holds the Request of each trace's first row not released, as far
+	// as it read (0: the trace ended there).
+	closed   time.Time
+	counting bool
+	after    map[int]uint64
+	// done is the run's context's: a run stopped waits for no row.
+	done <-chan struct{}
 	// until, when above 0, is the setup's end (runSetup): it releases
 	// no row from that trace time on, and reached is set at the first.
 	until   time.Duration
@@ -215,68 +230,128 @@ func (o *openLoop) next() time.Time {
 }
 
 // closeWindow counts the rows due by the window's end (now) that it did
-// not release, and ends each trace's request at hand: closed when the
-// trace's next row is of another request, cut when it is of the same one
-// or not read yet.
+// not release, as far as the reader has read them, and ends each trace's
+// request at hand whose next row it read: closed when that row is of
+// another request, cut when it is of the same one. It does not wait for
+// the reader: rows not read yet that may be due, and the requests they
+// decide, are countRest's, once what was released completed.
 func (o *openLoop) closeWindow(now time.Time) {
-	after := o.countHeld(now)
-	o.stop()
+	o.closed, o.after = now, map[int]uint64{}
+	// At --speed max every row is due, and none is late.
+	o.counting = o.speed > 0
+	o.countHeld(false)
+	o.endRequests(!o.counting)
+}
+
+// countRest counts the rows due by the window's end that closeWindow
+// found no batch of: the reader reads on, up to the first row due after
+// the window's end, and no further, a trace on a pipe included (rows are
+// due in the order read: one stamped before the row before it is due
+// with that row, due). Those rows are decoded, not run: the count is
+// exact, unless the run was stopped or the trace failed to read first
+// (heldAtLeast). A request whose next row was not read is then cut.
+func (o *openLoop) countRest() {
+	if o.closed.IsZero() {
+		return
+	}
+	if o.counting {
+		o.countHeld(true)
+	}
+	o.endRequests(true)
+}
+
+// countHeld counts the rows due by the window's end that were not
+// released: those left in the current batch, then those of the batches
+// after it, up to the first row not yet due, and notes each trace's first
+// row not released (after). wait says whether it waits for the reader's
+// next batch, or stops at the last one read; counting stays set while
+// rows not read may be due.
+func (o *openLoop) countHeld(wait bool) {
+	for {
+		if o.cur == nil && !o.take(wait) {
+			return
+		}
+		b := o.cur
+		for i := o.pos; i < len(b.recs); i++ {
+			src := int(b.src[i])
+			if _, ok := o.after[src]; !ok {
+				o.after[src] = b.recs[i].Request
+			}
+			if !o.counting {
+				continue
+			}
+			if due := o.due(i, o.closed); !due.After(o.closed) {
+				o.held++
+				o.in.missed(due, o.closed)
+				continue
+			}
+			o.counting = false
+		}
+		if _, ok := o.after[int(b.ended)]; b.ended >= 0 && !ok {
+			o.after[int(b.ended)] = 0
+		}
+		if b.err != nil && o.counting {
+			// The rows after it are not known.
+			o.counting, o.heldAtLeast = false, true
+		}
+		o.stop()
+		if !o.counting {
+			return
+		}
+	}
+}
+
+// take makes the reader's next batch the current one, waiting for it
+// when wait is set. It reports whether there is one; counting ends where
+// there is none to wait for: the traces ended, or the run was stopped
+// (heldAtLeast).
+func (o *openLoop) take(wait bool) bool {
+	var b *batch
+	ok := false
+	if wait {
+		select {
+		case b, ok = <-o.rr.out:
+		case <-o.done:
+		}
+	} else {
+		select {
+		case b, ok = <-o.rr.out:
+		default:
+			return false
+		}
+	}
+	if !ok {
+		select {
+		case <-o.done:
+			// The reader stops for the run's context too, its
+			// traces not ended.
+			o.heldAtLeast = true
+		default:
+		}
+		o.counting = false
+		return false
+	}
+	o.absorb(b)
+	return true
+}
+
+// endRequests ends each trace's request at hand whose next row was read:
+// closed when that row is of another request (or the trace ended there),
+// cut when it is of the same one; with all set, one whose next row was
+// not read is cut too.
+func (o *openLoop) endRequests(all bool) {
 	for src, id := range o.lastReq {
-		if id == 0 {
+		next, ok := o.after[src]
+		if id == 0 || (!ok && !all) {
 			continue
 		}
 		o.lastReq[src] = 0
-		if next, ok := after[src]; ok && next != id {
+		if ok && next != id {
 			o.in.closeRequest(reqID{src, id})
 		} else {
 			o.in.cutRequest(reqID{src, id})
 		}
 	}
-}
-
-// countHeld counts the rows due by now (the window's end) that were not
-// released: those left in the current batch, then those of the batches
-// already read (it does not wait for more), up to the first row not yet
-// due. It returns the Request of each trace's first row not released, as
-// far as it read (0: none, or the trace ended there).
-func (o *openLoop) countHeld(now time.Time) map[int]uint64 {
-	after := map[int]uint64{}
-	late := o.speed > 0 // at --speed max every row is due, and none is late
-	for o.cur != nil {
-		b := o.cur
-		for i := o.pos; i < len(b.recs); i++ {
-			src := int(b.src[i])
-			if _, ok := after[src]; !ok {
-				after[src] = b.recs[i].Request
-			}
-			if !late {
-				continue
-			}
-			if due := o.due(i, now); !due.After(now) {
-				o.held++
-				o.in.missed(due, now)
-				continue
-			}
-			late = false
-		}
-		if _, ok := after[int(b.ended)]; b.ended >= 0 && !ok {
-			after[int(b.ended)] = 0
-		}
-		if !late {
-			return after
-		}
-		o.rr.recycle(b)
-		o.cur, o.pos = nil, 0
-		select {
-		case nb, ok := <-o.rr.out:
-			if ok {
-				o.cur = nb
-			}
-		default:
-			o.heldAtLeast = true
-		}
-	}
-	return after
 }
 
 func (o *openLoop) stop() {
@@ -288,9 +363,10 @@ func (o *openLoop) stop() {
 
 func (o *openLoop) requestDone(reqID, time.Duration, time.Time) {}
 
-// report says when the window closed on rows that were due. Each such row
-// counted in the lag (missed), late by at least the time from when it was
-// due to the window's end; whether the run was behind the trace's pace is
+// report says when the window closed on rows that were due, all of them
+// (countRest), or at least those it says. Each such row counted in the
+// lag (missed), late by at least the time from when it was due to the
+// window's end; whether the run was behind the trace's pace is
 // storage_health's schedule criterion's to say (BEHIND SCHEDULE, in
 // result).
 func (o *openLoop) report(res *schema.Result, _ time.Duration) {

@@ -90,6 +90,7 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	s.loop(rr)
 	wall := since(s.clock, s.start)
+	s.rel.countRest()
 	stopRows()
 	stopProgress()
 	stopAll()
@@ -357,7 +358,9 @@ func (s *sched) releaser(rr *rowReader) releaser {
 		p.haveT0, p.t0 = true, s.setupAt
 	}
 	if !s.cfg.ClosedLoop {
-		return newOpenLoop(s, rr, p, s.cfg.Speed, len(s.srcs))
+		o := newOpenLoop(s, rr, p, s.cfg.Speed, len(s.srcs))
+		o.done = s.ctx.Done()
+		return o
 	}
 	names := make([]string, len(s.srcs))
 	for i, src := range s.srcs {

@@ -495,11 +495,12 @@ type ReplayStats struct {
 	// RowsMissed are the rows due in an open-loop --duration window that
 	// it closed on without releasing them: the run fell behind the
 	// trace's pace. Each counts in Lag, late by at least the time from
-	// when it was due to the window's end. It is a lower bound: only the
-	// rows already read from the trace when the window closed are
-	// counted (the replay does not wait for more), so a run far behind
-	// can have more due rows than it says, as its warning does ("at
-	// least").
+	// when it was due to the window's end. It is exact: once what was
+	// released completed, the replay reads on (without running the
+	// rows) to the first row due after the window's end, however far
+	// behind the reader was. It is a lower bound only where the run was
+	// stopped (a signal), or the trace failed to read, before that row;
+	// its warning then says "at least".
 	RowsMissed int64 `json:"rows_missed,omitempty"`
 	// SetupRows are the rows run as setup, untimed, before the clock
 	// started: those before the sidecar's measured_from_s (kvtrace's
