@@ -685,16 +685,26 @@ func parseContentRange(s string) (first, last, total int64, ok bool) {
 	if !ok || !ok2 {
 		return 0, 0, 0, false
 	}
-	first, err1 := strconv.ParseInt(a, 10, 64)
-	last, err2 := strconv.ParseInt(z, 10, 64)
-	total, err3 := int64(-1), error(nil)
+	first, ok1 := digits(a)
+	last, ok2 = digits(z)
+	total, ok3 := int64(-1), true
 	if tot != "*" {
-		total, err3 = strconv.ParseInt(tot, 10, 64)
+		total, ok3 = digits(tot)
 	}
-	if err1 != nil || err2 != nil || err3 != nil || first < 0 || last < first || total >= 0 && last >= total {
+	if !ok1 || !ok2 || !ok3 || last < first || total >= 0 && last >= total {
 		return 0, 0, 0, false
 	}
 	return first, last, total, true
+}
+
+// digits parses s, a decimal number of digits only (no sign: RFC 9110's
+// 1*DIGIT), that fits an int64.
+func digits(s string) (int64, bool) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 // attemptsOf is how many attempts the SDK made of the call whose result

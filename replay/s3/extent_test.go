@@ -1,6 +1,8 @@
 package s3
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,4 +54,35 @@ func TestExtentError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseContentRange: a Content-Range read is a range within its
+// total, and written back as a server writes it, it reads the same; one
+// refused is refused whole (zeros).
+func FuzzParseContentRange(f *testing.F) {
+	for _, s := range []string{"bytes 0-9/10", "bytes 5-5/*", "bytes 9-0/10", "bytes 0-10/10", "bytes -1-2/3",
+		"bytes 0-9", "items 0-9/10", "bytes 0-9/x", "bytes 1-2/3/4", "bytes +1-2/3", "bytes 0-9223372036854775807/*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		first, last, total, ok := parseContentRange(s)
+		if !ok {
+			if first != 0 || last != 0 || total != 0 {
+				t.Fatalf("%q refused, with %d-%d/%d", s, first, last, total)
+			}
+			return
+		}
+		if first < 0 || last < first || total < -1 || total >= 0 && last >= total {
+			t.Fatalf("%q: %d-%d/%d is not a range within its total", s, first, last, total)
+		}
+		tot := "*"
+		if total >= 0 {
+			tot = strconv.FormatInt(total, 10)
+		}
+		again := fmt.Sprintf("bytes %d-%d/%s", first, last, tot)
+		f2, l2, t2, ok2 := parseContentRange(again)
+		if !ok2 || f2 != first || l2 != last || t2 != total {
+			t.Fatalf("%q read as %q, which reads as %d-%d/%d (%v)", s, again, f2, l2, t2, ok2)
+		}
+	})
 }
