@@ -194,6 +194,20 @@ func (s *sched) cutRequest(id reqID) {
 	}
 }
 
+// unstarted ends a request of class q the window closed on, at closed,
+// before any of its rows was released, though its first was due at due:
+// it is cut, and closed-due is a lower bound of its latency, so that,
+// as a cut request whose released rows already took longer than its
+// target, it counts as missing its class's target, or the SLO's, where
+// that already passes it (results.Requests.AddLate). Left out, a run too
+// far behind to start its requests looked compliant.
+func (s *sched) unstarted(q schema.QoS, due, closed time.Time) {
+	s.counted.cut++
+	if s.metrics.reqs.AddLate(q, closed.Sub(due)) {
+		s.counted.cutLate++
+	}
+}
+
 // requestDone records a request's completion at end; a cut one is not
 // (but as a known miss, results.Requests.AddLate), nor one with a row
 // abandoned when the run was stopped (its latency would end at the stop),

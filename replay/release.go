@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -65,6 +66,10 @@ type intake interface {
 	// missed counts a row due at due that the window closed on, at
 	// closed, without releasing it: its lag is at least closed-due.
 	missed(due, closed time.Time)
+	// unstarted counts a request of class q the window closed on, at
+	// closed, with none of its rows released, though its first was due
+	// at due: it is cut, and took at least closed-due.
+	unstarted(q schema.QoS, due, closed time.Time)
 }
 
 // pace maps trace times to the run's clock: the first row read is due at
@@ -137,6 +142,12 @@ type openLoop struct {
 	closed   time.Time
 	counting bool
 	after    map[int]uint64
+	// heldReq is each trace's request of the last row counted held, from
+	// its request at hand when the window closed (lastReq): a held row of
+	// another request is the first of a request never started, and
+	// unstarted counts those.
+	heldReq   []uint64
+	unstarted int64
 	// done is the run's context's: a run stopped waits for no row.
 	done <-chan struct{}
 	// until, when above 0, is the setup's end (runSetup): it releases
@@ -215,6 +226,7 @@ func (o *openLoop) endBatch() {
 	if b.err != nil {
 		o.in.fail(b.err)
 	}
+	o.rr.shard.ran(b.seq + int64(len(b.recs)))
 	o.rr.recycle(b)
 	o.cur, o.pos = nil, 0
 }
@@ -236,7 +248,11 @@ func (o *openLoop) next() time.Time {
 // the reader: rows not read yet that may be due, and the requests they
 // decide, are countRest's, once what was released completed.
 func (o *openLoop) closeWindow(now time.Time) {
-	o.closed, o.after = now, map[int]uint64{}
+	if o.cur != nil {
+		o.rr.shard.ran(o.cur.seq + int64(o.pos))
+	}
+	o.rr.shard.ranAll()
+	o.closed, o.after, o.heldReq = now, map[int]uint64{}, slices.Clone(o.lastReq)
 	// At --speed max every row is due, and none is late.
 	o.counting = o.speed > 0
 	o.countHeld(false)
@@ -263,9 +279,11 @@ func (o *openLoop) countRest() {
 // countHeld counts the rows due by the window's end that were not
 // released: those left in the current batch, then those of the batches
 // after it, up to the first row not yet due, and notes each trace's first
-// row not released (after). wait says whether it waits for the reader's
-// next batch, or stops at the last one read; counting stays set while
-// rows not read may be due.
+// row not released (after). A request whose first row is among them was
+// due and never started (the run was too far behind to start it): it is
+// cut, as one the window closed on with rows left is (intake.unstarted).
+// wait says whether it waits for the reader's next batch, or stops at the
+// last one read; counting stays set while rows not read may be due.
 func (o *openLoop) countHeld(wait bool) {
 	for {
 		if o.cur == nil && !o.take(wait) {
@@ -283,6 +301,11 @@ func (o *openLoop) countHeld(wait bool) {
 			if due := o.due(i, o.closed); !due.After(o.closed) {
 				o.held++
 				o.in.missed(due, o.closed)
+				if id := b.recs[i].Request; id != 0 && id != o.heldReq[src] {
+					o.heldReq[src] = id
+					o.unstarted++
+					o.in.unstarted(b.recs[i].QoS, due, o.closed)
+				}
 				continue
 			}
 			o.counting = false
@@ -364,11 +387,11 @@ func (o *openLoop) stop() {
 func (o *openLoop) requestDone(reqID, time.Duration, time.Time) {}
 
 // report says when the window closed on rows that were due, all of them
-// (countRest), or at least those it says. Each such row counted in the
-// lag (missed), late by at least the time from when it was due to the
-// window's end; whether the run was behind the trace's pace is
-// storage_health's schedule criterion's to say (BEHIND SCHEDULE, in
-// result).
+// (countRest), or at least those it says, and on how many requests it
+// never started. Each such row counted in the lag (missed), late by at
+// least the time from when it was due to the window's end; whether the
+// run was behind the trace's pace is storage_health's schedule
+// criterion's to say (BEHIND SCHEDULE, in result).
 func (o *openLoop) report(res *schema.Result, _ time.Duration) {
 	if o.held == 0 {
 		return
@@ -378,7 +401,12 @@ func (o *openLoop) report(res *schema.Result, _ time.Duration) {
 	if o.heldAtLeast {
 		n = "at least " + n
 	}
-	res.Warnings = append(res.Warnings, fmt.Sprintf("%s rows due before the --duration window closed were never released "+
+	w := fmt.Sprintf("%s rows due before the --duration window closed were never released "+
 		"(%d were): each counts in the lag, and so in storage_health's schedule criterion, as late by "+
-		"at least the time from when it was due to the window's end", n, res.Replay.Rows))
+		"at least the time from when it was due to the window's end", n, res.Replay.Rows)
+	if o.unstarted > 0 {
+		w += fmt.Sprintf("; %d requests of them never started: each is cut (replay.requests_cut), "+
+			"and misses its class's target (and the SLO's) where it was due longer than that before the window's end", o.unstarted)
+	}
+	res.Warnings = append(res.Warnings, w)
 }

@@ -36,6 +36,9 @@ type batch struct {
 	hasOrigin bool
 	// err stops the run after the rows of the batch.
 	err error
+	// seq is the number of rows the reader kept before the batch's first:
+	// where it is in the order read (sharder.ran).
+	seq int64
 }
 
 // rowReader is the reader goroutine's side.
@@ -58,6 +61,8 @@ type rowReader struct {
 	// start at one instant and replay the trace's times in step, one
 	// whose first row comes 3 s into the trace replaying it 3 s in.
 	origin bool
+	// kept counts the rows read into batches (batch.seq).
+	kept int64
 }
 
 // wake calls notify when it is set.
@@ -192,11 +197,11 @@ func (rr *rowReader) newBatch() *batch {
 	select {
 	case b := <-rr.free:
 		b.recs, b.src, b.keys, b.kend, b.ended, b.err = b.recs[:0], b.src[:0], b.keys[:0], b.kend[:0], -1, nil
-		b.origin, b.hasOrigin = 0, false
+		b.origin, b.hasOrigin, b.seq = 0, false, rr.kept
 		return b
 	default:
 		return &batch{recs: make([]schema.Record, 0, batchRows), src: make([]int32, 0, batchRows),
-			kend: make([]int32, 0, batchRows), ended: -1}
+			kend: make([]int32, 0, batchRows), ended: -1, seq: rr.kept}
 	}
 }
 
@@ -209,6 +214,7 @@ func (rr *rowReader) add(b *batch, src *source) {
 	b.recs = append(b.recs, r)
 	b.src = append(b.src, int32(src.idx))
 	b.kend = append(b.kend, int32(len(b.keys)))
+	rr.kept++
 }
 
 // seal points every record's Key at its bytes.

@@ -42,6 +42,11 @@ func Run(ctx context.Context, cfg *Config, plan *Plan, srcs []Source, backends m
 	}
 	rr := newRowReader(s.srcs)
 	rr.shard = newSharder(cfg, len(s.srcs))
+	if !cfg.ClosedLoop {
+		// Rows are released in the order read: the split warning counts
+		// the requests released, not those read ahead.
+		rr.shard.trackReleased()
+	}
 	rr.notify = s.wake
 	readCtx, stopReading := context.WithCancel(runCtx)
 	defer stopReading()

@@ -60,7 +60,7 @@ func (s *sched) runSetup(rr *rowReader) (*batch, error) {
 	if rest == nil || !o.reached {
 		return nil, nil
 	}
-	rest.recs, rest.src = rest.recs[o.pos:], rest.src[o.pos:]
+	rest.recs, rest.src, rest.seq = rest.recs[o.pos:], rest.src[o.pos:], rest.seq+int64(o.pos)
 	rest.hasOrigin = false // the pace's origin is setupAt
 	return rest, nil
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/kvbench/kvbench/schema"
 )
@@ -58,6 +59,17 @@ type sharder struct {
 	// that also have rows on another rank.
 	keyReq          []keyRequest
 	requests, split int64
+	// Sharding by key in an open loop, which releases the rows in the
+	// order read (byRelease): the rows kept so far, and the count of them
+	// the run released, final once the window closed (ran); a request
+	// read to its end counts once its first row was released, pending
+	// until then, and never if the window closed first, so that the rows
+	// read after it (rows_missed's) or ahead of the run count no request.
+	byRelease bool
+	kept      int64
+	released  atomic.Int64
+	final     atomic.Bool
+	pending   []keyRequest
 	// Sharding by user: the rank each object's first row went to (this
 	// one or another), by sourceKey; this rank's rows of objects first touched on
 	// another rank, and the moves and deletes of its objects it took from
@@ -69,6 +81,7 @@ type sharder struct {
 type keyRequest struct {
 	id          uint64
 	mine, other bool
+	first       int64 // the kept row it starts at, while mine
 }
 
 // newSharder returns the rank's sharder, nil when every row is the
@@ -102,7 +115,13 @@ func (s *sharder) mine(rec *schema.Record, src int) bool {
 				s.endRequest(k)
 				*k = keyRequest{id: rec.Request}
 			}
+			if mine && !k.mine {
+				k.first = s.kept
+			}
 			k.mine, k.other = k.mine || mine, k.other || !mine
+		}
+		if mine {
+			s.kept++
 		}
 		return mine
 	}
@@ -154,13 +173,64 @@ func (s *sharder) byOwner(rec *schema.Record, src int, mine bool) bool {
 	return mine
 }
 
-// endRequest counts the request k, whose rows have all been read.
+// endRequest counts the request k, whose rows have all been read, once
+// the run released its first row (byRelease).
 func (s *sharder) endRequest(k *keyRequest) {
-	if k.id != 0 && k.mine {
-		s.requests++
-		if k.other {
-			s.split++
-		}
+	if k.id == 0 || !k.mine {
+		return
+	}
+	if !s.byRelease {
+		s.count(k)
+		return
+	}
+	final := s.final.Load() // before released: once set, released is the run's
+	released := s.released.Load()
+	switch {
+	case k.first < released:
+		s.count(k)
+	case !final:
+		s.pending = append(s.pending, *k)
+	}
+	// Requests end about in the order they start: those pending are few,
+	// the rows read ahead of the run's.
+	n := 0
+	for n < len(s.pending) && s.pending[n].first < released {
+		s.count(&s.pending[n])
+		n++
+	}
+	s.pending = s.pending[n:]
+}
+
+// count counts k as a request this rank ran.
+func (s *sharder) count(k *keyRequest) {
+	s.requests++
+	if k.other {
+		s.split++
+	}
+}
+
+// trackReleased makes the sharder count the requests the run released
+// rows of, not those read (byRelease): that of an open loop, which calls
+// ran and ranAll. Called before the reader starts; a nil sharder ignores
+// it.
+func (s *sharder) trackReleased() {
+	if s != nil && s.mode == ShardKey {
+		s.byRelease = true
+	}
+}
+
+// ran says that the run released the first n rows this rank kept; a nil
+// sharder, or one not byRelease, ignores it.
+func (s *sharder) ran(n int64) {
+	if s != nil && s.byRelease {
+		s.released.Store(n)
+	}
+}
+
+// ranAll says that the run releases no more rows: the window closed.
+func (s *sharder) ranAll() {
+	if s != nil && s.byRelease {
+		s.final.Store(true)
 	}
 }
 
@@ -186,6 +256,13 @@ func (s *sharder) splitWarning() string {
 		s.endRequest(&s.keyReq[i])
 		s.keyReq[i] = keyRequest{}
 	}
+	released := s.released.Load()
+	for i, k := range s.pending {
+		if k.first < released {
+			s.count(&s.pending[i])
+		}
+	}
+	s.pending = nil
 	if s.split == 0 {
 		return ""
 	}

@@ -68,7 +68,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 		}
 	}
 	if n := r.Replay.RequestsCut; n > 0 {
-		fmt.Fprintf(w, "requests cut by the --duration window: %d (rows left when it closed: not measured as requests", n)
+		fmt.Fprintf(w, "requests cut by the --duration window: %d (rows left when it closed, or due and not started: not measured as requests", n)
 		if late := r.Replay.RequestsCutLate; late > 0 {
 			fmt.Fprintf(w, ", but %d already past their class's target, counted as missing it", late)
 		}

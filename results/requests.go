@@ -54,17 +54,19 @@ func (r *Requests) Add(q schema.QoS, d time.Duration) {
 }
 
 // AddLate adds a request the run cut short (the --duration window closed
-// on it with rows left) whose rows so far took d, where that already
-// passes a target: it missed the target whatever its rows left would have
-// taken, and counts as a request that missed it, with d (a lower bound)
-// as its latency. Each side judges its own target: Requests counts it
-// (overall and in its class) when d passes its class's target, and the
-// SLO (SetSLO) counts it as a miss when d passes the SLO's target for its
-// class (or for requests without one), whether or not it passed the
-// class's. A side whose target d does not pass, or that has none, leaves
-// it out, as its outcome there is not known. AddLate reports whether
-// Requests counted it (kvreplay's ReplayStats.RequestsCutLate); a request
-// only the SLO counts is in the SLO's Count and in no count of Requests.
+// on it with rows left, or before it started though it was due) whose
+// rows so far took d (for one not started, the time from when it was due
+// to the window's end), where that already passes a target: it missed
+// the target whatever its rows left would have taken, and counts as a
+// request that missed it, with d (a lower bound) as its latency. Each
+// side judges its own target: Requests counts it (overall and in its
+// class) when d passes its class's target, and the SLO (SetSLO) counts it
+// as a miss when d passes the SLO's target for its class (or for requests
+// without one), whether or not it passed the class's. A side whose target
+// d does not pass, or that has none, leaves it out, as its outcome there
+// is not known. AddLate reports whether Requests counted it (kvreplay's
+// ReplayStats.RequestsCutLate); a request only the SLO counts is in the
+// SLO's Count and in no count of Requests.
 func (r *Requests) AddLate(q schema.QoS, d time.Duration) bool {
 	if r.slo != nil {
 		if t := r.slo.slo.Target(q); t > 0 && d > t {

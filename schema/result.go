@@ -442,7 +442,8 @@ type RequestStats struct {
 // requests with a target, and how many were within it, overall and by QoS
 // class. Counts, so that merges are exact; Attainment is Within/Count.
 // Count includes, as misses, the requests the --duration window cut
-// whose released rows already passed their SLO target
+// whose released rows already passed their SLO target, or that were due
+// longer than it before the window's end and never started
 // (ReplayStats.RequestsCutLate says how they count in Requests).
 type SLOStats struct {
 	TargetMS   float64    `json:"target_ms,omitempty"` // every request's, unless its class has one
@@ -518,17 +519,23 @@ type ReplayStats struct {
 	// rows not yet released: none of their rows is released after it, and
 	// they are not completed requests (their latency would be that of the
 	// rows they had), so Requests leaves them out, but for
-	// RequestsCutLate.
+	// RequestsCutLate. In an open loop they include the requests with a
+	// row due before the window's end of which none was released (the
+	// run was too far behind to start them): rows_missed's requests.
 	RequestsCut int64 `json:"requests_cut,omitempty"`
 	// RequestsCutLate are the requests of RequestsCut that Requests counts
 	// after all, as missing their class's target: their rows released
-	// before the window closed already took longer than it, so they
-	// missed it whatever the rows left would have taken. Their latency
-	// there is their released rows', a lower bound. Leaving them out made
-	// a run whose window closed on slow requests look faster than it was.
+	// before the window closed already took longer than it, or, for one
+	// never started, its first row was due longer than it before the
+	// window's end, so they missed it whatever the rows left would have
+	// taken. Their latency there is their released rows', or the time
+	// from their first row's due time to the window's end, a lower bound.
+	// Leaving them out made a run whose window closed on slow requests, or
+	// on requests it was too far behind to start, look faster than it was.
 	// Requests.Count less RequestsCutLate is the completed requests. The
 	// SLO's attainment (Requests.SLO, --slo-ms) judges its own target: a
 	// cut request whose released rows already passed the SLO's target
+	// (or, never started, was due longer than it before the window's end)
 	// counts there as a miss, with or without a class and whether or not
 	// it passed its class's target; one that passed only the SLO's is in
 	// Requests.SLO.Count, not in Requests.Count nor RequestsCutLate.
