@@ -132,6 +132,7 @@ type htmlTrial struct {
 	Reason    string
 	SizeScale string
 	Errors    int64
+	FailedOps int64
 	Rows      int64
 	LagP99    string
 }
@@ -294,13 +295,14 @@ func buildHTMLGroup(i int, g *Group) htmlGroup {
 			continue
 		}
 		hg.Trials = append(hg.Trials, htmlTrial{
-			N:         j + 1,
+			N:         g.TrialID(j),
 			System:    t.System,
 			WallS:     strconv.FormatFloat(t.WallS, 'f', 3, 64),
 			Complete:  t.Complete,
 			Reason:    t.IncompleteReason,
 			SizeScale: strconv.FormatFloat(t.SizeScale, 'g', 6, 64),
 			Errors:    t.Errors.Count,
+			FailedOps: failedOps(t),
 			Rows:      t.Replay.RowsDone,
 			LagP99:    htmlNum(t.Lag.P99US/1000) + " ms",
 		})
@@ -309,12 +311,12 @@ func buildHTMLGroup(i int, g *Group) htmlGroup {
 		hg.Notes = append(hg.Notes, "no trial documents: nothing to plot")
 		return hg
 	}
-	t := g.Trials[0]
+	t, id := g.Trials[0], g.TrialID(0)
 	var notes []string
-	hg.CDF, notes = svgCDF(t)
+	hg.CDF, notes = svgCDF(t, id)
 	hg.Notes = append(hg.Notes, notes...)
-	hg.Bandwidth = svgBandwidth(t)
-	hg.Lag = svgLag(t)
+	hg.Bandwidth = svgBandwidth(t, id)
+	hg.Lag = svgLag(t, id)
 	return hg
 }
 
@@ -334,10 +336,10 @@ var svgCDFPercentiles = func() []float64 {
 	return append(ps, 99.999)
 }()
 
-// svgCDF draws the latency CDF of each tier x operation of t, the phases
-// of a tier and operation merged exactly. Histograms that do not decode
-// are left out and named in the notes.
-func svgCDF(t *schema.Result) (template.HTML, []string) {
+// svgCDF draws the latency CDF of each tier x operation of t, trial
+// number trial, the phases of a tier and operation merged exactly.
+// Histograms that do not decode are left out and named in the notes.
+func svgCDF(t *schema.Result, trial int) (template.HTML, []string) {
 	type key struct{ tier, op string }
 	var keys []key
 	byKey := map[key][]schema.Latency{}
@@ -356,7 +358,7 @@ func svgCDF(t *schema.Result) (template.HTML, []string) {
 	})
 	var notes []string
 	ch := svgLineChart{
-		Title:  "Latency CDF per tier × operation (trial 1)",
+		Title:  fmt.Sprintf("Latency CDF per tier × operation (trial %d)", trial),
 		XLabel: "latency (µs, log scale)",
 		YLabel: "fraction of operations",
 		LogX:   true,
@@ -398,13 +400,14 @@ func svgCDF(t *schema.Result) (template.HTML, []string) {
 }
 
 // svgBandwidth draws the GB/s (decimal) read and written in each second
-// of t's timeline for each tier that moved bytes: the offered load over
-// time, not the device rate that kvbench calls a tier's bandwidth. The
-// run ends inside its last second, so that second's bytes are drawn over
-// its real length (t.WallS less its start), not as a full second's; where
-// the wall time does not give that length (not past the second's start),
-// the last second is left out, and the chart's title says so.
-func svgBandwidth(t *schema.Result) []template.HTML {
+// of the timeline of t, trial number trial, for each tier that moved
+// bytes: the offered load over time, not the device rate that kvbench
+// calls a tier's bandwidth. The run ends inside its last second, so that
+// second's bytes are drawn over its real length (t.WallS less its start),
+// not as a full second's; where the wall time does not give that length
+// (not past the second's start), the last second is left out, and the
+// chart's title says so.
+func svgBandwidth(t *schema.Result, trial int) []template.HTML {
 	timeline, last, note := t.Timeline, 1.0, ""
 	if n := len(timeline); n > 0 {
 		switch l := t.WallS - float64(timeline[n-1].T); {
@@ -432,7 +435,7 @@ func svgBandwidth(t *schema.Result) []template.HTML {
 			continue
 		}
 		ch := svgLineChart{
-			Title:  "Offered load timeline " + tier.String() + " (trial 1)" + note,
+			Title:  fmt.Sprintf("Offered load timeline %s (trial %d)%s", tier, trial, note),
 			XLabel: "time (s)",
 			YLabel: "GB/s",
 			Series: []svgSeries{rd, wr},
@@ -443,8 +446,8 @@ func svgBandwidth(t *schema.Result) []template.HTML {
 	return out
 }
 
-// svgLag draws the p99 issue lag of each second of t.
-func svgLag(t *schema.Result) template.HTML {
+// svgLag draws the p99 issue lag of each second of t, trial number trial.
+func svgLag(t *schema.Result, trial int) template.HTML {
 	if len(t.Timeline) == 0 {
 		return ""
 	}
@@ -453,7 +456,7 @@ func svgLag(t *schema.Result) template.HTML {
 		s.Points = append(s.Points, svgPoint{float64(sec.T), sec.LagP99US / 1000})
 	}
 	ch := svgLineChart{
-		Title:  "Lag over time: p99 issue lag behind schedule (trial 1)",
+		Title:  fmt.Sprintf("Lag over time: p99 issue lag behind schedule (trial %d)", trial),
 		XLabel: "time (s)",
 		YLabel: "ms",
 		Series: []svgSeries{s},
@@ -834,8 +837,8 @@ var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{range .Groups}}<section id="{{.Anchor}}">
 <h2>Group: {{.Label}}</h2>
 <table>
-<tr><th>trial</th><th class="l">system</th><th>wall (s)</th><th>complete</th><th>rows done</th><th>errors</th><th>size scale</th><th>lag p99</th></tr>
-{{range .Trials}}<tr><td>{{.N}}</td><td class="l">{{.System}}</td><td>{{.WallS}}</td><td{{if not .Complete}} class="fail"{{end}}>{{if .Complete}}yes{{else}}no: {{.Reason}}{{end}}</td><td>{{.Rows}}</td><td{{if .Errors}} class="bad"{{end}}>{{.Errors}}</td><td>{{.SizeScale}}</td><td>{{.LagP99}}</td></tr>
+<tr><th>trial</th><th class="l">system</th><th>wall (s)</th><th>complete</th><th>rows done</th><th>errors</th><th>failed ops</th><th>size scale</th><th>lag p99</th></tr>
+{{range .Trials}}<tr><td>{{.N}}</td><td class="l">{{.System}}</td><td>{{.WallS}}</td><td{{if not .Complete}} class="fail"{{end}}>{{if .Complete}}yes{{else}}no: {{.Reason}}{{end}}</td><td>{{.Rows}}</td><td{{if .Errors}} class="bad"{{end}}>{{.Errors}}</td><td{{if .FailedOps}} class="bad"{{end}}>{{.FailedOps}}</td><td>{{.SizeScale}}</td><td>{{.LagP99}}</td></tr>
 {{end}}</table>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 <h3>Latency CDF</h3>

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +377,36 @@ func checkConsole(t *testing.T, stderr string) {
 		if consoleError.MatchString(line) {
 			t.Errorf("chromium logged: %s", line)
 		}
+	}
+}
+
+// TestHTMLTrialNumbers: a group's table of trials and the charts of its
+// first trial name the trials by their numbers (kvreplay --trial), as the
+// page's other tables and every other format do; they named trials 5 and
+// 7 "1" and "2", and charted trial 5 as "trial 1".
+func TestHTMLTrialNumbers(t *testing.T) {
+	var docs []*Doc
+	for _, trial := range []int{5, 7} {
+		r := loadTestResult(t, "a1.json")
+		r.Trial = trial
+		docs = append(docs, &Doc{Path: "a" + strconv.Itoa(trial) + ".json", Kind: KindKVReplay, Label: "a", Trial: trial, Result: r})
+	}
+	rep, err := Build(docs, BuildOptions{Metrics: []string{MetricHealth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page strings.Builder
+	if err := Render(&page, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	s := page.String()
+	for _, want := range []string{`<tr><td>5</td><td class="l">`, `<tr><td>7</td><td class="l">`,
+		"Latency CDF per tier × operation (trial 5)", "(trial 5)</text>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("html: no %q", want)
+		}
+	}
+	if strings.Contains(s, "(trial 1)") || strings.Contains(s, `<tr><td>1</td><td class="l">`) {
+		t.Errorf("html: names a trial 1 of trials 5 and 7")
 	}
 }

@@ -12,12 +12,15 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kvbench/kvbench/schema"
 )
 
-// ParseError is the error of a document that is not valid JSON or whose
-// value has the wrong type for its field. It names the file, the line and
-// the column (1-based, in characters) where the problem is, and the field
-// in JSON's names, never a Go type's.
+// ParseError is the error of a document that is not valid JSON, whose
+// value has the wrong type for its field, or whose key is not exactly its
+// schema's or is given twice (schema.CheckKeys). It names the file, the
+// line and the column (1-based, in characters) where the problem is, and
+// the field in JSON's names, never a Go type's.
 type ParseError struct {
 	File         string
 	Line, Column int
@@ -43,11 +46,13 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // jsonError turns err, from decoding the document that starts at byte
 // base of data (the whole input of file), into a *ParseError placed in
-// data when it is a syntax error, a type error or a truncation; other
-// errors (a field's own decoder's, such as a time's) name the file only.
+// data when it is a syntax error, a type error, a key refused
+// (schema.CheckKeys) or a truncation; other errors (a field's own
+// decoder's, such as a time's) name the file only.
 func jsonError(file string, data []byte, base int, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var key *schema.KeyError
 	switch {
 	case errors.As(err, &syn):
 		// Offset counts the bytes read up to and including the bad one.
@@ -60,6 +65,10 @@ func jsonError(file string, data []byte, base int, err error) error {
 	case errors.As(err, &typ):
 		pe := at(file, data, valueStart(data, base+int(typ.Offset)))
 		pe.Field, pe.Msg, pe.Err = typ.Field, "got "+gotJSON(typ.Value)+", want "+wantJSON(typ.Type, typ.Value), err
+		return pe
+	case errors.As(err, &key):
+		pe := at(file, data, base+int(key.Offset))
+		pe.Field, pe.Msg, pe.Err = key.Path, key.Reason(), err
 		return pe
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		pe := at(file, data, len(data))

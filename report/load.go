@@ -82,6 +82,10 @@ func Expand(p string) ([]string, error) {
 // stream of concatenated JSON documents read from stdin. Each is a kvreplay
 // result document or a kv-cache.py --output document; anything else, or a
 // newer format version, is refused with an error naming the file and why.
+// Keys the schema does not know are ignored; a key of the schema spelt in
+// another case, or any key given twice in one object, is refused
+// (schema.CheckKeys), as kv-cache.py's and MLPerf's Python readers would
+// not read it as encoding/json does.
 // Documents are labelled as opt says, else by their own Label, System, or
 // file name; Trial and Rank come from the document.
 func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
@@ -225,8 +229,8 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 
 // Decode decodes one document read from path: a kvreplay result or a
 // kv-cache.py --output document. The Doc's Label is the document's own. A
-// document that is not JSON, or has a value of the wrong type, gets a
-// *ParseError naming path, the line and the column.
+// document that is not JSON, has a value of the wrong type or a key Load
+// refuses gets a *ParseError naming path, the line and the column.
 func Decode(path string, raw []byte) (*Doc, error) {
 	return decode(path, raw, func(err error) error { return jsonError(path, raw, 0, err) })
 }
@@ -260,6 +264,9 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 		}
 		var r schema.Result
 		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("report: %w", place(err))
+		}
+		if err := schema.CheckKeys(raw, &r); err != nil {
 			return nil, fmt.Errorf("report: %w", place(err))
 		}
 		if probe.FormatVersion < 3 {
@@ -377,7 +384,11 @@ type refQoS struct {
 	NoData        bool  `json:"no_data"`
 	TotalRequests int64 `json:"total_requests"`
 	LatencyMS     struct {
-		Mean, P50, P95, P99, Max float64
+		Mean float64 `json:"mean"`
+		P50  float64 `json:"p50"`
+		P95  float64 `json:"p95"`
+		P99  float64 `json:"p99"`
+		Max  float64 `json:"max"`
 	} `json:"latency_ms"`
 	SLA struct {
 		TargetP95MS float64 `json:"target_p95_ms"`
@@ -398,6 +409,9 @@ type refQoS struct {
 func decodeReference(path string, raw []byte, place func(error) error, simulated bool) (*Doc, error) {
 	var ref reference
 	if err := json.Unmarshal(raw, &ref); err != nil {
+		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
+	}
+	if err := schema.CheckKeys(raw, &ref); err != nil {
 		return nil, fmt.Errorf("report: %w (a kv-cache.py --output document)", place(err))
 	}
 	var all map[string]any
@@ -660,6 +674,9 @@ func (d *refDoc) health(raw []byte) error {
 	}
 	health.Summary.CacheStats.StorageHealth = &d.r.Summary.StorageHealth
 	if err := json.Unmarshal(raw, &health); err != nil {
+		return err
+	}
+	if err := schema.CheckKeys(raw, &health); err != nil {
 		return err
 	}
 	switch d.r.Summary.StorageHealth.OverallStatus {

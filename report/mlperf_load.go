@@ -341,8 +341,8 @@ func mlpstorageNamed(name string, keys *rankKeys) bool {
 }
 
 // rankKeys are the top-level members that say what a rank directory's
-// JSON file is, as decode finds them (in any case: a map's exact names
-// would pass over a result that decodes).
+// JSON file is, found in any case: a result with a key in another case
+// is one decode refuses (schema.CheckKeys), not a file to pass over.
 type rankKeys struct {
 	Format            json.RawMessage `json:"format"`
 	Summary           json.RawMessage `json:"summary"`
@@ -724,6 +724,9 @@ func decodeRunSummary(raw []byte) (s *MLPerfRunSummary, ok bool, err error) {
 	}
 	s = &MLPerfRunSummary{}
 	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, true, fmt.Errorf("a kvcache_run_summary document: %w", err)
+	}
+	if err := schema.CheckKeys(raw, s); err != nil {
 		return nil, true, fmt.Errorf("a kvcache_run_summary document: %w", err)
 	}
 	if major, _, _ := strings.Cut(s.SchemaVersion, "."); major != "1" {

@@ -114,6 +114,17 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	}
 }
 
+// failedOps is the operations of r that failed (its tiers' FailedOps: in
+// no count, byte or rate of the result), as the renderings show them
+// beside its errors.
+func failedOps(r *schema.Result) int64 {
+	var n int64
+	for _, t := range r.Tiers {
+		n += t.FailedOps
+	}
+	return n
+}
+
 // rowsDone says how many rows ran, of how many: "193 of 2,890 rows", or,
 // for a trace read in part from a pipe, of an unknown total; and how many
 // of them ran as setup, before the clock (ReplayStats.SetupRows).

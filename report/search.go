@@ -158,6 +158,9 @@ func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, err
 		if err := json.Unmarshal(doc, &d); err != nil {
 			return nil, nil, fmt.Errorf("report: %w", jsonError(p, raw, start, err))
 		}
+		if err := schema.CheckKeys(doc, &d); err != nil {
+			return nil, nil, fmt.Errorf("report: %w", jsonError(p, raw, start, err))
+		}
 		if d.FormatVersion > schema.SearchFormatVersion || d.FormatVersion < 1 {
 			return nil, nil, fmt.Errorf("report: %s: %w: search format_version %d, this kvreport reads 1 to %d", name, ErrFormat, d.FormatVersion, schema.SearchFormatVersion)
 		}

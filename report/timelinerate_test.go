@@ -35,14 +35,14 @@ func TestBandwidthLastPartialSecond(t *testing.T) {
 		}
 		return ys
 	}
-	charts := svgBandwidth(&schema.Result{WallS: 2.25, Timeline: timeline})
+	charts := svgBandwidth(&schema.Result{WallS: 2.25, Timeline: timeline}, 1)
 	if len(charts) != 1 {
 		t.Fatalf("%d charts, want 1", len(charts))
 	}
 	if ys := read(string(charts[0])); len(ys) != 3 || ys[2] != ys[0] || ys[1] != ys[0] {
 		t.Errorf("read at y %q: want 3 points on one line (1 GB/s throughout)", ys)
 	}
-	charts = svgBandwidth(&schema.Result{WallS: 2, Timeline: timeline})
+	charts = svgBandwidth(&schema.Result{WallS: 2, Timeline: timeline}, 1)
 	if len(charts) != 1 {
 		t.Fatalf("%d charts, want 1", len(charts))
 	}

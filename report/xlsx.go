@@ -37,15 +37,16 @@ func init() { renderers["xlsx"] = renderXLSX }
 //     the first sheet says when runs are unlike or failed);
 //   - Stats: one row per group and metric: n, median, mean, min, max,
 //     standard deviation, CV, p95;
-//   - Trials: one row per trial: its run facts and each metric's value;
+//   - Trials: one row per trial: its run facts (failed operations among
+//     them) and each metric's value;
 //   - Comparison: per metric, the baseline's median and each group's
 //     median, ratio and win rate;
 //   - Health: one row per trial and storage_health criterion;
 //   - SLA: one row per trial and QoS class: its p95 against its target,
 //     the share of requests within it, met or not;
 //   - Cells: one row per trial, tier, operation and phase: operations,
-//     bytes, offered load and device rate in GB/s and latency
-//     percentiles in microseconds;
+//     failed operations (in no other figure), bytes, offered load and
+//     device rate in GB/s and latency percentiles in microseconds;
 //   - Warnings: the report's and the trials' warnings;
 //   - Metrics: each metric's unit, target and definition.
 //
@@ -237,7 +238,7 @@ func xlsxWriteStats(x *xlsxWriter, r *Report) {
 }
 
 func xlsxWriteTrials(x *xlsxWriter, r *Report) {
-	header := []any{"group", "trial", "system", "ranks", "wall_s", "complete", "incomplete_reason", "size_scale", "errors", "rows_done", "storage_health"}
+	header := []any{"group", "trial", "system", "ranks", "wall_s", "complete", "incomplete_reason", "size_scale", "errors", "failed_ops", "rows_done", "storage_health"}
 	for _, m := range r.Metrics {
 		header = append(header, xlsxMetricName(m))
 	}
@@ -247,9 +248,9 @@ func xlsxWriteTrials(x *xlsxWriter, r *Report) {
 			row := []any{g.Label, g.TrialID(i)}
 			if t != nil {
 				row = append(row, t.System, t.Ranks, xlsxNum(t.WallS), t.Complete, t.IncompleteReason,
-					xlsxNum(t.SizeScale), t.Errors.Count, t.Replay.RowsDone, healthStatus(t))
+					xlsxNum(t.SizeScale), t.Errors.Count, failedOps(t), t.Replay.RowsDone, healthStatus(t))
 			} else {
-				row = append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+				row = append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
 			}
 			if t == nil || healthStatus(t) == "" {
 				if i < len(g.Health) {
@@ -349,7 +350,7 @@ func xlsxWriteHealth(x *xlsxWriter, r *Report) {
 }
 
 func xlsxWriteCells(x *xlsxWriter, r *Report) {
-	x.start(xlsxCells, "group", "trial", "tier", "backend", "op", "phase", "ops",
+	x.start(xlsxCells, "group", "trial", "tier", "backend", "op", "phase", "ops", "failed_ops",
 		"logical_bytes", "physical_bytes", "busy_s", "bandwidth_GBps", "offered_GBps",
 		"count", "min_us", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
 		"from_schedule_p50_us", "from_schedule_p99_us", "from_schedule_max_us")
@@ -360,7 +361,7 @@ func xlsxWriteCells(x *xlsxWriter, r *Report) {
 			}
 			for _, c := range t.Cells {
 				l, s := c.Latency, c.FromSchedule
-				x.add(g.Label, g.TrialID(i), c.Tier, c.Backend, c.Op, c.Phase, c.Ops,
+				x.add(g.Label, g.TrialID(i), c.Tier, c.Backend, c.Op, c.Phase, c.Ops, c.FailedOps,
 					c.LogicalBytes, c.PhysicalBytes, xlsxNum(c.BusyS), xlsxNum(c.DeviceBps/results.GB), xlsxNum(c.OfferedBps/results.GB),
 					l.Count, xlsxNum(l.MinUS), xlsxNum(l.MeanUS), xlsxNum(l.P50US), xlsxNum(l.P90US), xlsxNum(l.P95US),
 					xlsxNum(l.P99US), xlsxNum(l.P999US), xlsxNum(l.P9999US), xlsxNum(l.MaxUS),

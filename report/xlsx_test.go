@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/kvbench/kvbench/schema"
 )
 
 func renderXLSXFile(tb testing.TB, r *Report) *excelize.File {
@@ -85,9 +87,9 @@ func TestXLSX(t *testing.T) {
 	if len(rows) != 1+3 {
 		t.Errorf("Trials has %d rows, want a header and 3 trials", len(rows))
 	}
-	near("Trials", "L3", a.Values["storage_read_p95"][1])
-	if got := xlsxCell(t, f, "Trials", "K2"); got != "PASS" {
-		t.Errorf("Trials!K2 (storage_health) = %q, want PASS", got)
+	near("Trials", "M3", a.Values["storage_read_p95"][1])
+	if got := xlsxCell(t, f, "Trials", "L2"); got != "PASS" {
+		t.Errorf("Trials!L2 (storage_health) = %q, want PASS", got)
 	}
 
 	// Comparison: the ratio and win rate of the second group.
@@ -137,12 +139,12 @@ func TestXLSX(t *testing.T) {
 		t.Errorf("Cells has %d rows, want %d", len(rows), 1+cells)
 	}
 	c0 := a.Trials[0].Cells[0]
-	for cell, want := range map[string]string{"C2": c0.Tier, "E2": c0.Op, "F2": c0.Phase, "S1": "p99_us"} {
+	for cell, want := range map[string]string{"C2": c0.Tier, "E2": c0.Op, "F2": c0.Phase, "G1": "ops", "H1": "failed_ops", "T1": "p99_us"} {
 		if got := xlsxCell(t, f, "Cells", cell); got != want {
 			t.Errorf("Cells!%s = %q, want %q", cell, got, want)
 		}
 	}
-	near("Cells", "S2", c0.Latency.P99US)
+	near("Cells", "T2", c0.Latency.P99US)
 
 	if got := xlsxCell(t, f, "Warnings", "A2"); !strings.HasPrefix(got, "ram+nvme: SCALED RUN") {
 		t.Errorf("Warnings!A2 = %q, want the SCALED RUN warning naming its group", got)
@@ -161,8 +163,8 @@ func TestXLSXMissingFigures(t *testing.T) {
 			t.Errorf("Summary!%s = %q, want empty for a missing median", cell, got)
 		}
 	}
-	if got := xlsxCell(t, f, "Trials", "L4"); got != "" {
-		t.Errorf("Trials!L4 = %q, want empty for NaN", got)
+	if got := xlsxCell(t, f, "Trials", "M4"); got != "" {
+		t.Errorf("Trials!M4 = %q, want empty for NaN", got)
 	}
 	if rows, err := f.GetRows("Comparison"); err != nil || len(rows) != 1 {
 		t.Errorf("Comparison without a comparison: %d rows (%v), want the header alone", len(rows), err)
@@ -234,3 +236,61 @@ func TestRenderWriteError(t *testing.T) {
 type errWriter struct{ err error }
 
 func (w errWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestRenderFailedOps: the operations that failed (schema.Cell.FailedOps,
+// in no other figure) are in the workbook's Cells sheet beside each
+// cell's operations, and, per trial, beside its errors in the Trials
+// sheet and the HTML page's table of trials, as the text summary shows
+// them: no rendering but the text one had them.
+func TestRenderFailedOps(t *testing.T) {
+	r := loadTestResult(t, "a1.json")
+	r.Cells[1].FailedOps = 3
+	tier := slices.IndexFunc(r.Tiers, func(tt schema.TierTotals) bool { return tt.Tier == r.Cells[1].Tier })
+	if tier < 0 {
+		t.Fatalf("no tier %s", r.Cells[1].Tier)
+	}
+	r.Tiers[tier].FailedOps = 3
+	r.Errors.Count = 4
+	rep, err := Build([]*Doc{{Path: "a1.json", Kind: KindKVReplay, Label: "a", Trial: 1, Result: r}}, BuildOptions{Metrics: []string{MetricHealth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := renderXLSXFile(t, rep)
+	column := func(sheet, name string) []string {
+		t.Helper()
+		rows, err := f.GetRows(sheet)
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("%s: %d rows, %v", sheet, len(rows), err)
+		}
+		col := slices.Index(rows[0], name)
+		if col < 0 {
+			t.Fatalf("%s: no %s column in %q", sheet, name, rows[0])
+		}
+		var out []string
+		for _, row := range rows[1:] {
+			v := ""
+			if col < len(row) {
+				v = row[col]
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	want := make([]string, len(r.Cells))
+	for i, c := range r.Cells {
+		want[i] = strconv.FormatInt(c.FailedOps, 10)
+	}
+	if got := column("Cells", "failed_ops"); !slices.Equal(got, want) {
+		t.Errorf("Cells: failed_ops %q, want %q", got, want)
+	}
+	if got := column("Trials", "failed_ops"); !slices.Equal(got, []string{"3"}) {
+		t.Errorf("Trials: failed_ops %q, want [3]", got)
+	}
+	var page strings.Builder
+	if err := Render(&page, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	if s := page.String(); !strings.Contains(s, "<th>errors</th><th>failed ops</th>") || !strings.Contains(s, `<td class="bad">4</td><td class="bad">3</td>`) {
+		t.Errorf("html: the table of trials has no failed ops column holding 3 beside its 4 errors")
+	}
+}
