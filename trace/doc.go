@@ -89,6 +89,8 @@
 // and version, command line, seed, model and bytes per token, tier
 // capacities, tensor parallelism, counts, and where the measured window
 // starts. A trace on a pipe has no sidecar and is complete without it.
+// Readers ignore keys they do not know, and refuse a known key spelt in
+// another case or given twice, and figures no writer writes (ReadMeta).
 //
 // # Errors
 //

@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/outfile"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // MetaSuffix is appended to a trace's file name to name its sidecar.
@@ -23,7 +26,8 @@ const FormatVersion = 1
 
 // Meta is the provenance of a trace, stored beside it as <trace>.meta.json.
 // Every field is optional for a reader: a trace is complete without its
-// sidecar. Unknown fields are ignored when reading.
+// sidecar. Unknown fields are ignored when reading; a known one's key must
+// be spelt exactly, once (ReadMeta).
 type Meta struct {
 	// FormatVersion is the trace format version (FormatVersion).
 	FormatVersion int `json:"format_version"`
@@ -119,7 +123,11 @@ func (m *Meta) WriteTo(w io.Writer) (int64, error) {
 
 // ReadMeta reads the sidecar of the trace at tracePath. When there is none
 // (or tracePath is "-") the error wraps os.ErrNotExist; test for it with
-// errors.Is. A sidecar of a newer format version is refused.
+// errors.Is. A sidecar of a newer format version is refused, as is one
+// with a key in another case than the schema's or a key given twice
+// (schema.CheckKeys: a Python reader would read it otherwise), and one
+// whose figures no writer writes (check); the error is one line naming
+// the sidecar and the first problem.
 func ReadMeta(tracePath string) (*Meta, error) {
 	if tracePath == "-" {
 		return nil, fmt.Errorf("trace: meta: stdin has no sidecar: %w", os.ErrNotExist)
@@ -138,8 +146,20 @@ func ReadMeta(tracePath string) (*Meta, error) {
 		}
 		return nil, fmt.Errorf("trace: meta: %s: %w", path, err)
 	}
+	if bytes.TrimSpace(b)[0] != '{' {
+		// null, the one value but an object that decodes into Meta.
+		return nil, fmt.Errorf("trace: meta: %s: null, not a JSON object: a damaged sidecar (write the trace again, or remove the sidecar)", path)
+	}
 	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
 		return nil, fmt.Errorf("trace: meta: %s: offset %d: more after the JSON object: a damaged sidecar (write the trace again, or remove the sidecar)", path, len(b)-len(rest))
+	}
+	if err := schema.CheckKeys(b, &m); err != nil {
+		// encoding/json took a key in any case, and the last of a key
+		// given twice: what Python's reader of the same file does not.
+		if ke, ok := errors.AsType[*schema.KeyError](err); ok {
+			return nil, fmt.Errorf("trace: meta: %s: offset %d: %w: a damaged sidecar (write the trace again, or remove the sidecar)", path, ke.Offset, err)
+		}
+		return nil, fmt.Errorf("trace: meta: %s: %w", path, err)
 	}
 	if m.FormatVersion > FormatVersion {
 		return nil, fmt.Errorf("trace: meta: %s: format version %d: this kvbench reads up to %d", path, m.FormatVersion, FormatVersion)
@@ -150,9 +170,19 @@ func ReadMeta(tracePath string) (*Meta, error) {
 	return &m, nil
 }
 
-// check refuses a sidecar whose figures no writer writes: a negative
-// count, peak, size or time, or a capacity below -1 (unlimited), which
-// would size a replay's arenas or count its users wrong.
+// maxTraceSeconds is the latest time, in seconds from its start, that a
+// trace holds: a Reader reads times up to 1<<63-1 ns.
+const maxTraceSeconds = float64(math.MaxInt64) / float64(time.Second)
+
+// check refuses a sidecar whose figures no writer writes, the first
+// found: a negative count, peak, size or time, a capacity below -1
+// (unlimited), a time past the end of any trace, a peak or capacity of a
+// tier that is not one, more objects, requests or users than rows (each
+// is counted from a row), or peaks that add up to more bytes than the
+// trace writes (a tier's live bytes were each written to it by a row).
+// A replay trusts these figures when it does not read the trace first
+// (kvreplay --no-prescan): they size its arenas and files, set where its
+// measured window starts and count its users and objects.
 func (m *Meta) check() error {
 	c := m.Counts
 	for _, f := range []struct {
@@ -160,7 +190,7 @@ func (m *Meta) check() error {
 		v    float64
 	}{
 		{"format_version", float64(m.FormatVersion)}, {"bytes_per_token", float64(m.BytesPerToken)},
-		{"tensor_parallel", float64(m.TensorParallel)}, {"measured_from_s", m.MeasuredFrom},
+		{"tensor_parallel", float64(m.TensorParallel)}, {"epoch_base", m.EpochBase}, {"measured_from_s", m.MeasuredFrom},
 		{"counts.rows", float64(c.Rows)}, {"counts.objects", float64(c.Objects)}, {"counts.requests", float64(c.Requests)},
 		{"counts.users", float64(c.Users)}, {"counts.read_bytes", float64(c.ReadBytes)},
 		{"counts.write_bytes", float64(c.WriteBytes)}, {"counts.dropped_deletes", float64(c.DroppedDeletes)},
@@ -169,10 +199,43 @@ func (m *Meta) check() error {
 			return fmt.Errorf("%s %g: must not be negative", f.name, f.v)
 		}
 	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"measured_from_s", m.MeasuredFrom}, {"epoch_base", m.EpochBase}} {
+		if f.v >= maxTraceSeconds {
+			return fmt.Errorf("%s %g: past the end of any trace (want less than %.0f s)", f.name, f.v, maxTraceSeconds)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"counts.objects", c.Objects}, {"counts.requests", c.Requests}, {"counts.users", c.Users}} {
+		if f.v > c.Rows {
+			return fmt.Errorf("%s %d: more than counts.rows %d (each is counted from a row)", f.name, f.v, c.Rows)
+		}
+	}
+	for _, tiers := range []struct {
+		name string
+		m    map[string]int64
+	}{{"peak_live_bytes", m.PeakLiveBytes}, {"tier_capacity_bytes", m.TierCapacityBytes}} {
+		for _, tier := range slices.Sorted(maps.Keys(tiers.m)) {
+			if _, err := schema.ParseTier(tier); err != nil {
+				return fmt.Errorf("%s %q: not a tier (want Tier-0 to Tier-%d)", tiers.name, tier, schema.NumTiers-1)
+			}
+		}
+	}
+	var peaks int64
 	for _, tier := range slices.Sorted(maps.Keys(m.PeakLiveBytes)) {
-		if n := m.PeakLiveBytes[tier]; n < 0 {
+		n := m.PeakLiveBytes[tier]
+		if n < 0 {
 			return fmt.Errorf("peak_live_bytes %q %d: must not be negative", tier, n)
 		}
+		if n > c.WriteBytes-peaks {
+			return fmt.Errorf("peak_live_bytes %q %d: the peaks add up to more than counts.write_bytes %d (each byte live on a tier was written there first)",
+				tier, n, c.WriteBytes)
+		}
+		peaks += n
 	}
 	for _, tier := range slices.Sorted(maps.Keys(m.TierCapacityBytes)) {
 		if n := m.TierCapacityBytes[tier]; n < -1 {

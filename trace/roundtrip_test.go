@@ -751,7 +751,7 @@ func TestMetaRoundTrip(t *testing.T) {
 		TierCapacityBytes: map[string]int64{"Tier-0": 0, "Tier-1": 4 << 30, "Tier-2": 1 << 40},
 		PeakLiveBytes:     map[string]int64{"Tier-1": 123456789},
 		EpochBase:         1795255939.072664, MeasuredFrom: 12.5,
-		Counts: trace.MetaCounts{Rows: 33134, Objects: 2416, Requests: 2416, ReadBytes: math.MaxInt64, WriteBytes: 1, DroppedDeletes: 3},
+		Counts: trace.MetaCounts{Rows: 33134, Objects: 2416, Requests: 2416, ReadBytes: math.MaxInt64, WriteBytes: math.MaxInt64 - 1, DroppedDeletes: 3},
 		Config: json.RawMessage(`{"users":50,"tiers":["gpu","cpu"],"nested":{"a":null}}`),
 	}
 	if err := trace.WriteMeta(tracePath, m); err != nil {
@@ -838,6 +838,7 @@ func TestMetaRead(t *testing.T) {
 		{"malformed", `{"format_version":1,`, false, nil, ""},
 		{"wrong type", `{"format_version":"1"}`, false, nil, ""},
 		{"empty file", ``, false, nil, ""},
+		{"null", " null\n", false, nil, "null, not a JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

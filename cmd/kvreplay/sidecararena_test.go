@@ -65,7 +65,7 @@ func TestNoPrescanSidecarArenaHoldsPeak(t *testing.T) {
 	const n, size = 300, 4097
 	tr := writeRAMTrace(t, dir, "k", n, size)
 	meta := &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace",
-		PeakLiveBytes: map[string]int64{"Tier-1": n * size}, Counts: trace.MetaCounts{Rows: 2 * n, Objects: n}}
+		PeakLiveBytes: map[string]int64{"Tier-1": n * size}, Counts: trace.MetaCounts{Rows: 2 * n, Objects: n, ReadBytes: n * size, WriteBytes: n * size}}
 	if err := trace.WriteMeta(tr, meta); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestNoPrescanSidecarOfOneTrace(t *testing.T) {
 	dir := t.TempDir()
 	small := writeRAMTrace(t, dir, "small", 4, 64<<10)
 	meta := &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace",
-		PeakLiveBytes: map[string]int64{"Tier-1": 4 * 64 << 10}, Counts: trace.MetaCounts{Rows: 8, Objects: 4}}
+		PeakLiveBytes: map[string]int64{"Tier-1": 4 * 64 << 10}, Counts: trace.MetaCounts{Rows: 8, Objects: 4, ReadBytes: 4 * 64 << 10, WriteBytes: 4 * 64 << 10}}
 	if err := trace.WriteMeta(small, meta); err != nil {
 		t.Fatal(err)
 	}

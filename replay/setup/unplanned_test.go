@@ -42,7 +42,7 @@ func TestUnplannedReplayBoundsTier2(t *testing.T) {
 	if err := os.WriteFile(small, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	meta := &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace", Counts: trace.MetaCounts{Rows: 3}, PeakLiveBytes: map[string]int64{"Tier-2": 3 << 20}}
+	meta := &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace", Counts: trace.MetaCounts{Rows: 3, Objects: 3, WriteBytes: 3 << 20}, PeakLiveBytes: map[string]int64{"Tier-2": 3 << 20}}
 	if err := trace.WriteMeta(small, meta); err != nil {
 		t.Fatal(err)
 	}
