@@ -503,10 +503,11 @@ func scanMerged(ctx context.Context, srcs []Source, scans []*traceScan, sh *shar
 // as a pipe's: a plan of the others' peaks alone sized the RAM arena for
 // them, and the run stopped at the first object of the trace without one
 // larger than that (a sidecar's trace and a kv-cache.py trace,
-// --no-prescan).
+// --no-prescan). A sidecar without peaks (no peak_live_bytes) says no
+// more than none.
 func (p *Plan) fromMeta(cfg *Config, srcs []Source) {
 	for _, s := range srcs {
-		if s.Meta == nil {
+		if s.Meta == nil || s.Meta.PeakLiveBytes == nil {
 			return
 		}
 	}

@@ -75,6 +75,22 @@ func TestPlanFromSidecarsScalesAndAdds(t *testing.T) {
 	}
 }
 
+// TestPlanSidecarWithoutPeaks: a sidecar that has no peak_live_bytes
+// says nothing of what its trace keeps live: the plan is empty, as a
+// pipe's without one, not a peak of 0 (which sized the RAM arena at its
+// 1 MiB floor, and the run stopped at its first larger object).
+func TestPlanSidecarWithoutPeaks(t *testing.T) {
+	cfg := replay.DefaultConfig()
+	src := replay.Source{Name: "pipe", Meta: &trace.Meta{}, Open: func() (*trace.Reader, error) { t.Fatal("read"); return nil, nil }}
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.FromMeta || len(plan.Peak) != 0 {
+		t.Errorf("from sidecars %v, peaks %v; want no plan", plan.FromMeta, plan.Peak)
+	}
+}
+
 // TestPlanCapacityCapsPeakAndReach: with --capacity, the NVMe tier's
 // planned peak and reach are at most the capacity.
 func TestPlanCapacityCapsPeakAndReach(t *testing.T) {
