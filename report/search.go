@@ -228,7 +228,7 @@ func answerOf(d *schema.SearchResult, disagreed bool) string {
 	if d.Kind == schema.SearchUsers {
 		s = fmt.Sprintf("%d of %d users", d.Users, d.TotalUsers)
 		var notes []string
-		if d.Users > 0 {
+		if d.Users > 0 && d.Resolution > 0 && !allUsersPassed(d) {
 			notes = append(notes, fmt.Sprintf("resolution %d", d.Resolution))
 			if d.Confidence > 0 && d.Confidence < 1 {
 				notes = append(notes, fmt.Sprintf("confidence %.0f%%", 100*d.Confidence))
@@ -255,10 +255,23 @@ func answerOf(d *schema.SearchResult, disagreed bool) string {
 			slices.Max(probeSpeeds(d.Probes)))
 	case !d.Done && d.Kind == schema.SearchCapacity && !d.Plateau:
 		s = "at least " + s + " (still rising when the search ran out of probes: --search-probes)"
+	case allUsersPassed(d):
+		s = "at least " + s + " (every user of the trace passed: a trace with more users finds the limit)"
+		if !d.Done {
+			s += " (not settled: the search ran out of probes, --search-probes)"
+		}
 	case !d.Done:
 		s += " (not settled: the search ran out of probes, --search-probes)"
 	}
 	return s
+}
+
+// allUsersPassed says that every user of d's traces passed (a users
+// search): no count failed a probe, so the answer is a lower bound (its
+// resolution absent), and the system may serve more users than the
+// traces have.
+func allUsersPassed(d *schema.SearchResult) bool {
+	return d.Kind == schema.SearchUsers && d.TotalUsers > 0 && d.Users >= d.TotalUsers
 }
 
 // probeSpeeds are the probes' --speed values.
@@ -292,15 +305,19 @@ func searchDifferences(d, base *schema.SearchResult, name, baseName string) []st
 }
 
 // unsettled names those of d and base whose searches did not settle
-// their answers (out of probes, or stopped early).
+// their answers (out of probes, or stopped early), or whose answers are
+// lower bounds (every user of the traces passed).
 func unsettled(d, base *schema.SearchResult, name, baseName string) []string {
 	var out []string
 	for _, s := range []struct {
 		d *schema.SearchResult
 		n string
 	}{{base, baseName}, {d, name}} {
-		if !s.d.Done || s.d.AnswerIsLowerBound {
+		switch {
+		case !s.d.Done || s.d.AnswerIsLowerBound:
 			out = append(out, s.n+"'s answer is not settled")
+		case allUsersPassed(s.d):
+			out = append(out, s.n+"'s answer is a lower bound (every user of its traces passed)")
 		}
 	}
 	return out

@@ -173,3 +173,37 @@ func TestCapacityNothingMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestUsersAllPassedIsLowerBound: a users search every user of whose
+// traces passed found no count that fails (its resolution is absent):
+// its answer is a lower bound, said "at least" in every format, and a
+// comparison with it says so. kvreport answered "8 of 8 users (resolution
+// 0)", and "B serves 2.00x the users of A" with nothing more.
+func TestUsersAllPassedIsLowerBound(t *testing.T) {
+	all := usersSearch("B", 40)
+	all.Resolution, all.Reason = 0, "all 40 users passed: the system serves at least the trace's users (make a trace with more)"
+	stopped := usersSearch("C", 3)
+	stopped.Resolution, stopped.Done, stopped.AnswerIsLowerBound = 0, false, true
+	dir := t.TempDir()
+	docs, names, err := report.LoadSearches(context.Background(), []string{writeDoc(t, dir, "a.json", usersSearch("A", 20)),
+		writeDoc(t, dir, "b.json", all), writeDoc(t, dir, "c.json", stopped)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"text", "md", "html", "json", "csv"} {
+		var out strings.Builder
+		if err := report.RenderSearches(&out, docs, names, f); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		for _, want := range []string{"at least 40 of 40 users (every user of the trace passed", "answer is a lower bound (every user of its traces passed)",
+			"at least 3 of 40 users (a lower bound"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: no %q in\n%s", f, want, s)
+			}
+		}
+		if strings.Contains(s, "resolution 0") {
+			t.Errorf("%s: says resolution 0:\n%s", f, s)
+		}
+	}
+}

@@ -154,7 +154,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.search.Probes, "search-probes", 12, "with --search: the most probes (replays of --duration each)")
 	fs.IntVar(&o.search.Repeats, "search-repeats", 2, "with --search users: how many times the answer is probed in all")
 	fs.Var((*cli.Seconds)(&o.cfg.Duration), "duration", "the window in wall time, in seconds (30, as kvtrace --duration) or a duration (20s, 2m): nothing is released after it, what was released completes (operations on large objects may run well past it; the result's wall_s says how long), a request with rows left is cut, not counted, unless it had already missed its class's target (0: the whole trace)")
-	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes")
+	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "seed of the data bytes (a --search gives each later probe its own, from it, so no probe rewrites an earlier one's bytes)")
 	fs.StringVar(&o.model, "model", "", "the model of traces without a .meta.json sidecar (kv-cache.py's --io-trace-log, a pipe): its KV bytes per token, from kvtrace's model table (kvtrace models), make the KV tokens the run moves measurable (kv_tokens_moved_per_s)")
 	fs.IntVar(&o.cfg.TensorParallel, "tensor-parallel", 1, "with --model: the tensor parallelism the trace's object sizes were divided by (kv-cache.py --tensor-parallel)")
 	fs.StringVar(&o.cfg.Engine, "engine", o.cfg.Engine, "I/O engine for files and devices: "+ioengine.Help())

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -392,5 +393,69 @@ func TestSearchWarningsOnceAKind(t *testing.T) {
 			"its first 3.91 MiB, the trace's peak, were prefaulted", len(d.Probes), len(d.Probes), 900+10*lo, 900+10*hi)}
 	if lo == hi || strings.Join(d.Warnings, "\n") != strings.Join(want, "\n") {
 		t.Errorf("probes of %v users: warnings\n%s\nwant\n%s", f.users, strings.Join(d.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSearchProbesWriteTheirOwnBytes: each probe of a search replays with
+// its own data seed, the first with --seed's, so that no probe writes the
+// bytes an earlier one wrote. Every probe wrote the same bytes under the
+// same keys (at the same offsets of a --device under --layout extent), which
+// a deduplicating store or a file system's nop-write serves without
+// writing: the later probes measured that, not the device.
+func TestSearchProbesWriteTheirOwnBytes(t *testing.T) {
+	for _, kind := range []string{search.KindUsers, search.KindCapacity} {
+		f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 5}
+		var seeds []uint64
+		once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
+			seeds = append(seeds, cfg.Seed)
+			return f.replay(cfg, progress)
+		}
+		o := searchOptions(kind)
+		o.cfg.Seed = 42
+		prog := &setup.SearchProgress{W: &bytes.Buffer{}, Now: f.now, Max: 12}
+		if err := searchWith(o, mixedPlan(), 8, once, prog, nil, true, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		distinct := slices.Compact(slices.Sorted(slices.Values(seeds)))
+		if len(seeds) < 3 || seeds[0] != 42 || len(distinct) != len(seeds) {
+			t.Errorf("--search %s: the probes' data seeds %v: want each its own, the first --seed's (42)", kind, seeds)
+		}
+	}
+}
+
+// TestSearchProbeRefusedMidSearchExits1: a probe refused as the input's
+// error after earlier probes measured (an S3 tier whose credentials
+// expired an hour into the search; a check of this machine that a later,
+// larger probe fails) stops the search as any probe that did not complete
+// does (design section 6): its document written, not done, its answer a
+// lower bound, exit status 1, not the 2 of bad usage, which said the
+// command line was wrong after the search had measured with it. Refused
+// at the first probe, when nothing was measured, it stays the input's
+// error (exit 2).
+func TestSearchProbeRefusedMidSearchExits1(t *testing.T) {
+	for _, tc := range []struct {
+		refuseAt, code, probes int
+	}{{3, 1, 2}, {1, 2, 0}} {
+		f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 3}
+		once := func(cfg *replay.Config, progress func(replay.Progress)) (*schema.Result, error) {
+			if f.calls+1 == tc.refuseAt {
+				f.calls++
+				return nil, cli.Input(errors.New("s3: bucket kv: the credentials were rejected (403 ExpiredToken)"))
+			}
+			return f.replay(cfg, progress)
+		}
+		var stdout bytes.Buffer
+		prog := &setup.SearchProgress{W: &bytes.Buffer{}, Now: f.now, Max: 12}
+		err := searchWith(searchOptions(search.KindUsers), mixedPlan(), 8, once, prog, nil, true, &stdout)
+		if cli.ExitCode(err) != tc.code || !strings.Contains(fmt.Sprint(err), "ExpiredToken") {
+			t.Errorf("refused at probe %d: exit %d (%v), want %d", tc.refuseAt, cli.ExitCode(err), err, tc.code)
+		}
+		var d schema.SearchResult
+		if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+			t.Fatalf("refused at probe %d: document: %v", tc.refuseAt, err)
+		}
+		if d.Done || !d.AnswerIsLowerBound || len(d.Probes) != tc.probes {
+			t.Errorf("refused at probe %d: done %v, lower bound %v, %d probes: %s", tc.refuseAt, d.Done, d.AnswerIsLowerBound, len(d.Probes), d.Reason)
+		}
 	}
 }

@@ -127,7 +127,7 @@ is an input, a system path, a directory or a .json file in a rank_<N>
 directory (which --aggregate mlperf would read as the rank's); 1 when what came on stdin ("-") is not a valid
 measurement, so that a pipeline whose kvreplay failed fails too: nothing at
 all, a document cut short, an incomplete run (a kvreplay stopped early, a
-search that did not finish) or a run whose operations failed (kvreplay
+search a probe stopped) or a run whose operations failed (kvreplay
 stops at the first), which kvreport still renders before it exits 1.
 A complete run without failed operations whose storage_health is FAIL is a
 measurement (of a system that fails): exit 0.

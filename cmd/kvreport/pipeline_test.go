@@ -59,13 +59,21 @@ func TestFailedPipeline(t *testing.T) {
 		})
 	}
 
-	// A search that did not finish, on stdin.
+	// A search that a probe stopped (kvreplay exited 1), on stdin.
 	s := schema.SearchResult{Header: schema.Header{Format: schema.SearchFormat, FormatVersion: schema.SearchFormatVersion, System: "A"},
-		Kind: schema.SearchUsers, Users: 3, TotalUsers: 20, Done: false, Reason: "probe 2 did not complete: no space left on device",
+		Kind: schema.SearchUsers, Users: 3, TotalUsers: 20, Done: false, AnswerIsLowerBound: true, Reason: "probe 2 did not complete: no space left on device",
 		Probes: []schema.SearchProbe{{Users: 3, Pass: true}}}
 	b, _ := json.Marshal(s)
 	if code, out, errs := kvreport(t, string(b), "-"); code != 1 || out == "" || !strings.Contains(errs, "the search did not finish (probe 2 did not complete") {
-		t.Errorf("unfinished search: exit %d, stdout %.100q, stderr %q", code, out, errs)
+		t.Errorf("stopped search: exit %d, stdout %.100q, stderr %q", code, out, errs)
+	}
+	// One that ran out of probes (--search-probes) measured every probe,
+	// and kvreplay exited 0: so does kvreport, its answer rendered
+	// unsettled. It exited 1, asking whether kvreplay had failed.
+	s.AnswerIsLowerBound, s.Reason = false, "3 users passed, 5 failed (stopped at 3 probes before the boundary was narrow and confirmed)"
+	b, _ = json.Marshal(s)
+	if code, out, errs := kvreport(t, string(b), "-"); code != 0 || !strings.Contains(out, "not settled") {
+		t.Errorf("search out of probes: exit %d, stdout %.100q, stderr %q", code, out, errs)
 	}
 	s.Done, s.Reason = true, "found"
 	b, _ = json.Marshal(s)

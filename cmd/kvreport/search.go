@@ -16,8 +16,11 @@ import (
 
 // runSearch renders search documents (kvreplay --search), each answer
 // compared with the first's (--baseline's, when given). A search read
-// from stdin that did not finish is rendered, then answered with exit
-// status 1: its answer is not a measurement. The report's options for
+// from stdin that a probe stopped (its answer a lower bound: kvreplay
+// exited 1) is rendered, then answered with exit status 1: its answer is
+// not a measurement. One that ran out of probes (--search-probes, done
+// false, its answer said unsettled) is not: every probe of it measured,
+// and kvreplay exited 0 for it. The report's options for
 // results (--label, --group-by, --metrics) are refused.
 func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer) error {
 	if !slices.Contains(report.SearchFormats, c.format) {
@@ -56,7 +59,7 @@ func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 		return err
 	}
 	for i, d := range docs {
-		if strings.HasPrefix(names[i], "-#") && !d.Done {
+		if strings.HasPrefix(names[i], "-#") && d.AnswerIsLowerBound {
 			return fmt.Errorf("%s: the search did not finish (%s): rendered, but its answer is not a measurement (did the command before kvreport fail?)", stdinName(names[i]), d.Reason)
 		}
 	}

@@ -177,8 +177,9 @@ func searchAdvice(cfg *replay.Config, plan *replay.Plan, opts *Options) *replay.
 }
 
 // Search runs the search so asks over the traces' total users, each probe
-// a call of once, and returns its document, its identity (tool, command
-// line, host, config) for the caller to fill. A probe that fails to run or
+// a call of once with its own data seed (probeSeed), and returns its
+// document, its identity (tool, command line, host, config) for the
+// caller to fill. A probe that fails to run or
 // is not a measurement stops the search: the document is returned, marked
 // not done with its answer a lower bound, with the error. A users search
 // of traces whose users are unknown, or were not read (plan.Scanned: their
@@ -189,9 +190,12 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		traces   = plan.Traces
 		warnings search.Warnings
 		probes   int // the probes that gave a result
+		begun    int // the probes begun
 	)
 	probe := func(n int, speed float64) (search.Probe, error) {
 		cfg := so.Config
+		cfg.Seed = probeSeed(so.Config.Seed, begun)
+		begun++
 		what := fmt.Sprintf("speed=%gx", speed)
 		if so.Kind == search.KindUsers {
 			cfg.Users = n
@@ -259,9 +263,42 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 		fmt.Fprintln(prog.W, "kvreplay: search: "+doc.Reason)
 	}
 	if err != nil {
+		if len(doc.Probes) > 0 {
+			err = &stoppedError{err}
+		}
 		return doc, fmt.Errorf("search incomplete: %w", err)
 	}
 	return doc, nil
+}
+
+// stoppedError is the error of a search that a probe stopped after
+// others ran: a run's failure (exit 1), as every probe that did not
+// complete is (design section 6), even one refused as the input's error
+// (cli.Input: an S3 tier whose credentials expired during the search),
+// which would have said that the command line the probes before it
+// measured with was wrong (exit 2). Its message is the error's.
+type stoppedError struct{ err error }
+
+func (e *stoppedError) Error() string { return e.err.Error() }
+
+// Unwrap returns the error, without its mark as the input's.
+func (e *stoppedError) Unwrap() error {
+	if u, ok := errors.AsType[*cli.UsageError](e.err); ok {
+		return u.Err
+	}
+	return e.err
+}
+
+// probeSeed is the data seed of a search's probe k (from 0): the first's
+// is seed (--seed), each later one's another, so that no probe writes
+// the bytes an earlier one wrote. With the same seed every probe wrote
+// the same bytes under the same keys, and with --layout extent on a
+// --device, at the same offsets: a deduplicating store, or a file system
+// that skips a write of the data a block already holds (ZFS's nop-write),
+// served the later probes' writes without writing them, and the search
+// measured that, not the device.
+func probeSeed(seed uint64, k int) uint64 {
+	return seed ^ uint64(k)*0xbf58476d1ce4e5b9 // splitmix64's multiplier; the ranks' is another (replay's dataSeed)
 }
 
 // storageOf is the tiers whose bytes a search's offered loads count
