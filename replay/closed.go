@@ -30,7 +30,15 @@ import (
 // A row due before an earlier row of its object was ingested waits for
 // it (keyq), so the model and the backends see each object's rows as the
 // trace has them: the object is where the trace put it, never prepared
-// cold or read on the wrong tier for the loop's order.
+// cold or read on the wrong tier for the loop's order. Reads are the
+// exception among themselves: a read (not a demotion's) whose earlier
+// rows of its object are all such reads goes before them, as the
+// scheduler runs reads of one object side by side. They find the object
+// where the rows before them all put it, and a user does not wait for
+// another, still thinking or slower, who read a shared object (a RAG
+// document, a pre-populated context, a prefix block) earlier in the
+// trace: its request's latency, measured from its release, would have
+// held the other user's think time.
 
 // closedBuffer bounds the rows read ahead and not yet dispatched. When a
 // slow user holds the buffer full, the others wait for the reader too; a
@@ -49,6 +57,7 @@ type clRequest struct {
 	id          uint64  // the trace's Request; 0 for a row outside requests
 	user        *clUser // nil when no user waits on it
 	skip        bool    // its user is outside --users: its rows are dropped
+	qos         schema.QoS
 	recs        []schema.Record
 	first, last time.Duration // trace times of its first and last rows
 	release     time.Time
@@ -135,7 +144,9 @@ type closedLoop struct {
 	keyq    map[string]*keyRows
 	waiting []*clRequest
 
-	windowClosed bool // --duration passed: no request is released
+	// stopped: the window closed (--duration passed) or the run stopped
+	// (stop): no request is released.
+	stopped bool
 
 	// chosen are the users --users replays, from the plan (SelectUsers);
 	// nil when every user is replayed or the plan does not know the users
@@ -156,6 +167,9 @@ type closedLoop struct {
 	// object, where waiting would have stopped the run (users whose
 	// requests overlap in trace time).
 	unordered int64
+	// unstarted counts the requests released by the window's end of
+	// which it released no row (closeWindow).
+	unstarted int64
 	warnings  []string
 }
 
@@ -197,7 +211,7 @@ func newClosedLoop(ci closedInputs) *closedLoop {
 
 // wantRows reports whether the loop takes another batch of rows now.
 func (c *closedLoop) wantRows() bool {
-	if c.windowClosed {
+	if c.stopped {
 		return false
 	}
 	// Past the buffer's bound, read on only when nothing else can move:
@@ -244,7 +258,7 @@ func (c *closedLoop) absorb(b *batch) {
 
 // open starts the request rec's row begins.
 func (c *closedLoop) open(rec *schema.Record, src int32) *clRequest {
-	r := &clRequest{src: src, id: rec.Request, first: rec.Time, tokens: rec.Tokens}
+	r := &clRequest{src: src, id: rec.Request, first: rec.Time, tokens: rec.Tokens, qos: rec.QoS}
 	if rec.User != 0 && rec.Request != 0 {
 		k := userKey{src, rec.User}
 		u := c.users[k]
@@ -344,7 +358,7 @@ func (c *closedLoop) whole(r *clRequest) {
 
 // nextRequest releases u's next request once its previous one completed.
 func (c *closedLoop) nextRequest(u *clUser) {
-	if u.active != nil || len(u.queue) == 0 || c.windowClosed {
+	if u.active != nil || len(u.queue) == 0 || c.stopped {
 		return
 	}
 	r := u.queue[0]
@@ -399,16 +413,34 @@ func (c *closedLoop) release(now time.Time) {
 }
 
 // turn returns the rows of r's next row's object, and whether that row
-// is the first of them.
+// may go: it is the first of them, or a plain read (plainRead) with only
+// plain reads before it.
 func (c *closedLoop) turn(r *clRequest) (*keyRows, bool) {
 	kq := c.keyRowsOf(r.src, r.recs[r.next].Key, false)
-	return kq, kq.rows[0] == rowRef{r, r.next}
+	ref := rowRef{r, r.next}
+	for i, x := range kq.rows {
+		if x == ref {
+			return kq, true
+		}
+		if i == 0 && !plainRead(ref) || !plainRead(x) {
+			break
+		}
+	}
+	return kq, false
+}
+
+// plainRead reports whether row ref is a read that leaves its object as
+// it was: not an Evict read, whose Evict write moves the object on.
+func plainRead(ref rowRef) bool {
+	rec := &ref.req.recs[ref.i]
+	return rec.Op == schema.OpRead && rec.Phase != schema.PhaseEvict
 }
 
 // ingestNext ingests r's next row, due at at, and releases the row of
 // its object that waited for it.
 func (c *closedLoop) ingestNext(r *clRequest, kq *keyRows, at time.Time) {
 	rec := &r.recs[r.next]
+	plain := plainRead(rowRef{r, r.next})
 	c.forget(kq, rowRef{r, r.next})
 	r.next++
 	c.buffered--
@@ -420,7 +452,7 @@ func (c *closedLoop) ingestNext(r *clRequest, kq *keyRows, at time.Time) {
 	case r.whole:
 		c.dispatched(r)
 	}
-	c.headTurn(kq)
+	c.headTurn(kq, plain)
 }
 
 // forget removes row ref from its object's rows (the first, but for a row
@@ -442,14 +474,20 @@ func (c *closedLoop) forget(kq *keyRows, ref rowRef) {
 	}
 }
 
-// headTurn releases the request whose next row is now its object's
-// first, if it waited.
-func (c *closedLoop) headTurn(kq *keyRows) {
-	if len(kq.rows) == 0 {
-		return
-	}
-	if h := kq.rows[0]; h.req.waiting && h.req.next == h.i {
-		c.unwait(h.req)
+// headTurn releases the requests whose next rows may now go (turn), once
+// a row of kq was ingested, a plain read (plain) or not: the object's
+// first row, and, after a row that was not a plain read, the plain reads
+// that follow the first while it and they are plain reads. (A plain read
+// ingested lets no other row go but the first: those after it waited for
+// an earlier row that is still there.)
+func (c *closedLoop) headTurn(kq *keyRows, plain bool) {
+	for i, h := range kq.rows {
+		if h.req.waiting && h.req.next == h.i {
+			c.unwait(h.req)
+		}
+		if plain && i == 0 || !plainRead(h) {
+			return
+		}
 	}
 }
 
@@ -503,29 +541,44 @@ func (c *closedLoop) unstick() {
 // is cut: it ends with the rows it had, is not a completed request, and
 // its user's next request is not released. A request due after end (its
 // user thinking) was not released.
+//
+// A closed loop's request is due at its release: its user's previous
+// request completed, plus the think time (a request of no user: its trace
+// time). One released by end of which no row was released (the run had
+// no room for it, or its first row waited for its object's turn) is cut
+// as the open loop's unstarted requests are (intake.unstarted): it took
+// at least the time from its release to end, and counts as missing its
+// class's target, and the SLO's, where that passes them. Left out, a
+// system too slow to start its users' requests looked as fast as the
+// requests it did start. Its rows are not rows_missed, which counts
+// rows behind the trace's schedule: a closed loop keeps none.
 func (c *closedLoop) closeWindow(end time.Time) {
-	c.windowClosed = true
+	c.stopped = true
 	clear(c.bySrc)
 	for id, r := range c.inflight {
 		if r.sent {
+			continue
+		}
+		if r.next == 0 && r.release.After(end) {
+			c.unrelease(id, r)
 			continue
 		}
 		delete(c.inflight, id)
 		u := r.user
 		if u != nil {
 			u.active = nil
-		}
-		if r.next == 0 && r.release.After(end) {
-			c.released--
-			if u != nil {
-				u.queue = append([]*clRequest{r}, u.queue...)
-			}
-			continue
-		}
-		if u != nil {
 			u.cut++
 		}
-		c.in.cutRequest(id)
+		if r.next == 0 {
+			c.unstarted++
+			c.in.unstarted(r.qos, r.release, end)
+			continue
+		}
+		var at time.Time
+		if r.next < len(r.recs) && !r.release.Add(c.speed(r.recs[r.next].Time-r.first)).After(end) {
+			at = end // its next row was due: it was running at the window's end
+		}
+		c.in.cutRequest(id, at)
 	}
 	c.stop()
 }
@@ -534,12 +587,31 @@ func (c *closedLoop) closeWindow(end time.Time) {
 // behind (RowsMissed is the open loop's).
 func (c *closedLoop) countRest() {}
 
-// stop drops what waits: the run stopped, or the window closed.
+// stop drops what waits: the run stopped, or the window closed. A
+// request released of which no row was is not: it never ran, and is
+// left (RequestsLeft), not released.
 func (c *closedLoop) stop() {
+	c.stopped = true
+	for id, r := range c.inflight {
+		if r.next == 0 {
+			c.unrelease(id, r)
+		}
+	}
 	c.due = c.due[:0]
 	c.waiting = c.waiting[:0]
 	clear(c.keyq)
 	c.buffered = 0
+}
+
+// unrelease takes back the release of request id, r, none of whose rows
+// was released: it goes back to the head of its user's queue.
+func (c *closedLoop) unrelease(id reqID, r *clRequest) {
+	delete(c.inflight, id)
+	c.released--
+	if u := r.user; u != nil {
+		u.active = nil
+		u.queue = append([]*clRequest{r}, u.queue...)
+	}
 }
 
 // dispatched closes r once its last row is dispatched: its request
@@ -584,7 +656,7 @@ func (c *closedLoop) left() int64 {
 	}
 	p := c.plan
 	if p == nil || !p.Scanned || p.UserRequests == nil {
-		if c.windowClosed {
+		if c.stopped {
 			return -1
 		}
 		return n
@@ -620,6 +692,11 @@ func (c *closedLoop) stats(wall time.Duration) *schema.ClosedLoopStats {
 func (c *closedLoop) report(res *schema.Result, wall time.Duration) {
 	res.ClosedLoop = c.stats(wall)
 	res.Warnings = append(res.Warnings, c.warnings...)
+	if c.unstarted > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %d requests released before the --duration window closed never started "+
+			"(the run was too busy to start them): each is cut (replay.requests_cut), and misses its class's target (and the SLO's) "+
+			"where it was released longer than that before the window's end", c.unstarted))
+	}
 	if c.unordered > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %d rows ran before an earlier row of their object, which a request of a user "+
 			"waiting for them carried (the trace's users overlap their own requests)", c.unordered))

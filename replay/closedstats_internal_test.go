@@ -64,7 +64,7 @@ func TestClosedRequestsLeft(t *testing.T) {
 		{"uncounted, window closed", nil, true, true, -1},
 		{"sidecar plan, window closed", &Plan{FromMeta: true}, false, true, -1},
 	} {
-		c := &closedLoop{order: []*clUser{user(tt.active)}, windowClosed: tt.closed}
+		c := &closedLoop{order: []*clUser{user(tt.active)}, stopped: tt.closed}
 		c.plan = tt.plan
 		if got := c.left(); got != tt.want {
 			t.Errorf("%s: requests_left %d, want %d", tt.name, got, tt.want)

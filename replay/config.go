@@ -84,10 +84,11 @@ type Config struct {
 	// miss where it already took longer than its class's target
 	// (ReplayStats.RequestsCutLate), and in the SLO's attainment as a miss
 	// where it already took longer than the SLO's target for it
-	// (results.Requests.AddLate). In an open loop, so is a request with
-	// a row due before the window's end of which none was released: it
-	// took at least the time from its first row's due time to the
-	// window's end. 0 runs the trace to its end.
+	// (results.Requests.AddLate). So is a request with a row due before
+	// the window's end of which none was released (in a closed loop, one
+	// released by then: its user's previous request completed, plus the
+	// think time): it took at least the time from its first row's due
+	// time to the window's end. 0 runs the trace to its end.
 	Duration time.Duration
 	// Rank and Ranks place this process in a multi-host run (0 of 1
 	// alone); Shard says which rows are this rank's (shard.go): "key",

@@ -185,11 +185,13 @@ func (s *sched) dropRequest(rs *reqState) {
 // cutRequest ends a request the window closed on with rows not released
 // (none is released after it): once the rows it had complete, it ends,
 // counted apart from the completed requests, whose latencies it would
-// shorten.
-func (s *sched) cutRequest(id reqID) {
+// shorten. Unless zero, at is the window's end, by which a row of it
+// left was due: it ran at least until then, however soon the rows it
+// had completed (rows waiting for room, or for their object's turn).
+func (s *sched) cutRequest(id reqID, at time.Time) {
 	s.counted.cut++
 	if rs := s.reqs[id]; rs != nil {
-		rs.cut = true
+		rs.cut, rs.cutAt = true, at
 		s.closeRequest(id)
 	}
 }
@@ -217,6 +219,9 @@ func (s *sched) requestDone(rs *reqState, end time.Time) {
 		return
 	}
 	if rs.cut {
+		if end.Before(rs.cutAt) {
+			end = rs.cutAt
+		}
 		if s.metrics.requestLate(rs, end) {
 			s.counted.cutLate++
 		}

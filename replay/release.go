@@ -56,7 +56,10 @@ type intake interface {
 	closeRequest(id reqID)
 	// cutRequest marks a request the window closed on with rows not
 	// released: it ends with the rows it had, and is not completed.
-	cutRequest(id reqID)
+	// Unless zero, at is the window's end, by which a row of it left was
+	// due: the request had not completed then, and took at least until
+	// it.
+	cutRequest(id reqID, at time.Time)
 	// room reports that the run goes on and may take another row now.
 	room() bool
 	// idle reports that nothing dispatched is incomplete.
@@ -372,7 +375,7 @@ func (o *openLoop) endRequests(all bool) {
 		if ok && next != id {
 			o.in.closeRequest(reqID{src, id})
 		} else {
-			o.in.cutRequest(reqID{src, id})
+			o.in.cutRequest(reqID{src, id}, time.Time{})
 		}
 	}
 }

@@ -63,3 +63,32 @@ func TestFailedRequestNotCompleted(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedLoopStopReleasesNothing: user 1's first request and user 2's
+// run at once, 1 ms each, and user 2's write fails; user 1's second
+// request, due 1 ms after its first completed, never runs: the failure
+// stopped the run. It is left (closed_loop.requests_left), not released.
+// Before, it counted as released, and neither completed, cut nor left.
+func TestClosedLoopStopReleasesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := time.Millisecond
+		user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
+		recs := []schema.Record{
+			user(rec(0, schema.OpWrite, 4096, schema.TierCPU, "a", schema.PhasePrefill, 1), 1),
+			user(rec(0, schema.OpWrite, 4096, schema.TierCPU, "b", schema.PhasePrefill, 2), 2),
+			user(rec(ms, schema.OpWrite, 4096, schema.TierCPU, "c", schema.PhasePrefill, 3), 1),
+		}
+		cfg := closedConfig()
+		cfg.Speed = 1
+		rule := fault.IOError(fault.OpWrite)
+		rule.Key = "1_b"
+		ram := fault.Fail(fault.Delay(newRAM(t, 16<<20), ms), rule)
+		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{"ram": ram})
+		if err == nil || res == nil || res.Complete {
+			t.Fatalf("error %v; want the write of b's failure and an incomplete result", err)
+		}
+		if cl := res.ClosedLoop; res.Replay.Rows != 2 || cl.RequestsReleased != 2 || cl.RequestsCompleted != 1 || cl.RequestsLeft != 1 {
+			t.Errorf("closed_loop %+v, %d rows released; want 2 requests released, 1 completed, 1 left", cl, res.Replay.Rows)
+		}
+	})
+}

@@ -48,8 +48,10 @@ type reqState struct {
 	// (stageStart): not in its latency.
 	untimed time.Duration
 	// cut: the window closed on it with rows not released; it is not a
-	// completed request.
-	cut bool
+	// completed request. cutAt, unless zero, is the window's end, when a
+	// row of it left was due: it took at least until then.
+	cut   bool
+	cutAt time.Time
 	// abandoned: a row of it was abandoned when the run was stopped
 	// (sched.finish); it is not a completed request either.
 	abandoned bool

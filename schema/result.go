@@ -521,7 +521,10 @@ type ReplayStats struct {
 	// rows they had), so Requests leaves them out, but for
 	// RequestsCutLate. In an open loop they include the requests with a
 	// row due before the window's end of which none was released (the
-	// run was too far behind to start them): rows_missed's requests.
+	// run was too far behind to start them): rows_missed's requests. In a
+	// closed loop, where a request is due at its release (its user's
+	// previous request completed, plus the think time), they include the
+	// requests released before the window's end of which none was.
 	RequestsCut int64 `json:"requests_cut,omitempty"`
 	// RequestsCutLate are the requests of RequestsCut that Requests counts
 	// after all, as missing their class's target: their rows released
@@ -529,7 +532,10 @@ type ReplayStats struct {
 	// never started, its first row was due longer than it before the
 	// window's end, so they missed it whatever the rows left would have
 	// taken. Their latency there is their released rows', or the time
-	// from their first row's due time to the window's end, a lower bound.
+	// from their first row's due time to the window's end, a lower bound;
+	// in a closed loop, the time to the window's end of a request whose
+	// rows left were due by then (waiting for room or for their objects'
+	// turns) when its released rows completed sooner.
 	// Leaving them out made a run whose window closed on slow requests, or
 	// on requests it was too far behind to start, look faster than it was.
 	// Requests.Count less RequestsCutLate is the completed requests. The
@@ -605,10 +611,11 @@ type ClosedLoopStats struct {
 	// it (0: unbounded, the trace ran out).
 	WindowS float64 `json:"window_s,omitempty"`
 	// RequestsReleased and RequestsCompleted count the users' requests
-	// (released are completed, or cut by the window: Replay.RequestsCut);
+	// (released are completed, cut by the window: Replay.RequestsCut, or,
+	// in a run that stopped, failed or abandoned);
 	// RequestsLeft those of the replayed users that were never released
-	// (the window closed first), -1 when unknown (a trace on a pipe stopped
-	// by the window).
+	// (the window closed, or the run stopped, first), -1 when unknown (a
+	// trace on a pipe stopped by the window or by the run's stop).
 	RequestsReleased  int64 `json:"requests_released"`
 	RequestsCompleted int64 `json:"requests_completed"`
 	RequestsLeft      int64 `json:"requests_left"`
