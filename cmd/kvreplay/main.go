@@ -146,7 +146,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	flagRank := fs.String("rank", "", "this process's rank in a multi-host run (when not given: the launcher's OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or srun's SLURM_PROCID, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX; a Slurm batch script of several tasks is refused: start kvreplay with srun)")
 	flagRanks := fs.String("ranks", "", "the run's number of ranks (with --rank, or with JOB_COMPLETION_INDEX: the Job's spec.completions; when not given: the launcher's, or KVBENCH_RANKS)")
 	sloMS := fs.String("slo-ms", "", "add the requests' SLO attainment to the result: the share of requests whose storage latency is within MS, for all (500) and/or by QoS class (interactive=50,batch=2000); for --closed-loop, whose users wait for their storage")
-	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (every row of an object on the rank its key hashes to, so no rank reads what another wrote; a request whose objects lie on several ranks runs in part on each; the default under several ranks), user (whole users, with --closed-loop; an object's moves run on the rank that wrote it, its reads with their request) or tp (every rank every row: an N-way tensor-parallel group)")
+	fs.StringVar(&o.cfg.Shard, "shard", "", "how ranks split the trace: key (every row of an object on the rank its key hashes to, so no rank reads what another wrote; a request whose objects lie on several ranks runs in part on each; the default under several ranks), user (whole users, with --closed-loop, whose default it is; an object's moves run on the rank that wrote it, its reads with their request) or tp (every rank every row: an N-way tensor-parallel group)")
 	startAt := fs.String("start-at", "", "start the replay at this instant (RFC 3339 or Unix seconds), so that ranks start together: at most 24h ahead; one up to 1h past starts at once, with a warning")
 	startBarrier := fs.String("start-barrier", "", "a directory the ranks share (a new one for each run): each marks itself ready there, and all start together when all are (no launcher needed; a Kubernetes Indexed Job); ranks that know their run's id (their launcher's job, or KVBENCH_RUN_ID) refuse another run's ready files")
 	barrierTimeout := cli.Seconds(launch.DefaultBarrierTimeout)
@@ -199,7 +199,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		o.quiet = true
 	}
 	if o.cfg.Ranks > 1 && o.cfg.Shard == "" {
+		// A closed loop's users each wait for their own storage: a
+		// user's requests on one rank, or each rank would run its part
+		// of every user on a loop of its own.
 		o.cfg.Shard = replay.ShardKey
+		if o.cfg.ClosedLoop {
+			o.cfg.Shard = replay.ShardUser
+		}
 	}
 	for _, t := range []struct {
 		flag string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cli/clitest"
+	"github.com/kvbench/kvbench/replay"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -79,5 +80,28 @@ func TestS3PrefixRank(t *testing.T) {
 	}
 	if o.tiers.S3.Prefix != "kv/r1" {
 		t.Errorf("--s3-prefix kv/r{rank} at rank 1: %q", o.tiers.S3.Prefix)
+	}
+}
+
+// TestDefaultShard: ranks split an open loop by key and a closed loop by
+// user, whose requests wait for each other: split by key, each rank ran
+// its part of every user on a loop of its own. A --shard given wins.
+func TestDefaultShard(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rank", "1", "--ranks", "2"}, replay.ShardKey},
+		{[]string{"--rank", "1", "--ranks", "2", "--closed-loop"}, replay.ShardUser},
+		{[]string{"--rank", "1", "--ranks", "2", "--closed-loop", "--shard", "key"}, replay.ShardKey},
+		{[]string{"--closed-loop"}, ""},
+	} {
+		o, err := parse(append(tt.args, "-o", "out.{rank}.json", "t.csv"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.cfg.Shard != tt.want {
+			t.Errorf("%v: --shard %q, want %q", tt.args, o.cfg.Shard, tt.want)
+		}
 	}
 }
