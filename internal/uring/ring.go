@@ -407,9 +407,12 @@ func (r *Ring) Submit() (int, error) {
 // SubmitAndWait hands the prepared requests to the kernel and waits until
 // at least n completions are ready to consume (counting those already
 // ready), then returns how many requests the kernel took. EINTR is retried
-// (the wait resumes where it was), EAGAIN and EBUSY come back as ErrAgain
-// and ErrBusy. It fails with ErrNothingInFlight when n exceeds the
-// requests in flight, which could never complete.
+// (the wait resumes where it was); EAGAIN and EBUSY, the kernel refusing
+// new requests, come back as ErrAgain and ErrBusy once n completions are
+// ready or every request it holds is (the wait io_uring_enter(2) asks
+// for before a new try), with the requests not taken still queued. It
+// fails with ErrNothingInFlight when n exceeds the requests in flight,
+// which could never complete.
 func (r *Ring) SubmitAndWait(n uint32) (int, error) {
 	if r.closed {
 		return 0, ErrClosed
@@ -430,11 +433,26 @@ func (r *Ring) SubmitAndWait(n uint32) (int, error) {
 		got, err := r.enterRetry(toSubmit, n, enterGetEvents)
 		total += got
 		if err != nil {
+			if errors.Is(err, ErrAgain) || errors.Is(err, ErrBusy) {
+				r.awaitTaken(n)
+			}
 			return total, err
 		}
 		if toSubmit > 0 && got == 0 {
 			return total, fmt.Errorf("uring: io_uring_enter took none of %d requests: %w", toSubmit, ErrAgain)
 		}
+	}
+}
+
+// awaitTaken waits, submitting nothing, until n completions are ready or
+// every request the kernel has taken is: what io_uring_enter(2) asks of
+// a caller it refused new requests (EAGAIN, EBUSY), so that the caller's
+// next submission finds resources freed instead of spinning on the
+// refusal. An error ends the wait early; the caller has one already.
+func (r *Ring) awaitTaken(n uint32) {
+	taken := r.inflight - (r.sqeTail - atomic.LoadUint32(r.sqHead))
+	if want := min(n, taken); want > 0 {
+		r.enterRetry(0, want, enterGetEvents)
 	}
 }
 
@@ -447,7 +465,6 @@ func (r *Ring) enterRetry(toSubmit, minComplete, flags uint32) (int, error) {
 		case err == nil:
 			return n, nil
 		case errors.Is(err, unix.EINTR):
-			toSubmit = r.sqeTail - atomic.LoadUint32(r.sqHead)
 			continue
 		case errors.Is(err, unix.EAGAIN):
 			return 0, fmt.Errorf("%w (%w)", ErrAgain, err)
@@ -457,6 +474,16 @@ func (r *Ring) enterRetry(toSubmit, minComplete, flags uint32) (int, error) {
 			return 0, fmt.Errorf("uring: io_uring_enter(submit %d, wait %d): %w", toSubmit, minComplete, err)
 		}
 	}
+}
+
+// unsubmit drops the requests prepared that the kernel has not taken. It
+// unpublishes them: the kernel reads the tail only when entered with
+// something to submit, which Close never does before resetting it.
+func (r *Ring) unsubmit() {
+	head := atomic.LoadUint32(r.sqHead)
+	r.inflight -= r.sqeTail - head
+	r.sqeTail = head
+	atomic.StoreUint32(r.sqTail, head)
 }
 
 // PeekCQE returns the next completion without consuming it or blocking;
@@ -556,14 +583,7 @@ func (r *Ring) Close() error {
 // drain drops unsubmitted requests, then cancels and waits for submitted
 // ones.
 func (r *Ring) drain() error {
-	// Unpublish what the kernel has not taken: it reads the tail only
-	// when entered with something to submit, which drain never does
-	// before resetting it.
-	head := atomic.LoadUint32(r.sqHead)
-	r.inflight -= r.sqeTail - head
-	r.sqeTail = head
-	atomic.StoreUint32(r.sqTail, head)
-
+	r.unsubmit()
 	discard := func(CQE) {}
 	r.Reap(discard)
 	if r.inflight == 0 {
@@ -573,7 +593,10 @@ func (r *Ring) drain() error {
 		s, _ := r.next() // room is certain: the SQ is empty, the CQ budget has one
 		*s = sqe{opcode: opAsyncCancel, opFlags: asyncCancelAny, userData: math.MaxUint64}
 		if _, err := r.enterRetry(r.flush(), 0, 0); err != nil {
-			return fmt.Errorf("uring: close: cancel requests in flight: %w", err)
+			// Not cancelled (EAGAIN: the kernel is short of memory), and
+			// the kernel took nothing: the requests in flight complete on
+			// their own, and their buffers are theirs until then.
+			r.unsubmit()
 		}
 	}
 	for r.inflight > 0 {

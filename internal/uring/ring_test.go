@@ -485,6 +485,57 @@ func TestEnterErrors(t *testing.T) {
 	}
 }
 
+// TestRefusedSubmitWaits: when io_uring_enter refuses new requests
+// (EAGAIN), SubmitAndWait still waits, as io_uring_enter(2) asks, for a
+// completion of the requests the kernel holds before it returns ErrAgain,
+// so a caller that submits again after it does not spin on the refusal
+// (the uring engine's Wait did, a core at 100 % until memory came back).
+// Before, it returned at once with nothing complete.
+func TestRefusedSubmitWaits(t *testing.T) {
+	r := newRing(t, Params{Entries: 4})
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	buf := make([]byte, 8)
+	if err := r.PrepRead(p[0], buf, math.MaxUint64, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	r.enter = scriptedEnter(&calls, unix.EAGAIN)
+	defer func() { r.enter = sysEnter }()
+	if err := r.PrepNop(2); err != nil {
+		t.Fatal(err)
+	}
+	var written atomic.Bool
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		written.Store(true)
+		unix.Write(p[1], []byte("hello"))
+	}()
+	n, err := r.SubmitAndWait(1)
+	if n != 0 || !errors.Is(err, ErrAgain) {
+		t.Fatalf("SubmitAndWait = %d, %v; want 0 and ErrAgain", n, err)
+	}
+	if c, ok := r.PeekCQE(); !written.Load() || !ok || c.UserData != 1 || c.Res != 5 {
+		t.Fatalf("SubmitAndWait returned before the read in the kernel completed (written %t, completion %+v present %t)", written.Load(), c, ok)
+	}
+	r.SeenCQE()
+	runtime.KeepAlive(buf)
+	if n, err := r.SubmitAndWait(1); n != 1 || err != nil {
+		t.Fatalf("SubmitAndWait after the refusal = %d, %v; want the no-op submitted", n, err)
+	}
+	if c, ok := r.PeekCQE(); !ok || c.UserData != 2 {
+		t.Fatalf("completion %+v (present %t), want user data 2", c, ok)
+	}
+	r.SeenCQE()
+}
+
 // TestPipeReads documents io_uring's reads of an empty pipe: they wait for
 // data (the kernel arms a poll) whether or not the pipe is O_NONBLOCK; a
 // request with RWF_NOWAIT instead completes with -EAGAIN, which Errno maps
@@ -786,6 +837,51 @@ func TestClose(t *testing.T) {
 		t.Error("a closed Ring reports completions or space")
 	}
 	r.SeenCQE() // must not fault on the unmapped ring
+}
+
+// TestCloseCancelRefused: when the kernel refuses Close's cancel request
+// (io_uring_enter says EAGAIN, short of memory), Close still waits for
+// the requests in flight, so that none writes a buffer after it returns.
+// Before, Close returned the error at once and the pipe read stayed in
+// the kernel, its buffer the kernel's to write.
+func TestCloseCancelRefused(t *testing.T) {
+	requireURing(t)
+	r, err := New(Params{Entries: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	buf := make([]byte, 8)
+	if err := r.PrepRead(p[0], buf, math.MaxUint64, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	r.enter = func(fd int, toSubmit, minComplete, flags uint32) (int, error) {
+		if toSubmit > 0 {
+			return 0, unix.EAGAIN // the cancel request
+		}
+		return sysEnter(fd, toSubmit, minComplete, flags)
+	}
+	var written atomic.Bool
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		written.Store(true)
+		unix.Write(p[1], []byte("hello"))
+	}()
+	if err := r.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if !written.Load() || string(buf[:5]) != "hello" {
+		t.Errorf("Close returned with the pipe read in flight (buffer %q)", buf[:5])
+	}
+	runtime.KeepAlive(buf)
 }
 
 // TestCoopTaskrun: a ring set up with CoopTaskrun works as any other, and

@@ -85,7 +85,8 @@ type Engine interface {
 	// none of them can complete; its queue is then full (fio's
 	// FIO_Q_BUSY) and the caller submits no more until it receives an op
 	// from Done. Done holds Queue ops, so the engine never waits on the
-	// caller either. enginetest.RunEngine enforces both.
+	// caller either. enginetest.RunEngine enforces both (RunFactory for
+	// an engine the registry does not know, as the movers).
 	Submit(op *Op)
 	// Close waits for the ops in flight (they are still sent on Done) and
 	// releases the engine.
@@ -114,9 +115,11 @@ type Workers struct {
 	wg sync.WaitGroup
 }
 
-// NewWorkers starts n goroutines that run do.
+// NewWorkers starts n goroutines that run do. Its queue holds the
+// Params.Queue ops the submitter may keep submitted (the engine
+// contract), whatever n.
 func NewWorkers(p Params, n int, do func(*Op) error) *Workers {
-	w := &Workers{p: p, in: make(chan *Op, n)}
+	w := &Workers{p: p, in: make(chan *Op, max(p.queue(), n))}
 	for range n {
 		w.wg.Add(1)
 		go func() {
@@ -131,8 +134,8 @@ func NewWorkers(p Params, n int, do func(*Op) error) *Workers {
 	return w
 }
 
-// Submit hands op to a goroutine; it blocks while all n are busy and n
-// more wait.
+// Submit hands op to a goroutine; it does not block while the caller
+// keeps at most Params.Queue ops submitted and not received from Done.
 func (w *Workers) Submit(op *Op) { w.in <- op }
 
 // Close waits for the ops submitted, which are still sent on Done.

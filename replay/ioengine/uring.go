@@ -115,7 +115,20 @@ type slot struct {
 	off  int64 // the block's offset in the file
 	done int64 // bytes moved so far: a short transfer is resubmitted
 	cpu  bool  // with the CPU goroutines, not the kernel
+	// again counts the -EAGAIN completions since the block last moved
+	// bytes: each is resubmitted, up to againMax.
+	again int
 }
+
+// againMax is how many -EAGAIN completions in a row a block's request
+// may have before the block fails with EAGAIN. Older kernels (5.x, early
+// 6.x) post -EAGAIN for an O_DIRECT request when one of its bios could
+// not get a tag at once (a 1 MiB read split on a busy disk: liburing
+// issues 766 and 1269) and expect the application to issue it again, as
+// liburing's io_uring-cp does; newer ones issue it again themselves. The
+// bound keeps a request that can never proceed (a file opened
+// O_NONBLOCK) from being issued for ever.
+const againMax = 64
 
 func init() {
 	Register(Info{Name: "uring", Kind: Shared, New: newUring,
@@ -458,7 +471,7 @@ func (e *uringEngine) start(op *Op) {
 	idx := e.free[len(e.free)-1]
 	e.free = e.free[:len(e.free)-1]
 	s := &e.slots[idx]
-	s.op, s.buf, s.fd, s.off, s.done = op, e.bufs[idx][:op.N], int(fo.Fd()), fo.Offset()+op.Off, 0
+	s.op, s.buf, s.fd, s.off, s.done, s.again = op, e.bufs[idx][:op.N], int(fo.Fd()), fo.Offset()+op.Off, 0, 0
 	if op.Write {
 		if !e.inline {
 			e.toCPU(s)
@@ -530,7 +543,7 @@ func (e *uringEngine) flush() {
 }
 
 // complete handles one completion: the block is done, failed, or moved in
-// part and resubmitted.
+// part or refused for now (-EAGAIN) and resubmitted.
 func (e *uringEngine) complete(c uring.CQE) {
 	if c.UserData == wakeToken {
 		e.armed = false
@@ -544,6 +557,10 @@ func (e *uringEngine) complete(c uring.CQE) {
 		return
 	}
 	switch {
+	case c.Res == -int32(unix.EAGAIN) && s.again < againMax:
+		s.again++
+		e.prep(s) // the kernel asks for the request again
+		return
 	case c.Res < 0:
 		op.Err = s.ioErr(backend.FileError(uring.Errno(c.Res)))
 	case c.Res == 0 && op.Write:
@@ -552,6 +569,7 @@ func (e *uringEngine) complete(c uring.CQE) {
 		op.Err = s.ioErr(io.ErrUnexpectedEOF) // the file ends inside the block
 	default:
 		s.done += int64(c.Res)
+		s.again = 0
 		if s.done < op.N {
 			e.prep(s) // a short transfer: the rest
 			return

@@ -43,8 +43,18 @@ func fill(p []byte) {
 // A Poller is driven as the scheduler drives it: Submit and Poll on the
 // caller's goroutine, Wait while it is Busy.
 func RunEngine(t *testing.T, name string) {
-	t.Run("QueueFull", func(t *testing.T) { testQueueFull(t, name) })
+	t.Run("QueueFull", func(t *testing.T) {
+		RunFactory(t, name, func(p ioengine.Params) (ioengine.Engine, error) { return ioengine.New(name, p) })
+	})
 	t.Run("RefusesBadQueue", func(t *testing.T) { testRefusesBadQueue(t, name) })
+}
+
+// RunFactory holds an engine made by f, one the registry does not know
+// (a Mover, or one built on ioengine.Workers), to the queue-full contract
+// of RunEngine; name is for messages. An engine that does not serve
+// objects in files skips it.
+func RunFactory(t *testing.T, name string, f ioengine.Factory) {
+	testQueueFull(t, name, f)
 }
 
 // stuck is how long a call that must return at once may take before the
@@ -100,7 +110,7 @@ func (o *pipeObject) Offset() int64                      { return 0 }
 // testQueueFull submits a full queue, three times the depth, of reads
 // that cannot complete, then lets them complete: every Submit returns at
 // once, every op comes back once, and nothing more comes.
-func testQueueFull(t *testing.T, name string) {
+func testQueueFull(t *testing.T, name string, f ioengine.Factory) {
 	const depth, queue, n = 2, 6, 4096
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
@@ -108,7 +118,7 @@ func testQueueFull(t *testing.T, name string) {
 	}
 	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
 	done := make(chan *ioengine.Op, queue) // exactly Queue: an engine that needs more blocks
-	e, err := ioengine.New(name, ioengine.Params{Depth: depth, Queue: queue, BlockSize: n, Data: pipeData{}, Done: done})
+	e, err := f(ioengine.Params{Depth: depth, Queue: queue, BlockSize: n, Data: pipeData{}, Done: done})
 	if errors.Is(err, ioengine.ErrUnavailable) {
 		t.Skipf("%s: %v", name, err)
 	}

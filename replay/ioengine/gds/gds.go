@@ -177,7 +177,7 @@ func (e *gdsEngine) move(op *ioengine.Op) error {
 				k, err = e.f.Read(h, a.Base, uint64(n-done), fileOff, at+done)
 			}
 			if err != nil {
-				return err
+				return backend.FileError(err) // ENOSPC matches backend.ErrNoSpace
 			}
 			if k == 0 {
 				return fmt.Errorf("cuFile moved no bytes at file offset %d", fileOff)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cuda"
@@ -284,5 +285,35 @@ func TestMoveFailures_mt3(t *testing.T) {
 	var ce *cuda.Error
 	if !errors.As(op.Err, &ce) || ce.Call != "cudaSetDevice" {
 		t.Errorf("a demotion with cudaSetDevice failing: %v", op.Err)
+	}
+}
+
+// TestMoveNoSpace: a demotion whose cuFileWrite fails with ENOSPC (the
+// fake's pwrite to /dev/full) fails with an error that matches
+// backend.ErrNoSpace as well as the errno, as the other engines' and the
+// file backends' do: the replay stops on a full disk by that. It matched
+// the errno only.
+func TestMoveNoSpace(t *testing.T) {
+	g, f := fixture(t, 1<<20)
+	obj, err := g.Open("k", 4096, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer full.Close()
+	done := make(chan *ioengine.Op, 1)
+	e, err := New(f, nil)(ioengine.Params{Depth: 1, BlockSize: 4096, Data: noData{}, Done: done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	op := &ioengine.Op{Obj: fileObject{full, 0}, From: obj, Key: "k", Write: true, N: 4096}
+	e.Submit(op)
+	<-done
+	if !errors.Is(op.Err, backend.ErrNoSpace) || !errors.Is(op.Err, syscall.ENOSPC) {
+		t.Errorf("a demotion to a full device: %v; want an error matching backend.ErrNoSpace and ENOSPC", op.Err)
 	}
 }
