@@ -2,19 +2,43 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
+
+// Bounds of a kvreplay result's figures past which no run gives them (a
+// damaged document), as maxFigure bounds a kv-cache.py document's: a
+// billion milliseconds of latency (kvreplay's histograms hold an hour,
+// hist.HighestUS), a petabyte a second, a million ranks. Past them a
+// figure renders as a 300-digit number in a table or a health reason, or
+// overflows a sum; a rank count past maxRanks had kvreport list every
+// rank missing (9e18 ranks: out of memory).
+const (
+	maxLatencyUS = maxFigure * 1000
+	maxByteRate  = 1e15
+	maxRanks     = 1 << 20
+)
+
+// sha256Hex matches a SHA-256 digest as kvreplay writes it.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // checkResult refuses a kvreplay result whose counts, sizes or times no
 // run gives: a negative elapsed time, byte or operation count, rank,
 // trial, error, setup row or setup eviction count, more requests cut
-// late than counted, a rank beyond its run's ranks, a size scale
-// outside (0, 1] (0 is a document that predates it), or an elapsed time
-// past maxFigure or a token rate past maxTokenRate. kvreplay writes none
-// of these; kvreport would render them as figures (an elapsed time of
-// -5 s), or drop a tier whose bytes are negative without a word. The
-// first found.
+// late than counted, a rank beyond its run's ranks or ranks past
+// maxRanks, a size scale outside (0, 1] (0 is a document that predates
+// it), an elapsed or busy time past maxFigure or a token rate past
+// maxTokenRate, a rate past maxByteRate; a trace's digest that is no
+// SHA-256; a tier whose counts are not its cells' sums; a latency
+// (checkLatency) past maxLatencyUS, out of order or counting other than
+// its cell's operations or its class's requests; a QoS class or SLO that
+// counts more requests within target than it has, a share outside 0 to
+// 1, or an SLA met that its share does not meet. kvreplay writes none of
+// these; kvreport would render them as figures (an elapsed time of -5 s,
+// a p95 of 10^300 ms in a health reason, an SLA "met" at 50 %), or drop a
+// tier whose bytes are negative without a word. The first found.
 func checkResult(r *schema.Result) error {
 	var err error
 	count := func(name string, v int64) {
@@ -25,6 +49,16 @@ func checkResult(r *schema.Result) error {
 	seconds := func(name string, v float64) {
 		if err == nil && !(v >= 0) {
 			err = fmt.Errorf("%s is %g: want 0 or more (a damaged document?)", name, v)
+		}
+	}
+	figure := func(name string, v, most float64) {
+		if err == nil {
+			err = boundedFigure(name, v, most)
+		}
+	}
+	latency := func(name string, l schema.Latency) {
+		if err == nil {
+			err = checkLatency(name, l)
 		}
 	}
 	seconds("wall_s", r.WallS)
@@ -40,7 +74,13 @@ func checkResult(r *schema.Result) error {
 		max  float64
 	}{{"wall_s", &r.WallS, maxFigure},
 		{"summary.storage_throughput_tokens_per_sec", &r.Summary.StorageThroughputTokensPerSec, maxTokenRate},
-		{"summary.storage_kv_tokens_per_sec", r.Summary.StorageKVTokensPerSec, maxTokenRate}} {
+		{"summary.storage_kv_tokens_per_sec", r.Summary.StorageKVTokensPerSec, maxTokenRate},
+		// The p95s storage_health judges (results.Health), which its
+		// reasons show; the figures the MLPerf rule reads are checked
+		// there (checkSummary).
+		{"summary.storage_read_p95_ms", &r.Summary.StorageReadP95MS, maxFigure},
+		{"summary.storage_write_p95_ms", &r.Summary.StorageWriteP95MS, maxFigure},
+		{"summary.cpu_p95_ms", &r.Summary.CPUP95MS, maxFigure}} {
 		if err == nil && f.v != nil {
 			err = boundedFigure(f.name, *f.v, f.max)
 		}
@@ -50,6 +90,9 @@ func checkResult(r *schema.Result) error {
 	}
 	count("rank", int64(r.Rank))
 	count("ranks", int64(r.Ranks))
+	if err == nil && r.Ranks > maxRanks {
+		err = fmt.Errorf("ranks is %d: want at most %d (a damaged document?)", r.Ranks, maxRanks)
+	}
 	if err == nil && r.Ranks > 0 && r.Rank >= r.Ranks {
 		err = fmt.Errorf("rank is %d of ranks %d: want 0 to %d (a damaged document?)", r.Rank, r.Ranks, r.Ranks-1)
 	}
@@ -63,6 +106,23 @@ func checkResult(r *schema.Result) error {
 		// They are among the requests counted (results.Completed).
 		err = fmt.Errorf("replay.requests_cut_late is %d: want at most requests.count, %d (a damaged document?)", r.Replay.RequestsCutLate, r.Requests.Count)
 	}
+	count("replay.rows_done", r.Replay.RowsDone)
+	figure("replay.speed", r.Replay.Speed, maxFigure)
+	figure("replay.duration_s", r.Replay.DurationS, maxFigure)
+	if cl := r.ClosedLoop; cl != nil {
+		figure("closed_loop.window_s", cl.WindowS, maxFigure)
+		figure("closed_loop.storage_io_s", cl.StorageIOS, maxFigure)
+	}
+	for i, t := range r.Traces {
+		at := fmt.Sprintf("traces[%d].", i)
+		count(at+"rows", t.Rows)
+		count(at+"size_bytes", t.SizeBytes)
+		// The digest tells traces apart (SameTraces): one that is no
+		// SHA-256 would tell nothing, or name a trace apart as the same.
+		if err == nil && t.SHA256 != "" && !sha256Hex.MatchString(t.SHA256) {
+			err = fmt.Errorf("%ssha256 is %q: want 64 hexadecimal digits (a damaged document?)", at, t.SHA256)
+		}
+	}
 	for i, t := range r.Tiers {
 		at := fmt.Sprintf("tiers[%d].", i)
 		for _, f := range []struct {
@@ -73,6 +133,14 @@ func checkResult(r *schema.Result) error {
 			count(at+f.name, f.v)
 		}
 		seconds(at+"busy_s", t.BusyS)
+		for _, f := range []struct {
+			name    string
+			v, most float64
+		}{{"busy_s", t.BusyS, maxFigure}, {"read_busy_s", t.ReadBusyS, maxFigure}, {"write_busy_s", t.WriteBusyS, maxFigure},
+			{"read_bandwidth_bytes_per_s", t.ReadDeviceBps, maxByteRate}, {"write_bandwidth_bytes_per_s", t.WriteDeviceBps, maxByteRate},
+			{"read_offered_bytes_per_s", t.ReadOfferedBps, maxByteRate}, {"write_offered_bytes_per_s", t.WriteOfferedBps, maxByteRate}} {
+			figure(at+f.name, f.v, f.most)
+		}
 	}
 	for i, c := range r.Cells {
 		at := fmt.Sprintf("cells[%d].", i)
@@ -81,6 +149,179 @@ func checkResult(r *schema.Result) error {
 		count(at+"logical_bytes", c.LogicalBytes)
 		count(at+"physical_bytes", c.PhysicalBytes)
 		seconds(at+"busy_s", c.BusyS)
+		figure(at+"busy_s", c.BusyS, maxFigure)
+		figure(at+"bandwidth_bytes_per_s", c.DeviceBps, maxByteRate)
+		figure(at+"offered_bytes_per_s", c.OfferedBps, maxByteRate)
+		latency(at+"latency", c.Latency)
+		latency(at+"latency_from_schedule", c.FromSchedule)
+		// Each operation that succeeded is one value of each latency
+		// (results.Cell.Add), as a merge checks.
+		if err == nil && (c.Latency.Count != c.Ops || c.FromSchedule.Count != c.Ops) {
+			err = fmt.Errorf("%sops is %d, its latency's count %d and latency_from_schedule's %d: want the same (a damaged document?)",
+				at, c.Ops, c.Latency.Count, c.FromSchedule.Count)
+		}
+		if c.FirstByte != nil {
+			latency(at+"first_byte", *c.FirstByte)
+			if err == nil && c.FirstByte.Count > c.Ops {
+				err = fmt.Errorf("%sfirst_byte.count is %d: want at most ops, %d (a damaged document?)", at, c.FirstByte.Count, c.Ops)
+			}
+		}
+	}
+	// A tier totals its cells (results.TierTotals), as a merge recomputes
+	// it: the report takes a tier's figures from one and its latencies and
+	// decode bytes from the other.
+	sums := map[string]schema.TierTotals{}
+	for _, t := range results.TierTotals(r.Cells, 0) {
+		sums[t.Tier] = t
+	}
+	for i, t := range r.Tiers {
+		s := sums[t.Tier]
+		for _, f := range []struct {
+			name      string
+			got, want int64
+		}{{"read_ops", t.ReadOps, s.ReadOps}, {"write_ops", t.WriteOps, s.WriteOps}, {"delete_ops", t.DeleteOps, s.DeleteOps},
+			{"failed_ops", t.FailedOps, s.FailedOps}, {"read_bytes", t.ReadBytes, s.ReadBytes}, {"write_bytes", t.WriteBytes, s.WriteBytes},
+			{"physical_read_bytes", t.PhysicalReadBytes, s.PhysicalReadBytes}, {"physical_write_bytes", t.PhysicalWriteBytes, s.PhysicalWriteBytes}} {
+			if err == nil && f.got != f.want {
+				err = fmt.Errorf("tiers[%d].%s is %d: want its cells' sum, %d (a damaged document?)", i, f.name, f.got, f.want)
+			}
+		}
+	}
+	for i, d := range r.Device {
+		latency(fmt.Sprintf("device_latency[%d].latency", i), d.Latency)
+	}
+	latency("lag", r.Lag)
+	for i, s := range r.Timeline {
+		at := fmt.Sprintf("timeline[%d].", i)
+		count(at+"t", int64(s.T))
+		figure(at+"t", float64(s.T), maxFigure)
+		for t := range s.ReadBytes {
+			count(fmt.Sprintf("%sread_bytes[%d]", at, t), s.ReadBytes[t])
+			count(fmt.Sprintf("%swrite_bytes[%d]", at, t), s.WriteBytes[t])
+			count(fmt.Sprintf("%sops[%d]", at, t), s.Ops[t])
+		}
+		figure(at+"lag_p99_us", s.LagP99US, maxLatencyUS)
+	}
+	if im := r.RankImbalance; im != nil {
+		count("rank_imbalance.slowest_rank", int64(im.SlowestRank))
+		for _, f := range []struct {
+			name    string
+			v, most float64
+		}{{"slowest_wall_s", im.SlowestWallS, maxFigure}, {"fastest_wall_s", im.FastestWallS, maxFigure}, {"start_spread_s", im.StartSpreadS, maxFigure},
+			{"slowest_bytes_share", im.SlowestBytesShare, 1}, {"slowest_time_share", im.SlowestTimeShare, 1}} {
+			figure("rank_imbalance."+f.name, f.v, f.most)
+		}
+	}
+	if err == nil {
+		err = checkRequests(&r.Requests)
 	}
 	return err
+}
+
+// checkLatency refuses a latency distribution no histogram gives: a
+// negative count, a figure outside 0 to maxLatencyUS, percentiles out of
+// order (min, p50, p90, p95, p99, p99.9, p99.99, max; one an older
+// document lacks is 0, and skipped), or a mean outside its min and max.
+func checkLatency(name string, l schema.Latency) error {
+	if l.Count < 0 {
+		return fmt.Errorf("%s.count is %d: want 0 or more (a damaged document?)", name, l.Count)
+	}
+	if err := boundedFigure(name+".mean_us", l.MeanUS, maxLatencyUS); err != nil {
+		return err
+	}
+	if err := ordered(name+".", []string{"min_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us"},
+		[]float64{l.MinUS, l.P50US, l.P90US, l.P95US, l.P99US, l.P999US, l.P9999US, l.MaxUS}, maxLatencyUS); err != nil {
+		return err
+	}
+	if (l.MinUS > 0 && l.MeanUS < l.MinUS) || (l.MaxUS > 0 && l.MeanUS > l.MaxUS) {
+		return fmt.Errorf("%s.mean_us is %g: want from min_us, %g, to max_us, %g (a damaged document?)", name, l.MeanUS, l.MinUS, l.MaxUS)
+	}
+	return nil
+}
+
+// ordered refuses figures vs, named prefix+names, that are not each from
+// 0 to most, or that decrease: percentiles in ascending order, where a 0
+// is one a document lacks.
+func ordered(prefix string, names []string, vs []float64, most float64) error {
+	last := -1
+	for i, v := range vs {
+		if err := boundedFigure(prefix+names[i], v, most); err != nil {
+			return err
+		}
+		if v == 0 {
+			continue
+		}
+		if last >= 0 && v < vs[last] {
+			return fmt.Errorf("%s%s is %g: want at least %s, %g (a damaged document?)", prefix, names[i], v, names[last], vs[last])
+		}
+		last = i
+	}
+	return nil
+}
+
+// checkRequests refuses request statistics whose latencies checkLatency
+// refuses, that do not count their requests, or whose QoS classes or SLO
+// count more than they have, or judge their SLA other than their figures
+// do: a single document's classes are rendered as they stand (a merge
+// recounts them, results.Requests).
+func checkRequests(s *schema.RequestStats) error {
+	if err := checkLatency("requests.latency", s.Latency); err != nil {
+		return err
+	}
+	if s.Latency.Count != s.Count {
+		return fmt.Errorf("requests.latency.count is %d: want requests.count, %d (a damaged document?)", s.Latency.Count, s.Count)
+	}
+	var classes int64
+	for i, q := range s.ByQoS {
+		at := fmt.Sprintf("requests.by_qos[%d].", i)
+		if err := checkLatency(at+"latency", q.Latency); err != nil {
+			return err
+		}
+		switch {
+		case q.Count < 0 || q.Count > s.Count-classes:
+			return fmt.Errorf("%scount is %d: want 0 to requests.count, %d, with the other classes' (a damaged document?)", at, q.Count, s.Count)
+		case q.Latency.Count != q.Count:
+			return fmt.Errorf("%slatency.count is %d: want its count, %d (a damaged document?)", at, q.Latency.Count, q.Count)
+		case q.WithinTarget < 0 || q.WithinTarget > q.Count:
+			return fmt.Errorf("%swithin_target is %d: want 0 to its count, %d (a damaged document?)", at, q.WithinTarget, q.Count)
+		}
+		classes += q.Count
+		if err := boundedFigure(at+"target_p95_ms", q.TargetP95MS, maxFigure); err != nil {
+			return err
+		}
+		if err := boundedFigure(at+"compliance", q.Compliance, 1); err != nil {
+			return err
+		}
+		// WithinTarget is 0 in documents written before it (Compliance
+		// alone: results.Requests.Merge).
+		if share, _ := results.Compliance(q.WithinTarget, q.Count); q.WithinTarget > 0 && share != q.Compliance {
+			return fmt.Errorf("%scompliance is %g: want within_target over count, %d of %d (a damaged document?)", at, q.Compliance, q.WithinTarget, q.Count)
+		}
+		if met := q.Compliance >= results.ComplianceTarget; q.Count > 0 && q.Met != met {
+			return fmt.Errorf("%smet is %t with compliance %g: the SLA is met at %g (a damaged document?)", at, q.Met, q.Compliance, results.ComplianceTarget)
+		}
+	}
+	if slo := s.SLO; slo != nil {
+		if err := checkSLO("requests.slo.", slo.Count, slo.Within, slo.TargetMS, slo.Attainment); err != nil {
+			return err
+		}
+		for i, c := range slo.ByQoS {
+			if err := checkSLO(fmt.Sprintf("requests.slo.by_qos[%d].", i), c.Count, c.Within, c.TargetMS, c.Attainment); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkSLO refuses an SLO's requests within its target beyond its count,
+// or a target or attainment no run gives.
+func checkSLO(at string, n, within int64, target, attainment float64) error {
+	if n < 0 || within < 0 || within > n {
+		return fmt.Errorf("%swithin is %d of count %d: want 0 to its count (a damaged document?)", at, within, n)
+	}
+	if err := boundedFigure(at+"target_ms", target, maxFigure); err != nil {
+		return err
+	}
+	return boundedFigure(at+"attainment", attainment, 1)
 }

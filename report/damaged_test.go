@@ -11,11 +11,13 @@ import (
 
 // TestDecodeDamagedResult: a kvreplay result whose counts, sizes or times
 // no run gives (a negative elapsed time, size scale, byte count or rank, a
-// rank beyond its run's ranks, a size scale above 1) is refused by every
-// kvreport path that reads it, naming the file, the field and the value:
-// kvreport showed "elapsed -5 s", and a tier of -10^12 bytes dropped its
-// bandwidth from the report without a word. The document as written
-// reads.
+// rank beyond its run's ranks, a size scale above 1, a latency, rate or
+// time past any run's or out of order, counts that disagree, an SLA met
+// that its share does not meet) is refused by every kvreport path that
+// reads it, naming the file, the field and the value: kvreport showed
+// "elapsed -5 s", a p95 of 10^300 ms as 301 digits, an SLA "met" at 0 %,
+// and a tier of -10^12 bytes dropped its bandwidth from the report without
+// a word. The document as written reads.
 func TestDecodeDamagedResult(t *testing.T) {
 	raw, err := os.ReadFile("testdata/shard3/r1.json")
 	if err != nil {
@@ -51,6 +53,76 @@ func TestDecodeDamagedResult(t *testing.T) {
 		{"setup rows", func(d map[string]any) { d["replay"].(map[string]any)["setup_rows"] = -4 }, "replay.setup_rows is -4: want 0 or more"},
 		{"setup evictions", func(d map[string]any) { d["replay"].(map[string]any)["setup_capacity_evictions"] = -2 },
 			"replay.setup_capacity_evictions is -2: want 0 or more"},
+		// A run of 2^63 ranks had kvreport list every one missing, until
+		// it ran out of memory.
+		{"ranks", func(d map[string]any) { d["ranks"] = 1 << 21 }, "ranks is 2097152: want at most 1048576"},
+		// The p95s storage_health judges: a reason showed 10^300 ms as
+		// 301 digits.
+		{"summary read p95", func(d map[string]any) { d["summary"].(map[string]any)["storage_read_p95_ms"] = 1e300 },
+			"summary.storage_read_p95_ms is 1e+300: want a number from 0 to 1e+09"},
+		{"summary cpu p95", func(d map[string]any) { d["summary"].(map[string]any)["cpu_p95_ms"] = -1 },
+			"summary.cpu_p95_ms is -1: want a number from 0 to 1e+09"},
+		{"lag p99", func(d map[string]any) { d["lag"].(map[string]any)["p99_us"] = 1e300 }, "lag.p99_us is 1e+300: want a number from 0 to 1e+12"},
+		{"lag negative", func(d map[string]any) { d["lag"].(map[string]any)["p50_us"] = -1 }, "lag.p50_us is -1: want a number from 0 to 1e+12"},
+		{"lag out of order", func(d map[string]any) { d["lag"].(map[string]any)["p99_us"] = 5000 }, "lag.p99_us is 5000: want at least p95_us, 5139"},
+		{"lag mean", func(d map[string]any) { d["lag"].(map[string]any)["mean_us"] = 6000 }, "lag.mean_us is 6000: want from min_us, 10, to max_us, 5139"},
+		{"cell latency", func(d map[string]any) { cell(d, 0)["latency"].(map[string]any)["max_us"] = 100 },
+			"cells[0].latency.max_us is 100: want at least p99_99_us, 3149"},
+		{"cell latency count", func(d map[string]any) { cell(d, 0)["latency_from_schedule"].(map[string]any)["count"] = 4 },
+			"cells[0].ops is 5, its latency's count 5 and latency_from_schedule's 4: want the same"},
+		{"cell first byte", func(d map[string]any) { cell(d, 0)["first_byte"] = map[string]any{"count": 6} },
+			"cells[0].first_byte.count is 6: want at most ops, 5"},
+		{"cell rate", func(d map[string]any) { cell(d, 1)["bandwidth_bytes_per_s"] = 1e300 },
+			"cells[1].bandwidth_bytes_per_s is 1e+300: want a number from 0 to 1e+15"},
+		{"cell busy", func(d map[string]any) { cell(d, 1)["busy_s"] = 1e300 }, "cells[1].busy_s is 1e+300: want a number from 0 to 1e+09"},
+		{"device latency", func(d map[string]any) {
+			d["device_latency"].([]any)[0].(map[string]any)["latency"].(map[string]any)["max_us"] = 1e300
+		},
+			"device_latency[0].latency.max_us is 1e+300: want a number from 0 to 1e+12"},
+		{"tier rate", func(d map[string]any) { d["tiers"].([]any)[0].(map[string]any)["read_bandwidth_bytes_per_s"] = 1e300 },
+			"tiers[0].read_bandwidth_bytes_per_s is 1e+300: want a number from 0 to 1e+15"},
+		{"tier offered", func(d map[string]any) { d["tiers"].([]any)[0].(map[string]any)["write_offered_bytes_per_s"] = -1 },
+			"tiers[0].write_offered_bytes_per_s is -1: want a number from 0 to 1e+15"},
+		{"tier ops", func(d map[string]any) { d["tiers"].([]any)[0].(map[string]any)["read_ops"] = 60 },
+			"tiers[0].read_ops is 60: want its cells' sum, 6"},
+		{"timeline lag", func(d map[string]any) { d["timeline"].([]any)[0].(map[string]any)["lag_p99_us"] = 1e300 },
+			"timeline[0].lag_p99_us is 1e+300: want a number from 0 to 1e+12"},
+		{"timeline second", func(d map[string]any) { d["timeline"].([]any)[0].(map[string]any)["t"] = -1 }, "timeline[0].t is -1: want 0 or more"},
+		{"imbalance", func(d map[string]any) { d["rank_imbalance"] = map[string]any{"slowest_wall_s": 1e300} },
+			"rank_imbalance.slowest_wall_s is 1e+300: want a number from 0 to 1e+09"},
+		{"trace digest", func(d map[string]any) { d["traces"].([]any)[0].(map[string]any)["sha256"] = "same" },
+			`traces[0].sha256 is "same": want 64 hexadecimal digits`},
+		{"trace rows", func(d map[string]any) { d["traces"].([]any)[0].(map[string]any)["rows"] = -5 }, "traces[0].rows is -5: want 0 or more"},
+		{"closed loop window", func(d map[string]any) { d["closed_loop"] = map[string]any{"window_s": 1e300} },
+			"closed_loop.window_s is 1e+300: want a number from 0 to 1e+09"},
+		{"speed", func(d map[string]any) { d["replay"].(map[string]any)["speed"] = -1 }, "replay.speed is -1: want a number from 0 to 1e+09"},
+		{"request latency", func(d map[string]any) { d["requests"].(map[string]any)["latency"].(map[string]any)["p95_us"] = 1e300 },
+			"requests.latency.p95_us is 1e+300: want a number from 0 to 1e+12"},
+		{"request count", func(d map[string]any) { d["requests"].(map[string]any)["count"] = 4 },
+			"requests.latency.count is 3: want requests.count, 4"},
+		{"class count", func(d map[string]any) { class(d, 0)["count"] = -1 }, "requests.by_qos[0].count is -1: want 0 to requests.count, 3"},
+		{"class counts", func(d map[string]any) { class(d, 1)["count"] = 3 }, "requests.by_qos[1].count is 3: want 0 to requests.count, 3"},
+		{"class latency", func(d map[string]any) { class(d, 0)["latency"].(map[string]any)["p95_us"] = 1e300 },
+			"requests.by_qos[0].latency.p95_us is 1e+300"},
+		{"class target", func(d map[string]any) { class(d, 0)["target_p95_ms"] = 1e300 },
+			"requests.by_qos[0].target_p95_ms is 1e+300: want a number from 0 to 1e+09"},
+		{"class within", func(d map[string]any) { class(d, 1)["within_target"] = 3 }, "requests.by_qos[1].within_target is 3: want 0 to its count, 2"},
+		{"class compliance", func(d map[string]any) { class(d, 1)["compliance"] = 0.5 },
+			"requests.by_qos[1].compliance is 0.5: want within_target over count, 2 of 2"},
+		{"class compliance range", func(d map[string]any) { class(d, 1)["compliance"], class(d, 1)["within_target"] = 2.0, 0 },
+			"requests.by_qos[1].compliance is 2: want a number from 0 to 1"},
+		// An SLA "met" at 0 % within target rendered as met, and passed
+		// storage_health.
+		{"class met", func(d map[string]any) { class(d, 1)["compliance"], class(d, 1)["within_target"] = 0.0, 0 },
+			"requests.by_qos[1].met is true with compliance 0: the SLA is met at 0.95"},
+		{"slo", func(d map[string]any) {
+			d["requests"].(map[string]any)["slo"] = map[string]any{"count": 3, "within": 4, "attainment": 1}
+		},
+			"requests.slo.within is 4 of count 3: want 0 to its count"},
+		{"slo class", func(d map[string]any) {
+			d["requests"].(map[string]any)["slo"] = map[string]any{"count": 3, "within": 3, "attainment": 1,
+				"by_qos": []any{map[string]any{"qos": "batch", "count": 2, "within": 2, "attainment": 7}}}
+		}, "requests.slo.by_qos[0].attainment is 7: want a number from 0 to 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d map[string]any
@@ -71,6 +143,14 @@ func TestDecodeDamagedResult(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cell is cells[i] of the document d.
+func cell(d map[string]any, i int) map[string]any { return d["cells"].([]any)[i].(map[string]any) }
+
+// class is requests.by_qos[i] of the document d.
+func class(d map[string]any, i int) map[string]any {
+	return d["requests"].(map[string]any)["by_qos"].([]any)[i].(map[string]any)
 }
 
 // TestMLPerfRanksPointToAggregate: the ranks of an MLPerf Option's trial,

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -87,7 +88,10 @@ func Expand(p string) ([]string, error) {
 // (schema.CheckKeys), as kv-cache.py's and MLPerf's Python readers would
 // not read it as encoding/json does.
 // Documents are labelled as opt says, else by their own Label, System, or
-// file name; Trial and Rank come from the document.
+// file name; Trial and Rank come from the document. The text of a
+// document and its label are made printable (printable: a control
+// character escaped, as Go quotes it), so that every format shows the
+// same text and none breaks a line, a table or a terminal.
 func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -134,7 +138,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	for _, d := range docs {
-		d.Label = labelOf(d, opt)
+		d.Label = printable(labelOf(d, opt))
 	}
 	return docs, nil
 }
@@ -228,9 +232,10 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 }
 
 // Decode decodes one document read from path: a kvreplay result or a
-// kv-cache.py --output document. The Doc's Label is the document's own. A
-// document that is not JSON, has a value of the wrong type or a key Load
-// refuses gets a *ParseError naming path, the line and the column.
+// kv-cache.py --output document, its text made printable (see Load). The
+// Doc's Label is the document's own. A document that is not JSON, has a
+// value of the wrong type or a key Load refuses gets a *ParseError naming
+// path, the line and the column.
 func Decode(path string, raw []byte) (*Doc, error) {
 	return decode(path, raw, func(err error) error { return jsonError(path, raw, 0, err) })
 }
@@ -284,7 +289,8 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 		if err := checkResult(&r); err != nil {
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
-		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: configOf(&r, path),
+		printableStrings(reflect.ValueOf(&r).Elem())
+		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: printable(configOf(&r, path)),
 			Trial: r.Trial, Rank: r.Rank, Result: &r}, nil
 	case probe.Format != nil:
 		return nil, fmt.Errorf("report: %s: %w: format %q, want %q or a kv-cache.py --output document",
@@ -445,6 +451,8 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 		}{{"mean", l.Mean}, {"p50", l.P50}, {"p95", l.P95}, {"p99", l.P99}, {"p999", l.P999}, {"p9999", l.P9999}} {
 			d.figure("summary.storage_io_latency_ms."+p.name, p.v)
 		}
+		d.check(ordered("summary.storage_io_latency_ms.", []string{"p50", "p95", "p99", "p999", "p9999"},
+			[]float64{l.P50, l.P95, l.P99, l.P999, l.P9999}, maxFigure))
 		r.Summary.StorageIOLatencyMS = *l
 		d.values[MetricRequestP95] = l.P95
 	}
@@ -493,7 +501,8 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 			", so it compares with kvreplay's storage latency only as far as kv-cache.py's requests spent their time in storage")
 	}
 	r.Started = time.Time{}
-	return &Doc{Path: path, Kind: kind, Config: baseName(path), Result: r, Reference: all, Values: d.values}, nil
+	printableStrings(reflect.ValueOf(r).Elem())
+	return &Doc{Path: path, Kind: kind, Config: printable(baseName(path)), Result: r, Reference: all, Values: d.values}, nil
 }
 
 // refTraceModePass is why a kv-cache.py document's PASS in trace mode is
@@ -543,6 +552,13 @@ func boundedFigure(name string, v, most float64) error {
 	return fmt.Errorf("%s is %g: want a number from 0 to %g (a damaged document?)", name, v, most)
 }
 
+// check makes err, when it is one, d.err, unless d.err is one already.
+func (d *refDoc) check(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
 // num is the number cache_stats holds under k, if it holds one.
 func (d *refDoc) num(k string) (float64, bool) {
 	v, ok := d.cs[k].(float64)
@@ -564,6 +580,18 @@ func (d *refDoc) counts(ref *reference) {
 		for i, v := range []float64{l.Mean, l.P50, l.P95, l.P99, l.Max, m.SLA.TargetP95MS, m.SLA.Compliance} {
 			d.figure(pre+[...]string{"latency_ms.mean", "latency_ms.p50", "latency_ms.p95", "latency_ms.p99", "latency_ms.max",
 				"sla.target_p95_ms", "sla.compliance"}[i], v)
+		}
+		// numpy's percentiles of one set of samples: in order, the mean
+		// at most the max.
+		d.check(ordered(pre+"latency_ms.", []string{"p50", "p95", "p99", "max"}, []float64{l.P50, l.P95, l.P99, l.Max}, maxFigure))
+		if d.err == nil && l.Max > 0 && l.Mean > l.Max {
+			d.err = fmt.Errorf("%slatency_ms.mean is %g: want at most latency_ms.max, %g (a damaged document?)", pre, l.Mean, l.Max)
+		}
+		// kv-cache.py's compliance is a share, its SLA met at
+		// ComplianceTarget of it (reference section 3.6).
+		d.check(boundedFigure(pre+"sla.compliance", m.SLA.Compliance, 1))
+		if met := m.SLA.Compliance >= results.ComplianceTarget; d.err == nil && !m.NoData && m.TotalRequests > 0 && m.SLA.Met != met {
+			d.err = fmt.Errorf("%ssla.met is %t with compliance %g: the SLA is met at %g (a damaged document?)", pre, m.SLA.Met, m.SLA.Compliance, results.ComplianceTarget)
 		}
 	}
 }
@@ -678,6 +706,30 @@ func (d *refDoc) health(raw []byte) error {
 	}
 	if err := schema.CheckKeys(raw, &health); err != nil {
 		return err
+	}
+	// Its verdict is shown as it stands (judgedHealth): it must be its
+	// criteria's, as kv-cache.py counts them (reference section 5), and
+	// their figures a run's.
+	h, passed := &d.r.Summary.StorageHealth, 0
+	for i, c := range h.Criteria {
+		at := fmt.Sprintf("summary.cache_stats.storage_health.criteria[%d].", i)
+		d.figure(at+"target", c.Target)
+		d.figure(at+"actual", c.Actual)
+		if c.Passed {
+			passed++
+		}
+	}
+	want := schema.HealthFail
+	if passed == len(h.Criteria) {
+		want = schema.HealthPass
+	}
+	switch {
+	case h.PassedCount != passed || h.TotalCount != len(h.Criteria):
+		d.check(fmt.Errorf("summary.cache_stats.storage_health: passed_count %d of total_count %d, but %d of its %d criteria passed (a damaged document?)",
+			h.PassedCount, h.TotalCount, passed, len(h.Criteria)))
+	case h.OverallStatus != want:
+		d.check(fmt.Errorf("summary.cache_stats.storage_health.overall_status is %q, but %d of its %d criteria passed: want %q (a damaged document?)",
+			h.OverallStatus, passed, len(h.Criteria), want))
 	}
 	switch d.r.Summary.StorageHealth.OverallStatus {
 	case schema.HealthPass:

@@ -43,7 +43,9 @@ const maxErrorMessages = 10
 // longest of the ranks' (so the device rate over them is an upper bound), a
 // second's LagP99US the highest of the ranks', and storage KV tokens per
 // second the ranks' tokens over the common window (unknown when a rank's
-// are). The documents must share their size scale (checkScales: an
+// are). Device latency is merged only where every rank that read or
+// wrote has one: a rank of an older kvreplay without it leaves the merge
+// without it, with a warning naming the rank (checkDevice). The documents must share their size scale (checkScales: an
 // error wrapping ErrScales); a document whose
 // figures contradict each other, that names an unknown QoS class or whose
 // QoS targets differ from this build's is refused, and the error names it.
@@ -97,6 +99,7 @@ func MergeRanksContext(ctx context.Context, docs []*schema.Result) (*schema.Resu
 		}
 		m.add(n, d)
 	}
+	m.checkDevice()
 	slices.Sort(out.MergedRanks)
 	ranks, held, missing := MissingRanks(docs)
 	out.Ranks = max(ranks, len(held))
@@ -153,6 +156,46 @@ type rankMerger struct {
 	// ranks' (its warnings still say their failures).
 	rankHealth      []schema.RankStatus
 	rankHealthKnown bool
+	// noDevice is set when some documents have device latency and some
+	// that read or wrote have none (checkDevice): the merge gives none.
+	noDevice bool
+}
+
+// noDeviceWarning is the warning of a rank whose document has no device
+// latency, merged with ranks that have one.
+const noDeviceWarning = "NO DEVICE LATENCY: this rank read or wrote, and its document has none (a kvreplay older than device latency): " +
+	"the merge gives no device latency, which would hold the other ranks' operations alone; " +
+	"its summary's storage_*_device figures are the latency from submission, as an older document's"
+
+// checkDevice sets m.noDevice, and warns naming the ranks without it,
+// where some of m's documents have device latency (schema.DeviceLatency:
+// every kvreplay since it was measured records one for each operation
+// read or written) and some that read or wrote have none: merged, the
+// run's device latency would hold only some ranks' operations, shown as
+// the whole run's, where the summary of a merge without it takes every
+// rank's latency from submission instead (results.DeviceOf).
+func (m *rankMerger) checkDevice() {
+	var without []int
+	with := false
+	for _, d := range m.docs {
+		if len(d.Device) > 0 {
+			with = true
+			continue
+		}
+		if slices.ContainsFunc(d.Cells, func(c schema.Cell) bool {
+			return c.Ops > 0 && (c.Op == schema.OpRead.String() || c.Op == schema.OpWrite.String())
+		}) {
+			without = append(without, ranksOf(d)...)
+		}
+	}
+	if !with || len(without) == 0 {
+		return
+	}
+	m.noDevice = true
+	if _, ok := m.warnings[noDeviceWarning]; !ok {
+		m.warnOrder = append(m.warnOrder, noDeviceWarning)
+	}
+	m.warnings[noDeviceWarning] = append(m.warnings[noDeviceWarning], without...)
 }
 
 // allRanks starts a merged document's warning that every rank of its run
@@ -366,7 +409,10 @@ func (m *rankMerger) mergeFigures(wall time.Duration) error {
 	tiers := make([][]schema.TierTotals, len(docs))
 	devs := make([][]schema.DeviceLatency, len(docs))
 	for i, d := range docs {
-		tiers[i], devs[i] = d.Tiers, d.Device
+		tiers[i] = d.Tiers
+		if !m.noDevice {
+			devs[i] = d.Device
+		}
 	}
 	results.ApplyTierBusy(out.Tiers, results.MergeTierBusy(tiers...))
 	rs := results.NewRequests()

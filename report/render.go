@@ -425,9 +425,9 @@ func renderCSV(w io.Writer, r *Report) error {
 	all := allWarnings(r)
 	slas := slaRows(r)
 	for _, g := range r.Groups {
-		warns := strings.Join(groupWarnings(all, g.Label, r.Groups), " | ")
+		label, warns := csvText(g.Label), csvText(strings.Join(groupWarnings(all, g.Label, r.Groups), " | "))
 		for i, m := range r.Metrics {
-			row := csvMetricRow(g.Label, m, warns)
+			row := csvMetricRow(label, m, warns)
 			if st, ok := g.Stats[m.Name]; ok {
 				row.N = st.N
 				row.Median, row.Mean, row.Min, row.Max = csvNum(st.Median), csvNum(st.Mean), csvNum(st.Min), csvNum(st.Max)
@@ -435,7 +435,7 @@ func renderCSV(w io.Writer, r *Report) error {
 			}
 			if c := r.Comparison; c != nil && i < len(c.Rows) {
 				cr := c.Rows[i]
-				row.Baseline = c.Baseline
+				row.Baseline = csvText(c.Baseline)
 				row.Ratio = csvOpt(cr.Ratios, g.Label)
 				row.WinRate = csvOpt(cr.WinRate, g.Label)
 			}
@@ -443,7 +443,7 @@ func renderCSV(w io.Writer, r *Report) error {
 		}
 		for i := range g.Trials {
 			sla := csvSLARows(slas, g.Label, g.TrialID(i), warns)
-			rows = append(rows, csvTrialRows(r, g, i, warns, sla)...)
+			rows = append(rows, csvTrialRows(r, g, i, label, warns, sla)...)
 			rows = append(rows, sla...)
 		}
 	}
@@ -451,6 +451,18 @@ func renderCSV(w io.Writer, r *Report) error {
 		return fmt.Errorf("report: csv: %w", err)
 	}
 	return nil
+}
+
+// csvText is a text field of the csv views (a label, the warnings): one
+// that begins as a spreadsheet formula does ("=", "+", "-", "@", or a tab
+// or a carriage return before one) is led by an apostrophe, so that a
+// spreadsheet opening the file shows the text and runs no formula (OWASP's
+// CSV injection): the text comes from documents kvreport did not write.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // csvMetricRow is a row of metric m of group label, its figures empty.
@@ -465,14 +477,15 @@ func csvMetricRow(label string, m Metric, warns string) *csvRow {
 // csvTrialRows are the rows of trial i of group g: each metric's value in
 // the trial as the median of n = 1, empty (n = 0) where it has none, but
 // the metrics its SLA rows hold (sla: a QoS class's p95, share within
-// target and verdict, which they give even where the SLA was not judged).
-func csvTrialRows(r *Report, g *Group, i int, warns string, sla []*csvRow) []*csvRow {
+// target and verdict, which they give even where the SLA was not judged);
+// label and warns are the group's fields as csvText writes them.
+func csvTrialRows(r *Report, g *Group, i int, label, warns string, sla []*csvRow) []*csvRow {
 	rows := make([]*csvRow, 0, len(r.Metrics))
 	for _, m := range r.Metrics {
 		if slices.ContainsFunc(sla, func(s *csvRow) bool { return s.Metric == m.Name }) {
 			continue
 		}
-		row := csvMetricRow(g.Label, m, warns)
+		row := csvMetricRow(label, m, warns)
 		row.Trial = strconv.Itoa(g.TrialID(i))
 		if v, ok := trialValue(g, i, m.Name); ok && csvNum(v) != "" {
 			row.N, row.Median = 1, csvNum(v)
@@ -505,7 +518,7 @@ func csvSLARows(slas []slaRow, label string, id int, warns string) []*csvRow {
 			{"within_target", "%", "higher", csvNum(100 * results.ComplianceTarget), csvNum(s.withinPct())},
 			{"sla_met", "met", "higher", "", met},
 		} {
-			row := &csvRow{Group: label, Metric: qosMetric(s.QoS, f.what), Unit: f.unit, Target: f.target, Better: f.better,
+			row := &csvRow{Group: csvText(label), Metric: qosMetric(s.QoS, f.what), Unit: f.unit, Target: f.target, Better: f.better,
 				Median: f.value, Warnings: warns, Trial: strconv.Itoa(s.Trial)}
 			if f.value != "" {
 				row.N = 1

@@ -14,12 +14,14 @@ import (
 
 // WriteReplaySummary prints a kvreplay result for people, as kvreplay does
 // on a terminal: tiers, bandwidth, latency percentiles, requests, health
-// and warnings.
+// and warnings. Its text (reasons, warnings, an error a server sent) is
+// printed printable: a newline or a terminal's escape sequence in it is
+// escaped, not written.
 func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	status := "complete"
 	switch {
 	case !r.Complete:
-		status = "INCOMPLETE: " + r.IncompleteReason
+		status = "INCOMPLETE: " + printable(r.IncompleteReason)
 	case stoppedByWindow(r):
 		// Complete, as a run bounded by --duration is, but not the whole
 		// trace: never "complete" after a fraction of its rows.
@@ -27,7 +29,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	}
 	fmt.Fprintf(w, "kvreplay: %s in %.2f s (%s)\n", rowsDone(r), r.WallS, status)
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+		fmt.Fprintf(w, "warning: %s\n", printable(warn))
 	}
 	// Bandwidths are GB/s and data GB, decimal, as in every kvbench
 	// output; a tier's bandwidth is its device rate, offered load apart.
@@ -61,9 +63,9 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 		}
 		if len(r.Requests.ByQoS) > 0 {
 			if s := newSLARow(r, r.Requests.ByQoS[0], false); s.Incomplete {
-				fmt.Fprintf(w, "  SLA not judged: %s\n", s.Why)
+				fmt.Fprintf(w, "  SLA not judged: %s\n", printable(s.Why))
 			} else if !s.Measured {
-				fmt.Fprintf(w, "  SLA not measured: %s\n", s.Why)
+				fmt.Fprintf(w, "  SLA not measured: %s\n", printable(s.Why))
 			}
 		}
 	}
@@ -93,15 +95,15 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	for _, c := range h.Criteria {
 		mark := "pass"
 		if !c.Passed {
-			mark = "FAIL: " + c.Reason
+			mark = "FAIL: " + printable(c.Reason)
 		}
 		fmt.Fprintf(w, "  %s: %.3f %s (%s)\n", c.Name, c.Actual, c.Unit, mark)
 	}
 	if h.OverallStatus != results.HealthPass {
-		fmt.Fprintf(w, "  verdict: %s\n", results.Verdict(h))
+		fmt.Fprintf(w, "  verdict: %s\n", printable(results.Verdict(h)))
 	}
 	if r.Errors.Count > 0 {
-		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, r.Errors.First[0])
+		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, printable(r.Errors.First[0]))
 	}
 	var failed []string
 	for _, t := range r.Tiers {

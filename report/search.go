@@ -11,6 +11,7 @@ import (
 	"html"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,8 +170,9 @@ func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, err
 				return nil, nil, fmt.Errorf("report: %s: %w", name, err)
 			}
 		}
+		printableStrings(reflect.ValueOf(&d).Elem())
 		docs = append(docs, &d)
-		names = append(names, name)
+		names = append(names, printable(name))
 	}
 }
 
@@ -632,7 +634,7 @@ func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []strin
 			} else {
 				speed = ""
 			}
-			row := []string{name, d.Kind, answer(d), strconv.Itoa(j + 1), users, speed, strconv.FormatBool(p.Pass), p.Health, p.NotMeasured,
+			row := []string{csvText(name), d.Kind, answer(d), strconv.Itoa(j + 1), users, speed, strconv.FormatBool(p.Pass), p.Health, p.NotMeasured,
 				num(p.WallS), strconv.FormatInt(p.Requests, 10), num(p.RequestsPerSecond), "", num(p.OfferedBps / results.GB)}
 			if tok, ok := probeTokens(d, p); ok {
 				row[12] = num(tok)
@@ -644,7 +646,7 @@ func renderSearchCSV(b *bytes.Buffer, docs []*schema.SearchResult, names []strin
 				}
 				row = append(row, field)
 			}
-			if err := w.Write(append(row, results.ProbeVerdict(p), compared, warns)); err != nil {
+			if err := w.Write(append(row, csvText(results.ProbeVerdict(p)), csvText(compared), csvText(warns))); err != nil {
 				return err
 			}
 		}

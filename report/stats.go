@@ -561,7 +561,8 @@ func groupNamed(groups []*Group, name string) *Group {
 
 // warnTraces warns, in the report and in the group concerned, of a group
 // whose trials replayed other traces than the baseline's first trial, or
-// than its own first trial: its ratios would compare different workloads.
+// than its own first trial: its ratios would compare different workloads;
+// and of a kvreplay trial that names no trace beside others that do.
 // Reference documents replayed no trace and are not checked.
 func warnTraces(rep *Report, base *Group) {
 	first := func(g *Group) *schema.Result {
@@ -576,7 +577,15 @@ func warnTraces(rep *Report, base *Group) {
 	if base != nil {
 		b = first(base)
 	}
+	known := slices.ContainsFunc(rep.Groups, func(g *Group) bool { return first(g) != nil })
 	for _, g := range rep.Groups {
+		// A kvreplay run that names no trace (a damaged or edited
+		// document) was compared with nothing, and so warned of nothing.
+		for i, t := range g.Trials {
+			if known && t != nil && t.Tool == KindKVReplay && len(t.Traces) == 0 {
+				g.warn(rep, fmt.Sprintf("TRACES UNKNOWN: trial %d names no trace it replayed: whether it replayed the others' workload is unknown", g.TrialIDs[i]))
+			}
+		}
 		f := first(g)
 		if f == nil {
 			continue

@@ -33,8 +33,12 @@ their label (kvreplay --label, else --system, else the file name) unless
 --label or --group-by say otherwise; the ranks of a trial are merged
 exactly, and each metric gets n, median, mean, min, max, stddev, CV and P95
 over trials, a ratio to the baseline group's median and a win rate over
-matched trials. Bandwidths are GB/s and data GB (10^9 bytes); a tier's
-bandwidth (tierN_read_bw) is its device rate, its offered load
+matched trials. Text the documents hold (labels, warnings, reasons, file
+names) is shown alike in every format with its control characters
+escaped as Go writes them ("\n", "\x1b"), so that none breaks a table or
+forges a line; a csv field that would begin as a spreadsheet formula
+(=, +, -, @) is led by an apostrophe. Bandwidths are GB/s and data GB
+(10^9 bytes); a tier's bandwidth (tierN_read_bw) is its device rate, its offered load
 (tierN_read_offered) the bytes over the run. Every format shows each
 run's SLA per QoS class, and warns of comparisons of unlike runs.
 A figure a run did not measure (the offered load of a tier it never
@@ -122,7 +126,9 @@ kvreport shows it this way without --aggregate.
 
 Exit status: 0 when the report is written; 2 for bad usage or a document
 kvreport cannot read (a damaged one too: a negative time, count, rank or
-trial, a size scale outside (0, 1], a figure no run gives), or an -o that
+trial, a size scale outside (0, 1], a figure no run gives, percentiles out
+of order, counts that disagree, an SLA or a verdict its own figures do not
+give), or an -o that
 is an input, a system path, a directory or a .json file in a rank_<N>
 directory (which --aggregate mlperf would read as the rank's); 1 when what came on stdin ("-") is not a valid
 measurement, so that a pipeline whose kvreplay failed fails too: nothing at
