@@ -123,7 +123,10 @@ type cacheStats struct {
 	samples           [schema.NumTiers][schema.NumOps]int64
 	deletes           int64
 	forcedWrites      int64
-	racedReservations int64
+	racedReservations int64 // into the NVMe tier
+	// racedCPUReservations are the races into the CPU tier (below a GPU
+	// tier).
+	racedCPUReservations int64
 	// emptyOffGPU counts the objects of 0 bytes written below a GPU tier
 	// of no capacity, where kv-cache.py writes them (see ensureSpace).
 	emptyOffGPU int64
@@ -135,7 +138,7 @@ type cacheStats struct {
 // count needs.
 func (c *cache) resetStats() {
 	c.stats = cacheStats{deletes: c.stats.deletes, forcedWrites: c.stats.forcedWrites, racedReservations: c.stats.racedReservations,
-		emptyOffGPU: c.stats.emptyOffGPU}
+		racedCPUReservations: c.stats.racedCPUReservations, emptyOffGPU: c.stats.emptyOffGPU}
 }
 
 // cacheType labels an access for the hit statistics, as the reference does.
@@ -164,9 +167,9 @@ type cache struct {
 	// last is the last tier, which a write that finds no room above falls
 	// to: NVMe, or Tier-3 with Config.ObjectTier.
 	last schema.Tier
-	// raceP and raceState model kv-cache.py's NVMe reservation leak
-	// (Config.NVMeAccounting); raceState starts at the run's --seed, so
-	// another seed races other demotions.
+	// raceP and raceState model kv-cache.py's reservation leak in the
+	// tiers that take demotions (Config.NVMeAccounting); raceState starts
+	// at the run's --seed, so another seed races other demotions.
 	raceP     float64
 	raceState uint64
 	emit      func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
@@ -189,8 +192,9 @@ func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier,
 		tp:      int64(max(1, cfg.TensorParallel)),
 		emit:    emit,
 		// The race draws are a stream of their own, seeded by the run's
-		// seed as every other draw is.
-		raceState: uint64(cfg.Seed),
+		// seed as every other draw is (and varied with the other dynamics
+		// by tests' dynamicsSalt).
+		raceState: uint64(cfg.Seed) ^ cfg.dynamicsSalt<<32,
 	}
 	c.tiers[schema.TierGPU].limit = cfg.GPUMemGB * float64(max(1, cfg.NumGPUs)) * GiB
 	c.tiers[schema.TierCPU].limit = cfg.CPUMemGB * GiB
@@ -207,11 +211,12 @@ func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier,
 }
 
 // raced reports whether a demotion into tier t races another worker's in
-// the reference's accounting (Config.NVMeAccounting): only into a bounded
-// NVMe tier, with probability raceP, from a generator of its own so that
-// the run's other draws are unchanged.
+// the reference's accounting (Config.NVMeAccounting): into a bounded tier
+// (the CPU tier below a GPU tier, or a bounded NVMe tier; never an
+// unbounded one), with probability raceP, from a generator of its own so
+// that the run's other draws are unchanged.
 func (c *cache) raced(t schema.Tier) bool {
-	if c.raceP <= 0 || t != schema.TierNVMe || math.IsInf(c.tiers[t].limit, 1) {
+	if c.raceP <= 0 || math.IsInf(c.tiers[t].limit, 1) {
 		return false
 	}
 	c.raceState += 0x9e3779b97f4a7c15
@@ -457,7 +462,11 @@ func (c *cache) ensureSpace(t schema.Tier, required int64, depth int) (bool, err
 			if _, err := c.ensureSpace(next, victim.size, depth+1); err != nil {
 				return false, err
 			}
-			c.stats.racedReservations++
+			if next == schema.TierCPU {
+				c.stats.racedCPUReservations++
+			} else {
+				c.stats.racedReservations++
+			}
 		}
 		if err := c.demote(victim, next); err != nil {
 			return false, err

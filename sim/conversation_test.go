@@ -221,6 +221,26 @@ func TestNVMeAccounting(t *testing.T) {
 			}
 		})
 	}
+	// Below a GPU tier, the CPU tier takes demotions, and leaks in
+	// reference mode: fewer bytes stay on it; exact mode races none.
+	t.Run("cpu_below_gpu", func(t *testing.T) {
+		held := map[string]float64{}
+		for _, mode := range []string{AccountingReference, AccountingExact} {
+			cfg := DefaultConfig()
+			cfg.Model, cfg.NumUsers, cfg.Duration, cfg.GenerationMode, cfg.Seed = "tiny-1b", 40, 15*time.Second, "none", 5
+			cfg.GPUMemGB, cfg.NumGPUs, cfg.TensorParallel, cfg.CPUMemGB = 1, 2, 2, 1
+			cfg.NVMeAccounting = mode
+			rows, _ := simFigures(t, &cfg)
+			_, res := collect(t, &cfg)
+			held[mode] = rows["mean GiB on Tier-1"]
+			if n := res.Kvbench.RacedCPUReservations; (n > 0) != (mode == AccountingReference) || res.Kvbench.RacedReservations != 0 {
+				t.Errorf("%s accounting: %d raced CPU reservations, %d NVMe", mode, n, res.Kvbench.RacedReservations)
+			}
+		}
+		if held[AccountingReference] > 0.8*held[AccountingExact] {
+			t.Errorf("mean GiB on Tier-1: reference accounting %.3f, exact %.3f: the CPU tier does not leak", held[AccountingReference], held[AccountingExact])
+		}
+	})
 	t.Run("no_cap", func(t *testing.T) {
 		var traces [2][]schema.Record
 		for i, mode := range []string{AccountingReference, AccountingExact} {

@@ -574,6 +574,12 @@ func (e *engine) preRun() error {
 		}
 	}
 	if cfg.DecodeOnly {
+		// kv-cache.py pre-populates with one thread per CPU, whatever
+		// --precondition-threads says.
+		e.cache.raceP = 0
+		if cfg.NVMeAccounting == AccountingReference {
+			e.cache.raceP = racePrecondition
+		}
 		if err := e.prepopulate(); err != nil {
 			return err
 		}

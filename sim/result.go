@@ -251,10 +251,13 @@ type Extra struct {
 	// registry (conversation.max_conversations) dropped.
 	ConversationsForgotten int64 `json:"conversations_forgotten,omitempty"`
 	// RacedReservations counts the demotions whose NVMe reservation the
-	// reference's race doubled (Config.NVMeAccounting).
-	RacedReservations int64    `json:"raced_nvme_reservations,omitempty"`
-	NoEffect          []string `json:"no_effect,omitempty"`
-	Notes             []string `json:"notes,omitempty"`
+	// reference's race doubled (Config.NVMeAccounting);
+	// RacedCPUReservations those whose CPU reservation it doubled (a
+	// demotion from the GPU tier).
+	RacedReservations    int64    `json:"raced_nvme_reservations,omitempty"`
+	RacedCPUReservations int64    `json:"raced_cpu_reservations,omitempty"`
+	NoEffect             []string `json:"no_effect,omitempty"`
+	Notes                []string `json:"notes,omitempty"`
 	// PrefillOnlyByRule counts the requests that kv-cache.py's rule made
 	// prefill-only, without decode reads, for contexts of 10,000 tokens
 	// or more; RequestsDispatched the requests workers took.
@@ -518,7 +521,7 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	x.RAGRetrievals, x.RAGChunksRead = st.ragRetrievals, st.ragChunks
 	x.BlockHits, x.BlockMisses = st.blockHits, st.blockMisses
 	x.ConversationsForgotten = e.convs.forgotten
-	x.RacedReservations = cs.racedReservations
+	x.RacedReservations, x.RacedCPUReservations = cs.racedReservations, cs.racedCPUReservations
 	x.NoEffect = cfg.NoEffect
 	x.SLO = slo
 	x.PrefillOnlyByRule, x.RequestsDispatched, x.RequestsInFlight = st.prefillOnlyRule, st.dispatched, st.inFlight

@@ -103,6 +103,9 @@ Under --storage-capacity-gb, --nvme-accounting reference (the default)
 models kv-cache.py's NVMe accounting as its threads run it: racing
 demotions leak reservations, so the tier evicts early and serves about
 half the Tier-2 reads its rule alone (--nvme-accounting exact) would.
+Below a GPU tier the CPU tier leaks alike and evicts early too (a
+decode-only run's pre-population, by one thread per CPU in kv-cache.py,
+leaves it about a third full).
 
 Prefix caching works as in kv-cache.py: its kv_system_* objects are never
 written, so it adds no rows to the trace; it only shortens request contexts
@@ -271,7 +274,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.Int64Var(&epoch, "epoch-base", def.EpochBase.Unix(), "Unix seconds at virtual time 0, for mlperf timestamps and keys")
 	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users); - reads standard input")
 	fs.StringVar(&fv.RequestTraceFormat, "request-trace-format", "", "--request-trace's format: mooncake, azure, burstgpt or sharegpt (default: detected)")
-	fs.StringVar(&fv.NVMeAccounting, "nvme-accounting", def.NVMeAccounting, "a bounded NVMe tier's accounting: reference (kv-cache.py's, whose racing workers leak reservations and evict early) or exact (its rule alone)")
+	fs.StringVar(&fv.NVMeAccounting, "nvme-accounting", def.NVMeAccounting, "the accounting of a bounded NVMe tier and of the CPU tier below a GPU tier: reference (kv-cache.py's, whose racing workers leak reservations and evict early) or exact (its rule alone)")
 	fs.BoolVar(&o.AllowSystem, cli.AllowSystemPathFlag, false, "let outputs lie under a system directory (/etc, /usr, /dev, ...), which kvtrace refuses by default")
 	fs.BoolVar(&o.Force, "force", false, "let the trace's sidecar (TRACE.meta.json) replace an existing file that is not a trace sidecar")
 	fs.IntVar(&mlperf, "mlperf-option", 0, mlperfOptionHelp())
