@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -696,11 +698,15 @@ func (d *refDoc) health(raw []byte) error {
 	var health struct {
 		Summary struct {
 			CacheStats struct {
-				StorageHealth *schema.StorageHealth `json:"storage_health"`
+				StorageHealth struct {
+					OverallStatus schema.HealthStatus `json:"overall_status"`
+					Criteria      []refCriterion      `json:"criteria"`
+					PassedCount   int                 `json:"passed_count"`
+					TotalCount    int                 `json:"total_count"`
+				} `json:"storage_health"`
 			} `json:"cache_stats"`
 		} `json:"summary"`
 	}
-	health.Summary.CacheStats.StorageHealth = &d.r.Summary.StorageHealth
 	if err := json.Unmarshal(raw, &health); err != nil {
 		return err
 	}
@@ -710,11 +716,22 @@ func (d *refDoc) health(raw []byte) error {
 	// Its verdict is shown as it stands (judgedHealth): it must be its
 	// criteria's, as kv-cache.py counts them (reference section 5), and
 	// their figures a run's.
+	rh := &health.Summary.CacheStats.StorageHealth
 	h, passed := &d.r.Summary.StorageHealth, 0
-	for i, c := range h.Criteria {
+	h.OverallStatus, h.PassedCount, h.TotalCount = rh.OverallStatus, rh.PassedCount, rh.TotalCount
+	for i, c := range rh.Criteria {
 		at := fmt.Sprintf("summary.cache_stats.storage_health.criteria[%d].", i)
-		d.figure(at+"target", c.Target)
-		d.figure(at+"actual", c.Actual)
+		target, err := c.Target.number()
+		if err != nil {
+			return fmt.Errorf("%starget: %w", at, err)
+		}
+		actual, err := c.Actual.number()
+		if err != nil {
+			return fmt.Errorf("%sactual: %w", at, err)
+		}
+		d.figure(at+"target", target)
+		d.figure(at+"actual", actual)
+		h.Criteria = append(h.Criteria, schema.Criterion{Name: c.Name, Target: target, Actual: actual, Unit: c.Unit, Passed: c.Passed})
 		if c.Passed {
 			passed++
 		}
@@ -738,6 +755,47 @@ func (d *refDoc) health(raw []byte) error {
 		d.values[MetricHealth] = 0
 	}
 	return nil
+}
+
+// refCriterion is a kv-cache.py storage_health criterion as its document
+// holds it: the figures of --performance-profile throughput's bandwidth
+// criteria are text (a target of ">0", an actual of "283.70").
+type refCriterion struct {
+	Name   string    `json:"name"`
+	Target refFigure `json:"target"`
+	Actual refFigure `json:"actual"`
+	Unit   string    `json:"unit"`
+	Passed bool      `json:"passed"`
+}
+
+// refFigure is a criterion's figure: a number, or a string of one,
+// perhaps after a comparison (">0").
+type refFigure json.RawMessage
+
+func (f *refFigure) UnmarshalJSON(b []byte) error {
+	*f = append((*f)[:0], b...)
+	return nil
+}
+
+// number returns the figure f holds (0 where the document has none).
+func (f refFigure) number() (float64, error) {
+	if len(f) == 0 || string(f) == "null" {
+		return 0, nil
+	}
+	var n float64
+	if json.Unmarshal(f, &n) == nil {
+		return n, nil
+	}
+	var s string
+	if err := json.Unmarshal(f, &s); err != nil {
+		return 0, fmt.Errorf("%s: want a number", f)
+	}
+	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(s), "<>=!"))
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || t == "" || strings.ContainsAny(t, "xXpP_") || math.IsNaN(n) || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("%q: want a number, or one after a comparison (\">0\")", s)
+	}
+	return n, nil
 }
 
 // qos reads each QoS class's requests, latencies and SLA.

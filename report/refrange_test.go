@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// refCriterion is a kv-cache.py storage_health criterion that failed.
-const refCriterion = `{"name":"Storage Tier Read Total P95 < 200ms","target":200,"actual":250,"unit":"ms","passed":false}`
+// refCriterionDoc is a kv-cache.py storage_health criterion that failed.
+const refCriterionDoc = `{"name":"Storage Tier Read Total P95 < 200ms","target":200,"actual":250,"unit":"ms","passed":false}`
 
 // TestDecodeReferenceRange: a kv-cache.py document whose figures are out
 // of range (negative, or too large to be a run's), whose percentiles are
@@ -38,15 +38,22 @@ func TestDecodeReferenceRange(t *testing.T) {
 			"summary.qos_metrics.batch.sla.met is true with compliance 0.5: the SLA is met at 0.95"},
 		{`{"requests_completed":1,"summary":{"qos_metrics":{"batch":{"total_requests":3,"sla":{"target_p95_ms":1000,"compliance":50,"met":true}}}}}`,
 			"summary.qos_metrics.batch.sla.compliance is 50: want a number from 0 to 1"},
-		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"PASS","criteria":[` + refCriterion + `],"passed_count":0,"total_count":1}}}}`,
+		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"PASS","criteria":[` + refCriterionDoc + `],"passed_count":0,"total_count":1}}}}`,
 			`summary.cache_stats.storage_health.overall_status is "PASS", but 0 of its 1 criteria passed: want "FAIL"`},
-		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"FAIL","criteria":[` + refCriterion + `],"passed_count":1,"total_count":1}}}}`,
+		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"FAIL","criteria":[` + refCriterionDoc + `],"passed_count":1,"total_count":1}}}}`,
 			"summary.cache_stats.storage_health: passed_count 1 of total_count 1, but 0 of its 1 criteria passed"},
 		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"FAIL","criteria":[` +
-			strings.Replace(refCriterion, `"actual":250`, `"actual":1e300`, 1) + `],"passed_count":0,"total_count":1}}}}`,
+			strings.Replace(refCriterionDoc, `"actual":250`, `"actual":1e300`, 1) + `],"passed_count":0,"total_count":1}}}}`,
 			"summary.cache_stats.storage_health.criteria[0].actual is 1e+300: want a number from 0 to 1e+09"},
-		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"FAIL","criteria":[` + refCriterion + `],"passed_count":0,"total_count":1}}}}`, ""},
+		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"FAIL","criteria":[` + refCriterionDoc + `],"passed_count":0,"total_count":1}}}}`, ""},
 		{`{"requests_completed":1,"summary":{"elapsed_time":20.5,"cache_stats":{"tier_storage_read_bandwidth_gbps":1.5}}}`, ""},
+		// --performance-profile throughput writes its bandwidth criteria's
+		// figures as text: a target of ">0", an actual of "283.70".
+		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"PASS","criteria":[` +
+			`{"name":"Storage Read Bandwidth","target":">0","actual":"283.70","unit":"GiB/s","passed":true}],"passed_count":1,"total_count":1}}}}`, ""},
+		{`{"requests_completed":1,"summary":{"cache_stats":{"storage_health":{"overall_status":"PASS","criteria":[` +
+			`{"name":"Storage Read Bandwidth","target":">0","actual":"fast","unit":"GiB/s","passed":true}],"passed_count":1,"total_count":1}}}}`,
+			`criteria[0].actual: "fast": want a number, or one after a comparison (">0")`},
 	} {
 		_, err := Decode("ref.json", []byte(tc.doc))
 		switch {
