@@ -768,10 +768,11 @@ func TestWaitNothingInFlight(t *testing.T) {
 	}
 }
 
-// TestClose checks that Close cancels a request that would never complete
-// (a read of an idle pipe), drops one never submitted, returns promptly,
-// and that the Ring then refuses everything with ErrClosed.
-func TestClose(t *testing.T) {
+// idlePipeRead returns a Ring with a read of an idle pipe in flight, one
+// that completes only when the test writes to the pipe (p[1]), and the
+// read's buffer; the pipe is closed when the test ends.
+func idlePipeRead(t *testing.T) (*Ring, [2]int, []byte) {
+	t.Helper()
 	requireURing(t)
 	r, err := New(Params{Entries: 4})
 	if err != nil {
@@ -781,8 +782,10 @@ func TestClose(t *testing.T) {
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	t.Cleanup(func() {
+		unix.Close(p[0])
+		unix.Close(p[1])
+	})
 	buf := make([]byte, 8)
 	if err := r.PrepRead(p[0], buf, math.MaxUint64, 1); err != nil {
 		t.Fatal(err)
@@ -790,6 +793,14 @@ func TestClose(t *testing.T) {
 	if _, err := r.Submit(); err != nil {
 		t.Fatal(err)
 	}
+	return r, p, buf
+}
+
+// TestClose checks that Close cancels a request that would never complete
+// (a read of an idle pipe), drops one never submitted, returns promptly,
+// and that the Ring then refuses everything with ErrClosed.
+func TestClose(t *testing.T) {
+	r, p, buf := idlePipeRead(t)
 	if err := r.PrepNop(2); err != nil {
 		t.Fatal(err)
 	}
@@ -845,24 +856,7 @@ func TestClose(t *testing.T) {
 // Before, Close returned the error at once and the pipe read stayed in
 // the kernel, its buffer the kernel's to write.
 func TestCloseCancelRefused(t *testing.T) {
-	requireURing(t)
-	r, err := New(Params{Entries: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
-	buf := make([]byte, 8)
-	if err := r.PrepRead(p[0], buf, math.MaxUint64, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Submit(); err != nil {
-		t.Fatal(err)
-	}
+	r, p, buf := idlePipeRead(t)
 	r.enter = func(fd int, toSubmit, minComplete, flags uint32) (int, error) {
 		if toSubmit > 0 {
 			return 0, unix.EAGAIN // the cancel request
