@@ -87,3 +87,28 @@ func TestExportStdinNotAnOutput(t *testing.T) {
 		t.Error("the trace on stdin was replaced")
 	}
 }
+
+// TestStdoutNotAnotherOutput: --output - while standard output is the
+// trace at -o (kvtrace -o t.csv --output - >> t.csv) is refused, as two
+// outputs at one path are; the trace was renamed over the file the
+// statistics went into, and the run exited 0 with one of them lost.
+func TestStdoutNotAnotherOutput(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(tr, []byte("an earlier trace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(tr, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = f
+	t.Cleanup(func() { os.Stdout = old; f.Close() })
+	_, stderr, code := runKvtrace(t, append([]string{"-o", tr, "--output", "-"}, small...)...)
+	if code != 2 || !strings.Contains(stderr, "is --output - (standard output): two outputs cannot share a file") {
+		t.Errorf("exit %d, %q; want 2 and a refusal", code, stderr)
+	}
+	if b, _ := os.ReadFile(tr); string(b) != "an earlier trace\n" {
+		t.Errorf("a refused run replaced the trace: it begins %q", b[:min(len(b), 40)])
+	}
+}

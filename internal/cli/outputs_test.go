@@ -81,6 +81,12 @@ func TestFilesCheck(t *testing.T) {
 	}
 	defer appendSide.Close()
 	pipeByName := "/proc/self/fd/" + strconv.Itoa(int(pr.Fd()))
+	stdoutByName := "/proc/self/fd/" + strconv.Itoa(int(pw.Fd()))
+	appendOut, err := os.OpenFile(filepath.Join(dir, "r.json"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer appendOut.Close()
 	out := func(path string) cli.File { return cli.File{Flag: "-o", Path: path} }
 	tests := []struct {
 		name  string
@@ -131,6 +137,13 @@ func TestFilesCheck(t *testing.T) {
 		{"stdout another file", cli.Files{Stdout: appendSide, Inputs: []cli.File{trace}, Outputs: []cli.File{out("-")}}, ""},
 		{"stdout the input, no output to it", cli.Files{Stdout: appendIn, Inputs: []cli.File{trace}, Outputs: []cli.File{out(filepath.Join(dir, "r.json"))}}, ""},
 		{"stdout a character device", cli.Files{Stdout: devNull, Inputs: []cli.File{{Flag: "trace", Path: "/dev/null"}}, Outputs: []cli.File{out("-")}}, ""},
+		{"stdout a pipe, another output that pipe", cli.Files{Stdout: pw, Outputs: []cli.File{out("-"), {Flag: "--output", Path: stdoutByName}}},
+			"--output " + stdoutByName + ": is -o - (standard output): two outputs cannot share a file"},
+		{"stdout redirected to another output", cli.Files{Stdout: appendOut, Outputs: []cli.File{{Flag: "-o", Path: filepath.Join(dir, "r.json"), Sidecar: true}, {Flag: "--output", Path: "-"}}},
+			"-o " + filepath.Join(dir, "r.json") + ": is --output - (standard output): two outputs cannot share a file"},
+		{"stdout redirected to an output's sidecar", cli.Files{Stdout: appendSide, Outputs: []cli.File{{Flag: "-o", Path: strings.TrimSuffix(side, ".meta.json"), Sidecar: true}, {Flag: "--output", Path: "-"}}},
+			"the sidecar of -o"},
+		{"stdout a pipe, another output elsewhere", cli.Files{Stdout: pw, Outputs: []cli.File{out("-"), {Flag: "--output", Path: filepath.Join(dir, "s.json")}}}, ""},
 		{"a fifo read and written", cli.Files{Inputs: []cli.File{{Flag: "trace", Path: fifo}}, Outputs: []cli.File{out(fifo)}}, "refusing to overwrite an input"},
 	}
 	for _, tt := range tests {
