@@ -29,7 +29,8 @@
 #                          "srun -n 2" (its rank count must be --ranks); each
 #                          rank finds its number in OMPI_COMM_WORLD_RANK,
 #                          PMIX_RANK, PMI_RANK or SLURM_PROCID. Without it the
-#                          ranks run as processes on this machine
+#                          ranks run as processes on this machine, each given
+#                          KVBENCH_LOCAL_RANK (its GPU, for a gpu tier)
 #   --trials N             default 3 (CLOSED: 3)
 #   --seed N               base seed, rank R uses N+R (default 42, CLOSED: 42)
 #   --settle S             seconds slept before and after each trial (default 90)

@@ -31,6 +31,11 @@
 // bounded backend (Capacity, a RAM budget) evicts its least recently used
 // objects. Each operation's latency is measured from its submission and
 // from its scheduled time, so waiting behind earlier work is not hidden.
+// Only what succeeded is counted: a failed operation is in its cell's and
+// tier's FailedOps and in the errors, in no byte, rate or latency; what
+// ran before the clock (the cold objects' writes, setup rows) is left out
+// of the measured run's counts (their evictions are
+// SetupCapacityEvictions).
 //
 // Objects are split into I/Os of at most BlockSize, QueueDepth in flight,
 // through the I/O engine Config.Engine names in the ioengine registry:

@@ -8,6 +8,15 @@
 // Markdown, CSV, JSON, Go benchmark lines, XLSX and HTML. It never links
 // replay backends.
 //
+// Load matches a document's keys exactly, as Python reads them
+// (schema.CheckKeys: a key that names a field only in another case, or one
+// given twice in an object, is refused with its path and line), refuses a
+// document whose figures no run gives (negative latencies, percentiles out
+// of order, means outside min..max, counts that disagree, an SLA met that
+// its compliance does not meet), and escapes the control characters of the
+// text documents hold (labels, warnings, reasons), so that no renderer
+// prints a line a document forged.
+//
 // The flow is Load (documents with labels), Build (groups of trials, each
 // trial's ranks merged with MergeRanks, per-metric statistics, Compare
 // against a baseline) and Render.

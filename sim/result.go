@@ -253,7 +253,9 @@ type Extra struct {
 	// RacedReservations counts the demotions whose NVMe reservation the
 	// reference's race doubled (Config.NVMeAccounting);
 	// RacedCPUReservations those whose CPU reservation it doubled (a
-	// demotion from the GPU tier).
+	// demotion from the GPU tier). Both count the setup's races too
+	// (preconditioning, decode-only pre-population), which the reset of
+	// the statistics after it keeps.
 	RacedReservations    int64    `json:"raced_nvme_reservations,omitempty"`
 	RacedCPUReservations int64    `json:"raced_cpu_reservations,omitempty"`
 	NoEffect             []string `json:"no_effect,omitempty"`

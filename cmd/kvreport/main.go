@@ -125,7 +125,9 @@ kvreplay's (their "GB/s" are GiB/s). Given a kvcache_run_summary,
 kvreport shows it this way without --aggregate.
 
 Exit status: 0 when the report is written; 2 for bad usage or a document
-kvreport cannot read (a damaged one too: a negative time, count, rank or
+kvreport cannot read (keys match exactly, as Python reads them: a key that
+names a field only in another case, or one given twice in an object, is
+refused; a damaged document too: a negative time, count, rank or
 trial, a size scale outside (0, 1], a figure no run gives, percentiles out
 of order, counts that disagree, an SLA or a verdict its own figures do not
 give), or an -o that

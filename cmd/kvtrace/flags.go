@@ -105,7 +105,8 @@ demotions leak reservations, so the tier evicts early and serves about
 half the Tier-2 reads its rule alone (--nvme-accounting exact) would.
 Below a GPU tier the CPU tier leaks alike and evicts early too (a
 decode-only run's pre-population, by one thread per CPU in kv-cache.py,
-leaves it about a third full).
+leaves it about a third full). --output counts the races
+(raced_nvme_reservations, raced_cpu_reservations).
 
 Prefix caching works as in kv-cache.py: its kv_system_* objects are never
 written, so it adds no rows to the trace; it only shortens request contexts
