@@ -78,6 +78,9 @@ if [ -n "$out" ]; then
 fi
 bin=$(cd "$bin" && pwd)
 [ -z "$tests" ] || tests=$(cd "$tests" && pwd)
+# Absolute, as the others: the script works in $work after cd there, and
+# a relative one then named nothing, so the trap left it behind.
+base=$(cd "$base" && pwd) || exit 2
 work=$(mktemp -d "$base/kvbench-gpu-check.XXXXXX") || exit 1
 keep() { # copy the record to --out
 	[ -n "$out" ] && cp "$work"/*.txt "$work"/*.log "$work"/*.json "$out"/ 2>/dev/null

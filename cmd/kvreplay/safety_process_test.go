@@ -100,3 +100,47 @@ func TestVsFioKeepsDir(t *testing.T) {
 		t.Errorf("in --dir after the script: %v, want only what was there", entries)
 	}
 }
+
+// TestGPUCheckRelativeDir runs bench/gpu-check.sh with stub tools on a
+// machine with no GPU and a relative --dir: the script works in a scratch
+// directory it makes there, cd's into it, and must still remove it (and
+// only it) at the end. A relative --dir named nothing once the script
+// had cd'd, so its scratch directory was left behind.
+func TestGPUCheckRelativeDir(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash on PATH")
+	}
+	top, bin := t.TempDir(), t.TempDir()
+	for _, tool := range []string{"kvtrace", "kvreplay"} {
+		if err := os.WriteFile(filepath.Join(bin, tool), []byte("#!/bin/sh\necho 'no GPU here'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(top, "scratch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "scratch", "keep.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "bench", "gpu-check.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", script, "--bin", bin, "--dir", "scratch")
+	cmd.Dir = top
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("gpu-check.sh with no GPU: %v, want exit status 1\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "kvreplay --list-devices names no GPU") {
+		t.Errorf("gpu-check.sh did not read kvreplay --list-devices:\n%s", out)
+	}
+	entries, _ := os.ReadDir(filepath.Join(top, "scratch"))
+	if len(entries) != 1 || entries[0].Name() != "keep.txt" {
+		t.Errorf("in --dir after the script: %v, want only keep.txt\n%s", entries, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(top, "scratch", "keep.txt")); string(b) != "mine" {
+		t.Errorf("keep.txt: %q", b)
+	}
+}
