@@ -18,7 +18,9 @@ import (
 )
 
 // SignalContext returns a context that is cancelled when the process
-// receives SIGINT or SIGTERM; context.Cause then names the signal. Signals
+// receives SIGINT, SIGTERM or SIGHUP (its terminal or ssh session went
+// away), one it did not start with ignored (nohup, a script's background
+// job), which it keeps ignoring; context.Cause then names the signal. Signals
 // that follow within SignalGrace are ignored, so that a second one sent
 // right after the first (kill twice, a supervisor's repeat, ^C^C) lets the
 // cleanup the first one started finish (removing a file of gigabytes, its
@@ -26,7 +28,19 @@ import (
 // kills a tool whose cleanup hangs. The CancelFunc must be called to
 // release the signal handler.
 func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: its default action left the run's files and its
+	// output's temporary behind. Notify would end the ignoring of a
+	// signal the process started with ignored.
+	var sigs []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	if len(sigs) == 0 { // NotifyContext with none would catch every signal
+		return context.WithCancel(parent)
+	}
+	ctx, stop := signal.NotifyContext(parent, sigs...)
 	released := make(chan struct{})
 	go func() {
 		<-ctx.Done()
@@ -45,8 +59,8 @@ func SignalContext(parent context.Context) (context.Context, context.CancelFunc)
 	}
 }
 
-// SignalGrace is how long after the first SIGINT or SIGTERM SignalContext
-// ignores more of them.
+// SignalGrace is how long after the first SIGINT, SIGTERM or SIGHUP
+// SignalContext ignores more of them.
 const SignalGrace = 2 * time.Second
 
 // Main runs a tool and returns its exit status; a main is

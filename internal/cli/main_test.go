@@ -60,25 +60,33 @@ func TestMainPrints(t *testing.T) {
 	}
 }
 
-// A SIGINT cancels the run's context, and Main names the signal.
+// A SIGINT, a SIGTERM or a SIGHUP cancels the run's context, and Main
+// names the signal.
 func TestMainSignal(t *testing.T) {
-	var stderr bytes.Buffer
-	code := cli.Main("kvreplay", nil, io.Discard, &stderr, func(ctx context.Context, _ []string, _, _ io.Writer) error {
-		if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Second):
-			return errors.New("no cancellation")
-		}
-	})
-	if code != cli.ExitFailure {
-		t.Errorf("code = %d, want %d", code, cli.ExitFailure)
-	}
-	if got, want := stderr.String(), "kvreplay: context canceled (interrupt signal received)\n"; got != want {
-		t.Errorf("stderr = %q, want %q", got, want)
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+	}{{syscall.SIGINT, "interrupt"}, {syscall.SIGTERM, "terminated"}, {syscall.SIGHUP, "hangup"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := cli.Main("kvreplay", nil, io.Discard, &stderr, func(ctx context.Context, _ []string, _, _ io.Writer) error {
+				if err := syscall.Kill(syscall.Getpid(), tc.sig); err != nil {
+					return err
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(10 * time.Second):
+					return errors.New("no cancellation")
+				}
+			})
+			if code != cli.ExitFailure {
+				t.Errorf("code = %d, want %d", code, cli.ExitFailure)
+			}
+			if got, want := stderr.String(), "kvreplay: context canceled ("+tc.name+" signal received)\n"; got != want {
+				t.Errorf("stderr = %q, want %q", got, want)
+			}
+		})
 	}
 }
 
