@@ -284,6 +284,10 @@ func TestIndexedJob(t *testing.T) {
 	for _, a := range c.Args {
 		args = append(args, h.local(expand(a, env)))
 	}
+	// A rank that fails before the barrier leaves the others waiting: here
+	// for 2 minutes, not the manifest's 15, so that the test fails with
+	// every rank's output before go test's own timeout kills it silent.
+	args = append(args, "--start-barrier-timeout", "2m")
 	var envs []string
 	for k, v := range env {
 		envs = append(envs, k+"="+v)
