@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -300,7 +301,9 @@ func TestIndexedJob(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(filepath.Join(h.bin, c.Command[0]), append(append([]string{}, smaller...), args...)...)
-			cmd.Env = h.env(append(envs, "JOB_COMPLETION_INDEX="+strconv.Itoa(i))...)
+			// Each rank's own copy: appended to envs in place, the ranks
+			// wrote one slot, and two of them got one index (a race).
+			cmd.Env = h.env(append(slices.Clip(envs), "JOB_COMPLETION_INDEX="+strconv.Itoa(i))...)
 			outs[i], errs[i] = cmd.CombinedOutput()
 		}()
 	}
