@@ -408,7 +408,7 @@ func (o *openLoop) report(res *schema.Result, _ time.Duration) {
 		"(%d were): each counts in the lag, and so in storage_health's schedule criterion, as late by "+
 		"at least the time from when it was due to the window's end", n, res.Replay.Rows)
 	if o.unstarted > 0 {
-		w += fmt.Sprintf("; %d requests of them never started: each is cut (replay.requests_cut), "+
+		w += fmt.Sprintf("; of their requests, %d never started: each is cut (replay.requests_cut), "+
 			"and misses its class's target (and the SLO's) where it was due longer than that before the window's end", o.unstarted)
 	}
 	res.Warnings = append(res.Warnings, w)

@@ -87,7 +87,7 @@ func TestUnstartedRequestsMissTarget(t *testing.T) {
 		if s := res.Requests.SLO; s == nil || s.Count != started+sloLate || s.Within != slowAt {
 			t.Errorf("SLO %+v: want %d requests, %d within", s, started+sloLate, slowAt)
 		}
-		want := fmt.Sprintf("; %d requests of them never started: each is cut", cut)
+		want := fmt.Sprintf("; of their requests, %d never started: each is cut", cut)
 		found := false
 		for _, w := range res.Warnings {
 			found = found || strings.Contains(w, want)
