@@ -73,8 +73,11 @@ func (e *psync) worker() {
 // bufferAlign is the alignment of a buffer of blocks of bs bytes: bs's
 // largest power-of-two divisor, at least 4 KiB and at most 2 MiB. A
 // backend's alignment (Caps().Align: 64 KiB on a device of such logical
-// blocks) divides its blocks, so their buffers meet it, as the uring
-// engine's, cut from one huge-page-aligned region, do.
+// blocks) divides its blocks, so their buffers meet it: the backends'
+// ReadAt and WriteAt check the buffer's address against it (CheckIO).
+// The uring engine's buffers, cut from one region (page-aligned, and
+// huge-page-aligned from 2 MiB on), skip that check: the kernel asks of
+// O_DIRECT memory only its dio_mem_align (512 bytes or less, as a rule).
 func bufferAlign(bs int64) int {
 	a := bs & -bs
 	return int(min(max(a, 4<<10), 2<<20))
