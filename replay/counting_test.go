@@ -187,17 +187,7 @@ func TestColdEvictionsNotMeasured(t *testing.T) {
 // as written when its write was dispatched.
 func TestFailedLeftOutNotCounted(t *testing.T) {
 	const mib = 1 << 20
-	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
-	recs := []schema.Record{
-		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 1),
-		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 1),
-		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 2),
-		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 1),
-	}
-	cfg := closedConfig()
-	cfg.Users = 1
-	src := memTrace(t, recs)
-	plan := prepare(t, &cfg, src)
+	cfg, src, plan := leftOutSample(t)
 	if plan.LeftOut != 1 {
 		t.Fatalf("%d objects left out; want x", plan.LeftOut)
 	}

@@ -28,20 +28,7 @@ import (
 // Source reading it.
 func memTrace(t testing.TB, recs []schema.Record) replay.Source {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := traceBytes(t, recs)
 	return replay.Source{Name: "mem", Rescan: true, Open: func() (*trace.Reader, error) {
 		return trace.NewReader(bytes.NewReader(data)), nil
 	}}

@@ -27,17 +27,7 @@ import (
 // its read), the run falls back to that, and says so.
 func TestLeftOutWrittenBeforeClock(t *testing.T) {
 	const mib = 1 << 20
-	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
-	recs := []schema.Record{
-		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 1),
-		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 1),
-		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 2),
-		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 1),
-	}
-	cfg := closedConfig()
-	cfg.Users = 1
-	src := memTrace(t, recs)
-	plan := prepare(t, &cfg, src)
+	cfg, src, plan := leftOutSample(t)
 	var cold []string
 	for _, c := range plan.Cold {
 		cold = append(cold, fmt.Sprintf("%s:%v", c.Key, c.LeftOut))
@@ -234,4 +224,24 @@ func TestLeftOutWarningPeak(t *testing.T) {
 		!strings.Contains(w, "(mem holds 1.50 MiB, less than the 2.00 MiB the trace keeps live with them)") {
 		t.Errorf("warnings:\n%s", w)
 	}
+}
+
+// leftOutSample is a closed loop of --users 1 over two users' rows: user
+// 1 reads z (cold), deletes it, and reads x, which user 2, left out,
+// wrote (1 MiB each, on the RAM tier); it returns the config, the trace
+// and its plan.
+func leftOutSample(t *testing.T) (replay.Config, replay.Source, *replay.Plan) {
+	t.Helper()
+	const mib = 1 << 20
+	user := func(r schema.Record, u uint64) schema.Record { r.User = u; return r }
+	recs := []schema.Record{
+		user(rec(0, schema.OpRead, mib, schema.TierCPU, "z", schema.PhaseDecode, 1), 1),
+		user(rec(500*time.Microsecond, schema.OpDelete, mib, schema.TierCPU, "z", schema.PhaseEvict, 1), 1),
+		user(rec(time.Millisecond, schema.OpWrite, mib, schema.TierCPU, "x", schema.PhasePrefill, 2), 2),
+		user(rec(2*time.Millisecond, schema.OpRead, mib, schema.TierCPU, "x", schema.PhaseDecode, 3), 1),
+	}
+	cfg := closedConfig()
+	cfg.Users = 1
+	src := memTrace(t, recs)
+	return cfg, src, prepare(t, &cfg, src)
 }

@@ -29,7 +29,7 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 // traceBytes is recs as a trace.
-func traceBytes(t *testing.T, recs []schema.Record) []byte {
+func traceBytes(t testing.TB, recs []schema.Record) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := trace.NewWriter(&buf, trace.WriterOptions{})

@@ -53,27 +53,18 @@ func (o slowRemoveObject) Remove() error {
 // the other tier was gone, and Tier-2 read as busy for 110 ms.
 func TestDemotionSourceRemoveNotTier2Busy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const size = 256 << 10
-		recs := []schema.Record{
-			rec(0, schema.OpWrite, size, schema.TierCPU, "k", schema.PhasePrefill, 1),
-			rec(0, schema.OpRead, size, schema.TierCPU, "k", schema.PhaseEvict, 2),
-			rec(0, schema.OpWrite, size, schema.TierNVMe, "k", schema.PhaseEvict, 2),
-		}
-		cfg := replay.DefaultConfig()
-		cfg.TierMap = [schema.NumTiers]string{"", "cpu", "disk"}
-		cfg.Speed = 0
-		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{
+		res, err := demoteK(t, map[string]backend.Backend{
 			"cpu":  slowRemove{newRAM(t, 16<<20), 100 * time.Millisecond},
 			"disk": fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond),
 		})
-		if err != nil || res.Replay.RowsDone != int64(len(recs)) {
-			t.Fatalf("%v; %d of %d rows", err, res.Replay.RowsDone, len(recs))
+		if err != nil || res.Replay.RowsDone != 3 {
+			t.Fatalf("%v; %d of 3 rows", err, res.Replay.RowsDone)
 		}
 		nv := tierOf(t, res, schema.TierNVMe)
 		if nv.WriteBusyS != 0.01 || nv.BusyS != 0.01 {
 			t.Errorf("Tier-2 busy %g s, writing %g s; want 0.01 s, its write's: the Tier-1 copy's removal is not Tier-2's", nv.BusyS, nv.WriteBusyS)
 		}
-		if want := float64(size) / 0.01; nv.WriteDeviceBps != want {
+		if want := float64(demoteKSize) / 0.01; nv.WriteDeviceBps != want {
 			t.Errorf("Tier-2 write device rate %g bytes/s, want %g", nv.WriteDeviceBps, want)
 		}
 		for _, c := range res.Cells {
@@ -92,16 +83,7 @@ func TestDemotionSourceRemoveNotTier2Busy(t *testing.T) {
 // failed operation too: one row in both.
 func TestDemotionSourceRemoveFailureFailsMove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const size = 256 << 10
-		recs := []schema.Record{
-			rec(0, schema.OpWrite, size, schema.TierCPU, "k", schema.PhasePrefill, 1),
-			rec(0, schema.OpRead, size, schema.TierCPU, "k", schema.PhaseEvict, 2),
-			rec(0, schema.OpWrite, size, schema.TierNVMe, "k", schema.PhaseEvict, 2),
-		}
-		cfg := replay.DefaultConfig()
-		cfg.TierMap = [schema.NumTiers]string{"", "cpu", "disk"}
-		cfg.Speed = 0
-		res, err := runReplay(t, cfg, memTrace(t, recs), map[string]backend.Backend{
+		res, err := demoteK(t, map[string]backend.Backend{
 			"cpu":  fault.Fail(newRAM(t, 16<<20), fault.IOError(fault.OpRemove)),
 			"disk": fault.Delay(newRAM(t, 16<<20), 10*time.Millisecond),
 		})
@@ -128,4 +110,22 @@ func TestDemotionSourceRemoveFailureFailsMove(t *testing.T) {
 			t.Errorf("Tier-1 counts %d writes and %d reads; want 1 and 1 (the Prefill write, the Evict read)", cpu.WriteOps, cpu.ReadOps)
 		}
 	})
+}
+
+// demoteKSize is the size of the object demoteK moves.
+const demoteKSize = 256 << 10
+
+// demoteK replays, at --speed max, a write of k to Tier-1 ("cpu") and its
+// demotion to Tier-2 ("disk"), on the backends given.
+func demoteK(t *testing.T, backends map[string]backend.Backend) (*schema.Result, error) {
+	t.Helper()
+	recs := []schema.Record{
+		rec(0, schema.OpWrite, demoteKSize, schema.TierCPU, "k", schema.PhasePrefill, 1),
+		rec(0, schema.OpRead, demoteKSize, schema.TierCPU, "k", schema.PhaseEvict, 2),
+		rec(0, schema.OpWrite, demoteKSize, schema.TierNVMe, "k", schema.PhaseEvict, 2),
+	}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "cpu", "disk"}
+	cfg.Speed = 0
+	return runReplay(t, cfg, memTrace(t, recs), backends)
 }

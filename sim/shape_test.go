@@ -197,22 +197,8 @@ func ragChunkCounts(tb testing.TB, path string, cfg *Config) map[string]int {
 		}
 		return counts
 	}
-	r, err := trace.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer r.Close()
-	var rec schema.Record
-	for {
-		err := r.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			return counts
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		add(&rec)
-	}
+	readTrace(tb, path, add)
+	return counts
 }
 
 // TestRAGDocumentsAfterProfiles: kv-cache.py starts its RAG ingestion
