@@ -721,11 +721,11 @@ func (d *refDoc) health(raw []byte) error {
 	h.OverallStatus, h.PassedCount, h.TotalCount = rh.OverallStatus, rh.PassedCount, rh.TotalCount
 	for i, c := range rh.Criteria {
 		at := fmt.Sprintf("summary.cache_stats.storage_health.criteria[%d].", i)
-		target, err := c.Target.number()
+		target, err := refFigure(c.Target)
 		if err != nil {
 			return fmt.Errorf("%starget: %w", at, err)
 		}
-		actual, err := c.Actual.number()
+		actual, err := refFigure(c.Actual)
 		if err != nil {
 			return fmt.Errorf("%sactual: %w", at, err)
 		}
@@ -761,24 +761,16 @@ func (d *refDoc) health(raw []byte) error {
 // holds it: the figures of --performance-profile throughput's bandwidth
 // criteria are text (a target of ">0", an actual of "283.70").
 type refCriterion struct {
-	Name   string    `json:"name"`
-	Target refFigure `json:"target"`
-	Actual refFigure `json:"actual"`
-	Unit   string    `json:"unit"`
-	Passed bool      `json:"passed"`
+	Name   string          `json:"name"`
+	Target json.RawMessage `json:"target"`
+	Actual json.RawMessage `json:"actual"`
+	Unit   string          `json:"unit"`
+	Passed bool            `json:"passed"`
 }
 
-// refFigure is a criterion's figure: a number, or a string of one,
-// perhaps after a comparison (">0").
-type refFigure json.RawMessage
-
-func (f *refFigure) UnmarshalJSON(b []byte) error {
-	*f = append((*f)[:0], b...)
-	return nil
-}
-
-// number returns the figure f holds (0 where the document has none).
-func (f refFigure) number() (float64, error) {
+// refFigure returns a criterion's figure f: a number, or a string of one,
+// perhaps after a comparison (">0"); 0 where the document has none.
+func refFigure(f json.RawMessage) (float64, error) {
 	if len(f) == 0 || string(f) == "null" {
 		return 0, nil
 	}

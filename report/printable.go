@@ -50,8 +50,10 @@ func printable(s string) string {
 func printableStrings(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
-		if s := v.String(); v.CanSet() && printable(s) != s {
-			v.SetString(printable(s))
+		if s := v.String(); v.CanSet() {
+			if p := printable(s); p != s {
+				v.SetString(p)
+			}
 		}
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
