@@ -77,8 +77,7 @@ func (f *Files) Check() []error {
 		}
 	}
 	errs = append(errs, f.stdinIsOutput(outs)...)
-	errs = append(errs, f.stdoutIsInput(ins)...)
-	errs = append(errs, f.stdoutIsOutput(outs)...)
+	errs = append(errs, f.stdoutIsFileOf(ins, outs)...)
 	for i, a := range outs {
 		for _, b := range outs[i+1:] {
 			if SameFile(a.path, b.path) {
@@ -103,32 +102,25 @@ func (f *Files) stdinIsOutput(outs []namedFile) []error {
 	})
 }
 
-// stdoutIsInput refuses an output "-" whose standard output is a file the
-// run reads (kvreport r.json >> r.json; kvtrace --request-trace t.jsonl -o -
-// >> t.jsonl): the output would be written into the input, after it or over
-// it.
-func (f *Files) stdoutIsInput(ins []namedFile) []error {
+// stdoutIsFileOf refuses an output "-" whose standard output is a file
+// the run reads (kvreport r.json >> r.json; kvtrace --request-trace
+// t.jsonl -o - >> t.jsonl): the output would be written into the input,
+// after it or over it; and each other output that is the file it writes
+// (kvtrace -o - --output /dev/stdout; kvtrace -o t.csv --output - > t.csv):
+// two outputs would be written into one file, interleaved or one renamed
+// over the other.
+func (f *Files) stdoutIsFileOf(ins, outs []namedFile) []error {
 	i := slices.IndexFunc(f.Outputs, func(x File) bool { return x.Path == "-" })
 	if i < 0 {
 		return nil
 	}
-	return sameStd(cmp.Or(f.Stdout, os.Stdout), ins, func(shown string) error {
+	stdout := cmp.Or(f.Stdout, os.Stdout)
+	errs := sameStd(stdout, ins, func(shown string) error {
 		return Usagef("%s - (standard output): is %s: refusing to overwrite an input of the run", f.Outputs[i].Flag, shown)
 	})
-}
-
-// stdoutIsOutput refuses each of outs that is the file an output "-"
-// writes (kvtrace -o - --output /dev/stdout; kvtrace -o t.csv --output - >
-// t.csv): two outputs would be written into one file, interleaved or one
-// renamed over the other.
-func (f *Files) stdoutIsOutput(outs []namedFile) []error {
-	i := slices.IndexFunc(f.Outputs, func(x File) bool { return x.Path == "-" })
-	if i < 0 {
-		return nil
-	}
-	return sameStd(cmp.Or(f.Stdout, os.Stdout), outs, func(shown string) error {
+	return append(errs, sameStd(stdout, outs, func(shown string) error {
 		return Usagef("%s: is %s - (standard output): two outputs cannot share a file", shown, f.Outputs[i].Flag)
-	})
+	})...)
 }
 
 // sameStd is say's error for each of files that is the file std (standard
