@@ -167,10 +167,7 @@ func dlopen(path string) (uintptr, error) {
 
 func load(lib uintptr, path string) (*Runtime, error) {
 	r := &Runtime{Path: path}
-	for _, s := range []struct {
-		fn    any
-		names []string
-	}{
+	err := bindAll(lib, path, []symbol{
 		{&r.getErrorString, []string{"cudaGetErrorString"}},
 		{&r.getDeviceCount, []string{"cudaGetDeviceCount"}},
 		{&r.setDevice, []string{"cudaSetDevice"}},
@@ -198,12 +195,28 @@ func load(lib uintptr, path string) (*Runtime, error) {
 		{&r.eventQuery, []string{"cudaEventQuery"}},
 		{&r.eventElapsedTime, []string{"cudaEventElapsedTime"}},
 		{&r.eventDestroy, []string{"cudaEventDestroy"}},
-	} {
-		if err := bindAny(lib, path, s.fn, s.names...); err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// symbol is a call to bind: fn, a pointer to a func variable, to the
+// first of names that the library exports.
+type symbol struct {
+	fn    any
+	names []string
+}
+
+// bindAll binds each of syms, and fails at the first that lib lacks.
+func bindAll(lib uintptr, path string, syms []symbol) error {
+	for _, s := range syms {
+		if err := bindAny(lib, path, s.fn, s.names...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bindAny binds fn to the first of names lib exports.

@@ -60,11 +60,7 @@ func LoadCuFile(paths ...string) (*CuFile, error) {
 
 func loadCuFile(lib uintptr, path string) (*CuFile, error) {
 	f := &CuFile{Path: path}
-	bind := func(fn any, names ...string) error { return bindAny(lib, path, fn, names...) }
-	for _, s := range []struct {
-		fn    any
-		names []string
-	}{
+	err := bindAll(lib, path, []symbol{
 		{&f.driverOpen, []string{"cuFileDriverOpen"}},
 		// CUDA 12's header maps cuFileDriverClose to its _v2.
 		{&f.driverClose, []string{"cuFileDriverClose_v2", "cuFileDriverClose"}},
@@ -74,12 +70,11 @@ func loadCuFile(lib uintptr, path string) (*CuFile, error) {
 		{&f.bufDeregister, []string{"cuFileBufDeregister"}},
 		{&f.read, []string{"cuFileRead"}},
 		{&f.write, []string{"cuFileWrite"}},
-	} {
-		if err := bind(s.fn, s.names...); err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	if bind(&f.getVersion, "cuFileGetVersion") != nil {
+	if bindAny(lib, path, &f.getVersion, "cuFileGetVersion") != nil {
 		f.getVersion = nil
 	}
 	// errno of a call that returned -1 is the calling thread's libc errno.

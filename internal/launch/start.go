@@ -76,14 +76,7 @@ func WaitUntil(ctx context.Context, t time.Time) error {
 	if d <= 0 {
 		return nil
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return sleepCtx(ctx, d)
 }
 
 // Start is when a rank starts its run: when it is ready (the zero Start),

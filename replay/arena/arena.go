@@ -201,10 +201,6 @@ type object struct {
 	closed atomic.Bool
 }
 
-// errStale is the cause of ErrClosed for an Object whose object
-// was removed or replaced since it was opened.
-var errStale = errors.New("removed or replaced since this Object was opened")
-
 // check validates an I/O of len(p) bytes at off and returns how many of
 // them lie inside the object.
 func (o *object) check(op string, p []byte, off int64) (int, error) {
@@ -253,7 +249,7 @@ func (o *object) span(op string, off, n int64, fn func(mem Memory, at, n int64) 
 		return fmt.Errorf("%s: %s %q: %w", b.name, op, o.key, backend.ErrClosed)
 	}
 	if o.e.gone.Load() {
-		return fmt.Errorf("%s: %s %q: %w: %w", o.b.name, op, o.key, errStale, backend.ErrClosed)
+		return fmt.Errorf("%s: %s %q: %w", o.b.name, op, o.key, backend.ErrStale)
 	}
 	// Skip the pieces before off, then go piece by piece.
 	for _, pc := range o.e.pieces {

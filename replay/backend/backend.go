@@ -27,6 +27,7 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"syscall"
@@ -149,6 +150,10 @@ var (
 	ErrMisaligned = errors.New("misaligned I/O")
 	// ErrClosed: the backend or object was used after Close.
 	ErrClosed = errors.New("closed")
+	// ErrStale: an Object was used after its object was removed or
+	// replaced since it was opened (through another Object, or by a
+	// create). It wraps ErrClosed: such an Object is closed to I/O.
+	ErrStale = fmt.Errorf("removed or replaced since this Object was opened: %w", ErrClosed)
 )
 
 // FileError is for backends on files and devices: it strips err's

@@ -716,17 +716,13 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// errStale is the cause of ErrClosed for an Object whose object was
-// removed or replaced since it was opened.
-var errStale = errors.New("removed or replaced since this Object was opened")
-
 // rw runs pread or pwrite of p at the object's offset off, holding the
 // extent against release.
 func (o *Object) rw(op string, p []byte, off int64, write bool) (int, error) {
 	o.p.io.RLock()
 	defer o.p.io.RUnlock()
 	if o.p.gone {
-		return 0, fmt.Errorf("extent: %s %q: %w: %w", op, o.key, errStale, backend.ErrClosed)
+		return 0, fmt.Errorf("extent: %s %q: %w", op, o.key, backend.ErrStale)
 	}
 	at := o.p.off + off
 	var n int

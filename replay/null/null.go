@@ -144,7 +144,7 @@ func (o *object) check(op string, p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("null: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
 	if o.e.gone.Load() {
-		return 0, fmt.Errorf("null: %s %q: removed or replaced since this Object was opened: %w", op, o.key, backend.ErrClosed)
+		return 0, fmt.Errorf("null: %s %q: %w", op, o.key, backend.ErrStale)
 	}
 	n, err := backend.CheckIO(p, off, o.e.size, o.b.align, op == "write")
 	if err != nil {

@@ -170,25 +170,25 @@ func (s *suite) buf(n int) []byte { return AlignedBuffer(n, s.align) }
 // create opens key with create, failing the test on an error.
 func (s *suite) create(key string, size int64) backend.Object {
 	s.t.Helper()
-	o, err := s.b.Open(key, size, true)
-	if err != nil {
-		s.t.Fatalf("Open(%q, %d, create): %v", key, size, err)
-	}
-	if o == nil {
-		s.t.Fatalf("Open(%q, %d, create) returned a nil Object and no error", key, size)
-	}
-	return o
+	return s.mustOpen(fmt.Sprintf("Open(%q, %d, create)", key, size), key, size, true)
 }
 
 // open opens the existing key, failing the test on an error.
 func (s *suite) open(key string, size int64) backend.Object {
 	s.t.Helper()
-	o, err := s.b.Open(key, size, false)
+	return s.mustOpen(fmt.Sprintf("Open(%q, %d)", key, size), key, size, false)
+}
+
+// mustOpen is create's and open's Open, named call in a failure: an
+// error or a nil Object fails the test.
+func (s *suite) mustOpen(call, key string, size int64, create bool) backend.Object {
+	s.t.Helper()
+	o, err := s.b.Open(key, size, create)
 	if err != nil {
-		s.t.Fatalf("Open(%q, %d): %v", key, size, err)
+		s.t.Fatalf("%s: %v", call, err)
 	}
 	if o == nil {
-		s.t.Fatalf("Open(%q, %d) returned a nil Object and no error", key, size)
+		s.t.Fatalf("%s returned a nil Object and no error", call)
 	}
 	return o
 }

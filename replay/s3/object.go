@@ -81,7 +81,7 @@ func (o *object) check(op string) error {
 		return fmt.Errorf("s3: %s %q: %w", op, o.key, backend.ErrClosed)
 	}
 	if o.e.gone.Load() {
-		return fmt.Errorf("s3: %s %q: removed or replaced since this Object was opened: %w", op, o.key, backend.ErrClosed)
+		return fmt.Errorf("s3: %s %q: %w", op, o.key, backend.ErrStale)
 	}
 	return nil
 }

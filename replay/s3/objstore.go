@@ -22,8 +22,8 @@ func (b *Backend) Put(ctx context.Context, key string, r io.ReaderAt, size int64
 	if size < 0 {
 		return fmt.Errorf("s3: put %q: negative size %d", key, size)
 	}
-	if size > int64(MaxParts)*b.part {
-		return fmt.Errorf("s3: put %q of %d bytes: more than %d parts of %d bytes: raise --s3-part-size", key, size, MaxParts, b.part)
+	if err := b.checkParts("put", key, size); err != nil {
+		return err
 	}
 	e := &entry{size: size, part: b.part}
 	b.mu.Lock()
@@ -31,15 +31,7 @@ func (b *Backend) Put(ctx context.Context, key string, r io.ReaderAt, size int64
 		b.mu.Unlock()
 		return fmt.Errorf("s3: put %q: %w", key, backend.ErrClosed)
 	}
-	s := b.objs[key]
-	if s == nil {
-		s = &slot{}
-		b.objs[key] = s
-	}
-	if s.cur != nil {
-		s.cur.gone.Store(true)
-	}
-	s.cur, s.onServer = e, true
+	b.replaceLocked(key, e).onServer = true
 	b.mu.Unlock()
 	name := b.objectKey(key)
 	var err error

@@ -559,8 +559,10 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 	if size < 0 {
 		return nil, fmt.Errorf("s3: open %q: negative size %d", key, size)
 	}
-	if create && size > int64(MaxParts)*b.part {
-		return nil, fmt.Errorf("s3: create %q of %d bytes: more than %d parts of %d bytes: raise --s3-part-size", key, size, MaxParts, b.part)
+	if create {
+		if err := b.checkParts("create", key, size); err != nil {
+			return nil, err
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -577,6 +579,24 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 		}
 		return &object{b: b, key: key, name: b.objectKey(key), e: s.cur}, nil
 	}
+	e := newEntry(size, b.part)
+	return &object{b: b, key: key, name: b.objectKey(key), e: e, s: b.replaceLocked(key, e)}, nil
+}
+
+// checkParts fails an object of size bytes that an operation op (create,
+// put) could not upload: more than MaxParts parts of PartSize.
+func (b *Backend) checkParts(op, key string, size int64) error {
+	if size > int64(MaxParts)*b.part {
+		return fmt.Errorf("s3: %s %q of %d bytes: more than %d parts of %d bytes: raise --s3-part-size", op, key, size, MaxParts, b.part)
+	}
+	return nil
+}
+
+// replaceLocked makes e the current object of key, replacing any (whose
+// Objects then fail with backend.ErrStale), and returns key's slot; b.mu
+// is held.
+func (b *Backend) replaceLocked(key string, e *entry) *slot {
+	s := b.objs[key]
 	if s == nil {
 		s = &slot{}
 		b.objs[key] = s
@@ -584,8 +604,8 @@ func (b *Backend) Open(key string, size int64, create bool) (backend.Object, err
 	if s.cur != nil {
 		s.cur.gone.Store(true)
 	}
-	s.cur = newEntry(size, b.part)
-	return &object{b: b, key: key, name: b.objectKey(key), e: s.cur, s: s}, nil
+	s.cur = e
+	return s
 }
 
 // Close removes the run's objects and unfinished uploads from the bucket
