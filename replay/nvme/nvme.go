@@ -415,11 +415,11 @@ func (o *Object) Where(off int64) string { return fmt.Sprintf("%s at offset %d",
 // them lie inside the object.
 func (o *Object) check(op string, p []byte, off int64) (int, error) {
 	if o.closed.Load() {
-		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, backend.ErrClosed)
+		return 0, fmt.Errorf("nvme: %s %q (%s): %w", op, o.key, o.path, backend.ErrClosed)
 	}
 	n, err := backend.CheckIO(p, off, o.size, o.b.align, op == "write")
 	if err != nil {
-		return 0, fmt.Errorf("nvme: %s %s: %w", op, o.path, err)
+		return 0, fmt.Errorf("nvme: %s %q (%s): %w", op, o.key, o.path, err)
 	}
 	return n, nil
 }
@@ -428,7 +428,7 @@ func (o *Object) check(op string, p []byte, off int64) (int, error) {
 // file and the offset.
 func (o *Object) ioErr(op string, off int64, err error) error {
 	if errors.Is(err, os.ErrClosed) {
-		return fmt.Errorf("nvme: %s %s: %w", op, o.path, backend.ErrClosed)
+		return fmt.Errorf("nvme: %s %q (%s): %w", op, o.key, o.path, backend.ErrClosed)
 	}
 	return fmt.Errorf("nvme: %s %q at offset %d (%s): %w", op, o.key, off, o.path, sysErr(err))
 }
@@ -469,7 +469,7 @@ var _ backend.Syncer = (*Object)(nil)
 // Sync makes the file's data durable (fdatasync).
 func (o *Object) Sync() error {
 	if o.closed.Load() {
-		return fmt.Errorf("nvme: sync %s: %w", o.path, backend.ErrClosed)
+		return fmt.Errorf("nvme: sync %q (%s): %w", o.key, o.path, backend.ErrClosed)
 	}
 	if err := backend.Fdatasync(o.f.Fd()); err != nil {
 		return fmt.Errorf("nvme: sync %q (%s): %w", o.key, o.path, err)
@@ -480,7 +480,7 @@ func (o *Object) Sync() error {
 // Close closes the file.
 func (o *Object) Close() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("nvme: close %s: %w", o.path, backend.ErrClosed)
+		return fmt.Errorf("nvme: close %q (%s): %w", o.key, o.path, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
@@ -488,9 +488,9 @@ func (o *Object) Close() error {
 	b.mu.Unlock()
 	if err := o.f.Close(); err != nil {
 		if errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("nvme: close %s: %w", o.path, backend.ErrClosed)
+			return fmt.Errorf("nvme: close %q (%s): %w", o.key, o.path, backend.ErrClosed)
 		}
-		return fmt.Errorf("nvme: close %s: %w", o.path, sysErr(err))
+		return fmt.Errorf("nvme: close %q (%s): %w", o.key, o.path, sysErr(err))
 	}
 	return nil
 }
@@ -499,13 +499,13 @@ func (o *Object) Close() error {
 // since this Object was opened (then it only closes).
 func (o *Object) Remove() error {
 	if !o.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("nvme: remove %s: %w", o.path, backend.ErrClosed)
+		return fmt.Errorf("nvme: remove %q (%s): %w", o.key, o.path, backend.ErrClosed)
 	}
 	b := o.b
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return fmt.Errorf("nvme: remove %s: %w", o.path, backend.ErrClosed)
+		return fmt.Errorf("nvme: remove %q (%s): %w", o.key, o.path, backend.ErrClosed)
 	}
 	delete(b.open, o)
 	cur, ours := b.created[o.name]
@@ -521,7 +521,7 @@ func (o *Object) Remove() error {
 	// Unlinking a big file frees its extents, which takes a while: outside
 	// the lock.
 	if err := os.Remove(o.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("nvme: remove %s: %w", o.path, sysErr(err))
+		return fmt.Errorf("nvme: remove %q (%s): %w", o.key, o.path, sysErr(err))
 	}
 	return nil
 }

@@ -516,7 +516,7 @@ func TestErrors(t *testing.T) {
 		{&os.PathError{Op: "write", Path: "/d/2_k", Err: syscall.ENOSPC}, []error{backend.ErrNoSpace, syscall.ENOSPC}, nil, `write "k" at offset 8192 (/d/2_k): no space left on device`},
 		{syscall.EDQUOT, []error{backend.ErrNoSpace, syscall.EDQUOT}, nil, `write "k" at offset 8192 (/d/2_k): disk quota exceeded`},
 		{&os.PathError{Op: "write", Path: "/d/2_k", Err: syscall.EIO}, []error{syscall.EIO}, []error{backend.ErrNoSpace}, `write "k" at offset 8192 (/d/2_k): input/output error`},
-		{os.ErrClosed, []error{backend.ErrClosed}, nil, "write /d/2_k: closed"},
+		{os.ErrClosed, []error{backend.ErrClosed}, nil, `write "k" (/d/2_k): closed`},
 	} {
 		err := o.ioErr("write", 8192, tc.in)
 		for _, target := range tc.is {
