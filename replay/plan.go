@@ -245,13 +245,14 @@ func bounded(cfg *Config, srcs []Source) []Source {
 	}
 	out := make([]Source, len(srcs))
 	for i, s := range srcs {
-		open := s.Open
-		s.Open = func() (*trace.Reader, error) {
-			r, err := open()
-			if r != nil {
-				r.MaxSize = limit
+		if open := s.Open; open != nil {
+			s.Open = func() (*trace.Reader, error) {
+				r, err := open()
+				if r != nil {
+					r.MaxSize = limit
+				}
+				return r, err
 			}
-			return r, err
 		}
 		s.maxSize = limit
 		out[i] = s

@@ -279,6 +279,23 @@ func sidecarCounts(srcs []Source, infos []schema.TraceInfo) error {
 	return fmt.Errorf("replay: %s: %w (kvtrace inspect shows both): give the trace its own sidecar, or none", strings.Join(off, "; "), ErrSidecarMismatch)
 }
 
+// uncheckedEnds warns of each trace read to its end whose end nothing
+// checks: plain CSV on a pipe (stdin, a FIFO) without a sidecar. Its
+// writer killed between two rows (kvtrace out of memory) leaves a shorter
+// trace that reads as whole; a zstd stream ends with its frame, so a cut
+// one is an error, and a sidecar counts the rows (shortTraces).
+func uncheckedEnds(srcs []Source, infos []schema.TraceInfo) []string {
+	var out []string
+	for i, s := range srcs {
+		if i >= len(infos) || s.Rescan || s.Meta != nil || infos[i].ReadInPart || infos[i].Compressed {
+			continue
+		}
+		out = append(out, fmt.Sprintf("UNCHECKED TRACE END: %s came as plain CSV on a pipe, without a sidecar: a writer killed between two rows leaves a shorter trace that reads as whole "+
+			"(%d rows read); a zstd stream (kvtrace --zstd) or a trace file with its sidecar is checked to its end", s.Name, infos[i].Rows))
+	}
+	return out
+}
+
 // shortTraces returns an ErrShortTrace naming the traces read to their
 // end with fewer rows than their sidecars count; nil when there is none.
 // A trace read in part (a run stopped early, --duration) is not judged.

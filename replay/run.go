@@ -314,6 +314,7 @@ func (s *sched) endRows(rr *rowReader) {
 		// only its sidecar's count tells.
 		s.err = shortTraces(s.srcs, s.infos)
 	}
+	s.warnings = append(s.warnings, uncheckedEnds(s.srcs, s.infos)...)
 	for id, rs := range s.reqs {
 		// A request the trace did not close (it ended, or the run
 		// stopped): complete when all its rows read are.

@@ -161,3 +161,44 @@ func zstdBytes(t *testing.T, data []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestUncheckedTraceEnd: a trace read whole as plain CSV from a pipe
+// without a sidecar ends where its writer stopped, and nothing tells a
+// writer killed between two rows from the trace's end, so the result
+// says so; a zstd stream (which a cut makes an error), a file the
+// prescan read, and a trace with a sidecar (whose count shortTraces
+// checks) are checked to their end and get no such warning.
+func TestUncheckedTraceEnd(t *testing.T) {
+	recs := writes(20, 0)
+	plain := traceBytes(t, recs)
+	meta := &trace.Meta{FormatVersion: trace.FormatVersion, Tool: "kvtrace", Counts: trace.MetaCounts{Rows: int64(len(recs))}}
+	for _, tt := range []struct {
+		name   string
+		data   []byte
+		rescan bool
+		meta   *trace.Meta
+		warn   bool
+	}{
+		{"plain pipe", plain, false, nil, true},
+		{"zstd pipe", zstdBytes(t, plain), false, nil, false},
+		{"plain file", plain, true, nil, false},
+		{"plain pipe with a sidecar", plain, false, meta, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := replay.Source{Name: "-", Rescan: tt.rescan, Meta: tt.meta, Stored: func() (io.ReadCloser, error) {
+				return io.NopCloser(bytes.NewReader(tt.data)), nil
+			}}
+			cfg := replay.DefaultConfig()
+			cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
+			cfg.Speed, cfg.Prescan = 0, tt.rescan
+			res, err := runReplay(t, cfg, src, map[string]backend.Backend{"ram": newRAM(t, 1<<20)})
+			if err != nil || !res.Complete || res.Replay.RowsDone != int64(len(recs)) {
+				t.Fatalf("error %v, complete %v, %d rows done", err, res != nil && res.Complete, res.Replay.RowsDone)
+			}
+			got := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "UNCHECKED TRACE END: - came as plain CSV") })
+			if got != tt.warn {
+				t.Errorf("unchecked-end warning %v, want %v: %q", got, tt.warn, res.Warnings)
+			}
+		})
+	}
+}

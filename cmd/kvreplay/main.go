@@ -55,7 +55,7 @@ and the files), not through host memory; an error where libcufile is not.
 Examples:
   # simulate (no GPU tier) and replay in one pipeline, on a temp directory and RAM,
   # at 1/1024 of the objects' sizes (in full, the trace moves 9.9 TB)
-  kvtrace --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb 0 | kvreplay --speed max --size-scale 1/1024 -
+  kvtrace --num-users 20 --duration 30 --generation-mode none --gpu-mem-gb 0 --zstd | kvreplay --speed max --size-scale 1/1024 -
 
   # a real NVMe drive, at the trace's own pace (full size where it fits; with
   # --fit, scaled and bounded in time to fit this machine, as the result says)

@@ -40,7 +40,9 @@ options give the same trace, byte for byte. Where it differs:
                     is where the trace goes, always ("-" is stdout); a name
                     ending in .zst is compressed with zstd: by kvbench's row
                     encoder (the fastest; about 1.5x the size of kv-cache.py's
-                    level 3), or at --zstd-level 1 to 22 by the zstd library.
+                    level 3), or at --zstd-level 1 to 22 by the zstd library;
+                    --zstd compresses whatever the name, stdout too (a pipe
+                    to kvreplay then tells a cut trace from its end).
   --output          writes the statistics JSON only when given. Given
                     without --io-trace-log while stdout is a terminal (a
                     kv-cache.py command line without trace mode), it is
@@ -134,7 +136,7 @@ Examples:
   kvtrace --format mlperf --model deepseek-v3 --num-users 50 --duration 30 -o ds.csv
 
   # Simulate, replay on NVMe and report in one pipeline.
-  kvtrace --model llama3.1-8b --num-users 50 --duration 20 --generation-mode none --gpu-mem-gb 0 | kvreplay --size-scale 1/1024 --dir /mnt/nvme - | kvreport -
+  kvtrace --model llama3.1-8b --num-users 50 --duration 20 --generation-mode none --gpu-mem-gb 0 --zstd | kvreplay --size-scale 1/1024 --dir /mnt/nvme - | kvreport -
 `
 
 // simOptions is a parsed and validated simulation command line.
@@ -157,6 +159,9 @@ type simOptions struct {
 	LatencyDump string
 	// Level is the zstd level (--zstd-level) of a compressed trace.
 	Level int
+	// Zstd compresses the trace whatever its name (--zstd): standard
+	// output, or a file not named .zst.
+	Zstd bool
 	// ConfigPath is --config's file, "" when none was given.
 	ConfigPath string
 	// AllowSystem lets outputs lie under the system directories
@@ -257,7 +262,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.IntVar(&fv.ReplayCycles, "replay-cycles", def.ReplayCycles, "passes over a BurstGPT, ShareGPT or --request-trace trace; 0 loops until --duration (a pipe is read once, its requests kept in memory)")
 	fs.BoolVar(&fv.PrefillOnly, "prefill-only", false, "a disaggregated prefill node: writes, no decode reads")
 	fs.BoolVar(&fv.DecodeOnly, "decode-only", false, "a disaggregated decode node: reads of pre-populated objects")
-	fs.StringVarP(&o.TracePath, "io-trace-log", "o", "-", "write the trace to this file, - for stdout; a .zst name is compressed")
+	fs.StringVarP(&o.TracePath, "io-trace-log", "o", "-", "write the trace to this file, - for stdout; a .zst name (or --zstd) is compressed")
 	fs.Bool("enable-latency-tracing", false, "kv-cache.py's bpftrace device latency tracing (no effect)")
 
 	// kv-cache.py's argparse takes the prefixes unique among its options:
@@ -270,7 +275,8 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 
 	// kvtrace's own.
 	fs.StringVar(&o.Format, "format", defaultFormat, "trace dialect: kvbench, or mlperf for exactly kv-cache.py's")
-	fs.IntVar(&o.Level, "zstd-level", defaultZstdLevel, "zstd level of a .zst trace: 0 is kvbench's row encoder (fastest), 1 to 22 the zstd library's (3 is kv-cache.py's: a smaller file, written more slowly)")
+	fs.BoolVar(&o.Zstd, "zstd", false, "compress the trace with zstd whatever -o names: standard output too (a pipe to kvreplay: a kvtrace killed between rows is then a cut trace, an error, where plain CSV just ends)")
+	fs.IntVar(&o.Level, "zstd-level", defaultZstdLevel, "zstd level of a compressed trace (.zst or --zstd): 0 is kvbench's row encoder (fastest), 1 to 22 the zstd library's (3 is kv-cache.py's: a smaller file, written more slowly)")
 	fs.StringVar(&keyStyle, "key-style", "", "object keys: kvbench, or mlperf for kv-cache.py's conv_<user>_<epoch ms> (default: follows --format)")
 	fs.Int64Var(&epoch, "epoch-base", def.EpochBase.Unix(), "Unix seconds at virtual time 0, for mlperf timestamps and keys")
 	fs.StringVar(&fv.RequestTrace, "request-trace", "", "turn a public request trace into KV I/O (instead of synthetic users); - reads standard input")

@@ -179,7 +179,7 @@ func TestFlagDefaults(t *testing.T) {
 		"replay-cycles": "0", "prefill-only": "false", "decode-only": "false", "io-trace-log": "-",
 		"enable-latency-tracing": "false",
 		// kvtrace's.
-		"format": "kvbench", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
+		"format": "kvbench", "zstd": "false", "zstd-level": "0", "key-style": "", "epoch-base": "1767225600",
 		"request-trace": "", "request-trace-format": "", "request-trace-time-unit": "", "request-trace-block-tokens": "0", "arrival": "", "arrival-cv": "2", "arrival-seed": "0", "slo-ms": "", "latency-dump": "", "nvme-accounting": "reference", "mlperf-option": "0",
 		"allow-system-path": "false", "force": "false",
 		"help": "false", "version": "false",

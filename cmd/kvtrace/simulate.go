@@ -60,6 +60,9 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		return err
 	}
 	wopt := trace.WriterOptions{Dialect: dialect, Base: cfg.EpochBase, Level: opt.Level, Compression: trace.CompressionFor(opt.TracePath)}
+	if opt.Zstd {
+		wopt.Compression = trace.CompressZstd
+	}
 	var out io.Writer = stdout
 	var file *cli.OutputFile
 	if noTrace {
