@@ -184,8 +184,15 @@ type S3Path struct {
 	// window's (Measured): the setup makes none (the check lists, the
 	// writes before the clock make new objects whole, the clean-up
 	// deletes, lists and aborts), as TestS3ResultSplitsSetup checks of a
-	// replay with cold objects.
-	GetTTFB Latency `json:"get_ttfb"`
+	// replay with cold objects. A GET's runs from its call to the first
+	// byte of the response that brought its bytes: one tried again (a 503,
+	// a reset, a body cut short) has its earlier attempts and their
+	// backoff in it, as its operation's latency (Cell.Latency,
+	// Cell.FirstByte) has them: the reader waited for them.
+	// GetTTFBRetried is how many of its GETs were so, that took more than
+	// one attempt; absent (0) in documents written before it was counted.
+	GetTTFB        Latency `json:"get_ttfb"`
+	GetTTFBRetried int64   `json:"get_ttfb_retried,omitempty"`
 	// Measured is the share of the requests made in the measured window,
 	// from the replay's clock's start (Result.Started) to the replay's
 	// end: those the run's figures come from (and the untimed writes made
@@ -201,10 +208,14 @@ type S3Path struct {
 
 // S3Requests are an S3 tier's requests (the whole account of S3Path, or
 // its Measured or Setup share): the calls by S3 operation, those that
-// failed after their retries, the retries, the throttling responses, and
-// the bytes: BytesPut is the bodies of the PUTs and UploadParts that
-// succeeded, BytesGot every GET attempt's body as far as it came (those
-// cut short and tried again included).
+// failed after their retries (not those abandoned as the run stopped, nor
+// those whose answer was one the tier asked for and acts on: a check that
+// finds no object, a conditional PUT refused as the object exists, an API
+// the service does not have, a DELETE of an object gone already), the
+// retries, the throttling responses, and the bytes: BytesPut is the
+// bodies of the PUTs and UploadParts that succeeded, BytesGot every GET
+// attempt's body as far as it came (those cut short and tried again
+// included).
 //
 // BytesPutFailed is the bodies of the PUT and UploadPart attempts that
 // failed (throttled, refused, cut, timed out; tried again or not), as far
@@ -348,8 +359,10 @@ type Cell struct {
 	Latency      Latency `json:"latency"`
 	FromSchedule Latency `json:"latency_from_schedule"`
 	// FirstByte is the time from submission to the first byte of the
-	// cell's reads, where the backend knows it (s3: each GET's response);
-	// nil otherwise. Its count may be below Ops.
+	// cell's reads, where the backend knows it (s3: each GET's response,
+	// the one that brought the bytes: a GET's retries and their backoff
+	// are in it, as they are in Latency); nil otherwise. Its count may be
+	// below Ops.
 	FirstByte *Latency `json:"first_byte,omitempty"`
 }
 

@@ -321,23 +321,39 @@ func (c *client) probe(ctx context.Context, prefix string) {
 // are the benchmark's, checked by --verify.
 var unsigned = s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
 
-// put stores p as the whole object name.
-func (c *client) put(ctx context.Context, name string, p []byte) error {
+// put stores p as the whole object name, and returns its ETag (etagOf).
+func (c *client) put(ctx context.Context, name string, p []byte) (string, error) {
 	return c.putFrom(ctx, name, bytes.NewReader(p), int64(len(p)))
 }
 
-// putFrom stores the size bytes of body as the whole object name; a retry
-// seeks body back to its start.
-func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, size int64) error {
+// putFrom stores the size bytes of body as the whole object name, and
+// returns its ETag (etagOf); a retry seeks body back to its start.
+func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, size int64) (string, error) {
 	if err := c.acquire(ctx); err != nil {
-		return err
+		return "", err
 	}
 	defer c.release()
 	sb := &sentBody{r: body}
-	_, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: sb, ContentLength: aws.Int64(size)}, unsigned)
+	out, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: sb, ContentLength: aws.Int64(size)}, unsigned)
 	c.stats.done(opPut, err)
 	c.stats.sent(size, sb.n.Load(), err)
-	return c.wrap("PUT", name, err)
+	if err != nil {
+		return "", c.wrap("PUT", name, err)
+	}
+	return etagOf(out.ETag), nil
+}
+
+// etagOf is an ETag as a server sent it, without its quotes (and the
+// weak mark W/, which S3 never sends but a gateway might): the opaque
+// tag that identifies one version of an object's bytes, "" when none
+// came. A multipart object's ("<md5 of the parts' md5s>-<parts>") is
+// no MD5 of its bytes, and is compared as the tag it is, never computed.
+func etagOf(s *string) string {
+	t := strings.TrimPrefix(strings.TrimSpace(aws.ToString(s)), "W/")
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		t = t[1 : len(t)-1]
+	}
+	return t
 }
 
 // claimPuts bounds create's conditional PUTs of a claim: one refused
@@ -365,9 +381,13 @@ func (c *client) create(ctx context.Context, name string, token []byte) (made bo
 	for try := 1; ; try++ {
 		_, err = c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &c.bucket, Key: &name, Body: bytes.NewReader(token), ContentLength: aws.Int64(int64(len(token))),
 			IfNoneMatch: aws.String("*")}, unsigned)
-		c.stats.done(opPut, err)
 		var ae smithy.APIError
-		if !errors.As(err, &ae) || ae.ErrorCode() != "PreconditionFailed" && ae.ErrorCode() != "ConditionalRequestConflict" {
+		exists := errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict")
+		// The refusal is the answer asked for, and one of a server without
+		// conditional writes is acted on (checkPrefix): neither is a
+		// failure.
+		c.stats.doneExpecting(opPut, err, exists || unsupported(err))
+		if !exists {
 			return err == nil, c.wrap("PUT", name, err)
 		}
 		got, err := c.read(ctx, name, int64(len(token)))
@@ -389,7 +409,8 @@ func (c *client) create(ctx context.Context, name string, token []byte) (made bo
 }
 
 // read returns object name, when it has at most n bytes (n+1 of it
-// otherwise).
+// otherwise). It is a check whether the object is there (the claim's):
+// one that is not (NoSuchKey) is an answer, not a failure.
 func (c *client) read(ctx context.Context, name string, n int64) ([]byte, error) {
 	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &c.bucket, Key: &name})
 	if err == nil {
@@ -401,8 +422,20 @@ func (c *client) read(ctx context.Context, name string, n int64) ([]byte, error)
 			return got, nil
 		}
 	}
-	c.stats.done(opGet, err)
+	c.stats.doneExpecting(opGet, err, noSuchKey(err))
 	return nil, err
+}
+
+// noSuchKey reports that err is the server's answer that the object is
+// not there: NoSuchKey, or a 404 with no code (a HEAD's, or a body the SDK
+// could not read). A 404 of another code (NoSuchBucket) is not.
+func noSuchKey(err error) bool {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound"
+	}
+	var re *awshttp.ResponseError
+	return errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound
 }
 
 // holds reports whether object name holds exactly token (false where it
@@ -448,29 +481,31 @@ func (b *sentBody) Read(p []byte) (int, error) {
 func (b *sentBody) Seek(off int64, whence int) (int64, error) { return b.r.Seek(off, whence) }
 
 // putWhole stores p as the object name: one PUT up to part bytes, a
-// multipart upload of its parts in order above.
-func (c *client) putWhole(ctx context.Context, name string, p []byte, part int64) error {
+// multipart upload of its parts in order above. It returns the object's
+// ETag (etagOf).
+func (c *client) putWhole(ctx context.Context, name string, p []byte, part int64) (string, error) {
 	if int64(len(p)) <= part {
 		return c.put(ctx, name, p)
 	}
 	id, err := c.createMultipart(ctx, name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var etags []string
 	for off := int64(0); off < int64(len(p)); off += part {
 		etag, err := c.uploadPart(ctx, name, id, len(etags)+1, p[off:min(off+part, int64(len(p)))])
 		if err != nil {
 			c.abort(ctx, name, id)
-			return err
+			return "", err
 		}
 		etags = append(etags, etag)
 	}
-	if err := c.completeMultipart(ctx, name, id, etags); err != nil {
+	etag, err := c.completeMultipart(ctx, name, id, etags)
+	if err != nil {
 		c.abort(ctx, name, id)
-		return err
+		return "", err
 	}
-	return nil
+	return etag, nil
 }
 
 func (c *client) createMultipart(ctx context.Context, name string) (string, error) {
@@ -507,19 +542,24 @@ func (c *client) uploadPartFrom(ctx context.Context, name, id string, n int, bod
 	return aws.ToString(out.ETag), nil
 }
 
-func (c *client) completeMultipart(ctx context.Context, name, id string, etags []string) error {
+// completeMultipart completes the upload id of object name, of the parts
+// whose ETags are etags, and returns the object's ETag (etagOf).
+func (c *client) completeMultipart(ctx context.Context, name, id string, etags []string) (string, error) {
 	parts := make([]types.CompletedPart, len(etags))
 	for i, e := range etags {
 		parts[i] = types.CompletedPart{ETag: aws.String(e), PartNumber: aws.Int32(int32(i + 1))}
 	}
 	if err := c.acquire(ctx); err != nil {
-		return err
+		return "", err
 	}
 	defer c.release()
-	_, err := c.s3.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: &c.bucket, Key: &name, UploadId: &id,
+	out, err := c.s3.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: &c.bucket, Key: &name, UploadId: &id,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
 	c.stats.done(opCompleteMultipart, err)
-	return c.wrap("complete the multipart upload of", name, err)
+	if err != nil {
+		return "", c.wrap("complete the multipart upload of", name, err)
+	}
+	return etagOf(out.ETag), nil
 }
 
 // abort ends an unfinished multipart upload; an error is returned and
@@ -539,26 +579,34 @@ func (c *client) abort(ctx context.Context, name, id string) error {
 	return c.wrap("abort the multipart upload of", name, err)
 }
 
-// getRange reads len(p) bytes at off of the object name, of size bytes:
-// a ranged GET (a plain one for the whole object).
-func (c *client) getRange(ctx context.Context, name string, off int64, p []byte, size int64) error {
-	_, err := c.getRangeFirst(ctx, name, off, p, size)
+// version is what the run knows of one of its objects, that a GET's
+// answer is checked against: its size and, where the server gave one at
+// its upload, its ETag.
+type version struct {
+	size int64
+	etag string // "" when unknown: the size alone is checked
+}
+
+// getRange reads len(p) bytes at off of the object name, of version v: a
+// ranged GET (a plain one for the whole object).
+func (c *client) getRange(ctx context.Context, name string, off int64, p []byte, v version) error {
+	_, err := c.getRangeFirst(ctx, name, off, p, v)
 	return err
 }
 
 // getRangeFirst is getRange, and the instant the response's first byte
 // came (zero when unknown).
-func (c *client) getRangeFirst(ctx context.Context, name string, off int64, p []byte, size int64) (time.Time, error) {
-	return c.get(ctx, name, off, int64(len(p)), size, func(body io.Reader) (int64, error) {
+func (c *client) getRangeFirst(ctx context.Context, name string, off int64, p []byte, v version) (time.Time, error) {
+	return c.get(ctx, name, off, int64(len(p)), v, func(body io.Reader) (int64, error) {
 		n, err := io.ReadFull(body, p)
 		return int64(n), err
 	})
 }
 
-// getInto reads n bytes at off of the object name, of size bytes, into w
+// getInto reads n bytes at off of the object name, of version v, into w
 // at the same offset, streamed through a buffer of the client's.
-func (c *client) getInto(ctx context.Context, name string, w io.WriterAt, off, n, size int64) error {
-	_, err := c.get(ctx, name, off, n, size, func(body io.Reader) (int64, error) {
+func (c *client) getInto(ctx context.Context, name string, w io.WriterAt, off, n int64, v version) error {
+	_, err := c.get(ctx, name, off, n, v, func(body io.Reader) (int64, error) {
 		buf := c.bufs.Get().(*[]byte)
 		defer c.bufs.Put(buf)
 		return io.CopyBuffer(io.NewOffsetWriter(w, off), io.LimitReader(body, n), *buf)
@@ -566,21 +614,31 @@ func (c *client) getInto(ctx context.Context, name string, w io.WriterAt, off, n
 	return err
 }
 
-// get makes a GET of n bytes at off of the object name (of size bytes: a
+// get makes a GET of n bytes at off of the object name (of version v: a
 // plain GET when that is all of it, a ranged one otherwise) and gives the
 // body to consume, which returns how many bytes it took; fewer than n is
-// an error. It records the time to the response's first byte, and
-// returns the instant it came (zero when unknown). The bytes got count
-// every attempt's body as far as it came: those of an attempt cut short
-// crossed the wire too.
-func (c *client) get(ctx context.Context, name string, off, n, size int64, consume func(io.Reader) (int64, error)) (time.Time, error) {
+// an error. The GET is conditional on v's ETag (If-Match, which costs no
+// request): an object another client replaced since the run wrote it,
+// with bytes of any size, is refused by the server (412), or, by one that
+// ignores the condition, answered with another ETag, which fails the
+// read too. It records the time from the call to the first byte of the
+// response that brought the bytes (its earlier attempts and their backoff
+// included: Stats), and returns the instant it came (zero when unknown).
+// The bytes got count every attempt's body as far as it came: those of an
+// attempt cut short crossed the wire too.
+func (c *client) get(ctx context.Context, name string, off, n int64, v version, consume func(io.Reader) (int64, error)) (time.Time, error) {
 	if err := c.acquire(ctx); err != nil {
 		return time.Time{}, err
 	}
 	defer c.release()
+	size := v.size
 	in := &s3.GetObjectInput{Bucket: &c.bucket, Key: &name}
 	if off != 0 || n != size {
 		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", off, off+n-1))
+	}
+	if v.etag != "" {
+		// Quoted, as RFC 9110 writes an entity tag (S3 takes both).
+		in.IfMatch = aws.String(`"` + v.etag + `"`)
 	}
 	start := time.Now()
 	var first atomic.Int64
@@ -592,7 +650,10 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	tried := 0
 	for err == nil {
 		tried += attemptsOf(out.ResultMetadata)
-		if err = extentError(out, in.Range != nil, off, n, size); err != nil {
+		if err = extentError(out, in.Range != nil, off, n, size); err == nil {
+			err = etagError(out, v.etag)
+		}
+		if err != nil {
 			// Not tried again: the object stays as it is.
 			out.Body.Close()
 			break
@@ -639,7 +700,7 @@ func (c *client) get(ctx context.Context, name string, off, n, size int64, consu
 	if d <= 0 {
 		return time.Time{}, nil
 	}
-	c.stats.ttfb.record(time.Duration(d))
+	c.stats.ttfb.record(time.Duration(d), tried)
 	return start.Add(time.Duration(d)), nil
 }
 
@@ -669,6 +730,17 @@ func extentError(out *s3.GetObjectOutput, ranged bool, off, n, size int64) error
 		return changed(total)
 	case first != off || last != off+n-1:
 		return fmt.Errorf("the server sent bytes %d-%d of the object, not the %d-%d asked", first, last, off, off+n-1)
+	}
+	return nil
+}
+
+// etagError checks that a GET's response is of the object the run wrote,
+// whose ETag is etag: a server that ignores If-Match answers with the
+// bytes of an object another client put in its place, of the same size
+// too, and their ETag. No ETag asked or none answered is taken on trust.
+func etagError(out *s3.GetObjectOutput, etag string) error {
+	if got := etagOf(out.ETag); etag != "" && got != "" && got != etag {
+		return fmt.Errorf("the object's ETag is %q, not the %q the run wrote: another client replaced it", got, etag)
 	}
 	return nil
 }
@@ -730,6 +802,12 @@ func (c *client) delete(ctx context.Context, name string) error {
 // that got no answer (dropClaim), which is that request.
 func (c *client) deleteNow(ctx context.Context, name string) error {
 	_, err := c.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &c.bucket, Key: &name})
+	if noSuchKey(err) {
+		// Gone already (a PUT the server never took, an object another
+		// client removed): what the DELETE is for. S3 answers it 204; some
+		// servers 404.
+		err = nil
+	}
 	c.stats.done(opDelete, err)
 	return c.wrap("DELETE", name, err)
 }
@@ -812,7 +890,7 @@ func (c *client) firstUpload(ctx context.Context, prefix string) (string, error)
 	}
 	out, err := c.s3.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &c.bucket, Prefix: &prefix, MaxUploads: aws.Int32(1)})
 	c.release()
-	c.stats.done(opListUploads, err)
+	c.stats.doneExpecting(opListUploads, err, notImplemented(err))
 	if notImplemented(err) {
 		// A service that cannot list them cannot tell: the objects'
 		// check stands alone.
@@ -856,7 +934,7 @@ func (c *client) abortAll(ctx context.Context, prefix string) error {
 		}
 		out, err := c.s3.ListMultipartUploads(ctx, in)
 		c.release()
-		c.stats.done(opListUploads, err)
+		c.stats.doneExpecting(opListUploads, err, notImplemented(err))
 		if notImplemented(err) {
 			// The uploads the run knows of it aborted by their ids.
 			return nil
@@ -915,6 +993,10 @@ func (c *client) wrap(what, name string, err error) error {
 		case "InvalidRange":
 			// The run asks only for ranges within the objects it wrote.
 			hint = ": the object is shorter than the run wrote it: another client replaced or truncated it"
+		case "PreconditionFailed":
+			// Only a GET's If-Match is refused so (create reads its
+			// conditional PUT's refusal itself).
+			hint = ": the object's ETag is not the one the run wrote: another client replaced or truncated it"
 		}
 	}
 	var op *net.OpError

@@ -19,6 +19,10 @@ type entry struct {
 	nparts int   // 0 for an empty object
 	gone   atomic.Bool
 	whole  atomic.Bool // written whole: the server holds it
+	// etag is the ETag the server gave the object when it was written
+	// whole (or rewritten), "" when it gave none: its GETs are
+	// conditional on it. Set before whole.
+	etag atomic.Pointer[string]
 
 	mu       sync.Mutex
 	bufs     [][]byte              // per part, nil until its first byte and after its upload
@@ -39,6 +43,23 @@ func newEntry(size, part int64) *entry {
 
 // stored reports that the object was written whole.
 func (e *entry) stored() bool { return e.whole.Load() }
+
+// store marks the object written whole, as the version whose ETag is
+// etag.
+func (e *entry) store(etag string) {
+	e.etag.Store(&etag)
+	e.whole.Store(true)
+}
+
+// version is what a GET of the object is checked against: its size and
+// ETag.
+func (e *entry) version() version {
+	v := version{size: e.size}
+	if t := e.etag.Load(); t != nil {
+		v.etag = *t
+	}
+	return v
+}
 
 // partLen is part i's size.
 func (e *entry) partLen(i int) int64 { return min(e.part, e.size-int64(i)*e.part) }
@@ -185,7 +206,7 @@ func (o *object) readPart(i int, in int64, p []byte) (time.Time, error) {
 	f := o.fetches[i]
 	if f == nil && in == 0 && int64(len(p)) == plen {
 		o.rmu.Unlock()
-		return b.c.getRangeFirst(o.b.ctx, o.name, int64(i)*e.part, p, e.size)
+		return b.c.getRangeFirst(o.b.ctx, o.name, int64(i)*e.part, p, e.version())
 	}
 	first := f == nil
 	if first {
@@ -199,7 +220,7 @@ func (o *object) readPart(i int, in int64, p []byte) (time.Time, error) {
 	o.rmu.Unlock()
 	if first {
 		buf := b.getBuf(plen)
-		at, err := b.c.getRangeFirst(o.b.ctx, o.name, int64(i)*e.part, buf, e.size)
+		at, err := b.c.getRangeFirst(o.b.ctx, o.name, int64(i)*e.part, buf, e.version())
 		if err != nil {
 			b.putBuf(buf)
 			buf = nil
@@ -345,12 +366,12 @@ func (o *object) upload(i int, buf []byte) error {
 		b.putPart(buf, true)
 	}
 	if e.nparts == 1 {
-		err := b.c.put(ctx, o.name, buf)
+		etag, err := b.c.put(ctx, o.name, buf)
 		release()
 		if err != nil {
 			return o.fail(err)
 		}
-		e.whole.Store(true)
+		e.store(etag)
 		return nil
 	}
 	e.once.Do(func() {
@@ -386,10 +407,11 @@ func (o *object) upload(i int, buf []byte) error {
 	if !last {
 		return nil
 	}
-	if err := b.c.completeMultipart(ctx, o.name, id, etags); err != nil {
+	etag, err = b.c.completeMultipart(ctx, o.name, id, etags)
+	if err != nil {
 		return o.fail(err)
 	}
-	e.whole.Store(true)
+	e.store(etag)
 	return nil
 }
 
@@ -423,13 +445,15 @@ func (o *object) rewrite(p []byte, off int64) (int, error) {
 	defer e.mu.Unlock()
 	ctx := o.b.ctx
 	whole := make([]byte, e.size)
-	if err := b.c.getRange(ctx, o.name, 0, whole, e.size); err != nil {
+	if err := b.c.getRange(ctx, o.name, 0, whole, e.version()); err != nil {
 		return 0, fmt.Errorf("s3: rewrite %q: %w", o.key, err)
 	}
 	copy(whole[off:], p)
-	if err := b.c.putWhole(ctx, o.name, whole, e.part); err != nil {
+	etag, err := b.c.putWhole(ctx, o.name, whole, e.part)
+	if err != nil {
 		return 0, fmt.Errorf("s3: rewrite %q: %w", o.key, err)
 	}
+	e.store(etag)
 	return len(p), nil
 }
 
@@ -451,10 +475,11 @@ func (o *object) Close() error {
 		o.b.mu.Lock()
 		o.s.onServer = true
 		o.b.mu.Unlock()
-		if err := o.b.c.put(o.b.ctx, o.name, nil); err != nil {
+		etag, err := o.b.c.put(o.b.ctx, o.name, nil)
+		if err != nil {
 			return fmt.Errorf("s3: close %q: %w", o.key, err)
 		}
-		o.e.whole.Store(true)
+		o.e.store(etag)
 		return nil
 	}
 	if id := o.e.abandon(o.b); id != "" {

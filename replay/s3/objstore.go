@@ -34,25 +34,26 @@ func (b *Backend) Put(ctx context.Context, key string, r io.ReaderAt, size int64
 	b.replaceLocked(key, e).onServer = true
 	b.mu.Unlock()
 	name := b.objectKey(key)
+	var etag string
 	var err error
 	if size <= b.part {
-		err = b.c.putFrom(ctx, name, io.NewSectionReader(r, 0, size), size)
+		etag, err = b.c.putFrom(ctx, name, io.NewSectionReader(r, 0, size), size)
 	} else {
-		err = b.putParts(ctx, name, r, size)
+		etag, err = b.putParts(ctx, name, r, size)
 	}
 	if err != nil {
 		return fmt.Errorf("s3: put %q: %w", key, err)
 	}
-	e.whole.Store(true)
+	e.store(etag)
 	return nil
 }
 
 // putParts uploads r's size bytes as a multipart upload, its parts at
-// once.
-func (b *Backend) putParts(ctx context.Context, name string, r io.ReaderAt, size int64) error {
+// once, and returns the object's ETag.
+func (b *Backend) putParts(ctx context.Context, name string, r io.ReaderAt, size int64) (string, error) {
 	id, err := b.c.createMultipart(ctx, name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	n := int((size + b.part - 1) / b.part)
 	etags := make([]string, n)
@@ -62,8 +63,9 @@ func (b *Backend) putParts(ctx context.Context, name string, r io.ReaderAt, size
 		etags[i], err = b.c.uploadPartFrom(ctx, name, id, i+1, io.NewSectionReader(r, off, min(b.part, size-off)), min(b.part, size-off))
 		return err
 	})
+	var etag string
 	if err == nil {
-		err = b.c.completeMultipart(ctx, name, id, etags)
+		etag, err = b.c.completeMultipart(ctx, name, id, etags)
 	}
 	if err != nil {
 		// Past ctx's end, as Close's clean-up: an upload left unfinished
@@ -72,54 +74,45 @@ func (b *Backend) putParts(ctx context.Context, name string, r io.ReaderAt, size
 		b.c.abort(actx, name, id)
 		stop()
 	}
-	return err
+	return etag, err
 }
 
-// lookup returns the object key's entry when it was written whole, with
-// size bytes.
-func (b *Backend) lookup(op, key string, size int64) error {
+// lookup returns the version (size and ETag) of the object key when it
+// was written whole, with size bytes (any, for a size below 0).
+func (b *Backend) lookup(op, key string, size int64) (version, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.objs == nil {
-		return fmt.Errorf("s3: %s %q: %w", op, key, backend.ErrClosed)
+		return version{}, fmt.Errorf("s3: %s %q: %w", op, key, backend.ErrClosed)
 	}
 	s := b.objs[key]
 	if s == nil || s.cur == nil || !s.cur.stored() {
-		return fmt.Errorf("s3: %s %q: %w", op, key, backend.ErrNotFound)
+		return version{}, fmt.Errorf("s3: %s %q: %w", op, key, backend.ErrNotFound)
 	}
 	if size >= 0 && s.cur.size != size {
-		return fmt.Errorf("s3: %s %q of %d bytes: the object has %d", op, key, size, s.cur.size)
+		return version{}, fmt.Errorf("s3: %s %q of %d bytes: the object has %d", op, key, size, s.cur.size)
 	}
-	return nil
-}
-
-// size returns the size of the object key, -1 when there is none.
-func (b *Backend) size(key string) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if s := b.objs[key]; s != nil && s.cur != nil && s.cur.stored() {
-		return s.cur.size
-	}
-	return -1
+	return s.cur.version(), nil
 }
 
 // Get reads the whole object key into w: one GET up to PartSize, ranged
 // GETs of PartSize at once above, each streamed into w at its offset.
 func (b *Backend) Get(ctx context.Context, key string, w io.WriterAt, size int64) error {
-	if err := b.lookup("get", key, size); err != nil {
+	v, err := b.lookup("get", key, size)
+	if err != nil {
 		return err
 	}
 	name := b.objectKey(key)
 	if size <= b.part {
-		if err := b.c.getInto(ctx, name, w, 0, size, size); err != nil {
+		if err := b.c.getInto(ctx, name, w, 0, size, v); err != nil {
 			return fmt.Errorf("s3: get %q: %w", key, err)
 		}
 		return nil
 	}
 	n := int((size + b.part - 1) / b.part)
-	err := eachPart(ctx, n, func(ctx context.Context, i int) error {
+	err = eachPart(ctx, n, func(ctx context.Context, i int) error {
 		off := int64(i) * b.part
-		return b.c.getInto(ctx, name, w, off, min(b.part, size-off), size)
+		return b.c.getInto(ctx, name, w, off, min(b.part, size-off), v)
 	})
 	if err != nil {
 		return fmt.Errorf("s3: get %q: %w", key, err)
@@ -156,10 +149,11 @@ func eachPart(ctx context.Context, n int, part func(ctx context.Context, i int) 
 // GetRange reads len(p) bytes of the object key at off with one ranged
 // GET; io.EOF with fewer where the object ends first.
 func (b *Backend) GetRange(ctx context.Context, key string, p []byte, off int64) (int, error) {
-	if err := b.lookup("get", key, -1); err != nil {
+	v, err := b.lookup("get", key, -1)
+	if err != nil {
 		return 0, err
 	}
-	size := b.size(key)
+	size := v.size
 	if off < 0 {
 		return 0, fmt.Errorf("s3: get %q: negative offset %d", key, off)
 	}
@@ -171,7 +165,7 @@ func (b *Backend) GetRange(ctx context.Context, key string, p []byte, off int64)
 		return 0, nil
 	}
 	n := int(min(int64(len(p)), size-off))
-	if err := b.c.getRange(ctx, b.objectKey(key), off, p[:n], size); err != nil {
+	if err := b.c.getRange(ctx, b.objectKey(key), off, p[:n], v); err != nil {
 		return 0, fmt.Errorf("s3: get %q: %d bytes at offset %d: %w", key, n, off, err)
 	}
 	if n < len(p) {

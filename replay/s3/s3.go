@@ -35,11 +35,13 @@
 // last block arrives, a bigger one a multipart upload whose parts go up
 // as they fill and which completes with its last part. An object exists
 // on the server, and Open finds it, once it has been written whole. The
-// backend keeps the names and sizes of the run's objects itself, so Open
-// costs no request; a GET's answer is checked against them (its
-// Content-Range, or Content-Length), so that an object another client
-// truncated, or replaced with one of another size, fails the read instead
-// of being read as the run's.
+// backend keeps the names, sizes and ETags of the run's objects itself,
+// so Open costs no request; a GET is conditional on the ETag its object's
+// upload was answered with (If-Match: no request more), and its answer is
+// checked against them (its ETag, and its Content-Range or
+// Content-Length), so that an object another client replaced, with bytes
+// of any size, or truncated, fails the read instead of being read as the
+// run's. A server that gives no ETag leaves the sizes alone to tell.
 //
 // Memory: what is bounded and what is not. Requests in flight are
 // bounded by Config.Concurrency (and idle connections kept by twice it).
@@ -63,7 +65,9 @@
 //
 // Every request is counted by type, with its retries, the throttling
 // responses among them (503 SlowDown, 429) and, for GETs, the time to the
-// first byte of the response; Stats reports them, over the whole run and,
+// first byte of the response that brought the bytes, from the call (a
+// retried GET's earlier attempts and backoff included, as in the
+// operation's latency, and counted apart); Stats reports them, over the whole run and,
 // once StartClock marked the replay's clock's start, split between the
 // measured window (until Close) and the setup (New's check, the untimed
 // writes before the clock, Close's clean-up).
@@ -541,7 +545,7 @@ func (b *Backend) Describe(pi *schema.PathInfo) {
 	}
 	st := b.Stats()
 	pi.S3 = &schema.S3Path{Endpoint: b.c.endpoint, Bucket: b.cfg.Bucket, Prefix: b.runDir, Concurrency: b.cfg.Concurrency, PartSize: b.part,
-		S3Requests: st.Counts, GetTTFB: st.TTFB, Measured: st.Measured, Setup: st.Setup}
+		S3Requests: st.Counts, GetTTFB: st.TTFB, GetTTFBRetried: st.TTFBRetried, Measured: st.Measured, Setup: st.Setup}
 }
 
 // objectKey is the S3 key of the run's object named key: the run's prefix

@@ -63,18 +63,24 @@ func (s *stats) sent(size, read int64, err error) {
 	s.bytesPutFailed.Add(max(read, 0))
 }
 
-// ttfb is the histogram of GETs' times to first byte, made on first use.
+// ttfb is the histogram of GETs' times to first byte, made on first use,
+// and how many of them took more than one attempt.
 type ttfb struct {
-	h atomic.Pointer[hist.Concurrent]
+	h       atomic.Pointer[hist.Concurrent]
+	retried atomic.Int64
 }
 
-func (t *ttfb) record(d time.Duration) {
+// record records the time to first byte d of a GET that took attempts.
+func (t *ttfb) record(d time.Duration, attempts int) {
 	h := t.h.Load()
 	if h == nil {
 		t.h.CompareAndSwap(nil, hist.NewConcurrent())
 		h = t.h.Load()
 	}
 	h.Record(d)
+	if attempts > 1 {
+		t.retried.Add(1)
+	}
 }
 
 // ended is how many calls ended, of every operation.
@@ -96,17 +102,36 @@ func (s *stats) done(o op, err error) {
 	}
 }
 
+// doneExpecting counts a call of o that ended with err, which is no
+// failure where expected: an answer the caller asked for and acts on (a
+// check that finds no object, a conditional PUT refused, an API the
+// service does not have), not a request the server failed.
+func (s *stats) doneExpecting(o op, err error, expected bool) {
+	if expected {
+		err = nil
+	}
+	s.done(o, err)
+}
+
 // Stats are the requests of a Backend: by S3 operation, how many calls
-// were made, how many failed after their retries, the HTTP requests
-// they took (retries are those beyond one per call) and the throttling
-// responses among them (503 SlowDown or Service Unavailable, 429); the
-// bytes put (the bodies of the PUTs and UploadParts that succeeded), put
-// in vain (the bodies of their attempts that failed, as far as they were
-// sent) and got (every GET attempt's body as far as it came, those of attempts cut
-// short and tried again included: they crossed the wire); and the GETs'
-// time to first byte (from the call to the response's first byte), one
-// figure for the whole run: the setup makes no GET, so it is the
-// measured window's.
+// were made, how many failed after their retries (not those abandoned,
+// nor those whose answer the backend asked for and acts on: a check that
+// finds no object, a conditional PUT refused as the object exists, an API
+// the service does not have, a DELETE or abort of what is gone), the HTTP
+// requests they took (retries are those beyond one per call) and the
+// throttling responses among them (503 SlowDown or Service Unavailable,
+// 429); the bytes put (the bodies of the PUTs and UploadParts that
+// succeeded), put in vain (the bodies of their attempts that failed, as
+// far as they were sent) and got (every GET attempt's body as far as it
+// came, those of attempts cut short and tried again included: they
+// crossed the wire); and the GETs' time to first byte, one figure for the
+// whole run: the setup makes no GET, so it is the measured window's. A
+// GET's time to first byte runs from the call (its request slot taken)
+// to the first byte of the response that brought its bytes: a GET tried
+// again (a 503, a connection reset, a body cut short) has its earlier
+// attempts and the backoff between them in it, as the operation's latency
+// has them (the caller waited for them); TTFBRetried is how many of the
+// GETs in TTFB took more than one attempt.
 //
 // Counts are the whole account, from New to Close. Once StartClock was
 // called, Measured is their share from then until Close (or now, before
@@ -114,9 +139,10 @@ func (s *stats) done(o op, err error) {
 // Close's clean-up; the two add up to Counts. Both are nil before.
 type Stats struct {
 	Counts
-	TTFB     schema.Latency
-	Measured *Counts
-	Setup    *Counts
+	TTFB        schema.Latency
+	TTFBRetried int64
+	Measured    *Counts
+	Setup       *Counts
 }
 
 // Counts are requests by S3 operation, with their failures, retries,
@@ -192,5 +218,6 @@ func (s *stats) snapshot(start, end *tally) Stats {
 	if h := s.ttfb.h.Load(); h != nil {
 		out.TTFB = h.Latency()
 	}
+	out.TTFBRetried = s.ttfb.retried.Load()
 	return out
 }
