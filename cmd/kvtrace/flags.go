@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/sim"
+	"github.com/kvbench/kvbench/trace"
 	"github.com/spf13/pflag"
 )
 
@@ -162,6 +163,8 @@ type simOptions struct {
 	// Zstd compresses the trace whatever its name (--zstd): standard
 	// output, or a file not named .zst.
 	Zstd bool
+	// LevelGiven says that --zstd-level was given.
+	LevelGiven bool
 	// ConfigPath is --config's file, "" when none was given.
 	ConfigPath string
 	// AllowSystem lets outputs lie under the system directories
@@ -347,6 +350,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	if *sloMS != "" {
 		cfg.SLO, sloErr = sim.ParseSLO(*sloMS, cfg.QoS)
 	}
+	o.LevelGiven = fs.Changed("zstd-level")
 	problems := []error{cfg.Validate(), sloErr}
 	problems = append(problems, o.check(&cfg)...)
 	if err := errors.Join(problems...); err != nil {
@@ -461,6 +465,8 @@ func (o *simOptions) check(cfg *sim.Config) []error {
 	}
 	if o.Level < 0 || o.Level > 22 {
 		bad("--zstd-level %d: must be between 0 and 22", o.Level)
+	} else if o.LevelGiven && !o.Zstd && o.TracePath != "" && trace.CompressionFor(o.TracePath) != trace.CompressZstd {
+		bad("--zstd-level %d: the trace (%s) is written as plain CSV: add --zstd, or name a .zst file", o.Level, quoteArg(o.TracePath))
 	}
 	if o.TracePath == "" {
 		bad(`--io-trace-log "": empty file name (want a file, or - for stdout)`)

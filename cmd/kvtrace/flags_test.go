@@ -256,7 +256,7 @@ func TestParseSimFlagsFormatAndKeys(t *testing.T) {
 			}
 		})
 	}
-	o, err := parse(t, "--zstd-level", "19", "--request-trace", "t.jsonl", "--request-trace-format", "mooncake", "--duration", "10m")
+	o, err := parse(t, "--zstd-level", "19", "-o", "t.csv.zst", "--request-trace", "t.jsonl", "--request-trace-format", "mooncake", "--duration", "10m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,6 +332,8 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--format mlperf --object-tier --storage-capacity-gb 4", "--format mlperf with --object-tier: kv-cache.py's dialect has three tiers"},
 		{"--zstd-level -1", "--zstd-level -1: must be between 0 and 22"},
 		{"--zstd-level 23", "--zstd-level 23: must be between 0 and 22"},
+		{"--zstd-level 3", "--zstd-level 3: the trace (-) is written as plain CSV: add --zstd, or name a .zst file"},
+		{"--zstd-level 0 -o t.csv", "--zstd-level 0: the trace (t.csv) is written as plain CSV"},
 		{"--key-style s3", "--key-style s3: must be one of kvbench, mlperf"},
 		{"--epoch-base -1", "--epoch-base -1: must not be negative"},
 		{"--request-trace t.csv --request-trace-format splitwise", "--request-trace-format splitwise: must be one of mooncake, azure, burstgpt, sharegpt"},
