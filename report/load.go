@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -73,10 +74,10 @@ func Expand(p string) ([]string, error) {
 	}
 	m, err := filepath.Glob(p)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", p, err)
+		return nil, fmt.Errorf("report: %s: %w", printable(p), err)
 	}
 	if len(m) == 0 {
-		return nil, fmt.Errorf("report: %s: no file matches", p)
+		return nil, fmt.Errorf("report: %s: no file matches", printable(p))
 	}
 	return m, nil
 }
@@ -91,9 +92,10 @@ func Expand(p string) ([]string, error) {
 // not read it as encoding/json does.
 // Documents are labelled as opt says, else by their own Label, System, or
 // file name; Trial and Rank come from the document. The text of a
-// document and its label are made printable (printable: a control
-// character escaped, as Go quotes it), so that every format shows the
-// same text and none breaks a line, a table or a terminal.
+// document, its label and its path (in errors too) are made printable
+// (printable: a control character escaped, as Go quotes it), so that
+// every format shows the same text and none breaks a line, a table or a
+// terminal.
 func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -122,11 +124,11 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 		for _, name := range names {
 			if fi, err := os.Stat(name); err == nil && fi.IsDir() {
 				return nil, fmt.Errorf("report: %s: a directory, not a result document: give the results in it (%s), "+
-					"or aggregate a run's .../trial_<T>/rank_<N>/ directories with kvreport --aggregate mlperf", name, filepath.Join(name, "*.json"))
+					"or aggregate a run's .../trial_<T>/rank_<N>/ directories with kvreport --aggregate mlperf", printable(name), printable(filepath.Join(name, "*.json")))
 			}
 			f, err := open(name)
 			if err != nil {
-				return nil, fmt.Errorf("report: %w", err)
+				return nil, fmt.Errorf("report: %w", fileError(err))
 			}
 			ds, err := decodeStream(name, f)
 			f.Close()
@@ -194,13 +196,16 @@ func checkGroupBy(docs []*Doc, keys []string) error {
 	return nil
 }
 
-// decodeStream decodes the concatenated JSON documents of r. It reads r
-// whole (result documents are small) so that an error can name the line
-// and column where it is.
+// decodeStream decodes the concatenated JSON documents of r, read from
+// the file name. It reads r whole (result documents are small) so that an
+// error can name the line and column where it is. The documents' Path,
+// and its errors, name the file printable (printable): a file name, as
+// the text of a document, is shown escaped.
 func decodeStream(name string, r io.Reader) ([]*Doc, error) {
+	name = printable(name)
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", name, err)
+		return nil, fmt.Errorf("report: %s: %w", name, fileError(err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []*Doc
@@ -234,12 +239,23 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 }
 
 // Decode decodes one document read from path: a kvreplay result or a
-// kv-cache.py --output document, its text made printable (see Load). The
-// Doc's Label is the document's own. A document that is not JSON, has a
-// value of the wrong type or a key Load refuses gets a *ParseError naming
-// path, the line and the column.
+// kv-cache.py --output document, its text and path made printable (see
+// Load). The Doc's Label is the document's own. A document that is not
+// JSON, has a value of the wrong type or a key Load refuses gets a
+// *ParseError naming path, the line and the column.
 func Decode(path string, raw []byte) (*Doc, error) {
+	path = printable(path)
 	return decode(path, raw, func(err error) error { return jsonError(path, raw, 0, err) })
+}
+
+// fileError is err, an error of the file system, with the path an
+// *fs.PathError names made printable (os.Open's, os.Stat's, a read's):
+// a file name is shown escaped, as the text of a document is.
+func fileError(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return &fs.PathError{Op: pe.Op, Path: printable(pe.Path), Err: pe.Err}
+	}
+	return err
 }
 
 // decode is Decode, with place turning a JSON error of raw into one that
@@ -780,7 +796,7 @@ func refFigure(f json.RawMessage) (float64, error) {
 	}
 	var s string
 	if err := json.Unmarshal(f, &s); err != nil {
-		return 0, fmt.Errorf("%s: want a number", f)
+		return 0, fmt.Errorf("%s: want a number", printable(string(f)))
 	}
 	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(s), "<>=!"))
 	n, err := strconv.ParseFloat(t, 64)

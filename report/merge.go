@@ -49,6 +49,10 @@ const maxErrorMessages = 10
 // error wrapping ErrScales); a document whose
 // figures contradict each other, that names an unknown QoS class or whose
 // QoS targets differ from this build's is refused, and the error names it.
+// Documents whose window, from the earliest start to the latest end, is
+// longer than a result document's wall_s can be (maxMergeWindow) are
+// refused, wrapping ErrIncompatible, even where a caller merges them
+// anyway.
 // The merged document's MergedRanks are the ranks it holds. MergeRanks
 // does not check that the documents are distinct ranks of one run:
 // CheckRanks does, and callers call it first unless told not to. The
@@ -78,13 +82,20 @@ func MergeRanksContext(ctx context.Context, docs []*schema.Result) (*schema.Resu
 	out.Host.TierPaths = nil
 	out.Format, out.FormatVersion = schema.ResultFormat, schema.ResultFormatVersion
 	start, end := first.Started, first.Started
-	for _, d := range docs {
+	earliest, latest := 0, 0
+	for i, d := range docs {
 		if d.Started.Before(start) {
-			start = d.Started
+			start, earliest = d.Started, i
 		}
 		if e := d.Started.Add(seconds(d.WallS)); e.After(end) {
-			end = e
+			end, latest = e, i
 		}
+	}
+	// Sub saturates at 292 years, past the bound.
+	if end.Sub(start) > maxMergeWindow {
+		return nil, fmt.Errorf("report: merge: document %d and document %d: %w: the first started at %s, the other ended at %s, "+
+			"more than %g s later, the longest window a result document holds: the ranks of one run replay together",
+			earliest+1, latest+1, ErrIncompatible, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), maxFigure)
 	}
 	wall := end.Sub(start)
 	out.Started = start
@@ -131,6 +142,16 @@ func MergeRanksContext(ctx context.Context, docs []*schema.Result) (*schema.Resu
 	}
 	return out, nil
 }
+
+// maxMergeWindow bounds a merge's window, from the earliest start to the
+// latest end, to the wall_s any document holds (maxFigure): the ranks of
+// one run replay together (CheckRanks), and documents decades apart
+// (merged with --force, or a forged or missing "started") would make a
+// merged document that kvreport refuses, or a window past what
+// time.Duration holds. Each rank's timeline is placed by its start in the
+// window: its seconds, not the window's, are kept, so a long window
+// costs nothing.
+const maxMergeWindow = time.Duration(maxFigure) * time.Second
 
 // rankMerger gathers what MergeRanks merges from each document into out.
 // The documents' cells, requests and lag are gathered first and merged at

@@ -792,7 +792,8 @@ func runTrials(run *MLPerfRun) []int {
 
 // pool fills p's exact view from the kvreplay documents of its ranks that
 // reached storage (a CPU-tier rank has no storage figures to pool): each
-// trial's ranks merged (MergeRanks), rates averaged over the trials, and
+// trial's ranks merged (MergeRanks; none when a trial's ranks did not run
+// together, checkOverlap), rates averaged over the trials, and
 // every Tier-2 operation and request of every rank and trial pooled into
 // one latency distribution each.
 //
@@ -813,6 +814,12 @@ func pool(ctx context.Context, p *MLPerfPooled, trials []int) error {
 		ds, ranks := storageRanks(p.Ranks, t)
 		if len(ds) == 0 {
 			continue
+		}
+		// A trial's ranks run together (one launch): merged over a window
+		// that spans runs apart, their rates would be of the time between.
+		if err := checkOverlap(ds, func(i int) string { return "rank " + strconv.Itoa(ranks[i]) }); err != nil {
+			p.NotPooled = fmt.Sprintf("trial %d's ranks do not merge: %v", t, err)
+			return nil
 		}
 		m, err := MergeRanksContext(ctx, ds)
 		if stopped(err) {

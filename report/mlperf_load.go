@@ -118,7 +118,7 @@ func (run *MLPerfRun) loadPath(rd fileReader, p string, stdin io.Reader) error {
 	for _, name := range names {
 		st, err := os.Stat(name)
 		if err != nil {
-			return fmt.Errorf("report: %w", err)
+			return fmt.Errorf("report: %w", fileError(err))
 		}
 		if st.IsDir() {
 			err = run.loadDir(rd, name)
@@ -140,7 +140,7 @@ func (run *MLPerfRun) loadFile(rd fileReader, name string) error {
 		return err
 	}
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return fmt.Errorf("report: %w", fileError(err))
 	}
 	return run.add(name, raw, false)
 }
@@ -167,7 +167,7 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 		}
 		base := filepath.Base(path)
 		if m := optionDir.FindStringSubmatch(base); m != nil {
-			run.optionDirs[m[1]] = path
+			run.optionDirs[m[1]] = printable(path)
 			return nil
 		}
 		if trialDir.MatchString(base) {
@@ -175,7 +175,7 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 			if err := checkTrial(path, t); err != nil {
 				return err
 			}
-			addTrialDir(run, o, t, path)
+			addTrialDir(run, o, t, printable(path))
 			return nil
 		}
 		if !rankDir.MatchString(base) {
@@ -194,10 +194,10 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 		if strings.HasPrefix(err.Error(), "report: ") {
 			return err // a document's own error, which names its file, or ctx's
 		}
-		return fmt.Errorf("report: %s: %w", name, err)
+		return fmt.Errorf("report: %s: %w", printable(name), fileError(err))
 	}
 	if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {
-		return fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", name)
+		return fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", printable(name))
 	}
 	return run.ranksPastSummary(name)
 }
@@ -250,7 +250,7 @@ func (run *MLPerfRun) addTopSummary(rd fileReader, path string) error {
 		return err
 	}
 	if s, ok, err := decodeRunSummary(raw); ok && err == nil {
-		run.Summaries[path] = s
+		run.Summaries[printable(path)] = s
 		if s.TotalRanks > 0 && s.TotalRanks <= maxMLPerfRanks {
 			run.TotalRanks, run.rankDirs = max(run.TotalRanks, s.TotalRanks), max(run.rankDirs, s.TotalRanks)
 		}
@@ -276,7 +276,7 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 		if err := checkTrial(path, t); err != nil {
 			return false, err
 		}
-		addTrialDir(run, o, t, filepath.Dir(path))
+		addTrialDir(run, o, t, printable(filepath.Dir(path)))
 	}
 	run.TotalRanks = max(run.TotalRanks, r+1)
 	run.rankDirs = max(run.rankDirs, r+1)
@@ -301,9 +301,9 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 	}
 	switch {
 	case len(results) == 0 && unnamed != "":
-		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: path,
+		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: printable(path),
 			Err: fmt.Errorf("%s is a kv-cache.py document not named %s, the only name mlpstorage's aggregation reads in a "+
-				"rank's directory (rename it kvcache_results_<ts>.json, as mlpstorage's wrapper names it)", unnamed, mlpstorageResultGlob)})
+				"rank's directory (rename it kvcache_results_<ts>.json, as mlpstorage's wrapper names it)", printable(unnamed), mlpstorageResultGlob)})
 		return false, nil
 	case len(results) == 0:
 		return false, nil
@@ -312,7 +312,7 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 	}
 	f := results[0]
 	if f.err != nil {
-		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: f.path, Err: f.err})
+		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: printable(f.path), Err: fileError(f.err)})
 		return false, nil
 	}
 	n := len(run.Ranks) + len(run.Unreadable)
@@ -389,16 +389,16 @@ func mayBeResult(raw []byte, keys *rankKeys) bool {
 func twoResults(dir string, files []rankFile) error {
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = filepath.Base(f.path)
+		names[i] = printable(filepath.Base(f.path))
 		switch {
 		case f.err != nil:
-			names[i] += " (" + f.err.Error() + ")"
+			names[i] += " (" + fileError(f.err).Error() + ")"
 		case !json.Valid(f.raw):
 			names[i] += " (not whole JSON: cut short?)"
 		}
 	}
 	return fmt.Errorf("%s: %d result files, %s: a rank directory holds its rank's one result, and which one the aggregate took "+
-		"would decide the run's figures: keep the rank's result there and move the others out", dir, len(files), strings.Join(names, " and "))
+		"would decide the run's figures: keep the rank's result there and move the others out", printable(dir), len(files), strings.Join(names, " and "))
 }
 
 // add reads one file's documents into run: a kvcache_run_summary is kept
@@ -408,9 +408,9 @@ func twoResults(dir string, files []rankFile) error {
 func (run *MLPerfRun) add(name string, raw []byte, walked bool) error {
 	if s, ok, err := decodeRunSummary(raw); ok {
 		if err != nil {
-			return fmt.Errorf("report: %s: %w", name, err)
+			return fmt.Errorf("report: %s: %w", printable(name), err)
 		}
-		run.Summaries[name] = s
+		run.Summaries[printable(name)] = s
 		return nil
 	}
 	docs, err := decodeStream(name, strings.NewReader(string(raw)))
@@ -418,14 +418,14 @@ func (run *MLPerfRun) add(name string, raw []byte, walked bool) error {
 		for _, d := range docs {
 			if k := nullSection(d); k != "" {
 				err = fmt.Errorf("report: %s: %s is null: no kv-cache.py run wrote it (a damaged document?); "+
-					"mlpstorage counts such a rank's result missing", name, k)
+					"mlpstorage counts such a rank's result missing", printable(name), k)
 			}
 		}
 	}
 	if err != nil {
 		if walked {
 			o, t, r := placeOf(name)
-			run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: name, Err: err})
+			run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: printable(name), Err: err})
 			return nil
 		}
 		return err
@@ -460,12 +460,14 @@ func nullSection(d *Doc) string {
 
 // addRank places a document read from the file name as a rank: its
 // Option, trial and rank from the file's path, else from the document.
+// Its errors name the document as d.Path does, printable.
 func (run *MLPerfRun) addRank(name string, d *Doc) error {
 	rk, err := rankFigures(d)
 	if err != nil {
 		return err
 	}
 	o, t, r := placeOf(name)
+	shown := printable(name)
 	if o == "" {
 		o = docOption(d)
 	} else {
@@ -474,7 +476,7 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		for i := range own {
 			if !sameOption(own[i], o) {
 				return fmt.Errorf("report: %s: %w: it is in an option_%s directory, but %s names Option %s: "+
-					"each Option's results go in its own option_<O> directory", name, ErrIncompatible, o, from[i], own[i])
+					"each Option's results go in its own option_<O> directory", shown, ErrIncompatible, o, from[i], own[i])
 			}
 		}
 	}
@@ -486,7 +488,7 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		// copied or written to the wrong place), and the rule would
 		// average it as that trial's.
 		return fmt.Errorf("report: %s: %w: it is in a trial_%d directory, but it is trial %d (kvreplay --trial %d): "+
-			"each trial's results go in its own trial_<T> directory", name, ErrIncompatible, t, own, own)
+			"each trial's results go in its own trial_<T> directory", shown, ErrIncompatible, t, own, own)
 	}
 	if err := checkTrial(name, t); err != nil {
 		return err
@@ -499,7 +501,7 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		// for that rank (another trial's result filling a missing one),
 		// and the rule would add it as that rank's.
 		return fmt.Errorf("report: %s: %w: it is in a rank_%d directory, but it is rank %d of its run of %d (kvreplay --rank): "+
-			"each rank's result goes in its own rank_<N> directory", name, ErrIncompatible, r, d.Result.Rank, d.Result.Ranks)
+			"each rank's result goes in its own rank_<N> directory", shown, ErrIncompatible, r, d.Result.Rank, d.Result.Ranks)
 	}
 	rk.Option, rk.Trial, rk.Rank = o, t, r
 	// The rule takes one document a rank (of each kind, which aggregate
@@ -547,7 +549,7 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 func checkTrial(path string, t int) error {
 	if t < 0 || t >= maxMLPerfTrials {
 		return fmt.Errorf("report: %s: trial %d: want 0 to %d (a run's trials are numbered from 0 or 1: kvreplay --trial, trial_<T>)",
-			path, t, maxMLPerfTrials-1)
+			printable(path), t, maxMLPerfTrials-1)
 	}
 	return nil
 }
@@ -847,13 +849,14 @@ func referenceFigures(rk *MLPerfRank, doc map[string]any) error {
 	return err
 }
 
-// jsonText is a JSON value as the document has it, for a message.
+// jsonText is a JSON value as the document has it, for a message,
+// printable (JSON holds U+202E, U+2028 as they are).
 func jsonText(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprint(v)
+		return printable(fmt.Sprint(v))
 	}
-	return string(b)
+	return printable(string(b))
 }
 
 // ruleFigure checks a figure the rule reads (a bandwidth in GB/s or

@@ -138,13 +138,13 @@ func (t *table) write(w io.Writer, md bool) error {
 	if len(t.header) == 0 {
 		// Notes only.
 		if md {
-			fmt.Fprintf(w, "## %s\n\n", t.title)
+			fmt.Fprintf(w, "## %s\n\n", mdLine(t.title))
 		} else {
 			fmt.Fprintf(w, "%s\n", t.title)
 		}
 		for _, n := range t.notes {
 			if md {
-				fmt.Fprintf(w, "- %s\n", n)
+				fmt.Fprintf(w, "- %s\n", mdLine(n))
 			} else {
 				fmt.Fprintf(w, "  %s\n", n)
 			}
@@ -153,7 +153,7 @@ func (t *table) write(w io.Writer, md bool) error {
 		return err
 	}
 	if md {
-		fmt.Fprintf(w, "## %s\n\n", t.title)
+		fmt.Fprintf(w, "## %s\n\n", mdLine(t.title))
 		fmt.Fprintf(w, "| %s |\n", mdRow(t.header))
 		seps := make([]string, len(t.header))
 		for i := range seps {
@@ -169,7 +169,7 @@ func (t *table) write(w io.Writer, md bool) error {
 		if len(t.notes) > 0 {
 			fmt.Fprintln(w)
 			for _, n := range t.notes {
-				fmt.Fprintf(w, "- %s\n", n)
+				fmt.Fprintf(w, "- %s\n", mdLine(n))
 			}
 		}
 		_, err := fmt.Fprintln(w)
@@ -331,19 +331,103 @@ func metricsTable(r *Report) *table {
 	return t
 }
 
-// renderText writes the warnings first, where they cannot be missed, then
-// the tables.
-// mdRow joins cells into the inside of a Markdown table row, each "|" in
-// them escaped: a label, a file name or a reason may hold one, which
+// mdRow joins cells into the inside of a Markdown table row, each made
+// text (mdCell): a label, a file name or a reason may hold a "|", which
 // would split its cell in two.
 func mdRow(cells []string) string {
 	esc := make([]string, len(cells))
 	for i, c := range cells {
-		esc[i] = strings.ReplaceAll(c, "|", `\|`)
+		esc[i] = mdCell(c)
 	}
 	return strings.Join(esc, " | ")
 }
 
+// mdCell is s, text that may come from a document (a label, a path, a
+// warning, already printable: one line), written so that a Markdown
+// renderer (CommonMark, GitHub's) shows it as the text it is, inside a
+// line: a backslash escapes each character that would be read as
+// Markdown and change what is shown or do something. Always "|" (a
+// table's cell), "`" (a code span), "*" and "~" (emphasis,
+// strikethrough), "[" and "]" (a link, an image: a click, a fetch); "<"
+// before a letter, "/", "!" or "?" (raw HTML, which renderers that pass
+// HTML run, a comment that hides text, an autolink); "&" before a letter
+// or "#" (an entity, which would write a character printable escaped);
+// "_" unless between letters or digits, where it never emphasizes
+// (tier2_read_bw reads as it is); "\" before an ASCII punctuation
+// character or at the end (where it would escape the next character, the
+// text's or the renderer's own). Others, ">", "#", "-", "." and the
+// rest, mean something only at the start of a line (mdLine).
+func mdCell(s string) string {
+	if !strings.ContainsAny(s, "|`*~[]<&_\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		next := byte(0)
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		var esc bool
+		switch c {
+		case '|', '`', '*', '~', '[', ']':
+			esc = true
+		case '<':
+			esc = isASCIILetter(next) || next == '/' || next == '!' || next == '?'
+		case '&':
+			esc = isASCIILetter(next) || next == '#'
+		case '_':
+			esc = i == 0 || !isWordByte(s[i-1]) || !isWordByte(next)
+		case '\\':
+			esc = next == 0 || isASCIIPunct(next)
+		}
+		if esc {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// mdLine is mdCell(s) for text that begins a line's content: a list
+// item's ("- " and the text), a heading's. A first character that would
+// begin a block of its own there, a heading ("#"), a list ("-", "+", "1."
+// or "1)"), a quote (">"), is escaped too.
+func mdLine(s string) string {
+	s = mdCell(s)
+	t := strings.TrimLeft(s, " ")
+	at := len(s) - len(t)
+	switch {
+	case t == "":
+	case strings.ContainsRune("#-+>", rune(t[0])):
+		return s[:at] + "\\" + t
+	case t[0] >= '0' && t[0] <= '9':
+		n := 0
+		for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+			n++
+		}
+		if n < len(t) && (t[n] == '.' || t[n] == ')') {
+			return s[:at] + t[:n] + "\\" + t[n:]
+		}
+	}
+	return s
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// isWordByte says whether c is an ASCII letter or digit, or a byte of a
+// character that is not ASCII (a letter, mostly: an "_" between two
+// neither opens nor closes emphasis).
+func isWordByte(c byte) bool { return isASCIILetter(c) || c >= '0' && c <= '9' || c >= 0x80 }
+
+// isASCIIPunct says whether c is one of the characters CommonMark lets a
+// backslash escape.
+func isASCIIPunct(c byte) bool {
+	return c > ' ' && c < 0x7f && !isASCIILetter(c) && !(c >= '0' && c <= '9')
+}
+
+// renderText writes the warnings first, where they cannot be missed, then
+// the tables.
 func renderText(w io.Writer, r *Report, md bool) error {
 	if md {
 		fmt.Fprint(w, "# kvreport\n\n")
@@ -354,7 +438,7 @@ func renderText(w io.Writer, r *Report, md bool) error {
 		}
 		for _, s := range ws {
 			if md {
-				s = "- **" + s + "**"
+				s = "- **" + mdCell(s) + "**"
 			} else {
 				s = "WARNING: " + s
 			}

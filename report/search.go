@@ -111,7 +111,7 @@ func LoadSearches(ctx context.Context, paths []string, stdin io.Reader, open fun
 			return nil, nil, err
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("report: %w", err)
+			return nil, nil, fmt.Errorf("report: %w", fileError(err))
 		}
 		ds, ns, err := decodeSearches(p, raw)
 		if err != nil {
@@ -132,8 +132,10 @@ func LoadSearches(ctx context.Context, paths []string, stdin io.Reader, open fun
 
 // decodeSearches decodes the concatenated search documents of raw, read
 // from p, as Load decodes a stream of results: a document of stdin, or
-// one of several in a file, is named p#N (its place in the stream).
+// one of several in a file, is named p#N (its place in the stream), p
+// made printable, in its name and its errors.
 func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, error) {
+	p = printable(p)
 	var docs []*schema.SearchResult
 	var names []string
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -172,7 +174,7 @@ func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, err
 		}
 		printableStrings(reflect.ValueOf(&d).Elem())
 		docs = append(docs, &d)
-		names = append(names, printable(name))
+		names = append(names, name)
 	}
 }
 
@@ -468,7 +470,7 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 	for i, d := range docs {
 		name := shown[i]
 		if md {
-			fmt.Fprintf(b, "## %s: %s search\n\n**%s**. %s\n\n", name, d.Kind, answerLine(d), d.Reason)
+			fmt.Fprintf(b, "## %s\n\n**%s**. %s\n\n", mdLine(name+": "+d.Kind+" search"), mdCell(answerLine(d)), mdCell(d.Reason))
 			fmt.Fprintf(b, "| %s |\n|%s\n", mdRow(probeHeader), strings.Repeat("---|", len(probeHeader)))
 			for _, p := range d.Probes {
 				fmt.Fprintf(b, "| %s |\n", mdRow(probeRow(d, p)))
@@ -490,7 +492,7 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		}
 		for _, warn := range d.Warnings {
 			if md {
-				fmt.Fprintf(b, "- WARNING: %s\n", warn)
+				fmt.Fprintf(b, "- WARNING: %s\n", mdCell(warn))
 			} else {
 				fmt.Fprintf(b, "  WARNING: %s\n", warn)
 			}
@@ -498,7 +500,11 @@ func renderSearchText(b *bytes.Buffer, docs []*schema.SearchResult, names []stri
 		b.WriteString("\n")
 	}
 	for i := 1; i < len(docs); i++ {
-		fmt.Fprintln(b, compareLine(docs[i], docs[0], shown[i], shown[0]))
+		line := compareLine(docs[i], docs[0], shown[i], shown[0])
+		if md {
+			line = mdLine(line)
+		}
+		fmt.Fprintln(b, line)
 	}
 }
 

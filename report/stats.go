@@ -545,9 +545,10 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 // when no group, or more than one, is so named.
 func groupNamed(groups []*Group, name string) *Group {
 	var found *Group
+	shown := printable(name) // as a document's path is kept
 	for _, g := range groups {
 		if !slices.ContainsFunc(g.Docs, func(d *Doc) bool {
-			return d.Label == name || d.System == name || baseName(d.Path) == name || filepath.Base(d.Path) == name || d.Path == name
+			return d.Label == name || d.System == name || baseName(d.Path) == shown || filepath.Base(d.Path) == shown || d.Path == shown
 		}) {
 			continue
 		}

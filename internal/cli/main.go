@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/spf13/pflag"
 )
@@ -103,13 +102,16 @@ func Main(tool string, args []string, stdout, stderr io.Writer,
 	return ExitCode(err)
 }
 
-// printError writes msg on w with every line prefixed by "tool: ".
+// printError writes msg on w with every line prefixed by "tool: ", and
+// Printable: a control character, a bidirectional override or a byte
+// that is not UTF-8 in a path or a value a message names reaches no
+// terminal as an escape sequence.
 func printError(w io.Writer, tool, msg string) {
 	var b strings.Builder
 	for line := range strings.Lines(strings.TrimRight(msg, "\n")) {
 		b.WriteString(tool)
 		b.WriteString(": ")
-		b.WriteString(strings.TrimSuffix(line, "\n"))
+		b.WriteString(Printable(strings.TrimSuffix(line, "\n")))
 		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {
@@ -212,30 +214,19 @@ func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 	return fs.Args(), nil
 }
 
-// lineError is an error whose message had control characters (an option
+// lineError is an error whose message was not Printable (an option
 // typed with a newline in it, which pflag's messages quote as typed):
-// Error escapes them, so that the message stays one line.
+// Error escapes it, so that the message stays one line.
 type lineError struct{ err error }
 
-func (e *lineError) Error() string {
-	var b strings.Builder
-	for _, r := range e.err.Error() {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func (e *lineError) Error() string { return Printable(e.err.Error()) }
 
 func (e *lineError) Unwrap() error { return e.err }
 
-// oneLine returns err, or err with its control characters escaped
-// (lineError) when its message has any.
+// oneLine returns err, or err escaped (lineError) when its message is not
+// Printable.
 func oneLine(err error) error {
-	if strings.ContainsFunc(err.Error(), unicode.IsControl) {
+	if msg := err.Error(); Printable(msg) != msg {
 		return &lineError{err}
 	}
 	return err

@@ -31,6 +31,11 @@ func TestMainPrints(t *testing.T) {
 			"kvtrace: --users 0: must be at least 1\nkvtrace: --duration -1: must not be negative\n"},
 		{"case kept", errors.New("Tier-0: no GPU"), cli.ExitFailure, "kvtrace: Tier-0: no GPU\n"},
 		{"canceled", context.Canceled, cli.ExitFailure, "kvtrace: context canceled\n"},
+		// A path in a message (a file name of a run's directory, an
+		// output given) reaches no terminal as an escape sequence, a
+		// carriage return or a bidirectional override.
+		{"escaped", errors.New("-o /tmp/a\x1b]0;owned\x07\rb\tc: exists\u202e\xff\nµs ok"), cli.ExitFailure,
+			`kvtrace: -o /tmp/a\x1b]0;owned\a\rb\tc: exists\u202e\xff` + "\nkvtrace: µs ok\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
