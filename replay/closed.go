@@ -3,6 +3,7 @@ package replay
 import (
 	"container/heap"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kvbench/kvbench/results"
@@ -126,6 +127,10 @@ type closedInputs struct {
 	plan      *Plan
 	// window is --duration (0: none), for the result.
 	window time.Duration
+	// paced: rows are due at their trace times (--speed is not max).
+	paced bool
+	// done is the run's context's: a run stopped waits for no row.
+	done <-chan struct{}
 }
 
 // closedLoop is the releaser of a closed-loop replay.
@@ -170,7 +175,18 @@ type closedLoop struct {
 	// unstarted counts the requests released by the window's end of
 	// which it released no row (closeWindow).
 	unstarted int64
-	warnings  []string
+	// missed counts the rows of no user (released at their trace times,
+	// as an open loop's) due by the window's end that it never released;
+	// missedAtLeast is set where rows not read may be more of them (the
+	// run was stopped, or a trace failed to read, before the first row
+	// due after the window's end). closed is the window's end (zero while
+	// it is open), and counting is set while rows not read may be due by
+	// then (countRest).
+	missed        int64
+	missedAtLeast bool
+	closed        time.Time
+	counting      bool
+	warnings      []string
 }
 
 // rowRef is a row of a request.
@@ -550,11 +566,29 @@ func (c *closedLoop) unstick() {
 // at least the time from its release to end, and counts as missing its
 // class's target, and the SLO's, where that passes them. Left out, a
 // system too slow to start its users' requests looked as fast as the
-// requests it did start. Its rows are not rows_missed, which counts
-// rows behind the trace's schedule: a closed loop keeps none.
+// requests it did start. A user's rows are not rows_missed, which counts
+// rows behind the trace's schedule: a user's requests keep none. The rows
+// of no user do: released at their trace times, as an open loop's, each
+// one due by end and not released is missed (intake.missed), as the open
+// loop counts it, those read here and those countRest reads. They were
+// dropped uncounted: the run's rows and rows_missed did not add up to the
+// window's rows, and their lag was not in the lag.
 func (c *closedLoop) closeWindow(end time.Time) {
 	c.stopped = true
 	clear(c.bySrc)
+	c.closed, c.counting = end, c.paced
+	if c.paced {
+		seen := map[*clRequest]bool{}
+		for _, it := range c.due {
+			c.countMissed(it.req, seen)
+		}
+		for _, r := range c.waiting {
+			c.countMissed(r, seen)
+		}
+		for _, r := range c.inflight {
+			c.countMissed(r, seen)
+		}
+	}
 	for id, r := range c.inflight {
 		if r.sent {
 			continue
@@ -583,9 +617,92 @@ func (c *closedLoop) closeWindow(end time.Time) {
 	c.stop()
 }
 
-// countRest has nothing to count: a closed loop has no schedule to fall
-// behind (RowsMissed is the open loop's).
-func (c *closedLoop) countRest() {}
+// countMissed counts the rows of r not released that were due by the
+// window's end, where r is a request of no user (released at its trace
+// time) not counted before (seen).
+func (c *closedLoop) countMissed(r *clRequest, seen map[*clRequest]bool) {
+	if r.user != nil || r.skip || !r.released || seen[r] {
+		return
+	}
+	seen[r] = true
+	for i := r.next; i < len(r.recs); i++ {
+		if due := r.release.Add(c.speed(r.recs[i].Time - r.first)); !due.After(c.closed) {
+			c.missed++
+			c.in.missed(due, c.closed)
+		}
+	}
+}
+
+// countRest counts the rows of no user due by the window's end that the
+// loop had not read when it closed: the reader reads on, up to the first
+// row due after the window's end, as the open loop's countRest does.
+// Those rows are decoded, not run. A user's rows are not counted: a
+// user's requests keep no schedule, and requests_left counts those never
+// released.
+func (c *closedLoop) countRest() {
+	for c.counting {
+		var b *batch
+		ok := false
+		select {
+		case b, ok = <-c.rr.out:
+		case <-c.done:
+		}
+		if !ok {
+			select {
+			case <-c.done:
+				// The reader stops for the run's context too, its traces
+				// not ended.
+				c.missedAtLeast = true
+			default:
+			}
+			c.counting = false
+			return
+		}
+		c.countBatch(b)
+	}
+}
+
+// countBatch counts b's rows of no user due by the window's end, up to
+// its first row due after it.
+func (c *closedLoop) countBatch(b *batch) {
+	defer c.rr.recycle(b)
+	if b.hasOrigin {
+		c.pace.see(b.origin)
+	}
+	for i := range b.recs {
+		rec := &b.recs[i]
+		due := c.pace.at(rec.Time)
+		if due.After(c.closed) {
+			c.counting = false
+			return
+		}
+		if c.byTraceTime(rec, b.src[i]) {
+			c.missed++
+			c.in.missed(due, c.closed)
+		}
+	}
+	if b.err != nil {
+		// The rows after it are not known.
+		c.counting, c.missedAtLeast = false, true
+	}
+}
+
+// byTraceTime reports whether the loop releases rec, of trace src, at its
+// trace time: a row of no user (open), or a demotion or delete of a
+// replayed user's object that a left-out user's request carries (add).
+func (c *closedLoop) byTraceTime(rec *schema.Record, src int32) bool {
+	if rec.User == 0 || rec.Request == 0 {
+		return true
+	}
+	k := userKey{src, rec.User}
+	if c.users[k] != nil || c.chosen == nil && c.userLimit <= 0 {
+		return false // a replayed user's
+	}
+	if c.chosen != nil && c.chosen[k] {
+		return false
+	}
+	return (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && c.ownKeys[sourceKey(int(src), len(c.names), rec.Key)]
+}
 
 // stop drops what waits: the run stopped, or the window closed. A
 // request released of which no row was is not: it never ran, and is
@@ -692,6 +809,17 @@ func (c *closedLoop) stats(wall time.Duration) *schema.ClosedLoopStats {
 func (c *closedLoop) report(res *schema.Result, wall time.Duration) {
 	res.ClosedLoop = c.stats(wall)
 	res.Warnings = append(res.Warnings, c.warnings...)
+	if c.missed > 0 {
+		res.Replay.RowsMissed = c.missed
+		n := strconv.FormatInt(c.missed, 10)
+		if c.missedAtLeast {
+			n = "at least " + n
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %s rows of no user (released at their trace times, as an open loop's: "+
+			"preconditioning, RAG ingestion, request traces' requests) due before the --duration window closed were never released "+
+			"(replay.rows_missed; %d rows were released): each counts in the lag, as late by at least the time from when it was due "+
+			"to the window's end", n, res.Replay.Rows))
+	}
 	if c.unstarted > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %d requests released before the --duration window closed never started "+
 			"(the run was too busy to start them): each is cut (replay.requests_cut), and misses its class's target (and the SLO's) "+

@@ -1,15 +1,19 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/datagen"
+	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/internal/objname"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
@@ -595,23 +599,68 @@ func (s *sched) finish(t *task) {
 			s.metrics.failed(t)
 		}
 		// The row's key as the trace has it; the backend's error names
-		// its object and where it lies.
-		err := fmt.Errorf("%s %s %s %q: %w", t.op, t.tier, t.phase, t.ks.name, t.err)
+		// its object and where it lies, and a full file system's, which
+		// one filled.
+		terr := fullFileSystem(t.b, t.err)
+		err := fmt.Errorf("%s %s %s %q: %w", t.op, t.tier, t.phase, t.ks.name, terr)
 		if !t.moveEnd.IsZero() {
 			// Its write is done (the copy on t.tier is the key's now):
 			// the removal of the copy it moved from failed.
-			err = fmt.Errorf("%s %s %s %q: removing its copy on %s: %w", t.op, t.tier, t.phase, t.ks.name, t.moveFrom, t.err)
+			err = fmt.Errorf("%s %s %s %q: removing its copy on %s: %w", t.op, t.tier, t.phase, t.ks.name, t.moveFrom, terr)
 		}
 		if t.kind == kindEvict {
-			err = fmt.Errorf("capacity eviction of %s: %w", t.ks.name, t.err)
+			err = fmt.Errorf("capacity eviction of %s: %w", t.ks.name, terr)
 		}
 		if t.kind == kindCold {
-			err = fmt.Errorf("preparing cold object %s: %w", t.ks.name, t.err)
+			err = fmt.Errorf("preparing cold object %s: %w", t.ks.name, terr)
 		}
 		s.metrics.failure(err)
 		s.fail(fmt.Errorf("replay: %w", err))
 	}
 	s.complete(t, end)
+}
+
+// fullFileSystem is FullFileSystem for a task's backend, where it names
+// its file system (backend.Rooted).
+func fullFileSystem(b *tierBackend, err error) error {
+	if b == nil {
+		return err
+	}
+	if r, ok := b.b.(backend.Rooted); ok {
+		return FullFileSystem(r.Root(), err)
+	}
+	return err
+}
+
+// FullFileSystem returns err, and where it is a full file system's
+// (ENOSPC, EDQUOT), err naming the one that holds root and how full it is
+// now: its type, mount point and device, its free and total bytes, as in
+// "no space left on device (tmpfs on /mnt/kv: 0 B free of 4.00 MiB)". A
+// path alone left the user to find which device had filled. An empty root
+// (a raw block device) adds nothing.
+func FullFileSystem(root string, err error) error {
+	if root == "" || !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, describeSpace(host.SpaceOf(root)))
+}
+
+// describeSpace words sp for a message: "ext4 on /mnt/nvme
+// (/dev/nvme0n1p2): 12.00 KiB free of 1.75 TiB"; what is unknown is left
+// out.
+func describeSpace(sp host.Space) string {
+	var b strings.Builder
+	b.WriteString(cmp.Or(sp.FileSystem, "file system of unknown type"))
+	if sp.MountPoint != "" {
+		b.WriteString(" on " + sp.MountPoint)
+	}
+	if sp.Device != "" {
+		b.WriteString(" (" + sp.Device + ")")
+	}
+	if sp.Free >= 0 && sp.Total >= 0 {
+		b.WriteString(": " + cli.FormatBytes(sp.Free) + " free of " + cli.FormatBytes(sp.Total))
+	}
+	return b.String()
 }
 
 // endRow records the end at end of t's timed operation: a row's that

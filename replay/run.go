@@ -373,7 +373,7 @@ func (s *sched) releaser(rr *rowReader) releaser {
 		names[i] = src.Name
 	}
 	return newClosedLoop(closedInputs{in: s, rr: rr, pace: p, speed: s.cfg.speedDuration, names: names,
-		userLimit: s.cfg.Users, plan: s.plan, window: s.cfg.Duration})
+		userLimit: s.cfg.Users, plan: s.plan, window: s.cfg.Duration, paced: s.cfg.Speed > 0, done: s.ctx.Done()})
 }
 
 // closeEngines closes the engines started so far.

@@ -508,8 +508,11 @@ type ReplayStats struct {
 	RowsDone int64 `json:"rows_done"`
 	// RowsMissed are the rows due in an open-loop --duration window that
 	// it closed on without releasing them: the run fell behind the
-	// trace's pace. Each counts in Lag, late by at least the time from
-	// when it was due to the window's end. It is exact: once what was
+	// trace's pace. In a closed loop, they are the rows of no user
+	// (released at their trace times, as an open loop's) that were so; a
+	// user's rows keep no schedule (ClosedLoop.RequestsLeft counts the
+	// requests never released). Each counts in Lag, late by at least the
+	// time from when it was due to the window's end. It is exact: once what was
 	// released completed, the replay reads on (without running the
 	// rows) to the first row due after the window's end, however far
 	// behind the reader was. It is a lower bound only where the run was

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"slices"
@@ -18,9 +19,12 @@ const drainLimit = 10 * time.Second
 // its trace and exits 0 rather than dying of a broken pipe, which fails a
 // pipeline under `set -o pipefail`. After limit the pipe closes when
 // kvreplay exits. Only a pipe is drained: a file needs nothing, and a
-// terminal would wait for its user.
-func drainStdin(traces []string, limit time.Duration) {
-	if !slices.Contains(traces, "-") {
+// terminal would wait for its user. A run that a signal stopped (ctx
+// done) drains nothing: the pipeline is interrupted anyway, and a
+// producer that the signal did not reach, still writing or stalled, would
+// keep kvreplay from ending on it.
+func drainStdin(ctx context.Context, traces []string, limit time.Duration) {
+	if ctx.Err() != nil || !slices.Contains(traces, "-") {
 		return
 	}
 	if fi, err := os.Stdin.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {

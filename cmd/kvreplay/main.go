@@ -320,7 +320,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		progress = func(p replay.Progress) { fmt.Fprint(stderr, "\r\033[K"+setup.ProgressLine(p, view)) }
 	}
 	res, runErr := replayOnce(ctx, o, &o.cfg, plan, srcs, args, progress, stderr)
-	defer drainStdin(o.traces, drainLimit)
+	defer drainStdin(ctx, o.traces, drainLimit)
 	if res == nil {
 		return setup.ExitError(runErr, "")
 	}

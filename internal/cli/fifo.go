@@ -30,7 +30,7 @@ func OpenRead(ctx context.Context, path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pipeReader{f: f, ctx: ctx}
+	p := &pipeReader{f: f, name: f.Name(), ctx: ctx}
 	p.stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
 	if err := p.waitWriter(); err != nil {
 		p.Close()
@@ -39,9 +39,36 @@ func OpenRead(ctx context.Context, path string) (io.ReadCloser, error) {
 	return p, nil
 }
 
-// pipeReader is a FIFO opened by OpenRead.
+// OpenStdin returns standard input to read until ctx is done. A pipe or
+// FIFO there is read through an open file description of its own
+// (/proc/self/fd/0), non-blocking, whose reads stop when ctx is done (a
+// signal), as OpenRead's do: a producer that stalls with its end open
+// would hold a blocking read of os.Stdin, and with it the tool, past any
+// signal but SIGKILL. Standard input's own description is left as it was
+// (blocking, for whatever reads it after), and Close closes only the new
+// one. Anything else (a file, a terminal, or a pipe where /proc is not
+// mounted) is os.Stdin, whose Close does nothing.
+func OpenStdin(ctx context.Context) io.ReadCloser {
+	fi, err := os.Stdin.Stat()
+	if err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
+		return io.NopCloser(os.Stdin)
+	}
+	// Not waitWriter's wait: the shell opened the pipe, so a writer came,
+	// and a read that finds none left returns end of file.
+	f, err := os.OpenFile("/proc/self/fd/0", os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return io.NopCloser(os.Stdin)
+	}
+	p := &pipeReader{f: f, name: "standard input", ctx: ctx}
+	p.stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+	return p
+}
+
+// pipeReader is a FIFO opened by OpenRead, or standard input's pipe
+// (OpenStdin), which messages call name.
 type pipeReader struct {
 	f    *os.File
+	name string
 	ctx  context.Context
 	stop func() bool
 }
@@ -53,7 +80,7 @@ type pipeReader struct {
 func (p *pipeReader) waitWriter() error {
 	rc, err := p.f.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("open %s: %w", p.f.Name(), err)
+		return fmt.Errorf("open %s: %w", p.name, err)
 	}
 	var perr error
 	err = rc.Read(func(fd uintptr) bool {
@@ -82,7 +109,7 @@ func (p *pipeReader) err(format string, err error) error {
 	if errors.Is(err, os.ErrDeadlineExceeded) && p.ctx.Err() != nil {
 		err = p.ctx.Err()
 	}
-	return fmt.Errorf(format, p.f.Name(), err)
+	return fmt.Errorf(format, p.name, err)
 }
 
 func (p *pipeReader) Read(b []byte) (int, error) {

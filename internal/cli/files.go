@@ -10,13 +10,13 @@ import (
 )
 
 // OpenInput opens the input named on the command line: "-" is standard
-// input, whose Close does nothing, and anything else is a file opened with
-// OpenRead, so that a named pipe with no writer yet waits only until ctx is
-// done (a signal), never in open(2). A file that cannot be opened is an
-// input error (see Input).
+// input (OpenStdin: a pipe there is read until ctx is done), and anything
+// else is a file opened with OpenRead, so that a named pipe with no writer
+// yet waits only until ctx is done (a signal), never in open(2). A file
+// that cannot be opened is an input error (see Input).
 func OpenInput(ctx context.Context, name string) (io.ReadCloser, error) {
 	if name == "-" {
-		return io.NopCloser(os.Stdin), nil
+		return OpenStdin(ctx), nil
 	}
 	if name == "" {
 		return nil, Usagef("input: empty file name (want a file or - for standard input)")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kvbench/kvbench/internal/outfile"
 )
 
 // SignalContext returns a context that is cancelled when the process
@@ -23,10 +25,32 @@ import (
 // that follow within SignalGrace are ignored, so that a second one sent
 // right after the first (kill twice, a supervisor's repeat, ^C^C) lets the
 // cleanup the first one started finish (removing a file of gigabytes, its
-// directory); after it the default handling is restored, so a later ^C
-// kills a tool whose cleanup hangs. The CancelFunc must be called to
-// release the signal handler.
+// directory); one after it ends the process at once, killed by that
+// signal, so that a later ^C stops a tool whose cleanup hangs. The
+// CancelFunc must be called to release the signal handler. Main does the
+// same and says what each later signal does.
 func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return signalContext(parent, SignalGrace, nil)
+}
+
+// SignalGrace is how long after the first SIGINT, SIGTERM or SIGHUP
+// SignalContext ignores more of them.
+const SignalGrace = 2 * time.Second
+
+// signalCause is the cause of a context that a signal cancelled: its
+// message is os/signal.NotifyContext's, "interrupt signal received".
+type signalCause struct{ sig os.Signal }
+
+func (c signalCause) Error() string { return c.sig.String() + " signal received" }
+
+// Is makes the cause match context.Canceled, as NotifyContext's does.
+func (c signalCause) Is(target error) bool { return target == context.Canceled }
+
+// signalContext is SignalContext with its grace, calling again (where
+// not nil) for each signal after the first, with the time since the
+// first: within grace the signal is then ignored, and after it the
+// process is killed by the signal once again returns.
+func signalContext(parent context.Context, grace time.Duration, again func(sig os.Signal, since time.Duration)) (context.Context, context.CancelFunc) {
 	// SIGHUP too: its default action left the run's files and its
 	// output's temporary behind. Notify would end the ignoring of a
 	// signal the process started with ignored.
@@ -36,37 +60,124 @@ func SignalContext(parent context.Context) (context.Context, context.CancelFunc)
 			sigs = append(sigs, s)
 		}
 	}
-	if len(sigs) == 0 { // NotifyContext with none would catch every signal
+	if len(sigs) == 0 { // Notify with none would catch every signal
 		return context.WithCancel(parent)
 	}
-	ctx, stop := signal.NotifyContext(parent, sigs...)
+	ctx, cancel := context.WithCancelCause(parent)
+	// Room for a burst: Notify drops what does not fit.
+	caught := make(chan os.Signal, 4)
+	signal.Notify(caught, sigs...)
 	released := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		grace := time.NewTimer(SignalGrace)
-		defer grace.Stop()
-		select {
-		case <-grace.C:
-		case <-released:
+		// One goroutine takes every signal, in order, and the first
+		// cancels ctx: whoever sees ctx done knows that the next signal
+		// is a repeat, timed from this first one.
+		var first time.Time
+		for {
+			var s os.Signal
+			select {
+			case s = <-caught:
+			case <-released:
+				return
+			}
+			if first.IsZero() {
+				first = time.Now()
+				cancel(signalCause{s})
+				continue
+			}
+			since := time.Since(first)
+			if again != nil {
+				again(s, since)
+			}
+			if since >= grace {
+				dieOf(s)
+				return
+			}
 		}
-		stop()
 	}()
 	var once sync.Once
 	return ctx, func() {
-		once.Do(func() { close(released) })
-		stop()
+		once.Do(func() {
+			signal.Stop(caught)
+			close(released)
+		})
+		cancel(context.Canceled)
 	}
 }
 
-// SignalGrace is how long after the first SIGINT, SIGTERM or SIGHUP
-// SignalContext ignores more of them.
-const SignalGrace = 2 * time.Second
+// dieOf ends the process by sig's default action, as if it had never been
+// caught: a shell then sees a process that sig killed (status 128+sig),
+// and a script or a loop around the tool stops too.
+func dieOf(sig os.Signal) {
+	signal.Reset(sig)
+	if s, ok := sig.(syscall.Signal); ok {
+		_ = syscall.Kill(syscall.Getpid(), s)
+	}
+	select {} // the signal ends the process
+}
+
+// forcedStop is what Main says of a signal after the first: within grace
+// (still stopping, once), or after it, what the process leaves behind as
+// it ends at once (the run's leftovers).
+type forcedStop struct {
+	tool   string
+	stderr io.Writer
+	grace  time.Duration
+	left   *outfile.Leftovers
+	noted  bool // the note for a signal within grace was printed
+}
+
+func (f *forcedStop) again(sig os.Signal, since time.Duration) {
+	var b strings.Builder
+	switch {
+	case since < f.grace && f.noted:
+		return
+	case since < f.grace:
+		f.noted = true
+		fmt.Fprintf(&b, "%s signal received again: still stopping (writing its partial result, removing its files); another one %s or more after the first stops it at once, leaving them",
+			sig, formatGrace(f.grace))
+	default:
+		left := f.left.List()
+		fmt.Fprintf(&b, "%s signal received again, %s after the first: stopped at once, before its clean-up finished", sig, formatGrace(since))
+		if len(left) == 0 {
+			b.WriteString("; it leaves no file of its own")
+		} else {
+			b.WriteString("; it leaves (remove what nothing needs):")
+			for _, l := range left {
+				fmt.Fprintf(&b, "\n  %s: %s", l.Path, l.What)
+			}
+		}
+	}
+	// A stderr that blocks (a pipe nobody reads) must not keep a
+	// process that was told to stop at once.
+	printed := make(chan struct{})
+	go func() {
+		printError(f.stderr, f.tool, b.String())
+		close(printed)
+	}()
+	select {
+	case <-printed:
+	case <-time.After(time.Second):
+	}
+}
+
+// formatGrace writes d as "2 s" or "2.4 s".
+func formatGrace(d time.Duration) string {
+	return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + " s"
+}
 
 // Main runs a tool and returns its exit status; a main is
 //
 //	func main() { os.Exit(cli.Main("kvtrace", os.Args[1:], os.Stdout, os.Stderr, run)) }
 //
-// Main calls run under SignalContext. A *HelpError (ParseFlags' answer to
+// Main calls run under SignalContext, whose context carries the run's
+// outfile.Leftovers: what the run made and has not yet taken back (an
+// output's temporary file, a run directory). A signal within SignalGrace
+// of the first gets a note on stderr, once, that the tool is still
+// stopping; one after it ends the process at once, killed by that signal,
+// with a message on stderr that names each leftover, where it is, and
+// what it is ("the temporary file of r.json, which was not written"), or
+// says that there is none. A *HelpError (ParseFlags' answer to
 // --help) has its text printed on stdout, and the status is 0. Any other
 // non-nil error is printed on stderr as "tool: message", every line of a
 // multi-line message prefixed alike; an interrupted run's message is
@@ -74,7 +185,14 @@ const SignalGrace = 2 * time.Second
 // (interrupt signal received)". The status is ExitCode of the error.
 func Main(tool string, args []string, stdout, stderr io.Writer,
 	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) int {
-	ctx, stop := SignalContext(context.Background())
+	return mainGrace(tool, args, stdout, stderr, run, SignalGrace)
+}
+
+// mainGrace is Main with the grace of its signals.
+func mainGrace(tool string, args []string, stdout, stderr io.Writer,
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error, grace time.Duration) int {
+	st := &forcedStop{tool: tool, stderr: stderr, grace: grace, left: &outfile.Leftovers{}}
+	ctx, stop := signalContext(outfile.WithLeftovers(context.Background(), st.left), grace, st.again)
 	defer stop()
 	err := run(ctx, args, stdout, stderr)
 	if errors.Is(err, ErrVersion) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,15 +28,19 @@ import (
 // others never mistakes theirs for leftovers. A RunDir is not safe for
 // concurrent use; Remove or Keep must be called.
 type RunDir struct {
-	path string
-	made []string // parents MakeRunDir made, deepest first
-	lock *os.File
+	path    string
+	made    []string // parents MakeRunDir made, deepest first
+	lock    *os.File
+	untrack func() // ends its record in the run's leftovers
 }
 
 // MakeRunDir makes parent, and its missing parents, if need be, and a new,
 // empty directory PARENT/TOOL-PID-RANDOM in it, locked. A parent that is
-// not a directory is an input error naming flag (such as "--dir").
-func MakeRunDir(flag, parent, tool string) (*RunDir, error) {
+// not a directory is an input error naming flag (such as "--dir"). Until
+// Remove takes it back, or Keep leaves it, the directory is one of the
+// run's leftovers (outfile.Track on ctx): a tool stopped before its
+// clean-up finished names it.
+func MakeRunDir(ctx context.Context, flag, parent, tool string) (*RunDir, error) {
 	made, err := MakeDirs(flag, parent)
 	if err != nil {
 		return nil, err
@@ -65,6 +70,7 @@ func MakeRunDir(flag, parent, tool string) (*RunDir, error) {
 		os.Remove(tmp)
 		return fail(fmt.Errorf("%s %s: %w", flag, parent, err))
 	}
+	d.untrack = outfile.Track(ctx, outfile.Leftover{Path: d.path, What: "the run directory of " + tool + ", with what the run wrote in it"})
 	return d, nil
 }
 
@@ -80,13 +86,25 @@ func (d *RunDir) Remove() error {
 	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: left in place: %w", d.path, UnwrapPath(err))
 	}
+	d.forget()
 	outfile.RemoveDirs(d.made)
 	return nil
 }
 
 // Keep leaves the run directory and everything in it in place, unlocked:
 // later runs report it as a leftover until someone removes it.
-func (d *RunDir) Keep() { d.release() }
+func (d *RunDir) Keep() {
+	d.forget()
+	d.release()
+}
+
+// forget ends the run directory's record in the run's leftovers.
+func (d *RunDir) forget() {
+	if d.untrack != nil {
+		d.untrack()
+		d.untrack = nil
+	}
+}
 
 func (d *RunDir) release() {
 	if d.lock != nil {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +29,7 @@ func TestRunDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			parent := filepath.Join(top, tt.parent)
-			d, err := cli.MakeRunDir("--dir", parent, "kvreplay")
+			d, err := cli.MakeRunDir(context.Background(), "--dir", parent, "kvreplay")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +41,7 @@ func TestRunDir(t *testing.T) {
 			}
 			// A second run beside it sees no leftover: the first holds its
 			// directory.
-			d2, err := cli.MakeRunDir("--dir", parent, "kvreplay")
+			d2, err := cli.MakeRunDir(context.Background(), "--dir", parent, "kvreplay")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +61,7 @@ func TestRunDir(t *testing.T) {
 			if err := os.Remove(d.Path()); err != nil {
 				t.Fatal(err)
 			}
-			d3, err := cli.MakeRunDir("--dir", parent, "kvreplay")
+			d3, err := cli.MakeRunDir(context.Background(), "--dir", parent, "kvreplay")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +88,7 @@ func TestRunDir(t *testing.T) {
 // MakeRunDir made, and that a parent that is a file is a usage error.
 func TestRunDirRemoveMade(t *testing.T) {
 	top := t.TempDir()
-	d, err := cli.MakeRunDir("--dir", filepath.Join(top, "a", "b"), "kvreplay")
+	d, err := cli.MakeRunDir(context.Background(), "--dir", filepath.Join(top, "a", "b"), "kvreplay")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestRunDirRemoveMade(t *testing.T) {
 	file := filepath.Join(top, "f")
 	os.WriteFile(file, nil, 0o644)
 	for _, p := range []string{file, filepath.Join(file, "sub")} {
-		_, err := cli.MakeRunDir("--dir", p, "kvreplay")
+		_, err := cli.MakeRunDir(context.Background(), "--dir", p, "kvreplay")
 		if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "--dir "+p) || !strings.Contains(err.Error(), "not a directory") {
 			t.Errorf("--dir %s: %v (exit %d), want a usage error naming it", p, err, cli.ExitCode(err))
 		}

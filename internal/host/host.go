@@ -212,6 +212,50 @@ func resolve(path string) string {
 	}
 }
 
+// Space is the file system that holds a path, as a message about its
+// space names it: which one it is, and how full.
+type Space struct {
+	// FileSystem is its type: "ext4", "xfs", "tmpfs"; "" when unknown.
+	FileSystem string
+	// MountPoint is where it is mounted; "" when unknown.
+	MountPoint string
+	// Device is the mount's source where that is a device node, such as
+	// /dev/nvme0n1p2; else "".
+	Device string
+	// Free is the bytes available to an unprivileged writer, Total the
+	// file system's size; -1 when unknown.
+	Free, Total int64
+}
+
+// SpaceOf describes the file system that holds path, or will hold it once
+// made (its nearest existing parent), now. It never fails; what it cannot
+// find is left unknown.
+func SpaceOf(path string) Space {
+	sp := Space{Free: -1, Total: -1}
+	resolved := resolve(path)
+	if resolved == "" {
+		return sp
+	}
+	// statfs needs a path that exists: the nearest existing parent.
+	existing := resolved
+	for {
+		if _, err := os.Stat(existing); err == nil || existing == filepath.Dir(existing) {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	if m, found := mountOf(resolved); found {
+		sp.FileSystem, sp.MountPoint = m.fsType, m.point
+		if strings.HasPrefix(m.source, "/dev/") {
+			sp.Device = m.source
+		}
+	} else {
+		sp.FileSystem = statfsType(existing)
+	}
+	sp.Free, sp.Total = statfsSpace(existing)
+	return sp
+}
+
 // FSType names the file system that holds path ("ext4", "xfs", "tmpfs",
 // ...), for messages; "unknown file system" when statfs fails.
 func FSType(path string) string {

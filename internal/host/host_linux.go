@@ -48,6 +48,22 @@ func statfsType(path string) string {
 	return fmt.Sprintf("%#x", uint64(st.Type))
 }
 
+// statfsSpace is the space available to an unprivileged writer on the
+// file system that holds path, and its size; -1, -1 when statfs fails.
+func statfsSpace(path string) (free, total int64) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return -1, -1
+	}
+	// Blocks count in fragments (f_frsize), which Linux sets to the block
+	// size where a file system has none of its own.
+	unit := st.Frsize
+	if unit <= 0 {
+		unit = st.Bsize
+	}
+	return int64(st.Bavail) * unit, int64(st.Blocks) * unit
+}
+
 // deviceNumber is "major:minor" of the device holding path, "" if stat
 // fails.
 func deviceNumber(path string) string {

@@ -2,7 +2,10 @@
 
 package host
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMajMin(t *testing.T) {
 	// makedev as glibc encodes it: minor's low 8 bits, major's low 12
@@ -32,5 +35,25 @@ func TestStatfsFallback(t *testing.T) {
 	}
 	if got := deviceNumber("/"); got == "" {
 		t.Error("no device number for /")
+	}
+}
+
+// TestSpaceOf: the file system that holds a path, and one that does not
+// exist yet (its nearest existing parent), is named with its type, a
+// mount point above the path, and its free and total bytes, as df shows
+// them.
+func TestSpaceOf(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{dir, dir + "/not/yet"} {
+		sp := SpaceOf(p)
+		if sp.FileSystem == "" || sp.MountPoint == "" || sp.Total <= 0 || sp.Free < 0 || sp.Free > sp.Total {
+			t.Errorf("SpaceOf(%s) = %+v: want a type, a mount point, 0 <= free <= total", p, sp)
+		}
+		if resolved := resolve(p); sp.MountPoint != "/" && !strings.HasPrefix(resolved+"/", sp.MountPoint+"/") {
+			t.Errorf("SpaceOf(%s): mount point %s is not above %s", p, sp.MountPoint, resolved)
+		}
+	}
+	if sp := SpaceOf(""); sp.FileSystem == "" {
+		t.Errorf(`SpaceOf("") = %+v: want the working directory's`, sp)
 	}
 }

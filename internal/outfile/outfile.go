@@ -262,6 +262,8 @@ type File struct {
 	err    error          // first write error: Close then discards the file
 	done   bool           // Close or Abort was called
 	cerr   error          // result of Close
+	// untrack ends the record of tmp in the run's Leftovers (Track).
+	untrack func()
 }
 
 // Create starts writing path, as Classify says. An atomic output gets its
@@ -284,6 +286,7 @@ func Create(ctx context.Context, path string) (*File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
 	}
+	f.untrack = Track(ctx, Leftover{Path: f.tmp.Name(), What: "the temporary file of " + path + ", which was not written"})
 	return f, nil
 }
 
@@ -394,6 +397,7 @@ func (f *File) Close() error {
 		return f.cerr
 	}
 	f.done = true
+	defer f.forget()
 	switch {
 	case f.w != nil:
 		err := f.w.Close()
@@ -464,6 +468,11 @@ func (f *File) prepare() error {
 // closed or aborted before is left as it is; each File's Close returns
 // CloseAll's result for it afterwards.
 func CloseAll(files ...*File) error {
+	defer func() {
+		for _, f := range files {
+			f.forget()
+		}
+	}()
 	var pending []*File
 	fail := func(err error) error {
 		for _, f := range files {
@@ -546,11 +555,21 @@ func (f *File) Abort() error {
 		return nil
 	}
 	f.done = true
+	defer f.forget()
 	f.cerr = errors.New("output " + f.path + " aborted")
 	if f.w != nil {
 		return f.w.Close()
 	}
 	return f.discard()
+}
+
+// forget ends the record of the temporary file in the run's Leftovers:
+// it is renamed into place or removed by now.
+func (f *File) forget() {
+	if f.untrack != nil {
+		f.untrack()
+		f.untrack = nil
+	}
 }
 
 func (f *File) discard() error {

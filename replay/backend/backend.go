@@ -118,6 +118,16 @@ type Locator interface {
 	Where(off int64) string
 }
 
+// Rooted is the optional capability of a Backend whose objects lie in a
+// file system: Root names the directory or the file that holds them, so
+// that the error of a full file system (ENOSPC, EDQUOT) can say which one
+// filled: its type, mount point and space (the replay engine adds them).
+// A backend on a raw block device has no file system to name: its Root
+// is "".
+type Rooted interface {
+	Root() string
+}
+
 // Syncer is an Object whose written bytes can be made durable: Sync
 // returns once they are on stable storage (fdatasync of the object's file,
 // or of the file or device that holds it, which flushes the device's

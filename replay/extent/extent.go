@@ -149,6 +149,17 @@ type place struct {
 
 var _ backend.Backend = (*Backend)(nil)
 
+var _ backend.Rooted = (*Backend)(nil)
+
+// Root is the extent file; "" on a block device, which holds no file
+// system.
+func (b *Backend) Root() string {
+	if b.device {
+		return ""
+	}
+	return b.path
+}
+
 // New is NewContext with a context that is never cancelled.
 func New(path string, opt Options) (*Backend, error) {
 	return NewContext(context.Background(), path, opt)

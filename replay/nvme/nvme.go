@@ -85,6 +85,11 @@ type Backend struct {
 
 var _ backend.Backend = (*Backend)(nil)
 
+var _ backend.Rooted = (*Backend)(nil)
+
+// Root is the directory of the object files.
+func (b *Backend) Root() string { return b.dir }
+
 // New opens the directory dir as a backend, making it with opt.Create,
 // and probes it for O_DIRECT when opt.Direct is set.
 func New(dir string, opt Options) (*Backend, error) {

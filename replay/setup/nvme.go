@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/extent"
@@ -62,8 +63,16 @@ func newNVMe(b *builder) (backend.Backend, error) {
 			}
 		}
 		var err error
-		if rd, err = cli.MakeRunDir(flag, parent, RunDirTool); err != nil {
+		if rd, err = cli.MakeRunDir(b.ctx, flag, parent, RunDirTool); err != nil {
 			return nil, err
+		}
+	}
+	untrack := func() {}
+	if onDevice && !o.Keep {
+		// The file extent makes on --device, which its Close removes: a
+		// tool stopped before that names it.
+		if _, err := os.Lstat(o.Device); errors.Is(err, fs.ErrNotExist) {
+			untrack = outfile.Track(b.ctx, outfile.Leftover{Path: o.Device, What: "the extent file made for --device, with the NVMe tier's objects"})
 		}
 	}
 	be, err := b.nvmeBackend(rd)
@@ -74,6 +83,16 @@ func newNVMe(b *builder) (backend.Backend, error) {
 		}
 	}
 	if err != nil {
+		untrack()
+		// A full file system (the extent file's preallocation) is named,
+		// as the replay names one that fills later.
+		root := o.Device
+		if rd != nil {
+			root = rd.Path()
+		} else if fi, serr := os.Stat(o.Device); serr == nil && fi.Mode().Type() == fs.ModeDevice {
+			root = "" // a raw block device: no file system
+		}
+		err = replay.FullFileSystem(root, err)
 		if rd != nil {
 			rd.Remove()
 		}
@@ -89,6 +108,7 @@ func newNVMe(b *builder) (backend.Backend, error) {
 		b.print("warning: " + w)
 	}
 	b.after(func() {
+		untrack()
 		switch {
 		case rd == nil:
 		case o.Keep:

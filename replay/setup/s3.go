@@ -2,6 +2,7 @@ package setup
 
 import (
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/outfile"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/s3"
 	"github.com/kvbench/kvbench/schema"
@@ -31,10 +32,18 @@ func newS3(b *builder) (backend.Backend, error) {
 		return nil, err
 	}
 	b.where(schema.PathInfo{Backend: "s3"})
+	// Until its Close, which removes them (or says what it could not), a
+	// tool stopped at once names them.
+	what := "the run's objects and unfinished uploads (remove the objects with: " + s.RemoveCommand() + ")"
 	if cfg.Keep {
-		b.after(func() {
-			b.print("--keep: the S3 tier's objects are kept under " + s.Where() + " (remove them with: " + s.RemoveCommand() + ")")
-		})
+		what = "the run's objects (--keep) and unfinished uploads"
 	}
+	untrack := outfile.Track(b.ctx, outfile.Leftover{Path: s.Where(), What: what, Remote: true})
+	b.after(func() {
+		untrack()
+		if cfg.Keep {
+			b.print("--keep: the S3 tier's objects are kept under " + s.Where() + " (remove them with: " + s.RemoveCommand() + ")")
+		}
+	})
 	return s, nil
 }

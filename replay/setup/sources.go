@@ -49,10 +49,11 @@ func Sources(ctx context.Context, names []string) ([]replay.Source, error) {
 	return srcs, nil
 }
 
-// openStored opens a trace's bytes as stored: the file, or stdin for "-".
+// openStored opens a trace's bytes as stored: the file, or stdin for "-"
+// (a pipe there is read until ctx is done: cli.OpenStdin).
 func openStored(ctx context.Context, name string) (io.ReadCloser, error) {
 	if name == "-" {
-		return io.NopCloser(os.Stdin), nil
+		return cli.OpenStdin(ctx), nil
 	}
 	f, err := cli.OpenRead(ctx, name)
 	if err != nil {

@@ -37,7 +37,8 @@ func tinyTmpfs(t *testing.T, size string) string {
 // extent file's preallocation finding the file system full (ENOSPC: a
 // 4 MiB tmpfs has room for the trace's peak and largest object, which the
 // free-space check asks, not for the 10.25 MiB file), returns a result
-// marked incomplete with the phase and the cause named, nothing measured,
+// marked incomplete with the phase and the cause named (and the file
+// system, its type, mount point and space), nothing measured,
 // and the error, which kvreplay writes where the result goes (exit 1):
 // before, it returned no result, and a launcher found no file for the
 // rank. A refusal of the input (a tier that does not fit the memory)
@@ -73,6 +74,11 @@ func TestBuildFailureIsAResult(t *testing.T) {
 	if res.WallS != 0 || len(res.Cells) != 0 || len(res.Tiers) != 0 || res.Replay.RowsDone != 0 || len(res.Traces) != 1 || res.Traces[0].Rows != 2 || res.Host.Hostname == "" {
 		t.Errorf("wall %g s, %d cells, %d tiers, %d rows done, traces %+v, host %q: want nothing measured, the trace and the host named",
 			res.WallS, len(res.Cells), len(res.Tiers), res.Replay.RowsDone, res.Traces, res.Host.Hostname)
+	}
+	// The file system that is too small is named, with its type and
+	// size, as the replay names one that fills later.
+	if fs := "no space left on device (tmpfs on " + mnt + ": 4.00 MiB free of 4.00 MiB)"; !strings.HasSuffix(res.IncompleteReason, fs) {
+		t.Errorf("reason %q, want it to end with %q", res.IncompleteReason, fs)
 	}
 	if h := res.Summary.StorageHealth.OverallStatus; h != results.HealthIncomplete {
 		t.Errorf("storage_health %s, want INCOMPLETE", h)
