@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // KeyError is an object key of a JSON document that CheckKeys refuses:
@@ -51,7 +52,7 @@ func (e *KeyError) Error() string { return fmt.Sprintf("key %q: %s", e.Path, e.R
 // repeated keys alone. The first key refused is returned as a *KeyError;
 // raw that is not JSON gives an error that is not one (decode it first).
 func CheckKeys(raw []byte, v any) error {
-	s := keyScanner{data: raw, fields: map[reflect.Type]map[string]reflect.Type{}}
+	s := keyScanner{data: raw}
 	t := reflect.TypeOf(v)
 	if t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -76,9 +77,13 @@ type keyScanner struct {
 	// path holds the keys and indexes down to the value being read,
 	// turned into text only for an error.
 	path []pathStep
-	// fields caches each struct type's JSON names and their types.
-	fields map[reflect.Type]map[string]reflect.Type
 }
+
+// structFields caches each struct type's JSON names and their types
+// (fieldsOf), for the process: a type's fields never change, and a reader
+// that checks each line of a file (reqtrace's Mooncake reader) would
+// otherwise walk its type again for every line.
+var structFields sync.Map // reflect.Type -> map[string]reflect.Type
 
 type pathStep struct {
 	key   []byte
@@ -302,8 +307,8 @@ func (s *keyScanner) keyErr(at int, key []byte, want string) error {
 // shallower field has the name; two at one depth, neither alone tagged,
 // dropped.
 func (s *keyScanner) fieldsOf(t reflect.Type) map[string]reflect.Type {
-	if f, ok := s.fields[t]; ok {
-		return f
+	if f, ok := structFields.Load(t); ok {
+		return f.(map[string]reflect.Type)
 	}
 	out := map[string]reflect.Type{}
 	level := []reflect.Type{t}
@@ -369,6 +374,6 @@ func (s *keyScanner) fieldsOf(t reflect.Type) map[string]reflect.Type {
 		}
 		level = next
 	}
-	s.fields[t] = out
+	structFields.Store(t, out)
 	return out
 }

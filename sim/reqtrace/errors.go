@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/kvbench/kvbench/internal/parsemsg"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // The classes of malformed input. A *ParseError wraps exactly one of them;
@@ -26,7 +27,8 @@ var (
 	// allows, or is too far from the first row's.
 	ErrBadTime = errors.New("not a valid time")
 	// ErrBadJSON: a Mooncake line or the ShareGPT document is not valid
-	// JSON, or a value has the wrong JSON type.
+	// JSON, a value has the wrong JSON type, or a key names a field only
+	// in another case, or is given twice (keyError).
 	ErrBadJSON = errors.New("malformed json")
 	// ErrMissingField: a Mooncake line lacks one of its four fields.
 	ErrMissingField = errors.New("missing field")
@@ -90,4 +92,17 @@ func (t *errTracker) Read(p []byte) (int, error) {
 		t.err = err
 	}
 	return n, err
+}
+
+// keyError is the ParseError of a key schema.CheckKeys refused at line of
+// file: one that names a field only in another case ("Input_Length"),
+// which encoding/json would read into it and Python's json, as the
+// reference and Mooncake's tools read these files, would not, or a key
+// given twice. Either would make the workload differ from theirs.
+func keyError(file string, line int, err error) error {
+	var ke *schema.KeyError
+	if errors.As(err, &ke) {
+		return &ParseError{File: file, Line: line, Column: ke.Path, Value: ke.Key, Err: ErrBadJSON, Detail: ke.Reason()}
+	}
+	return &ParseError{File: file, Line: line, Err: ErrBadJSON, Detail: err.Error()}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/parsemsg"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // The Mooncake trace's field names (kvcache-ai/Mooncake FAST25-release).
@@ -26,7 +27,8 @@ const (
 // (Mooncake's milliseconds, or another unit: timeUnits), input_length,
 // output_length and hash_ids, at least one id for any input and no more
 // ids than tokens (HashBlocks says what sizes they were found to have).
-// Other fields are ignored, blank lines skipped.
+// Other fields are ignored, blank lines skipped. Keys are matched
+// exactly, as Mooncake's Python tools read them (keyError).
 type mooncake struct {
 	base
 	br   *bufio.Reader
@@ -106,6 +108,9 @@ func (m *mooncake) parse(line []byte, req *Request) error {
 	var v mooncakeLine
 	if err := json.Unmarshal(line, &v); err != nil {
 		return m.fail(m.jsonError(line, err))
+	}
+	if err := schema.CheckKeys(line, &v); err != nil {
+		return m.fail(keyError(m.name, m.line, err))
 	}
 	ts, err := m.timestamp(v.Timestamp)
 	if err != nil {

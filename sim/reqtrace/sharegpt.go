@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kvbench/kvbench/internal/parsemsg"
+	"github.com/kvbench/kvbench/schema"
 )
 
 // shareGPT reads a ShareGPT V3 JSON array as kv-cache.py's ShareGPT loader
@@ -18,7 +19,8 @@ import (
 // pairs (turns[i], turns[i+1]) for i = 0, 2, 4, ... are requests when the
 // first is from "human" and the second from "gpt", with
 // max(1, characters/4) tokens, capped at ShareGPTMaxInputTokens and
-// ShareGPTMaxOutputTokens. It decodes one conversation at a time.
+// ShareGPTMaxOutputTokens. It decodes one conversation at a time. Keys
+// are matched exactly, as the reference's Python reads them (keyError).
 type shareGPT struct {
 	base
 	skipList
@@ -125,9 +127,19 @@ func (g *shareGPT) nextConversation() error {
 	if err := g.dec.Decode(&p); err != nil {
 		return g.decodeError(err, "want a conversation object")
 	}
-	g.convLine = g.lineAt(g.lc.skip(prev))
+	start := g.lc.skip(prev)
+	g.convLine = g.lineAt(start)
 	if p == nil {
 		return &ParseError{File: g.name, Line: g.convLine, Value: "null", Err: ErrBadJSON, Detail: "want a conversation object"}
+	}
+	// The element's bytes are still in the line counter's window.
+	if err := schema.CheckKeys(g.lc.win[start-g.lc.start:g.dec.InputOffset()-g.lc.start], &sharegptConv{}); err != nil {
+		line := g.convLine
+		var ke *schema.KeyError
+		if errors.As(err, &ke) {
+			line = g.lineAt(start + ke.Offset)
+		}
+		return keyError(g.name, line, err)
 	}
 	id, err := g.conversationID(g.index)
 	if err != nil {
