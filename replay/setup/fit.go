@@ -487,6 +487,10 @@ type PlanDoc struct {
 	FitApplies []string       `json:"fit_applies"`
 	FitRefuses string         `json:"fit_refuses,omitempty"`
 	Advice     *replay.Advice `json:"plan"`
+	// Leftovers are the run directories earlier runs left in --dir
+	// (killed, or run with --keep): the space they hold is not free,
+	// and a replay warns of them too.
+	Leftovers []string `json:"leftover_run_dirs,omitempty"`
 }
 
 // WritePlan prints the plan of the replay of cfg and opts over traces
@@ -498,6 +502,9 @@ func (f Fitting) WritePlan(ctx context.Context, w io.Writer, format string, trac
 	}
 	a := Advise(cfg, plan, opts)
 	doc := PlanDoc{Traces: traces, Rows: plan.Rows, Objects: plan.Objects, Speed: cfg.Speed, Scanned: plan.Scanned, Advice: a}
+	if opts.Dir != "" && !(opts.Layout == "extent" && opts.Device != "") {
+		doc.Leftovers = cli.LeftoverRunDirs(opts.Dir, RunDirTool)
+	}
 	if d := f.timeBound(cfg, plan, a.Machine); d > 0 {
 		doc.FitDurationS, doc.FitDuration = d.Seconds(), f.timeLine(cfg, plan, a.Machine, d)
 	}
@@ -572,6 +579,9 @@ func fitLine(doc *PlanDoc) string {
 func (f Fitting) writePlan(w io.Writer, doc *PlanDoc, cfg *replay.Config, plan *replay.Plan, o *Options) error {
 	writeHeader(w, doc, cfg, plan)
 	writeNeeds(w, doc.Advice, o)
+	for _, l := range doc.Leftovers {
+		fmt.Fprintf(w, "  note     %s is left by an earlier run (killed, or run with --keep): its space is not free; kvreplay leaves it alone: remove it if nothing needs it\n", l)
+	}
 	return writeVerdict(w, doc)
 }
 
