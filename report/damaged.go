@@ -108,6 +108,9 @@ func checkResult(r *schema.Result) error {
 	}
 	count("replay.rows_done", r.Replay.RowsDone)
 	figure("replay.speed", r.Replay.Speed, maxFigure)
+	if p := r.Replay.CPUPressure; err == nil && p != nil && !(*p >= 0 && *p <= 1) {
+		err = fmt.Errorf("replay.cpu_pressure is %g: want a share from 0 to 1 (a damaged document?)", *p)
+	}
 	figure("replay.duration_s", r.Replay.DurationS, maxFigure)
 	if cl := r.ClosedLoop; cl != nil {
 		figure("closed_loop.window_s", cl.WindowS, maxFigure)

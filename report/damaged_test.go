@@ -96,6 +96,7 @@ func TestDecodeDamagedResult(t *testing.T) {
 		{"closed loop window", func(d map[string]any) { d["closed_loop"] = map[string]any{"window_s": 1e300} },
 			"closed_loop.window_s is 1e+300: want a number from 0 to 1e+09"},
 		{"speed", func(d map[string]any) { d["replay"].(map[string]any)["speed"] = -1 }, "replay.speed is -1: want a number from 0 to 1e+09"},
+		{"cpu pressure", func(d map[string]any) { d["replay"].(map[string]any)["cpu_pressure"] = 1.5 }, "replay.cpu_pressure is 1.5: want a share from 0 to 1"},
 		{"request latency", func(d map[string]any) { d["requests"].(map[string]any)["latency"].(map[string]any)["p95_us"] = 1e300 },
 			"requests.latency.p95_us is 1e+300: want a number from 0 to 1e+12"},
 		{"request count", func(d map[string]any) { d["requests"].(map[string]any)["count"] = 4 },

@@ -882,6 +882,10 @@ func mergeReplay(dst, src *schema.ReplayStats) {
 	dst.Verify = dst.Verify || src.Verify
 	dst.VerifiedBytes += src.VerifiedBytes
 	dst.PeakRSSBytes = max(dst.PeakRSSBytes, src.PeakRSSBytes)
+	if src.CPUPressure != nil && (dst.CPUPressure == nil || *src.CPUPressure > *dst.CPUPressure) {
+		p := *src.CPUPressure
+		dst.CPUPressure = &p
+	}
 	dst.Workers += src.Workers
 	dst.QueueDepth += src.QueueDepth
 	dst.BlockSize = max(dst.BlockSize, src.BlockSize)

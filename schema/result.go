@@ -583,12 +583,19 @@ type ReplayStats struct {
 	Fsync bool  `json:"fsync"`
 	Syncs int64 `json:"syncs"`
 	// PeakRSSBytes is kvreplay's peak resident memory (0 when unknown).
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	Workers      int     `json:"workers"`
-	QueueDepth   int     `json:"queue_depth"`
-	BlockSize    int64   `json:"block_size"`
-	Speed        float64 `json:"speed"`
-	Engine       string  `json:"engine"`
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// CPUPressure is the share of the measured run during which some task
+	// on the machine waited for a CPU (Linux's /proc/pressure/cpu, "some"):
+	// near 0 on a machine that had CPUs to spare, high where kvreplay, or
+	// what ran beside it, was short of them, so that lag and latency may
+	// be the CPU's and not the storage's. Absent where the kernel keeps no
+	// pressure figures; a merge keeps the highest rank's.
+	CPUPressure *float64 `json:"cpu_pressure,omitempty"`
+	Workers     int      `json:"workers"`
+	QueueDepth  int      `json:"queue_depth"`
+	BlockSize   int64    `json:"block_size"`
+	Speed       float64  `json:"speed"`
+	Engine      string   `json:"engine"`
 	// ClosedLoop reports --closed-loop: each user waited for its storage.
 	ClosedLoop bool `json:"closed_loop,omitempty"`
 	// DurationS is --duration in seconds: the window the run was bounded

@@ -118,3 +118,10 @@ func PeakRSS() int64 {
 	}
 	return 0
 }
+
+// readPressure returns /proc/pressure/NAME, nil where it cannot be read
+// (a kernel without CONFIG_PSI, or psi=0).
+func readPressure(name string) []byte {
+	b, _ := os.ReadFile("/proc/pressure/" + name)
+	return b
+}

@@ -11,3 +11,6 @@ func blockDeviceNumber(string) string   { return "" }
 
 // PeakRSS is unknown off Linux.
 func PeakRSS() int64 { return 0 }
+
+// readPressure: pressure stall information is Linux's.
+func readPressure(string) []byte { return nil }

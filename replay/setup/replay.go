@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
@@ -62,12 +63,14 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 		return res, err
 	}
 	defer tiers.Close()
+	var cpu cpuPressure
 	start := func() error {
 		if ready != nil {
 			if err := ready(); err != nil {
 				return err
 			}
 		}
+		cpu.start()
 		for _, b := range tiers.Backends {
 			if c, ok := b.(Clocked); ok {
 				c.StartClock()
@@ -79,9 +82,53 @@ func Replay(ctx context.Context, env *Env, cfg *replay.Config, plan *replay.Plan
 	if res == nil {
 		return nil, runErr
 	}
+	cpu.end(res)
 	tiers.Close()
 	describe(res, tiers, srcs)
 	return res, runErr
+}
+
+// cpuPressureWarn is the share of a run with some task waiting for a
+// CPU from which its result warns that its figures may be the CPU's.
+const cpuPressureWarn = 0.10
+
+// cpuPressure measures the share of the measured run during which some
+// task on the machine waited for a CPU (host.CPUStall), from the clock's
+// start to the replay's end.
+type cpuPressure struct {
+	at    time.Time
+	stall time.Duration
+	ok    bool
+}
+
+func (c *cpuPressure) start() {
+	c.at = time.Now()
+	c.stall, c.ok = host.CPUStall()
+}
+
+// end records the share in res, and warns where it reaches
+// cpuPressureWarn.
+func (c *cpuPressure) end(res *schema.Result) {
+	stall, ok := host.CPUStall()
+	wall := time.Since(c.at)
+	if !c.ok || !ok || wall <= 0 || stall < c.stall {
+		return
+	}
+	share := min(1, float64(stall-c.stall)/float64(wall))
+	res.Replay.CPUPressure = &share
+	if w := cpuPressureWarning(share); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+}
+
+// cpuPressureWarning is the result's warning of a run during share of
+// which some task waited for a CPU, "" below cpuPressureWarn.
+func cpuPressureWarning(share float64) string {
+	if share < cpuPressureWarn {
+		return ""
+	}
+	return fmt.Sprintf("CPU PRESSURE: for %.0f %% of the run some task on this machine waited for a CPU (/proc/pressure/cpu; replay.cpu_pressure): "+
+		"kvreplay, or what ran beside it, was short of CPUs, so its lag and latencies may be the CPU's and not the storage's; rerun on a quieter machine, or with fewer workers beside it", 100*share)
 }
 
 // describe adds to res what setup knows of the run: the host's facts,
