@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"time"
 	"unsafe"
 
 	"github.com/kvbench/kvbench/schema"
@@ -167,12 +168,21 @@ type cache struct {
 	// last is the last tier, which a write that finds no room above falls
 	// to: NVMe, or Tier-3 with Config.ObjectTier.
 	last schema.Tier
-	// raceP and raceState model kv-cache.py's reservation leak in the
-	// tiers that take demotions (Config.NVMeAccounting); raceState starts
-	// at the run's --seed, so another seed races other demotions.
-	raceP     float64
-	raceState uint64
-	emit      func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
+	// raceAll and raceWindow model kv-cache.py's reservation leak in the
+	// tiers that take demotions (Config.NVMeAccounting): with raceAll
+	// every demotion into a bounded tier races; otherwise one races when
+	// another request demoted into the same tier less than raceWindow of
+	// virtual time before (0: none races).
+	raceAll    bool
+	raceWindow [schema.NumTiers]time.Duration
+	// now and req are the virtual time and the request (its id; 0 for
+	// none) of the I/O under way; lastDemotion and lastDemotionReq the
+	// last demotion into each tier, and by which request.
+	now             time.Duration
+	req             uint64
+	lastDemotion    [schema.NumTiers]time.Duration
+	lastDemotionReq [schema.NumTiers]uint64
+	emit            func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
 	// deleted holds the objects the Delete rows took, by key, until the
 	// key is written again (tierState.dropped).
 	deleted map[string]deletedObject
@@ -191,10 +201,6 @@ func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier,
 		bpt:     bpt,
 		tp:      int64(max(1, cfg.TensorParallel)),
 		emit:    emit,
-		// The race draws are a stream of their own, seeded by the run's
-		// seed as every other draw is (and varied with the other dynamics
-		// by tests' dynamicsSalt).
-		raceState: uint64(cfg.Seed) ^ cfg.dynamicsSalt<<32,
 	}
 	c.tiers[schema.TierGPU].limit = cfg.GPUMemGB * float64(max(1, cfg.NumGPUs)) * GiB
 	c.tiers[schema.TierCPU].limit = cfg.CPUMemGB * GiB
@@ -211,20 +217,20 @@ func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier,
 }
 
 // raced reports whether a demotion into tier t races another worker's in
-// the reference's accounting (Config.NVMeAccounting): into a bounded tier
-// (the CPU tier below a GPU tier, or a bounded NVMe tier; never an
-// unbounded one), with probability raceP, from a generator of its own so
-// that the run's other draws are unchanged.
+// the reference's accounting (Config.NVMeAccounting): only into a bounded
+// tier (the CPU tier below a GPU tier, or a bounded NVMe tier), every one
+// with raceAll, else one that another request's demotion into t preceded
+// by raceWindow[t] or less. It draws nothing: the run's draws are the same
+// in both modes.
 func (c *cache) raced(t schema.Tier) bool {
-	if c.raceP <= 0 || math.IsInf(c.tiers[t].limit, 1) {
+	switch {
+	case math.IsInf(c.tiers[t].limit, 1):
 		return false
+	case c.raceAll:
+		return true
 	}
-	c.raceState += 0x9e3779b97f4a7c15
-	z := c.raceState
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return float64(z>>11)/(1<<53) < c.raceP
+	prev := c.lastDemotionReq[t]
+	return c.raceWindow[t] > 0 && prev != 0 && prev != c.req && c.now-c.lastDemotion[t] <= c.raceWindow[t]
 }
 
 func (c *cache) tick() uint64 {
@@ -471,6 +477,7 @@ func (c *cache) ensureSpace(t schema.Tier, required int64, depth int) (bool, err
 		if err := c.demote(victim, next); err != nil {
 			return false, err
 		}
+		c.lastDemotion[next], c.lastDemotionReq[next] = c.now, c.req
 	}
 	if last {
 		c.reserve(t, required)

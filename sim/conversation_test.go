@@ -179,9 +179,11 @@ func tier2DecodeShare(c *collected) float64 {
 }
 
 // TestNVMeAccounting runs the reference's two capped configurations in
-// both accounting modes: reference mode serves the share of decode reads
+// both accounting modes: reference mode serves, on the mean of
+// shapeSamples samples of the run's dynamics, the share of decode reads
 // from Tier-2 that kv-cache.py's published traces do (0.105 and 0.086),
-// within 25 %; exact mode the share its rule gives with the race removed
+// within 25 % (its own runs of them spread over 0.076-0.105 and
+// 0.062-0.092); exact mode the share its rule gives with the race removed
 // (0.19-0.21 and 0.15-0.18 measured on the reference under one lock or
 // one worker, or with one preconditioning thread); and without a cap the
 // two modes write the same trace.
@@ -208,10 +210,19 @@ func TestNVMeAccounting(t *testing.T) {
 				cfg.NVMeAccounting = mode
 				return collect(t, &cfg)
 			}
-			rc, rres := run(AccountingReference)
+			_, rres := run(AccountingReference)
 			ec, eres := run(AccountingExact)
-			if got := tier2DecodeShare(rc); got < tc.reference*0.75 || got > tc.reference*1.25 {
-				t.Errorf("reference accounting: Tier-2 share of decode reads %.3f, want within 25 %% of kv-cache.py's %.3f", got, tc.reference)
+			var got float64
+			for i := range shapeSamples {
+				cfg := DefaultConfig()
+				cfg.GPUMemGB, cfg.CPUMemGB, cfg.GenerationMode, cfg.Seed = 0, 4, "none", 42
+				tc.edit(&cfg)
+				cfg.dynamicsSalt = uint64(i)
+				c, _ := collect(t, &cfg)
+				got += tier2DecodeShare(c) / shapeSamples
+			}
+			if got < tc.reference*0.75 || got > tc.reference*1.25 {
+				t.Errorf("reference accounting: Tier-2 share of decode reads %.3f (mean of %d samples), want within 25 %% of kv-cache.py's %.3f", got, shapeSamples, tc.reference)
 			}
 			if got := tier2DecodeShare(ec); got < tc.exactMin || got > tc.exactMax {
 				t.Errorf("exact accounting: Tier-2 share of decode reads %.3f, want %.2f-%.2f", got, tc.exactMin, tc.exactMax)

@@ -125,6 +125,22 @@ func (f *tierFigures) metrics() map[string]float64 {
 func configFromArgs(tb testing.TB, args []string) Config {
 	tb.Helper()
 	cfg := DefaultConfig()
+	// kv-cache.py reads --config's file before it looks at the other
+	// options, which config.yaml does not set: apply it first.
+	for i, a := range args {
+		if a == "--config" && i+1 < len(args) {
+			path := filepath.Join(filepath.Dir(figuresPath), filepath.Base(args[i+1]))
+			f, err := os.Open(path)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			err = LoadYAML(f, path, &cfg)
+			f.Close()
+			if err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		name := strings.TrimPrefix(args[i], "--")
 		val := func() string {
@@ -142,6 +158,8 @@ func configFromArgs(tb testing.TB, args []string) Config {
 			return v
 		}
 		switch name {
+		case "config":
+			val() // applied above
 		case "model":
 			cfg.Model = val()
 		case "num-users":
@@ -245,9 +263,10 @@ func figureOff(name string, got, want float64) (float64, bool) {
 // TestDifferentialFigures runs kvtrace on the configurations of
 // kv-cache.py's differential runs (other models, seeds and user counts,
 // tensor parallelism, a GPU tier above a small CPU tier, a bounded NVMe
-// tier, RAG, prefill-only, decode-only, preconditioning, a BurstGPT and a
-// ShareGPT replay, --max-requests) and holds the mean of shapeSamples
-// samples of each run's dynamics to kv-cache.py's figures.
+// tier at up to 100 users, RAG, prefill-only, decode-only,
+// preconditioning, a BurstGPT and a ShareGPT replay, --max-requests,
+// realistic and fast generation, config.yaml's keys) and holds the mean of
+// shapeSamples samples of each run's dynamics to kv-cache.py's figures.
 func TestDifferentialFigures(t *testing.T) {
 	if *recordFrom != "" {
 		recordFigures(t, *recordFrom)

@@ -510,9 +510,9 @@ func (e *engine) run() error {
 		// of earlier ones, and the trace would show its completions.
 		e.workers = openWorkers
 	}
-	e.cache.raceP = 0
+	e.cache.raceAll, e.cache.raceWindow = false, [schema.NumTiers]time.Duration{}
 	if cfg.NVMeAccounting == AccountingReference && e.workers > 1 {
-		e.cache.raceP = raceRun
+		e.cache.raceWindow[schema.TierCPU], e.cache.raceWindow[schema.TierNVMe] = raceWindowCPU, raceWindowNVMe
 	}
 	e.idle = e.workers
 
@@ -566,9 +566,9 @@ func (e *engine) run() error {
 func (e *engine) preRun() error {
 	cfg := e.cfg
 	if cfg.Precondition {
-		if cfg.NVMeAccounting == AccountingReference && cfg.PreconditionThreads != 1 {
-			e.cache.raceP = racePrecondition
-		}
+		// Its threads (one per CPU unless --precondition-threads 1)
+		// start together and race at every demotion.
+		e.cache.raceAll = cfg.NVMeAccounting == AccountingReference && cfg.PreconditionThreads != 1
 		if err := e.precondition(); err != nil {
 			return err
 		}
@@ -576,10 +576,7 @@ func (e *engine) preRun() error {
 	if cfg.DecodeOnly {
 		// kv-cache.py pre-populates with one thread per CPU, whatever
 		// --precondition-threads says.
-		e.cache.raceP = 0
-		if cfg.NVMeAccounting == AccountingReference {
-			e.cache.raceP = racePrecondition
-		}
+		e.cache.raceAll = cfg.NVMeAccounting == AccountingReference
 		if err := e.prepopulate(); err != nil {
 			return err
 		}
@@ -796,6 +793,9 @@ func (e *engine) complete(r *request) {
 func (e *engine) process(r *request) error {
 	cfg := e.cfg
 	e.cur = r
+	// The cache's race of demotions into a bounded tier needs to know
+	// when, and for which request, it demotes.
+	e.cache.now, e.cache.req = e.now, r.id
 	defer func() { e.cur = nil }()
 	if r.blocks {
 		return e.processBlocks(r)

@@ -103,9 +103,11 @@ generating when the run ends are counted in flight
 it joins its threads and counts them (3-15 % more completions).
 
 Under --storage-capacity-gb, --nvme-accounting reference (the default)
-models kv-cache.py's NVMe accounting as its threads run it: racing
-demotions leak reservations, so the tier evicts early and serves about
-half the Tier-2 reads its rule alone (--nvme-accounting exact) would.
+models kv-cache.py's NVMe accounting as its threads run it: demotions
+that race (that come close after another request's) leak reservations, so
+the tier evicts early and serves about half the Tier-2 reads its rule
+alone (--nvme-accounting exact) would at 120 requests a second, nearly all
+of them at a few a second (realistic mode).
 Below a GPU tier the CPU tier leaks alike and evicts early too (a
 decode-only run's pre-population, by one thread per CPU in kv-cache.py,
 leaves it about a third full). --output counts the races
