@@ -1,11 +1,9 @@
 package replay
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/datagen"
-	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/internal/objname"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
@@ -635,32 +632,12 @@ func fullFileSystem(b *tierBackend, err error) error {
 // FullFileSystem returns err, and where it is a full file system's
 // (ENOSPC, EDQUOT), err naming the one that holds root and how full it is
 // now: its type, mount point and device, its free and total bytes, as in
-// "no space left on device (tmpfs on /mnt/kv: 0 B free of 4.00 MiB)". A
-// path alone left the user to find which device had filled. An empty root
-// (a raw block device) adds nothing.
+// "no space left on device (tmpfs on /mnt/kv: 0 B free of 4.00 MiB)"
+// (cli.FullFileSystem, which every tool's outputs use too). A path alone
+// left the user to find which device had filled. An empty root (a raw
+// block device) adds nothing.
 func FullFileSystem(root string, err error) error {
-	if root == "" || !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
-		return err
-	}
-	return fmt.Errorf("%w (%s)", err, describeSpace(host.SpaceOf(root)))
-}
-
-// describeSpace words sp for a message: "ext4 on /mnt/nvme
-// (/dev/nvme0n1p2): 12.00 KiB free of 1.75 TiB"; what is unknown is left
-// out.
-func describeSpace(sp host.Space) string {
-	var b strings.Builder
-	b.WriteString(cmp.Or(sp.FileSystem, "file system of unknown type"))
-	if sp.MountPoint != "" {
-		b.WriteString(" on " + sp.MountPoint)
-	}
-	if sp.Device != "" {
-		b.WriteString(" (" + sp.Device + ")")
-	}
-	if sp.Free >= 0 && sp.Total >= 0 {
-		b.WriteString(": " + cli.FormatBytes(sp.Free) + " free of " + cli.FormatBytes(sp.Total))
-	}
-	return b.String()
+	return cli.FullFileSystem(root, err)
 }
 
 // endRow records the end at end of t's timed operation: a row's that

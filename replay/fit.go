@@ -82,6 +82,11 @@ type Machine struct {
 	Disk         string `json:"disk"`
 	DiskFree     int64  `json:"disk_free_bytes"`
 	DiskIsDevice bool   `json:"disk_is_device,omitempty"`
+	// DiskSpace names the file system that holds Disk as every message
+	// of a full or too small one names it (cli.DescribeSpace): "ext4 on
+	// /mnt/nvme (/dev/nvme0n1p2): 1.20 GiB free of 1.75 TiB"; "" for a
+	// block device, or where the caller did not find it.
+	DiskSpace string `json:"disk_file_system,omitempty"`
 	// DiskGateway names the FUSE gateway of an object store that Disk is
 	// on (s3fs, rclone, mountpoint-s3, ...), "" for a disk: the NVMe tier
 	// there moves at an object store's rate (Rate, OpsRate).
@@ -89,6 +94,15 @@ type Machine struct {
 	// ObjectRequests is the requests in flight the s3 tier keeps
 	// (--s3-concurrency); 0 is DefaultObjectRequests.
 	ObjectRequests int `json:"object_requests_in_flight,omitempty"`
+}
+
+// SpaceText is DiskSpace in parentheses, after a space, for a message
+// that names Disk; "" where it is unknown.
+func (m Machine) SpaceText() string {
+	if m.DiskSpace == "" {
+		return ""
+	}
+	return " (" + m.DiskSpace + ")"
 }
 
 // Rate is the bandwidth a plan assumes of backend on m: AssumedRate's,
@@ -455,7 +469,7 @@ func (a *Advice) diskNotes(n Needs, cfg *Config) []string {
 	}
 	return []string{fmt.Sprintf("nvme: a closed loop releases the users' requests in another order than the trace's, so it may keep up to %s live on the NVMe tier, more than the trace's peak of %s, "+
 		"and %s has %s free: a loop that outgrows it stops when the disk fills (incomplete); %s",
-		cli.FormatBytes(d.Reach), cli.FormatBytes(d.Peak), a.Machine.Disk, cli.FormatBytes(free), fix)}
+		cli.FormatBytes(d.Reach), cli.FormatBytes(d.Peak), a.Machine.Disk, cli.FormatBytes(free)+a.Machine.SpaceText(), fix)}
 }
 
 // leftOutNotes says what the objects prepared for a --users sample
@@ -531,8 +545,8 @@ func (a *Advice) runProblems(n Needs) []string {
 	// A block device is the extent backend's to size; a file system's
 	// free space is checked here.
 	if free := a.Machine.DiskFree; free >= 0 && n.Disk > free && !a.Machine.DiskIsDevice {
-		out = append(out, fmt.Sprintf("disk: the trace keeps %s live on the NVMe tier at its peak (%s) and %s has %s free",
-			cli.FormatBytes(n.need("nvme").Peak), a.diskParts(n), a.Machine.Disk, cli.FormatBytes(free)))
+		out = append(out, fmt.Sprintf("disk: the trace keeps %s live on the NVMe tier at its peak (%s) and %s has %s free%s",
+			cli.FormatBytes(n.need("nvme").Peak), a.diskParts(n), a.Machine.Disk, cli.FormatBytes(free), a.Machine.SpaceText()))
 	}
 	return out
 }
@@ -597,7 +611,7 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 		out = append(out, fmt.Sprintf("memory: the replay needs %s, more than %s of the %s available", cli.FormatBytes(n.Memory), FitShareText(), cli.FormatBytes(mem)))
 	}
 	if free := a.Machine.DiskFree; free >= 0 && float64(n.Disk) > FitShare*float64(free) {
-		out = append(out, fmt.Sprintf("disk: the NVMe tier needs %s, more than %s of the %s %s in %s", cli.FormatBytes(n.Disk), FitShareText(), cli.FormatBytes(free), a.diskWord(), a.Machine.Disk))
+		out = append(out, fmt.Sprintf("disk: the NVMe tier needs %s, more than %s of the %s %s in %s%s", cli.FormatBytes(n.Disk), FitShareText(), cli.FormatBytes(free), a.diskWord(), a.Machine.Disk, a.Machine.SpaceText()))
 	}
 	for _, b := range n.Backends {
 		if rate := a.rate(b.Backend); rate > 0 && b.Rate > FitShare*rate && !a.closed {

@@ -39,8 +39,9 @@ tier (scaled, aligned to --align). It needs fio 3.31 or later.
                    drive's alignment: 4KiB, or the device's logical block
                    size or the file system's direct-I/O alignment when
                    larger (cat /sys/block/DEV/queue/logical_block_size);
-                   give it here when it is larger, so that the job's I/O
-                   is kvreplay's
+                   export takes it from --dir's file system as kvreplay
+                   does, unless given (or --no-space-check: a job for
+                   another machine, whose drive's it is to give)
   --layout extent: one file per tier, objects placed as kvreplay --layout
                    extent places them (Tier-2 in DIR/kvbench.extent, as
                    kvreplay; other tiers in DIR/kvbench.tier<N>.extent)
@@ -49,7 +50,16 @@ tier (scaled, aligned to --align). It needs fio 3.31 or later.
                    Tier-2's KEY, escaped; DIR/1_KEY for Tier-1's)
 Two defaults are not kvreplay's: --layout extent (kvreplay's is dir) and
 --speed asap (kvreplay's --speed 1 is --speed timed here; asap is kvreplay
---speed max); --iodepth is per tier's replay job.
+--speed max); --iodepth is per tier's replay job. So the job file, and
+stderr, name the kvreplay command line that does the job's I/O (its
+layout, pace, block size, queue depth, engine, scale, the exported tiers
+on nvme in --dir and the others on null), the run to set beside fio's,
+and the job file says what of the job no kvreplay option gives. Neither
+syncs (kvreplay's --fsync is off by default) nor trims: kvreplay frees a
+deleted object's extent in memory only; its directory layout's unlink,
+which an iolog cannot do, is one of the notes. Where kvreplay does
+buffered I/O on --dir's file system (tmpfs, or one that refuses O_DIRECT),
+the job does too (direct=0), unless --no-space-check.
 
 A trace file is read twice: first for its cold objects (read before any
 write), which the job places first, as kvreplay's prescan does, and for
@@ -149,6 +159,9 @@ func exportTrace(ctx context.Context, cfg *exportConfig, stderr io.Writer) (err 
 		return cli.Input(fmt.Errorf("export: --output %s: %w", cfg.out, err))
 	}
 	defer j.files.abort()
+	for _, n := range cfg.notes {
+		fmt.Fprintf(stderr, "kvtrace: export: %s\n", n)
+	}
 	if cfg.to == "fio" {
 		return j.fio(ctx)
 	}
@@ -174,7 +187,7 @@ func (j *exportJob) fio(ctx context.Context) error {
 	// going to disk where they outgrow OUTDIR's free space.
 	guard := &spaceGuard{left: -1}
 	if !sized {
-		if f := space.freeBytes(j.outAbs); f > 0 {
+		if f := space.freeBytes(j.outAbs); f >= 0 {
 			guard.left = f
 		}
 	}
@@ -212,6 +225,10 @@ func (j *exportJob) fio(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(j.stderr, "kvtrace: export: %d rows -> %s%s\n", st.Rows, fioSummary(&st, opt), jobPath)
+	// Several of kvreplay's defaults are not the job's: the run to set
+	// beside fio's is named (and in the job file, with what no option
+	// of kvreplay gives).
+	fmt.Fprintf(j.stderr, "kvtrace: export: kvreplay does the job's I/O as: %s\n", opt.KvreplayLine())
 	return nil
 }
 

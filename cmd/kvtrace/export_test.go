@@ -314,7 +314,7 @@ func TestExportFioRuns(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if !regexp.MustCompile(`(?m)^kvtrace: export: 594 rows -> Tier-2: 76 reads [0-9.]+ GB, 53 writes [0-9.]+ GB in \d+ I/Os, .* on disk; 0 cold reads -> .*\.fio\n$`).MatchString(stderr) {
+			if !regexp.MustCompile(`(?m)^kvtrace: export: 594 rows -> Tier-2: 76 reads [0-9.]+ GB, 53 writes [0-9.]+ GB in \d+ I/Os, .* on disk; 0 cold reads -> .*\.fio\nkvtrace: export: kvreplay does the job's I/O as: kvreplay --layout ` + layout + ` .*\n$`).MatchString(stderr) {
 				t.Errorf("summary %q", stderr)
 			}
 			jsonPath := filepath.Join(dir, layout+".json")

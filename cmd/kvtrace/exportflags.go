@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace/export"
 	"github.com/spf13/pflag"
@@ -44,6 +46,8 @@ type exportConfig struct {
 	checkDir bool // refuse a job whose data files --dir lacks the space for
 	// allowSystem lets the outputs lie under a system directory.
 	allowSystem bool
+	// notes say what export took from --dir's file system (fioDrive).
+	notes []string
 }
 
 // parseExportFlags parses kvtrace export's command line; its errors are
@@ -59,7 +63,7 @@ func parseExportFlags(args []string, stderr io.Writer) (*exportFlags, error) {
 	f.blockSize = cli.ByteSize(fioDef.BlockSize)
 	fs.Var(&f.blockSize, "block-size", "fio: largest I/O an object operation is split into")
 	f.align = cli.ByteSize(fioDef.Align)
-	fs.Var(&f.align, "align", "fio: alignment of object sizes and offsets, as kvreplay finds it on the drive under test (its logical block size where above 4KiB)")
+	fs.Var(&f.align, "align", "fio: alignment of object sizes and offsets, as kvreplay finds it on the drive under test (its logical block size where above 4KiB; default: --dir's, as kvreplay takes it, or 4KiB)")
 	fs.StringVar(&f.tiers, "tiers", "Tier-2", "tiers to export, comma-separated: Tier-0, Tier-1, Tier-2, Tier-3 (or gpu, cpu, nvme, object)")
 	fs.StringVar(&f.layout, "layout", fioDef.Layout, "fio: extent or dir")
 	fs.StringVar(&f.scale, "size-scale", "1", "multiply every object's size by this number or fraction (such as 1/4096), as kvreplay does")
@@ -67,7 +71,7 @@ func parseExportFlags(args []string, stderr io.Writer) (*exportFlags, error) {
 	fs.StringVar(&f.speed, "speed", fioDef.Speed, "fio: asap (replay_no_stall) or timed (the trace's timestamps)")
 	fs.IntVar(&f.iodepth, "iodepth", fioDef.IODepth, "fio: I/Os in flight per job")
 	fs.StringVar(&f.engine, "engine", fioDef.Engine, "fio: ioengine")
-	fs.BoolVar(&f.buffered, "buffered", false, "fio: direct=0, for file systems without O_DIRECT (tmpfs)")
+	fs.BoolVar(&f.buffered, "buffered", false, "fio: direct=0, for file systems without O_DIRECT (taken where --dir's has none, as kvreplay takes it: tmpfs)")
 	fs.BoolVar(&f.noPrescan, "no-prescan", false, "fio: do not read a trace file twice to place its cold objects first, as kvreplay --no-prescan")
 	fs.StringVar(&f.prefix, "prefix", sai3Def.Prefix, "sai3: the URI prefix of the objects (the endpoint column)")
 	fs.BoolVar(&f.allowSystem, cli.AllowSystemPathFlag, false, "let --output lie under a system directory (/etc, /usr, ...), which export refuses by default")
@@ -89,7 +93,7 @@ func (f *exportFlags) config() (*exportConfig, error) {
 	cfg := &exportConfig{to: f.to, out: f.out, scale: scale, prescan: !f.noPrescan, checkDir: !f.noSpaceCheck, allowSystem: f.allowSystem}
 	switch f.to {
 	case "fio":
-		cfg.fio = f.fioOptions(&p, tiers, scale)
+		cfg.fio, cfg.notes = f.fioOptions(&p, tiers, scale)
 	case "sai3":
 		cfg.sai3 = f.sai3Options(&p, tiers, scale)
 	case "":
@@ -159,21 +163,76 @@ func (f *exportFlags) checkShared(p *problems) ([]schema.Tier, float64) {
 }
 
 // fioOptions checks the options of --to fio and returns them, --dir made
-// absolute.
-func (f *exportFlags) fioOptions(p *problems, tiers []schema.Tier, scale float64) export.FioOptions {
+// absolute and its drive's alignment and direct I/O taken as kvreplay
+// takes them (fioDrive), with notes of what that changed.
+func (f *exportFlags) fioOptions(p *problems, tiers []schema.Tier, scale float64) (export.FioOptions, []string) {
 	f.only(p, "sai3", "prefix")
 	opt := export.FioOptions{BlockSize: int64(f.blockSize), Align: int64(f.align), Tiers: tiers, Layout: f.layout, SizeScale: scale,
-		Speed: f.speed, IODepth: f.iodepth, Engine: f.engine, Buffered: f.buffered}
+		Speed: f.speed, IODepth: f.iodepth, Engine: f.engine, Buffered: f.buffered, NoPrescan: f.noPrescan}
+	var notes []string
 	if f.dir != "" {
 		opt.Dir = f.dir
 		if err := cli.CheckPath("--dir", f.dir); err != nil {
 			p.add(err)
 		} else if opt.Dir, err = filepath.Abs(f.dir); err != nil {
 			p.addf("--dir %s: %w", f.dir, err)
+		} else if !f.noSpaceCheck {
+			notes = f.fioDrive(p, &opt)
 		}
 	}
 	p.add(unjoin(opt.Validate())...)
-	return opt
+	return opt, notes
+}
+
+// probeDirectIO is host.ProbeDirectIO; tests replace it.
+var probeDirectIO = host.ProbeDirectIO
+
+// fioDrive takes, for a job whose --dir is on this machine (its deepest
+// existing directory, as the space check takes it), what kvreplay's NVMe
+// tier takes from the drive there, so that the job's I/O is the one
+// kvreplay does there by default: the alignment of objects, unless
+// --align is given (the file system's direct-I/O alignment where above
+// 4KiB), and buffered I/O, unless --buffered is given, where kvreplay
+// falls back to it (a memory file system such as tmpfs, whose files are
+// the page cache, or one that refuses O_DIRECT, where fio's direct=1
+// fails). It returns what it changed, or a warning about a --align below
+// what the drive needs, for stderr. A job for another machine
+// (--no-space-check) takes nothing from this one.
+func (f *exportFlags) fioDrive(p *problems, opt *export.FioOptions) []string {
+	where := cli.DeepestExisting(opt.Dir)
+	d := probeDirectIO(where)
+	if !d.Known {
+		return nil
+	}
+	fsName := d.FileSystem
+	if fsName == "" {
+		fsName = "file system of unknown type"
+	}
+	var notes []string
+	switch given := f.fs.Changed("align"); {
+	case !given && d.Align > opt.Align && opt.BlockSize > 0 && d.Align > opt.BlockSize:
+		// Said once, as the drive's: --align was not given.
+		p.addf("--dir %s: the direct-I/O alignment of %s (%s) is %s, above --block-size %s: give a --block-size of %s or more",
+			opt.Dir, where, fsName, cli.ByteSize(d.Align), cli.ByteSize(opt.BlockSize), cli.ByteSize(d.Align))
+	case !given && d.Align > opt.Align:
+		opt.Align = d.Align
+		notes = append(notes, fmt.Sprintf("--align %s: the direct-I/O alignment of %s (%s), which kvreplay sizes and places objects with there", cli.ByteSize(d.Align), where, fsName))
+	case given && d.Align > opt.Align && !f.buffered:
+		notes = append(notes, fmt.Sprintf("warning: --align %s is below the direct-I/O alignment of %s (%s), %s: fio's direct I/O there fails, and kvreplay there aligns to %s",
+			cli.ByteSize(opt.Align), where, fsName, cli.ByteSize(d.Align), cli.ByteSize(d.Align)))
+	}
+	if opt.Buffered {
+		return notes
+	}
+	switch {
+	case backend.MemoryFS(d.FileSystem):
+		opt.Buffered = true
+		notes = append(notes, fmt.Sprintf("--buffered: %s is on %s, a memory file system, where kvreplay does buffered I/O (its files are the page cache, with no device behind O_DIRECT)", where, fsName))
+	case d.Refused:
+		opt.Buffered = true
+		notes = append(notes, fmt.Sprintf("--buffered: %s (%s) refuses O_DIRECT, where fio's direct=1 fails and kvreplay does buffered I/O", where, fsName))
+	}
+	return notes
 }
 
 // sai3Options checks the options of --to sai3 and returns them.

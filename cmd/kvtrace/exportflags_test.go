@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace/export"
 )
@@ -18,6 +19,8 @@ import (
 // names, fractions), and the fio switches as what they turn on.
 func TestExportConfig(t *testing.T) {
 	dir := t.TempDir()
+	// A drive of 4KiB with O_DIRECT, whatever this machine's is.
+	fakeDrive(t, host.DirectIO{Known: true, FileSystem: "ext4", Align: 4096})
 	def := export.DefaultFioOptions()
 	fio := export.FioOptions{BlockSize: def.BlockSize, Align: def.Align, Tiers: []schema.Tier{schema.TierNVMe}, Layout: def.Layout, SizeScale: 1,
 		Dir: dir, Speed: def.Speed, IODepth: def.IODepth, Engine: def.Engine}
@@ -33,7 +36,7 @@ func TestExportConfig(t *testing.T) {
 			"--no-prescan", "--no-space-check", "-o", "out", "-"},
 			exportConfig{to: "fio", trace: "-", out: "out", scale: 1.0 / 64, fio: export.FioOptions{
 				BlockSize: 64 << 10, Align: 8 << 10, Tiers: []schema.Tier{schema.TierGPU, schema.TierNVMe}, Layout: "dir", SizeScale: 1.0 / 64,
-				Dir: filepath.Join(dir, "b"), Speed: "timed", IODepth: 8, Engine: "psync", Buffered: true}}},
+				Dir: filepath.Join(dir, "b"), Speed: "timed", IODepth: 8, Engine: "psync", Buffered: true, NoPrescan: true}}},
 		{[]string{"--to", "sai3", "-o", "out", "t.csv.zst"},
 			exportConfig{to: "sai3", trace: "t.csv.zst", out: "out", scale: 1, sai3: sai3, prescan: true, checkDir: true}},
 		{[]string{"--to", "sai3", "--prefix", "s3://b/kv/", "--tiers", "nvme,cpu", "--size-scale", "0.5", "-o", "out", "t.csv"},

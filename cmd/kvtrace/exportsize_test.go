@@ -201,7 +201,8 @@ func TestExportReadOnceGuardsSpace(t *testing.T) {
 		t.Fatalf("exit %d, want 2: %s", code, stderr)
 	}
 	m := regexp.MustCompile(`kvtrace: export: writes (.+) of iologs and job file in `).FindStringSubmatch(stderr)
-	if m == nil || !strings.Contains(stderr, "kvtrace: export: the iologs need "+m[1]+" in "+out+" and its file system has 64.00 KiB free: use --size-scale 1/") {
+	if m == nil || !strings.Contains(stderr, "kvtrace: export: the iologs need "+m[1]+" in "+out+" and its file system has 64.00 KiB free (") ||
+		!strings.Contains(stderr, "): use --size-scale 1/") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) > 0 {

@@ -87,19 +87,24 @@ type exportSpace struct {
 	layout   string
 	scale    float64 // --size-scale
 	checkDir bool
-	// free and same are cli.FreeBytes and cli.SameFileSystem; tests
-	// replace them.
-	free func(string) int64
-	same func(a, b string) bool
+	// free, same and describe are cli.FreeBytes, cli.SameFileSystem and
+	// cli.DescribePath; tests replace them.
+	free     func(string) int64
+	same     func(a, b string) bool
+	describe func(string) string
 }
 
 // check says on stderr how much the export and its job write, and refuses
-// (exit 2) what does not fit, naming the figures and the --size-scale
-// that fits. A file system whose free space is unknown passes.
+// (exit 2) what does not fit, naming the figures, the file system (as
+// kvreplay names one) and the --size-scale that fits. A file system whose
+// free space is unknown passes; a full one (0 bytes free) does not.
 func (s exportSpace) check(stderr io.Writer, need exportNeed) error {
-	free, same := s.freeBytes, s.same
+	free, same, describe := s.freeBytes, s.same, s.describe
 	if same == nil {
 		same = cli.SameFileSystem
+	}
+	if describe == nil {
+		describe = cli.DescribePath
 	}
 	data, tiers := need.dataBytes()
 	logs := need.logBytes
@@ -112,11 +117,15 @@ func (s exportSpace) check(stderr io.Writer, need exportNeed) error {
 	// Data files fio's prep jobs overwrite in place are space already had.
 	data -= s.reused(need)
 	freeOut, freeDir := free(s.out), free(s.dir)
-	if freeOut > 0 && logs > freeOut {
-		return cli.Usagef("export: the iologs need %s in %s and its file system has %s free: use --size-scale %s (an iolog's lines scale with it) or a larger --block-size",
-			cli.FormatBytes(logs), s.out, cli.FormatBytes(freeOut), fitScale(s.scale, logs, freeOut))
+	if freeOut == 0 && logs > 0 {
+		return cli.Usagef("export: the iologs need %s in %s and its file system is full (%s): make room there, or give another --output",
+			cli.FormatBytes(logs), s.out, describe(s.out))
 	}
-	if !s.checkDir || freeDir <= 0 {
+	if freeOut > 0 && logs > freeOut {
+		return cli.Usagef("export: the iologs need %s in %s and its file system has %s free (%s): use --size-scale %s (an iolog's lines scale with it) or a larger --block-size",
+			cli.FormatBytes(logs), s.out, cli.FormatBytes(freeOut), describe(s.out), fitScale(s.scale, logs, freeOut))
+	}
+	if !s.checkDir || freeDir < 0 {
 		return nil
 	}
 	beside := ""
@@ -124,14 +133,23 @@ func (s exportSpace) check(stderr io.Writer, need exportNeed) error {
 		freeDir -= logs
 		beside = " beside the iologs"
 	}
+	if data > 0 && freeDir <= 0 {
+		state := "is full"
+		if beside != "" {
+			state = "has no room left" + beside
+		}
+		return cli.Usagef("export: the job's data files need %s in %s (%s) and its file system %s (%s): make room there, give another --dir, or --no-space-check for a job that runs on another machine",
+			cli.FormatBytes(data), s.dir, tiers, state, describe(s.dir))
+	}
 	if data > freeDir {
-		return cli.Usagef("export: the job's data files need %s in %s (%s) and its file system has %s free%s: use --size-scale %s, or --no-space-check for a job that runs on another machine",
-			cli.FormatBytes(data), s.dir, tiers, cli.FormatBytes(max(freeDir, 0)), beside, fitScale(s.scale, data, max(freeDir, 1)))
+		return cli.Usagef("export: the job's data files need %s in %s (%s) and its file system has %s free%s (%s): use --size-scale %s, or --no-space-check for a job that runs on another machine",
+			cli.FormatBytes(data), s.dir, tiers, cli.FormatBytes(freeDir), beside, describe(s.dir), fitScale(s.scale, data, freeDir))
 	}
 	return nil
 }
 
-// freeBytes is the free space of path's file system (0: unknown).
+// freeBytes is the free space of path's file system (-1: unknown, 0:
+// full).
 func (s exportSpace) freeBytes(path string) int64 {
 	if s.free != nil {
 		return s.free(path)

@@ -69,15 +69,24 @@ func TestExportSpace(t *testing.T) {
 		wantWrote string // the line on stderr
 	}{
 		{"data", need, 100 << 30, 5 << 30, false, true, 1,
-			"export: the job's data files need 124.00 TiB in " + dir + " (Tier-2 124.00 TiB) and its file system has 5.00 GiB free: use --size-scale 1/32768, or --no-space-check for a job that runs on another machine",
+			"export: the job's data files need 124.00 TiB in " + dir + " (Tier-2 124.00 TiB) and its file system has 5.00 GiB free (FS of " + dir + "): use --size-scale 1/32768, or --no-space-check for a job that runs on another machine",
 			"kvtrace: export: writes 40.00 GiB of iologs and job file in OUT; the job's data files take 124.00 TiB in " + dir + " (Tier-2 124.00 TiB), written by fio's prep jobs\n"},
 		{"iologs", need, 10 << 30, 1 << 50, false, true, 1,
-			"export: the iologs need 40.00 GiB in OUT and its file system has 10.00 GiB free: use --size-scale 1/8 (an iolog's lines scale with it) or a larger --block-size", ""},
+			"export: the iologs need 40.00 GiB in OUT and its file system has 10.00 GiB free (FS of OUT): use --size-scale 1/8 (an iolog's lines scale with it) or a larger --block-size", ""},
 		{"shared", small, 1<<30 + 512<<10, 1<<30 + 512<<10, true, true, 1.0 / 64,
-			"export: the job's data files need 1.00 GiB in " + dir + " (Tier-2 1.00 GiB) and its file system has 1023.50 MiB free beside the iologs: use --size-scale 1/128", ""},
+			"export: the job's data files need 1.00 GiB in " + dir + " (Tier-2 1.00 GiB) and its file system has 1023.50 MiB free beside the iologs (FS of " + dir + "): use --size-scale 1/128", ""},
 		{"fits", small, 10 << 30, 10 << 30, true, true, 1, "", ""},
 		{"another machine", need, 100 << 30, 5 << 30, false, false, 1, "", ""},
-		{"unknown free space", need, 0, 0, false, true, 1, "", ""},
+		{"unknown free space", need, -1, -1, false, true, 1, "", ""},
+		// A full file system (0 bytes free) was taken for one whose free
+		// space is unknown, and passed.
+		{"full OUTDIR", need, 0, 1 << 50, false, true, 1,
+			"export: the iologs need 40.00 GiB in OUT and its file system is full (FS of OUT): make room there, or give another --output", ""},
+		{"full --dir", need, 100 << 30, 0, false, true, 1,
+			"export: the job's data files need 124.00 TiB in " + dir + " (Tier-2 124.00 TiB) and its file system is full (FS of " + dir + "): make room there, give another --dir, or --no-space-check", ""},
+		{"full beside the iologs", small, 1 << 20, 1 << 20, true, true, 1,
+			"export: the job's data files need 1.00 GiB in " + dir + " (Tier-2 1.00 GiB) and its file system has no room left beside the iologs (FS of " + dir + ")", ""},
+		{"full --dir, another machine", need, 100 << 30, 0, false, false, 1, "", ""},
 		{"written already", exportNeed{logBytes: 40 << 30, written: true, st: small.st}, 1 << 30, 2 << 30, true, true, 1, "",
 			"kvtrace: export: wrote 40.00 GiB of iologs and job file in OUT; the job's data files take 1.00 GiB in " + dir + " (Tier-2 1.00 GiB), written by fio's prep jobs\n"},
 	} {
@@ -89,7 +98,8 @@ func TestExportSpace(t *testing.T) {
 					}
 					return tt.freeDir
 				},
-				same: func(a, b string) bool { return tt.same }}
+				same:     func(a, b string) bool { return tt.same },
+				describe: func(p string) string { return "FS of " + p }}
 			var stderr strings.Builder
 			err := s.check(&stderr, tt.need)
 			switch {

@@ -214,7 +214,7 @@ func commitOutputs(outs []simOutput) error {
 			continue
 		}
 		if err == error(pe) {
-			return fmt.Errorf("%s %s: %w", o.flag, pe.Path, pe.Err)
+			return fmt.Errorf("%s %s: %w", o.flag, pe.Path, cli.UnwrapPath(pe))
 		}
 		return fmt.Errorf("%s: %w", o.flag, err) // it says more: the outputs already in place
 	}

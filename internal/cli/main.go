@@ -209,6 +209,9 @@ func mainGrace(tool string, args []string, stdout, stderr io.Writer,
 		}
 		return ExitOK
 	}
+	// An output's file system that filled is named, whatever the tool
+	// was writing (a trace, its sidecar, a document, an export's files).
+	err = NameFullFileSystem(err)
 	if err != nil && !errors.Is(err, pflag.ErrHelp) {
 		msg := err.Error()
 		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) &&

@@ -184,11 +184,13 @@ func renameNoReplace(old, new string) error {
 }
 
 // UnwrapPath returns the error inside a *fs.PathError, whose path the
-// caller's message already names; other errors as they are.
+// caller's message already names; other errors as they are. A full file
+// system's error keeps what the path told: which file system filled
+// (NameFullFileSystem).
 func UnwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return pe.Err
+		return fullAt(pe.Path, pe.Err)
 	}
 	return err
 }

@@ -6,11 +6,11 @@ import "syscall"
 
 // FreeBytes is the space available to an unprivileged writer on the file
 // system that holds path, or will hold it once made (its deepest existing
-// ancestor, DeepestExisting); 0 when unknown.
+// ancestor, DeepestExisting); -1 when unknown (0 is a full file system).
 func FreeBytes(path string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(DeepestExisting(path), &st); err != nil {
-		return 0
+		return -1
 	}
 	return int64(st.Bavail) * int64(st.Bsize)
 }

@@ -119,8 +119,10 @@ func (o *Options) space() replay.Machine {
 			if m.DiskFree = FreeBytes(filepath.Dir(o.Device)); m.DiskFree >= 0 {
 				m.DiskFree += fi.Size() // its blocks are reused
 			}
+			m.DiskSpace = cli.DescribePath(o.Device)
 		default:
 			m.DiskFree = FreeBytes(filepath.Dir(o.Device))
+			m.DiskSpace = cli.DescribePath(o.Device)
 		}
 		return m
 	}
@@ -129,6 +131,7 @@ func (o *Options) space() replay.Machine {
 		m.Disk = os.TempDir()
 	}
 	m.DiskFree = FreeBytes(m.Disk)
+	m.DiskSpace = cli.DescribePath(m.Disk)
 	return m
 }
 
@@ -666,7 +669,7 @@ func writeNeeds(w io.Writer, a *replay.Advice, o *Options) {
 	if m.DiskIsDevice {
 		fmt.Fprintf(w, "  disk     %s: a device of %s\n", m.Disk, cli.FormatBytes(m.DiskFree))
 	} else {
-		fmt.Fprintf(w, "  disk     %s: %s free\n", m.Disk, diskFree(m))
+		fmt.Fprintf(w, "  disk     %s: %s free%s\n", m.Disk, diskFree(m), m.SpaceText())
 	}
 	disk := "disk " + replay.FormatRate(a.AssumedDiskRate)
 	if m.DiskGateway != "" {

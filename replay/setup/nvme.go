@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
@@ -196,8 +195,8 @@ func (b *builder) checkFree(where string) error {
 	}
 	peak := plan.Peak["nvme"] + plan.MaxObjectOf["nvme"]
 	if free := FreeBytes(where); free >= 0 && peak > free+have {
-		return cli.Input(b.notFit(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free: use --capacity (kvreplay then evicts LRU objects) or --size-scale",
-			cli.FormatBytes(peak), where, cli.FormatBytes(free))))
+		return cli.Input(b.notFit(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free (%s): use --capacity (kvreplay then evicts LRU objects) or --size-scale",
+			cli.FormatBytes(peak), where, cli.FormatBytes(free), cli.DescribePath(where))))
 	}
 	return nil
 }
@@ -232,10 +231,4 @@ func (b *builder) boundUnplanned(where string) {
 // FreeBytes is the space available to an unprivileged writer on the file
 // system that holds path, or will hold it once made (its deepest existing
 // ancestor); -1 when unknown (0 is a full file system).
-func FreeBytes(path string) int64 {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(cli.DeepestExisting(path), &st); err != nil {
-		return -1
-	}
-	return int64(st.Bavail) * st.Bsize
-}
+func FreeBytes(path string) int64 { return cli.FreeBytes(path) }

@@ -25,8 +25,19 @@
 // default. kvreplay takes its alignment from the drive (4096, or the
 // larger direct-I/O alignment of the file system or logical block size of
 // the device): Align must be that, for the drive under test, for the job
-// to size and place objects as kvreplay does there. kvreplay's
+// to size and place objects as kvreplay does there (kvtrace export takes
+// it from Dir's file system when that is on its machine). kvreplay's
 // --block-size splits I/O and places nothing.
+//
+// Several of kvreplay's defaults are not the job's (its layout is dir,
+// its pace the trace's, and it replays every tier, Tier-1 in RAM), so a
+// job is only an anchor for the kvreplay run of the same options:
+// FioOptions.Kvreplay gives them, and the job file's header names that
+// command line, with what of the job no kvreplay option gives. Neither
+// syncs: kvreplay fdatasyncs only with --fsync. Neither trims: kvreplay's
+// extent layout frees a deleted object's extent in memory, as the job's
+// allocator does; its dir layout unlinks the object's file, which an
+// iolog cannot (a note says so).
 //
 // Rows act on objects by the rules of kvreplay's engine (replay/model.go,
 // apply), so that fio does the I/O kvreplay does. A key lives on one tier

@@ -137,6 +137,12 @@ type FioOptions struct {
 	// Source names the trace in the job file's header comment ("-" is
 	// stdin).
 	Source string
+	// NoPrescan says that Cold was left empty for a trace file on purpose
+	// (kvtrace export --no-prescan): its cold objects are placed at their
+	// first reads, as kvreplay --no-prescan places them, which the job
+	// file's kvreplay line (Kvreplay) then gives. A trace on stdin is
+	// read once by kvreplay too, and needs no option.
+	NoPrescan bool
 	// Cold are objects to place, in order, before the first row, as
 	// kvreplay writes the cold objects its prescan of a trace file finds
 	// before its clock starts (ColdObjects gives them). Without them a
@@ -1015,7 +1021,16 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 		w.WriteString("; the iologs (stonewall).\n")
 	}
 	w.WriteString("; Each replay job's io_size is the bytes its iolog moves, so that fio counts\n")
-	w.WriteString("; every I/O of it; its read and write io_bytes are the figures below.\n;\n")
+	w.WriteString("; every I/O of it; its read and write io_bytes are the figures below.\n")
+	// The anchor is like for like only against the kvreplay run of the
+	// same options, several of whose defaults are not the job's.
+	w.WriteString("; kvreplay does the same I/O as\n")
+	fmt.Fprintf(w, ";   %s\n", o.KvreplayLine())
+	_, notes := o.Kvreplay()
+	for _, n := range notes {
+		fmt.Fprintf(w, ";   - %s\n", n)
+	}
+	w.WriteString(";\n")
 	var jobs []*fioTier
 	for _, t := range o.Tiers {
 		ft := x.tiers[t]
