@@ -135,6 +135,13 @@ func (rr *rowReader) run(ctx context.Context) {
 		return true
 	}
 	fail := func(err error) {
+		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			// A read that the run's stop ended (a pipe's: cli.OpenStdin,
+			// cli.OpenRead) is no failure of the trace's: the loop stops
+			// for ctx, with its cause (the signal), where this error
+			// could reach it first and be the run's reason.
+			return
+		}
 		b.err = err
 		send()
 	}
@@ -290,7 +297,7 @@ func uncheckedEnds(srcs []Source, infos []schema.TraceInfo) []string {
 		if i >= len(infos) || s.Rescan || s.Meta != nil || infos[i].ReadInPart || infos[i].Compressed {
 			continue
 		}
-		out = append(out, fmt.Sprintf("UNCHECKED TRACE END: %s came as plain CSV on a pipe, without a sidecar: a writer killed between two rows leaves a shorter trace that reads as whole "+
+		out = append(out, fmt.Sprintf("UNCHECKED TRACE END: %s came as plain CSV read once (standard input or a pipe), without a sidecar: a writer killed between two rows leaves a shorter trace that reads as whole "+
 			"(%d rows read); a zstd stream (kvtrace --zstd) or a trace file with its sidecar is checked to its end", s.Name, infos[i].Rows))
 	}
 	return out

@@ -195,7 +195,7 @@ func TestUncheckedTraceEnd(t *testing.T) {
 			if err != nil || !res.Complete || res.Replay.RowsDone != int64(len(recs)) {
 				t.Fatalf("error %v, complete %v, %d rows done", err, res != nil && res.Complete, res.Replay.RowsDone)
 			}
-			got := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "UNCHECKED TRACE END: - came as plain CSV") })
+			got := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "UNCHECKED TRACE END: - came as plain CSV read once") })
 			if got != tt.warn {
 				t.Errorf("unchecked-end warning %v, want %v: %q", got, tt.warn, res.Warnings)
 			}

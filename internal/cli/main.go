@@ -125,35 +125,48 @@ type forcedStop struct {
 	grace  time.Duration
 	left   *outfile.Leftovers
 	noted  bool // the note for a signal within grace was printed
+	// list lists the leftovers (nil: left.List), for tests.
+	list func() []outfile.Leftover
+}
+
+// leftovers lists the run's leftovers (list, or left.List).
+func (f *forcedStop) leftovers() []outfile.Leftover {
+	if f.list != nil {
+		return f.list()
+	}
+	return f.left.List()
 }
 
 func (f *forcedStop) again(sig os.Signal, since time.Duration) {
-	var b strings.Builder
-	switch {
-	case since < f.grace && f.noted:
+	if since < f.grace && f.noted {
 		return
-	case since < f.grace:
-		f.noted = true
-		fmt.Fprintf(&b, "%s signal received again: still stopping (writing its partial result, removing its files); another one %s or more after the first stops it at once, leaving them",
-			sig, formatGrace(f.grace))
-	default:
-		left := f.left.List()
-		fmt.Fprintf(&b, "%s signal received again, %s after the first: stopped at once, before its clean-up finished", sig, formatGrace(since))
-		if len(left) == 0 {
-			b.WriteString("; it leaves no file of its own")
-		} else {
-			b.WriteString("; it leaves (remove what nothing needs):")
-			for _, l := range left {
-				fmt.Fprintf(&b, "\n  %s: %s", l.Path, l.What)
-			}
-		}
 	}
-	// A stderr that blocks (a pipe nobody reads) must not keep a
-	// process that was told to stop at once.
+	within := since < f.grace
+	f.noted = f.noted || within
+	// A stderr that blocks (a pipe nobody reads), or a listing of the
+	// leftovers that hangs (their file system hung, as the clean-up
+	// may be), must not keep a process that was told to stop at once:
+	// the handler waits for neither more than a second.
 	printed := make(chan struct{})
 	go func() {
+		defer close(printed)
+		var b strings.Builder
+		if within {
+			fmt.Fprintf(&b, "%s signal received again: still stopping (writing its partial result, removing its files); another one %s or more after the first stops it at once, leaving them",
+				sig, formatGrace(f.grace))
+		} else {
+			left := f.leftovers()
+			fmt.Fprintf(&b, "%s signal received again, %s after the first: stopped at once, before its clean-up finished", sig, formatGrace(since))
+			if len(left) == 0 {
+				b.WriteString("; it leaves no file of its own")
+			} else {
+				b.WriteString("; it leaves (remove what nothing needs):")
+				for _, l := range left {
+					fmt.Fprintf(&b, "\n  %s: %s", l.Path, l.What)
+				}
+			}
+		}
 		printError(f.stderr, f.tool, b.String())
-		close(printed)
 	}()
 	select {
 	case <-printed:

@@ -343,13 +343,18 @@ func (c *client) putFrom(ctx context.Context, name string, body io.ReadSeeker, s
 	return etagOf(out.ETag), nil
 }
 
-// etagOf is an ETag as a server sent it, without its quotes (and the
-// weak mark W/, which S3 never sends but a gateway might): the opaque
+// etagOf is an ETag as a server sent it, without its quotes: the opaque
 // tag that identifies one version of an object's bytes, "" when none
-// came. A multipart object's ("<md5 of the parts' md5s>-<parts>") is
-// no MD5 of its bytes, and is compared as the tag it is, never computed.
+// came, or when it is weak (W/, which S3 never sends but a gateway might:
+// a weak tag never matches an If-Match, RFC 9110 13.1.1, so it could only
+// fail every read). A multipart object's ("<md5 of the parts'
+// md5s>-<parts>") is no MD5 of its bytes, and is compared as the tag it
+// is, never computed.
 func etagOf(s *string) string {
-	t := strings.TrimPrefix(strings.TrimSpace(aws.ToString(s)), "W/")
+	t := strings.TrimSpace(aws.ToString(s))
+	if strings.HasPrefix(t, "W/") {
+		return ""
+	}
 	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
 		t = t[1 : len(t)-1]
 	}
