@@ -633,9 +633,11 @@ type ClosedLoopStats struct {
 	// WindowS is --duration in seconds: no request was released after
 	// it (0: unbounded, the trace ran out).
 	WindowS float64 `json:"window_s,omitempty"`
-	// RequestsReleased and RequestsCompleted count the users' requests
-	// (released are completed, cut by the window: Replay.RequestsCut, or,
-	// in a run that stopped, failed or abandoned);
+	// RequestsReleased and RequestsCompleted count the requests the loop
+	// released: the users', and those of no user, which it releases at
+	// their trace times as an open loop does (released are completed, cut
+	// by the window: Replay.RequestsCut, or, in a run that stopped, failed
+	// or abandoned);
 	// RequestsLeft those of the replayed users that were never released
 	// (the window closed, or the run stopped, first), -1 when unknown (a
 	// trace on a pipe stopped by the window or by the run's stop).
