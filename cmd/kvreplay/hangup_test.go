@@ -49,17 +49,7 @@ func TestSIGHUPWritesPartialResult(t *testing.T) {
 			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			// The replay has begun once the first object's file is there.
-			for {
-				if objs, _ := filepath.Glob(filepath.Join(nv, "kvreplay-*", "2_a")); len(objs) > 0 {
-					break
-				}
-				select {
-				case err := <-exited:
-					t.Fatalf("kvreplay ended (%v) before its first write: %s", err, stderr.String())
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
+			waitFirstWrite(t, filepath.Join(nv, "kvreplay-*", "2_a"), exited, &stderr)
 			signals := []syscall.Signal{syscall.SIGHUP}
 			if tc.ignored {
 				signals = append(signals, syscall.SIGINT)

@@ -47,11 +47,13 @@ func TestSIGINTWritesPartialResult(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	waitFirstWrite(t, filepath.Join(nv, "kvreplay-*", "2_*"), exited, &stderr)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err := <-exited
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("exit: %v, want status 1; stderr:\n%s", err, stderr.String())
@@ -68,6 +70,23 @@ func TestSIGINTWritesPartialResult(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "interrupt") {
 		t.Errorf("stderr does not say why it stopped: %q", stderr.String())
+	}
+}
+
+// waitFirstWrite waits until a file matching glob (an object's, in a
+// kvreplay's run directory) is there: the replay has begun writing. A
+// kvreplay that ends first (exited) fails t with its stderr.
+func waitFirstWrite(t *testing.T, glob string, exited <-chan error, stderr *strings.Builder) {
+	t.Helper()
+	for {
+		if objs, _ := filepath.Glob(glob); len(objs) > 0 {
+			return
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("kvreplay ended (%v) before its first write: %s", err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 

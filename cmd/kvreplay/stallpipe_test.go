@@ -53,16 +53,7 @@ func TestSIGTERMStalledPipe(t *testing.T) {
 	if _, err := producer.Write(rows); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if objs, _ := filepath.Glob(filepath.Join(nv, "kvreplay-*", "2_k0")); len(objs) > 0 {
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("kvreplay ended (%v) before its first write: %s", err, stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	waitFirstWrite(t, filepath.Join(nv, "kvreplay-*", "2_k0"), exited, &stderr)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
