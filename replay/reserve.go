@@ -21,6 +21,20 @@ import (
 // holding its reservation, and tried again after the next release on that
 // backend; it fails only when nothing that could release is in flight.
 
+// A bounded backend of a run whose traces were not read before it (a
+// pipe, --no-prescan) is sized without the trace's peak: the RAM arena at
+// half the memory available. Held to that alone, writes never waited for
+// the frees before them, and the replay ran ahead of the trace's order,
+// keeping several times the trace's live bytes (0.9-1.04 GiB of arena in
+// use at 1/16 where the same trace from a file, its arena at the trace's
+// 204 MiB peak, ran in 401 MiB of RSS). Such a backend (followPeak) grants
+// reservations up to the model's running peak too: the most the trace, in
+// dispatch order, has held there so far, its own row included. The
+// argument above holds with the running peak as the limit: once the tasks
+// before the earliest waiting one complete, the backend holds the model's
+// bytes before it, and its need brings them to at most the peak. A pipe
+// replays as the same trace from a file does, whose arena is its peak.
+
 // tierBackend is one backend of the run with its space.
 type tierBackend struct {
 	idx   int8
@@ -29,7 +43,11 @@ type tierBackend struct {
 	caps  backend.Caps
 	align int64
 	limit int64 // bytes that may be reserved; unbounded for none
-	used  int64 // bytes reserved now
+	// followPeak holds reservations to the model's running peak too
+	// (limitNow): a bounded backend of a run whose traces were not read
+	// before it.
+	followPeak bool
+	used       int64 // bytes reserved now
 	// waiting are the tasks whose reservation waits, in dispatch order.
 	waiting []*task
 	// parked are started tasks whose create the backend refused for
@@ -37,6 +55,15 @@ type tierBackend struct {
 	parked []*task
 	// releasing counts the running tasks that will release space here.
 	releasing int
+}
+
+// limitNow is what b may hold now: its limit, and for a followPeak
+// backend at most the model's peak there so far.
+func (s *sched) limitNow(b *tierBackend) int64 {
+	if b.followPeak {
+		return min(b.limit, s.model.peak[b.idx])
+	}
+	return b.limit
 }
 
 // reserve takes t's space on its backend, or queues t for it.
@@ -47,7 +74,7 @@ func (s *sched) reserve(t *task) {
 		return
 	}
 	b := s.backends[t.needB]
-	if len(b.waiting) == 0 && b.used+t.need <= b.limit {
+	if len(b.waiting) == 0 && b.used+t.need <= s.limitNow(b) {
 		b.used += t.need
 		t.reserved = true
 		s.becomeReady(t)
@@ -68,7 +95,8 @@ func (s *sched) release(t *task) {
 		b.releasing--
 	}
 	n := 0
-	for n < len(b.waiting) && b.used+b.waiting[n].need <= b.limit {
+	limit := s.limitNow(b)
+	for n < len(b.waiting) && b.used+b.waiting[n].need <= limit {
 		w := b.waiting[n]
 		b.used += w.need
 		w.reserved = true

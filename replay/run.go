@@ -422,6 +422,8 @@ func (s *sched) setBackends(backends map[string]backend.Backend) error {
 			tb.align = max(planAlign, int64(tb.caps.Align))
 			if tb.caps.Capacity > 0 {
 				tb.limit = tb.caps.Capacity
+				// Sized without the trace's peak (reserve.go).
+				tb.followPeak = s.plan == nil || !s.plan.Scanned
 			}
 		}
 		if s.cfg.Capacity > 0 && s.cfg.TierMap[schema.TierNVMe] == name {

@@ -49,7 +49,7 @@ func newRAM(b *builder) (backend.Backend, error) {
 	}
 	if !populate && b.opts.RAMBudget == 0 {
 		b.note(fmt.Sprintf("the RAM tier's arena of a trace not read before the replay (a pipe, or --no-prescan) reserves %s, half the memory available, and grows into it: "+
-			"its pages are committed as objects first use them (first writes to a page fault), and past it kvreplay evicts LRU objects (--ram-budget sets its size)", cli.FormatBytes(size)))
+			"its pages are committed as objects first use them (first writes to a page fault), it holds at most what the trace has held so far (as a trace file's arena holds its peak), and past it kvreplay evicts LRU objects (--ram-budget sets its size)", cli.FormatBytes(size)))
 	}
 	b.where(schema.PathInfo{Backend: "ram", Path: "anonymous mmap " + cli.FormatBytes(size)})
 	return r, nil
