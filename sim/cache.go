@@ -184,8 +184,10 @@ type cache struct {
 	lastDemotionReq [schema.NumTiers]uint64
 	emit            func(op schema.Op, o *object, tier schema.Tier, phase schema.Phase) error
 	// deleted holds the objects the Delete rows took, by key, until the
-	// key is written again (tierState.dropped).
-	deleted map[string]deletedObject
+	// key is written again (tierState.dropped), with noDeletesPeak
+	// (Config.NoDeletesPeak) alone.
+	noDeletesPeak bool
+	deleted       map[string]deletedObject
 }
 
 // deletedObject is where an object was deleted from, and its size.
@@ -196,11 +198,12 @@ type deletedObject struct {
 
 func newCache(cfg *Config, bpt int64, emit func(schema.Op, *object, schema.Tier, schema.Phase) error) *cache {
 	c := &cache{
-		objects: make(map[string]*object),
-		ev:      cfg.Eviction,
-		bpt:     bpt,
-		tp:      int64(max(1, cfg.TensorParallel)),
-		emit:    emit,
+		objects:       make(map[string]*object),
+		ev:            cfg.Eviction,
+		bpt:           bpt,
+		tp:            int64(max(1, cfg.TensorParallel)),
+		emit:          emit,
+		noDeletesPeak: cfg.NoDeletesPeak,
 	}
 	c.tiers[schema.TierGPU].limit = cfg.GPUMemGB * float64(max(1, cfg.NumGPUs)) * GiB
 	c.tiers[schema.TierCPU].limit = cfg.CPUMemGB * GiB
@@ -532,11 +535,13 @@ func (c *cache) remove(o *object) error {
 	if o.indexed {
 		delete(c.objects, o.key)
 	}
-	if c.deleted == nil {
-		c.deleted = map[string]deletedObject{}
+	if c.noDeletesPeak {
+		if c.deleted == nil {
+			c.deleted = map[string]deletedObject{}
+		}
+		c.deleted[o.key] = deletedObject{o.tier, o.size}
+		c.tiers[o.tier].dropped += o.size
 	}
-	c.deleted[o.key] = deletedObject{o.tier, o.size}
-	c.tiers[o.tier].dropped += o.size
 	o.gone = true
 	c.live--
 	c.stats.evictions++

@@ -100,6 +100,14 @@ type Config struct {
 	// keys, from EpochBase).
 	KeyStyle  string
 	EpochBase time.Time
+	// NoDeletesPeak makes the run find the tiers' peaks of its trace
+	// without the Delete rows (Result.Kvbench.PeakLiveBytesNoDeletes):
+	// the mlperf dialect's, where a deleted object stays live until its
+	// key is written again. It keeps each deleted object's tier and size
+	// until then, memory that grows with the run under a bounded tier, so
+	// only a trace in that dialect asks for it. Not part of the trace's
+	// configuration (its sidecar).
+	NoDeletesPeak bool `json:"-"`
 
 	// No effect on a trace (real-I/O options of the reference).
 	CacheDir            string

@@ -235,7 +235,8 @@ type Extra struct {
 	PeakLiveBytes     map[string]int64 `json:"peak_live_bytes"`
 	// PeakLiveBytesNoDeletes is PeakLiveBytes of the trace without its
 	// Delete rows (the mlperf dialect's), where a deleted object stays live
-	// until its key is written again: the sidecar's peaks of such a trace.
+	// until its key is written again: the sidecar's peaks of such a trace;
+	// nil unless Config.NoDeletesPeak asked for them.
 	PeakLiveBytesNoDeletes map[string]int64 `json:"-"`
 	TierBytesWritten       map[string]int64 `json:"tier_bytes_written"`
 	TierBytesRead          map[string]int64 `json:"tier_bytes_read"`
@@ -498,7 +499,9 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	x.EndS = e.now.Seconds()
 	x.TierCapacityBytes = map[string]int64{}
 	x.PeakLiveBytes = map[string]int64{}
-	x.PeakLiveBytesNoDeletes = map[string]int64{}
+	if e.cfg.NoDeletesPeak {
+		x.PeakLiveBytesNoDeletes = map[string]int64{}
+	}
 	x.TierBytesWritten = map[string]int64{}
 	x.TierBytesRead = map[string]int64{}
 	// The trace's tiers: Tier-3 only with --object-tier (it is not a tier
@@ -511,7 +514,9 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 		}
 		x.TierCapacityBytes[t.String()] = capacity
 		x.PeakLiveBytes[t.String()] = ts.peak
-		x.PeakLiveBytesNoDeletes[t.String()] = ts.dialectPeak
+		if x.PeakLiveBytesNoDeletes != nil {
+			x.PeakLiveBytesNoDeletes[t.String()] = ts.dialectPeak
+		}
 		x.TierBytesWritten[t.String()] = e.tierOps[t][schema.OpWrite]
 		x.TierBytesRead[t.String()] = e.tierOps[t][schema.OpRead]
 	}

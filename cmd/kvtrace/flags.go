@@ -358,6 +358,9 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	if err := errors.Join(problems...); err != nil {
 		return nil, cli.Input(err)
 	}
+	// The mlperf dialect drops the Delete rows: its sidecar's peaks are
+	// those of the trace without them.
+	cfg.NoDeletesPeak = o.Format == "mlperf"
 	o.Config = cfg
 	o.TraceGiven = fs.Changed("io-trace-log")
 	o.Warnings = cfg.Warnings()
