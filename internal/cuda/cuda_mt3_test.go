@@ -70,7 +70,7 @@ func TestErrorWords_mt3(t *testing.T) {
 // the bytes asked for; HostAlloc's slice has the length asked for, and
 // its memory is of the default kind (not write-combined).
 func TestDeviceMemory_mt3(t *testing.T) {
-	t.Setenv("FAKE_CUDA_MEM", "1048576")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "1048576")
 	path := cudatest.FakeRuntime(t)
 	r, err := Load(path)
 	if err != nil {

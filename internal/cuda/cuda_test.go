@@ -16,8 +16,8 @@ import (
 // devices, versions, device and pinned memory, copies both ways, and
 // CUDA's own error strings.
 func TestLoadFake(t *testing.T) {
-	t.Setenv("FAKE_CUDA_DEVICES", "2")
-	t.Setenv("FAKE_CUDA_MEM", "1048576")
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "2")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "1048576")
 	r, err := Load(cudatest.FakeRuntime(t))
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestLoadFake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKE_CUDA_NOT_READY", "2")
+	cudatest.Setenv(t, "FAKE_CUDA_NOT_READY", "2")
 	if err := r.Record(m, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestLoadFake(t *testing.T) {
 	if _, err := r.Elapsed(m, m); err == nil {
 		t.Errorf("Elapsed of a mark: no error; a mark keeps no time")
 	}
-	t.Setenv("FAKE_CUDA_QUERY_FAIL", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_QUERY_FAIL", "1")
 	if done, err := r.Done(m); done || !errors.As(err, &ce) || ce.Call != "cudaEventQuery" {
 		t.Errorf("Done with the query failing = %v, %v", done, err)
 	}

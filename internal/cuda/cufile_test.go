@@ -99,7 +99,7 @@ func TestCuFileFake(t *testing.T) {
 	if _, err := f.Read(hw, base, 4096, 0, 0); !errors.Is(err, syscall.EBADF) {
 		t.Errorf("Read of a write-only file = %v; want EBADF", err)
 	}
-	t.Setenv("FAKE_CUFILE_FAIL_IO", "1")
+	cudatest.Setenv(t, "FAKE_CUFILE_FAIL_IO", "1")
 	if _, err := f.Write(h, base, 4096, 0, 0); !errors.As(err, &ce) || ce.Status != 5011 || ce.Call != "cuFileWrite" {
 		t.Errorf("failing Write = %v; want status 5011", err)
 	}
@@ -117,7 +117,7 @@ func TestCuFileDriverFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKE_CUFILE_FAIL_OPEN", "1")
+	cudatest.Setenv(t, "FAKE_CUFILE_FAIL_OPEN", "1")
 	var ce *CuFileError
 	if err := f.Open(); !errors.As(err, &ce) || ce.Status != 5001 || ce.Call != "cuFileDriverOpen" {
 		t.Errorf("Open = %v; want status 5001", err)

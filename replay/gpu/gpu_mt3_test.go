@@ -20,7 +20,7 @@ import (
 // host allocations, 2 streams, 3 events, handed out and not yet back.
 func liveRuntime(t *testing.T, mem string) (*cuda.Runtime, func(what int) int) {
 	t.Helper()
-	t.Setenv("FAKE_CUDA_MEM", mem)
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", mem)
 	rt, lib := fakeLib(t)
 	var live func(int32) int64
 	purego.RegisterLibFunc(&live, lib, "fake_cuda_live")
@@ -222,7 +222,7 @@ func TestReleaseFreesAllWhenSetDeviceFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Close()
-	t.Setenv("FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
 	if err := b.Close(); err == nil || !strings.Contains(err.Error(), "cudaSetDevice") {
 		t.Errorf("Close with cudaSetDevice failing: %v; want its error", err)
 	}

@@ -23,7 +23,7 @@ import (
 // fakeRuntime loads the fake CUDA runtime with mem bytes per device.
 func fakeRuntime(t *testing.T, mem string) *cuda.Runtime {
 	t.Helper()
-	t.Setenv("FAKE_CUDA_MEM", mem)
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", mem)
 	rt, err := cuda.Load(cudatest.FakeRuntime(t))
 	if err != nil {
 		t.Fatal(err)
@@ -200,13 +200,13 @@ func TestCopyFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKE_CUDA_FAIL_ASYNC", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_ASYNC", "1")
 	_, err = o.WriteAt(make([]byte, 4096), 0)
 	var ce *cuda.Error
 	if !errors.As(err, &ce) || ce.Call != "cudaMemcpyAsync" || ce.Text != "invalid argument" {
 		t.Fatalf("write with the copy refused: %v, want cudaMemcpyAsync's invalid argument", err)
 	}
-	os.Unsetenv("FAKE_CUDA_FAIL_ASYNC")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_ASYNC", "")
 	if _, err := o.WriteAt(make([]byte, 4096), 0); err != nil {
 		t.Fatalf("the next write: %v", err)
 	}
@@ -226,7 +226,7 @@ func TestCopyPolled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKE_CUDA_NOT_READY", "50")
+	cudatest.Setenv(t, "FAKE_CUDA_NOT_READY", "50")
 	want := bytes.Repeat([]byte{7}, 8192)
 	if _, err := o.WriteAt(want, 0); err != nil {
 		t.Fatal(err)
@@ -238,12 +238,12 @@ func TestCopyPolled(t *testing.T) {
 	if c := b.Copies(); c.H2D.Copies != 2 || c.D2H.Copies != 2 || c.H2D.BusyS <= 0 || c.D2H.BusyS <= 0 {
 		t.Errorf("copies %+v: want 2 timed each way", c)
 	}
-	t.Setenv("FAKE_CUDA_QUERY_FAIL", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_QUERY_FAIL", "1")
 	var ce *cuda.Error
 	if _, err := o.WriteAt(want, 0); !errors.As(err, &ce) || ce.Call != "cudaEventQuery" {
 		t.Fatalf("write with the query failing: %v, want cudaEventQuery's error", err)
 	}
-	os.Unsetenv("FAKE_CUDA_QUERY_FAIL")
+	cudatest.Setenv(t, "FAKE_CUDA_QUERY_FAIL", "")
 	if _, err := o.WriteAt(want, 0); err != nil {
 		t.Fatalf("the next write: %v", err)
 	}
@@ -290,7 +290,7 @@ func TestReleaseStopsPollers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
 	if err := b.Close(); err == nil {
 		t.Fatal("Close with cudaSetDevice failing: no error")
 	}
@@ -315,8 +315,8 @@ func TestReleaseStopsPollers(t *testing.T) {
 // device, not overlapping. A poller that waited on a copy's start event
 // woke its reader before the bytes came.
 func TestCopiesOnRunningStreams(t *testing.T) {
-	t.Setenv("FAKE_CUDA_ASYNC", "1")
-	t.Setenv("FAKE_CUDA_COPY_US", "300")
+	cudatest.Setenv(t, "FAKE_CUDA_ASYNC", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_COPY_US", "300")
 	rt := fakeRuntime(t, "268435456")
 	const workers, block, blocks = 6, 16 << 10, 8
 	b, _, err := New(rt, Options{Capacity: 8 << 20, Slots: 4, StageBytes: block})
@@ -433,7 +433,7 @@ func TestPCIeLink(t *testing.T) {
 // TestPin pins host memory for an arena's GPU once: pinning it again is
 // CUDA's cudaErrorHostMemoryAlreadyRegistered, and Unpin undoes it.
 func TestPin(t *testing.T) {
-	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "2")
 	rt := fakeRuntime(t, "268435456")
 	b, _, err := New(rt, Options{Device: 1, Capacity: 1 << 20, Slots: 1, StageBytes: 4096})
 	if err != nil {

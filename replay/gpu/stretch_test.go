@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ebitengine/purego"
 	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/internal/cuda/cudatest"
 	"github.com/kvbench/kvbench/replay/arena"
 )
 
@@ -18,9 +18,9 @@ import (
 // copies it has seen queued behind a timed event between two copies.
 func asyncRuntime(t *testing.T, copyUS string) (*cuda.Runtime, func() int) {
 	t.Helper()
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
-	t.Setenv("FAKE_CUDA_ASYNC", "1")
-	t.Setenv("FAKE_CUDA_COPY_US", copyUS)
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "268435456")
+	cudatest.Setenv(t, "FAKE_CUDA_ASYNC", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_COPY_US", copyUS)
 	rt, lib := fakeLib(t)
 	var behind func() int64
 	purego.RegisterLibFunc(&behind, lib, "fake_cuda_timed_between")
@@ -115,11 +115,11 @@ func TestFailedCopyOpensNoStretch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKE_CUDA_FAIL_ASYNC", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_ASYNC", "1")
 	if _, err := o.WriteAt(make([]byte, 4096), 0); err == nil {
 		t.Fatal("a write whose copy the runtime refused: no error")
 	}
-	os.Unsetenv("FAKE_CUDA_FAIL_ASYNC")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_ASYNC", "")
 	time.Sleep(100 * time.Millisecond)
 	if _, err := o.WriteAt(make([]byte, 4096), 0); err != nil {
 		t.Fatal(err)
@@ -132,8 +132,8 @@ func TestFailedCopyOpensNoStretch(t *testing.T) {
 // TestStagingOnArenaDevice: a staging buffer is pinned with the arena's
 // device current, whatever the calling thread's is.
 func TestStagingOnArenaDevice(t *testing.T) {
-	t.Setenv("FAKE_CUDA_DEVICES", "2")
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "2")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "268435456")
 	rt, lib := fakeLib(t)
 	var hostDevice func() int32
 	purego.RegisterLibFunc(&hostDevice, lib, "fake_cuda_host_device")
@@ -163,9 +163,9 @@ func TestStagingOnArenaDevice(t *testing.T) {
 // streams of their own, so the two directions' copies run at once, as a
 // GPU's two copy engines run them; on one stream they would take turns.
 func TestDirectionsOverlap(t *testing.T) {
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
-	t.Setenv("FAKE_CUDA_ASYNC", "1")
-	t.Setenv("FAKE_CUDA_COPY_US", "2000")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "268435456")
+	cudatest.Setenv(t, "FAKE_CUDA_ASYNC", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_COPY_US", "2000")
 	rt, lib := fakeLib(t)
 	var peak func() int64
 	purego.RegisterLibFunc(&peak, lib, "fake_cuda_peak_copies")
@@ -213,9 +213,9 @@ func TestDirectionsOverlap(t *testing.T) {
 // so that the buffer it copies from or into is free when the caller has
 // it back.
 func TestFailedCallWaitsForCopy(t *testing.T) {
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
-	t.Setenv("FAKE_CUDA_ASYNC", "1")
-	t.Setenv("FAKE_CUDA_COPY_US", "20000")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "268435456")
+	cudatest.Setenv(t, "FAKE_CUDA_ASYNC", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_COPY_US", "20000")
 	rt, lib := fakeLib(t)
 	var outstanding func() int64
 	purego.RegisterLibFunc(&outstanding, lib, "fake_cuda_outstanding")
@@ -229,12 +229,12 @@ func TestFailedCallWaitsForCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	t.Setenv("FAKE_CUDA_FAIL_MARK", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_MARK", "1")
 	if _, err := o.WriteAt(make([]byte, 4096), 0); err == nil {
 		t.Fatal("a write whose event after the copy failed: no error")
 	}
 	if n := outstanding(); n != 0 {
 		t.Errorf("the failed write returned with %d copy queued or running; want it done first", n)
 	}
-	os.Unsetenv("FAKE_CUDA_FAIL_MARK")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_MARK", "")
 }

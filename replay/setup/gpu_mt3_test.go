@@ -76,7 +76,7 @@ func TestCheckGPU_mt3(t *testing.T) {
 	if err := checkGPU(&e, "Tier-0"); err != nil || e.cuda == nil {
 		t.Fatalf("checkGPU = %v, runtime kept %v", err, e.cuda != nil)
 	}
-	t.Setenv("FAKE_CUDA_DEVICES", "0")
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "0")
 	err := checkGPU(&Env{}, "Tier-0")
 	if err == nil || !strings.Contains(err.Error(), "the CUDA runtime reports no GPU") || !strings.Contains(err.Error(), "--tier-map Tier-0=ram") {
 		t.Errorf("checkGPU with no device: %v", err)
@@ -102,7 +102,7 @@ func TestCheckGPUNoRuntime_mt3(t *testing.T) {
 // an opening driver, which it closes again.
 func TestListDevicesToolkit_mt3(t *testing.T) {
 	cufile := cudaHome(t)
-	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "2")
 	var out bytes.Buffer
 	if err := ListDevices(&out); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestOpenGDSAndPath_mt3(t *testing.T) {
 	if gdsPath(nil, gds.Stats{}) != nil {
 		t.Errorf("gdsPath without --gds is not nil")
 	}
-	t.Setenv("FAKE_CUFILE_FAIL_OPEN", "1")
+	cudatest.Setenv(t, "FAKE_CUFILE_FAIL_OPEN", "1")
 	if err := (&Env{}).OpenGDS(&cfg); err == nil || !strings.Contains(err.Error(), "loads, but its driver does not open") || !strings.Contains(err.Error(), "CU_FILE_DRIVER_NOT_INITIALIZED") {
 		t.Errorf("OpenGDS with the driver failing: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestOpenGDSAndPath_mt3(t *testing.T) {
 // 1 MiB), and a staging slot per I/O in flight of a block each.
 func TestBuildGPU_mt3(t *testing.T) {
 	cudaHome(t)
-	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "2")
 	for _, c := range []struct {
 		name      string
 		peak      int64

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/cuda/cudatest"
 	"github.com/kvbench/kvbench/internal/launch"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/schema"
@@ -17,7 +18,7 @@ import (
 // known local rank takes the GPU at it, as before.
 func TestGPUOfRankLocalUnknown(t *testing.T) {
 	cudaHome(t)
-	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "2")
 	for _, c := range []struct {
 		name, gpus string
 		local      int

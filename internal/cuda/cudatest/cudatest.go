@@ -6,10 +6,14 @@
 package cudatest
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/ebitengine/purego"
 )
 
 // FakeRuntime compiles the fake runtime with the system's C compiler into
@@ -36,6 +40,47 @@ func build(t testing.TB, src, lib string) string {
 		t.Fatalf("cc %s: %v\n%s", path, err, msg)
 	}
 	return out
+}
+
+// Setenv sets the fake libraries' variable name to value for t, as
+// t.Setenv does, and has every fake library loaded in the process take
+// it (fake_refresh_env), now and again when t ends and restores it; an
+// empty value is none. The fakes read their variables from a copy of
+// their own (testdata/fakeenv.h): libc's getenv on their threads raced
+// the test's setenv, which may move the environment and free the old
+// array, and the tests died of SIGSEGV now and then.
+func Setenv(t testing.TB, name, value string) {
+	t.Helper()
+	t.Cleanup(refresh) // after t.Setenv's restore: cleanups run last first
+	t.Setenv(name, value)
+	refresh()
+}
+
+// refresh calls fake_refresh_env in each fake library loaded in the
+// process, wherever a test copied it (the shared objects mapped, in
+// /proc/self/maps, that export it: dlopen of a loaded library's name
+// returns it). One not yet loaded reads the environment when it loads.
+func refresh() {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return
+	}
+	seen := map[string]bool{}
+	for line := range strings.Lines(string(maps)) {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") || !strings.Contains(filepath.Base(f[5]), ".so") || seen[f[5]] {
+			continue
+		}
+		seen[f[5]] = true
+		lib, err := purego.Dlopen(f[5], purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err != nil {
+			continue
+		}
+		if sym, err := purego.Dlsym(lib, "fake_refresh_env"); err == nil {
+			purego.SyscallN(sym)
+		}
+		purego.Dlclose(lib)
+	}
 }
 
 // FakeCuFile compiles the fake libcufile (internal/cuda/testdata/

@@ -7,9 +7,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#define FAKE_ENV_NAMES "FAKE_CUDA_ASYNC", "FAKE_CUDA_COPY_US", "FAKE_CUDA_DEVICES", "FAKE_CUDA_FAIL_ASYNC", "FAKE_CUDA_FAIL_MARK", "FAKE_CUDA_HOST_ALLOC_MAX", "FAKE_CUDA_MEM", "FAKE_CUDA_NOT_READY", "FAKE_CUDA_QUERY_FAIL"
+#include "fakeenv.h"
 
-static int devices(void) { const char *s = getenv("FAKE_CUDA_DEVICES"); return s ? atoi(s) : 1; }
-static unsigned long long mem(void) { const char *s = getenv("FAKE_CUDA_MEM"); return s ? strtoull(s, 0, 10) : (1ull << 30); }
+static int devices(void) { const char *s = fakeenv("FAKE_CUDA_DEVICES"); return s ? atoi(s) : 1; }
+static unsigned long long mem(void) { const char *s = fakeenv("FAKE_CUDA_MEM"); return s ? strtoull(s, 0, 10) : (1ull << 30); }
 /* The current device is per thread, as CUDA's is. */
 static __thread int current;
 static unsigned long long used;
@@ -127,7 +129,7 @@ int fake_cuda_host_device(void) { return __atomic_load_n(&hostdev, __ATOMIC_SEQ_
  * lets a process lock. */
 int cudaHostAlloc(void **p, unsigned long long n, unsigned int flags) {
 	if (flags & ~7u) return 1;
-	const char *mx = getenv("FAKE_CUDA_HOST_ALLOC_MAX");
+	const char *mx = fakeenv("FAKE_CUDA_HOST_ALLOC_MAX");
 	if (mx && fake_cuda_live(1) >= atol(mx)) return 2;
 	hostflags = flags;
 	__atomic_store_n(&hostdev, current, __ATOMIC_SEQ_CST);
@@ -219,7 +221,7 @@ static void *run_stream(void *arg) {
 		} else {
 			long now = __atomic_add_fetch(&running, 1, __ATOMIC_SEQ_CST), was = __atomic_load_n(&peak, __ATOMIC_SEQ_CST);
 			while (now > was && !__atomic_compare_exchange_n(&peak, &was, now, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
-			const char *us = getenv("FAKE_CUDA_COPY_US");
+			const char *us = fakeenv("FAKE_CUDA_COPY_US");
 			if (us) usleep(atoi(us));
 			memcpy(o->dst, o->src, o->n);
 			__atomic_sub_fetch(&running, 1, __ATOMIC_SEQ_CST);
@@ -258,7 +260,7 @@ int cudaStreamCreateWithFlags(void **s, unsigned int flags) {
 	if (flags & ~1u) return 1;
 	stream *st = calloc(1, sizeof *st);
 	if (!st) return 2;
-	if (getenv("FAKE_CUDA_ASYNC")) {
+	if (fakeenv("FAKE_CUDA_ASYNC")) {
 		st->async = 1;
 		pthread_mutex_init(&st->mu, 0);
 		pthread_cond_init(&st->work, 0);
@@ -294,7 +296,7 @@ int cudaStreamDestroy(void *s) {
 }
 int cudaMemcpyAsync(void *dst, const void *src, unsigned long long n, int kind, void *s) {
 	stream *st = s;
-	if (getenv("FAKE_CUDA_FAIL_ASYNC")) return 1;
+	if (fakeenv("FAKE_CUDA_FAIL_ASYNC")) return 1;
 	if (!st || !st->async) return cudaMemcpy(dst, src, n, kind);
 	if (kind != 1 && kind != 2) return 1;
 	if (n && (ondevice(dst) != (kind == 1) || ondevice(src) != (kind == 2))) return 1;
@@ -317,7 +319,7 @@ int cudaEventCreateWithFlags(ev **e, unsigned int flags) {
 /* FAKE_CUDA_FAIL_MARK: recording an event without timing fails. */
 int cudaEventRecord(ev *e, void *s) {
 	stream *st = s;
-	if (((unsigned)e->flags & 2) && getenv("FAKE_CUDA_FAIL_MARK")) return 1;
+	if (((unsigned)e->flags & 2) && fakeenv("FAKE_CUDA_FAIL_MARK")) return 1;
 	if (st && st->async) {
 		op *o = calloc(1, sizeof *o);
 		if (!o) return 2;
@@ -339,9 +341,9 @@ int cudaEventSynchronize(ev *e) {
  * first k queries after each record, as a real one does while the copy
  * before it runs; FAKE_CUDA_QUERY_FAIL makes queries fail. */
 int cudaEventQuery(ev *e) {
-	if (getenv("FAKE_CUDA_QUERY_FAIL")) return 1;
+	if (fakeenv("FAKE_CUDA_QUERY_FAIL")) return 1;
 	if (__atomic_load_n(&e->pending, __ATOMIC_SEQ_CST)) return 600;
-	const char *k = getenv("FAKE_CUDA_NOT_READY");
+	const char *k = fakeenv("FAKE_CUDA_NOT_READY");
 	if (k && e->queries < atof(k)) { e->queries += 1; return 600; }
 	return 0;
 }

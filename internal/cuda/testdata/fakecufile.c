@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
+#define FAKE_ENV_NAMES "FAKE_CUFILE_DELAY_US", "FAKE_CUFILE_FAIL_IO", "FAKE_CUFILE_FAIL_OPEN", "FAKE_CUFILE_FAIL_REGISTER", "FAKE_CUFILE_MAX"
+#include "fakeenv.h"
 
 typedef struct { int err; int cu_err; } CUfileError_t;
 typedef struct { int type; union { int fd; void *handle; } handle; const void *fs_ops; } CUfileDescr_t;
@@ -22,7 +24,7 @@ static CUfileError_t ok(void) { CUfileError_t e = {0, 0}; return e; }
 static CUfileError_t fail(int code, int cu) { CUfileError_t e = {code, cu}; return e; }
 
 CUfileError_t cuFileDriverOpen(void) {
-	if (getenv("FAKE_CUFILE_FAIL_OPEN")) return fail(5001, 0);
+	if (fakeenv("FAKE_CUFILE_FAIL_OPEN")) return fail(5001, 0);
 	opened = 1;
 	return ok();
 }
@@ -37,7 +39,7 @@ static volatile int lock;
 static char registered[4096];
 CUfileError_t cuFileHandleRegister(void **fh, CUfileDescr_t *d) {
 	if (!opened) return fail(5001, 0);
-	if (getenv("FAKE_CUFILE_FAIL_REGISTER")) return fail(5027, 0);
+	if (fakeenv("FAKE_CUFILE_FAIL_REGISTER")) return fail(5027, 0);
 	int fd = d->handle.fd;
 	if (d->type != 1 || d->fs_ops || fd < 0 || fd >= 4096) return fail(5022, 0);
 	while (__sync_lock_test_and_set(&lock, 1));
@@ -89,19 +91,19 @@ CUfileError_t cuFileBufDeregister(const void *p) {
  * fewer than asked for. FAKE_CUFILE_DELAY_US makes each call take that
  * long at least, as a slow device's would. */
 static size_t most(size_t n) {
-	const char *d = getenv("FAKE_CUFILE_DELAY_US"); /* a slow device: each call takes this long at least */
+	const char *d = fakeenv("FAKE_CUFILE_DELAY_US"); /* a slow device: each call takes this long at least */
 	if (d) usleep(atoi(d));
-	const char *k = getenv("FAKE_CUFILE_MAX");
+	const char *k = fakeenv("FAKE_CUFILE_MAX");
 	size_t m = k ? strtoull(k, 0, 10) : 0;
 	return m && m < n ? m : n;
 }
 ssize_t cuFileRead(void *fh, void *base, size_t n, off_t off, off_t boff) {
-	if (getenv("FAKE_CUFILE_FAIL_IO")) return -5011;
+	if (fakeenv("FAKE_CUFILE_FAIL_IO")) return -5011;
 	ssize_t r = pread(*(int *)fh, (char *)base + boff, most(n), off);
 	return r < 0 ? -1 : r;
 }
 ssize_t cuFileWrite(void *fh, const void *base, size_t n, off_t off, off_t boff) {
-	if (getenv("FAKE_CUFILE_FAIL_IO")) return -5011;
+	if (fakeenv("FAKE_CUFILE_FAIL_IO")) return -5011;
 	ssize_t r = pwrite(*(int *)fh, (const char *)base + boff, most(n), off);
 	return r < 0 ? -1 : r;
 }

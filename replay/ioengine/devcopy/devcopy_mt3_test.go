@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -24,7 +23,7 @@ import (
 // not yet back (fake_cuda_live: 1 is pinned host allocations).
 func liveGPU(t *testing.T, capacity int64) (*gpu.Backend, func(what int) int) {
 	t.Helper()
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "268435456")
 	path := cudatest.FakeRuntime(t)
 	rt, err := cuda.Load(path)
 	if err != nil {
@@ -241,7 +240,7 @@ func TestServeFailureWords_mt3(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	t.Setenv("FAKE_CUDA_FAIL_ASYNC", "1")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_ASYNC", "1")
 	for _, c := range []struct {
 		write bool
 		want  string
@@ -257,7 +256,7 @@ func TestServeFailureWords_mt3(t *testing.T) {
 			t.Errorf("write %v: %v; want %q...", c.write, op.Err, c.want)
 		}
 	}
-	os.Unsetenv("FAKE_CUDA_FAIL_ASYNC")
+	cudatest.Setenv(t, "FAKE_CUDA_FAIL_ASYNC", "")
 }
 
 // TestBuffersAtFirstOp pins when the pinned buffers are made: all of the
@@ -278,13 +277,13 @@ func TestBuffersAtFirstOp(t *testing.T) {
 	}
 	defer e.Close()
 	base := live(1)
-	t.Setenv("FAKE_CUDA_HOST_ALLOC_MAX", fmt.Sprint(base+2))
+	cudatest.Setenv(t, "FAKE_CUDA_HOST_ALLOC_MAX", fmt.Sprint(base+2))
 	op := &ioengine.Op{Obj: o, Key: "a", Write: true, Off: 0, N: 4096}
 	run(t, e, done, []*ioengine.Op{op})
 	if op.Err == nil || !strings.Contains(op.Err.Error(), "a pinned buffer of 4096 bytes") || live(1) != base {
 		t.Errorf("pinning failed at the third buffer: %v, %d pinned buffers live; want the op failed, none", op.Err, live(1)-base)
 	}
-	os.Unsetenv("FAKE_CUDA_HOST_ALLOC_MAX")
+	cudatest.Setenv(t, "FAKE_CUDA_HOST_ALLOC_MAX", "")
 	for i := range 3 {
 		var ops []*ioengine.Op
 		for off := int64(0); off < 65536; off += 4096 {

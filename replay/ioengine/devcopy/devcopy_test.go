@@ -49,7 +49,7 @@ func (d *devKeyed) FillDevice(p []byte, op *ioengine.Op) {
 // fakeGPU is a gpu backend over the fake CUDA runtime.
 func fakeGPU(t *testing.T) *gpu.Backend {
 	t.Helper()
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "268435456")
 	rt, err := cuda.Load(cudatest.FakeRuntime(t))
 	if err != nil {
 		t.Fatal(err)

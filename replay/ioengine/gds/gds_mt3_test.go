@@ -43,7 +43,7 @@ func (noData) Check([]byte, *ioengine.Op) error { return nil }
 // fixture is a gpu backend and an opened cuFile driver over the fakes.
 func fixture(t *testing.T, capacity int64) (*gpu.Backend, *cuda.CuFile) {
 	t.Helper()
-	t.Setenv("FAKE_CUDA_MEM", "268435456")
+	cudatest.Setenv(t, "FAKE_CUDA_MEM", "268435456")
 	rt, err := cuda.Load(cudatest.FakeRuntime(t))
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestMovesThroughFile_mt3(t *testing.T) {
 	for _, most := range []string{"", "5000"} {
 		t.Run("max="+most, func(t *testing.T) {
 			if most != "" {
-				t.Setenv("FAKE_CUFILE_MAX", most)
+				cudatest.Setenv(t, "FAKE_CUFILE_MAX", most)
 			}
 			movesThroughFile(t)
 		})
@@ -114,7 +114,7 @@ func TestSecondsAddUp_mt3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKE_CUFILE_DELAY_US", "2000")
+	cudatest.Setenv(t, "FAKE_CUFILE_DELAY_US", "2000")
 	for off := int64(0); off < 3*4096; off += 4096 {
 		op := &ioengine.Op{Obj: file, From: obj, Key: "k", Write: true, Off: off, N: 4096}
 		e.Submit(op)
@@ -278,7 +278,7 @@ func TestMoveFailures_mt3(t *testing.T) {
 		!strings.Contains(op.Err.Error(), "cuFile moved no bytes at file offset 4096") {
 		t.Errorf("a promotion past the file's end: %v", op.Err)
 	}
-	t.Setenv("FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
+	cudatest.Setenv(t, "FAKE_CUDA_DEVICES", "0") // cudaSetDevice fails from here on
 	op = &ioengine.Op{Obj: short, From: obj, Key: "k", Write: true, Off: 0, N: 4096}
 	e.Submit(op)
 	<-done
