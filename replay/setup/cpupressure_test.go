@@ -16,7 +16,7 @@ func TestCPUPressure(t *testing.T) {
 	for _, tc := range []struct {
 		share float64
 		warn  bool
-	}{{0, false}, {0.099, false}, {0.10, true}, {0.93, true}} {
+	}{{0, false}, {0.11, false}, {0.249, false}, {0.25, true}, {0.93, true}} {
 		w := cpuPressureWarning(tc.share)
 		if (w != "") != tc.warn || tc.warn && !strings.HasPrefix(w, "CPU PRESSURE: ") {
 			t.Errorf("cpuPressureWarning(%g) = %q, want a warning %v", tc.share, w, tc.warn)
