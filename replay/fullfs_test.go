@@ -7,30 +7,12 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/kvbench/kvbench/internal/host/hosttest"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/nvme"
 	"github.com/kvbench/kvbench/schema"
 )
-
-// smallTmpfs mounts a tmpfs of size on a new directory, unmounted at the
-// test's end; the test is skipped where mounting is not permitted (not
-// root, a container without CAP_SYS_ADMIN).
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("kvbench-full", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size); err != nil {
-		t.Skipf("mount a %s tmpfs: %v (needs root)", size, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // TestFullFileSystemNamed: a replay whose NVMe tier's file system fills
 // (ENOSPC: eight objects of 1 MiB on a tmpfs of 4 MiB, nothing bounding
@@ -39,7 +21,7 @@ func smallTmpfs(t *testing.T, size string) string {
 // bytes. They named the object's file and "no space left on device", and
 // left the user to find out which device that was.
 func TestFullFileSystemNamed(t *testing.T) {
-	mnt := smallTmpfs(t, "4m")
+	mnt := hosttest.Tmpfs(t, "4m")
 	var recs []schema.Record
 	for i := range 8 {
 		recs = append(recs, rec(0, schema.OpWrite, 1<<20, schema.TierNVMe, fmt.Sprint("k", i), schema.PhasePrefill, 0))

@@ -8,31 +8,14 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/kvbench/kvbench/internal/host/hosttest"
 )
-
-// mountTmpfs mounts a tmpfs of size on a new directory, unmounted at the
-// test's end; the test is skipped where mounting is not permitted (not
-// root, a container without CAP_SYS_ADMIN).
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("kvbench-test", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size); err != nil {
-		t.Skipf("mount a %s tmpfs: %v (needs root)", size, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // fullTmpfs mounts a tmpfs of 64 KiB (mountTmpfs) and fills it, so that
 // every write there fails with ENOSPC.
 func fullTmpfs(t *testing.T) string {
 	t.Helper()
-	dir := mountTmpfs(t, "64k")
+	dir := hosttest.Tmpfs(t, "64k")
 	f, err := os.Create(filepath.Join(dir, "filler"))
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +105,7 @@ func runKvtraceStdin(t *testing.T, path string, args ...string) (int, string) {
 // --buffered. The job asked for direct=1, which fio before Linux 6.6
 // refuses on tmpfs, and which is not what kvreplay measured there.
 func TestExportBufferedOnTmpfs(t *testing.T) {
-	mnt := mountTmpfs(t, "64m")
+	mnt := hosttest.Tmpfs(t, "64m")
 	out := filepath.Join(t.TempDir(), "out")
 	_, stderr, code := runKvtrace(t, "export", "--to", "fio", "--dir", filepath.Join(mnt, "kv"), "--size-scale", "1/4096", "-o", out, refU10)
 	if code != 0 {

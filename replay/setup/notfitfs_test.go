@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/host/hosttest"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -15,7 +16,7 @@ import (
 // where the plan refuses it (CheckFits) and where the tier is made
 // (checkFree). They named the directory and its free space only.
 func TestNotFitNamesFileSystem(t *testing.T) {
-	mnt := tinyTmpfs(t, "8m")
+	mnt := hosttest.Tmpfs(t, "8m")
 	space := "(tmpfs on " + mnt + ": "
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "", "nvme"}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/internal/host/hosttest"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -104,7 +105,7 @@ func TestExtentSizeFromTheNVMeTier(t *testing.T) {
 // TestCheckFreeCountsTheLargestObject: a peak that fits the free space
 // but not with one more of its largest objects is refused.
 func TestCheckFreeCountsTheLargestObject(t *testing.T) {
-	mnt := tinyTmpfs(t, "8m")
+	mnt := hosttest.Tmpfs(t, "8m")
 	free := FreeBytes(mnt)
 	cfg := replay.DefaultConfig()
 	plan := nvmePlan(free - 1<<20)
@@ -122,7 +123,7 @@ func TestCheckFreeCountsTheLargestObject(t *testing.T) {
 // file are reused: they count as free, for the free-space check and the
 // plan's machine.
 func TestExistingDeviceFileCountsAsFree(t *testing.T) {
-	mnt := tinyTmpfs(t, "8m")
+	mnt := hosttest.Tmpfs(t, "8m")
 	dev := filepath.Join(mnt, "kv.extent")
 	f, err := os.Create(dev)
 	if err != nil {
@@ -149,7 +150,7 @@ func TestExistingDeviceFileCountsAsFree(t *testing.T) {
 // nothing sizes it without one: refused, extentSize), and a sidecar that
 // gives no NVMe peak does not lift it.
 func TestUnplannedBound(t *testing.T) {
-	mnt := tinyTmpfs(t, "8m")
+	mnt := hosttest.Tmpfs(t, "8m")
 	for _, c := range []struct {
 		name   string
 		layout string
@@ -224,7 +225,7 @@ func TestCheckDeviceEmptyFileAndBlockDevice(t *testing.T) {
 // is refused, and so is a loop device over a trace whose backing file
 // sysfs marks deleted.
 func TestCheckBlockDeviceRunFiles(t *testing.T) {
-	other := tinyTmpfs(t, "1m") // a file system of its own: the "device"
+	other := hosttest.Tmpfs(t, "1m") // a file system of its own: the "device"
 	var st syscall.Stat_t
 	if err := syscall.Stat(other, &st); err != nil {
 		t.Fatal(err)

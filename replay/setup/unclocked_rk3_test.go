@@ -9,29 +9,11 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/host/hosttest"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/results"
 )
-
-// tinyTmpfs mounts a tmpfs of size bytes on a new directory, unmounted at
-// the test's end; the test is skipped where mounting is not permitted
-// (not root, a container without CAP_SYS_ADMIN).
-func tinyTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("kvbench-test", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size); err != nil {
-		t.Skipf("mount a %s tmpfs: %v (needs root)", size, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // TestBuildFailureIsAResult: a replay whose tiers cannot be made, the
 // extent file's preallocation finding the file system full (ENOSPC: a
@@ -44,7 +26,7 @@ func tinyTmpfs(t *testing.T, size string) string {
 // rank. A refusal of the input (a tier that does not fit the memory)
 // still returns none: the input is to change, exit 2.
 func TestBuildFailureIsAResult(t *testing.T) {
-	mnt := tinyTmpfs(t, "4m")
+	mnt := hosttest.Tmpfs(t, "4m")
 	tr := filepath.Join(t.TempDir(), "t.csv")
 	const rows = "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n" +
 		"0.0,Write,1048576,Tier-2,a,Prefill\n" +

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kvbench/kvbench/internal/host/hosttest"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -24,7 +25,7 @@ import (
 // other writer there. A given --capacity, a prescan, or a sidecar's peak
 // that fits in the half sets no bound.
 func TestUnplannedReplayBoundsTier2(t *testing.T) {
-	mnt := tinyTmpfs(t, "8m")
+	mnt := hosttest.Tmpfs(t, "8m")
 	var rows strings.Builder
 	rows.WriteString("Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n")
 	for i := range 12 {
@@ -88,7 +89,7 @@ func TestUnplannedReplayBoundsTier2(t *testing.T) {
 // --size-scale for its 1 MiB free, and --fit had announced what it would
 // replay with, before the run directory could not be made.
 func TestReadOnlyDirRefusedFirst(t *testing.T) {
-	dir := tinyTmpfs(t, "1m")
+	dir := hosttest.Tmpfs(t, "1m")
 	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 		t.Skipf("remount read-only: %v", err)
 	}
