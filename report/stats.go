@@ -422,7 +422,40 @@ func spreadWarning(n int, head, more []string) string {
 	return w
 }
 
-// Build groups docs by label (in order of first appearance), merges the
+// groupDocs groups docs by label, in order of first appearance, and by
+// kind: a label's kv-cache.py document (or kvtrace's statistics) and its
+// kvreplay results are no trials of one run (they were one group, its
+// "trials" a simulation and a measurement, their mean and CV across
+// both), so where a label holds several kinds, the groups other than
+// kvreplay's are labelled "LABEL (KIND)".
+func groupDocs(docs []*Doc) []*Group {
+	type key struct{ label, kind string }
+	var groups []*Group
+	byKey := map[key]*Group{}
+	kinds := map[string]map[string]bool{}
+	for _, d := range docs {
+		k := key{d.Label, d.Kind}
+		g := byKey[k]
+		if g == nil {
+			g = &Group{Label: d.Label, Values: map[string][]float64{}, Stats: map[string]Stats{}}
+			byKey[k] = g
+			groups = append(groups, g)
+			if kinds[d.Label] == nil {
+				kinds[d.Label] = map[string]bool{}
+			}
+			kinds[d.Label][d.Kind] = true
+		}
+		g.Docs = append(g.Docs, d)
+	}
+	for k, g := range byKey {
+		if len(kinds[k.label]) > 1 && k.kind != KindKVReplay {
+			g.Label = k.label + " (" + k.kind + ")"
+		}
+	}
+	return groups
+}
+
+// Build groups docs by label and kind (groupDocs), merges the
 // ranks of each trial exactly, computes each metric per trial and its
 // statistics over trials, and compares the groups with the baseline. It
 // refuses a rank or trial given twice and documents of different size
@@ -438,15 +471,10 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 		}
 	}
 	rep := &Report{}
+	rep.Groups = groupDocs(docs)
 	byLabel := map[string]*Group{}
-	for _, d := range docs {
-		g := byLabel[d.Label]
-		if g == nil {
-			g = &Group{Label: d.Label, Values: map[string][]float64{}, Stats: map[string]Stats{}}
-			byLabel[d.Label] = g
-			rep.Groups = append(rep.Groups, g)
-		}
-		g.Docs = append(g.Docs, d)
+	for _, g := range rep.Groups {
+		byLabel[g.Label] = g
 	}
 	present := map[string]bool{}
 	for _, g := range rep.Groups {
