@@ -617,27 +617,17 @@ func (s *sched) finish(t *task) {
 	s.complete(t, end)
 }
 
-// fullFileSystem is FullFileSystem for a task's backend, where it names
-// its file system (backend.Rooted).
+// fullFileSystem is cli.FullFileSystem for a task's backend, where it
+// names its file system (backend.Rooted): a full file system's error
+// names its type, mount point and space.
 func fullFileSystem(b *tierBackend, err error) error {
 	if b == nil {
 		return err
 	}
 	if r, ok := b.b.(backend.Rooted); ok {
-		return FullFileSystem(r.Root(), err)
+		return cli.FullFileSystem(r.Root(), err)
 	}
 	return err
-}
-
-// FullFileSystem returns err, and where it is a full file system's
-// (ENOSPC, EDQUOT), err naming the one that holds root and how full it is
-// now: its type, mount point and device, its free and total bytes, as in
-// "no space left on device (tmpfs on /mnt/kv: 0 B free of 4.00 MiB)"
-// (cli.FullFileSystem, which every tool's outputs use too). A path alone
-// left the user to find which device had filled. An empty root (a raw
-// block device) adds nothing.
-func FullFileSystem(root string, err error) error {
-	return cli.FullFileSystem(root, err)
 }
 
 // endRow records the end at end of t's timed operation: a row's that

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host/hosttest"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -55,14 +56,14 @@ func TestFullFileSystemNamed(t *testing.T) {
 
 	// Other errors are left as they were; a block device's names nothing.
 	eio := fmt.Errorf("write: %w", syscall.EIO)
-	if got := replay.FullFileSystem(mnt, eio); got != eio {
+	if got := cli.FullFileSystem(mnt, eio); got != eio {
 		t.Errorf("FullFileSystem(EIO) = %v, want it unchanged", got)
 	}
 	full := backend.FileError(syscall.ENOSPC)
-	if got := replay.FullFileSystem("", full); got != full {
+	if got := cli.FullFileSystem("", full); got != full {
 		t.Errorf(`FullFileSystem("", ENOSPC) = %v, want it unchanged`, got)
 	}
-	if got := replay.FullFileSystem(mnt, backend.FileError(syscall.EDQUOT)); !strings.HasPrefix(got.Error(), "disk quota exceeded (tmpfs on "+mnt+": ") ||
+	if got := cli.FullFileSystem(mnt, backend.FileError(syscall.EDQUOT)); !strings.HasPrefix(got.Error(), "disk quota exceeded (tmpfs on "+mnt+": ") ||
 		!errors.Is(got, backend.ErrNoSpace) {
 		t.Errorf("FullFileSystem(EDQUOT) = %v, want the tmpfs named, matching ErrNoSpace", got)
 	}

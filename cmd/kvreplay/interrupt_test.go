@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/replay/setup"
+	"github.com/kvbench/kvbench/internal/cli"
 )
 
 // TestSIGTERMDuringPrewrite stops a real kvreplay with SIGTERM while it
@@ -33,7 +33,7 @@ func TestSIGTERMDuringPrewrite(t *testing.T) {
 		where := tc.where
 		t.Run(fmt.Sprintf("%s-%d", where, tc.signals), func(t *testing.T) {
 			dir := t.TempDir()
-			if free := setup.FreeBytes(dir); free < 8<<30 {
+			if free := cli.FreeBytes(dir); free < 8<<30 {
 				t.Skipf("%s has %d bytes free: the extent file needs 4.6 GiB", dir, free)
 			}
 			// One object of 512 MiB: an extent file of 4.6 GiB, prewritten.

@@ -116,12 +116,12 @@ func (o *Options) space() replay.Machine {
 		case err == nil && !fi.Mode().IsRegular():
 			m.DiskIsDevice, m.DiskFree = true, deviceSize(o.Device)
 		case err == nil:
-			if m.DiskFree = FreeBytes(filepath.Dir(o.Device)); m.DiskFree >= 0 {
+			if m.DiskFree = cli.FreeBytes(filepath.Dir(o.Device)); m.DiskFree >= 0 {
 				m.DiskFree += fi.Size() // its blocks are reused
 			}
 			m.DiskSpace = cli.DescribePath(o.Device)
 		default:
-			m.DiskFree = FreeBytes(filepath.Dir(o.Device))
+			m.DiskFree = cli.FreeBytes(filepath.Dir(o.Device))
 			m.DiskSpace = cli.DescribePath(o.Device)
 		}
 		return m
@@ -130,7 +130,7 @@ func (o *Options) space() replay.Machine {
 	if m.Disk == "" {
 		m.Disk = os.TempDir()
 	}
-	m.DiskFree = FreeBytes(m.Disk)
+	m.DiskFree = cli.FreeBytes(m.Disk)
 	m.DiskSpace = cli.DescribePath(m.Disk)
 	return m
 }

@@ -91,7 +91,7 @@ func newNVMe(b *builder) (backend.Backend, error) {
 		} else if fi, serr := os.Stat(o.Device); serr == nil && fi.Mode().Type() == fs.ModeDevice {
 			root = "" // a raw block device: no file system
 		}
-		err = replay.FullFileSystem(root, err)
+		err = cli.FullFileSystem(root, err)
 		if rd != nil {
 			rd.Remove()
 		}
@@ -194,7 +194,7 @@ func (b *builder) checkFree(where string) error {
 		}
 	}
 	peak := plan.Peak["nvme"] + plan.MaxObjectOf["nvme"]
-	if free := FreeBytes(where); free >= 0 && peak > free+have {
+	if free := cli.FreeBytes(where); free >= 0 && peak > free+have {
 		return cli.Input(b.notFit(fmt.Errorf("the trace keeps %s live on the NVMe tier at its peak and %s has %s free (%s): use --capacity (kvreplay then evicts LRU objects) or --size-scale",
 			cli.FormatBytes(peak), where, cli.FormatBytes(free), cli.DescribePath(where))))
 	}
@@ -217,7 +217,7 @@ func (b *builder) boundUnplanned(where string) {
 	if plan.Scanned || cfg.Capacity > 0 || cfg.TierMap[schema.TierNVMe] != "nvme" || b.opts.Layout == "extent" {
 		return
 	}
-	free := FreeBytes(where)
+	free := cli.FreeBytes(where)
 	bound := int64(replay.FitShare*float64(free)) &^ (1<<20 - 1)
 	if bound <= 0 || (plan.FromMeta && plan.Peak["nvme"] > 0 && plan.Peak["nvme"] <= bound) {
 		return
@@ -227,8 +227,3 @@ func (b *builder) boundUnplanned(where string) {
 		"(a pipe, or --no-prescan) and nothing said how much it keeps live: give --capacity, or a trace file, which is read first, to size it yourself",
 		cli.FormatBytes(bound), cli.FormatBytes(free), where)
 }
-
-// FreeBytes is the space available to an unprivileged writer on the file
-// system that holds path, or will hold it once made (its deepest existing
-// ancestor); -1 when unknown (0 is a full file system).
-func FreeBytes(path string) int64 { return cli.FreeBytes(path) }

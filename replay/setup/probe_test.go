@@ -29,7 +29,7 @@ import (
 // too (the extent layout preallocated for it), and the disk filled.
 func TestReplayPlansTheProbe(t *testing.T) {
 	dir := t.TempDir()
-	free := FreeBytes(dir)
+	free := cli.FreeBytes(dir)
 	if free <= 0 {
 		t.Skip("the free space of the temp dir is unknown")
 	}

@@ -28,7 +28,7 @@ import (
 // error (exit 2) in the middle of the search, as if the flags were bad.
 func TestSampleThatDoesNotFitIsNotRun(t *testing.T) {
 	dir := t.TempDir()
-	free := FreeBytes(dir)
+	free := cli.FreeBytes(dir)
 	if free <= 0 {
 		t.Skip("the free space of the temp dir is unknown")
 	}

@@ -106,7 +106,7 @@ func TestExtentSizeFromTheNVMeTier(t *testing.T) {
 // but not with one more of its largest objects is refused.
 func TestCheckFreeCountsTheLargestObject(t *testing.T) {
 	mnt := hosttest.Tmpfs(t, "8m")
-	free := FreeBytes(mnt)
+	free := cli.FreeBytes(mnt)
 	cfg := replay.DefaultConfig()
 	plan := nvmePlan(free - 1<<20)
 	plan.MaxObjectOf["nvme"] = 2 << 20
@@ -195,7 +195,7 @@ func TestFreeBytesForAnUnprivilegedWriter(t *testing.T) {
 		t.Skip("no blocks reserved here")
 	}
 	want := int64(st.Bavail) * st.Bsize
-	if got := FreeBytes(dir); got > want+(64<<20) || got < want-(64<<20) {
+	if got := cli.FreeBytes(dir); got > want+(64<<20) || got < want-(64<<20) {
 		t.Errorf("FreeBytes %d, want about %d (f_bavail)", got, want)
 	}
 }

@@ -199,7 +199,7 @@ func TestBuildNVMe(t *testing.T) {
 // status and the plan's options that make it fit.
 func TestBuildNotFit(t *testing.T) {
 	dir := t.TempDir()
-	free := FreeBytes(dir)
+	free := cli.FreeBytes(dir)
 	if free <= 0 {
 		t.Skip("the free space of the temp dir is unknown")
 	}

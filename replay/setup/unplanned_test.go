@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host/hosttest"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/trace"
@@ -67,7 +68,7 @@ func TestUnplannedReplayBoundsTier2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			free := FreeBytes(mnt)
+			free := cli.FreeBytes(mnt)
 			res, err := Replay(context.Background(), &Env{}, &cfg, plan, srcs, Options{Dir: mnt, Stderr: &strings.Builder{}}, nil, nil)
 			if err != nil || res == nil || !res.Complete {
 				t.Fatalf("error %v, result %v: want a complete run", err, res != nil)
