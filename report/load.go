@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -74,10 +75,10 @@ func Expand(p string) ([]string, error) {
 	}
 	m, err := filepath.Glob(p)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", printable(p), err)
+		return nil, fmt.Errorf("report: %s: %w", cli.Printable(p), err)
 	}
 	if len(m) == 0 {
-		return nil, fmt.Errorf("report: %s: no file matches", printable(p))
+		return nil, fmt.Errorf("report: %s: no file matches", cli.Printable(p))
 	}
 	return m, nil
 }
@@ -124,7 +125,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 		for _, name := range names {
 			if fi, err := os.Stat(name); err == nil && fi.IsDir() {
 				return nil, fmt.Errorf("report: %s: a directory, not a result document: give the results in it (%s), "+
-					"or aggregate a run's .../trial_<T>/rank_<N>/ directories with kvreport --aggregate mlperf", printable(name), printable(filepath.Join(name, "*.json")))
+					"or aggregate a run's .../trial_<T>/rank_<N>/ directories with kvreport --aggregate mlperf", cli.Printable(name), cli.Printable(filepath.Join(name, "*.json")))
 			}
 			f, err := open(name)
 			if err != nil {
@@ -142,7 +143,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	for _, d := range docs {
-		d.Label = printable(labelOf(d, opt))
+		d.Label = cli.Printable(labelOf(d, opt))
 	}
 	return docs, nil
 }
@@ -202,7 +203,7 @@ func checkGroupBy(docs []*Doc, keys []string) error {
 // and its errors, name the file printable (printable): a file name, as
 // the text of a document, is shown escaped.
 func decodeStream(name string, r io.Reader) ([]*Doc, error) {
-	name = printable(name)
+	name = cli.Printable(name)
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", name, fileError(err))
@@ -244,7 +245,7 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 // JSON, has a value of the wrong type or a key Load refuses gets a
 // *ParseError naming path, the line and the column.
 func Decode(path string, raw []byte) (*Doc, error) {
-	path = printable(path)
+	path = cli.Printable(path)
 	return decode(path, raw, func(err error) error { return jsonError(path, raw, 0, err) })
 }
 
@@ -253,7 +254,7 @@ func Decode(path string, raw []byte) (*Doc, error) {
 // a file name is shown escaped, as the text of a document is.
 func fileError(err error) error {
 	if pe, ok := err.(*fs.PathError); ok {
-		return &fs.PathError{Op: pe.Op, Path: printable(pe.Path), Err: pe.Err}
+		return &fs.PathError{Op: pe.Op, Path: cli.Printable(pe.Path), Err: pe.Err}
 	}
 	return err
 }
@@ -308,7 +309,7 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
 		printableStrings(reflect.ValueOf(&r).Elem())
-		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: printable(configOf(&r, path)),
+		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: cli.Printable(configOf(&r, path)),
 			Trial: r.Trial, Rank: r.Rank, Result: &r}, nil
 	case probe.Format != nil:
 		return nil, fmt.Errorf("report: %s: %w: format %q, want %q or a kv-cache.py --output document",
@@ -520,7 +521,7 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 	}
 	r.Started = time.Time{}
 	printableStrings(reflect.ValueOf(r).Elem())
-	return &Doc{Path: path, Kind: kind, Config: printable(baseName(path)), Result: r, Reference: all, Values: d.values}, nil
+	return &Doc{Path: path, Kind: kind, Config: cli.Printable(baseName(path)), Result: r, Reference: all, Values: d.values}, nil
 }
 
 // refTraceModePass is why a kv-cache.py document's PASS in trace mode is
@@ -796,7 +797,7 @@ func refFigure(f json.RawMessage) (float64, error) {
 	}
 	var s string
 	if err := json.Unmarshal(f, &s); err != nil {
-		return 0, fmt.Errorf("%s: want a number", printable(string(f)))
+		return 0, fmt.Errorf("%s: want a number", cli.Printable(string(f)))
 	}
 	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(s), "<>=!"))
 	n, err := strconv.ParseFloat(t, 64)

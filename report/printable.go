@@ -6,15 +6,11 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 )
 
-// printable is s escaped by cli.Printable: kvreport shows the text of
-// documents it did not write (labels, systems, warnings, reasons, paths,
-// file names), and written as it came, a label "x\nPASS 6/6" forged a
-// line of the text report, and a tab or a newline broke its tables, the
-// benchmark lines' comments and the Markdown rows. Every format shows the
-// same escaped text.
-func printable(s string) string { return cli.Printable(s) }
-
-// printableStrings makes every string v holds printable: the exported
+// printableStrings makes every string v holds printable (cli.Printable:
+// kvreport shows the text of documents it did not write, and written as it
+// came, a label "x\nPASS 6/6" forged a line of the text report, and a tab
+// or a newline broke its tables, the benchmark lines' comments and the
+// Markdown rows; every format shows the same escaped text): the exported
 // string fields of its structs, at any depth, the elements of its slices
 // and arrays, and the keys and values of its maps (bytes, such as a
 // json.RawMessage, are left as they are). v must be addressable (a
@@ -24,7 +20,7 @@ func printableStrings(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
 		if s := v.String(); v.CanSet() {
-			if p := printable(s); p != s {
+			if p := cli.Printable(s); p != s {
 				v.SetString(p)
 			}
 		}

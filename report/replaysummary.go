@@ -21,7 +21,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	status := "complete"
 	switch {
 	case !r.Complete:
-		status = "INCOMPLETE: " + printable(r.IncompleteReason)
+		status = "INCOMPLETE: " + cli.Printable(r.IncompleteReason)
 	case stoppedByWindow(r):
 		// Complete, as a run bounded by --duration is, but not the whole
 		// trace: never "complete" after a fraction of its rows.
@@ -29,7 +29,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	}
 	fmt.Fprintf(w, "kvreplay: %s in %.2f s (%s)\n", rowsDone(r), r.WallS, status)
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", printable(warn))
+		fmt.Fprintf(w, "warning: %s\n", cli.Printable(warn))
 	}
 	// Bandwidths are GB/s and data GB, decimal, as in every kvbench
 	// output; a tier's bandwidth is its device rate, offered load apart.
@@ -63,9 +63,9 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 		}
 		if len(r.Requests.ByQoS) > 0 {
 			if s := newSLARow(r, r.Requests.ByQoS[0], false); s.Incomplete {
-				fmt.Fprintf(w, "  SLA not judged: %s\n", printable(s.Why))
+				fmt.Fprintf(w, "  SLA not judged: %s\n", cli.Printable(s.Why))
 			} else if !s.Measured {
-				fmt.Fprintf(w, "  SLA not measured: %s\n", printable(s.Why))
+				fmt.Fprintf(w, "  SLA not measured: %s\n", cli.Printable(s.Why))
 			}
 		}
 	}
@@ -95,15 +95,15 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	for _, c := range h.Criteria {
 		mark := "pass"
 		if !c.Passed {
-			mark = "FAIL: " + printable(c.Reason)
+			mark = "FAIL: " + cli.Printable(c.Reason)
 		}
 		fmt.Fprintf(w, "  %s: %.3f %s (%s)\n", c.Name, c.Actual, c.Unit, mark)
 	}
 	if h.OverallStatus != results.HealthPass {
-		fmt.Fprintf(w, "  verdict: %s\n", printable(results.Verdict(h)))
+		fmt.Fprintf(w, "  verdict: %s\n", cli.Printable(results.Verdict(h)))
 	}
 	if r.Errors.Count > 0 {
-		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, printable(r.Errors.First[0]))
+		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, cli.Printable(r.Errors.First[0]))
 	}
 	var failed []string
 	for _, t := range r.Tiers {

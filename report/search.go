@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -135,7 +136,7 @@ func LoadSearches(ctx context.Context, paths []string, stdin io.Reader, open fun
 // one of several in a file, is named p#N (its place in the stream), p
 // made printable, in its name and its errors.
 func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, error) {
-	p = printable(p)
+	p = cli.Printable(p)
 	var docs []*schema.SearchResult
 	var names []string
 	dec := json.NewDecoder(bytes.NewReader(raw))

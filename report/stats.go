@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -573,7 +574,7 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 // when no group, or more than one, is so named.
 func groupNamed(groups []*Group, name string) *Group {
 	var found *Group
-	shown := printable(name) // as a document's path is kept
+	shown := cli.Printable(name) // as a document's path is kept
 	for _, g := range groups {
 		if !slices.ContainsFunc(g.Docs, func(d *Doc) bool {
 			return d.Label == name || d.System == name || baseName(d.Path) == shown || filepath.Base(d.Path) == shown || d.Path == shown
