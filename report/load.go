@@ -94,7 +94,7 @@ func Expand(p string) ([]string, error) {
 // Documents are labelled as opt says, else by their own Label, System, or
 // file name; Trial and Rank come from the document. The text of a
 // document, its label and its path (in errors too) are made printable
-// (printable: a control character escaped, as Go quotes it), so that
+// (cli.Printable: a control character escaped, as Go quotes it), so that
 // every format shows the same text and none breaks a line, a table or a
 // terminal.
 func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
@@ -200,7 +200,7 @@ func checkGroupBy(docs []*Doc, keys []string) error {
 // decodeStream decodes the concatenated JSON documents of r, read from
 // the file name. It reads r whole (result documents are small) so that an
 // error can name the line and column where it is. The documents' Path,
-// and its errors, name the file printable (printable): a file name, as
+// and its errors, name the file printable (cli.Printable): a file name, as
 // the text of a document, is shown escaped.
 func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 	name = cli.Printable(name)
