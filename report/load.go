@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -129,7 +128,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 			}
 			f, err := open(name)
 			if err != nil {
-				return nil, fmt.Errorf("report: %w", fileError(err))
+				return nil, fmt.Errorf("report: %w", cli.FileError(err))
 			}
 			ds, err := decodeStream(name, f)
 			f.Close()
@@ -206,7 +205,7 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 	name = cli.Printable(name)
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", name, fileError(err))
+		return nil, fmt.Errorf("report: %s: %w", name, cli.UnwrapPath(err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []*Doc
@@ -247,16 +246,6 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 func Decode(path string, raw []byte) (*Doc, error) {
 	path = cli.Printable(path)
 	return decode(path, raw, func(err error) error { return jsonError(path, raw, 0, err) })
-}
-
-// fileError is err, an error of the file system, with the path an
-// *fs.PathError names made printable (os.Open's, os.Stat's, a read's):
-// a file name is shown escaped, as the text of a document is.
-func fileError(err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return &fs.PathError{Op: pe.Op, Path: cli.Printable(pe.Path), Err: pe.Err}
-	}
-	return err
 }
 
 // decode is Decode, with place turning a JSON error of raw into one that

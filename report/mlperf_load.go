@@ -119,7 +119,7 @@ func (run *MLPerfRun) loadPath(rd fileReader, p string, stdin io.Reader) error {
 	for _, name := range names {
 		st, err := os.Stat(name)
 		if err != nil {
-			return fmt.Errorf("report: %w", fileError(err))
+			return fmt.Errorf("report: %w", cli.FileError(err))
 		}
 		if st.IsDir() {
 			err = run.loadDir(rd, name)
@@ -141,7 +141,7 @@ func (run *MLPerfRun) loadFile(rd fileReader, name string) error {
 		return err
 	}
 	if err != nil {
-		return fmt.Errorf("report: %w", fileError(err))
+		return fmt.Errorf("report: %w", cli.FileError(err))
 	}
 	return run.add(name, raw, false)
 }
@@ -195,7 +195,7 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 		if strings.HasPrefix(err.Error(), "report: ") {
 			return err // a document's own error, which names its file, or ctx's
 		}
-		return fmt.Errorf("report: %s: %w", cli.Printable(name), fileError(err))
+		return fmt.Errorf("report: %s: %w", cli.Printable(name), cli.FileError(err))
 	}
 	if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {
 		return fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", cli.Printable(name))
@@ -313,7 +313,7 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 	}
 	f := results[0]
 	if f.err != nil {
-		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: cli.Printable(f.path), Err: fileError(f.err)})
+		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: cli.Printable(f.path), Err: cli.UnwrapPath(f.err)})
 		return false, nil
 	}
 	n := len(run.Ranks) + len(run.Unreadable)
@@ -393,7 +393,7 @@ func twoResults(dir string, files []rankFile) error {
 		names[i] = cli.Printable(filepath.Base(f.path))
 		switch {
 		case f.err != nil:
-			names[i] += " (" + fileError(f.err).Error() + ")"
+			names[i] += " (" + cli.UnwrapPath(f.err).Error() + ")"
 		case !json.Valid(f.raw):
 			names[i] += " (not whole JSON: cut short?)"
 		}

@@ -795,7 +795,7 @@ func TestLoadMLPerfInputs(t *testing.T) {
 		{name: "an empty directory", paths: []string{empty},
 			want: "report: " + empty + ": no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it"},
 		{name: "no such file", paths: []string{filepath.Join(root, "nope.json")},
-			want: "report: stat " + filepath.Join(root, "nope.json") + ": no such file or directory"},
+			want: "report: " + filepath.Join(root, "nope.json") + ": no such file or directory"},
 		{name: "a glob matching nothing", paths: []string{filepath.Join(root, "x*.json")},
 			want: "report: " + filepath.Join(root, "x*.json") + ": no file matches"},
 		{name: "a named file that does not parse", paths: []string{garbage},

@@ -112,7 +112,7 @@ func LoadSearches(ctx context.Context, paths []string, stdin io.Reader, open fun
 			return nil, nil, err
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("report: %w", fileError(err))
+			return nil, nil, fmt.Errorf("report: %w", cli.FileError(err))
 		}
 		ds, ns, err := decodeSearches(p, raw)
 		if err != nil {

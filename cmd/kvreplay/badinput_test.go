@@ -12,9 +12,11 @@ import (
 // TestBadValues: an empty -o or trace name is refused by name, not taken
 // for stdout or said as "stat : no such file"; --fit-time takes seconds
 // as --duration does, and a value it cannot read says what it wants, not
-// Go's "time: missing unit in duration".
+// Go's "time: missing unit in duration"; a trace that is not there is
+// named with its reason, not Go's "stat PATH".
 func TestBadValues(t *testing.T) {
 	tr := filepath.Join("..", "..", "testdata", "reference", "llama8b_u10_d30_gpu0_cpu4_s42.csv")
+	missing := filepath.Join(t.TempDir(), "missing.csv")
 	for _, tt := range []struct {
 		args   []string
 		stderr string
@@ -22,6 +24,7 @@ func TestBadValues(t *testing.T) {
 		{[]string{"-o", "", tr}, `-o "": empty file name (want a file, or - for stdout)`},
 		{[]string{""}, `trace "": empty file name (want a file, or - for stdin)`},
 		{[]string{"--fit", "--fit-time", "5x", tr}, "--fit-time 5x: not a duration (want seconds such as 60"},
+		{[]string{missing}, "kvreplay: trace: " + missing + ": no such file or directory\n"},
 	} {
 		var out, errb bytes.Buffer
 		code := cli.Main("kvreplay", tt.args, &out, &errb, run)

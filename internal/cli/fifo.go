@@ -19,16 +19,20 @@ import (
 // and OpenRead waits, until ctx is done, for its first data or for a
 // writer to come and go (an empty stream). Reads of the pipe also stop
 // when ctx is done. The errors of a stopped wait or read match ctx.Err().
-// Close must be called.
+// Close must be called. Its errors name the path as FileError does.
 func OpenRead(ctx context.Context, path string) (io.ReadCloser, error) {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
-		return os.Open(path)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, FileError(err)
+		}
+		return f, nil
 	}
 	// Non-blocking, a FIFO opens at once, and the Go runtime polls it.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, FileError(err)
 	}
 	p := &pipeReader{f: f, name: f.Name(), ctx: ctx}
 	p.stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })

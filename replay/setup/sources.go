@@ -35,7 +35,7 @@ func Sources(ctx context.Context, names []string) ([]replay.Source, error) {
 		} else {
 			fi, err := os.Stat(name)
 			if err != nil {
-				return nil, fmt.Errorf("trace: %w", err)
+				return nil, fmt.Errorf("trace: %w", cli.FileError(err))
 			}
 			s.Rescan = fi.Mode().IsRegular()
 			if m, err := trace.ReadMeta(name); err == nil {
