@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -191,4 +192,56 @@ func BenchmarkEngineExtentSmall(b *testing.B) {
 		ops += res.Replay.RowsDone
 	}
 	b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "IOPS")
+}
+
+// coldHeap replays a trace of keys keys (k0, k1, ...), each read once, so
+// that all are cold objects the run writes before its clock starts, on
+// the null backend, and returns the heap the run holds per object once it
+// wrote them (at Hooks.Ready), the null backend's map of objects (about
+// 100 bytes each) included.
+func coldHeap(tb testing.TB, keys int) float64 {
+	tb.Helper()
+	data := smallTrace(tb, func(emit func(schema.Op, int, schema.Phase, uint64)) {
+		for i := range keys {
+			emit(schema.OpRead, i, schema.PhaseDecode, uint64(i+1))
+		}
+	})
+	src := replay.Source{Name: "cold", Rescan: true, Open: func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)), nil }}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "", "null"}
+	cfg.Speed = 0
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(plan.Cold) != keys {
+		tb.Fatalf("%d cold objects, want %d", len(plan.Cold), keys)
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base, live := ms.HeapAlloc, 0.0
+	ready := func() error {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		live = (float64(ms.HeapAlloc) - float64(base)) / float64(keys)
+		return nil
+	}
+	if _, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src},
+		map[string]backend.Backend{"null": null.New()}, replay.Hooks{Ready: ready}); err != nil {
+		tb.Fatal(err)
+	}
+	return live
+}
+
+// BenchmarkRunMemory reports the heap a run holds per live object
+// (live-B/object, coldHeap's) with 500 k objects:
+//
+//	go test -run '^$' -bench RunMemory -benchtime 3x ./replay
+func BenchmarkRunMemory(b *testing.B) {
+	var live float64
+	for b.Loop() {
+		live = coldHeap(b, 500_000)
+	}
+	b.ReportMetric(live, "live-B/object")
 }

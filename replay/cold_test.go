@@ -53,3 +53,20 @@ func TestColdObjectsAgree(t *testing.T) {
 		t.Fatalf("kvreplay's prescan: %v; export.ColdObjects: %v; want both [cold1@Tier-2:4096 cold2@Tier-1:4096]", got, want)
 	}
 }
+
+// TestColdObjectsHeldInTheWindow wants a run that wrote 100,000 cold
+// objects to hold at most 600 bytes of heap per object (coldHeap: its
+// state of each, about 250 bytes, the null backend's about 100, the keys):
+// it dispatched them all at once, 100,000 tasks of about 480 bytes, which
+// the tasks' free list then kept for the whole run (890 bytes an object
+// in all). They are now released as rows are, while the window has room.
+func TestColdObjectsHeldInTheWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 100,000 objects")
+	}
+	live := coldHeap(t, 100_000)
+	t.Logf("%.0f bytes of heap per object once the cold objects are written", live)
+	if live > 600 {
+		t.Errorf("the run holds %.0f bytes per cold object written, want at most 600", live)
+	}
+}

@@ -73,12 +73,23 @@ func objectName(t schema.Tier, key string) string {
 	return objname.ObjectName(int(t), key)
 }
 
-// objectName returns ks's name on tier t, made once.
+// objectName returns ks's name on tier t, made once while its rows stay
+// on t. Only the loop calls it.
 func (ks *keyState) objectName(t schema.Tier) string {
-	if ks.names[t] == "" {
-		ks.names[t] = objectName(t, ks.name)
+	if ks.oname == "" || ks.otier != t {
+		ks.oname, ks.otier = objectName(t, ks.name), t
 	}
-	return ks.names[t]
+	return ks.oname
+}
+
+// removedName returns ks's name on tier t for the removal of its object
+// there, without keeping it: after a move's removal of its source copy,
+// the key's rows go on on the other tier, whose name stays kept.
+func (ks *keyState) removedName(t schema.Tier) string {
+	if ks.oname != "" && ks.otier == t {
+		return ks.oname
+	}
+	return objectName(t, ks.name)
 }
 
 // begin starts a ready task.
@@ -172,7 +183,7 @@ func (s *sched) stage(t *task) bool {
 			s.metrics.endBusy(t, t.start, t.moveEnd, false)
 		}
 		dropHandle(t.ks, t.moveFrom)
-		return s.callMeta(t, s.tiers[t.moveFrom], metaRemove, t.ks.objectName(t.moveFrom), t.movePhys, false)
+		return s.callMeta(t, s.tiers[t.moveFrom], metaRemove, t.ks.removedName(t.moveFrom), t.movePhys, false)
 	case stRemove:
 		return s.stageRemove(t)
 	}
@@ -318,7 +329,7 @@ func (s *sched) stageRemove(t *task) bool {
 	}
 	ks.exists = false
 	dropHandle(ks, ks.tier)
-	return s.callMeta(t, s.tiers[ks.tier], metaRemove, ks.objectName(ks.tier), ks.phys, false)
+	return s.callMeta(t, s.tiers[ks.tier], metaRemove, ks.removedName(ks.tier), ks.phys, false)
 }
 
 // canWaitForSpace reports whether a task whose create its backend refused

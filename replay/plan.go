@@ -383,6 +383,30 @@ func chooseUsers(users []User, n int) map[userKey]bool {
 // prepareScan reads the traces through and plans their replay, modelling
 // the rows of the users chosen replays (all when nil).
 func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[userKey]bool) (*Plan, error) {
+	p, names, scans := newScans(cfg, srcs, chosen)
+	if err := scanMerged(ctx, srcs, scans, newSharder(cfg, len(srcs))); err != nil {
+		return nil, err
+	}
+	if err := sidecarCounts(srcs, p.Traces); err != nil {
+		return nil, err
+	}
+	// Traces replay side by side, merged by time: each is modelled on its
+	// own and their peaks add up (a bound: their peaks may not coincide).
+	n := len(names)
+	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), sample: make([]int64, n), lazy: make([]int64, n),
+		written: make([]int64, n), read: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
+	for _, ts := range scans {
+		ts.addTo(tot)
+	}
+	p.finish(cfg, names, tot)
+	return p, nil
+}
+
+// newScans returns the plan of srcs for cfg before they are read, the
+// backends' names (backendIndex) and the scan of each trace, which models
+// the rows of the users chosen replays (all when nil) on unbounded
+// backends.
+func newScans(cfg *Config, srcs []Source, chosen map[userKey]bool) (*Plan, []string, []*traceScan) {
 	p := &Plan{Peak: map[string]int64{}, MaxObjectOf: map[string]int64{}}
 	p.Scanned = true
 	p.Window = WindowOf(cfg)
@@ -390,15 +414,12 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	p.Reach, p.ReachObjects = map[string]int64{}, map[string]int64{}
 	p.Traces = make([]schema.TraceInfo, len(srcs))
 	tierB, names := backendIndex(cfg)
-	align, limit := make([]int64, len(names)), make([]int64, len(names))
+	n := len(names)
+	align, limit := make([]int64, n), make([]int64, n)
 	for i := range names {
+		// Unbounded: traceScan.ks relies on it (no LRU list, no eviction).
 		align[i], limit[i] = planAlign, unbounded
 	}
-	// Traces replay side by side, merged by time: each is modelled on its
-	// own and their peaks add up (a bound: their peaks may not coincide).
-	n := len(names)
-	tot := &planTotals{peak: make([]int64, n), peakN: make([]int64, n), sample: make([]int64, n), lazy: make([]int64, n),
-		written: make([]int64, n), read: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n)}
 	org := &origin{}
 	setupAt, _ := setupFrom(srcs)
 	if setupAt > 0 {
@@ -409,25 +430,11 @@ func prepareScan(ctx context.Context, cfg *Config, srcs []Source, chosen map[use
 	}
 	scans := make([]*traceScan, len(srcs))
 	for i := range srcs {
-		ts := &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org, setupAt: setupAt,
-			m: newModel(tierB, align, limit), keys: map[string]*scanKey{}, prof: newProfile(),
+		scans[i] = &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org, setupAt: setupAt,
+			m: newModel(tierB, align, limit), keys: newScanKeys(), prof: newProfile(), chosen: chosen,
 			wr: make([]int64, n), rd: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n), demoted: make([]int64, n)}
-		if chosen != nil {
-			ts.chosen, ts.own, ts.left = chosen, map[string]bool{}, map[string]bool{}
-		}
-		scans[i] = ts
 	}
-	if err := scanMerged(ctx, srcs, scans, newSharder(cfg, len(srcs))); err != nil {
-		return nil, err
-	}
-	if err := sidecarCounts(srcs, p.Traces); err != nil {
-		return nil, err
-	}
-	for _, ts := range scans {
-		ts.addTo(tot)
-	}
-	p.finish(cfg, names, tot)
-	return p, nil
+	return p, names, scans
 }
 
 // scanMerged reads the traces side by side, merged by time in the order
@@ -567,13 +574,6 @@ func (p *Plan) finish(cfg *Config, names []string, tot *planTotals) {
 	}
 }
 
-// scanKey is a key of the prescan: its state in the model, and the most
-// physical bytes it has had on each tier (Plan.Reach).
-type scanKey struct {
-	keyState
-	onTier [schema.NumTiers]int64
-}
-
 // traceScan is the prescan of one trace (source src of nsrc): the space
 // model of its rows, its keys, its bytes and its profile.
 type traceScan struct {
@@ -584,8 +584,15 @@ type traceScan struct {
 	names     []string
 	tierB     [schema.NumTiers]int8
 	m         *model
-	keys      map[string]*scanKey
-	prof      *profile
+	keys      *scanKeys
+	// objects counts the keys modelled rows touched (Plan.Objects).
+	objects int64
+	// ks is the key the model applies a row to, its state loaded from
+	// and stored back in the key's scanKey: the prescan's backends are
+	// unbounded, so the model uses no other part of a keyState (no LRU
+	// list, no eviction, no name for an error).
+	ks   keyState
+	prof *profile
 	// wr, rd and ops are each backend's bytes written and read and
 	// operations so far (Plan.Written, Read, Ops).
 	wr, rd, ops []int64
@@ -597,12 +604,11 @@ type traceScan struct {
 	// (ColdObject.Demoted), which Plan.PeakObjects leaves out as Peak does.
 	demoted []int64
 	// chosen are the users a closed loop's --users N replays (nil: all),
-	// own the keys their rows touched so far, left the keys that rows left
-	// out wrote, and skipReq the request of a user left out that the last
-	// row was in (closedUsers).
-	chosen    map[userKey]bool
-	own, left map[string]bool
-	skipReq   uint64
+	// and skipReq the request of a user left out that the last row was in
+	// (closedUsers); the keys their rows touched so far and those rows
+	// left out wrote are marked in keys (scanKey.own, left).
+	chosen  map[userKey]bool
+	skipReq uint64
 	// setupAt is where the measured window starts (setupFrom), 0 for
 	// none: the rows before it are setup rows (Plan.SetupRows).
 	setupAt time.Duration
@@ -695,17 +701,21 @@ func (ts *traceScan) replayed(rec *schema.Record) bool {
 	userReq := rec.User != 0 && rec.Request != 0
 	if (rec.Request != 0 && rec.Request == ts.skipReq) || (userReq && !ts.chosen[userKey{int32(ts.src), rec.User}]) {
 		ts.skipReq = rec.Request
-		if (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && ts.own[string(rec.Key)] {
-			return true
+		if rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete {
+			if sk := ts.keys.get(rec.Key); sk != nil && sk.own {
+				return true
+			}
 		}
-		if rec.Op == schema.OpWrite && !ts.left[string(rec.Key)] { // a lookup allocates no key
-			ts.left[string(rec.Key)] = true
+		if rec.Op == schema.OpWrite { // a lookup allocates no key; add, on first sight only
+			ts.keys.add(rec.Key).left = true
 		}
 		return false
 	}
 	ts.skipReq = 0
 	if userReq {
-		ts.own[string(rec.Key)] = true
+		if sk := ts.keys.get(rec.Key); sk == nil || !sk.own {
+			ts.keys.add(rec.Key).own = true
+		}
 	}
 	return true
 }
@@ -743,15 +753,15 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	}
 	p.MaxObject = max(p.MaxObject, phys)
 	p.MaxObjectOf[ts.names[b]] = max(p.MaxObjectOf[ts.names[b]], phys)
-	sk := ts.keys[string(rec.Key)]
-	first, leftOut := sk == nil, false
+	sk := ts.keys.add(rec.Key)
+	first, leftOut := !sk.modelled, false
 	if first {
 		// An object a left-out user wrote and a replayed row reads first
 		// is cold for the sample (ColdObject.LeftOut); Demoted when that
 		// row is a demotion's read.
-		leftOut = ts.left[string(rec.Key)]
-		sk = &scanKey{keyState: keyState{name: sourceKey(ts.src, ts.nsrc, rec.Key)}}
-		ts.keys[string(rec.Key)] = sk
+		leftOut = sk.left
+		sk.modelled = true
+		ts.objects++
 	}
 	if on := &sk.onTier[rec.Tier]; phys > *on {
 		if *on == 0 {
@@ -764,7 +774,7 @@ func (ts *traceScan) row(rec *schema.Record) error {
 		// Prepared before the run; a key read again after its Delete is
 		// written again lazily, when the read comes.
 		demoted := leftOut && rec.Phase == schema.PhaseEvict
-		ts.cold = append(ts.cold, ColdObject{Key: sk.name, Tier: rec.Tier, Logical: logical, LeftOut: leftOut, Demoted: demoted})
+		ts.cold = append(ts.cold, ColdObject{Key: sourceKey(ts.src, ts.nsrc, rec.Key), Tier: rec.Tier, Logical: logical, LeftOut: leftOut, Demoted: demoted})
 		if leftOut {
 			p.LeftOut++
 			p.LeftOutBytes += logical
@@ -778,7 +788,9 @@ func (ts *traceScan) row(rec *schema.Record) error {
 			ts.m.seenCold(b, phys)
 		}
 	}
-	_, err := ts.m.apply(&sk.keyState, rec.Op, rec.Tier, phys)
+	sk.load(&ts.ks)
+	_, err := ts.m.apply(&ts.ks, rec.Op, rec.Tier, phys)
+	sk.store(&ts.ks)
 	return err
 }
 
@@ -802,7 +814,7 @@ func (ts *traceScan) addTo(tot *planTotals) {
 		p.profile = p.profile.add(ts.prof)
 		p.Span = max(p.Span, ts.last-ts.org.first)
 	}
-	p.Objects += int64(len(ts.keys))
+	p.Objects += ts.objects
 	p.Users = append(p.Users, ts.users...)
 	p.Cold = append(p.Cold, ts.cold...)
 	p.TraceRows = append(p.TraceRows, ts.rows)

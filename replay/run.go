@@ -164,27 +164,55 @@ func newSched(cfg *Config, plan *Plan, srcs []Source, hooks Hooks) *sched {
 
 // writeCold writes the plan's cold objects, untimed, before the clock
 // starts; those prepared for a --users sample (ColdObject.LeftOut) only
-// on the backends that hold them (leftOutFits).
+// on the backends that hold them (leftOutFits). They are released as rows
+// are, while the window has room (coldRows).
 func (s *sched) writeCold() error {
 	if s.plan == nil {
 		return nil
 	}
-	fits := s.leftOutFits()
-	for _, c := range s.plan.Cold {
-		b := s.tiers[c.Tier]
-		if b == nil {
-			continue
-		}
-		if c.LeftOut && !fits(b, c.Demoted) {
-			continue // made when first read
-		}
-		s.dispatchCold(c)
-	}
+	s.rel = &coldRows{s: s, fits: s.leftOutFits()}
 	s.loop(nil)
+	s.rel = noRows{}
 	// Its evictions were made before the clock: not the measured run's.
 	s.counted.coldEvictions, s.counted.evictions = s.counted.evictions, 0
 	return s.err
 }
+
+// coldRows releases the plan's cold objects (writeCold) in its order,
+// while the window has room (sched.room), as rows are released: all
+// dispatched at once, a trace's n cold objects took n tasks at once, which
+// the tasks' free list then kept for the whole run (about 480 bytes per
+// cold object: 234 MiB for 500,000).
+type coldRows struct {
+	noRows
+	s    *sched
+	fits func(b *tierBackend, demoted bool) bool
+	sent int // the first of plan.Cold not released
+}
+
+func (c *coldRows) release(time.Time) {
+	s, cold := c.s, c.s.plan.Cold
+	for c.sent < len(cold) && s.room() {
+		o := cold[c.sent]
+		c.sent++
+		b := s.tiers[o.Tier]
+		if b == nil || (o.LeftOut && !c.fits(b, o.Demoted)) {
+			continue // unmapped (Run stops on it), or made when first read
+		}
+		s.dispatchCold(o)
+	}
+}
+
+// next is when its next object is due: now, while it holds one.
+func (c *coldRows) next() time.Time {
+	if c.drained() {
+		return time.Time{}
+	}
+	return c.s.clock.Now()
+}
+
+func (c *coldRows) drained() bool { return c.sent >= len(c.s.plan.Cold) }
+func (c *coldRows) stop()         { c.sent = len(c.s.plan.Cold) }
 
 // coldWhat names what writeCold writes, for the error that stops it: the
 // trace's cold objects, and those that users left out wrote where a

@@ -11,19 +11,27 @@ import (
 // execution (what the tasks that ran so far made of it). A task owns the
 // execution state while it runs: per-key order lets no other task of the
 // key run beside it, except reads beside reads, which only read it.
+//
+// It is the run's memory per live object (with the key, its map entry and
+// the backend's own): its fields are laid out to fit the allocator's
+// 192-byte class (TestKeyStateSize).
 type keyState struct {
-	name  string
-	names [schema.NumTiers]string // its objects' names, by tier
+	name string
+	// oname is its object's name on tier otier (objectName), the last
+	// one named: the rows of an object on a tier name it once. One tier's
+	// name, not each tier's, kept 48 bytes per object less.
+	oname string
 	// handles are its objects kept open, by tier, on backends with
 	// in-memory metadata (exec.go's openObject): reads use them without
 	// an Open and a Close each.
 	handles [schema.NumTiers]backend.Object
 	m       mstate
 
-	exists  bool
-	tier    schema.Tier
-	logical int64
-	phys    int64
+	exists      bool
+	tier, otier schema.Tier
+	pending     int32 // tasks of the key not yet complete (at most the window's, 4 x --workers, and its evictions)
+	logical     int64
+	phys        int64
 	// version names its contents: the seq of the task that wrote them,
 	// unique in the run even across a Delete, after which the key's
 	// state is dropped and a new one made for its next write.
@@ -32,9 +40,8 @@ type keyState struct {
 	// Ordering: reads wait for the last write-like task (a Write, a
 	// Delete, an eviction, a read that creates its object); write-like
 	// tasks wait for that and for every read registered since.
-	lastW   *task
-	reads   []*task
-	pending int // tasks of the key not yet complete
+	lastW *task
+	reads []*task
 }
 
 // reqState tracks one request's rows.

@@ -1,0 +1,116 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/kvbench/kvbench/schema"
+	"github.com/kvbench/kvbench/trace"
+)
+
+// manyKeysTrace is n objects of 64 KiB on Tier-2, keyed as kvtrace keys
+// them (conv_user_0012_0003_turn_1, 26 bytes), each written, then read
+// twice: 3n rows, every object live to the end, as in kvtrace's MLPerf 8B
+// workload (no Delete rows on an unbounded Tier-2).
+func manyKeysTrace(tb testing.TB, n int) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var r schema.Record
+	for i := range n {
+		key := fmt.Appendf(r.Key[:0], "conv_user_%04d_%04d_turn_%d", i%200, i/200%10000, 1+i/2000000)
+		for j, op := range []schema.Op{schema.OpWrite, schema.OpRead, schema.OpRead} {
+			r = schema.Record{Time: r.Time + 1000, Op: op, Size: 64 << 10, Tier: schema.TierNVMe, Key: key,
+				Phase: schema.Phase(min(j, 1)), Request: uint64(i + 1), User: uint64(i%200 + 1), QoS: schema.QoSInteractive}
+			if err := w.Write(&r); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// scanMemory reads data through the prescan's scans (newScans,
+// scanMerged) and returns the bytes of heap they hold at the end, when
+// every key has its state, and the bytes allocated in all, each per
+// object, with the objects.
+func scanMemory(tb testing.TB, data []byte) (live, alloc float64, objects int64) {
+	tb.Helper()
+	srcs := []Source{{Name: "keys", Rescan: true, Open: func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)), nil }}}
+	cfg := DefaultConfig()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, scans := newScans(&cfg, srcs, nil)
+	if err := scanMerged(context.Background(), srcs, scans, nil); err != nil {
+		tb.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	objects = scans[0].objects
+	runtime.KeepAlive(scans)
+	runtime.KeepAlive(data) // held before, so not counted as freed
+	n := float64(objects)
+	return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n, float64(after.TotalAlloc-before.TotalAlloc) / n, objects
+}
+
+// TestPrescanMemoryPerObject wants the prescan to hold at most 200 bytes
+// of heap per object, its key (26 bytes) included, at the end of a trace
+// of 200,000 objects, all live. The prescan held about 400 (each key's
+// state was the run's keyState, 288 bytes with the key, and the key was
+// kept twice): 638 MiB of RSS to plan a trace of 1.31 M objects, on
+// machines whose RAM is what is benchmarked. It holds about 120 now.
+func TestPrescanMemoryPerObject(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads a trace of 600,000 rows")
+	}
+	const n = 200_000
+	live, alloc, objects := scanMemory(t, manyKeysTrace(t, n))
+	if objects != n {
+		t.Fatalf("the prescan counted %d objects, want %d", objects, n)
+	}
+	t.Logf("%d objects: %.0f bytes of heap each at the end of the prescan, %.0f allocated", objects, live, alloc)
+	if live > 200 {
+		t.Errorf("the prescan holds %.0f bytes per object, want at most 200", live)
+	}
+}
+
+// BenchmarkPrescanMemory reports the heap the prescan holds per object
+// at the end of a trace of 1 M objects, all live (live-B/object), the
+// bytes it allocated per object (alloc-B/object), and its rows/s:
+//
+//	go test -run '^$' -bench PrescanMemory -benchtime 3x ./replay
+func BenchmarkPrescanMemory(b *testing.B) {
+	const n = 1_000_000
+	data := manyKeysTrace(b, n)
+	var live, alloc float64
+	for b.Loop() {
+		live, alloc, _ = scanMemory(b, data)
+	}
+	b.ReportMetric(live, "live-B/object")
+	b.ReportMetric(alloc, "alloc-B/object")
+	b.ReportMetric(float64(3*n*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestKeyStateSize wants the run's state of an object in the allocator's
+// 192-byte size class: it was 248 bytes (the 256-byte class) while it
+// kept each tier's object name and a pending count of 8 bytes. The
+// prescan's (scanKey, kept in arrays) takes 48 bytes.
+func TestKeyStateSize(t *testing.T) {
+	if n := reflect.TypeFor[keyState]().Size(); n > 192 {
+		t.Errorf("a keyState takes %d bytes, want at most 192", n)
+	}
+	if n := reflect.TypeFor[scanKey]().Size(); n > 48 {
+		t.Errorf("a scanKey takes %d bytes, want at most 48", n)
+	}
+}
