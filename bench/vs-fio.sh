@@ -16,6 +16,15 @@
 #               The writes are sequential for both: the extent layout puts
 #               keys written in order back to back (beside fio's randwrite,
 #               kvreplay's merged 4 KiB writes would count twice as fast)
+#   dir         the trace's Tier-2 rows in the directory layout (a file per
+#               object: kvreplay's default), exported by kvtrace export
+#               --layout dir, beside fio twice: as the job is, whose prep
+#               job writes every object's file in full before the timed
+#               replay (its writes then overwrite written blocks), and on
+#               the same files made fresh before it, created and allocated
+#               (fallocate) but not written, as each of kvreplay's writes
+#               finds its object's file; not in --cases' default (it writes
+#               the trace's objects twice, fio's files and kvreplay's)
 # (fio first in odd rounds, kvreplay first in even ones) and prints each
 # pair's figure, the ratio kvreplay/fio, and the medians over the rounds.
 # Uses only public tools: bash, fio, python3, go.
@@ -28,7 +37,8 @@
 #                        [--rounds 5] [--total-gib 4] [--trace FILE] [--scale 1/256]
 #                        [--small-objects 500000] [--cases seq,trace,small]
 #                        [--kvreplay BIN] [--kvtrace BIN] [--fio-iomem auto]
-#   --cases       which cases to run (seq is seq-write and seq-read)
+#   --cases       which cases to run, of seq, trace, small and dir (seq is
+#                 seq-write and seq-read)
 #   --fio-iomem   fio's buffers: shmhuge (huge pages: reserve them first, as
 #                 root: echo 64 > /proc/sys/vm/nr_hugepages), malloc, or auto
 #                 (shmhuge where enough huge pages are free, else malloc, said
@@ -69,14 +79,14 @@ while [ $# -gt 0 ]; do
 done
 has() { case ",$cases," in *",$1,"*) return 0 ;; esac; return 1; }
 for c in ${cases//,/ }; do
-	case $c in seq|trace|small) ;; *) echo "vs-fio: --cases $cases: unknown case $c (want seq, trace, small)" >&2; exit 2 ;; esac
+	case $c in seq|trace|small|dir) ;; *) echo "vs-fio: --cases $cases: unknown case $c (want seq, trace, small, dir)" >&2; exit 2 ;; esac
 done
 [ -d "$base" ] || { echo "vs-fio: --dir $base: no such directory" >&2; exit 2; }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get install fio)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "vs-fio: python3 is needed to read JSON" >&2; exit 2; }
-if has seq || has trace; then
+if has seq || has trace || has dir; then
 	command -v zstd >/dev/null || { echo "vs-fio: zstd is needed to read compressed traces (apt-get install zstd)" >&2; exit 2; }
 fi
 
@@ -88,7 +98,7 @@ trap 'rm -rf "$work" ${dir:+"$dir"}' EXIT
 dir=$(mktemp -d "$base/kvbench-vs-fio.XXXXXX")
 bin=$work/bin
 mkdir -p "$bin"
-if [ -z "$kvreplay_bin" ] || { [ -z "$kvtrace_bin" ] && has trace; }; then
+if [ -z "$kvreplay_bin" ] || { [ -z "$kvtrace_bin" ] && { has trace || has dir; }; }; then
 	(cd "$top" && CGO_ENABLED=0 go build -o "$bin/" ./cmd/kvtrace ./cmd/kvreplay)
 fi
 kvreplay=${kvreplay_bin:-$bin/kvreplay}
@@ -165,9 +175,7 @@ c = [c for c in d['cells'] if (c['tier'], c['op'], c['phase']) == ('Tier-2', sys
 ops, busy = sum(x['ops'] for x in c), sum(x['busy_s'] for x in c)
 print(ops / busy if busy else 0)" "$1" "$2" "$3"
 }
-if ! has seq && ! has trace; then
-	:
-else
+if has seq || has trace || has dir; then
 	# The real trace: the reference's 50-user run by default (Tier-2 heavy).
 	if [ -z "$trace" ]; then
 		for t in "$top/../shared/data/reference-traces/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst" \
@@ -176,7 +184,8 @@ else
 		done
 	fi
 	[ -f "$trace" ] || { echo "vs-fio: no trace (give --trace FILE, or --cases small)" >&2; exit 2; }
-
+fi
+if has seq || has trace; then
 	# Sequential objects: the trace's object sizes (aligned to the block
 	# size), in trace order, until they add up to --total-gib.
 	python3 "$top/bench/objects.py" "$trace" "$work" --align "$bsb" --round up \
@@ -229,6 +238,42 @@ if has trace; then
 	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niomem=$fio_iomem\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$job"
 	replay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$job" | head -1 | tr -d '[]')
 fi
+
+objdir=$dir/objects
+if has dir; then
+	# The exported trace in the directory layout: fio's object files in
+	# objdir, kvreplay's in its own directory in $dir/kv.
+	mkdir "$dir/kv"
+	"$kvtrace" export --to fio --tiers Tier-2 --layout dir --dir "$objdir" --size-scale "$scale" \
+		--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export-dir" "$trace" >/dev/null 2>"$work/export-dir.err" ||
+		{ cat "$work/export-dir.err" >&2; echo "vs-fio: kvtrace export --layout dir failed" >&2; exit 1; }
+	djob=$(ls "$work"/export-dir/*.fio)
+	dprep=$(ls "$work"/export-dir/*.tier2.prep.iolog)
+	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niomem=$fio_iomem\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$djob"
+	dreplay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$djob" | head -1 | tr -d '[]')
+	# The same job without its mkdir and prep jobs, for files made fresh.
+	awk '/^\[/ { skip = ($0 == "[mkdir]" || $0 ~ /^\[prep-/) } !skip' "$djob" >"$work/dir-fresh.fio"
+fi
+fresh_files() { # objdir's object files made anew: created and allocated as kvreplay's create does, never written
+	rm -rf "$objdir"
+	mkdir "$objdir"
+	python3 - "$dprep" <<'EOF'
+import ctypes, os, sys
+# Each file the prep log writes, at the size it writes it to.
+size = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 5 and f[2] == "write":
+        size[f[1]] = max(size.get(f[1], 0), int(f[3]) + int(f[4]))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
+for path, n in size.items():
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    if libc.fallocate(fd, 0, 0, n) != 0:
+        os.ftruncate(fd, n)  # as kvreplay does where the file system has no fallocate
+    os.close(fd)
+EOF
+}
 
 if has seq || has trace; then
 	# Lay the file out once, full size, so no test pays for allocation.
@@ -300,13 +345,30 @@ kv_small() {
 	K[sw$r]=$(kv_iops "$work/ks.json" Write Prefill)
 	K[sr$r]=$(kv_iops "$work/ks.json" Read Decode)
 }
+fio_dir() { # fio's job as it is (its prep job writes the files), and on fresh files; in turns
+	local k
+	for k in $( ((r % 2)) && echo written fresh || echo fresh written); do
+		if [ "$k" = written ]; then
+			F[dw$r]=$(fio_bw "$djob" "$dreplay_job")
+		else
+			fresh_files
+			F[df$r]=$(fio_bw "$work/dir-fresh.fio" "$dreplay_job")
+		fi
+	done
+}
+kv_dir() {
+	"$kvreplay" --engine uring --layout dir --dir "$dir/kv" --tier-map Tier-0=null,Tier-1=null,Tier-2=nvme \
+		--size-scale "$scale" --block-size "$bs" --queue-depth "$qd" --speed max -q -o "$work/kd.json" "$trace" >/dev/null
+	K[dw$r]=$(kv_bw "$work/kd.json")
+	K[df$r]=${K[dw$r]}
+}
 both() { # fio-side kvreplay-side
 	if ((r % 2)); then "$1"; "$2"; else "$2"; "$1"; fi
 }
 
 declare -A F K
 for r in $(seq 1 "$rounds"); do
-	line="round $r:"
+	line="round $r (load $(cut -d" " -f1 /proc/loadavg)):"
 	if has seq; then
 		both fio_seqw kv_seqw
 		both fio_seqr kv_seqr
@@ -316,6 +378,10 @@ for r in $(seq 1 "$rounds"); do
 	if has trace; then
 		both fio_trace kv_trace
 		line+=$(printf ' trace fio %s kvreplay %s GB/s |' "$(gb "${F[t$r]}")" "$(gb "${K[t$r]}")")
+	fi
+	if has dir; then
+		both fio_dir kv_dir
+		line+=$(printf ' dir fio %s (fresh files %s) kvreplay %s GB/s |' "$(gb "${F[dw$r]}")" "$(gb "${F[df$r]}")" "$(gb "${K[dw$r]}")")
 	fi
 	if has small; then
 		both fio_small kv_small
@@ -330,13 +396,15 @@ import statistics, sys
 rounds, bs, qd, cases = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4].split(",")
 F = {$(for k in "${!F[@]}"; do printf '"%s": %s, ' "$k" "${F[$k]}"; done)}
 K = {$(for k in "${!K[@]}"; do printf '"%s": %s, ' "$k" "${K[$k]}"; done)}
-print(f"\nmedians over {rounds} rounds, queue depth {qd}, io_uring, O_DIRECT, one file, fio's buffers iomem=$fio_iomem")
+print(f"\nmedians over {rounds} rounds, queue depth {qd}, io_uring, O_DIRECT, one file (dir: a file per object), fio's buffers iomem=$fio_iomem")
 print(f"{'test':<12} {'block':>6} {'unit':>6} {'fio':>10} {'kvreplay':>10} {'ratio':>7}   per-round ratios")
 rows = []
 if "seq" in cases:
     rows += [("seq-write", "w", bs, "GB/s", 1e9), ("seq-read", "r", bs, "GB/s", 1e9)]
 if "trace" in cases:
     rows += [("trace", "t", bs, "GB/s", 1e9)]
+if "dir" in cases:
+    rows += [("dir", "dw", bs, "GB/s", 1e9), ("dir-fresh", "df", bs, "GB/s", 1e9)]
 if "small" in cases:
     rows += [("small-write", "sw", "4KiB", "IOPS", 1), ("small-read", "sr", "4KiB", "IOPS", 1)]
 for name, p, block, unit, div in rows:
