@@ -815,10 +815,17 @@ func (c *closedLoop) report(res *schema.Result, wall time.Duration) {
 		if c.missedAtLeast {
 			n = "at least " + n
 		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %s rows of no user (released at their trace times, as an open loop's: "+
-			"preconditioning, RAG ingestion, request traces' requests) due before the --duration window closed were never released "+
+		// With --users they are also the demotions and deletes of replayed
+		// users' objects that left-out users' requests carry (byTraceTime),
+		// which a kvtrace trace has thousands of and no row of no user.
+		what := "rows of no user (released at their trace times, as an open loop's: preconditioning, RAG ingestion, request traces' requests)"
+		if c.userLimit > 0 {
+			what = "rows released at their trace times (rows of no user: preconditioning, RAG ingestion, request traces' requests; " +
+				"and demotions and deletes of the replayed users' objects that left-out users' requests carry)"
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %s %s due before the --duration window closed were never released "+
 			"(replay.rows_missed; %d rows were released): each counts in the lag, as late by at least the time from when it was due "+
-			"to the window's end", n, res.Replay.Rows))
+			"to the window's end", n, what, res.Replay.Rows))
 	}
 	if c.unstarted > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %d requests released before the --duration window closed never started "+

@@ -180,17 +180,23 @@ func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, err
 }
 
 // SearchName names a search in a report: its system, label, or file (the
-// name it was read from).
+// name it was read from), with its trial where it has one ("A trial 2").
 func SearchName(d *schema.SearchResult, file string) string {
+	var name string
 	switch {
 	case d.System != "" && d.Label != "":
-		return d.System + " " + d.Label
+		name = d.System + " " + d.Label
 	case d.System != "":
-		return d.System
+		name = d.System
 	case d.Label != "":
-		return d.Label
+		name = d.Label
+	default:
+		return file
 	}
-	return file
+	if d.Trial > 0 {
+		name += fmt.Sprintf(" trial %d", d.Trial)
+	}
+	return name
 }
 
 // searchNames are the searches' names in a report: SearchName's, and for
@@ -219,15 +225,24 @@ func answer(d *schema.SearchResult) string {
 }
 
 // answerLine is answer for a line that the search's reason follows: the
-// counts whose probes disagreed are left to the reason where it names
-// them (kvreplay's, in results.ProbesDisagreed's words), so that the two
-// do not say it twice.
+// probes' noise (noise) is left to the reason where it says it
+// (kvreplay's, in results' words), so that the two do not say it twice.
 func answerLine(d *schema.SearchResult) string {
-	return answerOf(d, !strings.Contains(d.Reason, results.ProbesDisagreed(d.Probes)))
+	return answerOf(d, !strings.Contains(d.Reason, noise(d)))
 }
 
-// answerOf is answer, with the counts whose probes disagreed when
-// disagreed.
+// noise is what d's probes say of the noise its answer is no more
+// certain than: a users search's counts whose probes disagreed
+// (results.ProbesDisagreed), a capacity search's probes whose offered
+// load fell as --speed rose (results.OfferedLoadFell); "" when nothing.
+func noise(d *schema.SearchResult) string {
+	if d.Kind == schema.SearchCapacity {
+		return results.OfferedLoadFell(d.Probes)
+	}
+	return results.ProbesDisagreed(d.Probes)
+}
+
+// answerOf is answer, with the probes' noise (noise) when disagreed.
 func answerOf(d *schema.SearchResult, disagreed bool) string {
 	var s string
 	if d.Kind == schema.SearchUsers {
@@ -239,7 +254,7 @@ func answerOf(d *schema.SearchResult, disagreed bool) string {
 				notes = append(notes, fmt.Sprintf("confidence %.0f%%", 100*d.Confidence))
 			}
 		}
-		if n := results.ProbesDisagreed(d.Probes); n != "" && disagreed {
+		if n := noise(d); n != "" && disagreed {
 			notes = append(notes, n)
 		}
 		if len(notes) > 0 {
@@ -249,6 +264,9 @@ func answerOf(d *schema.SearchResult, disagreed bool) string {
 		s = fmt.Sprintf("peak offered load %s at --speed %g", results.FormatRate(d.PeakOfferedBps), d.PeakSpeed)
 		if d.SaturatedFromFirstProbe {
 			s += ", saturated from the first probe"
+		}
+		if n := noise(d); n != "" && disagreed {
+			s += " (" + n + ")"
 		}
 	}
 	switch {

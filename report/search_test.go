@@ -268,3 +268,22 @@ func checkSearchCSV(t *testing.T, s string) {
 		}
 	}
 }
+
+// TestSearchNamesItsTrial: searches of one system with --trial are named
+// by it, so that their comparison says which trial is which.
+func TestSearchNamesItsTrial(t *testing.T) {
+	dir := t.TempDir()
+	one, two := usersSearch("A", 10), usersSearch("A", 15)
+	one.Trial, two.Trial = 1, 2
+	docs, names, err := report.LoadSearches(context.Background(), []string{writeDoc(t, dir, "1.json", one), writeDoc(t, dir, "2.json", two)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := report.RenderSearches(&out, docs, names, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "A trial 2 serves 1.50x the users of A trial 1 (15 vs 10)"; !strings.Contains(out.String(), want) {
+		t.Errorf("no %q in\n%s", want, out.String())
+	}
+}

@@ -207,3 +207,46 @@ func TestUsersAllPassedIsLowerBound(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferedLoadFellOnce: that a capacity search's offered load fell as
+// --speed rose is said in results.OfferedLoadFell's words by kvreport's
+// answer, once where the answer stands beside a reason that says it
+// (kvreplay's), and by the answer where the reason does not (a document
+// of an older kvreplay, whose peak of 0.484 GB/s read as a plateau).
+func TestOfferedLoadFellOnce(t *testing.T) {
+	capacity := func(system string) *schema.SearchResult {
+		d := usersSearch(system, 0)
+		d.Kind, d.Users, d.PeakOfferedBps, d.PeakSpeed, d.Plateau = schema.SearchCapacity, 0, 0.484e9, 8, true
+		d.Probes = nil
+		for i, g := range []float64{0.166, 0.0849, 0.484, 0.205, 0.234} {
+			d.Probes = append(d.Probes, schema.SearchProbe{Speed: float64(int(2) << i), OfferedBps: g * 1e9})
+		}
+		return d
+	}
+	d := capacity("A")
+	said := results.OfferedLoadFell(d.Probes)
+	if !strings.HasPrefix(said, "the offered load fell as --speed rose") {
+		t.Fatalf("OfferedLoadFell: %q", said)
+	}
+	d.Reason = "peak offered load 0.484 GB/s at --speed 8: the offered load delivered stopped improving; " + said + ": the peak is one probe's figure"
+	older := capacity("B")
+	older.Reason = "peak offered load 0.484 GB/s at --speed 8: the offered load delivered stopped improving (under 10 % over two doublings of the load) at --speed 32"
+	dir := t.TempDir()
+	docs, names, err := report.LoadSearches(context.Background(), []string{writeDoc(t, dir, "a.json", d), writeDoc(t, dir, "b.json", older)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"text", "md", "csv"} {
+		var out strings.Builder
+		if err := report.RenderSearches(&out, docs, names, f); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		// Text and md: A's reason's, B's answer's. Csv: each row's answer
+		// (the answer stands alone there), both searches'.
+		n := strings.Count(s, said)
+		if (f != "csv" && n != 2) || (f == "csv" && (n != len(d.Probes)+len(older.Probes) || !strings.Contains(s, "\nA,") || !strings.Contains(s, "\nB,"))) {
+			t.Errorf("%s: %q said %d times:\n%s", f, said, n, s)
+		}
+	}
+}

@@ -31,3 +31,34 @@ func TestProbesDisagreed(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferedLoadFell: a capacity search's probes whose offered load fell
+// below what a probe at a lower --speed delivered, by more than a
+// plateau's noise, each named with the figure it fell from; a rise, a
+// plateau's noise, and a probe that is not a measurement say nothing.
+// The falls are those of a search run on this VM (0.166 GB/s at --speed
+// 2, then 0.0849 at 4; 0.484 at 8, then 0.205 and 0.234).
+func TestOfferedLoadFell(t *testing.T) {
+	p := func(speed, gbps float64) schema.SearchProbe {
+		return schema.SearchProbe{Speed: speed, OfferedBps: gbps * 1e9}
+	}
+	burst := schema.SearchProbe{Speed: 16, OfferedBps: 1e8, NotMeasured: "an incomplete run (no space left on device)"}
+	for _, tt := range []struct {
+		name   string
+		probes []schema.SearchProbe
+		want   string
+	}{
+		{"none", nil, ""},
+		{"rising", []schema.SearchProbe{p(1, 0.1), p(2, 0.2), p(4, 0.4)}, ""},
+		{"a plateau's noise", []schema.SearchProbe{p(1, 0.1), p(2, 0.4), p(4, 0.37), p(8, 0.41)}, ""},
+		{"not a measurement", []schema.SearchProbe{p(8, 0.4), burst}, ""},
+		{"fell", []schema.SearchProbe{p(0.25, 0.00871), p(0.5, 0.0245), p(1, 0.0673), p(2, 0.166), p(4, 0.0849), p(8, 0.484), p(16, 0.205), p(32, 0.234)},
+			"the offered load fell as --speed rose, by more than the 10 % a plateau's noise moves it: " +
+				"0.0849 GB/s at --speed 4 (-49 % from 0.166 GB/s at --speed 2), 0.205 GB/s at --speed 16 (-58 % from 0.484 GB/s at --speed 8), " +
+				"0.234 GB/s at --speed 32 (-52 % from 0.484 GB/s at --speed 8)"},
+	} {
+		if got := results.OfferedLoadFell(tt.probes); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}

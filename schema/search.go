@@ -40,7 +40,8 @@ type SearchProbe struct {
 	Reason string `json:"reason,omitempty"`
 	// NotMeasured says why the probe is not a measurement, empty when it
 	// is one: its run stopped for a reason other than --duration (a full
-	// disk, an I/O error, a signal) or operations failed. The search
+	// disk, an I/O error, a signal; its trace, or its users' requests,
+	// ran out before the window closed) or operations failed. The search
 	// stops at such a probe.
 	NotMeasured string `json:"not_measured,omitempty"`
 	// UsersByQoS counts a users probe's users by QoS class: the sample
@@ -70,7 +71,10 @@ type SearchProbe struct {
 // probe in the order it ran.
 type SearchResult struct {
 	Header
-	Kind string `json:"kind"`
+	// Trial names the search among its trials (kvreplay --trial), as a
+	// result's does; 0 when not given.
+	Trial int    `json:"trial,omitempty"`
+	Kind  string `json:"kind"`
 	// WindowS is each probe's --duration.
 	WindowS float64 `json:"window_s"`
 	// Users search: the largest number of users that passed (0: none),

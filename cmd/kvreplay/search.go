@@ -58,7 +58,7 @@ func searchWith(o *options, plan *replay.Plan, total int, once setup.ReplayFunc,
 	}
 	doc.Tool, doc.ToolVersion = "kvreplay", cli.Version()
 	doc.CommandLine = append([]string{"kvreplay"}, args...)
-	doc.Label, doc.System = o.label, o.system
+	doc.Label, doc.System, doc.Trial = o.label, o.system, o.trial
 	doc.Host = host.Facts()
 	doc.Config = setup.ConfigJSON(&o.cfg, &o.tiers)
 	if werr := writeJSON(o, doc, toStdout, stdout); werr != nil {

@@ -459,3 +459,25 @@ func TestSearchProbeRefusedMidSearchExits1(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchKeepsItsTrial: --trial names a search's document as it names
+// a result (kvreplay --search users --system A --trial 2): it was
+// accepted and then dropped, so three trials of one system's search read
+// as three unnamed searches.
+func TestSearchKeepsItsTrial(t *testing.T) {
+	f := &fakeProbes{clock: time.Unix(1e9, 0), serves: 3}
+	o := searchOptions(search.KindUsers)
+	o.system, o.trial = "A", 2
+	var stdout bytes.Buffer
+	prog := &setup.SearchProgress{W: &bytes.Buffer{}, Quiet: true, Now: f.now, Max: 12}
+	if err := searchWith(o, mixedPlan(), 8, f.replay, prog, []string{"--search", "users", "--system", "A", "--trial", "2"}, true, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var d schema.SearchResult
+	if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.System != "A" || d.Trial != 2 {
+		t.Errorf("system %q, trial %d; want A, 2", d.System, d.Trial)
+	}
+}

@@ -39,7 +39,10 @@ import (
 //     from 2m40s to 3m50s on one machine;
 //   - the inputs the examples name (run.csv.zst, config.yaml, sysA-t1.json,
 //     ...) are made first: a small simulation, kvreplay results of it, and
-//     kv-cache.py's files from testdata.
+//     kv-cache.py's files from testdata; a search reads a longer
+//     simulation than run.csv.zst's 5 s (search.csv.zst, 60 s), since a
+//     probe whose trace runs out before its --duration is not a
+//     measurement.
 //
 // Examples of tools not installed (fio, jq, benchstat, sai3-bench), and those
 // that read their output, are skipped and logged; so are go test and
@@ -277,6 +280,17 @@ func adapt(seg []string) []string {
 	if len(seg) > 1 {
 		sub = seg[1]
 	}
+	if seg[0] == "kvreplay" && has("--search") {
+		// Each probe holds its load for --duration (10 s in the README): a
+		// probe whose trace runs out first is not a measurement and stops
+		// the search, and run.csv.zst here is 5 s of trace (the README's
+		// is 600 s), search.csv.zst 60 s.
+		for i, w := range seg {
+			if w == "run.csv.zst" {
+				seg[i] = "search.csv.zst"
+			}
+		}
+	}
 	switch {
 	case seg[0] == "kvtrace" && sub != "export" && sub != "inspect" && sub != "models" && sub != "help":
 		// A simulation: its trace file under another name.
@@ -441,6 +455,7 @@ func makeInputs(t *testing.T, dir, bin string, env []string) {
 		}
 	}
 	run("kvtrace", "--num-users", "10", "--duration", "5", "--generation-mode", "none", "--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "-o", "run.csv.zst")
+	run("kvtrace", "--num-users", "10", "--duration", "60", "--generation-mode", "none", "--gpu-mem-gb", "0", "--cpu-mem-gb", "1", "-o", "search.csv.zst")
 	copyFile("sim/testdata/config.yaml", "config.yaml")
 	copyFile("sim/reqtrace/testdata/mooncake_head200.jsonl", "conversation_trace.jsonl")
 	copyFile("testdata/reference/llama8b_u50_d20_gpu2_cpu4_gennone_s42.csv.zst", "kv_trace.csv.zst")

@@ -23,13 +23,21 @@ import (
 // back, of the batch class (1 s at p95); a request writes then reads its
 // own 64 KiB object on Tier-1.
 func usersTrace(t *testing.T, users, requests int) replay.Source {
+	return usersTraceGap(t, users, requests, time.Millisecond)
+}
+
+// usersTraceGap is usersTrace with each user's requests gap apart in
+// trace time: a probe at --speed 1 (or closed-loop, gap less each
+// request's time) takes requests times gap to run out of them, which a
+// probe's window must not outlast (search.Summarize).
+func usersTraceGap(t *testing.T, users, requests int, gap time.Duration) replay.Source {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := trace.NewWriter(&buf, trace.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := replaytest.UserRecords(users, requests, time.Millisecond, 64<<10, schema.TierCPU, schema.QoSBatch)
+	recs := replaytest.UserRecords(users, requests, gap, 64<<10, schema.TierCPU, schema.QoSBatch)
 	for i := range recs {
 		if err := w.Write(&recs[i]); err != nil {
 			t.Fatal(err)
@@ -191,10 +199,13 @@ func TestSearchStopsAtFault(t *testing.T) {
 	}
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
-	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 200*time.Millisecond
+	// 50 requests 10 ms apart: at --speed 1 (the closed loop's think time
+	// too), 500 ms of them, which no probe's 200 ms window outlasts.
+	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 1, true, 200*time.Millisecond
+	src := usersTraceGap(t, 8, 50, 10*time.Millisecond)
 	eio := fault.IOError(fault.OpWrite)
 	eio.AfterCalls = 5
-	probe := prober(t, search.KindUsers, cfg, usersTrace(t, 8, 50), faulty(2, eio))
+	probe := prober(t, search.KindUsers, cfg, src, faulty(2, eio))
 	d, err := search.Users(search.UsersOptions{Total: 8, MaxProbes: 10, Repeats: 2}, probe)
 	for _, p := range d.Probes {
 		t.Logf("%d users: pass %v: %s", p.Users, p.Pass, p.Reason)
@@ -208,7 +219,7 @@ func TestSearchStopsAtFault(t *testing.T) {
 	cfg.ClosedLoop = false
 	full := fault.NoSpace(fault.OpWrite)
 	full.AfterCalls = 5
-	probe = prober(t, search.KindCapacity, cfg, usersTrace(t, 8, 50), faulty(2, full))
+	probe = prober(t, search.KindCapacity, cfg, src, faulty(2, full))
 	c, err := search.Capacity(search.CapacityOptions{Start: 1, MaxProbes: 10}, probe)
 	for _, p := range c.Probes {
 		t.Logf("--speed %g: %s, pass %v: %s", p.Speed, replay.FormatRate(p.OfferedBps), p.Pass, p.Reason)
@@ -228,7 +239,7 @@ func TestUsersSearchKeepsQoSMix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs timed replays")
 	}
-	recs := replaytest.UserRecords(12, 20, time.Millisecond, 64<<10, schema.TierCPU, schema.QoSBatch)
+	recs := replaytest.UserRecords(12, 20, 10*time.Millisecond, 64<<10, schema.TierCPU, schema.QoSBatch)
 	for i := range recs {
 		switch u := recs[i].User; {
 		case u > 9:
@@ -251,7 +262,9 @@ func TestUsersSearchKeepsQoSMix(t *testing.T) {
 	src := replay.Source{Name: "mixed", Rescan: true, Open: func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)), nil }}
 	cfg := replay.DefaultConfig()
 	cfg.TierMap = [schema.NumTiers]string{"", "ram", ""}
-	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 0, true, 100*time.Millisecond
+	// 20 requests 10 ms apart, the think time at --speed 1: 200 ms of
+	// them, which the 100 ms window does not outlast.
+	cfg.Speed, cfg.ClosedLoop, cfg.Duration = 1, true, 100*time.Millisecond
 	probe := prober(t, search.KindUsers, cfg, src, func(b backend.Backend) backend.Backend { return b })
 	// A system that serves 3 users and no more, whatever their classes.
 	judged := func(n int, speed float64) (search.Probe, error) {

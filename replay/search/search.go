@@ -42,7 +42,8 @@ type (
 // while the next is on the disk (a capacity search took that fall for
 // saturation). StorageOf is the rule for traces whose tiers are unknown.
 // A users probe that replayed users of a QoS class and judged none of its
-// requests fails (unjudged).
+// requests fails (unjudged); a probe that ran out of trace before its
+// window closed is not a measurement (outran).
 func Summarize(kind string, res *schema.Result, storage []string) Probe {
 	p := Probe{WallS: res.WallS, Requests: results.Completed(res), RequestsPerSecond: res.Summary.RequestsPerSecond,
 		TokensPerSecond: res.Summary.StorageThroughputTokensPerSec, Health: string(res.Summary.StorageHealth.OverallStatus),
@@ -64,7 +65,7 @@ func Summarize(kind string, res *schema.Result, storage []string) Probe {
 			p.UsersByQoS[u.QoS]++
 		}
 	}
-	p.NotMeasured = results.NotAMeasurement(res)
+	p.NotMeasured = cmp.Or(results.NotAMeasurement(res), outran(res))
 	p.Pass, p.Reason = judge(kind, res, p.NotMeasured)
 	if p.Pass && kind == KindUsers {
 		if why := unjudged(res, p.UsersByQoS); why != "" {
@@ -73,6 +74,54 @@ func Summarize(kind string, res *schema.Result, storage []string) Probe {
 	}
 	return p
 }
+
+// outran says how a probe's run ended before its --duration window
+// closed, "" when the window ended it (or it had none): an open loop's
+// trace ran out (a capacity probe at a --speed that replays the whole
+// trace in less than the window; each doubling after it packs the same
+// bytes into less time, a burst caches absorb, and its offered load rose
+// without end: 2.92 GB/s at --speed 128 from a 10 s trace replayed in
+// 0.08 s, on a disk that sustains 0.2), or a closed loop's users made
+// every request the trace has of theirs (a users probe passed on one
+// user's one request, 35 ms of a 20 s window). Every probe of a search
+// holds its load for the window, so such a probe is not a measurement:
+// the search stops there, its answer a lower bound. A plain replay whose
+// trace ends before --duration is a whole replay, and not judged so. A
+// run that ended in its window's last outranSlack held its load for the
+// window, but for a tail that lag alone may cover: a 59.3 s trace at
+// --speed 2 ends 0.35 s before a 30 s window closes, or after it when
+// the run lags, and the probe does not flip between the two.
+func outran(res *schema.Result) string {
+	window := res.Replay.DurationS
+	if window <= 0 || res.WallS >= (1-outranSlack)*window {
+		return ""
+	}
+	const fix = "so it did not hold its load for the window: give a shorter --duration, or a longer trace"
+	if cl := res.ClosedLoop; cl != nil {
+		if cl.RequestsLeft != 0 {
+			return "" // requests left (or unknown): the window or a stop ended it
+		}
+		return fmt.Sprintf("its users' requests ran out after %.3g s of the probe's %g s window (its %s made every request the trace has of theirs), %s",
+			res.WallS, window, usersN(int(cl.Users)), fix)
+	}
+	var total int64
+	for _, t := range res.Traces {
+		if t.ReadInPart {
+			return ""
+		}
+		total += t.Rows
+	}
+	if total == 0 || res.Replay.RowsDone+res.Replay.SetupRows < total {
+		return ""
+	}
+	return fmt.Sprintf("the trace ran out after %.3g s of the probe's %g s window (every row replayed at --speed %g), %s",
+		res.WallS, window, res.Replay.Speed, fix)
+}
+
+// outranSlack is the share of a probe's window at its end in which its
+// run may end, its trace or its users' requests run out, and still be a
+// measurement of the window (outran).
+const outranSlack = 0.05
 
 // unjudged says which QoS classes with an SLA a users probe replayed
 // users of but judged no request of (none completed in the window: their
@@ -208,6 +257,10 @@ type UsersOptions struct {
 	MaxProbes int
 	// Repeats is how many times in all the answer is probed (1: once).
 	Repeats int
+	// Classes is the trace's users by QoS class (replay.UsersByQoS of the
+	// prescan's), nil when unknown: an answer whose probes replayed none
+	// of a class's users says so.
+	Classes map[string]int
 }
 
 // stop ends a search at a probe that failed to run (err) or that is not
@@ -371,10 +424,8 @@ func (u *usersSearch) answer() {
 		d.Resolution = hi - lo // hi is a count that failed a probe
 	}
 	switch {
-	case u.err != nil && lo == 0:
-		d.Reason = "no number of users passed before the search stopped (a lower bound of 0)"
 	case u.err != nil:
-		d.Reason = fmt.Sprintf("at least %s: %d passed before the search stopped", usersN(lo), lo)
+		d.Reason = u.stopped()
 	case lo == u.opt.Total:
 		d.Reason = fmt.Sprintf("all %d users passed: the system serves at least the trace's users (make a trace with more)", lo)
 	case lo == 0 && hi == 1:
@@ -392,9 +443,63 @@ func (u *usersSearch) answer() {
 	case !d.Done:
 		d.Reason += fmt.Sprintf(" (stopped at %d probes before the boundary was narrow and confirmed)", len(d.Probes))
 	}
+	if out := u.leftOut(); out != "" {
+		d.Reason += "; " + out
+	}
 	if noisy := u.disagreed(); noisy != "" {
 		d.Reason += "; " + noisy
 	}
+}
+
+// stopped is the answer of a search that a probe stopped: the count that
+// passed, a lower bound, and the smallest that failed, where one did
+// (every count that failed is at it or above).
+func (u *usersSearch) stopped() string {
+	lo, hi := u.lo, u.hi
+	switch {
+	case lo == 0 && hi <= u.opt.Total:
+		return fmt.Sprintf("no number of users passed before the search stopped (a lower bound of 0; %s failed)", usersN(hi))
+	case lo == 0:
+		return "no number of users passed before the search stopped (a lower bound of 0)"
+	case hi <= u.opt.Total:
+		return fmt.Sprintf("at least %s: %d passed before the search stopped, %d failed", usersN(lo), lo, hi)
+	}
+	return fmt.Sprintf("at least %s: %d passed before the search stopped", usersN(lo), lo)
+}
+
+// leftOut says which of the trace's QoS classes with an SLA the probes of
+// the answer replayed no user of ("" when none, or when the classes are
+// unknown): a sample of fewer users than the classes leaves some out
+// (replay.SelectUsers), and the answer then says nothing of their SLAs,
+// which a reader of "1 user passed" takes it to have met.
+func (u *usersSearch) leftOut() string {
+	if u.lo == 0 || len(u.opt.Classes) == 0 {
+		return ""
+	}
+	var in map[string]int
+	for _, p := range u.d.Probes {
+		if p.Users == u.lo && p.UsersByQoS != nil {
+			in = p.UsersByQoS
+		}
+	}
+	if in == nil {
+		return ""
+	}
+	var out []string
+	for q := range schema.QoS(schema.NumQoS) {
+		if c := q.String(); u.opt.Classes[c] > 0 && in[c] == 0 && results.QoSTarget(q) > 0 {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	which := "a class the trace has"
+	if len(out) > 1 {
+		which = "classes the trace has"
+	}
+	return fmt.Sprintf("the probes of %s replayed no %s user, %s: a sample of fewer users than its classes leaves some out (user_selection), "+
+		"so the answer measured none of their SLAs", usersN(u.lo), strings.Join(out, " or "), which)
 }
 
 // disagreed says which counts of users passed some probes and failed
@@ -432,10 +537,8 @@ type CapacityOptions struct {
 const DefaultCapacityStart = 0.25
 
 // plateauGain is the least gain over the peak that a doubling of the
-// load must bring to count as improving. Below saturation a doubling
-// nearly doubles the offered load delivered; at the plateau it adds
-// nothing but noise, which stays well under this.
-const plateauGain = 0.10
+// load must bring to count as improving (results.PlateauGain).
+const plateauGain = results.PlateauGain
 
 // Capacity raises the open-loop load, doubling --speed from Start, until
 // the offered load delivered (Probe.OfferedBps, bytes over the elapsed
@@ -449,7 +552,9 @@ const plateauGain = 0.10
 // returned with the error (ErrNotMeasured for the latter), holds the peak
 // of the probes before it as a lower bound, never the stopped probe's
 // figures. When the peak's probe failed storage_health, the reason says
-// so and gives the most offered load a probe that passed delivered.
+// so and gives the most offered load a probe that passed delivered; when
+// a probe delivered less than one at a lower --speed, beyond a plateau's
+// noise (results.OfferedLoadFell), it says that the peak is one probe's.
 func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 	d := &Document{Kind: KindCapacity}
 	speed := opt.Start
@@ -528,6 +633,10 @@ func Capacity(opt CapacityOptions, probe Prober) (*Document, error) {
 	}
 	if d.PeakOfferedBps > 0 {
 		d.Reason += withinProfile(d.Probes, d.PeakSpeed)
+	}
+	if fell := results.OfferedLoadFell(d.Probes); fell != "" {
+		d.Reason += "; " + fell + ": the peak is one probe's figure, not a load the system held as the load rose " +
+			"(noise, or a system that slows when overloaded: a longer --duration, or the search run again, shows which)"
 	}
 	return d, stopErr
 }

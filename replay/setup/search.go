@@ -244,7 +244,8 @@ func Search(so SearchOptions, plan *replay.Plan, total int, once ReplayFunc, pro
 			// first n to appear, whatever their classes.
 			return nil, cli.Input(errors.New("--search users: the traces were not read before the search (--no-prescan), so their users' QoS classes are unknown: drop --no-prescan"))
 		}
-		doc, err = search.Users(search.UsersOptions{Total: total, MaxProbes: so.Probes, Repeats: so.Repeats}, probe)
+		doc, err = search.Users(search.UsersOptions{Total: total, MaxProbes: so.Probes, Repeats: so.Repeats,
+			Classes: replay.UsersByQoS(plan.Users)}, probe)
 	} else {
 		start := 0.0 // search.DefaultCapacityStart
 		if so.SpeedGiven {
