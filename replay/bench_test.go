@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/extent"
 	"github.com/kvbench/kvbench/replay/null"
+	"github.com/kvbench/kvbench/replay/replaytest"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -244,4 +246,43 @@ func BenchmarkRunMemory(b *testing.B) {
 		live = coldHeap(b, 500_000)
 	}
 	b.ReportMetric(live, "live-B/object")
+}
+
+// BenchmarkClosedLoopNull replays a closed loop of --users 50 of a trace
+// of 100 users (replaytest.UserRecords: 2,000 requests each, a write and
+// a read of an object of its own) on the null backend, so that what it
+// measures is the closed loop's engine; allocs/row is the heap
+// allocations per row the trace holds (the rows of users left out are
+// read too):
+//
+//	go test -run '^$' -bench ClosedLoopNull -cpu 1 ./replay
+func BenchmarkClosedLoopNull(b *testing.B) {
+	const users, requests = 100, 2000
+	data := traceBytes(b, replaytest.UserRecords(users, requests, time.Millisecond, 4096, schema.TierCPU, schema.QoSInteractive))
+	src := replay.Source{Name: "users", Rescan: true, Open: func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)), nil }}
+	cfg := replay.DefaultConfig()
+	cfg.TierMap = [schema.NumTiers]string{"", "null", ""}
+	cfg.Speed, cfg.ClosedLoop, cfg.Users = 0, true, users/2
+	plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{src})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rows int64
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		res, err := replay.Run(context.Background(), &cfg, plan, []replay.Source{src},
+			map[string]backend.Backend{"null": null.New()}, replay.Hooks{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if want := int64(users / 2 * requests * 2); res.Replay.RowsDone != want {
+			b.Fatalf("%d rows done, want %d", res.Replay.RowsDone, want)
+		}
+		rows += res.Replay.RowsDone
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(2*rows), "allocs/row")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(2*rows), "B/row")
 }

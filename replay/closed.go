@@ -1,8 +1,9 @@
 package replay
 
 import (
-	"container/heap"
+	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -95,22 +96,55 @@ type clItem struct {
 	req *clRequest
 }
 
+// clHeap is the rows due, earliest first (by seq on a tie: no two items
+// are equal, so the order is the items', whatever the heap's shape). Its
+// push and pop are its own: container/heap's take and return an any, a
+// clItem boxed on the heap twice for each row released.
 type clHeap []clItem
 
-func (h clHeap) Len() int { return len(h) }
-func (h clHeap) Less(i, j int) bool {
+func (h clHeap) less(i, j int) bool {
 	if !h[i].at.Equal(h[j].at) {
 		return h[i].at.Before(h[j].at)
 	}
 	return h[i].seq < h[j].seq
 }
-func (h clHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *clHeap) Push(x any)   { *h = append(*h, x.(clItem)) }
-func (h *clHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
+
+// push adds it.
+func (h *clHeap) push(it clItem) {
+	*h = append(*h, it)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !q.less(i, up) {
+			break
+		}
+		q[i], q[up] = q[up], q[i]
+		i = up
+	}
+}
+
+// pop removes the first item, h[0].
+func (h *clHeap) pop() {
+	q := *h
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = clItem{} // its request not held
+	q = q[:n]
+	*h = q
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if r := j + 1; r < n && q.less(r, j) {
+			j = r
+		}
+		if !q.less(j, i) {
+			return
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
 }
 
 // closedInputs are what a closed loop is built from.
@@ -145,8 +179,9 @@ type closedLoop struct {
 	buffered int
 
 	// keyq are the rows read and not ingested of each object, in trace
-	// order; waiting are the requests whose next row waits for its turn.
-	keyq    map[string]*keyRows
+	// order, by trace and key (a map per trace: a lookup then builds no
+	// name); waiting are the requests whose next row waits for its turn.
+	keyq    []map[string]*keyRows
 	waiting []*clRequest
 
 	// stopped: the window closed (--duration passed) or the run stopped
@@ -164,7 +199,10 @@ type closedLoop struct {
 	// trace time as a row outside requests, so that the object is on the
 	// tier where the trace has it when its user reads it again. The
 	// left-out users' reads of it are not: they are those users' load.
-	ownKeys map[string]bool
+	// A keyTable per trace: it holds every object the replayed users
+	// touch, and a row marks its object without building its name (a
+	// map[string]bool took a string of each row).
+	ownKeys []keyTable
 
 	released, completed, tokens int64
 	ioTime                      time.Duration
@@ -195,17 +233,23 @@ type rowRef struct {
 	i   int
 }
 
-// keyRows is an object's rows read and not yet ingested, in trace order.
+// keyRows is an object's rows read and not yet ingested, in trace order,
+// and its key: the rows' Key, one copy for them all (a copy of each row's
+// was an allocation per row), which nothing writes to.
 type keyRows struct {
 	name string
+	key  []byte
 	rows []rowRef
 }
 
 func newClosedLoop(ci closedInputs) *closedLoop {
 	c := &closedLoop{closedInputs: ci, users: map[userKey]*clUser{}, bySrc: make([]*clRequest, len(ci.names)),
-		inflight: map[reqID]*clRequest{}, keyq: map[string]*keyRows{}}
+		inflight: map[reqID]*clRequest{}, keyq: make([]map[string]*keyRows, len(ci.names))}
+	for i := range c.keyq {
+		c.keyq[i] = map[string]*keyRows{}
+	}
 	if n := ci.userLimit; n > 0 {
-		c.ownKeys = map[string]bool{}
+		c.ownKeys = make([]keyTable, len(ci.names))
 		if ci.plan != nil && len(ci.plan.Users) > 0 {
 			c.chosen = chooseUsers(ci.plan.Users, n)
 			if m := len(ci.plan.Users); m < n {
@@ -316,15 +360,10 @@ func (c *closedLoop) replays(k userKey) bool {
 // keyRowsOf returns the rows of the object key of trace src; make
 // makes them when there are none.
 func (c *closedLoop) keyRowsOf(src int32, key []byte, make bool) *keyRows {
-	var kq *keyRows
-	if len(c.names) == 1 {
-		kq = c.keyq[string(key)] // no allocation
-	} else {
-		kq = c.keyq[sourceKey(int(src), len(c.names), key)]
-	}
+	kq := c.keyq[src][string(key)] // no allocation
 	if kq == nil && make {
-		kq = &keyRows{name: sourceKey(int(src), len(c.names), key)}
-		c.keyq[kq.name] = kq
+		kq = &keyRows{name: string(key), key: slices.Clip(bytes.Clone(key))}
+		c.keyq[src][kq.name] = kq
 	}
 	return kq
 }
@@ -332,7 +371,7 @@ func (c *closedLoop) keyRowsOf(src int32, key []byte, make bool) *keyRows {
 // add appends rec to r, and to its object's rows.
 func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	if r.skip {
-		if (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && c.ownKeys[sourceKey(int(r.src), len(c.names), rec.Key)] {
+		if (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && c.owns(r.src, rec.Key) {
 			loose := *rec
 			loose.Request, loose.User = 0, 0
 			c.open(&loose, r.src)
@@ -340,7 +379,7 @@ func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 		return
 	}
 	if c.ownKeys != nil && r.user != nil {
-		c.ownKeys[sourceKey(int(r.src), len(c.names), rec.Key)] = true
+		c.ownKeys[r.src].add(rec.Key, true)
 	}
 	// The pace's origin is the first row the loop replays, as the plan's
 	// window is (traceScan.inWindow): a --users sample whose users first
@@ -348,12 +387,12 @@ func (c *closedLoop) add(r *clRequest, rec *schema.Record) {
 	// of users it leaves out have gone by. A rank of several has seen the
 	// traces' first row before (absorb): the ranks replay in step.
 	c.pace.see(rec.Time)
+	kq := c.keyRowsOf(r.src, rec.Key, true)
 	cp := *rec
-	cp.Key = append([]byte(nil), rec.Key...)
+	cp.Key = kq.key // the batch's bytes are the reader's again after absorb
 	r.recs = append(r.recs, cp)
 	r.last = rec.Time
 	c.buffered++
-	kq := c.keyRowsOf(r.src, cp.Key, true)
 	kq.rows = append(kq.rows, rowRef{r, len(r.recs) - 1})
 	if r.released && r.next == len(r.recs)-1 && !r.waiting {
 		// Its earlier rows are dispatched: this one is due at its offset.
@@ -403,7 +442,7 @@ func (c *closedLoop) releaseAt(r *clRequest, at time.Time) {
 
 func (c *closedLoop) push(r *clRequest, at time.Time) {
 	c.seq++
-	heap.Push(&c.due, clItem{at: at, seq: c.seq, req: r})
+	c.due.push(clItem{at: at, seq: c.seq, req: r})
 }
 
 // release ingests the rows due by now, each once its object's earlier
@@ -414,7 +453,7 @@ func (c *closedLoop) release(now time.Time) {
 		if it.at.After(now) {
 			return
 		}
-		heap.Pop(&c.due)
+		c.due.pop()
 		r := it.req
 		kq, turn := c.turn(r)
 		if !turn {
@@ -486,7 +525,7 @@ func (c *closedLoop) forget(kq *keyRows, ref rowRef) {
 		break
 	}
 	if len(kq.rows) == 0 {
-		delete(c.keyq, kq.name)
+		delete(c.keyq[ref.req.src], kq.name)
 	}
 }
 
@@ -701,7 +740,13 @@ func (c *closedLoop) byTraceTime(rec *schema.Record, src int32) bool {
 	if c.chosen != nil && c.chosen[k] {
 		return false
 	}
-	return (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && c.ownKeys[sourceKey(int(src), len(c.names), rec.Key)]
+	return (rec.Phase == schema.PhaseEvict || rec.Op == schema.OpDelete) && c.owns(src, rec.Key)
+}
+
+// owns reports whether a replayed user's row touched key of trace src
+// (ownKeys), when --users leaves users out.
+func (c *closedLoop) owns(src int32, key []byte) bool {
+	return c.ownKeys != nil && c.ownKeys[src].has(key)
 }
 
 // stop drops what waits: the run stopped, or the window closed. A
@@ -716,7 +761,9 @@ func (c *closedLoop) stop() {
 	}
 	c.due = c.due[:0]
 	c.waiting = c.waiting[:0]
-	clear(c.keyq)
+	for _, q := range c.keyq {
+		clear(q)
+	}
 	c.buffered = 0
 }
 

@@ -24,10 +24,12 @@ func (s *sched) keyState(key []byte, src int) *keyState {
 		}
 		name = string(key) // not there: no second lookup
 	} else {
-		name = sourceKey(src, len(s.srcs), key)
-		if ks = s.keys[name]; ks != nil {
+		// sourceKey's name, built where a lookup allocates nothing.
+		s.keyName = appendSourceKey(s.keyName[:0], src, key)
+		if ks = s.keys[string(s.keyName)]; ks != nil {
 			return ks
 		}
+		name = string(s.keyName)
 	}
 	ks = &keyState{name: name}
 	if s.keys == nil {

@@ -273,7 +273,14 @@ func sourceKey(src int, nsrc int, key []byte) string {
 	if nsrc == 1 {
 		return string(key)
 	}
-	return strconv.Itoa(src) + ":" + string(key)
+	return string(appendSourceKey(nil, src, key))
+}
+
+// appendSourceKey appends key of trace src, namespaced as sourceKey
+// does for several traces, to dst.
+func appendSourceKey(dst []byte, src int, key []byte) []byte {
+	dst = append(strconv.AppendInt(dst, int64(src), 10), ':')
+	return append(dst, key...)
 }
 
 // backendIndex numbers the distinct backends of cfg.TierMap in tier

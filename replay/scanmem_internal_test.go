@@ -114,3 +114,78 @@ func TestKeyStateSize(t *testing.T) {
 		t.Errorf("a scanKey takes %d bytes, want at most 48", n)
 	}
 }
+
+// shardMemory runs the rows of data through rank 0's sharder of ranks
+// sharding by user, as the prescan and the run's reader do (each sees
+// every row of every rank), and returns the bytes of heap it holds at the
+// end and the bytes it allocated, per object of the trace, with the rows
+// it kept.
+func shardMemory(tb testing.TB, data []byte, ranks int, objects int) (live, alloc float64, kept int64) {
+	tb.Helper()
+	r := trace.NewReader(bytes.NewReader(data))
+	var rec schema.Record
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := newSharder(&Config{Rank: 0, Ranks: ranks, Shard: ShardUser, ClosedLoop: true}, 1)
+	for {
+		if err := r.Read(&rec); err != nil {
+			break
+		}
+		if s.mine(&rec, 0) {
+			kept++
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(data)
+	n := float64(objects)
+	return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n, float64(after.TotalAlloc-before.TotalAlloc) / n, kept
+}
+
+// TestShardUserMemoryPerObject wants a rank's sharder by user to hold at
+// most 60 bytes of heap per object of a trace of 200,000 (every rank's:
+// it knows which rank touched each first), and to allocate nothing for a
+// row of an object it knows. It held 67 per object here, 88 of a trace of
+// 1 M (a map[string]bool), and built each row's key as a string; it holds
+// about 52 here, 44 of 1 M (a keyTable).
+func TestShardUserMemoryPerObject(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads a trace of 600,000 rows")
+	}
+	const n = 200_000
+	live, alloc, kept := shardMemory(t, manyKeysTrace(t, n), 4, n)
+	t.Logf("%d objects, %d rows kept: %.0f bytes of heap each at the end, %.0f allocated", n, kept, live, alloc)
+	if kept == 0 || kept == 3*n {
+		t.Fatalf("rank 0 of 4 kept %d of %d rows", kept, 3*n)
+	}
+	if live > 60 {
+		t.Errorf("the sharder holds %.0f bytes per object, want at most 60", live)
+	}
+	for _, nsrc := range []int{1, 2} {
+		s := newSharder(&Config{Rank: 0, Ranks: 4, Shard: ShardUser, ClosedLoop: true}, nsrc)
+		rec := schema.Record{Op: schema.OpRead, Key: []byte("conv_user_0001_0002_turn_1"), Request: 1, User: 2}
+		s.mine(&rec, nsrc-1)
+		if a := testing.AllocsPerRun(100, func() { s.mine(&rec, nsrc-1) }); a != 0 {
+			t.Errorf("%d traces: %v allocations per row of a known object, want 0", nsrc, a)
+		}
+	}
+}
+
+// BenchmarkShardUserMemory reports the heap a rank's sharder by user (rank
+// 0 of 4) holds per object at the end of a trace of 1 M objects
+// (live-B/object), the bytes it allocated per object, and its rows/s:
+//
+//	go test -run '^$' -bench ShardUserMemory -benchtime 3x ./replay
+func BenchmarkShardUserMemory(b *testing.B) {
+	const n = 1_000_000
+	data := manyKeysTrace(b, n)
+	var live, alloc float64
+	for b.Loop() {
+		live, alloc, _ = shardMemory(b, data, 4, n)
+	}
+	b.ReportMetric(live, "live-B/object")
+	b.ReportMetric(alloc, "alloc-B/object")
+	b.ReportMetric(float64(3*n*b.N)/b.Elapsed().Seconds(), "rows/s")
+}

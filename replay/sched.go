@@ -90,7 +90,10 @@ type sched struct {
 	// (release.go), noRows while the cold objects are written.
 	rel  releaser
 	keys map[string]*keyState
-	reqs map[reqID]*reqState
+	// keyName is the name of the key keyState looks up, built here
+	// (sourceKey's, for several traces) so that a lookup allocates nothing.
+	keyName []byte
+	reqs    map[reqID]*reqState
 	// lastReq is the request of the last row ingested, while reqs holds
 	// it: a request's rows come one after another, each found without a
 	// lookup.
