@@ -223,14 +223,33 @@ const noAvgThroughput = "aggregated_avg_throughput_tokens_per_sec is the rule's 
 	"kvreplay documents have no avg_throughput_tokens_per_sec (kv-cache.py's tokens generated over its run's wall time, " +
 	"generation included); aggregated_storage_throughput_tokens_per_sec is their tokens over storage I/O time"
 
+// referenceDeviceLatency is what kv-cache.py's device latency is, as
+// Rules.md 6.3.4.3 and 6.4.2 define it and have a result state it.
+const referenceDeviceLatency = "device latency, as kv-cache.py times it (Rules.md 6.3.4.3, 6.4.2): the storage-tier I/O span, a " +
+	"read's np.load span on a page-cache-dropped file (the one host copy of np.load included), a write's fsync span after " +
+	"np.save's buffered write; of new objects' writes and of hits' reads (no demotion); storage-tier latency, not hardware " +
+	"queue latency"
+
+// kvreplayDeviceLatency is what kvreplay's device latency is (Rules.md
+// 6.3.4.3 has a result state it), and how it differs from kv-cache.py's:
+// the rule's figures of kvreplay documents are of these spans.
+const kvreplayDeviceLatency = "device latency, as kvreplay times it (Rules.md 6.3.4.3 has it stated): a Tier-2 read's is the " +
+	"span of the object's read I/Os (O_DIRECT where the file system has it, without opening and closing the object), where " +
+	"kv-cache.py's is np.load's span on a page-cache-dropped file (its .npy parse and one host copy included); a Tier-2 " +
+	"write's is the object's write I/Os and, under --fsync, their fdatasync, where kv-cache.py's is the fsync span alone, " +
+	"after np.save's buffered write; both of new objects' writes and of hits' reads (no demotion), storage-tier latencies, " +
+	"not hardware queue latencies; a document without device latency gives its Tier-2 cells' latency from submission instead"
+
 // newMLPerfKVBench is kvbench's block for a run of documents of kind,
-// before its Options: the source and its bandwidth unit, and the rule
-// (for kvreplay's, with why its avg throughput is 0).
+// before its Options: the source and its bandwidth unit, the rule (for
+// kvreplay's, with why its avg throughput is 0), and what its device
+// latency is.
 func newMLPerfKVBench(kind string) *MLPerfKVBench {
 	kb := &MLPerfKVBench{Source: KindKVReplay, BandwidthUnit: "GB/s (10^9 bytes/s), kvbench's unit", Rule: mlperfRule + "; " + noAvgThroughput,
-		Options: map[string]*MLPerfPooled{}}
+		DeviceLatency: kvreplayDeviceLatency, Options: map[string]*MLPerfPooled{}}
 	if kind == KindReference {
 		kb.Source, kb.BandwidthUnit, kb.Rule = KindReference, "kv-cache.py's \"GB/s\": GiB/s (2^30 bytes/s)", mlperfRule
+		kb.DeviceLatency = referenceDeviceLatency
 	}
 	return kb
 }
@@ -496,8 +515,8 @@ func optionWarnings(option string, o *MLPerfOption, p *MLPerfPooled) []string {
 }
 
 // trialSpread is kvreport's VARIES OVER TRIALS warning (spreadWarning,
-// the same bound, highCV) of an Option's trials as the rule combined
-// them: each figure whose coefficient of variation over the trials is
+// the same bound, highCV, said to be kvbench's) of an Option's trials as
+// the rule combined them: each figure whose coefficient of variation over the trials is
 // above highCV, MLPerf's headline first (the read bandwidth and storage
 // throughput the rule averages, the device p95s of which it keeps the
 // largest), by their names in the summary; "" when none varies or there
@@ -540,7 +559,10 @@ func trialSpread(all []ruleTrial) string {
 	if len(head)+len(more) == 0 {
 		return ""
 	}
-	return spreadWarning(len(trials), head, more)
+	// Said beside the rule's figures, the warning could read as the
+	// rule's: the harness averages the trials whatever their spread.
+	return spreadWarning(len(trials), head, more) + fmt.Sprintf("; the %.0f%% is kvbench's bound: MLPerf Storage's rules (6.3.4) "+
+		"and mlpstorage set none, and accept any spread", 100*highCV)
 }
 
 // allCPUTier reports whether every rank found of an Option served its
@@ -771,7 +793,10 @@ func trialsFound(run *MLPerfRun) []int {
 // range(trials) does: a trial that left no directory (a failed one
 // removed, or one whose results never reached a results directory that
 // is not shared) is a trial of missing ranks, not one fewer trial to
-// average.
+// average. A run whose summary says it ran N trials and whose trials
+// found all lie below N is numbered from 0, as mlpstorage numbers them:
+// with trials 1 and 2 found of 3, trial 0 is the one missing, not a
+// trial 3 (only a run with a trial N or above is numbered from 1).
 func runTrials(run *MLPerfRun) []int {
 	nums := trialsFound(run)
 	if len(nums) == 0 {
@@ -779,6 +804,9 @@ func runTrials(run *MLPerfRun) []int {
 	}
 	lo, hi := min(nums[0], 1), nums[len(nums)-1]
 	if run.expectTrials > 0 {
+		if hi < run.expectTrials {
+			lo = 0
+		}
 		// The run's own summary says how many it ran: the last ones
 		// too, which no gap shows.
 		hi = max(hi, lo+run.expectTrials-1)
@@ -1041,8 +1069,12 @@ func missingTrials(run *MLPerfRun, sum *MLPerfRunSummary) []MLPerfMissingTrial {
 			if !ok {
 				m := MLPerfMissingTrial{Option: option, Trial: t, Path: trialPath(run, option, t),
 					Reason: fmt.Sprintf("no trial_%d directory or document: the run's trials are %s", t, numberList(nums))}
-				if t > nums[len(nums)-1] {
+				switch {
+				case t > nums[len(nums)-1]:
 					m.Reason += fmt.Sprintf(", and its kvcache_run_summary says it ran %d per Option", run.expectTrials)
+				case t < nums[0] && run.expectTrials > 0:
+					m.Reason += fmt.Sprintf(", and its kvcache_run_summary says it ran %d per Option, numbered from 0 as mlpstorage "+
+						"numbers them", run.expectTrials)
 				}
 				out = append(out, m)
 				continue
@@ -1077,8 +1109,10 @@ const closedTrials = 3
 // Option of Table KVCache-1 missing or another Option, trials other than
 // 3, and, per kvreplay rank, a trace whose sidecar records other
 // parameters than its Option's, a seed other than 42+rank (mlpstorage's
-// wrapper seeds rank R with 42+R), autoscaling, a --size-scale below 1,
-// or writes not made durable (no --fsync). kv-cache.py's documents record no parameters: only the Options and
+// wrapper seeds rank R with 42+R), autoscaling, kvtrace's note that
+// options beside --mlperf-option made the workload OPEN (Rules.md 6.6.1),
+// a --size-scale below 1, or writes not made durable (no --fsync).
+// kv-cache.py's documents record no parameters: only the Options and
 // trials are checked for them.
 func closedDepartures(sum *MLPerfRunSummary, kb *MLPerfKVBench) []string {
 	table := map[int]schema.MLPerfOption{}
@@ -1134,9 +1168,10 @@ func closedDepartures(sum *MLPerfRunSummary, kb *MLPerfKVBench) []string {
 }
 
 // rankDepartures are how one kvreplay rank's replay and trace depart from
-// its Option's CLOSED parameters (want, when ok), each naming the rank's
-// document only through what differs (so that the ranks that share one
-// are said once).
+// its Option's CLOSED parameters (want, when ok), and kvtrace's verdict in
+// the trace's sidecar that options beside --mlperf-option made it OPEN
+// (schema.MLPerfOpenWorkload), each naming the rank's document only
+// through what differs (so that the ranks that share one are said once).
 func rankDepartures(rk MLPerfRank, want schema.MLPerfOption, ok bool) []string {
 	r := rk.result
 	if r == nil {
@@ -1152,7 +1187,8 @@ func rankDepartures(rk MLPerfRank, want schema.MLPerfOption, ok bool) []string {
 	}
 	for _, t := range r.Traces {
 		var meta struct {
-			Seed   *int64 `json:"seed"`
+			Seed   *int64   `json:"seed"`
+			Notes  []string `json:"notes"`
 			Config *struct {
 				Model               string  `json:"model"`
 				NumUsers            int     `json:"num_users"`
@@ -1167,6 +1203,14 @@ func rankDepartures(rk MLPerfRank, want schema.MLPerfOption, ok bool) []string {
 		if len(t.Meta) == 0 || json.Unmarshal(t.Meta, &meta) != nil || meta.Config == nil {
 			out = append(out, "a rank's trace has no sidecar recording its parameters: they cannot be checked against Table KVCache-1")
 			continue
+		}
+		// kvtrace's own verdict on options given beside --mlperf-option
+		// (RAG, a request trace, a custom --config: what the Option's
+		// parameters below do not show).
+		for _, n := range meta.Notes {
+			if strings.HasSuffix(n, schema.MLPerfOpenWorkload) {
+				out = append(out, "its traces' sidecars say: "+n)
+			}
 		}
 		c := meta.Config
 		if ok {

@@ -26,6 +26,12 @@ func TestMLPerfAsMlpstorage(t *testing.T) {
 		{"a trial missing between the run's", "gap/20261127_120000", "gap/mlpstorage_summary.json"},
 		{"the last trial missing, the run's summary says 3", "last/20261127_130000",
 			"last/20261127_130000/kvcache_run_summary_20261127_130000.json"},
+		// mlpstorage numbers its trials from 0 (range(trials)): with
+		// trials 1 and 2 found and the run's summary saying 3, trial 0 is
+		// the one missing, where kvreport took the run for one numbered
+		// from 1 and named a trial_3 missing.
+		{"the first trial missing, the run's summary says 3", "first/20261127_160000",
+			"first/20261127_160000/kvcache_run_summary_20261127_160000.json"},
 		// A null summary or cache_stats fails mlpstorage's .get(): the
 		// rank is missing, where kvreport added it as zeros.
 		{"a null summary, a null cache_stats", "null/20261127_140000", "null/mlpstorage_summary.json"},

@@ -74,6 +74,9 @@ func mlperfHead(s *MLPerfRunSummary, beside map[string]*MLPerfRunSummary) *table
 		return head
 	}
 	head.notes = append(head.notes, kb.Rule)
+	if kb.DeviceLatency != "" {
+		head.notes = append(head.notes, kb.DeviceLatency)
+	}
 	for _, w := range kb.Warnings {
 		head.notes = append(head.notes, "WARNING: "+w)
 	}

@@ -364,13 +364,20 @@ func TestMLPerfClosedDepartures(t *testing.T) {
 			"gpu_mem_gb": o.GPUMemGB, "cpu_mem_gb": o.CPUMemGB, "max_concurrent_allocs": o.MaxConcurrentAllocs,
 			"generation_mode": o.GenerationMode, "enable_autoscaling": false}
 		seed := schema.MLPerfSeed + rank
+		var notes any // the sidecar's notes, which an edit sets as c["notes"]
 		if edit != nil {
 			edit(c)
 			if s, ok := c["seed"]; ok {
 				seed = s.(int)
 			}
+			notes = c["notes"]
+			delete(c, "notes")
 		}
-		raw, err := json.Marshal(map[string]any{"seed": seed, "config": c})
+		m := map[string]any{"seed": seed, "config": c}
+		if notes != nil {
+			m["notes"] = notes
+		}
+		raw, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,6 +436,18 @@ func TestMLPerfClosedDepartures(t *testing.T) {
 			d.Replay.Fsync = o != 1
 		}, []string{"option 1: replayed without --fsync: the rules' device write latency is the write's fsync span " +
 			"(Rules.md 6.3.4.3, 6.4.2), which kvreplay measures under --fsync only"}},
+		// kvtrace's verdict that an option beside --mlperf-option made
+		// the workload OPEN (RAG, here, which the Option's parameters do
+		// not show) is in its traces' sidecars: kvreport said nothing of
+		// it, the run CLOSED as far as it could see.
+		{"an option beside --mlperf-option", []int{1, 2, 3}, 3, func(o, tr, r int, d *schema.Result, c map[string]any) {
+			if o == 2 {
+				c["enable_rag"] = true
+				c["notes"] = []string{"departs from kv-cache.py: RAG chunks are chosen from kvtrace's one random stream",
+					"--mlperf-option 2 (Storage Throughput) with --enable-rag true: an OPEN-division workload, not the CLOSED Option (Rules.md 6.6)"}
+			}
+		}, []string{"option 2: its traces' sidecars say: --mlperf-option 2 (Storage Throughput) with --enable-rag true: " +
+			"an OPEN-division workload, not the CLOSED Option (Rules.md 6.6)"}},
 		{"one seed for every rank, autoscaling", []int{1, 2, 3}, 3, func(o, tr, r int, d *schema.Result, c map[string]any) {
 			if o == 3 {
 				c["seed"], c["enable_autoscaling"] = 42, true

@@ -20,6 +20,12 @@ type MLPerfOption struct {
 // (Rules.md 6.3.2.1).
 const MLPerfSeed = 42
 
+// MLPerfOpenWorkload ends the note that kvtrace writes in a trace's
+// sidecar (and on stderr) when options given beside --mlperf-option N
+// change the Option's workload; kvreport's MLPerf aggregation finds such
+// notes in the traces of a run's ranks and says the run is not CLOSED.
+const MLPerfOpenWorkload = "an OPEN-division workload, not the CLOSED Option (Rules.md 6.6)"
+
 // MLPerfOptions returns the three CLOSED Options, in order.
 func MLPerfOptions() []MLPerfOption {
 	return []MLPerfOption{

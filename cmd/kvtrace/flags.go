@@ -179,6 +179,10 @@ type simOptions struct {
 	XLSXOutput      string
 	// Warnings are Config.Warnings(), for the caller to print on stderr.
 	Warnings []string
+	// MLPerfOpen is the warning, among Warnings, that options given beside
+	// --mlperf-option change its workload: the trace's sidecar notes it too,
+	// for kvreport's MLPerf aggregation to find (none for the CLOSED Option).
+	MLPerfOpen []string
 	// Args are the positional arguments, for the caller to reject.
 	Args []string
 	// Help says that --help was given: the usage has been printed and the
@@ -365,7 +369,8 @@ func parseSimFlags(args []string, stderr io.Writer) (*simOptions, error) {
 	o.TraceGiven = fs.Changed("io-trace-log")
 	o.Warnings = cfg.Warnings()
 	if fs.Changed("mlperf-option") {
-		o.Warnings = append(o.Warnings, mlperfOverrides(fs, mlperf, &fv, &fromFile, o.ConfigPath)...)
+		o.MLPerfOpen = mlperfOverrides(fs, mlperf, &fv, &fromFile, o.ConfigPath)
+		o.Warnings = append(o.Warnings, o.MLPerfOpen...)
 	}
 	o.Args = rest
 	return &o, nil

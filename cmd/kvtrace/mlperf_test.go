@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/trace"
 )
 
 // TestMLPerfOption: each CLOSED Option sets Table KVCache-1's parameters
@@ -91,5 +93,46 @@ func TestMLPerfOptionOverrides(t *testing.T) {
 				t.Errorf("warnings %q, want %q", w, tt.warning)
 			}
 		})
+	}
+}
+
+// TestMLPerfOpenInSidecar: a trace of an Option with an option that
+// changes its workload carries kvtrace's verdict (an OPEN-division
+// workload, and why) in its sidecar's notes, which kvreplay's result
+// keeps and kvreport's MLPerf aggregation reads (closed_departures); a
+// trace of the CLOSED Option carries none. The verdict went to stderr
+// only: kvreport found an Option's trace made with --enable-rag CLOSED.
+func TestMLPerfOpenInSidecar(t *testing.T) {
+	const open = "an OPEN-division workload, not the CLOSED Option (Rules.md 6.6)"
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--enable-rag"}, "--mlperf-option 1 (Max Storage Stress) with --duration 2s, --enable-rag true: " + open},
+		{nil, "--mlperf-option 1 (Max Storage Stress) with --duration 2s: " + open},
+		{[]string{"--seed", "43", "--duration", "300"}, ""},
+	} {
+		out := filepath.Join(t.TempDir(), "o1.csv.zst")
+		args := append([]string{"--mlperf-option", "1", "--duration", "2", "-o", out}, c.extra...)
+		_, stderr, code := runKvtrace(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		m, err := trace.ReadMeta(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range m.Notes {
+			if strings.Contains(n, "OPEN-division") {
+				got = append(got, n)
+			}
+		}
+		if c.want == "" && len(got) > 0 || c.want != "" && (len(got) != 1 || got[0] != c.want) {
+			t.Errorf("%v: the sidecar's OPEN notes %q, want %q", c.extra, got, c.want)
+		}
+		if n := strings.Count(stderr, "OPEN-division"); n != min(len(c.want), 1) {
+			t.Errorf("%v: stderr says OPEN %d times, want %d:\n%s", c.extra, n, min(len(c.want), 1), stderr)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
@@ -260,7 +261,9 @@ func sidecar(cfg *sim.Config, opt *simOptions, res *sim.Result, w *trace.Writer,
 		MeasuredFrom:      res.Kvbench.MeasuredFromS,
 		Counts:            w.Counts(),
 		Config:            conf,
-		Notes:             res.Kvbench.Notes,
+		// An Option made OPEN is said where the trace's replays carry it
+		// (kvreplay keeps the sidecar in its result), not on stderr alone.
+		Notes: append(slices.Clone(res.Kvbench.Notes), opt.MLPerfOpen...),
 	}
 	if opt.Format == "mlperf" {
 		m.EpochBase = float64(cfg.EpochBase.UnixMicro()) / 1e6
