@@ -19,7 +19,10 @@ import (
 // scaled by Speed). The rows of a request keep their offsets from its
 // first row, scaled the same way. Requests no user waits on (rows without
 // a User: preconditioning, RAG ingestion, requests of request traces) are
-// released at their trace times, as in an open-loop replay.
+// released at their trace times, as in an open-loop replay: they keep the
+// trace's schedule, and their lag is kept apart from the users' rows'
+// (task.onTime, ClosedLoopStats.ScheduledLag), for storage_health's
+// schedule criterion; a user's rows keep none.
 //
 // The loop reads rows ahead into per-user queues, up to closedBuffer rows;
 // what it does with them is driven by completions, so a slow system
@@ -499,7 +502,7 @@ func (c *closedLoop) ingestNext(r *clRequest, kq *keyRows, at time.Time) {
 	c.forget(kq, rowRef{r, r.next})
 	r.next++
 	c.buffered--
-	c.in.ingest(rec, int(r.src), at)
+	c.in.ingest(rec, int(r.src), at, r.user == nil)
 	rec.Key = nil
 	switch {
 	case r.next < len(r.recs):
@@ -871,8 +874,9 @@ func (c *closedLoop) report(res *schema.Result, wall time.Duration) {
 				"and demotions and deletes of the replayed users' objects that left-out users' requests carry)"
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %s %s due before the --duration window closed were never released "+
-			"(replay.rows_missed; %d rows were released): each counts in the lag, as late by at least the time from when it was due "+
-			"to the window's end", n, what, res.Replay.Rows))
+			"(replay.rows_missed; %d rows were released): each counts in the lag of the rows at trace times (closed_loop.scheduled_lag), "+
+			"and so in storage_health's schedule criterion, as late by at least the time from when it was due to the window's end",
+			n, what, res.Replay.Rows))
 	}
 	if c.unstarted > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("--closed-loop: %d requests released before the --duration window closed never started "+

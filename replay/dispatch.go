@@ -46,8 +46,9 @@ func (s *sched) newTask() *task {
 	return s.freeTask.Get()
 }
 
-// ingest dispatches one trace row, due at sched.
-func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
+// ingest dispatches one trace row, due at sched; onTime: a closed loop
+// released it at its trace time (intake.ingest).
+func (s *sched) ingest(rec *schema.Record, src int, sched time.Time, onTime bool) {
 	b := s.tiers[rec.Tier]
 	if b == nil {
 		s.fail(unmapped(rec.Tier, 1))
@@ -70,7 +71,7 @@ func (s *sched) ingest(rec *schema.Record, src int, sched time.Time) {
 	*t = task{kind: kindRow, op: rec.Op, tier: rec.Tier, phase: rec.Phase, logical: logical, phys: phys,
 		ks: ks, sched: sched, succ: t.succ[:0],
 		needB: ef.needB, relB: ef.relB, need: ef.need, rel: ef.rel,
-		create: ef.create, cold: ef.cold, remat: ef.remat, setup: s.inSetup}
+		create: ef.create, cold: ef.cold, remat: ef.remat, setup: s.inSetup, onTime: onTime}
 	// A read that finds its object runs beside other reads of it; one
 	// that must create it is exclusive like a write.
 	shared := rec.Op == schema.OpRead && !ef.create
@@ -153,7 +154,11 @@ func (s *sched) after(t, p *task) {
 // missed counts a row the window closed on without releasing it: late by
 // at least the time from when it was due to the window's end.
 func (s *sched) missed(due, closed time.Time) {
-	s.metrics.lag.Add(max(0, closed.Sub(due)))
+	lag := max(0, closed.Sub(due))
+	s.metrics.lag.Add(lag)
+	if l := s.metrics.onTimeLag; l != nil {
+		l.Add(lag) // a closed loop misses only rows due at their trace times
+	}
 }
 
 // closeRequest marks a request as having all its rows.

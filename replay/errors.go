@@ -60,11 +60,26 @@ func TierHint(t schema.Tier) string {
 }
 
 // noUsers is the ErrNoUsers of the trace name.
-func noUsers(name string) error {
-	return fmt.Errorf("replay: --closed-loop: %s has no User column, so which requests wait for which cannot be known "+
-		"(kv-cache.py's traces name users in their keys but not which rows make one request, and its worker threads "+
-		"interleave them): replay it open-loop, or make the trace with kvtrace, which writes Request and User: %w", name, ErrNoUsers)
+func noUsers(name string) error { return &NoUsersError{Trace: name} }
+
+// NoUsersError stops a closed-loop replay of Trace, which has no User
+// column (ErrNoUsers, which it wraps): its message says why a closed loop
+// needs one and what to do instead; a caller that knows why the loop was
+// closed (kvreplay --search users) says it in its own words, from Trace
+// and NoUsersWhy.
+type NoUsersError struct{ Trace string }
+
+// NoUsersWhy says why a trace without a User column cannot be replayed
+// closed-loop.
+const NoUsersWhy = "which requests wait for which cannot be known " +
+	"(kv-cache.py's traces name users in their keys but not which rows make one request, and its worker threads interleave them)"
+
+func (e *NoUsersError) Error() string {
+	return fmt.Sprintf("replay: --closed-loop: %s has no User column, so %s: replay it open-loop, or make the trace with kvtrace, "+
+		"which writes Request and User: %v", e.Trace, NoUsersWhy, ErrNoUsers)
 }
+
+func (e *NoUsersError) Unwrap() error { return ErrNoUsers }
 
 // VerifyError reports the first differing byte of a read with --verify.
 type VerifyError struct {

@@ -106,17 +106,23 @@ func (b *opBusy) Total() time.Duration { return b.total + b.open }
 // metrics are a run's measurements, owned by the scheduler's loop. The
 // aggregates are results', the ones kvreport merges.
 type metrics struct {
-	start    time.Time
-	cells    [schema.NumTiers][schema.NumOps][schema.NumPhases]*cellMetrics
-	tiers    [schema.NumTiers]busyTimes
-	lag      *results.Latency
-	lagLast  atomic.Int64 // for the progress line, from another goroutine
-	reqs     *results.Requests
-	device   results.Device
-	timeline []schema.Second
-	secLag   []*results.Latency
-	errCount int64
-	errFirst []string
+	start time.Time
+	cells [schema.NumTiers][schema.NumOps][schema.NumPhases]*cellMetrics
+	tiers [schema.NumTiers]busyTimes
+	lag   *results.Latency
+	// onTimeLag is the lag of the rows a closed loop at a pace released
+	// at their trace times (task.onTime), and of those it missed: the
+	// rows with a schedule, which storage_health judges
+	// (schema.ClosedLoopStats.ScheduledLag). Nil in an open loop, whose
+	// lag is all such rows', and at --speed max.
+	onTimeLag *results.Latency
+	lagLast   atomic.Int64 // for the progress line, from another goroutine
+	reqs      *results.Requests
+	device    results.Device
+	timeline  []schema.Second
+	secLag    []*results.Latency
+	errCount  int64
+	errFirst  []string
 }
 
 func newMetrics() *metrics {
@@ -147,6 +153,9 @@ func (m *metrics) second(t time.Time) int {
 func (m *metrics) begin(t *task, start time.Time) {
 	lag := max(0, start.Sub(t.sched))
 	m.lag.Add(lag)
+	if t.onTime && m.onTimeLag != nil {
+		m.onTimeLag.Add(lag)
+	}
 	m.lagLast.Store(int64(lag))
 	s := m.second(start)
 	if m.secLag[s] == nil {

@@ -50,8 +50,10 @@ type releaser interface {
 
 // intake is the scheduler as the releasers see it.
 type intake interface {
-	// ingest dispatches one row, due at due.
-	ingest(rec *schema.Record, src int, due time.Time)
+	// ingest dispatches one row, due at due; onTime says that a closed
+	// loop released it at its trace time (a row of no user), so that its
+	// lag is kept apart from its users' rows' (metrics.onTimeLag).
+	ingest(rec *schema.Record, src int, due time.Time, onTime bool)
 	// closeRequest marks a request as having all its rows.
 	closeRequest(id reqID)
 	// cutRequest marks a request the window closed on with rows not
@@ -67,7 +69,8 @@ type intake interface {
 	// fail stops the run.
 	fail(err error)
 	// missed counts a row due at due that the window closed on, at
-	// closed, without releasing it: its lag is at least closed-due.
+	// closed, without releasing it: its lag is at least closed-due. A
+	// closed loop's missed rows are all released at their trace times.
 	missed(due, closed time.Time)
 	// unstarted counts a request of class q the window closed on, at
 	// closed, with none of its rows released, though its first was due
@@ -211,7 +214,7 @@ func (o *openLoop) release(now time.Time) {
 			}
 			o.lastReq[src] = rec.Request
 		}
-		o.in.ingest(rec, src, due)
+		o.in.ingest(rec, src, due, false) // the lag is all the open loop's rows'
 		o.pos++
 	}
 }

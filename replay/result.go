@@ -71,6 +71,10 @@ func (s *sched) result(wall time.Duration) *schema.Result {
 		ClosedLoop: s.cfg.ClosedLoop, DurationS: s.cfg.Duration.Seconds(), Shard: s.cfg.Shard, MaxConcurrentAllocs: s.allocLimit,
 	}
 	s.rel.report(res, wall)
+	if l := m.onTimeLag; l != nil && l.Count() > 0 && res.ClosedLoop != nil {
+		lag := l.Finalize()
+		res.ClosedLoop.ScheduledLag = &lag
+	}
 	var tokens *float64
 	if bpt, tp, ok := s.bytesPerToken(); ok {
 		if n, ok := results.StorageTokens(res.Cells, bpt, tp); ok {

@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/internal/datagen"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -399,6 +400,11 @@ func (s *sched) releaser(rr *rowReader) releaser {
 	names := make([]string, len(s.srcs))
 	for i, src := range s.srcs {
 		names[i] = src.Name
+	}
+	if s.cfg.Speed > 0 {
+		// Its rows of no user are due at their trace times: their lag is
+		// kept apart from its users' (ClosedLoopStats.ScheduledLag).
+		s.metrics.onTimeLag = results.NewLatency()
 	}
 	return newClosedLoop(closedInputs{in: s, rr: rr, pace: p, speed: s.cfg.speedDuration, names: names,
 		userLimit: s.cfg.Users, plan: s.plan, window: s.cfg.Duration, paced: s.cfg.Speed > 0, done: s.ctx.Done()})

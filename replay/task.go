@@ -117,6 +117,9 @@ type task struct {
 	// setup: a row run before the clock (runSetup), measured in no
 	// figure.
 	setup bool
+	// onTime: a row a closed loop released at its trace time (a row of
+	// no user), whose lag metrics.onTimeLag keeps apart.
+	onTime bool
 
 	// Ordering.
 	deps int32

@@ -115,6 +115,10 @@ func checkResult(r *schema.Result) error {
 	if cl := r.ClosedLoop; cl != nil {
 		figure("closed_loop.window_s", cl.WindowS, maxFigure)
 		figure("closed_loop.storage_io_s", cl.StorageIOS, maxFigure)
+		if cl.ScheduledLag != nil {
+			// storage_health judges its p95 (results.Health).
+			latency("closed_loop.scheduled_lag", *cl.ScheduledLag)
+		}
 	}
 	for i, t := range r.Traces {
 		at := fmt.Sprintf("traces[%d].", i)

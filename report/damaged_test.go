@@ -95,6 +95,9 @@ func TestDecodeDamagedResult(t *testing.T) {
 		{"trace rows", func(d map[string]any) { d["traces"].([]any)[0].(map[string]any)["rows"] = -5 }, "traces[0].rows is -5: want 0 or more"},
 		{"closed loop window", func(d map[string]any) { d["closed_loop"] = map[string]any{"window_s": 1e300} },
 			"closed_loop.window_s is 1e+300: want a number from 0 to 1e+09"},
+		{"closed loop scheduled lag", func(d map[string]any) {
+			d["closed_loop"] = map[string]any{"scheduled_lag": map[string]any{"count": 3, "p95_us": 1e300}}
+		}, "closed_loop.scheduled_lag.p95_us is 1e+300: want a number from 0 to 1e+12"},
 		{"speed", func(d map[string]any) { d["replay"].(map[string]any)["speed"] = -1 }, "replay.speed is -1: want a number from 0 to 1e+09"},
 		{"cpu pressure", func(d map[string]any) { d["replay"].(map[string]any)["cpu_pressure"] = 1.5 }, "replay.cpu_pressure is 1.5: want a share from 0 to 1"},
 		{"request latency", func(d map[string]any) { d["requests"].(map[string]any)["latency"].(map[string]any)["p95_us"] = 1e300 },

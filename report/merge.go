@@ -124,19 +124,21 @@ func MergeRanksContext(ctx context.Context, docs []*schema.Result) (*schema.Resu
 	}
 	slices.Sort(m.hosts)
 	out.Host.Hostname = strings.Join(m.hosts, ",")
-	if err := m.mergeFigures(wall); err != nil {
+	err := m.mergeFigures(wall)
+	if err != nil {
 		return nil, err
 	}
 	for _, t := range slices.Sorted(maps.Keys(m.timeline)) {
 		out.Timeline = append(out.Timeline, *m.timeline[t])
 	}
 	out.RankImbalance = imbalance(docs, wall)
-	out.ClosedLoop = mergeClosed(docs)
+	if out.ClosedLoop, err = m.mergeClosed(); err != nil {
+		return nil, err
+	}
 	var kvTokens *float64
 	if m.tokensKnown {
 		kvTokens = &m.tokens
 	}
-	var err error
 	if out.Summary, err = results.Summarize(out, kvTokens); err != nil {
 		return nil, fmt.Errorf("report: merge: %w", err)
 	}
@@ -941,13 +943,23 @@ func imbalance(docs []*schema.Result, window time.Duration) *schema.RankImbalanc
 }
 
 // mergeClosed adds up the closed-loop blocks of the ranks (nil when none
-// has one): counts and totals add, users are listed together.
-func mergeClosed(docs []*schema.Result) *schema.ClosedLoopStats {
-	var out *schema.ClosedLoopStats
-	for _, d := range docs {
+// has one): counts and totals add, users are listed together, and the
+// lags of the rows released at their trace times merge exactly (their
+// schedule is judged on the merge as on a rank: absent where no rank had
+// such rows).
+func (m *rankMerger) mergeClosed() (*schema.ClosedLoopStats, error) {
+	var (
+		out   *schema.ClosedLoopStats
+		lags  []schema.Latency
+		whose []int // the document of each of lags
+	)
+	for n, d := range m.docs {
 		c := d.ClosedLoop
 		if c == nil {
 			continue
+		}
+		if c.ScheduledLag != nil {
+			lags, whose = append(lags, *c.ScheduledLag), append(whose, n)
 		}
 		if out == nil {
 			out = &schema.ClosedLoopStats{UserLimit: c.UserLimit, WindowS: c.WindowS, TokensKnown: true}
@@ -965,7 +977,15 @@ func mergeClosed(docs []*schema.Result) *schema.ClosedLoopStats {
 		out.StorageIOS += c.StorageIOS
 		out.PerUser = append(out.PerUser, c.PerUser...)
 	}
-	return out
+	if len(lags) > 0 {
+		lag := results.NewLatency()
+		if err := lag.MergeAll(lags); err != nil {
+			return nil, m.whose("closed_loop.scheduled_lag: ", err, func(i int) int { return whose[i] })
+		}
+		f := lag.Finalize()
+		out.ScheduledLag = &f
+	}
+	return out, nil
 }
 
 func appendUnique(s []string, v string) []string {

@@ -113,3 +113,53 @@ func TestMergeRanksWarnsOfIncompleteRank(t *testing.T) {
 		t.Errorf("warnings %q, want one naming rank 1's %q", m.Warnings, w)
 	}
 }
+
+// TestMergeRanksScheduledLag: the lags of the rows the ranks' closed
+// loops released at their trace times merge exactly (not their p95s
+// averaged), and the merge's schedule criterion judges them: rank 0's 10
+// rows on time and rank 1's 10 rows 3 s late give a p95 of 3 s, which
+// fails it. A rank without such rows adds none; ranks that had none
+// leave the merge without the block, and without the criterion.
+func TestMergeRanksScheduledLag(t *testing.T) {
+	lag := func(d time.Duration) *schema.Latency {
+		l := results.NewLatency()
+		for range 10 {
+			l.Add(d)
+		}
+		f := l.Finalize()
+		return &f
+	}
+	r0, r1 := rankPair(t, 0)
+	r0.Replay.Speed, r1.Replay.Speed = 1, 1
+	r0.ClosedLoop.ScheduledLag, r1.ClosedLoop.ScheduledLag = lag(time.Millisecond), lag(3*time.Second)
+	m, err := MergeRanks([]*schema.Result{r0, r1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl := m.ClosedLoop.ScheduledLag
+	if sl == nil || sl.Count != 20 || sl.P95US < 2.9e6 || sl.Histogram == "" {
+		t.Fatalf("merged scheduled_lag %+v: want the 20 rows, p95 3 s", sl)
+	}
+	if c, behind := results.BehindSchedule(m.Summary.StorageHealth); !behind || !strings.HasPrefix(c.Name, results.ScheduledCriterion) {
+		t.Errorf("merged storage_health %+v: want the rows at trace times behind schedule", m.Summary.StorageHealth)
+	}
+	r1.ClosedLoop.ScheduledLag = nil
+	if m, err = MergeRanks([]*schema.Result{r0, r1}); err != nil {
+		t.Fatal(err)
+	}
+	if sl := m.ClosedLoop.ScheduledLag; sl == nil || sl.Count != 10 || m.Summary.StorageHealth.OverallStatus != results.HealthPass {
+		t.Errorf("scheduled_lag %+v, storage_health %s: want rank 0's 10 rows on time, PASS", sl, m.Summary.StorageHealth.OverallStatus)
+	}
+	r0.ClosedLoop.ScheduledLag = nil
+	if m, err = MergeRanks([]*schema.Result{r0, r1}); err != nil {
+		t.Fatal(err)
+	}
+	if sl := m.ClosedLoop.ScheduledLag; sl != nil {
+		t.Errorf("scheduled_lag %+v of ranks with none: want none", sl)
+	}
+	for _, c := range m.Summary.StorageHealth.Criteria {
+		if strings.HasPrefix(c.Name, results.ScheduleCriterion) {
+			t.Errorf("criterion %q of ranks without rows at trace times", c.Name)
+		}
+	}
+}

@@ -76,3 +76,38 @@ func TestReplaySummaryColumns(t *testing.T) {
 		t.Errorf("no verdict line for INCOMPLETE in\n%s", out)
 	}
 }
+
+// TestReplaySummaryScheduledLag: kvreplay's terminal summary of a closed
+// loop shows the lag of its rows released at their trace times apart
+// from every row's (its users' rows keep no schedule), and the verdict
+// that judged them: the schedule criterion under its own name, failed,
+// and FAIL.
+func TestReplaySummaryScheduledLag(t *testing.T) {
+	r := mlperfDoc(t, rankSpec{option: 1, rank: 0, readGB: 2, writeGB: 1, readMS: 10, writeMS: 20, tokens: 100, ioS: 1})
+	l := results.NewLatency()
+	for i := range 20 {
+		l.Add(time.Duration(i) * 250 * time.Millisecond)
+	}
+	sl := l.Finalize()
+	r.ClosedLoop.ScheduledLag = &sl
+	r.Replay.Speed = 1
+	s, err := results.Summarize(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Summary = s
+	var b strings.Builder
+	WriteReplaySummary(&b, r)
+	out := b.String()
+	for _, want := range []string{
+		"lag of every row behind its scheduled time (a user's rows: behind their request's release, which keeps no schedule)",
+		fmt.Sprintf("  of the 20 rows released at their trace times (and missed), the schedule storage_health judges: p50 %.3f ms, p95 %.3f ms, max %.3f ms",
+			sl.P50US/1000, sl.P95US/1000, sl.MaxUS/1000),
+		fmt.Sprintf("  %s < 1000ms: %.3f ms (FAIL: lag of the rows released at their trace times", results.ScheduledCriterion, sl.P95US/1000),
+		"  verdict: FAIL: lag of the rows released at their trace times",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}

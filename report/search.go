@@ -11,6 +11,7 @@ import (
 	"html"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -197,6 +198,52 @@ func SearchName(d *schema.SearchResult, file string) string {
 		name += fmt.Sprintf(" trial %d", d.Trial)
 	}
 	return name
+}
+
+// BaselineSearch finds the search named want among docs (read from
+// files) for kvreport --baseline: the first whose name (SearchName), file
+// or file's base name is want; else the one search of the system or label
+// want (SearchName without its trial: --baseline A names "A trial 2" when
+// it is A's only search). It fails, saying which names there are and how
+// to give one, where none is want's, or where several searches are of
+// want (its trials: which one is the baseline is the user's to say).
+func BaselineSearch(docs []*schema.SearchResult, files []string, want string) (int, error) {
+	var of []int // the searches of system or label want
+	for i, d := range docs {
+		if SearchName(d, files[i]) == want || files[i] == want || filepath.Base(files[i]) == want {
+			return i, nil
+		}
+		if d.System == want || d.Label == want || searchOf(d) == want {
+			of = append(of, i)
+		}
+	}
+	if len(of) == 1 {
+		return of[0], nil
+	}
+	names := searchNames(docs, files)
+	quoted := func(is []int) string {
+		var q []string
+		for _, i := range is {
+			q = append(q, strconv.Quote(names[i]))
+		}
+		return strings.Join(q, ", ")
+	}
+	if len(of) > 1 {
+		return -1, fmt.Errorf("--baseline %s: %d searches are of %s (%s): name the one to compare with, as --baseline %s, or by its file",
+			want, len(of), want, quoted(of), strconv.Quote(SearchName(docs[of[0]], files[of[0]])))
+	}
+	all := make([]int, len(docs))
+	for i := range all {
+		all[i] = i
+	}
+	return -1, fmt.Errorf("--baseline %s: no such search (searches: %s): name one as listed (its system and label, with its trial where it has one), or by its file",
+		want, quoted(all))
+}
+
+// searchOf is the system and label of a search's name (SearchName without
+// its trial), "" when it has neither.
+func searchOf(d *schema.SearchResult) string {
+	return strings.TrimSpace(d.System + " " + d.Label)
 }
 
 // searchNames are the searches' names in a report: SearchName's, and for

@@ -23,10 +23,12 @@ const (
 	CPUP95Limit          = 150 * time.Millisecond // Tier-1 reads and writes, not Evict
 )
 
-// LagP95Limit bounds how far behind the trace's schedule an open-loop
-// replay at a pace (--speed 1 or N) may issue its rows: a run whose lag
-// P95 is at or beyond it did not keep the trace's pace, and its latencies
-// are those of a backlog, not of the workload the trace describes.
+// LagP95Limit bounds how far behind the trace's schedule a replay at a
+// pace (--speed 1 or N) may issue its rows that have one: an open loop's
+// rows, and the rows a closed loop releases at their trace times
+// (schema.ClosedLoopStats.ScheduledLag). A run whose lag P95 is at or
+// beyond it did not keep the trace's pace, and its latencies are those of
+// a backlog, not of the workload the trace describes.
 const LagP95Limit = time.Second
 
 // The statuses of storage_health (schema's), under the names the tools
@@ -76,10 +78,14 @@ func presenceOf(r *schema.Result) presence {
 // criterion is judged on measured operations only, and absent without
 // any), and
 // kvbench's: an open-loop replay at a pace keeps its lag P95 below
-// LagP95Limit, and each QoS class whose SLA the run measured meets it (95
-// % of its requests within its target). The status is Judge's. kvreport
-// calls it on the documents it reads, so an older document is judged by
-// today's rule.
+// LagP95Limit (ScheduleCriterion), a closed loop at a pace keeps the lag
+// P95 of the rows it released at their trace times below it too
+// (ScheduledCriterion: its users' rows keep no schedule, and are not
+// judged; absent without such rows, and for a document written before
+// closed_loop.scheduled_lag, as before it), and each QoS class whose SLA
+// the run measured meets it (95 % of its requests within its target).
+// The status is Judge's. kvreport calls it on the documents it reads, so
+// an older document is judged by today's rule.
 func Health(r *schema.Result, s *schema.Summary) schema.StorageHealth {
 	return evaluate(r, s, presenceOf(r))
 }
@@ -103,14 +109,7 @@ func evaluate(r *schema.Result, s *schema.Summary, p presence) schema.StorageHea
 	if p.cpu {
 		latency("CPU RAM", CPUP95Limit, s.CPUP95MS)
 	}
-	if r.ClosedLoop == nil && r.Replay.Speed > 0 && r.Lag.Count > 0 {
-		ms := float64(LagP95Limit.Milliseconds())
-		lag := r.Lag.P95US / 1000
-		c := schema.Criterion{Name: fmt.Sprintf("%s < %gms", ScheduleCriterion, ms), Target: ms, Actual: lag, Unit: "ms", Passed: lag < ms}
-		if !c.Passed {
-			c.Reason = fmt.Sprintf("lag behind the trace's schedule: p95 %s ms >= %g ms limit (max %s ms): the system did not keep the trace's pace",
-				fmtMS(lag), ms, fmtMS(r.Lag.MaxUS/1000))
-		}
+	if c, ok := schedule(r); ok {
 		cs = append(cs, c)
 	}
 	if _, unmeasured := s.NotMeasured[NotMeasuredSLA]; !unmeasured {
@@ -188,7 +187,45 @@ func RankFailures(r *schema.Result) []string {
 
 // ScheduleCriterion begins the name of storage_health's schedule
 // criterion: an open loop at a pace keeps its lag P95 below LagP95Limit.
-const ScheduleCriterion = "Schedule Lag P95"
+// ScheduledCriterion, which begins with it, is a closed loop's: the lag
+// P95 of the rows it released at their trace times.
+const (
+	ScheduleCriterion  = "Schedule Lag P95"
+	ScheduledCriterion = ScheduleCriterion + " (rows at trace times)"
+)
+
+// schedule is r's schedule criterion, ok when r has rows with a schedule
+// at a pace: an open loop's rows (r.Lag), or the rows a closed loop
+// released at their trace times (ClosedLoop.ScheduledLag; its users'
+// rows, behind their request's release, are not judged). A closed loop's
+// document without the block (no such rows, --speed max, or written
+// before it) has none, as before.
+func schedule(r *schema.Result) (schema.Criterion, bool) {
+	name, lag := ScheduleCriterion, r.Lag
+	what := "lag behind the trace's schedule"
+	if cl := r.ClosedLoop; cl != nil {
+		if cl.ScheduledLag == nil {
+			return schema.Criterion{}, false
+		}
+		name, lag = ScheduledCriterion, *cl.ScheduledLag
+		carried := ""
+		if cl.UserLimit > 0 {
+			carried = ", and the demotions and deletes of replayed users' objects that left-out users' requests carry"
+		}
+		what = "lag of the rows released at their trace times (the closed loop's rows of no user" + carried + ") behind the trace's schedule"
+	}
+	if r.Replay.Speed <= 0 || lag.Count == 0 {
+		return schema.Criterion{}, false
+	}
+	ms := float64(LagP95Limit.Milliseconds())
+	p95 := lag.P95US / 1000
+	c := schema.Criterion{Name: fmt.Sprintf("%s < %gms", name, ms), Target: ms, Actual: p95, Unit: "ms", Passed: p95 < ms}
+	if !c.Passed {
+		c.Reason = fmt.Sprintf("%s: p95 %s ms >= %g ms limit (max %s ms): the system did not keep the trace's pace",
+			what, fmtMS(p95), ms, fmtMS(lag.MaxUS/1000))
+	}
+	return c, true
+}
 
 // BehindSchedule returns h's schedule criterion when it failed: the run
 // did not keep the trace's pace, which is what BEHIND SCHEDULE means

@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,8 +17,11 @@ import (
 
 // TestHealthLagAndSLA: an open-loop replay at a pace that fell behind its
 // schedule, or a QoS class that missed its SLA, fails a criterion named
-// in the verdict with its figures; a run at --speed max or a closed loop
-// is not judged on lag; an SLA the run could not measure is not judged.
+// in the verdict with its figures; a run at --speed max is not judged on
+// lag; a closed loop is judged on the lag of the rows it released at
+// their trace times (scheduled), never on its users' rows', and one
+// without such rows (or written before closed_loop.scheduled_lag) not at
+// all; an SLA the run could not measure is not judged.
 func TestHealthLagAndSLA(t *testing.T) {
 	qos := func(met bool, p95ms float64) []schema.QoSStats {
 		within := int64(100)
@@ -38,21 +42,29 @@ func TestHealthLagAndSLA(t *testing.T) {
 			Latency: schema.Latency{Count: count, P95US: p95ms * 1000}}}
 	}
 	tests := []struct {
-		name    string
-		speed   float64
-		closed  bool
-		lagP95  float64 // ms
-		qos     []schema.QoSStats
-		noSLA   bool
-		status  schema.HealthStatus
-		reasons []string
+		name   string
+		speed  float64
+		closed bool
+		lagP95 float64 // ms
+		// scheduled is a closed loop's rows at trace times' lag p95, in
+		// ms; 0: it has none (closed_loop.scheduled_lag absent).
+		scheduled float64
+		qos       []schema.QoSStats
+		noSLA     bool
+		status    schema.HealthStatus
+		reasons   []string
 	}{
 		{name: "on time", speed: 1, lagP95: 2, qos: qos(true, 10), status: HealthPass},
 		{name: "behind schedule", speed: 1, lagP95: 26500, qos: qos(true, 10), status: HealthFail,
 			reasons: []string{"lag behind the trace's schedule: p95 26500 ms >= 1000 ms limit"}},
 		{name: "at the lag limit", speed: 4, lagP95: 1000, qos: qos(true, 10), status: HealthFail, reasons: []string{"lag"}},
 		{name: "speed max is not paced", speed: 0, lagP95: 26500, qos: qos(true, 10), noSLA: true, status: HealthPass},
-		{name: "closed loop is not paced", speed: 1, closed: true, lagP95: 26500, qos: qos(true, 10), status: HealthPass},
+		{name: "closed loop's users' rows keep no schedule", speed: 1, closed: true, lagP95: 26500, qos: qos(true, 10), status: HealthPass},
+		{name: "closed loop's rows at trace times behind", speed: 1, closed: true, lagP95: 2, scheduled: 5000, qos: qos(true, 10), status: HealthFail,
+			reasons: []string{"lag of the rows released at their trace times (the closed loop's rows of no user) behind the trace's schedule: " +
+				"p95 5000 ms >= 1000 ms limit (max 6000 ms)"}},
+		{name: "closed loop's rows at trace times on time", speed: 1, closed: true, lagP95: 26500, scheduled: 2, qos: qos(true, 10), status: HealthPass},
+		{name: "closed loop at speed max is not paced", speed: 0, closed: true, lagP95: 26500, scheduled: 5000, qos: qos(true, 10), status: HealthPass},
 		{name: "SLA missed", speed: 1, lagP95: 2, qos: qos(false, 62.9), status: HealthFail,
 			reasons: []string{"interactive p95 62.9 ms > 50 ms target (80.0 % of 100 requests within it, 95 % needed)"}},
 		{name: "SLA missed, p95 within the target", speed: 1, lagP95: 2, qos: few(18, 19, 39.8), status: HealthFail,
@@ -68,6 +80,9 @@ func TestHealthLagAndSLA(t *testing.T) {
 				Lag: schema.Latency{Count: 1000, P95US: tt.lagP95 * 1000, MaxUS: tt.lagP95 * 1200}}
 			if tt.closed {
 				r.ClosedLoop = &schema.ClosedLoopStats{}
+				if tt.scheduled > 0 {
+					r.ClosedLoop.ScheduledLag = &schema.Latency{Count: 10, P95US: tt.scheduled * 1000, MaxUS: tt.scheduled * 1200}
+				}
 			}
 			s := schema.Summary{StorageReadP95MS: 1}
 			if tt.noSLA {
@@ -99,6 +114,16 @@ func TestHealthLagAndSLA(t *testing.T) {
 				if !c.Passed {
 					failed++
 				}
+			}
+			// The schedule criterion, when there is one, says whose lag
+			// it judged.
+			want := "Schedule Lag P95 < 1000ms"
+			if tt.closed {
+				want = "Schedule Lag P95 (rows at trace times) < 1000ms"
+			}
+			judged := slices.ContainsFunc(h.Criteria, func(c schema.Criterion) bool { return c.Name == want })
+			if paced := tt.speed > 0 && (!tt.closed || tt.scheduled > 0); judged != paced {
+				t.Errorf("criteria %+v: %q judged %v, want %v", h.Criteria, want, judged, paced)
 			}
 			if h.PassedCount != h.TotalCount-failed || h.TotalCount != len(h.Criteria) {
 				t.Errorf("counts %d of %d with %d failed", h.PassedCount, h.TotalCount, failed)

@@ -97,7 +97,10 @@ type Result struct {
 	// Tiers totals the cells of each tier.
 	Tiers    []TierTotals `json:"tiers"`
 	Requests RequestStats `json:"requests"`
-	// Lag is how late rows were issued behind their scheduled time.
+	// Lag is how late rows were issued behind their scheduled time: in
+	// an open loop, their trace times; in a closed loop, a user's rows'
+	// offsets from their request's release too, which keep no schedule
+	// (storage_health judges ClosedLoop.ScheduledLag there, not Lag).
 	Lag      Latency     `json:"lag"`
 	Timeline []Second    `json:"timeline"`
 	Replay   ReplayStats `json:"replay"`
@@ -508,11 +511,14 @@ type ReplayStats struct {
 	RowsDone int64 `json:"rows_done"`
 	// RowsMissed are the rows due in an open-loop --duration window that
 	// it closed on without releasing them: the run fell behind the
-	// trace's pace. In a closed loop, they are the rows of no user
-	// (released at their trace times, as an open loop's) that were so; a
-	// user's rows keep no schedule (ClosedLoop.RequestsLeft counts the
-	// requests never released). Each counts in Lag, late by at least the
-	// time from when it was due to the window's end. It is exact: once what was
+	// trace's pace. In a closed loop, they are the rows released at
+	// their trace times, as an open loop's (ClosedLoop.ScheduledLag: rows
+	// of no user, and under --users the demotions and deletes of replayed
+	// users' objects that left-out users' requests carry), that were so;
+	// a user's rows keep no schedule (ClosedLoop.RequestsLeft counts the
+	// requests never released). Each counts in Lag (and in a closed loop
+	// in ClosedLoop.ScheduledLag), late by at least the time from when it
+	// was due to the window's end. It is exact: once what was
 	// released completed, the replay reads on (without running the
 	// rows) to the first row due after the window's end, however far
 	// behind the reader was. It is a lower bound only where the run was
@@ -652,6 +658,23 @@ type ClosedLoopStats struct {
 	TokensGenerated int64   `json:"tokens_generated"`
 	TokensKnown     bool    `json:"tokens_known"`
 	StorageIOS      float64 `json:"storage_io_s"`
+	// ScheduledLag is the lag behind the trace's schedule of the rows the
+	// loop released at their trace times, as an open loop's: the rows of
+	// no user (preconditioning, RAG ingestion, request traces' requests)
+	// and, under --users, the demotions and deletes of the replayed
+	// users' objects that left-out users' requests carry; each row the
+	// window closed on without releasing it (Replay.RowsMissed) counts
+	// as late by at least the time from when it was due to the window's
+	// end. Those rows have a schedule, and storage_health's schedule
+	// criterion judges its P95 ("Schedule Lag P95 (rows at trace times)
+	// < 1000ms"), as it judges an open loop's Lag. A user's rows keep
+	// none (each request is released when the user's previous one
+	// completed, plus think time): they are in Lag, behind their
+	// request's release, and judged by no criterion. Nil when the loop
+	// released no such row and missed none, at --speed max (no row has
+	// a time to keep), and in documents written before it, which are
+	// judged as they were.
+	ScheduledLag *Latency `json:"scheduled_lag,omitempty"`
 	// PerUser is each user's figures, in the order users first appeared.
 	PerUser []UserStats `json:"per_user,omitempty"`
 }

@@ -97,4 +97,18 @@ func TestClosedLoopCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr.String(), "no User column") {
 		t.Errorf("a kv-cache.py trace closed-loop: exit %d: %s", code, stderr.String())
 	}
+	// A users search of it is refused in the search's words: the closed
+	// loop's message told a user who never gave --closed-loop to replay
+	// it open-loop; the search that such a trace takes is capacity's.
+	for _, plan := range [][]string{nil, {"--fit"}} {
+		stdout.Reset()
+		stderr.Reset()
+		args := append(plan, "--search", "users", "--tier-map", "Tier-0=ram", "--size-scale", "1/4096", "-o", "-", ref)
+		code = cli.Main("kvreplay", args, &stdout, &stderr, run)
+		msg := stderr.String()
+		if code != 2 || !strings.Contains(msg, "--search users: "+ref+" has no User column, so it has no users to search over") ||
+			!strings.Contains(msg, "--search capacity") || strings.Contains(msg, "--closed-loop") || strings.Contains(msg, "replay it open-loop") {
+			t.Errorf("%q of a kv-cache.py trace: exit %d: %s", args, code, msg)
+		}
+	}
 }

@@ -376,7 +376,8 @@ func planFor(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, er
 // prescan opens the traces of o, checks their sidecars and plans the
 // replay (setup.Prescan): the part of a run --plan shares.
 func prescan(ctx context.Context, o *options) ([]replay.Source, *replay.Plan, error) {
-	return setup.Prescan(ctx, o.traces, o.model, &o.cfg, o.fitter())
+	srcs, plan, err := setup.Prescan(ctx, o.traces, o.model, &o.cfg, o.fitter())
+	return srcs, plan, o.search.Refusal(err)
 }
 
 // replayOnce makes the backends, replays the traces with cfg, releases the

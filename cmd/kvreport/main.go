@@ -65,7 +65,9 @@ it or against it).
 
 Search documents (kvreplay --search) render on their own, as text, md,
 html, json (each document whole, with its answer) or csv (a row a probe),
-each answer compared with the first's (or --baseline's).
+each answer compared with the first's (or --baseline's: a search's name
+as listed, "A trial 2", its file, or its system or label, "A", where one
+search has it).
 
 --aggregate mlperf combines the per-rank, per-trial documents of a run
 (directories laid out .../option_<O>/trial_<T>/rank_<N>/, as mlpstorage

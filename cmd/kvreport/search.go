@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -37,19 +36,9 @@ func runSearch(ctx context.Context, c *config, stdin io.Reader, stdout io.Writer
 	}
 	if c.baseline != "" {
 		// The baseline first: every answer is compared with the first's.
-		i := -1
-		for j, d := range docs {
-			if report.SearchName(d, names[j]) == c.baseline || names[j] == c.baseline || filepath.Base(names[j]) == c.baseline {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
-			var all []string
-			for j, d := range docs {
-				all = append(all, report.SearchName(d, names[j]))
-			}
-			return cli.Input(fmt.Errorf("--baseline %s: no such search (searches: %s)", c.baseline, strings.Join(all, ", ")))
+		i, err := report.BaselineSearch(docs, names, c.baseline)
+		if err != nil {
+			return cli.Input(err)
 		}
 		docs = append([]*schema.SearchResult{docs[i]}, append(docs[:i:i], docs[i+1:]...)...)
 		names = append([]string{names[i]}, append(names[:i:i], names[i+1:]...)...)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/replay/search"
+	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -266,3 +267,33 @@ func TestCapacitySaturatedFromFirstProbe(t *testing.T) {
 
 // tier2 is the storage tiers of a probe of the default tier map.
 var tier2 = []string{schema.TierNVMe.String()}
+
+// TestUsersProbeBehindSchedule: a users probe whose closed loop fell
+// behind the schedule of the rows it releases at their trace times (rows
+// of no user; the demotions and deletes of replayed users' objects that
+// left-out users' requests carry) fails, though every QoS class met its
+// SLA, and says why: storage_health judged those rows' lag. A probe of 38
+// users passed with 168 such rows never released in its window, a
+// warning alone saying so. Its users' rows keep no schedule: a probe
+// whose every row is a user's is judged as before.
+func TestUsersProbeBehindSchedule(t *testing.T) {
+	for _, behind := range []bool{false, true} {
+		res := result("PASS", map[string]float64{"batch": 1})
+		res.Replay.Speed, res.Replay.RowsMissed = 1, 168
+		res.Lag = schema.Latency{Count: 1000, P95US: 4e6, MaxUS: 5e6} // users' rows, and the scheduled ones
+		res.ClosedLoop = &schema.ClosedLoopStats{Users: 38, WindowS: 10, RequestsLeft: 5}
+		if behind {
+			res.ClosedLoop.ScheduledLag = &schema.Latency{Count: 400, P95US: 2.5e6, MaxUS: 4e6}
+		}
+		res.Summary.StorageHealth = results.Health(res, &res.Summary)
+		p := search.Summarize(search.KindUsers, res, tier2)
+		named := strings.Contains(p.Reason, "storage_health FAIL: lag of the rows released at their trace times") &&
+			strings.Contains(p.Reason, "p95 2500 ms >= 1000 ms limit")
+		if p.Pass == behind || named != behind {
+			t.Errorf("rows at trace times behind: %v: pass %v, reason %q", behind, p.Pass, p.Reason)
+		}
+		if v := results.ProbeVerdict(p); strings.HasPrefix(v, "PASS") == behind {
+			t.Errorf("rows at trace times behind: %v: verdict %q", behind, v)
+		}
+	}
+}

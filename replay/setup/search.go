@@ -114,6 +114,22 @@ func (so *SearchOptions) Check(cfg *replay.Config) []error {
 	return errs
 }
 
+// Refusal says err, an error of the prescan, in the search's words: a
+// users search of a trace without users (replay.NoUsersError) is refused
+// naming --search users and the search such a trace takes, --search
+// capacity (the closed loop's own message, which --search users sets,
+// said to replay it open-loop, which the user never asked to close).
+// Other errors, and every error without a search, are err.
+func (so *SearchOptions) Refusal(err error) error {
+	var nu *replay.NoUsersError
+	if so.Kind != search.KindUsers || !errors.As(err, &nu) {
+		return err
+	}
+	return cli.Input(fmt.Errorf("--search users: %s has no User column, so it has no users to search over: %s; "+
+		"--search capacity finds the most load it serves, open-loop, or make the trace with kvtrace, which writes Request and User: %w",
+		nu.Trace, replay.NoUsersWhy, replay.ErrNoUsers))
+}
+
 // SearchSources refuses a search of kind over traces of which one cannot
 // be read from its start again (stdin, a named pipe): each probe replays
 // the traces from their start, and a pipe gives its rows once, so the
