@@ -48,20 +48,30 @@ func scanMemory(tb testing.TB, data []byte) (live, alloc float64, objects int64)
 	tb.Helper()
 	srcs := []Source{{Name: "keys", Rescan: true, Open: func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)), nil }}}
 	cfg := DefaultConfig()
+	held, total := heapHeld(func() any {
+		_, _, scans := newScans(&cfg, srcs, nil)
+		if err := scanMerged(context.Background(), srcs, scans, nil); err != nil {
+			tb.Fatal(err)
+		}
+		objects = scans[0].objects
+		return scans
+	})
+	runtime.KeepAlive(data) // held before, so not counted as freed
+	return held / float64(objects), total / float64(objects), objects
+}
+
+// heapHeld runs f and returns the bytes of heap what f returns holds
+// (the heap's growth over f, after a collection) and the bytes f
+// allocated in all.
+func heapHeld(f func() any) (held, total float64) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, _, scans := newScans(&cfg, srcs, nil)
-	if err := scanMerged(context.Background(), srcs, scans, nil); err != nil {
-		tb.Fatal(err)
-	}
+	v := f()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	objects = scans[0].objects
-	runtime.KeepAlive(scans)
-	runtime.KeepAlive(data) // held before, so not counted as freed
-	n := float64(objects)
-	return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n, float64(after.TotalAlloc-before.TotalAlloc) / n, objects
+	runtime.KeepAlive(v)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc), float64(after.TotalAlloc - before.TotalAlloc)
 }
 
 // TestPrescanMemoryPerObject wants the prescan to hold at most 200 bytes
@@ -124,24 +134,17 @@ func shardMemory(tb testing.TB, data []byte, ranks int, objects int) (live, allo
 	tb.Helper()
 	r := trace.NewReader(bytes.NewReader(data))
 	var rec schema.Record
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	s := newSharder(&Config{Rank: 0, Ranks: ranks, Shard: ShardUser, ClosedLoop: true}, 1)
-	for {
-		if err := r.Read(&rec); err != nil {
-			break
+	held, total := heapHeld(func() any {
+		s := newSharder(&Config{Rank: 0, Ranks: ranks, Shard: ShardUser, ClosedLoop: true}, 1)
+		for r.Read(&rec) == nil {
+			if s.mine(&rec, 0) {
+				kept++
+			}
 		}
-		if s.mine(&rec, 0) {
-			kept++
-		}
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(s)
+		return s
+	})
 	runtime.KeepAlive(data)
-	n := float64(objects)
-	return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n, float64(after.TotalAlloc-before.TotalAlloc) / n, kept
+	return held / float64(objects), total / float64(objects), kept
 }
 
 // TestShardUserMemoryPerObject wants a rank's sharder by user to hold at
