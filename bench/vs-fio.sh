@@ -227,15 +227,15 @@ kvr() { # trace result [extra flags]
 
 if has trace; then
 	# The exported trace: Tier-2 rows, the extent layout on the same file.
+	# fio at its best, with what kvreplay does too: registered (huge-page)
+	# buffers (--fixedbufs, --iomem), and submissions and completions
+	# batched up to the queue depth, which the job sets itself (its header
+	# says why it sets no registerfiles=1).
 	"$kvtrace" export --to fio --tiers Tier-2 --layout extent --dir "$dir" --size-scale "$scale" \
-		--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export" "$trace" >/dev/null 2>"$work/export.err" ||
+		--block-size "$bs" --iodepth "$qd" --speed asap --fixedbufs --iomem "$fio_iomem" \
+		-o "$work/export" "$trace" >/dev/null 2>"$work/export.err" ||
 		{ cat "$work/export.err" >&2; echo "vs-fio: kvtrace export failed" >&2; exit 1; }
 	job=$(ls "$work"/export/*.fio)
-	# fio at its best, with what kvreplay does too: registered (huge-page)
-	# buffers, and submissions and completions batched up to the queue depth
-	# (not registerfiles=1: fio refuses it for an iolog, whose files it opens
-	# as the log says).
-	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niomem=$fio_iomem\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$job"
 	replay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$job" | head -1 | tr -d '[]')
 fi
 
@@ -245,11 +245,11 @@ if has dir; then
 	# objdir, kvreplay's in its own directory in $dir/kv.
 	mkdir "$dir/kv"
 	"$kvtrace" export --to fio --tiers Tier-2 --layout dir --dir "$objdir" --size-scale "$scale" \
-		--block-size "$bs" --iodepth "$qd" --speed asap -o "$work/export-dir" "$trace" >/dev/null 2>"$work/export-dir.err" ||
+		--block-size "$bs" --iodepth "$qd" --speed asap --fixedbufs --iomem "$fio_iomem" \
+		-o "$work/export-dir" "$trace" >/dev/null 2>"$work/export-dir.err" ||
 		{ cat "$work/export-dir.err" >&2; echo "vs-fio: kvtrace export --layout dir failed" >&2; exit 1; }
 	djob=$(ls "$work"/export-dir/*.fio)
 	dprep=$(ls "$work"/export-dir/*.tier2.prep.iolog)
-	sed -i "s/^\[global\]\$/[global]\nfixedbufs=1\niomem=$fio_iomem\niodepth_batch_submit=$qd\niodepth_batch_complete_max=$qd/" "$djob"
 	dreplay_job=$(grep -o '^\[replay-tier2[^]]*\]' "$djob" | head -1 | tr -d '[]')
 	# The same job without its mkdir and prep jobs, for files made fresh.
 	awk '/^\[/ { skip = ($0 == "[mkdir]" || $0 ~ /^\[prep-/) } !skip' "$djob" >"$work/dir-fresh.fio"

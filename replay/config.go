@@ -103,6 +103,12 @@ type Config struct {
 	// measurable; 0 leaves them unknown.
 	BytesPerToken  int64
 	TensorParallel int
+	// S3PartSize is the s3 tier's part size (--s3-part-size, with its
+	// default: setup.S3Config's PartSizeOrDefault), with which the plan
+	// counts the requests the tier makes (Plan.Ops): an object above it
+	// is written in a multipart upload and read in a GET of each part. 0
+	// (unknown) counts one request an object operation, the least.
+	S3PartSize int64 `json:"-"`
 }
 
 // DefaultConfig returns the defaults of kvreplay's options.

@@ -44,8 +44,13 @@ const (
 // ObjectRequests requests in flight (s3's --s3-concurrency, else
 // DefaultObjectRequests) per AssumedObjectRequest, whatever their size:
 // at the small size scales a plan picks, its objects are small and the
-// requests, not the bytes, are what the trace's pace asks of it. A size
-// scale changes no request count.
+// requests, not the bytes, are what the trace's pace asks of it. Up to the
+// s3 tier's part size (Config.S3PartSize) an object operation is one
+// request, whatever the size scale; above it the tier writes an object in
+// a multipart upload (its create, a PUT of each part, its complete: parts
+// + 2 requests) and reads it in a GET of each part, so a larger size scale
+// asks more requests of the same rows (Plan.Ops counts them at the plan's
+// scale, which bounds them at a smaller one).
 const (
 	AssumedObjectRequest  = 20 * time.Millisecond
 	DefaultObjectRequests = 16
@@ -217,8 +222,11 @@ type Need struct {
 	// Rate is the bandwidth the trace's pace asks for: the bytes over the
 	// replay's wall time; 0 at --speed max, which asks for all there is.
 	Rate float64 `json:"asked_bytes_per_s"`
-	// Ops are the reads, writes and deletes the replay makes of it,
-	// OpsRate those over the replay's wall time (0 at --speed max).
+	// Ops are the operations the replay makes of it (Plan.Ops: the s3
+	// tier's requests, a multipart upload's and a parted read's each),
+	// OpsRate those over the replay's wall time (0 at --speed max). At a
+	// smaller scale than the plan's they are the plan's, a bound: a
+	// smaller object has no more parts.
 	Ops     int64   `json:"operations"`
 	OpsRate float64 `json:"asked_operations_per_s"`
 }
@@ -620,7 +628,7 @@ func (a *Advice) shareProblems(n Needs, cfg *Config) []string {
 		}
 		if a.overRequests(b) && !a.closed {
 			out = append(out, fmt.Sprintf("requests: the trace's pace asks %.0f operations/s of the %s tier (%d in %.1f s at --speed %g), more than %s of the %.0f/s assumed "+
-				"of an object store (%d requests in flight, %s each; no size scale changes the count)",
+				"of an object store (%d requests in flight, %s each; a smaller size scale lowers the count only of objects above the s3 tier's part size, each a request a part)",
 				b.OpsRate, b.Backend, b.Ops, n.WallS, cfg.Speed, FitShareText(), a.Machine.OpsRate(b.Backend), a.Machine.InFlight(b.Backend), AssumedObjectRequest))
 		}
 	}

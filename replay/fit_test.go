@@ -518,3 +518,35 @@ func TestPlanOpsCountsDeletes(t *testing.T) {
 		t.Errorf("%d operations planned, want 5", plan.Ops["s3"])
 	}
 }
+
+// TestAdviseCountsMultipartRequests: the s3 tier writes an object above its
+// part size in a multipart upload, create, a PUT of each part and
+// complete: 100 writes of 6 MiB in 10 s with parts of 5 MiB are 400
+// requests, 40 a second, over the share of the 50 a second assumed of one
+// in flight (--s3-concurrency 1), though their 10 rows a second and
+// 63 MB/s are within it. Counted one a row, as before, they fit.
+func TestAdviseCountsMultipartRequests(t *testing.T) {
+	var recs []schema.Record
+	for i := range 100 {
+		recs = append(recs, schema.Record{Time: time.Duration(i) * 100 * time.Millisecond, Op: schema.OpWrite, Size: 6 << 20,
+			Tier: schema.TierNVMe, Key: []byte(fmt.Sprint("k", i)), Phase: schema.PhasePrefill})
+	}
+	for _, tc := range []struct {
+		part int64
+		ops  int64
+		fits bool
+	}{{0, 100, true}, {5 << 20, 400, false}, {8 << 20, 100, true}} {
+		cfg := replay.DefaultConfig()
+		cfg.Speed, cfg.S3PartSize = 1, tc.part
+		cfg.TierMap = [schema.NumTiers]string{"", "ram", "s3"}
+		plan, err := replay.Prepare(context.Background(), &cfg, []replay.Source{memTrace(t, recs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := replay.Machine{MemAvailable: 64 << 30, MemTotal: 64 << 30, Disk: "/d", DiskFree: 1 << 40, ObjectRequests: 1}
+		a := replay.Advise(plan, &cfg, replay.Sizing{}, m)
+		if plan.Ops["s3"] != tc.ops || a.Fits != tc.fits {
+			t.Errorf("parts of %d bytes: %d requests planned, fits %v (%q); want %d, fits %v", tc.part, plan.Ops["s3"], a.Fits, a.Problems, tc.ops, tc.fits)
+		}
+	}
+}

@@ -125,9 +125,12 @@ type Plan struct {
 	// time is Span / Speed.
 	Span time.Duration
 	// Written and Read are the logical (scaled) bytes the modelled rows
-	// write and read on each backend, by name; Ops counts the modelled
-	// rows of each (reads, writes and deletes: an object store's requests,
-	// at the least), which no size scale changes.
+	// write and read on each backend, by name. Ops counts the operations
+	// they make of each: on the s3 tier its requests at the plan's size
+	// scale (s3Requests: a multipart upload's create, part PUTs and
+	// complete, a GET of each part, the DELETE of a copy a move drops),
+	// which a size scale changes above Config.S3PartSize; on the others
+	// the rows (reads, writes and deletes), which none does.
 	Written, Read, Ops map[string]int64
 	// PeakObjects bounds the objects live at once on each backend, cold
 	// ones included but, as in Peak, those a demotion reads first
@@ -437,7 +440,8 @@ func newScans(cfg *Config, srcs []Source, chosen map[userKey]bool) (*Plan, []str
 	}
 	scans := make([]*traceScan, len(srcs))
 	for i := range srcs {
-		scans[i] = &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, tierB: tierB, org: org, setupAt: setupAt,
+		scans[i] = &traceScan{p: p, cfg: cfg, name: srcs[i].Name, src: i, nsrc: len(srcs), names: names, s3: int8(slices.Index(names, "s3")),
+			tierB: tierB, org: org, setupAt: setupAt,
 			m: newModel(tierB, align, limit), keys: newScanKeys(), prof: newProfile(), chosen: chosen,
 			wr: make([]int64, n), rd: make([]int64, n), ops: make([]int64, n), reach: make([]int64, n), reachN: make([]int64, n), demoted: make([]int64, n)}
 	}
@@ -589,6 +593,7 @@ type traceScan struct {
 	name      string
 	src, nsrc int
 	names     []string
+	s3        int8 // the s3 tier's backend index, -1 for none
 	tierB     [schema.NumTiers]int8
 	m         *model
 	keys      *scanKeys
@@ -751,7 +756,6 @@ func (ts *traceScan) row(rec *schema.Record) error {
 	ts.last = max(ts.last, rec.Time)
 	ts.prof.advance(rec.Time-ts.org.first, ts.m, ts)
 	logical, phys := sizes(rec.Size, ts.cfg.SizeScale, planAlign)
-	ts.ops[b]++
 	switch rec.Op {
 	case schema.OpRead:
 		ts.rd[b] += logical
@@ -796,9 +800,81 @@ func (ts *traceScan) row(rec *schema.Record) error {
 		}
 	}
 	sk.load(&ts.ks)
+	ts.countOps(rec, b, phys, trace.ColdRead(rec.Op, first))
 	_, err := ts.m.apply(&ts.ks, rec.Op, rec.Tier, phys)
 	sk.store(&ts.ks)
 	return err
+}
+
+// countOps counts the operations rec's row, on backend b with phys bytes,
+// makes (Plan.Ops), by the model's state before it (ts.ks): one of b, but
+// of the s3 tier the requests it makes (s3Row). prepared says that the
+// row reads a cold object written before the clock.
+func (ts *traceScan) countOps(rec *schema.Record, b int8, phys int64, prepared bool) {
+	s3 := ts.s3
+	if b != s3 {
+		ts.ops[b]++
+	}
+	if s3 >= 0 {
+		ts.ops[s3] += ts.s3Row(rec, b, s3, phys, prepared)
+	}
+}
+
+// s3Row is the requests the s3 tier, backend s3, makes for rec's row on
+// backend b, as the run makes them (exec.go): a read reads the object
+// where it is, one on no tier written first unless it was prepared before
+// the clock; a write writes b's copy and a move then deletes the copy it
+// leaves; a delete deletes the object where it is.
+func (ts *traceScan) s3Row(rec *schema.Record, b, s3 int8, phys int64, prepared bool) int64 {
+	s, part := &ts.ks.m, ts.cfg.S3PartSize
+	switch rec.Op {
+	case schema.OpRead:
+		switch {
+		case s.exists && s.b == s3:
+			return s3Requests(false, s.phys, part)
+		case s.exists || b != s3:
+		case prepared:
+			return s3Requests(false, phys, part)
+		default:
+			return s3Requests(true, phys, part) + s3Requests(false, phys, part)
+		}
+	case schema.OpWrite:
+		var n int64
+		if b == s3 {
+			n = s3Requests(true, phys, part)
+		}
+		if s.exists && s.tier != rec.Tier && s.b == s3 {
+			n++ // the DELETE of the copy the move leaves
+		}
+		return n
+	case schema.OpDelete:
+		if s.exists && s.b == s3 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// s3Requests is the requests the s3 tier (replay/s3) makes to write, or to
+// read whole, an object of size bytes in parts of part bytes: a write is
+// one PUT up to part bytes (an empty object's too) and above a multipart
+// upload (its create, a PUT of each part, its complete); a read is a GET
+// of each part, none for an empty object. Sizes are planned rounded up to
+// planAlign, which crosses no part boundary where part is a multiple of
+// it (the default, 8 MiB, is); otherwise a count may be one part over. A
+// part of 0 (unknown) counts one request.
+func s3Requests(write bool, size, part int64) int64 {
+	if part <= 0 {
+		return 1
+	}
+	n := (size + part - 1) / part
+	if write && n > 1 {
+		return n + 2
+	}
+	if write {
+		return 1
+	}
+	return n
 }
 
 // addTo adds the trace's figures to the totals, and its profile and span

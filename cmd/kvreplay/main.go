@@ -235,6 +235,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.cfg.Capacity = int64(capacity)
 	o.cfg.Prescan = !*noPrescan
 	o.tiers.RAMBudget, o.tiers.S3.PartSize = int64(ramBudget), int64(s3Part)
+	o.cfg.S3PartSize = o.tiers.S3.PartSizeOrDefault() // the plan counts the s3 tier's requests with it
 	o.cfg.Speed = float64(speed)
 	o.search.SpeedGiven, o.search.ProbesGiven, o.search.RepeatsGiven = fs.Changed("speed"), fs.Changed("search-probes"), fs.Changed("search-repeats")
 	o.search.DurationGiven, o.search.Rank, o.search.Keep = fs.Changed("duration"), o.rank, o.tiers.Keep

@@ -83,6 +83,24 @@ func TestS3PrefixRank(t *testing.T) {
 	}
 }
 
+// TestS3PartSizePlanned: the plan counts the s3 tier's requests with the
+// part size it uploads and reads in, --s3-part-size or its default.
+func TestS3PartSizePlanned(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want int64
+	}{{nil, 8 << 20}, {[]string{"--s3-part-size", "16MiB"}, 16 << 20}} {
+		args := append([]string{"--tier-map", "Tier-2=s3", "--s3-bucket", "kvbench"}, tt.args...)
+		o, err := parse(append(args, "t.csv"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.cfg.S3PartSize != tt.want || o.tiers.S3.PartSizeOrDefault() != tt.want {
+			t.Errorf("%v: the plan's part size %d, the tier's %d; want %d", tt.args, o.cfg.S3PartSize, o.tiers.S3.PartSizeOrDefault(), tt.want)
+		}
+	}
+}
+
 // TestDefaultShard: ranks split an open loop by key and a closed loop by
 // user, whose requests wait for each other: split by key, each rank ran
 // its part of every user on a loop of its own. A --shard given wins.

@@ -48,6 +48,19 @@ tier (scaled, aligned to --align). It needs fio 3.31 or later.
   --layout dir:    one file per object and tier in DIR, named as
                    kvreplay's NVMe backend names them (DIR/2_KEY for
                    Tier-2's KEY, escaped; DIR/1_KEY for Tier-1's)
+The job tunes fio as its experts tune it where that is safe on any Linux
+machine: on an asynchronous engine (io_uring, libaio, posixaio) completions
+are reaped, and in an asap job submissions made, in batches of up to
+--iodepth. Its header says what it does not set, and why:
+  --iomem shmhuge: huge-page buffers (fio's iomem; default malloc), which
+                   fio fails without: reserve the huge pages the header
+                   counts first, as root (echo N > /proc/sys/vm/nr_hugepages)
+  --fixedbufs:     io_uring's registered buffers (fixedbufs=1), which pin
+                   --iodepth x --block-size a job: a user without
+                   CAP_IPC_LOCK needs a ulimit -l that allows it (8 MiB by
+                   default), else fio fails (ENOMEM)
+fio refuses registerfiles=1, and sqthread_poll=1 which needs it, for a job
+whose files an iolog opens: neither is set.
 Two defaults are not kvreplay's: --layout extent (kvreplay's is dir) and
 --speed asap (kvreplay's --speed 1 is --speed timed here; asap is kvreplay
 --speed max); --iodepth is per tier's replay job. So the job file, and

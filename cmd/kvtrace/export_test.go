@@ -88,6 +88,12 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", "--to", "fio", "--dir", dir, "--align", "64KiB", "--block-size", "16KiB", "-o", out, refU10}, []string{
 			"kvtrace: --align 65536: above --block-size 16384: the I/Os of an object would not be aligned"}},
 		{[]string{"export", "--to", "sai3", "--align", "8KiB", "-o", out, refU10}, []string{"kvtrace: --align: only for --to fio"}},
+		{[]string{"export", "--to", "fio", "--dir", dir, "--iomem", "huge", "--engine", "libaio", "--fixedbufs", "-o", out, refU10}, []string{
+			"kvtrace: --iomem \"huge\": want one of fio's malloc, shm, shmhuge, mmap, mmaphuge, mmapshared",
+			"kvtrace: --fixedbufs: only with --engine io_uring (fio refuses fixedbufs=1 with ioengine=libaio)"}},
+		{[]string{"export", "--to", "fio", "--dir", dir, "--iomem", "", "-o", out, refU10}, []string{"kvtrace: --iomem: empty"}},
+		{[]string{"export", "--to", "sai3", "--iomem", "shmhuge", "--fixedbufs", "-o", out, refU10}, []string{
+			"kvtrace: --iomem: only for --to fio", "kvtrace: --fixedbufs: only for --to fio"}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "-o", out, filepath.Join(dir, "missing.csv")}, []string{"kvtrace: " + filepath.Join(dir, "missing.csv") + ": no such file or directory"}},
 		{[]string{"export", "--to", "fio", "--dir", dir, "-o", out, bad}, []string{"kvtrace: export: trace: " + bad + ":2: column 3 (Object_Size_Bytes)"}},
 		{[]string{"export", "--to", "sai3", "-o", out, bad}, []string{"kvtrace: export: trace: " + bad + ":2: column 3 (Object_Size_Bytes)"}},

@@ -24,6 +24,8 @@ type exportFlags struct {
 	to, out                    string
 	tiers, scale               string
 	layout, dir, speed, engine string // fio
+	iomem                      string
+	fixedBufs                  bool
 	blockSize, align           cli.ByteSize
 	iodepth                    int
 	buffered, noPrescan        bool
@@ -71,6 +73,8 @@ func parseExportFlags(args []string, stderr io.Writer) (*exportFlags, error) {
 	fs.StringVar(&f.speed, "speed", fioDef.Speed, "fio: asap (replay_no_stall) or timed (the trace's timestamps)")
 	fs.IntVar(&f.iodepth, "iodepth", fioDef.IODepth, "fio: I/Os in flight per job")
 	fs.StringVar(&f.engine, "engine", fioDef.Engine, "fio: ioengine")
+	fs.StringVar(&f.iomem, "iomem", fioDef.IOMem, "fio: iomem, where fio's buffers come from: "+strings.Join(export.IOMems, ", ")+" (shmhuge and mmaphuge: huge pages, which must be reserved first: the job file says how many)")
+	fs.BoolVar(&f.fixedBufs, "fixedbufs", false, "fio: fixedbufs=1, io_uring's registered buffers (--engine io_uring only): they pin iodepth blocks a job, which ulimit -l must allow a user without CAP_IPC_LOCK, else fio fails")
 	fs.BoolVar(&f.buffered, "buffered", false, "fio: direct=0, for file systems without O_DIRECT (taken where --dir's has none, as kvreplay takes it: tmpfs)")
 	fs.BoolVar(&f.noPrescan, "no-prescan", false, "fio: do not read a trace file twice to place its cold objects first, as kvreplay --no-prescan")
 	fs.StringVar(&f.prefix, "prefix", sai3Def.Prefix, "sai3: the URI prefix of the objects (the endpoint column)")
@@ -154,7 +158,7 @@ func (f *exportFlags) checkShared(p *problems) ([]schema.Tier, float64) {
 	if scaleErr == nil && scale == 0 {
 		p.addf("--size-scale %s: must be greater than 0 and at most 1", f.scale)
 	}
-	for _, n := range []string{"tiers", "layout", "speed", "engine", "prefix"} {
+	for _, n := range []string{"tiers", "layout", "speed", "engine", "iomem", "prefix"} {
 		if fl := f.fs.Lookup(n); fl.Changed && fl.Value.String() == "" {
 			p.addf("--%s: empty", n)
 		}
@@ -168,7 +172,8 @@ func (f *exportFlags) checkShared(p *problems) ([]schema.Tier, float64) {
 func (f *exportFlags) fioOptions(p *problems, tiers []schema.Tier, scale float64) (export.FioOptions, []string) {
 	f.only(p, "sai3", "prefix")
 	opt := export.FioOptions{BlockSize: int64(f.blockSize), Align: int64(f.align), Tiers: tiers, Layout: f.layout, SizeScale: scale,
-		Speed: f.speed, IODepth: f.iodepth, Engine: f.engine, Buffered: f.buffered, NoPrescan: f.noPrescan}
+		Speed: f.speed, IODepth: f.iodepth, Engine: f.engine, Buffered: f.buffered, NoPrescan: f.noPrescan,
+		IOMem: f.iomem, FixedBufs: f.fixedBufs}
 	var notes []string
 	if f.dir != "" {
 		opt.Dir = f.dir
@@ -237,7 +242,7 @@ func (f *exportFlags) fioDrive(p *problems, opt *export.FioOptions) []string {
 
 // sai3Options checks the options of --to sai3 and returns them.
 func (f *exportFlags) sai3Options(p *problems, tiers []schema.Tier, scale float64) export.Sai3Options {
-	f.only(p, "fio", "block-size", "align", "layout", "dir", "speed", "iodepth", "engine", "buffered", "no-prescan", "no-space-check")
+	f.only(p, "fio", "block-size", "align", "layout", "dir", "speed", "iodepth", "engine", "iomem", "fixedbufs", "buffered", "no-prescan", "no-space-check")
 	opt := export.Sai3Options{Prefix: f.prefix, Tiers: tiers, SizeScale: scale}
 	p.add(unjoin(opt.Validate())...)
 	return opt

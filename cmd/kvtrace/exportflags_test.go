@@ -23,7 +23,9 @@ func TestExportConfig(t *testing.T) {
 	fakeDrive(t, host.DirectIO{Known: true, FileSystem: "ext4", Align: 4096})
 	def := export.DefaultFioOptions()
 	fio := export.FioOptions{BlockSize: def.BlockSize, Align: def.Align, Tiers: []schema.Tier{schema.TierNVMe}, Layout: def.Layout, SizeScale: 1,
-		Dir: dir, Speed: def.Speed, IODepth: def.IODepth, Engine: def.Engine}
+		Dir: dir, Speed: def.Speed, IODepth: def.IODepth, Engine: def.Engine, IOMem: def.IOMem}
+	tuned := fio
+	tuned.IOMem, tuned.FixedBufs = "shmhuge", true
 	sai3 := export.Sai3Options{Prefix: export.DefaultSai3Options().Prefix, Tiers: []schema.Tier{schema.TierNVMe}, SizeScale: 1}
 	for _, c := range []struct {
 		args []string
@@ -33,10 +35,12 @@ func TestExportConfig(t *testing.T) {
 			exportConfig{to: "fio", trace: "t.csv", out: "out", scale: 1, fio: fio, prescan: true, checkDir: true}},
 		{[]string{"--to", "fio", "--dir", filepath.Join(dir, "a", "..", "b"), "--tiers", "gpu, Tier-2", "--size-scale", "1/64",
 			"--block-size", "64KiB", "--align", "8KiB", "--layout", "dir", "--speed", "timed", "--iodepth", "8", "--engine", "psync", "--buffered",
-			"--no-prescan", "--no-space-check", "-o", "out", "-"},
+			"--no-prescan", "--no-space-check", "--iomem", "shm", "-o", "out", "-"},
 			exportConfig{to: "fio", trace: "-", out: "out", scale: 1.0 / 64, fio: export.FioOptions{
 				BlockSize: 64 << 10, Align: 8 << 10, Tiers: []schema.Tier{schema.TierGPU, schema.TierNVMe}, Layout: "dir", SizeScale: 1.0 / 64,
-				Dir: filepath.Join(dir, "b"), Speed: "timed", IODepth: 8, Engine: "psync", Buffered: true, NoPrescan: true}}},
+				Dir: filepath.Join(dir, "b"), Speed: "timed", IODepth: 8, Engine: "psync", Buffered: true, NoPrescan: true, IOMem: "shm"}}},
+		{[]string{"--to", "fio", "--dir", dir, "--iomem", "shmhuge", "--fixedbufs", "-o", "out", "t.csv"},
+			exportConfig{to: "fio", trace: "t.csv", out: "out", scale: 1, fio: tuned, prescan: true, checkDir: true}},
 		{[]string{"--to", "sai3", "-o", "out", "t.csv.zst"},
 			exportConfig{to: "sai3", trace: "t.csv.zst", out: "out", scale: 1, sai3: sai3, prescan: true, checkDir: true}},
 		{[]string{"--to", "sai3", "--prefix", "s3://b/kv/", "--tiers", "nvme,cpu", "--size-scale", "0.5", "-o", "out", "t.csv"},

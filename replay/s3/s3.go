@@ -187,6 +187,16 @@ type Config struct {
 	Warn func(msg string)
 }
 
+// PartSizeOrDefault is the part size the tier uploads and reads objects
+// in: PartSize, or DefaultPartSize for 0. A replay's plan counts the
+// tier's requests with it (replay.Config.S3PartSize).
+func (c *Config) PartSizeOrDefault() int64 {
+	if c.PartSize == 0 {
+		return DefaultPartSize
+	}
+	return c.PartSize
+}
+
 // Validate reports every problem of c at once, one per line, named by
 // kvreplay's flags: a bucket not named, and CheckFlags's. It is the one
 // definition of the rules: New applies it (its errors are IsInput), and
@@ -351,9 +361,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
-	if cfg.PartSize == 0 {
-		cfg.PartSize = DefaultPartSize
-	}
+	cfg.PartSize = cfg.PartSizeOrDefault()
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}

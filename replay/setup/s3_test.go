@@ -200,3 +200,91 @@ func TestS3ResultSplitsSetup(t *testing.T) {
 		t.Errorf("get_ttfb %+v; want the 8 GETs of the measured window", st.GetTTFB)
 	}
 }
+
+// TestPlanCountsS3Requests holds the plan's count of the s3 tier's
+// requests (Plan.Ops, which --fit's request rate divides) against those a
+// replay on the S3 test server made in its measured window, case by case:
+// an object above the part size is a multipart upload (create, a PUT of
+// each part, complete) and a GET of each part, at the replay's scaled
+// size. Before, the plan counted one a row: 3 for the multipart case's
+// 9 requests, and --fit's check of the request rate was that lenient.
+func TestPlanCountsS3Requests(t *testing.T) {
+	srv := s3test.Start(t, s3test.Options{KeepAlive: true})
+	srv.Env(t)
+	srv.Bucket(t, s3Bucket)
+	const part = 5 << 20 // s3.MinPartSize: the least data to move
+	for _, c := range []struct {
+		name  string
+		scale float64
+		rows  string // Timestamp,Operation,Object_Size_Bytes,Tier,Key (Phase Decode); Tier-2 on s3, Tier-1 in RAM
+		want  int64
+	}{
+		// 1 PUT, 1 GET, 1 DELETE.
+		{"small", 1, "0,Write,65536,Tier-2,k\n1,Read,65536,Tier-2,k\n2,Delete,65536,Tier-2,k", 3},
+		// 3 parts: create, 3 PUTs, complete; 3 GETs; 1 DELETE.
+		{"multipart", 1, "0,Write,12582912,Tier-2,k\n1,Read,12582912,Tier-2,k\n2,Delete,12582912,Tier-2,k", 9},
+		// One part exactly: 1 PUT, 1 GET.
+		{"one-part", 1, "0,Write,5242880,Tier-2,k\n1,Read,5242880,Tier-2,k", 2},
+		// 48 MiB at 1/4: the 12 MiB above, 5 + 3; at 1/16, 3 MiB: 1 + 1.
+		{"scaled-1/4", 0.25, "0,Write,50331648,Tier-2,k\n1,Read,50331648,Tier-2,k", 8},
+		{"scaled-1/16", 1.0 / 16, "0,Write,50331648,Tier-2,k\n1,Read,50331648,Tier-2,k", 2},
+		// An empty object: its PUT at close; nothing to GET.
+		{"empty", 1, "0,Write,0,Tier-2,k\n1,Read,0,Tier-2,k", 1},
+		// A rewrite is another upload: 5 + 5 + 3.
+		{"rewrite", 1, "0,Write,12582912,Tier-2,k\n1,Write,12582912,Tier-2,k\n2,Read,12582912,Tier-2,k", 13},
+		// Read before written: prepared before the clock; its 3 GETs.
+		{"cold", 1, "0,Read,12582912,Tier-2,k", 3},
+		// Read after its delete: written again at the read (4), then read
+		// (2): 4 + 1 + 6.
+		{"read-after-delete", 1, "0,Write,6291456,Tier-2,k\n1,Delete,6291456,Tier-2,k\n2,Read,6291456,Tier-2,k", 11},
+		// Moved to RAM (5, then its DELETE), read there and where the row
+		// says Tier-2 (RAM's, where it is), moved back (5) and read (3).
+		{"moves", 1, "0,Write,12582912,Tier-2,k\n1,Write,12582912,Tier-1,k\n2,Read,12582912,Tier-1,k\n3,Read,12582912,Tier-2,k\n" +
+			"4,Write,12582912,Tier-2,k\n5,Read,12582912,Tier-2,k", 14},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := "Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase\n" + strings.ReplaceAll(c.rows, "\n", ",Decode\n") + ",Decode\n"
+			plan, res := s3PlanReplay(t, srv.Endpoint, rows, part, c.scale)
+			m := s3PathOf(t, res).S3.Measured
+			if m == nil {
+				t.Fatal("the result does not split the s3 tier's requests")
+			}
+			var made int64
+			for _, n := range m.Requests {
+				made += n
+			}
+			if plan.Ops["s3"] != made || made != c.want {
+				t.Errorf("the plan counts %d requests of the s3 tier; the replay made %d (%v); want %d", plan.Ops["s3"], made, m.Requests, c.want)
+			}
+		})
+	}
+}
+
+// s3PlanReplay replays rows (a CSV with its header) with Tier-2 on the S3
+// server at endpoint in parts of part bytes, at scale, as fast as it goes,
+// and returns its plan and result.
+func s3PlanReplay(t *testing.T, endpoint, rows string, part int64, scale float64) (*replay.Plan, *schema.Result) {
+	t.Helper()
+	tr := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(tr, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := replay.DefaultConfig()
+	cfg.Speed, cfg.SizeScale = 0, scale
+	env := &Env{}
+	if err := env.MapTier(&cfg, schema.TierNVMe, "Tier-2", "s3"); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	opts := Options{Stderr: &stderr, S3: S3Config{Endpoint: endpoint, Bucket: s3Bucket, Prefix: "plan", PartSize: part}}
+	cfg.S3PartSize = opts.S3.PartSizeOrDefault() // as kvreplay's main sets it
+	srcs, plan, err := Prescan(context.Background(), []string{tr}, "", &cfg, Fitting{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Replay(context.Background(), env, &cfg, plan, srcs, opts, nil, nil)
+	if err != nil || res == nil || !res.Complete {
+		t.Fatalf("Replay: %v (result %v): %s", err, res != nil, stderr.String())
+	}
+	return plan, res
+}

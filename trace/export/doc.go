@@ -112,6 +112,21 @@
 //     second, gets none when they come slower, and ends the job early
 //     without an error.
 //
+// The job tunes fio as its experts tune it where that is safe on any Linux
+// machine with fio 3.x, and its header says what it leaves out and why. On
+// an asynchronous engine (io_uring, libaio, posixaio) fio reaps completions
+// up to iodepth at once (iodepth_batch_complete_max) and, in an asap job,
+// submits up to iodepth at once (iodepth_batch_submit); a timed job does
+// not batch submissions, for fio times a line's wait from the last
+// submission, which batching holds back, and stops waiting. Two tunings
+// need the machine's consent and are options: huge-page buffers
+// (FioOptions.IOMem shmhuge or mmaphuge: fio fails without the huge pages
+// reserved, which the header counts) and io_uring's registered buffers
+// (FixedBufs: they pin iodepth blocks a job, which fails, ENOMEM, past
+// RLIMIT_MEMLOCK for a user without CAP_IPC_LOCK). fio refuses io_uring's
+// registerfiles, which sqthread_poll needs, for a job whose files an iolog
+// opens; neither is set.
+//
 // # sai3-bench
 //
 // Sai3 writes the 13 tab-separated columns of the s3dlio op-log (sai3-bench

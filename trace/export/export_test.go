@@ -906,3 +906,55 @@ func checkModel(t *testing.T, what string, opt FioOptions, rows []schema.Record,
 		t.Errorf("%s: %d cold reads and %d mismatched, the model has %d and %d", what, st.ColdReads, st.Mismatched, cold, mismatched)
 	}
 }
+
+// TestFioTuning checks the [global] options that tune fio, by engine and
+// pace, and what the header says of those it leaves out.
+func TestFioTuning(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		opt       FioOptions
+		want      []string // lines of [global]
+		wantNot   []string // option names absent from [global]
+		wantNotes []string // in the header
+	}{
+		{"io_uring-asap", FioOptions{}, []string{"iodepth_batch_submit=32", "iodepth_batch_complete_max=32", "iomem=malloc"},
+			[]string{"fixedbufs", "registerfiles", "sqthread_poll", "hipri"},
+			[]string{"with --fixedbufs where it does", "32MiB a job", "18 free huge pages", "echo 18 > /proc/sys/vm/nr_hugepages", "registerfiles=1, sqthread_poll=1"}},
+		{"io_uring-timed", FioOptions{Speed: SpeedTimed, FixedBufs: true, IOMem: "shmhuge", IODepth: 4, BlockSize: 8192},
+			[]string{"iodepth_batch_complete_max=4", "iomem=shmhuge", "fixedbufs=1"}, []string{"iodepth_batch_submit"},
+			[]string{"iodepth_batch_submit (batched submissions): fio times a line's wait", "iomem=shmhuge: huge-page buffers; fio fails without 2 free huge pages"}},
+		{"libaio-two-tiers", FioOptions{Engine: "libaio", IOMem: "mmaphuge", Tiers: []schema.Tier{schema.TierCPU, schema.TierNVMe}},
+			[]string{"iodepth_batch_submit=32", "iodepth_batch_complete_max=32", "iomem=mmaphuge"}, []string{"fixedbufs"},
+			[]string{"fio fails without 36 free huge pages of 2 MiB\n;     (2 jobs at once, iodepth x 1MiB each)"}},
+		{"psync", FioOptions{Engine: "psync"}, []string{"iomem=malloc"}, []string{"iodepth_batch", "fixedbufs"},
+			[]string{"ioengine=psync\n;     is not one of fio's asynchronous engines"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opt := c.opt
+			opt.Dir = "/mnt/kv"
+			opt = opt.withDefaults()
+			m := newMemLogs(&opt)
+			var job bytes.Buffer
+			if _, err := Fio(openTrace(t, "testdata/tiny.csv"), opt, m.open, &job); err != nil {
+				t.Fatal(err)
+			}
+			text := job.String()
+			global := "\n" + jobSection(text, "global")
+			for _, w := range c.want {
+				if !strings.Contains(global, "\n"+w+"\n") {
+					t.Errorf("[global] lacks %s:\n%s", w, global)
+				}
+			}
+			for _, w := range c.wantNot {
+				if strings.Contains(global, "\n"+w) {
+					t.Errorf("[global] sets %s:\n%s", w, global)
+				}
+			}
+			for _, w := range c.wantNotes {
+				if !strings.Contains(text, w) {
+					t.Errorf("the header lacks %q:\n%s", w, text)
+				}
+			}
+		})
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"path"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/extent"
@@ -129,6 +131,18 @@ type FioOptions struct {
 	// Buffered writes direct=0 instead of direct=1, for file systems
 	// without O_DIRECT such as tmpfs.
 	Buffered bool
+	// IOMem is fio's iomem, where its I/O buffers come from: one of
+	// IOMems. The default, malloc, runs anywhere; shmhuge and mmaphuge
+	// take huge pages from the pool reserved in /proc/sys/vm/nr_hugepages
+	// (the job's header says how many), and fio fails where too few are.
+	IOMem string
+	// FixedBufs registers fio's buffers with io_uring (fixedbufs=1), as
+	// kvreplay's uring engine does where it can: only with Engine
+	// io_uring. Off by default: the registered buffers pin iodepth blocks
+	// a job, which RLIMIT_MEMLOCK must allow a user without
+	// CAP_IPC_LOCK (8 MiB by default since Linux 5.16), else fio fails
+	// (ENOMEM), where kvreplay falls back to plain requests.
+	FixedBufs bool
 	// LogPath returns the name the job file gives a tier's iolog
 	// (read_iolog=), which fio opens from its working directory; the
 	// default is LogName("kvbench", tier, kind). It must name the file the
@@ -155,6 +169,22 @@ type FioOptions struct {
 	chunkAbove int64
 }
 
+// IOMems are the values of fio's iomem that FioOptions.IOMem takes.
+var IOMems = []string{"malloc", "shm", "shmhuge", "mmap", "mmaphuge", "mmapshared"}
+
+// DefaultIOMem is FioOptions.IOMem's default: buffers of 4 KiB pages,
+// which need no reservation.
+const DefaultIOMem = "malloc"
+
+// asyncEngines are the ioengines that keep iodepth I/Os in flight, where
+// fio's batching options act (a synchronous engine does one I/O at a
+// time, whatever iodepth says).
+var asyncEngines = map[string]bool{"io_uring": true, "io_uring_cmd": true, "libaio": true, "posixaio": true}
+
+// hugePage is the huge page size the job's header counts pages of: x86-64's
+// (Hugepagesize in /proc/meminfo), fio's default hugepage-size.
+const hugePage = 2 << 20
+
 // chunkedOps is the number of I/O lines above which an asap replay job, or
 // a prep job, reads its iolog in chunks (read_iolog_chunked=1): fio
 // otherwise holds the whole log in memory, about 100 bytes a line. A timed
@@ -174,6 +204,7 @@ func DefaultFioOptions() FioOptions {
 		Speed:     SpeedASAP,
 		IODepth:   32,
 		Engine:    "io_uring",
+		IOMem:     DefaultIOMem,
 		LogPath:   func(t schema.Tier, k LogKind) string { return LogName("kvbench", t, k) },
 	}
 }
@@ -204,6 +235,9 @@ func (o FioOptions) withDefaults() FioOptions {
 	}
 	if o.Engine == "" {
 		o.Engine = d.Engine
+	}
+	if o.IOMem == "" {
+		o.IOMem = d.IOMem
 	}
 	if o.LogPath == nil {
 		o.LogPath = d.LogPath
@@ -252,6 +286,12 @@ func (o FioOptions) Validate() error {
 	}
 	if !isWord(o.Engine) {
 		p.bad("--engine %q: want the name of a fio ioengine, such as io_uring, libaio or psync", o.Engine)
+	}
+	if !slices.Contains(IOMems, o.IOMem) {
+		p.bad("--iomem %q: want one of fio's %s", o.IOMem, strings.Join(IOMems, ", "))
+	}
+	if o.FixedBufs && o.Engine != "io_uring" {
+		p.bad("--fixedbufs: only with --engine io_uring (fio refuses fixedbufs=1 with ioengine=%s)", o.Engine)
 	}
 	return p.err()
 }
@@ -1048,6 +1088,7 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 		}
 		jobs = append(jobs, ft)
 	}
+	o.writeTuningNotes(w, len(jobs))
 	w.WriteString("\n[global]\n")
 	fmt.Fprintf(w, "ioengine=%s\n", o.Engine)
 	if o.Buffered {
@@ -1056,6 +1097,7 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 		w.WriteString("direct=1\n")
 	}
 	fmt.Fprintf(w, "iodepth=%d\n", o.IODepth)
+	o.writeTuning(w)
 
 	stonewall := func(i int) {
 		if i == 0 {
@@ -1108,6 +1150,103 @@ func (x *fioExport) writeJob(w *bufio.Writer) {
 		if ft.st.Ops > limit && o.Speed == SpeedASAP {
 			w.WriteString("read_iolog_chunked=1\n")
 		}
+	}
+}
+
+// batchSubmit reports whether the job batches its submissions: on an
+// asynchronous engine, in an asap job only. fio waits for a timed line
+// (iolog.c: iolog_delay) the line's delay less the time since its last
+// submission, which batching holds back: the waits vanish, and a timed
+// job of 1 s ran in 72 ms (TestFioRunsTimed fails with them).
+func (o *FioOptions) batchSubmit() bool {
+	return asyncEngines[o.Engine] && o.Speed == SpeedASAP
+}
+
+// writeTuning writes the [global] options that tune fio as its experts
+// tune it, where that is safe on any Linux machine with fio 3.x (see
+// writeTuningNotes): batched submissions and completions on an
+// asynchronous engine, the buffers of IOMem, and FixedBufs where asked.
+func (o *FioOptions) writeTuning(w *bufio.Writer) {
+	if o.batchSubmit() {
+		fmt.Fprintf(w, "iodepth_batch_submit=%d\n", o.IODepth)
+	}
+	if asyncEngines[o.Engine] {
+		// fio reaps one completion a call by default.
+		fmt.Fprintf(w, "iodepth_batch_complete_max=%d\n", o.IODepth)
+	}
+	fmt.Fprintf(w, "iomem=%s\n", o.IOMem)
+	if o.FixedBufs {
+		w.WriteString("fixedbufs=1\n")
+	}
+}
+
+// writeTuningNotes writes the header's account of fio's tuning for a job
+// of jobs tiers' jobs, which run side by side: what the job sets, and what
+// it does not, and why.
+func (o *FioOptions) writeTuningNotes(w *bufio.Writer, jobs int) {
+	jobs = max(jobs, 1)
+	pinned := formatSize(int64(o.IODepth) * o.BlockSize)
+	// fio rounds a job's buffers (iodepth blocks and a page) up to huge
+	// pages, and shmget a page more (fio's init_io_u_buffers,
+	// allocate_io_mem).
+	pages := int64(jobs) * ((int64(o.IODepth)*o.BlockSize+4096+hugePage-1)/hugePage + 1)
+	var set, unset []string
+	switch {
+	case o.batchSubmit():
+		set = append(set, "submissions and completions batched up to the iodepth (iodepth_batch_submit,\n"+
+			"iodepth_batch_complete_max), as kvreplay's uring engine batches them")
+	case asyncEngines[o.Engine]:
+		set = append(set, "completions reaped up to the iodepth at once (iodepth_batch_complete_max)")
+		unset = append(unset, "iodepth_batch_submit (batched submissions): fio times a line's wait from\n"+
+			"the last submission, which batching holds back, and so stops waiting (a timed\n"+
+			"job of 1 s ran in 72 ms)")
+	default:
+		unset = append(unset, "iodepth_batch_submit, iodepth_batch_complete_max (batching): ioengine="+o.Engine+"\n"+
+			"is not one of fio's asynchronous engines (io_uring, libaio, posixaio)")
+	}
+	switch o.IOMem {
+	case "shmhuge", "mmaphuge":
+		at := "1 job"
+		if jobs > 1 {
+			at = strconv.Itoa(jobs) + " jobs"
+		}
+		set = append(set, fmt.Sprintf("iomem=%s: huge-page buffers; fio fails without %d free huge pages of 2 MiB\n"+
+			"(%s at once, iodepth x %s each), reserved first, as root:\n"+
+			"echo %d > /proc/sys/vm/nr_hugepages", o.IOMem, pages, at, formatSize(o.BlockSize), pages))
+	default:
+		set = append(set, "iomem="+o.IOMem+": buffers of the system's pages, which need no reservation")
+		unset = append(unset, fmt.Sprintf("iomem=shmhuge (huge-page buffers, as kvreplay's are where transparent huge\n"+
+			"pages are on): fio fails without %d free huge pages of 2 MiB, reserved first, as\n"+
+			"root: echo %d > /proc/sys/vm/nr_hugepages; export with --iomem shmhuge", pages, pages))
+	}
+	switch {
+	case o.FixedBufs:
+		set = append(set, "fixedbufs=1 (io_uring's registered buffers): they pin "+pinned+" a job, which\n"+
+			"RLIMIT_MEMLOCK (ulimit -l, 8 MiB by default since Linux 5.16) must allow a user\n"+
+			"without CAP_IPC_LOCK, else fio fails (ENOMEM)")
+	case o.Engine == "io_uring":
+		unset = append(unset, "fixedbufs=1 (io_uring's registered buffers, kvreplay's where it can): they pin\n"+
+			pinned+" a job, which RLIMIT_MEMLOCK (ulimit -l, 8 MiB by default since Linux\n"+
+			"5.16) must allow a user without CAP_IPC_LOCK, else fio fails (ENOMEM): export\n"+
+			"with --fixedbufs where it does")
+	}
+	if o.Engine == "io_uring" {
+		unset = append(unset, "registerfiles=1, sqthread_poll=1: fio refuses registered files, which\n"+
+			"sqthread_poll needs, for a job whose files an iolog opens",
+			"hipri=1: polled completions need direct I/O and the drive's poll queues (the\n"+
+				"nvme driver's poll_queues, 0 by default)")
+	}
+	w.WriteString(";\n; fio tuned as its experts tune it, where that is safe on any Linux machine:\n")
+	writeItems(w, set)
+	w.WriteString("; Not set, and why:\n")
+	writeItems(w, unset)
+}
+
+// writeItems writes each item as a list item of the header, its lines
+// ("\n" in it) indented under the first.
+func writeItems(w *bufio.Writer, items []string) {
+	for _, it := range items {
+		w.WriteString(";   - " + strings.ReplaceAll(it, "\n", "\n;     ") + "\n")
 	}
 }
 

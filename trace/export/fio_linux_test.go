@@ -145,9 +145,16 @@ func runFio(t *testing.T, env fioEnv, dir, job string) map[string]fioJob {
 // the job file's path and the stats.
 func exportToDisk(t *testing.T, env fioEnv, dir, file string, opt FioOptions) (string, FioStats) {
 	t.Helper()
-	opt.Dir = filepath.Join(dir, "data")
 	opt.Engine = env.engine
 	opt.Buffered = !directOK(t, dir)
+	return exportFiles(t, dir, file, opt)
+}
+
+// exportFiles runs Fio on a trace with its files under dir, on the engine
+// opt names, and returns the job file's path and the stats.
+func exportFiles(t *testing.T, dir, file string, opt FioOptions) (string, FioStats) {
+	t.Helper()
+	opt.Dir = filepath.Join(dir, "data")
 	opt.LogPath = func(tier schema.Tier, k LogKind) string { return filepath.Join(dir, LogName("t", tier, k)) }
 	opt = opt.withDefaults()
 	var files []*os.File
@@ -435,4 +442,98 @@ func TestFioRunsDirEveryTier(t *testing.T) {
 			t.Errorf("%s: %v, want an object's file, as kvreplay names it", name, err)
 		}
 	}
+}
+
+// TestFioJobParses has fio parse (--parse-only) the job export writes for
+// every engine, pace, layout and tuning: fio refuses an option its engine
+// lacks (fixedbufs=1 beside libaio, which the control case adds) and a
+// value it does not know.
+func TestFioJobParses(t *testing.T) {
+	env := needFio(t)
+	timed, two := SpeedTimed, []schema.Tier{schema.TierCPU, schema.TierNVMe}
+	for _, c := range []struct {
+		name    string
+		opt     FioOptions
+		control string // a line added to [global] that fio must refuse
+	}{
+		{"io_uring", FioOptions{}, ""},
+		{"io_uring-fixedbufs-shmhuge", FioOptions{FixedBufs: true, IOMem: "shmhuge"}, ""},
+		{"io_uring-timed-mmaphuge-dir", FioOptions{Speed: timed, IOMem: "mmaphuge", Layout: LayoutDir, Tiers: two}, ""},
+		{"libaio", FioOptions{Engine: "libaio", IOMem: "shm"}, ""},
+		{"libaio-timed", FioOptions{Engine: "libaio", Speed: timed, Tiers: two}, ""},
+		{"posixaio", FioOptions{Engine: "posixaio", IOMem: "mmapshared"}, ""},
+		{"psync-dir", FioOptions{Engine: "psync", IOMem: "mmap", Layout: LayoutDir}, ""},
+		{"control-libaio-fixedbufs", FioOptions{Engine: "libaio"}, "fixedbufs=1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.opt.BlockSize = 8192
+			jobPath, _ := exportFiles(t, dir, "testdata/tiny.csv", c.opt)
+			job, err := os.ReadFile(jobPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.control != "" {
+				job = bytes.Replace(job, []byte("\n[global]\n"), []byte("\n[global]\n"+c.control+"\n"), 1)
+				if err := os.WriteFile(jobPath, job, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := exec.Command(env.bin, "--parse-only", jobPath).CombinedOutput()
+			switch {
+			case c.control == "" && err != nil:
+				t.Errorf("fio --parse-only: %v\n%s\n%s", err, out, job)
+			case c.control != "" && err == nil:
+				t.Errorf("fio --parse-only took %s:\n%s", c.control, job)
+			}
+		})
+	}
+}
+
+// TestFioRunsTuned runs the tiny trace's job with io_uring's registered
+// buffers, and with huge-page buffers where the machine has them free, and
+// checks that fio counts every I/O as without them.
+func TestFioRunsTuned(t *testing.T) {
+	env := needFio(t)
+	if env.engine != "io_uring" {
+		t.Skip("fixedbufs needs io_uring; fio here runs " + env.engine)
+	}
+	// 4 blocks of 8 KiB pin 32 KiB, under any RLIMIT_MEMLOCK's default.
+	opt := FioOptions{BlockSize: 8192, IODepth: 4, FixedBufs: true}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); err == nil && lim.Cur < 64<<10 && os.Geteuid() != 0 {
+		t.Skipf("RLIMIT_MEMLOCK %d bytes: fixedbufs=1 would fail", lim.Cur)
+	}
+	cases := []string{"malloc"}
+	if free := freeHugePages(t); free >= 2 {
+		cases = append(cases, "shmhuge")
+	} else {
+		t.Logf("%d huge pages free: iomem=shmhuge not run (echo 2 > /proc/sys/vm/nr_hugepages)", free)
+	}
+	for _, mem := range cases {
+		t.Run(mem, func(t *testing.T) {
+			dir := t.TempDir()
+			opt := opt
+			opt.IOMem = mem
+			jobPath, st := exportToDisk(t, env, dir, "testdata/tiny.csv", opt)
+			jobs := runFio(t, env, dir, jobPath)
+			opt.Dir = filepath.Join(dir, "data")
+			checkFioRun(t, jobs, st, opt.withDefaults())
+		})
+	}
+}
+
+// freeHugePages returns /proc/meminfo's HugePages_Free (0 where unknown).
+func freeHugePages(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "HugePages_Free:" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n
+		}
+	}
+	return 0
 }
