@@ -27,6 +27,10 @@ var launcherVars = []struct {
 	// Flux FLUX_TASK_LOCAL_ID; srun --mpi=pmi2 none, but Slurm's own
 	// (localRank). PMI_JOBID is srun --mpi=pmi2's job step.
 	{"PMI_RANK", "PMI_SIZE", []string{"MPI_LOCALRANKID", "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID", "MV2_COMM_WORLD_LOCAL_RANK", "FLUX_TASK_LOCAL_ID"}, []string{"PMI_JOBID"}},
+	// IBM's jsrun (LSF's job step launcher, as on Summit and Sierra) sets
+	// its own beside Spectrum MPI's (Open MPI's, first above) for any
+	// program it starts; nothing there names one jsrun of a job apart.
+	{"JSM_NAMESPACE_RANK", "JSM_NAMESPACE_SIZE", []string{"JSM_NAMESPACE_LOCAL_RANK"}, nil},
 	// Its size is SLURM_STEP_NUM_TASKS where srun sets it (slurmSize),
 	// its run the job step (slurmRun).
 	{"SLURM_PROCID", "SLURM_NTASKS", []string{"SLURM_LOCALID"}, nil},

@@ -21,6 +21,11 @@ func TestFindRank(t *testing.T) {
 		{name: "open mpi", rank: -1, ranks: -1, env: map[string]string{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "1"},
 			want: Rank{Rank: 3, Ranks: 8, Local: 1, Source: "OMPI_COMM_WORLD_RANK", RanksFrom: "OMPI_COMM_WORLD_SIZE"}},
 		{name: "pmi", rank: -1, ranks: -1, env: map[string]string{"PMI_RANK": "1", "PMI_SIZE": "2"}, want: Rank{Rank: 1, Ranks: 2, Local: LocalUnknown, Source: "PMI_RANK", RanksFrom: "PMI_SIZE"}},
+		{name: "jsrun", rank: -1, ranks: -1, env: map[string]string{"JSM_NAMESPACE_RANK": "5", "JSM_NAMESPACE_SIZE": "12", "JSM_NAMESPACE_LOCAL_RANK": "1"},
+			want: Rank{Rank: 5, Ranks: 12, Local: 1, Source: "JSM_NAMESPACE_RANK", RanksFrom: "JSM_NAMESPACE_SIZE"}},
+		{name: "jsrun with spectrum mpi", rank: -1, ranks: -1, env: map[string]string{"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "12", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
+			"JSM_NAMESPACE_RANK": "5", "JSM_NAMESPACE_SIZE": "12", "JSM_NAMESPACE_LOCAL_RANK": "1"},
+			want: Rank{Rank: 5, Ranks: 12, Local: 1, Source: "OMPI_COMM_WORLD_RANK", RanksFrom: "OMPI_COMM_WORLD_SIZE"}},
 		{name: "slurm", rank: -1, ranks: -1, env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "6", "SLURM_LOCALID": "2", "SLURM_STEP_ID": "0"},
 			want: Rank{Rank: 5, Ranks: 6, Local: 2, Source: "SLURM_PROCID", RanksFrom: "SLURM_NTASKS"}},
 		// A batch script's own SLURM_PROCID is in the environment of the
