@@ -527,6 +527,7 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	}
 	x.RAGRetrievals, x.RAGChunksRead = st.ragRetrievals, st.ragChunks
 	x.BlockHits, x.BlockMisses = st.blockHits, st.blockMisses
+	e.noteBlocks()
 	x.ConversationsForgotten = e.convs.forgotten
 	x.RacedReservations, x.RacedCPUReservations = cs.racedReservations, cs.racedCPUReservations
 	x.NoEffect = cfg.NoEffect
@@ -540,6 +541,7 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	}
 	if g, ok := e.gen.(*traceGen); ok {
 		g.endRun()
+		e.warnBacklog(x)
 	}
 	if n := st.convRestarts; n > 0 {
 		// The users from which it happens are measured for the
@@ -578,6 +580,44 @@ func (e *engine) kvbenchStats(x *Extra, byQoS *[numQoSLevels][]float64, slo *SLO
 	x.Notes = e.notes
 	x.Warnings = e.warnings
 	x.Departures = e.departures
+}
+
+// noteBlocks says a block-level run's prefix hit rate, the figure to set
+// beside its trace's block reuse, and what the reference's cache_hit_rate
+// beside it counts: every read that found its object, the decode reads of
+// every block of a request included, so that it stays near 98 % whatever
+// the cache held of the trace's blocks.
+func (e *engine) noteBlocks() {
+	st, cs := &e.stats, &e.cache.stats
+	refs := st.blockHits + st.blockMisses
+	if refs == 0 {
+		return
+	}
+	rate := 0.0
+	if n := cs.hits + cs.misses; n > 0 {
+		rate = float64(cs.hits) / float64(n)
+	}
+	e.notes = append(e.notes, fmt.Sprintf("prefix blocks: %d of %d block references (%.1f %%) found their block cached; %d blocks written "+
+		"(new, or evicted before); cache_hit_rate (%.1f %%) counts, as kv-cache.py does, every read that found its object, decode reads included",
+		st.blockHits, refs, 100*float64(st.blockHits)/float64(refs), st.blockMisses, 100*rate))
+}
+
+// warnBacklog warns of a request trace whose requests were still queued,
+// 1 % or more of them, when the run ended: the workers took fewer than it
+// offered, and the rest made no I/O. Its queue is the reference's, without
+// bound; a trace replayed faster than its workers serve it (--trace-speedup,
+// too few --num-users for its generations) left most of its requests out,
+// and only --output's requests_queued_at_end counted them.
+func (e *engine) warnBacklog(x *Extra) {
+	q, n := int64(x.RequestsQueued), int64(x.RequestsGenerated)
+	if q == 0 || q*100 < n {
+		return
+	}
+	s := max((e.now - e.start).Seconds(), 1e-9)
+	e.warn(fmt.Sprintf("%d of the %d requests read from the trace (%.1f %%) were still queued when the run ended, and made no I/O: "+
+		"its %d workers (min(--num-users, 500), each busy for a request's generation at --generation-mode %s) took %d, %.3g a second, "+
+		"where the trace offered %.3g; more --num-users, or a faster --generation-mode, serve more",
+		q, n, 100*float64(q)/float64(n), e.workers, e.cfg.GenerationMode, x.RequestsDispatched, float64(x.RequestsDispatched)/s, float64(n)/s))
 }
 
 // healthCriteria are the reference's storage_health criteria of the run's

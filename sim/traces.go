@@ -232,6 +232,21 @@ type traceGen struct {
 	paced     time.Duration
 	prevStamp time.Duration
 	stamped   bool
+	// absolute is set for a Mooncake or Azure trace, whose requests keep
+	// their own times (their Arrival), a record stamped earlier than the
+	// one before arriving with it. The reference reads neither format,
+	// and a replay in the manner of its BurstGPT one, which sleeps from
+	// each record's stamp, made one record out of order delay every
+	// later one by as much.
+	absolute bool
+	// firstPass is the first pass's requests and span (of run time),
+	// pass2At when the second began, later the requests of the passes
+	// after the first: a trace shorter than --duration replayed again
+	// (--replay-cycles 0) is said once the run ends (endRun).
+	firstPass int
+	span      time.Duration
+	pass2At   time.Duration
+	later     int64
 	// absurd counts the records of the first pass whose lengths no model
 	// serves (checkLengths); absurdAt names the first few.
 	absurd   int
@@ -312,6 +327,9 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 					return 0, false, nil
 				}
 				start := g.last
+				if g.cycle == 1 {
+					g.firstPass, g.span = g.rowsCycle, g.last-g.cycleStart
+				}
 				if start == g.cycleStart {
 					// A pass that spans no time (one request, or all at
 					// one timestamp) would repeat at that instant without
@@ -320,6 +338,9 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 					g.setUntimed(g.files[0] + "'s requests all arrive at one instant")
 				}
 				g.fileIdx, g.rowsCycle, g.cycleStart, g.memIdx = 0, 0, start, 0
+				if g.cycle == 1 {
+					g.pass2At = start
+				}
 				g.paced, g.stamped = 0, false
 			}
 			if g.mem == nil {
@@ -329,6 +350,7 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 					return 0, false, err
 				}
 				g.cur = f
+				g.absolute = f.Format() == reqtrace.FormatMooncake || f.Format() == reqtrace.FormatAzure
 				if g.cycle == 0 && g.fileIdx == 0 && e.cfg.ReplayCycles != 1 && slices.ContainsFunc(g.files, readOnce) {
 					// A pipe cannot be read again: the first pass is
 					// kept for the next ones.
@@ -361,6 +383,9 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 			g.kept = append(g.kept, kept)
 		}
 		g.rowsCycle++
+		if g.cycle > 0 {
+			g.later++
+		}
 		g.checkLengths()
 		g.pace()
 		at := g.last + minSpacing
@@ -393,6 +418,10 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 // the reference's replay goes on sleeping from its previous timestamp
 // (the files' Arrivals each start at 0).
 func (g *traceGen) pace() {
+	if g.absolute {
+		g.paced = g.req.Arrival
+		return
+	}
 	st := g.req.Stamp
 	if g.stamped && st > g.prevStamp {
 		step := st - g.prevStamp
@@ -451,8 +480,19 @@ func (g *traceGen) noteFile(qualifier string) {
 	if ref != nil && e.cfg.RequestTrace == "" {
 		g.noteBurstDepartures(name, ref, qualifier)
 	}
+	if n, line := g.cur.Early(); n > 0 {
+		how := " (the records after them keep their own times)"
+		if !g.absolute {
+			how = ", and the next sleeps from its stamp, as kv-cache.py's replay sleeps (t - previous t): the records after each arrive that much later than their stamps"
+		}
+		e.notes = append(e.notes, fmt.Sprintf("%s:%d: %d records stamped earlier than the record before them arrive with it%s%s", name, line, n, how, qualifier))
+	}
 	if u := g.cur.TimeUnit(); u != "" {
-		e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s (the unit found from the first)", name, u))
+		found := " (the unit found from the first)"
+		if e.cfg.RequestTraceTimeUnit != "" {
+			found = "" // u says it was given
+		}
+		e.notes = append(e.notes, fmt.Sprintf("%s: timestamps read as %s%s", name, u, found))
 	}
 	if b := g.cur.HashBlocks(); b != nil && b.Fit+b.Apportioned > 0 {
 		e.notes = append(e.notes, name+": "+b.String()+qualifier)
@@ -499,6 +539,16 @@ func (g *traceGen) endRun() {
 	if g.cur != nil && g.cycle == 0 && !g.runNoted {
 		g.runNoted = true
 		g.noteFile(" (in the rows read before the run ended)")
+	}
+	later := g.later
+	if g.e.pending != nil && g.cycle > 0 {
+		later-- // read, due after the run's end
+	}
+	if later > 0 && g.e.cfg.ReplayCycles == 0 {
+		secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+		g.e.notes = append(g.e.notes, fmt.Sprintf("%s: its %d requests span %s s, less than --duration %s s: replayed again from its end "+
+			"(--replay-cycles 0, the default; --replay-cycles 1 replays it once), pass 2 from %s s: %d requests of later passes",
+			strings.Join(g.files, ", "), g.firstPass, secs(g.span), secs(g.e.cfg.Duration), secs(g.pass2At), later))
 	}
 }
 

@@ -123,6 +123,12 @@ each record's input apportioned over its ids, as the sidecar notes); a trace
 without arrival times (ShareGPT) arrives at --request-rate, by default 20
 requests/s, said on stderr; no request generates for longer than --duration,
 and an output beyond 131,072 tokens is capped and reported with its line.
+A Mooncake or Azure trace's requests arrive at their own times (one stamped
+earlier than the one before arrives with it; BurstGPT's are paced as
+kv-cache.py sleeps them); a trace shorter than --duration is replayed again
+(--replay-cycles 0); a Mooncake-style run gives its prefix blocks' hit rate:
+the sidecar notes each. Requests the workers (min(--num-users, 500)) had not
+taken when the run ended, 1 % of the trace's or more, are warned of.
 --arrival fixed|poisson|gamma paces synthetic users, --dataset-path and
 untimed traces as an open process (--arrival-cv, --arrival-seed). --slo-ms
 adds SLO attainment to the statistics, --latency-dump a JSON line per

@@ -35,7 +35,7 @@ func TestInputFileErrors(t *testing.T) {
 	}{
 		{"missing --request-trace", []string{"--request-trace", missing}, "--request-trace " + missing + ": no such file"},
 		{"--request-trace a directory", []string{"--request-trace", dir}, "--request-trace " + dir + ": a directory"},
-		{"malformed --request-trace", []string{"--request-trace", badJSONL}, "--request-trace " + badJSONL + ":2: "},
+		{"malformed --request-trace", []string{"--request-trace", badJSONL}, "--request-trace " + badJSONL + ":2:37: "}, // its column: where the line ends early
 		{"unknown --request-trace", []string{"--request-trace", badHeader}, "--request-trace " + badHeader + ":1: "},
 		{"missing --dataset-path", []string{"--dataset-path", missing}, "--dataset-path " + missing + ": no such file"},
 		{"malformed --dataset-path", []string{"--dataset-path", badShareGPT}, "--dataset-path " + badShareGPT + ":1: conversations"},

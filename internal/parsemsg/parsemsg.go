@@ -52,6 +52,16 @@ func Start(prefix, file, unnamed string, line int) *Message {
 	return &Message{b: b}
 }
 
+// Col appends ":col" to a message's position, making it "file:line:col";
+// a col below 1 (not known) is left out. It follows Start.
+func (m *Message) Col(col int) *Message {
+	if col > 0 {
+		m.b = append(m.b, ':')
+		m.b = strconv.AppendInt(m.b, int64(col), 10)
+	}
+	return m
+}
+
 // Part appends ": " and s; an empty s is left out.
 func (m *Message) Part(s string) *Message {
 	if s != "" {

@@ -58,6 +58,8 @@ func TestMessage(t *testing.T) {
 		{"named", Start("trace", "run.csv", "", 12), "trace: run.csv:12"},
 		{"unnamed without a word", Start("trace", "", "", 3), "trace: 3"},
 		{"unnamed with a word", Start("reqtrace", "", "line ", 3), "reqtrace: line 3"},
+		{"a column", Start("reqtrace", "m.jsonl", "line ", 2).Col(75).Part("malformed json"), "reqtrace: m.jsonl:2:75: malformed json"},
+		{"no column", Start("reqtrace", "m.jsonl", "line ", 2).Col(0).Part("x"), "reqtrace: m.jsonl:2: x"},
 		{"a name hides the word", Start("reqtrace", "b.csv", "line ", 22), "reqtrace: b.csv:22"},
 		{"parts", Start("p", "f", "", 1).Part("a").Part("b"), "p: f:1: a: b"},
 		{"empty parts left out", Start("p", "f", "", 1).Part("").Part("a").Part(""), "p: f:1: a"},

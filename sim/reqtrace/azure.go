@@ -93,7 +93,7 @@ func (a *azure) Next(req *Request) error {
 	if d == math.MaxInt64 || d == math.MinInt64 { // Sub saturates
 		return a.fail(a.t.bad(a.iTS, rec[a.iTS], ErrBadTime, "more than 292 years from the first row"))
 	}
-	*req = Request{Arrival: a.arrival(d), Stamp: d, InputTokens: ctx, OutputTokens: gen}
+	*req = Request{Arrival: a.arrival(d, a.t.line), Stamp: d, InputTokens: ctx, OutputTokens: gen}
 	return nil
 }
 

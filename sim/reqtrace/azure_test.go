@@ -97,7 +97,7 @@ func TestAzureErrors(t *testing.T) {
 				t.Errorf("%d requests before the error, want 1", len(got))
 			}
 			pe := wantParseError(t, err, 3, tc.column, tc.want)
-			if !strings.HasPrefix(pe.Error(), "reqtrace: a.csv:3: ") {
+			if !strings.HasPrefix(pe.Error(), "reqtrace: a.csv:3:") { // a syntax error adds its column, a.csv:3:24
 				t.Errorf("message %q", pe.Error())
 			}
 			if err2 := r.Next(&Request{}); err2 != err {

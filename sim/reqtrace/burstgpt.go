@@ -208,7 +208,7 @@ func (g *burstGPT) parse(rec []string, req *Request) *ParseError {
 		g.t0 = ts
 	}
 	// Both timestamps are within ±maxSeconds, so this fits a Duration.
-	*req = Request{Arrival: g.arrival(time.Duration(ts - g.t0)), Stamp: time.Duration(ts), InputTokens: in, OutputTokens: out}
+	*req = Request{Arrival: g.arrival(time.Duration(ts-g.t0), g.t.line), Stamp: time.Duration(ts), InputTokens: in, OutputTokens: out}
 	return nil
 }
 

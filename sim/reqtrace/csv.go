@@ -104,7 +104,13 @@ func (t *csvTable) read() ([]string, error) {
 			return nil, parsemsg.ReadError("reqtrace", t.name, t.line+1, err)
 		case errors.As(err, &ce):
 			t.line = ce.Line
-			return nil, &ParseError{File: t.name, Line: ce.StartLine, Err: ErrBadCSV, Detail: ce.Err.Error()}
+			pe := &ParseError{File: t.name, Line: ce.StartLine, Err: ErrBadCSV, Detail: ce.Err.Error()}
+			if ce.Line == ce.StartLine {
+				// Where on the line; a quoted field left open runs on to
+				// where the reader gave up, and its line is the one to see.
+				pe.Col = ce.Column
+			}
+			return nil, pe
 		}
 		return nil, parsemsg.ReadError("reqtrace", t.name, t.line+1, err)
 	}

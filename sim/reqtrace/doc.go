@@ -30,7 +30,8 @@
 // found by their magic numbers. Summarize computes a trace's Stats.
 //
 // Arrivals are durations from the first request and never decrease: a
-// request stamped earlier than the one before it arrives with it. Each
+// request stamped earlier than the one before it arrives with it
+// (File.Early counts them). Each
 // request's Stamp keeps its own timestamp, for a replay that sleeps
 // (t - previous t) when it is positive, over one file or several, as the
 // reference's BurstGPT replay does: there a request after one stamped

@@ -53,8 +53,12 @@ const MaxConversationBytes = 64 << 20
 // ParseError is malformed input: where it is and what was wrong. It unwraps
 // to one of the sentinel errors of this package.
 type ParseError struct {
-	File   string // the input's name (Options.Name); "" if unnamed
-	Line   int    // 1-based line number; a CSV header is line 1
+	File string // the input's name (Options.Name); "" if unnamed
+	Line int    // 1-based line number; a CSV header is line 1
+	// Col is the 1-based byte column on Line where the input stops being
+	// JSON or CSV (a syntax error), for a line too long to search by
+	// eye; 0 for an error about a field, which Column names.
+	Col    int
 	Column string // the CSV column or JSON field; "" when not about one
 	Value  string // the offending text, shortened to at most 64 bytes; "" for none or an empty field
 	Err    error  // the sentinel error
@@ -62,9 +66,10 @@ type ParseError struct {
 }
 
 // Error renders e on one line, for example
-// `reqtrace: b.csv:22: Request tokens: "12a": not a valid number: want a non-negative integer`.
+// `reqtrace: b.csv:22: Request tokens: "12a": not a valid number: want a non-negative integer`,
+// or with a column, `reqtrace: m.jsonl:2:72: "[1, x]}": malformed json: invalid character 'x' ...`.
 func (e *ParseError) Error() string {
-	m := parsemsg.Start("reqtrace", e.File, "line ", e.Line).Part(e.Column)
+	m := parsemsg.Start("reqtrace", e.File, "line ", e.Line).Col(e.Col).Part(e.Column)
 	if e.Value != "" {
 		m.Quote(e.Value)
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/schema"
@@ -40,6 +42,7 @@ type mooncake struct {
 	unitName string
 	forced   string // Options.TimeUnit
 	blocks   HashBlocks
+	lead     int // bytes of space before the line's record
 }
 
 var _ Reader = (*mooncake)(nil)
@@ -67,11 +70,14 @@ func (m *mooncake) Next(req *Request) error {
 		if err != nil {
 			return m.fail(err)
 		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
 			continue
 		}
-		return m.parse(line, req)
+		// TrimSpace cut the leading spaces off the front: an error's
+		// column counts them.
+		m.lead = len(line) - len(bytes.TrimLeftFunc(line, unicode.IsSpace))
+		return m.parse(trimmed, req)
 	}
 }
 
@@ -147,7 +153,7 @@ func (m *mooncake) parse(line []byte, req *Request) error {
 		m.haveFirst = true
 		m.t0 = ts
 	}
-	*req = Request{Arrival: m.arrival(time.Duration(ts - m.t0)), Stamp: time.Duration(ts), InputTokens: in, OutputTokens: out, HashIDs: ids, BlockTokens: bt}
+	*req = Request{Arrival: m.arrival(time.Duration(ts-m.t0), m.line), Stamp: time.Duration(ts), InputTokens: in, OutputTokens: out, HashIDs: ids, BlockTokens: bt}
 	return nil
 }
 
@@ -159,9 +165,36 @@ func (m *mooncake) jsonError(line []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		// The only typed target is the line's object itself.
-		return &ParseError{File: m.name, Line: m.line, Value: parsemsg.Shorten(line), Err: ErrBadJSON, Detail: "want an object, got " + te.Value}
+		return &ParseError{File: m.name, Line: m.line, Col: m.lead + 1, Value: parsemsg.Shorten(line), Err: ErrBadJSON, Detail: "want an object, got " + te.Value}
 	}
-	return &ParseError{File: m.name, Line: m.line, Value: parsemsg.Shorten(line), Err: ErrBadJSON, Detail: err.Error()}
+	pe := &ParseError{File: m.name, Line: m.line, Value: parsemsg.Shorten(line), Err: ErrBadJSON, Detail: err.Error()}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// se.Offset bytes were read: the last of them is the one in
+		// error, or, where the line ended early, the end.
+		at := int(se.Offset)
+		if at >= len(line) && strings.HasPrefix(se.Error(), "unexpected end") {
+			at = len(line) + 1
+		}
+		pe.Col, pe.Value = m.lead+at, excerpt(line, at-1)
+	}
+	return pe
+}
+
+// excerpt is the text of line from a little before byte i, where an error
+// is, shortened (parsemsg.Shorten), and led by "..." where it does not
+// start the line: a long line's first bytes do not show where it went
+// wrong.
+func excerpt(line []byte, i int) string {
+	const before = 24
+	start := min(max(i-before, 0), len(line))
+	for start > 0 && start < len(line) && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	if start == 0 {
+		return parsemsg.Shorten(line)
+	}
+	return "..." + parsemsg.Shorten(line[start:])
 }
 
 // A Mooncake-style trace's timestamps come in the unit and encoding its

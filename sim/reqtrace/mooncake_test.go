@@ -126,7 +126,7 @@ func TestMooncakeErrors(t *testing.T) {
 				t.Errorf("%d requests before the error, want 1", len(got))
 			}
 			pe := wantParseError(t, err, 3, tc.column, tc.want)
-			if !strings.HasPrefix(pe.Error(), "reqtrace: m.jsonl:3: ") {
+			if !strings.HasPrefix(pe.Error(), "reqtrace: m.jsonl:3:") { // a syntax error adds its column, m.jsonl:3:17
 				t.Errorf("message %q", pe.Error())
 			}
 			if err2 := r.Next(&Request{}); err2 != err {

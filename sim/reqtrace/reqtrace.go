@@ -452,6 +452,18 @@ func (f *File) HashBlocks() *HashBlocks {
 	return nil
 }
 
+// Early returns how many of the records read so far were stamped earlier
+// than the record before them (their Arrival is that record's), and the
+// line of the first; 0, 0 for a trace in order.
+func (f *File) Early() (n int64, line int) {
+	if b, ok := f.r.(interface{ earlyRecords() (int64, int) }); ok {
+		return b.earlyRecords()
+	}
+	return 0, 0
+}
+
+func (b *base) earlyRecords() (int64, int) { return b.early, b.earlyLine }
+
 // RefDepartures says where the records read so far were read otherwise
 // than kv-cache.py reads them, for a BurstGPT file; nil for the other
 // formats, which kv-cache.py does not read.
@@ -508,6 +520,10 @@ type base struct {
 
 	haveFirst bool
 	prev      time.Duration
+	// early counts the records stamped earlier than the one before them,
+	// whose Arrival is that one's; earlyLine is the first one's line.
+	early     int64
+	earlyLine int
 }
 
 // fail makes err sticky and returns it.
@@ -519,10 +535,15 @@ func (b *base) fail(err error) error {
 // isIO reports whether err is the underlying reader's own error.
 func (b *base) isIO(err error) bool { return b.tr.err != nil && err == b.tr.err }
 
-// arrival turns an offset from the first request into an Arrival that never
-// decreases.
-func (b *base) arrival(d time.Duration) time.Duration {
+// arrival turns an offset from the first request, that of the record on
+// line, into an Arrival that never decreases, counting the records it
+// moves (Early).
+func (b *base) arrival(d time.Duration, line int) time.Duration {
 	if d < b.prev {
+		if b.early == 0 {
+			b.earlyLine = line
+		}
+		b.early++
 		d = b.prev
 	}
 	b.prev = d

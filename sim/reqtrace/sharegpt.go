@@ -211,6 +211,9 @@ func (g *shareGPT) decodeError(err error, want string) error {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return &ParseError{File: g.name, Line: g.lineAt(g.lc.n), Err: ErrBadJSON, Detail: "unexpected end of input, " + want}
 	case errors.As(err, &se):
+		if at := g.syntaxAt(); at >= 0 {
+			return &ParseError{File: g.name, Line: g.lineAt(at), Col: g.lc.colAt(at), Err: ErrBadJSON, Detail: se.Error()}
+		}
 		return &ParseError{File: g.name, Line: g.lineAt(se.Offset), Err: ErrBadJSON, Detail: se.Error()}
 	case errors.As(err, &te):
 		// te.Offset can be before the element; the element is where to look.
@@ -218,6 +221,22 @@ func (g *shareGPT) decodeError(err error, want string) error {
 		return &ParseError{File: g.name, Line: g.lineAt(off), Column: te.Field, Err: ErrBadJSON, Detail: "got " + te.Value + ", want " + jsonKind(te.Type)}
 	}
 	return &ParseError{File: g.name, Line: g.lineAt(off), Err: ErrBadJSON, Detail: err.Error()}
+}
+
+// syntaxAt returns the offset of the byte where the element being decoded
+// stops being JSON, or -1. The decoder's SyntaxError.Offset counts only
+// the bytes its values were scanned from, not those its Token calls read
+// (the '[' and the commas between elements): the element's bytes, which
+// the lineCounter holds, are scanned again alone.
+func (g *shareGPT) syntaxAt() int64 {
+	from := g.lc.skip(g.lc.start)
+	d := json.NewDecoder(bytes.NewReader(g.lc.win[from-g.lc.start:]))
+	var v any
+	var se *json.SyntaxError
+	if err := d.Decode(&v); errors.As(err, &se) && se.Offset > 0 {
+		return from + se.Offset - 1
+	}
+	return -1
 }
 
 // jsonKind names the JSON value a Go type decodes.
@@ -245,6 +264,7 @@ type lineCounter struct {
 	n     int64  // bytes read so far
 	start int64  // offset of win[0]
 	lines int    // newlines before start
+	col0  int    // bytes of start's line before start
 	win   []byte // bytes from start to n
 }
 
@@ -269,6 +289,11 @@ func (c *lineCounter) Read(p []byte) (int, error) {
 func (c *lineCounter) advance(off int64) {
 	k := int(min(max(off-c.start, 0), int64(len(c.win))))
 	c.lines += bytes.Count(c.win[:k], []byte{'\n'})
+	if j := bytes.LastIndexByte(c.win[:k], '\n'); j >= 0 {
+		c.col0 = k - j - 1
+	} else {
+		c.col0 += k
+	}
 	c.win = c.win[:copy(c.win, c.win[k:])]
 	c.start += int64(k)
 }
@@ -291,6 +316,19 @@ func (c *lineCounter) skip(off int64) int64 {
 func (c *lineCounter) lineAt(off int64) int {
 	k := int(min(max(off-c.start, 0), int64(len(c.win))))
 	return c.lines + bytes.Count(c.win[:k], []byte{'\n'}) + 1
+}
+
+// colAt returns the 1-based column of the byte at offset off on its line;
+// 0 where off is not in the bytes kept.
+func (c *lineCounter) colAt(off int64) int {
+	k := off - c.start
+	if k < 0 || k >= int64(len(c.win)) {
+		return 0
+	}
+	if j := bytes.LastIndexByte(c.win[:k], '\n'); j >= 0 {
+		return int(k) - j
+	}
+	return c.col0 + int(k) + 1
 }
 
 // line returns the line where the last request's conversation starts.
