@@ -80,6 +80,7 @@ type Rank struct {
 var launchers = map[string]string{
 	"OMPI_COMM_WORLD_SIZE": "Open MPI's mpirun sets it",
 	"PMI_SIZE":             "an MPI launcher (MPICH's, Intel MPI's mpirun) sets it",
+	"JSM_NAMESPACE_SIZE":   "IBM's jsrun sets it",
 	"SLURM_NTASKS":         "Slurm sets it for srun's tasks",
 	"SLURM_STEP_NUM_TASKS": "srun sets it for its tasks",
 	k8sRanks:               "kvbench's variable, set in a Kubernetes Indexed Job's manifest",
@@ -100,13 +101,15 @@ func (r Rank) RanksOrigin() string {
 
 // OneProcess says how to run what r's run of several ranks refuses (a
 // search) as one process: --rank 0 --ranks 1, which wins over a pod's
-// variables; an MPI launcher's of several processes contradict it
-// (mpiDisagrees), and in each of srun's tasks it would make every task
+// variables; an MPI launcher's or jsrun's of several processes contradict
+// it (mpiDisagrees), and in each of srun's tasks it would make every task
 // rank 0, so there it is one process of the launcher's.
 func (r Rank) OneProcess() string {
 	switch r.RanksFrom {
 	case "OMPI_COMM_WORLD_SIZE", "PMI_SIZE":
 		return "start one process (mpirun -np 1), or run it without mpirun"
+	case "JSM_NAMESPACE_SIZE":
+		return "start one process (jsrun -n 1), or run it without jsrun"
 	case "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS":
 		// --rank 0 --ranks 1 in each of srun's tasks would make each rank
 		// 0 of 1, writing over the others' result.
@@ -117,8 +120,8 @@ func (r Rank) OneProcess() string {
 
 // Find reads the rank from the flags (flagRank >= 0; -1 when not given) or
 // from the environment, read through getenv (os.Getenv, or a test's map).
-// --rank wins over the launchers (but an MPI launcher of several processes
-// that says otherwise is an error), and a launcher other than Kubernetes
+// --rank wins over the launchers (but an MPI launcher, or jsrun, of several
+// processes that says otherwise is an error), and a launcher other than Kubernetes
 // over a pod's JOB_COMPLETION_INDEX (mpirun inside an MPIJob). Without either
 // it returns rank 0 of 1; so it does in a Slurm batch script of one task,
 // and refuses one of several, whose SLURM_PROCID=0 is its own, not srun's
@@ -334,13 +337,17 @@ func FromFlags(rank, ranks string, getenv func(string) string) (Rank, error) {
 	return Find(r, n, getenv)
 }
 
-// mpiDisagrees refuses --rank and --ranks that an MPI launcher of several
-// processes contradicts: under mpirun -np 4, --rank 0 --ranks 2 would make
-// every process rank 0, each writing over the others' result. Slurm's
-// variables are not asked: a batch script's own (SLURM_PROCID=0 of the
-// job's tasks) are in the environment of the processes it starts itself.
+// mpiDisagrees refuses --rank and --ranks that an MPI launcher (or jsrun)
+// of several processes contradicts: under mpirun -np 4, --rank 0 --ranks 2
+// would make every process rank 0, each writing over the others' result.
+// Slurm's variables are not asked: a batch script's own (SLURM_PROCID=0 of
+// the job's tasks) are in the environment of the processes it starts
+// itself; nor a pod's index, which --rank is given to override.
 func mpiDisagrees(rank, ranks int, getenv func(string) string) error {
-	for _, v := range launcherVars[:3] {
+	for _, v := range launcherVars {
+		if v.rank == "SLURM_PROCID" || v.rank == k8sIndex {
+			continue
+		}
 		r, err1 := strconv.Atoi(getenv(v.rank))
 		n, err2 := strconv.Atoi(getenv(v.size))
 		if err1 != nil || err2 != nil || n <= 1 {

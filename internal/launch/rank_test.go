@@ -294,3 +294,30 @@ func TestFindRun(t *testing.T) {
 		t.Errorf("--rank 1 --ranks 2 with KVBENCH_RUN_ID: run %q, %v", r.Run, err)
 	}
 }
+
+// TestJsrunRanks: under IBM's jsrun alone (no Open MPI variables, a
+// program not started as an MPI one), what the other launchers' ranks
+// get: the origin of the number of ranks says who set it, one process is
+// asked of jsrun itself (--rank 0 --ranks 1 in each of its tasks would
+// make every task rank 0, as under srun), and --rank that contradicts
+// jsrun's environment is refused.
+func TestJsrunRanks(t *testing.T) {
+	env := map[string]string{"JSM_NAMESPACE_RANK": "5", "JSM_NAMESPACE_SIZE": "12", "JSM_NAMESPACE_LOCAL_RANK": "1"}
+	getenv := func(k string) string { return env[k] }
+	r, err := Find(-1, -1, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.RanksOrigin(), "JSM_NAMESPACE_SIZE=12 in the environment (IBM's jsrun sets it)"; got != want {
+		t.Errorf("RanksOrigin() = %q, want %q", got, want)
+	}
+	if got, want := r.OneProcess(), "start one process (jsrun -n 1), or run it without jsrun"; got != want {
+		t.Errorf("OneProcess() = %q, want %q", got, want)
+	}
+	if _, err := Find(0, 1, getenv); err == nil || !strings.Contains(err.Error(), "JSM_NAMESPACE_RANK=5 and JSM_NAMESPACE_SIZE=12") {
+		t.Errorf("--rank 0 --ranks 1 in one of jsrun's 12 tasks: %v; want it refused, naming jsrun's variables", err)
+	}
+	if r, err := Find(5, 12, getenv); err != nil || r.Local != 1 {
+		t.Errorf("jsrun's own rank as --rank: %+v, %v; want it taken, local rank 1", r, err)
+	}
+}

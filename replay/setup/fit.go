@@ -353,7 +353,8 @@ const maxPaceSteps = 8
 
 // fitPace applies first, a fit that slows the pace (an object store's
 // requests ask more than it is assumed to serve at the trace's pace,
-// which no size scale changes), and settles it: at the slower pace the
+// which a size scale changes only for objects above the s3 tier's part
+// size: Plan.Ops), and settles it: at the slower pace the
 // replay takes longer, so --fit-time bounds it again (--duration), and
 // that window reaches less of the trace, its start, which may ask more
 // requests a second than the whole did. Each window is planned and

@@ -955,6 +955,13 @@ func TestFioTuning(t *testing.T) {
 					t.Errorf("the header lacks %q:\n%s", w, text)
 				}
 			}
+			// A heading is followed by its items: a job that leaves
+			// nothing out (libaio, batched, huge pages) says nothing of it.
+			for _, h := range []string{"; fio tuned as its experts tune it", "; Not set, and why:"} {
+				if _, after, ok := strings.Cut(text, h); ok && !strings.HasPrefix(after[strings.IndexByte(after, '\n')+1:], ";   - ") {
+					t.Errorf("the header's %q has no item under it:\n%s", h, text)
+				}
+			}
 		})
 	}
 }

@@ -1238,8 +1238,12 @@ func (o *FioOptions) writeTuningNotes(w *bufio.Writer, jobs int) {
 	}
 	w.WriteString(";\n; fio tuned as its experts tune it, where that is safe on any Linux machine:\n")
 	writeItems(w, set)
-	w.WriteString("; Not set, and why:\n")
-	writeItems(w, unset)
+	if len(unset) > 0 {
+		// An asynchronous engine but io_uring, batched, on huge pages
+		// leaves nothing out.
+		w.WriteString("; Not set, and why:\n")
+		writeItems(w, unset)
+	}
 }
 
 // writeItems writes each item as a list item of the header, its lines
