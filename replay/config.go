@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay/ioengine"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
@@ -152,7 +153,7 @@ func (c *Config) validateIO() []error {
 		bad("--max-concurrent-allocs %d: must be between 0 and 65536", c.MaxConcurrentAllocs)
 	}
 	if err := ioengine.Check(c.Engine); err != nil {
-		bad("--engine %s: %v", c.Engine, err)
+		bad("--engine %s: %v", parsemsg.Arg(c.Engine), err)
 	}
 	return errs
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -305,7 +306,7 @@ func (c *Config) validateShard() []error {
 			errs = append(errs, fmt.Errorf("--shard user: keeps each user's requests on one rank for a closed loop: add --closed-loop, or shard by key"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("--shard %s: want key, user or tp", c.Shard))
+		errs = append(errs, fmt.Errorf("--shard %s: want key, user or tp", parsemsg.Arg(c.Shard)))
 	}
 	return errs
 }

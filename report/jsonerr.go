@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/schema"
 )
 
@@ -115,7 +115,7 @@ func timeError(file string, data []byte, base int) *ParseError {
 					if len(got) > 40 {
 						got = strings.ToValidUTF8(got[:37], "") + "..."
 					}
-					got = cli.Printable(got) // JSON holds U+202E, U+2028 as they are
+					got = parsemsg.Printable(got) // JSON holds U+202E, U+2028 as they are
 				}
 				pe.Field, pe.Msg = k, "got "+got+", want a time such as \"2026-01-09T12:00:00Z\" (RFC 3339)"
 				return pe

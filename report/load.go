@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -56,11 +57,11 @@ func (o LoadOptions) Validate() error {
 	var errs []error
 	if o.Label != "" && len(o.GroupBy) > 0 {
 		errs = append(errs, fmt.Errorf("--label %s and --group-by %s: --label puts every document in one group, which --group-by would not change: give one of them",
-			o.Label, strings.Join(o.GroupBy, ",")))
+			parsemsg.Arg(o.Label), parsemsg.Arg(strings.Join(o.GroupBy, ","))))
 	}
 	for _, k := range o.GroupBy {
 		if !slices.Contains(groupKeys, k) {
-			errs = append(errs, fmt.Errorf("--group-by %s: must be one of %s", k, strings.Join(groupKeys, ", ")))
+			errs = append(errs, fmt.Errorf("--group-by %s: must be one of %s", parsemsg.Arg(k), strings.Join(groupKeys, ", ")))
 		}
 	}
 	return errors.Join(errs...)
@@ -74,10 +75,10 @@ func Expand(p string) ([]string, error) {
 	}
 	m, err := filepath.Glob(p)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", cli.Printable(p), err)
+		return nil, fmt.Errorf("report: %s: %w", parsemsg.Printable(p), err)
 	}
 	if len(m) == 0 {
-		return nil, fmt.Errorf("report: %s: no file matches", cli.Printable(p))
+		return nil, fmt.Errorf("report: %s: no file matches", parsemsg.Printable(p))
 	}
 	return m, nil
 }
@@ -93,7 +94,7 @@ func Expand(p string) ([]string, error) {
 // Documents are labelled as opt says, else by their own Label, System, or
 // file name; Trial and Rank come from the document. The text of a
 // document, its label and its path (in errors too) are made printable
-// (cli.Printable: a control character escaped, as Go quotes it), so that
+// (parsemsg.Printable: a control character escaped, as Go quotes it), so that
 // every format shows the same text and none breaks a line, a table or a
 // terminal.
 func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
@@ -124,7 +125,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 		for _, name := range names {
 			if fi, err := os.Stat(name); err == nil && fi.IsDir() {
 				return nil, fmt.Errorf("report: %s: a directory, not a result document: give the results in it (%s), "+
-					"or aggregate a run's .../trial_<T>/rank_<N>/ directories with kvreport --aggregate mlperf", cli.Printable(name), cli.Printable(filepath.Join(name, "*.json")))
+					"or aggregate a run's .../trial_<T>/rank_<N>/ directories with kvreport --aggregate mlperf", parsemsg.Printable(name), parsemsg.Printable(filepath.Join(name, "*.json")))
 			}
 			f, err := open(name)
 			if err != nil {
@@ -142,7 +143,7 @@ func Load(paths []string, stdin io.Reader, opt LoadOptions) ([]*Doc, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	for _, d := range docs {
-		d.Label = cli.Printable(labelOf(d, opt))
+		d.Label = parsemsg.Printable(labelOf(d, opt))
 	}
 	return docs, nil
 }
@@ -199,10 +200,10 @@ func checkGroupBy(docs []*Doc, keys []string) error {
 // decodeStream decodes the concatenated JSON documents of r, read from
 // the file name. It reads r whole (result documents are small) so that an
 // error can name the line and column where it is. The documents' Path,
-// and its errors, name the file printable (cli.Printable): a file name, as
+// and its errors, name the file printable (parsemsg.Printable): a file name, as
 // the text of a document, is shown escaped.
 func decodeStream(name string, r io.Reader) ([]*Doc, error) {
-	name = cli.Printable(name)
+	name = parsemsg.Printable(name)
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", name, cli.UnwrapPath(err))
@@ -244,7 +245,7 @@ func decodeStream(name string, r io.Reader) ([]*Doc, error) {
 // JSON, has a value of the wrong type or a key Load refuses gets a
 // *ParseError naming path, the line and the column.
 func Decode(path string, raw []byte) (*Doc, error) {
-	path = cli.Printable(path)
+	path = parsemsg.Printable(path)
 	return decode(path, raw, func(err error) error { return jsonError(path, raw, 0, err) })
 }
 
@@ -298,7 +299,7 @@ func decode(path string, raw []byte, place func(error) error) (*Doc, error) {
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
 		printableStrings(reflect.ValueOf(&r).Elem())
-		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: cli.Printable(configOf(&r, path)),
+		return &Doc{Path: path, Kind: KindKVReplay, Label: r.Label, System: r.System, Config: parsemsg.Printable(configOf(&r, path)),
 			Trial: r.Trial, Rank: r.Rank, Result: &r}, nil
 	case probe.Format != nil:
 		return nil, fmt.Errorf("report: %s: %w: format %q, want %q or a kv-cache.py --output document",
@@ -510,7 +511,7 @@ func decodeReference(path string, raw []byte, place func(error) error, simulated
 	}
 	r.Started = time.Time{}
 	printableStrings(reflect.ValueOf(r).Elem())
-	return &Doc{Path: path, Kind: kind, Config: cli.Printable(baseName(path)), Result: r, Reference: all, Values: d.values}, nil
+	return &Doc{Path: path, Kind: kind, Config: parsemsg.Printable(baseName(path)), Result: r, Reference: all, Values: d.values}, nil
 }
 
 // refTraceModePass is why a kv-cache.py document's PASS in trace mode is
@@ -795,7 +796,7 @@ func refFigure(f json.RawMessage) (float64, error) {
 	}
 	var s string
 	if err := json.Unmarshal(f, &s); err != nil {
-		return 0, fmt.Errorf("%s: want a number", cli.Printable(string(f)))
+		return 0, fmt.Errorf("%s: want a number", parsemsg.Printable(string(f)))
 	}
 	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(s), "<>=!"))
 	n, err := strconv.ParseFloat(t, 64)

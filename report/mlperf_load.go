@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -168,7 +169,7 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 		}
 		base := filepath.Base(path)
 		if m := optionDir.FindStringSubmatch(base); m != nil {
-			run.optionDirs[m[1]] = cli.Printable(path)
+			run.optionDirs[m[1]] = parsemsg.Printable(path)
 			return nil
 		}
 		if trialDir.MatchString(base) {
@@ -176,7 +177,7 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 			if err := checkTrial(path, t); err != nil {
 				return err
 			}
-			addTrialDir(run, o, t, cli.Printable(path))
+			addTrialDir(run, o, t, parsemsg.Printable(path))
 			return nil
 		}
 		if !rankDir.MatchString(base) {
@@ -195,10 +196,10 @@ func (run *MLPerfRun) loadDir(rd fileReader, name string) error {
 		if strings.HasPrefix(err.Error(), "report: ") {
 			return err // a document's own error, which names its file, or ctx's
 		}
-		return fmt.Errorf("report: %s: %w", cli.Printable(name), cli.FileError(err))
+		return fmt.Errorf("report: %s: %w", parsemsg.Printable(name), cli.FileError(err))
 	}
 	if found == 0 && len(run.TrialDirs) == 0 && len(run.Summaries) == 0 {
-		return fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", cli.Printable(name))
+		return fmt.Errorf("report: %s: no .../trial_<T>/rank_<N>/*.json result and no kvcache_run_summary in it", parsemsg.Printable(name))
 	}
 	return run.ranksPastSummary(name)
 }
@@ -251,7 +252,7 @@ func (run *MLPerfRun) addTopSummary(rd fileReader, path string) error {
 		return err
 	}
 	if s, ok, err := decodeRunSummary(raw); ok && err == nil {
-		run.Summaries[cli.Printable(path)] = s
+		run.Summaries[parsemsg.Printable(path)] = s
 		if s.TotalRanks > 0 && s.TotalRanks <= maxMLPerfRanks {
 			run.TotalRanks, run.rankDirs = max(run.TotalRanks, s.TotalRanks), max(run.rankDirs, s.TotalRanks)
 		}
@@ -277,7 +278,7 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 		if err := checkTrial(path, t); err != nil {
 			return false, err
 		}
-		addTrialDir(run, o, t, cli.Printable(filepath.Dir(path)))
+		addTrialDir(run, o, t, parsemsg.Printable(filepath.Dir(path)))
 	}
 	run.TotalRanks = max(run.TotalRanks, r+1)
 	run.rankDirs = max(run.rankDirs, r+1)
@@ -302,9 +303,9 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 	}
 	switch {
 	case len(results) == 0 && unnamed != "":
-		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: cli.Printable(path),
+		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: parsemsg.Printable(path),
 			Err: fmt.Errorf("%s is a kv-cache.py document not named %s, the only name mlpstorage's aggregation reads in a "+
-				"rank's directory (rename it kvcache_results_<ts>.json, as mlpstorage's wrapper names it)", cli.Printable(unnamed), mlpstorageResultGlob)})
+				"rank's directory (rename it kvcache_results_<ts>.json, as mlpstorage's wrapper names it)", parsemsg.Printable(unnamed), mlpstorageResultGlob)})
 		return false, nil
 	case len(results) == 0:
 		return false, nil
@@ -313,7 +314,7 @@ func (run *MLPerfRun) loadRankDir(rd fileReader, path string) (found bool, err e
 	}
 	f := results[0]
 	if f.err != nil {
-		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: cli.Printable(f.path), Err: cli.UnwrapPath(f.err)})
+		run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: parsemsg.Printable(f.path), Err: cli.UnwrapPath(f.err)})
 		return false, nil
 	}
 	n := len(run.Ranks) + len(run.Unreadable)
@@ -390,7 +391,7 @@ func mayBeResult(raw []byte, keys *rankKeys) bool {
 func twoResults(dir string, files []rankFile) error {
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = cli.Printable(filepath.Base(f.path))
+		names[i] = parsemsg.Printable(filepath.Base(f.path))
 		switch {
 		case f.err != nil:
 			names[i] += " (" + cli.UnwrapPath(f.err).Error() + ")"
@@ -399,7 +400,7 @@ func twoResults(dir string, files []rankFile) error {
 		}
 	}
 	return fmt.Errorf("%s: %d result files, %s: a rank directory holds its rank's one result, and which one the aggregate took "+
-		"would decide the run's figures: keep the rank's result there and move the others out", cli.Printable(dir), len(files), strings.Join(names, " and "))
+		"would decide the run's figures: keep the rank's result there and move the others out", parsemsg.Printable(dir), len(files), strings.Join(names, " and "))
 }
 
 // add reads one file's documents into run: a kvcache_run_summary is kept
@@ -409,9 +410,9 @@ func twoResults(dir string, files []rankFile) error {
 func (run *MLPerfRun) add(name string, raw []byte, walked bool) error {
 	if s, ok, err := decodeRunSummary(raw); ok {
 		if err != nil {
-			return fmt.Errorf("report: %s: %w", cli.Printable(name), err)
+			return fmt.Errorf("report: %s: %w", parsemsg.Printable(name), err)
 		}
-		run.Summaries[cli.Printable(name)] = s
+		run.Summaries[parsemsg.Printable(name)] = s
 		return nil
 	}
 	docs, err := decodeStream(name, strings.NewReader(string(raw)))
@@ -419,14 +420,14 @@ func (run *MLPerfRun) add(name string, raw []byte, walked bool) error {
 		for _, d := range docs {
 			if k := nullSection(d); k != "" {
 				err = fmt.Errorf("report: %s: %s is null: no kv-cache.py run wrote it (a damaged document?); "+
-					"mlpstorage counts such a rank's result missing", cli.Printable(name), k)
+					"mlpstorage counts such a rank's result missing", parsemsg.Printable(name), k)
 			}
 		}
 	}
 	if err != nil {
 		if walked {
 			o, t, r := placeOf(name)
-			run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: cli.Printable(name), Err: err})
+			run.Unreadable = append(run.Unreadable, MLPerfUnreadable{Option: o, Trial: t, Rank: r, Path: parsemsg.Printable(name), Err: err})
 			return nil
 		}
 		return err
@@ -468,7 +469,7 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 		return err
 	}
 	o, t, r := placeOf(name)
-	shown := cli.Printable(name)
+	shown := parsemsg.Printable(name)
 	if o == "" {
 		o = docOption(d)
 	} else {
@@ -550,7 +551,7 @@ func (run *MLPerfRun) addRank(name string, d *Doc) error {
 func checkTrial(path string, t int) error {
 	if t < 0 || t >= maxMLPerfTrials {
 		return fmt.Errorf("report: %s: trial %d: want 0 to %d (a run's trials are numbered from 0 or 1: kvreplay --trial, trial_<T>)",
-			cli.Printable(path), t, maxMLPerfTrials-1)
+			parsemsg.Printable(path), t, maxMLPerfTrials-1)
 	}
 	return nil
 }
@@ -855,9 +856,9 @@ func referenceFigures(rk *MLPerfRank, doc map[string]any) error {
 func jsonText(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return cli.Printable(fmt.Sprint(v))
+		return parsemsg.Printable(fmt.Sprint(v))
 	}
-	return cli.Printable(string(b))
+	return parsemsg.Printable(string(b))
 }
 
 // ruleFigure checks a figure the rule reads (a bandwidth in GB/s or

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // RenderMLPerf renders a run summary: "json" writes the document itself
@@ -25,7 +27,7 @@ func RenderMLPerf(w io.Writer, s *MLPerfRunSummary, beside map[string]*MLPerfRun
 		return enc.Encode(s)
 	case "text", "md":
 	default:
-		return fmt.Errorf("report: --format %s: --aggregate mlperf writes json, text or md", format)
+		return fmt.Errorf("report: --format %s: --aggregate mlperf writes json, text or md", parsemsg.Arg(format))
 	}
 	md := format == "md"
 	if err := mlperfHead(s, beside).write(w, md); err != nil {

@@ -12,7 +12,7 @@ import (
 // Doc is one input document with its labels.
 type Doc struct {
 	// Path is where it was read from ("-" for stdin, with an index),
-	// made printable (cli.Printable) as the document's text is: it names the
+	// made printable (parsemsg.Printable) as the document's text is: it names the
 	// document in errors and reports, and is not for opening.
 	Path string
 	// Kind is "kvreplay" for a kvreplay result, "kv-cache.py" for the

@@ -3,10 +3,10 @@ package report
 import (
 	"reflect"
 
-	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
-// printableStrings makes every string v holds printable (cli.Printable:
+// printableStrings makes every string v holds printable (parsemsg.Printable:
 // kvreport shows the text of documents it did not write, and written as it
 // came, a label "x\nPASS 6/6" forged a line of the text report, and a tab
 // or a newline broke its tables, the benchmark lines' comments and the
@@ -20,7 +20,7 @@ func printableStrings(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
 		if s := v.String(); v.CanSet() {
-			if p := cli.Printable(s); p != s {
+			if p := parsemsg.Printable(s); p != s {
 				v.SetString(p)
 			}
 		}

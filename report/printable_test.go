@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -29,8 +29,8 @@ func TestPrintable(t *testing.T) {
 		{"back\\slash", `back\slash`},
 		{"\ufffd", "\ufffd"},
 	} {
-		if got := cli.Printable(tc.in); got != tc.want {
-			t.Errorf("cli.Printable(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := parsemsg.Printable(tc.in); got != tc.want {
+			t.Errorf("parsemsg.Printable(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

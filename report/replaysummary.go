@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -21,7 +22,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	status := "complete"
 	switch {
 	case !r.Complete:
-		status = "INCOMPLETE: " + cli.Printable(r.IncompleteReason)
+		status = "INCOMPLETE: " + parsemsg.Printable(r.IncompleteReason)
 	case stoppedByWindow(r):
 		// Complete, as a run bounded by --duration is, but not the whole
 		// trace: never "complete" after a fraction of its rows.
@@ -29,7 +30,7 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	}
 	fmt.Fprintf(w, "kvreplay: %s in %.2f s (%s)\n", rowsDone(r), r.WallS, status)
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", cli.Printable(warn))
+		fmt.Fprintf(w, "warning: %s\n", parsemsg.Printable(warn))
 	}
 	// Bandwidths are GB/s and data GB, decimal, as in every kvbench
 	// output; a tier's bandwidth is its device rate, offered load apart.
@@ -63,9 +64,9 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 		}
 		if len(r.Requests.ByQoS) > 0 {
 			if s := newSLARow(r, r.Requests.ByQoS[0], false); s.Incomplete {
-				fmt.Fprintf(w, "  SLA not judged: %s\n", cli.Printable(s.Why))
+				fmt.Fprintf(w, "  SLA not judged: %s\n", parsemsg.Printable(s.Why))
 			} else if !s.Measured {
-				fmt.Fprintf(w, "  SLA not measured: %s\n", cli.Printable(s.Why))
+				fmt.Fprintf(w, "  SLA not measured: %s\n", parsemsg.Printable(s.Why))
 			}
 		}
 	}
@@ -95,15 +96,15 @@ func WriteReplaySummary(w io.Writer, r *schema.Result) {
 	for _, c := range h.Criteria {
 		mark := "pass"
 		if !c.Passed {
-			mark = "FAIL: " + cli.Printable(c.Reason)
+			mark = "FAIL: " + parsemsg.Printable(c.Reason)
 		}
 		fmt.Fprintf(w, "  %s: %.3f %s (%s)\n", c.Name, c.Actual, c.Unit, mark)
 	}
 	if h.OverallStatus != results.HealthPass {
-		fmt.Fprintf(w, "  verdict: %s\n", cli.Printable(results.Verdict(h)))
+		fmt.Fprintf(w, "  verdict: %s\n", parsemsg.Printable(results.Verdict(h)))
 	}
 	if r.Errors.Count > 0 {
-		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, cli.Printable(r.Errors.First[0]))
+		fmt.Fprintf(w, "errors: %d, first: %s\n", r.Errors.Count, parsemsg.Printable(r.Errors.First[0]))
 	}
 	var failed []string
 	for _, t := range r.Tiers {

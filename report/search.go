@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -137,7 +138,7 @@ func LoadSearches(ctx context.Context, paths []string, stdin io.Reader, open fun
 // one of several in a file, is named p#N (its place in the stream), p
 // made printable, in its name and its errors.
 func decodeSearches(p string, raw []byte) ([]*schema.SearchResult, []string, error) {
-	p = cli.Printable(p)
+	p = parsemsg.Printable(p)
 	var docs []*schema.SearchResult
 	var names []string
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -230,14 +231,14 @@ func BaselineSearch(docs []*schema.SearchResult, files []string, want string) (i
 	}
 	if len(of) > 1 {
 		return -1, fmt.Errorf("--baseline %s: %d searches are of %s (%s): name the one to compare with, as --baseline %s, or by its file",
-			want, len(of), want, quoted(of), strconv.Quote(SearchName(docs[of[0]], files[of[0]])))
+			parsemsg.Arg(want), len(of), parsemsg.Arg(want), quoted(of), strconv.Quote(SearchName(docs[of[0]], files[of[0]])))
 	}
 	all := make([]int, len(docs))
 	for i := range all {
 		all[i] = i
 	}
 	return -1, fmt.Errorf("--baseline %s: no such search (searches: %s): name one as listed (its system and label, with its trial where it has one), or by its file",
-		want, quoted(all))
+		parsemsg.Arg(want), quoted(all))
 }
 
 // searchOf is the system and label of a search's name (SearchName without
@@ -523,7 +524,7 @@ func RenderSearches(w io.Writer, docs []*schema.SearchResult, names []string, fo
 			return err
 		}
 	default:
-		return fmt.Errorf("report: --format %s: search documents render as %s", format, strings.Join(SearchFormats, ", "))
+		return fmt.Errorf("report: --format %s: search documents render as %s", parsemsg.Arg(format), strings.Join(SearchFormats, ", "))
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 )
@@ -370,11 +370,11 @@ func unknownMetric(name string, catalogue []Metric) error {
 	}
 	switch n := len(like); {
 	case n > 6:
-		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s or another %s* metric? %s", name, strings.Join(like[:6], ", "), head, metricsNote)
+		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s or another %s* metric? %s", parsemsg.Arg(name), strings.Join(like[:6], ", "), head, metricsNote)
 	case n > 1:
-		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s or %s? %s", name, strings.Join(like[:n-1], ", "), like[n-1], metricsNote)
+		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s or %s? %s", parsemsg.Arg(name), strings.Join(like[:n-1], ", "), like[n-1], metricsNote)
 	case n == 1:
-		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s? %s", name, like[0], metricsNote)
+		return fmt.Errorf("report: --metrics %s: no such metric; did you mean %s? %s", parsemsg.Arg(name), like[0], metricsNote)
 	}
 	var heads []string
 	for _, m := range catalogue {
@@ -386,7 +386,7 @@ func unknownMetric(name string, catalogue []Metric) error {
 			heads = append(heads, head)
 		}
 	}
-	return fmt.Errorf("report: --metrics %s: no such metric: kvreport's metrics are %s %s", name, strings.Join(heads, ", "), metricsNote)
+	return fmt.Errorf("report: --metrics %s: no such metric: kvreport's metrics are %s %s", parsemsg.Arg(name), strings.Join(heads, ", "), metricsNote)
 }
 
 // metricsNote says where the metrics are described.
@@ -546,7 +546,7 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 		for i, g := range rep.Groups {
 			labels[i] = g.Label
 		}
-		return nil, fmt.Errorf("report: --baseline %s: no such group (groups: %s)", baseline, strings.Join(labels, ", "))
+		return nil, fmt.Errorf("report: --baseline %s: no such group (groups: %s)", parsemsg.Arg(baseline), strings.Join(labels, ", "))
 	}
 	if byLabel[baseline].Simulated {
 		// A simulated baseline compares with no measured group: every
@@ -559,7 +559,7 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 		}
 		if len(measured) > 0 {
 			return nil, fmt.Errorf("report: --baseline %s: %w: a simulated group (kvtrace's statistics) is no baseline of measured groups: give one of %s",
-				baseline, ErrIncompatible, strings.Join(measured, ", "))
+				parsemsg.Arg(baseline), ErrIncompatible, strings.Join(measured, ", "))
 		}
 	}
 	rep.Comparison = compare(rep.Groups, baseline, rep.Metrics)
@@ -574,7 +574,7 @@ func Build(docs []*Doc, opt BuildOptions) (*Report, error) {
 // when no group, or more than one, is so named.
 func groupNamed(groups []*Group, name string) *Group {
 	var found *Group
-	shown := cli.Printable(name) // as a document's path is kept
+	shown := parsemsg.Printable(name) // as a document's path is kept
 	for _, g := range groups {
 		if !slices.ContainsFunc(g.Docs, func(d *Doc) bool {
 			return d.Label == name || d.System == name || baseName(d.Path) == shown || filepath.Base(d.Path) == shown || d.Path == shown

@@ -105,7 +105,7 @@ func modelKeys(models map[string]Model) []string {
 func lookupModel(models map[string]Model, key string) (Model, error) {
 	m, ok := models[key]
 	if !ok {
-		return Model{}, fmt.Errorf("--model %s: unknown model (want one of %s)", key, strings.Join(modelKeys(models), ", "))
+		return Model{}, fmt.Errorf("--model %s: unknown model (want one of %s)", quoteValue(key), strings.Join(modelKeys(models), ", "))
 	}
 	return m, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // Limits of the reference's validate_args (kv_cache/workload.py). The
@@ -21,6 +23,13 @@ const (
 	MaxGPUMemGB    = 65536
 	MaxCPUMemGB    = 131072
 	maxBytesPerTok = 1 << 30 // a sanity bound that keeps object sizes in an int64
+	// MaxStorageGB bounds --storage-capacity-gb and --precondition-size-gb
+	// (kvbench's rule; the reference has none): 16 PiB, far above any
+	// drive or array a KV cache tier lies on. Above 2^33 GiB the tier's
+	// bytes overflowed the int64 of the sidecar's tier_capacity_bytes
+	// (1e30 wrote -9223372036854775808, a sidecar no tool reads), and a
+	// precondition of 1e30 GiB never ended.
+	MaxStorageGB = 1 << 24
 )
 
 // Validate checks c and reports every problem at once: the result joins
@@ -61,10 +70,12 @@ func (c *Config) Validate() error {
 	p.nonNegative("--request-rate", c.RequestRate)
 	p.atLeast("--max-requests", c.MaxRequests, 0)
 	p.nonNegative("--storage-capacity-gb", c.StorageCapacityGB)
+	p.atMost("--storage-capacity-gb", c.StorageCapacityGB, MaxStorageGB, "16 PiB")
 	if c.ObjectTier && c.StorageCapacityGB <= 0 {
 		p.addf("--object-tier: Tier-3 takes what a bounded NVMe tier evicts: give --storage-capacity-gb (an unbounded NVMe tier evicts nothing)")
 	}
 	p.nonNegative("--precondition-size-gb", c.PreconditionSizeGB)
+	p.atMost("--precondition-size-gb", c.PreconditionSizeGB, MaxStorageGB, "16 PiB")
 	p.atLeast("--precondition-threads", c.PreconditionThreads, 0)
 	p.oneOf("--nvme-accounting", c.NVMeAccounting, AccountingReference, AccountingExact)
 	p.nonNegative("--trace-speedup", c.TraceSpeedup)
@@ -407,6 +418,14 @@ func (p *validationProblems) floatRange(name string, v, lo, hi float64) {
 	}
 }
 
+// atMost reports a finite v above hi, which is what in words (nonNegative
+// reports the rest).
+func (p *validationProblems) atMost(name string, v, hi float64, what string) {
+	if v > hi && !math.IsInf(v, 0) {
+		p.addf("%s %s: must be at most %s (%s)", name, formatNumber(v), formatNumber(hi), what)
+	}
+}
+
 func (p *validationProblems) nonNegative(name string, v float64) {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
@@ -451,19 +470,21 @@ func (p *validationProblems) intPairKeys(loName string, lo int, hiName string, h
 	}
 }
 
-// formatNumber renders v in the shortest form that reads back exactly: 16, 0.8.
-func formatNumber(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// formatNumber renders v in the shortest form that reads back exactly: 16,
+// 0.8, 1e+30.
+func formatNumber(v float64) string {
+	// A whole number below 1e21 is written whole, as it was typed
+	// ("9223372036854775808", not "9.223372036854776e+18").
+	if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
 
 // formatSeconds renders d as seconds: 0, 60, 0.5.
 func formatSeconds(d time.Duration) string { return formatNumber(d.Seconds()) }
 
-// quote returns s as typed when it reads unambiguously in a message, and
-// quoted otherwise (empty, spaces, quotes or non-printable runes).
-func quoteValue(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool {
-		return r <= ' ' || r == '"' || r == '\'' || r == '`' || r == 0x7f || r == '\uFFFD' || !strconv.IsPrint(r)
-	}) {
-		return strconv.Quote(s)
-	}
-	return s
-}
+// quoteValue returns s as typed when it reads unambiguously in a message,
+// and quoted otherwise (empty, spaces, quotes or non-printable runes):
+// parsemsg.Arg.
+func quoteValue(s string) string { return parsemsg.Arg(s) }

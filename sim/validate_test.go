@@ -59,6 +59,9 @@ func TestValidateRules(t *testing.T) {
 		{"storage negative", func(c *Config) { c.StorageCapacityGB = -10 }, "--storage-capacity-gb -10: must not be negative"},
 		{"object tier without a bounded NVMe tier", func(c *Config) { c.ObjectTier = true }, "--object-tier: Tier-3 takes what a bounded NVMe tier evicts: give --storage-capacity-gb (an unbounded NVMe tier evicts nothing)"},
 		{"precondition size negative", func(c *Config) { c.PreconditionSizeGB = -1 }, "--precondition-size-gb -1: must not be negative"},
+		{"precondition size huge", func(c *Config) { c.PreconditionSizeGB = 1e30 }, "--precondition-size-gb 1e+30: must be at most 16777216 (16 PiB)"},
+		{"storage huge", func(c *Config) { c.StorageCapacityGB = 1 << 33 }, "--storage-capacity-gb 8589934592: must be at most 16777216 (16 PiB)"},
+		{"storage infinite", func(c *Config) { c.StorageCapacityGB = math.Inf(1) }, "--storage-capacity-gb +Inf: must be a finite number"},
 		{"precondition threads negative", func(c *Config) { c.PreconditionThreads = -4 }, "--precondition-threads -4: must not be negative"},
 		{"speedup negative", func(c *Config) { c.TraceSpeedup = -1 }, "--trace-speedup -1: must not be negative"},
 		{"cycles negative", func(c *Config) { c.ReplayCycles = -1 }, "--replay-cycles -1: must not be negative"},
@@ -199,7 +202,7 @@ func TestValidateModelGeometry(t *testing.T) {
 		{"negative", Model{NumLayers: 32, HiddenDim: 4096, NumHeads: 32, KVHeads: -8, AttentionType: "mha"}, "--model m: model_configs.m.kv_heads -8: must not be negative"},
 		{"attention", Model{NumLayers: 32, HiddenDim: 4096, NumHeads: 32, KVHeads: 8, AttentionType: "MLA"}, `--model m: model_configs.m.attention_type MLA: must be mha, gqa or mla`},
 		{"mla without latent", Model{NumLayers: 61, AttentionType: "mla"}, "--model m: model_configs.m.kv_lora_rank + qk_rope_head_dim: must be at least 1 for mla attention"},
-		{"huge", Model{NumLayers: 1 << 20, HiddenDim: 1 << 20, NumHeads: 1, KVHeads: 1 << 20, AttentionType: "mha", DType: "float32"}, "--model m: model_configs.m.bytes per token 9.223372036854776e+18: must be between 1 and 1073741824"},
+		{"huge", Model{NumLayers: 1 << 20, HiddenDim: 1 << 20, NumHeads: 1, KVHeads: 1 << 20, AttentionType: "mha", DType: "float32"}, "--model m: model_configs.m.bytes per token 9223372036854775808: must be between 1 and 1073741824"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

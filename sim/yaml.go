@@ -32,7 +32,7 @@ type YAMLError struct {
 func (e *YAMLError) Error() string {
 	var b strings.Builder
 	b.WriteString("sim: ")
-	b.WriteString(e.File)
+	b.WriteString(parsemsg.Printable(e.File)) // a newline in it must not split the line
 	if e.Line > 0 {
 		b.WriteString(":" + strconv.Itoa(e.Line))
 		if e.Column > 0 {

@@ -284,6 +284,15 @@ func TestYAMLErrorType(t *testing.T) {
 	}
 }
 
+// TestYAMLErrorNamesFileOnOneLine: a config file named with a newline
+// is named escaped: it split the message, its second line naming no file.
+func TestYAMLErrorNamesFileOnOneLine(t *testing.T) {
+	e := &YAMLError{File: "dir/c\nd.yaml", Line: 1, Column: 1, Key: "bogus_key", Err: errors.New("unknown key")}
+	if got, want := e.Error(), `sim: dir/c\nd.yaml:1:1: bogus_key: unknown key`; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
 func TestLoadYAMLReaders(t *testing.T) {
 	src := "decode:\n  batch_size: 4\n"
 	c := DefaultConfig()

@@ -24,6 +24,7 @@ import (
 	"github.com/kvbench/kvbench/results"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/sim"
+	"github.com/spf13/pflag"
 )
 
 const usage = `kvreplay: replay KV-cache I/O traces against real RAM and NVMe and measure them.
@@ -254,12 +255,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if len(o.traces) == 0 {
 		errs = append(errs, errors.New("no trace given (want one or more files, or - for stdin)"))
 	}
-	if slices.Contains(o.traces, "") {
-		errs = append(errs, errors.New(`trace "": empty file name (want a file, or - for stdin)`))
-	}
-	if fs.Changed("output") && o.output == "" {
-		errs = append(errs, errors.New(`-o "": empty file name (want a file, or - for stdout)`))
-	}
+	errs = append(errs, emptyNames(fs, o, *startBarrier)...)
 	if o.trial < 0 {
 		errs = append(errs, fmt.Errorf("--trial %d: must not be negative (a trial number, 1, 2, ...)", o.trial))
 	} else if o.trial >= schema.MaxTrial { // kvreport refuses its result
@@ -284,6 +280,28 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprintf(stderr, "kvreplay: %s\n", n)
 	}
 	return o, nil
+}
+
+// emptyNames refuses a file or directory named "" on the command line,
+// rather than taking it for stdin, stdout or the option left out.
+func emptyNames(fs *pflag.FlagSet, o *options, startBarrier string) []error {
+	var errs []error
+	if slices.Contains(o.traces, "") {
+		errs = append(errs, errors.New(`trace "": empty file name (want a file, or - for stdin)`))
+	}
+	if fs.Changed("output") && o.output == "" {
+		errs = append(errs, errors.New(`-o "": empty file name (want a file, or - for stdout)`))
+	}
+	// An empty --dir or --start-barrier is most often a variable that was
+	// not set ("--dir $NVME"): taken as not given, the replay would
+	// benchmark the system temp dir's disk, or ranks would start apart.
+	if fs.Changed("dir") && o.tiers.Dir == "" {
+		errs = append(errs, errors.New(`--dir "": empty directory name (want a directory; leave --dir out for the system temp dir)`))
+	}
+	if fs.Changed("start-barrier") && startBarrier == "" {
+		errs = append(errs, errors.New(`--start-barrier "": empty directory name (want a directory the ranks share; leave --start-barrier out to start at once)`))
+	}
+	return errs
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/internal/syspath"
 	"github.com/kvbench/kvbench/report"
 	"github.com/kvbench/kvbench/results"
@@ -301,13 +302,13 @@ func (c *config) validate() error {
 		problems = append(problems, errors.New("stdin (-) given twice: it is read once, as one stream of documents"))
 	}
 	if c.aggregate != "" && !slices.Contains(aggregations, c.aggregate) {
-		problems = append(problems, fmt.Errorf("--aggregate %s: must be one of %s", c.aggregate, strings.Join(aggregations, ", ")))
+		problems = append(problems, fmt.Errorf("--aggregate %s: must be one of %s", parsemsg.Arg(c.aggregate), strings.Join(aggregations, ", ")))
 	}
 	if c.aggregate != "" && !slices.Contains(aggregateFormats, c.format) {
-		problems = append(problems, fmt.Errorf("--format %s: --aggregate writes json, text or md", c.format))
+		problems = append(problems, fmt.Errorf("--format %s: --aggregate writes json, text or md", parsemsg.Arg(c.format)))
 	}
 	if !c.merge && !slices.Contains(report.Formats(), c.format) {
-		problems = append(problems, fmt.Errorf("--format %s: must be one of %s", c.format, strings.Join(report.Formats(), ", ")))
+		problems = append(problems, fmt.Errorf("--format %s: must be one of %s", parsemsg.Arg(c.format), strings.Join(report.Formats(), ", ")))
 	}
 	if err := c.loadOptions().Validate(); err != nil {
 		problems = append(problems, err)

@@ -169,7 +169,7 @@ func exportTrace(ctx context.Context, cfg *exportConfig, stderr io.Writer) (err 
 		}
 	}()
 	if j.outAbs, err = filepath.Abs(cfg.out); err != nil {
-		return cli.Input(fmt.Errorf("export: --output %s: %w", cfg.out, err))
+		return cli.Input(fmt.Errorf("export: --output %s: %w", quoteArg(cfg.out), err))
 	}
 	defer j.files.abort()
 	for _, n := range cfg.notes {

@@ -103,7 +103,7 @@ func (f *exportFlags) config() (*exportConfig, error) {
 	case "":
 		p.addf("--to: required (want fio or sai3)")
 	default:
-		p.addf("--to %s: want fio or sai3", f.to)
+		p.addf("--to %s: want fio or sai3", quoteArg(f.to))
 	}
 	if len(p) > 0 {
 		return nil, &cli.UsageError{Err: dedup(p)}
@@ -156,7 +156,7 @@ func (f *exportFlags) checkShared(p *problems) ([]schema.Tier, float64) {
 		p.addf("--iodepth 0: must be between 1 and 4096")
 	}
 	if scaleErr == nil && scale == 0 {
-		p.addf("--size-scale %s: must be greater than 0 and at most 1", f.scale)
+		p.addf("--size-scale %s: must be greater than 0 and at most 1", quoteArg(f.scale))
 	}
 	for _, n := range []string{"tiers", "layout", "speed", "engine", "iomem", "prefix"} {
 		if fl := f.fs.Lookup(n); fl.Changed && fl.Value.String() == "" {
@@ -180,13 +180,34 @@ func (f *exportFlags) fioOptions(p *problems, tiers []schema.Tier, scale float64
 		if err := cli.CheckPath("--dir", f.dir); err != nil {
 			p.add(err)
 		} else if opt.Dir, err = filepath.Abs(f.dir); err != nil {
-			p.addf("--dir %s: %w", f.dir, err)
+			p.addf("--dir %s: %w", quoteArg(f.dir), err)
 		} else if !f.noSpaceCheck {
 			notes = f.fioDrive(p, &opt)
 		}
 	}
 	p.add(unjoin(opt.Validate())...)
+	f.checkLogNames(p)
 	return opt, notes
+}
+
+// checkLogNames refuses an --output, or a trace name, that fio could not
+// read in the iologs' absolute paths (OUTDIR/BASE.tier<N>.prep.iolog is
+// the longest), before the export writes anything (exit 2), not when it
+// opens them.
+func (f *exportFlags) checkLogNames(p *problems) {
+	if len(f.args) != 1 || f.out == "" || f.out == "-" {
+		return
+	}
+	abs, err := filepath.Abs(f.out)
+	if err != nil {
+		return // said when the export makes it absolute
+	}
+	if err := export.CheckFioName("--output", abs); err != nil {
+		p.add(err)
+		return
+	}
+	longest := export.LogName(traceBase(f.args[0]), schema.NumTiers-1, export.PrepLog)
+	p.add(export.CheckFioName("export: fio: iolog", filepath.Join(abs, longest)))
 }
 
 // probeDirectIO is host.ProbeDirectIO; tests replace it.
@@ -218,7 +239,7 @@ func (f *exportFlags) fioDrive(p *problems, opt *export.FioOptions) []string {
 	case !given && d.Align > opt.Align && opt.BlockSize > 0 && d.Align > opt.BlockSize:
 		// Said once, as the drive's: --align was not given.
 		p.addf("--dir %s: the direct-I/O alignment of %s (%s) is %s, above --block-size %s: give a --block-size of %s or more",
-			opt.Dir, where, fsName, cli.ByteSize(d.Align), cli.ByteSize(opt.BlockSize), cli.ByteSize(d.Align))
+			quoteArg(opt.Dir), quoteArg(where), fsName, cli.ByteSize(d.Align), cli.ByteSize(opt.BlockSize), cli.ByteSize(d.Align))
 	case !given && d.Align > opt.Align:
 		opt.Align = d.Align
 		notes = append(notes, fmt.Sprintf("--align %s: the direct-I/O alignment of %s (%s), which kvreplay sizes and places objects with there", cli.ByteSize(d.Align), where, fsName))
@@ -286,7 +307,7 @@ func parseTiers(s string) ([]schema.Tier, error) {
 	for f := range strings.SplitSeq(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			return nil, fmt.Errorf("--tiers %s: an empty item: want tiers separated by single commas, such as Tier-1,Tier-2", s)
+			return nil, fmt.Errorf("--tiers %s: an empty item: want tiers separated by single commas, such as Tier-1,Tier-2", quoteArg(s))
 		}
 		t, err := schema.ParseTier(f)
 		if err != nil {
@@ -297,7 +318,7 @@ func parseTiers(s string) ([]schema.Tier, error) {
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("--tiers %s: %q: want %s (or gpu, cpu, nvme, object)", s, f, schema.TierChoices)
+				return nil, fmt.Errorf("--tiers %s: %q: want %s (or gpu, cpu, nvme, object)", quoteArg(s), f, schema.TierChoices)
 			}
 		}
 		tiers = append(tiers, t)

@@ -112,11 +112,11 @@ func TestParseTiersObject(t *testing.T) {
 
 // TestParseTiersEmpty: an empty --tiers is reported once, by the check of
 // empty options (it was also refused as the tier ""), and an empty item
-// among tiers is named as one.
+// among tiers is named as one; a blank one is quoted, so that it shows.
 func TestParseTiersEmpty(t *testing.T) {
 	for _, c := range []struct{ tiers, want string }{
 		{"", "--tiers: empty"},
-		{" ", "--tiers  : an empty item: want tiers separated by single commas, such as Tier-1,Tier-2"},
+		{" ", `--tiers " ": an empty item: want tiers separated by single commas, such as Tier-1,Tier-2`},
 		{"Tier-2,", "--tiers Tier-2,: an empty item: want tiers separated by single commas, such as Tier-1,Tier-2"},
 		{"cpu,,nvme", "--tiers cpu,,nvme: an empty item: want tiers separated by single commas, such as Tier-1,Tier-2"},
 	} {

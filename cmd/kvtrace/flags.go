@@ -6,12 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/sim"
 	"github.com/kvbench/kvbench/trace"
 	"github.com/spf13/pflag"
@@ -452,11 +451,11 @@ func loadConfigFile(path string, cfg *sim.Config) error {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return cli.Usagef("--config %s: %w", path, cli.UnwrapPath(err))
+			return cli.Usagef("--config %s: %w", quoteArg(path), cli.UnwrapPath(err))
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return cli.Usagef("--config %s: a directory (want kv-cache.py's config.yaml)", path)
+			return cli.Usagef("--config %s: a directory (want kv-cache.py's config.yaml)", quoteArg(path))
 		}
 		r = f
 	}
@@ -508,12 +507,5 @@ func (o *simOptions) check(cfg *sim.Config) []error {
 }
 
 // quoteArg returns s as typed, or quoted when it is empty or holds spaces,
-// quotes or unprintable runes.
-func quoteArg(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool {
-		return r <= ' ' || r == '"' || r == '\'' || r == '`' || !strconv.IsPrint(r)
-	}) {
-		return strconv.Quote(s)
-	}
-	return s
-}
+// quotes or unprintable runes (parsemsg.Arg).
+func quoteArg(s string) string { return parsemsg.Arg(s) }

@@ -355,9 +355,9 @@ func TestParseSimFlagsInvalid(t *testing.T) {
 		{"--config " + filepath.Join(dir, "missing.yaml"), "--config " + filepath.Join(dir, "missing.yaml") + ": no such file or directory"},
 		{"--config " + badYAML, badYAML + ":2:3: eviction.target_usage_rato: unknown key"},
 		// Malformed values stop at pflag.
-		{"--num-users many", "--num-users many: not a valid int"},
+		{"--num-users many", "--num-users many: not an integer"},
 		{"--duration -5", "--duration -5: duration must not be negative"},
-		{"--gpu-mem-gb lots", "--gpu-mem-gb lots: not a valid float"},
+		{"--gpu-mem-gb lots", "--gpu-mem-gb lots: not a number"},
 		{"--bogus", "unknown flag: --bogus"},
 	}
 	for _, tt := range tests {

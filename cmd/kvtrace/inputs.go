@@ -83,16 +83,16 @@ func checkSidecar(tracePath string, force bool) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("--io-trace-log %s: its sidecar %s: %w", tracePath, path, cli.UnwrapPath(err))
+		return fmt.Errorf("--io-trace-log %s: its sidecar %s: %w", quoteArg(tracePath), quoteArg(path), cli.UnwrapPath(err))
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("--io-trace-log %s: its sidecar's path %s is a %v, not a file: refusing to write the sidecar there", tracePath, path, fi.Mode().Type())
+		return fmt.Errorf("--io-trace-log %s: its sidecar's path %s is a %v, not a file: refusing to write the sidecar there", quoteArg(tracePath), quoteArg(path), fi.Mode().Type())
 	case force:
 		return nil
 	}
 	if m, err := trace.ReadMeta(tracePath); err == nil && m.FormatVersion > 0 && m.Tool != "" {
 		return nil
 	}
-	return fmt.Errorf("--io-trace-log %s: %s exists and is not a trace's sidecar: refusing to replace it (move it away, or pass --force)", tracePath, path)
+	return fmt.Errorf("--io-trace-log %s: %s exists and is not a trace's sidecar: refusing to replace it (move it away, or pass --force)", quoteArg(tracePath), quoteArg(path))
 }
 
 // checkInputs refuses, before the simulation, a request trace, ShareGPT
@@ -127,17 +127,17 @@ func checkInputFile(flag, path string) []error {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Type() == os.ModeNamedPipe {
 		if err := syscall.Access(path, 4 /* R_OK */); err != nil {
-			return []error{fmt.Errorf("%s %s: %w", flag, path, err)}
+			return []error{fmt.Errorf("%s %s: %w", flag, quoteArg(path), err)}
 		}
 		return nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return []error{fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err))}
+		return []error{fmt.Errorf("%s %s: %w", flag, quoteArg(path), cli.UnwrapPath(err))}
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return []error{fmt.Errorf("%s %s: a directory (want a file)", flag, path)}
+		return []error{fmt.Errorf("%s %s: a directory (want a file)", flag, quoteArg(path))}
 	}
 	return nil
 }
@@ -177,7 +177,7 @@ func probeOutput(flag, path string) error {
 	}
 	f, err := cli.CreateFile(context.Background(), path)
 	if err != nil {
-		return cli.Input(fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err)))
+		return cli.Input(fmt.Errorf("%s %s: %w", flag, quoteArg(path), cli.UnwrapPath(err)))
 	}
 	return f.Abort()
 }

@@ -26,7 +26,7 @@ type latencyDump struct {
 func openLatencyDump(ctx context.Context, path string) (*latencyDump, error) {
 	out, err := cli.CreateOutput(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("--latency-dump %s: %w", path, cli.UnwrapPath(err))
+		return nil, fmt.Errorf("--latency-dump %s: %w", quoteArg(path), cli.UnwrapPath(err))
 	}
 	d := &latencyDump{path: path, out: out, bw: bufio.NewWriterSize(out, 64<<10)}
 	d.enc = json.NewEncoder(d.bw)
@@ -36,7 +36,7 @@ func openLatencyDump(ctx context.Context, path string) (*latencyDump, error) {
 // write is sim.Hooks.Completed.
 func (d *latencyDump) write(c *sim.Completion) error {
 	if err := d.enc.Encode(c); err != nil {
-		return fmt.Errorf("--latency-dump %s: %w", d.path, err)
+		return fmt.Errorf("--latency-dump %s: %w", quoteArg(d.path), err)
 	}
 	return nil
 }
@@ -45,7 +45,7 @@ func (d *latencyDump) write(c *sim.Completion) error {
 // simulation's other outputs (commitOutputs), or aborted.
 func (d *latencyDump) flush() error {
 	if err := d.bw.Flush(); err != nil {
-		return fmt.Errorf("--latency-dump %s: %w", d.path, cli.UnwrapPath(err))
+		return fmt.Errorf("--latency-dump %s: %w", quoteArg(d.path), cli.UnwrapPath(err))
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	}
 	dialect, err := trace.ParseDialect(opt.Format)
 	if err != nil {
-		return cli.Input(fmt.Errorf("--format %s: want kvbench or mlperf", opt.Format))
+		return cli.Input(fmt.Errorf("--format %s: want kvbench or mlperf", quoteArg(opt.Format)))
 	}
 	if err := checkSimFiles(opt); err != nil {
 		return err
@@ -70,7 +70,7 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 		out = io.Discard
 	} else if opt.TracePath != "-" {
 		if file, err = cli.CreateFile(ctx, opt.TracePath); err != nil {
-			return cli.Input(fmt.Errorf("--io-trace-log %s: %w", opt.TracePath, cli.UnwrapPath(err)))
+			return cli.Input(fmt.Errorf("--io-trace-log %s: %w", quoteArg(opt.TracePath), cli.UnwrapPath(err)))
 		}
 		defer file.Abort()
 		out = file
@@ -151,11 +151,11 @@ func simulate(ctx context.Context, opt *simOptions, args []string, stdout, stder
 	if opt.OutputPath != "" && opt.OutputPath != "-" {
 		f, err := cli.CreateFile(ctx, opt.OutputPath)
 		if err != nil {
-			return cli.Input(fmt.Errorf("--output %s: %w", opt.OutputPath, cli.UnwrapPath(err)))
+			return cli.Input(fmt.Errorf("--output %s: %w", quoteArg(opt.OutputPath), cli.UnwrapPath(err)))
 		}
 		defer f.Abort()
 		if err := writeStats(f); err != nil {
-			return fmt.Errorf("--output %s: %w", opt.OutputPath, cli.UnwrapPath(err))
+			return fmt.Errorf("--output %s: %w", quoteArg(opt.OutputPath), cli.UnwrapPath(err))
 		}
 		outs = append(outs, simOutput{"--output", f})
 	}
@@ -215,7 +215,7 @@ func commitOutputs(outs []simOutput) error {
 			continue
 		}
 		if err == error(pe) {
-			return fmt.Errorf("%s %s: %w", o.flag, pe.Path, cli.UnwrapPath(pe))
+			return fmt.Errorf("%s %s: %w", o.flag, quoteArg(pe.Path), cli.UnwrapPath(pe))
 		}
 		return fmt.Errorf("%s: %w", o.flag, err) // it says more: the outputs already in place
 	}
@@ -226,15 +226,15 @@ func commitOutputs(outs []simOutput) error {
 // trace at tracePath, which the caller completes with the trace
 // (commitOutputs).
 func writeSidecar(ctx context.Context, tracePath string, m *trace.Meta) (*cli.OutputFile, error) {
-	flag := "--io-trace-log " + tracePath + ": its sidecar"
+	flag := "--io-trace-log " + quoteArg(tracePath) + ": its sidecar"
 	path := trace.MetaPath(tracePath)
 	f, err := cli.CreateFile(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err))
+		return nil, fmt.Errorf("%s %s: %w", flag, quoteArg(path), cli.UnwrapPath(err))
 	}
 	if _, err := m.WriteTo(f); err != nil {
 		_ = f.Abort()
-		return nil, fmt.Errorf("%s %s: %w", flag, path, cli.UnwrapPath(err))
+		return nil, fmt.Errorf("%s %s: %w", flag, quoteArg(path), cli.UnwrapPath(err))
 	}
 	return f, nil
 }

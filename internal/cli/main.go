@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvbench/kvbench/internal/outfile"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // SignalContext returns a context that is cancelled when the process
@@ -245,7 +247,7 @@ func printError(w io.Writer, tool, msg string) {
 	for line := range strings.Lines(strings.TrimRight(msg, "\n")) {
 		b.WriteString(tool)
 		b.WriteString(": ")
-		b.WriteString(Printable(strings.TrimSuffix(line, "\n")))
+		b.WriteString(parsemsg.Printable(strings.TrimSuffix(line, "\n")))
 		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {
@@ -331,13 +333,29 @@ func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 	out := fs.Output()
 	var discard strings.Builder
 	fs.SetOutput(&discard) // pflag calls Usage for an undefined --help
-	err = fs.Parse(args)
-	fs.SetOutput(out)
-	if err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, Help(fs)
+	// fs.Parse stops at the first malformed value: ParseAll sets each
+	// value as Parse does and goes on past one it refuses, so that every
+	// malformed value is said at once, one a line (style.md: every problem
+	// at once). An unknown flag or a missing value still ends the parse:
+	// what follows it cannot be told apart from arguments.
+	var bad []error
+	err = fs.ParseAll(args, func(f *pflag.Flag, value string) error {
+		err := fs.Set(f.Name, value)
+		if _, ok := errors.AsType[*pflag.InvalidValueError](err); ok {
+			bad = append(bad, oneLine(flagError(err)))
+			return nil
 		}
-		return nil, &UsageError{Err: oneLine(flagError(unknownFlag(fs, err)))}
+		return err
+	})
+	fs.SetOutput(out)
+	if err != nil && errors.Is(err, pflag.ErrHelp) && len(bad) == 0 {
+		return nil, Help(fs)
+	}
+	if err != nil {
+		bad = append(bad, oneLine(flagError(unknownFlag(fs, err))))
+	}
+	if len(bad) > 0 {
+		return nil, &UsageError{Err: errors.Join(bad...)}
 	}
 	if isSet(fs, "help") {
 		return nil, Help(fs)
@@ -353,14 +371,14 @@ func ParseFlags(fs *pflag.FlagSet, args []string) (rest []string, err error) {
 // Error escapes it, so that the message stays one line.
 type lineError struct{ err error }
 
-func (e *lineError) Error() string { return Printable(e.err.Error()) }
+func (e *lineError) Error() string { return parsemsg.Printable(e.err.Error()) }
 
 func (e *lineError) Unwrap() error { return e.err }
 
 // oneLine returns err, or err escaped (lineError) when its message is not
 // Printable.
 func oneLine(err error) error {
-	if msg := err.Error(); Printable(msg) != msg {
+	if msg := err.Error(); parsemsg.Printable(msg) != msg {
 		return &lineError{err}
 	}
 	return err
@@ -387,14 +405,39 @@ func flagError(err error) error {
 	if ve, ok := errors.AsType[*valueError](cause); ok {
 		reason = ve.reason
 	} else if ne, ok := errors.AsType[*strconv.NumError](cause); ok {
-		// pflag's own numeric and bool flags.
-		if ne.Err == strconv.ErrRange {
-			reason = "out of range for " + f.Value.Type()
-		} else {
-			reason = "not a valid " + f.Value.Type()
-		}
+		// pflag's own numeric and bool flags, said in words, not
+		// by their Go type ("not a valid float64").
+		reason = numberReason(f.Value.Type(), ne.Err == strconv.ErrRange)
 	} else if cause != nil {
 		reason = cause.Error()
 	}
 	return fmt.Errorf("--%s %s: %s", f.Name, quoteIfNeeded(ive.GetValue()), reason)
+}
+
+// numberReason says why a value of one of pflag's numeric or bool types
+// (typ, as its Value.Type names it: "int", "float64", "uint64", "bool")
+// was refused, in words and not by its Go type ("not a valid float64"):
+// not one at all, or out of the type's range, whose bounds it gives.
+func numberReason(typ string, outOfRange bool) string {
+	var want, bounds string
+	switch typ {
+	case "bool":
+		return "not true or false"
+	case "float32":
+		want, bounds = "a number", fmt.Sprintf("a number of magnitude at most %g", math.MaxFloat32)
+	case "float64":
+		want, bounds = "a number", fmt.Sprintf("a number of magnitude at most %g", math.MaxFloat64)
+	case "int8", "int16", "int32", "int", "int64":
+		bits := map[string]int{"int8": 8, "int16": 16, "int32": 32, "int": strconv.IntSize, "int64": 64}[typ]
+		want, bounds = "an integer", fmt.Sprintf("an integer from %d to %d", int64(-1)<<(bits-1), uint64(1)<<(bits-1)-1)
+	case "uint8", "uint16", "uint32", "uint", "uint64":
+		bits := map[string]int{"uint8": 8, "uint16": 16, "uint32": 32, "uint": strconv.IntSize, "uint64": 64}[typ]
+		want, bounds = "a non-negative integer", fmt.Sprintf("a non-negative integer up to %d", uint64(1<<(bits-1))*2-1)
+	default:
+		return "not a valid " + typ
+	}
+	if outOfRange {
+		return "out of range (want " + bounds + ")"
+	}
+	return "not " + want
 }

@@ -205,6 +205,43 @@ func TestMainHelpOnStdout(t *testing.T) {
 	}
 }
 
+// TestParseFlagsSaysEveryValue: every malformed value of a command line
+// is said, one a line, in the order typed, and not only the first (pflag's
+// Parse stops there); an unknown option after them is said too. pflag's
+// numbers are said in words, not by their Go type ("not a valid float64",
+// "out of range for int64").
+func TestParseFlagsSaysEveryValue(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--users", "x", "--block-size", "12q", "--rate=5x", "--seed", "-1", "f.csv"},
+			"--users x: not an integer\n" +
+				"--block-size 12q: not a byte size (want a number with an optional unit such as 4k, 1MiB, 2GB)\n" +
+				"--rate 5x: not a number\n" +
+				"--seed -1: not a non-negative integer"},
+		{[]string{"--rate", "1e400", "--seed=18446744073709551616", "--big", "9223372036854775808"},
+			"--rate 1e400: out of range (want a number of magnitude at most 1.7976931348623157e+308)\n" +
+				"--seed 18446744073709551616: out of range (want a non-negative integer up to 18446744073709551615)\n" +
+				"--big 9223372036854775808: out of range (want an integer from -9223372036854775808 to 9223372036854775807)"},
+		{[]string{"--users", "x", "--nope", "--rate", "y"}, "--users x: not an integer\nunknown flag: --nope"},
+		{[]string{"--users", "x", "--help"}, "--users x: not an integer"},
+		{[]string{"--verbose=maybe"}, "--verbose maybe: not true or false"},
+	} {
+		fs, _ := newFlags(io.Discard)
+		var bs cli.ByteSize
+		fs.Var(&bs, "block-size", "")
+		fs.Float64("rate", 1, "")
+		fs.Uint64("seed", 1, "")
+		fs.Int64("big", 1, "")
+		fs.Bool("verbose", false, "")
+		_, err := cli.ParseFlags(fs, tt.args)
+		if err == nil || err.Error() != tt.want || cli.ExitCode(err) != cli.ExitUsage {
+			t.Errorf("%q: %v (exit %d), want exit 2 and\n%s", tt.args, err, cli.ExitCode(err), tt.want)
+		}
+	}
+}
+
 func TestParseFlagsErrors(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -212,8 +249,8 @@ func TestParseFlagsErrors(t *testing.T) {
 	}{
 		{[]string{"--nope"}, "unknown flag: --nope"},
 		{[]string{"--users"}, "flag needs an argument: --users"},
-		{[]string{"--users", "x"}, "--users x: not a valid int"},
-		{[]string{"--users=99999999999999999999"}, "--users 99999999999999999999: out of range for int"},
+		{[]string{"--users", "x"}, "--users x: not an integer"},
+		{[]string{"--users=99999999999999999999"}, "--users 99999999999999999999: out of range (want an integer from -9223372036854775808 to 9223372036854775807)"},
 		{[]string{"--block-size", "12q"}, "--block-size 12q: not a byte size (want a number with an optional unit such as 4k, 1MiB, 2GB)"},
 		{[]string{"--block-size="}, `--block-size "": not a byte size`},
 		{[]string{"--block-size", "1 q"}, `--block-size "1 q": not a byte size`},

@@ -13,13 +13,14 @@ import (
 
 // FuzzParseFlags: whatever the command line, ParseFlags returns the
 // positional arguments pflag finds, help, the version, or a usage error
-// of one line (Main prefixes each line of a message with the tool's name:
-// a newline typed in an option must not start a line of its own).
+// of one line a problem, each naming an option (Main prefixes each line
+// of a message with the tool's name: a newline typed in an option must
+// not start a line of its own).
 func FuzzParseFlags(f *testing.F) {
 	for _, s := range []string{
 		"--num-users\x0010\x00x.csv", "--num-users\x00x", "--duration\x00-1", "--dur\x005", "--nope", "-iodepth\x001",
 		"--output", "-o\x00f\x00a\x00b", "--\x00--x", "--help", "-h", "--version", "--num-users=1\n2", "--a\nb",
-		"-\x07", "--verbose=maybe", "--gpu-mem-gb\x001e400", "-vx",
+		"-\x07", "--verbose=maybe", "--num-users\x00x\x00--gpu-mem-gb=a\nb\x00--nope", "--gpu-mem-gb\x001e400", "-vx",
 	} {
 		f.Add(s)
 	}
@@ -41,8 +42,15 @@ func FuzzParseFlags(f *testing.F) {
 		if !errors.As(err, &ue) || cli.ExitCode(err) != 2 {
 			t.Fatalf("ParseFlags(%q): %v is not a usage error (exit %d)", args, err, cli.ExitCode(err))
 		}
-		if msg := err.Error(); msg == "" || strings.ContainsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' }) {
-			t.Fatalf("ParseFlags(%q): error %q is not one line", args, msg)
+		msg := err.Error()
+		if msg == "" || strings.ContainsRune(msg, '\r') {
+			t.Fatalf("ParseFlags(%q): error %q is not one line a problem", args, msg)
+		}
+		for line := range strings.SplitSeq(msg, "\n") {
+			if !strings.HasPrefix(line, "--") && !strings.HasPrefix(line, "unknown ") &&
+				!strings.HasPrefix(line, "flag needs an argument") && !strings.HasPrefix(line, "bad flag syntax") {
+				t.Fatalf("ParseFlags(%q): error %q has a line %q that names no option", args, msg, line)
+			}
 		}
 	})
 }

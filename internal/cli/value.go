@@ -3,7 +3,8 @@ package cli
 import (
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // valueError is a malformed flag value. Its message names the value;
@@ -22,18 +23,9 @@ func badValue(value, reason string) error {
 }
 
 // quoteIfNeeded returns s as typed when it reads unambiguously in a message,
-// and quoted otherwise (empty, spaces, quotes or non-printable runes).
-func quoteIfNeeded(s string) string {
-	if s == "" {
-		return `""`
-	}
-	if strings.IndexFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '"' || r == '\'' || r == '`'
-	}) >= 0 {
-		return strconv.Quote(s)
-	}
-	return s
-}
+// and quoted otherwise (empty, spaces, quotes or non-printable runes):
+// parsemsg.Arg, the one rule for the libraries' messages too.
+func quoteIfNeeded(s string) string { return parsemsg.Arg(s) }
 
 // isDecimal reports whether s is digits with an optional fraction: "12",
 // "0.5". Signs, exponents, underscores and bare dots are not decimals.

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // A start barrier: ranks that share a directory start together without a
@@ -117,7 +119,7 @@ func (b *Barrier) Wait(ctx context.Context, r Rank) (time.Time, error) {
 	ready := false
 	fail := func(format string, args ...any) (time.Time, error) {
 		b.withdraw(mine, ready, made)
-		return time.Time{}, fmt.Errorf("--start-barrier %s: "+format, append([]any{b.dir}, args...)...)
+		return time.Time{}, fmt.Errorf("--start-barrier %s: "+format, append([]any{parsemsg.Arg(b.dir)}, args...)...)
 	}
 	if err := os.MkdirAll(b.dir, 0o755); err != nil {
 		return fail("%w", err)

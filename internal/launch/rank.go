@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // launcherVars are the environment variables launchers set, in the order
@@ -322,7 +324,7 @@ func FromFlags(rank, ranks string, getenv func(string) string) (Rank, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%s %s: want a non-negative integer", flag, v)
+			return 0, fmt.Errorf("%s %s: want a non-negative integer", flag, parsemsg.Arg(v))
 		}
 		return n, nil
 	}
@@ -383,7 +385,7 @@ func Template(flag, path string, r Rank) (string, error) {
 	}
 	if !strings.Contains(path, "{rank}") {
 		if r.Ranks > 1 {
-			return "", fmt.Errorf("%s %s: %d ranks would share it: put {rank} in it (e.g. %s)", flag, path, r.Ranks, example(flag))
+			return "", fmt.Errorf("%s %s: %d ranks would share it: put {rank} in it (e.g. %s)", flag, parsemsg.Arg(path), r.Ranks, example(flag))
 		}
 		return path, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/internal/syspath"
 )
 
@@ -32,7 +33,7 @@ func ParseStartAt(s string, now time.Time) (at time.Time, warning string, err er
 	if at, err = time.Parse(time.RFC3339Nano, s); err != nil {
 		f, perr := strconv.ParseFloat(s, 64)
 		if perr != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return time.Time{}, "", fmt.Errorf("--start-at %s: want RFC 3339 (2026-11-24T20:00:00Z) or Unix seconds", s)
+			return time.Time{}, "", fmt.Errorf("--start-at %s: want RFC 3339 (2026-11-24T20:00:00Z) or Unix seconds", parsemsg.Arg(s))
 		}
 		// Checked as seconds before the conversion, which would overflow.
 		nowS := float64(now.UnixNano()) / 1e9
@@ -155,13 +156,13 @@ func ParseStart(at, dir string, timeout time.Duration, now time.Time) (Start, er
 func checkBarrierDir(dir string) error {
 	abs, err := syspath.Reached(dir)
 	if err != nil {
-		return fmt.Errorf("--start-barrier %s: %w", dir, err)
+		return fmt.Errorf("--start-barrier %s: %w", parsemsg.Arg(dir), err)
 	}
 	if sys, _ := syspath.System(abs); sys != "" {
-		return fmt.Errorf("--start-barrier %s: refusing a path under the system directory %s: give a directory the ranks share, a new one for each run", dir, sys)
+		return fmt.Errorf("--start-barrier %s: refusing a path under the system directory %s: give a directory the ranks share, a new one for each run", parsemsg.Arg(dir), sys)
 	}
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return fmt.Errorf("--start-barrier %s: not a directory (want a directory the ranks share, a new one for each run)", dir)
+		return fmt.Errorf("--start-barrier %s: not a directory (want a directory the ranks share, a new one for each run)", parsemsg.Arg(dir))
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ package parsemsg
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -29,21 +31,70 @@ func Shorten[T ~string | ~[]byte](s T) string {
 	return string(s[:n]) + "..."
 }
 
+// Printable is s with each character that would break a line, a table
+// or a terminal escaped as Go writes it in a quoted string ("\n", "\t",
+// "\x1b", "\u202e"): control characters, line and paragraph separators,
+// bidirectional overrides and the other runes strconv.IsPrint refuses
+// (the space aside), and bytes that are not UTF-8. Start names a file
+// with it, so that a file named with a newline cannot split a message
+// ("trace: a\nb.csv:2: ..." stays one line). It is the one rule for text
+// a tool shows and did not write: every tool's error lines (cli's
+// printError), option values, and kvreport's documents and paths.
+func Printable(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || (r != ' ' && !strconv.IsPrint(r)) })
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for s = s[i:]; s != ""; {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r != ' ' && !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
+
+// Arg returns s, a value typed on a command line (an option's, an
+// argument), as a message names it: as typed when it reads unambiguously,
+// and as a Go string literal when it is empty or holds a space, a quote,
+// a rune that is not printable or a byte that is not UTF-8, so that "--layout "": ..." shows what was
+// given and a newline typed in a value cannot start a line of its own.
+func Arg(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if strings.IndexFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == utf8.RuneError || r == '"' || r == '\'' || r == '`'
+	}) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 // Message builds one error line: a position, then parts, each after ": ".
 // Its zero value is not usable; start one with Start.
 type Message struct {
 	b []byte
 }
 
-// Start begins a message with prefix and the position: "prefix: file:line",
-// or "prefix: " + unnamed + line when file is "" (unnamed is the word that
-// stands for a missing file name, "line " or "").
+// Start begins a message with prefix and the position: "prefix: file:line"
+// (file Printable), or "prefix: " + unnamed + line when file is ""
+// (unnamed is the word that stands for a missing file name, "line " or "").
 func Start(prefix, file, unnamed string, line int) *Message {
 	b := make([]byte, 0, 128)
 	b = append(b, prefix...)
 	b = append(b, ": "...)
 	if file != "" {
-		b = append(b, file...)
+		b = append(b, Printable(file)...)
 		b = append(b, ':')
 	} else {
 		b = append(b, unnamed...)

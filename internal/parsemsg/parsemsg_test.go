@@ -66,6 +66,9 @@ func TestMessage(t *testing.T) {
 		{"quoted", Start("p", "f", "", 1).Quote("12a").Part("bad"), `p: f:1: "12a": bad`},
 		{"empty quoted", Start("p", "f", "", 1).Quote(""), `p: f:1: ""`},
 		{"control characters quoted", Start("p", "f", "", 1).Quote("a\nb\x01\xff"), `p: f:1: "a\nb\x01\xff"`},
+		// A file named with a newline split the message in two, the
+		// second line naming no file ("trace: a" and "b.csv:2: ...").
+		{"file escaped", Start("trace", "dir/a\nb\x1b[1m.csv", "", 2).Part("bad"), `trace: dir/a\nb\x1b[1m.csv:2: bad`},
 	} {
 		if s := tc.got.String(); s != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, s, tc.want)
@@ -87,6 +90,26 @@ func TestReadError(t *testing.T) {
 		}
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Errorf("ReadError(%q) does not wrap its cause", tc.file)
+		}
+	}
+}
+
+// TestArg: a value typed on a command line is named as typed, or quoted
+// where it would not show (empty, blank) or would break the line.
+func TestArg(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"extent", "extent"},
+		{"1/1024", "1/1024"},
+		{"", `""`},
+		{" ", `" "`},
+		{"a\nb", `"a\nb"`},
+		{"a\x1b[31mb", `"a\x1b[31mb"`},
+		{"it's", `"it's"`},
+		{"\xff", `"\xff"`},
+		{"naïve", "naïve"},
+	} {
+		if got := Arg(tc.in); got != tc.want {
+			t.Errorf("Arg(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 }

@@ -97,11 +97,11 @@ func checkBlockDevice(sysRoot, dev string, rdev uint64, files []cli.File) error 
 			continue
 		}
 		if name, ok := nums[devName(st.Dev)]; ok {
-			return fmt.Errorf("--device %s: %s %s lies on a file system of %s: the replay would overwrite it", dev, f.Flag, f.Path, name)
+			return fmt.Errorf("--device %s: %s %s lies on a file system of %s: the replay would overwrite it", flagText(dev), f.Flag, flagText(f.Path), name)
 		}
 		for _, b := range backing {
 			if cli.SameFile(b, f.Path) {
-				return fmt.Errorf("--device %s: a loop device over %s %s (%s): the replay would overwrite it", dev, f.Flag, f.Path, b)
+				return fmt.Errorf("--device %s: a loop device over %s %s (%s): the replay would overwrite it", flagText(dev), f.Flag, flagText(f.Path), b)
 			}
 		}
 	}
@@ -145,14 +145,14 @@ func (o Options) CheckDevice(traces []string, output string) error {
 	}
 	for _, tr := range traces {
 		if cli.SameFile(dev, tr) {
-			return fmt.Errorf("--device %s: is the trace %s: refusing to overwrite it", dev, tr)
+			return fmt.Errorf("--device %s: is the trace %s: refusing to overwrite it", flagText(dev), flagText(tr))
 		}
 		if tr != "-" && cli.SameFile(dev, tr+cli.SidecarSuffix) {
-			return fmt.Errorf("--device %s: is the sidecar of the trace %s: refusing to overwrite it", dev, tr)
+			return fmt.Errorf("--device %s: is the sidecar of the trace %s: refusing to overwrite it", flagText(dev), flagText(tr))
 		}
 	}
 	if cli.SameFile(dev, output) {
-		return fmt.Errorf("--device %s: is the result file (-o %s): refusing to overwrite it", dev, output)
+		return fmt.Errorf("--device %s: is the result file (-o %s): refusing to overwrite it", flagText(dev), flagText(output))
 	}
 	fi, err := os.Stat(dev)
 	block := err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0
@@ -167,22 +167,22 @@ func (o Options) CheckDevice(traces []string, output string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("--device %s: %w", dev, cli.UnwrapPath(err))
+		return fmt.Errorf("--device %s: %w", flagText(dev), cli.UnwrapPath(err))
 	case !block && !fi.Mode().IsRegular() && !fi.IsDir():
-		return fmt.Errorf("--device %s: a %s: want a file or a block device", dev, outfile.TypeName(fi.Mode()))
+		return fmt.Errorf("--device %s: a %s: want a file or a block device", flagText(dev), outfile.TypeName(fi.Mode()))
 	case fi.IsDir():
-		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", dev, dev)
+		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", flagText(dev), flagText(dev))
 	case fi.Mode().IsRegular() && !o.DeviceOverwrite:
 		// An empty file too: the replay would grow it and leave data in it.
 		return fmt.Errorf("--device %s: an existing file of %s: the replay would overwrite it (pass --device-overwrite if it holds nothing you need, or name a new file)",
-			dev, cli.FormatBytes(fi.Size()))
+			flagText(dev), cli.FormatBytes(fi.Size()))
 	case fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:
 		if !o.AllowDevice {
-			return fmt.Errorf("--device %s: a block device: the replay would overwrite its data (pass --allow-device if it holds nothing you need)", dev)
+			return fmt.Errorf("--device %s: a block device: the replay would overwrite its data (pass --allow-device if it holds nothing you need)", flagText(dev))
 		}
 		rdev, err := rdevOf(dev)
 		if err != nil {
-			return fmt.Errorf("--device %s: %w", dev, err)
+			return fmt.Errorf("--device %s: %w", flagText(dev), err)
 		}
 		return checkBlockDevice(sysBlock, dev, rdev, runFiles(traces, output))
 	}
@@ -212,32 +212,32 @@ func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []
 	switch o.Layout {
 	case "dir":
 		if o.Device != "" {
-			errs = append(errs, fmt.Errorf("--device %s: only with --layout extent", o.Device))
+			errs = append(errs, fmt.Errorf("--device %s: only with --layout extent", flagText(o.Device)))
 		}
 	case "extent":
 	default:
-		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", o.Layout))
+		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", flagText(o.Layout)))
 	}
 	for _, tr := range traces {
 		if fi, err := os.Stat(tr); err == nil && fi.IsDir() {
-			errs = append(errs, fmt.Errorf("trace %s: a directory (want a trace file, or - for stdin)", tr))
+			errs = append(errs, fmt.Errorf("trace %s: a directory (want a trace file, or - for stdin)", flagText(tr)))
 		}
 	}
 	if o.Dir != "" {
 		fi, err := os.Stat(o.Dir)
 		switch {
 		case err == nil && !fi.IsDir():
-			errs = append(errs, fmt.Errorf("--dir %s: not a directory", o.Dir))
+			errs = append(errs, fmt.Errorf("--dir %s: not a directory", flagText(o.Dir)))
 		case err == nil && writable(o.Dir) != nil:
 			// Before the plan, whose advice (a smaller --size-scale)
 			// would not help.
-			errs = append(errs, fmt.Errorf("--dir %s: %w", o.Dir, writable(o.Dir)))
+			errs = append(errs, fmt.Errorf("--dir %s: %w", flagText(o.Dir), writable(o.Dir)))
 		case errors.Is(err, fs.ErrNotExist) && !o.Mkdir:
 			// A typo, or a drive not mounted at /mnt/nvme, must not
 			// benchmark the disk that holds the root instead.
-			errs = append(errs, fmt.Errorf("--dir %s: does not exist: create it, or pass --mkdir", o.Dir))
+			errs = append(errs, fmt.Errorf("--dir %s: does not exist: create it, or pass --mkdir", flagText(o.Dir)))
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, fmt.Errorf("--dir %s: %w", o.Dir, cli.UnwrapPath(err)))
+			errs = append(errs, fmt.Errorf("--dir %s: %w", flagText(o.Dir), cli.UnwrapPath(err)))
 		}
 	}
 	if err := o.CheckDevice(traces, output); err != nil {

@@ -58,7 +58,7 @@ func newNVMe(b *builder) (backend.Backend, error) {
 	if !onDevice {
 		if o.Dir != "" {
 			for _, l := range cli.LeftoverRunDirs(o.Dir, RunDirTool) {
-				b.warn(fmt.Sprintf("--dir %s: %s is left by an earlier run (killed, or run with --keep): kvreplay leaves it alone; remove it if nothing needs it", o.Dir, l))
+				b.warn(fmt.Sprintf("--dir %s: %s is left by an earlier run (killed, or run with --keep): kvreplay leaves it alone; remove it if nothing needs it", flagText(o.Dir), flagText(l)))
 			}
 		}
 		var err error

@@ -37,13 +37,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/ioengine"
@@ -176,7 +175,7 @@ func (o *Options) Unowned(cfg *replay.Config, barrier bool, given func(flag stri
 	} {
 		for _, f := range g.flags {
 			if v, ok := given(f); g.unused && ok {
-				errs = append(errs, fmt.Errorf("--%s %s: %s", f, v, g.why))
+				errs = append(errs, fmt.Errorf("--%s %s: %s", f, flagText(v), g.why))
 			}
 		}
 	}
@@ -403,12 +402,7 @@ func Names() []string {
 // flagText returns a flag's value for a message: as typed, or quoted when
 // it has spaces or characters that are not printable, so that the message
 // stays on one line.
-func flagText(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '"' }) {
-		return strconv.Quote(s)
-	}
-	return s
-}
+func flagText(s string) string { return parsemsg.Arg(s) }
 
 // nameList is Names for a message: "ram, nvme, gpu or null".
 func nameList() string {

@@ -80,7 +80,7 @@ func ApplyModel(cfg *replay.Config, model string, bytesPerToken map[string]int64
 	}
 	b, ok := bytesPerToken[model]
 	if !ok {
-		return append(errs, fmt.Errorf("--model %s: unknown model (want one of %s)", model, strings.Join(slices.Sorted(maps.Keys(bytesPerToken)), ", ")))
+		return append(errs, fmt.Errorf("--model %s: unknown model (want one of %s)", flagText(model), strings.Join(slices.Sorted(maps.Keys(bytesPerToken)), ", ")))
 	}
 	cfg.BytesPerToken = b
 	return errs

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/extent"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -263,7 +264,7 @@ func (o FioOptions) Validate() error {
 	}
 	p.add(checkTiers(o.Tiers))
 	if o.Layout != LayoutExtent && o.Layout != LayoutDir {
-		p.bad("--layout %s: want extent or dir", o.Layout)
+		p.bad("--layout %s: want extent or dir", parsemsg.Arg(o.Layout))
 	}
 	p.add(checkScale(o.SizeScale))
 	switch {
@@ -273,7 +274,7 @@ func (o FioOptions) Validate() error {
 		p.add(fioName("--dir", o.Dir))
 	}
 	if o.Speed != SpeedASAP && o.Speed != SpeedTimed {
-		p.bad("--speed %s: want asap or timed", o.Speed)
+		p.bad("--speed %s: want asap or timed", parsemsg.Arg(o.Speed))
 	}
 	if o.IODepth < 1 || o.IODepth > 4096 {
 		p.bad("--iodepth %d: must be between 1 and 4096", o.IODepth)
@@ -332,6 +333,11 @@ func checkTiers(tiers []schema.Tier) error {
 	}
 	return nil
 }
+
+// CheckFioName reports, as what (the flag or the file), a file name that
+// fio's job file or iolog parser would misread (see fioName), so that a
+// caller can refuse it before an export writes anything.
+func CheckFioName(what, name string) error { return fioName(what, name) }
 
 // fioName reports a file name that fio's job file or iolog parser would
 // misread: empty, longer than it reads, with whitespace or control
