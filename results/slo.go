@@ -66,8 +66,11 @@ func ParseSLO(s string) (SLO, error) {
 // from its QoS profiles). It stops at the first item that is not one. Its
 // errors, and set's, are one line that starts with the flag and its value.
 // A target is rounded to the nanosecond, so that a decimal reads exactly;
-// one that rounds to 0 is refused rather than taken for no target.
+// one that rounds to 0 is refused rather than taken for no target. Two
+// targets of one class, or of every request, are refused: "1,5" is more
+// likely 1.5 ms with a decimal comma than 5 ms.
 func ParseSLOItems(s string, set func(class string, named bool, d time.Duration) error) error {
+	given := map[string]string{} // the item that gave each class's target ("" for every request's, "=CLASS" for a class's)
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		name, ms, named := strings.Cut(part, "=")
@@ -79,11 +82,36 @@ func ParseSLOItems(s string, set func(class string, named bool, d time.Duration)
 		if err != nil || !(v > 0) || v > 1e9 || d <= 0 {
 			return fmt.Errorf("--slo-ms %s: %q: want milliseconds above 0 (at least 0.000001, at most 1e9), or CLASS=MS (e.g. 500,interactive=50)", flagValue(s), part)
 		}
+		key := ""
+		if named {
+			key = "=" + strings.ToLower(strings.TrimSpace(name))
+		}
+		if prev, twice := given[key]; twice {
+			return fmt.Errorf("--slo-ms %s: %s", flagValue(s), twoTargets(key, prev, part))
+		}
+		given[key] = part
 		if err := set(name, named, d); err != nil {
 			return fmt.Errorf("--slo-ms %s: %w", flagValue(s), err)
 		}
 	}
 	return nil
+}
+
+// twoTargets says why --slo-ms refuses a second target, item, of the
+// class key ("=CLASS", or "" for every request) that item prev set
+// first: one of them would be dropped, and two whole numbers may be a
+// decimal written with a comma.
+func twoTargets(key, prev, item string) string {
+	what := "every request"
+	if key != "" {
+		what = "class " + key[1:]
+	}
+	msg := fmt.Sprintf("two targets for %s (%q and %q): give one", what, prev, item)
+	whole := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+	if key == "" && whole(prev) && whole(item) {
+		msg += fmt.Sprintf(" (a decimal is written with a point: %s.%s)", prev, item)
+	}
+	return msg
 }
 
 // flagValue returns s for an error message: as typed, or quoted when it

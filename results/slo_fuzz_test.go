@@ -18,12 +18,18 @@ import (
 // earlier one.
 func refParseSLO(s string) (SLO, bool) {
 	var slo SLO
+	seen := map[string]bool{}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		class, ms := "", item
 		named := false
 		if i := strings.IndexByte(item, '='); i >= 0 {
 			class, ms, named = item[:i], item[i+1:], true
+		}
+		if key := fmt.Sprint(named, class); seen[key] {
+			return SLO{}, false // one target a class, one for every request
+		} else {
+			seen[key] = true
 		}
 		v, err := strconv.ParseFloat(ms, 64)
 		if err != nil || math.IsNaN(v) || v <= 0 || v > 1e9 {

@@ -21,6 +21,11 @@ func TestParseSLO(t *testing.T) {
 		{in: "0", wantErr: "want milliseconds above 0"},
 		{in: "fast=3", wantErr: `class "fast"`},
 		{in: "=3", wantErr: `class ""`},
+		// Two targets of one class, or of every request: one would be
+		// dropped, and "1,5" is likely 1.5 ms with a decimal comma.
+		{in: "1,5", wantErr: `--slo-ms 1,5: two targets for every request ("1" and "5"): give one (a decimal is written with a point: 1.5)`},
+		{in: "500,interactive=50,interactive=60", wantErr: `two targets for class interactive ("interactive=50" and "interactive=60"): give one`},
+		{in: "0.5,2", wantErr: `two targets for every request ("0.5" and "2"): give one`},
 	} {
 		got, err := ParseSLO(tc.in)
 		switch {
