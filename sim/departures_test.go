@@ -130,13 +130,13 @@ func TestPartialBlockPadding(t *testing.T) {
 	e, _ := scriptedEngine(t, nil)
 	// 1,100 tokens over 3 blocks of 512: the last holds 76, written as 512.
 	r := &request{id: 1, userID: "u", context: 1100, gen: 10, qos: QoSBatch, phase: phasePrefillDecode,
-		blocks: true, blockTokens: 512, hashIDs: []int64{1, 2, 3}}
+		blocks: true, blockTokens: 512, ids: packIDs(nil, []int64{1, 2, 3})}
 	if err := e.processBlocks(r); err != nil {
 		t.Fatal(err)
 	}
 	// A request of whole blocks pads nothing; its shared block 1 is a hit.
 	r2 := &request{id: 2, userID: "u", context: 1024, gen: 10, qos: QoSBatch, phase: phasePrefillDecode,
-		blocks: true, blockTokens: 512, hashIDs: []int64{1, 4}}
+		blocks: true, blockTokens: 512, ids: packIDs(nil, []int64{1, 4})}
 	if err := e.processBlocks(r2); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -35,27 +36,92 @@ const prefillOnlyTokens = 10000
 var systemPromptWords = [3]int{5, 9, 6}
 
 // request is one inference request.
+//
+// A request trace offered faster than the workers serve it piles its
+// requests up in the queue (unbounded, as the reference's is), so a
+// queued request is kept small: 128 bytes with its ids packed, its
+// priority and queue order in its queue entry alone, and a trace
+// request's user and key strings built when it is served (named).
 type request struct {
-	id       uint64 // the trace's Request value (the reference's counter + 1)
-	seq      uint64 // queue order within a priority
-	userID   string
-	user     uint64 // the trace's User: the user's index + 1; 0 for none
-	context  int
-	gen      int
-	priority int
-	qos      int
-	phase    phase
-	key      string
-	conv     *conversation
-	turn     int
+	id      uint64 // the trace's Request value (the reference's counter + 1)
+	userID  string
+	user    uint64 // the trace's User: the user's index + 1; 0 for none
+	context int
+	gen     int
+	key     string
+	conv    *conversation
+	turn    int
 	// blocks marks a block-level request (a Mooncake-style trace's):
-	// hashIDs are its prefix blocks, of blockTokens tokens each, or its
-	// context apportioned over them when blockTokens is 0. hashIDs keeps
-	// its array when the request is reused (engine.free).
-	blocks      bool
-	hashIDs     []int64
+	// ids are its prefix blocks' hash ids (packIDs), of blockTokens
+	// tokens each, or its context apportioned over them when blockTokens
+	// is 0. ids keeps its array when the request is reused (engine.free).
+	ids         []byte
 	blockTokens int
 	submit      time.Duration
+	qos         uint8
+	phase       phase
+	blocks      bool
+	// naming says how named builds userID and key (nameTrace,
+	// nameDataset), traceUser is the trace user's number for nameTrace.
+	naming    uint8
+	traceUser uint16
+}
+
+// How named names a trace's request when it is served.
+const (
+	nameDone    = iota // userID and key are set
+	nameTrace          // trace_user_<traceUser>, key <userID>_req_<id - 1>
+	nameDataset        // dataset_user_<(id - 1) % --num-users>
+)
+
+// named builds the user and key strings of a trace's request, which
+// arrival leaves unbuilt: a queued request would hold them for nothing.
+// They are what arrival built before, from the same numbers.
+func (e *engine) named(r *request) {
+	id := r.id - 1
+	switch r.naming {
+	case nameTrace:
+		r.userID = "trace_user_" + strconv.Itoa(int(r.traceUser))
+		r.key = fmt.Sprintf("%s_req_%04d", r.userID, id)
+	case nameDataset:
+		r.userID = "dataset_user_" + strconv.FormatUint(id%uint64(max(1, e.cfg.NumUsers)), 10)
+	}
+	r.naming = nameDone
+}
+
+// packIDs appends ids to dst as varints of their steps from the one
+// before (the first from 0): a Mooncake request's ids mostly count up by
+// one, a byte each instead of eight.
+func packIDs(dst []byte, ids []int64) []byte {
+	prev := int64(0)
+	for _, id := range ids {
+		dst = binary.AppendVarint(dst, id-prev)
+		prev = id
+	}
+	return dst
+}
+
+// unpackIDs appends the ids packIDs packed into p to dst.
+func unpackIDs(dst []int64, p []byte) []int64 {
+	prev := int64(0)
+	for len(p) > 0 {
+		d, n := binary.Varint(p)
+		prev += d
+		dst = append(dst, prev)
+		p = p[n:]
+	}
+	return dst
+}
+
+// countIDs is the number of ids packed into p: its varints' last bytes.
+func countIDs(p []byte) int {
+	n := 0
+	for _, b := range p {
+		if b < 0x80 {
+			n++
+		}
+	}
+	return n
 }
 
 // conversation is a multi-turn conversation's state: the reference's
@@ -276,6 +342,8 @@ type engine struct {
 	cur        *request
 	free       freelist.List[request] // completed requests, for newRequest
 	blockKeys  []string               // processBlocks' buffer
+	blockIDs   []int64                // processBlocks' request's hash ids, unpacked
+	packed     []byte                 // traceGen.next's hash ids, packed
 
 	users    []*user
 	convs    conversations
@@ -415,6 +483,18 @@ type Hooks struct {
 
 // RunWithHooks is Run with Hooks.
 func RunWithHooks(ctx context.Context, cfg *Config, sink Sink, hooks Hooks) (*Result, error) {
+	e, err := newEngine(ctx, cfg, sink, hooks)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	return e.result(), nil
+}
+
+// newEngine is a run's engine, before it runs.
+func newEngine(ctx context.Context, cfg *Config, sink Sink, hooks Hooks) (*engine, error) {
 	progress := hooks.Progress
 	model, err := lookupModel(cfg.Models, cfg.Model)
 	if err != nil {
@@ -432,10 +512,7 @@ func RunWithHooks(ctx context.Context, cfg *Config, sink Sink, hooks Hooks) (*Re
 		onDone:   hooks.Completed,
 	}
 	e.cache = newCache(cfg, e.bpt, e.emit)
-	if err := e.run(); err != nil {
-		return nil, err
-	}
-	return e.result(), nil
+	return e, nil
 }
 
 // emit sends one row at the current virtual time.
@@ -694,6 +771,7 @@ func (e *engine) dispatch() error {
 	for e.idle > 0 && e.queue.Len() > 0 && !e.stopped {
 		r := e.queue.pop().r
 		e.idle--
+		e.named(r)
 		if e.gen != nil {
 			if g := e.windowTokens(r.gen); g < r.gen {
 				e.stats.windowCapped++
@@ -702,7 +780,7 @@ func (e *engine) dispatch() error {
 					// blocks.
 					per := 1
 					if r.blocks {
-						per = len(r.hashIDs)
+						per = countIDs(r.ids)
 					}
 					e.stats.windowReads += int64(e.decodeBatches(r.gen)-e.decodeBatches(g)) * int64(per)
 				}
@@ -740,8 +818,7 @@ func (e *engine) queueCap() int { return 2 * e.workers }
 func (e *engine) enqueue(r *request) {
 	r.submit = e.now
 	e.queueSeq++
-	r.seq = e.queueSeq
-	e.queue.push(queued{priority: r.priority, seq: r.seq, r: r})
+	e.queue.push(queued{priority: e.cfg.QoS[r.qos].Priority, seq: e.queueSeq, r: r})
 }
 
 func (e *engine) nextRequestID() uint64 {
@@ -774,7 +851,7 @@ func (e *engine) complete(r *request) {
 		*c = Completion{Request: r.id, User: r.userID, QoS: e.cfg.QoS[r.qos].Name, Phase: phaseNames[r.phase],
 			ArrivalS: (r.submit - e.start).Seconds(), CompletedS: (e.now - e.start).Seconds(), E2EMS: lat * 1000,
 			Tokens: r.gen, Context: r.context}
-		if t := e.cfg.SLO.target(r.qos); t > 0 {
+		if t := e.cfg.SLO.target(int(r.qos)); t > 0 {
 			in := lat <= t.Seconds()
 			c.WithinSLO = &in
 		}
@@ -784,7 +861,7 @@ func (e *engine) complete(r *request) {
 	}
 	// Nothing refers to a completed request: it serves the next, with
 	// its hash-id array.
-	*r = request{hashIDs: r.hashIDs[:0]}
+	*r = request{ids: r.ids[:0]}
 	e.free.Put(r)
 }
 
@@ -928,8 +1005,9 @@ func (e *engine) windowTokens(gen int) int {
 func (e *engine) processBlocks(r *request) error {
 	keys := e.blockKeys[:0]
 	hit := true
-	n := len(r.hashIDs)
-	for i, id := range r.hashIDs {
+	e.blockIDs = unpackIDs(e.blockIDs[:0], r.ids)
+	n := len(e.blockIDs)
+	for i, id := range e.blockIDs {
 		keys = append(keys, "block_"+strconv.FormatInt(id, 10))
 		if hit {
 			o, err := e.cache.access(keys[i], schema.PhasePrefill, cacheUser)
@@ -1106,8 +1184,8 @@ func (e *engine) userRequest(u *user) {
 	gen := e.randint(max(1, u.gen/4), u.gen)
 	id := e.nextRequestID()
 	r := e.newRequest()
-	*r = request{id: id + 1, userID: u.id, user: u.num, context: ctx, gen: gen, priority: cfg.QoS[u.qos].Priority,
-		qos: u.qos, phase: phaseOf(ctx), turn: 1}
+	*r = request{id: id + 1, userID: u.id, user: u.num, context: ctx, gen: gen,
+		qos: uint8(u.qos), phase: phaseOf(ctx), turn: 1}
 	if u.conv != nil {
 		r.conv = u.conv
 		r.turn = len(u.conv.turns) + 1
@@ -1126,7 +1204,7 @@ func (e *engine) userRequest(u *user) {
 		rid := e.nextRequestID()
 		rr := e.newRequest()
 		*rr = request{id: rid + 1, userID: u.id, user: u.num, context: tokens, gen: e.randint(50, 200),
-			priority: cfg.QoS[u.qos].Priority, qos: u.qos, phase: phaseDecode, key: "rag_" + doc.id}
+			qos: uint8(u.qos), phase: phaseDecode, key: "rag_" + doc.id}
 		e.enqueue(rr)
 	}
 }

@@ -180,16 +180,15 @@ func (e *engine) arrival() error {
 	}
 	r := e.pending
 	e.pending = nil
-	r.qos = e.drawQoS()
-	r.priority = e.cfg.QoS[r.qos].Priority
+	r.qos = uint8(e.drawQoS())
 	r.phase = phaseOf(r.context)
 	id := e.nextRequestID()
 	r.id = id + 1
+	// The user and key are built when the request is served (named).
 	if r.key == "" {
-		r.userID = "trace_user_" + strconv.Itoa(e.genIndex%1000)
-		r.key = fmt.Sprintf("%s_req_%04d", r.userID, id)
+		r.naming, r.traceUser = nameTrace, uint16(e.genIndex%1000)
 	} else if r.userID == "" {
-		r.userID = "dataset_user_" + strconv.FormatUint(id%uint64(max(1, e.cfg.NumUsers)), 10)
+		r.naming = nameDataset
 	}
 	e.genIndex++
 	e.enqueue(r)
@@ -402,7 +401,10 @@ func (g *traceGen) next(r *request) (time.Duration, bool, error) {
 		r.context, r.gen = g.req.InputTokens, g.req.OutputTokens
 		if len(g.req.HashIDs) > 0 {
 			r.blocks, r.blockTokens = true, g.req.BlockTokens
-			r.hashIDs = append(r.hashIDs[:0], g.req.HashIDs...)
+			// Packed first, then copied: a new request's array is then
+			// the size of its ids, not append's doubling.
+			e.packed = packIDs(e.packed[:0], g.req.HashIDs)
+			r.ids = append(r.ids[:0], e.packed...)
 		}
 		if g.req.Conversation != "" {
 			r.key = g.req.Conversation + "_turn_" + strconv.Itoa(max(1, g.req.Turn))
