@@ -290,6 +290,20 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// DefaultShard gives a run of several ranks its shard when none was
+// given: key, or user for a closed loop, whose users each wait for their
+// own storage (a user's requests on one rank, or each rank would run its
+// part of every user on a loop of its own).
+func (c *Config) DefaultShard() {
+	if c.Ranks <= 1 || c.Shard != "" {
+		return
+	}
+	c.Shard = ShardKey
+	if c.ClosedLoop {
+		c.Shard = ShardUser
+	}
+}
+
 // validateShard checks the rank options.
 func (c *Config) validateShard() []error {
 	var errs []error

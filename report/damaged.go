@@ -38,30 +38,78 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // 1, or an SLA met that its share does not meet. kvreplay writes none of
 // these; kvreport would render them as figures (an elapsed time of -5 s,
 // a p95 of 10^300 ms in a health reason, an SLA "met" at 50 %), or drop a
-// tier whose bytes are negative without a word. The first found.
+// tier whose bytes are negative without a word. The first found: each
+// block of the document is checked in the order below, and a check made
+// after the first error is a no-op.
 func checkResult(r *schema.Result) error {
-	var err error
-	count := func(name string, v int64) {
-		if err == nil && v < 0 {
-			err = fmt.Errorf("%s is %d: want 0 or more (a damaged document?)", name, v)
-		}
+	c := &resultCheck{}
+	c.summary(r)
+	c.ranks(r)
+	c.replay(r)
+	c.closedLoop(r.ClosedLoop)
+	c.traces(r.Traces)
+	c.tiers(r.Tiers)
+	c.cells(r.Cells)
+	c.tierSums(r.Tiers, r.Cells)
+	for i, d := range r.Device {
+		c.latency(fmt.Sprintf("device_latency[%d].latency", i), d.Latency)
 	}
-	seconds := func(name string, v float64) {
-		if err == nil && !(v >= 0) {
-			err = fmt.Errorf("%s is %g: want 0 or more (a damaged document?)", name, v)
-		}
+	c.latency("lag", r.Lag)
+	c.timeline(r.Timeline)
+	c.rankImbalance(r.RankImbalance)
+	if c.err == nil {
+		c.err = checkRequests(&r.Requests)
 	}
-	figure := func(name string, v, most float64) {
-		if err == nil {
-			err = boundedFigure(name, v, most)
-		}
+	return c.err
+}
+
+// resultCheck keeps the first error checkResult finds: each of its
+// checks does nothing once err is set, so that the first damage in
+// document order is the one reported.
+type resultCheck struct {
+	err error
+}
+
+// fail sets err to the error format describes when bad holds and no
+// error was found before.
+func (c *resultCheck) fail(bad bool, format string, args ...any) {
+	if c.err == nil && bad {
+		c.err = fmt.Errorf(format, args...)
 	}
-	latency := func(name string, l schema.Latency) {
-		if err == nil {
-			err = checkLatency(name, l)
-		}
+}
+
+// count refuses a negative count.
+func (c *resultCheck) count(name string, v int64) {
+	if v < 0 {
+		c.fail(true, "%s is %d: want 0 or more (a damaged document?)", name, v)
 	}
-	seconds("wall_s", r.WallS)
+}
+
+// seconds refuses a negative (or NaN) time.
+func (c *resultCheck) seconds(name string, v float64) {
+	if !(v >= 0) {
+		c.fail(true, "%s is %g: want 0 or more (a damaged document?)", name, v)
+	}
+}
+
+// figure refuses a figure boundedFigure refuses.
+func (c *resultCheck) figure(name string, v, most float64) {
+	if c.err == nil {
+		c.err = boundedFigure(name, v, most)
+	}
+}
+
+// latency refuses a distribution checkLatency refuses.
+func (c *resultCheck) latency(name string, l schema.Latency) {
+	if c.err == nil {
+		c.err = checkLatency(name, l)
+	}
+}
+
+// summary checks the run's elapsed time, its summary's figures and its
+// size scale.
+func (c *resultCheck) summary(r *schema.Result) {
+	c.seconds("wall_s", r.WallS)
 	// Figures a metric takes as the document gives them: past these
 	// bounds no run gives them, and two trials of them overflow the
 	// statistics' sum (NaN: --format json failed on it with exit status
@@ -81,107 +129,122 @@ func checkResult(r *schema.Result) error {
 		{"summary.storage_read_p95_ms", &r.Summary.StorageReadP95MS, maxFigure},
 		{"summary.storage_write_p95_ms", &r.Summary.StorageWriteP95MS, maxFigure},
 		{"summary.cpu_p95_ms", &r.Summary.CPUP95MS, maxFigure}} {
-		if err == nil && f.v != nil {
-			err = boundedFigure(f.name, *f.v, f.max)
+		if f.v != nil {
+			c.figure(f.name, *f.v, f.max)
 		}
 	}
-	if err == nil && (r.SizeScale < 0 || r.SizeScale > 1) {
-		err = fmt.Errorf("size_scale is %g: want more than 0 and at most 1 (a damaged document?)", r.SizeScale)
+	c.fail(r.SizeScale < 0 || r.SizeScale > 1, "size_scale is %g: want more than 0 and at most 1 (a damaged document?)", r.SizeScale)
+}
+
+// ranks checks the rank, the run's ranks and the trial number.
+func (c *resultCheck) ranks(r *schema.Result) {
+	c.count("rank", int64(r.Rank))
+	c.count("ranks", int64(r.Ranks))
+	c.fail(r.Ranks > maxRanks, "ranks is %d: want at most %d (a damaged document?)", r.Ranks, maxRanks)
+	c.fail(r.Ranks > 0 && r.Rank >= r.Ranks, "rank is %d of ranks %d: want 0 to %d (a damaged document?)", r.Rank, r.Ranks, r.Ranks-1)
+	c.count("trial", int64(r.Trial))
+}
+
+// replay checks the error and request counts and the replay block.
+func (c *resultCheck) replay(r *schema.Result) {
+	c.count("errors.count", r.Errors.Count)
+	c.count("requests.count", r.Requests.Count)
+	c.count("replay.setup_rows", r.Replay.SetupRows)
+	c.count("replay.setup_capacity_evictions", r.Replay.SetupCapacityEvictions)
+	c.count("replay.requests_cut_late", r.Replay.RequestsCutLate)
+	// They are among the requests counted (results.Completed).
+	c.fail(r.Replay.RequestsCutLate > r.Requests.Count, "replay.requests_cut_late is %d: want at most requests.count, %d (a damaged document?)", r.Replay.RequestsCutLate, r.Requests.Count)
+	c.count("replay.rows_done", r.Replay.RowsDone)
+	c.figure("replay.speed", r.Replay.Speed, maxFigure)
+	if p := r.Replay.CPUPressure; p != nil {
+		c.fail(!(*p >= 0 && *p <= 1), "replay.cpu_pressure is %g: want a share from 0 to 1 (a damaged document?)", *p)
 	}
-	count("rank", int64(r.Rank))
-	count("ranks", int64(r.Ranks))
-	if err == nil && r.Ranks > maxRanks {
-		err = fmt.Errorf("ranks is %d: want at most %d (a damaged document?)", r.Ranks, maxRanks)
+	c.figure("replay.duration_s", r.Replay.DurationS, maxFigure)
+}
+
+// closedLoop checks a closed loop's window, storage time and lag.
+func (c *resultCheck) closedLoop(cl *schema.ClosedLoopStats) {
+	if cl == nil {
+		return
 	}
-	if err == nil && r.Ranks > 0 && r.Rank >= r.Ranks {
-		err = fmt.Errorf("rank is %d of ranks %d: want 0 to %d (a damaged document?)", r.Rank, r.Ranks, r.Ranks-1)
+	c.figure("closed_loop.window_s", cl.WindowS, maxFigure)
+	c.figure("closed_loop.storage_io_s", cl.StorageIOS, maxFigure)
+	if cl.ScheduledLag != nil {
+		// storage_health judges its p95 (results.Health).
+		c.latency("closed_loop.scheduled_lag", *cl.ScheduledLag)
 	}
-	count("trial", int64(r.Trial))
-	count("errors.count", r.Errors.Count)
-	count("requests.count", r.Requests.Count)
-	count("replay.setup_rows", r.Replay.SetupRows)
-	count("replay.setup_capacity_evictions", r.Replay.SetupCapacityEvictions)
-	count("replay.requests_cut_late", r.Replay.RequestsCutLate)
-	if err == nil && r.Replay.RequestsCutLate > r.Requests.Count {
-		// They are among the requests counted (results.Completed).
-		err = fmt.Errorf("replay.requests_cut_late is %d: want at most requests.count, %d (a damaged document?)", r.Replay.RequestsCutLate, r.Requests.Count)
-	}
-	count("replay.rows_done", r.Replay.RowsDone)
-	figure("replay.speed", r.Replay.Speed, maxFigure)
-	if p := r.Replay.CPUPressure; err == nil && p != nil && !(*p >= 0 && *p <= 1) {
-		err = fmt.Errorf("replay.cpu_pressure is %g: want a share from 0 to 1 (a damaged document?)", *p)
-	}
-	figure("replay.duration_s", r.Replay.DurationS, maxFigure)
-	if cl := r.ClosedLoop; cl != nil {
-		figure("closed_loop.window_s", cl.WindowS, maxFigure)
-		figure("closed_loop.storage_io_s", cl.StorageIOS, maxFigure)
-		if cl.ScheduledLag != nil {
-			// storage_health judges its p95 (results.Health).
-			latency("closed_loop.scheduled_lag", *cl.ScheduledLag)
-		}
-	}
-	for i, t := range r.Traces {
+}
+
+// traces checks each trace's sizes and digest.
+func (c *resultCheck) traces(traces []schema.TraceInfo) {
+	for i, t := range traces {
 		at := fmt.Sprintf("traces[%d].", i)
-		count(at+"rows", t.Rows)
-		count(at+"size_bytes", t.SizeBytes)
+		c.count(at+"rows", t.Rows)
+		c.count(at+"size_bytes", t.SizeBytes)
 		// The digest tells traces apart (SameTraces): one that is no
 		// SHA-256 would tell nothing, or name a trace apart as the same.
-		if err == nil && t.SHA256 != "" && !sha256Hex.MatchString(t.SHA256) {
-			err = fmt.Errorf("%ssha256 is %q: want 64 hexadecimal digits (a damaged document?)", at, t.SHA256)
-		}
+		c.fail(t.SHA256 != "" && !sha256Hex.MatchString(t.SHA256), "%ssha256 is %q: want 64 hexadecimal digits (a damaged document?)", at, t.SHA256)
 	}
-	for i, t := range r.Tiers {
+}
+
+// tiers checks each tier's counts, times and rates.
+func (c *resultCheck) tiers(tiers []schema.TierTotals) {
+	for i, t := range tiers {
 		at := fmt.Sprintf("tiers[%d].", i)
 		for _, f := range []struct {
 			name string
 			v    int64
 		}{{"read_ops", t.ReadOps}, {"write_ops", t.WriteOps}, {"delete_ops", t.DeleteOps}, {"failed_ops", t.FailedOps}, {"read_bytes", t.ReadBytes},
 			{"write_bytes", t.WriteBytes}, {"physical_read_bytes", t.PhysicalReadBytes}, {"physical_write_bytes", t.PhysicalWriteBytes}} {
-			count(at+f.name, f.v)
+			c.count(at+f.name, f.v)
 		}
-		seconds(at+"busy_s", t.BusyS)
+		c.seconds(at+"busy_s", t.BusyS)
 		for _, f := range []struct {
 			name    string
 			v, most float64
 		}{{"busy_s", t.BusyS, maxFigure}, {"read_busy_s", t.ReadBusyS, maxFigure}, {"write_busy_s", t.WriteBusyS, maxFigure},
 			{"read_bandwidth_bytes_per_s", t.ReadDeviceBps, maxByteRate}, {"write_bandwidth_bytes_per_s", t.WriteDeviceBps, maxByteRate},
 			{"read_offered_bytes_per_s", t.ReadOfferedBps, maxByteRate}, {"write_offered_bytes_per_s", t.WriteOfferedBps, maxByteRate}} {
-			figure(at+f.name, f.v, f.most)
+			c.figure(at+f.name, f.v, f.most)
 		}
 	}
-	for i, c := range r.Cells {
+}
+
+// cells checks each cell's counts, times, rates and latencies.
+func (c *resultCheck) cells(cells []schema.Cell) {
+	for i, cell := range cells {
 		at := fmt.Sprintf("cells[%d].", i)
-		count(at+"ops", c.Ops)
-		count(at+"failed_ops", c.FailedOps)
-		count(at+"logical_bytes", c.LogicalBytes)
-		count(at+"physical_bytes", c.PhysicalBytes)
-		seconds(at+"busy_s", c.BusyS)
-		figure(at+"busy_s", c.BusyS, maxFigure)
-		figure(at+"bandwidth_bytes_per_s", c.DeviceBps, maxByteRate)
-		figure(at+"offered_bytes_per_s", c.OfferedBps, maxByteRate)
-		latency(at+"latency", c.Latency)
-		latency(at+"latency_from_schedule", c.FromSchedule)
+		c.count(at+"ops", cell.Ops)
+		c.count(at+"failed_ops", cell.FailedOps)
+		c.count(at+"logical_bytes", cell.LogicalBytes)
+		c.count(at+"physical_bytes", cell.PhysicalBytes)
+		c.seconds(at+"busy_s", cell.BusyS)
+		c.figure(at+"busy_s", cell.BusyS, maxFigure)
+		c.figure(at+"bandwidth_bytes_per_s", cell.DeviceBps, maxByteRate)
+		c.figure(at+"offered_bytes_per_s", cell.OfferedBps, maxByteRate)
+		c.latency(at+"latency", cell.Latency)
+		c.latency(at+"latency_from_schedule", cell.FromSchedule)
 		// Each operation that succeeded is one value of each latency
 		// (results.Cell.Add), as a merge checks.
-		if err == nil && (c.Latency.Count != c.Ops || c.FromSchedule.Count != c.Ops) {
-			err = fmt.Errorf("%sops is %d, its latency's count %d and latency_from_schedule's %d: want the same (a damaged document?)",
-				at, c.Ops, c.Latency.Count, c.FromSchedule.Count)
-		}
-		if c.FirstByte != nil {
-			latency(at+"first_byte", *c.FirstByte)
-			if err == nil && c.FirstByte.Count > c.Ops {
-				err = fmt.Errorf("%sfirst_byte.count is %d: want at most ops, %d (a damaged document?)", at, c.FirstByte.Count, c.Ops)
-			}
+		c.fail(cell.Latency.Count != cell.Ops || cell.FromSchedule.Count != cell.Ops,
+			"%sops is %d, its latency's count %d and latency_from_schedule's %d: want the same (a damaged document?)",
+			at, cell.Ops, cell.Latency.Count, cell.FromSchedule.Count)
+		if fb := cell.FirstByte; fb != nil {
+			c.latency(at+"first_byte", *fb)
+			c.fail(fb.Count > cell.Ops, "%sfirst_byte.count is %d: want at most ops, %d (a damaged document?)", at, fb.Count, cell.Ops)
 		}
 	}
-	// A tier totals its cells (results.TierTotals), as a merge recomputes
-	// it: the report takes a tier's figures from one and its latencies and
-	// decode bytes from the other.
+}
+
+// tierSums checks that each tier totals its cells (results.TierTotals),
+// as a merge recomputes it: the report takes a tier's figures from one
+// and its latencies and decode bytes from the other.
+func (c *resultCheck) tierSums(tiers []schema.TierTotals, cells []schema.Cell) {
 	sums := map[string]schema.TierTotals{}
-	for _, t := range results.TierTotals(r.Cells, 0) {
+	for _, t := range results.TierTotals(cells, 0) {
 		sums[t.Tier] = t
 	}
-	for i, t := range r.Tiers {
+	for i, t := range tiers {
 		s := sums[t.Tier]
 		for _, f := range []struct {
 			name      string
@@ -189,40 +252,39 @@ func checkResult(r *schema.Result) error {
 		}{{"read_ops", t.ReadOps, s.ReadOps}, {"write_ops", t.WriteOps, s.WriteOps}, {"delete_ops", t.DeleteOps, s.DeleteOps},
 			{"failed_ops", t.FailedOps, s.FailedOps}, {"read_bytes", t.ReadBytes, s.ReadBytes}, {"write_bytes", t.WriteBytes, s.WriteBytes},
 			{"physical_read_bytes", t.PhysicalReadBytes, s.PhysicalReadBytes}, {"physical_write_bytes", t.PhysicalWriteBytes, s.PhysicalWriteBytes}} {
-			if err == nil && f.got != f.want {
-				err = fmt.Errorf("tiers[%d].%s is %d: want its cells' sum, %d (a damaged document?)", i, f.name, f.got, f.want)
-			}
+			c.fail(f.got != f.want, "tiers[%d].%s is %d: want its cells' sum, %d (a damaged document?)", i, f.name, f.got, f.want)
 		}
 	}
-	for i, d := range r.Device {
-		latency(fmt.Sprintf("device_latency[%d].latency", i), d.Latency)
-	}
-	latency("lag", r.Lag)
-	for i, s := range r.Timeline {
+}
+
+// timeline checks each second of the timeline.
+func (c *resultCheck) timeline(timeline []schema.Second) {
+	for i, s := range timeline {
 		at := fmt.Sprintf("timeline[%d].", i)
-		count(at+"t", int64(s.T))
-		figure(at+"t", float64(s.T), maxFigure)
+		c.count(at+"t", int64(s.T))
+		c.figure(at+"t", float64(s.T), maxFigure)
 		for t := range s.ReadBytes {
-			count(fmt.Sprintf("%sread_bytes[%d]", at, t), s.ReadBytes[t])
-			count(fmt.Sprintf("%swrite_bytes[%d]", at, t), s.WriteBytes[t])
-			count(fmt.Sprintf("%sops[%d]", at, t), s.Ops[t])
+			c.count(fmt.Sprintf("%sread_bytes[%d]", at, t), s.ReadBytes[t])
+			c.count(fmt.Sprintf("%swrite_bytes[%d]", at, t), s.WriteBytes[t])
+			c.count(fmt.Sprintf("%sops[%d]", at, t), s.Ops[t])
 		}
-		figure(at+"lag_p99_us", s.LagP99US, maxLatencyUS)
+		c.figure(at+"lag_p99_us", s.LagP99US, maxLatencyUS)
 	}
-	if im := r.RankImbalance; im != nil {
-		count("rank_imbalance.slowest_rank", int64(im.SlowestRank))
-		for _, f := range []struct {
-			name    string
-			v, most float64
-		}{{"slowest_wall_s", im.SlowestWallS, maxFigure}, {"fastest_wall_s", im.FastestWallS, maxFigure}, {"start_spread_s", im.StartSpreadS, maxFigure},
-			{"slowest_bytes_share", im.SlowestBytesShare, 1}, {"slowest_time_share", im.SlowestTimeShare, 1}} {
-			figure("rank_imbalance."+f.name, f.v, f.most)
-		}
+}
+
+// rankImbalance checks a merged run's slowest rank and its shares.
+func (c *resultCheck) rankImbalance(im *schema.RankImbalance) {
+	if im == nil {
+		return
 	}
-	if err == nil {
-		err = checkRequests(&r.Requests)
+	c.count("rank_imbalance.slowest_rank", int64(im.SlowestRank))
+	for _, f := range []struct {
+		name    string
+		v, most float64
+	}{{"slowest_wall_s", im.SlowestWallS, maxFigure}, {"fastest_wall_s", im.FastestWallS, maxFigure}, {"start_spread_s", im.StartSpreadS, maxFigure},
+		{"slowest_bytes_share", im.SlowestBytesShare, 1}, {"slowest_time_share", im.SlowestTimeShare, 1}} {
+		c.figure("rank_imbalance."+f.name, f.v, f.most)
 	}
-	return err
 }
 
 // checkLatency refuses a latency distribution no histogram gives: a

@@ -67,6 +67,16 @@ func (m *Model) BytesPerToken() int64 {
 // document sizes: hidden_dim >= 8192 or num_layers >= 64.
 func (m *Model) Large() bool { return m.HiddenDim >= 8192 || m.NumLayers >= 64 }
 
+// BuiltinBytesPerToken returns each built-in model's KV bytes per token,
+// by key: the table kvreplay --model reads for a trace without a sidecar.
+func BuiltinBytesPerToken() map[string]int64 {
+	m := map[string]int64{}
+	for name, model := range BuiltinModels() {
+		m[name] = model.BytesPerToken()
+	}
+	return m
+}
+
 // BuiltinModels returns the nine models the reference knows without a
 // config file, by key (reference section 2).
 func BuiltinModels() map[string]Model {

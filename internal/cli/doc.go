@@ -2,12 +2,13 @@
 // kvreport: flag value types (byte sizes, durations, replay speed, key=value
 // lists) for spf13/pflag and the --size-scale parser (Fraction), flag-set
 // construction and parsing with suggestions for unknown options, "-" for
-// stdin and stdout, atomic output files and the refusal of outputs that are
-// inputs or under system directories, run directories and the directories a
-// tool makes (MakeDirs, removing only what it made), whether an output is a
-// terminal (IsTerminal, which asks the terminal ioctls: /dev/null is none),
-// free space, signal handling, the tool version, and the mapping of errors
-// to exit statuses.
+// stdin and stdout (DrainStdin: what is left of a piped input read after
+// the tool stopped reading it), atomic output files and the refusal of
+// outputs that are inputs or under system directories, run directories
+// and the directories a tool makes (MakeDirs, removing only what it
+// made), whether an output is a terminal (IsTerminal, which asks the
+// terminal ioctls: /dev/null is none), free space, signal handling, the
+// tool version, and the mapping of errors to exit statuses.
 //
 // A main is wiring only:
 //

@@ -26,7 +26,8 @@
 // setup.go (Options, Env, Build, Tiers), factories.go (the table), a file
 // per row's making (ram.go, nvme.go, gpu.go, s3.go), device.go (what
 // kvreplay may overwrite), fit.go, search.go, sources.go, replay.go,
-// memlimit.go, progress.go.
+// memlimit.go, progress.go, rank.go (what a rank and a trial make of
+// the command line: ForRank, CheckNames, CheckTrial).
 //
 // package replay never imports setup, nor any backend: a main does (the
 // import rules in internal/lint keep it so).
