@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // Model describes a transformer's KV cache geometry, in the shape of the
@@ -115,7 +117,7 @@ func modelKeys(models map[string]Model) []string {
 func lookupModel(models map[string]Model, key string) (Model, error) {
 	m, ok := models[key]
 	if !ok {
-		return Model{}, fmt.Errorf("--model %s: unknown model (want one of %s)", quoteValue(key), strings.Join(modelKeys(models), ", "))
+		return Model{}, fmt.Errorf("--model %s: unknown model (want one of %s)", parsemsg.Arg(key), strings.Join(modelKeys(models), ", "))
 	}
 	return m, nil
 }

@@ -83,7 +83,7 @@ func (c *Config) Validate() error {
 	p.floatRange("--target-saturation", c.TargetSaturation, 0, 1)
 	if c.CacheDir != "" {
 		if why := systemCacheDir(c.CacheDir); why != "" {
-			p.addf("--cache-dir %s: %s", quoteValue(c.CacheDir), why)
+			p.addf("--cache-dir %s: %s", parsemsg.Arg(c.CacheDir), why)
 		}
 	}
 	if c.PrefillOnly && c.DecodeOnly {
@@ -101,13 +101,13 @@ func (c *Config) Validate() error {
 	if c.RequestTraceTimeUnit != "" {
 		p.oneOf("--request-trace-time-unit", c.RequestTraceTimeUnit, "s", "ms", "us", "ns")
 		if c.RequestTrace == "" {
-			p.addf("--request-trace-time-unit %s: needs --request-trace", quoteValue(c.RequestTraceTimeUnit))
+			p.addf("--request-trace-time-unit %s: needs --request-trace", parsemsg.Arg(c.RequestTraceTimeUnit))
 		}
 	}
 	if c.Arrival != "" {
 		p.oneOf("--arrival", c.Arrival, ArrivalFixed, ArrivalPoisson, ArrivalGamma)
 		if c.UseBurstTrace && c.DatasetPath == "" {
-			p.addf("--arrival %s: with --use-burst-trace the trace's timestamps are the arrivals (--arrival paces synthetic users, --dataset-path and untimed request traces)", quoteValue(c.Arrival))
+			p.addf("--arrival %s: with --use-burst-trace the trace's timestamps are the arrivals (--arrival paces synthetic users, --dataset-path and untimed request traces)", parsemsg.Arg(c.Arrival))
 		}
 	}
 	if c.ArrivalCV <= 0 || c.ArrivalCV > 10 || math.IsNaN(c.ArrivalCV) {
@@ -124,15 +124,15 @@ func (c *Config) Validate() error {
 	if c.RequestTraceFormat != "" {
 		p.oneOf("--request-trace-format", c.RequestTraceFormat, "mooncake", "azure", "burstgpt", "sharegpt")
 		if c.RequestTrace == "" {
-			p.addf("--request-trace-format %s: needs --request-trace", quoteValue(c.RequestTraceFormat))
+			p.addf("--request-trace-format %s: needs --request-trace", parsemsg.Arg(c.RequestTraceFormat))
 		}
 	}
 	if c.RequestTrace != "" {
 		if c.UseBurstTrace {
-			p.addf("--request-trace %s: cannot be combined with --use-burst-trace (one workload source at a time)", quoteValue(c.RequestTrace))
+			p.addf("--request-trace %s: cannot be combined with --use-burst-trace (one workload source at a time)", parsemsg.Arg(c.RequestTrace))
 		}
 		if c.DatasetPath != "" {
-			p.addf("--request-trace %s: cannot be combined with --dataset-path %s (one workload source at a time)", quoteValue(c.RequestTrace), quoteValue(c.DatasetPath))
+			p.addf("--request-trace %s: cannot be combined with --dataset-path %s (one workload source at a time)", parsemsg.Arg(c.RequestTrace), parsemsg.Arg(c.DatasetPath))
 		}
 	}
 	if c.UseBurstTrace && c.BurstTracePath == "" {
@@ -226,11 +226,11 @@ func (c *Config) Warnings() []string {
 		switch m.DType {
 		case "float32", "float16", "bfloat16", "int8":
 		default:
-			w = append(w, fmt.Sprintf("--model %s: dtype %s: unknown, 2 bytes per element assumed (as in the reference)", c.Model, quoteValue(m.DType)))
+			w = append(w, fmt.Sprintf("--model %s: dtype %s: unknown, 2 bytes per element assumed (as in the reference)", c.Model, parsemsg.Arg(m.DType)))
 		}
 	}
 	if c.DatasetPath != "" && c.UseBurstTrace {
-		w = append(w, fmt.Sprintf("--dataset-path %s: takes precedence over --use-burst-trace (as in the reference)", quoteValue(c.DatasetPath)))
+		w = append(w, fmt.Sprintf("--dataset-path %s: takes precedence over --use-burst-trace (as in the reference)", parsemsg.Arg(c.DatasetPath)))
 	}
 	if c.RequestRate > 0 && c.DatasetPath == "" && c.RequestTrace == "" && c.Arrival == "" {
 		w = append(w, fmt.Sprintf("--request-rate %s: no effect without --dataset-path, --request-trace or --arrival (ShareGPT replay only, as in the reference, untimed request traces and arrival processes)", formatNumber(c.RequestRate)))
@@ -253,7 +253,7 @@ func (c *Config) Warnings() []string {
 	// target saturation.
 	def := DefaultConfig()
 	if !c.EnableAutoscaling && c.AutoscalerMode != def.AutoscalerMode {
-		w = append(w, fmt.Sprintf("--autoscaler-mode %s: no effect without --enable-autoscaling (the run lasts --duration)", quoteValue(c.AutoscalerMode)))
+		w = append(w, fmt.Sprintf("--autoscaler-mode %s: no effect without --enable-autoscaling (the run lasts --duration)", parsemsg.Arg(c.AutoscalerMode)))
 	}
 	if c.TargetSaturation != def.TargetSaturation && (!c.EnableAutoscaling || c.AutoscalerMode == "capacity") {
 		w = append(w, fmt.Sprintf("--target-saturation %s: no effect without --enable-autoscaling in its qos mode (--autoscaler-mode capacity follows the throughput)", formatNumber(c.TargetSaturation)))
@@ -308,7 +308,7 @@ func (m *Model) problem() string {
 			why = append(why, "kv_heads 0: must be at least 1")
 		}
 	default:
-		why = append(why, fmt.Sprintf("attention_type %s: must be mha, gqa or mla", quoteValue(m.AttentionType)))
+		why = append(why, fmt.Sprintf("attention_type %s: must be mha, gqa or mla", parsemsg.Arg(m.AttentionType)))
 	}
 	if len(why) == 0 {
 		if bpt := m.bytesPerTokenFloat(); !(bpt >= 1 && bpt <= maxBytesPerTok) {
@@ -447,7 +447,7 @@ func (p *validationProblems) oneOf(name, v string, choices ...string) {
 			return
 		}
 	}
-	p.addf("%s %s: must be one of %s", name, quoteValue(v), strings.Join(choices, ", "))
+	p.addf("%s %s: must be one of %s", name, parsemsg.Arg(v), strings.Join(choices, ", "))
 }
 
 // intPair checks an inclusive [min, max] token range.
@@ -483,8 +483,3 @@ func formatNumber(v float64) string {
 
 // formatSeconds renders d as seconds: 0, 60, 0.5.
 func formatSeconds(d time.Duration) string { return formatNumber(d.Seconds()) }
-
-// quoteValue returns s as typed when it reads unambiguously in a message,
-// and quoted otherwise (empty, spaces, quotes or non-printable runes):
-// parsemsg.Arg.
-func quoteValue(s string) string { return parsemsg.Arg(s) }

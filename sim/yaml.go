@@ -570,7 +570,7 @@ func (l *yamlLoader) section(c *Config, n *yaml.Node, path string, keys []yamlKe
 			switch {
 			case child == "rag.retrieval_distribution" && !slices.Contains([]string{"zipfian", "uniform", "random"}, v.s):
 				c.RAG.Distribution = "zipfian"
-				l.note(child, fmt.Sprintf("%s: unknown, zipfian used (as in the reference)", quoteValue(v.s)))
+				l.note(child, fmt.Sprintf("%s: unknown, zipfian used (as in the reference)", parsemsg.Arg(v.s)))
 			case k.set != nil:
 				if err := k.set(c, v); err != nil {
 					l.fail(p.v, child, err)
@@ -668,7 +668,7 @@ func (l *yamlLoader) integer(n *yaml.Node) (int, error) {
 	}
 	var i int64
 	if err := n.Decode(&i); err != nil || int64(int(i)) != i {
-		return 0, fmt.Errorf("%s: integer out of range", quoteValue(n.Value))
+		return 0, fmt.Errorf("%s: integer out of range", parsemsg.Arg(n.Value))
 	}
 	return int(i), nil
 }
@@ -679,10 +679,10 @@ func (l *yamlLoader) number(n *yaml.Node) (float64, error) {
 	}
 	var f float64
 	if err := n.Decode(&f); err != nil {
-		return 0, fmt.Errorf("%s: not a number", quoteValue(n.Value))
+		return 0, fmt.Errorf("%s: not a number", parsemsg.Arg(n.Value))
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%s: must be a finite number", quoteValue(n.Value))
+		return 0, fmt.Errorf("%s: must be a finite number", parsemsg.Arg(n.Value))
 	}
 	return f, nil
 }

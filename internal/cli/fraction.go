@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // Fraction parses the value s of flag (kvreplay's and kvtrace export's
@@ -13,7 +15,7 @@ import (
 // number and a zero denominator, naming the flag and the value; the range
 // (--size-scale is at most 1) is the caller's Validate's.
 func Fraction(flag, s string) (float64, error) {
-	want := fmt.Errorf("%s %s: want a number or a fraction such as 1/1024", flag, quoteIfNeeded(s))
+	want := fmt.Errorf("%s %s: want a number or a fraction such as 1/1024", flag, parsemsg.Arg(s))
 	num, den, isFrac := strings.Cut(strings.TrimSpace(s), "/")
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {

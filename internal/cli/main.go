@@ -411,7 +411,7 @@ func flagError(err error) error {
 	} else if cause != nil {
 		reason = cause.Error()
 	}
-	return fmt.Errorf("--%s %s: %s", f.Name, quoteIfNeeded(ive.GetValue()), reason)
+	return fmt.Errorf("--%s %s: %s", f.Name, parsemsg.Arg(ive.GetValue()), reason)
 }
 
 // numberReason says why a value of one of pflag's numeric or bool types

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/outfile"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/internal/syspath"
 )
 
@@ -174,7 +175,7 @@ func CheckOutput(flag, path string, allowSystem bool) error {
 	}
 	t, err := outfile.Classify(path)
 	if err != nil {
-		return Usagef("%s %s: %w", name, quoteIfNeeded(path), UnwrapPath(err))
+		return Usagef("%s %s: %w", name, parsemsg.Arg(path), UnwrapPath(err))
 	}
 	if allowSystem {
 		return nil
@@ -190,11 +191,11 @@ func CheckOutput(flag, path string, allowSystem bool) error {
 	}
 	abs, err := syspath.Reached(path)
 	if err != nil {
-		return Usagef("%s %s: %w", name, quoteIfNeeded(path), err)
+		return Usagef("%s %s: %w", name, parsemsg.Arg(path), err)
 	}
 	if sys, _ := syspath.System(abs); sys != "" && !harmlessDevice(abs) {
 		return Usagef("%s %s: a %v under the system directory %s: refusing to write into it (--%s writes there anyway)",
-			name, quoteIfNeeded(path), t.Mode.Type(), sys, AllowSystemPathFlag)
+			name, parsemsg.Arg(path), t.Mode.Type(), sys, AllowSystemPathFlag)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/internal/syspath"
 )
 
@@ -24,7 +25,7 @@ func CheckPath(flag, path string) error {
 	if name != "" && !strings.HasPrefix(name, "-") {
 		name = "--" + name
 	}
-	prefix := quoteIfNeeded(path) + ": "
+	prefix := parsemsg.Arg(path) + ": "
 	if name != "" {
 		prefix = name + " " + prefix
 	}

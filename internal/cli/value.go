@@ -3,8 +3,6 @@ package cli
 import (
 	"strconv"
 	"strings"
-
-	"github.com/kvbench/kvbench/internal/parsemsg"
 )
 
 // valueError is a malformed flag value. Its message names the value;
@@ -21,11 +19,6 @@ func (e *valueError) Error() string {
 func badValue(value, reason string) error {
 	return &valueError{value: value, reason: reason}
 }
-
-// quoteIfNeeded returns s as typed when it reads unambiguously in a message,
-// and quoted otherwise (empty, spaces, quotes or non-printable runes):
-// parsemsg.Arg, the one rule for the libraries' messages too.
-func quoteIfNeeded(s string) string { return parsemsg.Arg(s) }
 
 // isDecimal reports whether s is digits with an optional fraction: "12",
 // "0.5". Signs, exponents, underscores and bare dots are not decimals.

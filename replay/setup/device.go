@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/outfile"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/trace"
 )
@@ -97,11 +98,11 @@ func checkBlockDevice(sysRoot, dev string, rdev uint64, files []cli.File) error 
 			continue
 		}
 		if name, ok := nums[devName(st.Dev)]; ok {
-			return fmt.Errorf("--device %s: %s %s lies on a file system of %s: the replay would overwrite it", flagText(dev), f.Flag, flagText(f.Path), name)
+			return fmt.Errorf("--device %s: %s %s lies on a file system of %s: the replay would overwrite it", parsemsg.Arg(dev), f.Flag, parsemsg.Arg(f.Path), name)
 		}
 		for _, b := range backing {
 			if cli.SameFile(b, f.Path) {
-				return fmt.Errorf("--device %s: a loop device over %s %s (%s): the replay would overwrite it", flagText(dev), f.Flag, flagText(f.Path), b)
+				return fmt.Errorf("--device %s: a loop device over %s %s (%s): the replay would overwrite it", parsemsg.Arg(dev), f.Flag, parsemsg.Arg(f.Path), b)
 			}
 		}
 	}
@@ -145,14 +146,14 @@ func (o Options) CheckDevice(traces []string, output string) error {
 	}
 	for _, tr := range traces {
 		if cli.SameFile(dev, tr) {
-			return fmt.Errorf("--device %s: is the trace %s: refusing to overwrite it", flagText(dev), flagText(tr))
+			return fmt.Errorf("--device %s: is the trace %s: refusing to overwrite it", parsemsg.Arg(dev), parsemsg.Arg(tr))
 		}
 		if tr != "-" && cli.SameFile(dev, tr+cli.SidecarSuffix) {
-			return fmt.Errorf("--device %s: is the sidecar of the trace %s: refusing to overwrite it", flagText(dev), flagText(tr))
+			return fmt.Errorf("--device %s: is the sidecar of the trace %s: refusing to overwrite it", parsemsg.Arg(dev), parsemsg.Arg(tr))
 		}
 	}
 	if cli.SameFile(dev, output) {
-		return fmt.Errorf("--device %s: is the result file (-o %s): refusing to overwrite it", flagText(dev), flagText(output))
+		return fmt.Errorf("--device %s: is the result file (-o %s): refusing to overwrite it", parsemsg.Arg(dev), parsemsg.Arg(output))
 	}
 	fi, err := os.Stat(dev)
 	block := err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0
@@ -167,22 +168,22 @@ func (o Options) CheckDevice(traces []string, output string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("--device %s: %w", flagText(dev), cli.UnwrapPath(err))
+		return fmt.Errorf("--device %s: %w", parsemsg.Arg(dev), cli.UnwrapPath(err))
 	case !block && !fi.Mode().IsRegular() && !fi.IsDir():
-		return fmt.Errorf("--device %s: a %s: want a file or a block device", flagText(dev), outfile.TypeName(fi.Mode()))
+		return fmt.Errorf("--device %s: a %s: want a file or a block device", parsemsg.Arg(dev), outfile.TypeName(fi.Mode()))
 	case fi.IsDir():
-		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", flagText(dev), flagText(dev))
+		return fmt.Errorf("--device %s: a directory (want a file or a block device; the directory layout is --layout dir --dir %s)", parsemsg.Arg(dev), parsemsg.Arg(dev))
 	case fi.Mode().IsRegular() && !o.DeviceOverwrite:
 		// An empty file too: the replay would grow it and leave data in it.
 		return fmt.Errorf("--device %s: an existing file of %s: the replay would overwrite it (pass --device-overwrite if it holds nothing you need, or name a new file)",
-			flagText(dev), cli.FormatBytes(fi.Size()))
+			parsemsg.Arg(dev), cli.FormatBytes(fi.Size()))
 	case fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:
 		if !o.AllowDevice {
-			return fmt.Errorf("--device %s: a block device: the replay would overwrite its data (pass --allow-device if it holds nothing you need)", flagText(dev))
+			return fmt.Errorf("--device %s: a block device: the replay would overwrite its data (pass --allow-device if it holds nothing you need)", parsemsg.Arg(dev))
 		}
 		rdev, err := rdevOf(dev)
 		if err != nil {
-			return fmt.Errorf("--device %s: %w", flagText(dev), err)
+			return fmt.Errorf("--device %s: %w", parsemsg.Arg(dev), err)
 		}
 		return checkBlockDevice(sysBlock, dev, rdev, runFiles(traces, output))
 	}
@@ -212,32 +213,32 @@ func (o Options) CheckPaths(traces []string, output string, allowSystem bool) []
 	switch o.Layout {
 	case "dir":
 		if o.Device != "" {
-			errs = append(errs, fmt.Errorf("--device %s: only with --layout extent", flagText(o.Device)))
+			errs = append(errs, fmt.Errorf("--device %s: only with --layout extent", parsemsg.Arg(o.Device)))
 		}
 	case "extent":
 	default:
-		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", flagText(o.Layout)))
+		errs = append(errs, fmt.Errorf("--layout %s: want dir or extent", parsemsg.Arg(o.Layout)))
 	}
 	for _, tr := range traces {
 		if fi, err := os.Stat(tr); err == nil && fi.IsDir() {
-			errs = append(errs, fmt.Errorf("trace %s: a directory (want a trace file, or - for stdin)", flagText(tr)))
+			errs = append(errs, fmt.Errorf("trace %s: a directory (want a trace file, or - for stdin)", parsemsg.Arg(tr)))
 		}
 	}
 	if o.Dir != "" {
 		fi, err := os.Stat(o.Dir)
 		switch {
 		case err == nil && !fi.IsDir():
-			errs = append(errs, fmt.Errorf("--dir %s: not a directory", flagText(o.Dir)))
+			errs = append(errs, fmt.Errorf("--dir %s: not a directory", parsemsg.Arg(o.Dir)))
 		case err == nil && writable(o.Dir) != nil:
 			// Before the plan, whose advice (a smaller --size-scale)
 			// would not help.
-			errs = append(errs, fmt.Errorf("--dir %s: %w", flagText(o.Dir), writable(o.Dir)))
+			errs = append(errs, fmt.Errorf("--dir %s: %w", parsemsg.Arg(o.Dir), writable(o.Dir)))
 		case errors.Is(err, fs.ErrNotExist) && !o.Mkdir:
 			// A typo, or a drive not mounted at /mnt/nvme, must not
 			// benchmark the disk that holds the root instead.
-			errs = append(errs, fmt.Errorf("--dir %s: does not exist: create it, or pass --mkdir", flagText(o.Dir)))
+			errs = append(errs, fmt.Errorf("--dir %s: does not exist: create it, or pass --mkdir", parsemsg.Arg(o.Dir)))
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, fmt.Errorf("--dir %s: %w", flagText(o.Dir), cli.UnwrapPath(err)))
+			errs = append(errs, fmt.Errorf("--dir %s: %w", parsemsg.Arg(o.Dir), cli.UnwrapPath(err)))
 		}
 	}
 	if err := o.CheckDevice(traces, output); err != nil {

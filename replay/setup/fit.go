@@ -16,6 +16,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/s3"
 	"github.com/kvbench/kvbench/schema"
@@ -55,10 +56,10 @@ func (f *Fitting) Check(output, search string, formatGiven, timeGiven bool) []er
 	switch f.Format {
 	case "text", "json":
 	default:
-		errs = append(errs, fmt.Errorf("--format %s: want text or json", flagText(f.Format)))
+		errs = append(errs, fmt.Errorf("--format %s: want text or json", parsemsg.Arg(f.Format)))
 	}
 	if formatGiven && !f.Print {
-		errs = append(errs, fmt.Errorf("--format %s: the format of --plan's output: add --plan (a replay's result is always JSON)", flagText(f.Format)))
+		errs = append(errs, fmt.Errorf("--format %s: the format of --plan's output: add --plan (a replay's result is always JSON)", parsemsg.Arg(f.Format)))
 	}
 	if f.Print && f.Apply {
 		errs = append(errs, errors.New("--plan and --fit: --plan prints the plan and replays nothing; --fit applies it and replays: give one"))

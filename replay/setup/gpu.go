@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/cuda"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/arena"
 	"github.com/kvbench/kvbench/replay/backend"
@@ -102,7 +103,7 @@ func gpuOfRank(ids []int, local int, gpus string) (int, error) {
 	}
 	which := fmt.Sprintf("the %d GPUs here", len(ids))
 	if gpus != "" {
-		which = "--gpus " + flagText(gpus)
+		which = "--gpus " + parsemsg.Arg(gpus)
 	}
 	return 0, fmt.Errorf("--tier-map ...=gpu: the launcher does not say where this rank stands among the ranks on its host (its local rank), so it cannot take its own of %s: ranks on one host would all take the first; give each rank one GPU with --gpus N (--gpus 0 where each rank has a host of its own), or start the ranks with a launcher that sets a local rank (mpirun, srun)", which)
 }
@@ -153,7 +154,7 @@ func parseGPUs(s string, n int) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("--gpus %s: %q is not one of the %d GPUs here (0 to %d)", flagText(s), f, n, n-1)
+			return nil, fmt.Errorf("--gpus %s: %q is not one of the %d GPUs here (0 to %d)", parsemsg.Arg(s), f, n, n-1)
 		}
 		ids = append(ids, i)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/host"
 	"github.com/kvbench/kvbench/internal/outfile"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/backend"
 	"github.com/kvbench/kvbench/replay/extent"
@@ -58,7 +59,7 @@ func newNVMe(b *builder) (backend.Backend, error) {
 	if !onDevice {
 		if o.Dir != "" {
 			for _, l := range cli.LeftoverRunDirs(o.Dir, RunDirTool) {
-				b.warn(fmt.Sprintf("--dir %s: %s is left by an earlier run (killed, or run with --keep): kvreplay leaves it alone; remove it if nothing needs it", flagText(o.Dir), flagText(l)))
+				b.warn(fmt.Sprintf("--dir %s: %s is left by an earlier run (killed, or run with --keep): kvreplay leaves it alone; remove it if nothing needs it", parsemsg.Arg(o.Dir), parsemsg.Arg(l)))
 			}
 		}
 		var err error

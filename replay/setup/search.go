@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/cli"
 	"github.com/kvbench/kvbench/internal/launch"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/replay/search"
 	"github.com/kvbench/kvbench/results"
@@ -95,7 +96,7 @@ func (so *SearchOptions) Check(cfg *replay.Config) []error {
 			errs = append(errs, errors.New("--speed max: --search capacity doubles --speed from where it starts: give the speed to start from (default: 0.25, a quarter of the trace's pace)"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("--search %s: want users or capacity", flagText(so.Kind)))
+		errs = append(errs, fmt.Errorf("--search %s: want users or capacity", parsemsg.Arg(so.Kind)))
 	}
 	if so.Probes < 3 || so.Probes > 100 {
 		errs = append(errs, fmt.Errorf("--search-probes %d: must be between 3 and 100", so.Probes))
@@ -138,7 +139,7 @@ func (so *SearchOptions) Refusal(err error) error {
 func SearchSources(kind string, srcs []replay.Source) error {
 	for _, s := range srcs {
 		if !s.Rescan {
-			return cli.Input(fmt.Errorf("--search %s: trace %s is a pipe: each probe replays the traces from their start, which a pipe gives once: give trace files", kind, flagText(s.Name)))
+			return cli.Input(fmt.Errorf("--search %s: trace %s is a pipe: each probe replays the traces from their start, which a pipe gives once: give trace files", kind, parsemsg.Arg(s.Name)))
 		}
 	}
 	return nil

@@ -119,7 +119,7 @@ type Env struct {
 func (e *Env) MapTier(cfg *replay.Config, t schema.Tier, tier, name string) error {
 	f := factory(name)
 	if f == nil {
-		return fmt.Errorf("--tier-map %s: want %s", flagText(tier+"="+name), nameList())
+		return fmt.Errorf("--tier-map %s: want %s", parsemsg.Arg(tier+"="+name), nameList())
 	}
 	if f.Check != nil {
 		if err := f.Check(e, tier); err != nil {
@@ -139,7 +139,7 @@ func (e *Env) MapTiers(cfg *replay.Config, pairs []cli.KeyValue) []error {
 	for _, kv := range pairs {
 		t, err := schema.ParseTier(kv.Key)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("--tier-map %s: %s is not a tier (want %s)", flagText(kv.Key+"="+kv.Value), flagText(kv.Key), schema.TierChoices))
+			errs = append(errs, fmt.Errorf("--tier-map %s: %s is not a tier (want %s)", parsemsg.Arg(kv.Key+"="+kv.Value), parsemsg.Arg(kv.Key), schema.TierChoices))
 		} else if err := e.MapTier(cfg, t, kv.Key, kv.Value); err != nil {
 			errs = append(errs, err)
 		}
@@ -176,7 +176,7 @@ func (o *Options) Unowned(cfg *replay.Config, barrier bool, given func(flag stri
 	} {
 		for _, f := range g.flags {
 			if v, ok := given(f); g.unused && ok {
-				errs = append(errs, fmt.Errorf("--%s %s: %s", f, flagText(v), g.why))
+				errs = append(errs, fmt.Errorf("--%s %s: %s", f, parsemsg.Arg(v), g.why))
 			}
 		}
 	}
@@ -399,11 +399,6 @@ func Names() []string {
 	}
 	return names
 }
-
-// flagText returns a flag's value for a message: as typed, or quoted when
-// it has spaces or characters that are not printable, so that the message
-// stays on one line.
-func flagText(s string) string { return parsemsg.Arg(s) }
 
 // nameList is Names for a message: "ram, nvme, gpu or null".
 func nameList() string {

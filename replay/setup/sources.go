@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/cli"
+	"github.com/kvbench/kvbench/internal/parsemsg"
 	"github.com/kvbench/kvbench/replay"
 	"github.com/kvbench/kvbench/schema"
 	"github.com/kvbench/kvbench/trace"
@@ -80,7 +81,7 @@ func ApplyModel(cfg *replay.Config, model string, bytesPerToken map[string]int64
 	}
 	b, ok := bytesPerToken[model]
 	if !ok {
-		return append(errs, fmt.Errorf("--model %s: unknown model (want one of %s)", flagText(model), strings.Join(slices.Sorted(maps.Keys(bytesPerToken)), ", ")))
+		return append(errs, fmt.Errorf("--model %s: unknown model (want one of %s)", parsemsg.Arg(model), strings.Join(slices.Sorted(maps.Keys(bytesPerToken)), ", ")))
 	}
 	cfg.BytesPerToken = b
 	return errs
